@@ -1,0 +1,28 @@
+import {z} from 'zod'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {OperationalError} from '../../src/errors.js'
+import {checkStore} from '../../src/store/maintenance.js'
+
+export default class DbCheck extends BaseCommand<typeof DbCheck> {
+  static override description = 'Verify the store: SQLite integrity, foreign keys, schema version (exit 1 when not ok)'
+  static override examples = ['<%= config.bin %> db check']
+  static override outputSchema = z.object({
+    foreign_key_violations: z.number(),
+    integrity: z.string(),
+    ok: z.boolean(),
+    schema_version: z.number(),
+    success: z.literal(true),
+  })
+
+  async run() {
+    const result = checkStore(this.store.db)
+    if (!result.ok) {
+      throw new OperationalError(
+        `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "cp BACKUP ${this.store.path}")`,
+      )
+    }
+    this.log(`ok: integrity ok, no foreign key violations, schema version ${result.schema_version}`)
+    return {...result, success: true as const}
+  }
+}

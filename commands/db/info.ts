@@ -1,0 +1,39 @@
+import {z} from 'zod'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {recordTable} from '../../src/cli/render.js'
+import {openStore} from '../../src/store/db.js'
+import {type StoreInfo, storeInfo} from '../../src/store/maintenance.js'
+
+export default class DbInfo extends BaseCommand<typeof DbInfo> {
+  static override description = 'Where the store is, its schema version and row counts'
+  static override examples = ['<%= config.bin %> db info', '<%= config.bin %> db info --db ./shop.db --json']
+  static override outputSchema = z.object({
+    counts: z.record(z.string(), z.number()),
+    journal_mode: z.string(),
+    latest_schema_version: z.number(),
+    path: z.string(),
+    schema_version: z.number(),
+    size_bytes: z.number(),
+    success: z.literal(true),
+  })
+
+  async run(): Promise<StoreInfo & {success: true}> {
+    // Opened without migrating so an old store reports its own version.
+    const store = openStore(this.flags.db, {migrate: false})
+    try {
+      const info = storeInfo(store.db, store.path)
+      this.log(
+        recordTable([
+          ['path', info.path],
+          ['schema version', `${info.schema_version} (latest ${info.latest_schema_version})`],
+          ['size', `${info.size_bytes} bytes`],
+          ...Object.entries(info.counts).map(([k, v]): [string, unknown] => [k, v]),
+        ]),
+      )
+      return {...info, success: true}
+    } finally {
+      store.close()
+    }
+  }
+}

@@ -1,0 +1,22 @@
+import {z} from 'zod'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {migrate, openStore} from '../../src/store/db.js'
+
+export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
+  static override description = 'Bring the store to the latest schema version (commands also do this on open)'
+  static override examples = ['<%= config.bin %> db migrate']
+  static override outputSchema = z.object({from: z.number(), message: z.string(), success: z.literal(true), to: z.number()})
+
+  async run() {
+    const store = openStore(this.flags.db, {migrate: false})
+    try {
+      const {from, to} = migrate(store.db, store.path)
+      const message = from === to ? `store is at schema version ${to}; nothing to do` : `migrated store from schema version ${from} to ${to}`
+      this.log(message)
+      return {from, message, success: true as const, to}
+    } finally {
+      store.close()
+    }
+  }
+}

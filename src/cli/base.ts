@@ -1,0 +1,98 @@
+import {Command, Errors, Flags, Interfaces} from '@oclif/core'
+import type {ZodType} from 'zod'
+
+import {InvalidInputError, PricectlError} from '../errors.js'
+import {openStore, type Store} from '../store/db.js'
+import {isInteractive} from './tty.js'
+
+export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
+export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
+
+/**
+ * The one base command: global `--db`, `--json`, lazy store, and the mapping of every
+ * error to an exit code (2 invalid input, 1 operational) and one JSON error shape.
+ */
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override baseFlags = {
+    db: Flags.string({
+      description: 'Path of the SQLite store (default: $PRICECTL_DB, else $XDG_DATA_HOME/pricectl/pricectl.db)',
+      env: 'PRICECTL_DB',
+      helpGroup: 'GLOBAL',
+    }),
+  }
+  static override enableJsonFlag = true
+  /** zod schema of what `--json` prints; kept as JSON Schema under schemas/ and compared in tests. */
+  static outputSchema?: ZodType
+
+  protected flags!: BaseFlags<T>
+  protected args!: BaseArgs<T>
+  private _store?: Store
+
+  public override async init(): Promise<void> {
+    await super.init()
+    const {args, flags} = await this.parse({
+      args: this.ctor.args,
+      baseFlags: (super.ctor as typeof BaseCommand).baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      flags: this.ctor.flags,
+      strict: this.ctor.strict,
+    })
+    this.flags = flags as BaseFlags<T>
+    this.args = args as BaseArgs<T>
+  }
+
+  /** The store, opened (and migrated) on first use so commands that need none stay fast. */
+  protected get store(): Store {
+    this._store ??= openStore(this.flags.db)
+    return this._store
+  }
+
+  protected get interactive(): boolean {
+    return isInteractive()
+  }
+
+  /** Progress and notes: stderr, silent under --json. */
+  protected note(message: string): void {
+    if (!this.jsonEnabled()) process.stderr.write(message + '\n')
+  }
+
+  public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<never> {
+    const {body, code, message} = describeError(err)
+    if (process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n')
+    if (this.jsonEnabled()) {
+      this.logJson({success: false, message, ...body})
+    } else {
+      process.stderr.write(`Error: ${message}\n`)
+    }
+    throw new Errors.ExitError(code)
+  }
+
+  public override async finally(err: Error | undefined): Promise<void> {
+    this._store?.close()
+    this._store = undefined
+    await super.finally(err)
+  }
+}
+
+/** Turn anything thrown into an exit code, a one-line message and extra JSON fields. */
+export function describeError(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
+  if (err instanceof PricectlError) return {body: err.body, code: err.exitCode, message: err.message}
+  if (err instanceof Errors.ExitError) return {body: {}, code: err.oclif.exit ?? 1, message: err.message}
+  if (err instanceof Errors.CLIError) {
+    // oclif's own parse errors (unknown flag, missing argument, bad option) are usage errors.
+    const message = err.message.split('\n').filter((l) => l.trim() && !l.startsWith('See more help')).join(' ').trim()
+    return {body: {}, code: err.oclif?.exit ?? 2, message}
+  }
+  const e = err as {code?: string; message?: string; name?: string}
+  if (e?.name === 'ZodError') return {body: {}, code: 2, message: String(e.message)}
+  if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') {
+    return {body: {}, code: 1, message: 'the store is busy (another pricectl is writing); try again'}
+  }
+  if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
+    return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (run "pricectl db check")`}
+  }
+  const message = (e?.message ?? String(err)).split('\n')[0]
+  return {body: {}, code: 1, message: message || 'unexpected error (set DEBUG=1 for details)'}
+}
+
+export {InvalidInputError}

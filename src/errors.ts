@@ -1,0 +1,37 @@
+/**
+ * Errors the engine raises on purpose. Commands map them to exit codes:
+ * InvalidInputError -> 2 (nothing was written), every other PricectlError -> 1.
+ */
+export class PricectlError extends Error {
+  readonly exitCode: 1 | 2
+  /** Extra fields for the JSON error body (for example `error_message` of the user lookup). */
+  readonly body: Record<string, unknown>
+
+  constructor(message: string, exitCode: 1 | 2, body: Record<string, unknown> = {}) {
+    super(message)
+    this.name = new.target.name
+    this.exitCode = exitCode
+    this.body = body
+  }
+}
+
+/** Bad flags, bodies or files: exit 2, the store is untouched. */
+export class InvalidInputError extends PricectlError {
+  constructor(message: string, body: Record<string, unknown> = {}) {
+    super(message, 2, body)
+  }
+}
+
+/** A named thing does not exist: exit 1. */
+export class NotFoundError extends PricectlError {
+  constructor(message: string, body: Record<string, unknown> = {}) {
+    super(message, 1, body)
+  }
+}
+
+/** The work could not be done (store trouble, rejected rows, conflicts): exit 1. */
+export class OperationalError extends PricectlError {
+  constructor(message: string, body: Record<string, unknown> = {}) {
+    super(message, 1, body)
+  }
+}

@@ -1,0 +1,32 @@
+import type Database from 'better-sqlite3'
+
+import {seedDefaults} from './seed.js'
+import {CATALOG_SQL} from './schema/catalog.js'
+import {EXPERIMENTS_SQL} from './schema/experiments.js'
+import {PRICING_SQL} from './schema/pricing.js'
+import {REVENUE_SQL} from './schema/revenue.js'
+import {SEGMENTS_SQL} from './schema/segments.js'
+
+export type Migration = {
+  name: string
+  up: (db: Database.Database) => void
+  version: number
+}
+
+/**
+ * Versioned migrations, applied in order by `openStore` and `pricectl db migrate`.
+ * Never edit a released migration: add the next version. Each released version keeps
+ * a fixture store under fixtures/stores/ so upgrades are tested.
+ */
+export const MIGRATIONS: Migration[] = [
+  {
+    name: 'initial schema',
+    up(db) {
+      db.exec(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENUE_SQL + EXPERIMENTS_SQL)
+      seedDefaults(db)
+    },
+    version: 1,
+  },
+]
+
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version

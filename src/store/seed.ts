@@ -1,0 +1,32 @@
+import type Database from 'better-sqlite3'
+import {readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+
+import {isCurrency} from '../currency.js'
+
+const require = createRequire(import.meta.url)
+
+/** The FX snapshot shipped with the install: a daily USD table from an npm package. */
+export function defaultFxSnapshot(): {date: string; rates: Record<string, number>; source: string} {
+  const pkg = require('@fawazahmed0/currency-api/package.json') as {version: string}
+  const path = require.resolve('@fawazahmed0/currency-api/v1/currencies/usd.min.json')
+  const data = JSON.parse(readFileSync(path, 'utf8')) as {date: string; usd: Record<string, number>}
+  const rates: Record<string, number> = {}
+  for (const [code, rate] of Object.entries(data.usd)) {
+    const c = code.toUpperCase()
+    // The package also carries crypto and retired codes; keep ISO 4217 only.
+    if (isCurrency(c) && Number.isFinite(rate) && rate > 0) rates[c] = rate
+  }
+  rates.USD = 1
+  return {date: data.date, rates, source: `default snapshot (@fawazahmed0/currency-api ${pkg.version})`}
+}
+
+/** Settings and data a new store starts with. */
+export function seedDefaults(db: Database.Database): void {
+  const setting = db.prepare('INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)')
+  setting.run('org_id', '1')
+  setting.run('default_country', 'US')
+  const fx = defaultFxSnapshot()
+  const insert = db.prepare('INSERT OR IGNORE INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)')
+  for (const [currency, rate] of Object.entries(fx.rates)) insert.run(currency, fx.date, rate, fx.source)
+}
