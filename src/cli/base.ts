@@ -57,6 +57,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<never> {
+    // An ExitError means the command already reported what went wrong.
+    if (err instanceof Errors.ExitError) throw err
     const {body, code, message} = describeError(err)
     if (process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n')
     if (this.jsonEnabled()) {

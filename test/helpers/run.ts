@@ -1,4 +1,5 @@
-import {runCommand} from '@oclif/test'
+import {run as oclifRun} from '@oclif/core'
+import {captureOutput} from '@oclif/test'
 import {spawnSync} from 'node:child_process'
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -21,9 +22,12 @@ function parseJson(stdout: string): unknown {
   }
 }
 
-/** Run a command in-process (@oclif/test) against `db`. */
+/**
+ * Run a command in-process (@oclif/test captureOutput) against `db`. Arguments are passed
+ * as given (runCommand would re-split them on spaces).
+ */
 export async function run(db: string, args: string[]): Promise<Run> {
-  const {error, stderr, stdout} = await runCommand([...args, '--db', db], {root: ROOT})
+  const {error, stderr, stdout} = await captureOutput(async () => oclifRun([...args, '--db', db], {root: ROOT}))
   const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
   return {code, json: parseJson(stdout), stderr, stdout}
 }
@@ -40,4 +44,17 @@ export function runBin(db: string | undefined, args: string[], options: {env?: R
     maxBuffer: 256 * 1024 * 1024,
   })
   return {code: r.status ?? 1, json: parseJson(r.stdout), stderr: r.stderr, stdout: r.stdout}
+}
+
+/**
+ * Like run(), but every argument reaches the command as is. run() hands @oclif/test a
+ * string that it re-splits on spaces and strips of quotes, so values such as
+ * `--name "Pro Monthly"` or a JSON flag break there.
+ */
+export async function runExact(db: string, args: string[]): Promise<Run> {
+  const {captureOutput} = await import('@oclif/test')
+  const {run: oclifRun} = await import('@oclif/core')
+  const {error, stderr, stdout} = await captureOutput(async () => oclifRun([...args, '--db', db], {root: ROOT}))
+  const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
+  return {code, json: parseJson(stdout), stderr, stdout}
 }

@@ -68,32 +68,42 @@ CREATE TABLE product_features (
   UNIQUE (product_id, api_id)
 );
 
+-- A free trial offered with a product: interval_count intervals, e.g. 14 x day.
 CREATE TABLE product_trials (
-  product_id INTEGER NOT NULL REFERENCES products(id) ON DELETE CASCADE,
-  position   INTEGER NOT NULL,
-  trial_json TEXT NOT NULL,
+  product_id     INTEGER NOT NULL REFERENCES products(id) ON DELETE CASCADE,
+  position       INTEGER NOT NULL,
+  interval       TEXT NOT NULL CHECK (interval IN ('day','week','month','year')),
+  interval_count INTEGER NOT NULL CHECK (interval_count >= 1),
   PRIMARY KEY (product_id, position)
 );
 
+-- A percentage coupon keeps its percent; a fixed-amount coupon keeps integer minor
+-- units of its currency, so money stays exact.
 CREATE TABLE coupons (
-  id          INTEGER PRIMARY KEY,
-  api_id      TEXT NOT NULL UNIQUE,
-  name        TEXT NOT NULL,
-  currency    TEXT,
-  coupon_type TEXT NOT NULL CHECK (coupon_type IN ('percentage','fixed_amount')),
-  value       REAL NOT NULL CHECK (value >= 0),   -- percent, or amount in currency units
-  active_from TEXT,
-  active_till TEXT,
-  status      TEXT NOT NULL CHECK (status IN ('ACTIVE','NOT_ACTIVE')),
-  created_at  TEXT NOT NULL,
-  updated_at  TEXT NOT NULL
+  id           INTEGER PRIMARY KEY,
+  api_id       TEXT NOT NULL UNIQUE,
+  name         TEXT NOT NULL,
+  currency     TEXT,
+  coupon_type  TEXT NOT NULL CHECK (coupon_type IN ('percentage','fixed_amount')),
+  percent      REAL CHECK (percent > 0 AND percent <= 100),
+  amount_minor INTEGER CHECK (amount_minor > 0),
+  active_from  TEXT,
+  active_till  TEXT,
+  status       TEXT NOT NULL CHECK (status IN ('ACTIVE','NOT_ACTIVE')),
+  created_at   TEXT NOT NULL,
+  updated_at   TEXT NOT NULL,
+  CHECK ((coupon_type = 'percentage' AND percent IS NOT NULL AND amount_minor IS NULL AND currency IS NULL)
+      OR (coupon_type = 'fixed_amount' AND amount_minor IS NOT NULL AND percent IS NULL AND currency IS NOT NULL))
 );
 
+-- The same coupon in a payment gateway (at most one per source).
 CREATE TABLE coupon_external_coupons (
   id          INTEGER PRIMARY KEY,
   coupon_id   INTEGER NOT NULL REFERENCES coupons(id) ON DELETE CASCADE,
+  position    INTEGER NOT NULL,
   source      TEXT NOT NULL CHECK (source IN ('GATEWAY_A','GATEWAY_C','GATEWAY_D')),
-  external_id TEXT NOT NULL DEFAULT ''
+  external_id TEXT NOT NULL,
+  UNIQUE (coupon_id, source)
 );
 
 CREATE TABLE users (

@@ -1,6 +1,10 @@
 /**
- * Subscriptions, charges and the events applied to them. USD columns are integer
- * cents computed at the rate of the record's created date.
+ * Subscriptions, charges and the events applied to them. Amounts are integer minor
+ * units of the record's currency; USD columns are integer cents computed at the FX rate
+ * of the record's created date, so history does not move when rates are refreshed.
+ *
+ * The unique key (user_id, origin, origin_id) is the spec's path; it leads with user_id
+ * so "everything of a user" (lists, experiment attribution) uses the same index.
  */
 export const REVENUE_SQL = `
 CREATE TABLE subscriptions (
@@ -19,9 +23,9 @@ CREATE TABLE subscriptions (
   trial_start            INTEGER,
   trial_end              INTEGER,
   currency               TEXT,
-  amount_minor           INTEGER,
-  amount_usd_minor       INTEGER,
-  amount_usd_monthly_minor INTEGER,
+  amount_minor           INTEGER CHECK (amount_minor >= 0),
+  amount_usd_minor       INTEGER,          -- USD cents at the rate of the created date
+  amount_usd_monthly_minor INTEGER,        -- USD cents per month (NULL for one-time)
   latest_event_timestamp INTEGER NOT NULL,
   latest_event_id        TEXT NOT NULL,
   UNIQUE (user_id, origin, origin_id)
@@ -39,8 +43,8 @@ CREATE TABLE charges (
   created                INTEGER,
   status                 TEXT NOT NULL CHECK (status IN ('pending','succeeded','failed')),
   currency               TEXT,
-  amount_minor           INTEGER,
-  amount_refunded_minor  INTEGER NOT NULL DEFAULT 0,
+  amount_minor           INTEGER CHECK (amount_minor >= 0),
+  amount_refunded_minor  INTEGER NOT NULL DEFAULT 0 CHECK (amount_refunded_minor >= 0),
   amount_usd_minor       INTEGER,
   amount_refunded_usd_minor INTEGER NOT NULL DEFAULT 0,
   metadata_json          TEXT,
@@ -51,12 +55,17 @@ CREATE TABLE charges (
 CREATE INDEX charges_product ON charges (product_id);
 CREATE INDEX charges_created ON charges (created);
 
--- Every applied event id, so the same notification twice is applied once.
+-- Every event applied by a single write (create, update, delete), so the same
+-- notification twice is applied once. A delete stays here as a tombstone: an older
+-- create arriving after it does not bring the record back. Bulk imports do not add
+-- rows: an export row's event is recognised by the record's latest_event_id.
 CREATE TABLE events (
   event_id   TEXT PRIMARY KEY,
-  kind       TEXT NOT NULL,          -- subscription | charge
-  record_key TEXT NOT NULL,          -- user_id/origin/origin_id
+  kind       TEXT NOT NULL CHECK (kind IN ('subscription','charge')),
+  action     TEXT NOT NULL CHECK (action IN ('create','update','delete')),
+  record_key TEXT NOT NULL,          -- JSON [user_id, origin, origin_id]
   timestamp  INTEGER NOT NULL,
   applied_at TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX events_tombstones ON events (kind, record_key) WHERE action = 'delete';
 `

@@ -1,0 +1,75 @@
+// Pricing benchmarks: batch quotes/s through `price --input`, and the wall time of one
+// cold `price` call, `--version` and `--help` next to a bare `node -e 0`.
+import {execFileSync, spawnSync} from 'node:child_process'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+const PRODUCTS = [
+  {api_id: 'pro_monthly', base_px: 9.99, interval: 'month', interval_count: 1, name: 'Pro monthly', country_prices: [{country: 'DE', amount: 8.99, currency: 'EUR'}]},
+  {api_id: 'pro_yearly', base_px: 99, interval: 'year', interval_count: 1, name: 'Pro yearly'},
+]
+const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+function wall(cmd, args, runs, env) {
+  const times = []
+  for (let i = 0; i < runs; i++) {
+    const t = process.hrtime.bigint()
+    const r = spawnSync(cmd, args, {encoding: 'utf8', env: {...process.env, ...env}})
+    if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`)
+    times.push(Number(process.hrtime.bigint() - t) / 1e6)
+  }
+  return median(times)
+}
+
+/** A store with the bench catalog; rates come from the default snapshot. */
+export function makeStore(root) {
+  const dir = mkdtempSync(join(tmpdir(), 'pricectl-bench-'))
+  const db = join(dir, 'bench.db')
+  for (const p of PRODUCTS) {
+    const file = join(dir, `${p.api_id}.json`)
+    writeFileSync(file, JSON.stringify(p))
+    execFileSync(process.execPath, [join(root, 'bin/run.js'), 'products', 'create', '--body', file, '--db', db], {stdio: 'ignore'})
+  }
+  return {db, dir}
+}
+
+export async function run({root}) {
+  const bin = join(root, 'bin/run.js')
+  const {db, dir} = makeStore(root)
+  const n = 100_000
+  const file = join(dir, 'requests.jsonl')
+  const lines = []
+  for (let i = 0; i < n; i++) {
+    lines.push(JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: `user-${i}`}))
+  }
+  writeFileSync(file, lines.join('\n') + '\n')
+  const t = process.hrtime.bigint()
+  const r = spawnSync(process.execPath, [bin, 'price', '--input', file, '--db', db], {encoding: 'utf8', maxBuffer: 1 << 30})
+  const seconds = Number(process.hrtime.bigint() - t) / 1e9
+  if (r.status !== 0) throw new Error(`price --input failed: ${r.stderr.slice(0, 500)}`)
+  const qps = n / seconds
+  // Locked users: the same file again returns stored quotes.
+  const t2 = process.hrtime.bigint()
+  const r2 = spawnSync(process.execPath, [bin, 'price', '--input', file, '--db', db], {encoding: 'utf8', maxBuffer: 1 << 30})
+  const seconds2 = Number(process.hrtime.bigint() - t2) / 1e9
+  if (r2.status !== 0) throw new Error(`price --input (locked) failed: ${r2.stderr.slice(0, 500)}`)
+
+  const node = wall(process.execPath, ['-e', '0'], 15)
+  const version = wall(process.execPath, [bin, '--version'], 15)
+  const help = wall(process.execPath, [bin, '--help'], 15)
+  const cold = wall(process.execPath, [bin, 'price', '-u', 'cold-user', '-p', 'pro_monthly', '--country', 'DE', '--override', '--db', db], 15)
+  return [
+    {budget: 50_000, budgetKind: 'min', name: 'price --input, 100,000 new users (2 products each)', note: `${seconds.toFixed(2)} s wall, including process start`, unit: 'quotes/s', value: Math.round(qps)},
+    {budget: 50_000, budgetKind: 'min', name: 'price --input, 100,000 locked users', note: `${seconds2.toFixed(2)} s wall`, unit: 'quotes/s', value: Math.round(n / seconds2)},
+    {name: 'node -e 0', unit: 'ms', value: node},
+    {budget: 3, name: 'pricectl --version / node -e 0', note: `${version.toFixed(0)} ms vs ${node.toFixed(0)} ms`, unit: 'x', value: version / node},
+    {budget: 3, name: 'pricectl --help / node -e 0', note: `${help.toFixed(0)} ms vs ${node.toFixed(0)} ms`, unit: 'x', value: help / node},
+    {budget: 5, name: 'one cold price call / node -e 0', note: `${cold.toFixed(0)} ms vs ${node.toFixed(0)} ms (median of 15)`, unit: 'x', value: cold / node},
+  ]
+}

@@ -1,0 +1,31 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {requireFields} from '../../src/cli/input.js'
+import {couponResponse, createCoupon} from '../../src/catalog/coupons.js'
+import {couponBody, couponFlags} from '../../src/catalog/flags.js'
+import {couponValue} from '../../src/catalog/render.js'
+import {numberish} from '../../src/catalog/shortforms.js'
+import {CouponResponse} from '../../src/schemas/catalog.js'
+
+export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
+  static override description = 'Create a coupon: a percentage or a fixed amount off, an optional active window, links to gateway coupons'
+  static override examples = [
+    '<%= config.bin %> coupons create --api-id WELCOME10 --name "Welcome 10%" --type percentage --value 10',
+    '<%= config.bin %> coupons create --api-id SAVE5 --name "5 EUR off" --type fixed_amount --value 5 --currency EUR --active-till 2026-12-31 --external GATEWAY_A=promo_123',
+    '<%= config.bin %> coupons create --body coupon.json',
+  ]
+  static override flags = couponFlags
+  static override outputSchema = CouponResponse
+
+  async run() {
+    const body = await requireFields(couponBody(this.flags), [
+      {field: 'api_id', flag: '--api-id', message: 'api_id'},
+      {field: 'name', flag: '--name', message: 'Name'},
+      {field: 'coupon_type', flag: '--type', message: 'Type (percentage or fixed_amount)', parse: (a) => ({coupon_type: a.trim()})},
+      {field: 'value', flag: '--value', message: 'Value (percent, or amount in the coupon currency)', parse: numberish},
+    ])
+    const c = createCoupon(this.store.db, body)
+    const message = `created coupon ${c.api_id}`
+    this.log(`${message} (${c.name}): ${couponValue(c)} off, ${c.status}`)
+    return {coupon: couponResponse(this.store.db, c), message, success: true as const}
+  }
+}

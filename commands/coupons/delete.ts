@@ -1,0 +1,27 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {confirmDestructive} from '../../src/cli/input.js'
+import {deleteCoupon, requireCoupon} from '../../src/catalog/coupons.js'
+import {CouponDeleted} from '../../src/schemas/catalog.js'
+
+export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
+  static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override description = 'Delete a coupon and its external coupon links'
+  static override examples = ['<%= config.bin %> coupons delete OLD50 --yes']
+  static override flags = {
+    force: Flags.boolean({description: 'Delete even when campaigns use the coupon (the campaigns are deleted too)'}),
+    yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
+  }
+  static override outputSchema = CouponDeleted
+
+  async run() {
+    const apiId = this.args.api_id
+    requireCoupon(this.store.db, apiId)
+    await confirmDestructive(this.flags.yes, `delete coupon ${apiId}`)
+    deleteCoupon(this.store.db, apiId, {force: this.flags.force})
+    const message = `deleted coupon ${apiId}`
+    this.log(message)
+    return {api_id: apiId, message, success: true as const}
+  }
+}

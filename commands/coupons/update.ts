@@ -1,0 +1,23 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {couponResponse, updateCoupon} from '../../src/catalog/coupons.js'
+import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
+import {CouponResponse} from '../../src/schemas/catalog.js'
+
+export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
+  static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override description = 'Change a coupon; given fields replace stored ones (external coupons as a whole list). api_id cannot change.'
+  static override examples = ['<%= config.bin %> coupons update SPRING25 --status NOT_ACTIVE', '<%= config.bin %> coupons update SAVE5 --value 7.5 --active-till none']
+  static override flags = {...couponFlags, 'api-id': {...couponFlags['api-id'], hidden: true}}
+  static override outputSchema = CouponResponse
+
+  async run() {
+    const apiId = this.args.api_id
+    refuseApiIdFlag(this.flags['api-id'], 'coupons', apiId)
+    const {changed, coupon} = updateCoupon(this.store.db, apiId, couponBody(this.flags))
+    const message = changed ? `updated coupon ${apiId}` : `coupon ${apiId} unchanged (the update matches what is stored)`
+    this.log(message)
+    return {coupon: couponResponse(this.store.db, coupon), message, success: true as const}
+  }
+}

@@ -1,0 +1,48 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {overlay, readBody, requireFields} from '../../src/cli/input.js'
+import {isoDay, nowSeconds} from '../../src/clock.js'
+import {InvalidInputError} from '../../src/errors.js'
+import {setRate} from '../../src/fx/repository.js'
+import {FxSetInput, FxSetOutput} from '../../src/schemas/fx.js'
+import {validate} from '../../src/schemas/validate.js'
+
+export default class FxSet extends BaseCommand<typeof FxSet> {
+  static override args = {
+    currency: Args.string({description: 'ISO 4217 code, e.g. EUR'}),
+    rate: Args.string({description: 'Units of CURRENCY per 1 USD, e.g. 0.92'}),
+  }
+  static override description = 'Set the rate of a currency (units per 1 USD) for a day, replacing the one on file for that day'
+  static override examples = ['<%= config.bin %> fx set EUR 0.92', '<%= config.bin %> fx set JPY 151.3 --date 2026-04-01']
+  static override flags = {
+    body: Flags.string({description: 'JSON body {"currency", "rate", "date", "source"} from FILE, or - for stdin'}),
+    date: Flags.string({description: 'Day the rate applies from (YYYY-MM-DD; default today, UTC)'}),
+    source: Flags.string({description: 'Where the rate comes from (default "manual")'}),
+  }
+  static override outputSchema = FxSetOutput
+
+  async run() {
+    const rate = this.args.rate === undefined ? undefined : Number(this.args.rate)
+    if (this.args.rate !== undefined && (this.args.rate.trim() === '' || Number.isNaN(rate))) {
+      throw new InvalidInputError(`RATE: expected a number of units per 1 USD, got ${JSON.stringify(this.args.rate)}`)
+    }
+    let input = overlay(readBody(this.flags.body), {
+      currency: this.args.currency?.toUpperCase(),
+      date: this.flags.date,
+      rate,
+      source: this.flags.source,
+    })
+    input = await requireFields(input, [
+      {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)', parse: (a) => a.trim().toUpperCase()},
+      {field: 'rate', flag: 'RATE', message: 'Units per 1 USD', parse: Number},
+    ])
+    if (typeof input.currency === 'string') input.currency = input.currency.toUpperCase()
+    input.date ??= isoDay(nowSeconds())
+    const valid = validate(FxSetInput, input, 'FX rate')
+    const stored = setRate(this.store.db, valid)
+    const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})`
+    this.log(message)
+    return {message, rate: stored, success: true as const}
+  }
+}

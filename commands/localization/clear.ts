@@ -1,0 +1,26 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {confirmDestructive} from '../../src/cli/input.js'
+import {assertCountry} from '../../src/currency.js'
+import {clearFactors} from '../../src/localization/factors.js'
+import {LocalizationClearOutput} from '../../src/schemas/localization.js'
+
+export default class LocalizationClear extends BaseCommand<typeof LocalizationClear> {
+  static override description = 'Delete localization factors (all, or of the given countries); prices then use FX and rounding only'
+  static override examples = ['<%= config.bin %> localization clear --yes', '<%= config.bin %> localization clear --country BG --country VE --yes']
+  static override flags = {
+    country: Flags.string({description: 'Only this country (repeatable)', multiple: true}),
+    yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
+  }
+  static override outputSchema = LocalizationClearOutput
+
+  async run() {
+    const countries = this.flags.country?.map((c) => assertCountry(c.trim().toUpperCase(), '--country'))
+    await confirmDestructive(this.flags.yes, countries?.length ? `delete the localization factors of ${countries.join(', ')}` : 'delete every localization factor')
+    const deleted = clearFactors(this.store.db, countries)
+    const message = `deleted ${deleted} localization ${deleted === 1 ? 'factor' : 'factors'}`
+    this.log(message)
+    return {deleted, message, success: true as const}
+  }
+}

@@ -1,0 +1,39 @@
+import {Args, Flags} from '@oclif/core'
+import {extname} from 'node:path'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {productsCsv, productsJson, writeFileAtomic} from '../../src/catalog/files.js'
+import {exportProducts} from '../../src/catalog/products.js'
+import {ProductExported} from '../../src/schemas/catalog.js'
+
+export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
+  static override args = {file: Args.string({description: 'Where to write (default: stdout)'})}
+  static override description = 'Write every product to JSON or CSV in the layout "products import" reads back (export then import changes nothing)'
+  static override examples = [
+    '<%= config.bin %> products export products.json',
+    '<%= config.bin %> products export --output csv products.csv',
+    '<%= config.bin %> products export --output csv > products.csv',
+  ]
+  static override flags = {
+    force: Flags.boolean({description: 'Overwrite FILE if it exists'}),
+    output: Flags.string({description: 'File format (default: from the FILE extension, else json)', options: ['json', 'csv']}),
+  }
+  static override outputSchema = ProductExported
+
+  async run() {
+    const {file} = this.args
+    const format = (this.flags.output ?? (file && extname(file).toLowerCase() === '.csv' ? 'csv' : 'json')) as 'csv' | 'json'
+    const products = exportProducts(this.store.db)
+    const text = format === 'csv' ? productsCsv(products) : productsJson(products)
+    const message = `exported ${products.length} product${products.length === 1 ? '' : 's'}${file ? ` to ${file}` : ''} (${format})`
+    if (file) {
+      writeFileAtomic(file, text, this.flags.force)
+      this.log(message)
+      return {count: products.length, format, message, path: file, success: true as const}
+    }
+    // To stdout: the file itself, or under --json the products inside the JSON result.
+    if (this.jsonEnabled()) return {count: products.length, format: 'json' as const, message, path: null, products, success: true as const}
+    process.stdout.write(text)
+    return {count: products.length, format, message, path: null, success: true as const}
+  }
+}

@@ -1,0 +1,18 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {requireUser} from '../../src/catalog/users.js'
+import {UserOutput} from '../../src/schemas/catalog.js'
+
+export default class UserGet extends BaseCommand<typeof UserGet> {
+  static override args = {user_id: Args.string({description: 'The user id', required: true})}
+  static override description = "Show a user's stored country (stored when a price is calculated for the user)"
+  static override examples = ['<%= config.bin %> user get u_123', '<%= config.bin %> user get u_123 --json']
+  static override outputSchema = UserOutput
+
+  async run() {
+    const u = requireUser(this.store.db, this.args.user_id)
+    this.log(`user ${u.user_id}: country ${u.country ?? 'unknown'}`)
+    return {user: {country: u.country}}
+  }
+}

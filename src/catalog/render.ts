@@ -1,0 +1,98 @@
+import {type Column, csv, recordTable, table} from '../cli/render.js'
+import {fromMinor} from '../currency.js'
+import {describeIntegration} from '../schemas/catalog.js'
+import type {Coupon} from './coupons.js'
+import type {Product} from './products.js'
+
+/** Human output of the catalog commands (tables on stdout); --json prints the spec's shapes instead. */
+
+const money = (minor: null | number, currency: string) => (minor === null ? '' : `${fromMinor(minor, currency)} ${currency}`)
+
+export function billing(p: Pick<Product, 'interval' | 'interval_count'>): string {
+  if (p.interval === 'one_time') return 'one time'
+  return p.interval_count === 1 ? `every ${p.interval}` : `every ${p.interval_count} ${p.interval}s`
+}
+
+export function productDetail(p: Product): string {
+  const parts = [
+    recordTable([
+      ['api_id', p.api_id],
+      ['name', p.name],
+      ['base price', money(p.base_px_minor, 'USD')],
+      ['billing', billing(p)],
+      ['price bounds', p.min_px_minor === null && p.max_px_minor === null ? '' : `${money(p.min_px_minor, 'USD') || '-'} .. ${money(p.max_px_minor, 'USD') || '-'}`],
+      ['baseline', p.baseline_api_id ?? ''],
+      ['integrations', p.integrations.map((i) => describeIntegration(i)).join('\n')],
+      ['trials', p.product_trials.map((t) => `${t.interval_count} ${t.interval}${t.interval_count === 1 ? '' : 's'}`).join(', ')],
+    ]),
+  ]
+  if (p.country_prices.length) {
+    parts.push(
+      table(p.country_prices, [
+        {header: 'country', value: (c) => c.country},
+        {header: 'price', value: (c) => fromMinor(c.amount_minor, c.currency)},
+        {header: 'currency', value: (c) => c.currency},
+      ]),
+    )
+  }
+  if (p.features.length) {
+    parts.push(
+      table(p.features, [
+        {header: 'feature', value: (f) => f.api_id},
+        {header: 'name', value: (f) => f.name},
+        {header: 'type', value: (f) => (f.type === 'numeric' ? `numeric ${f.value}${f.unit ? ' ' + f.unit : ''}` : 'boolean')},
+        {header: 'status', value: (f) => f.status},
+        {header: 'group', value: (f) => f.feature_group?.name ?? ''},
+      ]),
+    )
+  }
+  return parts.join('\n')
+}
+
+const productColumns: Column<Product>[] = [
+  {header: 'api_id', value: (p) => p.api_id},
+  {header: 'name', value: (p) => p.name},
+  {header: 'base_px', value: (p) => fromMinor(p.base_px_minor, 'USD')},
+  {header: 'billing', value: (p) => billing(p)},
+  {header: 'min_px', value: (p) => (p.min_px_minor === null ? '' : fromMinor(p.min_px_minor, 'USD'))},
+  {header: 'max_px', value: (p) => (p.max_px_minor === null ? '' : fromMinor(p.max_px_minor, 'USD'))},
+  {header: 'countries', value: (p) => p.country_prices.length},
+  {header: 'integrations', value: (p) => p.integrations.map((i) => describeIntegration(i)).join(' ')},
+]
+
+export const productsTable = (ps: Product[]) => table(ps, productColumns)
+export const productsCsvList = (ps: Product[]) => csv(ps, productColumns)
+
+export function couponValue(c: Coupon): string {
+  return c.coupon_type === 'percentage' ? `${c.value}%` : `${c.value} ${c.currency}`
+}
+
+function window(c: Coupon): string {
+  if (!c.active_from && !c.active_till) return 'always'
+  return `${c.active_from ?? '…'} .. ${c.active_till ?? '…'}`
+}
+
+export function couponDetail(c: Coupon): string {
+  return recordTable([
+    ['api_id', c.api_id],
+    ['name', c.name],
+    ['discount', `${couponValue(c)} (${c.coupon_type})`],
+    ['active', window(c)],
+    ['status', c.status],
+    ['external coupons', c.external.map((e) => `${e.source}=${e.external_id}`).join('\n')],
+    ['created', c.created_at],
+    ['updated', c.updated_at],
+  ])
+}
+
+const couponColumns: Column<Coupon>[] = [
+  {header: 'api_id', value: (c) => c.api_id},
+  {header: 'name', value: (c) => c.name},
+  {header: 'discount', value: (c) => couponValue(c)},
+  {header: 'active', value: (c) => window(c)},
+  {header: 'status', value: (c) => c.status},
+  {header: 'external', value: (c) => c.external.map((e) => `${e.source}=${e.external_id}`).join(' ')},
+]
+
+export const couponsTable = (cs: Coupon[]) => table(cs, couponColumns)
+export const couponsCsvList = (cs: Coupon[]) => csv(cs, couponColumns)

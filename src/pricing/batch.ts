@@ -1,0 +1,200 @@
+import {parse} from 'csv-parse'
+import {stringify} from 'csv-stringify/sync'
+import {createReadStream} from 'node:fs'
+import {once} from 'node:events'
+import {createInterface} from 'node:readline'
+import type {Readable, Writable} from 'node:stream'
+
+import {InvalidInputError, PricectlError} from '../errors.js'
+import {safeCell} from '../cli/render.js'
+import type {PriceResult} from '../schemas/price.js'
+import type {PricingContext} from './context.js'
+import {calculatePrice} from './price.js'
+
+export type BatchSummary = {failed: number; priced: number; read: number}
+export type BatchOptions = {
+  /** Requests per transaction: locks are written in batches for speed. */
+  batchSize?: number
+  format?: 'csv' | 'jsonl'
+  onError?: (line: number, message: string) => void
+  output: 'csv' | 'jsonl'
+}
+
+const CSV_COLUMNS = ['line', 'user_id', 'country', 'currency', 'product', 'price', 'price_usd', 'display_price', 'interval', 'interval_count', 'experiment_id', 'arm_id', 'error']
+
+/**
+ * `price --input FILE`: one request per JSONL line or CSV row, one result per line out,
+ * in constant memory. A bad line is reported with its number and the rest go on.
+ */
+export async function priceBatch(ctx: PricingContext, file: string, out: Writable, options: BatchOptions): Promise<BatchSummary> {
+  const input: Readable = file === '-' ? process.stdin : createReadStream(file)
+  const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
+  const batchSize = options.batchSize ?? 1000
+  const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
+  const writer = bufferedWriter(out)
+  if (options.output === 'csv') await writer.write(stringify([CSV_COLUMNS]))
+
+  let inTx = 0
+  const db = ctx.db
+  const begin = () => {
+    if (inTx === 0) db.exec('BEGIN IMMEDIATE')
+  }
+  const commitIfFull = (force = false) => {
+    if (inTx > 0 && (force || inTx >= batchSize)) {
+      db.exec('COMMIT')
+      inTx = 0
+    }
+  }
+
+  const handle = async (line: number, request: unknown | Error) => {
+    summary.read++
+    try {
+      if (request instanceof Error) throw request
+      begin()
+      inTx++
+      const result = await calculatePrice(ctx, request)
+      summary.priced++
+      await writer.write(options.output === 'csv' ? csvRows(line, result) : JSON.stringify(result) + '\n')
+    } catch (error) {
+      summary.failed++
+      const message = error instanceof PricectlError || error instanceof SyntaxError ? error.message : `unexpected: ${(error as Error).message}`
+      options.onError?.(line, message)
+      await writer.write(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
+    }
+    commitIfFull()
+  }
+
+  try {
+    if (format === 'jsonl') {
+      const rl = createInterface({crlfDelay: Infinity, input})
+      let n = 0
+      for await (const raw of rl) {
+        n++
+        const text = n === 1 ? raw.replace(/^\uFEFF/, '') : raw
+        if (!text.trim()) continue
+        let request: unknown
+        try {
+          request = JSON.parse(text)
+        } catch (error) {
+          request = new InvalidInputError(`malformed JSON (${(error as Error).message})`)
+        }
+        await handle(n, request)
+      }
+    } else {
+      const parser = input.pipe(parse({bom: true, columns: true, info: true, relax_column_count: true, skip_empty_lines: true, trim: true}))
+      for await (const {info, record} of parser as AsyncIterable<{info: {lines: number}; record: Record<string, string>}>) {
+        let request: unknown
+        try {
+          request = requestFromCsv(record)
+        } catch (error) {
+          request = error as Error
+        }
+        await handle(info.lines, request)
+      }
+    }
+  } catch (error) {
+    commitIfFull(true)
+    await writer.flush()
+    const e = error as {code?: string; message: string}
+    if (e.code === 'ENOENT') throw new InvalidInputError(`--input: no such file ${file}`)
+    if (e.code?.startsWith('CSV_')) throw new InvalidInputError(`--input: ${e.message}`)
+    throw error
+  }
+  commitIfFull(true)
+  await writer.flush()
+  return summary
+}
+
+function csvRows(line: number, r: PriceResult): string {
+  const rows = Object.entries(r.products).map(([id, p]) => [
+    line,
+    safeCell(r.user_id),
+    r.country,
+    r.currency,
+    safeCell(id),
+    p.price,
+    p.price_usd,
+    p.display.price,
+    p.interval,
+    p.interval_count,
+    r.variants.experiment_id,
+    r.variants.arm_id,
+    '',
+  ])
+  return stringify(rows)
+}
+
+const BOOL: Record<string, boolean> = {'0': false, '1': true, false: false, no: false, true: true, yes: true}
+
+function bool(v: string | undefined, column: string): boolean | undefined {
+  if (v === undefined || v === '') return undefined
+  const b = BOOL[v.toLowerCase()]
+  if (b === undefined) throw new InvalidInputError(`${column}: expected true or false, got "${v}"`)
+  return b
+}
+
+function list(v: string | undefined): string[] | undefined {
+  if (!v) return undefined
+  return v.split(/[;,|]/).map((s) => s.trim()).filter(Boolean)
+}
+
+/** `features` and `coupons` cells: a JSON object, or KEY=VALUE pairs separated by `;`. */
+function object(v: string | undefined, column: string): Record<string, string> | undefined {
+  if (!v) return undefined
+  if (v.startsWith('{')) {
+    try {
+      return JSON.parse(v) as Record<string, string>
+    } catch {
+      throw new InvalidInputError(`${column}: malformed JSON ${JSON.stringify(v.slice(0, 60))}`)
+    }
+  }
+  const out: Record<string, string> = {}
+  for (const pair of v.split(';')) {
+    const eq = pair.indexOf('=')
+    if (eq <= 0) throw new InvalidInputError(`${column}: expected KEY=VALUE;KEY=VALUE, got "${v}"`)
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim()
+  }
+  return out
+}
+
+/** A CSV row of requests: columns named after the spec's body fields. */
+export function requestFromCsv(row: Record<string, string>): Record<string, unknown> {
+  const r: Record<string, unknown> = {
+    country: row.country || undefined,
+    coupons: object(row.coupons, 'coupons'),
+    currency: row.currency || undefined,
+    features: object(row.features, 'features'),
+    get_ip_from_request: bool(row.get_ip_from_request, 'get_ip_from_request'),
+    integrations: list(row.integrations),
+    ip: row.ip || undefined,
+    override: bool(row.override, 'override'),
+    override_currency: bool(row.override_currency, 'override_currency'),
+    package_id: row.package_id || undefined,
+    products: list(row.products ?? row.product),
+    run_experiment: bool(row.run_experiment, 'run_experiment'),
+    user_id: row.user_id || undefined,
+  }
+  for (const k of Object.keys(r)) if (r[k] === undefined) delete r[k]
+  return r
+}
+
+/** Collect output and write it in large chunks, honouring backpressure. */
+function bufferedWriter(out: Writable) {
+  let chunks: string[] = []
+  let size = 0
+  const flush = async () => {
+    if (chunks.length === 0) return
+    const text = chunks.join('')
+    chunks = []
+    size = 0
+    if (!out.write(text)) await once(out, 'drain')
+  }
+  return {
+    flush,
+    async write(s: string) {
+      chunks.push(s)
+      size += s.length
+      if (size >= 1 << 16) await flush()
+    },
+  }
+}

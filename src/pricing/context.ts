@@ -1,0 +1,130 @@
+import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {convertMinor} from '../currency.js'
+import {type FxRate, latestRates} from '../fx/rates.js'
+import {localizationFactor} from '../localization/factors.js'
+import type {PriceRequest} from '../schemas/price.js'
+import type {DB} from '../store/db.js'
+import {defaultCountry} from '../store/settings.js'
+import {Coupons} from './coupons.js'
+import * as display from './display.js'
+import {gatewayPrice, gatewaySettings} from './gateways.js'
+import {applyRounding, ruleFor} from './rounding.js'
+import {Segments} from './segments.js'
+
+/** A product with its country prices, as the price calculation reads it. */
+export type PricedProduct = ProductRow & {countryPrices: Map<string, {amountMinor: number; currency: string}>}
+
+/**
+ * Everything one process needs to price requests, read once from the store and cached:
+ * a batch of 100,000 requests must not re-read the catalog per request.
+ * The catalog is assumed not to change while a context lives (one command run).
+ */
+export class PricingContext {
+  readonly db: DB
+  readonly geoipDb?: string
+  private products = new Map<string, PricedProduct | null>()
+  private productsById = new Map<number, PricedProduct | null>()
+  private rates?: Map<string, FxRate>
+  private _defaultCountry?: string
+  private countryPriceStmt
+  private productIdStmt
+  private rules = new Map<string, ReturnType<typeof ruleFor>>()
+  private factors = new Map<string, number | undefined>()
+  private gateways = new Map<string, ReturnType<typeof gatewaySettings>>()
+  private geo?: typeof import('../geo/geoip.js')
+  readonly segments: Segments
+  readonly coupons: Coupons
+
+  constructor(db: DB, options: {geoipDb?: string} = {}) {
+    this.db = db
+    this.geoipDb = options.geoipDb
+    this.countryPriceStmt = db.prepare('SELECT country, currency, amount_minor FROM country_prices WHERE product_id = ?')
+    this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
+    this.segments = new Segments(db)
+    this.coupons = new Coupons(db)
+  }
+
+  async prepareCoupons(req: PriceRequest): Promise<void> {
+    this.coupons.prepare(req)
+  }
+
+  /** Country of an IP; the database is loaded only when an IP must be resolved. */
+  async geolocate(ip: string): Promise<{country: null | string; reason: string; source: string}> {
+    this.geo ??= await import('../geo/geoip.js')
+    return this.geo.resolveCountry(ip, {dbPath: this.geoipDb})
+  }
+
+  localizationFactor(country: string): number | undefined {
+    if (!this.factors.has(country)) this.factors.set(country, localizationFactor(this.db, country))
+    return this.factors.get(country)
+  }
+
+  /** Apply the currency's rounding rule (stored, else built-in default). */
+  round(amountMinor: number, currency: string): {minor: number; rule: string; source: string} {
+    let r = this.rules.get(currency)
+    if (!r) {
+      r = ruleFor(this.db, currency)
+      this.rules.set(currency, r)
+    }
+    return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
+  }
+
+  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
+    let settings = this.gateways.get(gateway)
+    if (!settings) {
+      settings = gatewaySettings(this.db, gateway)
+      this.gateways.set(gateway, settings)
+    }
+    return gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
+  }
+
+  toUsdMinor(minor: number, currency: string): number {
+    if (currency === 'USD') return minor
+    return convertMinor(minor, currency, this.rate(currency)!.rate, 'USD', 1)
+  }
+
+  readonly display = {
+    discount: (priceMinor: number, baselineMinor: number) => display.discountToBaseline(priceMinor, baselineMinor),
+    format: (minor: number, currency: string, country: string) => display.formatMoney(minor, currency, country),
+    locale: (country: string) => display.localeForCountry(country),
+    referenceInterval: (minor: number, interval: string, count: number) => display.referenceIntervalMinor(minor, interval, count),
+    strike: (baselineText: string, priceText: string) => display.priceWithBaselineStrike(baselineText, priceText),
+    symbol: (currency: string, country: string) => display.currencySymbol(currency, country),
+  }
+
+  product(apiId: string): PricedProduct | undefined {
+    let p = this.products.get(apiId)
+    if (p === undefined) {
+      const row = productByApiId(this.db, apiId)
+      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id)} : null
+      this.products.set(apiId, p)
+      if (p) this.productsById.set(p.id, p)
+    }
+    return p ?? undefined
+  }
+
+  productById(id: number): PricedProduct | undefined {
+    if (!this.productsById.has(id)) {
+      const row = this.productIdStmt.get(id) as {api_id: string} | undefined
+      if (!row) this.productsById.set(id, null)
+      else this.product(row.api_id)
+    }
+    return this.productsById.get(id) ?? undefined
+  }
+
+  private loadCountryPrices(productId: number) {
+    const rows = this.countryPriceStmt.all(productId) as {amount_minor: number; country: string; currency: string}[]
+    return new Map(rows.map((r) => [r.country, {amountMinor: r.amount_minor, currency: r.currency}]))
+  }
+
+  /** Latest rate (units per USD) of a currency. */
+  rate(currency: string): FxRate | undefined {
+    this.rates ??= latestRates(this.db)
+    return this.rates.get(currency)
+  }
+
+  get defaultCountry(): string {
+    this._defaultCountry ??= defaultCountry(this.db)
+    return this._defaultCountry
+  }
+}

@@ -1,0 +1,157 @@
+import {minorDigits} from '../currency.js'
+
+/**
+ * Localized display of prices (DESIGN "The price calculation", step 9). Pure; formatters
+ * are cached because building an Intl.NumberFormat costs far more than using one.
+ */
+
+/**
+ * Where ICU's likely language is not what shops in that country use. India: ICU says
+ * hi-IN; storefronts use en-IN, and with Latin digits both print the same numbers.
+ */
+const LOCALE_OVERRIDES: Readonly<Record<string, string>> = {IN: 'en-IN'}
+
+const localeCache = new Map<string, string>()
+
+/**
+ * The country's likely locale as language-region (DE -> de-DE, JP -> ja-JP, BR -> pt-BR,
+ * IN -> en-IN), from ICU's likely subtags. When ICU has no number data for that language
+ * (a few small territories) English of the region is used, then plain "en".
+ */
+export function localeForCountry(country: string): string {
+  let tag = localeCache.get(country)
+  if (tag) return tag
+  tag = LOCALE_OVERRIDES[country]
+  if (!tag) {
+    try {
+      const l = new Intl.Locale('und-' + country).maximize()
+      tag = `${l.language}-${l.region ?? country}`
+    } catch {
+      tag = 'en'
+    }
+    if (Intl.NumberFormat.supportedLocalesOf(tag).length === 0) {
+      const english = `en-${country}`
+      tag = safeSupported(english) ? english : 'en'
+    }
+  }
+  localeCache.set(country, tag)
+  return tag
+}
+
+function safeSupported(tag: string): boolean {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf(tag).length > 0
+  } catch {
+    return false
+  }
+}
+
+const formatters = new Map<string, Intl.NumberFormat>()
+
+/** Currency formatter in a locale, Latin digits; `whole` shows no minor digits. */
+export function moneyFormatter(currency: string, locale: string, whole: boolean): Intl.NumberFormat {
+  const key = `${locale}|${currency}|${whole ? 1 : 0}`
+  let f = formatters.get(key)
+  if (!f) {
+    const digits = whole ? 0 : minorDigits(currency)
+    f = new Intl.NumberFormat(`${locale}-u-nu-latn`, {currency, maximumFractionDigits: digits, minimumFractionDigits: digits, style: 'currency'})
+    formatters.set(key, f)
+  }
+  return f
+}
+
+/** Integer minor units as an exact decimal string ("999" USD -> "9.99"): no float on the way to Intl. */
+export function minorToDecimalString(minor: number, currency: string): string {
+  const digits = minorDigits(currency)
+  const sign = minor < 0 ? '-' : ''
+  const abs = String(Math.abs(minor))
+  if (digits === 0) return sign + abs
+  const padded = abs.padStart(digits + 1, '0')
+  return `${sign}${padded.slice(0, -digits)}.${padded.slice(-digits)}`
+}
+
+/**
+ * A price in a locale: whole amounts show no minor digits (9.00 EUR in de-DE -> "9 €"),
+ * others all of the currency's minor digits ("9,90 €"). Exact for any safe integer.
+ */
+export function formatMoneyInLocale(minor: number, currency: string, locale: string): string {
+  const whole = minor % 10 ** minorDigits(currency) === 0
+  return moneyFormatter(currency, locale, whole).format(minorToDecimalString(minor, currency) as Intl.StringNumericLiteral)
+}
+
+/** A price as shown to a buyer in a country (its likely locale). */
+export function formatMoney(minor: number, currency: string, country: string): string {
+  return formatMoneyInLocale(minor, currency, localeForCountry(country))
+}
+
+const symbols = new Map<string, string>()
+
+/** The currency part of what formatMoney prints in that country ("€", "R$", "￥", "KWD"). */
+export function currencySymbol(currency: string, country: string): string {
+  const locale = localeForCountry(country)
+  const key = `${locale}|${currency}`
+  let s = symbols.get(key)
+  if (s === undefined) {
+    s = moneyFormatter(currency, locale, true)
+      .formatToParts(1)
+      .filter((p) => p.type === 'currency')
+      .map((p) => p.value)
+      .join('')
+    symbols.set(key, s)
+  }
+  return s
+}
+
+/**
+ * Struck-through text: U+0336 after each character. Invisible format characters (the
+ * bidi marks some locales put around prices) get none: there is nothing to strike.
+ */
+export function strike(text: string): string {
+  let out = ''
+  for (const ch of text) out += /\p{Cf}/u.test(ch) ? ch : ch + '\u0336'
+  return out
+}
+
+/** The baseline struck out, a space, then the price; just the price when there is no baseline. */
+export function priceWithBaselineStrike(baselineText: string | null | undefined, priceText: string): string {
+  return baselineText ? `${strike(baselineText)} ${priceText}` : priceText
+}
+
+/** Integer division rounded half away from zero, exact (BigInt). */
+function divHalfUp(num: bigint, den: bigint): bigint {
+  const neg = num < 0n !== den < 0n
+  const n = num < 0n ? -num : num
+  const d = den < 0n ? -den : den
+  const q = (2n * n + d) / (2n * d)
+  return neg ? -q : q
+}
+
+/**
+ * (1 - price/baseline) x 100, rounded half-up to 2 decimals. 0 without a baseline
+ * (none, or 0) and when equal; negative when the price is above the baseline.
+ */
+export function discountToBaseline(priceMinor: number, baselineMinor: number | null | undefined): number {
+  if (!baselineMinor || baselineMinor === priceMinor) return 0
+  // Hundredths of a percent: (baseline - price) * 10000 / baseline.
+  const hundredths = divHalfUp(BigInt(baselineMinor - priceMinor) * 10_000n, BigInt(baselineMinor))
+  return Number(hundredths) / 100
+}
+
+export type Interval = 'day' | 'month' | 'one_time' | 'week' | 'year'
+
+/** Months per interval as a fraction [numerator, denominator]: a week is 12/52 of a month. */
+const PER_MONTH: Readonly<Record<string, readonly [bigint, bigint]>> = {day: [365n, 12n], month: [1n, 1n], week: [52n, 12n], year: [1n, 12n]}
+
+/**
+ * The price per month of a recurring product (year / 12, week x 52/12, day x 365/12,
+ * divided by interval_count); the whole price for one-time products. Rounded half-up to
+ * the minor unit, in integer arithmetic.
+ */
+export function referenceIntervalMinor(priceMinor: number, interval: Interval | string, intervalCount = 1): number {
+  if (interval === 'one_time') return priceMinor
+  const factor = PER_MONTH[interval]
+  if (!factor) throw new RangeError(`unknown interval ${JSON.stringify(interval)} (expected day, week, month, year or one_time)`)
+  if (!Number.isSafeInteger(intervalCount) || intervalCount < 1) throw new RangeError(`interval_count must be a whole number >= 1, got ${intervalCount}`)
+  const [num, den] = factor
+  return Number(divHalfUp(BigInt(priceMinor) * num, den * BigInt(intervalCount)))
+}

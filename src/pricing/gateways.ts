@@ -1,0 +1,187 @@
+import {convertMinor, fromMinor} from '../currency.js'
+import {InvalidInputError} from '../errors.js'
+import {GATEWAYS} from '../schemas/common.js'
+import {GatewaySettingsInput} from '../schemas/gateways.js'
+import {validate} from '../schemas/validate.js'
+import type {DB} from '../store/db.js'
+import {formatMoney} from './display.js'
+
+/**
+ * Gateway price objects (DESIGN "The price calculation", step 8): what to pass to each
+ * payment gateway. The arithmetic is pure; the store section at the end reads and writes
+ * the gateways table.
+ */
+
+export type GatewayId = (typeof GATEWAYS)[number]
+
+export function isGateway(id: string): id is GatewayId {
+  return (GATEWAYS as readonly string[]).includes(id)
+}
+export type AmountFormat = 'decimal' | 'minor'
+
+export type GatewaySettings = {
+  /** Currency codes the gateway charges in, or "*" for any. */
+  accepted_currencies: '*' | string[]
+  amount_format: AmountFormat
+  /** Currency used when the gateway does not accept the local one. */
+  fallback_currency: string
+  gateway: GatewayId
+}
+
+/**
+ * Settings when nothing is stored: every gateway accepts any currency and falls back to
+ * USD. gateway_a and gateway_d take integer minor units (smallest-unit APIs);
+ * gateway_b and gateway_c take decimal amounts.
+ */
+export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = {
+  gateway_a: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a'},
+  gateway_b: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b'},
+  gateway_c: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c'},
+  gateway_d: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d'},
+}
+
+export type GatewayPrice = {amount: number; currency: string; formatted: string}
+
+export function acceptsCurrency(settings: GatewaySettings, currency: string): boolean {
+  return settings.accepted_currencies === '*' || settings.accepted_currencies.includes(currency)
+}
+
+export type GatewayPriceInput = {
+  /** Buyer's country: the locale of `formatted`. */
+  country: string
+  /** Currency of the price (the quote's currency). */
+  currency: string
+  /** The price in integer minor units of `currency`. */
+  priceMinor: number
+  /** FX rate of a currency in units per 1 USD; undefined when none is on file. */
+  rateOf: (currency: string) => number | undefined
+  settings: GatewaySettings
+}
+
+/** The gateway's currency and its price in that currency, in integer minor units. */
+export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number} {
+  const {currency, priceMinor, rateOf, settings} = input
+  if (acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
+  const target = settings.fallback_currency
+  const fromRate = rateOf(currency)
+  const toRate = rateOf(target)
+  for (const [code, rate] of [
+    [currency, fromRate],
+    [target, toRate],
+  ] as const) {
+    if (rate === undefined || !(rate > 0)) {
+      throw new InvalidInputError(
+        `${settings.gateway} does not accept ${currency} and falls back to ${target}, but there is no FX rate for ${code}: add one with "pricectl fx set ${code} RATE"`,
+      )
+    }
+  }
+  return {currency: target, minor: convertMinor(priceMinor, currency, fromRate!, target, toRate!)}
+}
+
+/**
+ * The spec's gateway price object: the local currency when the gateway accepts it, else
+ * its fallback with the amount converted by FX (rounded half-up to the fallback's minor
+ * unit). `amount` is integer minor units for `minor` gateways, the decimal number for
+ * `decimal` ones; `formatted` is that amount in the buyer's locale.
+ */
+export function gatewayPrice(input: GatewayPriceInput): GatewayPrice {
+  const {currency, minor} = gatewayAmountMinor(input)
+  return {
+    amount: input.settings.amount_format === 'minor' ? minor : fromMinor(minor, currency),
+    currency,
+    formatted: formatMoney(minor, currency, input.country),
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Store: table gateways (settings; accepted_currencies is a JSON array or "*")
+
+export type GatewaySettingsEntry = GatewaySettings & {source: 'default' | 'store'}
+
+type Row = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: GatewayId}
+
+function fromRow(row: Row): GatewaySettings {
+  return {
+    accepted_currencies: row.accepted_currencies === '*' ? '*' : (JSON.parse(row.accepted_currencies) as string[]),
+    amount_format: row.amount_format,
+    fallback_currency: row.fallback_currency,
+    gateway: row.gateway,
+  }
+}
+
+/** Settings of every gateway (stored, else the default), in gateway order. */
+export function listGatewaySettings(db: DB): GatewaySettingsEntry[] {
+  const rows = db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways').all() as Row[]
+  const stored = new Map(rows.map((r) => [r.gateway, fromRow(r)]))
+  return GATEWAYS.map((g) => {
+    const s = stored.get(g)
+    return s ? {...s, source: 'store' as const} : {...DEFAULT_GATEWAY_SETTINGS[g], source: 'default' as const}
+  })
+}
+
+/** Settings of all gateways read once, for pricing (one query, not one per gateway). */
+export function gatewaySettingsMap(db: DB): Record<GatewayId, GatewaySettings> {
+  const out = {} as Record<GatewayId, GatewaySettings>
+  for (const {source: _source, ...s} of listGatewaySettings(db)) out[s.gateway] = s
+  return out
+}
+
+/** Settings of one gateway (stored, else the default); an unknown gateway id is an input error. */
+export function gatewaySettings(db: DB, gateway: string): GatewaySettingsEntry {
+  if (!isGateway(gateway)) throw new InvalidInputError(`unknown gateway ${JSON.stringify(gateway)} (expected one of ${GATEWAYS.join(', ')})`)
+  const row = db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways WHERE gateway = ?').get(gateway) as Row | undefined
+  return row ? {...fromRow(row), source: 'store'} : {...DEFAULT_GATEWAY_SETTINGS[gateway], source: 'default'}
+}
+
+/** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
+export function saveGatewaySettings(db: DB, s: GatewaySettings): void {
+  db.prepare(
+    `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES (?, ?, ?, ?)
+     ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
+       fallback_currency = excluded.fallback_currency, amount_format = excluded.amount_format`,
+  ).run(s.gateway, s.accepted_currencies === '*' ? '*' : JSON.stringify(s.accepted_currencies), s.fallback_currency, s.amount_format)
+}
+
+/** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
+export function resetGatewaySettings(db: DB, gateway: GatewayId): boolean {
+  return db.prepare('DELETE FROM gateways WHERE gateway = ?').run(gateway).changes > 0
+}
+
+/** A gateway's settings as `gateways list/set --json` prints them: "*" becomes ["*"] so the field is always a list. */
+export type GatewayEntryJson = {
+  accepted_currencies: string[]
+  amount_format: AmountFormat
+  fallback_currency: string
+  gateway: GatewayId
+  source: 'default' | 'store'
+}
+
+export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
+  return {
+    accepted_currencies: s.accepted_currencies === '*' ? ['*'] : [...s.accepted_currencies],
+    amount_format: s.amount_format,
+    fallback_currency: s.fallback_currency,
+    gateway: s.gateway,
+    source: s.source,
+  }
+}
+
+const SETTABLE = ['accepted_currencies', 'fallback_currency', 'amount_format'] as const
+
+/**
+ * `gateways set`: merge the given fields over the gateway's current settings, validate
+ * the result and store it; or, with "default", drop the stored settings.
+ */
+export function configureGateway(db: DB, gateway: string, changes: 'default' | Record<string, unknown>): {reset: boolean; settings: GatewaySettingsEntry} {
+  const current = gatewaySettings(db, gateway)
+  if (changes === 'default') {
+    resetGatewaySettings(db, current.gateway)
+    return {reset: true, settings: gatewaySettings(db, gateway)}
+  }
+  const unknown = Object.keys(changes).filter((k) => !(SETTABLE as readonly string[]).includes(k))
+  if (unknown.length > 0) throw new InvalidInputError(`unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (expected ${SETTABLE.join(', ')})`)
+  const {source: _source, ...base} = current
+  const valid = validate(GatewaySettingsInput, {...base, ...changes, gateway: current.gateway}, `settings of ${current.gateway}`)
+  saveGatewaySettings(db, valid)
+  return {reset: false, settings: {...valid, source: 'store'}}
+}

@@ -1,0 +1,350 @@
+import {nowIso} from '../clock.js'
+import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, roundHalfUp} from '../currency.js'
+import {InvalidInputError} from '../errors.js'
+import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
+import {validate} from '../schemas/validate.js'
+import type {PricedProduct, PricingContext} from './context.js'
+import {deleteLock, getAnonymousLock, getLock, type Lock, type LockedProduct, type LockQuote, saveLock, saveUserCountry, storedUserCountry} from './locks.js'
+
+/** One line of `price explain`: a layer, what it decided, and why. */
+export type ExplainStep = {detail: string; outcome: 'applied' | 'chose' | 'info' | 'skipped'; step: string}
+export type Trace = ExplainStep[] | undefined
+
+export type PriceOptions = {
+  /** The address of the HTTP request, for get_ip_from_request (the server sets it). */
+  requestIp?: string
+  /** Collect explain steps. */
+  trace?: ExplainStep[]
+  /** Validate and compute but write nothing (price explain --dry-run). */
+  dryRun?: boolean
+}
+
+const DEFAULT_AUDIENCE = {api_id: 'default', name: 'default'}
+
+function note(trace: Trace, step: string, outcome: ExplainStep['outcome'], detail: string): void {
+  trace?.push({detail, outcome, step})
+}
+
+/**
+ * Calculate (or return the locked) price for one request: DESIGN.md "The price
+ * calculation", steps 1-9. Validates everything before it writes the lock.
+ */
+export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
+  const req = validate(PriceRequestSchema, input, 'price request')
+  const trace = options.trace
+  let ip = req.ip
+  if (req.get_ip_from_request && !ip) {
+    if (!options.requestIp) throw new InvalidInputError('get_ip_from_request: there is no HTTP request here to take the IP from; pass --ip ADDRESS')
+    ip = options.requestIp
+  }
+  const lockKey = req.user_id ?? ip!
+  for (const id of req.products ?? []) {
+    if (!ctx.product(id)) throw new InvalidInputError(`unknown product "${id}" (see "pricectl products list")`)
+  }
+  const integrations = req.integrations ?? []
+  await ctx.prepareCoupons(req)
+
+  // 1. Identity and lock.
+  let lock = getLock(ctx.db, lockKey)
+  let adopted = false
+  if (!lock && req.user_id && ip) {
+    const anonymous = getAnonymousLock(ctx.db, ip)
+    if (anonymous) {
+      lock = {...anonymous, anonymous: false, lock_key: req.user_id, user_id: req.user_id}
+      adopted = true
+      note(trace, 'lock', 'chose', `adopted the anonymous lock of IP ${ip} for user ${req.user_id}`)
+    }
+  }
+
+  let changed = adopted
+  if (lock && req.override) {
+    note(trace, 'lock', 'skipped', `override: recomputing and replacing the lock made ${lock.created_at}`)
+  }
+
+  if (lock && !req.override) {
+    if (!adopted) note(trace, 'lock', 'chose', `reused the lock of ${lockKey} made ${lock.created_at} (pass --override to recompute)`)
+    note(trace, 'country', 'info', `${lock.country} (from the lock; ${lock.quote.country_source})`)
+    if (req.override_currency && req.currency !== lock.currency) {
+      lock = swapCurrency(lock, req.currency!)
+      changed = true
+      note(trace, 'currency', 'applied', `override_currency: ${req.currency} replaces the locked currency, amounts kept`)
+    } else {
+      note(trace, 'currency', 'info', `${lock.currency} (from the lock; ${lock.quote.currency_source})`)
+    }
+    const wanted = req.products ?? (lock.package_id ? Object.keys(lock.quote.products) : [])
+    for (const id of wanted) {
+      if (lock.quote.products[id]) continue
+      // A product the lock lacks is priced under the same country, currency and arm.
+      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
+      changed = true
+    }
+    if (req.user_id && ip && lock.ip !== ip && !lock.ip) lock.ip = ip
+    if (changed && !options.dryRun) {
+      lock.updated_at = nowIso()
+      if (adopted) deleteLock(ctx.db, ip!)
+      saveLock(ctx.db, lock)
+      if (adopted) saveUserCountry(ctx.db, req.user_id!, lock.country, lock.updated_at)
+    }
+    return render(ctx, lock, req, wanted, integrations, trace)
+  }
+
+  // 2. Country: flag > stored user country > IP > store default (override skips the stored country).
+  const {country, source: countrySource} = await resolveCountry(ctx, req, ip, trace)
+  // 3. Currency: flag > product's country price > country's currency > USD.
+  const {currency, source: currencySource} = resolveCurrency(ctx, req, country, trace)
+  // 4. Audience.
+  const {audience, matching} = ctx.segments.audiences(country, req.features ?? {}, trace)
+  // 5. Package.
+  let products = req.products
+  let packageId: null | string = null
+  if (!products || products.length === 0) {
+    const pkg = ctx.segments.package(req.package_id, country, audience, trace)
+    packageId = pkg.api_id
+    products = pkg.products
+  }
+
+  const now = nowIso()
+  lock = {
+    anonymous: !req.user_id,
+    arm_id: 0,
+    country,
+    created_at: now,
+    currency,
+    experiment_id: 0,
+    ip: ip ?? null,
+    lock_key: lockKey,
+    package_id: packageId,
+    quote: {
+      audience,
+      country_source: countrySource,
+      currency_source: currencySource,
+      experiment_type: null,
+      matching_audiences: matching,
+      products: {},
+      products_to_select: [],
+    },
+    updated_at: now,
+    user_id: req.user_id ?? null,
+  }
+  // 6-7. Price layers and coupons, per product.
+  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
+  ctx.coupons.apply(lock, req, trace)
+  if (!options.dryRun) {
+    saveLock(ctx.db, lock)
+    if (req.user_id) saveUserCountry(ctx.db, req.user_id, country, now)
+  }
+  note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
+  return render(ctx, lock, req, products, integrations, trace)
+}
+
+async function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace): Promise<{country: string; source: string}> {
+  if (req.country) {
+    note(trace, 'country', 'chose', `${req.country} from the request`)
+    return {country: req.country, source: 'request'}
+  }
+  const stored = req.user_id && !req.override ? storedUserCountry(ctx.db, req.user_id) : undefined
+  if (stored) {
+    note(trace, 'country', 'chose', `${stored}, stored for user ${req.user_id}`)
+    return {country: stored, source: 'stored user country'}
+  }
+  if (ip) {
+    const geo = await ctx.geolocate(ip)
+    if (geo.country) {
+      note(trace, 'country', 'chose', `${geo.country} from IP ${ip} (${geo.source})`)
+      return {country: geo.country, source: `IP ${ip}`}
+    }
+    note(trace, 'country', 'skipped', `IP ${ip} gave no country: ${geo.reason}`)
+  }
+  note(trace, 'country', 'chose', `${ctx.defaultCountry}, the store's default country`)
+  return {country: ctx.defaultCountry, source: 'default country'}
+}
+
+function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string, trace: Trace): {currency: string; source: string} {
+  let currency: string
+  let source: string
+  if (req.currency) {
+    currency = req.currency
+    source = 'request'
+  } else {
+    const withCountryPrice = (req.products ?? []).map((id) => ctx.product(id)!.countryPrices.get(country)).find(Boolean)
+    const local = countryCurrency(country)
+    if (withCountryPrice) {
+      currency = withCountryPrice.currency
+      source = `country price for ${country}`
+    } else if (local) {
+      currency = local
+      source = `currency of ${country}`
+    } else {
+      currency = 'USD'
+      source = 'fallback'
+    }
+  }
+  if (!ctx.rate(currency)) {
+    throw new InvalidInputError(`no FX rate for ${currency}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
+  }
+  note(trace, 'currency', 'chose', `${currency} (${source})`)
+  return {currency, source}
+}
+
+/** Layers 6: base price < country price < audience price < experiment arm. */
+function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
+  const step = `price ${product.api_id}`
+  const rate = ctx.rate(currency)!
+  // Base: USD base price -> local currency, times the country's localization factor, then rounded.
+  const converted = convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate)
+  const factor = ctx.localizationFactor(country)
+  const localized = factor === undefined ? converted : roundHalfUp(converted * factor)
+  let price: number
+  let layer = 'base'
+  if (currency === 'USD' && factor === undefined) {
+    // Nothing was converted or localized: the base price is used as the operator set it.
+    price = product.base_px_minor
+    note(trace, step, 'applied', `base ${fromMinor(price, 'USD')} USD used as set (no conversion, no localization factor, not rounded)`)
+  } else {
+    const rounded = ctx.round(localized, currency)
+    price = rounded.minor
+    note(
+      trace,
+      step,
+      'applied',
+      `base ${fromMinor(product.base_px_minor, 'USD')} USD x ${rate.rate} ${currency}/USD (${rate.date}, ${rate.source})` +
+        (factor === undefined ? ', no localization factor' : ` x factor ${factor} for ${country}`) +
+        ` = ${fromMinor(localized, currency)}, rounded by ${rounded.source} rule "${rounded.rule}" to ${fromMinor(price, currency)}`,
+    )
+  }
+  const cp = product.countryPrices.get(country)
+  if (cp) {
+    if (cp.currency === currency) {
+      price = cp.amountMinor
+      note(trace, step, 'applied', `country price ${fromMinor(cp.amountMinor, currency)} ${currency} for ${country} wins over the base price (used as given, not re-rounded)`)
+    } else {
+      const cpRate = ctx.rate(cp.currency)
+      if (!cpRate) throw new InvalidInputError(`no FX rate for ${cp.currency} (country price of ${product.api_id} for ${country}): add one with "pricectl fx set ${cp.currency} RATE"`)
+      const r = ctx.round(convertMinor(cp.amountMinor, cp.currency, cpRate.rate, currency, rate.rate), currency)
+      price = r.minor
+      note(trace, step, 'applied', `country price ${fromMinor(cp.amountMinor, cp.currency)} ${cp.currency} for ${country}, converted to ${currency} as requested and rounded to ${fromMinor(price, currency)}`)
+    }
+    layer = 'country_price'
+  } else {
+    note(trace, step, 'skipped', `no country price for ${country}`)
+  }
+  const audiencePrice = ctx.segments.audiencePrice(lock.quote.audience.api_id, product, price, currency, trace)
+  if (audiencePrice !== undefined) {
+    price = audiencePrice
+    layer = 'audience'
+  }
+  const control = price
+  const baseline = baselinePrice(ctx, product, country, currency, lock, trace)
+  return {baseline_minor: baseline, control_minor: control, currency, interval: product.interval, interval_count: product.interval_count, layer, price_minor: price}
+}
+
+/** Months in one billing period, for comparing a product with its baseline. */
+function monthsPerPeriod(interval: string, count: number): number {
+  switch (interval) {
+    case 'day': {
+      return (count * 12) / 365
+    }
+
+    case 'week': {
+      return (count * 12) / 52
+    }
+
+    case 'year': {
+      return count * 12
+    }
+
+    default: {
+      return count
+    }
+  }
+}
+
+/**
+ * The baseline product's price for the same country and currency, brought to this
+ * product's billing period (a yearly plan is compared with 12 months of the monthly one).
+ */
+function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): null | number {
+  if (product.baseline_id === null) return null
+  const base = ctx.productById(product.baseline_id)
+  if (!base || base.id === product.id) return null
+  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, undefined)
+  if (base.interval === 'one_time' || product.interval === 'one_time') return quoted.price_minor
+  const scaled = roundHalfUp((quoted.price_minor / monthsPerPeriod(base.interval, base.interval_count)) * monthsPerPeriod(product.interval, product.interval_count))
+  note(trace, `price ${product.api_id}`, 'info', `baseline ${base.api_id}: ${fromMinor(quoted.price_minor, currency)} ${currency} per its period = ${fromMinor(scaled, currency)} per this product's period`)
+  return scaled
+}
+
+/** override_currency: the same amounts, now in another currency (rounded to its minor unit). */
+function swapCurrency(lock: Lock, currency: string): Lock {
+  const products: Record<string, LockedProduct> = {}
+  const move = (minor: number, from: string) => {
+    const scaled = (minor / 10 ** minorDigitsOf(from)) * 10 ** minorDigitsOf(currency)
+    return roundHalfUp(scaled)
+  }
+  for (const [id, p] of Object.entries(lock.quote.products)) {
+    products[id] = {
+      ...p,
+      baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, p.currency),
+      control_minor: move(p.control_minor, p.currency),
+      coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, p.currency)} : undefined,
+      currency,
+      price_minor: move(p.price_minor, p.currency),
+    }
+  }
+  return {...lock, currency, quote: {...lock.quote, currency_source: 'override_currency', products}}
+}
+
+
+/** Build the spec's price result from a lock (fresh or reused). */
+function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: string[], integrations: string[], trace: Trace): PriceResult {
+  const out: Record<string, ProductPrice> = {}
+  for (const id of products) {
+    const p = lock.quote.products[id]
+    out[id] = renderProduct(ctx, lock, p, integrations)
+  }
+  note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
+  const experimented = lock.experiment_id !== 0
+  return {
+    audience: lock.quote.audience,
+    country: lock.country,
+    currency: lock.currency,
+    currency_symbol: ctx.display.symbol(lock.currency, lock.country),
+    matching_audiences: lock.quote.matching_audiences,
+    package_id: lock.package_id,
+    products: out,
+    success: true,
+    user_id: req.user_id ?? lock.lock_key,
+    variants: {
+      arm_id: lock.arm_id,
+      experiment_id: lock.experiment_id,
+      experiment_type: experimented ? lock.quote.experiment_type : null,
+      experimented_on: experimented,
+      products_to_select: lock.quote.products_to_select,
+      treatment_group: null,
+    },
+  }
+}
+
+function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
+  const {country} = lock
+  const {currency} = p
+  const priceText = ctx.display.format(p.price_minor, currency, country)
+  const struck = p.baseline_minor !== null && p.baseline_minor > p.price_minor
+  const gateways: ProductPrice['integrations'] = {}
+  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country)
+  const result: ProductPrice = {
+    display: {
+      discount_to_baseline: struck ? ctx.display.discount(p.price_minor, p.baseline_minor!) : 0,
+      price: priceText,
+      price_with_baseline_strike: struck ? ctx.display.strike(ctx.display.format(p.baseline_minor!, currency, country), priceText) : priceText,
+      reference_interval_price: ctx.display.format(ctx.display.referenceInterval(p.control_minor, p.interval, p.interval_count), currency, country),
+    },
+    integrations: gateways,
+    interval: p.interval,
+    interval_count: p.interval_count,
+    price: fromMinor(p.price_minor, currency),
+    price_usd: fromMinor(ctx.toUsdMinor(p.price_minor, currency), 'USD'),
+  }
+  if (p.coupon) result.coupon = ctx.coupons.render(lock, p)
+  return result
+}

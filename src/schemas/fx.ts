@@ -1,0 +1,71 @@
+import {z} from 'zod'
+
+import {Currency, Envelope} from './common.js'
+
+/**
+ * FX rates: units of a currency per 1 USD, dated, with where they came from.
+ * Input schemas validate `fx set` and every row of `fx import`; output schemas are the
+ * --json contracts of the fx commands.
+ */
+
+export const FX_FORMATS = ['ecb', 'csv', 'json'] as const
+export type FxFormat = (typeof FX_FORMATS)[number]
+
+/** True for a real calendar day written YYYY-MM-DD (Date.parse accepts 2026-02-30; this does not). */
+export function isIsoDay(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s)
+  if (!m) return false
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const t = new Date(Date.UTC(y, mo - 1, d))
+  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d
+}
+
+export const FxDay = z
+  .string({error: (iss) => `expected a date YYYY-MM-DD, got ${JSON.stringify(iss.input)}`})
+  .refine(isIsoDay, {error: (iss) => `expected a date YYYY-MM-DD, got ${JSON.stringify(iss.input)}`})
+
+/** Units of the currency per 1 USD: positive and finite. */
+export const FxRateValue = z
+  .number({error: (iss) => `expected a number of units per 1 USD, got ${JSON.stringify(iss.input)}`})
+  .positive({error: (iss) => `must be greater than 0, got ${JSON.stringify(iss.input)}`})
+
+export const FxSource = z.string().trim().min(1, {error: 'must not be empty'}).max(200, {error: 'must be at most 200 characters'})
+
+/** `fx set` body: {currency, rate, date?, source?}. USD is the base and always 1. */
+export const FxSetInput = z
+  .object({
+    currency: Currency,
+    date: FxDay,
+    rate: FxRateValue,
+    source: FxSource.default('manual'),
+  })
+  .strict()
+  .refine((r) => r.currency !== 'USD' || r.rate === 1, {error: 'USD is the base of every rate, so its rate is always 1', path: ['rate']})
+export type FxSetInput = z.output<typeof FxSetInput>
+
+export const FxRateRecord = z.object({
+  currency: z.string(),
+  date: z.string(),
+  rate: z.number(),
+  source: z.string(),
+})
+
+export const FxListOutput = Envelope.extend({rates: z.array(FxRateRecord)})
+
+export const FxSetOutput = Envelope.extend({rate: FxRateRecord})
+
+export const FxImportOutput = Envelope.extend({
+  currencies: z.number().describe('distinct currencies among the rates read'),
+  dates: z.object({count: z.number(), from: z.string().nullable(), to: z.string().nullable()}),
+  dry_run: z.boolean(),
+  format: z.enum(FX_FORMATS),
+  newer_on_file: z.array(z.string()).describe('currencies of the file that have a later-dated rate on file, which stays the latest'),
+  rates_unchanged: z.number().describe('rates already on file with the same value and source'),
+  rates_written: z.number(),
+  rows_read: z.number(),
+  skipped: z.object({
+    codes: z.array(z.string()).describe('non-ISO 4217 codes of known feeds, skipped'),
+    values: z.number(),
+  }),
+  source: z.string(),
+})

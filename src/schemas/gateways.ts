@@ -1,0 +1,64 @@
+import {z} from 'zod'
+
+import {Currency, Envelope, Gateway} from './common.js'
+
+/** Gateway settings input and the --json output of the `gateways` commands. */
+
+const upper = (v: unknown) => (typeof v === 'string' ? v.trim().toUpperCase() : v)
+
+export const AMOUNT_FORMATS = ['minor', 'decimal'] as const
+
+export const AmountFormat = z.enum(AMOUNT_FORMATS, {
+  error: (iss) => `unknown amount format ${JSON.stringify(iss.input)} (expected minor or decimal)`,
+})
+
+/** "*" (any currency) or a non-empty list of currency codes; "EUR,USD" as typed is split. */
+export const AcceptedCurrencies = z.preprocess(
+  (v) => {
+    if (typeof v === 'string') {
+      const s = v.trim()
+      if (s === '*') return '*'
+      return s.split(',').map((c) => c.trim().toUpperCase())
+    }
+    if (Array.isArray(v)) {
+      if (v.length === 1 && v[0] === '*') return '*'
+      return v.map(upper)
+    }
+    return v
+  },
+  z.union([z.literal('*'), z.array(Currency).min(1, {error: 'list at least one currency, or "*" for any'})], {
+    error: (iss) => `expected "*" or a list of currency codes such as EUR,USD, got ${JSON.stringify(iss.input)}`,
+  }),
+)
+
+export const GatewaySettingsInput = z
+  .object({
+    accepted_currencies: AcceptedCurrencies,
+    amount_format: AmountFormat,
+    fallback_currency: z.preprocess(upper, Currency),
+    gateway: Gateway,
+  })
+  .superRefine((v, ctx) => {
+    // Falling back to a currency the gateway refuses would produce prices it cannot charge.
+    if (v.accepted_currencies !== '*' && !v.accepted_currencies.includes(v.fallback_currency)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${v.fallback_currency} is not among the accepted currencies ${v.accepted_currencies.join(',')}: add it to --accept or pick another --fallback`,
+        path: ['fallback_currency'],
+      })
+    }
+  })
+  .transform((v) => ({...v, accepted_currencies: v.accepted_currencies === '*' ? ('*' as const) : [...new Set(v.accepted_currencies)]}))
+
+const GatewayEntry = z.object({
+  /** Currency codes, or ["*"] when the gateway accepts any currency. */
+  accepted_currencies: z.array(z.string()),
+  amount_format: z.enum(AMOUNT_FORMATS),
+  fallback_currency: z.string(),
+  gateway: z.string(),
+  source: z.enum(['default', 'store']),
+})
+
+export const GatewaysListOutput = Envelope.extend({gateways: z.array(GatewayEntry)})
+
+export const GatewaysSetOutput = Envelope.extend({gateway: GatewayEntry})

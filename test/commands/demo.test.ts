@@ -1,0 +1,61 @@
+import {describe, expect, it} from 'vitest'
+
+import {dump} from '../helpers/dump.js'
+import {runExact as run, tempStore} from '../helpers/run.js'
+
+describe('demo', () => {
+  it('builds the demo catalog, prints a summary and what to try next', async () => {
+    const db = tempStore()
+    const r = await run(db, ['demo'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toContain('demo catalog loaded into')
+    expect(r.stdout).toContain('products: 7 new, 0 updated, 0 unchanged; coupons: 4 new, 0 updated, 0 unchanged')
+    expect(r.stdout).toMatch(/pro_monthly\s*│ Pro Monthly/)
+    expect(r.stdout).toContain('What to try next:')
+    for (const step of ['pricectl products list', 'pricectl products get pro_monthly', 'pricectl coupons list', 'pricectl price --product pro_monthly --country DE']) {
+      expect(r.stdout).toContain(step)
+    }
+  })
+
+  it('covers monthly, yearly and one-time products, several currencies, every integration type, a baseline, features and coupons', async () => {
+    const db = tempStore()
+    expect((await run(db, ['demo', '--json'])).json).toEqual({
+      coupons: 4,
+      message: expect.stringContaining('7 products, 4 coupons'),
+      products: 7,
+      success: true,
+    })
+    const t = dump(db).tables
+    expect(new Set(t.products.map((p) => p.interval))).toEqual(new Set(['month', 'year', 'one_time']))
+    expect(new Set(t.country_prices.map((c) => c.currency))).toEqual(new Set(['EUR', 'GBP', 'INR', 'BRL', 'JPY']))
+    expect(new Set(t.product_integrations.map((i) => i.type))).toEqual(new Set(['gateway_a', 'gateway_a_with_interval', 'gateway_c', 'gateway_d']))
+    expect(t.products.filter((p) => p.baseline_id !== null)).toHaveLength(1)
+    expect(t.product_features.length).toBeGreaterThan(0)
+    expect(t.product_trials.length).toBeGreaterThan(0)
+    expect(new Set(t.coupons.map((c) => c.coupon_type))).toEqual(new Set(['percentage', 'fixed_amount']))
+    const intro = await run(db, ['products', 'get', 'pro_yearly_intro', '--json'])
+    const yearly = t.products.find((p) => p.api_id === 'pro_yearly')!
+    expect(intro.json.baseline_id).toBe(yearly.id)
+  })
+
+  it('is idempotent: a second run changes nothing', async () => {
+    const db = tempStore()
+    await run(db, ['demo'])
+    const before = dump(db)
+    const again = await run(db, ['demo'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain('products: 0 new, 0 updated, 7 unchanged; coupons: 0 new, 0 updated, 4 unchanged')
+    expect(dump(db)).toEqual(before)
+  })
+
+  it('restores demo rows that were changed, and leaves other products alone', async () => {
+    const db = tempStore()
+    await run(db, ['demo'])
+    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1'])
+    await run(db, ['products', 'create', '--api-id', 'mine', '--name', 'Mine', '--base-px', '3', '--interval', 'week', '--interval-count', '2'])
+    const r = await run(db, ['demo', '--json'])
+    expect(r.code).toBe(0)
+    expect((await run(db, ['products', 'get', 'pro_monthly', '--json'])).json.base_px).toBe(9.99)
+    expect((await run(db, ['products', 'get', 'mine', '--json'])).json.interval).toBe('week')
+  })
+})

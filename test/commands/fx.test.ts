@@ -1,0 +1,204 @@
+import Database from 'better-sqlite3'
+import {strToU8, zipSync} from 'fflate'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {run, tempStore} from '../helpers/run.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'pricectl-fx-cmd-'))
+function fixture(name: string, content: string | Uint8Array): string {
+  const p = join(dir, name)
+  writeFileSync(p, content)
+  return p
+}
+
+const ECB_LATEST = `Date, USD, JPY, GBP, KRW, \n13 April 2026, 1.1684, 186.75, 0.87058, 1740.86, \n`
+const ECB_HIST = 'Date,USD,JPY,CYP,GBP,\n2026-04-13,1.1684,186.75,N/A,0.87058,\n2026-04-10,1.1711,186.43,N/A,0.87105,\n1999-01-04,1.1789,133.73,0.58231,0.7111,\n'
+
+/** Every row of every table, to prove a rejected command wrote nothing. */
+function dump(db: string): string {
+  const d = new Database(db, {readonly: true})
+  try {
+    const tables = d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {name: string}[]
+    return JSON.stringify(tables.map(({name}) => [name, d.prepare(`SELECT * FROM "${name}"`).all()]))
+  } finally {
+    d.close()
+  }
+}
+
+async function freshStore(): Promise<string> {
+  const db = tempStore()
+  expect((await run(db, ['fx', 'list', '--json'])).code).toBe(0)
+  return db
+}
+
+describe('fx list', () => {
+  it('a fresh store has the dated default snapshot, ISO 4217 codes only', async () => {
+    const r = await run(tempStore(), ['fx', 'list', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.success).toBe(true)
+    const eur = r.json.rates.find((x: {currency: string}) => x.currency === 'EUR')
+    expect(eur).toEqual({currency: 'EUR', date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), rate: expect.any(Number), source: expect.stringContaining('default snapshot')})
+    expect(r.json.rates.find((x: {currency: string}) => x.currency === 'USD').rate).toBe(1)
+    expect(r.json.rates.every((x: {currency: string}) => /^[A-Z]{3}$/.test(x.currency))).toBe(true)
+    expect(r.json.rates.some((x: {currency: string}) => x.currency === 'BTC')).toBe(false)
+  })
+
+  it('a table for people, csv on request', async () => {
+    const db = await freshStore()
+    const t = await run(db, ['fx', 'list', '--currency', 'eur'])
+    expect(t.stdout).toMatch(/currency.*rate.*date.*source/)
+    expect(t.stdout).toContain('EUR')
+    await run(db, ['fx', 'import', fixture('hist1.csv', ECB_HIST)])
+    const c = await run(db, ['fx', 'list', '--currency', 'JPY', '--history', '--output', 'csv'])
+    const lines = c.stdout.trim().split('\n')
+    expect(lines[0]).toBe('currency,rate,date,source')
+    expect(lines.slice(-3).map((l) => l.split(',')[2])).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
+  })
+
+  it('as of a date: the nearest earlier rate, as conversion uses it', async () => {
+    const db = await freshStore()
+    await run(db, ['fx', 'import', fixture('hist2.csv', ECB_HIST)])
+    const r = await run(db, ['fx', 'list', '--currency', 'GBP', '--date', '2026-04-12', '--json'])
+    expect(r.json.rates).toEqual([{currency: 'GBP', date: '2026-04-10', rate: 0.87105 / 1.1711, source: 'ECB eurofxref (hist2.csv)'}])
+  })
+
+  it('bad filters exit 2; a currency without a rate exits 1 and says how to add one', async () => {
+    const db = await freshStore()
+    const unknown = await run(db, ['fx', 'list', '--currency', 'XYZ', '--json'])
+    expect(unknown.code).toBe(2)
+    expect(unknown.json).toEqual({message: expect.stringContaining('unknown currency "XYZ"'), success: false})
+    const badDate = await run(db, ['fx', 'list', '--date', '2026-02-30', '--json'])
+    expect(badDate.code).toBe(2)
+    expect(badDate.json.message).toContain('"2026-02-30"')
+    const none = await run(db, ['fx', 'list', '--currency', 'XSU', '--json'])
+    expect(none.code).toBe(1)
+    expect(none.json.message).toContain('pricectl fx set XSU RATE')
+  })
+})
+
+describe('fx import', () => {
+  it('ECB latest: summary on stdout, rates per 1 USD in the store', async () => {
+    const db = await freshStore()
+    const r = await run(db, ['fx', 'import', fixture('eurofxref.csv', ECB_LATEST), '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toEqual({
+      currencies: 4,
+      dates: {count: 1, from: '2026-04-13', to: '2026-04-13'},
+      dry_run: false,
+      format: 'ecb',
+      message: expect.stringContaining('wrote 4 rates'),
+      newer_on_file: expect.arrayContaining(['EUR', 'JPY']), // the default snapshot is dated later
+      rates_unchanged: 0,
+      rates_written: 4,
+      rows_read: 1,
+      skipped: {codes: [], values: 0},
+      source: 'ECB eurofxref (eurofxref.csv)',
+      success: true,
+    })
+    expect(r.stderr).toBe('') // notes are silent under --json
+    const jpy = await run(db, ['fx', 'list', '--currency', 'JPY', '--date', '2026-04-13', '--json'])
+    expect(jpy.json.rates[0].rate).toBeCloseTo(186.75 / 1.1684, 10)
+    const eur = await run(db, ['fx', 'list', '--currency', 'EUR', '--date', '2026-04-13', '--json'])
+    expect(eur.json.rates[0].rate).toBeCloseTo(1 / 1.1684, 12)
+  })
+
+  it('the zipped history, retired codes skipped with a count on stderr; importing twice changes nothing', async () => {
+    const db = await freshStore()
+    const zip = fixture('eurofxref-hist.zip', zipSync({'eurofxref-hist.csv': strToU8(ECB_HIST)}))
+    const r = await run(db, ['fx', 'import', zip])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('wrote 9 rates (0 unchanged) for 3 currencies, 3 dates 1999-01-04..2026-04-13, from 3 rows read (ecb)')
+    expect(r.stderr).toContain('skipped 1 code that is not ISO 4217 (1 value): CYP')
+    const again = await run(db, ['fx', 'import', zip, '--json'])
+    expect(again.json).toMatchObject({rates_unchanged: 9, rates_written: 0})
+  })
+
+  it('a currency,rate CSV with --date; a dry run writes nothing', async () => {
+    const db = await freshStore()
+    const file = fixture('rates.csv', 'currency,rate\nEUR,0.9\nchf,0.8\n')
+    const before = dump(db)
+    const dry = await run(db, ['fx', 'import', file, '--date', '2030-01-01', '--dry-run', '--json'])
+    expect(dry.json).toMatchObject({dry_run: true, format: 'csv', rates_written: 2})
+    expect(dump(db)).toBe(before)
+    const r = await run(db, ['fx', 'import', file, '--date', '2030-01-01', '--source', 'treasury', '--json'])
+    expect(r.json).toMatchObject({dates: {count: 1, from: '2030-01-01'}, rates_written: 2, source: 'treasury'})
+    const chf = await run(db, ['fx', 'list', '--currency', 'CHF', '--json'])
+    expect(chf.json.rates).toEqual([{currency: 'CHF', date: '2030-01-01', rate: 0.8, source: 'treasury'}])
+  })
+
+  it('JSON in the npm package layout', async () => {
+    const db = await freshStore()
+    const file = fixture('usd.json', JSON.stringify({date: '2031-02-03', usd: {btc: 0.00001, eur: 0.95, usd: 1}}))
+    const r = await run(db, ['fx', 'import', file, '--json'])
+    expect(r.json).toMatchObject({format: 'json', rates_written: 1, rows_read: 3, skipped: {codes: ['BTC'], values: 1}})
+  })
+
+  it('an unknown currency exits 2 naming code and line, and leaves the store unchanged', async () => {
+    const db = await freshStore()
+    const before = dump(db)
+    const r = await run(db, ['fx', 'import', fixture('bad.csv', 'EUR,0.9,2030-01-01\nABC,1.5,2030-01-01\nGBP,0.7,2030-01-01\n'), '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json).toEqual({message: expect.stringContaining('line 2: unknown currency "ABC"'), success: false})
+    expect(dump(db)).toBe(before)
+  })
+
+  it('input errors exit 2: missing file, unknown layout, bad --format', async () => {
+    const db = await freshStore()
+    const before = dump(db)
+    const missing = await run(db, ['fx', 'import', join(dir, 'nope.csv'), '--json'])
+    expect(missing.code).toBe(2)
+    expect(missing.json.message).toBe(`cannot read ${join(dir, 'nope.csv')}: no such file`)
+    const odd = await run(db, ['fx', 'import', fixture('odd.txt', 'hello\n')])
+    expect(odd.code).toBe(2)
+    expect(odd.stderr).toContain('--format ecb|csv|json')
+    const fmt = await run(db, ['fx', 'import', fixture('x.csv', 'EUR,1\n'), '--format', 'xml'])
+    expect(fmt.code).toBe(2)
+    expect(dump(db)).toBe(before)
+  })
+})
+
+describe('fx set', () => {
+  it('from arguments and flags, or a --body; flags override the body', async () => {
+    const db = await freshStore()
+    const r = await run(db, ['fx', 'set', 'eur', '0.91', '--date', '2031-01-01', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toEqual({message: 'EUR = 0.91 per 1 USD from 2031-01-01 (manual)', rate: {currency: 'EUR', date: '2031-01-01', rate: 0.91, source: 'manual'}, success: true})
+    const body = fixture('set.json', JSON.stringify({currency: 'GBP', date: '2031-01-01', rate: 0.7, source: 'bank'}))
+    const b = await run(db, ['fx', 'set', '--body', body, '--source', 'desk', '--json'])
+    expect(b.json.rate).toEqual({currency: 'GBP', date: '2031-01-01', rate: 0.7, source: 'desk'})
+    const list = await run(db, ['fx', 'list', '--currency', 'GBP', '--json'])
+    expect(list.json.rates[0]).toEqual({currency: 'GBP', date: '2031-01-01', rate: 0.7, source: 'desk'})
+  })
+
+  it('the date defaults to today (PRICECTL_NOW honoured)', async () => {
+    const db = await freshStore()
+    process.env.PRICECTL_NOW = '2032-07-08T10:00:00Z'
+    try {
+      const r = await run(db, ['fx', 'set', 'JPY', '140', '--json'])
+      expect(r.json.rate.date).toBe('2032-07-08')
+    } finally {
+      delete process.env.PRICECTL_NOW
+    }
+  })
+
+  it.each([
+    [['fx', 'set', 'EUR', 'abc'], 'RATE: expected a number of units per 1 USD, got "abc"'],
+    [['fx', 'set', 'EUR', '-1'], 'rate: must be greater than 0, got -1'],
+    [['fx', 'set', 'EUR', '0'], 'rate: must be greater than 0, got 0'],
+    [['fx', 'set', 'EURO', '1'], 'currency: unknown currency "EURO"'],
+    [['fx', 'set', 'USD', '2'], 'USD is the base of every rate, so its rate is always 1'],
+    [['fx', 'set', 'EUR', '0.9', '--date', '31/01/2031'], 'date: expected a date YYYY-MM-DD, got "31/01/2031"'],
+    [['fx', 'set'], 'missing required flags: CURRENCY, RATE'],
+  ])('%j exits 2 and writes nothing', async (args, message) => {
+    const db = await freshStore()
+    const before = dump(db)
+    const r = await run(db, [...args, '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.success).toBe(false)
+    expect(r.json.message).toContain(message)
+    expect(dump(db)).toBe(before)
+  })
+})

@@ -1,0 +1,147 @@
+import fc from 'fast-check'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {fromMinor, minorDigits, toMinor} from '../../src/currency.js'
+import {InvalidInputError} from '../../src/errors.js'
+import {
+  configureGateway,
+  DEFAULT_GATEWAY_SETTINGS,
+  gatewayPrice,
+  type GatewaySettings,
+  gatewaySettings,
+  gatewaySettingsMap,
+  listGatewaySettings,
+} from '../../src/pricing/gateways.js'
+import {openStore, type Store} from '../../src/store/db.js'
+import {tempStore} from '../helpers/run.js'
+
+const NBSP = '\u00A0'
+
+/** Rates in units per 1 USD, fixed for the tests (no network, no shipped snapshot). */
+const RATES: Record<string, number> = {BHD: 0.376, BRL: 5, EUR: 0.9, JPY: 150, KRW: 1350, KWD: 0.307, USD: 1}
+const rateOf = (c: string) => RATES[c]
+
+const minorAny: GatewaySettings = {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a'}
+const decimalAny: GatewaySettings = {...minorAny, amount_format: 'decimal', gateway: 'gateway_b'}
+const usdOnly: GatewaySettings = {accepted_currencies: ['USD', 'EUR'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c'}
+
+describe('gatewayPrice: minor units are never off by a factor of ten or a hundred', () => {
+  it.each([
+    // [currency, country, price in currency units, minor amount, decimal amount, formatted]
+    ['USD', 'US', 9.99, 999, 9.99, '$9.99'],
+    ['EUR', 'DE', 9.99, 999, 9.99, `9,99${NBSP}€`],
+    ['JPY', 'JP', 1200, 1200, 1200, '￥1,200'],
+    ['KRW', 'KR', 12_000, 12_000, 12_000, '₩12,000'],
+    ['CLP', 'CL', 9990, 9990, 9990, '$9.990'],
+    ['KWD', 'KW', 4.5, 4500, 4.5, '\u200F4.500\u00A0د.ك.\u200F'],
+    ['BHD', 'BH', 4.5, 4500, 4.5, '\u200F4.500\u00A0د.ب.\u200F'],
+    ['BHD', 'BH', 4.125, 4125, 4.125, '\u200F4.125\u00A0د.ب.\u200F'],
+  ] as const)('%s %s %d -> %i minor, %d decimal', (currency, country, units, minor, decimal, formatted) => {
+    const priceMinor = toMinor(units, currency)
+    expect(priceMinor).toBe(minor)
+    expect(gatewayPrice({country, currency, priceMinor, rateOf, settings: minorAny})).toEqual({amount: minor, currency, formatted})
+    expect(gatewayPrice({country, currency, priceMinor, rateOf, settings: decimalAny})).toEqual({amount: decimal, currency, formatted})
+  })
+
+  it('minor and decimal amounts agree for every ICU currency (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...Intl.supportedValuesOf('currency')), fc.integer({max: 1e12, min: 0}), (currency, priceMinor) => {
+        const minor = gatewayPrice({country: 'US', currency, priceMinor, rateOf, settings: minorAny}).amount
+        const decimal = gatewayPrice({country: 'US', currency, priceMinor, rateOf, settings: decimalAny}).amount
+        expect(Number.isInteger(minor)).toBe(true)
+        expect(minor).toBe(priceMinor)
+        expect(toMinor(decimal, currency)).toBe(priceMinor)
+        expect(decimal).toBe(fromMinor(priceMinor, currency))
+      }),
+    )
+  })
+})
+
+describe('gatewayPrice: fallback currency', () => {
+  it('falls back to USD, converted by FX, in USD cents', () => {
+    // 1200 JPY / 150 per USD = 8.00 USD
+    expect(gatewayPrice({country: 'JP', currency: 'JPY', priceMinor: 1200, rateOf, settings: usdOnly})).toEqual({amount: 800, currency: 'USD', formatted: '$8'})
+    // 4.500 KWD / 0.307 per USD = 14.6579... USD -> 14.66
+    expect(gatewayPrice({country: 'KW', currency: 'KWD', priceMinor: 4500, rateOf, settings: usdOnly})).toEqual({
+      amount: 1466,
+      currency: 'USD',
+      formatted: `\u200F14.66${NBSP}US$`, // ar-KW: a leading RLM only for US$
+    })
+    // 49.90 BRL / 5 = 9.98 USD, decimal gateway
+    expect(gatewayPrice({country: 'BR', currency: 'BRL', priceMinor: 4990, rateOf, settings: {...usdOnly, amount_format: 'decimal'}})).toEqual({
+      amount: 9.98,
+      currency: 'USD',
+      formatted: `US$${NBSP}9,98`,
+    })
+  })
+
+  it('keeps an accepted local currency as it is', () => {
+    expect(gatewayPrice({country: 'DE', currency: 'EUR', priceMinor: 999, rateOf, settings: usdOnly})).toEqual({amount: 999, currency: 'EUR', formatted: `9,99${NBSP}€`})
+  })
+
+  it('rounds a conversion to the fallback currency minor unit (0 and 3 digits too)', () => {
+    // 9.99 USD x 150 = 1498.5 JPY -> 1499 (half-up)
+    const jpy: GatewaySettings = {accepted_currencies: ['JPY'], amount_format: 'minor', fallback_currency: 'JPY', gateway: 'gateway_d'}
+    expect(gatewayPrice({country: 'US', currency: 'USD', priceMinor: 999, rateOf, settings: jpy})).toMatchObject({amount: 1499, currency: 'JPY'})
+    // 9.99 USD x 0.307 = 3.06693 KWD -> 3.067
+    const kwd: GatewaySettings = {accepted_currencies: ['KWD'], amount_format: 'decimal', fallback_currency: 'KWD', gateway: 'gateway_d'}
+    expect(gatewayPrice({country: 'US', currency: 'USD', priceMinor: 999, rateOf, settings: kwd})).toMatchObject({amount: 3.067, currency: 'KWD'})
+  })
+
+  it('names the currency without an FX rate', () => {
+    expect(() => gatewayPrice({country: 'TH', currency: 'THB', priceMinor: 9900, rateOf, settings: usdOnly})).toThrow(InvalidInputError)
+    expect(() => gatewayPrice({country: 'TH', currency: 'THB', priceMinor: 9900, rateOf, settings: usdOnly})).toThrow(
+      'gateway_c does not accept THB and falls back to USD, but there is no FX rate for THB: add one with "pricectl fx set THB RATE"',
+    )
+  })
+
+  it('converted amounts stay whole minor units of the fallback (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('JPY', 'KRW', 'KWD', 'BHD', 'BRL', 'EUR'), fc.integer({max: 1e10, min: 0}), (currency, priceMinor) => {
+        const {amount, currency: c} = gatewayPrice({country: 'US', currency, priceMinor, rateOf, settings: {...usdOnly, accepted_currencies: ['USD']}})
+        expect(c).toBe('USD')
+        expect(Number.isSafeInteger(amount)).toBe(true)
+        // Within half a cent of the exact conversion.
+        const exact = (priceMinor / 10 ** minorDigits(currency) / RATES[currency]) * 100
+        expect(Math.abs(amount - exact)).toBeLessThanOrEqual(0.5 + exact * 1e-9)
+      }),
+    )
+  })
+})
+
+describe('gateway settings in the store', () => {
+  let store: Store | undefined
+  afterEach(() => store?.close())
+
+  it('returns the defaults until something is stored', () => {
+    store = openStore(tempStore())
+    expect(listGatewaySettings(store.db)).toEqual(Object.values(DEFAULT_GATEWAY_SETTINGS).map((s) => ({...s, source: 'default'})))
+    expect(gatewaySettings(store.db, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
+  })
+
+  it('merges changes over the current settings, and --default drops them', () => {
+    store = openStore(tempStore())
+    configureGateway(store.db, 'gateway_b', {accepted_currencies: 'eur, usd,EUR'})
+    expect(gatewaySettings(store.db, 'gateway_b')).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'store'})
+    configureGateway(store.db, 'gateway_b', {amount_format: 'minor'})
+    expect(gatewaySettingsMap(store.db).gateway_b).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_b'})
+    configureGateway(store.db, 'gateway_b', {accepted_currencies: ['*']})
+    expect(gatewaySettings(store.db, 'gateway_b').accepted_currencies).toBe('*')
+    expect(configureGateway(store.db, 'gateway_b', 'default').settings.source).toBe('default')
+    expect(gatewaySettings(store.db, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
+  })
+
+  it('refuses bad settings and writes nothing', () => {
+    store = openStore(tempStore())
+    const db = store.db
+    expect(() => configureGateway(db, 'gateway_x', {amount_format: 'minor'})).toThrow('unknown gateway "gateway_x" (expected one of gateway_a, gateway_b, gateway_c, gateway_d)')
+    expect(() => configureGateway(db, 'gateway_a', {accepted_currencies: 'EUR'})).toThrow(
+      'fallback_currency: USD is not among the accepted currencies EUR: add it to --accept or pick another --fallback',
+    )
+    expect(() => configureGateway(db, 'gateway_a', {accepted_currencies: 'EUR,XYZ'})).toThrow('unknown currency "XYZ"')
+    expect(() => configureGateway(db, 'gateway_a', {amount_format: 'cents'})).toThrow('unknown amount format "cents" (expected minor or decimal)')
+    expect(() => configureGateway(db, 'gateway_a', {fallback_currency: 'usdx'})).toThrow('unknown currency "USDX"')
+    expect(() => configureGateway(db, 'gateway_a', {accept: 'EUR'})).toThrow('unknown field "accept"')
+    expect((db.prepare('SELECT count(*) AS n FROM gateways').get() as {n: number}).n).toBe(0)
+  })
+})
