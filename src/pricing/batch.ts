@@ -29,7 +29,7 @@ const CSV_COLUMNS = ['line', 'user_id', 'country', 'currency', 'product', 'price
 export async function priceBatch(ctx: PricingContext, file: string, out: Writable, options: BatchOptions): Promise<BatchSummary> {
   const input: Readable = file === '-' ? process.stdin : createReadStream(file)
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
-  const batchSize = options.batchSize ?? 1000
+  const batchSize = options.batchSize ?? 5000
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   const writer = bufferedWriter(out)
   if (options.output === 'csv') await writer.write(stringify([CSV_COLUMNS]))

@@ -6,6 +6,7 @@ import type {PriceRequest} from '../schemas/price.js'
 import type {DB} from '../store/db.js'
 import {defaultCountry} from '../store/settings.js'
 import {Coupons} from './coupons.js'
+import {Experiments} from './experiments.js'
 import * as display from './display.js'
 import {gatewayPrice, gatewaySettings} from './gateways.js'
 import {applyRounding, ruleFor} from './rounding.js'
@@ -34,6 +35,7 @@ export class PricingContext {
   private geo?: typeof import('../geo/geoip.js')
   readonly segments: Segments
   readonly coupons: Coupons
+  readonly experiments: Experiments
 
   constructor(db: DB, options: {geoipDb?: string} = {}) {
     this.db = db
@@ -42,6 +44,7 @@ export class PricingContext {
     this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
     this.segments = new Segments(db)
     this.coupons = new Coupons(db)
+    this.experiments = new Experiments(db)
   }
 
   async prepareCoupons(req: PriceRequest): Promise<void> {
@@ -78,6 +81,19 @@ export class PricingContext {
     return gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
   }
 
+  /** Batches format the same few prices over and over: remember them (bounded). */
+  private formatted = new Map<string, string>()
+  private formatCached(minor: number, currency: string, country: string): string {
+    const key = `${minor}|${currency}|${country}`
+    let text = this.formatted.get(key)
+    if (text === undefined) {
+      if (this.formatted.size >= 20_000) this.formatted.clear()
+      text = display.formatMoney(minor, currency, country)
+      this.formatted.set(key, text)
+    }
+    return text
+  }
+
   toUsdMinor(minor: number, currency: string): number {
     if (currency === 'USD') return minor
     return convertMinor(minor, currency, this.rate(currency)!.rate, 'USD', 1)
@@ -85,7 +101,7 @@ export class PricingContext {
 
   readonly display = {
     discount: (priceMinor: number, baselineMinor: number) => display.discountToBaseline(priceMinor, baselineMinor),
-    format: (minor: number, currency: string, country: string) => display.formatMoney(minor, currency, country),
+    format: (minor: number, currency: string, country: string) => this.formatCached(minor, currency, country),
     locale: (country: string) => display.localeForCountry(country),
     referenceInterval: (minor: number, interval: string, count: number) => display.referenceIntervalMinor(minor, interval, count),
     strike: (baselineText: string, priceText: string) => display.priceWithBaselineStrike(baselineText, priceText),

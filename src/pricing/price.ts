@@ -126,12 +126,24 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
     updated_at: now,
     user_id: req.user_id ?? null,
   }
+  // Experiment: a running experiment that targets this request gives the lock an arm.
+  const assignment = ctx.experiments.assign(
+    {audienceId: audience.api_id, country, lockKey, products, runExperiment: req.run_experiment !== false, userId: req.user_id ?? null},
+    trace,
+  )
+  if (assignment) {
+    lock.experiment_id = assignment.experiment_id
+    lock.arm_id = assignment.arm_id
+    lock.quote.experiment_type = assignment.experiment_type
+    lock.quote.products_to_select = assignment.products_to_select
+  }
   // 6-7. Price layers and coupons, per product.
   for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
   ctx.coupons.apply(lock, req, trace)
   if (!options.dryRun) {
     saveLock(ctx.db, lock)
     if (req.user_id) saveUserCountry(ctx.db, req.user_id, country, now)
+    if (assignment) ctx.experiments.recordExposure(lock)
   }
   note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
   return render(ctx, lock, req, products, integrations, trace)
@@ -234,7 +246,14 @@ function quoteProduct(ctx: PricingContext, product: PricedProduct, country: stri
     layer = 'audience'
   }
   const control = price
-  const baseline = baselinePrice(ctx, product, country, currency, lock, trace)
+  let baseline = baselinePrice(ctx, product, country, currency, lock, trace)
+  const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace)
+  if (armPrice !== undefined) {
+    price = armPrice
+    layer = 'experiment'
+    // In an experiment the control price is what the experimental price is compared with.
+    baseline = control
+  }
   return {baseline_minor: baseline, control_minor: control, currency, interval: product.interval, interval_count: product.interval_count, layer, price_minor: price}
 }
 

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {dump, fileDigest} from '../helpers/dump.js'
-import {runExact as run, tempStore} from '../helpers/run.js'
+import {run, tempStore} from '../helpers/run.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'pricectl-coupons-'))
 let n = 0

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {dump} from '../helpers/dump.js'
-import {runExact as run, tempStore} from '../helpers/run.js'
+import {run, tempStore} from '../helpers/run.js'
 
 describe('demo', () => {
   it('builds the demo catalog, prints a summary and what to try next', async () => {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3'
 import {describe, expect, it} from 'vitest'
 
 import {dump} from '../helpers/dump.js'
-import {runExact as run, tempStore} from '../helpers/run.js'
+import {run, tempStore} from '../helpers/run.js'
 
 describe('user get', () => {
   it('prints exactly {"user": {"country": ...}} for a stored user', async () => {

@@ -45,16 +45,3 @@ export function runBin(db: string | undefined, args: string[], options: {env?: R
   })
   return {code: r.status ?? 1, json: parseJson(r.stdout), stderr: r.stderr, stdout: r.stdout}
 }
-
-/**
- * Like run(), but every argument reaches the command as is. run() hands @oclif/test a
- * string that it re-splits on spaces and strips of quotes, so values such as
- * `--name "Pro Monthly"` or a JSON flag break there.
- */
-export async function runExact(db: string, args: string[]): Promise<Run> {
-  const {captureOutput} = await import('@oclif/test')
-  const {run: oclifRun} = await import('@oclif/core')
-  const {error, stderr, stdout} = await captureOutput(async () => oclifRun([...args, '--db', db], {root: ROOT}))
-  const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
-  return {code, json: parseJson(stdout), stderr, stdout}
-}

@@ -1,0 +1,64 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {overlay, readBody, requireFields} from '../../src/cli/input.js'
+import {createCharge} from '../../src/revenue/charges.js'
+import {bodyFlag, eventFlags, eventOf, metadataFlag, numberish, productFlag, recordView, timestampish} from '../../src/revenue/cli.js'
+import {ChargeWritten} from '../../src/schemas/revenue.js'
+
+export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
+  static override description =
+    "Record a charge (the spec's Create charge). It is an event: an existing charge with an older latest event is replaced (this is how a refund arrives: the charge again with amount_refunded), a newer one makes this a stale event that changes nothing"
+  static override examples = [
+    '<%= config.bin %> charges create --user-id u1 --origin gateway_a --origin-id ch_1 --product lifetime --amount 49 --currency EUR --created 1767225600 --status succeeded',
+    '<%= config.bin %> charges create --body charge.json --metadata invoice=in_1 --metadata channel=web',
+  ]
+  static override flags = {
+    ...bodyFlag,
+    amount: Flags.string({description: 'Price of the charge, in currency units'}),
+    'amount-refunded': Flags.string({description: 'Amount refunded, in currency units (default 0)'}),
+    country: Flags.string({description: 'Two-letter country code of the user'}),
+    created: Flags.string({description: 'When the charge was initialised (UNIX seconds or ISO date)'}),
+    currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
+    metadata: Flags.string({description: 'Free-form data: one JSON object, or KEY=VALUE (repeatable)', multiple: true}),
+    origin: Flags.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c'}),
+    'origin-id': Flags.string({description: 'Unique charge id'}),
+    product: Flags.string({description: 'Product api_id, or an integration object as JSON'}),
+    status: Flags.string({description: 'pending, succeeded or failed'}),
+    'user-id': Flags.string({description: 'The user id'}),
+    ...eventFlags,
+  }
+  static override outputSchema = ChargeWritten
+
+  async run() {
+    const f = this.flags
+    const body = overlay(readBody(f.body), {
+      amount: numberish(f.amount),
+      amount_refunded: numberish(f['amount-refunded']),
+      country: f.country,
+      created: timestampish(f.created),
+      currency: f.currency,
+      metadata: metadataFlag(f.metadata),
+      origin: f.origin,
+      origin_id: f['origin-id'],
+      product: productFlag(f.product),
+      status: f.status,
+      user_id: f['user-id'],
+    })
+    const input = await requireFields(body, [
+      {field: 'user_id', flag: '--user-id', message: 'User id'},
+      {field: 'origin', flag: '--origin', message: 'Origin (gateway_a, gateway_b, gateway_c)'},
+      {field: 'origin_id', flag: '--origin-id', message: 'Charge id at the origin'},
+      {field: 'product', flag: '--product', message: 'Product api_id', parse: productFlag},
+      {field: 'amount', flag: '--amount', message: 'Amount', parse: numberish},
+      {field: 'currency', flag: '--currency', message: 'Currency (ISO 4217)'},
+      {field: 'created', flag: '--created', message: 'Created (UNIX seconds or ISO date)', parse: timestampish},
+      {field: 'status', flag: '--status', message: 'Status (pending, succeeded, failed)'},
+    ])
+    const event = eventOf(f)
+    const r = createCharge(this.store.db, input, event)
+    this.log(r.message)
+    if (r.record && r.outcome !== 'stale' && r.outcome !== 'duplicate') this.log(recordView(r.record))
+    return {message: r.message, record: r.record, success: true}
+  }
+}

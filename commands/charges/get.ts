@@ -1,0 +1,17 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {getCharge} from '../../src/revenue/charges.js'
+import {keyArgs, recordView} from '../../src/revenue/cli.js'
+import {ChargeGot} from '../../src/schemas/revenue.js'
+
+export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
+  static override args = keyArgs
+  static override description = 'Show a charge: the stored charge record'
+  static override examples = ['<%= config.bin %> charges get u1 gateway_a ch_1 --json']
+  static override outputSchema = ChargeGot
+
+  async run() {
+    const charge = getCharge(this.store.db, this.args)
+    this.log(recordView(charge))
+    return {charge, success: true as const}
+  }
+}

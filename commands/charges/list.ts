@@ -1,0 +1,34 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {listCharges} from '../../src/revenue/charges.js'
+import {CHARGE_COLUMNS, listFlags, recordsCsv, table, window} from '../../src/revenue/cli.js'
+import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
+
+export default class ChargesList extends BaseCommand<typeof ChargesList> {
+  static override description = 'List charges, newest first, with filters'
+  static override examples = [
+    '<%= config.bin %> charges list --user-id u1',
+    '<%= config.bin %> charges list --status succeeded --since 2026-01-01 --until 2026-01-31 --limit 0 --output csv > january.csv',
+  ]
+  static override flags = listFlags
+  static override outputSchema = ChargeList
+
+  async run() {
+    const f = this.flags
+    const {records, total} = listCharges(this.store.db, {
+      limit: f.limit,
+      product: f.product,
+      status: f.status,
+      user_id: f['user-id'],
+      ...window(f.since, f.until),
+    })
+    const message = `${records.length} of ${total} charge${total === 1 ? '' : 's'}`
+    const result = {charges: records, message, success: true, total}
+    if (f.output === 'json' && !this.jsonEnabled()) this.log(JSON.stringify(result, null, 2))
+    else if (f.output === 'csv') this.log(recordsCsv(records, Object.keys(ChargeRecord.shape)).trimEnd())
+    else {
+      this.log(table(records, CHARGE_COLUMNS))
+      this.log(message)
+    }
+    return result
+  }
+}

@@ -1,0 +1,69 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {overlay, readBody, requireFields} from '../../src/cli/input.js'
+import {bodyFlag, eventFlags, eventOf, numberish, productFlag, recordView, timestampish} from '../../src/revenue/cli.js'
+import {createSubscription} from '../../src/revenue/subscriptions.js'
+import {SubscriptionWritten} from '../../src/schemas/revenue.js'
+
+export default class SubscriptionsCreate extends BaseCommand<typeof SubscriptionsCreate> {
+  static override description =
+    "Record a subscription (the spec's Create subscription). It is an event: an existing subscription with an older latest event is replaced, a newer one makes this a stale event that changes nothing"
+  static override examples = [
+    '<%= config.bin %> subscriptions create --user-id u1 --origin gateway_a --origin-id sub_1 --product pro_monthly --amount 9.99 --currency USD --created 1767225600 --status active',
+    '<%= config.bin %> subscriptions create --body sub.json --event-id evt_42 --event-timestamp 1767225600',
+    `<%= config.bin %> subscriptions create --body sub.json --product '{"type":"gateway_a","gateway_a_product_id":"prod_pro"}'`,
+  ]
+  static override flags = {
+    ...bodyFlag,
+    amount: Flags.string({description: 'Price of the subscription, in currency units'}),
+    'cancel-at': Flags.string({description: 'Moment after which the customer has no access (only with status canceled)'}),
+    'canceled-at': Flags.string({description: 'Moment the customer asked to cancel (only with status canceled)'}),
+    country: Flags.string({description: 'Two-letter country code of the user'}),
+    created: Flags.string({description: 'When the subscription was initialised (UNIX seconds or ISO date)'}),
+    currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
+    origin: Flags.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c'}),
+    'origin-id': Flags.string({description: 'Unique subscription id (may be the gateway\'s id)'}),
+    product: Flags.string({description: 'Product api_id, or an integration object as JSON'}),
+    status: Flags.string({description: 'pending, trialing, active or canceled'}),
+    'trial-end': Flags.string({description: 'End of the trial (only with status trialing)'}),
+    'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
+    'user-id': Flags.string({description: 'The user id'}),
+    ...eventFlags,
+  }
+  static override outputSchema = SubscriptionWritten
+
+  async run() {
+    const f = this.flags
+    const body = overlay(readBody(f.body), {
+      amount: numberish(f.amount),
+      cancel_at: timestampish(f['cancel-at']),
+      canceled_at: timestampish(f['canceled-at']),
+      country: f.country,
+      created: timestampish(f.created),
+      currency: f.currency,
+      origin: f.origin,
+      origin_id: f['origin-id'],
+      product: productFlag(f.product),
+      status: f.status,
+      trial_end: timestampish(f['trial-end']),
+      trial_start: timestampish(f['trial-start']),
+      user_id: f['user-id'],
+    })
+    const input = await requireFields(body, [
+      {field: 'user_id', flag: '--user-id', message: 'User id'},
+      {field: 'origin', flag: '--origin', message: 'Origin (gateway_a, gateway_b, gateway_c)'},
+      {field: 'origin_id', flag: '--origin-id', message: 'Subscription id at the origin'},
+      {field: 'product', flag: '--product', message: 'Product api_id', parse: productFlag},
+      {field: 'amount', flag: '--amount', message: 'Amount', parse: numberish},
+      {field: 'currency', flag: '--currency', message: 'Currency (ISO 4217)'},
+      {field: 'created', flag: '--created', message: 'Created (UNIX seconds or ISO date)', parse: timestampish},
+      {field: 'status', flag: '--status', message: 'Status (pending, trialing, active, canceled)'},
+    ])
+    const event = eventOf(f)
+    const r = createSubscription(this.store.db, input, event)
+    this.log(r.message)
+    if (r.record && r.outcome !== 'stale' && r.outcome !== 'duplicate') this.log(recordView(r.record))
+    return {message: r.message, record: r.record, success: true}
+  }
+}

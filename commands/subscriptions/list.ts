@@ -1,0 +1,34 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags, recordsCsv, SUBSCRIPTION_COLUMNS, table, window} from '../../src/revenue/cli.js'
+import {listSubscriptions} from '../../src/revenue/subscriptions.js'
+import {SubscriptionList, SubscriptionRecord} from '../../src/schemas/revenue.js'
+
+export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsList> {
+  static override description = 'List subscriptions, newest first, with filters'
+  static override examples = [
+    '<%= config.bin %> subscriptions list --user-id u1',
+    '<%= config.bin %> subscriptions list --status active --product pro_monthly --since 2026-01-01 --output csv > active.csv',
+  ]
+  static override flags = listFlags
+  static override outputSchema = SubscriptionList
+
+  async run() {
+    const f = this.flags
+    const {records, total} = listSubscriptions(this.store.db, {
+      limit: f.limit,
+      product: f.product,
+      status: f.status,
+      user_id: f['user-id'],
+      ...window(f.since, f.until),
+    })
+    const message = `${records.length} of ${total} subscription${total === 1 ? '' : 's'}`
+    const result = {message, subscriptions: records, success: true, total}
+    if (f.output === 'json' && !this.jsonEnabled()) this.log(JSON.stringify(result, null, 2))
+    else if (f.output === 'csv') this.log(recordsCsv(records, Object.keys(SubscriptionRecord.shape)).trimEnd())
+    else {
+      this.log(table(records, SUBSCRIPTION_COLUMNS))
+      this.log(message)
+    }
+    return result
+  }
+}

@@ -1,0 +1,179 @@
+import {readFileSync, statSync} from 'node:fs'
+
+import {parseJsonObject} from '../cli/input.js'
+import {InvalidInputError} from '../errors.js'
+import {CHARGE_FIELDS, ImportMapping, SUBSCRIPTION_FIELDS} from '../schemas/revenue.js'
+import {validate} from '../schemas/validate.js'
+
+/**
+ * Layouts of gateway exports. A preset is a mapping (the `--mapping FILE` shape) plus the
+ * headers that identify it; the first preset of the command's kind whose headers are all
+ * present is used, `--preset NAME` forces one. docs/revenue.md has the table.
+ */
+
+export type ImportKind = 'charges' | 'subscriptions'
+
+export type Preset = ImportMapping & {
+  /** Header groups that must all be present (any name of a group will do). */
+  detect: string[][]
+  kind: ImportKind
+  name: string
+}
+
+export const PRESETS: Preset[] = [
+  {
+    amount_unit: 'major',
+    columns: {
+      amount: 'Amount',
+      amount_refunded: 'Amount Refunded',
+      country: ['country (metadata)', 'Card Issue Country'],
+      created: ['Created date (UTC)', 'Created (UTC)'],
+      currency: 'Currency',
+      origin_id: 'id',
+      product: ['product (metadata)', 'product_id (metadata)', 'api_id (metadata)'],
+      status: 'Status',
+      user_id: ['user_id (metadata)', 'Customer ID'],
+    },
+    description: 'gateway_a payments export (unified payments; new "Created date (UTC)" and older "Created (UTC)" layouts)',
+    detect: [['id'], ['Created date (UTC)', 'Created (UTC)'], ['Amount'], ['Amount Refunded'], ['Currency'], ['Status'], ['Customer ID']],
+    event_timestamp: ['Created date (UTC)', 'Created (UTC)', 'Refunded date (UTC)'],
+    kind: 'charges',
+    metadata_suffix: ' (metadata)',
+    name: 'gateway_a_payments',
+    origin: 'gateway_a',
+    product_types: ['gateway_a', 'gateway_a_with_interval'],
+    refunded_statuses: ['Refunded'],
+    statuses: {
+      failed: 'failed',
+      paid: 'succeeded',
+      'partially refunded': 'succeeded',
+      pending: 'pending',
+      refunded: 'succeeded',
+      uncaptured: 'pending',
+    },
+  },
+  {
+    amount_unit: 'major',
+    columns: {
+      amount: 'Amount',
+      cancel_at: ['Ended At (UTC)', 'Current Period End (UTC)'],
+      canceled_at: 'Canceled At (UTC)',
+      country: 'country (metadata)',
+      created: ['Created (UTC)', 'Start (UTC)'],
+      currency: 'Currency',
+      interval: 'Interval',
+      origin_id: 'id',
+      product: 'Product',
+      quantity: 'Quantity',
+      status: 'Status',
+      trial_end: 'Trial End (UTC)',
+      trial_start: 'Trial Start (UTC)',
+      user_id: ['user_id (metadata)', 'Customer ID'],
+    },
+    description: 'gateway_a subscriptions export',
+    detect: [['id'], ['Customer ID'], ['Status'], ['Amount'], ['Currency'], ['Interval'], ['Product'], ['Created (UTC)'], ['Current Period Start (UTC)']],
+    event_timestamp: ['Created (UTC)', 'Start (UTC)', 'Current Period Start (UTC)', 'Trial Start (UTC)', 'Canceled At (UTC)', 'Ended At (UTC)'],
+    kind: 'subscriptions',
+    name: 'gateway_a_subscriptions',
+    origin: 'gateway_a',
+    product_types: ['gateway_a', 'gateway_a_with_interval'],
+    statuses: {
+      active: 'active',
+      canceled: 'canceled',
+      incomplete: 'pending',
+      incomplete_expired: 'canceled',
+      past_due: 'active',
+      paused: 'pending',
+      trialing: 'trialing',
+      unpaid: 'pending',
+    },
+  },
+  {
+    amount_unit: 'major',
+    columns: {
+      amount: 'subscriptions.plan_unit_price',
+      cancel_at: 'subscriptions.cancelled_at',
+      canceled_at: 'subscriptions.cancelled_at',
+      country: 'user_country (metadata)',
+      created: ['subscriptions.created_at', 'subscriptions.start_date'],
+      currency: 'subscriptions.currency_code',
+      origin_id: 'subscriptions.id',
+      product: 'subscriptions.plan_id',
+      quantity: 'subscriptions.plan_quantity',
+      status: 'subscriptions.status',
+      trial_end: 'subscriptions.trial_end',
+      trial_start: 'subscriptions.trial_start',
+      user_id: ['user_id (metadata)', 'customers.id'],
+    },
+    description: 'gateway_c subscriptions export',
+    detect: [['subscriptions.id'], ['subscriptions.plan_id'], ['subscriptions.status'], ['subscriptions.currency_code'], ['customers.id']],
+    event_timestamp: ['subscriptions.created_at', 'subscriptions.started_at', 'subscriptions.current_term_start', 'subscriptions.trial_start', 'subscriptions.cancelled_at'],
+    kind: 'subscriptions',
+    name: 'gateway_c_subscriptions',
+    origin: 'gateway_c',
+    product_types: ['gateway_c'],
+    statuses: {
+      active: 'active',
+      cancelled: 'canceled',
+      future: 'pending',
+      in_trial: 'trialing',
+      non_renewing: 'active',
+      paused: 'pending',
+    },
+  },
+]
+
+export const PRESET_NAMES = PRESETS.map((p) => p.name)
+
+export function normHeader(h: string): string {
+  return h.replace(/^\uFEFF/, '').trim().toLowerCase()
+}
+
+function matches(p: Preset, headers: Set<string>): boolean {
+  return p.detect.every((group) => group.some((h) => headers.has(normHeader(h))))
+}
+
+/** The preset for a header row, forced by name or detected; errors say what to pass instead. */
+export function choosePreset(kind: ImportKind, header: string[], forced?: string): Preset {
+  const headers = new Set(header.map((h) => normHeader(h)))
+  if (forced) {
+    const p = PRESETS.find((x) => x.name === forced)
+    if (!p) throw new InvalidInputError(`--preset: unknown preset ${JSON.stringify(forced)} (expected one of ${PRESET_NAMES.join(', ')})`)
+    if (p.kind !== kind) throw new InvalidInputError(`--preset ${forced} is a ${p.kind} layout: run "pricectl ${p.kind} import" instead`)
+    const missing = p.detect.filter((group) => !group.some((h) => headers.has(normHeader(h)))).map((g) => g.join(' or '))
+    if (missing.length > 0) throw new InvalidInputError(`the file lacks columns of preset ${forced}: ${missing.join(', ')} (pass --mapping FILE for another layout)`)
+    return p
+  }
+  const found = PRESETS.find((p) => p.kind === kind && matches(p, headers))
+  if (found) return found
+  const other = PRESETS.find((p) => p.kind !== kind && matches(p, headers))
+  if (other) throw new InvalidInputError(`this file looks like a ${other.description}: run "pricectl ${other.kind} import FILE" instead`)
+  const names = PRESETS.filter((p) => p.kind === kind).map((p) => p.name)
+  throw new InvalidInputError(
+    `unrecognised header (${header.slice(0, 6).map((h) => JSON.stringify(h)).join(', ')}${header.length > 6 ? ', ...' : ''}): not a known ${kind} export (${names.join(', ')}); pass --preset NAME or describe the layout with --mapping FILE`,
+  )
+}
+
+/** A `--mapping FILE`: validated, fields checked against the command's kind. */
+export function loadMapping(kind: ImportKind, path: string): Preset {
+  let text: string
+  try {
+    if (statSync(path).size > 1024 * 1024) throw new InvalidInputError(`--mapping: ${path} is over 1 MB; a mapping is a small JSON object`)
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw error
+    throw new InvalidInputError(`--mapping: cannot read ${path}: ${(error as Error).message}`)
+  }
+  const m = validate(ImportMapping, parseJsonObject(text.replace(/^\uFEFF/, ''), '--mapping'), 'mapping')
+  if (m.kind && m.kind !== kind) throw new InvalidInputError(`--mapping: ${path} is a ${m.kind} mapping: run "pricectl ${m.kind} import" instead`)
+  const allowed: readonly string[] = kind === 'charges' ? CHARGE_FIELDS : SUBSCRIPTION_FIELDS
+  const unknown = Object.keys(m.columns).filter((k) => !allowed.includes(k))
+  if (unknown.length > 0) throw new InvalidInputError(`--mapping: columns: unknown field${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} (a ${kind} mapping has ${allowed.join(', ')})`)
+  if (m.statuses) {
+    const statuses: readonly string[] = kind === 'charges' ? ['pending', 'succeeded', 'failed'] : ['pending', 'trialing', 'active', 'canceled']
+    for (const [from, to] of Object.entries(m.statuses)) {
+      if (!statuses.includes(to)) throw new InvalidInputError(`--mapping: statuses.${from}: ${JSON.stringify(to)} is not a ${kind} status (expected one of ${statuses.join(', ')})`)
+    }
+  }
+  return {...m, detect: [], kind, name: `mapping ${path}`}
+}

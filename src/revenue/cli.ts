@@ -1,0 +1,146 @@
+import {Args, Flags} from '@oclif/core'
+
+import {parseJsonValue, parseKeyValues} from '../cli/input.js'
+import {type Column, csv, recordTable, table} from '../cli/render.js'
+import {InvalidInputError} from '../errors.js'
+import type {ChargeRecord, SubscriptionRecord} from '../schemas/revenue.js'
+import {eventFrom, type EventRef} from './events.js'
+
+/**
+ * Flag shapes and conversions the subscription, charge and revenue commands share.
+ * Conversions keep what they cannot convert as the raw string, so the zod schema
+ * reports the field and the value the user typed.
+ */
+
+export const keyArgs = {
+  user_id: Args.string({description: 'User id the record was created with', required: true}),
+  origin: Args.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c', required: true}),
+  origin_id: Args.string({description: 'The subscription or charge id at the origin', required: true}),
+}
+
+export const bodyFlag = {
+  body: Flags.string({description: "The spec's JSON body (FILE, or - for stdin); flags given beside it override its fields"}),
+}
+
+export const eventFlags = {
+  'event-id': Flags.string({description: 'Id of the event this write is (default: a generated id); the same id twice is applied once', helpGroup: 'EVENT'}),
+  'event-timestamp': Flags.string({
+    description: 'When the event happened, UNIX seconds or ISO date (default: now); older than the record\'s latest event: "stale event ignored"',
+    helpGroup: 'EVENT',
+  }),
+}
+
+export const listFlags = {
+  limit: Flags.integer({default: 100, description: 'Show at most this many (0: all)', min: 0}),
+  output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
+  product: Flags.string({description: 'Only records of this product (api_id)'}),
+  since: Flags.string({description: 'Only records created at or after this moment (ISO date or UNIX seconds)'}),
+  status: Flags.string({description: 'Only records with this status'}),
+  until: Flags.string({description: 'Only records created up to this moment, a date includes its whole day (ISO date or UNIX seconds)'}),
+  'user-id': Flags.string({description: 'Only records of this user'}),
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+/** A flag's number, or the raw text for the schema to reject with its value. */
+export function numberish(s: string | undefined): number | string | undefined {
+  if (s === undefined) return undefined
+  const t = s.trim()
+  return NUMBER.test(t) ? Number(t) : s
+}
+
+/** UNIX seconds from digits or an ISO date/date-time (UTC unless it carries an offset). */
+export function parseMoment(s: string): number | undefined {
+  const t = s.trim()
+  if (/^\d+$/.test(t)) return Number(t)
+  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return undefined
+  const iso = t.length === 10 ? `${t}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/.test(t) ? t.replace(' ', 'T') : `${t.replace(' ', 'T')}Z`
+  const ms = Date.parse(iso)
+  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000)
+}
+
+export function timestampish(s: string | undefined): number | string | undefined {
+  if (s === undefined) return undefined
+  return parseMoment(s) ?? s
+}
+
+/** `--product`: an api_id, or an integration object as JSON. */
+export function productFlag(s: string | undefined): unknown {
+  if (s === undefined) return undefined
+  return s.trim().startsWith('{') ? parseJsonValue(s, '--product') : s
+}
+
+/** `--metadata`: one JSON object, or repeatable KEY=VALUE. */
+export function metadataFlag(items: string[] | undefined): unknown {
+  if (!items?.length) return undefined
+  if (items.length === 1 && items[0].trim().startsWith('{')) return parseJsonValue(items[0], '--metadata')
+  return parseKeyValues(items, '--metadata')
+}
+
+export function eventOf(flags: {'event-id'?: string; 'event-timestamp'?: string}): EventRef {
+  return eventFrom({event_id: flags['event-id'], event_timestamp: timestampish(flags['event-timestamp'])})
+}
+
+/** --since (inclusive) and --until (inclusive; a date-only value covers its whole day) as [since, until) seconds. */
+export function window(since: string | undefined, until: string | undefined): {since?: number; until?: number} {
+  const out: {since?: number; until?: number} = {}
+  if (since !== undefined) {
+    const s = parseMoment(since)
+    if (s === undefined) throw new InvalidInputError(`--since: expected an ISO date such as 2026-01-31 or UNIX seconds, got ${JSON.stringify(since)}`)
+    out.since = s
+  }
+  if (until !== undefined) {
+    const u = parseMoment(until)
+    if (u === undefined) throw new InvalidInputError(`--until: expected an ISO date such as 2026-01-31 or UNIX seconds, got ${JSON.stringify(until)}`)
+    out.until = /^\d{4}-\d{2}-\d{2}$/.test(until.trim()) ? u + 86_400 : u + 1
+  }
+  if (out.since !== undefined && out.until !== undefined && out.until <= out.since) {
+    throw new InvalidInputError(`--until ${until} is before --since ${since}`)
+  }
+  return out
+}
+
+function when(ts: null | number): string {
+  return ts === null ? '' : new Date(ts * 1000).toISOString().replace('T', ' ').replace('.000Z', 'Z')
+}
+
+/** One record as a two-column table, timestamps shown as dates too. */
+export function recordView(record: ChargeRecord | SubscriptionRecord): string {
+  const ts = new Set(['cancel_at', 'canceled_at', 'created', 'latest_event_timestamp', 'trial_end', 'trial_start'])
+  return recordTable(Object.entries(record).map(([k, v]): [string, unknown] => [k, ts.has(k) && typeof v === 'number' ? `${v} (${when(v)})` : v]))
+}
+
+export const SUBSCRIPTION_COLUMNS: Column<SubscriptionRecord>[] = [
+  {header: 'user_id', value: (r) => r.user_id},
+  {header: 'origin', value: (r) => r.origin},
+  {header: 'origin_id', value: (r) => r.origin_id},
+  {header: 'product', value: (r) => r.service_product_id},
+  {header: 'status', value: (r) => r.status},
+  {header: 'created', value: (r) => when(r.created)},
+  {header: 'interval', value: (r) => (r.interval ? `${r.interval_count} ${r.interval}` : '')},
+  {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+  {header: 'amount_usd', value: (r) => r.amount_usd},
+  {header: 'amount_usd_monthly', value: (r) => r.amount_usd_monthly},
+]
+
+export const CHARGE_COLUMNS: Column<ChargeRecord>[] = [
+  {header: 'user_id', value: (r) => r.user_id},
+  {header: 'origin', value: (r) => r.origin},
+  {header: 'origin_id', value: (r) => r.origin_id},
+  {header: 'product', value: (r) => r.service_product_id},
+  {header: 'status', value: (r) => r.status},
+  {header: 'created', value: (r) => when(r.created)},
+  {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+  {header: 'refunded', value: (r) => r.amount_refunded},
+  {header: 'amount_usd', value: (r) => r.amount_usd},
+]
+
+/** CSV of full records: every field of the JSON, one column each. */
+export function recordsCsv<R extends object>(records: R[], fields: string[]): string {
+  return csv(
+    records,
+    fields.map((f) => ({header: f, value: (r: R) => (r as Record<string, unknown>)[f]})),
+  )
+}
+
+export {table}
