@@ -11,8 +11,17 @@ export function nowSeconds(): number {
   return Math.floor(Date.now() / 1000)
 }
 
+let lastSecond = -1
+let lastIso = ''
+
 export function nowIso(): string {
-  return new Date(nowSeconds() * 1000).toISOString()
+  const s = nowSeconds()
+  // Batches ask thousands of times a second; the text only changes once a second.
+  if (s !== lastSecond) {
+    lastSecond = s
+    lastIso = new Date(s * 1000).toISOString()
+  }
+  return lastIso
 }
 
 /** YYYY-MM-DD of a UNIX timestamp (UTC). */

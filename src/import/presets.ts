@@ -94,7 +94,7 @@ export const PRESETS: Preset[] = [
       amount: 'subscriptions.plan_unit_price',
       cancel_at: 'subscriptions.cancelled_at',
       canceled_at: 'subscriptions.cancelled_at',
-      country: 'user_country (metadata)',
+      country: 'country (metadata)',
       created: ['subscriptions.created_at', 'subscriptions.start_date'],
       currency: 'subscriptions.currency_code',
       origin_id: 'subscriptions.id',

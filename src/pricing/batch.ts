@@ -9,7 +9,7 @@ import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../cli/render.js'
 import type {PriceResult} from '../schemas/price.js'
 import type {PricingContext} from './context.js'
-import {calculatePrice} from './price.js'
+import {calculatePriceSync} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -36,6 +36,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   let inTx = 0
   const db = ctx.db
+  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions.
+  db.pragma('cache_size = -65536')
   const begin = () => {
     if (inTx === 0) db.exec('BEGIN IMMEDIATE')
   }
@@ -52,7 +54,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       if (request instanceof Error) throw request
       begin()
       inTx++
-      const result = await calculatePrice(ctx, request)
+      if (!ctx.isReady) await ctx.ready(request)
+      const result = calculatePriceSync(ctx, request)
       summary.priced++
       await writer.write(options.output === 'csv' ? csvRows(line, result) : JSON.stringify(result) + '\n')
     } catch (error) {

@@ -2,7 +2,6 @@ import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {convertMinor} from '../currency.js'
 import {type FxRate, latestRates} from '../fx/rates.js'
 import {localizationFactor} from '../localization/factors.js'
-import type {PriceRequest} from '../schemas/price.js'
 import type {DB} from '../store/db.js'
 import {defaultCountry} from '../store/settings.js'
 import {Coupons} from './coupons.js'
@@ -42,18 +41,26 @@ export class PricingContext {
     this.geoipDb = options.geoipDb
     this.countryPriceStmt = db.prepare('SELECT country, currency, amount_minor FROM country_prices WHERE product_id = ?')
     this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
-    this.segments = new Segments(db)
-    this.coupons = new Coupons(db)
-    this.experiments = new Experiments(db)
+    // The layers read rates, rounding rules and display helpers through this context.
+    this.segments = new Segments(db, this)
+    this.coupons = new Coupons(db, this)
+    this.experiments = new Experiments(db, this)
   }
 
-  async prepareCoupons(req: PriceRequest): Promise<void> {
-    this.coupons.prepare(req)
+  /** Load what a request needs asynchronously: the geolocation module, only when it carries an IP. */
+  async ready(input: unknown): Promise<void> {
+    if (this.geo) return
+    const r = input as null | {get_ip_from_request?: unknown; ip?: unknown}
+    if (r && typeof r === 'object' && (r.ip || r.get_ip_from_request)) this.geo = await import('../geo/geoip.js')
   }
 
-  /** Country of an IP; the database is loaded only when an IP must be resolved. */
-  async geolocate(ip: string): Promise<{country: null | string; reason: string; source: string}> {
-    this.geo ??= await import('../geo/geoip.js')
+  get isReady(): boolean {
+    return this.geo !== undefined
+  }
+
+  /** Country of an IP; the database itself is opened on the first lookup. */
+  geolocate(ip: string): {country: null | string; reason: string; source: string} {
+    if (!this.geo) throw new Error('PricingContext.ready() must run before an IP is resolved')
     return this.geo.resolveCountry(ip, {dbPath: this.geoipDb})
   }
 
@@ -72,13 +79,21 @@ export class PricingContext {
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
   }
 
+  private gatewayPrices = new Map<string, {amount: number; currency: string; formatted: string}>()
+
   gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
+    const key = `${gateway}|${priceMinor}|${currency}|${country}`
+    const known = this.gatewayPrices.get(key)
+    if (known) return {...known}
     let settings = this.gateways.get(gateway)
     if (!settings) {
       settings = gatewaySettings(this.db, gateway)
       this.gateways.set(gateway, settings)
     }
-    return gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
+    const result = gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
+    if (this.gatewayPrices.size >= 20_000) this.gatewayPrices.clear()
+    this.gatewayPrices.set(key, result)
+    return {...result}
   }
 
   /** Batches format the same few prices over and over: remember them (bounded). */

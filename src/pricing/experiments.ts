@@ -1,3 +1,11 @@
+import {nowSeconds} from '../clock.js'
+import {convertMinor, fromMinor, roundHalfUp} from '../currency.js'
+import {clampToBounds, withinBounds} from '../experiments/bounds.js'
+import {armIdOut, describeArm, outcomes} from '../experiments/model.js'
+import {seededRng} from '../experiments/random.js'
+import {type ArmOutcome, thompsonChoice} from '../experiments/stats.js'
+import {adoptExposure, type Arm, armCounts, type Experiment, getExperiment, listExperiments, recordExposure} from '../experiments/store.js'
+import {BASELINE} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
 import type {PricedProduct} from './context.js'
 import type {Lock} from './locks.js'
@@ -21,28 +29,226 @@ export type AssignInput = {
   userId: null | string
 }
 
+/** What the experiment layer needs from the pricing context: rates and the rounding rule. */
+export type ExperimentPricing = {
+  rate(currency: string): undefined | {rate: number}
+  round(amountMinor: number, currency: string): {minor: number; rule: string; source: string}
+}
+
+/** An experiment as the price layer reads it, with lookups prepared once. */
+type Loaded = {
+  arms: Map<string, Arm>
+  countries: null | Set<string>
+  exp: Experiment
+  productApiIds: Set<string>
+  productIds: Set<number>
+}
+
+type Posteriors = {index: Map<string, number>; loadedAt: number; outcomes: ArmOutcome[]}
+
+function load(exp: Experiment): Loaded {
+  return {
+    arms: new Map(exp.arms.map((a) => [a.id, a])),
+    countries: exp.countries.length === 0 ? null : new Set(exp.countries),
+    exp,
+    productApiIds: new Set(exp.products.map((p) => p.api_id)),
+    productIds: new Set(exp.products.map((p) => p.id)),
+  }
+}
+
 /**
- * Experiment layer (DESIGN step 6, highest precedence; "Experiments"). Filled in by the
- * experiments issue: until then no experiment runs.
+ * Experiment layer (DESIGN step 6, highest precedence; docs/experiments.md). One instance
+ * per pricing context: running experiments are read once, posteriors are cached and kept
+ * current with this process's own exposures, and read again from the store after
+ * `posteriorTtlMs` (conversions are recorded by other processes) or on `refresh()`.
  */
 export class Experiments {
   private readonly db: DB
+  private readonly pricing?: ExperimentPricing
+  private running?: Loaded[]
+  private readonly byId = new Map<number, Loaded | null>()
+  private readonly posteriors = new Map<number, Posteriors>()
+  /** How long cached posteriors are trusted before the store is read again. */
+  posteriorTtlMs = 10_000
+  /** Force one arm of one experiment (the simulation's probes of each arm's price); never set by the price command. */
+  pin?: {armId: string; experimentId: number}
 
-  constructor(db: DB) {
+  constructor(db: DB, pricing?: ExperimentPricing) {
     this.db = db
+    this.pricing = pricing
   }
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
-  assign(_input: AssignInput, trace: Trace): Assignment | undefined {
-    trace?.push({detail: 'no running experiment', outcome: 'skipped', step: 'experiment'})
-    return undefined
+  assign(input: AssignInput, trace: Trace): Assignment | undefined {
+    if (!input.runExperiment) {
+      trace?.push({detail: 'run_experiment is false: no experiment for this request', outcome: 'skipped', step: 'experiment'})
+      return undefined
+    }
+    const running = this.runningExperiments()
+    if (running.length === 0) {
+      trace?.push({detail: 'no running experiment', outcome: 'skipped', step: 'experiment'})
+      return undefined
+    }
+    const target = running.find((l) => this.targets(l, input, trace))
+    if (!target) return undefined
+    const {exp} = target
+    const index = this.choose(target, input.lockKey)
+    const arm = exp.arms[index]
+    let select: string[] = []
+    if (exp.type === 'packaging') select = arm.products ? input.products.filter((p) => arm.products!.includes(p)) : [...input.products]
+    trace?.push({
+      detail: `experiment ${exp.id} "${exp.name}" (${exp.type}, ${exp.allocation}${this.pin ? ', pinned' : ''}): arm ${arm.id} (${describeArm(exp, arm)})` +
+        (exp.type === 'packaging' ? `, shows ${select.join(', ')}` : ''),
+      outcome: 'chose',
+      step: 'experiment',
+    })
+    return {arm_id: armIdOut(arm.id), experiment_id: exp.id, experiment_type: exp.type, products_to_select: select}
   }
 
   /** The arm's price for a product of the lock's experiment, inside [min_px, max_px]; undefined to keep the control price. */
-  armPrice(_lock: Lock, _product: PricedProduct, _controlMinor: number, _currency: string, _trace: Trace): number | undefined {
-    return undefined
+  armPrice(lock: Lock, product: PricedProduct, controlMinor: number, currency: string, trace: Trace): number | undefined {
+    const step = `price ${product.api_id}`
+    const loaded = this.experiment(lock.experiment_id)
+    if (!loaded || loaded.exp.type !== 'price') return undefined
+    if (!loaded.productIds.has(product.id)) {
+      trace?.push({detail: `experiment ${loaded.exp.id} does not price ${product.api_id}: control price`, outcome: 'skipped', step})
+      return undefined
+    }
+    const arm = loaded.arms.get(String(lock.arm_id))
+    if (!arm || arm.id === BASELINE) {
+      trace?.push({detail: `arm ${lock.arm_id} of experiment ${loaded.exp.id} is the control: price kept`, outcome: 'skipped', step})
+      return undefined
+    }
+    if (!this.pricing) throw new Error('Experiments needs the pricing context to price an arm')
+    const rate = this.pricing.rate(currency)!.rate
+    let price: number
+    let how: string
+    if (arm.multiplier !== null) {
+      const raw = roundHalfUp(controlMinor * arm.multiplier)
+      const r = this.pricing.round(raw, currency)
+      price = r.minor
+      how = `control ${fromMinor(controlMinor, currency)} x ${arm.multiplier} = ${fromMinor(raw, currency)}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)} ${currency}`
+    } else if (currency === 'USD') {
+      // Nothing converted: the arm's USD price is used as set, like a USD base price.
+      price = arm.usd_price_minor!
+      how = `USD price ${fromMinor(price, 'USD')} used as set`
+    } else {
+      const raw = convertMinor(arm.usd_price_minor!, 'USD', 1, currency, rate)
+      const r = this.pricing.round(raw, currency)
+      price = r.minor
+      how = `USD price ${fromMinor(arm.usd_price_minor!, 'USD')} x ${rate} = ${fromMinor(raw, currency)} ${currency}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)}`
+    }
+    const min = product.min_px_minor
+    const max = product.max_px_minor
+    const bounded = clampToBounds(price, currency, rate, min, max)
+    if (!bounded) {
+      trace?.push({detail: `arm ${arm.id}: ${how}; no ${currency} amount fits the bounds [${bound(min)}, ${bound(max)}] USD: control price kept`, outcome: 'skipped', step})
+      return undefined
+    }
+    if (bounded.clamped) {
+      // A bound wins over the rounding rule; the rounded bound is used when it still fits.
+      const nicer = this.pricing.round(bounded.minor, currency).minor
+      const final = withinBounds(nicer, currency, rate, min, max) ? nicer : bounded.minor
+      trace?.push({
+        detail: `arm ${arm.id} of experiment ${loaded.exp.id}: ${how}; ${bounded.clamped === 'max' ? `above max_px ${bound(max)}` : `below min_px ${bound(min)}`} USD, so ${fromMinor(final, currency)} ${currency}`,
+        outcome: 'applied',
+        step,
+      })
+      return final
+    }
+    trace?.push({detail: `arm ${arm.id} of experiment ${loaded.exp.id}: ${how} (within [${bound(min)}, ${bound(max)}] USD)`, outcome: 'applied', step})
+    return price
   }
 
   /** Record the exposure of a lock that received an arm (after the lock is saved). */
-  recordExposure(_lock: Lock): void {}
+  recordExposure(lock: Lock): void {
+    if (lock.experiment_id === 0) return
+    const arm = String(lock.arm_id)
+    const r = recordExposure(this.db, lock.experiment_id, lock.lock_key, lock.anonymous, arm, nowSeconds())
+    // Keep cached posteriors current with this process's own visitors.
+    const p = this.posteriors.get(lock.experiment_id)
+    if (!p || r.change === 'same') return
+    const add = (id: string, n: number) => {
+      const i = p.index.get(id)
+      if (i !== undefined) p.outcomes[i].visitors += n
+    }
+    add(arm, 1)
+    if (r.change === 'moved' && r.previous !== undefined) add(r.previous, -1)
+  }
+
+  /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
+  adoptExposure(lock: Lock, ip: string): void {
+    if (lock.experiment_id === 0 || !lock.user_id) return
+    adoptExposure(this.db, lock.experiment_id, ip, lock.user_id)
+  }
+
+  /** Read posteriors from the store again on next use (after conversions were recorded). */
+  refresh(): void {
+    this.posteriors.clear()
+  }
+
+  private runningExperiments(): Loaded[] {
+    if (!this.running) {
+      this.running = listExperiments(this.db, 'running').map((e) => load(e))
+      for (const l of this.running) this.byId.set(l.exp.id, l)
+    }
+    return this.running
+  }
+
+  private experiment(id: number): Loaded | undefined {
+    if (!this.byId.has(id)) {
+      const e = getExperiment(this.db, id)
+      this.byId.set(id, e ? load(e) : null)
+    }
+    return this.byId.get(id) ?? undefined
+  }
+
+  /**
+   * Does the experiment target this request? Price experiments: any requested product
+   * is one of theirs. Packaging experiments: the request holds every product they
+   * choose among. Then countries (none = all) and the audience (none = all).
+   */
+  private targets(l: Loaded, input: AssignInput, trace: Trace): boolean {
+    const {exp} = l
+    const why = (detail: string) => {
+      trace?.push({detail: `experiment ${exp.id}: ${detail}`, outcome: 'skipped', step: 'experiment'})
+      return false
+    }
+    if (exp.type === 'price' ? !input.products.some((p) => l.productApiIds.has(p)) : [...l.productApiIds].some((p) => !input.products.includes(p))) {
+      return why(exp.type === 'price' ? `prices none of ${input.products.join(', ')}` : `needs all of ${[...l.productApiIds].join(', ')} in the request`)
+    }
+    if (l.countries && !l.countries.has(input.country)) return why(`targets ${exp.countries.join(', ')}, not ${input.country}`)
+    if (exp.audience !== null && exp.audience !== input.audienceId) return why(`targets audience ${exp.audience}, not ${input.audienceId}`)
+    return true
+  }
+
+  /**
+   * The arm for a new lock. The random draw is seeded by (experiment seed, experiment,
+   * lock key), so the same store, seed and visitor give the same arm in any process.
+   */
+  private choose(l: Loaded, lockKey: string): number {
+    const {exp} = l
+    if (this.pin && this.pin.experimentId === exp.id) {
+      const i = exp.arms.findIndex((a) => a.id === this.pin!.armId)
+      if (i >= 0) return i
+    }
+    const rng = seededRng(exp.seed, exp.id, lockKey)
+    if (exp.allocation === 'uniform') return Math.floor(rng() * exp.arms.length)
+    return thompsonChoice(this.posteriorsOf(l).outcomes, rng)
+  }
+
+  private posteriorsOf(l: Loaded): Posteriors {
+    let p = this.posteriors.get(l.exp.id)
+    const now = Date.now()
+    if (!p || now - p.loadedAt > this.posteriorTtlMs) {
+      const o = outcomes(l.exp, armCounts(this.db, l.exp.id))
+      p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: now, outcomes: o}
+      this.posteriors.set(l.exp.id, p)
+    }
+    return p
+  }
+}
+
+function bound(minor: null | number): string {
+  return minor === null ? 'none' : String(fromMinor(minor, 'USD'))
 }

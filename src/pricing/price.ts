@@ -30,6 +30,15 @@ function note(trace: Trace, step: string, outcome: ExplainStep['outcome'], detai
  * calculation", steps 1-9. Validates everything before it writes the lock.
  */
 export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
+  await ctx.ready(input)
+  return calculatePriceSync(ctx, input, options)
+}
+
+/**
+ * The calculation itself, synchronous so a batch does not pay a promise per request;
+ * `ctx.ready(input)` must have run for requests that carry an IP.
+ */
+export function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
   const req = validate(PriceRequestSchema, input, 'price request')
   const trace = options.trace
   let ip = req.ip
@@ -42,7 +51,7 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
     if (!ctx.product(id)) throw new InvalidInputError(`unknown product "${id}" (see "pricectl products list")`)
   }
   const integrations = req.integrations ?? []
-  await ctx.prepareCoupons(req)
+  ctx.coupons.prepare(req)
 
   // 1. Identity and lock.
   let lock = getLock(ctx.db, lockKey)
@@ -72,24 +81,30 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
       note(trace, 'currency', 'info', `${lock.currency} (from the lock; ${lock.quote.currency_source})`)
     }
     const wanted = req.products ?? (lock.package_id ? Object.keys(lock.quote.products) : [])
+    const fresh = new Set<string>()
     for (const id of wanted) {
       if (lock.quote.products[id]) continue
-      // A product the lock lacks is priced under the same country, currency and arm.
+      // A product the lock lacks is priced under the same country, currency, audience and arm.
       lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
+      fresh.add(id)
       changed = true
     }
+    // Locked coupons stay; a product without one can get one from the request (and, when new, from campaigns).
+    if (ctx.coupons.apply(lock, req, trace, {fresh, products: wanted})) changed = true
     if (req.user_id && ip && lock.ip !== ip && !lock.ip) lock.ip = ip
     if (changed && !options.dryRun) {
       lock.updated_at = nowIso()
       if (adopted) deleteLock(ctx.db, ip!)
       saveLock(ctx.db, lock)
       if (adopted) saveUserCountry(ctx.db, req.user_id!, lock.country, lock.updated_at)
+      // The adopted lock's visitor is now a user who can convert: the exposure follows.
+      if (adopted && lock.experiment_id !== 0) ctx.experiments.adoptExposure(lock, ip!)
     }
     return render(ctx, lock, req, wanted, integrations, trace)
   }
 
   // 2. Country: flag > stored user country > IP > store default (override skips the stored country).
-  const {country, source: countrySource} = await resolveCountry(ctx, req, ip, trace)
+  const {country, source: countrySource} = resolveCountry(ctx, req, ip, trace)
   // 3. Currency: flag > product's country price > country's currency > USD.
   const {currency, source: currencySource} = resolveCurrency(ctx, req, country, trace)
   // 4. Audience.
@@ -98,7 +113,7 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
   let products = req.products
   let packageId: null | string = null
   if (!products || products.length === 0) {
-    const pkg = ctx.segments.package(req.package_id, country, audience, trace)
+    const pkg = ctx.segments.package(req.package_id, country, audience, trace, matching)
     packageId = pkg.api_id
     products = pkg.products
   }
@@ -149,7 +164,7 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
   return render(ctx, lock, req, products, integrations, trace)
 }
 
-async function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace): Promise<{country: string; source: string}> {
+function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace): {country: string; source: string} {
   if (req.country) {
     note(trace, 'country', 'chose', `${req.country} from the request`)
     return {country: req.country, source: 'request'}
@@ -160,7 +175,7 @@ async function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string
     return {country: stored, source: 'stored user country'}
   }
   if (ip) {
-    const geo = await ctx.geolocate(ip)
+    const geo = ctx.geolocate(ip)
     if (geo.country) {
       note(trace, 'country', 'chose', `${geo.country} from IP ${ip} (${geo.source})`)
       return {country: geo.country, source: `IP ${ip}`}
@@ -353,7 +368,8 @@ function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integr
   for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country)
   const result: ProductPrice = {
     display: {
-      discount_to_baseline: struck ? ctx.display.discount(p.price_minor, p.baseline_minor!) : 0,
+      // Spec: an experimental price is compared with the control, also when it is higher (negative discount).
+      discount_to_baseline: struck || (p.layer === 'experiment' && p.baseline_minor !== null) ? ctx.display.discount(p.price_minor, p.baseline_minor!) : 0,
       price: priceText,
       price_with_baseline_strike: struck ? ctx.display.strike(ctx.display.format(p.baseline_minor!, currency, country), priceText) : priceText,
       reference_interval_price: ctx.display.format(ctx.display.referenceInterval(p.control_minor, p.interval, p.interval_count), currency, country),
@@ -364,6 +380,8 @@ function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integr
     price: fromMinor(p.price_minor, currency),
     price_usd: fromMinor(ctx.toUsdMinor(p.price_minor, currency), 'USD'),
   }
-  if (p.coupon) result.coupon = ctx.coupons.render(lock, p)
+  // A locked coupon whose validity has passed is no longer shown.
+  const coupon = p.coupon ? ctx.coupons.render(lock, p) : undefined
+  if (coupon) result.coupon = coupon
   return result
 }

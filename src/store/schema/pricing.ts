@@ -37,6 +37,6 @@ CREATE TABLE locks (
   quote_json    TEXT NOT NULL,                   -- audience, per-product prices, coupons, explain data
   created_at    TEXT NOT NULL,
   updated_at    TEXT NOT NULL
-) WITHOUT ROWID;
+);
 CREATE INDEX locks_anonymous_ip ON locks (ip) WHERE anonymous = 1;
 `

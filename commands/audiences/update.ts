@@ -1,0 +1,27 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {audienceResponse, updateAudience} from '../../src/segments/audiences.js'
+import {audienceBody, audienceFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {AudienceResponse} from '../../src/schemas/segments.js'
+
+export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate> {
+  static override args = {api_id: Args.string({description: 'api_id of the audience', required: true})}
+  static override description = 'Change an audience; given fields replace stored ones (rules and prices as whole lists). Existing locks keep the audience they were computed with.'
+  static override examples = [
+    '<%= config.bin %> audiences update power --priority 20',
+    '<%= config.bin %> audiences update dach --rule "country in DE,AT" --rule "feature plan neq free"',
+    '<%= config.bin %> audiences update dach --price none',
+  ]
+  static override flags = {...audienceFlags, 'api-id': {...audienceFlags['api-id'], hidden: true}}
+  static override outputSchema = AudienceResponse
+
+  async run() {
+    const apiId = this.args.api_id
+    refuseApiIdFlag(this.flags['api-id'], 'audiences', apiId)
+    const {audience, changed} = updateAudience(this.store.db, apiId, audienceBody(this.flags))
+    const message = changed ? `updated audience ${apiId}` : `audience ${apiId} unchanged (the update matches what is stored)`
+    this.log(message)
+    return {audience: audienceResponse(audience), message, success: true as const}
+  }
+}

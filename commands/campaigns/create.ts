@@ -1,0 +1,33 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {requireFields} from '../../src/cli/input.js'
+import {campaignResponse, createCampaign} from '../../src/segments/campaigns.js'
+import {segmentText} from '../../src/segments/common.js'
+import {campaignBody, campaignFlags} from '../../src/segments/flags.js'
+import {CampaignResponse} from '../../src/schemas/segments.js'
+
+export default class CampaignsCreate extends BaseCommand<typeof CampaignsCreate> {
+  static override description = `Create a campaign: a coupon applied automatically to users of a segment inside a window
+
+The segment is countries and/or an audience (none: everyone). The coupon must also be ACTIVE
+and inside its own window when a price is computed. Existing locks keep their coupon.`
+  static override examples = [
+    '<%= config.bin %> campaigns create --api-id spring_de --name "Spring DE" --coupon SPRING25 --country DE,AT --active-from 2026-03-01 --active-till 2026-03-31',
+    '<%= config.bin %> campaigns create --api-id students --name "Student deal" --coupon STUDENT10 --audience students --product pro_yearly',
+    '<%= config.bin %> campaigns create --body campaign.json',
+  ]
+  static override flags = campaignFlags
+  static override outputSchema = CampaignResponse
+
+  async run() {
+    const body = await requireFields(campaignBody(this.flags), [
+      {field: 'api_id', flag: '--api-id', message: 'api_id'},
+      {field: 'name', flag: '--name', message: 'Name'},
+      {field: 'coupon', flag: '--coupon', message: 'Coupon api_id'},
+    ])
+    const c = createCampaign(this.store.db, body)
+    const out = campaignResponse(this.store.db, c)
+    const message = `created campaign ${c.api_id}`
+    this.log(`${message}: coupon ${c.coupon} for ${segmentText(c.countries, c.audience)}${c.products.length ? ` on ${c.products.join(', ')}` : ''} (${out.state.replaceAll('_', ' ')} now)`)
+    return {campaign: out, message, success: true as const}
+  }
+}

@@ -1,0 +1,26 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {confirmDestructive} from '../../src/cli/input.js'
+import {deleteCampaign, requireCampaign} from '../../src/segments/campaigns.js'
+import {CampaignDeleted} from '../../src/schemas/segments.js'
+
+export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete> {
+  static override args = {api_id: Args.string({description: 'api_id of the campaign', required: true})}
+  static override description = 'Delete a campaign (its coupon stays; existing locks keep the coupon they were computed with)'
+  static override examples = ['<%= config.bin %> campaigns delete spring_de --yes']
+  static override flags = {
+    yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
+  }
+  static override outputSchema = CampaignDeleted
+
+  async run() {
+    const apiId = this.args.api_id
+    requireCampaign(this.store.db, apiId)
+    await confirmDestructive(this.flags.yes, `delete campaign ${apiId}`)
+    deleteCampaign(this.store.db, apiId)
+    const message = `deleted campaign ${apiId}`
+    this.log(message)
+    return {api_id: apiId, message, success: true as const}
+  }
+}

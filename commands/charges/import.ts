@@ -1,0 +1,20 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {importArgs, importFlags, runImportCommand} from '../../src/import/command.js'
+import {ImportSummary} from '../../src/schemas/revenue.js'
+
+export default class ChargesImport extends BaseCommand<typeof ChargesImport> {
+  static override args = importArgs
+  static override description =
+    'Import a payments export (gateway_a payments layout detected from the header, or --mapping FILE): streaming, validated, batched; rejected rows go to a CSV with their line and reason (exit 1). Re-running changes nothing; an interrupted run resumes'
+  static override examples = [
+    '<%= config.bin %> charges import payments.csv',
+    '<%= config.bin %> charges import payments.csv --dry-run --rejects bad.csv',
+    '<%= config.bin %> charges import custom.csv --mapping layout.json --product lifetime --json',
+  ]
+  static override flags = importFlags
+  static override outputSchema = ImportSummary
+
+  async run() {
+    return runImportCommand(this.store.db, 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+  }
+}

@@ -1,0 +1,26 @@
+import {Args} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {packageResponse, updatePackage} from '../../src/segments/packages.js'
+import {PackageResponse} from '../../src/schemas/segments.js'
+
+export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
+  static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
+  static override description = 'Change a package; given fields replace stored ones (products and countries as whole lists). Existing locks keep the package they were computed with.'
+  static override examples = [
+    '<%= config.bin %> packages update br_basic --product pro_monthly,pro_yearly',
+    '<%= config.bin %> packages update br_basic --country BR,AR --audience none',
+  ]
+  static override flags = {...packageFlags, 'api-id': {...packageFlags['api-id'], hidden: true}}
+  static override outputSchema = PackageResponse
+
+  async run() {
+    const apiId = this.args.api_id
+    refuseApiIdFlag(this.flags['api-id'], 'packages', apiId)
+    const {changed, package: p} = updatePackage(this.store.db, apiId, packageBody(this.flags))
+    const message = changed ? `updated package ${apiId}` : `package ${apiId} unchanged (the update matches what is stored)`
+    this.log(message)
+    return {message, package: packageResponse(p), success: true as const}
+  }
+}

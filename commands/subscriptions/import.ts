@@ -1,0 +1,20 @@
+import {BaseCommand} from '../../src/cli/base.js'
+import {importArgs, importFlags, runImportCommand} from '../../src/import/command.js'
+import {ImportSummary} from '../../src/schemas/revenue.js'
+
+export default class SubscriptionsImport extends BaseCommand<typeof SubscriptionsImport> {
+  static override args = importArgs
+  static override description =
+    'Import a subscriptions export (gateway_a or gateway_c layout detected from the header, or --mapping FILE): streaming, validated, batched; rejected rows go to a CSV with their line and reason (exit 1). Re-running changes nothing; an interrupted run resumes'
+  static override examples = [
+    '<%= config.bin %> subscriptions import subscriptions.csv',
+    '<%= config.bin %> subscriptions import export.csv --preset gateway_c_subscriptions --dry-run',
+    '<%= config.bin %> subscriptions import custom.csv --mapping layout.json --product pro_monthly --json',
+  ]
+  static override flags = importFlags
+  static override outputSchema = ImportSummary
+
+  async run() {
+    return runImportCommand(this.store.db, 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Terminal charts for experiments (plain text, no colour, so they read the same piped
+ * or in a CI log). Pure: strings in, strings out.
+ */
+
+const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
+
+/** A bar of `fraction` (0..1) of `width` cells, with eighth-cell resolution. */
+export function bar(fraction: number, width: number): string {
+  const f = Number.isFinite(fraction) ? Math.min(1, Math.max(0, fraction)) : 0
+  const eighths = Math.round(f * width * 8)
+  const full = Math.floor(eighths / 8)
+  return '█'.repeat(full) + EIGHTHS[eighths % 8]
+}
+
+function padEnd(s: string, n: number): string {
+  const len = [...s].length
+  return len >= n ? s : s + ' '.repeat(n - len)
+}
+
+/** Horizontal bars: one row per label, scaled to the largest value (or `max`). */
+export function barChart(rows: {label: string; text: string; value: number}[], options: {max?: number; title?: string; width?: number} = {}): string {
+  const width = options.width ?? 30
+  const max = options.max ?? Math.max(0, ...rows.map((r) => r.value))
+  const labelWidth = Math.max(0, ...rows.map((r) => [...r.label].length))
+  const lines = rows.map((r) => `${padEnd(r.label, labelWidth)} │${padEnd(bar(max > 0 ? r.value / max : 0, width), width)}│ ${r.text}`)
+  return [options.title, ...lines].filter((l) => l !== undefined).join('\n')
+}
+
+/**
+ * Point estimates with intervals on one axis from 0: `├──●──┤` per row, so overlapping
+ * intervals (no clear winner yet) are visible at a glance.
+ */
+export function intervalChart(rows: {hi: number; label: string; lo: number; point: number; text: string}[], options: {title?: string; width?: number} = {}): string {
+  const width = options.width ?? 40
+  const max = Math.max(0, ...rows.map((r) => Math.max(r.hi, r.point)))
+  const labelWidth = Math.max(0, ...rows.map((r) => [...r.label].length))
+  const at = (x: number) => (max > 0 ? Math.min(width - 1, Math.max(0, Math.round((x / max) * (width - 1)))) : 0)
+  const lines = rows.map((r) => {
+    const cells = Array.from({length: width}, () => ' ')
+    const lo = at(r.lo)
+    const hi = at(r.hi)
+    for (let i = lo; i <= hi; i++) cells[i] = '─'
+    cells[lo] = '├'
+    cells[hi] = '┤'
+    cells[at(r.point)] = '●'
+    return `${padEnd(r.label, labelWidth)} │${cells.join('')}│ ${r.text}`
+  })
+  const axis = `${' '.repeat(labelWidth)} 0${' '.repeat(Math.max(1, width - String(round3(max)).length))}${round3(max)}`
+  return [options.title, ...lines, axis].filter((l) => l !== undefined).join('\n')
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000
+}
+
+/**
+ * Several series on one grid (x: visitors, y: value), each drawn with its own symbol;
+ * where two meet, the later series in the list shows.
+ */
+export function lineChart(series: {name: string; points: {x: number; y: number}[]; symbol: string}[], options: {height?: number; title?: string; width?: number; xLabel?: string; yLabel?: string} = {}): string {
+  const width = options.width ?? 60
+  const height = options.height ?? 12
+  const all = series.flatMap((s) => s.points)
+  if (all.length === 0) return options.title ?? ''
+  const xMax = Math.max(...all.map((p) => p.x))
+  const xMin = Math.min(...all.map((p) => p.x))
+  const yMax = Math.max(...all.map((p) => p.y))
+  const yMin = Math.min(0, ...all.map((p) => p.y))
+  const grid = Array.from({length: height}, () => Array.from({length: width}, () => ' '))
+  for (const s of series) {
+    for (const p of s.points) {
+      const col = xMax === xMin ? 0 : Math.round(((p.x - xMin) / (xMax - xMin)) * (width - 1))
+      const row = yMax === yMin ? height - 1 : height - 1 - Math.round(((p.y - yMin) / (yMax - yMin)) * (height - 1))
+      grid[row][col] = s.symbol
+    }
+  }
+  const top = String(round3(yMax))
+  const bottom = String(round3(yMin))
+  const gutter = Math.max(top.length, bottom.length)
+  const lines = grid.map((cells, i) => `${(i === 0 ? top : i === height - 1 ? bottom : '').padStart(gutter)} │${cells.join('')}`)
+  lines.push(`${' '.repeat(gutter)} └${'─'.repeat(width)}`)
+  const xText = `${xMin}${' '.repeat(Math.max(1, width - String(xMin).length - String(xMax).length))}${xMax}`
+  lines.push(`${' '.repeat(gutter)}  ${xText}${options.xLabel ? ` ${options.xLabel}` : ''}`)
+  const legend = series.map((s) => `${s.symbol} ${s.name}`).join('   ')
+  return [options.title, ...(options.yLabel ? [options.yLabel] : []), ...lines, legend].filter((l) => l !== undefined).join('\n')
+}

@@ -1,0 +1,272 @@
+import {nowIso} from '../clock.js'
+import {fromMinor, toMinor} from '../currency.js'
+import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {type ArmInput, BASELINE, checkArms, ExperimentInput, type ExperimentOutput, ExperimentPatch} from '../schemas/experiments.js'
+import {formatIssues, validate} from '../schemas/validate.js'
+import type {DB} from '../store/db.js'
+import {getSetting} from '../store/settings.js'
+import {armIdOut, armUsdMinor, describeArm} from './model.js'
+import {freshSeed} from './random.js'
+import {
+  type Arm,
+  audienceIdOf,
+  type Experiment,
+  type ExperimentDef,
+  type ExperimentProduct,
+  getExperiment,
+  insertExperiment,
+  listExperiments,
+  productsByApiId,
+  replaceExperiment,
+  runningOn,
+  setStatus,
+  type Status,
+} from './store.js'
+
+/** Store setting holding the default seed of new experiments (`experiments create` without --seed). */
+export const SEED_SETTING = 'experiment_seed'
+
+export function experimentOutput(e: Experiment): ExperimentOutput {
+  return {
+    allocation: e.allocation,
+    arms: e.arms.map((a) => ({
+      id: armIdOut(a.id),
+      multiplier: a.multiplier,
+      products: a.products,
+      usd_price: a.usd_price_minor === null ? null : fromMinor(a.usd_price_minor, 'USD'),
+    })),
+    audience: e.audience,
+    countries: e.countries,
+    created_at: e.created_at,
+    id: e.id,
+    name: e.name,
+    products: e.products.map((p) => p.api_id),
+    seed: e.seed,
+    started_at: e.started_at,
+    status: e.status,
+    stopped_at: e.stopped_at,
+    type: e.type,
+    updated_at: e.updated_at,
+  }
+}
+
+export function requireExperiment(db: DB, id: number): Experiment {
+  const e = getExperiment(db, id)
+  if (!e) throw new NotFoundError(`no experiment ${id} (see "pricectl experiments list")`)
+  return e
+}
+
+/** A positional experiment id: a whole number from 1. */
+export function parseExperimentId(text: string): number {
+  if (!/^[1-9]\d{0,15}$/.test(text)) throw new InvalidInputError(`experiment id must be a whole number from 1, got ${JSON.stringify(text)} (see "pricectl experiments list")`)
+  return Number(text)
+}
+
+/** The seed of a new experiment: given > store setting > a fresh random one (stored with it). */
+function seedFor(db: DB, given: null | number | undefined): number {
+  if (given !== undefined && given !== null) return given
+  const setting = getSetting(db, SEED_SETTING)
+  if (setting !== undefined && /^\d+$/.test(setting)) return Number(setting)
+  return freshSeed()
+}
+
+/** Arms with ids: the baseline first (always present), then the others, numbered 1, 2, ... where no id was given. */
+function resolveArms(arms: ArmInput[]): Arm[] {
+  const baselineInput = arms.find((a) => a.id === BASELINE)
+  const used = new Set(arms.filter((a) => typeof a.id === 'number').map((a) => a.id as number))
+  let next = 1
+  const out: Arm[] = [{id: BASELINE, multiplier: null, products: baselineInput?.products ?? null, usd_price_minor: null}]
+  for (const a of arms) {
+    if (a.id === BASELINE) continue
+    let id = a.id
+    if (id === undefined) {
+      while (used.has(next)) next++
+      id = next
+      used.add(next)
+    }
+    out.push({
+      id: String(id),
+      multiplier: a.multiplier ?? null,
+      products: a.products ?? null,
+      usd_price_minor: a.usd_price === undefined || a.usd_price === null ? null : toMinor(a.usd_price, 'USD', 'usd_price'),
+    })
+  }
+  return out
+}
+
+const usd = (minor: number) => `${fromMinor(Math.round(minor), 'USD')} USD`
+
+/**
+ * An arm outside a product's [min_px, max_px] is refused (exit 2), naming the arm, the
+ * product, the price it would give and the range that would fit. Checked on the USD
+ * price the arm defines (base_px x multiplier, or usd_price) before localization and
+ * rounding; prices made in other currencies are clamped to the bounds when quoted.
+ */
+export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): void {
+  if (type !== 'price') return
+  const problems: string[] = []
+  arms.forEach((arm, i) => {
+    for (const p of products) {
+      const price = arm.multiplier === null ? armUsdMinor(arm, p) : p.base_px_minor * arm.multiplier
+      if (price === undefined) continue
+      const below = p.min_px_minor !== null && price < p.min_px_minor
+      const above = p.max_px_minor !== null && price > p.max_px_minor
+      if (!below && !above) continue
+      const how = arm.multiplier === null ? 'its usd_price' : `base ${usd(p.base_px_minor)} x ${arm.multiplier}`
+      const bound = above ? `above its max_px ${usd(p.max_px_minor!)}` : `below its min_px ${usd(p.min_px_minor!)}`
+      let fits = ''
+      if (arm.multiplier !== null && p.base_px_minor > 0) {
+        const lo = p.min_px_minor === null ? 0 : p.min_px_minor / p.base_px_minor
+        const hi = p.max_px_minor === null ? Infinity : p.max_px_minor / p.base_px_minor
+        fits = hi === Infinity ? `; a multiplier of at least ${floor4(lo, 'up')} fits` : `; a multiplier from ${floor4(lo, 'up')} to ${floor4(hi, 'down')} fits`
+      } else {
+        fits = `; a USD price from ${p.min_px_minor === null ? 0 : usd(p.min_px_minor)} to ${p.max_px_minor === null ? 'any' : usd(p.max_px_minor)} fits`
+      }
+      problems.push(`arms[${i}] (arm ${arm.id}, ${describeArm({type}, arm)}): ${p.api_id} would cost ${usd(price)} (${how}), ${bound}${fits}`)
+    }
+  })
+  if (problems.length > 0) {
+    throw new InvalidInputError(`arm outside the price bounds: ${problems.join('; ')} (change the arm, or the bounds with "pricectl products update API_ID --min-px N --max-px N")`)
+  }
+}
+
+function floor4(x: number, dir: 'down' | 'up'): number {
+  const f = dir === 'up' ? Math.ceil(x * 10_000) : Math.floor(x * 10_000)
+  return f / 10_000
+}
+
+type Merged = {
+  allocation: 'thompson' | 'uniform'
+  arms: ArmInput[]
+  audience?: null | string
+  countries?: string[]
+  name: string
+  products?: string[]
+  seed?: null | number
+  type: 'packaging' | 'price'
+}
+
+/** Turn validated input into a definition: products and audience resolved, arms numbered, bounds checked. */
+function resolve(db: DB, input: Merged, seed: number): ExperimentDef {
+  const wanted = [...(input.products ?? [])]
+  if (input.type === 'packaging') for (const a of input.arms) for (const p of a.products ?? []) if (!wanted.includes(p)) wanted.push(p)
+  const found = productsByApiId(db, wanted)
+  const unknown = wanted.filter((p) => !found.has(p))
+  if (unknown.length > 0) throw new InvalidInputError(`unknown product${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => JSON.stringify(p)).join(', ')} (see "pricectl products list")`)
+  let audienceId: null | number = null
+  if (input.audience) {
+    const id = audienceIdOf(db, input.audience)
+    if (id === undefined) throw new InvalidInputError(`audience: unknown audience ${JSON.stringify(input.audience)} (see "pricectl audiences list")`)
+    audienceId = id
+  }
+  const arms = resolveArms(input.arms)
+  const products = wanted.map((p) => found.get(p)!)
+  checkBounds(input.type, arms, products)
+  return {allocation: input.allocation, arms, audience_id: audienceId, countries: input.countries ?? [], name: input.name, product_ids: products.map((p) => p.id), seed, type: input.type}
+}
+
+/** `experiments create`: validated and written in one transaction, as a draft. */
+export function createExperiment(db: DB, body: unknown): Experiment {
+  const input = validate(ExperimentInput, body, 'experiment')
+  const def = resolve(db, input, seedFor(db, input.seed))
+  const id = db.transaction(() => insertExperiment(db, def, nowIso()))()
+  return getExperiment(db, id)!
+}
+
+/** Back from the stored experiment to an input the patch can be laid over. */
+function inputOf(e: Experiment): Merged {
+  return {
+    allocation: e.allocation,
+    arms: e.arms
+      .filter((a) => a.id !== BASELINE || a.products !== null)
+      .map((a) => ({
+        id: a.id === BASELINE ? BASELINE : (armIdOut(a.id) as number | string),
+        multiplier: a.multiplier,
+        products: a.products,
+        usd_price: a.usd_price_minor === null ? null : fromMinor(a.usd_price_minor, 'USD'),
+      })) as ArmInput[],
+    audience: e.audience,
+    countries: e.countries,
+    name: e.name,
+    products: e.products.map((p) => p.api_id),
+    seed: e.seed,
+    type: e.type,
+  }
+}
+
+/** Fields that change who is in the experiment or what they see: only while it is a draft. */
+const DRAFT_ONLY = ['arms', 'audience', 'countries', 'products', 'type'] as const
+
+/**
+ * `experiments update ID`: name, allocation and seed at any time; arms, products, type and
+ * target only while a draft (changing them under running visitors would mix outcomes of
+ * different prices in one arm).
+ */
+export function updateExperiment(db: DB, id: number, body: unknown): {changed: boolean; experiment: Experiment} {
+  const patch = validate(ExperimentPatch, body, 'experiment update')
+  const e = requireExperiment(db, id)
+  if (e.status !== 'draft') {
+    const locked = DRAFT_ONLY.filter((k) => patch[k] !== undefined)
+    if (locked.length > 0) {
+      throw new InvalidInputError(
+        `experiment ${id} is ${e.status}: ${locked.join(', ')} can only change while it is a draft; create a new experiment instead ("pricectl experiments create") or change only name, allocation or seed`,
+      )
+    }
+  }
+  const base = inputOf(e)
+  const merged: Merged = {...base}
+  for (const [k, v] of Object.entries(patch)) if (v !== undefined) (merged as Record<string, unknown>)[k] = v
+  // Re-check the whole experiment: a patch can make stored arms invalid (e.g. type price -> packaging).
+  const issues: string[] = []
+  checkArms(merged, {addIssue: (i) => issues.push(formatIssues([{...i, code: 'custom'} as never]))})
+  if (issues.length > 0) throw new InvalidInputError(`invalid experiment update: ${issues.join('; ')}`)
+  const def = resolve(db, merged, merged.seed ?? e.seed)
+  const before = JSON.stringify(experimentOutput(e))
+  db.transaction(() => replaceExperiment(db, id, def, nowIso()))()
+  const after = getExperiment(db, id)!
+  const changed = JSON.stringify({...experimentOutput(after), updated_at: e.updated_at}) !== before
+  return {changed, experiment: after}
+}
+
+/**
+ * `experiments start ID`: a draft or stopped experiment starts taking new visitors.
+ * The bounds are checked again (a product's bounds may have changed since creation), and
+ * an experiment is refused while another running one prices the same product for the
+ * same visitors (overlapping countries and audience): a lock holds one experiment, so
+ * they would split each other's traffic silently.
+ */
+export function startExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
+  const e = requireExperiment(db, id)
+  if (e.status === 'running') return {changed: false, experiment: e}
+  if (e.products.length === 0) throw new InvalidInputError(`experiment ${id} has no products left (deleted?): update it with --product first`)
+  checkBounds(e.type, e.arms, e.products)
+  const clash = runningOn(db, e.products.map((p) => p.id), id)
+    .map((c) => getExperiment(db, c.id)!)
+    .filter((other) => overlaps(e, other))
+  if (clash.length > 0) {
+    throw new OperationalError(
+      `experiment ${clash.map((c) => `${c.id} ("${c.name}")`).join(', ')} already runs on ${e.products.map((p) => p.api_id).join(', ')} for the same visitors: stop it first ("pricectl experiments stop ${clash[0].id}") or target other countries or another audience`,
+    )
+  }
+  db.transaction(() => setStatus(db, id, 'running', nowIso()))()
+  return {changed: true, experiment: getExperiment(db, id)!}
+}
+
+/** Could one visitor be targeted by both (same products checked by the caller)? */
+function overlaps(a: Experiment, b: Experiment): boolean {
+  const countries = a.countries.length === 0 || b.countries.length === 0 || a.countries.some((c) => b.countries.includes(c))
+  const audiences = a.audience_id === null || b.audience_id === null || a.audience_id === b.audience_id
+  return countries && audiences
+}
+
+/** `experiments stop ID`: no new visitors; locks keep their arm (until --override). */
+export function stopExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
+  const e = requireExperiment(db, id)
+  if (e.status !== 'running') return {changed: false, experiment: e}
+  db.transaction(() => setStatus(db, id, 'stopped', nowIso()))()
+  return {changed: true, experiment: getExperiment(db, id)!}
+}
+
+export function experimentsList(db: DB, status?: Status): Experiment[] {
+  return listExperiments(db, status)
+}

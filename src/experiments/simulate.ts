@@ -1,0 +1,316 @@
+import {readFileSync} from 'node:fs'
+
+import {nowSeconds} from '../clock.js'
+import {minorDigits} from '../currency.js'
+import {InvalidInputError} from '../errors.js'
+import {PricingContext} from '../pricing/context.js'
+import {referenceIntervalMinor} from '../pricing/display.js'
+import {calculatePrice} from '../pricing/price.js'
+import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
+import type {DB} from '../store/db.js'
+import {createExperiment, startExperiment, stopExperiment} from './manage.js'
+import {armIdOut} from './model.js'
+import {seededRng} from './random.js'
+import {listExperiments} from './store.js'
+
+/** A demand curve: the probability that a visitor buys at a USD price. */
+export type DemandPoint = {price: number; probability: number}
+
+const POINT = /^\s*(\d+(?:\.\d+)?)\s*[=:]\s*(\d*\.?\d+(?:e-?\d+)?)\s*$/i
+
+function checkCurve(points: DemandPoint[], what: string): DemandPoint[] {
+  if (points.length === 0) throw new InvalidInputError(`${what}: no price points (expected e.g. "7.99=0.12,9.99=0.10,12.99=0.06")`)
+  const seen = new Set<number>()
+  for (const p of points) {
+    if (!Number.isFinite(p.price) || p.price < 0) throw new InvalidInputError(`${what}: price ${JSON.stringify(p.price)} must be a number of USD, 0 or more`)
+    if (!Number.isFinite(p.probability) || p.probability < 0 || p.probability > 1) {
+      throw new InvalidInputError(`${what}: probability ${JSON.stringify(p.probability)} at price ${p.price} must be between 0 and 1`)
+    }
+    if (seen.has(p.price)) throw new InvalidInputError(`${what}: price ${p.price} is given twice`)
+    seen.add(p.price)
+  }
+  return [...points].sort((a, b) => a.price - b.price)
+}
+
+/** `PRICE=PROBABILITY,...` (USD price per billing period = conversion probability). */
+export function parseDemand(text: string, what = '--demand'): DemandPoint[] {
+  const points = text
+    .split(/[,;\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((item) => {
+      const m = POINT.exec(item)
+      if (!m) throw new InvalidInputError(`${what}: expected PRICE=PROBABILITY, got ${JSON.stringify(item)} (e.g. "9.99=0.1")`)
+      return {price: Number(m[1]), probability: Number(m[2])}
+    })
+  return checkCurve(points, what)
+}
+
+/**
+ * A demand file: JSON (`{"9.99": 0.1, ...}` or `[{"price": 9.99, "probability": 0.1}]`)
+ * or CSV/text lines `price,probability` (a header line is skipped).
+ */
+export function readDemandFile(path: string): DemandPoint[] {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
+  } catch (error) {
+    throw new InvalidInputError(`--demand-file: cannot read ${path}: ${(error as Error).message}`)
+  }
+  const what = `--demand-file ${path}`
+  const trimmed = text.trim()
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    let value: unknown
+    try {
+      value = JSON.parse(trimmed)
+    } catch (error) {
+      throw new InvalidInputError(`${what}: malformed JSON (${(error as Error).message})`)
+    }
+    if (Array.isArray(value)) {
+      return checkCurve(
+        value.map((v, i) => {
+          const o = v as {price?: unknown; probability?: unknown}
+          if (typeof o?.price !== 'number' || typeof o?.probability !== 'number') throw new InvalidInputError(`${what}: [${i}] expected {"price": N, "probability": P}, got ${JSON.stringify(v)}`)
+          return {price: o.price, probability: o.probability}
+        }),
+        what,
+      )
+    }
+    return checkCurve(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => {
+        if (!/^\d+(\.\d+)?$/.test(k) || typeof v !== 'number') throw new InvalidInputError(`${what}: expected "PRICE": PROBABILITY, got ${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+        return {price: Number(k), probability: v}
+      }),
+      what,
+    )
+  }
+  const lines = trimmed.split(/\r?\n/).filter((l) => l.trim() && !l.trim().startsWith('#'))
+  if (lines.length > 0 && /[a-z]/i.test(lines[0]) && !POINT.test(lines[0].replace(/[,\t]/, '='))) lines.shift()
+  return checkCurve(
+    lines.map((l, i) => {
+      const m = POINT.exec(l.replace(/[,\t]/, '='))
+      if (!m) throw new InvalidInputError(`${what}: line ${i + 1}: expected price,probability, got ${JSON.stringify(l)}`)
+      return {price: Number(m[1]), probability: Number(m[2])}
+    }),
+    what,
+  )
+}
+
+/** Conversion probability at a price: linear between points, flat beyond the ends. */
+export function conversionProbability(curve: DemandPoint[], price: number): number {
+  if (price <= curve[0].price) return curve[0].probability
+  const last = curve.at(-1)!
+  if (price >= last.price) return last.probability
+  for (let i = 1; i < curve.length; i++) {
+    const b = curve[i]
+    if (price <= b.price) {
+      const a = curve[i - 1]
+      return a.probability + ((price - a.price) / (b.price - a.price)) * (b.probability - a.probability)
+    }
+  }
+  return last.probability
+}
+
+export type Policy = 'thompson' | 'uniform'
+
+export type SimulationOptions = {
+  arms: ArmInput[]
+  /** Visitors between posterior updates: how late the bandit learns of conversions. */
+  batch?: number
+  countries?: string[]
+  demand: DemandPoint[]
+  /** Window at the end for the share of visitors the best arm got. */
+  last?: number
+  onProgress?: (policy: string, done: number, total: number) => void
+  policies?: Policy[]
+  /** Points of each cumulative series in the result. */
+  points?: number
+  product: string
+  seed: number
+  /** Path of the store, reported in the result (null when it was removed). */
+  storePath?: null | string
+  visitors: number
+}
+
+type Probe = {arm_id: string; byCountry: Map<string, {monthlyMinor: number; p: number; priceUsd: number}>}
+
+/**
+ * `experiments simulate`: synthetic visitors through the real price engine and a real
+ * store. For each policy an experiment is created and started, every visitor is priced
+ * (`calculatePrice`: lock, arm, exposure), buys with the demand curve's probability at
+ * the quoted USD price (a subscription row, attributed like any other), and the bandit
+ * sees conversions every `batch` visitors. All policies see the same visitors and the
+ * same random numbers, so their difference is the policy's. The oracle is the best
+ * fixed arm, known from the demand curve and each arm's quoted price.
+ */
+export async function simulate(db: DB, options: SimulationOptions): Promise<SimulationResult> {
+  const policies = options.policies ?? ['thompson', 'uniform']
+  const countries = options.countries?.length ? options.countries : ['US']
+  const batch = options.batch ?? 100
+  const n = options.visitors
+  const last = Math.min(options.last ?? 1000, n)
+  const pointsWanted = Math.max(2, Math.min(options.points ?? 50, n))
+  const {product} = options
+  const productRow = db.prepare('SELECT id, interval, interval_count FROM products WHERE api_id = ?').get(product) as {id: number; interval: string; interval_count: number} | undefined
+  if (!productRow) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(product)} (see "pricectl products list")`)
+
+  // A visitor is one lock: running experiments of the store's own on this product would take them.
+  for (const e of listExperiments(db, 'running')) if (e.products.some((p) => p.api_id === product)) stopExperiment(db, e.id)
+
+  // The same uniform draw per visitor for every policy (common random numbers).
+  const u = new Float64Array(n)
+  const draw = seededRng(options.seed, 'visitors')
+  for (let i = 0; i < n; i++) u[i] = draw()
+  const runTag = `sim${options.seed}-${Date.now().toString(36)}`
+
+  const runs: Partial<Record<Policy, ReturnType<typeof emptyRun>>> = {}
+  let probes: Probe[] | undefined
+  let bestIndex = 0
+  const insert = db.prepare(`INSERT INTO subscriptions (user_id, origin, origin_id, product_id, country, created, interval, interval_count, status, currency,
+    amount_minor, amount_usd_minor, amount_usd_monthly_minor, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_a', ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`)
+
+  for (const policy of policies) {
+    const exp = createExperiment(db, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
+    startExperiment(db, exp.id)
+    const ctx = new PricingContext(db)
+    if (!probes) {
+      probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
+      bestIndex = bestArm(probes)
+    }
+    const run = emptyRun(exp.arms.map((a) => a.id))
+    const every = Math.max(1, Math.floor(n / pointsWanted))
+    for (let start = 0; start < n; start += batch) {
+      const end = Math.min(n, start + batch)
+      db.exec('BEGIN IMMEDIATE')
+      try {
+        for (let i = start; i < end; i++) {
+          const country = countries[i % countries.length]
+          const user = `${runTag}-${policy}-${i}`
+          const quote = await calculatePrice(ctx, {country, products: [product], user_id: user})
+          const arm = String(quote.variants.arm_id)
+          const p = quote.products[product]
+          run.allocation[arm] = (run.allocation[arm] ?? 0) + 1
+          if (i >= n - last && arm === exp.arms[bestIndex].id) run.bestLast++
+          if (u[i] < conversionProbability(options.demand, p.price_usd)) {
+            const usdMinor = Math.round(p.price_usd * 100)
+            const monthly = referenceIntervalMinor(usdMinor, productRow.interval, productRow.interval_count)
+            const now = nowSeconds()
+            insert.run(user, `${user}-sub`, productRow.id, country, now, productRow.interval, productRow.interval_count, quote.currency, Math.round(p.price * 10 ** minorDigits(quote.currency)), usdMinor, monthly, now, `${user}-created`)
+            run.conversions++
+            run.revenueMinor += monthly
+          }
+          if ((i + 1) % every === 0 || i === n - 1) run.series.push({revenue_per_visitor: round4(run.revenueMinor / 100 / (i + 1)), visitors: i + 1})
+        }
+        db.exec('COMMIT')
+      } catch (error) {
+        db.exec('ROLLBACK')
+        throw error
+      }
+      // Conversions recorded in this batch reach the bandit now.
+      ctx.experiments.refresh()
+      options.onProgress?.(policy, end, n)
+    }
+    stopExperiment(db, exp.id)
+    runs[policy] = run
+  }
+
+  // The oracle: the best fixed arm, with the same visitors and draws.
+  const oracle = emptyRun(probes!.map((p) => p.arm_id))
+  const best = probes![bestIndex]
+  const every = Math.max(1, Math.floor(n / pointsWanted))
+  for (let i = 0; i < n; i++) {
+    const c = best.byCountry.get(countries[i % countries.length])!
+    if (u[i] < c.p) {
+      oracle.conversions++
+      oracle.revenueMinor += c.monthlyMinor
+    }
+    if ((i + 1) % every === 0 || i === n - 1) oracle.series.push({revenue_per_visitor: round4(oracle.revenueMinor / 100 / (i + 1)), visitors: i + 1})
+  }
+  oracle.allocation[best.arm_id] = n
+  oracle.bestLast = last
+
+  const summary = (r: ReturnType<typeof emptyRun>) => ({
+    allocation: r.allocation,
+    best_arm_share_last: last === 0 ? 0 : round4(r.bestLast / last),
+    conversions: r.conversions,
+    revenue: Math.round(r.revenueMinor) / 100,
+    revenue_per_visitor: n === 0 ? 0 : round4(r.revenueMinor / 100 / n),
+    series: r.series,
+  })
+  const arms = probes!.map((p) => {
+    const cs = [...p.byCountry.values()]
+    const mean = (f: (x: (typeof cs)[number]) => number) => cs.reduce((s, x) => s + f(x), 0) / cs.length
+    return {
+      arm_id: armIdOut(p.arm_id),
+      conversion_probability: round4(mean((x) => x.p)),
+      price_usd: Math.round(mean((x) => x.priceUsd) * 100) / 100,
+      true_revenue_per_visitor: round4(mean((x) => (x.p * x.monthlyMinor) / 100)),
+    }
+  })
+  return {
+    arms,
+    best_arm: armIdOut(best.arm_id),
+    last,
+    message: `simulated ${n} visitors per policy (seed ${options.seed})`,
+    policies: {
+      oracle: summary(oracle),
+      ...(runs.thompson ? {thompson: summary(runs.thompson)} : {}),
+      ...(runs.uniform ? {uniform: summary(runs.uniform)} : {}),
+    },
+    product,
+    seed: options.seed,
+    store: options.storePath ?? null,
+    success: true,
+    visitors: n,
+  }
+}
+
+function emptyRun(arms: string[]) {
+  return {
+    allocation: Object.fromEntries(arms.map((a) => [a, 0])) as Record<string, number>,
+    bestLast: 0,
+    conversions: 0,
+    revenueMinor: 0,
+    series: [] as {revenue_per_visitor: number; visitors: number}[],
+  }
+}
+
+/** Each arm's quoted price per country, by pricing a probe with the arm pinned (dry run: nothing written). */
+async function probeArms(ctx: PricingContext, experimentId: number, armIds: string[], product: string, countries: string[], demand: DemandPoint[], row: {interval: string; interval_count: number}): Promise<Probe[]> {
+  const out: Probe[] = []
+  try {
+    for (const armId of armIds) {
+      ctx.experiments.pin = {armId, experimentId}
+      const byCountry = new Map<string, {monthlyMinor: number; p: number; priceUsd: number}>()
+      for (const country of countries) {
+        const q = await calculatePrice(ctx, {country, products: [product], user_id: `probe-${experimentId}-${armId}-${country}`}, {dryRun: true})
+        const priceUsd = q.products[product].price_usd
+        const monthlyMinor = referenceIntervalMinor(Math.round(priceUsd * 100), row.interval, row.interval_count)
+        byCountry.set(country, {monthlyMinor, p: conversionProbability(demand, priceUsd), priceUsd})
+      }
+      out.push({arm_id: armId, byCountry})
+    }
+  } finally {
+    ctx.experiments.pin = undefined
+  }
+  return out
+}
+
+function bestArm(probes: Probe[]): number {
+  let best = 0
+  let top = -Infinity
+  probes.forEach((p, i) => {
+    let rpv = 0
+    for (const c of p.byCountry.values()) rpv += c.p * c.monthlyMinor
+    if (rpv > top + 1e-9) {
+      top = rpv
+      best = i
+    }
+  })
+  return best
+}
+
+function round4(x: number): number {
+  return Math.round(x * 10_000) / 10_000
+}
+

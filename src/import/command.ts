@@ -1,0 +1,85 @@
+import {Args, Flags} from '@oclif/core'
+
+import {recordTable} from '../cli/render.js'
+import {OperationalError} from '../errors.js'
+import type {DB} from '../store/db.js'
+import {importFile, type ImportResult, totalBytes} from './importer.js'
+import {type ImportKind, PRESET_NAMES} from './presets.js'
+import {startProgress} from './progress.js'
+
+/** Arguments and flags of `subscriptions import` and `charges import`, and their run. */
+
+export const importArgs = {file: Args.string({description: 'CSV export to import', required: true})}
+
+export const importFlags = {
+  'batch-size': Flags.integer({description: 'Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 50000)', min: 1}),
+  'dry-run': Flags.boolean({description: 'Validate and count what would change; write nothing'}),
+  mapping: Flags.string({description: 'JSON file describing another layout (see docs/revenue.md)'}),
+  preset: Flags.string({description: 'Force a preset instead of detecting it from the header', options: PRESET_NAMES}),
+  product: Flags.string({description: 'Product api_id for rows that name no product'}),
+  rejects: Flags.string({description: 'Where to write rejected rows (default: FILE.rejects.csv)'}),
+}
+
+export type ImportFlags = {
+  'batch-size'?: number
+  'dry-run'?: boolean
+  mapping?: string
+  preset?: string
+  product?: string
+  rejects?: string
+}
+
+/** Run an import with progress on stderr; rejected rows make it fail (exit 1) after the summary. */
+export async function runImportCommand(
+  db: DB,
+  kind: ImportKind,
+  file: string,
+  flags: ImportFlags,
+  io: {json: boolean; log: (s: string) => void},
+): Promise<ImportResult & {message: string; success: true}> {
+  const progress = await startProgress({label: `${kind} import`, quiet: io.json, totalBytes: totalBytes(file)})
+  let result: ImportResult
+  try {
+    result = await importFile(
+      db,
+      {
+        batchSize: flags['batch-size'],
+        dryRun: flags['dry-run'],
+        file,
+        kind,
+        mapping: flags.mapping,
+        preset: flags.preset,
+        product: flags.product,
+        rejects: flags.rejects,
+      },
+      {progress: (rows, bytes) => progress.update(rows, bytes)},
+    )
+  } finally {
+    progress.stop()
+  }
+  const r = result
+  const what = r.dry_run ? 'dry run (nothing written)' : 'imported'
+  const message = `${kind} ${what}: ${r.read} read, ${r.inserted} inserted, ${r.updated} updated, ${r.unchanged} unchanged, ${r.stale} stale, ${r.rejected} rejected (${r.preset}, ${r.rows_per_second} rows/s)`
+  io.log(
+    recordTable([
+      ['file', r.file],
+      ['preset', r.preset],
+      ['read', r.read],
+      ['inserted', r.inserted],
+      ['updated', r.updated],
+      ['unchanged', r.unchanged],
+      ['stale', r.stale],
+      ['rejected', r.rejected],
+      ['seconds', r.seconds],
+      ['rows/s', r.rows_per_second],
+    ]),
+  )
+  if (r.rejected > 0) {
+    throw new OperationalError(
+      `${r.rejected} of ${r.read} rows rejected; see ${r.rejects_file} (line and reason per row), fix them and run the import again${r.dry_run ? '' : ' (rows already imported are unchanged by a re-run)'}`,
+      {...r},
+    )
+  }
+  io.log(message)
+  return {...r, message, success: true}
+}

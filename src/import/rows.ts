@@ -1,0 +1,415 @@
+import type {ProductRow} from '../catalog/lookup.js'
+import {fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
+import {PricectlError} from '../errors.js'
+import type {EventRef} from '../revenue/events.js'
+import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
+import {ProductMatcher} from '../revenue/products.js'
+import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
+import {ChargeCreate, SubscriptionCreate} from '../schemas/revenue.js'
+import {formatIssues} from '../schemas/validate.js'
+import type {DB} from '../store/db.js'
+import {type ImportKind, normHeader, type Preset} from './presets.js'
+
+/**
+ * One export row -> the values of a subscription or charge, or the reason it is
+ * rejected. The row is validated with the same zod schema as `create`, the product is
+ * matched and USD amounts computed here, so the writer only decides insert / update /
+ * unchanged / stale.
+ *
+ * The row's event: its timestamp is the latest date among the layout's event columns
+ * (an export row is the record as of its last change); its id is `import:` + that
+ * timestamp + a hash of the row's values, so the same row imported again is the same
+ * event (unchanged) and a re-run changes nothing.
+ */
+
+export type MappedRow<V> = {event: EventRef; values: V}
+export type RowResult<V> = MappedRow<V> | string
+
+type Field = string
+
+export class RowMapper<V extends ChargeValues | SubscriptionValues> {
+  readonly layout: Preset
+  private readonly amountMinorUnit: boolean
+  private readonly eventCols: number[]
+  private readonly fields: Map<Field, number[]>
+  private readonly fx: FxTable
+  private readonly headers: string[]
+  private readonly metadata: {index: number; key: string}[]
+  private readonly products: ProductMatcher
+  private readonly refunded: Set<string>
+  private readonly statuses: Map<string, string> | undefined
+
+  constructor(
+    db: DB,
+    readonly kind: ImportKind,
+    layout: Preset,
+    header: string[],
+    private readonly fallbackProduct: ProductRow | undefined,
+  ) {
+    this.layout = layout
+    this.headers = header.map((h) => h.replace(/^\uFEFF/, '').trim())
+    const index = new Map<string, number>()
+    for (const [i, h] of this.headers.entries()) if (!index.has(normHeader(h))) index.set(normHeader(h), i)
+    const cols = (names: string | string[]) => (Array.isArray(names) ? names : [names]).map((n) => index.get(normHeader(n))).filter((i): i is number => i !== undefined)
+    this.fields = new Map(Object.entries(layout.columns).map(([f, names]) => [f, cols(names)]))
+    const required = ['origin_id', 'user_id', 'created', 'amount', 'currency', 'status']
+    const missing = required.filter((f) => (this.fields.get(f)?.length ?? 0) === 0)
+    if (missing.length > 0) {
+      const names = missing.map((f) => (layout.columns[f] ? `${f} (${[layout.columns[f]].flat().join(' or ')})` : f))
+      throw new PricectlError(`the file has no column for ${names.join(', ')} (${layout.name}); pass --mapping FILE for this layout`, 2)
+    }
+    const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
+    this.eventCols = cols(eventNames)
+    const metaIdx = new Map<number, string>()
+    if (layout.metadata_suffix) {
+      const suffix = layout.metadata_suffix.toLowerCase()
+      for (const [i, h] of this.headers.entries()) {
+        if (h.toLowerCase().endsWith(suffix) && h.length > suffix.length) metaIdx.set(i, h.slice(0, h.length - suffix.length).trim())
+      }
+    }
+    for (const name of layout.metadata ?? []) {
+      const i = index.get(normHeader(name))
+      if (i !== undefined) metaIdx.set(i, name)
+    }
+    this.metadata = [...metaIdx].map(([i, key]) => ({index: i, key}))
+    this.statuses = layout.statuses ? new Map(Object.entries(layout.statuses).map(([k, v]) => [k.trim().toLowerCase(), v])) : undefined
+    this.refunded = new Set((layout.refunded_statuses ?? []).map((s) => s.trim().toLowerCase()))
+    this.amountMinorUnit = layout.amount_unit === 'minor'
+    this.fx = new FxTable(db)
+    this.products = new ProductMatcher(db, layout.product_types ?? [])
+  }
+
+  /** Column names of the header, as read (for the rejects file). */
+  get header(): string[] {
+    return this.headers
+  }
+
+  /** The first non-empty cell of a field's columns. */
+  private cell(cells: string[], field: Field): string {
+    const idx = this.fields.get(field)
+    if (!idx) return ''
+    for (const i of idx) {
+      const v = cells[i]
+      if (v !== undefined) {
+        const t = v.trim()
+        if (t !== '') return t
+      }
+    }
+    return ''
+  }
+
+  private columnName(field: Field): string {
+    const idx = this.fields.get(field)
+    return idx && idx.length > 0 ? idx.map((i) => this.headers[i]).join(' / ') : field
+  }
+
+  private date(cells: string[], field: Field): number | string | undefined {
+    const raw = this.cell(cells, field)
+    if (raw === '') return undefined
+    const t = parseDate(raw)
+    return t === undefined ? `bad date ${JSON.stringify(raw)} in ${this.columnName(field)} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)` : t
+  }
+
+  private amount(raw: string, currency: string, column: string): number | string {
+    const n = parseAmount(raw)
+    if (n === undefined) return `bad amount ${JSON.stringify(raw)} in ${column}`
+    if (this.amountMinorUnit) {
+      if (!Number.isInteger(n)) return `bad amount ${JSON.stringify(raw)} in ${column} (the mapping says integer minor units)`
+      return isCurrency(currency) ? fromMinor(n, currency) : n
+    }
+    return n
+  }
+
+  private eventTimestamp(cells: string[], created: number): number | string {
+    let latest = created
+    for (const i of this.eventCols) {
+      const raw = cells[i]?.trim()
+      if (!raw) continue
+      const t = parseDate(raw)
+      if (t === undefined) return `bad date ${JSON.stringify(raw)} in ${this.headers[i]} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)`
+      if (t > latest) latest = t
+    }
+    return latest
+  }
+
+  private status(raw: string): string | undefined {
+    if (!this.statuses) return raw
+    return this.statuses.get(raw.toLowerCase())
+  }
+
+  private statusReason(raw: string): string {
+    const known = this.statuses ? [...new Set(Object.keys(this.layout.statuses!))].join(', ') : ''
+    return raw === '' ? `missing status in ${this.columnName('status')}` : `unknown status ${JSON.stringify(raw)} in ${this.columnName('status')} (expected one of ${known})`
+  }
+
+  /** Common fields; a string is the reason the row is rejected. */
+  private base(cells: string[]) {
+    const originId = this.cell(cells, 'origin_id')
+    if (originId === '') return `missing id in ${this.columnName('origin_id')}`
+    const userId = this.cell(cells, 'user_id')
+    if (userId === '') return `missing user id (${this.columnName('user_id')} empty)`
+    const created = this.date(cells, 'created')
+    if (created === undefined) return `missing date in ${this.columnName('created')}`
+    if (typeof created === 'string') return created
+    const statusRaw = this.cell(cells, 'status')
+    const status = this.status(statusRaw)
+    if (status === undefined || status === '') return this.statusReason(statusRaw)
+    const currencyRaw = this.cell(cells, 'currency')
+    const currency = currencyRaw.toUpperCase()
+    const amount = this.amount(this.cell(cells, 'amount'), currency, this.columnName('amount'))
+    if (typeof amount === 'string') return amount
+    const event = this.eventTimestamp(cells, created)
+    if (typeof event === 'string') return event
+    const countryRaw = this.cell(cells, 'country')
+    const productRef = this.cell(cells, 'product')
+    return {amount, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency: currencyRaw === '' ? '' : currency, event, originId, productRef, status, statusRaw, userId}
+  }
+
+  private product(ref: string, interval?: string, intervalCount?: number): ProductRow | string {
+    if (ref === '') return this.fallbackProduct ?? `missing product in ${this.columnName('product')} (pass --product API_ID for rows without one)`
+    const p = this.products.match(ref, interval, intervalCount)
+    if (!p) {
+      const how = (this.layout.product_types ?? []).length > 0 ? `no ${this.layout.product_types!.join('/')} integration or api_id` : 'no api_id'
+      return `unknown product ${JSON.stringify(ref)} in ${this.columnName('product')} (${how} matches; add the integration to the product with "pricectl products update")`
+    }
+    return p
+  }
+
+  private rate(currency: string, created: number): number | string {
+    const r = this.fx.rate(currency, created)
+    return r === undefined ? `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")` : r
+  }
+
+  map(cells: string[]): RowResult<V> {
+    try {
+      return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
+    } catch (error) {
+      // toMinor and friends throw input errors that already name the field and value.
+      if (error instanceof PricectlError) return error.message
+      throw error
+    }
+  }
+
+  private charge(cells: string[]): RowResult<ChargeValues> {
+    const b = this.base(cells)
+    if (typeof b === 'string') return b
+    let refunded: number | string = 0
+    const refundedRaw = this.cell(cells, 'amount_refunded')
+    if (refundedRaw !== '') refunded = this.amount(refundedRaw, b.currency, this.columnName('amount_refunded'))
+    if (typeof refunded === 'string') return refunded
+    // "Refunded" with no refunded amount: the whole charge was refunded.
+    if (refunded === 0 && this.refunded.has(b.statusRaw.toLowerCase())) refunded = b.amount
+    let metadata: Record<string, string> | undefined
+    for (const m of this.metadata) {
+      const v = cells[m.index]
+      if (v !== undefined && v !== '') (metadata ??= {})[m.key] = v
+    }
+    const input = {
+      amount: b.amount,
+      amount_refunded: refunded,
+      country: b.country,
+      created: b.created,
+      currency: b.currency,
+      metadata,
+      origin: this.layout.origin,
+      origin_id: b.originId,
+      product: b.productRef === '' ? (this.fallbackProduct?.api_id ?? '-') : b.productRef,
+      status: b.status,
+      user_id: b.userId,
+    }
+    const r = ChargeCreate.safeParse(input)
+    if (!r.success) return formatIssues(r.error.issues)
+    const product = this.product(b.productRef)
+    if (typeof product === 'string') return product
+    const rate = this.rate(b.currency, b.created)
+    if (typeof rate === 'string') return rate
+    const amountMinor = toMinor(b.amount, b.currency, 'amount')
+    const refundedMinor = toMinor(refunded, b.currency, 'amount_refunded')
+    const values: ChargeValues = {
+      amount_minor: amountMinor,
+      amount_refunded_minor: refundedMinor,
+      amount_refunded_usd_minor: usdMinor(refundedMinor, b.currency, rate),
+      amount_usd_minor: usdMinor(amountMinor, b.currency, rate),
+      country: b.country ?? null,
+      created: b.created,
+      currency: b.currency,
+      latest_event_id: '',
+      latest_event_timestamp: b.event,
+      metadata_json: metadata === undefined ? null : JSON.stringify(metadata),
+      origin: this.layout.origin,
+      origin_id: b.originId,
+      product_id: product.id,
+      status: b.status,
+      user_id: b.userId,
+    }
+    values.latest_event_id = importEventId(b.event, chargeFingerprint(values))
+    return {event: {id: values.latest_event_id, timestamp: b.event}, values}
+  }
+
+  private subscription(cells: string[]): RowResult<SubscriptionValues> {
+    const b = this.base(cells)
+    if (typeof b === 'string') return b
+    let interval: string | undefined
+    let intervalCount: number | undefined
+    const intervalRaw = this.cell(cells, 'interval')
+    if (intervalRaw !== '') {
+      const iv = parseInterval(intervalRaw)
+      if (!iv) return `bad interval ${JSON.stringify(intervalRaw)} in ${this.columnName('interval')} (expected day, week, month or year, optionally with a count such as "3 month")`
+      interval = iv.interval
+      intervalCount = iv.count
+    }
+    const countRaw = this.cell(cells, 'interval_count')
+    if (countRaw !== '') {
+      if (!/^\d+$/.test(countRaw) || Number(countRaw) < 1) return `bad interval count ${JSON.stringify(countRaw)} in ${this.columnName('interval_count')}`
+      intervalCount = Number(countRaw)
+    }
+    let quantity = 1
+    const qtyRaw = this.cell(cells, 'quantity')
+    if (qtyRaw !== '') {
+      if (!/^\d+$/.test(qtyRaw)) return `bad quantity ${JSON.stringify(qtyRaw)} in ${this.columnName('quantity')}`
+      quantity = Number(qtyRaw)
+    }
+    const dates: Record<string, number | undefined> = {}
+    for (const f of ['cancel_at', 'canceled_at', 'trial_start', 'trial_end']) {
+      const d = this.date(cells, f)
+      if (typeof d === 'string') return d
+      dates[f] = d
+    }
+    // Exports keep trial dates after a trial and cancel dates of pending cancellations;
+    // the spec allows them only with their status, so they are dropped otherwise.
+    const canceled = b.status === 'canceled'
+    const trialing = b.status === 'trialing'
+    const input = {
+      amount: b.amount,
+      cancel_at: canceled ? dates.cancel_at : undefined,
+      canceled_at: canceled ? dates.canceled_at : undefined,
+      country: b.country,
+      created: b.created,
+      currency: b.currency,
+      origin: this.layout.origin,
+      origin_id: b.originId,
+      product: b.productRef === '' ? (this.fallbackProduct?.api_id ?? '-') : b.productRef,
+      status: b.status,
+      trial_end: trialing ? dates.trial_end : undefined,
+      trial_start: trialing ? dates.trial_start : undefined,
+      user_id: b.userId,
+    }
+    const r = SubscriptionCreate.safeParse(input)
+    if (!r.success) return formatIssues(r.error.issues)
+    const product = this.product(b.productRef, interval, intervalCount)
+    if (typeof product === 'string') return product
+    const rate = this.rate(b.currency, b.created)
+    if (typeof rate === 'string') return rate
+    const amountMinor = toMinor(b.amount, b.currency, 'amount') * quantity
+    if (!Number.isSafeInteger(amountMinor)) return `amount ${b.amount} x quantity ${quantity} is too large`
+    const finalInterval = interval ?? product.interval
+    const finalCount = intervalCount ?? product.interval_count
+    const usd = usdMinor(amountMinor, b.currency, rate)
+    const values: SubscriptionValues = {
+      amount_minor: amountMinor,
+      amount_usd_minor: usd,
+      amount_usd_monthly_minor: monthlyMinor(usd, finalInterval, finalCount),
+      cancel_at: input.cancel_at ?? null,
+      canceled_at: input.canceled_at ?? null,
+      country: b.country ?? null,
+      created: b.created,
+      currency: b.currency,
+      interval: finalInterval,
+      interval_count: finalCount,
+      latest_event_id: '',
+      latest_event_timestamp: b.event,
+      origin: this.layout.origin,
+      origin_id: b.originId,
+      product_id: product.id,
+      status: b.status,
+      trial_end: input.trial_end ?? null,
+      trial_start: input.trial_start ?? null,
+      user_id: b.userId,
+    }
+    values.latest_event_id = importEventId(b.event, subscriptionFingerprint(values))
+    return {event: {id: values.latest_event_id, timestamp: b.event}, values}
+  }
+}
+
+function importEventId(ts: number, fingerprint: string): string {
+  return `import:${ts}:${fnv1a(fingerprint)}`
+}
+
+function chargeFingerprint(v: ChargeValues): string {
+  return `${v.product_id}|${v.country}|${v.created}|${v.status}|${v.currency}|${v.amount_minor}|${v.amount_refunded_minor}|${v.metadata_json}`
+}
+
+function subscriptionFingerprint(v: SubscriptionValues): string {
+  return `${v.product_id}|${v.country}|${v.created}|${v.status}|${v.currency}|${v.amount_minor}|${v.interval}|${v.interval_count}|${v.cancel_at}|${v.canceled_at}|${v.trial_start}|${v.trial_end}`
+}
+
+/** 32-bit FNV-1a as 8 hex digits: a short, stable fingerprint (not a security hash). */
+export function fnv1a(s: string): string {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0).toString(16).padStart(8, '0')
+}
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i
+
+/**
+ * Export dates: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.fff]]` (UTC unless an offset
+ * follows), ISO with `T`, or UNIX seconds (10 digits) / milliseconds (13 digits).
+ */
+export function parseDate(s: string): number | undefined {
+  if (/^\d{10}$/.test(s)) return Number(s)
+  if (/^\d{13}$/.test(s)) return Math.floor(Number(s) / 1000)
+  const m = DATE_RE.exec(s)
+  if (!m) return undefined
+  const y = Number(m[1])
+  const mo = Number(m[2])
+  const d = Number(m[3])
+  const h = m[4] === undefined ? 0 : Number(m[4])
+  const mi = m[5] === undefined ? 0 : Number(m[5])
+  const sec = m[6] === undefined ? 0 : Number(m[6])
+  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return undefined
+  const ms = Date.UTC(y, mo - 1, d, h, mi, sec)
+  if (new Date(ms).getUTCDate() !== d) return undefined // 2025-02-30
+  let offset = 0
+  const z = m[7]
+  if (z && z.toUpperCase() !== 'Z' && z.toUpperCase() !== 'UTC') {
+    const sign = z[0] === '-' ? -1 : 1
+    const digits = z.slice(1).replace(':', '')
+    offset = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2))) * 60
+  }
+  const t = ms / 1000 - offset
+  return t >= 0 && t <= 9_999_999_999 ? t : undefined
+}
+
+/** "9.99", "1,234.50", "-5" (negative is parsed; the schema rejects it with its value). */
+export function parseAmount(s: string): number | undefined {
+  const t = s.trim()
+  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t)
+  if (/^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(t)) return Number(t.replaceAll(',', ''))
+  return undefined
+}
+
+const INTERVAL_WORDS: Record<string, {count: number; interval: string}> = {
+  annual: {count: 1, interval: 'year'},
+  annually: {count: 1, interval: 'year'},
+  daily: {count: 1, interval: 'day'},
+  monthly: {count: 1, interval: 'month'},
+  quarterly: {count: 3, interval: 'month'},
+  weekly: {count: 1, interval: 'week'},
+  yearly: {count: 1, interval: 'year'},
+}
+
+/** "month", "3 months", "every 2 weeks", "yearly", "quarterly". */
+export function parseInterval(s: string): undefined | {count: number; interval: string} {
+  const t = s.trim().toLowerCase()
+  if (INTERVAL_WORDS[t]) return INTERVAL_WORDS[t]
+  const m = /^(?:every\s+)?(?:(\d+)\s*[- ]?\s*)?(day|week|month|year)s?$/.exec(t)
+  if (!m) return undefined
+  const count = m[1] === undefined ? 1 : Number(m[1])
+  return count >= 1 ? {count, interval: m[2]} : undefined
+}
+
+export {minorDigits}

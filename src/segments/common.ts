@@ -1,0 +1,49 @@
+import {InvalidInputError} from '../errors.js'
+import type {DB} from '../store/db.js'
+
+/** Helpers shared by the audience, package and campaign repositories. */
+
+/** Product ids of api_ids, in order; every unknown one is named in one exit-2 error (`field(i)` is its body path). */
+export function resolveProducts(db: DB, apiIds: string[], field: (i: number) => string, what: string): number[] {
+  const stmt = db.prepare('SELECT id FROM products WHERE api_id = ?')
+  const ids: number[] = []
+  const problems: string[] = []
+  apiIds.forEach((apiId, i) => {
+    const row = stmt.get(apiId) as {id: number} | undefined
+    if (row) ids.push(row.id)
+    else problems.push(`${field(i)}: unknown product ${JSON.stringify(apiId)}`)
+  })
+  if (problems.length) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')} (see "pricectl products list")`)
+  return ids
+}
+
+/** Audience id of an api_id (null stays null); an unknown one is an input error. */
+export function resolveAudience(db: DB, apiId: null | string | undefined, what: string): null | number {
+  if (apiId === null || apiId === undefined) return null
+  const row = db.prepare('SELECT id FROM audiences WHERE api_id = ?').get(apiId) as {id: number} | undefined
+  if (!row) throw new InvalidInputError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
+  return row.id
+}
+
+/** Drop undefined values and read-only fields from an update body. */
+export function patchFields(patch: Record<string, unknown>, readOnly: string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && !readOnly.includes(k)))
+}
+
+export function refuseRename(fields: Record<string, unknown>, apiId: string, kind: string): void {
+  if ('api_id' in fields && fields.api_id !== apiId) {
+    throw new InvalidInputError(`api_id: ${JSON.stringify(fields.api_id)} cannot replace ${JSON.stringify(apiId)}; api_id is immutable (create a new one with: pricectl ${kind} create --api-id ...)`)
+  }
+}
+
+export function parseJsonArray<T>(text: string): T[] {
+  return JSON.parse(text) as T[]
+}
+
+/** Segment in words: "countries DE, AT and audience students", "everyone". */
+export function segmentText(countries: string[], audience: null | string): string {
+  const parts: string[] = []
+  if (countries.length) parts.push(`countr${countries.length === 1 ? 'y' : 'ies'} ${countries.join(', ')}`)
+  if (audience) parts.push(`audience ${audience}`)
+  return parts.length ? parts.join(' and ') : 'everyone'
+}

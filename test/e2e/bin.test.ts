@@ -1,0 +1,31 @@
+import {describe, expect, it} from 'vitest'
+
+import {runBin, tempStore} from '../helpers/run.js'
+
+describe('bin scripts', () => {
+  it('bin/dev.js runs the TypeScript sources, bin/run.js the build', () => {
+    const db = tempStore()
+    const dev = runBin(db, ['db', 'info', '--json'], {bin: 'dev.js', env: {DEBUG: 'oclif:config:pricectl'}})
+    expect(dev.code).toBe(0)
+    expect(dev.stderr).toMatch(/\(import\) \S+\/commands\/db\/info\.ts/)
+    expect(dev.json.schema_version).toBeGreaterThan(0)
+    const built = runBin(db, ['db', 'info', '--json'], {env: {DEBUG: 'oclif:config:pricectl'}})
+    expect(built.code).toBe(0)
+    expect(built.stderr).toMatch(/\(import\) \S+\/dist\/commands\/db\/info\.js/)
+  })
+
+  it('--version and --help answer from the manifest', () => {
+    const version = runBin(undefined, ['--version'])
+    expect(version.code).toBe(0)
+    expect(version.stdout).toMatch(/^pricectl\/\d+\.\d+\.\d+ /)
+    const help = runBin(undefined, ['--help'])
+    expect(help.code).toBe(0)
+    for (const topic of ['price', 'products', 'coupons', 'fx', 'db']) expect(help.stdout).toContain(topic)
+  })
+
+  it('an unknown command exits 2 with a hint', () => {
+    const r = runBin(tempStore(), ['nosuch'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('nosuch')
+  })
+})
