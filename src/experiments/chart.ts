@@ -65,13 +65,20 @@ export function lineChart(series: {name: string; points: {x: number; y: number}[
   if (all.length === 0) return options.title ?? ''
   const xMax = Math.max(...all.map((p) => p.x))
   const xMin = Math.min(...all.map((p) => p.x))
+  // The y range is the data's: differences between policies are what the chart is for.
   const yMax = Math.max(...all.map((p) => p.y))
-  const yMin = Math.min(0, ...all.map((p) => p.y))
+  const yMin = Math.min(...all.map((p) => p.y))
   const grid = Array.from({length: height}, () => Array.from({length: width}, () => ' '))
   for (const s of series) {
-    for (const p of s.points) {
-      const col = xMax === xMin ? 0 : Math.round(((p.x - xMin) / (xMax - xMin)) * (width - 1))
-      const row = yMax === yMin ? height - 1 : height - 1 - Math.round(((p.y - yMin) / (yMax - yMin)) * (height - 1))
+    const points = [...s.points].sort((a, b) => a.x - b.x)
+    if (points.length === 0) continue
+    // Every column shows the series' latest point at or before its x: a continuous line.
+    let k = 0
+    for (let col = 0; col < width; col++) {
+      const x = xMax === xMin ? xMax : xMin + (col / (width - 1)) * (xMax - xMin)
+      while (k + 1 < points.length && points[k + 1].x <= x) k++
+      const y = points[k].y
+      const row = yMax === yMin ? height - 1 : height - 1 - Math.round(((y - yMin) / (yMax - yMin)) * (height - 1))
       grid[row][col] = s.symbol
     }
   }

@@ -105,7 +105,7 @@ const usd = (minor: number) => `${fromMinor(Math.round(minor), 'USD')} USD`
 export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): void {
   if (type !== 'price') return
   const problems: string[] = []
-  arms.forEach((arm, i) => {
+  for (const arm of arms) {
     for (const p of products) {
       const price = arm.multiplier === null ? armUsdMinor(arm, p) : p.base_px_minor * arm.multiplier
       if (price === undefined) continue
@@ -122,9 +122,9 @@ export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: 
       } else {
         fits = `; a USD price from ${p.min_px_minor === null ? 0 : usd(p.min_px_minor)} to ${p.max_px_minor === null ? 'any' : usd(p.max_px_minor)} fits`
       }
-      problems.push(`arms[${i}] (arm ${arm.id}, ${describeArm({type}, arm)}): ${p.api_id} would cost ${usd(price)} (${how}), ${bound}${fits}`)
+      problems.push(`arm ${arm.id} (${describeArm({type}, arm)}): ${p.api_id} would cost ${usd(price)} (${how}), ${bound}${fits}`)
     }
-  })
+  }
   if (problems.length > 0) {
     throw new InvalidInputError(`arm outside the price bounds: ${problems.join('; ')} (change the arm, or the bounds with "pricectl products update API_ID --min-px N --max-px N")`)
   }

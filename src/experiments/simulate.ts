@@ -8,8 +8,10 @@ import {referenceIntervalMinor} from '../pricing/display.js'
 import {calculatePrice} from '../pricing/price.js'
 import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
-import {createExperiment, startExperiment, stopExperiment} from './manage.js'
-import {armIdOut} from './model.js'
+import {createProduct} from '../catalog/products.js'
+import {numberish} from '../catalog/shortforms.js'
+import {createExperiment, parseExperimentId, requireExperiment, startExperiment, stopExperiment} from './manage.js'
+import {armIdOut, isBaseline} from './model.js'
 import {seededRng} from './random.js'
 import {listExperiments} from './store.js'
 
@@ -113,6 +115,30 @@ export function conversionProbability(curve: DemandPoint[], price: number): numb
 
 export type Policy = 'thompson' | 'uniform'
 
+/**
+ * What to simulate: the arms, product and countries of an experiment of the store, or
+ * the given arms on the given product, or on a synthetic monthly product at `basePx`.
+ */
+export function simulationArms(
+  db: DB,
+  options: {arms?: unknown[]; basePx?: string; countries?: string[]; experimentId?: string; product?: string},
+): {arms: ArmInput[]; countries?: string[]; product: string} {
+  if (options.experimentId !== undefined) {
+    const e = requireExperiment(db, parseExperimentId(options.experimentId))
+    if (e.type !== 'price') throw new InvalidInputError(`experiment ${e.id} is a packaging experiment: simulate takes price experiments (a demand curve is a price curve)`)
+    const product = options.product ?? e.products[0]?.api_id
+    if (!product || !e.products.some((p) => p.api_id === product)) throw new InvalidInputError(`--product: experiment ${e.id} does not price ${JSON.stringify(product)} (it prices ${e.products.map((p) => p.api_id).join(', ')})`)
+    const arms = (options.arms as ArmInput[] | undefined) ?? e.arms.filter((a) => !isBaseline(a)).map((a) => ({id: armIdOut(a.id), multiplier: a.multiplier, usd_price: a.usd_price_minor === null ? null : a.usd_price_minor / 100}))
+    return {arms, countries: options.countries ?? (e.countries.length ? e.countries : undefined), product}
+  }
+  if (!options.arms?.length) throw new InvalidInputError('missing arms: pass --arm x0.8 --arm x1.2 (or an experiment id with --db)')
+  if (options.product) return {arms: options.arms as ArmInput[], countries: options.countries, product: options.product}
+  let apiId = 'sim_product'
+  for (let i = 2; db.prepare('SELECT 1 FROM products WHERE api_id = ? OR name = ?').get(apiId, apiId); i++) apiId = `sim_product_${i}`
+  createProduct(db, {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
+  return {arms: options.arms as ArmInput[], countries: options.countries, product: apiId}
+}
+
 export type SimulationOptions = {
   arms: ArmInput[]
   /** Visitors between posterior updates: how late the bandit learns of conversions. */
@@ -161,17 +187,19 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
   const u = new Float64Array(n)
   const draw = seededRng(options.seed, 'visitors')
   for (let i = 0; i < n; i++) u[i] = draw()
-  const runTag = `sim${options.seed}-${Date.now().toString(36)}`
 
   const runs: Partial<Record<Policy, ReturnType<typeof emptyRun>>> = {}
+  const experiments: Partial<Record<Policy, number>> = {}
   let probes: Probe[] | undefined
   let bestIndex = 0
   const insert = db.prepare(`INSERT INTO subscriptions (user_id, origin, origin_id, product_id, country, created, interval, interval_count, status, currency,
     amount_minor, amount_usd_minor, amount_usd_monthly_minor, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_a', ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`)
 
   for (const policy of policies) {
+    // Visitor ids come from the experiment id: a fresh store gives the same ids, hence the same draws, every run.
     const exp = createExperiment(db, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
     startExperiment(db, exp.id)
+    experiments[policy] = exp.id
     const ctx = new PricingContext(db)
     if (!probes) {
       probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
@@ -185,7 +213,7 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
       try {
         for (let i = start; i < end; i++) {
           const country = countries[i % countries.length]
-          const user = `${runTag}-${policy}-${i}`
+          const user = `sim-${exp.id}-${i}`
           const quote = await calculatePrice(ctx, {country, products: [product], user_id: user})
           const arm = String(quote.variants.arm_id)
           const p = quote.products[product]
@@ -250,6 +278,7 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
   return {
     arms,
     best_arm: armIdOut(best.arm_id),
+    experiments,
     last,
     message: `simulated ${n} visitors per policy (seed ${options.seed})`,
     policies: {

@@ -45,9 +45,14 @@ let cells = [], counts = [], lines = [], skipped = [], bytes = 0, header = null
 const parser = parse({
   bom: true,
   relax_column_count: true,
+  relax_quotes: true,
   skip_empty_lines: true,
   skip_records_with_error: true,
-  on_skip: (err, raw) => { skipped.push({line: (err && err.lines) || api.info.lines, raw: raw === undefined ? '' : String(raw), reason: err ? err.message : 'unreadable record'}) },
+  on_skip: (err, raw) => {
+    // One broken record can raise several errors: report it once.
+    const line = (err && err.lines) || api.info.lines
+    if (skipped.length > 0 && skipped[skipped.length - 1].line === line) return
+    skipped.push({line, raw: raw === undefined ? '' : String(raw), reason: err ? err.message : 'unreadable record'}) },
 })
 const api = parser.api
 const push = (record) => {
@@ -95,6 +100,8 @@ export function openCsv(file: string, batchSize: number): {ack(): void; close():
   const require = createRequire(import.meta.url)
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
+    // The worker holds a few batches at a time; a small heap keeps the import's RSS flat.
+    resourceLimits: {maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8},
     workerData: {batchSize, csvParse: require.resolve('csv-parse'), file, maxInFlight: MAX_IN_FLIGHT},
   })
   const queue: CsvMessage[] = []

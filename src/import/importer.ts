@@ -4,12 +4,12 @@ import {resolve} from 'node:path'
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {allDeletes, compareEvents, type EventRef, judge, recordKey} from '../revenue/events.js'
-import {type ChargeValues, insertParams, replaceParams, statements, type SubscriptionValues} from '../revenue/store.js'
+import {type ChargeValues, statements, type SubscriptionValues} from '../revenue/store.js'
 import type {DB} from '../store/db.js'
 import {openCsv} from './csv-source.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
 import {RejectsFile} from './rejects.js'
-import {type MappedRow, RowMapper} from './rows.js'
+import {RowMapper} from './rows.js'
 
 /**
  * Bulk import of gateway exports: streaming CSV (csv-source.ts), one RowMapper per
@@ -58,14 +58,6 @@ export function batchSizeFrom(value: number | undefined): number {
 
 type Values = ChargeValues | SubscriptionValues
 
-function byKey(a: MappedRow<Values>, b: MappedRow<Values>): number {
-  const x = a.values
-  const y = b.values
-  if (x.user_id !== y.user_id) return x.user_id < y.user_id ? -1 : 1
-  if (x.origin_id !== y.origin_id) return x.origin_id < y.origin_id ? -1 : 1
-  return x.origin < y.origin ? -1 : x.origin > y.origin ? 1 : 0
-}
-
 export function totalBytes(file: string): number {
   try {
     const s = statSync(file)
@@ -95,71 +87,62 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
   const rejectsPath = resolve(o.rejects ?? `${o.file}.rejects.csv`)
 
-  /** Before the first write: tombstones (deletes newer than the row) make a row stale. */
-  const deletedAfter = (v: Values, event: EventRef): boolean => {
+  const eventOf = (v: Values): EventRef => ({id: v.latest_event_id, timestamp: v.latest_event_timestamp})
+
+  /** A delete newer than the row (a tombstone) makes the row stale. */
+  const deletedAfter = (v: Values): boolean => {
     if (tombstones.size === 0) return false
     const t = tombstones.get(recordKey(v.user_id, v.origin, v.origin_id))
-    return t !== undefined && compareEvents(event, t) < 0
+    return t !== undefined && compareEvents(eventOf(v), t) < 0
   }
 
-  const decide = (row: MappedRow<Values>, latest: EventRef | undefined): 'apply' | 'duplicate' | 'stale' => judge(row.event, latest)
-
-  const writeBatch = db.transaction((rows: MappedRow<Values>[]) => {
-    rows.sort(byKey) // B-tree locality: the unique index is written in key order
-    for (const row of rows) {
-      const v = row.values
-      if (deletedAfter(v, row.event)) {
-        counts.stale++
-        continue
-      }
-      if (st.insertNew.run(...insertParams(table, v)).changes === 1) {
-        counts.inserted++
-        continue
-      }
-      const verdict = decide(row, st.latest.get(v.user_id, v.origin, v.origin_id) as EventRef | undefined)
-      if (verdict === 'apply') {
-        st.replace.run(...replaceParams(st, v))
-        counts.updated++
-      } else if (verdict === 'duplicate') counts.unchanged++
-      else counts.stale++
+  /** One row against the store: insert, or judge it against the record's latest event. */
+  const apply = (v: Values): void => {
+    if (deletedAfter(v)) {
+      counts.stale++
+      return
     }
-  })
-
-  /** --dry-run: the same decisions against the store as it is, nothing written. */
-  const judgeBatch = (rows: MappedRow<Values>[]) => {
-    for (const row of rows) {
-      const v = row.values
-      if (deletedAfter(v, row.event)) {
-        counts.stale++
-        continue
-      }
+    if (o.dryRun) {
       const latest = st.latest.get(v.user_id, v.origin, v.origin_id) as EventRef | undefined
-      const verdict = latest ? decide(row, latest) : 'insert'
-      if (verdict === 'insert') counts.inserted++
-      else if (verdict === 'apply') counts.updated++
-      else if (verdict === 'duplicate') counts.unchanged++
-      else counts.stale++
+      if (!latest) counts.inserted++
+      else count(judge(eventOf(v), latest))
+      return
     }
+    if (st.insertNew.run(v).changes === 1) {
+      counts.inserted++
+      return
+    }
+    const verdict = judge(eventOf(v), st.latest.get(v.user_id, v.origin, v.origin_id) as EventRef | undefined)
+    if (verdict === 'apply') st.replace.run(v)
+    count(verdict)
+  }
+  const count = (verdict: 'apply' | 'duplicate' | 'stale') => {
+    if (verdict === 'apply') counts.updated++
+    else if (verdict === 'duplicate') counts.unchanged++
+    else counts.stale++
+  }
+
+  // Rows are written as they are mapped, inside a transaction committed every batchSize
+  // rows: nothing waits in memory, and a killed run leaves whole batches only.
+  let open = false
+  let inBatch = 0
+  let pendingRejects: [number, string, string[]][] = []
+  const commit = () => {
+    if (open) {
+      db.exec('COMMIT')
+      open = false
+    }
+    // Rejects are written after their batch committed, so a resumed run never lists a row twice.
+    rejects!.addMany(pendingRejects.sort((a, b) => a[0] - b[0]))
+    counts.rejected += pendingRejects.length
+    pendingRejects = []
+    inBatch = 0
   }
 
   const csv = openCsv(o.file, Math.min(batchSize, 5000))
   let mapper: RowMapper<Values> | undefined
   let rejects: RejectsFile | undefined
   let layout: Preset | undefined
-  let pending: MappedRow<Values>[] = []
-  let pendingRejects: [number, string, string[]][] = []
-
-  const flush = () => {
-    if (pending.length > 0) {
-      if (o.dryRun) judgeBatch(pending)
-      else writeBatch.immediate(pending)
-    }
-    // Rejects are written after their batch committed, so a killed run never lists a row twice.
-    rejects!.addMany(pendingRejects)
-    counts.rejected += pendingRejects.length
-    pending = []
-    pendingRejects = []
-  }
 
   try {
     for await (const m of csv.messages) {
@@ -176,13 +159,20 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
       let offset = 0
       for (let i = 0; i < m.counts.length; i++) {
         const n = m.counts[i]
-        const cells = m.cells.slice(offset, offset + n)
-        offset += n
         counts.read++
-        const r = n === width ? mapper.map(cells) : `expected ${width} columns, got ${n}`
-        if (typeof r === 'string') pendingRejects.push([startLine(m.lines[i], cells), r, cells])
-        else pending.push(r)
-        if (pending.length + pendingRejects.length >= batchSize) flush()
+        const r = n === width ? mapper.map(m.cells, offset) : `expected ${width} columns, got ${n}`
+        if (typeof r === 'string') {
+          const cells = m.cells.slice(offset, offset + n)
+          pendingRejects.push([startLine(m.lines[i], cells), r, cells])
+        } else {
+          if (!open && !o.dryRun) {
+            db.exec('BEGIN IMMEDIATE')
+            open = true
+          }
+          apply(r)
+        }
+        offset += n
+        if (++inBatch >= batchSize) commit()
       }
       for (const s of m.skipped) {
         counts.read++
@@ -192,8 +182,9 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
       hooks.progress?.(counts.read, m.bytes)
     }
     if (!mapper) throw new InvalidInputError(`${o.file} is empty: expected a header row and data rows`)
-    flush()
+    commit()
   } finally {
+    if (open && db.inTransaction) db.exec('ROLLBACK')
     await csv.close()
     rejects?.close()
   }

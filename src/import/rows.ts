@@ -1,7 +1,6 @@
 import type {ProductRow} from '../catalog/lookup.js'
 import {fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
 import {PricectlError} from '../errors.js'
-import type {EventRef} from '../revenue/events.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
 import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
@@ -18,12 +17,13 @@ import {type ImportKind, normHeader, type Preset} from './presets.js'
  *
  * The row's event: its timestamp is the latest date among the layout's event columns
  * (an export row is the record as of its last change); its id is `import:` + that
- * timestamp + a hash of the row's values, so the same row imported again is the same
- * event (unchanged) and a re-run changes nothing.
+ * timestamp, so the same row imported again is the same event (unchanged) and a re-run
+ * changes nothing. A row whose dates did not move is that same event even if another
+ * cell changed: corrections go through `update` (a newer event).
  */
 
-export type MappedRow<V> = {event: EventRef; values: V}
-export type RowResult<V> = MappedRow<V> | string
+/** Mapped values (their latest_event_* fields are the row's event), or why the row is rejected. */
+export type RowResult<V> = string | V
 
 type Field = string
 
@@ -38,6 +38,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly products: ProductMatcher
   private readonly refunded: Set<string>
   private readonly statuses: Map<string, string> | undefined
+  /** Offset of the current row's first cell in the batch's flat cell array. */
+  private at = 0
 
   constructor(
     db: DB,
@@ -84,13 +86,13 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return this.headers
   }
 
-  /** The first non-empty cell of a field's columns. */
+  /** The first non-empty cell of a field's columns (cells of this row start at `this.at`). */
   private cell(cells: string[], field: Field): string {
     const idx = this.fields.get(field)
     if (!idx) return ''
-    for (const i of idx) {
-      const v = cells[i]
-      if (v !== undefined) {
+    for (let k = 0; k < idx.length; k++) {
+      const v = cells[this.at + idx[k]]
+      if (v !== undefined && v !== '') {
         const t = v.trim()
         if (t !== '') return t
       }
@@ -110,11 +112,11 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return t === undefined ? `bad date ${JSON.stringify(raw)} in ${this.columnName(field)} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)` : t
   }
 
-  private amount(raw: string, currency: string, column: string): number | string {
+  private amount(raw: string, currency: string, field: Field): number | string {
     const n = parseAmount(raw)
-    if (n === undefined) return `bad amount ${JSON.stringify(raw)} in ${column}`
+    if (n === undefined) return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}`
     if (this.amountMinorUnit) {
-      if (!Number.isInteger(n)) return `bad amount ${JSON.stringify(raw)} in ${column} (the mapping says integer minor units)`
+      if (!Number.isInteger(n)) return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)} (the mapping says integer minor units)`
       return isCurrency(currency) ? fromMinor(n, currency) : n
     }
     return n
@@ -123,7 +125,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private eventTimestamp(cells: string[], created: number): number | string {
     let latest = created
     for (const i of this.eventCols) {
-      const raw = cells[i]?.trim()
+      const raw = cells[this.at + i]?.trim()
       if (!raw) continue
       const t = parseDate(raw)
       if (t === undefined) return `bad date ${JSON.stringify(raw)} in ${this.headers[i]} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)`
@@ -139,34 +141,35 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
 
   private statusReason(raw: string): string {
     const known = this.statuses ? [...new Set(Object.keys(this.layout.statuses!))].join(', ') : ''
-    return raw === '' ? `missing status in ${this.columnName('status')}` : `unknown status ${JSON.stringify(raw)} in ${this.columnName('status')} (expected one of ${known})`
+    return raw === '' ? `missing status: ${this.columnName('status')} is empty` : `unknown status ${JSON.stringify(raw)} in ${this.columnName('status')} (expected one of ${known})`
   }
 
   /** Common fields; a string is the reason the row is rejected. */
   private base(cells: string[]) {
     const originId = this.cell(cells, 'origin_id')
-    if (originId === '') return `missing id in ${this.columnName('origin_id')}`
+    if (originId === '') return `missing id: ${this.columnName('origin_id')} is empty`
     const userId = this.cell(cells, 'user_id')
-    if (userId === '') return `missing user id (${this.columnName('user_id')} empty)`
+    if (userId === '') return `missing user id: ${this.columnName('user_id')} ${this.fields.get('user_id')!.length > 1 ? 'are' : 'is'} empty`
     const created = this.date(cells, 'created')
-    if (created === undefined) return `missing date in ${this.columnName('created')}`
+    if (created === undefined) return `missing date: ${this.columnName('created')} is empty`
     if (typeof created === 'string') return created
     const statusRaw = this.cell(cells, 'status')
     const status = this.status(statusRaw)
     if (status === undefined || status === '') return this.statusReason(statusRaw)
     const currencyRaw = this.cell(cells, 'currency')
     const currency = currencyRaw.toUpperCase()
-    const amount = this.amount(this.cell(cells, 'amount'), currency, this.columnName('amount'))
+    if (!isCurrency(currency)) return `currency: unknown currency ${JSON.stringify(currencyRaw)} in ${this.columnName('currency')} (expected an ISO 4217 code such as USD)`
+    const amount = this.amount(this.cell(cells, 'amount'), currency, 'amount')
     if (typeof amount === 'string') return amount
     const event = this.eventTimestamp(cells, created)
     if (typeof event === 'string') return event
     const countryRaw = this.cell(cells, 'country')
     const productRef = this.cell(cells, 'product')
-    return {amount, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency: currencyRaw === '' ? '' : currency, event, originId, productRef, status, statusRaw, userId}
+    return {amount, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
   }
 
   private product(ref: string, interval?: string, intervalCount?: number): ProductRow | string {
-    if (ref === '') return this.fallbackProduct ?? `missing product in ${this.columnName('product')} (pass --product API_ID for rows without one)`
+    if (ref === '') return this.fallbackProduct ?? `missing product: ${this.columnName('product')} is empty (pass --product API_ID for rows without one)`
     const p = this.products.match(ref, interval, intervalCount)
     if (!p) {
       const how = (this.layout.product_types ?? []).length > 0 ? `no ${this.layout.product_types!.join('/')} integration or api_id` : 'no api_id'
@@ -180,7 +183,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return r === undefined ? `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")` : r
   }
 
-  map(cells: string[]): RowResult<V> {
+  /** Map the row whose cells are `cells[at .. at + header.length)`. */
+  map(cells: string[], at = 0): RowResult<V> {
+    this.at = at
     try {
       return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
     } catch (error) {
@@ -195,13 +200,13 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (typeof b === 'string') return b
     let refunded: number | string = 0
     const refundedRaw = this.cell(cells, 'amount_refunded')
-    if (refundedRaw !== '') refunded = this.amount(refundedRaw, b.currency, this.columnName('amount_refunded'))
+    if (refundedRaw !== '') refunded = this.amount(refundedRaw, b.currency, 'amount_refunded')
     if (typeof refunded === 'string') return refunded
     // "Refunded" with no refunded amount: the whole charge was refunded.
     if (refunded === 0 && this.refunded.has(b.statusRaw.toLowerCase())) refunded = b.amount
     let metadata: Record<string, string> | undefined
     for (const m of this.metadata) {
-      const v = cells[m.index]
+      const v = cells[this.at + m.index]
       if (v !== undefined && v !== '') (metadata ??= {})[m.key] = v
     }
     const input = {
@@ -242,8 +247,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       status: b.status,
       user_id: b.userId,
     }
-    values.latest_event_id = importEventId(b.event, chargeFingerprint(values))
-    return {event: {id: values.latest_event_id, timestamp: b.event}, values}
+    values.latest_event_id = importEventId(b.event)
+    return values
   }
 
   private subscription(cells: string[]): RowResult<SubscriptionValues> {
@@ -326,31 +331,17 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       trial_start: input.trial_start ?? null,
       user_id: b.userId,
     }
-    values.latest_event_id = importEventId(b.event, subscriptionFingerprint(values))
-    return {event: {id: values.latest_event_id, timestamp: b.event}, values}
+    values.latest_event_id = importEventId(b.event)
+    return values
   }
 }
 
-function importEventId(ts: number, fingerprint: string): string {
-  return `import:${ts}:${fnv1a(fingerprint)}`
-}
-
-function chargeFingerprint(v: ChargeValues): string {
-  return `${v.product_id}|${v.country}|${v.created}|${v.status}|${v.currency}|${v.amount_minor}|${v.amount_refunded_minor}|${v.metadata_json}`
-}
-
-function subscriptionFingerprint(v: SubscriptionValues): string {
-  return `${v.product_id}|${v.country}|${v.created}|${v.status}|${v.currency}|${v.amount_minor}|${v.interval}|${v.interval_count}|${v.cancel_at}|${v.canceled_at}|${v.trial_start}|${v.trial_end}`
-}
-
-/** 32-bit FNV-1a as 8 hex digits: a short, stable fingerprint (not a security hash). */
-export function fnv1a(s: string): string {
-  let h = 0x811c9dc5
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return (h >>> 0).toString(16).padStart(8, '0')
+/**
+ * The event id of an export row: its moment. A row is the record as of its latest date,
+ * so the same row read again (a re-run, a resumed run) is the same event: "unchanged".
+ */
+function importEventId(ts: number): string {
+  return `import:${ts}`
 }
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i
@@ -360,6 +351,14 @@ const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\
  * follows), ISO with `T`, or UNIX seconds (10 digits) / milliseconds (13 digits).
  */
 export function parseDate(s: string): number | undefined {
+  // Fast path for the exports' "YYYY-MM-DD HH:MM:SS": the day is computed once per day.
+  if (s.length === 19 && s.charCodeAt(10) === 32 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58) {
+    const day = dayStart(s.slice(0, 10))
+    const h = two(s, 11)
+    const mi = two(s, 14)
+    const sec = two(s, 17)
+    if (day !== undefined && h <= 23 && mi <= 59 && sec <= 59) return day + h * 3600 + mi * 60 + sec
+  }
   if (/^\d{10}$/.test(s)) return Number(s)
   if (/^\d{13}$/.test(s)) return Math.floor(Number(s) / 1000)
   const m = DATE_RE.exec(s)
@@ -382,6 +381,30 @@ export function parseDate(s: string): number | undefined {
   }
   const t = ms / 1000 - offset
   return t >= 0 && t <= 9_999_999_999 ? t : undefined
+}
+
+/** Two ASCII digits at i as a number, or 99 (out of every range) when they are not digits. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48
+  const b = s.charCodeAt(i + 1) - 48
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : 99
+}
+
+const days = new Map<string, number | undefined>()
+/** UNIX seconds of a YYYY-MM-DD day's start, undefined when it is no calendar day. */
+function dayStart(d: string): number | undefined {
+  let v = days.get(d)
+  if (v === undefined && !days.has(d)) {
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(d)
+    if (m) {
+      const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
+      const back = new Date(ms)
+      if (Number(m[2]) >= 1 && Number(m[2]) <= 12 && back.getUTCDate() === Number(m[3]) && back.getUTCMonth() === Number(m[2]) - 1) v = ms / 1000
+    }
+    if (days.size > 50_000) days.clear()
+    days.set(d, v)
+  }
+  return v
 }
 
 /** "9.99", "1,234.50", "-5" (negative is parsed; the schema rejects it with its value). */

@@ -80,6 +80,11 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     } else {
       note(trace, 'currency', 'info', `${lock.currency} (from the lock; ${lock.quote.currency_source})`)
     }
+    if (trace) {
+      const m = lock.quote.matching_audiences.map((x) => x.api_id)
+      note(trace, 'audience', 'info', `${lock.quote.audience.api_id} (from the lock; matching: ${m.length ? m.join(', ') : 'none'})`)
+      if (lock.package_id) note(trace, 'package', 'info', `${lock.package_id} (from the lock)`)
+    }
     const wanted = req.products ?? (lock.package_id ? Object.keys(lock.quote.products) : [])
     const fresh = new Set<string>()
     for (const id of wanted) {

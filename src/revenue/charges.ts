@@ -9,7 +9,7 @@ import type {DB} from '../store/db.js'
 import {compareEvents, eventApplied, type EventRef, judge, latestDelete, logEvent, recordKey, staleMessage} from './events.js'
 import {usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
-import {chargeRecord, type ChargeRow, chargeRow, type ChargeValues, insertParams, type ListFilters, listRows, orgId, type RecordKey, replaceParams, statements} from './store.js'
+import {chargeRecord, type ChargeRow, chargeRow, type ChargeValues, type ListFilters, listRows, orgId, type RecordKey, statements} from './store.js'
 import {validKey, type WriteResult} from './subscriptions.js'
 
 /**
@@ -77,9 +77,9 @@ export function createCharge(db: DB, body: unknown, event: EventRef): WriteResul
       if (!existing) {
         const tomb = latestDelete(db, 'charge', recordKey(key.user_id, key.origin, key.origin_id))
         if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('charge', event, tomb, true), outcome: 'stale', record: null}
-        st.insertNew.run(...insertParams('charges', values))
+        st.insertNew.run(values)
       } else {
-        st.replace.run(...replaceParams(st, values))
+        st.replace.run(values)
       }
       logEvent(db, 'charge', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {message: `charge ${existing ? 'updated' : 'created'}: ${describe(key)}`, outcome: existing ? 'updated' : 'created', record: chargeRecord(values, org)}
@@ -126,7 +126,7 @@ export function updateCharge(db: DB, keyInput: RecordKey, body: unknown, event: 
       if (verdict === 'duplicate') return duplicate(event, existing, org)
       if (verdict === 'stale') return {message: staleMessage('charge', event, latest), outcome: 'stale', record: chargeRecord(existing, org)}
       const values = mergeChargeUpdate(db, existing, input, event)
-      st.replace.run(...replaceParams(st, values))
+      st.replace.run(values)
       logEvent(db, 'charge', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {message: `charge updated: ${describe(key)}`, outcome: 'updated', record: chargeRecord(values, org)}
     })

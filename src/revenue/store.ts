@@ -2,7 +2,6 @@ import {fromMinor} from '../currency.js'
 import type {ChargeRecord, SubscriptionRecord, SubscriptionReduced} from '../schemas/revenue.js'
 import type {DB} from '../store/db.js'
 import {orgId} from '../store/settings.js'
-import type {EventRef} from './events.js'
 import {centsToUsd} from './money.js'
 
 /**
@@ -100,35 +99,24 @@ function columnsOf(table: Table): readonly string[] {
   return table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
 }
 
-/** Prepared statements per table. Values are bound positionally in *_COLUMNS order. */
+/**
+ * Prepared statements per table, bound by name from a values object (extra keys are
+ * ignored), so single writes and imports pass the same object without building arrays.
+ */
 export function statements(db: DB, table: Table) {
   const cols = columnsOf(table)
   const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
   return {
     del: db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Inserts and reports 0 changes when the key exists (imports try this first). */
-    insertNew: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    /** Inserts, or reports 0 changes when the key exists (imports try this first). */
+    insertNew: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
     latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    one: db.prepare(`SELECT * FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Replace every column of an existing record (bind: values..., user_id, origin, origin_id). */
-    replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    set,
+    /** Replace every column of an existing record. */
+    replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
   }
 }
 
 export type Statements = ReturnType<typeof statements>
-
-export function insertParams(table: Table, v: ChargeValues | SubscriptionValues): unknown[] {
-  return columnsOf(table).map((c) => (v as Record<string, unknown>)[c])
-}
-
-export function replaceParams(st: Statements, v: ChargeValues | SubscriptionValues): unknown[] {
-  return [...st.set.map((c) => (v as Record<string, unknown>)[c]), v.user_id, v.origin, v.origin_id]
-}
-
-export function latestOf(st: Statements, key: RecordKey): EventRef | undefined {
-  return st.latest.get(key.user_id, key.origin, key.origin_id) as EventRef | undefined
-}
 
 export function subscriptionRow(db: DB, key: RecordKey): SubscriptionRow | undefined {
   return db.prepare('SELECT * FROM subscriptions WHERE user_id = ? AND origin = ? AND origin_id = ?').get(key.user_id, key.origin, key.origin_id) as SubscriptionRow | undefined

@@ -27,12 +27,10 @@ import {
 import {monthlyMinor, usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
 import {
-  insertParams,
   type ListFilters,
   listRows,
   orgId,
   type RecordKey,
-  replaceParams,
   statements,
   subscriptionRecord,
   subscriptionReduced,
@@ -113,9 +111,9 @@ export function createSubscription(db: DB, body: unknown, event: EventRef): Writ
       if (!existing) {
         const tomb = latestDelete(db, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
         if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
-        st.insertNew.run(...insertParams('subscriptions', values))
+        st.insertNew.run(values)
       } else {
-        st.replace.run(...replaceParams(st, values))
+        st.replace.run(values)
       }
       logEvent(db, 'subscription', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {
@@ -187,7 +185,7 @@ export function updateSubscription(db: DB, keyInput: RecordKey, body: unknown, e
       if (verdict === 'duplicate') return duplicate(event, existing, org)
       if (verdict === 'stale') return {message: staleMessage('subscription', event, latest), outcome: 'stale', record: subscriptionRecord(existing, org)}
       const values = mergeSubscriptionUpdate(db, existing, input, event)
-      st.replace.run(...replaceParams(st, values))
+      st.replace.run(values)
       logEvent(db, 'subscription', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {message: `subscription updated: ${describe(key)}`, outcome: 'updated', record: subscriptionRecord(values, org)}
     })

@@ -235,6 +235,8 @@ export const SimulationResult = Envelope.extend({
     }),
   ),
   best_arm: z.union([z.number(), z.string()]),
+  /** Ids of the experiments each policy ran as (in the simulation store; see --keep). */
+  experiments: z.object({thompson: z.number().int().optional(), uniform: z.number().int().optional()}),
   last: z.number().int(),
   policies: z.object({oracle: PolicyResult, thompson: PolicyResult.optional(), uniform: PolicyResult.optional()}),
   product: z.string(),

@@ -183,6 +183,8 @@ const audienceShape = {
   prices: z.array(AudiencePriceInput, {error: (iss) => `expected an array of audience prices, got ${show(iss.input)}`}).optional(),
   priority: Priority.optional(),
   rules: z.array(RuleInput, {error: (iss) => `expected an array of rules, got ${show(iss.input)}`}).max(100, {error: 'at most 100 rules'}).optional(),
+  /** Read-only (printed beside `rules`), tolerated so a printed audience can be fed back; ignored. */
+  rules_text: z.array(z.string()).optional(),
 }
 
 function uniqueProducts(prices: {product: string}[] | undefined, ctx: z.core.$RefinementCtx): void {

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3'
 import {seedDefaults} from './seed.js'
 import {CATALOG_SQL} from './schema/catalog.js'
 import {EXPERIMENTS_SQL} from './schema/experiments.js'
+import {KEYS_SQL} from './schema/keys.js'
 import {PRICING_SQL} from './schema/pricing.js'
 import {REVENUE_SQL} from './schema/revenue.js'
 import {SEGMENTS_SQL} from './schema/segments.js'
@@ -22,7 +23,7 @@ export const MIGRATIONS: Migration[] = [
   {
     name: 'initial schema',
     up(db) {
-      db.exec(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENUE_SQL + EXPERIMENTS_SQL)
+      db.exec(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENUE_SQL + EXPERIMENTS_SQL + KEYS_SQL)
       seedDefaults(db)
     },
     version: 1,

@@ -1,0 +1,89 @@
+// pricectl serve: POST /v1/prices driven by autocannon from this process against
+// `node bin/run.js serve` (a second process) on loopback. Budget (issue 8): 2,000
+// requests/s and p99 under 20 ms for locked users, over 10 s. New users (each request
+// computes and writes a lock) are reported without a budget.
+import autocannon from 'autocannon'
+import {execFileSync, spawn} from 'node:child_process'
+import {closeSync, openSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+import {makeStore} from './price.bench.js'
+
+const USERS = 1000
+const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
+const CONNECTIONS = 10
+
+const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
+
+async function startServer(root, db, dir) {
+  const logPath = join(dir, 'serve.log')
+  const log = openSync(logPath, 'w')
+  // The access log stays on (as operators run it), written to a file rather than a pipe
+  // this process would have to drain while it drives the load.
+  const child = spawn(process.execPath, [join(root, 'bin/run.js'), 'serve', '--port', '0', '--db', db], {stdio: ['ignore', 'ignore', log]})
+  closeSync(log)
+  const until = Date.now() + 30_000
+  for (;;) {
+    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logPath, 'utf8'))
+    if (m) return {child, logPath, url: m[1]}
+    if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${readFileSync(logPath, 'utf8').slice(0, 500)}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+function load(url, key, duration, nextBody) {
+  return autocannon({
+    connections: CONNECTIONS,
+    duration,
+    requests: [
+      {
+        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
+        method: 'POST',
+        path: '/v1/prices',
+        setupRequest: (req) => ({...req, body: nextBody()}),
+      },
+    ],
+    url,
+  })
+}
+
+function check(result, what) {
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${what}: ${result.non2xx} non-2xx responses, ${result.errors} errors`)
+}
+
+export async function run({root}) {
+  const {db, dir} = makeStore(root)
+  const key = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/run.js'), 'keys', 'create', '--name', 'bench', '--json', '--db', db], {encoding: 'utf8'})).api_key
+  const server = await startServer(root, db, dir)
+  try {
+    // Lock USERS users (first calls), then warm up on them.
+    let i = 0
+    const lockRun = await autocannon({
+      amount: USERS,
+      connections: CONNECTIONS,
+      requests: [{headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, method: 'POST', path: '/v1/prices', setupRequest: (req) => ({...req, body: body(`bench-${i}`, i++)})}],
+      url: server.url,
+    })
+    check(lockRun, 'locking users')
+    let j = 0
+    const locked = () => body(`bench-${j % USERS}`, j++ % USERS)
+    check(await load(server.url, key, 2, locked), 'warm-up')
+    const lockedRun = await load(server.url, key, 10, locked)
+    check(lockedRun, 'locked users')
+
+    let n = 0
+    const fresh = () => body(`new-${n}`, n++)
+    const freshRun = await load(server.url, key, 5, fresh)
+    check(freshRun, 'new users')
+
+    const note = (r, s) => `${r.requests.total} requests in ${s} s over ${CONNECTIONS} connections, p50 ${r.latency.p50} ms`
+    return [
+      {budget: 2000, budgetKind: 'min', name: 'serve POST /v1/prices, locked users', note: note(lockedRun, 10), unit: 'requests/s', value: Math.round(lockedRun.requests.average)},
+      {budget: 20, name: 'serve POST /v1/prices, locked users, p99 latency', note: `p50 ${lockedRun.latency.p50} ms, p99 ${lockedRun.latency.p99} ms`, unit: 'ms', value: lockedRun.latency.p99},
+      {name: 'serve POST /v1/prices, new users (computes and writes each lock)', note: `${note(freshRun, 5)}, p99 ${freshRun.latency.p99} ms`, unit: 'requests/s', value: Math.round(freshRun.requests.average)},
+    ]
+  } finally {
+    server.child.kill('SIGTERM')
+    await new Promise((r) => (server.child.exitCode === null ? server.child.once('exit', r) : r()))
+  }
+}

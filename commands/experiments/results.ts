@@ -1,0 +1,38 @@
+import {Args, Flags} from '@oclif/core'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {intFlag} from '../../src/experiments/flags.js'
+import {parseExperimentId} from '../../src/experiments/manage.js'
+import {resultsCsv, resultsReport} from '../../src/experiments/render.js'
+import {DEFAULT_DRAWS, experimentResults} from '../../src/experiments/results.js'
+import {ExperimentResults} from '../../src/schemas/experiments.js'
+
+export default class ExperimentsResults extends BaseCommand<typeof ExperimentsResults> {
+  static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override description = `Results of an experiment, per arm
+
+Visitors (locks that got the arm), conversions (their subscriptions and charges of the
+experiment's products made after exposure), conversion rate with its 95% credible
+interval, revenue (USD; subscriptions per month), revenue per visitor with its interval,
+and the probability of being best (Monte Carlo over the posteriors, seeded).`
+  static override examples = ['<%= config.bin %> experiments results 3', '<%= config.bin %> experiments results 3 --json', '<%= config.bin %> experiments results 3 --output csv']
+  static override flags = {
+    draws: Flags.string({description: `Monte Carlo draws for the probability of being best (default ${DEFAULT_DRAWS})`}),
+    output: Flags.string({default: 'table', description: 'table (with charts) or csv (one row per arm)', options: ['table', 'csv']}),
+    seed: Flags.string({description: 'Seed of the Monte Carlo draws (default: the experiment\'s seed)'}),
+  }
+  static override outputSchema = ExperimentResults
+
+  async run() {
+    const id = parseExperimentId(this.args.id)
+    const r = experimentResults(this.store.db, id, {
+      draws: intFlag(this.flags.draws, '--draws', {max: 10_000_000, min: 100}),
+      seed: intFlag(this.flags.seed, '--seed', {max: 4_294_967_295}),
+    })
+    if (!this.jsonEnabled()) {
+      if (this.flags.output === 'csv') process.stdout.write(resultsCsv(r))
+      else this.log(resultsReport(r))
+    }
+    return r
+  }
+}

@@ -1,0 +1,47 @@
+import {Flags} from '@oclif/core'
+
+import {BaseCommand} from '../src/cli/base.js'
+import {DEFAULT_BODY_LIMIT} from '../src/server/app.js'
+import {parseSize, serve} from '../src/server/serve.js'
+import {ServeStopped} from '../src/schemas/server.js'
+
+export default class Serve extends BaseCommand<typeof Serve> {
+  static override description = `Serve the spec's HTTP API (every endpoint under /v1) from this store
+
+Same engine and store as the commands: a quote locked over HTTP is the one "pricectl price"
+shows, and the other way round. Every /v1 request needs an API key ("pricectl keys create"),
+sent as "Authorization: Bearer KEY" or "X-Api-Key: KEY". GET /healthz needs none.
+One access line per request goes to stderr. SIGTERM (or Ctrl-C) stops accepting
+connections, lets requests in flight finish and closes the store.`
+  static override examples = [
+    '<%= config.bin %> keys create --name checkout && <%= config.bin %> serve',
+    '<%= config.bin %> serve --port 9000 --db ./shop.db',
+    '<%= config.bin %> serve --host 0.0.0.0 --trust-proxy   # behind your reverse proxy',
+    'curl -s localhost:8080/v1/prices -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d \'{"user_id":"u1","products":["pro_monthly"]}\'',
+  ]
+  static override flags = {
+    'access-log': Flags.boolean({allowNo: true, default: true, description: 'One line per request on stderr'}),
+    'body-limit': Flags.string({default: String(DEFAULT_BODY_LIMIT), description: 'Largest request body (bytes, or e.g. 512kb, 2mb); larger bodies get 413'}),
+    'geoip-db': Flags.string({description: 'Your own GeoIP2/GeoLite2 Country .mmdb (default: the bundled one)', env: 'PRICECTL_GEOIP_DB'}),
+    host: Flags.string({default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface)'}),
+    port: Flags.integer({default: 8080, description: 'Port to listen on (0: any free port, printed at start)', max: 65_535, min: 0}),
+    'trust-proxy': Flags.boolean({
+      default: false,
+      description: 'Take the client address (get_ip_from_request, access log) from X-Forwarded-For; only behind a proxy you run, which sets it',
+    }),
+  }
+  static override outputSchema = ServeStopped
+
+  async run(): Promise<ServeStopped> {
+    const f = this.flags
+    return serve({
+      accessLog: f['access-log'],
+      bodyLimit: parseSize(f['body-limit']),
+      db: f.db,
+      geoipDb: f['geoip-db'],
+      host: f.host,
+      port: f.port,
+      trustProxy: f['trust-proxy'],
+    })
+  }
+}

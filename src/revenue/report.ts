@@ -1,0 +1,145 @@
+import {nowSeconds} from '../clock.js'
+import {fromMinor} from '../currency.js'
+import {InvalidInputError} from '../errors.js'
+import type {ReportRow, RevenueReport} from '../schemas/revenue.js'
+import type {DB} from '../store/db.js'
+
+/**
+ * `revenue report`: figures in USD from the stored records (docs/revenue.md defines
+ * each). There is no status history, so "live at a moment" is read from the current
+ * record: an active subscription is live from its created date on, a canceled one from
+ * created until its cancel_at (else canceled_at); trialing and pending ones are not.
+ *
+ * - mrr: sum of amount_usd_monthly of the subscriptions live at the end of the period
+ * - active_subscriptions: how many are live then; arpu = mrr / distinct users among them
+ * - new_subscriptions: created in the period and active or canceled now (they paid)
+ * - churned_subscriptions: canceled, with cancel_at (else canceled_at) in the period
+ * - net_revenue: succeeded charges created in the period, minus what was refunded of them
+ */
+
+export type By = 'country' | 'month' | 'product'
+
+export type ReportOptions = {
+  by: By
+  /** Start, UNIX seconds (inclusive). Default: the first day of the month 11 months ago. */
+  since?: number
+  /** End, UNIX seconds (exclusive). Default: the first day of next month. */
+  until?: number
+}
+
+const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
+
+function groupKey(by: By): string {
+  if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
+  if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
+  return "'all'"
+}
+
+type Figures = {active: number; churned: number; mrr: number; net: number; new: number; users: number}
+
+function empty(): Figures {
+  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
+}
+
+/** Figures of [start, end) grouped by `by` (one group "all" for a plain period). */
+function figures(db: DB, by: By, start: number, end: number): Map<string, Figures> {
+  const key = groupKey(by === 'month' ? 'month' : by)
+  const out = new Map<string, Figures>()
+  const get = (k: string) => {
+    let f = out.get(k)
+    if (!f) out.set(k, (f = empty()))
+    return f
+  }
+  const p = {end, start}
+  for (const r of db
+    .prepare(`SELECT ${key} AS k, count(*) AS n, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users FROM subscriptions t WHERE ${LIVE} GROUP BY k`)
+    .all(p) as {k: string; mrr: number; n: number; users: number}[]) {
+    Object.assign(get(r.k), {active: r.n, mrr: r.mrr, users: r.users})
+  }
+  for (const r of db
+    .prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.created >= @start AND t.created < @end AND t.status IN ('active', 'canceled') GROUP BY k`)
+    .all(p) as {k: string; n: number}[]) {
+    get(r.k).new = r.n
+  }
+  for (const r of db
+    .prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @start AND COALESCE(t.cancel_at, t.canceled_at) < @end GROUP BY k`)
+    .all(p) as {k: string; n: number}[]) {
+    get(r.k).churned = r.n
+  }
+  for (const r of db
+    .prepare(`SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`)
+    .all(p) as {k: string; net: number}[]) {
+    get(r.k).net = r.net
+  }
+  return out
+}
+
+function row(key: string, f: Figures): ReportRow {
+  return {
+    active_subscriptions: f.active,
+    arpu: f.users > 0 ? Math.round(f.mrr / f.users) / 100 : null,
+    churned_subscriptions: f.churned,
+    key,
+    mrr: fromMinor(f.mrr, 'USD'),
+    net_revenue: fromMinor(f.net, 'USD'),
+    new_subscriptions: f.new,
+  }
+}
+
+function monthStart(seconds: number, add = 0): number {
+  const d = new Date(seconds * 1000)
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + add, 1) / 1000
+}
+
+function day(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(0, 10)
+}
+
+export function revenueReport(db: DB, o: ReportOptions): RevenueReport {
+  const now = nowSeconds()
+  const until = o.until ?? monthStart(now, 1)
+  const since = o.since ?? monthStart(until - 1, -11)
+  if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)
+  const rows: ReportRow[] = []
+  if (o.by === 'month') {
+    const months = (new Date(until * 1000).getUTCFullYear() - new Date(since * 1000).getUTCFullYear()) * 12 + 12
+    if (months > 1200) throw new InvalidInputError('the report covers more than 100 years: narrow --since/--until')
+    for (let start = monthStart(since), i = 0; start < until; start = monthStart(start, 1), i++) {
+      const s = Math.max(start, since)
+      const e = Math.min(monthStart(start, 1), until)
+      const f = figures(db, 'month', s, e).get('all') ?? empty()
+      rows.push(row(day(start).slice(0, 7), f))
+    }
+  } else {
+    const groups = figures(db, o.by, since, until)
+    for (const k of [...groups.keys()].sort()) rows.push(row(k, groups.get(k)!))
+    rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || (a.key < b.key ? -1 : 1))
+  }
+  const totals = row('total', figures(db, 'month', since, until).get('all') ?? empty())
+  const last = day(until - 1)
+  return {
+    by: o.by,
+    currency: 'USD',
+    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${totals.mrr} USD, ${totals.active_subscriptions} active subscriptions, net charge revenue ${totals.net_revenue} USD`,
+    rows,
+    since: day(since),
+    success: true,
+    totals,
+    until: last,
+  }
+}
+
+const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
+
+/** A horizontal bar chart in Unicode blocks (eighths), one bar per row. */
+export function barChart(title: string, items: {label: string; value: number}[], width = 40): string {
+  const max = Math.max(0, ...items.map((i) => i.value))
+  const labelWidth = Math.max(0, ...items.map((i) => i.label.length))
+  const lines = [title]
+  for (const i of items) {
+    const eighths = max > 0 ? Math.round((Math.max(0, i.value) / max) * width * 8) : 0
+    const bar = '█'.repeat(Math.floor(eighths / 8)) + EIGHTHS[eighths % 8]
+    lines.push(`${i.label.padEnd(labelWidth)} │${bar.padEnd(width + 1)} ${i.value.toLocaleString('en-US', {maximumFractionDigits: 2, minimumFractionDigits: 2})}`)
+  }
+  return lines.join('\n')
+}

@@ -1,0 +1,36 @@
+/**
+ * Access log: one line per response on stderr,
+ *   2026-01-31T12:00:00.000Z 127.0.0.1 "POST /v1/prices" 200 812 1.4ms pk_AbC12xyz
+ * (time, client address, method and path, status, body bytes, time in the server, key
+ * prefix or "-"). Lines are gathered and written once per event-loop turn, so a busy
+ * server makes one write for many requests instead of one each.
+ */
+export class AccessLog {
+  private lines: string[] = []
+  private scheduled = false
+
+  constructor(private readonly write: (text: string) => void = (t) => process.stderr.write(t)) {}
+
+  line(fields: {bytes?: number | string; durationMs: number; ip: string; key?: string; method: string; status: number; url: string}): void {
+    const url = fields.url.replaceAll(/[\u0000-\u0020"\\\u007f]/g, (c) => encodeURIComponent(c))
+    this.lines.push(`${new Date().toISOString()} ${fields.ip} "${fields.method} ${url}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    }
+  }
+
+  /** Also a plain message (start, stop), in order with the request lines. */
+  note(message: string): void {
+    this.flush()
+    this.write(`${new Date().toISOString()} ${message}\n`)
+  }
+
+  flush(): void {
+    this.scheduled = false
+    if (this.lines.length === 0) return
+    const text = this.lines.join('')
+    this.lines = []
+    this.write(text)
+  }
+}

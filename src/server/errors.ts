@@ -1,0 +1,45 @@
+import {describeError} from '../cli/base.js'
+import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+
+/** An error answer: the HTTP status and the spec's error body `{success: false, message, ...}`. */
+export type HttpError = {body: {message: string; success: false} & Record<string, unknown>; headers?: Record<string, string>; status: number}
+
+/** A problem the server itself reports with a status (401, 404, 413, ...). */
+export class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+  }
+}
+
+type FastifyishError = {code?: string; statusCode?: number}
+
+/**
+ * Map anything a route throws to a status and body. The engine's own errors keep their
+ * message (the same text the commands print): invalid input 400, not found 404, a state
+ * of the store that prevents the request 409; a busy store 503; anything else 500.
+ */
+export function httpError(err: unknown, limits: {bodyLimit: number}): HttpError {
+  if (err instanceof HttpProblem) return {body: {message: err.message, success: false}, headers: err.headers, status: err.status}
+  const described = describeError(err)
+  const body = {success: false as const, ...described.body, message: described.message}
+  if (err instanceof InvalidInputError) return {body, status: 400}
+  if (err instanceof NotFoundError) return {body, status: 404}
+  if (err instanceof OperationalError) return {body, status: 409}
+  const e = err as FastifyishError
+  if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') return {body, headers: {'retry-after': '1'}, status: 503}
+  // Fastify's own request errors (body too large, bad content type, malformed request).
+  if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return {body: {message: `request body is over ${limits.bodyLimit} bytes (the server's --body-limit); send one request per call`, success: false}, status: 413}
+  }
+  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return {body: {message: `${(err as Error).message}: send the body as JSON with "Content-Type: application/json"`, success: false}, status: 415}
+  }
+  if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
+    return {body: {message: (err as Error).message, success: false}, status: e.statusCode}
+  }
+  return {body: {message: described.message, success: false}, status: 500}
+}

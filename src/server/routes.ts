@@ -1,0 +1,164 @@
+import type {FastifyInstance, FastifyRequest} from 'fastify'
+import {isIP} from 'node:net'
+
+import {couponResponse, listCoupons} from '../catalog/coupons.js'
+import {createdResponse, createProduct, listEntry, loadProducts, productResponse, requireProduct, updateProduct} from '../catalog/products.js'
+import {requireUser} from '../catalog/users.js'
+import {InvalidInputError, NotFoundError} from '../errors.js'
+import {calculatePrice} from '../pricing/price.js'
+import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
+import {eventOf} from '../revenue/cli.js'
+import type {EventRef} from '../revenue/events.js'
+import type {RecordKey} from '../revenue/store.js'
+import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
+import {COUPON_STATUSES} from '../schemas/catalog.js'
+import type {DB} from '../store/db.js'
+import type {PricingContexts} from './contexts.js'
+
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB}
+type KeyParams = {origin: string; origin_id: string; user_id: string}
+
+const auth = {config: {auth: true}}
+
+/**
+ * The spec's endpoints. Each calls the engine function its command calls, with the
+ * request body where the command has `--body` plus flags, and answers what the command's
+ * `--json` prints. Nothing here re-validates: the engine validates before it writes.
+ */
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db}: Deps): void {
+  /** A write through the server: the pricing context must not keep the old catalog. */
+  const wrote = <T>(result: T): T => {
+    contexts.invalidate()
+    return result
+  }
+
+  // ---------------------------------------------------------------- prices
+  app.post('/v1/prices', auth, async (request) => {
+    const body = request.body ?? {}
+    const ip = clientIp(request)
+    // Under --trust-proxy the address comes from a header: refuse one that is not an address.
+    if ((body as {get_ip_from_request?: unknown}).get_ip_from_request === true && isIP(ip) === 0) {
+      throw new InvalidInputError(`get_ip_from_request: the client address ${JSON.stringify(ip)} (from X-Forwarded-For) is not an IPv4 or IPv6 address; pass ip in the body`)
+    }
+    return calculatePrice(contexts.current(), body, {requestIp: ip})
+  })
+
+  // ---------------------------------------------------------------- products
+  app.post('/v1/products', auth, async (request) => {
+    const p = createProduct(db, request.body ?? {})
+    return wrote(createdResponse(p, `created product ${p.api_id}`))
+  })
+
+  app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
+    const apiId = request.params.product_api_id
+    const {changed, product} = updateProduct(db, apiId, request.body ?? {})
+    const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
+    return wrote(productResponse(product, message))
+  })
+
+  app.get<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
+    const p = requireProduct(db, request.params.product_api_id)
+    return productResponse(p, `product ${p.api_id}`)
+  })
+
+  app.get('/v1/products', auth, async () => {
+    const products = loadProducts(db)
+    return {message: `${products.length} product${products.length === 1 ? '' : 's'}`, products: products.map((p) => listEntry(p)), success: true as const}
+  })
+
+  // ---------------------------------------------------------------- coupons
+  app.get<{Querystring: Record<string, string | string[]>}>('/v1/coupons', auth, async (request) => {
+    const query = request.query ?? {}
+    const unknown = Object.keys(query).filter((k) => k !== 'name' && k !== 'status')
+    if (unknown.length > 0) throw new InvalidInputError(`unknown query parameter ${unknown.map((k) => JSON.stringify(k)).join(', ')} (accepted: name, status)`)
+    const name = single(query, 'name')
+    const status = single(query, 'status')
+    if (status !== undefined && !(COUPON_STATUSES as readonly string[]).includes(status)) {
+      throw new InvalidInputError(`status: unknown coupon status ${JSON.stringify(status)} (expected one of ${COUPON_STATUSES.join(', ')})`)
+    }
+    const coupons = listCoupons(db, {name, status})
+    const filtered = name !== undefined || status !== undefined
+    return {
+      coupons: coupons.map((c) => couponResponse(db, c)),
+      message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
+      success: true as const,
+    }
+  })
+
+  // ---------------------------------------------------------------- users
+  app.get<{Params: {user_id: string}}>('/v1/users/:user_id', auth, async (request, reply) => {
+    try {
+      const u = requireUser(db, request.params.user_id)
+      return {user: {country: u.country}}
+    } catch (error) {
+      // The spec: an unknown user is a 400 with success false and error_message.
+      if (!(error instanceof NotFoundError)) throw error
+      return reply.code(400).send({success: false, ...error.body, message: error.message})
+    }
+  })
+
+  // ---------------------------------------------------------------- subscriptions
+  app.post('/v1/subscriptions', auth, async (request) => {
+    const r = createSubscription(db, request.body ?? {}, eventOfRequest(request))
+    return wrote({message: r.message, record: r.record, success: true})
+  })
+
+  app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
+    const r = updateSubscription(db, keyOf(request.params), request.body ?? {}, eventOfRequest(request))
+    return wrote({message: r.message, record: r.record, success: true})
+  })
+
+  app.get<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => ({
+    subscription: getSubscription(db, keyOf(request.params)),
+    success: true as const,
+  }))
+
+  app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
+    const r = deleteSubscription(db, keyOf(request.params), eventOfRequest(request))
+    return wrote({message: r.message, record: r.record, success: true})
+  })
+
+  // ---------------------------------------------------------------- charges
+  app.post('/v1/charges', auth, async (request) => {
+    const r = createCharge(db, request.body ?? {}, eventOfRequest(request))
+    return wrote({message: r.message, record: r.record, success: true})
+  })
+
+  app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
+    const r = updateCharge(db, keyOf(request.params), request.body ?? {}, eventOfRequest(request))
+    return wrote({message: r.message, record: r.record, success: true})
+  })
+
+  // Not in the spec (its charge record is "not shown"); `pricectl charges get` has it.
+  app.get<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => ({
+    charge: getCharge(db, keyOf(request.params)),
+    success: true as const,
+  }))
+}
+
+function keyOf(params: KeyParams): RecordKey {
+  return {origin: params.origin, origin_id: params.origin_id, user_id: params.user_id}
+}
+
+function single(query: Record<string, string | string[]>, name: string): string | undefined {
+  const v = query[name]
+  if (Array.isArray(v)) throw new InvalidInputError(`${name}: give the query parameter once, got ${v.length} values`)
+  return v
+}
+
+/**
+ * The event a revenue write is: `X-Event-Id` and `X-Event-Timestamp` (UNIX seconds or an
+ * ISO date), as the commands' --event-id and --event-timestamp; absent: a new id and now.
+ */
+function eventOfRequest(request: FastifyRequest): EventRef {
+  const header = (name: string) => {
+    const v = request.headers[name]
+    return Array.isArray(v) ? v[0] : v
+  }
+  try {
+    return eventOf({'event-id': header('x-event-id'), 'event-timestamp': header('x-event-timestamp')})
+  } catch (error) {
+    if (error instanceof InvalidInputError) throw new InvalidInputError(`headers X-Event-Id / X-Event-Timestamp: ${error.message}`)
+    throw error
+  }
+}

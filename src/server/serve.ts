@@ -1,0 +1,66 @@
+import {InvalidInputError, OperationalError} from '../errors.js'
+import type {ServeStopped} from '../schemas/server.js'
+import {buildServer, type ServerOptions} from './app.js'
+import {activeKeyCount} from './keys.js'
+
+export type ServeOptions = ServerOptions & {
+  /** How long in-flight requests may take to finish after SIGTERM before their connections are cut. */
+  graceMs?: number
+  host: string
+  port: number
+}
+
+export const DEFAULT_GRACE_MS = 10_000
+
+/**
+ * Run the server until SIGTERM or SIGINT, then shut down gracefully: stop accepting
+ * connections, let requests in flight finish (a second signal, or the grace period, cuts
+ * what is left), flush key use times and close the store.
+ */
+export async function serve(options: ServeOptions): Promise<ServeStopped> {
+  const app = buildServer(options)
+  const {accessLog: log, store} = app.pricectl
+  let url: string
+  try {
+    url = await app.listen({host: options.host, port: options.port})
+  } catch (error) {
+    await app.close()
+    throw new OperationalError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message} (pass another --port or --host)`)
+  }
+  log.note(`pricectl serve: listening on ${url} (store ${store.path}${options.trustProxy ? '; client address from X-Forwarded-For' : ''}); SIGTERM or Ctrl-C stops it`)
+  if (activeKeyCount(store.db) === 0) log.note('no active API keys: every /v1 request gets 401; create one with: pricectl keys create --name NAME')
+
+  let stop: (signal: NodeJS.Signals) => void = () => {}
+  const signal = await new Promise<string>((resolve) => {
+    stop = resolve
+    process.once('SIGTERM', stop).once('SIGINT', stop)
+  })
+  process.removeListener('SIGTERM', stop).removeListener('SIGINT', stop)
+
+  const grace = options.graceMs ?? DEFAULT_GRACE_MS
+  log.note(`${signal}: no new connections; finishing requests in flight (at most ${grace / 1000} s; a second signal stops at once)`)
+  const cut = () => {
+    log.note('closing the remaining connections')
+    app.server.closeAllConnections()
+  }
+  const timer = setTimeout(cut, grace)
+  timer.unref()
+  process.once('SIGTERM', cut).once('SIGINT', cut)
+  await app.close()
+  clearTimeout(timer)
+  process.removeListener('SIGTERM', cut).removeListener('SIGINT', cut)
+  const requests = app.pricectl.requests()
+  const message = `stopped after ${requests} request${requests === 1 ? '' : 's'}; store closed`
+  log.note(message)
+  return {message, requests, signal, success: true, url}
+}
+
+/** `--body-limit`: bytes, or a number with kb / mb (1024-based), e.g. 512kb, 2mb. */
+export function parseSize(text: string, flag = '--body-limit'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|k|mb|m)?\s*$/i.exec(text)
+  const unit = m?.[2]?.toLowerCase()
+  const bytes = m ? Math.floor(Number(m[1]) * (unit?.startsWith('m') ? 1024 * 1024 : unit?.startsWith('k') ? 1024 : 1)) : Number.NaN
+  if (!Number.isFinite(bytes) || bytes < 1) throw new InvalidInputError(`${flag}: expected a size such as 1048576, 512kb or 1mb, got ${JSON.stringify(text)}`)
+  if (bytes > 100 * 1024 * 1024) throw new InvalidInputError(`${flag}: ${text} is over the 100mb ceiling (a request is one body, never a bulk file: use the import commands)`)
+  return bytes
+}

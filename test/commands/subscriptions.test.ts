@@ -1,0 +1,198 @@
+import {writeFileSync} from 'node:fs'
+import {beforeEach, describe, expect, it} from 'vitest'
+
+import {tempStore} from '../helpers/run.js'
+import {runArgs, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
+import {join} from 'node:path'
+
+const CREATE = ['subscriptions', 'create', '--user-id', 'u1', '--origin', 'gateway_a', '--origin-id', 'sub_1', '--product', 'pro_monthly', '--amount', '9.99', '--currency', 'EUR', '--created', '1767225600', '--status', 'active']
+
+function count(db: string): number {
+  return withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM subscriptions').get() as {n: number}).n)
+}
+
+describe('subscriptions create | update | get | delete', () => {
+  let db: string
+  beforeEach(() => {
+    db = tempStore()
+    withStore(db, seedCatalog)
+    process.env.PRICECTL_NOW = '1767312000'
+  })
+
+  it('creates a subscription and prints the spec record with USD amounts', async () => {
+    const r = await runArgs(db, [...CREATE, '--json', '--event-id', 'evt_1'])
+    expect(r.code).toBe(0)
+    expect(r.json).toEqual({
+      message: 'subscription created: u1 gateway_a sub_1',
+      record: {
+        amount: 9.99,
+        amount_usd: 12.49, // 9.99 EUR at 0.8 EUR per USD = 12.4875
+        amount_usd_monthly: 12.49,
+        cancel_at: null,
+        canceled_at: null,
+        created: 1_767_225_600,
+        currency: 'EUR',
+        interval: 'month',
+        interval_count: 1,
+        latest_event_id: 'evt_1',
+        latest_event_timestamp: 1_767_312_000,
+        org_id: 1,
+        origin: 'gateway_a',
+        origin_id: 'sub_1',
+        service_product_id: 1,
+        status: 'active',
+        trial_end: null,
+        trial_start: null,
+        type: 'subscription',
+        user_id: 'u1',
+      },
+      success: true,
+    })
+    const get = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1', '--json'])
+    expect(get.json).toEqual({
+      subscription: {
+        created: 1_767_225_600,
+        interval: 'month',
+        interval_count: 1,
+        latest_event_id: 'evt_1',
+        latest_event_timestamp: 1_767_312_000,
+        org_id: 1,
+        origin: 'gateway_a',
+        origin_id: 'sub_1',
+        service_product_id2: 1,
+        status: 'active',
+        type: 'subscription',
+        user_id: 'u1',
+      },
+      success: true,
+    })
+    const table = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1'])
+    expect(table.stdout).toContain('service_product_id2')
+  })
+
+  it('takes --body with flags overriding its fields, and an integration object as product', async () => {
+    const body = join(tempDir(), 'sub.json')
+    writeFileSync(
+      body,
+      JSON.stringify({amount: 100, created: 1_767_225_600, currency: 'USD', origin: 'gateway_a', origin_id: 'sub_y', product: {gateway_a_product_id: 'prod_team', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}, status: 'active', user_id: 'u2'}),
+    )
+    const r = await runArgs(db, ['subscriptions', 'create', '--body', body, '--amount', '120', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.record).toMatchObject({amount: 120, amount_usd: 120, amount_usd_monthly: 10, interval: 'year', service_product_id: 2})
+    const quarterly = await runArgs(db, [
+      'subscriptions', 'create', '--body', body, '--origin-id', 'sub_q', '--amount', '30',
+      '--product', '{"type":"gateway_a_with_interval","gateway_a_product_id":"prod_team","interval":"month","interval_count":3}', '--json',
+    ])
+    expect(quarterly.json.record).toMatchObject({amount_usd_monthly: 10, interval: 'month', interval_count: 3, service_product_id: 3})
+  })
+
+  it('enforces the status field rules and writes nothing on invalid input (exit 2)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--cancel-at', '1769904000'], /cancel_at: provide cancel_at only when status is canceled/],
+      [['--trial-end', '1769904000'], /trial_end: provide trial_end only when status is trialing/],
+      [['--currency', 'EUX'], /currency: unknown currency "EUX"/],
+      [['--amount', '-1'], /amount: must not be negative/],
+      [['--amount', 'ten'], /amount: expected a number, got "ten"/],
+      [['--status', 'paused'], /status: unknown status "paused"/],
+      [['--origin', 'gateway_d'], /origin: unknown origin "gateway_d"/],
+      [['--product', 'nope'], /product: unknown product "nope"/],
+      [['--product', '{"type":"gateway_a"}'], /product.gateway_a_product_id/],
+      [['--created', 'tomorrow'], /created: expected a UNIX timestamp/],
+      [['--amount', '9.999', '--currency', 'USD'], /amount: 9.999 has more decimals than USD allows/],
+    ]
+    for (const [flags, message] of cases) {
+      const r = await runArgs(db, [...CREATE, ...flags, '--json'])
+      expect(r.code, flags.join(' ')).toBe(2)
+      expect(r.json.success).toBe(false)
+      expect(r.json.message).toMatch(message)
+    }
+    expect(count(db)).toBe(0)
+    const missing = await runArgs(db, ['subscriptions', 'create', '--user-id', 'u1', '--json'])
+    expect(missing.code).toBe(2)
+    expect(missing.json.message).toContain('--origin, --origin-id, --product, --amount, --currency, --created, --status')
+  })
+
+  it('updates; a status change clears fields of the old status; rules use the resulting status', async () => {
+    await runArgs(db, [...CREATE, '--status', 'trialing', '--trial-start', '1767225600', '--trial-end', '2026-01-15', '--event-timestamp', '100'])
+    const bad = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--cancel-at', '1769904000', '--event-timestamp', '200', '--json'])
+    expect(bad.code).toBe(2)
+    expect(bad.json.message).toMatch(/cancel_at: provide cancel_at only when status is canceled \(status is "trialing"\)/)
+    const r = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--status', 'canceled', '--cancel-at', '1769904000', '--canceled-at', '1768000000', '--amount', '12', '--event-timestamp', '200', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.record).toMatchObject({amount: 12, amount_usd: 15, cancel_at: 1_769_904_000, canceled_at: 1_768_000_000, status: 'canceled', trial_end: null, trial_start: null})
+    const currency = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--currency', 'JPY', '--event-timestamp', '300', '--json'])
+    expect(currency.json.record).toMatchObject({amount: 12, amount_usd: 0.12, currency: 'JPY', status: 'canceled'})
+  })
+
+  it('says "stale event ignored" for an older event, applies a repeated event id once', async () => {
+    await runArgs(db, [...CREATE, '--event-id', 'e1', '--event-timestamp', '1000'])
+    const stale = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '50', '--event-id', 'e0', '--event-timestamp', '999', '--json'])
+    expect(stale.code).toBe(0)
+    expect(stale.json.success).toBe(true)
+    expect(stale.json.message).toMatch(/^stale event ignored/)
+    expect(stale.json.record.amount).toBe(9.99)
+    const plain = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '50', '--event-timestamp', '2019-01-01'])
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(/^stale event ignored/)
+    const first = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '11', '--event-id', 'e2', '--event-timestamp', '2000', '--json'])
+    expect(first.json.record.amount).toBe(11)
+    const again = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '77', '--event-id', 'e2', '--event-timestamp', '3000', '--json'])
+    expect(again.code).toBe(0)
+    expect(again.json.message).toBe('event e2 was already applied; nothing changed')
+    expect(again.json.record.amount).toBe(11)
+    // A create of an existing subscription is an event too: newer replaces, older is stale.
+    const older = await runArgs(db, [...CREATE, '--amount', '1', '--event-timestamp', '1500', '--json'])
+    expect(older.json.message).toMatch(/^stale event ignored/)
+    const newer = await runArgs(db, [...CREATE, '--amount', '2', '--event-timestamp', '4000', '--json'])
+    expect(newer.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 2}})
+    expect(count(db)).toBe(1)
+  })
+
+  it('deletes with --yes (refuses without a terminal), and reports unknown subscriptions with exit 1', async () => {
+    await runArgs(db, [...CREATE, '--event-timestamp', '1000'])
+    const refused = await runArgs(db, ['subscriptions', 'delete', 'u1', 'gateway_a', 'sub_1', '--json'])
+    expect(refused.code).toBe(2)
+    expect(refused.json.message).toContain('--yes')
+    const del = await runArgs(db, ['subscriptions', 'delete', 'u1', 'gateway_a', 'sub_1', '--yes', '--json'])
+    expect(del.code).toBe(0)
+    expect(del.json).toMatchObject({message: 'subscription deleted: u1 gateway_a sub_1', record: {origin_id: 'sub_1'}, success: true})
+    const get = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1', '--json'])
+    expect(get.code).toBe(1)
+    expect(get.json).toEqual({message: expect.stringContaining('no subscription u1 gateway_a sub_1'), success: false})
+    const update = await runArgs(db, ['subscriptions', 'update', 'u9', 'gateway_a', 'nope', '--amount', '1', '--json'])
+    expect(update.code).toBe(1)
+    expect(update.json.message).toContain('pricectl subscriptions create')
+    const badPath = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_x', 'sub_1', '--json'])
+    expect(badPath.code).toBe(2)
+    expect(badPath.json.message).toMatch(/origin: unknown origin "gateway_x"/)
+  })
+})
+
+describe('subscriptions list', () => {
+  it('filters by user, status, product and created window; CSV cells are formula-safe', async () => {
+    const db = tempStore()
+    withStore(db, seedCatalog)
+    const make = (user: string, id: string, product: string, status: string, created: string) =>
+      runArgs(db, ['subscriptions', 'create', '--user-id', user, '--origin', 'gateway_b', '--origin-id', id, '--product', product, '--amount', '5', '--currency', 'USD', '--created', created, '--status', status])
+    await make('u1', 's1', 'pro_monthly', 'active', '2026-01-10')
+    await make('u1', 's2', 'pro_yearly', 'pending', '2026-02-10')
+    await make('u2', 's3', 'pro_monthly', 'active', '2026-03-10')
+    await make('=cmd|x', 's4', 'weekly', 'active', '2026-03-11')
+    const ids = async (...flags: string[]) => ((await runArgs(db, ['subscriptions', 'list', ...flags, '--json'])).json.subscriptions as {origin_id: string}[]).map((s) => s.origin_id)
+    expect(await ids()).toEqual(['s4', 's3', 's2', 's1'])
+    expect(await ids('--user-id', 'u1')).toEqual(['s2', 's1'])
+    expect(await ids('--status', 'active', '--product', 'pro_monthly')).toEqual(['s3', 's1'])
+    expect(await ids('--since', '2026-02-01', '--until', '2026-03-10')).toEqual(['s3', 's2'])
+    expect(await ids('--limit', '1')).toEqual(['s4'])
+    const total = await runArgs(db, ['subscriptions', 'list', '--limit', '1', '--json'])
+    expect(total.json).toMatchObject({message: '1 of 4 subscriptions', total: 4})
+    const csv = await runArgs(db, ['subscriptions', 'list', '--output', 'csv'])
+    expect(csv.stdout.split('\n')[0]).toBe('amount,amount_usd,amount_usd_monthly,cancel_at,canceled_at,created,currency,interval,interval_count,latest_event_id,latest_event_timestamp,org_id,origin,origin_id,service_product_id,status,trial_end,trial_start,type,user_id')
+    expect(csv.stdout).toContain("'=cmd|x")
+    const table = await runArgs(db, ['subscriptions', 'list'])
+    expect(table.stdout).toContain('4 of 4 subscriptions')
+    const bad = await runArgs(db, ['subscriptions', 'list', '--since', 'last week', '--json'])
+    expect(bad.code).toBe(2)
+    expect(bad.json.message).toContain('--since')
+  })
+})

@@ -1,0 +1,89 @@
+import {writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {runBin, tempStore} from '../helpers/run.js'
+import {count, SEG_PRODUCTS} from '../helpers/segments-fixtures.js'
+
+/** bin/run.js (the build) in child processes: segmentation and coupons as an operator uses them. */
+describe('audiences, packages, campaigns and coupons end to end', () => {
+  let db: string
+  const env = {PRICECTL_NOW: '2026-03-10T12:00:00Z'}
+  const bin = (args: string[], now = env.PRICECTL_NOW) => runBin(db, args, {env: {PRICECTL_NOW: now}})
+  const ok = (args: string[]) => {
+    const r = bin(args)
+    expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
+    return r
+  }
+
+  beforeAll(() => {
+    db = tempStore()
+    for (const p of SEG_PRODUCTS) {
+      const file = join(dirname(db), `${p.api_id}.json`)
+      writeFileSync(file, JSON.stringify(p))
+      ok(['products', 'create', '--body', file])
+    }
+    ok(['fx', 'set', 'EUR', '0.5', '--date', '2099-01-01'])
+    ok(['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'])
+    ok(['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'])
+    ok(['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'])
+    ok(['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'])
+    ok(['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'])
+    ok(['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'])
+    ok(['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'])
+  })
+
+  it('bad rules and unknown products exit 2 and write nothing', () => {
+    const op = bin(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats about 3'])
+    expect(op.code).toBe(2)
+    expect(op.stderr).toContain('unknown operator "about"')
+    expect(op.stderr).not.toMatch(/\n\s+at /)
+    const gt = bin(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats gt many', '--json'])
+    expect(gt.code).toBe(2)
+    expect(gt.json).toEqual({message: expect.stringContaining('"gt" compares numbers: "many" is not a number'), success: false})
+    const pkg = bin(['packages', 'create', '--api-id', 'x', '--name', 'X', '--product', 'basic,nope'])
+    expect(pkg.code).toBe(2)
+    expect(pkg.stderr).toContain('products[1]: unknown product "nope"')
+    expect(count(db, 'audiences')).toBe(2)
+    expect(count(db, 'packages')).toBe(1)
+  })
+
+  it('prices the audience package with the campaign coupon, and the lock keeps them across processes', () => {
+    const first = ok(['price', '-u', 'anna', '--country', 'AT', '--feature', 'seats=10', '--json'])
+    expect(first.json.matching_audiences.map((a: {api_id: string}) => a.api_id)).toEqual(['power', 'dach'])
+    expect(first.json.package_id).toBe('dach_pkg')
+    expect(Object.keys(first.json.products)).toEqual(['basic', 'yearly'])
+    expect(first.json.products.basic.coupon).toBeUndefined()
+    const yearly = first.json.products.yearly
+    expect(yearly.coupon).toMatchObject({api_id: 'SPRING', coupon_source: ['GATEWAY_A'], external_coupon_id: 'promo_spring', valid_till: '2026-03-31 23:59:59'})
+    expect(yearly.coupon.display.pct_discount_to_baseline).toBe(25)
+    // 100 USD at 0.5 = 50 EUR, rounded by the EUR default rule to 49.99; 25% off (12.50, half up) = 37.49.
+    expect(yearly.price).toBe(49.99)
+    expect(yearly.coupon.display.price_numeric).toBe(37.49)
+
+    ok(['campaigns', 'delete', 'spring_dach', '--yes'])
+    ok(['audiences', 'update', 'dach', '--rule', 'country in CH'])
+    const again = ok(['price', '-u', 'anna', '--json'])
+    expect(again.json).toEqual(first.json)
+    const table = ok(['price', '-u', 'anna'])
+    expect(table.stdout).toContain('audience power, package dach_pkg')
+    expect(table.stdout).toContain('SPRING: ')
+  })
+
+  it('converts a fixed coupon, never applies an expired one, and explain says why', () => {
+    const r = ok(['price', 'explain', '-u', 'ben', '-p', 'basic', '--country', 'DE', '--coupon', 'basic=GONE,FIVE', '--json'])
+    // 5 USD = 2.50 EUR off the 10 EUR country price.
+    expect(r.json.result.products.basic.coupon).toMatchObject({api_id: 'FIVE', currency_code: 'USD', type: 'fixed_amount', value: 5})
+    expect(r.json.result.products.basic.coupon.display.price_numeric).toBe(7.5)
+    const details = r.json.steps.map((s: {detail: string}) => s.detail).join('\n')
+    expect(details).toContain('GONE (request) not applied: GONE has expired: it ended 2026-01-01 23:59:59 UTC')
+    expect(details).toContain('rule "feature seats gt 9" failed (feature seats not given)')
+    expect(count(db, 'locks')).toBe(1) // explain wrote nothing
+  })
+
+  it('lists what was configured', () => {
+    expect(ok(['audiences', 'list']).stdout).toContain('feature seats gt 9')
+    expect(ok(['packages', 'list', '--json']).json.packages[0]).toMatchObject({api_id: 'dach_pkg', audience: 'dach', products: ['basic', 'yearly']})
+    expect(ok(['campaigns', 'list', '--json']).json.campaigns).toEqual([])
+  })
+})

@@ -1,0 +1,136 @@
+import {type ChildProcess, spawn} from 'node:child_process'
+import http from 'node:http'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {CATALOG} from '../helpers/catalog.js'
+import {ROOT, runBin, tempStore} from '../helpers/run.js'
+
+/**
+ * `pricectl serve` as operators run it: bin/run.js in a child process, stopped with SIGTERM.
+ */
+
+type Served = {child: ChildProcess; exited: Promise<number | null>; port: number; stderr: () => string; stdout: () => string}
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+})
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+async function waitFor(what: string, check: () => boolean, ms = 20_000): Promise<void> {
+  const until = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
+    await sleep(20)
+  }
+}
+
+async function serve(db: string, args: string[] = []): Promise<Served> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'serve', '--port', '0', '--db', db, ...args], {
+    cwd: ROOT,
+    env: {...process.env, NODE_ENV: undefined} as NodeJS.ProcessEnv,
+  })
+  children.push(child)
+  let err = ''
+  let out = ''
+  child.stderr!.on('data', (d) => (err += d))
+  child.stdout!.on('data', (d) => (out += d))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  await waitFor('the listening line', () => /listening on http:\/\/127\.0\.0\.1:\d+/.test(err) || child.exitCode !== null)
+  const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err)?.[1])
+  return {child, exited, port, stderr: () => err, stdout: () => out}
+}
+
+function setup(): {db: string; key: string} {
+  const db = tempStore()
+  for (const p of CATALOG) {
+    const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)})
+    if (r.code !== 0) throw new Error(r.stdout + r.stderr)
+  }
+  const k = runBin(db, ['keys', 'create', '--name', 'e2e', '--json'])
+  if (k.code !== 0) throw new Error(k.stdout + k.stderr)
+  return {db, key: k.json.api_key}
+}
+
+/** A request on its own connection (no pooling), so "refused" means a new connection was refused. */
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get({agent: false, host: '127.0.0.1', path, port}, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    }).on('error', reject)
+  })
+}
+
+describe('pricectl serve (bin/run.js)', () => {
+  it('SIGTERM lets the request in flight finish, refuses new connections, closes the store and exits 0', async () => {
+    const {db, key} = setup()
+    const s = await serve(db)
+    expect(s.port).toBeGreaterThan(0)
+    expect(await get(s.port, '/healthz')).toBe(200)
+
+    // A seller's price request whose body is still arriving when SIGTERM comes.
+    const body = JSON.stringify({country: 'DE', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: 'in-flight'})
+    const req = http.request({
+      agent: false,
+      headers: {authorization: `Bearer ${key}`, 'content-length': Buffer.byteLength(body), 'content-type': 'application/json'},
+      host: '127.0.0.1',
+      method: 'POST',
+      path: '/v1/prices',
+      port: s.port,
+    })
+    const response = new Promise<{json: any; status: number}>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = ''
+        res.on('data', (d) => (text += d))
+        res.on('end', () => resolve({json: JSON.parse(text), status: res.statusCode ?? 0}))
+      })
+      req.on('error', reject)
+    })
+    req.write(body.slice(0, 20))
+    await sleep(300)
+    s.child.kill('SIGTERM')
+    await waitFor('the shutdown note', () => s.stderr().includes('SIGTERM: no new connections'))
+    await expect(get(s.port, '/healthz')).rejects.toThrow(/ECONNREFUSED/)
+    req.end(body.slice(20))
+
+    const r = await response
+    expect(r.status).toBe(200)
+    expect(r.json.products.pro_monthly.integrations.gateway_a).toEqual({amount: 899, currency: 'EUR', formatted: expect.any(String)})
+    expect(await s.exited).toBe(0)
+    const log = s.stderr()
+    expect(log).toMatch(/"POST \/v1\/prices" 200 \d+ /)
+    expect(log).toContain('store closed')
+
+    // The quote was locked before the store closed; the key's last use was written at shutdown.
+    const cli = runBin(db, ['price', '-u', 'in-flight', '-p', 'pro_monthly', '--integration', 'gateway_a', '--json'])
+    expect(cli.json).toEqual(r.json)
+    expect(runBin(db, ['keys', 'list', '--json']).json.keys[0].last_used_at).toMatch(/^\d{4}-/)
+    expect(runBin(db, ['db', 'check', '--json']).json.ok).toBe(true)
+  })
+
+  it('--json prints the stop summary; --no-access-log keeps the start and stop notes only', async () => {
+    const {db, key} = setup()
+    const s = await serve(db, ['--json', '--no-access-log'])
+    const r = await fetch(`http://127.0.0.1:${s.port}/v1/products`, {headers: {'x-api-key': key}})
+    expect(r.status).toBe(200)
+    expect(((await r.json()) as {products: unknown[]}).products).toHaveLength(3)
+    s.child.kill('SIGTERM')
+    expect(await s.exited).toBe(0)
+    expect(JSON.parse(s.stdout())).toEqual({message: 'stopped after 1 request; store closed', requests: 1, signal: 'SIGTERM', success: true, url: `http://127.0.0.1:${s.port}`})
+    expect(s.stderr()).not.toContain('"GET /v1/products"')
+  })
+
+  it('warns when no key can pass, and a taken port exits 1 saying what to change', async () => {
+    const db = tempStore()
+    const first = await serve(db)
+    await waitFor('the no-keys warning', () => first.stderr().includes('no active API keys: every /v1 request gets 401'))
+    const second = runBin(db, ['serve', '--port', String(first.port)])
+    expect(second.code).toBe(1)
+    expect(second.stderr).toMatch(/cannot listen on 127\.0\.0\.1:\d+: .*EADDRINUSE.*--port/)
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+  })
+})

@@ -1,0 +1,48 @@
+import {spawnSync} from 'node:child_process'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {ROOT, runBin, tempStore} from '../helpers/run.js'
+
+/**
+ * Prompts happen on a terminal only. `script` (util-linux) gives the command a real
+ * pseudo-terminal; the answers are typed into it after a pause.
+ */
+function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
+  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
+  const typed = answers.map((a) => `sleep 1.5; printf '%s\\r' '${a}'`).join('; ')
+  const env = {...process.env}
+  delete env.CI
+  const r = spawnSync('bash', ['-c', `(${typed}; sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
+  return {code: r.status ?? 1, output: r.stdout + r.stderr}
+}
+
+describe('prompts on a terminal, never without one', () => {
+  it('asks for a missing required flag on a terminal', () => {
+    const db = tempStore()
+    const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], ['9.99'])
+    expect(r.output).toContain('Base price')
+    expect(r.code).toBe(0)
+    expect(runBin(db, ['products', 'get', 'tty', '--json']).json.base_px).toBe(9.99)
+  })
+
+  it('without a terminal lists the missing flags and exits 2; delete needs --yes', () => {
+    const db = tempStore()
+    const r = runBin(db, ['products', 'create', '--api-id', 'x'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('missing required flags: --name, --base-px, --interval, --interval-count')
+    expect(runBin(db, ['products', 'create', '--api-id', 'x', '--name', 'X', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+    const del = runBin(db, ['products', 'delete', 'x'])
+    expect(del.code).toBe(2)
+    expect(del.stderr).toContain('without --yes')
+    expect(runBin(db, ['products', 'get', 'x']).code).toBe(0)
+  })
+
+  it('confirms a delete on a terminal', () => {
+    const db = tempStore()
+    expect(runBin(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+    const r = onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
+    expect(r.code).toBe(0)
+    expect(runBin(db, ['products', 'get', 'y']).code).toBe(1)
+  })
+})
