@@ -8,15 +8,12 @@ import {ServeStopped} from '../src/schemas/server.js'
 export default class Serve extends BaseCommand<typeof Serve> {
   static override description = `Serve the spec's HTTP API (every endpoint under /v1) from this store
 
-Same engine and store as the commands: a quote locked over HTTP is the one "pricectl price"
-shows, and the other way round. Every /v1 request needs an API key ("pricectl keys create"),
-sent as "Authorization: Bearer KEY" or "X-Api-Key: KEY". GET /healthz needs none.
-One access line per request goes to stderr. SIGTERM (or Ctrl-C) stops accepting
-connections, lets requests in flight finish and closes the store.`
+Same engine and store as the commands: a quote locked over HTTP is the one "pricectl price" shows, and the other way round. Every /v1 request needs an API key ("pricectl keys create"), sent as "Authorization: Bearer KEY" or "X-Api-Key: KEY"; GET /healthz needs none. One access line per request goes to stderr. SIGTERM (or Ctrl-C) stops accepting connections, lets requests in flight finish and closes the store. See docs/serve.md.`
   static override examples = [
     '<%= config.bin %> keys create --name checkout && <%= config.bin %> serve',
     '<%= config.bin %> serve --port 9000 --db ./shop.db',
-    '<%= config.bin %> serve --host 0.0.0.0 --trust-proxy   # behind your reverse proxy',
+    '<%= config.bin %> serve --trust-proxy   # behind a reverse proxy on this host that sets X-Forwarded-For',
+    '<%= config.bin %> serve --host 0.0.0.0 --port 8080   # reachable from other machines (keys still required)',
     'curl -s localhost:8080/v1/prices -H "Authorization: Bearer $KEY" -H "Content-Type: application/json" -d \'{"user_id":"u1","products":["pro_monthly"]}\'',
   ]
   static override flags = {

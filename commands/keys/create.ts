@@ -8,8 +8,7 @@ import {createKey} from '../../src/server/keys.js'
 export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
   static override description = `Create an API key for "pricectl serve"
 
-The key is printed once (on stdout, alone on its line) and cannot be shown again: the
-store keeps only its SHA-256 and its prefix. Lost keys are revoked and replaced.`
+The key is printed once (on stdout, alone on its line) and cannot be shown again: the store keeps only its SHA-256 and its prefix. Lost keys are revoked and replaced.`
   static override examples = [
     '<%= config.bin %> keys create --name checkout',
     'KEY=$(<%= config.bin %> keys create --name ci)',

@@ -31,8 +31,6 @@ export type ExperimentFlags = {
   type?: string
 }
 
-const ARM_ID = /^(?:baseline|[1-9]\d{0,6}|[A-Za-z][A-Za-z0-9_.-]{0,63})$/
-
 /** `--arm` short forms: `x0.8`, `0.8x`, `usd:12.99`, `$12.99`, `products:a,b` or `a+b`, each optionally `ID=...`; or JSON. */
 export function parseArm(text: string, what = '--arm'): unknown {
   const t = text.trim()
@@ -40,7 +38,8 @@ export function parseArm(text: string, what = '--arm'): unknown {
   let id: number | string | undefined
   let value = t
   const eq = t.indexOf('=')
-  if (eq > 0 && ARM_ID.test(t.slice(0, eq))) {
+  // Anything before "=" is the arm's id (checked with the body's rules, so the message names it).
+  if (eq > 0 && /^[^=:+,\s]+$/.test(t.slice(0, eq))) {
     const raw = t.slice(0, eq)
     id = /^\d+$/.test(raw) ? Number(raw) : raw
     value = t.slice(eq + 1).trim()

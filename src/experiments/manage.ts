@@ -216,6 +216,8 @@ export function updateExperiment(db: DB, id: number, body: unknown): {changed: b
   const base = inputOf(e)
   const merged: Merged = {...base}
   for (const [k, v] of Object.entries(patch)) if (v !== undefined) (merged as Record<string, unknown>)[k] = v
+  // Packaging: new arms bring their own product sets; the old union would keep products no arm shows.
+  if (merged.type === 'packaging' && patch.arms !== undefined && patch.products === undefined) merged.products = undefined
   // Re-check the whole experiment: a patch can make stored arms invalid (e.g. type price -> packaging).
   const issues: string[] = []
   checkArms(merged, {addIssue: (i) => issues.push(formatIssues([{...i, code: 'custom'} as never]))})

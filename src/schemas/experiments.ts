@@ -26,15 +26,17 @@ export const MAX_ARMS = 20
 export const MAX_MULTIPLIER = 100
 
 /** Arm ids: 'baseline', a positive whole number, or a short name (not "0": that means "no experiment"). */
+const armIdMessage = (input: unknown) =>
+  `arm id must be "baseline", a whole number from 1 or a name (letters, digits, _ . -; starting with a letter), got ${show(input)}`
 export const ArmId = z.union(
   [
-    z.number().int().min(1).max(1_000_000),
+    z.number({error: (iss) => armIdMessage(iss.input)}).int({error: (iss) => armIdMessage(iss.input)}).min(1, {error: (iss) => armIdMessage(iss.input)}).max(1_000_000, {error: (iss) => armIdMessage(iss.input)}),
     z
-      .string()
-      .regex(/^(?:[1-9]\d{0,6}|[A-Za-z][A-Za-z0-9_.-]{0,63})$/)
+      .string({error: (iss) => armIdMessage(iss.input)})
+      .regex(/^(?:[1-9]\d{0,6}|[A-Za-z][A-Za-z0-9_.-]{0,63})$/, {error: (iss) => armIdMessage(iss.input)})
       .transform((s) => (/^\d+$/.test(s) ? Number(s) : s)),
   ],
-  {error: (iss) => `arm id must be "baseline", a whole number from 1 or a name (letters, digits, _ . -; starting with a letter), got ${show(iss.input)}`},
+  {error: (iss) => armIdMessage(iss.input)},
 )
 
 const ProductList = z

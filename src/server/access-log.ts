@@ -12,8 +12,9 @@ export class AccessLog {
   constructor(private readonly write: (text: string) => void = (t) => process.stderr.write(t)) {}
 
   line(fields: {bytes?: number | string; durationMs: number; ip: string; key?: string; method: string; status: number; url: string}): void {
-    const url = fields.url.replaceAll(/[\u0000-\u0020"\\\u007f]/g, (c) => encodeURIComponent(c))
-    this.lines.push(`${new Date().toISOString()} ${fields.ip} "${fields.method} ${url}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
+    // Request-controlled text (path; the address under --trust-proxy) cannot add fields or lines.
+    const clean = (text: string) => text.replaceAll(/[\u0000-\u0020"\\\u007f]/g, (c) => encodeURIComponent(c))
+    this.lines.push(`${new Date().toISOString()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(fields.url)}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => this.flush())

@@ -63,6 +63,12 @@ export function buildServer(options: ServerOptions = {}): Server {
     bodyLimit,
     // A request that has not finished arriving in 30 s is dropped (slow clients cannot pin the server).
     requestTimeout: 30_000,
+    // Errors found before routing (a malformed or over-long path) get the spec's error body too.
+    frameworkErrors: (error, _request, reply) => {
+      const message = error.message.length > 200 ? `${error.message.slice(0, 200)}...` : error.message
+      const r = reply as unknown as FastifyReply
+      r.code(error.statusCode ?? 400).send({message, success: false})
+    },
     // Shutdown answers with the spec's error body (below), not fastify's own.
     return503OnClosing: false,
     // Ids may be 255 characters, percent-encoded in paths up to 12 bytes each.
@@ -106,12 +112,12 @@ export function buildServer(options: ServerOptions = {}): Server {
     request.caller = caller
   })
 
-  const accessLog = options.accessLog ?? true
   // While draining, tell clients not to reuse the connection.
   app.addHook('onSend', async (_request, reply) => {
     if (closing) reply.header('connection', 'close')
   })
 
+  const accessLog = options.accessLog ?? true
   app.addHook('onResponse', async (request, reply) => {
     served++
     if (accessLog) log.line({

@@ -5,7 +5,12 @@ import {tempStore} from '../helpers/run.js'
 import {runArgs, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {join} from 'node:path'
 
-const CREATE = ['subscriptions', 'create', '--user-id', 'u1', '--origin', 'gateway_a', '--origin-id', 'sub_1', '--product', 'pro_monthly', '--amount', '9.99', '--currency', 'EUR', '--created', '1767225600', '--status', 'active']
+const BASE: Record<string, string> = {amount: '9.99', created: '1767225600', currency: 'EUR', origin: 'gateway_a', 'origin-id': 'sub_1', product: 'pro_monthly', status: 'active', 'user-id': 'u1'}
+
+/** `subscriptions create` of sub_1 with some flags changed (oclif takes each flag once). */
+function create(over: Record<string, string> = {}): string[] {
+  return ['subscriptions', 'create', ...Object.entries({...BASE, ...over}).flatMap(([k, v]) => [`--${k}`, v])]
+}
 
 function count(db: string): number {
   return withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM subscriptions').get() as {n: number}).n)
@@ -20,7 +25,7 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('creates a subscription and prints the spec record with USD amounts', async () => {
-    const r = await runArgs(db, [...CREATE, '--json', '--event-id', 'evt_1'])
+    const r = await runArgs(db, [...create(), '--json', '--event-id', 'evt_1'])
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       message: 'subscription created: u1 gateway_a sub_1',
@@ -87,22 +92,22 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('enforces the status field rules and writes nothing on invalid input (exit 2)', async () => {
-    const cases: [string[], RegExp][] = [
-      [['--cancel-at', '1769904000'], /cancel_at: provide cancel_at only when status is canceled/],
-      [['--trial-end', '1769904000'], /trial_end: provide trial_end only when status is trialing/],
-      [['--currency', 'EUX'], /currency: unknown currency "EUX"/],
-      [['--amount', '-1'], /amount: must not be negative/],
-      [['--amount', 'ten'], /amount: expected a number, got "ten"/],
-      [['--status', 'paused'], /status: unknown status "paused"/],
-      [['--origin', 'gateway_d'], /origin: unknown origin "gateway_d"/],
-      [['--product', 'nope'], /product: unknown product "nope"/],
-      [['--product', '{"type":"gateway_a"}'], /product.gateway_a_product_id/],
-      [['--created', 'tomorrow'], /created: expected a UNIX timestamp/],
-      [['--amount', '9.999', '--currency', 'USD'], /amount: 9.999 has more decimals than USD allows/],
+    const cases: [Record<string, string>, RegExp][] = [
+      [{'cancel-at': '1769904000'}, /cancel_at: provide cancel_at only when status is canceled/],
+      [{'trial-end': '1769904000'}, /trial_end: provide trial_end only when status is trialing/],
+      [{currency: 'EUX'}, /currency: unknown currency "EUX"/],
+      [{amount: '-1'}, /amount: must not be negative/],
+      [{amount: 'ten'}, /amount: expected a number, got "ten"/],
+      [{status: 'paused'}, /status: unknown status "paused"/],
+      [{origin: 'gateway_d'}, /origin: unknown origin "gateway_d"/],
+      [{product: 'nope'}, /product: unknown product "nope"/],
+      [{product: '{"type":"gateway_a"}'}, /product.gateway_a_product_id/],
+      [{created: 'tomorrow'}, /created: expected a UNIX timestamp/],
+      [{amount: '9.999', currency: 'USD'}, /amount: 9.999 has more decimals than USD allows/],
     ]
     for (const [flags, message] of cases) {
-      const r = await runArgs(db, [...CREATE, ...flags, '--json'])
-      expect(r.code, flags.join(' ')).toBe(2)
+      const r = await runArgs(db, [...create(flags), '--json'])
+      expect(r.code, JSON.stringify(flags)).toBe(2)
       expect(r.json.success).toBe(false)
       expect(r.json.message).toMatch(message)
     }
@@ -113,7 +118,7 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('updates; a status change clears fields of the old status; rules use the resulting status', async () => {
-    await runArgs(db, [...CREATE, '--status', 'trialing', '--trial-start', '1767225600', '--trial-end', '2026-01-15', '--event-timestamp', '100'])
+    await runArgs(db, [...create({status: 'trialing', 'trial-end': '2026-01-15', 'trial-start': '1767225600'}), '--event-timestamp', '100'])
     const bad = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--cancel-at', '1769904000', '--event-timestamp', '200', '--json'])
     expect(bad.code).toBe(2)
     expect(bad.json.message).toMatch(/cancel_at: provide cancel_at only when status is canceled \(status is "trialing"\)/)
@@ -125,8 +130,8 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('says "stale event ignored" for an older event, applies a repeated event id once', async () => {
-    await runArgs(db, [...CREATE, '--event-id', 'e1', '--event-timestamp', '1000'])
-    const stale = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '50', '--event-id', 'e0', '--event-timestamp', '999', '--json'])
+    await runArgs(db, [...create(), '--event-id', 'e1', '--event-timestamp', '1700000000'])
+    const stale = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '50', '--event-id', 'e0', '--event-timestamp', '1699999999', '--json'])
     expect(stale.code).toBe(0)
     expect(stale.json.success).toBe(true)
     expect(stale.json.message).toMatch(/^stale event ignored/)
@@ -134,22 +139,22 @@ describe('subscriptions create | update | get | delete', () => {
     const plain = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '50', '--event-timestamp', '2019-01-01'])
     expect(plain.code).toBe(0)
     expect(plain.stdout).toMatch(/^stale event ignored/)
-    const first = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '11', '--event-id', 'e2', '--event-timestamp', '2000', '--json'])
+    const first = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '11', '--event-id', 'e2', '--event-timestamp', '1700002000', '--json'])
     expect(first.json.record.amount).toBe(11)
-    const again = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '77', '--event-id', 'e2', '--event-timestamp', '3000', '--json'])
+    const again = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--amount', '77', '--event-id', 'e2', '--event-timestamp', '1700003000', '--json'])
     expect(again.code).toBe(0)
     expect(again.json.message).toBe('event e2 was already applied; nothing changed')
     expect(again.json.record.amount).toBe(11)
     // A create of an existing subscription is an event too: newer replaces, older is stale.
-    const older = await runArgs(db, [...CREATE, '--amount', '1', '--event-timestamp', '1500', '--json'])
+    const older = await runArgs(db, [...create({amount: '1'}), '--event-timestamp', '1700001500', '--json'])
     expect(older.json.message).toMatch(/^stale event ignored/)
-    const newer = await runArgs(db, [...CREATE, '--amount', '2', '--event-timestamp', '4000', '--json'])
+    const newer = await runArgs(db, [...create({amount: '2'}), '--event-timestamp', '1700004000', '--json'])
     expect(newer.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 2}})
     expect(count(db)).toBe(1)
   })
 
   it('deletes with --yes (refuses without a terminal), and reports unknown subscriptions with exit 1', async () => {
-    await runArgs(db, [...CREATE, '--event-timestamp', '1000'])
+    await runArgs(db, [...create(), '--event-timestamp', '1000'])
     const refused = await runArgs(db, ['subscriptions', 'delete', 'u1', 'gateway_a', 'sub_1', '--json'])
     expect(refused.code).toBe(2)
     expect(refused.json.message).toContain('--yes')

@@ -1,4 +1,5 @@
 import {writeFileSync} from 'node:fs'
+import net from 'node:net'
 import {dirname, join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -79,6 +80,7 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
     const r = await call(s.base, 'GET', '/healthz')
     expect(r.status).toBe(200)
     expect(r.json).toEqual({message: 'ok', schema_version: 1, success: true})
+    expect((await fetch(s.base + '/healthz', {method: 'HEAD'})).status).toBe(200)
   })
 
   it('a client written the way sellers integrate works unchanged', async () => {
@@ -145,6 +147,12 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
     const http = await call(s.base, 'GET', `/v1/users/${encodeURIComponent('team/a b')}`, {key: s.key})
     expect(http.status).toBe(200)
     expect(http.json).toEqual({user: {country: 'BR'}})
+    // The longest id the schemas accept (255 characters), non-ASCII, in a path.
+    const long = 'ü'.repeat(255)
+    expect((await call(s.base, 'POST', '/v1/prices', {body: {country: 'AT', products: ['pro_monthly'], user_id: long}, key: s.key})).status).toBe(200)
+    const got = await call(s.base, 'GET', `/v1/users/${encodeURIComponent(long)}`, {key: s.key})
+    expect(got.status).toBe(200)
+    expect(got.json).toEqual({user: {country: 'AT'}})
   })
 
   describe('authentication', () => {
@@ -194,6 +202,16 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
         expect(r.status, `${method} ${path}`).toBe(404)
         expect(r.json).toEqual({message: expect.stringContaining(`no endpoint ${method}`), success: false})
       }
+    })
+
+    it('malformed paths get the error body too', async () => {
+      const bad = await call(s.base, 'GET', '/v1/users/%E0%A4%A', {key: s.key})
+      expect(bad.status).toBe(400)
+      expect(bad.json).toEqual({message: expect.stringContaining('not a valid url component'), success: false})
+      const long = await call(s.base, 'GET', `/v1/users/${'a'.repeat(5000)}`, {key: s.key})
+      expect(long.status).toBe(414)
+      expect(long.json.success).toBe(false)
+      expect(long.json.message.length).toBeLessThan(300)
     })
 
     it('unknown records are 404 naming what is missing', async () => {
@@ -439,6 +457,28 @@ describe('pricectl serve --trust-proxy', () => {
 })
 
 describe('buildServer lifecycle', () => {
+  it('close() lets a request in flight finish (telling the client not to reuse the connection), then closes the store', async () => {
+    const s = await start()
+    const port = Number(new URL(s.base).port)
+    const body = JSON.stringify(SELLER_REQUEST)
+    const socket = net.connect(port, '127.0.0.1')
+    let text = ''
+    socket.on('data', (d) => (text += d))
+    const ended = new Promise((resolve) => socket.on('close', resolve))
+    socket.write(`POST /v1/prices HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer ${s.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, 15)}`)
+    await new Promise((r) => setTimeout(r, 100))
+    const closed = s.app.close()
+    await new Promise((r) => setTimeout(r, 100))
+    expect(s.app.pricectl.store.db.open).toBe(true)
+    socket.write(body.slice(15))
+    await ended
+    await closed
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
+    expect(text.toLowerCase()).toContain('connection: close')
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).products.pro_monthly.integrations.gateway_a.amount).toBe(899)
+    expect(s.app.pricectl.store.db.open).toBe(false)
+  })
+
   it('close() closes the store', async () => {
     const db = tempStore()
     const app: Server = buildServer({db, log: () => {}})

@@ -1,0 +1,60 @@
+import {writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {EXPERIMENT_CATALOG, insertSubscription, withDb} from '../helpers/experiment-fixtures.js'
+import {runBin, tempStore} from '../helpers/run.js'
+
+function storeWithCatalog(): string {
+  const db = tempStore()
+  for (const p of EXPERIMENT_CATALOG) {
+    const file = join(dirname(db), `${p.api_id}.json`)
+    writeFileSync(file, JSON.stringify(p))
+    expect(runBin(db, ['products', 'create', '--body', file]).code).toBe(0)
+  }
+  return db
+}
+
+/** bin/run.js in child processes: arms hold across processes, results and simulate end to end. */
+describe('experiments end to end', () => {
+  it('arms are sticky across processes, reproducible from the seed, and feed the results', () => {
+    const a = storeWithCatalog()
+    const b = storeWithCatalog()
+    for (const db of [a, b]) {
+      const r = runBin(db, ['experiments', 'create', '--name', 'e2e', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'x1.3', '--seed', '99', '--start', '--json'])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const users = ['ann', 'ben', 'cat', 'dan', 'eve', 'fay']
+    const arms = users.map((u) => runBin(a, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json']).json.variants.arm_id)
+    for (const arm of arms) expect(['baseline', 1, 2]).toContain(arm)
+    // Each later call, in a new process, returns the same arm and price.
+    for (const [i, u] of users.entries()) {
+      const again = runBin(a, ['price', '-u', u, '-p', 'pro_monthly', '--json'])
+      expect(again.json.variants.arm_id).toBe(arms[i])
+    }
+    // Another store with the same seed and the same visitors in the same order: the same arms.
+    const replay = users.map((u) => runBin(b, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json']).json.variants.arm_id)
+    expect(replay).toEqual(arms)
+
+    withDb(a, (d) => insertSubscription(d, {amount_usd: 10, product: 'pro_monthly', user_id: 'ann'}))
+    const results = runBin(a, ['experiments', 'results', '1', '--json'])
+    expect(results.code).toBe(0)
+    expect(results.json.visitors).toBe(6)
+    expect(results.json.conversions).toBe(1)
+    const sum = results.json.arms.reduce((s: number, x: {probability_best: number}) => s + x.probability_best, 0)
+    expect(Math.abs(sum - 1)).toBeLessThan(0.01)
+    const annArm = results.json.arms.find((x: {arm_id: unknown}) => x.arm_id === arms[0])
+    expect(annArm.conversions).toBe(1)
+  })
+
+  it('simulate runs in a fresh temporary store when no store is given', () => {
+    const r = runBin(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--arm', 'x1.3', '--demand', '7.99=0.2,10=0.2,12.99=0.115', '--visitors', '1000', '--json'], {env: {PRICECTL_DB: ''}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json).toMatchObject({best_arm: 'baseline', product: 'sim_product', store: null, success: true, visitors: 1000})
+    expect(r.json.policies.oracle.revenue_per_visitor).toBeGreaterThan(r.json.policies.uniform.revenue_per_visitor)
+    const text = runBin(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--demand', '8=0.3,10=0.2', '--visitors', '300', '--keep'], {env: {PRICECTL_DB: ''}})
+    expect(text.code).toBe(0)
+    expect(text.stdout).toContain('● thompson')
+    expect(text.stderr).toMatch(/kept the simulation store: .*simulation\.db/)
+  })
+})
