@@ -5,13 +5,14 @@ import {calculatePriceSync} from './price.js'
 export type PreviewRow = {country: string; currency: string; prices: Record<string, string>}
 
 /**
- * What a fresh user in each country would be quoted for each product, computed exactly
+ * What a fresh user in each country would be quoted for each product (control prices, no
+ * experiment arm), computed
  * as `price` would but without writing a lock (demo and scripted previews).
  */
 export function pricePreview(db: DB, products: string[], countries: string[]): PreviewRow[] {
   const ctx = new PricingContext(db)
   return countries.map((country) => {
-    const r = calculatePriceSync(ctx, {country, products, user_id: `preview-${country}`}, {dryRun: true})
+    const r = calculatePriceSync(ctx, {country, products, run_experiment: false, user_id: `preview-${country}`}, {dryRun: true})
     const prices: Record<string, string> = {}
     for (const [id, p] of Object.entries(r.products)) prices[id] = p.display.price_with_baseline_strike
     return {country, currency: r.currency, prices}
