@@ -15,6 +15,6 @@ export default class ChargesImport extends BaseCommand<typeof ChargesImport> {
   static override outputSchema = ImportSummary
 
   async run() {
-    return runImportCommand(this.store.db, 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+    return runImportCommand(this.store, 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
   }
 }

@@ -15,6 +15,6 @@ export default class SubscriptionsImport extends BaseCommand<typeof Subscription
   static override outputSchema = ImportSummary
 
   async run() {
-    return runImportCommand(this.store.db, 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+    return runImportCommand(this.store, 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
   }
 }

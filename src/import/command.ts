@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {recordTable} from '../cli/render.js'
 import {OperationalError} from '../errors.js'
-import type {DB} from '../store/db.js'
+import type {Store} from '../store/db.js'
 import {importFile, type ImportResult, totalBytes} from './importer.js'
 import {type ImportKind, PRESET_NAMES} from './presets.js'
 import {startProgress} from './progress.js'
@@ -31,7 +31,7 @@ export type ImportFlags = {
 
 /** Run an import with progress on stderr; rejected rows make it fail (exit 1) after the summary. */
 export async function runImportCommand(
-  db: DB,
+  store: Store,
   kind: ImportKind,
   file: string,
   flags: ImportFlags,
@@ -41,7 +41,7 @@ export async function runImportCommand(
   let result: ImportResult
   try {
     result = await importFile(
-      db,
+      store,
       {
         batchSize: flags['batch-size'],
         dryRun: flags['dry-run'],

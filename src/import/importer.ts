@@ -4,23 +4,24 @@ import {resolve} from 'node:path'
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {allDeletes, compareEvents, type EventRef, judge, recordKey} from '../revenue/events.js'
-import {type ChargeValues, statements, type SubscriptionValues} from '../revenue/store.js'
-import type {DB} from '../store/db.js'
-import {openCsv} from './csv-source.js'
+import {CHARGE_COLUMNS, statements, SUBSCRIPTION_COLUMNS} from '../revenue/store.js'
+import type {Store} from '../store/db.js'
+import {startPipeline} from './pipeline.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
 import {RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
 
 /**
- * Bulk import of gateway exports: streaming CSV (csv-source.ts), one RowMapper per
- * layout, and batched upserts keyed by (user_id, origin, origin_id), each batch one
- * transaction. Every row is an event (rows.ts), so a re-run is all "unchanged", and a
- * run killed after some batches leaves whole batches only: running it again inserts the
- * rest and ends in the same state as an uninterrupted run.
+ * Bulk import of gateway exports. A worker thread (worker.ts) reads the file with
+ * csv-parse and maps and validates every row; this side writes: batched upserts keyed by
+ * (user_id, origin, origin_id), each batch one transaction. Every row is an event
+ * (rows.ts), so a re-run is all "unchanged", and a run killed after some batches leaves
+ * whole batches only: running it again inserts the rest and ends in the same state as an
+ * uninterrupted run.
  */
 
 export type ImportOptions = {
-  /** Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 50,000). */
+  /** Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 200,000). */
   batchSize?: number
   dryRun?: boolean
   file: string
@@ -44,19 +45,20 @@ export type ImportResult = ImportCounts & {
 }
 
 export type ImportHooks = {
-  /** After each batch read: data rows read so far and bytes of the file. */
+  /** After each batch: rows read so far and bytes of the file. */
   progress?: (rows: number, bytes: number) => void
 }
 
-export const DEFAULT_BATCH = 50_000
+export const DEFAULT_BATCH = 200_000
+/** Rows per message from the worker, and how many messages may wait unacknowledged. */
+const WORKER_BATCH = 2000
+const MAX_IN_FLIGHT = 8
 
 export function batchSizeFrom(value: number | undefined): number {
   const n = value ?? (process.env.PRICECTL_IMPORT_BATCH ? Number(process.env.PRICECTL_IMPORT_BATCH) : DEFAULT_BATCH)
   if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new InvalidInputError(`batch size: expected a whole number from 1 to 1000000, got ${JSON.stringify(value ?? process.env.PRICECTL_IMPORT_BATCH)}`)
   return n
 }
-
-type Values = ChargeValues | SubscriptionValues
 
 export function totalBytes(file: string): number {
   try {
@@ -69,8 +71,9 @@ export function totalBytes(file: string): number {
   }
 }
 
-export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
+export async function importFile(store: Store, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
+  const {db} = store
   const batchSize = batchSizeFrom(o.batchSize)
   totalBytes(o.file)
   const mapping = o.mapping ? loadMapping(o.kind, o.mapping) : undefined
@@ -80,52 +83,51 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
     fallback = productByApiId(db, o.product)
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
-  const table = o.kind
-  const eventKind = o.kind === 'charges' ? 'charge' : 'subscription'
-  const st = statements(db, table)
-  const tombstones = allDeletes(db, eventKind)
+  const columns: readonly string[] = o.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+  const [iUser, iOrigin, iOriginId] = ['user_id', 'origin', 'origin_id'].map((c) => columns.indexOf(c))
+  const iTs = columns.indexOf('latest_event_timestamp')
+  const iId = columns.indexOf('latest_event_id')
+  const st = statements(db, o.kind)
+  const tombstones = allDeletes(db, o.kind === 'charges' ? 'charge' : 'subscription')
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
   const rejectsPath = resolve(o.rejects ?? `${o.file}.rejects.csv`)
 
-  const eventOf = (v: Values): EventRef => ({id: v.latest_event_id, timestamp: v.latest_event_timestamp})
-
-  /** A delete newer than the row (a tombstone) makes the row stale. */
-  const deletedAfter = (v: Values): boolean => {
-    if (tombstones.size === 0) return false
-    const t = tombstones.get(recordKey(v.user_id, v.origin, v.origin_id))
-    return t !== undefined && compareEvents(eventOf(v), t) < 0
-  }
-
-  /** One row against the store: insert, or judge it against the record's latest event. */
-  const apply = (v: Values): void => {
-    if (deletedAfter(v)) {
-      counts.stale++
-      return
-    }
-    if (o.dryRun) {
-      const latest = st.latest.get(v.user_id, v.origin, v.origin_id) as EventRef | undefined
-      if (!latest) counts.inserted++
-      else count(judge(eventOf(v), latest))
-      return
-    }
-    if (st.insertNew.run(v).changes === 1) {
-      counts.inserted++
-      return
-    }
-    const verdict = judge(eventOf(v), st.latest.get(v.user_id, v.origin, v.origin_id) as EventRef | undefined)
-    if (verdict === 'apply') st.replace.run(v)
-    count(verdict)
-  }
   const count = (verdict: 'apply' | 'duplicate' | 'stale') => {
     if (verdict === 'apply') counts.updated++
     else if (verdict === 'duplicate') counts.unchanged++
     else counts.stale++
   }
 
-  // Rows are written as they are mapped, inside a transaction committed every batchSize
-  // rows: nothing waits in memory, and a killed run leaves whole batches only.
+  /** One row against the store: insert, or judge it against the record's latest event. */
+  const apply = (row: unknown[]): void => {
+    const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
+    if (tombstones.size > 0) {
+      const t = tombstones.get(recordKey(row[iUser] as string, row[iOrigin] as string, row[iOriginId] as string))
+      if (t !== undefined && compareEvents(event, t) < 0) {
+        counts.stale++
+        return
+      }
+    }
+    if (o.dryRun) {
+      const latest = st.latest.get(row[iUser], row[iOrigin], row[iOriginId]) as EventRef | undefined
+      if (latest) count(judge(event, latest))
+      else counts.inserted++
+      return
+    }
+    if (st.insertRow.run(...row).changes === 1) {
+      counts.inserted++
+      return
+    }
+    const verdict = judge(event, st.latest.get(row[iUser], row[iOrigin], row[iOriginId]) as EventRef | undefined)
+    if (verdict === 'apply') st.replaceRow.run(...row.slice(3), row[iUser], row[iOrigin], row[iOriginId])
+    count(verdict)
+  }
+
+  // Rows are written as they arrive, inside a transaction committed every batchSize rows:
+  // nothing waits in memory, and a killed run leaves whole batches only.
   let open = false
   let inBatch = 0
+  let rejects: RejectsFile | undefined
   let pendingRejects: [number, string, string[]][] = []
   const commit = () => {
     if (open) {
@@ -139,53 +141,45 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
     inBatch = 0
   }
 
-  const csv = openCsv(o.file, Math.min(batchSize, 5000))
-  let mapper: RowMapper<Values> | undefined
-  let rejects: RejectsFile | undefined
+  const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.path, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
   let layout: Preset | undefined
-
+  const cacheSize = db.pragma('cache_size', {simple: true})
+  // Random keys touch index pages all over the file: a larger page cache for the import.
+  db.pragma('cache_size = -65536')
   try {
-    for await (const m of csv.messages) {
-      if (m.type === 'error') throw new OperationalError(`cannot read ${o.file}: ${m.message}`)
+    for await (const m of pipeline.messages) {
+      if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
       if (m.type === 'header') {
         layout = mapping ?? choosePreset(o.kind, m.header, o.preset)
-        mapper = new RowMapper<Values>(db, o.kind, layout, m.header, fallback)
+        // Built here too so a layout the file cannot fill is refused before any row.
+        const mapper = new RowMapper(db, o.kind, layout, m.header, fallback)
         rejects = new RejectsFile(rejectsPath, mapper.header)
+        pipeline.send({fallbackProductId: fallback?.id ?? null, layout, type: 'layout'})
         continue
       }
       if (m.type === 'end') break
-      if (!mapper) throw new InvalidInputError(`${o.file} has no header row`)
-      const width = mapper.header.length
-      let offset = 0
-      for (let i = 0; i < m.counts.length; i++) {
-        const n = m.counts[i]
-        counts.read++
-        const r = n === width ? mapper.map(m.cells, offset) : `expected ${width} columns, got ${n}`
-        if (typeof r === 'string') {
-          const cells = m.cells.slice(offset, offset + n)
-          pendingRejects.push([startLine(m.lines[i], cells), r, cells])
-        } else {
-          if (!open && !o.dryRun) {
-            db.exec('BEGIN IMMEDIATE')
-            open = true
-          }
-          apply(r)
+      for (const row of m.rows) {
+        if (!open && !o.dryRun) {
+          db.exec('BEGIN IMMEDIATE')
+          open = true
         }
-        offset += n
+        apply(row)
         if (++inBatch >= batchSize) commit()
       }
-      for (const s of m.skipped) {
-        counts.read++
-        pendingRejects.push([s.line, `unreadable CSV record: ${s.reason}`, s.raw === '' ? [] : [s.raw]])
+      for (const r of m.rejects) {
+        pendingRejects.push(r)
+        if (++inBatch >= batchSize) commit()
       }
-      csv.ack()
+      counts.read = m.read
+      pipeline.ack()
       hooks.progress?.(counts.read, m.bytes)
     }
-    if (!mapper) throw new InvalidInputError(`${o.file} is empty: expected a header row and data rows`)
+    if (!layout) throw new InvalidInputError(`${o.file} is empty: expected a header row and data rows`)
     commit()
   } finally {
     if (open && db.inTransaction) db.exec('ROLLBACK')
-    await csv.close()
+    db.pragma(`cache_size = ${cacheSize}`)
+    await pipeline.close()
     rejects?.close()
   }
   const seconds = (performance.now() - started) / 1000
@@ -193,18 +187,9 @@ export async function importFile(db: DB, o: ImportOptions, hooks: ImportHooks = 
     ...counts,
     dry_run: Boolean(o.dryRun),
     file: resolve(o.file),
-    preset: layout!.name,
+    preset: layout.name,
     rejects_file: counts.rejected > 0 ? rejectsPath : null,
     rows_per_second: seconds > 0 ? Math.round(counts.read / seconds) : counts.read,
     seconds: Math.round(seconds * 1000) / 1000,
   }
-}
-
-/** Records end on `endLine`; a quoted cell with line breaks started it earlier. */
-function startLine(endLine: number, cells: string[]): number {
-  let breaks = 0
-  for (const c of cells) {
-    for (let i = c.indexOf('\n'); i !== -1; i = c.indexOf('\n', i + 1)) breaks++
-  }
-  return endLine - breaks
 }

@@ -183,7 +183,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return r === undefined ? `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")` : r
   }
 
-  /** Map the row whose cells are `cells[at .. at + header.length)`. */
+  /** Map a row: its cells are `cells[at .. at + header.length)` (at is 0 for a record array). */
   map(cells: string[], at = 0): RowResult<V> {
     this.at = at
     try {

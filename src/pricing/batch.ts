@@ -48,23 +48,29 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
     }
   }
 
-  const handle = async (line: number, request: unknown | Error) => {
+  // Synchronous per request; only loading the geolocation module and flushing output wait.
+  const priceOne = (line: number, request: unknown | Error): string => {
     summary.read++
     try {
       if (request instanceof Error) throw request
       begin()
       inTx++
-      if (!ctx.isReady) await ctx.ready(request)
       const result = calculatePriceSync(ctx, request)
       summary.priced++
-      await writer.write(options.output === 'csv' ? csvRows(line, result) : JSON.stringify(result) + '\n')
+      return options.output === 'csv' ? csvRows(line, result) : JSON.stringify(result) + '\n'
     } catch (error) {
       summary.failed++
       const message = error instanceof PricectlError || error instanceof SyntaxError ? error.message : `unexpected: ${(error as Error).message}`
       options.onError?.(line, message)
-      await writer.write(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
+      return options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n'
+    } finally {
+      commitIfFull()
     }
-    commitIfFull()
+  }
+
+  const handle = async (line: number, request: unknown | Error) => {
+    if (!ctx.isReady && !(request instanceof Error)) await ctx.ready(request)
+    if (writer.push(priceOne(line, request))) await writer.flush()
   }
 
   try {
@@ -194,6 +200,12 @@ function bufferedWriter(out: Writable) {
   }
   return {
     flush,
+    /** Queue text; true when enough is queued that the caller should flush. */
+    push(s: string): boolean {
+      chunks.push(s)
+      size += s.length
+      return size >= 1 << 16
+    },
     async write(s: string) {
       chunks.push(s)
       size += s.length

@@ -84,7 +84,7 @@ export class PricingContext {
   gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
     const key = `${gateway}|${priceMinor}|${currency}|${country}`
     const known = this.gatewayPrices.get(key)
-    if (known) return {...known}
+    if (known) return known
     let settings = this.gateways.get(gateway)
     if (!settings) {
       settings = gatewaySettings(this.db, gateway)
@@ -93,7 +93,7 @@ export class PricingContext {
     const result = gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
     if (this.gatewayPrices.size >= 20_000) this.gatewayPrices.clear()
     this.gatewayPrices.set(key, result)
-    return {...result}
+    return result
   }
 
   /** Batches format the same few prices over and over: remember them (bounded). */

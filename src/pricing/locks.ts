@@ -69,14 +69,15 @@ export type Lock = {
   user_id: null | string
 }
 
-type Row = Omit<Lock, 'anonymous' | 'arm_id' | 'quote'> & {anonymous: number; arm_id: string; quote_json: string}
+const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
+type RawRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
 
 const statements = new WeakMap<DB, ReturnType<typeof prepare>>()
 
 function prepare(db: DB) {
   return {
-    byIp: db.prepare('SELECT * FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1'),
-    byKey: db.prepare('SELECT * FROM locks WHERE lock_key = ?'),
+    byIp: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
+    byKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
     delete: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
     // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
     upsert: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
@@ -106,12 +107,17 @@ function stmts(db: DB) {
 function packQuote(lock: Lock): string {
   const q = lock.quote
   const products: Record<string, Record<string, unknown>> = {}
-  for (const [id, p] of Object.entries(q.products)) {
-    const {baseline_minor: baseline, control_minor: control, currency, ...rest} = p
-    const packed: Record<string, unknown> = rest
-    if (currency !== lock.currency) packed.currency = currency
-    if (control !== p.price_minor) packed.control_minor = control
-    if (baseline !== null) packed.baseline_minor = baseline
+  for (const id in q.products) {
+    const p = q.products[id] as unknown as Record<string, unknown>
+    const packed: Record<string, unknown> = {}
+    for (const k in p) {
+      const v = p[k]
+      if (v === undefined) continue
+      if (k === 'currency' && v === lock.currency) continue
+      if (k === 'control_minor' && v === p.price_minor) continue
+      if (k === 'baseline_minor' && v === null) continue
+      packed[k] = v
+    }
     products[id] = packed
   }
   const out: Record<string, unknown> = {country_source: q.country_source, currency_source: q.currency_source, products}
@@ -123,48 +129,49 @@ function packQuote(lock: Lock): string {
 }
 
 function unpackQuote(json: string, currency: string): LockQuote {
-  const q = JSON.parse(json) as Partial<LockQuote> & {products: Record<string, Partial<LockedProduct> & {price_minor: number}>}
-  const products: Record<string, LockedProduct> = {}
-  for (const [id, p] of Object.entries(q.products)) {
-    products[id] = {...p, baseline_minor: p.baseline_minor ?? null, control_minor: p.control_minor ?? p.price_minor, currency: p.currency ?? currency} as LockedProduct
+  // Filled in place: the parsed objects are fresh, and a batch reads one lock per request.
+  const q = JSON.parse(json) as LockQuote
+  for (const id in q.products) {
+    const p = q.products[id] as Partial<LockedProduct> & {price_minor: number}
+    if (p.baseline_minor === undefined) p.baseline_minor = null
+    if (p.control_minor === undefined) p.control_minor = p.price_minor
+    if (p.currency === undefined) p.currency = currency
   }
-  return {
-    audience: q.audience ?? {api_id: 'default', name: 'default'},
-    country_source: q.country_source ?? '',
-    currency_source: q.currency_source ?? '',
-    experiment_type: q.experiment_type ?? null,
-    matching_audiences: q.matching_audiences ?? [],
-    products,
-    products_to_select: q.products_to_select ?? [],
-  }
+  q.audience ??= {api_id: 'default', name: 'default'}
+  q.country_source ??= ''
+  q.currency_source ??= ''
+  q.experiment_type ??= null
+  q.matching_audiences ??= []
+  q.products_to_select ??= []
+  return q
 }
 
-function fromRow(row: Row | undefined): Lock | undefined {
+function fromRow(row: RawRow | undefined): Lock | undefined {
   if (!row) return undefined
-  const arm = row.arm_id
+  const arm = row[8]
   return {
-    anonymous: row.anonymous === 1,
+    anonymous: row[3] === 1,
     arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
-    country: row.country,
-    created_at: row.created_at,
-    currency: row.currency,
-    experiment_id: row.experiment_id,
-    ip: row.ip,
-    lock_key: row.lock_key,
-    package_id: row.package_id,
-    quote: unpackQuote(row.quote_json, row.currency),
-    updated_at: row.updated_at,
-    user_id: row.user_id,
+    country: row[4],
+    created_at: row[10],
+    currency: row[5],
+    experiment_id: row[7],
+    ip: row[2],
+    lock_key: row[0],
+    package_id: row[6],
+    quote: unpackQuote(row[9], row[5]),
+    updated_at: row[11],
+    user_id: row[1],
   }
 }
 
 export function getLock(db: DB, key: string): Lock | undefined {
-  return fromRow(stmts(db).byKey.get(key) as Row | undefined)
+  return fromRow(stmts(db).byKey.get(key) as RawRow | undefined)
 }
 
 /** The anonymous lock an IP got before the user was known. */
 export function getAnonymousLock(db: DB, ip: string): Lock | undefined {
-  return fromRow(stmts(db).byIp.get(ip) as Row | undefined)
+  return fromRow(stmts(db).byIp.get(ip) as RawRow | undefined)
 }
 
 export function saveLock(db: DB, lock: Lock): void {

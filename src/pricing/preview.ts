@@ -6,8 +6,7 @@ export type PreviewRow = {country: string; currency: string; prices: Record<stri
 
 /**
  * What a fresh user in each country would be quoted for each product (control prices, no
- * experiment arm), computed
- * as `price` would but without writing a lock (demo and scripted previews).
+ * experiment arm), computed as `price` would but without writing a lock.
  */
 export function pricePreview(db: DB, products: string[], countries: string[]): PreviewRow[] {
   const ctx = new PricingContext(db)

@@ -113,6 +113,10 @@ export function statements(db: DB, table: Table) {
     latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
     /** Replace every column of an existing record. */
     replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
+    /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
+    insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    /** replace with positional values: the row without its key (user_id, origin, origin_id come first), then the key. */
+    replaceRow: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
   }
 }
 

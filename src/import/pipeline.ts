@@ -1,0 +1,87 @@
+import {readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {dirname, join} from 'node:path'
+import {pathToFileURL} from 'node:url'
+import {Worker} from 'node:worker_threads'
+
+import type {MainMessage, WorkerInput, WorkerMessage} from './worker.js'
+
+/**
+ * Start the import worker (worker.ts) and read its messages. Built, the worker is
+ * dist/src/import/worker.js; run from the TypeScript sources (tests, bin/dev.js) a small
+ * bootstrap registers tsx in the worker first.
+ */
+export type Pipeline = {
+  ack(): void
+  close(): Promise<void>
+  messages: AsyncGenerator<WorkerMessage>
+  send(m: MainMessage): void
+}
+
+function workerEntry(): {eval: boolean; source: string | URL; workerData: Record<string, unknown>} {
+  const here = new URL(import.meta.url)
+  if (!here.pathname.endsWith('.ts')) return {eval: false, source: new URL('worker.js', here), workerData: {}}
+  const require = createRequire(import.meta.url)
+  const pkg = require.resolve('tsx/package.json')
+  const exportsMap = JSON.parse(readFileSync(pkg, 'utf8')).exports['./esm/api'].import.default as string
+  return {
+    eval: true,
+    source: `const {workerData} = require('node:worker_threads')
+import(workerData.tsx).then((m) => { m.register(); return import(workerData.entry) })`,
+    workerData: {entry: new URL('worker.ts', here).href, tsx: pathToFileURL(join(dirname(pkg), exportsMap)).href},
+  }
+}
+
+export function startPipeline(input: WorkerInput): Pipeline {
+  const entry = workerEntry()
+  const worker = new Worker(entry.source, {
+    eval: entry.eval,
+    // Parsing allocates a string per cell: a roomier young generation lets them die there.
+    resourceLimits: {maxYoungGenerationSizeMb: Number(process.env.YG ?? 48)},
+    workerData: {...input, ...entry.workerData},
+  })
+  const queue: WorkerMessage[] = []
+  let waiting: (() => void) | undefined
+  let failure: Error | undefined
+  let exited = false
+  const wakeUp = () => {
+    const w = waiting
+    waiting = undefined
+    w?.()
+  }
+  worker.on('message', (m: WorkerMessage) => {
+    queue.push(m)
+    wakeUp()
+  })
+  worker.on('error', (error) => {
+    failure = error
+    wakeUp()
+  })
+  worker.on('exit', () => {
+    exited = true
+    wakeUp()
+  })
+  async function* messages(): AsyncGenerator<WorkerMessage> {
+    for (;;) {
+      if (queue.length > 0) {
+        const m = queue.shift()!
+        yield m
+        if (m.type === 'end' || m.type === 'error') return
+        continue
+      }
+      if (failure) throw failure
+      if (exited) throw new Error('the import worker stopped unexpectedly')
+      await new Promise<void>((resolve) => {
+        waiting = resolve
+      })
+    }
+  }
+  return {
+    ack: () => worker.postMessage('ack'),
+    close: async () => {
+      if (!exited) await worker.terminate()
+    },
+    messages: messages(),
+    send: (m) => worker.postMessage(m),
+  }
+}

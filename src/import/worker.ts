@@ -1,0 +1,179 @@
+import Database from 'better-sqlite3'
+import {parse} from 'csv-parse'
+import {closeSync, openSync, readSync} from 'node:fs'
+import {parentPort, workerData} from 'node:worker_threads'
+
+import {productById} from '../catalog/lookup.js'
+import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
+import type {ImportKind, Preset} from './presets.js'
+import {RowMapper} from './rows.js'
+
+/**
+ * The import's reading half, in a worker thread: stream the file through csv-parse,
+ * map and validate each row (RowMapper, reading products and FX rates through its own
+ * read-only connection), and post batches of ready rows to the main thread, which only
+ * writes. At most MAX_IN_FLIGHT batches wait unacknowledged, so memory stays flat.
+ *
+ * csv-parse's transform API (`parser.api.parse`) is called instead of the stream so the
+ * line number (`info.lines`) can be read as each record is emitted; asking for an info
+ * object per record costs about a third more parse time.
+ */
+
+export type WorkerInput = {batchRows: number; db: string; file: string; kind: ImportKind; maxInFlight: number}
+
+/** Rows as arrays in *_COLUMNS order; rejects with the line where the record starts. */
+export type RowBatch = {bytes: number; read: number; rejects: [number, string, string[]][]; rows: unknown[][]; type: 'batch'}
+
+export type WorkerMessage = RowBatch | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
+
+/** What the main thread sends: the layout once the header is known, then acknowledgements. */
+export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'}
+
+const input = workerData as WorkerInput
+const port = parentPort!
+
+let inFlight = 0
+let wake: (() => void) | undefined
+let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
+port.on('message', (m: MainMessage) => {
+  if (m === 'ack') {
+    inFlight--
+    const w = wake
+    wake = undefined
+    w?.()
+  } else if (m.type === 'layout') layoutReady?.(m)
+})
+
+/** Records end on `endLine`; a quoted cell with line breaks started it earlier. */
+function startLine(endLine: number, cells: string[]): number {
+  let breaks = 0
+  for (const c of cells) {
+    for (let i = c.indexOf('\n'); i !== -1; i = c.indexOf('\n', i + 1)) breaks++
+  }
+  return endLine - breaks
+}
+
+/** Values as positional parameters in CHARGE_COLUMNS order. */
+function chargeRow(v: ChargeValues | SubscriptionValues): unknown[] {
+  const c = v as ChargeValues
+  return [c.user_id, c.origin, c.origin_id, c.product_id, c.country, c.created, c.status, c.currency, c.amount_minor, c.amount_refunded_minor, c.amount_usd_minor, c.amount_refunded_usd_minor, c.metadata_json, c.latest_event_timestamp, c.latest_event_id]
+}
+
+/** Values as positional parameters in SUBSCRIPTION_COLUMNS order. */
+function subscriptionRow(v: ChargeValues | SubscriptionValues): unknown[] {
+  const s = v as SubscriptionValues
+  return [
+    s.user_id, s.origin, s.origin_id, s.product_id, s.country, s.created, s.interval, s.interval_count, s.status, s.cancel_at, s.canceled_at,
+    s.trial_start, s.trial_end, s.currency, s.amount_minor, s.amount_usd_minor, s.amount_usd_monthly_minor, s.latest_event_timestamp, s.latest_event_id,
+  ]
+}
+
+// The literal orders above must be the column lists': checked once at start.
+for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_COLUMNS, subscriptionRow]] as const) {
+  const probe = Object.fromEntries(cols.map((c) => [c, c])) as unknown as ChargeValues & SubscriptionValues
+  if (fn(probe).join() !== cols.join()) throw new Error('import worker: row order differs from the column list')
+}
+
+async function main(): Promise<void> {
+  const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
+  let header: string[] | undefined
+  let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
+  let db: Database.Database | undefined
+  // Records of the current chunk (and the line each ends on) until they are mapped.
+  let records: string[][] = []
+  let lines: number[] = []
+  let rows: unknown[][] = []
+  let rejects: [number, string, string[]][] = []
+  let read = 0
+  let bytes = 0
+
+  const parser = parse({
+    bom: true,
+    on_skip: (err: Error & {lines?: number} | undefined) => {
+      // One broken record can raise several errors: report it once.
+      const line = err?.lines ?? api.info.lines
+      if (rejects.length > 0 && rejects.at(-1)![0] === line && rejects.at(-1)![1].startsWith('unreadable')) return
+      read++
+      rejects.push([line, `unreadable CSV record: ${err?.message ?? 'unknown error'}`, []])
+    },
+    relax_column_count: true,
+    relax_quotes: true,
+    skip_empty_lines: true,
+    skip_records_with_error: true,
+  })
+  const api = (parser as unknown as {api: {info: {lines: number}; parse(buf: Buffer | undefined, end: boolean, push: (r: string[]) => void, close: () => void): Error | undefined}}).api
+  const push = (record: string[]) => {
+    if (header === undefined) {
+      header = record
+      port.postMessage({header, type: 'header'} satisfies WorkerMessage)
+      return
+    }
+    records.push(record)
+    lines.push(api.info.lines)
+  }
+
+  /** Map the records collected so far. */
+  const mapAll = () => {
+    const width = header!.length
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]
+      read++
+      const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+      if (typeof r === 'string') rejects.push([startLine(lines[i], record), r, record])
+      else rows.push(toRow(r))
+    }
+    records = []
+    lines = []
+  }
+
+  const post = () => {
+    if (rows.length === 0 && rejects.length === 0) return
+    port.postMessage({bytes, read, rejects, rows, type: 'batch'} satisfies WorkerMessage)
+    inFlight++
+    rows = []
+    rejects = []
+  }
+
+  /** The main thread picks the layout from the header (or refuses the file and stops us). */
+  const makeMapper = async () => {
+    const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
+      layoutReady = resolve
+    })
+    db = new Database(input.db, {fileMustExist: true, readonly: true})
+    const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)
+    mapper = new RowMapper(db, input.kind, m.layout, header!, fallback)
+  }
+
+  const fd = openSync(input.file, 'r')
+  const buf = Buffer.allocUnsafe(1 << 20)
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null)
+      if (n === 0) break
+      bytes += n
+      const err = api.parse(Buffer.from(buf.subarray(0, n)), false, push, () => {})
+      if (err) throw err
+      if (header !== undefined && mapper === undefined) await makeMapper()
+      if (mapper) {
+        mapAll()
+        if (rows.length + rejects.length >= input.batchRows) post()
+      }
+      while (inFlight >= input.maxInFlight) {
+        await new Promise<void>((resolve) => {
+          wake = resolve
+        })
+      }
+    }
+    const err = api.parse(undefined, true, push, () => {})
+    if (err) throw err
+    if (header !== undefined && mapper === undefined) await makeMapper()
+    if (mapper) mapAll()
+    post()
+    port.postMessage({bytes, type: 'end'} satisfies WorkerMessage)
+  } finally {
+    closeSync(fd)
+    db?.close()
+  }
+}
+
+main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies WorkerMessage))
