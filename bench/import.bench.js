@@ -10,6 +10,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000)
+/** Each command runs this many times on a fresh store; the best time counts (less noise). */
+const RUNS = Number(process.env.BENCH_IMPORT_RUNS ?? 2)
 
 const HEADER = [
   'id', 'Created date (UTC)', 'Amount', 'Amount Refunded', 'Currency', 'Captured', 'Converted Amount',
@@ -135,28 +137,46 @@ export async function run({root}) {
   const dir = mkdtempSync(join(tmpdir(), 'pricectl-bench-import-'))
   try {
     const file = join(dir, 'payments.csv')
-    const db = join(dir, 'store.db')
     process.stderr.write(`generating ${ROWS} rows...\n`)
     await generatePayments(file, ROWS)
     const mb = statSync(file).size / 2 ** 20
 
-    // A store with one product for the rows (the export names none: --product).
-    execFileSync(process.execPath, [join(root, 'bin', 'run.js'), 'db', 'migrate', '--db', db], {stdio: 'ignore'})
-    const Database = createRequire(join(root, 'package.json'))('better-sqlite3')
-    const sql = new Database(db)
-    sql.prepare("INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('bench_monthly', 'Bench Monthly', 999, 'month', 1, '2026-01-01', '2026-01-01')").run()
-    sql.close()
+    // Let the generated file reach the disk, so its write-back does not slow the runs.
+    try {
+      execFileSync('sync')
+    } catch {}
 
-    process.stderr.write('importing...\n')
-    const r = await timed(process.execPath, [join(root, 'bin', 'run.js'), 'charges', 'import', file, '--db', db, '--product', 'bench_monthly', '--json'], {cwd: root})
-    if (r.code !== 0) throw new Error(`import failed (exit ${r.code}): ${r.stdout.slice(0, 500)} ${r.stderr.slice(0, 500)}`)
-    const summary = JSON.parse(r.stdout)
-    if (summary.inserted !== ROWS) throw new Error(`expected ${ROWS} rows inserted, got ${summary.inserted}`)
+    // sqlite3 first: it also brings the file into the page cache for both.
+    const reference = []
+    if (hasSqlite3()) {
+      for (let i = 0; i < RUNS; i++) reference.push(await timed('sqlite3', [':memory:', '-cmd', '.mode csv', `.import ${file} t`, 'SELECT count(*) FROM t']))
+    }
+
+    const Database = createRequire(join(root, 'package.json'))('better-sqlite3')
+    let best
+    let peakMb = 0
+    for (let i = 0; i < RUNS; i++) {
+      // A fresh store with one product for the rows (the export names none: --product).
+      const db = join(dir, `store-${i}.db`)
+      execFileSync(process.execPath, [join(root, 'bin', 'run.js'), 'db', 'migrate', '--db', db], {stdio: 'ignore'})
+      const sql = new Database(db)
+      sql.prepare("INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('bench_monthly', 'Bench Monthly', 999, 'month', 1, '2026-01-01', '2026-01-01')").run()
+      sql.close()
+      process.stderr.write(`importing (run ${i + 1} of ${RUNS})...\n`)
+      const r = await timed(process.execPath, [join(root, 'bin', 'run.js'), 'charges', 'import', file, '--db', db, '--product', 'bench_monthly', '--json'], {cwd: root})
+      if (r.code !== 0) throw new Error(`import failed (exit ${r.code}): ${r.stdout.slice(0, 500)} ${r.stderr.slice(0, 500)}`)
+      const summary = JSON.parse(r.stdout)
+      if (summary.inserted !== ROWS) throw new Error(`expected ${ROWS} rows inserted, got ${summary.inserted}`)
+      peakMb = Math.max(peakMb, r.peakMb)
+      if (!best || r.seconds < best.seconds) best = r
+      for (const suffix of ['', '-wal', '-shm']) rmSync(db + suffix, {force: true})
+    }
+    const r = best
 
     const results = []
-    let note = `${ROWS} rows, ${mb.toFixed(0)} MB CSV`
-    if (hasSqlite3()) {
-      const ref = await timed('sqlite3', [':memory:', '-cmd', '.mode csv', `.import ${file} t`, 'SELECT count(*) FROM t'])
+    let note = `${ROWS} rows, ${mb.toFixed(0)} MB CSV, best of ${RUNS}`
+    if (reference.length > 0) {
+      const ref = reference.reduce((a, b) => (b.seconds < a.seconds ? b : a))
       const ratio = r.seconds / ref.seconds
       note += `; sqlite3 .import ${ref.seconds.toFixed(2)} s`
       results.push({budget: 3, budgetKind: 'max', name: 'import 1M payments: time vs sqlite3 .import', note: `pricectl ${r.seconds.toFixed(2)} s / sqlite3 ${ref.seconds.toFixed(2)} s`, unit: 'x', value: Math.round(ratio * 100) / 100})
@@ -166,7 +186,7 @@ export async function run({root}) {
     results.unshift(
       {name: 'import 1M payments: wall time', note, unit: 's', value: Math.round(r.seconds * 100) / 100},
       {name: 'import 1M payments: rows/s', note: 'read, validated, written', unit: 'rows/s', value: Math.round(ROWS / r.seconds)},
-      {budget: 300, budgetKind: 'max', name: 'import 1M payments: peak RSS', note: 'VmHWM of the import process', unit: 'MB', value: Math.round(r.peakMb)},
+      {budget: 300, budgetKind: 'max', name: 'import 1M payments: peak RSS', note: `VmHWM of the import process (highest of ${RUNS} runs)`, unit: 'MB', value: Math.round(peakMb)},
     )
     return results
   } finally {

@@ -38,7 +38,7 @@ export function loadDemo(db: DB, dir: string): DemoResult {
   let result!: DemoResult
   db.transaction(() => {
     result = {coupons: upsertCoupons(db, coupons), products: upsertProducts(db, products)}
-  })()
+  }).immediate()
   return result
 }
 

@@ -63,7 +63,8 @@ store itself is not changed).`
         if (!existsSync(source)) throw new InvalidInputError(`no store at ${source} to simulate against (omit --db for a fresh temporary store)`)
         const src = openStore(source, {migrate: false})
         try {
-          src.db.exec(`VACUUM INTO '${path.replaceAll("'", "''")}'`)
+          // The path is a bound parameter, never SQL text.
+          src.db.prepare('VACUUM INTO ?').run(path)
         } finally {
           src.close()
         }

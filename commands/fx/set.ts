@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
+import {numberish} from '../../src/catalog/shortforms.js'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {isoDay, nowSeconds} from '../../src/clock.js'
@@ -23,8 +24,9 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
   static override outputSchema = FxSetOutput
 
   async run() {
-    const rate = this.args.rate === undefined ? undefined : Number(this.args.rate)
-    if (this.args.rate !== undefined && (this.args.rate.trim() === '' || Number.isNaN(rate))) {
+    // Decimal notation only: Number() would also take "0x1F" (31) or "1e400" (Infinity).
+    const rate = this.args.rate === undefined ? undefined : numberish(this.args.rate)
+    if (this.args.rate !== undefined && typeof rate !== 'number') {
       throw new InvalidInputError(`RATE: expected a number of units per 1 USD, got ${JSON.stringify(this.args.rate)}`)
     }
     let input = overlay(readBody(this.flags.body), {
@@ -35,7 +37,7 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
     })
     input = await requireFields(input, [
       {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)', parse: (a) => a.trim().toUpperCase()},
-      {field: 'rate', flag: 'RATE', message: 'Units per 1 USD', parse: Number},
+      {field: 'rate', flag: 'RATE', message: 'Units per 1 USD', parse: numberish},
     ])
     if (typeof input.currency === 'string') input.currency = input.currency.toUpperCase()
     input.date ??= isoDay(nowSeconds())

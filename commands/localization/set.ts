@@ -1,5 +1,6 @@
 import {Args, Flags} from '@oclif/core'
 
+import {numberish} from '../../src/catalog/shortforms.js'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
@@ -22,14 +23,15 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
   static override outputSchema = LocalizationSetOutput
 
   async run() {
-    const factor = this.args.factor === undefined ? undefined : Number(this.args.factor)
-    if (this.args.factor !== undefined && (this.args.factor.trim() === '' || Number.isNaN(factor))) {
+    // Decimal notation only (Number() would also take hex such as 0x1).
+    const factor = this.args.factor === undefined ? undefined : numberish(this.args.factor)
+    if (this.args.factor !== undefined && typeof factor !== 'number') {
       throw new InvalidInputError(`FACTOR: expected a number such as 0.85, got ${JSON.stringify(this.args.factor)}`)
     }
     let input = overlay(readBody(this.flags.body), {country: this.args.country, factor, source: this.flags.source, year: this.flags.year})
     input = await requireFields(input, [
       {field: 'country', flag: 'COUNTRY', message: 'Country (ISO 3166 alpha-2)'},
-      {field: 'factor', flag: 'FACTOR', message: 'Factor (1 = US prices)', parse: Number},
+      {field: 'factor', flag: 'FACTOR', message: 'Factor (1 = US prices)', parse: numberish},
     ])
     if (typeof input.country === 'string') input.country = input.country.trim().toUpperCase()
     const valid = validate(FactorInput, input, 'localization factor')

@@ -218,7 +218,7 @@ export function createCoupon(db: DB, input: unknown): Coupon {
   const d = parseDef(input, problems)
   if (!d) throw new InvalidInputError(`invalid coupon: ${problems.join('; ')}`)
   if (getCoupon(db, d.api_id)) throw new InvalidInputError(`invalid coupon: api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
-  db.transaction(() => writeDef(db, d, undefined))()
+  db.transaction(() => writeDef(db, d, undefined)).immediate()
   return getCoupon(db, d.api_id)!
 }
 
@@ -240,7 +240,7 @@ export function updateCoupon(db: DB, apiId: string, patch: Record<string, unknow
   const problems: string[] = []
   const d = parseDef(merged, problems)
   if (!d) throw new InvalidInputError(`invalid coupon update: ${problems.join('; ')}`)
-  const outcome = db.transaction(() => writeDef(db, d, existing))()
+  const outcome = db.transaction(() => writeDef(db, d, existing)).immediate()
   return {changed: outcome !== 'unchanged', coupon: getCoupon(db, apiId)!}
 }
 
@@ -266,7 +266,7 @@ export function upsertCoupons(db: DB, items: Item[]): {inserted: string[]; uncha
   const result = {inserted: [] as string[], unchanged: [] as string[], updated: [] as string[]}
   db.transaction(() => {
     for (const d of defs) result[writeDef(db, d, getCoupon(db, d.api_id))].push(d.api_id)
-  })()
+  }).immediate()
   return result
 }
 

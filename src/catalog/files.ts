@@ -1,9 +1,9 @@
 import {parse} from 'csv-parse/sync'
 import {stringify} from 'csv-stringify/sync'
-import {existsSync, readFileSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, renameSync, writeFileSync} from 'node:fs'
 import {extname} from 'node:path'
 
-import {parseJsonValue} from '../cli/input.js'
+import {decodeUtf8, parseJsonValue, readInput} from '../cli/input.js'
 import {safeCell} from '../cli/render.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import type {ProductExport} from '../schemas/catalog.js'
@@ -32,14 +32,16 @@ export function detectFormat(path: string, text: string): FileFormat {
   return /^\s*[[{]/.test(text) ? 'json' : 'csv'
 }
 
-/** Read a products file (`-` for stdin) into items labelled by row. */
+/**
+ * Largest products file: the whole file is validated in memory before anything is
+ * written, so it is bounded (64 MiB is some 100,000 products).
+ */
+export const MAX_PRODUCTS_FILE_BYTES = 64 * 1024 * 1024
+
+/** Read a products file (`-` for stdin) into items labelled by row; UTF-8 only, bounded. */
 export function readProductsFile(path: string): {format: FileFormat; items: Item[]} {
-  let text: string
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8').replace(/^\uFEFF/, '')
-  } catch (error) {
-    throw new InvalidInputError(`cannot read ${path}: ${(error as Error).message}`)
-  }
+  const bytes = readInput(path, {hint: 'split the catalog into several files', limit: MAX_PRODUCTS_FILE_BYTES})
+  const text = decodeUtf8(bytes, path === '-' ? 'stdin' : path)
   const format = detectFormat(path, text)
   return {format, items: format === 'json' ? jsonItems(text, path) : csvItems(text, path)}
 }

@@ -535,7 +535,7 @@ function writeDefs(db: DB, defs: ProductDef[], now: Current, dryRun = false): Wr
     }
     // Baselines last: a product may name one created further down the same file.
     for (const d of changed) s.baseline.run(d.baseline, d.api_id)
-  })()
+  }).immediate()
   return result
 }
 

@@ -78,6 +78,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
 /** Turn anything thrown into an exit code, a one-line message and extra JSON fields. */
 export function describeError(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
+  const d = describeRaw(err)
+  return {...d, message: oneLine(d.message)}
+}
+
+/** Quoted values longer than this are shortened in messages (a 10,000-character cell stays readable). */
+const MAX_QUOTED = 80
+const LONG_QUOTED = new RegExp(`"((?:[^"\\\\]|\\\\.){${MAX_QUOTED},})"`, 'g')
+
+/**
+ * One line, whatever the input held: line breaks joined with "; " (or a space after a
+ * colon), other control characters shown as escapes, long quoted values shortened.
+ */
+export function oneLine(message: string): string {
+  const joined = message
+    .split(/\r\n|[\r\n\u2028\u2029]/)
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .reduce((acc, l) => (acc === '' ? l : `${acc}${/[:;,]$/.test(acc) ? ' ' : '; '}${l}`), '')
+  // eslint-disable-next-line no-control-regex
+  const visible = joined.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replaceAll('\t', ' ')
+  return visible.replace(LONG_QUOTED, (_, inner: string) => `"${inner.slice(0, MAX_QUOTED)}..." (${inner.length} characters)`)
+}
+
+function describeRaw(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
   if (err instanceof PricectlError) return {body: err.body, code: err.exitCode, message: err.message}
   if (err instanceof Errors.ExitError) return {body: {}, code: err.oclif.exit ?? 1, message: err.message}
   if (err instanceof Errors.CLIError) {

@@ -1,4 +1,4 @@
-import {readFileSync, statSync} from 'node:fs'
+import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
 import {InvalidInputError} from '../errors.js'
 import {isInteractive} from './tty.js'
@@ -9,21 +9,121 @@ export const MAX_BODY_BYTES = 10 * 1024 * 1024
 /** Read `--body FILE` (or `-` for stdin) as a JSON object. */
 export function readBody(path: string | undefined): Record<string, unknown> {
   if (path === undefined) return {}
-  let text: string
+  const bytes = readInput(path, {hint: 'use an import command for bulk data', limit: MAX_BODY_BYTES, what: '--body'})
+  return parseJsonObject(decodeUtf8(bytes, `--body ${path === '-' ? 'stdin' : path}`), '--body')
+}
+
+/**
+ * The bytes of FILE, or of stdin for `-`, refusing more than `limit` bytes with an input
+ * error instead of reading them all into memory (stdin is read in chunks and counted).
+ */
+export function readInput(path: string, o: {hint?: string; limit: number; what?: string}): Buffer {
+  const prefix = o.what ? `${o.what}: ` : ''
+  const tooBig = (size: string) => new InvalidInputError(`${prefix}${path === '-' ? 'stdin' : path} is ${size}; the limit is ${o.limit} bytes${o.hint ? ` (${o.hint})` : ''}`)
+  const unreadable = (error: unknown) => {
+    const e = error as NodeJS.ErrnoException
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'a directory, not a file' : e.message
+    return new InvalidInputError(`${prefix}cannot read ${path}: ${why}`)
+  }
+  let fd: number
   try {
-    if (path === '-') {
-      text = readFileSync(0, 'utf8')
-    } else {
-      const size = statSync(path).size
-      if (size > MAX_BODY_BYTES) throw new InvalidInputError(`--body: ${path} is ${size} bytes; the limit is ${MAX_BODY_BYTES} (use an import command for bulk data)`)
-      text = readFileSync(path, 'utf8')
+    fd = path === '-' ? 0 : openSync(path, 'r')
+  } catch (error) {
+    throw unreadable(error)
+  }
+  try {
+    const st = fstatSync(fd)
+    if (st.isDirectory()) throw new InvalidInputError(`${prefix}${path} is a directory, not a file`)
+    if (st.isFile() && st.size > o.limit) throw tooBig(`${st.size} bytes`)
+    const chunks: Buffer[] = []
+    let total = 0
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(1 << 16)
+      let n: number
+      try {
+        n = readSync(fd, chunk, 0, chunk.length, null)
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code
+        // A non-blocking stdin has no data yet: wait a little and read again.
+        if (code === 'EAGAIN') {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+          continue
+        }
+        if (code === 'EOF') break
+        throw error
+      }
+      if (n === 0) break
+      total += n
+      if (total > o.limit) throw tooBig(`over ${o.limit} bytes`)
+      chunks.push(chunk.subarray(0, n))
     }
+    return Buffer.concat(chunks, total)
   } catch (error) {
     if (error instanceof InvalidInputError) throw error
-    throw new InvalidInputError(`--body: cannot read ${path}: ${(error as Error).message}`)
+    throw unreadable(error)
+  } finally {
+    if (fd !== 0) closeSync(fd)
   }
-  if (text.length > MAX_BODY_BYTES) throw new InvalidInputError(`--body: input is over ${MAX_BODY_BYTES} bytes`)
-  return parseJsonObject(text.replace(/^\uFEFF/, ''), '--body')
+}
+
+/**
+ * UTF-8 text of an input file, without its byte-order mark. UTF-16 and other encodings
+ * (latin-1 bytes, binary files) are refused with the line of the first bad byte, rather
+ * than read as replacement characters that would land in the store.
+ */
+export function decodeUtf8(bytes: Uint8Array, what: string): string {
+  const b0 = bytes[0]
+  const b1 = bytes[1]
+  if ((b0 === 0xff && b1 === 0xfe) || (b0 === 0xfe && b1 === 0xff)) {
+    throw new InvalidInputError(`${what}: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)`)
+  }
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', {fatal: true}).decode(bytes)
+  } catch {
+    const at = firstInvalidUtf8(bytes)
+    const line = lineAt(bytes, at)
+    throw new InvalidInputError(
+      `${what}: not UTF-8 text (byte 0x${bytes[at].toString(16).padStart(2, '0')} on line ${line}); save it as UTF-8 (for example: iconv -f LATIN1 -t UTF-8 FILE > FILE.utf8)`,
+    )
+  }
+  const nul = text.indexOf('\u0000')
+  if (nul !== -1) {
+    const line = text.slice(0, nul).split('\n').length
+    throw new InvalidInputError(`${what}: holds NUL bytes (line ${line}): a binary file, or UTF-16 without a byte-order mark; save it as UTF-8 text`)
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+}
+
+/** Offset of the first byte that does not start or continue a valid UTF-8 sequence. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  let lo = 0
+  let hi = bytes.length
+  // The longest prefix that decodes (a sequence cut at its end is fine in stream mode), by bisection.
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    try {
+      new TextDecoder('utf-8', {fatal: true}).decode(bytes.subarray(0, mid), {stream: true})
+      lo = mid
+    } catch {
+      hi = mid - 1
+    }
+  }
+  // When the prefix ends inside a sequence, the bad byte is that sequence's lead byte.
+  let at = lo
+  try {
+    new TextDecoder('utf-8', {fatal: true}).decode(bytes.subarray(0, lo))
+  } catch {
+    while (at > 0 && (bytes[at - 1] & 0xc0) === 0x80) at--
+    if (at > 0) at--
+  }
+  return Math.min(at, bytes.length - 1)
+}
+
+function lineAt(bytes: Uint8Array, offset: number): number {
+  let line = 1
+  for (let i = 0; i < offset && i < bytes.length; i++) if (bytes[i] === 0x0a) line++
+  return line
 }
 
 export function parseJsonObject(text: string, what: string): Record<string, unknown> {

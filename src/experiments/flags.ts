@@ -57,9 +57,12 @@ export function parseArm(text: string, what = '--arm'): unknown {
   throw new InvalidInputError(`${what}: expected [ID=]x0.8 (multiplier), [ID=]usd:12.99 (USD price) or [ID=]products:a,b (packaging), got ${JSON.stringify(text)}`)
 }
 
-function list(values: string[] | undefined): string[] | undefined {
+/** Repeatable and comma-separated; an empty value is an error (it must not mean "every country"). */
+function list(values: string[] | undefined, flag: string): string[] | undefined {
   if (!values?.length) return undefined
-  return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)
+  const out = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)
+  if (out.length === 0) throw new InvalidInputError(`${flag}: empty value ${JSON.stringify(values.join(','))}; give a comma-separated list${flag === '--country' ? ', or "none" to clear it' : ''}`)
+  return out
 }
 
 /** A whole-number flag, or an input error naming it. */
@@ -76,14 +79,14 @@ export function intFlag(text: string | undefined, flag: string, options: {max?: 
 /** The experiment body: --body, with the flags given laid over it. */
 export function experimentBody(flags: ExperimentFlags): Record<string, unknown> {
   const body = readBody(flags.body)
-  const countries = list(flags.country)
+  const countries = list(flags.country, '--country')
   return overlay(body, {
     allocation: flags.allocation,
     arms: flags.arm?.length ? flags.arm.map((a, i) => parseArm(a, `--arm #${i + 1}`)) : undefined,
     audience: flags.audience === undefined ? undefined : flags.audience === 'none' ? null : flags.audience,
     countries: countries === undefined ? undefined : countries.length === 1 && countries[0] === 'none' ? [] : countries,
     name: flags.name,
-    products: list(flags.product),
+    products: list(flags.product, '--product'),
     seed: flags.seed === undefined ? undefined : /^\d+$/.test(flags.seed) ? Number(flags.seed) : flags.seed,
     type: flags.type,
   })

@@ -169,7 +169,7 @@ function resolve(db: DB, input: Merged, seed: number): ExperimentDef {
 export function createExperiment(db: DB, body: unknown): Experiment {
   const input = validate(ExperimentInput, body, 'experiment')
   const def = resolve(db, input, seedFor(db, input.seed))
-  const id = db.transaction(() => insertExperiment(db, def, nowIso()))()
+  const id = db.transaction(() => insertExperiment(db, def, nowIso())).immediate()
   return getExperiment(db, id)!
 }
 
@@ -224,7 +224,7 @@ export function updateExperiment(db: DB, id: number, body: unknown): {changed: b
   if (issues.length > 0) throw new InvalidInputError(`invalid experiment update: ${issues.join('; ')}`)
   const def = resolve(db, merged, merged.seed ?? e.seed)
   const before = JSON.stringify(experimentOutput(e))
-  db.transaction(() => replaceExperiment(db, id, def, nowIso()))()
+  db.transaction(() => replaceExperiment(db, id, def, nowIso())).immediate()
   const after = getExperiment(db, id)!
   const changed = JSON.stringify({...experimentOutput(after), updated_at: e.updated_at}) !== before
   return {changed, experiment: after}
@@ -250,7 +250,7 @@ export function startExperiment(db: DB, id: number): {changed: boolean; experime
       `experiment ${clash.map((c) => `${c.id} ("${c.name}")`).join(', ')} already runs on ${e.products.map((p) => p.api_id).join(', ')} for the same visitors: stop it first ("pricectl experiments stop ${clash[0].id}") or target other countries or another audience`,
     )
   }
-  db.transaction(() => setStatus(db, id, 'running', nowIso()))()
+  db.transaction(() => setStatus(db, id, 'running', nowIso())).immediate()
   return {changed: true, experiment: getExperiment(db, id)!}
 }
 
@@ -265,7 +265,7 @@ function overlaps(a: Experiment, b: Experiment): boolean {
 export function stopExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
   const e = requireExperiment(db, id)
   if (e.status !== 'running') return {changed: false, experiment: e}
-  db.transaction(() => setStatus(db, id, 'stopped', nowIso()))()
+  db.transaction(() => setStatus(db, id, 'stopped', nowIso())).immediate()
   return {changed: true, experiment: getExperiment(db, id)!}
 }
 

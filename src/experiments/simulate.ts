@@ -1,4 +1,4 @@
-import {readFileSync} from 'node:fs'
+import {decodeUtf8, readInput} from '../cli/input.js'
 
 import {nowSeconds} from '../clock.js'
 import {minorDigits} from '../currency.js'
@@ -53,13 +53,9 @@ export function parseDemand(text: string, what = '--demand'): DemandPoint[] {
  * or CSV/text lines `price,probability` (a header line is skipped).
  */
 export function readDemandFile(path: string): DemandPoint[] {
-  let text: string
-  try {
-    text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '')
-  } catch (error) {
-    throw new InvalidInputError(`--demand-file: cannot read ${path}: ${(error as Error).message}`)
-  }
+  // A demand curve is a few points: 1 MiB is plenty, and UTF-8 only.
   const what = `--demand-file ${path}`
+  const text = decodeUtf8(readInput(path, {limit: 1024 * 1024, what: '--demand-file'}), what)
   const trimmed = text.trim()
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     let value: unknown

@@ -1,30 +1,22 @@
-import {readFileSync, statSync} from 'node:fs'
 import {basename} from 'node:path'
 
+import {decodeUtf8, readInput} from '../cli/input.js'
 import {InvalidInputError} from '../errors.js'
 
-/** Largest data file an import reads into memory (the full ECB history is ~2 MB). */
-export const MAX_IMPORT_BYTES = 256 * 1024 * 1024
+/**
+ * Largest data file an import reads into memory (the full ECB history is ~2 MB, World
+ * Bank files ~200 KB); bigger input is refused before it can exhaust memory.
+ */
+export const MAX_IMPORT_BYTES = 64 * 1024 * 1024
 
-/** Read an import FILE (or `-` for stdin) whole; unreadable files are input errors naming the path. */
+/** Read an import FILE (or `-` for stdin, counted as it is read) whole; unreadable files are input errors naming the path. */
 export function readDataFile(path: string): {bytes: Uint8Array; name: string} {
-  try {
-    if (path === '-') return {bytes: readFileSync(0), name: 'stdin'}
-    const st = statSync(path)
-    if (st.isDirectory()) throw new InvalidInputError(`${path} is a directory, not a file`)
-    if (st.size > MAX_IMPORT_BYTES) throw new InvalidInputError(`${path} is ${st.size} bytes; the limit is ${MAX_IMPORT_BYTES}`)
-    return {bytes: readFileSync(path), name: basename(path)}
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw error
-    const e = error as NodeJS.ErrnoException
-    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.message
-    throw new InvalidInputError(`cannot read ${path}: ${why}`)
-  }
+  return {bytes: readInput(path, {limit: MAX_IMPORT_BYTES}), name: path === '-' ? 'stdin' : basename(path)}
 }
 
-/** Text of a file: UTF-8 without a byte-order mark. */
-export function decodeText(bytes: Uint8Array): string {
-  return new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '')
+/** Text of a file: UTF-8 without a byte-order mark; other encodings are refused naming `name`. */
+export function decodeText(bytes: Uint8Array, name = 'input'): string {
+  return decodeUtf8(bytes, name)
 }
 
 /**

@@ -4,7 +4,7 @@ import {unzipSync} from 'fflate'
 import {isoDay, nowSeconds} from '../clock.js'
 import {isCurrency} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import {FX_FORMATS, type FxFormat, isIsoDay} from '../schemas/fx.js'
+import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
 import type {DB} from '../store/db.js'
 import {decodeText, RowErrors} from './files.js'
 
@@ -41,7 +41,7 @@ export type ParseOptions = {
 
 const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04]
 /** Refuse zip entries that inflate past this (a zip bomb, not a rate file). */
-const MAX_UNZIPPED_BYTES = 256 * 1024 * 1024
+const MAX_UNZIPPED_BYTES = 64 * 1024 * 1024
 
 export function isZip(bytes: Uint8Array): boolean {
   return ZIP_MAGIC.every((b, i) => bytes[i] === b)
@@ -91,7 +91,7 @@ export function parseFxFile(bytes: Uint8Array, options: ParseOptions): ParsedRat
     bytes = inner.bytes
     name = `${name}:${inner.entry}`
   }
-  const text = decodeText(bytes)
+  const text = decodeText(bytes, name)
   const format = options.format ?? detectFxFormat(text)
   if (!format) {
     throw new InvalidInputError(
@@ -101,6 +101,11 @@ export function parseFxFile(bytes: Uint8Array, options: ParseOptions): ParsedRat
   if (options.date !== undefined && !isIsoDay(options.date)) throw new InvalidInputError(`--date: expected a date YYYY-MM-DD, got ${JSON.stringify(options.date)}`)
   const parsed = format === 'ecb' ? parseEcb(text, name) : format === 'csv' ? parseRateCsv(text, name, options.date) : parseRateJson(text, name, options.date)
   if (parsed.rows.length === 0) throw new InvalidInputError(`${name}: no rates to import (${parsed.rowsRead} rows read as ${format})`)
+  const implausible = new RowErrors(name)
+  for (const r of parsed.rows) {
+    if (!(r.rate >= MIN_FX_RATE && r.rate <= MAX_FX_RATE)) implausible.add(`${r.currency} on ${r.date}: ${r.rate} per USD is outside ${MIN_FX_RATE}..${MAX_FX_RATE}`)
+  }
+  implausible.throwIfAny()
   return parsed
 }
 
@@ -219,9 +224,11 @@ export function parseRateCsv(text: string, name: string, defaultDate: string | u
     throw new InvalidInputError(`${name}: not a readable CSV (${(error as Error).message})`)
   }
   let col = {currency: 0, date: 2, rate: 1}
+  let width = 3
   if (records.length > 0 && records[0].record.some((c) => /^currency$/i.test(c))) {
     const head = records.shift()!.record.map((h) => h.toLowerCase())
     col = {currency: head.indexOf('currency'), date: head.indexOf('date'), rate: head.indexOf('rate')}
+    width = head.length
     if (col.rate < 0 || col.currency < 0) throw new InvalidInputError(`${name}: line 1: the header has no "rate" column (expected currency,rate[,date])`)
   }
   const errors = new RowErrors(name)
@@ -229,6 +236,11 @@ export function parseRateCsv(text: string, name: string, defaultDate: string | u
   const seen = new Map<string, number>()
   for (const {info, record} of records) {
     const line = info.lines
+    // More cells than columns: a shifted row (an unquoted comma), not one to guess at.
+    if (record.length > width) {
+      errors.add(`line ${line}: ${record.length} cells, expected at most ${width} (currency,rate[,date])`)
+      continue
+    }
     const raw = record[col.currency] ?? ''
     const code = raw.toUpperCase()
     if (!isCurrency(code)) {

@@ -85,6 +85,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   }
   const columns: readonly string[] = o.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
   const [iUser, iOrigin, iOriginId] = ['user_id', 'origin', 'origin_id'].map((c) => columns.indexOf(c))
+  const iProduct = columns.indexOf('product_id')
   const iTs = columns.indexOf('latest_event_timestamp')
   const iId = columns.indexOf('latest_event_id')
   const st = statements(db, o.kind)
@@ -114,6 +115,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
       else counts.inserted++
       return
     }
+    batchProducts.add(row[iProduct] as number)
     if (st.insertRow.run(...row).changes === 1) {
       counts.inserted++
       return
@@ -127,12 +129,20 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   // nothing waits in memory, and a killed run leaves whole batches only.
   let open = false
   let inBatch = 0
+  /** Products the open transaction refers to (the foreign key check, done per batch). */
+  const batchProducts = new Set<number>()
   let rejects: RejectsFile | undefined
   let pendingRejects: [number, string, string[]][] = []
   const commit = () => {
     if (open) {
+      // The worker matched these products earlier through its own connection; one could
+      // have been deleted since (no write can happen while this transaction is open).
+      const ids = [...batchProducts]
+      const found = (db.prepare(`SELECT count(*) AS n FROM products WHERE id IN (${ids.map(() => '?').join(',')})`).get(...ids) as {n: number}).n
+      if (found !== ids.length) throw new OperationalError(`a product of ${o.file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
       db.exec('COMMIT')
       open = false
+      batchProducts.clear()
     }
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
     rejects!.addMany(pendingRejects.sort((a, b) => a[0] - b[0]))
@@ -144,8 +154,12 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.path, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
   let layout: Preset | undefined
   const cacheSize = db.pragma('cache_size', {simple: true})
-  // Random keys touch index pages all over the file: a larger page cache for the import.
-  db.pragma('cache_size = -65536')
+  const foreignKeys = db.pragma('foreign_keys', {simple: true})
+  // Product references are checked once per batch (commit) instead of once per row.
+  if (!o.dryRun) db.pragma('foreign_keys = OFF')
+  // Export ids are random, so the unique index is written all over: a larger page cache
+  // (40 MB, within the memory budget) while importing.
+  db.pragma('cache_size = -40960')
   try {
     for await (const m of pipeline.messages) {
       if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
@@ -179,6 +193,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   } finally {
     if (open && db.inTransaction) db.exec('ROLLBACK')
     db.pragma(`cache_size = ${cacheSize}`)
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`)
     await pipeline.close()
     rejects?.close()
   }

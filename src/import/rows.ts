@@ -4,16 +4,17 @@ import {PricectlError} from '../errors.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
 import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
-import {ChargeCreate, SubscriptionCreate} from '../schemas/revenue.js'
+import {ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
 /**
  * One export row -> the values of a subscription or charge, or the reason it is
- * rejected. The row is validated with the same zod schema as `create`, the product is
- * matched and USD amounts computed here, so the writer only decides insert / update /
- * unchanged / stale.
+ * rejected. Cells are read (dates, amounts, currency, status through the layout's
+ * mapping) and the row validated with zod (the rules and messages of `create`), the
+ * product is matched and USD amounts computed here, so the writer only decides
+ * insert / update / unchanged / stale.
  *
  * The row's event: its timestamp is the latest date among the layout's event columns
  * (an export row is the record as of its last change); its id is `import:` + that
@@ -38,8 +39,6 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly products: ProductMatcher
   private readonly refunded: Set<string>
   private readonly statuses: Map<string, string> | undefined
-  /** Offset of the current row's first cell in the batch's flat cell array. */
-  private at = 0
 
   constructor(
     db: DB,
@@ -86,12 +85,12 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return this.headers
   }
 
-  /** The first non-empty cell of a field's columns (cells of this row start at `this.at`). */
+  /** The first non-empty cell of a field's columns. */
   private cell(cells: string[], field: Field): string {
     const idx = this.fields.get(field)
     if (!idx) return ''
     for (let k = 0; k < idx.length; k++) {
-      const v = cells[this.at + idx[k]]
+      const v = cells[idx[k]]
       if (v !== undefined && v !== '') {
         const t = v.trim()
         if (t !== '') return t
@@ -125,7 +124,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private eventTimestamp(cells: string[], created: number): number | string {
     let latest = created
     for (const i of this.eventCols) {
-      const raw = cells[this.at + i]?.trim()
+      const raw = cells[i]?.trim()
       if (!raw) continue
       const t = parseDate(raw)
       if (t === undefined) return `bad date ${JSON.stringify(raw)} in ${this.headers[i]} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)`
@@ -183,9 +182,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return r === undefined ? `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")` : r
   }
 
-  /** Map a row: its cells are `cells[at .. at + header.length)` (at is 0 for a record array). */
-  map(cells: string[], at = 0): RowResult<V> {
-    this.at = at
+  /** Map one record (as many cells as the header). */
+  map(cells: string[]): RowResult<V> {
     try {
       return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
     } catch (error) {
@@ -206,24 +204,21 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (refunded === 0 && this.refunded.has(b.statusRaw.toLowerCase())) refunded = b.amount
     let metadata: Record<string, string> | undefined
     for (const m of this.metadata) {
-      const v = cells[this.at + m.index]
+      const v = cells[m.index]
       if (v !== undefined && v !== '') (metadata ??= {})[m.key] = v
     }
-    const input = {
+    const r = ImportedCharge.safeParse({
       amount: b.amount,
       amount_refunded: refunded,
       country: b.country,
-      created: b.created,
-      currency: b.currency,
       metadata,
-      origin: this.layout.origin,
       origin_id: b.originId,
       product: b.productRef === '' ? (this.fallbackProduct?.api_id ?? '-') : b.productRef,
       status: b.status,
       user_id: b.userId,
-    }
-    const r = ChargeCreate.safeParse(input)
+    })
     if (!r.success) return formatIssues(r.error.issues)
+    if (refunded > b.amount) return `amount_refunded: ${refunded} is more than the amount ${b.amount}`
     const product = this.product(b.productRef)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
@@ -284,23 +279,21 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     // the spec allows them only with their status, so they are dropped otherwise.
     const canceled = b.status === 'canceled'
     const trialing = b.status === 'trialing'
-    const input = {
+    const r = ImportedSubscription.safeParse({
       amount: b.amount,
-      cancel_at: canceled ? dates.cancel_at : undefined,
-      canceled_at: canceled ? dates.canceled_at : undefined,
       country: b.country,
-      created: b.created,
-      currency: b.currency,
-      origin: this.layout.origin,
       origin_id: b.originId,
       product: b.productRef === '' ? (this.fallbackProduct?.api_id ?? '-') : b.productRef,
       status: b.status,
+      user_id: b.userId,
+    })
+    if (!r.success) return formatIssues(r.error.issues)
+    const input = {
+      cancel_at: canceled ? dates.cancel_at : undefined,
+      canceled_at: canceled ? dates.canceled_at : undefined,
       trial_end: trialing ? dates.trial_end : undefined,
       trial_start: trialing ? dates.trial_start : undefined,
-      user_id: b.userId,
     }
-    const r = SubscriptionCreate.safeParse(input)
-    if (!r.success) return formatIssues(r.error.issues)
     const product = this.product(b.productRef, interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)

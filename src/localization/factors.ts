@@ -47,7 +47,7 @@ export function clearFactors(db: DB, countries?: string[]): number {
   let n = 0
   db.transaction(() => {
     for (const c of countries) n += del.run(c).changes
-  })()
+  }).immediate()
   return n
 }
 

@@ -80,7 +80,7 @@ export function detectLocalizationFormat(text: string): LocalizationFormat | und
 }
 
 export function parseLocalizationFile(bytes: Uint8Array, options: {format?: LocalizationFormat; name: string}): ParsedFactors {
-  const text = decodeText(bytes)
+  const text = decodeText(bytes, options.name)
   const format = options.format ?? detectLocalizationFormat(text)
   if (!format) {
     throw new InvalidInputError(
@@ -216,15 +216,22 @@ export function parseLong(text: string, name: string): ParsedFactors {
 export function parsePlain(text: string, name: string): ParsedFactors {
   const rows = readCsv(text, name)
   let col = {country: 0, factor: 1, year: 2}
+  let width = 3
   if (rows.length > 0 && /^country$/i.test(rows[0].record[0] ?? '')) {
     const head = rows.shift()!.record.map((h) => h.toLowerCase())
     col = {country: head.indexOf('country'), factor: head.indexOf('factor'), year: head.indexOf('year')}
+    width = head.length
     if (col.factor < 0) throw new InvalidInputError(`${name}: line 1: the header has no "factor" column (expected country,factor[,year])`)
   }
   const errors = new RowErrors(name)
   const result = newParsed('csv', 'ratio', `csv (${name})`)
   for (const {line, record} of rows) {
     result.rowsRead++
+    // More cells than columns: a shifted row (an unquoted comma), not one to guess at.
+    if (record.length > width) {
+      errors.add(`line ${line}: ${record.length} cells, expected at most ${width} (country,factor[,year])`)
+      continue
+    }
     const raw = record[col.country] ?? ''
     const country = raw.toUpperCase()
     if (!/^[A-Z]{2}$/.test(country) || !toCountry(country)) {

@@ -2,7 +2,6 @@ import {parse} from 'csv-parse'
 import {stringify} from 'csv-stringify/sync'
 import {createReadStream} from 'node:fs'
 import {once} from 'node:events'
-import {createInterface} from 'node:readline'
 import type {Readable, Writable} from 'node:stream'
 
 import {InvalidInputError, PricectlError} from '../errors.js'
@@ -20,6 +19,12 @@ export type BatchOptions = {
   output: 'csv' | 'jsonl'
 }
 
+/**
+ * Longest request line (JSONL) or record (CSV) of --input. A request is a few hundred
+ * bytes; a longer line is reported as a bad line instead of being gathered in memory.
+ */
+export const MAX_REQUEST_BYTES = 1024 * 1024
+
 const CSV_COLUMNS = ['line', 'user_id', 'country', 'currency', 'product', 'price', 'price_usd', 'display_price', 'interval', 'interval_count', 'experiment_id', 'arm_id', 'error']
 
 /**
@@ -36,8 +41,10 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   let inTx = 0
   const db = ctx.db
-  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions.
+  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions,
+  // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
   db.pragma('cache_size = -65536')
+  db.pragma('wal_autocheckpoint = 16384')
   const begin = () => {
     if (inTx === 0) db.exec('BEGIN IMMEDIATE')
   }
@@ -75,22 +82,31 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   try {
     if (format === 'jsonl') {
-      const rl = createInterface({crlfDelay: Infinity, input})
-      let n = 0
-      for await (const raw of rl) {
-        n++
-        const text = n === 1 ? raw.replace(/^\uFEFF/, '') : raw
-        if (!text.trim()) continue
+      for await (const item of jsonlLines(input)) {
+        if ('error' in item) {
+          await handle(item.line, item.error)
+          continue
+        }
+        if (!item.text.trim()) continue
         let request: unknown
         try {
-          request = JSON.parse(text)
+          request = JSON.parse(item.text)
         } catch (error) {
           request = new InvalidInputError(`malformed JSON (${(error as Error).message})`)
         }
-        await handle(n, request)
+        await handle(item.line, request)
       }
     } else {
-      const parser = input.pipe(parse({bom: true, columns: true, info: true, relax_column_count: true, skip_empty_lines: true, trim: true}))
+      const parser = parse({bom: true, columns: true, info: true, max_record_size: MAX_REQUEST_BYTES, relax_column_count: true, skip_empty_lines: true, trim: true})
+      // Fed by hand so an encoding error upstream fails the parse (pipe() would drop it).
+      void (async () => {
+        try {
+          for await (const chunk of utf8Checked(input)) if (!parser.write(chunk)) await once(parser, 'drain')
+          parser.end()
+        } catch (error) {
+          parser.destroy(error as Error)
+        }
+      })()
       for await (const {info, record} of parser as AsyncIterable<{info: {lines: number}; record: Record<string, string>}>) {
         let request: unknown
         try {
@@ -112,6 +128,85 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   commitIfFull(true)
   await writer.flush()
   return summary
+}
+
+const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
+
+function isUtf16Bom(b: Buffer): boolean {
+  return (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)
+}
+
+/**
+ * JSONL lines as UTF-8 text, split on bytes so each line is decoded (and refused when it
+ * is not UTF-8, or longer than MAX_REQUEST_BYTES) on its own: one bad line is one error.
+ */
+async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInputError; line: number} | {line: number; text: string}> {
+  let parts: Buffer[] = []
+  let size = 0
+  let oversized = false
+  let line = 0
+  let first = true
+  const take = (bytes: Buffer) => {
+    if (oversized) return
+    size += bytes.length
+    if (size > MAX_REQUEST_BYTES) {
+      oversized = true
+      parts = []
+    } else if (bytes.length > 0) parts.push(bytes)
+  }
+  const finish = (): {error: InvalidInputError; line: number} | {line: number; text: string} => {
+    line++
+    const bytes = Buffer.concat(parts)
+    const wasOversized = oversized
+    parts = []
+    size = 0
+    oversized = false
+    if (wasOversized) return {error: new InvalidInputError(`the line is longer than ${MAX_REQUEST_BYTES} bytes (one request per line)`), line}
+    const end = bytes.length > 0 && bytes.at(-1) === 0x0d ? bytes.length - 1 : bytes.length
+    try {
+      const text = new TextDecoder('utf-8', {fatal: true}).decode(bytes.subarray(0, end))
+      return {line, text: line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text}
+    } catch {
+      return {error: new InvalidInputError('not UTF-8 text (save the file as UTF-8)'), line}
+    }
+  }
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    if (first) {
+      first = false
+      if (isUtf16Bom(buf)) throw new InvalidInputError(UTF16)
+    }
+    let start = 0
+    for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+      take(buf.subarray(start, nl))
+      yield finish()
+      start = nl + 1
+    }
+    take(buf.subarray(start))
+  }
+  if (size > 0 || oversized) yield finish()
+}
+
+/** The input's bytes, passed on after checking they are UTF-8 (CSV input). */
+async function* utf8Checked(input: Readable): AsyncGenerator<Buffer> {
+  const decoder = new TextDecoder('utf-8', {fatal: true})
+  let offset = 0
+  for await (const chunk of input as AsyncIterable<Buffer | string>) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+    if (offset === 0 && isUtf16Bom(buf)) throw new InvalidInputError(UTF16)
+    try {
+      decoder.decode(buf, {stream: true})
+    } catch {
+      throw new InvalidInputError(`--input: not UTF-8 text (a bad byte after byte ${offset}); save it as UTF-8 (for example: iconv -f LATIN1 -t UTF-8 FILE > FILE.utf8)`)
+    }
+    offset += buf.length
+    yield buf
+  }
+  try {
+    decoder.decode()
+  } catch {
+    throw new InvalidInputError('--input: not UTF-8 text (the file ends inside a character); save it as UTF-8')
+  }
 }
 
 function csvRows(line: number, r: PriceResult): string {

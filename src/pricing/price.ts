@@ -31,7 +31,11 @@ function note(trace: Trace, step: string, outcome: ExplainStep['outcome'], detai
  */
 export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   await ctx.ready(input)
-  return calculatePriceSync(ctx, input, options)
+  if (options.dryRun || ctx.db.inTransaction) return calculatePriceSync(ctx, input, options)
+  // One write transaction taken before the lock is read (BEGIN IMMEDIATE, like a batch):
+  // two processes pricing the same new user cannot both make a quote, a deferred read
+  // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
+  return ctx.db.transaction(() => calculatePriceSync(ctx, input, options)).immediate()
 }
 
 /**

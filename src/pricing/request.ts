@@ -35,10 +35,21 @@ export function requestFromFlags(flags: PriceFlags): Record<string, unknown> {
     override: flags.override,
     override_currency: flags['override-currency'],
     package_id: flags['package-id'],
-    products: flags.product?.length ? flags.product.flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean) : undefined,
+    products: productList(flags.product),
     run_experiment: flags['run-experiment'],
     user_id: flags['user-id'],
   })
+}
+
+/**
+ * `-p a -p b,c` as a list. An empty value is an error: `-p "$UNSET"` must not silently
+ * price the segment's package instead of the product that was meant.
+ */
+function productList(values: string[] | undefined): string[] | undefined {
+  if (!values?.length) return undefined
+  const out = values.flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean)
+  if (out.length === 0) throw new InvalidInputError(`--product: empty value ${JSON.stringify(values.join(','))}; give a product api_id (or leave --product out to price a package)`)
+  return out
 }
 
 export function assertNoInputConflict(flags: PriceFlags & {input?: string}): void {

@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {decimalPlaces, isCurrency, minorDigits} from '../currency.js'
-import {Amount, Country, Currency, Envelope, Interval, IsoDate, Name, RecurringInterval} from './common.js'
+import {Amount, Country, Currency, Envelope, Interval, IsoDate, isPlainText, Name, RecurringInterval} from './common.js'
 
 /**
  * Catalog schemas: products (country prices, integration objects, features, trials),
@@ -23,8 +23,7 @@ export const RequiredId = z
   .string({error: (iss) => (iss.input === undefined ? 'is required' : `expected a string, got ${show(iss.input)}`)})
   .min(1, {error: 'must not be empty'})
   .max(255, {error: 'must be at most 255 characters'})
-  // eslint-disable-next-line no-control-regex
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), {error: 'must not contain control characters'})
+  .refine(isPlainText, {error: 'must not contain control characters or broken unicode'})
 
 const RequiredName = z.string({error: (iss) => (iss.input === undefined ? 'is required' : `expected a string, got ${show(iss.input)}`)}).pipe(Name)
 

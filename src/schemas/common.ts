@@ -51,20 +51,40 @@ export const PositiveInt = z
   .int({error: (iss) => `expected a whole number, got ${JSON.stringify(iss.input)}`})
   .min(1, {error: (iss) => `must be at least 1, got ${JSON.stringify(iss.input)}`})
 
+/** A real day: Date.parse rolls 2026-02-30 over to March 2, this does not. */
+function isCalendarDay(ymd: string): boolean {
+  const [y, m, d] = ymd.split('-').map(Number)
+  const t = new Date(Date.UTC(y, m - 1, d))
+  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d
+}
+
 /** ISO date (YYYY-MM-DD) or date-time; stored as given after validation. */
-export const IsoDate = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), {
+export const IsoDate = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)) && isCalendarDay(s.slice(0, 10)), {
   error: (iss) => `expected an ISO date such as 2026-01-31, got ${JSON.stringify(iss.input)}`,
 })
+
+/**
+ * Text that can be stored and shown as given: no control characters (a newline or an
+ * escape sequence in a name garbles tables and terminals) and no lone UTF-16 surrogates
+ * (SQLite would store them as U+FFFD, silently changing the value).
+ */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+export function isPlainText(s: string): boolean {
+  return !CONTROL.test(s) && !LONE_SURROGATE.test(s)
+}
+const plainTextError = (iss: {input?: unknown}) =>
+  `must not contain control characters or broken unicode, got ${JSON.stringify(String(iss.input)).slice(0, 100)}`
 
 /** Identifiers (api_id, origin_id, user_id): non-empty, printable, bounded. */
 export const Id = z
   .string({error: (iss) => `expected a string, got ${JSON.stringify(iss.input)}`})
   .min(1, {error: 'must not be empty'})
   .max(255, {error: 'must be at most 255 characters'})
-  // eslint-disable-next-line no-control-regex
-  .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), {error: 'must not contain control characters'})
+  .refine(isPlainText, {error: plainTextError})
 
-export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(500, {error: 'must be at most 500 characters'})
+export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(500, {error: 'must be at most 500 characters'}).refine(isPlainText, {error: plainTextError})
 
 /** Common response fields. */
 export const Envelope = z.object({message: z.string(), success: z.boolean()})

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {Currency, Envelope} from './common.js'
+import {Currency, Envelope, isPlainText} from './common.js'
 
 /**
  * FX rates: units of a currency per 1 USD, dated, with where they came from.
@@ -24,12 +24,22 @@ export const FxDay = z
   .string({error: (iss) => `expected a date YYYY-MM-DD, got ${JSON.stringify(iss.input)}`})
   .refine(isIsoDay, {error: (iss) => `expected a date YYYY-MM-DD, got ${JSON.stringify(iss.input)}`})
 
-/** Units of the currency per 1 USD: positive and finite. */
+/**
+ * Plausible units per 1 USD: gold (XAU) is about 0.0005, the weakest traded currencies a
+ * few hundred thousand. Outside these a rate is a typo (or an overflow), and it would
+ * turn every converted price into 0 or an absurd amount.
+ */
+export const MIN_FX_RATE = 1e-6
+export const MAX_FX_RATE = 1e9
+
+/** Units of the currency per 1 USD: positive, finite, plausible. */
 export const FxRateValue = z
   .number({error: (iss) => `expected a number of units per 1 USD, got ${JSON.stringify(iss.input)}`})
   .positive({error: (iss) => `must be greater than 0, got ${JSON.stringify(iss.input)}`})
+  .min(MIN_FX_RATE, {error: (iss) => `must be at least ${MIN_FX_RATE} units per 1 USD, got ${JSON.stringify(iss.input)}`})
+  .max(MAX_FX_RATE, {error: (iss) => `must be at most ${MAX_FX_RATE} units per 1 USD, got ${JSON.stringify(iss.input)}`})
 
-export const FxSource = z.string().trim().min(1, {error: 'must not be empty'}).max(200, {error: 'must be at most 200 characters'})
+export const FxSource = z.string().trim().min(1, {error: 'must not be empty'}).max(200, {error: 'must be at most 200 characters'}).refine(isPlainText, {error: 'must not contain control characters or broken unicode'})
 
 /** `fx set` body: {currency, rate, date?, source?}. USD is the base and always 1. */
 export const FxSetInput = z

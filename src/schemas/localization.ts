@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {Country, Envelope} from './common.js'
+import {Country, Envelope, isPlainText} from './common.js'
 
 /**
  * Localization factors: per country, the multiplier applied to the USD base price after
@@ -34,7 +34,7 @@ export const FactorInput = z
   .object({
     country: Country,
     factor: Factor,
-    source: z.string().trim().min(1).max(200).default('manual'),
+    source: z.string().trim().min(1).max(200).refine(isPlainText, {error: 'must not contain control characters or broken unicode'}).default('manual'),
     year: FactorYear.nullable().default(null),
   })
   .strict()

@@ -158,6 +158,30 @@ export const ChargeUpdate = z.strictObject(chargeUpdateShape, {
 })
 export type ChargeUpdate = z.output<typeof ChargeUpdate>
 
+/**
+ * What an import row must satisfy beyond what reading its cells guarantees (dates,
+ * currency and mapped status are checked while reading): the same rules as create, with
+ * the same messages, in plain objects without transforms, since they run for every row.
+ */
+export const ImportedCharge = z.object({
+  amount: Amount,
+  amount_refunded: Amount,
+  country: Country.optional(),
+  metadata: Metadata.optional(),
+  origin_id: Id,
+  product: Id,
+  status: ChargeStatus,
+  user_id: Id,
+})
+export const ImportedSubscription = z.object({
+  amount: Amount,
+  country: Country.optional(),
+  origin_id: Id,
+  product: Id,
+  status: SubscriptionStatus,
+  user_id: Id,
+})
+
 /** Every write is an event: an id (given or generated) and a timestamp (given or now). */
 export const EventInput = z.object({event_id: Id, event_timestamp: Timestamp})
 

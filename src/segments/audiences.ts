@@ -150,7 +150,7 @@ export function createAudience(db: DB, input: unknown): Audience {
   if (getAudience(db, d.api_id)) {
     throw new InvalidInputError(`invalid audience: api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
   }
-  db.transaction(() => write(db, d, undefined))()
+  db.transaction(() => write(db, d, undefined)).immediate()
   return getAudience(db, d.api_id)!
 }
 
@@ -161,7 +161,7 @@ export function updateAudience(db: DB, apiId: string, patch: Record<string, unkn
   refuseRename(fields, apiId, 'audiences')
   const d = parseDef(db, {...inputOf(existing), ...fields}, 'audience update')
   if (same(d, defOf(existing))) return {audience: existing, changed: false}
-  db.transaction(() => write(db, d, existing))()
+  db.transaction(() => write(db, d, existing)).immediate()
   return {audience: getAudience(db, apiId)!, changed: true}
 }
 
@@ -194,6 +194,6 @@ export function deleteAudience(db: DB, apiId: string, options: {force?: boolean}
     db.prepare('DELETE FROM campaigns WHERE audience_id = ?').run(audience.id)
     db.prepare('DELETE FROM packages WHERE audience_id = ?').run(audience.id)
     db.prepare('DELETE FROM audiences WHERE id = ?').run(audience.id)
-  })()
+  }).immediate()
   return {audience, campaigns: uses.campaigns, packages: uses.packages}
 }

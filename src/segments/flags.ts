@@ -22,11 +22,16 @@ function list<T>(values: string[] | undefined, parse: (t: string) => T): T[] | u
   return values.map((v) => parse(v))
 }
 
-/** Repeatable and comma-separated: `--country DE,AT --country CH`. */
-function commaList(values: string[] | undefined, upper = false): string[] | undefined {
+/**
+ * Repeatable and comma-separated: `--country DE,AT --country CH`. An empty value is an
+ * error, not an empty list: `--country "$UNSET"` must not widen a segment to everyone.
+ */
+function commaList(values: string[] | undefined, flag: string, upper = false): string[] | undefined {
   if (values === undefined) return undefined
   if (values.length === 1 && isNone(values[0])) return []
-  return values.flatMap((v) => v.split(',')).map((v) => (upper ? v.trim().toUpperCase() : v.trim())).filter(Boolean)
+  const out = values.flatMap((v) => v.split(',')).map((v) => (upper ? v.trim().toUpperCase() : v.trim())).filter(Boolean)
+  if (out.length === 0) throw new InvalidInputError(`${flag}: empty value ${JSON.stringify(values.join(','))}; give a comma-separated list, or "none" to clear it`)
+  return out
 }
 
 const nullable = (v: string | undefined) => (v === undefined ? undefined : isNone(v) ? null : v.trim())
@@ -86,9 +91,9 @@ export function packageBody(flags: PackageFlagValues): Record<string, unknown> {
   return overlay(readBody(flags.body), {
     api_id: flags['api-id'],
     audience: nullable(flags.audience),
-    countries: commaList(flags.country, true),
+    countries: commaList(flags.country, '--country', true),
     name: flags.name,
-    products: commaList(flags.product),
+    products: commaList(flags.product, '--product'),
   })
 }
 
@@ -112,10 +117,10 @@ export function campaignBody(flags: CampaignFlagValues): Record<string, unknown>
     active_till: nullable(flags['active-till']),
     api_id: flags['api-id'],
     audience: nullable(flags.audience),
-    countries: commaList(flags.country, true),
+    countries: commaList(flags.country, '--country', true),
     coupon: flags.coupon,
     name: flags.name,
-    products: commaList(flags.product),
+    products: commaList(flags.product, '--product'),
   })
 }
 

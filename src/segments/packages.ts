@@ -117,7 +117,7 @@ export function createPackage(db: DB, input: unknown): Package {
   const d = parseDef(db, input, 'package')
   if (getPackage(db, d.api_id)) throw new InvalidInputError(`invalid package: api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
   checkOverlap(db, d, 'package')
-  db.transaction(() => write(db, d, undefined))()
+  db.transaction(() => write(db, d, undefined)).immediate()
   return getPackage(db, d.api_id)!
 }
 
@@ -130,7 +130,7 @@ export function updatePackage(db: DB, apiId: string, patch: Record<string, unkno
   const key = (x: Omit<Def, 'audience'>) => JSON.stringify([x.name, x.countries, x.audience_id, x.product_ids])
   if (key(d) === key(existing)) return {changed: false, package: existing}
   checkOverlap(db, d, 'package update')
-  db.transaction(() => write(db, d, existing))()
+  db.transaction(() => write(db, d, existing)).immediate()
   return {changed: true, package: getPackage(db, apiId)!}
 }
 

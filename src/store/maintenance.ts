@@ -1,4 +1,4 @@
-import {chmodSync, existsSync, statSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, openSync, rmSync, statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
@@ -49,14 +49,22 @@ export function checkStore(db: DB): CheckResult {
 
 /**
  * Consistent copy through SQLite's online backup API, safe while another process
- * writes; the copy is owner-only like the store.
+ * writes; the copy is owner-only like the store from its first byte.
+ *
+ * All pages are copied in one step: the step reads one snapshot (WAL: writers go on),
+ * whereas the default 100 pages per step restarts from scratch whenever another process
+ * commits in between, so under a steady writer a big store was never copied.
  */
 export async function backupStore(db: DB, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
   const dest = resolve(file)
-  if (existsSync(dest) && !overwrite) throw new InvalidInputError(`backup: ${dest} exists (pass --force to overwrite it)`)
+  const exists = existsSync(dest)
+  if (exists && !overwrite) throw new InvalidInputError(`backup: ${dest} exists (pass --force to overwrite it)`)
   try {
-    await db.backup(dest)
+    if (exists) chmodSync(dest, 0o600)
+    else closeSync(openSync(dest, 'wx', 0o600))
+    await db.backup(dest, {progress: () => 0x7fffffff})
   } catch (error) {
+    if (!exists) rmSync(dest, {force: true})
     throw new OperationalError(`backup to ${dest} failed: ${(error as Error).message}`)
   }
   chmodSync(dest, 0o600)

@@ -1,0 +1,118 @@
+import {copyFileSync, existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {dump, type StoreDump} from '../helpers/dump.js'
+import {type ChildResult, copyFixtureStore, fixtureExpected, paymentsCsv, rng, startBin, subscriptionsCsv, tempDir, write} from './helpers.js'
+
+/**
+ * Crash safety (issue 7, item 3): an import killed with SIGKILL at a random point leaves
+ * a store that passes `db check`, and running the same import again ends in exactly the
+ * store (and rejects file) of an uninterrupted run. Kill points are seeded and spread
+ * over the run's duration.
+ */
+
+const KILLS = Number(process.env.CRASH_KILLS ?? 4)
+const NOW = fixtureExpected().now
+
+type Importer = {
+  args: (file: string) => string[]
+  /** The file to import (a few bad rows where the importer keeps going). */
+  content: () => string
+  ext: string
+  name: string
+  /** Rejects file written beside the input (gateway exports). */
+  rejects: boolean
+}
+
+function catalog(n: number): string {
+  const products = Array.from({length: n}, (_, i) => ({
+    api_id: `crash_${String(i).padStart(5, '0')}`,
+    base_px: 5 + (i % 50),
+    country_prices: [{amount: 4 + (i % 40), country: 'DE', currency: 'EUR'}, {amount: 600 + i, country: 'JP', currency: 'JPY'}],
+    features: [{api_id: 'seats', feature_group: {api_id: `grp_${i % 7}`, description: 'group', name: `Group ${i % 7}`}, name: 'Seats', type: 'numeric', unit: 'seats', value: i % 9}],
+    integrations: [{gateway_c_plan_id: `crash-plan-${i}`, type: 'gateway_c'}],
+    interval: ['month', 'year', 'week'][i % 3],
+    interval_count: 1,
+    name: `Crash product ${i}`,
+  }))
+  return JSON.stringify(products)
+}
+
+const IMPORTERS: Importer[] = [
+  {args: (f) => ['charges', 'import', f, '--batch-size', '1000'], content: () => paymentsCsv(40_000, {bad: [17, 9_999, 25_001, 39_998]}), ext: 'csv', name: 'charges import', rejects: true},
+  {args: (f) => ['subscriptions', 'import', f, '--batch-size', '1000'], content: () => subscriptionsCsv(30_000, {bad: [3, 15_000, 29_999]}), ext: 'csv', name: 'subscriptions import', rejects: true},
+  {args: (f) => ['products', 'import', f], content: () => catalog(6000), ext: 'json', name: 'products import', rejects: false},
+]
+
+function run(db: string, args: string[]): {done: Promise<ChildResult>; kill: () => void; started: number} {
+  const job = startBin(args, {env: {PRICECTL_DB: db, PRICECTL_NOW: NOW}})
+  return {done: job.done, kill: () => job.child.kill('SIGKILL'), started: Date.now()}
+}
+
+async function dbCheck(db: string): Promise<void> {
+  const r = await startBin(['db', 'check', '--json'], {env: {PRICECTL_DB: db}}).done
+  expect(r.code, r.stdout + r.stderr).toBe(0)
+  expect(JSON.parse(r.stdout)).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
+}
+
+describe('SIGKILL at random points of an import, then the same import again', () => {
+  for (const imp of IMPORTERS) {
+    it(`${imp.name}: db check passes after each kill and the re-run ends in the uninterrupted store`, async () => {
+      const dir = tempDir('pricectl-crash-')
+      const fresh = copyFixtureStore(dir, 'v1.db')
+      const content = imp.content()
+
+      // The uninterrupted run: what every interrupted-then-resumed run must end in.
+      const baseDir = tempDir('pricectl-crash-base-')
+      const baseDb = join(baseDir, 'store.db')
+      copyFileSync(fresh, baseDb)
+      const baseFile = write(baseDir, `input.${imp.ext}`, content)
+      const base = run(baseDb, imp.args(baseFile))
+      const baseResult = await base.done
+      const duration = Date.now() - base.started
+      expect([0, 1], baseResult.stderr).toContain(baseResult.code)
+      const expected: StoreDump = dump(baseDb)
+      const expectedRejects = imp.rejects ? readFileSync(`${baseFile}.rejects.csv`, 'utf8') : undefined
+
+      // Start-up (node, oclif, opening the store) takes a good part of a run: kill points
+      // are spread over the time after it, where the import reads and writes.
+      const probe = Date.now()
+      await startBin(['db', 'info', '--json'], {env: {PRICECTL_DB: baseDb}}).done
+      const boot = Math.min(Date.now() - probe, duration * 0.5)
+
+      const next = rng(imp.name.length * 7919)
+      let killedMidway = 0
+      for (let k = 0; k < KILLS; k++) {
+        const runDir = tempDir('pricectl-crash-run-')
+        const db = join(runDir, 'store.db')
+        copyFileSync(fresh, db)
+        const file = write(runDir, `input.${imp.ext}`, content)
+        // The k-th kill lands in the k-th slice of the work after start-up.
+        const at = Math.round(boot + ((k + next()) / KILLS) * (duration - boot) * 0.97)
+        const job = run(db, imp.args(file))
+        const timer = setTimeout(job.kill, at)
+        const killed = await job.done
+        clearTimeout(timer)
+        if (killed.signal === "SIGKILL") killedMidway++
+        if (process.env.CRASH_DEBUG) process.stderr.write(`${imp.name}: kill at ${at}/${duration} ms -> ${killed.signal ?? killed.code}, store rows ${JSON.stringify(Object.fromEntries(Object.entries(dump(db).tables).filter(([t]) => ["charges", "subscriptions", "products"].includes(t)).map(([t, r]) => [t, r.length])))}\n`)
+        const context = `${imp.name}, kill ${k + 1} at ${at} ms of ${duration} ms (${killed.signal ?? `exit ${killed.code}`})`
+
+        await dbCheck(db).catch((error: Error) => {
+          throw new Error(`${context}: ${error.message}`)
+        })
+        const again = await run(db, imp.args(file)).done
+        expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)
+        const after = dump(db)
+        for (const t of Object.keys(expected.tables)) expect(after.tables[t], `${context}: table ${t}`).toEqual(expected.tables[t])
+        expect(after, context).toEqual(expected)
+        if (expectedRejects !== undefined) {
+          expect(existsSync(`${file}.rejects.csv`), context).toBe(true)
+          expect(readFileSync(`${file}.rejects.csv`, 'utf8'), context).toBe(expectedRejects.replaceAll(baseFile, file))
+        }
+      }
+      // Most kills really interrupted the import (not all can: a slice may fall after its end).
+      expect(killedMidway).toBeGreaterThanOrEqual(Math.ceil(KILLS / 2))
+    }, 180_000)
+  }
+})

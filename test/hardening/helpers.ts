@@ -1,0 +1,95 @@
+import {spawn} from 'node:child_process'
+import {chmodSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {expect} from 'vitest'
+
+import {dump, type StoreDump} from '../helpers/dump.js'
+import {ROOT, type Run} from '../helpers/run.js'
+
+export {paymentsCsv, PAYMENTS_HEADER, rng, subscriptionsCsv, SUBSCRIPTIONS_HEADER} from './generate.js'
+
+/** Shared pieces of the hardening tests (test/hardening/*). */
+
+export const FIXTURE_STORES = join(ROOT, 'fixtures', 'stores')
+export const BIN = join(ROOT, 'bin', 'run.js')
+
+export function tempDir(prefix = 'pricectl-hard-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** A private copy of fixtures/stores/v1.db (rows in every table), owner-only like a real store. */
+export function copyFixtureStore(dir = tempDir(), name = 'v1.db'): string {
+  const path = join(dir, 'store.db')
+  copyFileSync(join(FIXTURE_STORES, name), path)
+  chmodSync(path, 0o600)
+  return path
+}
+
+export type Expected = {made_with: Record<string, unknown>; now: string; reads: {args: string[]; json: any}[]}
+
+export function fixtureExpected(name = 'v1'): Expected {
+  return JSON.parse(readFileSync(join(FIXTURE_STORES, `${name}.expected.json`), 'utf8')) as Expected
+}
+
+export function write(dir: string, name: string, content: string | Uint8Array): string {
+  const path = join(dir, name)
+  writeFileSync(path, content)
+  return path
+}
+
+/** A stack trace line as V8 prints it (`    at fn (file:1:2)`). */
+export const STACK_LINE = /^\s+at .*(\(|file:|node:|\/).*:\d+/m
+
+/**
+ * A rejected command, as a user sees it: exit 1 or 2, one line on stderr (`Error: ...`),
+ * no stack trace; under --json the spec's error shape on stdout and nothing on stderr.
+ */
+export function expectCleanFailure(r: Run, json: boolean, context = ''): void {
+  const where = `${context}\nexit ${r.code}\nstdout: ${r.stdout.slice(0, 400)}\nstderr: ${r.stderr.slice(0, 400)}`
+  expect([1, 2], where).toContain(r.code)
+  expect(r.stderr, where).not.toMatch(STACK_LINE)
+  expect(r.stdout, where).not.toMatch(STACK_LINE)
+  if (json) {
+    expect(r.json, where).toMatchObject({success: false})
+    expect(typeof r.json.message, where).toBe('string')
+    expect(r.json.message.length, where).toBeGreaterThan(0)
+    expect(r.json.message, where).not.toMatch(/[\r\n]/)
+    expect(r.stderr, where).toBe('')
+  } else {
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '')
+    const errors = lines.filter((l) => l.startsWith('Error: '))
+    expect(errors.length, where).toBe(1)
+    // Imports may print progress lines before it; the error is the last line.
+    expect(lines.at(-1), where).toMatch(/^Error: \S/)
+  }
+}
+
+/** The store did not change (every table, the schema and its version). */
+export function expectUnchanged(db: string, before: StoreDump, context = ''): void {
+  const after = dump(db)
+  if (JSON.stringify(after) === JSON.stringify(before)) return
+  for (const t of Object.keys({...before.tables, ...after.tables})) {
+    expect(after.tables[t], `${context}: table ${t} changed`).toEqual(before.tables[t])
+  }
+  expect(after, context).toEqual(before)
+}
+
+export type ChildResult = {code: null | number; signal: NodeJS.Signals | null; stderr: string; stdout: string}
+
+/** Start bin/run.js in a child process; `done` resolves when it exits. */
+export function startBin(args: string[], options: {cwd?: string; env?: Record<string, string | undefined>; input?: string} = {}): {child: ReturnType<typeof spawn>; done: Promise<ChildResult>} {
+  const env: Record<string, string | undefined> = {...process.env, CI: '1', DEBUG: undefined, NODE_ENV: undefined, ...options.env}
+  const child = spawn(process.execPath, [BIN, ...args], {cwd: options.cwd ?? ROOT, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe']})
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+  child.stdin!.end(options.input ?? '')
+  const done = new Promise<ChildResult>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({code, signal, stderr, stdout}))
+  })
+  return {child, done}
+}
+

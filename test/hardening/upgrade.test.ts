@@ -1,0 +1,142 @@
+import Database from 'better-sqlite3'
+import {spawn} from 'node:child_process'
+import {readdirSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
+import {dump} from '../helpers/dump.js'
+import {ROOT, runBin} from '../helpers/run.js'
+import {copyFixtureStore, FIXTURE_STORES, fixtureExpected, startBin, tempDir} from './helpers.js'
+
+/**
+ * Upgrades (issue 7, item 4): a store made by each released schema version
+ * (fixtures/stores/vN.db, see make-v1.mjs) is opened by the current pricectl: migrated,
+ * checked, and read back with the data intact. And `db backup` makes a consistent copy
+ * while another process writes.
+ */
+
+const versions = readdirSync(FIXTURE_STORES)
+  .filter((f) => /^v\d+\.db$/.test(f))
+  .map((f) => f.replace(/\.db$/, ''))
+  .sort()
+
+/** Fields a later version may legitimately print differently: where the store was made. */
+function comparable(args: string[], json: any): any {
+  if (args[0] === 'db' && args[1] === 'info') return {counts: json.counts, schema_version: json.schema_version}
+  return json
+}
+
+describe('fixture stores of released schema versions', () => {
+  it('there is one per schema version up to the current one', () => {
+    expect(versions).toContain('v1')
+    // A new migration adds fixtures/stores/vN.db (and make-vN.mjs) for the version it releases.
+    expect(versions.length).toBeGreaterThanOrEqual(SCHEMA_VERSION)
+  })
+
+  for (const version of versions) {
+    it(`${version}.db: migrate, check, and every read gives what that version wrote`, () => {
+      const expected = fixtureExpected(version)
+      const db = copyFixtureStore(tempDir(), `${version}.db`)
+      const env = {CI: '1', PRICECTL_NOW: expected.now}
+
+      const migrated = runBin(db, ['db', 'migrate', '--json'], {env})
+      expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0)
+      const check = runBin(db, ['db', 'check', '--json'], {env})
+      expect(check.json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true, schema_version: SCHEMA_VERSION})
+      const afterMigrate = dump(db)
+      expect(afterMigrate.user_version).toBe(SCHEMA_VERSION)
+      // Every table of the old store still holds its rows.
+      for (const [table, rows] of Object.entries(afterMigrate.tables)) expect(rows.length, `table ${table}`).toBeGreaterThan(0)
+
+      for (const {args, json} of expected.reads) {
+        const r = runBin(db, [...args, '--json'], {env})
+        expect(r.code, `${args.join(' ')}: ${r.stdout} ${r.stderr}`).toBe(0)
+        // The current version may add fields; what the old one printed stays the same.
+        expect(comparable(args, r.json), args.join(' ')).toMatchObject(comparable(args, json))
+      }
+      // Reading (including price for locked users) wrote nothing.
+      expect(dump(db)).toEqual(afterMigrate)
+      expect(statSync(db).mode & 0o777).toBe(0o600)
+    })
+  }
+
+  it('a store newer than this pricectl is refused, not damaged', () => {
+    const db = copyFixtureStore(tempDir())
+    const d = new Database(db)
+    d.pragma(`user_version = ${SCHEMA_VERSION + 1}`)
+    d.close()
+    const before = dump(db)
+    const r = runBin(db, ['products', 'list'], {env: {CI: '1'}})
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^Error: .*newer than this pricectl understands.*upgrade pricectl/)
+    expect(r.stderr.trim().split('\n')).toHaveLength(1)
+    expect(dump(db)).toEqual(before)
+  })
+})
+
+/** A writer in its own process: inserts charges w_1, w_2, ... one transaction each, until killed. */
+const WRITER = `
+const Database = require(require('node:module').createRequire(${JSON.stringify(join(ROOT, 'package.json'))}).resolve('better-sqlite3'))
+const db = new Database(process.argv[1])
+db.pragma('busy_timeout = 10000')
+const ins = db.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, latest_event_timestamp, latest_event_id) VALUES ('writer', 'gateway_a', ?, 'succeeded', 'USD', 100, 1, 'w')")
+let n = 0
+for (;;) {
+  ins.run('w_' + (++n))
+  if (n % 50 === 0) process.stdout.write(n + '\\n')
+}
+`
+
+describe('db backup while another process writes', () => {
+  it('the copy passes db check, is owner-only, and holds a prefix of the writes', async () => {
+    const dir = tempDir()
+    const db = copyFixtureStore(dir)
+    // Enough pages that the copy takes many backup steps (about 15 MB).
+    const d = new Database(db)
+    const fill = d.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, metadata_json, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_b', ?, 'succeeded', 'EUR', 4900, ?, 1, 'fill')")
+    d.transaction(() => {
+      for (let i = 0; i < 60_000; i++) fill.run(`filler_${i % 5000}`, `f_${i}`, JSON.stringify({note: 'x'.repeat(150), i}))
+    })()
+    d.close()
+
+    const writer = spawn(process.execPath, ['-e', WRITER, db], {stdio: ['ignore', 'pipe', 'pipe']})
+    let written = 0
+    let errors = ''
+    writer.stdout.setEncoding('utf8').on('data', (s: string) => (written = Number(s.trim().split('\n').at(-1))))
+    writer.stderr.setEncoding('utf8').on('data', (s: string) => (errors += s))
+    try {
+      while (written < 100) await new Promise((r) => setTimeout(r, 20))
+      const copy = join(dir, 'backup.db')
+      const started = Date.now()
+      const run = startBin(['db', 'backup', copy, '--json'], {env: {PRICECTL_DB: db}})
+      // Before the fix the copy restarted on every commit of the writer and never ended.
+      const limit = setTimeout(() => run.child.kill('SIGKILL'), 40_000)
+      const backup = await run.done
+      clearTimeout(limit)
+      const seconds = (Date.now() - started) / 1000
+      const during = written
+      expect(backup.code, backup.stdout + backup.stderr).toBe(0)
+      // The writer kept writing while the copy was made (it was not blocked by it).
+      await new Promise((r) => setTimeout(r, 300))
+      expect(written).toBeGreaterThan(during)
+      expect(seconds).toBeLessThan(30)
+
+      expect(statSync(copy).mode & 0o777).toBe(0o600)
+      const check = runBin(copy, ['db', 'check', '--json'])
+      expect(check.json).toMatchObject({integrity: 'ok', ok: true})
+      const c = new Database(copy, {readonly: true})
+      const ids = (c.prepare("SELECT origin_id FROM charges WHERE user_id = 'writer'").all() as {origin_id: string}[]).map((r) => Number(r.origin_id.slice(2))).sort((a, b) => a - b)
+      const fillers = (c.prepare("SELECT count(*) AS n FROM charges WHERE latest_event_id = 'fill'").get() as {n: number}).n
+      c.close()
+      // A consistent snapshot: w_1..w_k with no gap, every row committed before it.
+      expect(ids.length).toBeGreaterThan(0)
+      expect(ids).toEqual(Array.from({length: ids.length}, (_, i) => i + 1))
+      expect(fillers).toBe(60_000)
+    } finally {
+      writer.kill('SIGKILL')
+      await new Promise((r) => writer.once('close', r))
+    }
+    expect(errors).toBe('')
+  }, 90_000)
+})
