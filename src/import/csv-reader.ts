@@ -102,8 +102,8 @@ export class CsvReader {
 
   /**
    * The record delimiter, found as csv-parse finds it: the first line break outside
-   * quotes. False while the start of the file holds no line break yet; a start csv-parse
-   * might read differently (a quote still open, CR-only line ends) is left to csv-parse.
+   * quotes. False while the start of the file holds no line break yet; a file whose first
+   * line has quotes, or whose lines end in a lone CR, is left to csv-parse entirely.
    */
   private detect(text: string): boolean {
     const cr = text.indexOf('\r')
@@ -113,9 +113,8 @@ export class CsvReader {
       if (text.length > MAX_LINE) this.startStream()
       return false
     }
-    let quotes = 0
-    for (let i = text.indexOf('"'); i !== -1 && i < at; i = text.indexOf('"', i + 1)) quotes++
-    if (quotes % 2 === 1 || (at === cr && text.charCodeAt(at + 1) !== 10)) {
+    // A quote before it: only a parser can tell whether the break is inside a field.
+    if (text.lastIndexOf('"', at) !== -1 || (at === cr && text.charCodeAt(at + 1) !== 10)) {
       this.startStream()
       return false
     }

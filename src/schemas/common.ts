@@ -64,15 +64,20 @@ export const IsoDate = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d
 })
 
 /**
- * Text that can be stored and shown as given: no control characters (a newline or an
- * escape sequence in a name garbles tables and terminals) and no lone UTF-16 surrogates
- * (SQLite would store them as U+FFFD, silently changing the value).
+ * Text that can be stored and shown as given: no control characters (NUL, escape
+ * sequences garble terminals and other tools) and no lone UTF-16 surrogates (SQLite would
+ * store them as U+FFFD, silently changing the value). Names may span lines (tab, CR, LF).
  */
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 export function isPlainText(s: string): boolean {
   return !CONTROL.test(s) && !LONE_SURROGATE.test(s)
+}
+export function isPlainMultilineText(s: string): boolean {
+  return !CONTROL_BUT_LINES.test(s) && !LONE_SURROGATE.test(s)
 }
 const plainTextError = (iss: {input?: unknown}) =>
   `must not contain control characters or broken unicode, got ${JSON.stringify(String(iss.input)).slice(0, 100)}`
@@ -84,7 +89,7 @@ export const Id = z
   .max(255, {error: 'must be at most 255 characters'})
   .refine(isPlainText, {error: plainTextError})
 
-export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(500, {error: 'must be at most 500 characters'}).refine(isPlainText, {error: plainTextError})
+export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(500, {error: 'must be at most 500 characters'}).refine(isPlainMultilineText, {error: plainTextError})
 
 /** Common response fields. */
 export const Envelope = z.object({message: z.string(), success: z.boolean()})

@@ -105,7 +105,7 @@ const ODD_STRINGS: [string, {id: boolean; name: boolean}][] = [
   [' ', {id: false, name: true}],
   ['\t', {id: true, name: true}],
   [TEN_K, {id: true, name: true}],
-  ['line\nbreak', {id: true, name: true}],
+  ['line\nbreak', {id: true, name: false}],
   ['nul\u0000byte', {id: true, name: true}],
   ['esc\u001b[31mred', {id: true, name: true}],
   ['lone \uD800 surrogate', {id: true, name: true}],

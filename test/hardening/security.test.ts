@@ -126,7 +126,7 @@ describe('CSV output: cells starting with = + - @ tab or CR are neutralised', ()
   it('tab and CR in front of a formula too (csv() and safeCell)', () => {
     const text = csv([{v: '\t=1+1'}, {v: '\r=1+1'}, {v: '-5'}, {v: '-5x'}, {v: '+1'}, {v: '@a'}, {v: 'plain'}], [{header: 'v', value: (r) => r.v}])
     expect(formulas(text)).toEqual([])
-    expect(parse(text, {columns: true}).map((r: {v: string}) => r.v)).toEqual(["'\t=1+1", "'\r=1+1", '-5', "'-5x", "'+1", "'@a", 'plain'])
+    expect((parse(text, {columns: true}) as {v: string}[]).map((r) => r.v)).toEqual(["'\t=1+1", "'\r=1+1", '-5', "'-5x", "'+1", "'@a", 'plain'])
   })
 
   it('the rejects CSV of an import', async () => {
