@@ -139,36 +139,50 @@ function isUtf16Bom(b: Buffer): boolean {
 /**
  * JSONL lines as UTF-8 text, split on bytes so each line is decoded (and refused when it
  * is not UTF-8, or longer than MAX_REQUEST_BYTES) on its own: one bad line is one error.
+ * Lines are decoded natively; only a line showing U+FFFD is checked byte by byte (it may
+ * hold that character for real, or bytes that are not UTF-8).
  */
 async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInputError; line: number} | {line: number; text: string}> {
+  const strict = new TextDecoder('utf-8', {fatal: true})
   let parts: Buffer[] = []
   let size = 0
   let oversized = false
   let line = 0
   let first = true
-  const take = (bytes: Buffer) => {
-    if (oversized) return
-    size += bytes.length
-    if (size > MAX_REQUEST_BYTES) {
-      oversized = true
-      parts = []
-    } else if (bytes.length > 0) parts.push(bytes)
-  }
-  const finish = (): {error: InvalidInputError; line: number} | {line: number; text: string} => {
+  const decode = (bytes: Buffer, from: number, to: number): {error: InvalidInputError; line: number} | {line: number; text: string} => {
     line++
-    const bytes = Buffer.concat(parts)
-    const wasOversized = oversized
+    if (to > from && bytes[to - 1] === 0x0d) to--
+    let text = bytes.toString('utf8', from, to)
+    if (text.includes('\uFFFD')) {
+      try {
+        strict.decode(bytes.subarray(from, to))
+      } catch {
+        return {error: new InvalidInputError('not UTF-8 text (save the file as UTF-8)'), line}
+      }
+    }
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    return {line, text}
+  }
+  /** The line that ends at `nl` of `buf`, with what earlier chunks held of it. */
+  const finish = (buf: Buffer, from: number, to: number) => {
+    if (size === 0 && !oversized) {
+      if (to - from > MAX_REQUEST_BYTES) return tooLong()
+      return decode(buf, from, to)
+    }
+    const total = size + (to - from)
+    if (oversized || total > MAX_REQUEST_BYTES) return tooLong()
+    parts.push(buf.subarray(from, to))
+    const whole = Buffer.concat(parts, total)
+    parts = []
+    size = 0
+    return decode(whole, 0, whole.length)
+  }
+  const tooLong = () => {
+    line++
     parts = []
     size = 0
     oversized = false
-    if (wasOversized) return {error: new InvalidInputError(`the line is longer than ${MAX_REQUEST_BYTES} bytes (one request per line)`), line}
-    const end = bytes.length > 0 && bytes.at(-1) === 0x0d ? bytes.length - 1 : bytes.length
-    try {
-      const text = new TextDecoder('utf-8', {fatal: true}).decode(bytes.subarray(0, end))
-      return {line, text: line === 1 && text.charCodeAt(0) === 0xfeff ? text.slice(1) : text}
-    } catch {
-      return {error: new InvalidInputError('not UTF-8 text (save the file as UTF-8)'), line}
-    }
+    return {error: new InvalidInputError(`the line is longer than ${MAX_REQUEST_BYTES} bytes (one request per line)`), line}
   }
   for await (const chunk of input as AsyncIterable<Buffer | string>) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
@@ -178,13 +192,19 @@ async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInput
     }
     let start = 0
     for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-      take(buf.subarray(start, nl))
-      yield finish()
+      yield finish(buf, start, nl)
       start = nl + 1
     }
-    take(buf.subarray(start))
+    // The start of a line that goes on in the next chunk (kept unless it is already too long).
+    if (start < buf.length && !oversized) {
+      size += buf.length - start
+      if (size > MAX_REQUEST_BYTES) {
+        oversized = true
+        parts = []
+      } else parts.push(Buffer.from(buf.subarray(start)))
+    }
   }
-  if (size > 0 || oversized) yield finish()
+  if (size > 0 || oversized) yield finish(Buffer.alloc(0), 0, 0)
 }
 
 /** The input's bytes, passed on after checking they are UTF-8 (CSV input). */

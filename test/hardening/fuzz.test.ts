@@ -615,6 +615,13 @@ describe('price --input: malformed request lines', () => {
     const errors = r.stderr.split('\n').filter((l) => /^line \d+: /.test(l))
     expect(errors).toHaveLength(bad.length)
 
+    // Lines and multi-byte characters cut by the 64 KiB read chunks come out whole.
+    const many = Array.from({length: 3000}, (_, i) => JSON.stringify({country: 'FR', products: ['pro_monthly'], user_id: `café_ünï_${i}_${'é'.repeat(i % 40)}`}))
+    const manyFile = write(dir, 'many.jsonl', many.join('\n'))
+    const m = await run(db, ['price', '--input', manyFile])
+    expect(m.code, m.stderr).toBe(0)
+    expect(m.stdout.trim().split('\n').map((l) => JSON.parse(l).user_id)).toEqual(many.map((l) => JSON.parse(l).user_id))
+
     // CSV input: broken quoting and wrong encodings fail the file cleanly or the line.
     for (const [label, bytes] of [
       ['unclosed quote', Buffer.from('user_id,products,country\n"u1,pro_monthly,FR\n')],
