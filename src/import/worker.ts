@@ -43,6 +43,33 @@ port.on('message', (m: MainMessage) => {
   } else if (m.type === 'layout') layoutReady?.(m)
 })
 
+/** The largest record an export row may be; larger is a broken file, not a payment. */
+export const MAX_RECORD_CHARS = 1024 * 1024
+
+/**
+ * Problems of the record itself: bytes that are not UTF-8 (decoded as U+FFFD, e.g. a
+ * latin-1 export) or an oversized record.
+ */
+function recordProblem(record: string[]): string | undefined {
+  let size = 0
+  for (const cell of record) {
+    size += cell.length
+    if (cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+  }
+  if (size > MAX_RECORD_CHARS) return `record is longer than ${MAX_RECORD_CHARS} characters (the limit for one row)`
+  return undefined
+}
+
+/** Key order (user_id, origin, origin_id); stable sorts keep one record's events in file order. */
+function byKey(a: unknown[], b: unknown[]): number {
+  for (let i = 0; i < 3; i++) {
+    const x = a[i] as string
+    const y = b[i] as string
+    if (x !== y) return x < y ? -1 : 1
+  }
+  return 0
+}
+
 /** Records end on `endLine`; a quoted cell with line breaks started it earlier. */
 function startLine(endLine: number, cells: string[]): number {
   let breaks = 0
@@ -110,6 +137,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < records.length; i++) {
       const record = records[i]
       read++
+      const problem = recordProblem(record)
+      if (problem) {
+        // An oversized record goes to the rejects file shortened, cell by cell.
+        rejects.push([startLine(lines[i], record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c))])
+        continue
+      }
       const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
       if (typeof r === 'string') rejects.push([startLine(lines[i], record), r, record])
       else rows.push(toRow(r))
@@ -120,6 +153,9 @@ async function main(): Promise<void> {
 
   const post = () => {
     if (rows.length === 0 && rejects.length === 0) return
+    // In key order the writer's inserts land near each other in the unique index
+    // instead of all over it; the sort runs here, beside the writing thread.
+    rows.sort(byKey)
     port.postMessage({bytes, read, rejects, rows, type: 'batch'} satisfies WorkerMessage)
     inFlight++
     rows = []
