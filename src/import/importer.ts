@@ -21,7 +21,7 @@ import {RowMapper} from './rows.js'
  */
 
 export type ImportOptions = {
-  /** Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 200,000). */
+  /** Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 50,000). */
   batchSize?: number
   dryRun?: boolean
   file: string
@@ -49,7 +49,7 @@ export type ImportHooks = {
   progress?: (rows: number, bytes: number) => void
 }
 
-export const DEFAULT_BATCH = 200_000
+export const DEFAULT_BATCH = 50_000
 /** Rows per message from the worker, and how many messages may wait unacknowledged. */
 const WORKER_BATCH = 2000
 const MAX_IN_FLIGHT = 8
