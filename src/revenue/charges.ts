@@ -111,6 +111,20 @@ export function mergeChargeUpdate(db: DB, current: ChargeValues, input: ChargeUp
   }
 }
 
+/**
+ * An update or delete that need not run: the event was applied already, the record is
+ * missing, or the event is older than the record's latest one.
+ */
+function settledBefore(db: DB, key: RecordKey, existing: ChargeRow | undefined, event: EventRef, org: number): undefined | WriteResult<ChargeRecord> {
+  if (eventApplied(db, event.id)) return duplicate(event, existing, org)
+  if (!existing) return missing(db, key, event)
+  const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
+  const verdict = judge(event, latest)
+  if (verdict === 'duplicate') return duplicate(event, existing, org)
+  if (verdict === 'stale') return {message: staleMessage('charge', event, latest), outcome: 'stale', record: chargeRecord(existing, org)}
+  return undefined
+}
+
 export function updateCharge(db: DB, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<ChargeRecord> {
   const key = validKey(keyInput)
   const input = validate(ChargeUpdate, body, 'charge update')
@@ -119,12 +133,9 @@ export function updateCharge(db: DB, keyInput: RecordKey, body: unknown, event: 
   return db
     .transaction((): WriteResult<ChargeRecord> => {
       const existing = chargeRow(db, key)
-      if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-      if (!existing) return missing(db, key, event)
-      const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-      const verdict = judge(event, latest)
-      if (verdict === 'duplicate') return duplicate(event, existing, org)
-      if (verdict === 'stale') return {message: staleMessage('charge', event, latest), outcome: 'stale', record: chargeRecord(existing, org)}
+      const settled = settledBefore(db, key, existing, event, org)
+      // settled is set whenever the record is missing.
+      if (settled || !existing) return settled!
       const values = mergeChargeUpdate(db, existing, input, event)
       st.replace.run(values)
       logEvent(db, 'charge', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
@@ -140,12 +151,9 @@ export function deleteCharge(db: DB, keyInput: RecordKey, event: EventRef): Writ
   return db
     .transaction((): WriteResult<ChargeRecord> => {
       const existing = chargeRow(db, key)
-      if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-      if (!existing) return missing(db, key, event)
-      const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-      const verdict = judge(event, latest)
-      if (verdict === 'duplicate') return duplicate(event, existing, org)
-      if (verdict === 'stale') return {message: staleMessage('charge', event, latest), outcome: 'stale', record: chargeRecord(existing, org)}
+      const settled = settledBefore(db, key, existing, event, org)
+      // settled is set whenever the record is missing.
+      if (settled || !existing) return settled!
       st.del.run(key.user_id, key.origin, key.origin_id)
       logEvent(db, 'charge', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {message: `charge deleted: ${describe(key)}`, outcome: 'deleted', record: chargeRecord(existing, org)}

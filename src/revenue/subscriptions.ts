@@ -170,6 +170,20 @@ export function mergeSubscriptionUpdate(db: DB, current: SubscriptionValues, inp
   }
 }
 
+/**
+ * An update or delete that need not run: the event was applied already, the record is
+ * missing, or the event is older than the record's latest one.
+ */
+function settledBefore(db: DB, key: RecordKey, existing: SubscriptionRow | undefined, event: EventRef, org: number): undefined | WriteResult<SubscriptionRecord> {
+  if (eventApplied(db, event.id)) return duplicate(event, existing, org)
+  if (!existing) return missing(db, key, event)
+  const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
+  const verdict = judge(event, latest)
+  if (verdict === 'duplicate') return duplicate(event, existing, org)
+  if (verdict === 'stale') return {message: staleMessage('subscription', event, latest), outcome: 'stale', record: subscriptionRecord(existing, org)}
+  return undefined
+}
+
 export function updateSubscription(db: DB, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
   const key = validKey(keyInput)
   const input = validate(SubscriptionUpdate, body, 'subscription update')
@@ -178,12 +192,9 @@ export function updateSubscription(db: DB, keyInput: RecordKey, body: unknown, e
   return db
     .transaction((): WriteResult<SubscriptionRecord> => {
       const existing = subscriptionRow(db, key)
-      if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-      if (!existing) return missing(db, key, event)
-      const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-      const verdict = judge(event, latest)
-      if (verdict === 'duplicate') return duplicate(event, existing, org)
-      if (verdict === 'stale') return {message: staleMessage('subscription', event, latest), outcome: 'stale', record: subscriptionRecord(existing, org)}
+      const settled = settledBefore(db, key, existing, event, org)
+      // settled is set whenever the record is missing.
+      if (settled || !existing) return settled!
       const values = mergeSubscriptionUpdate(db, existing, input, event)
       st.replace.run(values)
       logEvent(db, 'subscription', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
@@ -199,12 +210,9 @@ export function deleteSubscription(db: DB, keyInput: RecordKey, event: EventRef)
   return db
     .transaction((): WriteResult<SubscriptionRecord> => {
       const existing = subscriptionRow(db, key)
-      if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-      if (!existing) return missing(db, key, event)
-      const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-      const verdict = judge(event, latest)
-      if (verdict === 'duplicate') return duplicate(event, existing, org)
-      if (verdict === 'stale') return {message: staleMessage('subscription', event, latest), outcome: 'stale', record: subscriptionRecord(existing, org)}
+      const settled = settledBefore(db, key, existing, event, org)
+      // settled is set whenever the record is missing.
+      if (settled || !existing) return settled!
       st.del.run(key.user_id, key.origin, key.origin_id)
       logEvent(db, 'subscription', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
       return {message: `subscription deleted: ${describe(key)}`, outcome: 'deleted', record: subscriptionRecord(existing, org)}
