@@ -12,7 +12,7 @@ import {startProgress} from './progress.js'
 export const importArgs = {file: Args.string({description: 'CSV export to import', required: true})}
 
 export const importFlags = {
-  'batch-size': Flags.integer({description: 'Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 50000)', min: 1}),
+  'batch-size': Flags.integer({description: 'Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 250000)', min: 1}),
   'dry-run': Flags.boolean({description: 'Validate and count what would change; write nothing'}),
   mapping: Flags.string({description: 'JSON file describing another layout (see docs/revenue.md)'}),
   preset: Flags.string({description: 'Force a preset instead of detecting it from the header', options: PRESET_NAMES}),

@@ -37,7 +37,7 @@ export function startPipeline(input: WorkerInput): Pipeline {
   const worker = new Worker(entry.source, {
     eval: entry.eval,
     // Parsing allocates a string per cell: a roomier young generation lets them die there.
-    resourceLimits: {maxYoungGenerationSizeMb: 16},
+    resourceLimits: {maxYoungGenerationSizeMb: 12},
     workerData: {...input, ...entry.workerData},
   })
   const queue: WorkerMessage[] = []

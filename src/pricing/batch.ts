@@ -8,7 +8,7 @@ import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../cli/render.js'
 import type {PriceResult} from '../schemas/price.js'
 import type {PricingContext} from './context.js'
-import {calculatePriceSync} from './price.js'
+import {calculatePriceSync, writePriceResult} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -36,8 +36,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
   const batchSize = options.batchSize ?? 5000
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
-  const writer = bufferedWriter(out)
-  if (options.output === 'csv') await writer.write(stringify([CSV_COLUMNS]))
+  const writer = new OutputBuffer(out)
+  if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
   let inTx = 0
   const db = ctx.db
@@ -56,7 +56,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   }
 
   // Synchronous per request; only loading the geolocation module and flushing output wait.
-  const priceOne = (line: number, request: unknown | Error): string => {
+  const priceOne = (line: number, request: unknown | Error): void => {
     summary.read++
     try {
       if (request instanceof Error) throw request
@@ -64,12 +64,16 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       inTx++
       const result = calculatePriceSync(ctx, request)
       summary.priced++
-      return options.output === 'csv' ? csvRows(line, result) : JSON.stringify(result) + '\n'
+      if (options.output === 'csv') writer.text(csvRows(line, result))
+      else {
+        writePriceResult(result, writer)
+        writer.text('\n')
+      }
     } catch (error) {
       summary.failed++
       const message = error instanceof PricectlError || error instanceof SyntaxError ? error.message : `unexpected: ${(error as Error).message}`
       options.onError?.(line, message)
-      return options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n'
+      writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
     } finally {
       commitIfFull()
     }
@@ -77,7 +81,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   const handle = async (line: number, request: unknown | Error) => {
     if (!ctx.isReady && !(request instanceof Error)) await ctx.ready(request)
-    if (writer.push(priceOne(line, request))) await writer.flush()
+    priceOne(line, request)
+    if (writer.full) await writer.flush()
   }
 
   try {
@@ -302,29 +307,45 @@ export function requestFromCsv(row: Record<string, string>): Record<string, unkn
   return r
 }
 
-/** Collect output and write it in large chunks, honouring backpressure. */
-function bufferedWriter(out: Writable) {
-  let chunks: string[] = []
-  let size = 0
-  const flush = async () => {
-    if (chunks.length === 0) return
-    const text = chunks.join('')
-    chunks = []
-    size = 0
-    if (!out.write(text)) await once(out, 'drain')
+/**
+ * Output gathered in large buffers and written with backpressure. Text is encoded straight
+ * into the buffer and encoded fragments are copied, so a batch never builds one big string.
+ */
+export class OutputBuffer {
+  static readonly SIZE = 1 << 20
+  private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
+  private pos = 0
+
+  constructor(private readonly out: Writable) {}
+
+  /** Enough is gathered that the caller should flush. */
+  get full(): boolean {
+    return this.pos >= OutputBuffer.SIZE - (1 << 16)
   }
-  return {
-    flush,
-    /** Queue text; true when enough is queued that the caller should flush. */
-    push(s: string): boolean {
-      chunks.push(s)
-      size += s.length
-      return size >= 1 << 16
-    },
-    async write(s: string) {
-      chunks.push(s)
-      size += s.length
-      if (size >= 1 << 16) await flush()
-    },
+
+  text(s: string): void {
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8; write() would cut a longer text short.
+    this.reserve(s.length * 3)
+    this.pos += this.buf.write(s, this.pos)
+  }
+
+  bytes(b: Buffer): void {
+    this.reserve(b.length)
+    this.pos += b.copy(this.buf, this.pos)
+  }
+
+  async flush(): Promise<void> {
+    if (this.pos === 0) return
+    const chunk = this.buf.subarray(0, this.pos)
+    this.buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
+    this.pos = 0
+    if (!this.out.write(chunk)) await once(this.out, 'drain')
+  }
+
+  private reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return
+    const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n))
+    this.buf.copy(bigger, 0, 0, this.pos)
+    this.buf = bigger
   }
 }

@@ -8,8 +8,25 @@ import {Coupons} from './coupons.js'
 import {Experiments} from './experiments.js'
 import * as display from './display.js'
 import {gatewayPrice, gatewaySettings} from './gateways.js'
+import type {LockedProduct} from './locks.js'
+import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
 import {Segments} from './segments.js'
+
+/**
+ * A map that forgets everything once it holds `limit` entries: batches meet the same few
+ * prices over and over, and memory must stay bounded however long the batch is.
+ */
+export class BoundedCache<K, V> extends Map<K, V> {
+  constructor(private readonly limit: number) {
+    super()
+  }
+
+  override set(key: K, value: V): this {
+    if (this.size >= this.limit) this.clear()
+    return super.set(key, value)
+  }
+}
 
 /** A product with its country prices, as the price calculation reads it. */
 export type PricedProduct = ProductRow & {countryPrices: Map<string, {amountMinor: number; currency: string}>}
@@ -35,6 +52,9 @@ export class PricingContext {
   readonly segments: Segments
   readonly coupons: Coupons
   readonly experiments: Experiments
+  /** Per-product quotes and rendered prices already computed by this context (see price.ts). */
+  readonly quotes = new BoundedCache<string, LockedProduct>(20_000)
+  readonly rendered = new BoundedCache<string, ProductPrice>(20_000)
 
   constructor(db: DB, options: {geoipDb?: string} = {}) {
     this.db = db
@@ -79,7 +99,7 @@ export class PricingContext {
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
   }
 
-  private gatewayPrices = new Map<string, {amount: number; currency: string; formatted: string}>()
+  private gatewayPrices = new BoundedCache<string, {amount: number; currency: string; formatted: string}>(20_000)
 
   gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
     const key = `${gateway}|${priceMinor}|${currency}|${country}`
@@ -91,18 +111,16 @@ export class PricingContext {
       this.gateways.set(gateway, settings)
     }
     const result = gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
-    if (this.gatewayPrices.size >= 20_000) this.gatewayPrices.clear()
     this.gatewayPrices.set(key, result)
     return result
   }
 
   /** Batches format the same few prices over and over: remember them (bounded). */
-  private formatted = new Map<string, string>()
+  private formatted = new BoundedCache<string, string>(20_000)
   private formatCached(minor: number, currency: string, country: string): string {
     const key = `${minor}|${currency}|${country}`
     let text = this.formatted.get(key)
     if (text === undefined) {
-      if (this.formatted.size >= 20_000) this.formatted.clear()
       text = display.formatMoney(minor, currency, country)
       this.formatted.set(key, text)
     }

@@ -102,30 +102,30 @@ function stmts(db: DB) {
 
 /**
  * The quote as stored: fields equal to their usual value are left out (a batch writes one
- * lock per request, so the row size is the write cost). unpackQuote restores them.
+ * lock per request, so the row size is the write cost). unpackQuote restores them. Written
+ * out by hand: it runs once per new lock, and building it as text skips a copy of the quote.
  */
 function packQuote(lock: Lock): string {
   const q = lock.quote
-  const products: Record<string, Record<string, unknown>> = {}
+  let products = ''
   for (const id in q.products) {
-    const p = q.products[id] as unknown as Record<string, unknown>
-    const packed: Record<string, unknown> = {}
-    for (const k in p) {
-      const v = p[k]
-      if (v === undefined) continue
-      if (k === 'currency' && v === lock.currency) continue
-      if (k === 'control_minor' && v === p.price_minor) continue
-      if (k === 'baseline_minor' && v === null) continue
-      packed[k] = v
-    }
-    products[id] = packed
+    products += `${products ? ',' : ''}${JSON.stringify(id)}:${packProduct(q.products[id], lock.currency)}`
   }
-  const out: Record<string, unknown> = {country_source: q.country_source, currency_source: q.currency_source, products}
-  if (q.audience.api_id !== 'default') out.audience = q.audience
-  if (q.matching_audiences.length > 0) out.matching_audiences = q.matching_audiences
-  if (q.experiment_type !== null) out.experiment_type = q.experiment_type
-  if (q.products_to_select.length > 0) out.products_to_select = q.products_to_select
-  return JSON.stringify(out)
+  let out = `{"country_source":${JSON.stringify(q.country_source)},"currency_source":${JSON.stringify(q.currency_source)},"products":{${products}}`
+  if (q.audience.api_id !== 'default') out += `,"audience":${JSON.stringify(q.audience)}`
+  if (q.matching_audiences.length > 0) out += `,"matching_audiences":${JSON.stringify(q.matching_audiences)}`
+  if (q.experiment_type !== null) out += `,"experiment_type":${JSON.stringify(q.experiment_type)}`
+  if (q.products_to_select.length > 0) out += `,"products_to_select":${JSON.stringify(q.products_to_select)}`
+  return out + '}'
+}
+
+function packProduct(p: LockedProduct, lockCurrency: string): string {
+  let out = `{"interval":${JSON.stringify(p.interval)},"interval_count":${p.interval_count},"layer":${JSON.stringify(p.layer)},"price_minor":${p.price_minor}`
+  if (p.baseline_minor !== null) out += `,"baseline_minor":${p.baseline_minor}`
+  if (p.control_minor !== p.price_minor) out += `,"control_minor":${p.control_minor}`
+  if (p.currency !== lockCurrency) out += `,"currency":${JSON.stringify(p.currency)}`
+  if (p.coupon) out += `,"coupon":${JSON.stringify(p.coupon)}`
+  return out + '}'
 }
 
 function unpackQuote(json: string, currency: string): LockQuote {

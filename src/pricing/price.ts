@@ -222,8 +222,22 @@ function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string
   return {currency, source}
 }
 
-/** Layers 6: base price < country price < audience price < experiment arm. */
+/**
+ * Layers 6: base price < country price < audience price < experiment arm. The layers are
+ * pure for a context, so a quote made once is reused (a copy: the coupon layer adds to it).
+ */
 function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
+  if (trace) return quoteLayers(ctx, product, country, currency, lock, trace)
+  const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}`
+  let quote = ctx.quotes.get(key)
+  if (!quote) {
+    quote = quoteLayers(ctx, product, country, currency, lock, undefined)
+    ctx.quotes.set(key, quote)
+  }
+  return {...quote}
+}
+
+function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
   const step = `price ${product.api_id}`
   const rate = ctx.rate(currency)!
   // Base: USD base price -> local currency, times the country's localization factor, then rounded.
@@ -368,7 +382,22 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
   }
 }
 
+/**
+ * A product's price object. Without a coupon it depends only on the locked amounts, the
+ * country and the gateways, so it is made once per context and shared (callers only read it).
+ */
 function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
+  if (p.coupon) return renderProductNow(ctx, lock, p, integrations)
+  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}`
+  let rendered = ctx.rendered.get(key)
+  if (!rendered) {
+    rendered = renderProductNow(ctx, lock, p, integrations)
+    ctx.rendered.set(key, rendered)
+  }
+  return rendered
+}
+
+function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
   const {country} = lock
   const {currency} = p
   const priceText = ctx.display.format(p.price_minor, currency, country)
@@ -394,3 +423,40 @@ function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integr
   if (coupon) result.coupon = coupon
   return result
 }
+
+/** Where writePriceResult puts a result: text to encode, and bytes already encoded. */
+export type JsonSink = {bytes(b: Buffer): void; text(s: string): void}
+
+const productJson = new WeakMap<ProductPrice, Buffer>()
+
+/**
+ * `JSON.stringify(result)` of a result made by render(), byte for byte, as UTF-8 into a
+ * sink: a batch prints the same few shared product objects over and over, so each is
+ * serialized and encoded once. Keys in render()'s order.
+ */
+export function writePriceResult(r: PriceResult, sink: JsonSink): void {
+  sink.text(
+    `{"audience":${JSON.stringify(r.audience)},"country":${JSON.stringify(r.country)},"currency":${JSON.stringify(r.currency)}` +
+      `,"currency_symbol":${JSON.stringify(r.currency_symbol)},"matching_audiences":${JSON.stringify(r.matching_audiences)}` +
+      `,"package_id":${JSON.stringify(r.package_id)},"products":{`,
+  )
+  let first = true
+  for (const id in r.products) {
+    const p = r.products[id]
+    let json = productJson.get(p)
+    if (json === undefined) {
+      json = Buffer.from(JSON.stringify(p))
+      productJson.set(p, json)
+    }
+    sink.text(`${first ? '' : ','}${JSON.stringify(id)}:`)
+    sink.bytes(json)
+    first = false
+  }
+  const v = r.variants
+  const variants = v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null ? NO_VARIANTS : JSON.stringify(v)
+  sink.text(`},"success":true,"user_id":${JSON.stringify(r.user_id)},"variants":${variants}}`)
+}
+
+/** The variants of a result outside any experiment (render() sets arm 0 and type null with experiment 0). */
+const NO_VARIANTS = '{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}'
+
