@@ -9,7 +9,9 @@ import {DemoOutput} from '../src/schemas/catalog.js'
 export default class Demo extends BaseCommand<typeof Demo> {
   static override description = 'Fill the store with a demo catalog (monthly, yearly and one-time products with country prices and integrations, coupons) and show what to try next. Safe to re-run.'
   static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --db ./demo.db --json']
-  static override outputSchema = DemoOutput
+  static override get outputSchema() {
+    return DemoOutput
+  }
 
   async run() {
     const r = loadDemo(this.store.db, demoDir(this.config.root))

@@ -27,7 +27,9 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
       description: 'Take the client address (get_ip_from_request, access log) from X-Forwarded-For; only behind a proxy you run, which sets it',
     }),
   }
-  static override outputSchema = ServeStopped
+  static override get outputSchema() {
+    return ServeStopped
+  }
 
   async run(): Promise<ServeStopped> {
     const f = this.flags

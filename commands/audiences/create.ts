@@ -15,7 +15,9 @@ A user is in every audience whose rules hold; the highest priority one is the pr
     '<%= config.bin %> audiences create --body audience.json',
   ]
   static override flags = audienceFlags
-  static override outputSchema = AudienceResponse
+  static override get outputSchema() {
+    return AudienceResponse
+  }
 
   async run() {
     const body = await requireFields(audienceBody(this.flags), [

@@ -13,7 +13,9 @@ export default class AudiencesDelete extends BaseCommand<typeof AudiencesDelete>
     force: Flags.boolean({description: 'Delete even when packages or campaigns are segmented on the audience (they are deleted too)'}),
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = AudienceDeleted
+  static override get outputSchema() {
+    return AudienceDeleted
+  }
 
   async run() {
     const apiId = this.args.api_id

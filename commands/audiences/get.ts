@@ -9,7 +9,9 @@ export default class AudiencesGet extends BaseCommand<typeof AudiencesGet> {
   static override args = {api_id: Args.string({description: 'api_id of the audience', required: true})}
   static override description = 'Show an audience: priority, rules and audience prices'
   static override examples = ['<%= config.bin %> audiences get power', '<%= config.bin %> audiences get power --json']
-  static override outputSchema = AudienceResponse
+  static override get outputSchema() {
+    return AudienceResponse
+  }
 
   async run() {
     const a = requireAudience(this.store.db, this.args.api_id)

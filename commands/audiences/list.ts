@@ -11,7 +11,9 @@ export default class AudiencesList extends BaseCommand<typeof AudiencesList> {
   static override flags = {
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = AudienceList
+  static override get outputSchema() {
+    return AudienceList
+  }
 
   async run() {
     const audiences = listAudiences(this.store.db)

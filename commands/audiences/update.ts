@@ -14,7 +14,9 @@ export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate>
     '<%= config.bin %> audiences update dach --price none',
   ]
   static override flags = {...audienceFlags, 'api-id': {...audienceFlags['api-id'], hidden: true}}
-  static override outputSchema = AudienceResponse
+  static override get outputSchema() {
+    return AudienceResponse
+  }
 
   async run() {
     const apiId = this.args.api_id

@@ -16,7 +16,9 @@ and inside its own window when a price is computed. Existing locks keep their co
     '<%= config.bin %> campaigns create --body campaign.json',
   ]
   static override flags = campaignFlags
-  static override outputSchema = CampaignResponse
+  static override get outputSchema() {
+    return CampaignResponse
+  }
 
   async run() {
     const body = await requireFields(campaignBody(this.flags), [

@@ -12,7 +12,9 @@ export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete>
   static override flags = {
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = CampaignDeleted
+  static override get outputSchema() {
+    return CampaignDeleted
+  }
 
   async run() {
     const apiId = this.args.api_id

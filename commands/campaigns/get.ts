@@ -9,7 +9,9 @@ export default class CampaignsGet extends BaseCommand<typeof CampaignsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the campaign', required: true})}
   static override description = 'Show a campaign: coupon, segment, products, window and whether it applies now'
   static override examples = ['<%= config.bin %> campaigns get spring_de', '<%= config.bin %> campaigns get spring_de --json']
-  static override outputSchema = CampaignResponse
+  static override get outputSchema() {
+    return CampaignResponse
+  }
 
   async run() {
     const c = requireCampaign(this.store.db, this.args.api_id)

@@ -12,7 +12,9 @@ export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
     state: Flags.string({description: 'Only campaigns in this state now', options: [...CAMPAIGN_STATES]}),
   }
-  static override outputSchema = CampaignList
+  static override get outputSchema() {
+    return CampaignList
+  }
 
   async run() {
     const db = this.store.db

@@ -28,7 +28,9 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
     'user-id': Flags.string({description: 'The user id'}),
     ...eventFlags,
   }
-  static override outputSchema = ChargeWritten
+  static override get outputSchema() {
+    return ChargeWritten
+  }
 
   async run() {
     const f = this.flags

@@ -14,7 +14,9 @@ export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
     ...eventFlags,
     yes: Flags.boolean({char: 'y', description: 'Delete without asking (required without a terminal)'}),
   }
-  static override outputSchema = ChargeWritten
+  static override get outputSchema() {
+    return ChargeWritten
+  }
 
   async run() {
     const event = eventOf(this.flags)

@@ -7,7 +7,9 @@ export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
   static override args = keyArgs
   static override description = 'Show a charge: the stored charge record'
   static override examples = ['<%= config.bin %> charges get u1 gateway_a ch_1 --json']
-  static override outputSchema = ChargeGot
+  static override get outputSchema() {
+    return ChargeGot
+  }
 
   async run() {
     const charge = getCharge(this.store.db, this.args)

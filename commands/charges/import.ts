@@ -12,7 +12,9 @@ export default class ChargesImport extends BaseCommand<typeof ChargesImport> {
     '<%= config.bin %> charges import custom.csv --mapping layout.json --product lifetime --json',
   ]
   static override flags = importFlags
-  static override outputSchema = ImportSummary
+  static override get outputSchema() {
+    return ImportSummary
+  }
 
   async run() {
     return runImportCommand(this.store, 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})

@@ -10,7 +10,9 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
     '<%= config.bin %> charges list --status succeeded --since 2026-01-01 --until 2026-01-31 --limit 0 --output csv > january.csv',
   ]
   static override flags = listFlags
-  static override outputSchema = ChargeList
+  static override get outputSchema() {
+    return ChargeList
+  }
 
   async run() {
     const f = this.flags

@@ -23,7 +23,9 @@ export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
     status: Flags.string({description: 'pending, succeeded or failed'}),
     ...eventFlags,
   }
-  static override outputSchema = ChargeWritten
+  static override get outputSchema() {
+    return ChargeWritten
+  }
 
   async run() {
     const f = this.flags

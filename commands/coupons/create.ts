@@ -14,7 +14,9 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
     '<%= config.bin %> coupons create --body coupon.json',
   ]
   static override flags = couponFlags
-  static override outputSchema = CouponResponse
+  static override get outputSchema() {
+    return CouponResponse
+  }
 
   async run() {
     const body = await requireFields(couponBody(this.flags), [

@@ -13,7 +13,9 @@ export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
     force: Flags.boolean({description: 'Delete even when campaigns use the coupon (the campaigns are deleted too)'}),
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = CouponDeleted
+  static override get outputSchema() {
+    return CouponDeleted
+  }
 
   async run() {
     const apiId = this.args.api_id

@@ -9,7 +9,9 @@ export default class CouponsGet extends BaseCommand<typeof CouponsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
   static override description = 'Show a coupon'
   static override examples = ['<%= config.bin %> coupons get WELCOME10', '<%= config.bin %> coupons get WELCOME10 --json']
-  static override outputSchema = CouponResponse
+  static override get outputSchema() {
+    return CouponResponse
+  }
 
   async run() {
     const c = requireCoupon(this.store.db, this.args.api_id)

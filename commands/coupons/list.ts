@@ -13,7 +13,9 @@ export default class CouponsList extends BaseCommand<typeof CouponsList> {
     output: Flags.string({default: 'table', description: 'Output format (--json prints the spec\'s response)', options: ['table', 'csv', 'json']}),
     status: Flags.string({description: 'Only coupons with this status', options: [...COUPON_STATUSES]}),
   }
-  static override outputSchema = CouponList
+  static override get outputSchema() {
+    return CouponList
+  }
 
   async run() {
     const coupons = listCoupons(this.store.db, {name: this.flags.name, status: this.flags.status})

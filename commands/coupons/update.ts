@@ -10,7 +10,9 @@ export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
   static override description = 'Change a coupon; given fields replace stored ones (external coupons as a whole list). api_id cannot change.'
   static override examples = ['<%= config.bin %> coupons update SPRING25 --status NOT_ACTIVE', '<%= config.bin %> coupons update SAVE5 --value 7.5 --active-till none']
   static override flags = {...couponFlags, 'api-id': {...couponFlags['api-id'], hidden: true}}
-  static override outputSchema = CouponResponse
+  static override get outputSchema() {
+    return CouponResponse
+  }
 
   async run() {
     const apiId = this.args.api_id

@@ -9,7 +9,9 @@ export default class DbBackup extends BaseCommand<typeof DbBackup> {
   static override description = 'Write a consistent copy of the store (safe while other commands write)'
   static override examples = ['<%= config.bin %> db backup ./pricectl-2026-11-21.db']
   static override flags = {force: Flags.boolean({description: 'Overwrite FILE if it exists'})}
-  static override outputSchema = z.object({bytes: z.number(), path: z.string(), success: z.literal(true)})
+  static override get outputSchema() {
+    return z.object({bytes: z.number(), path: z.string(), success: z.literal(true)})
+  }
 
   async run() {
     const result = await backupStore(this.store.db, this.args.file, this.flags.force)

@@ -4,16 +4,21 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {OperationalError} from '../../src/errors.js'
 import {checkStore} from '../../src/store/maintenance.js'
 
+/** What `--json` prints. */
+const Output = z.object({
+  foreign_key_violations: z.number(),
+  integrity: z.string(),
+  ok: z.boolean(),
+  schema_version: z.number(),
+  success: z.literal(true),
+})
+
 export default class DbCheck extends BaseCommand<typeof DbCheck> {
   static override description = 'Verify the store: SQLite integrity, foreign keys, schema version (exit 1 when not ok)'
   static override examples = ['<%= config.bin %> db check']
-  static override outputSchema = z.object({
-    foreign_key_violations: z.number(),
-    integrity: z.string(),
-    ok: z.boolean(),
-    schema_version: z.number(),
-    success: z.literal(true),
-  })
+  static override get outputSchema() {
+    return Output
+  }
 
   async run() {
     const result = checkStore(this.store.db)

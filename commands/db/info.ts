@@ -5,18 +5,23 @@ import {recordTable} from '../../src/cli/render.js'
 import {openStore} from '../../src/store/db.js'
 import {type StoreInfo, storeInfo} from '../../src/store/maintenance.js'
 
+/** What `--json` prints. */
+const Output = z.object({
+  counts: z.record(z.string(), z.number()),
+  journal_mode: z.string(),
+  latest_schema_version: z.number(),
+  path: z.string(),
+  schema_version: z.number(),
+  size_bytes: z.number(),
+  success: z.literal(true),
+})
+
 export default class DbInfo extends BaseCommand<typeof DbInfo> {
   static override description = 'Where the store is, its schema version and row counts'
   static override examples = ['<%= config.bin %> db info', '<%= config.bin %> db info --db ./shop.db --json']
-  static override outputSchema = z.object({
-    counts: z.record(z.string(), z.number()),
-    journal_mode: z.string(),
-    latest_schema_version: z.number(),
-    path: z.string(),
-    schema_version: z.number(),
-    size_bytes: z.number(),
-    success: z.literal(true),
-  })
+  static override get outputSchema() {
+    return Output
+  }
 
   async run(): Promise<StoreInfo & {success: true}> {
     // Opened without migrating so an old store reports its own version.

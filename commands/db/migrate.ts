@@ -6,7 +6,9 @@ import {migrate, openStore} from '../../src/store/db.js'
 export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   static override description = 'Bring the store to the latest schema version (commands also do this on open)'
   static override examples = ['<%= config.bin %> db migrate']
-  static override outputSchema = z.object({from: z.number(), message: z.string(), success: z.literal(true), to: z.number()})
+  static override get outputSchema() {
+    return z.object({from: z.number(), message: z.string(), success: z.literal(true), to: z.number()})
+  }
 
   async run() {
     const store = openStore(this.flags.db, {migrate: false})

@@ -22,7 +22,9 @@ Arms outside a product's [min_px, max_px] are refused.`
     ...experimentFlags,
     start: Flags.boolean({description: 'Start it right away'}),
   }
-  static override outputSchema = ExperimentResponse
+  static override get outputSchema() {
+    return ExperimentResponse
+  }
 
   async run() {
     const body = await requireFields(experimentBody(this.flags), [{field: 'name', flag: '--name', message: 'Name of the experiment'}])

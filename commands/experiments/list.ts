@@ -12,7 +12,9 @@ export default class ExperimentsList extends BaseCommand<typeof ExperimentsList>
     output: Flags.string({default: 'table', description: 'Output format (--json prints the JSON response)', options: ['table', 'csv', 'json']}),
     status: Flags.string({description: 'Only experiments in this status', options: [...STATUSES]}),
   }
-  static override outputSchema = ExperimentList
+  static override get outputSchema() {
+    return ExperimentList
+  }
 
   async run() {
     const list = experimentsList(this.store.db, this.flags.status as (typeof STATUSES)[number] | undefined).map((e) => experimentOutput(e))

@@ -21,7 +21,9 @@ and the probability of being best (Monte Carlo over the posteriors, seeded).`
     output: Flags.string({default: 'table', description: 'table (with charts) or csv (one row per arm)', options: ['table', 'csv']}),
     seed: Flags.string({description: 'Seed of the Monte Carlo draws (default: the experiment\'s seed)'}),
   }
-  static override outputSchema = ExperimentResults
+  static override get outputSchema() {
+    return ExperimentResults
+  }
 
   async run() {
     const id = parseExperimentId(this.args.id)

@@ -9,7 +9,9 @@ export default class ExperimentsShow extends BaseCommand<typeof ExperimentsShow>
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
   static override description = 'Show an experiment: target, arms and the USD price each arm sets'
   static override examples = ['<%= config.bin %> experiments show 3', '<%= config.bin %> experiments show 3 --json']
-  static override outputSchema = ExperimentResponse
+  static override get outputSchema() {
+    return ExperimentResponse
+  }
 
   async run() {
     const id = parseExperimentId(this.args.id)

@@ -40,7 +40,9 @@ store itself is not changed).`
     seed: Flags.string({default: '1', description: 'Seed of the visitors\' draws and of the bandit'}),
     visitors: Flags.string({default: '5000', description: 'Visitors per policy'}),
   }
-  static override outputSchema = SimulationResult
+  static override get outputSchema() {
+    return SimulationResult
+  }
 
   async run() {
     const {flags} = this

@@ -8,7 +8,9 @@ export default class ExperimentsStart extends BaseCommand<typeof ExperimentsStar
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
   static override description = 'Start an experiment: new locks of users it targets get an arm (a stopped experiment resumes)'
   static override examples = ['<%= config.bin %> experiments start 3']
-  static override outputSchema = ExperimentResponse
+  static override get outputSchema() {
+    return ExperimentResponse
+  }
 
   async run() {
     const id = parseExperimentId(this.args.id)

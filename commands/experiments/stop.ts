@@ -11,7 +11,9 @@ export default class ExperimentsStop extends BaseCommand<typeof ExperimentsStop>
 Locks made during the experiment keep their arm and price until "price --override".
 Results stay available ("pricectl experiments results ID").`
   static override examples = ['<%= config.bin %> experiments stop 3']
-  static override outputSchema = ExperimentResponse
+  static override get outputSchema() {
+    return ExperimentResponse
+  }
 
   async run() {
     const id = parseExperimentId(this.args.id)

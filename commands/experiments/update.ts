@@ -18,7 +18,9 @@ countries only while it is a draft. --arm replaces all arms.`
     '<%= config.bin %> experiments update 3 --country US,CA --audience students',
   ]
   static override flags = experimentFlags
-  static override outputSchema = ExperimentResponse
+  static override get outputSchema() {
+    return ExperimentResponse
+  }
 
   async run() {
     const id = parseExperimentId(this.args.id)

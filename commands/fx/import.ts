@@ -23,7 +23,9 @@ stored per 1 USD. Everything is written in one transaction, or nothing when a ro
     format: Flags.string({description: 'Layout of FILE instead of detecting it', options: [...FX_FORMATS]}),
     source: Flags.string({description: 'Source label stored with the rates (default: the layout and file name)'}),
   }
-  static override outputSchema = FxImportOutput
+  static override get outputSchema() {
+    return FxImportOutput
+  }
 
   async run() {
     const source = this.flags.source === undefined ? undefined : validate(FxSource, this.flags.source, '--source')

@@ -21,7 +21,9 @@ export default class FxList extends BaseCommand<typeof FxList> {
     history: Flags.boolean({description: 'Every dated rate, newest first (up to --date when given)'}),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = FxListOutput
+  static override get outputSchema() {
+    return FxListOutput
+  }
 
   async run() {
     const currency = this.flags.currency === undefined ? undefined : assertCurrency(this.flags.currency.toUpperCase(), '--currency')

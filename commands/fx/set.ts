@@ -21,7 +21,9 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
     date: Flags.string({description: 'Day the rate applies from (YYYY-MM-DD; default today, UTC)'}),
     source: Flags.string({description: 'Where the rate comes from (default "manual")'}),
   }
-  static override outputSchema = FxSetOutput
+  static override get outputSchema() {
+    return FxSetOutput
+  }
 
   async run() {
     // Decimal notation only: Number() would also take "0x1F" (31) or "1e400" (Infinity).

@@ -13,7 +13,9 @@ export default class GatewaysList extends BaseCommand<typeof GatewaysList> {
   static override flags = {
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = GatewaysListOutput
+  static override get outputSchema() {
+    return GatewaysListOutput
+  }
 
   async run() {
     const gateways = listGatewaySettings(this.store.db).map((g) => gatewayEntryJson(g))

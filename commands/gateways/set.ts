@@ -28,7 +28,9 @@ Settings not given keep their current value. A price in a currency the gateway d
     default: Flags.boolean({description: 'Drop the stored settings: the gateway uses its defaults again'}),
     fallback: Flags.string({description: 'Currency used when the gateway does not accept the local one (default USD)'}),
   }
-  static override outputSchema = GatewaysSetOutput
+  static override get outputSchema() {
+    return GatewaysSetOutput
+  }
 
   async run() {
     // Checked before the store is opened: a typo in the id must not create or touch a store.

@@ -17,7 +17,9 @@ The key is printed once (on stdout, alone on its line) and cannot be shown again
   static override flags = {
     name: Flags.string({description: 'What the key is for (shown in "keys list" and nowhere secret)'}),
   }
-  static override outputSchema = KeyCreated
+  static override get outputSchema() {
+    return KeyCreated
+  }
 
   async run(): Promise<KeyCreated> {
     const input = await requireFields({name: this.flags.name}, [{field: 'name', flag: '--name', message: 'What is the key for?'}])

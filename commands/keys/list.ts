@@ -11,7 +11,9 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
   static override flags = {
     status: Flags.string({description: 'Only keys with this status', options: [...KEY_STATUSES]}),
   }
-  static override outputSchema = KeyList
+  static override get outputSchema() {
+    return KeyList
+  }
 
   async run(): Promise<KeyList> {
     const keys = listKeys(this.store.db, {status: this.flags.status})

@@ -14,7 +14,9 @@ Revoking cannot be undone; create a new key instead.`
   static override flags = {
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = KeyRevoked
+  static override get outputSchema() {
+    return KeyRevoked
+  }
 
   async run(): Promise<KeyRevoked> {
     const found = findKey(this.store.db, this.args.key)

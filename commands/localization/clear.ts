@@ -13,7 +13,9 @@ export default class LocalizationClear extends BaseCommand<typeof LocalizationCl
     country: Flags.string({description: 'Only this country (repeatable)', multiple: true}),
     yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
   }
-  static override outputSchema = LocalizationClearOutput
+  static override get outputSchema() {
+    return LocalizationClearOutput
+  }
 
   async run() {
     const countries = this.flags.country?.map((c) => assertCountry(c.trim().toUpperCase(), '--country'))

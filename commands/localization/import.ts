@@ -29,7 +29,9 @@ are skipped and counted. Countries not in the file keep their factor unless --re
     replace: Flags.boolean({description: 'Also remove the factors of countries the file does not give'}),
     source: Flags.string({description: 'Source label stored with the factors (default: the layout and file name)'}),
   }
-  static override outputSchema = LocalizationImportOutput
+  static override get outputSchema() {
+    return LocalizationImportOutput
+  }
 
   async run() {
     const file = readDataFile(this.args.file)

@@ -14,7 +14,9 @@ export default class LocalizationList extends BaseCommand<typeof LocalizationLis
     country: Flags.string({description: 'Only this country (ISO 3166 alpha-2)'}),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = LocalizationListOutput
+  static override get outputSchema() {
+    return LocalizationListOutput
+  }
 
   async run() {
     const country = this.flags.country === undefined ? undefined : assertCountry(this.flags.country.toUpperCase(), '--country')

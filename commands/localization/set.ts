@@ -20,7 +20,9 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     source: Flags.string({description: 'Where the factor comes from (default "manual")'}),
     year: Flags.integer({description: 'Year the factor describes'}),
   }
-  static override outputSchema = LocalizationSetOutput
+  static override get outputSchema() {
+    return LocalizationSetOutput
+  }
 
   async run() {
     // Decimal notation only (Number() would also take hex such as 0x1).

@@ -15,7 +15,9 @@ audience; --package-id picks one by name. A package with no segment is picked on
     '<%= config.bin %> packages create --body package.json',
   ]
   static override flags = packageFlags
-  static override outputSchema = PackageResponse
+  static override get outputSchema() {
+    return PackageResponse
+  }
 
   async run() {
     const body = await requireFields(packageBody(this.flags), [

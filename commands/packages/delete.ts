@@ -12,7 +12,9 @@ export default class PackagesDelete extends BaseCommand<typeof PackagesDelete> {
   static override flags = {
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = PackageDeleted
+  static override get outputSchema() {
+    return PackageDeleted
+  }
 
   async run() {
     const apiId = this.args.api_id

@@ -9,7 +9,9 @@ export default class PackagesGet extends BaseCommand<typeof PackagesGet> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
   static override description = 'Show a package: its products and segment'
   static override examples = ['<%= config.bin %> packages get br_basic', '<%= config.bin %> packages get br_basic --json']
-  static override outputSchema = PackageResponse
+  static override get outputSchema() {
+    return PackageResponse
+  }
 
   async run() {
     const p = requirePackage(this.store.db, this.args.api_id)

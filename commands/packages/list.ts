@@ -11,7 +11,9 @@ export default class PackagesList extends BaseCommand<typeof PackagesList> {
   static override flags = {
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = PackageList
+  static override get outputSchema() {
+    return PackageList
+  }
 
   async run() {
     const packages = listPackages(this.store.db)

@@ -13,7 +13,9 @@ export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
     '<%= config.bin %> packages update br_basic --country BR,AR --audience none',
   ]
   static override flags = {...packageFlags, 'api-id': {...packageFlags['api-id'], hidden: true}}
-  static override outputSchema = PackageResponse
+  static override get outputSchema() {
+    return PackageResponse
+  }
 
   async run() {
     const apiId = this.args.api_id

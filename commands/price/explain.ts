@@ -9,6 +9,13 @@ import {requestFromFlags} from '../../src/pricing/request.js'
 import {PriceResult} from '../../src/schemas/price.js'
 import {renderPrice} from './index.js'
 
+/** What `--json` prints. */
+const Output = z.object({
+  result: PriceResult,
+  steps: z.array(z.object({detail: z.string(), outcome: z.enum(['applied', 'chose', 'info', 'skipped']), step: z.string()})),
+  success: z.literal(true),
+})
+
 export default class PriceExplain extends BaseCommand<typeof PriceExplain> {
   static override description = `Show how a price is made: each layer, which one won and why
 
@@ -16,11 +23,9 @@ Takes the same request as "pricectl price" and computes exactly what it would re
 writes nothing (no lock is created or changed).`
   static override examples = ['<%= config.bin %> price explain --user-id u1 --product pro_monthly --ip 81.2.69.142']
   static override flags = priceFlags
-  static override outputSchema = z.object({
-    result: PriceResult,
-    steps: z.array(z.object({detail: z.string(), outcome: z.enum(['applied', 'chose', 'info', 'skipped']), step: z.string()})),
-    success: z.literal(true),
-  })
+  static override get outputSchema() {
+    return Output
+  }
 
   async run() {
     const steps: ExplainStep[] = []

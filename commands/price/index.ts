@@ -28,7 +28,9 @@ per JSONL line or CSV row and streams one result per line.`
     'input-format': Flags.string({description: 'Format of --input (default: from the extension, else JSONL)', options: ['jsonl', 'csv']}),
     output: Flags.string({default: 'jsonl', description: 'Format of --input results', options: ['jsonl', 'csv']}),
   }
-  static override outputSchema = PriceResult
+  static override get outputSchema() {
+    return PriceResult
+  }
 
   async run(): Promise<PriceResult | undefined> {
     const {flags} = this

@@ -15,7 +15,9 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
     'cat product.json | <%= config.bin %> products create --body - --json',
   ]
   static override flags = productFlags
-  static override outputSchema = ProductCreated
+  static override get outputSchema() {
+    return ProductCreated
+  }
 
   async run() {
     const body = await requireFields(productBody(this.flags), [

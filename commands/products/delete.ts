@@ -13,7 +13,9 @@ export default class ProductsDelete extends BaseCommand<typeof ProductsDelete> {
     force: Flags.boolean({description: 'Delete even when subscriptions, charges, experiments or packages use the product (they lose the link)'}),
     yes: Flags.boolean({char: 'y', description: 'Do not ask for confirmation (required without a terminal)'}),
   }
-  static override outputSchema = ProductDeleted
+  static override get outputSchema() {
+    return ProductDeleted
+  }
 
   async run() {
     const apiId = this.args.api_id

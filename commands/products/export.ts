@@ -18,7 +18,9 @@ export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
     force: Flags.boolean({description: 'Overwrite FILE if it exists'}),
     output: Flags.string({description: 'File format (default: from the FILE extension, else json)', options: ['json', 'csv']}),
   }
-  static override outputSchema = ProductExported
+  static override get outputSchema() {
+    return ProductExported
+  }
 
   async run() {
     const {file} = this.args

@@ -9,7 +9,9 @@ export default class ProductsGet extends BaseCommand<typeof ProductsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
   static override description = 'Show a product: prices, bounds, baseline, integrations, features, trials'
   static override examples = ['<%= config.bin %> products get pro_monthly', '<%= config.bin %> products get pro_monthly --json']
-  static override outputSchema = ProductOutput
+  static override get outputSchema() {
+    return ProductOutput
+  }
 
   async run() {
     const p = requireProduct(this.store.db, this.args.api_id)

@@ -11,7 +11,9 @@ export default class ProductsImport extends BaseCommand<typeof ProductsImport> {
     'Create or replace products from a CSV or JSON file. Every row is validated first: if any fails, every failing row is listed and nothing is written.'
   static override examples = ['<%= config.bin %> products import products.csv', '<%= config.bin %> products import catalog.json --dry-run', '<%= config.bin %> products export backup.json && <%= config.bin %> products import backup.json']
   static override flags = {'dry-run': Flags.boolean({description: 'Validate and count, write nothing'})}
-  static override outputSchema = ProductImported
+  static override get outputSchema() {
+    return ProductImported
+  }
 
   async run() {
     const {file} = this.args

@@ -11,7 +11,9 @@ export default class ProductsList extends BaseCommand<typeof ProductsList> {
   static override flags = {
     output: Flags.string({default: 'table', description: 'Output format (--json prints the spec\'s response)', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = ProductList
+  static override get outputSchema() {
+    return ProductList
+  }
 
   async run() {
     const products = loadProducts(this.store.db)

@@ -5,6 +5,17 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {table} from '../../src/cli/render.js'
 import {localizeProduct} from '../../src/pricing/localize.js'
 
+/** What `--json` prints. */
+const Output = z.object({
+  api_id: z.string(),
+  changes: z.array(z.object({after: z.number(), before: z.number().nullable(), before_currency: z.string().nullable(), country: z.string(), currency: z.string(), factor: z.number()})),
+  dry_run: z.boolean(),
+  message: z.string(),
+  skipped: z.array(z.object({country: z.string(), reason: z.string()})),
+  success: z.literal(true),
+  unchanged: z.number(),
+})
+
 export default class ProductsLocalize extends BaseCommand<typeof ProductsLocalize> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
   static override description = `Write country prices from the localization factors (parity pricing)
@@ -21,15 +32,9 @@ changes and writes nothing.`
     country: Flags.string({description: 'Only these countries (repeatable)', multiple: true}),
     'dry-run': Flags.boolean({description: 'Show the changes, write nothing'}),
   }
-  static override outputSchema = z.object({
-    api_id: z.string(),
-    changes: z.array(z.object({after: z.number(), before: z.number().nullable(), before_currency: z.string().nullable(), country: z.string(), currency: z.string(), factor: z.number()})),
-    dry_run: z.boolean(),
-    message: z.string(),
-    skipped: z.array(z.object({country: z.string(), reason: z.string()})),
-    success: z.literal(true),
-    unchanged: z.number(),
-  })
+  static override get outputSchema() {
+    return Output
+  }
 
   async run() {
     const countries = this.flags.country?.map((c) => c.toUpperCase())

@@ -15,7 +15,9 @@ export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
     '<%= config.bin %> products update pro_monthly --min-px none --baseline none',
   ]
   static override flags = {...productFlags, 'api-id': {...productFlags['api-id'], hidden: true}}
-  static override outputSchema = ProductOutput
+  static override get outputSchema() {
+    return ProductOutput
+  }
 
   async run() {
     const apiId = this.args.api_id

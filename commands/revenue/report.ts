@@ -31,7 +31,9 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
     since: Flags.string({description: 'Start (ISO date or UNIX seconds; default: 11 months before the current month)'}),
     until: Flags.string({description: 'End, a date includes its whole day (ISO date or UNIX seconds; default: end of the current month)'}),
   }
-  static override outputSchema = RevenueReport
+  static override get outputSchema() {
+    return RevenueReport
+  }
 
   async run() {
     const f = this.flags

@@ -13,7 +13,9 @@ A currency without a stored rule uses the default of its digit count (currency "
   static override flags = {
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
-  static override outputSchema = RoundingListOutput
+  static override get outputSchema() {
+    return RoundingListOutput
+  }
 
   async run() {
     const rules = listRules(this.store.db)

@@ -33,7 +33,9 @@ Syntax and defaults: docs/rounding-display-gateways.md`
     body: Flags.string({description: 'JSON body {"currency", "rule"} from FILE, or - for stdin'}),
     default: Flags.boolean({description: 'Drop the stored rule: the currency uses the built-in default again'}),
   }
-  static override outputSchema = RoundingSetOutput
+  static override get outputSchema() {
+    return RoundingSetOutput
+  }
 
   async run() {
     if (this.flags.default) {

@@ -21,7 +21,9 @@ export default class RoundingTest extends BaseCommand<typeof RoundingTest> {
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
     rule: Flags.string({description: 'Try this rule instead of the stored or default one (not saved)'}),
   }
-  static override outputSchema = RoundingTestOutput
+  static override get outputSchema() {
+    return RoundingTestOutput
+  }
   static override strict = false
   static override usage = 'rounding test CURRENCY AMOUNT... [--rule TEXT] [--output table|csv|json]'
 

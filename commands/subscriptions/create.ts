@@ -31,7 +31,9 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
     'user-id': Flags.string({description: 'The user id'}),
     ...eventFlags,
   }
-  static override outputSchema = SubscriptionWritten
+  static override get outputSchema() {
+    return SubscriptionWritten
+  }
 
   async run() {
     const f = this.flags

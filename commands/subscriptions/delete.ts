@@ -15,7 +15,9 @@ export default class SubscriptionsDelete extends BaseCommand<typeof Subscription
     ...eventFlags,
     yes: Flags.boolean({char: 'y', description: 'Delete without asking (required without a terminal)'}),
   }
-  static override outputSchema = SubscriptionWritten
+  static override get outputSchema() {
+    return SubscriptionWritten
+  }
 
   async run() {
     const event = eventOf(this.flags)

@@ -8,7 +8,9 @@ export default class SubscriptionsGet extends BaseCommand<typeof SubscriptionsGe
   static override args = keyArgs
   static override description = "Show a subscription (the spec's Get subscription: the reduced record, product id as service_product_id2)"
   static override examples = ['<%= config.bin %> subscriptions get u1 gateway_a sub_1', '<%= config.bin %> subscriptions get u1 gateway_a sub_1 --json']
-  static override outputSchema = SubscriptionGot
+  static override get outputSchema() {
+    return SubscriptionGot
+  }
 
   async run() {
     const subscription = getSubscription(this.store.db, this.args)

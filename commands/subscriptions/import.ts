@@ -12,7 +12,9 @@ export default class SubscriptionsImport extends BaseCommand<typeof Subscription
     '<%= config.bin %> subscriptions import custom.csv --mapping layout.json --product pro_monthly --json',
   ]
   static override flags = importFlags
-  static override outputSchema = ImportSummary
+  static override get outputSchema() {
+    return ImportSummary
+  }
 
   async run() {
     return runImportCommand(this.store, 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})

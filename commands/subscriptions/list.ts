@@ -10,7 +10,9 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
     '<%= config.bin %> subscriptions list --status active --product pro_monthly --since 2026-01-01 --output csv > active.csv',
   ]
   static override flags = listFlags
-  static override outputSchema = SubscriptionList
+  static override get outputSchema() {
+    return SubscriptionList
+  }
 
   async run() {
     const f = this.flags

@@ -26,7 +26,9 @@ export default class SubscriptionsUpdate extends BaseCommand<typeof Subscription
     'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
     ...eventFlags,
   }
-  static override outputSchema = SubscriptionWritten
+  static override get outputSchema() {
+    return SubscriptionWritten
+  }
 
   async run() {
     const f = this.flags

@@ -8,7 +8,9 @@ export default class UserGet extends BaseCommand<typeof UserGet> {
   static override args = {user_id: Args.string({description: 'The user id', required: true})}
   static override description = "Show a user's stored country (stored when a price is calculated for the user)"
   static override examples = ['<%= config.bin %> user get u_123', '<%= config.bin %> user get u_123 --json']
-  static override outputSchema = UserOutput
+  static override get outputSchema() {
+    return UserOutput
+  }
 
   async run() {
     const u = requireUser(this.store.db, this.args.user_id)

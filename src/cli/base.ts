@@ -21,8 +21,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }),
   }
   static override enableJsonFlag = true
-  /** zod schema of what `--json` prints; kept as JSON Schema under schemas/ and compared in tests. */
-  static outputSchema?: ZodType
+  /**
+   * zod schema of what `--json` prints; kept as JSON Schema under schemas/ and compared in
+   * tests. A getter: oclif copies a command's enumerable statics into its manifest, which
+   * every start parses, and a zod schema there is a few kilobytes of noise per command.
+   */
+  static get outputSchema(): undefined | ZodType {
+    return undefined
+  }
 
   protected flags!: BaseFlags<T>
   protected args!: BaseArgs<T>

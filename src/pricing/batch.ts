@@ -67,7 +67,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       if (options.output === 'csv') writer.text(csvRows(line, result))
       else {
         writePriceResult(result, writer)
-        writer.text('\n')
+        writer.bytes(NEWLINE)
       }
     } catch (error) {
       summary.failed++
@@ -311,6 +311,8 @@ export function requestFromCsv(row: Record<string, string>): Record<string, unkn
  * Output gathered in large buffers and written with backpressure. Text is encoded straight
  * into the buffer and encoded fragments are copied, so a batch never builds one big string.
  */
+const NEWLINE = Buffer.from('\n')
+
 export class OutputBuffer {
   static readonly SIZE = 1 << 20
   private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
@@ -331,7 +333,8 @@ export class OutputBuffer {
 
   bytes(b: Buffer): void {
     this.reserve(b.length)
-    this.pos += b.copy(this.buf, this.pos)
+    this.buf.set(b, this.pos)
+    this.pos += b.length
   }
 
   async flush(): Promise<void> {

@@ -428,6 +428,7 @@ function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, int
 export type JsonSink = {bytes(b: Buffer): void; text(s: string): void}
 
 const productJson = new WeakMap<ProductPrice, Buffer>()
+const productKeys = new Map<string, Buffer>()
 
 /**
  * `JSON.stringify(result)` of a result made by render(), byte for byte, as UTF-8 into a
@@ -448,7 +449,14 @@ export function writePriceResult(r: PriceResult, sink: JsonSink): void {
       json = Buffer.from(JSON.stringify(p))
       productJson.set(p, json)
     }
-    sink.text(`${first ? '' : ','}${JSON.stringify(id)}:`)
+    // `"id":` and `,"id":`, encoded once per product id (bounded: ids are the catalog's).
+    const keyText = `${first ? '' : ','}${JSON.stringify(id)}:`
+    let key = productKeys.get(keyText)
+    if (key === undefined) {
+      key = Buffer.from(keyText)
+      if (productKeys.size < 10_000) productKeys.set(keyText, key)
+    }
+    sink.bytes(key)
     sink.bytes(json)
     first = false
   }

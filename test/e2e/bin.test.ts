@@ -1,6 +1,8 @@
+import {readFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {runBin, tempStore} from '../helpers/run.js'
+import {ROOT, runBin, tempStore} from '../helpers/run.js'
 
 describe('bin scripts', () => {
   it('bin/dev.js runs the TypeScript sources, bin/run.js the build', () => {
@@ -21,6 +23,12 @@ describe('bin scripts', () => {
     const help = runBin(undefined, ['--help'])
     expect(help.code).toBe(0)
     for (const topic of ['price', 'products', 'coupons', 'fx', 'db']) expect(help.stdout).toContain(topic)
+  })
+
+  it('the manifest every start parses holds commands, not their zod output schemas', () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, Record<string, unknown>>}
+    expect(Object.keys(manifest.commands)).toContain('price')
+    for (const [id, command] of Object.entries(manifest.commands)) expect(command.outputSchema, id).toBeUndefined()
   })
 
   it('an unknown command exits 2 with a hint', () => {
