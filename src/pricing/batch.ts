@@ -8,7 +8,7 @@ import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../cli/render.js'
 import type {PriceResult} from '../schemas/price.js'
 import type {PricingContext} from './context.js'
-import {calculatePriceSync, writePriceResult} from './price.js'
+import {calculatePriceSync, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -65,10 +65,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       const result = calculatePriceSync(ctx, request)
       summary.priced++
       if (options.output === 'csv') writer.text(csvRows(line, result))
-      else {
-        writePriceResult(result, writer)
-        writer.bytes(NEWLINE)
-      }
+      else writePriceLine(result, writer)
     } catch (error) {
       summary.failed++
       const message = error instanceof PricectlError || error instanceof SyntaxError ? error.message : `unexpected: ${(error as Error).message}`
@@ -311,8 +308,6 @@ export function requestFromCsv(row: Record<string, string>): Record<string, unkn
  * Output gathered in large buffers and written with backpressure. Text is encoded straight
  * into the buffer and encoded fragments are copied, so a batch never builds one big string.
  */
-const NEWLINE = Buffer.from('\n')
-
 export class OutputBuffer {
   static readonly SIZE = 1 << 20
   private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)

@@ -111,7 +111,9 @@ export class Coupons {
     if (outside.length) {
       throw new InvalidInputError(`invalid price request: ${outside.map((p) => `coupons.${p}: product "${p}" is not in this request (products: ${products.join(', ')})`).join('; ')}`)
     }
-    const seconds = nowSeconds()
+    // The clock is read only when a coupon or campaign needs it (a batch prices many requests without either).
+    let at: number | undefined
+    const seconds = () => (at ??= nowSeconds())
     const wantCampaigns = !scope || scope.fresh.size > 0
     const campaigns = wantCampaigns ? this.segmentCampaigns(lock, seconds, trace) : []
     let changed = false
@@ -120,14 +122,16 @@ export class Coupons {
       if (!p) continue
       const step = `coupon ${id}`
       if (scope && p.coupon) {
-        if (p.coupon.valid_till_s === null || seconds <= p.coupon.valid_till_s) {
+        if (p.coupon.valid_till_s === null || seconds() <= p.coupon.valid_till_s) {
           trace?.push({detail: `${p.coupon.api_id} kept from the lock (${p.coupon.source === 'campaign' ? `campaign ${p.coupon.campaign}` : 'request'}); pass --override to recompute`, outcome: 'info', step})
           continue
         }
         trace?.push({detail: `${p.coupon.api_id} from the lock expired ${utcText(p.coupon.valid_till_s)} UTC: no longer shown`, outcome: 'skipped', step})
       }
       const fromCampaigns = !scope || scope.fresh.has(id)
-      const chosen = this.choose(lock, id, p, mapping.get(id) ?? [], fromCampaigns ? campaigns : [], seconds, trace)
+      const requested = mapping.get(id) ?? []
+      const offered = fromCampaigns ? campaigns : []
+      const chosen = requested.length > 0 || offered.length > 0 ? this.choose(lock, id, p, requested, offered, seconds(), trace) : undefined
       if (chosen) {
         p.coupon = chosen
         changed = true
@@ -139,10 +143,13 @@ export class Coupons {
   }
 
   /** Campaigns whose segment and window hold for this lock, each considered in explain. */
-  private segmentCampaigns(lock: Lock, seconds: number, trace: Trace): Campaign[] {
+  private segmentCampaigns(lock: Lock, now: () => number, trace: Trace): Campaign[] {
+    const all = this.campaigns()
+    if (all.length === 0) return []
     const audiences = lock.quote.matching_audiences.map((a) => a.api_id)
     const out: Campaign[] = []
-    for (const c of this.campaigns()) {
+    const seconds = now()
+    for (const c of all) {
       const why: string[] = []
       if (c.countries.length && !c.countries.includes(lock.country)) why.push(`country ${lock.country} not in ${c.countries.join(', ')}`)
       if (c.audience !== null && !audiences.includes(c.audience)) why.push(`user is not in audience ${c.audience}`)

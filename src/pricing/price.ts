@@ -3,7 +3,7 @@ import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, 
 import {InvalidInputError} from '../errors.js'
 import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
 import {validate} from '../schemas/validate.js'
-import type {PricedProduct, PricingContext} from './context.js'
+import {BoundedCache, type PricedProduct, type PricingContext} from './context.js'
 import {deleteLock, getAnonymousLock, getLock, type Lock, type LockedProduct, type LockQuote, saveLock, saveUserCountry, storedUserCountry} from './locks.js'
 
 /** One line of `price explain`: a layer, what it decided, and why. */
@@ -424,47 +424,54 @@ function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, int
   return result
 }
 
-/** Where writePriceResult puts a result: text to encode, and bytes already encoded. */
+/** Where writePriceLine puts a result: text to encode, and bytes already encoded. */
 export type JsonSink = {bytes(b: Buffer): void; text(s: string): void}
 
-const productJson = new WeakMap<ProductPrice, Buffer>()
-const productKeys = new Map<string, Buffer>()
+/** Small ids of the shared product price objects (see renderProduct), for prefix keys. */
+const sharedIds = new WeakMap<ProductPrice, number>()
+let nextSharedId = 0
+/** Everything of a line before the user id, encoded, by what it is made of. */
+const prefixes = new BoundedCache<string, Buffer>(10_000)
+const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}}\n')
 
 /**
- * `JSON.stringify(result)` of a result made by render(), byte for byte, as UTF-8 into a
- * sink: a batch prints the same few shared product objects over and over, so each is
- * serialized and encoded once. Keys in render()'s order.
+ * One line of `price --input`: `JSON.stringify(result)` of a result made by render(), byte
+ * for byte, then a newline, as UTF-8 into a sink. A batch prints the same few shared
+ * product objects under the same few headers over and over, so everything before the user
+ * id is serialized and encoded once per combination. Keys in render()'s order.
  */
-export function writePriceResult(r: PriceResult, sink: JsonSink): void {
-  sink.text(
-    `{"audience":${JSON.stringify(r.audience)},"country":${JSON.stringify(r.country)},"currency":${JSON.stringify(r.currency)}` +
-      `,"currency_symbol":${JSON.stringify(r.currency_symbol)},"matching_audiences":${JSON.stringify(r.matching_audiences)}` +
-      `,"package_id":${JSON.stringify(r.package_id)},"products":{`,
-  )
-  let first = true
+export function writePriceLine(r: PriceResult, sink: JsonSink): void {
+  let key: string | undefined = `${r.country}\u0000${r.currency}\u0000${r.currency_symbol}\u0000${r.package_id}\u0000${r.audience.api_id}\u0000${r.audience.name}\u0000`
+  for (const a of r.matching_audiences) key += `${a.api_id}\u0001${a.name}\u0001`
   for (const id in r.products) {
     const p = r.products[id]
-    let json = productJson.get(p)
-    if (json === undefined) {
-      json = Buffer.from(JSON.stringify(p))
-      productJson.set(p, json)
+    // A product with a coupon is rendered per request (its validity depends on the clock).
+    if (p.coupon) {
+      key = undefined
+      break
     }
-    // `"id":` and `,"id":`, encoded once per product id (bounded: ids are the catalog's).
-    const keyText = `${first ? '' : ','}${JSON.stringify(id)}:`
-    let key = productKeys.get(keyText)
-    if (key === undefined) {
-      key = Buffer.from(keyText)
-      if (productKeys.size < 10_000) productKeys.set(keyText, key)
+    let n = sharedIds.get(p)
+    if (n === undefined) {
+      n = nextSharedId++
+      sharedIds.set(p, n)
     }
-    sink.bytes(key)
-    sink.bytes(json)
-    first = false
+    key += `\u0002${id}\u0000${n}`
   }
+  let prefix = key === undefined ? undefined : prefixes.get(key)
+  if (prefix === undefined) {
+    prefix = Buffer.from(
+      `{"audience":${JSON.stringify(r.audience)},"country":${JSON.stringify(r.country)},"currency":${JSON.stringify(r.currency)}` +
+        `,"currency_symbol":${JSON.stringify(r.currency_symbol)},"matching_audiences":${JSON.stringify(r.matching_audiences)}` +
+        `,"package_id":${JSON.stringify(r.package_id)},"products":${JSON.stringify(r.products)},"success":true,"user_id":`,
+    )
+    if (key !== undefined) prefixes.set(key, prefix)
+  }
+  sink.bytes(prefix)
   const v = r.variants
-  const variants = v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null ? NO_VARIANTS : JSON.stringify(v)
-  sink.text(`},"success":true,"user_id":${JSON.stringify(r.user_id)},"variants":${variants}}`)
+  if (v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null) {
+    sink.text(JSON.stringify(r.user_id))
+    sink.bytes(NO_VARIANTS_END)
+  } else {
+    sink.text(`${JSON.stringify(r.user_id)},"variants":${JSON.stringify(v)}}\n`)
+  }
 }
-
-/** The variants of a result outside any experiment (render() sets arm 0 and type null with experiment 0). */
-const NO_VARIANTS = '{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}'
-
