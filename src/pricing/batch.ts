@@ -32,7 +32,7 @@ const CSV_COLUMNS = ['line', 'user_id', 'country', 'currency', 'product', 'price
  * in constant memory. A bad line is reported with its number and the rest go on.
  */
 export async function priceBatch(ctx: PricingContext, file: string, out: Writable, options: BatchOptions): Promise<BatchSummary> {
-  const input: Readable = file === '-' ? process.stdin : createReadStream(file)
+  const input: Readable = file === '-' ? process.stdin : createReadStream(file, {highWaterMark: 1 << 20})
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
   const batchSize = options.batchSize ?? 5000
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
@@ -76,27 +76,33 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
     }
   }
 
-  const handle = async (line: number, request: unknown | Error) => {
-    if (!ctx.isReady && !(request instanceof Error)) await ctx.ready(request)
+  /** Price one request; a promise only when something must be awaited (loading geolocation, output backpressure). */
+  const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
+    if (!(request instanceof Error) && ctx.needsReady(request)) {
+      return ctx.ready(request).then(() => handle(line, request))
+    }
     priceOne(line, request)
-    if (writer.full) await writer.flush()
+    return writer.full ? writer.flush() : undefined
   }
 
   try {
     if (format === 'jsonl') {
-      for await (const item of jsonlLines(input)) {
-        if ('error' in item) {
-          await handle(item.line, item.error)
-          continue
+      // Lines come a chunk at a time and are priced synchronously: no promise per request.
+      for await (const items of jsonlLines(input)) {
+        for (const item of items) {
+          let request: unknown
+          if ('error' in item) request = item.error
+          else {
+            if (!item.text.trim()) continue
+            try {
+              request = JSON.parse(item.text)
+            } catch (error) {
+              request = new InvalidInputError(`malformed JSON (${(error as Error).message})`)
+            }
+          }
+          const waiting = handle(item.line, request)
+          if (waiting) await waiting
         }
-        if (!item.text.trim()) continue
-        let request: unknown
-        try {
-          request = JSON.parse(item.text)
-        } catch (error) {
-          request = new InvalidInputError(`malformed JSON (${(error as Error).message})`)
-        }
-        await handle(item.line, request)
       }
     } else {
       const parser = parse({bom: true, columns: true, info: true, max_record_size: MAX_REQUEST_BYTES, relax_column_count: true, skip_empty_lines: true, trim: true})
@@ -116,7 +122,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
         } catch (error) {
           request = error as Error
         }
-        await handle(info.lines, request)
+        const waiting = handle(info.lines, request)
+        if (waiting) await waiting
       }
     }
   } catch (error) {
@@ -144,14 +151,16 @@ function isUtf16Bom(b: Buffer): boolean {
  * Lines are decoded natively; only a line showing U+FFFD is checked byte by byte (it may
  * hold that character for real, or bytes that are not UTF-8).
  */
-async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInputError; line: number} | {line: number; text: string}> {
+type JsonlLine = {error: InvalidInputError; line: number} | {line: number; text: string}
+
+async function* jsonlLines(input: Readable): AsyncGenerator<JsonlLine[]> {
   const strict = new TextDecoder('utf-8', {fatal: true})
   let parts: Buffer[] = []
   let size = 0
   let oversized = false
   let line = 0
   let first = true
-  const decode = (bytes: Buffer, from: number, to: number): {error: InvalidInputError; line: number} | {line: number; text: string} => {
+  const decode = (bytes: Buffer, from: number, to: number): JsonlLine => {
     line++
     if (to > from && bytes[to - 1] === 0x0d) to--
     let text = bytes.toString('utf8', from, to)
@@ -193,10 +202,12 @@ async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInput
       if (isUtf16Bom(buf)) throw new InvalidInputError(UTF16)
     }
     let start = 0
+    const lines: JsonlLine[] = []
     for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
-      yield finish(buf, start, nl)
+      lines.push(finish(buf, start, nl))
       start = nl + 1
     }
+    if (lines.length > 0) yield lines
     // The start of a line that goes on in the next chunk (kept unless it is already too long).
     if (start < buf.length && !oversized) {
       size += buf.length - start
@@ -206,7 +217,7 @@ async function* jsonlLines(input: Readable): AsyncGenerator<{error: InvalidInput
       } else parts.push(Buffer.from(buf.subarray(start)))
     }
   }
-  if (size > 0 || oversized) yield finish(Buffer.alloc(0), 0, 0)
+  if (size > 0 || oversized) yield [finish(Buffer.alloc(0), 0, 0)]
 }
 
 /** The input's bytes, passed on after checking they are UTF-8 (CSV input). */
@@ -309,7 +320,7 @@ export function requestFromCsv(row: Record<string, string>): Record<string, unkn
  * into the buffer and encoded fragments are copied, so a batch never builds one big string.
  */
 export class OutputBuffer {
-  static readonly SIZE = 1 << 20
+  static readonly SIZE = 1 << 18
   private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
   private pos = 0
 

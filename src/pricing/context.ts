@@ -69,13 +69,14 @@ export class PricingContext {
 
   /** Load what a request needs asynchronously: the geolocation module, only when it carries an IP. */
   async ready(input: unknown): Promise<void> {
-    if (this.geo) return
-    const r = input as null | {get_ip_from_request?: unknown; ip?: unknown}
-    if (r && typeof r === 'object' && (r.ip || r.get_ip_from_request)) this.geo = await import('../geo/geoip.js')
+    if (this.needsReady(input)) this.geo = await import('../geo/geoip.js')
   }
 
-  get isReady(): boolean {
-    return this.geo !== undefined
+  /** Whether ready() has anything to load for this request (a batch awaits only then). */
+  needsReady(input: unknown): boolean {
+    if (this.geo) return false
+    const r = input as null | {get_ip_from_request?: unknown; ip?: unknown}
+    return Boolean(r && typeof r === 'object' && (r.ip || r.get_ip_from_request))
   }
 
   /** Country of an IP; the database itself is opened on the first lookup. */
