@@ -3,12 +3,29 @@
  * reproducible runs can price "as of" a moment (coupon windows, event defaults).
  */
 export function nowSeconds(): number {
+  if (frozen !== undefined) return frozen
   const pinned = process.env.PRICECTL_NOW
   if (pinned) {
     const n = /^\d+$/.test(pinned) ? Number(pinned) : Math.floor(Date.parse(pinned) / 1000)
     if (Number.isFinite(n)) return n
   }
   return Math.floor(Date.now() / 1000)
+}
+
+let frozen: number | undefined
+
+/**
+ * Hold "now" at the current second until thawClock(): a batch prices the requests of one
+ * transaction (a few thousand, well under a second) as of its start, as SQL does within a
+ * transaction, instead of reading the clock (and PRICECTL_NOW) several times per request.
+ */
+export function freezeClock(): void {
+  frozen = undefined
+  frozen = nowSeconds()
+}
+
+export function thawClock(): void {
+  frozen = undefined
 }
 
 let lastSecond = -1

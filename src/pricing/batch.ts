@@ -4,6 +4,7 @@ import {createReadStream} from 'node:fs'
 import {once} from 'node:events'
 import type {Readable, Writable} from 'node:stream'
 
+import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../cli/render.js'
 import type {PriceResult} from '../schemas/price.js'
@@ -46,10 +47,14 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   db.pragma('cache_size = -65536')
   db.pragma('wal_autocheckpoint = 16384')
   const begin = () => {
-    if (inTx === 0) db.exec('BEGIN IMMEDIATE')
+    if (inTx === 0) {
+      db.exec('BEGIN IMMEDIATE')
+      freezeClock()
+    }
   }
   const commitIfFull = (force = false) => {
     if (inTx > 0 && (force || inTx >= batchSize)) {
+      thawClock()
       db.exec('COMMIT')
       inTx = 0
     }
@@ -128,6 +133,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
     }
   } catch (error) {
     commitIfFull(true)
+    thawClock()
     await writer.flush()
     const e = error as {code?: string; message: string}
     if (e.code === 'ENOENT') throw new InvalidInputError(`--input: no such file ${file}`)

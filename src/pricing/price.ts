@@ -432,6 +432,7 @@ const sharedIds = new WeakMap<ProductPrice, number>()
 let nextSharedId = 0
 /** Everything of a line before the user id, encoded, by what it is made of. */
 const prefixes = new BoundedCache<string, Buffer>(10_000)
+const variantEnds = new BoundedCache<string, Buffer>(1000)
 const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}}\n')
 
 /**
@@ -467,11 +468,18 @@ export function writePriceLine(r: PriceResult, sink: JsonSink): void {
     if (key !== undefined) prefixes.set(key, prefix)
   }
   sink.bytes(prefix)
-  const v = r.variants
-  if (v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null) {
-    sink.text(JSON.stringify(r.user_id))
-    sink.bytes(NO_VARIANTS_END)
-  } else {
-    sink.text(`${JSON.stringify(r.user_id)},"variants":${JSON.stringify(v)}}\n`)
+  sink.text(JSON.stringify(r.user_id))
+  sink.bytes(variantsEnd(r.variants))
+}
+
+/** `,"variants":{...}}` and the newline, encoded once per arm. */
+function variantsEnd(v: PriceResult['variants']): Buffer {
+  if (v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null) return NO_VARIANTS_END
+  const key = `${v.experiment_id}\u0000${typeof v.arm_id}\u0000${v.arm_id}\u0000${v.experiment_type}\u0000${v.experimented_on}\u0000${v.treatment_group}\u0000${v.products_to_select.join('\u0000')}`
+  let end = variantEnds.get(key)
+  if (end === undefined) {
+    end = Buffer.from(`,"variants":${JSON.stringify(v)}}\n`)
+    variantEnds.set(key, end)
   }
+  return end
 }
