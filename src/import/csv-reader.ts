@@ -63,9 +63,22 @@ export class CsvReader {
 
   constructor(private readonly sink: RecordSink) {}
 
+  /**
+   * Whether text decoded since the last call held U+FFFD (what bytes that are not UTF-8
+   * decode to): records of clean text need no per-cell check.
+   */
+  takeReplacementSeen(): boolean {
+    const seen = this.replacementSeen
+    this.replacementSeen = false
+    return seen
+  }
+
+  private replacementSeen = false
+
   /** Feed the next bytes of the file. */
   write(bytes: Buffer): void {
     let text = this.decoder.write(bytes)
+    if (text.includes('\uFFFD')) this.replacementSeen = true
     if (!this.started) {
       if (text.length === 0) return
       this.started = true
@@ -125,6 +138,7 @@ export class CsvReader {
   /** The file ended. */
   end(): void {
     let tail = this.decoder.end()
+    if (tail.includes('\uFFFD')) this.replacementSeen = true
     if (!this.stream && this.crlf === undefined) {
       // A file without a line break (or whose start is left to csv-parse).
       const text = this.rest + tail

@@ -50,23 +50,24 @@ export const MAX_RECORD_CHARS = 1024 * 1024
  * Problems of the record itself: bytes that are not UTF-8 (decoded as U+FFFD, e.g. a
  * latin-1 export) or an oversized record.
  */
-function recordProblem(record: string[]): string | undefined {
+function recordProblem(record: string[], mayHaveReplacement: boolean): string | undefined {
   let size = 0
   for (const cell of record) {
     size += cell.length
-    if (cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+    if (mayHaveReplacement && cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
   }
   if (size > MAX_RECORD_CHARS) return `record is longer than ${MAX_RECORD_CHARS} characters (the limit for one row)`
   return undefined
 }
 
 /**
- * Rows in key order (user_id, origin, origin_id); the sort is stable, so one record's events
- * stay in file order. Sorting joined key strings is about twice as fast as comparing the
- * three cells in a comparator.
+ * Rows in index order, so the writer's inserts land near each other in the unique index;
+ * the sort is stable, so one record's events stay in file order.
  */
 function sortByKey(rows: unknown[][]): unknown[][] {
-  const keyed = rows.map((r) => [`${r[0] as string}\u0000${r[1] as string}\u0000${r[2] as string}`, r] as const)
+  // By user id, the key's first column: that is what places a row in the index, and a stable
+  // sort keeps equal keys in file order. The joined string is flat, so comparisons are fast.
+  const keyed = rows.map((r) => [`${r[0] as string}\u0000`, r] as const)
   keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   return keyed.map((k) => k[1])
 }
@@ -133,12 +134,17 @@ async function main(): Promise<void> {
   })
 
   /** Map the records collected so far. */
+  // Text with U+FFFD read in this chunk or the one before (whose unfinished line this one ends).
+  let replacementBefore = false
   const mapAll = () => {
     const width = header!.length
+    const seen = reader.takeReplacementSeen()
+    const mayHaveReplacement = seen || replacementBefore
+    replacementBefore = seen
     for (let i = 0; i < records.length; i++) {
       const record = records[i]
       read++
-      const problem = recordProblem(record)
+      const problem = recordProblem(record, mayHaveReplacement)
       if (problem) {
         // An oversized record goes to the rejects file shortened, cell by cell.
         rejects.push([startLine(lines[i], record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c))])

@@ -172,6 +172,32 @@ describe('import behaviour', () => {
     expect(dryAgain.json).toMatchObject({inserted: 0, unchanged: 40})
   })
 
+  it('rows with bytes that are not UTF-8 are rejected wherever they fall in a large file, also across a 1 MB read', async () => {
+    const lines = paymentsCsv(20_000).split('\n')
+    const bytes = Buffer.from(lines.join('\n'))
+    // The reader decodes the file 1 MB at a time and checks cells only where the text read
+    // held a replacement character: put a latin-1 byte (é) just before the end of the first
+    // 1 MB read, in a record that ends in the next read (whose own text is clean), and
+    // another in the third read.
+    const boundary = 1 << 20
+    expect(bytes.length).toBeGreaterThan(3 * boundary)
+    const lineOf = (offset: number) => bytes.subarray(0, offset).toString('latin1').split('\n').length
+    expect(bytes.indexOf(0x0a, boundary - 2)).toBeGreaterThan(boundary)
+    bytes[boundary - 2] = 0xe9
+    const deep = 16_000
+    const deepAt = bytes.indexOf(Buffer.from(`\n${lines[deep]}`)) + 1
+    expect(deepAt).toBeGreaterThan(2 * boundary)
+    bytes[bytes.indexOf('Pro plan', deepAt) + 2] = 0xe9
+    const file = join(tempDir(), 'latin1-inside.csv')
+    writeFileSync(file, bytes)
+    const r = await runArgs(db, ['charges', 'import', file, '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json).toMatchObject({inserted: 20_000 - 2, read: 20_000, rejected: 2})
+    const bad = rejects(`${file}.rejects.csv`)
+    expect(bad.map((b) => Number(b.line))).toEqual([lineOf(boundary - 2), deep + 1])
+    for (const b of bad) expect(b.reason).toMatch(/^not valid UTF-8 text/)
+  })
+
   it('a later export row updates; an older one is stale against a newer single write or a delete', async () => {
     const header = PAYMENTS_HEADER.join(',')
     const row = (status: string, refunded: string, refundedAt: string) => `ch_x,2026-01-05 10:00:00,10.00,${refunded},usd,true,10.00,0.00,usd,,Pro,0.59,${refundedAt},ACME,${status},ok,0.00,card_1,cus_1,,a@b.c,in_1,,u1,prod_pro`
