@@ -130,7 +130,9 @@ describe('no quote leaves [min_px, max_px] (property over arms, countries, curre
           }
         },
       ),
-      {numRuns: 150},
+      // Enough runs that the clamp count below is far from its threshold: at 150 runs it
+      // averaged 12 and once came out at 3 (the inputs are random on every run).
+      {numRuns: 400},
     )
     expect(priced).toBeGreaterThan(30)
     expect(refused).toBeGreaterThan(5)
