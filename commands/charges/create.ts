@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {createCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, eventFlags, eventOf, metadataFlag, numberish, productFlag, recordView, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, metadataFlag, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
@@ -59,8 +59,6 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
     ])
     const event = eventOf(f)
     const r = createCharge(this.store.db, input, event)
-    this.log(r.message)
-    if (r.record && r.outcome !== 'stale' && r.outcome !== 'duplicate') this.log(recordView(r.record))
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

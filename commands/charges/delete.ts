@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {deleteCharge} from '../../src/revenue/charges.js'
-import {eventFlags, eventOf, keyArgs} from '../../src/revenue/cli.js'
+import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/revenue/cli.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
@@ -22,7 +22,6 @@ export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete charge ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
     const r = deleteCharge(this.store.db, this.args, event)
-    this.log(r.message)
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {listCharges} from '../../src/revenue/charges.js'
-import {CHARGE_COLUMNS, listFlags, recordsCsv, table, window} from '../../src/revenue/cli.js'
+import {CHARGE_COLUMNS, listFlags, printList, window} from '../../src/revenue/cli.js'
 import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
 
 export default class ChargesList extends BaseCommand<typeof ChargesList> {
@@ -25,12 +25,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
     })
     const message = `${records.length} of ${total} charge${total === 1 ? '' : 's'}`
     const result = {charges: records, message, success: true, total}
-    if (f.output === 'json' && !this.jsonEnabled()) this.log(JSON.stringify(result, null, 2))
-    else if (f.output === 'csv') this.log(recordsCsv(records, Object.keys(ChargeRecord.shape)).trimEnd())
-    else {
-      this.log(table(records, CHARGE_COLUMNS))
-      this.log(message)
-    }
+    printList(this, f.output, {columns: CHARGE_COLUMNS, fields: Object.keys(ChargeRecord.shape), message, records, result})
     return result
   }
 }

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody} from '../../src/cli/input.js'
 import {updateCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, eventFlags, eventOf, keyArgs, metadataFlag, numberish, recordView, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, keyArgs, metadataFlag, numberish, reportWrite, timestampish} from '../../src/revenue/cli.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
@@ -38,8 +38,6 @@ export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
     })
     const event = eventOf(f)
     const r = updateCharge(this.store.db, this.args, body, event)
-    this.log(r.message)
-    if (r.record && r.outcome === 'updated') this.log(recordView(r.record))
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

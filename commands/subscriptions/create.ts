@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
-import {bodyFlag, eventFlags, eventOf, numberish, productFlag, recordView, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
 import {createSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
@@ -64,8 +64,6 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
     ])
     const event = eventOf(f)
     const r = createSubscription(this.store.db, input, event)
-    this.log(r.message)
-    if (r.record && r.outcome !== 'stale' && r.outcome !== 'duplicate') this.log(recordView(r.record))
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
-import {eventFlags, eventOf, keyArgs} from '../../src/revenue/cli.js'
+import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/revenue/cli.js'
 import {deleteSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
@@ -23,7 +23,6 @@ export default class SubscriptionsDelete extends BaseCommand<typeof Subscription
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete subscription ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
     const r = deleteSubscription(this.store.db, this.args, event)
-    this.log(r.message)
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../src/cli/base.js'
-import {listFlags, recordsCsv, SUBSCRIPTION_COLUMNS, table, window} from '../../src/revenue/cli.js'
+import {listFlags, printList, SUBSCRIPTION_COLUMNS, window} from '../../src/revenue/cli.js'
 import {listSubscriptions} from '../../src/revenue/subscriptions.js'
 import {SubscriptionList, SubscriptionRecord} from '../../src/schemas/revenue.js'
 
@@ -25,12 +25,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
     })
     const message = `${records.length} of ${total} subscription${total === 1 ? '' : 's'}`
     const result = {message, subscriptions: records, success: true, total}
-    if (f.output === 'json' && !this.jsonEnabled()) this.log(JSON.stringify(result, null, 2))
-    else if (f.output === 'csv') this.log(recordsCsv(records, Object.keys(SubscriptionRecord.shape)).trimEnd())
-    else {
-      this.log(table(records, SUBSCRIPTION_COLUMNS))
-      this.log(message)
-    }
+    printList(this, f.output, {columns: SUBSCRIPTION_COLUMNS, fields: Object.keys(SubscriptionRecord.shape), message, records, result})
     return result
   }
 }

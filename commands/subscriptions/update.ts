@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody} from '../../src/cli/input.js'
-import {bodyFlag, eventFlags, eventOf, keyArgs, numberish, recordView, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, keyArgs, numberish, reportWrite, timestampish} from '../../src/revenue/cli.js'
 import {updateSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
@@ -44,8 +44,6 @@ export default class SubscriptionsUpdate extends BaseCommand<typeof Subscription
     })
     const event = eventOf(f)
     const r = updateSubscription(this.store.db, this.args, body, event)
-    this.log(r.message)
-    if (r.record && r.outcome === 'updated') this.log(recordView(r.record))
-    return {message: r.message, record: r.record, success: true}
+    return reportWrite((text) => this.log(text), r)
   }
 }

@@ -5,6 +5,7 @@ import {type Column, csv, recordTable, table} from '../cli/render.js'
 import {InvalidInputError} from '../errors.js'
 import type {ChargeRecord, SubscriptionRecord} from '../schemas/revenue.js'
 import {eventFrom, type EventRef} from './events.js'
+import type {WriteResult} from './subscriptions.js'
 
 /**
  * Flag shapes and conversions the subscription, charge and revenue commands share.
@@ -110,6 +111,16 @@ export function recordView(record: ChargeRecord | SubscriptionRecord): string {
   return recordTable(Object.entries(record).map(([k, v]): [string, unknown] => [k, ts.has(k) && typeof v === 'number' ? `${v} (${when(v)})` : v]))
 }
 
+/**
+ * What a create, update or delete prints and returns: the outcome, then the record when
+ * this write created or changed it (not when it was stale, a duplicate or a delete).
+ */
+export function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>): {message: string; record: null | R; success: true} {
+  log(r.message)
+  if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record))
+  return {message: r.message, record: r.record, success: true}
+}
+
 export const SUBSCRIPTION_COLUMNS: Column<SubscriptionRecord>[] = [
   {header: 'user_id', value: (r) => r.user_id},
   {header: 'origin', value: (r) => r.origin},
@@ -134,6 +145,23 @@ export const CHARGE_COLUMNS: Column<ChargeRecord>[] = [
   {header: 'refunded', value: (r) => r.amount_refunded},
   {header: 'amount_usd', value: (r) => r.amount_usd},
 ]
+
+/**
+ * What `charges list` and `subscriptions list` print: the result as JSON (`--output json`),
+ * the full records as CSV, or a table and the count.
+ */
+export function printList<R extends object>(
+  cmd: {jsonEnabled(): boolean; log(text: string): void},
+  output: string | undefined,
+  list: {columns: Column<R>[]; fields: string[]; message: string; records: R[]; result: object},
+): void {
+  if (output === 'json' && !cmd.jsonEnabled()) cmd.log(JSON.stringify(list.result, null, 2))
+  else if (output === 'csv') cmd.log(recordsCsv(list.records, list.fields).trimEnd())
+  else {
+    cmd.log(table(list.records, list.columns))
+    cmd.log(list.message)
+  }
+}
 
 /** CSV of full records: every field of the JSON, one column each. */
 export function recordsCsv<R extends object>(records: R[], fields: string[]): string {
