@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {createCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, eventFlags, eventOf, metadataFlag, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataFlag, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
@@ -15,16 +15,13 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
   ]
   static override flags = {
     ...bodyFlag,
-    amount: Flags.string({description: 'Price of the charge, in currency units'}),
+    ...chargeFieldFlags,
     'amount-refunded': Flags.string({description: 'Amount refunded, in currency units (default 0)'}),
     country: Flags.string({description: 'Two-letter country code of the user'}),
-    created: Flags.string({description: 'When the charge was initialised (UNIX seconds or ISO date)'}),
-    currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
     metadata: Flags.string({description: 'Free-form data: one JSON object, or KEY=VALUE (repeatable)', multiple: true}),
     origin: Flags.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c'}),
     'origin-id': Flags.string({description: 'Unique charge id'}),
     product: Flags.string({description: 'Product api_id, or an integration object as JSON'}),
-    status: Flags.string({description: 'pending, succeeded or failed'}),
     'user-id': Flags.string({description: 'The user id'}),
     ...eventFlags,
   }
@@ -35,16 +32,13 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
   async run() {
     const f = this.flags
     const body = overlay(readBody(f.body), {
-      amount: numberish(f.amount),
+      ...chargeFields(f),
       amount_refunded: numberish(f['amount-refunded']),
       country: f.country,
-      created: timestampish(f.created),
-      currency: f.currency,
       metadata: metadataFlag(f.metadata),
       origin: f.origin,
       origin_id: f['origin-id'],
       product: productFlag(f.product),
-      status: f.status,
       user_id: f['user-id'],
     })
     const input = await requireFields(body, [

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
-import {bodyFlag, eventFlags, eventOf, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, numberish, productFlag, reportWrite, subscriptionFieldFlags, subscriptionFields, timestampish} from '../../src/revenue/cli.js'
 import {createSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
@@ -16,18 +16,11 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
   ]
   static override flags = {
     ...bodyFlag,
-    amount: Flags.string({description: 'Price of the subscription, in currency units'}),
-    'cancel-at': Flags.string({description: 'Moment after which the customer has no access (only with status canceled)'}),
-    'canceled-at': Flags.string({description: 'Moment the customer asked to cancel (only with status canceled)'}),
+    ...subscriptionFieldFlags,
     country: Flags.string({description: 'Two-letter country code of the user'}),
-    created: Flags.string({description: 'When the subscription was initialised (UNIX seconds or ISO date)'}),
-    currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
     origin: Flags.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c'}),
     'origin-id': Flags.string({description: 'Unique subscription id (may be the gateway\'s id)'}),
     product: Flags.string({description: 'Product api_id, or an integration object as JSON'}),
-    status: Flags.string({description: 'pending, trialing, active or canceled'}),
-    'trial-end': Flags.string({description: 'End of the trial (only with status trialing)'}),
-    'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
     'user-id': Flags.string({description: 'The user id'}),
     ...eventFlags,
   }
@@ -38,18 +31,11 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
   async run() {
     const f = this.flags
     const body = overlay(readBody(f.body), {
-      amount: numberish(f.amount),
-      cancel_at: timestampish(f['cancel-at']),
-      canceled_at: timestampish(f['canceled-at']),
+      ...subscriptionFields(f),
       country: f.country,
-      created: timestampish(f.created),
-      currency: f.currency,
       origin: f.origin,
       origin_id: f['origin-id'],
       product: productFlag(f.product),
-      status: f.status,
-      trial_end: timestampish(f['trial-end']),
-      trial_start: timestampish(f['trial-start']),
       user_id: f['user-id'],
     })
     const input = await requireFields(body, [

@@ -44,6 +44,47 @@ export const listFlags = {
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
 /** A flag's number, or the raw text for the schema to reject with its value. */
+/** Flags of the subscription fields an update may change; create takes these, the key, country and product. */
+export const subscriptionFieldFlags = {
+  amount: Flags.string({description: 'Price of the subscription, in currency units'}),
+  'cancel-at': Flags.string({description: 'Moment after which the customer has no access (only with status canceled)'}),
+  'canceled-at': Flags.string({description: 'Moment the customer asked to cancel (only with status canceled)'}),
+  created: Flags.string({description: 'When the subscription was initialised (UNIX seconds or ISO date)'}),
+  currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
+  status: Flags.string({description: 'pending, trialing, active or canceled'}),
+  'trial-end': Flags.string({description: 'End of the trial (only with status trialing)'}),
+  'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
+}
+
+type FlagValues<F> = {[K in keyof F]?: string}
+
+/** The body fields of subscriptionFieldFlags. */
+export function subscriptionFields(f: FlagValues<typeof subscriptionFieldFlags>): Record<string, unknown> {
+  return {
+    amount: numberish(f.amount),
+    cancel_at: timestampish(f['cancel-at']),
+    canceled_at: timestampish(f['canceled-at']),
+    created: timestampish(f.created),
+    currency: f.currency,
+    status: f.status,
+    trial_end: timestampish(f['trial-end']),
+    trial_start: timestampish(f['trial-start']),
+  }
+}
+
+/** Flags of the charge fields an update may change (and metadata, described per command); create takes more. */
+export const chargeFieldFlags = {
+  amount: Flags.string({description: 'Price of the charge, in currency units'}),
+  created: Flags.string({description: 'When the charge was initialised (UNIX seconds or ISO date)'}),
+  currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
+  status: Flags.string({description: 'pending, succeeded or failed'}),
+}
+
+/** The body fields of chargeFieldFlags. */
+export function chargeFields(f: FlagValues<typeof chargeFieldFlags>): Record<string, unknown> {
+  return {amount: numberish(f.amount), created: timestampish(f.created), currency: f.currency, status: f.status}
+}
+
 export function numberish(s: string | undefined): number | string | undefined {
   if (s === undefined) return undefined
   const t = s.trim()
