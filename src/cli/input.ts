@@ -96,7 +96,7 @@ export function decodeUtf8(bytes: Uint8Array, what: string): string {
 }
 
 /** Offset of the first byte that does not start or continue a valid UTF-8 sequence. */
-function firstInvalidUtf8(bytes: Uint8Array): number {
+export function firstInvalidUtf8(bytes: Uint8Array): number {
   let lo = 0
   let hi = bytes.length
   // The longest prefix that decodes (a sequence cut at its end is fine in stream mode), by bisection.
@@ -126,13 +126,50 @@ function lineAt(bytes: Uint8Array, offset: number): number {
   return line
 }
 
-export function parseJsonObject(text: string, what: string): Record<string, unknown> {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    throw new InvalidInputError(`${what}: malformed JSON (${(error as Error).message})`)
+/**
+ * Deepest nesting of arrays and objects accepted in JSON input. pricectl's own documents
+ * need a few levels (a products file: array > product > country_prices > price is 4);
+ * deeper input is refused before it is parsed, because validation, messages and
+ * JSON.stringify recurse and ~5,000 levels overflow the stack.
+ */
+export const MAX_JSON_DEPTH = 64
+
+/**
+ * Refuse JSON text nested deeper than MAX_JSON_DEPTH, naming the line where it goes too
+ * deep. One pass over the text, string-aware; malformed text is left to JSON.parse.
+ */
+export function checkJsonDepth(text: string, what?: string): void {
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x22) {
+      // Skip the string: a bracket inside it is text, and an escaped quote does not end it.
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i)
+        if (d === 0x5c) i++
+        else if (d === 0x22) break
+      }
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) {
+        const line = text.slice(0, i).split('\n').length
+        throw new InvalidInputError(`${what ? `${what}: ` : ''}JSON nested more than ${MAX_JSON_DEPTH} levels deep (line ${line}); no pricectl input needs more than a few levels`)
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--
   }
+}
+
+/** JSON text to a value, with the depth limit; errors are input errors naming `what`. */
+export function parseJson(text: string, what?: string): unknown {
+  checkJsonDepth(text, what)
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new InvalidInputError(`${what ? `${what}: ` : ''}malformed JSON (${(error as Error).message})`)
+  }
+}
+
+export function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  const value = parseJson(text, what)
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidInputError(`${what}: expected a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`)
   }
@@ -141,6 +178,7 @@ export function parseJsonObject(text: string, what: string): Record<string, unkn
 
 /** A flag value that is JSON (object or array); `what` names the flag in errors. */
 export function parseJsonValue(text: string, what: string): unknown {
+  checkJsonDepth(text, what)
   try {
     return JSON.parse(text)
   } catch (error) {

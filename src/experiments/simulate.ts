@@ -1,4 +1,4 @@
-import {decodeUtf8, readInput} from '../cli/input.js'
+import {decodeUtf8, parseJson, readInput} from '../cli/input.js'
 
 import {nowSeconds} from '../clock.js'
 import {minorDigits} from '../currency.js'
@@ -58,12 +58,7 @@ export function readDemandFile(path: string): DemandPoint[] {
   const text = decodeUtf8(readInput(path, {limit: 1024 * 1024, what: '--demand-file'}), what)
   const trimmed = text.trim()
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-    let value: unknown
-    try {
-      value = JSON.parse(trimmed)
-    } catch (error) {
-      throw new InvalidInputError(`${what}: malformed JSON (${(error as Error).message})`)
-    }
+    const value = parseJson(trimmed, what)
     if (Array.isArray(value)) {
       return checkCurve(
         value.map((v, i) => {

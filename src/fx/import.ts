@@ -1,6 +1,7 @@
 import {parse} from 'csv-parse/sync'
 import {unzipSync} from 'fflate'
 
+import {parseJson} from '../cli/input.js'
 import {isoDay, nowSeconds} from '../clock.js'
 import {isCurrency} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
@@ -281,12 +282,7 @@ export function parseRateCsv(text: string, name: string, defaultDate: string | u
  * usd entry. That feed also lists crypto and metals: non-ISO codes are skipped and counted.
  */
 export function parseRateJson(text: string, name: string, defaultDate: string | undefined): ParsedRates {
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch (error) {
-    throw new InvalidInputError(`${name}: malformed JSON (${(error as Error).message})`)
-  }
+  const data = parseJson(text, name)
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new InvalidInputError(`${name}: expected a JSON object {"date": "YYYY-MM-DD", "usd": {...}}`)
   const obj = data as Record<string, unknown>
   const tables = Object.keys(obj).filter((k) => k !== 'date' && obj[k] !== null && typeof obj[k] === 'object' && !Array.isArray(obj[k]))

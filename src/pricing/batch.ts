@@ -4,6 +4,7 @@ import {createReadStream} from 'node:fs'
 import {once} from 'node:events'
 import type {Readable, Writable} from 'node:stream'
 
+import {checkJsonDepth, parseJson} from '../cli/input.js'
 import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../cli/render.js'
@@ -100,9 +101,9 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
           else {
             if (!item.text.trim()) continue
             try {
-              request = JSON.parse(item.text)
+              request = parseJson(item.text)
             } catch (error) {
-              request = new InvalidInputError(`malformed JSON (${(error as Error).message})`)
+              request = error
             }
           }
           const waiting = handle(item.line, request)
@@ -285,6 +286,7 @@ function list(v: string | undefined): string[] | undefined {
 function object(v: string | undefined, column: string): Record<string, string> | undefined {
   if (!v) return undefined
   if (v.startsWith('{')) {
+    checkJsonDepth(v, column)
     try {
       return JSON.parse(v) as Record<string, string>
     } catch {
