@@ -16,7 +16,26 @@ export function formatIssues(issues: z.core.$ZodIssue[]): string {
   return issues
     .map((i) => {
       const path = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
-      return path ? `${path}: ${i.message}` : i.message
+      const message = i.code === 'unrecognized_keys' ? shortenKeyList(i.message, i.keys) : i.message
+      return path ? `${path}: ${message}` : message
     })
     .join('; ')
+}
+
+/** Unknown keys named in a message, at most this many (a body with 60,000 of them gets a short answer). */
+export const MAX_LISTED_KEYS = 10
+
+/**
+ * The message of an unknown-keys issue with its list cut after MAX_LISTED_KEYS keys and
+ * "and N more" (whatever the schema's own wording around the list). Unchanged when the
+ * list cannot be found in the message.
+ */
+function shortenKeyList(message: string, keys: readonly string[]): string {
+  if (keys.length <= MAX_LISTED_KEYS) return message
+  const from = message.indexOf(JSON.stringify(keys[MAX_LISTED_KEYS]))
+  const lastQuoted = JSON.stringify(keys.at(-1))
+  const last = message.lastIndexOf(lastQuoted)
+  if (from <= 0 || last < from) return message
+  const head = message.slice(0, from).replace(/,\s*$/, '')
+  return `${head} and ${(keys.length - MAX_LISTED_KEYS).toLocaleString('en-US')} more${message.slice(last + lastQuoted.length)}`
 }
