@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../src/cli/base.js'
 import {DEFAULT_BODY_LIMIT} from '../src/server/app.js'
-import {parseSize, serve} from '../src/server/serve.js'
+import {parseSeconds, parseSize, serve} from '../src/server/serve.js'
+import {DEFAULT_WRITE_TIMEOUT_MS} from '../src/server/write-queue.js'
 import {ServeStopped} from '../src/schemas/server.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
@@ -26,6 +27,10 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
       default: false,
       description: 'Take the client address (get_ip_from_request, access log) from X-Forwarded-For; only behind a proxy you run, which sets it',
     }),
+    'write-timeout': Flags.string({
+      default: String(DEFAULT_WRITE_TIMEOUT_MS / 1000),
+      description: 'Seconds a write may wait while another process (an import, a command) holds the store\'s write lock; then 503 with Retry-After. Other requests never wait',
+    }),
   }
   static override get outputSchema() {
     return ServeStopped
@@ -41,6 +46,7 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
       host: f.host,
       port: f.port,
       trustProxy: f['trust-proxy'],
+      writeTimeoutMs: parseSeconds(f['write-timeout'], '--write-timeout') * 1000,
     })
   }
 }

@@ -17,7 +17,17 @@ export type PriceOptions = {
   trace?: ExplainStep[]
   /** Validate and compute but write nothing (price explain --dry-run). */
   dryRun?: boolean
+  /**
+   * Answer only when the request writes nothing (a locked user asking for what the lock
+   * holds); otherwise throw NEEDS_WRITE before computing anything, so the caller can take
+   * the write lock and run it again. The server answers locked users this way without
+   * waiting for another process's write lock.
+   */
+  readOnly?: boolean
 }
+
+/** Thrown under `readOnly` when the request must write (a new lock, or a change to one). */
+export const NEEDS_WRITE: Error = new Error('this price request writes a lock: run it in a write transaction')
 
 const DEFAULT_AUDIENCE = {api_id: 'default', name: 'default'}
 
@@ -102,6 +112,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     if (ctx.coupons.apply(lock, req, trace, {fresh, products: wanted})) changed = true
     if (req.user_id && ip && lock.ip !== ip && !lock.ip) lock.ip = ip
     if (changed && !options.dryRun) {
+      if (options.readOnly) throw NEEDS_WRITE
       lock.updated_at = nowIso()
       if (adopted) deleteLock(ctx.db, ip!)
       saveLock(ctx.db, lock)
@@ -112,6 +123,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     return render(ctx, lock, req, wanted, integrations, trace)
   }
 
+  if (options.readOnly && !options.dryRun) throw NEEDS_WRITE
   // 2. Country: flag > stored user country > IP > store default (override skips the stored country).
   const {country, source: countrySource} = resolveCountry(ctx, req, ip, trace)
   // 3. Currency: flag > product's country price > country's currency > USD.

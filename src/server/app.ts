@@ -1,16 +1,35 @@
 import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} from 'fastify'
-import {isIP} from 'node:net'
+import {maxHeaderSize, STATUS_CODES} from 'node:http'
+import {isIP, type Socket} from 'node:net'
 
-import {parseJsonObject} from '../cli/input.js'
+import {firstInvalidUtf8, parseJsonObject} from '../cli/input.js'
+import {InvalidInputError} from '../errors.js'
 import {openStore, schemaVersion, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
-import {HttpProblem, httpError} from './errors.js'
+import {capMessage, HttpProblem, httpError} from './errors.js'
 import {type Caller, KeyChecker, presentedKey} from './keys.js'
 import {registerRoutes} from './routes.js'
+import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
 
 /** Default largest request body: a price or product body is a few KB; 1 MiB leaves room. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+/**
+ * Connection timeouts (docs/serve.md "Timeouts"), given to node:http when the server is
+ * created: Node checks them on a timer set up at creation, so values assigned afterwards
+ * left its defaults (60 s for headers, checked every 30 s) in force.
+ */
+export const DEFAULT_TIMEOUTS = {
+  /** The request line and headers must have arrived within this. */
+  headersMs: 10_000,
+  /** An idle kept-alive connection is closed after this. */
+  keepAliveMs: 72_000,
+  /** The whole request, body included, must have arrived within this. */
+  requestMs: 30_000,
+}
+/** How often node:http looks for connections past those timeouts. */
+const TIMEOUT_CHECK_MS = 1000
 
 export type ServerOptions = {
   /** One line per request (default true). */
@@ -22,11 +41,17 @@ export type ServerOptions = {
   /** Store path (as --db: default $PRICECTL_DB, else the data directory). Opened, migrated, closed on close(). */
   db?: string
   geoipDb?: string
+  /** Connection timeouts in ms (defaults: DEFAULT_TIMEOUTS). */
+  timeouts?: Partial<typeof DEFAULT_TIMEOUTS>
   /** Take the client address from X-Forwarded-For (only behind a proxy you run). */
   trustProxy?: boolean
+  /** How long a write may wait for another process's write lock before it gets 503 (ms). */
+  writeTimeoutMs?: number
 }
 
-export type Server = FastifyInstance & {pricectl: {accessLog: AccessLog; contexts: PricingContexts; keys: KeyChecker; requests: () => number; store: Store}}
+export type Server = FastifyInstance & {
+  pricectl: {accessLog: AccessLog; contexts: PricingContexts; keys: KeyChecker; requests: () => number; store: Store; writes: WriteQueue}
+}
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -52,8 +77,13 @@ export function clientIp(request: FastifyRequest): string {
  */
 export function buildServer(options: ServerOptions = {}): Server {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
+  const timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
   const store = openStore(options.db)
   const {db} = store
+  // Never wait inside SQLite: a busy wait would hold the event loop and every request with
+  // it. Writes wait for another process's lock in the write queue instead (write-queue.ts).
+  db.pragma('busy_timeout = 0')
+  const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
   const keys = new KeyChecker(db)
   const contexts = new PricingContexts(db, {geoipDb: options.geoipDb})
   const log = new AccessLog(options.log)
@@ -61,8 +91,19 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   const app = Fastify({
     bodyLimit,
-    // A request that has not finished arriving in 30 s is dropped (slow clients cannot pin the server).
-    requestTimeout: 30_000,
+    // Slow clients cannot pin the server: the timeouts are node:http options at creation.
+    http: {
+      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      headersTimeout: timeouts.headersMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      requestTimeout: timeouts.requestMs,
+    },
+    // fastify assigns these again after creating the server: they must agree.
+    keepAliveTimeout: timeouts.keepAliveMs,
+    requestTimeout: timeouts.requestMs,
+    // Errors node:http finds before fastify sees a request (a malformed request line,
+    // headers over the size limit, a timeout) get the spec's error body too.
+    clientErrorHandler: (error, socket) => clientError(error, socket, timeouts, log),
     // Errors found before routing (a malformed or over-long path) get the spec's error body too.
     frameworkErrors: (error, _request, reply) => {
       const message = error.message.length > 200 ? `${error.message.slice(0, 200)}...` : error.message
@@ -77,13 +118,12 @@ export function buildServer(options: ServerOptions = {}): Server {
   }) as unknown as Server
   app.decorateRequest('caller', null)
 
-  // JSON bodies through the commands' own reader: an object or a 400 naming the problem.
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', {parseAs: 'string'}, (_request, text, done) => {
-    const body = text as string
-    if (body.trim() === '') return done(null, undefined)
+  // JSON is the only body: without fastify's text/plain parser any other type is 415.
+  // Bodies go through the commands' own reader: UTF-8, an object, the nesting limit.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', {parseAs: 'buffer'}, (request, raw, done) => {
     try {
-      done(null, parseJsonObject(body, 'body'))
+      done(null, jsonBody(raw as Buffer, request.headers['content-type']))
     } catch (error) {
       done(error as Error, undefined)
     }
@@ -132,7 +172,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   app.setErrorHandler((error, request, reply) => {
-    const {body, headers, status} = httpError(error, {bodyLimit})
+    const {body, headers, status} = httpError(error, {bodyLimit, contentType: request.headers['content-type']})
     if (status === 500) log.note(`error in ${request.method} ${request.url}: ${(error as Error)?.stack ?? String(error)}`)
     reply.code(status)
     if (headers) reply.headers(headers)
@@ -140,7 +180,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   app.setNotFoundHandler((request, reply: FastifyReply) => {
-    reply.code(404).send({message: `no endpoint ${request.method} ${request.url.split('?')[0]} (the endpoints are listed in docs/serve.md)`, success: false})
+    reply.code(404).send({message: capMessage(`no endpoint ${request.method} ${request.url.split('?')[0]} (the endpoints are listed in docs/serve.md)`), success: false})
   })
 
   app.get('/healthz', async () => {
@@ -148,7 +188,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     return {message: 'ok', schema_version: schemaVersion(db), success: true}
   })
 
-  registerRoutes(app, {clientIp, contexts, db})
+  registerRoutes(app, {clientIp, contexts, db, writes})
 
   const flushTimer = setInterval(() => keys.flush(), 5000)
   flushTimer.unref()
@@ -159,6 +199,56 @@ export function buildServer(options: ServerOptions = {}): Server {
     log.flush()
   })
 
-  app.pricectl = {accessLog: log, contexts, keys, requests: () => served, store}
+  app.pricectl = {accessLog: log, contexts, keys, requests: () => served, store, writes}
   return app
+}
+
+/**
+ * A request body as JSON: UTF-8 (a byte that is not is a 400, never a U+FFFD in the store;
+ * a charset other than UTF-8 is 415), then the commands' reader. An empty body is none.
+ */
+export function jsonBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> | undefined {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase()
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new HttpProblem(415, `Content-Type charset ${JSON.stringify(charset)}: send the body as UTF-8 JSON with "Content-Type: application/json"`)
+  }
+  let text: string
+  try {
+    text = utf8.decode(raw)
+  } catch {
+    const at = firstInvalidUtf8(raw)
+    throw new InvalidInputError(`body: not UTF-8 (byte 0x${raw[at].toString(16).padStart(2, '0')} at offset ${at}); send the JSON body encoded as UTF-8`)
+  }
+  if (text.trim() === '') return undefined
+  return parseJsonObject(text, 'body')
+}
+
+const utf8 = new TextDecoder('utf-8', {fatal: true})
+
+/** node:http's clientError: answer with the spec's error body and close the connection. */
+function clientError(error: Error & {code?: string; reason?: string}, socket: Socket, timeouts: typeof DEFAULT_TIMEOUTS, log: AccessLog): void {
+  // A reset connection has no one to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  const ip = socket.remoteAddress ?? ''
+  let status = 400
+  let message: string
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408
+    message = `the request did not arrive in time (headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s): send it again without pauses`
+  } else if (error.code === 'HPE_HEADER_OVERFLOW') {
+    status = 431
+    message = `the request line and headers are over ${maxHeaderSize} bytes (node's --max-http-header-size): send fewer or shorter headers`
+  } else if (error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW') {
+    status = 413
+    message = 'chunk extensions of the request body are too large: send the body without chunk extensions'
+  } else {
+    message = `malformed HTTP request (${error.code ?? 'error'}: ${error.reason ?? error.message}): send an HTTP/1.1 request`
+  }
+  const body = JSON.stringify({success: false, message: capMessage(message)})
+  // As node:http does: answer only when no response has begun on this connection.
+  if (socket.writable && !(socket as Socket & {_httpMessage?: {headersSent?: boolean}})._httpMessage?.headersSent) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
+  log.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip, method: '-', status, url: '-'})
 }

@@ -17,12 +17,38 @@ export class HttpProblem extends Error {
 
 type FastifyishError = {code?: string; statusCode?: number}
 
+/** Longest error message the server sends: a message names a problem, it does not echo a body back. */
+export const MAX_MESSAGE_CHARS = 1000
+
+/** Cut a longer message, saying how long it was (a body with 60,000 unknown keys must not get them all back). */
+export function capMessage(message: string): string {
+  if (message.length <= MAX_MESSAGE_CHARS) return message
+  let cut = MAX_MESSAGE_CHARS
+  // Do not split a UTF-16 surrogate pair.
+  if (/[\ud800-\udbff]/.test(message[cut - 1])) cut--
+  return `${message.slice(0, cut)}... (${message.length.toLocaleString('en-US')} characters in all)`
+}
+
+/** The error answer with its message (and any other text field, such as error_message) capped. */
+function capped(e: HttpError): HttpError {
+  if (!Object.values(e.body).some((v) => typeof v === 'string' && v.length > MAX_MESSAGE_CHARS)) return e
+  const body = Object.fromEntries(Object.entries(e.body).map(([k, v]) => [k, typeof v === 'string' ? capMessage(v) : v])) as HttpError['body']
+  return {...e, body}
+}
+
 /**
  * Map anything a route throws to a status and body. The engine's own errors keep their
  * message (the same text the commands print): invalid input 400, not found 404, a state
  * of the store that prevents the request 409; a busy store 503; anything else 500.
  */
-export function httpError(err: unknown, limits: {bodyLimit: number}): HttpError {
+export function httpError(err: unknown, limits: RequestFacts): HttpError {
+  return capped(classify(err, limits))
+}
+
+/** What the messages name: the server's body limit, the request's Content-Type. */
+type RequestFacts = {bodyLimit: number; contentType?: string}
+
+function classify(err: unknown, limits: RequestFacts): HttpError {
   if (err instanceof HttpProblem) return {body: {message: err.message, success: false}, headers: err.headers, status: err.status}
   const described = describeError(err)
   const body = {success: false as const, ...described.body, message: described.message}
@@ -36,7 +62,8 @@ export function httpError(err: unknown, limits: {bodyLimit: number}): HttpError 
     return {body: {message: `request body is over ${limits.bodyLimit} bytes (the server's --body-limit); send one request per call`, success: false}, status: 413}
   }
   if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return {body: {message: `${(err as Error).message}: send the body as JSON with "Content-Type: application/json"`, success: false}, status: 415}
+    const type = limits.contentType ? `Content-Type ${JSON.stringify(limits.contentType)}` : 'a body without Content-Type'
+    return {body: {message: `${(err as Error).message} (${type}): send the body as JSON with "Content-Type: application/json"`, success: false}, status: 415}
   }
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     return {body: {message: (err as Error).message, success: false}, status: e.statusCode}

@@ -5,7 +5,7 @@ import {couponResponse, listCoupons} from '../catalog/coupons.js'
 import {createdResponse, createProduct, listEntry, loadProducts, productResponse, requireProduct, updateProduct} from '../catalog/products.js'
 import {requireUser} from '../catalog/users.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
-import {calculatePrice} from '../pricing/price.js'
+import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventOf} from '../revenue/cli.js'
 import type {EventRef} from '../revenue/events.js'
@@ -14,8 +14,10 @@ import {createSubscription, deleteSubscription, getSubscription, updateSubscript
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {DB} from '../store/db.js'
 import type {PricingContexts} from './contexts.js'
+import {httpError} from './errors.js'
+import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -24,13 +26,20 @@ const auth = {config: {auth: true}}
  * The spec's endpoints. Each calls the engine function its command calls, with the
  * request body where the command has `--body` plus flags, and answers what the command's
  * `--json` prints. Nothing here re-validates: the engine validates before it writes.
+ *
+ * Every write goes through the write queue (write-queue.ts): the engine's write functions
+ * start with BEGIN IMMEDIATE, which fails at once while another process holds the store's
+ * write lock, and the queue tries again later without blocking other requests. Reads never
+ * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db}: Deps): void {
-  /** A write through the server: the pricing context must not keep the old catalog. */
-  const wrote = <T>(result: T): T => {
-    contexts.invalidate()
-    return result
-  }
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, writes}: Deps): void {
+  /** A write through the server, in the write queue; the pricing context must not keep the old catalog. */
+  const write = <T>(attempt: () => T): Promise<T> =>
+    writes.run(() => {
+      const result = attempt()
+      contexts.invalidate()
+      return result
+    })
 
   // ---------------------------------------------------------------- prices
   app.post('/v1/prices', auth, async (request) => {
@@ -40,20 +49,37 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db}: D
     if ((body as {get_ip_from_request?: unknown}).get_ip_from_request === true && isIP(ip) === 0) {
       throw new InvalidInputError(`get_ip_from_request: the client address ${JSON.stringify(ip)} (from X-Forwarded-For) is not an IPv4 or IPv6 address; pass ip in the body`)
     }
-    return calculatePrice(contexts.current(), body, {requestIp: ip})
+    const options: PriceOptions = {requestIp: ip}
+    // A locked user asking for what the lock holds writes nothing: answered in a read
+    // transaction, so it does not wait while another process holds the write lock.
+    const ctx = contexts.current()
+    await ctx.ready(body)
+    try {
+      return ctx.db.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true})).deferred()
+    } catch (error) {
+      if (error !== NEEDS_WRITE) throw error
+    }
+    // A new lock (or a change to one): one write transaction, as the command takes it, so
+    // two processes pricing the same new user cannot both make a quote.
+    return writes.run(async () => {
+      // Another process may have changed the store while this request waited: a fresh context.
+      const current = contexts.current()
+      await current.ready(body)
+      return current.db.transaction(() => calculatePriceSync(current, body, options)).immediate()
+    })
   })
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = createProduct(db, request.body ?? {})
-    return wrote(createdResponse(p, `created product ${p.api_id}`))
+    const p = await write(() => createProduct(db, request.body ?? {}))
+    return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = updateProduct(db, apiId, request.body ?? {})
+    const {changed, product} = await write(() => updateProduct(db, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
-    return wrote(productResponse(product, message))
+    return productResponse(product, message)
   })
 
   app.get<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
@@ -93,19 +119,21 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db}: D
     } catch (error) {
       // The spec: an unknown user is a 400 with success false and error_message.
       if (!(error instanceof NotFoundError)) throw error
-      return reply.code(400).send({success: false, ...error.body, message: error.message})
+      return reply.code(400).send(httpError(error, {bodyLimit: 0}).body)
     }
   })
 
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
-    const r = createSubscription(db, request.body ?? {}, eventOfRequest(request))
-    return wrote({message: r.message, record: r.record, success: true})
+    const event = eventOfRequest(request)
+    const r = await write(() => createSubscription(db, request.body ?? {}, event))
+    return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
-    const r = updateSubscription(db, keyOf(request.params), request.body ?? {}, eventOfRequest(request))
-    return wrote({message: r.message, record: r.record, success: true})
+    const event = eventOfRequest(request)
+    const r = await write(() => updateSubscription(db, keyOf(request.params), request.body ?? {}, event))
+    return {message: r.message, record: r.record, success: true}
   })
 
   app.get<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => ({
@@ -114,19 +142,22 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db}: D
   }))
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
-    const r = deleteSubscription(db, keyOf(request.params), eventOfRequest(request))
-    return wrote({message: r.message, record: r.record, success: true})
+    const event = eventOfRequest(request)
+    const r = await write(() => deleteSubscription(db, keyOf(request.params), event))
+    return {message: r.message, record: r.record, success: true}
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
-    const r = createCharge(db, request.body ?? {}, eventOfRequest(request))
-    return wrote({message: r.message, record: r.record, success: true})
+    const event = eventOfRequest(request)
+    const r = await write(() => createCharge(db, request.body ?? {}, event))
+    return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
-    const r = updateCharge(db, keyOf(request.params), request.body ?? {}, eventOfRequest(request))
-    return wrote({message: r.message, record: r.record, success: true})
+    const event = eventOfRequest(request)
+    const r = await write(() => updateCharge(db, keyOf(request.params), request.body ?? {}, event))
+    return {message: r.message, record: r.record, success: true}
   })
 
   // Not in the spec (its charge record is "not shown"); `pricectl charges get` has it.

@@ -64,3 +64,11 @@ export function parseSize(text: string, flag = '--body-limit'): number {
   if (bytes > 100 * 1024 * 1024) throw new InvalidInputError(`${flag}: ${text} is over the 100mb ceiling (a request is one body, never a bulk file: use the import commands)`)
   return bytes
 }
+
+/** `--write-timeout`: seconds, decimals allowed, 0 (never wait) to 600. */
+export function parseSeconds(text: string, flag: string): number {
+  const seconds = /^\s*\d+(?:\.\d+)?\s*$/.test(text) ? Number(text) : Number.NaN
+  if (!Number.isFinite(seconds)) throw new InvalidInputError(`${flag}: expected seconds such as 5 or 0.5, got ${JSON.stringify(text)}`)
+  if (seconds > 600) throw new InvalidInputError(`${flag}: ${text} s is over the 600 s ceiling (a client waiting that long has given up)`)
+  return seconds
+}
