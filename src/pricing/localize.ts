@@ -1,5 +1,5 @@
 import {requireProduct, updateProduct} from '../catalog/products.js'
-import {convertMinor, countryCurrency, fromMinor, roundHalfUp} from '../currency.js'
+import {convertMinor, countryCurrency, fromMinor, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {listFactors} from '../localization/factors.js'
 import type {DB} from '../store/db.js'
@@ -54,7 +54,7 @@ export function localizeProduct(db: DB, apiId: string, options: {countries?: str
       skipped.push({country: f.country, reason: currency ? `no FX rate for ${currency}` : 'no currency known for the country'})
       continue
     }
-    const local = roundHalfUp(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate) * f.factor)
+    const local = scaleMinor(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate), f.factor)
     const amount = ctx.round(local, currency).minor
     const before = existing.get(f.country)
     if (before && before.currency === currency && before.amount_minor === amount) {
