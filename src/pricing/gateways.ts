@@ -1,12 +1,12 @@
 import {nowIso} from '../clock.js'
-import {convertMinor, minorDigits} from '../currency.js'
+import {convertMinor, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
 import {type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride} from '../money/gateway-tables.js'
-import {type Constraint, gatewayDecimal, representablePrice, toGatewayUnits} from '../money/representable.js'
+import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
 /**
@@ -259,4 +259,50 @@ export function configureRule(db: DB, gateway: GatewayId, currency: string, chan
 
 export function pickRule(r: GatewayRule): GatewayRule {
   return {divisible_by: r.divisible_by, exponent: r.exponent, max_amount: r.max_amount, min_amount: r.min_amount}
+}
+
+/** Gateway ids of a product's integration objects (gateway_a_with_interval charges through gateway_a). */
+export function integrationGateways(integrations: readonly {type: string}[]): GatewayId[] {
+  const out = new Set<GatewayId>()
+  for (const i of integrations) {
+    const g = i.type === 'gateway_a_with_interval' ? 'gateway_a' : i.type
+    if (isGateway(g)) out.add(g)
+  }
+  return [...out]
+}
+
+/**
+ * Why a fixed price (a country price) cannot be shown and charged exactly, or undefined
+ * when it can: every gateway the product charges through (all four when it names none)
+ * that takes the currency must represent it, and the display must show it as it is.
+ * The message names the gateway, the rule and the nearest valid amounts.
+ */
+export function unchargeableReason(db: DB, amountMinor: number, currency: string, gateways: readonly GatewayId[]): string | undefined {
+  const settings = gatewaySettingsMap(db)
+  const overrides = ruleOverrides(db)
+  const constraints: Constraint[] = []
+  for (const g of gateways.length > 0 ? gateways : GATEWAYS) {
+    if (acceptsCurrency(settings[g], currency)) constraints.push({gateway: g, rule: gatewayRule(g, currency, overrides.get(`${g}|${currency}`))})
+  }
+  const text = (m: number) => minorToDecimalString(m, minorDigits(currency))
+  const reasons: string[] = []
+  if (amountMinor % displayStep(currency) !== 0) reasons.push(`${currency} is shown in steps of ${text(displayStep(currency))}`)
+  for (const {gateway, rule} of constraints) {
+    if (amountMinor % gatewayStep(currency, rule) !== 0) {
+      reasons.push(`${gateway} takes ${currency} with ${rule.exponent} decimals${rule.divisible_by > 1 ? `, amounts divisible by ${rule.divisible_by}` : ''}`)
+    }
+  }
+  if (reasons.length > 0) {
+    const [lo, hi] = nearestPoints(amountMinor, currency, constraints)
+    return `${text(amountMinor)} ${currency} cannot be shown and charged exactly (${reasons.join('; ')}): use ${text(lo)}${hi === lo ? '' : ` or ${text(hi)}`}`
+  }
+  if (amountMinor === 0) return undefined
+  try {
+    const r = representablePrice(amountMinor, currency, constraints)
+    if (r.minor !== amountMinor) return `${text(amountMinor)} ${currency} cannot be charged (${r.moves.map((m) => m.reason).join('; ')}): use ${text(r.minor)} or more`
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error.message
+    throw error
+  }
+  return undefined
 }

@@ -356,20 +356,21 @@ function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, integra
       const moved = ctx.representable(scaled, currency, gateways).minor
       if (minor > 0 && moved === 0) {
         throw new InvalidInputError(
-          `override_currency: the ${what} of ${id}, ${fromMinor(minor, p.currency)} ${p.currency}, would become ${fromMinor(scaled, currency)} ${currency} and so free; ` +
-            `pass --override to recompute the price in ${currency} instead`,
+          `override_currency: the ${what} of ${id}: ${fromMinor(minor, p.currency)} ${p.currency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
+            `pass --override --currency ${currency} to recompute the price in ${currency} instead`,
         )
       }
       if (moved !== scaled) note(trace, `price ${id}`, 'applied', `${fromMinor(scaled, currency)} ${currency} moved to ${fromMinor(moved, currency)} so it can be shown and charged exactly`)
       return moved
     }
+    const price = move(p.price_minor, 'price')
     products[id] = {
       ...p,
       baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, 'baseline price'),
       control_minor: move(p.control_minor, 'control price'),
       coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, 'price after coupon')} : undefined,
       currency,
-      price_minor: move(p.price_minor, 'price'),
+      price_minor: price,
     }
   }
   return {...lock, currency, quote: {...lock.quote, currency_source: 'override_currency', products}}

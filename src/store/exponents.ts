@@ -102,7 +102,7 @@ export function recordExponentsV2(db: Database.Database): void {
     }
   }
   const update = db.prepare('UPDATE locks SET quote_json = ? WHERE lock_key = ?')
-  for (const row of db.prepare('SELECT lock_key, currency, quote_json FROM locks').iterate() as IterableIterator<{currency: string; lock_key: string; quote_json: string}>) {
+  for (const row of db.prepare('SELECT lock_key, currency, quote_json FROM locks').all() as {currency: string; lock_key: string; quote_json: string}[]) {
     const json = rescaleQuote(row.quote_json, row.currency, scale)
     if (json !== undefined) update.run(json, row.lock_key)
   }
