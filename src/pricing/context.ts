@@ -35,6 +35,8 @@ export type PricedProduct = ProductRow & {
   countryPrices: Map<string, {amountMinor: number; currency: string}>
   /** Gateways the product's integrations charge through (their tables constrain its price points). */
   gateways: string[]
+  /** Currencies of its gateway_d plans, in integration order (a gateway_d price is in one of them). */
+  planCurrencies: string[]
 }
 
 /**
@@ -51,6 +53,7 @@ export class PricingContext {
   private _defaultCountry?: string
   private countryPriceStmt
   private gatewaysStmt
+  private plansStmt
   private productIdStmt
   private rules = new Map<string, ReturnType<typeof ruleFor>>()
   private factors = new Map<string, number | undefined>()
@@ -67,6 +70,7 @@ export class PricingContext {
     this.db = db
     this.geoipDb = options.geoipDb
     this.countryPriceStmt = db.prepare('SELECT country, currency, amount_minor FROM country_prices WHERE product_id = ?')
+    this.plansStmt = db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck()
     this.gatewaysStmt = db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck()
     this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
     // The layers read rates, rounding rules and display helpers through this context.
@@ -127,12 +131,12 @@ export class PricingContext {
     return gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
   }
 
-  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
-    const key = `${gateway}|${priceMinor}|${currency}|${country}`
+  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string, plans?: readonly string[]): {amount: number; currency: string; formatted: string} {
+    const key = `${gateway}|${priceMinor}|${currency}|${country}|${plans?.join(',') ?? ''}`
     const known = this.gatewayPrices.get(key)
     if (known) return known
     const settings = this.settingsOf(gateway)
-    const result = gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, ruleOf: (c) => this.ruleOf(gateway, c), settings})
+    const result = gatewayPrice({country, currency, plans, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, ruleOf: (c) => this.ruleOf(gateway, c), settings})
     this.gatewayPrices.set(key, result)
     return result
   }
@@ -183,7 +187,7 @@ export class PricingContext {
     let p = this.products.get(apiId)
     if (p === undefined) {
       const row = productByApiId(this.db, apiId)
-      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id), gateways: this.gatewaysStmt.all(row.id) as string[]} : null
+      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id), gateways: this.gatewaysStmt.all(row.id) as string[], planCurrencies: [...new Set(this.plansStmt.all(row.id) as string[])]} : null
       this.products.set(apiId, p)
       if (p) this.productsById.set(p.id, p)
     }

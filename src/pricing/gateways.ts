@@ -61,6 +61,11 @@ export type GatewayPriceInput = {
   /** The gateway's rule for a currency (stored overrides included); default: its shipped table. */
   ruleOf?: (currency: string) => GatewayRule
   settings: GatewaySettings
+  /**
+   * Currencies of the product's plans on this gateway (gateway_d plans carry one): the
+   * amount is in the local currency when a plan has it, else in the first plan's currency.
+   */
+  plans?: readonly string[]
 }
 
 /**
@@ -69,9 +74,10 @@ export type GatewayPriceInput = {
  * amount the gateway can charge exactly in that currency.
  */
 export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number} {
-  const {currency, priceMinor, rateOf, settings} = input
-  if (acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
-  const target = settings.fallback_currency
+  const {currency, plans, priceMinor, rateOf, settings} = input
+  const planned = plans !== undefined && plans.length > 0
+  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
+  const target = planned ? plans[0] : settings.fallback_currency
   const fromRate = rateOf(currency)
   const toRate = rateOf(target)
   for (const [code, rate] of [
@@ -80,7 +86,7 @@ export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {
   ] as const) {
     if (rate === undefined || !(rate > 0)) {
       throw new InvalidInputError(
-        `${settings.gateway} does not accept ${currency} and falls back to ${target}, but there is no FX rate for ${code}: add one with "pricectl fx set ${code} RATE"`,
+        `${settings.gateway} ${planned ? `has no ${currency} plan for this product and charges its ${target} plan` : `does not accept ${currency} and falls back to ${target}`}, but there is no FX rate for ${code}: add one with "pricectl fx set ${code} RATE"`,
       )
     }
   }

@@ -381,7 +381,7 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
   const out: Record<string, ProductPrice> = {}
   for (const id of products) {
     const p = lock.quote.products[id]
-    out[id] = renderProduct(ctx, lock, p, integrations)
+    out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies)
   }
   note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
   const experimented = lock.experiment_id !== 0
@@ -410,24 +410,25 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
  * A product's price object. Without a coupon it depends only on the locked amounts, the
  * country and the gateways, so it is made once per context and shared (callers only read it).
  */
-function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
-  if (p.coupon) return renderProductNow(ctx, lock, p, integrations)
-  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}`
+function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
+  if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans)
+  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}`
   let rendered = ctx.rendered.get(key)
   if (!rendered) {
-    rendered = renderProductNow(ctx, lock, p, integrations)
+    rendered = renderProductNow(ctx, lock, p, integrations, plans)
     ctx.rendered.set(key, rendered)
   }
   return rendered
 }
 
-function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
+function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
   const {country} = lock
   const {currency} = p
   const priceText = ctx.display.format(p.price_minor, currency, country)
   const struck = p.baseline_minor !== null && p.baseline_minor > p.price_minor
   const gateways: ProductPrice['integrations'] = {}
-  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country)
+  // A gateway_d price object is in the currency of one of the product's gateway_d plans (spec: the plan carries it).
+  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country, g === 'gateway_d' ? plans : undefined)
   const result: ProductPrice = {
     display: {
       // Spec: an experimental price is compared with the control, also when it is higher (negative discount).

@@ -13,7 +13,7 @@ const P1999 = {api_id: 'p1999', base_px: 19.99, interval: 'month', interval_coun
 
 async function setRates(db: string, rates: Record<string, number>): Promise<void> {
   for (const [c, r] of Object.entries(rates)) {
-    const set = await run(db, ['fx', 'set', c, String(r), '--date', '2026-01-01', '--source', 'test'])
+    const set = await run(db, ['fx', 'set', c, String(r), '--source', 'test'])
     expect(set.code, set.stderr).toBe(0)
   }
 }
@@ -46,8 +46,8 @@ describe('gateway_a (Stripe) amounts are what the display shows', () => {
 
   it('HUF and IDR are sent in fillér and sen (two decimals), JPY as whole yen', async () => {
     const hu = await run(db, ['price', '-u', 'hu', '-p', 'p1999', '--country', 'HU', '--integration', 'gateway_a', '--json'])
-    expect(hu.json.products.p1999.price).toBe(6500) // 19.99 x 330 = 6596.7, rounded by HUF's whole-unit default rule
-    expect(hu.json.products.p1999.integrations.gateway_a.amount).toBe(650_000)
+    expect(hu.json.products.p1999.price).toBe(6600) // 19.99 x 330 = 6596.7, rounded by HUF's whole-forint default rule
+    expect(hu.json.products.p1999.integrations.gateway_a.amount).toBe(660_000)
     const id = await run(db, ['price', '-u', 'id', '-p', 'p1999', '--country', 'ID', '--integration', 'gateway_a', '--json'])
     expect(id.json.products.p1999.integrations.gateway_a.amount).toBe(id.json.products.p1999.price * 100)
     const jp = await run(db, ['price', '-u', 'jp', '-p', 'p1999', '--country', 'JP', '--integration', 'gateway_a', '--json'])
@@ -119,5 +119,33 @@ describe('--override-currency cannot make a paid product free', () => {
     expect(swap.json.message).toContain('0.01 USD would become 0 JPY, a paid product made free')
     const again = await run(db, ['price', '-u', 'u1', '-p', 'cent', '--json'])
     expect(again.json).toEqual(first.json)
+  })
+})
+
+describe('gateway_d prices are in the currency of one of the product plans (issue 13, item 15)', () => {
+  it('a JP quote of a product whose only gateway_d plan is in EUR is sent in EUR; a JPY plan is used when there is one', async () => {
+    const db = tempStore()
+    await setRates(db, {EUR: 0.9, JPY: 150})
+    await createProducts(db, [
+      {api_id: 'eur_plan', base_px: 10, integrations: [{currency: 'EUR', gateway_d_plan_id: 'plan_eur', type: 'gateway_d'}], interval: 'month', interval_count: 1, name: 'EUR plan'},
+      {
+        api_id: 'two_plans',
+        base_px: 10,
+        integrations: [
+          {currency: 'EUR', gateway_d_plan_id: 'plan2_eur', type: 'gateway_d'},
+          {currency: 'JPY', gateway_d_plan_id: 'plan2_jpy', type: 'gateway_d'},
+        ],
+        interval: 'month',
+        interval_count: 1,
+        name: 'Two plans',
+      },
+    ])
+    const one = await run(db, ['price', '-u', 'jp1', '-p', 'eur_plan', '--country', 'JP', '--integration', 'gateway_d', '--json'])
+    expect(one.code, one.stdout).toBe(0)
+    expect(one.json.currency).toBe('JPY')
+    const price = one.json.products.eur_plan.price
+    expect(one.json.products.eur_plan.integrations.gateway_d).toMatchObject({amount: Math.round((price / 150) * 0.9 * 100), currency: 'EUR'})
+    const two = await run(db, ['price', '-u', 'jp2', '-p', 'two_plans', '--country', 'JP', '--integration', 'gateway_d', '--json'])
+    expect(two.json.products.two_plans.integrations.gateway_d).toMatchObject({amount: two.json.products.two_plans.price, currency: 'JPY'})
   })
 })
