@@ -15,6 +15,7 @@ import {
 } from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
+import {integrationGateways, unchargeableReason} from '../pricing/gateways.js'
 import type {ProductRow} from './lookup.js'
 
 /**
@@ -443,6 +444,20 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
   }
 }
 
+/** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
+function checkChargeable(db: DB, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
+  for (const {def, label} of defs) {
+    const gateways = integrationGateways(def.integrations)
+    // A price already stored unchanged is not refused again (an old store, a rename).
+    const stored = new Set((now.byApiId.get(def.api_id)?.country_prices ?? []).map((c) => `${c.country}|${c.currency}|${c.amount_minor}`))
+    def.country_prices.forEach((c, i) => {
+      if (stored.has(`${c.country}|${c.currency}|${c.amount_minor}`)) return
+      const reason = unchargeableReason(db, c.amount_minor, c.currency, gateways)
+      if (reason) errors.push({label, message: `country_prices[${i}] (${c.country}): ${reason}`})
+    })
+  }
+}
+
 function fail(errors: RowError[], what: string): never {
   throw new InvalidInputError(`invalid ${what}: ${errors.map((e) => e.message).join('; ')}`)
 }
@@ -552,6 +567,7 @@ export function createProduct(db: DB, input: unknown): Product {
     errors.push({label: '', message: `api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`})
   }
   crossCheck(now, [{def, label: ''}], errors)
+  checkChargeable(db, now, [{def, label: ''}], errors)
   if (errors.length) fail(errors, 'product')
   writeDefs(db, [def], now)
   return getProduct(db, def.api_id)!
@@ -580,6 +596,7 @@ export function updateProduct(db: DB, apiId: string, patch: unknown): {changed: 
   const now = current(db)
   const errors: RowError[] = []
   crossCheck(now, [{def, label: ''}], errors)
+  checkChargeable(db, now, [{def, label: ''}], errors)
   if (errors.length) fail(errors, 'product update')
   const r = writeDefs(db, [def], now)
   return {changed: r.updated.length > 0, product: getProduct(db, apiId)!}
@@ -613,6 +630,7 @@ export function upsertProducts(db: DB, items: Item[], options: {dryRun?: boolean
   }
   const now = current(db)
   crossCheck(now, defs, errors)
+  checkChargeable(db, now, defs, errors)
   if (errors.length) failRows(errors, items.length)
   return writeDefs(
     db,

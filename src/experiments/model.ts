@@ -1,4 +1,4 @@
-import {fromMinor, roundHalfUp} from '../currency.js'
+import {fromMinor, scaleMinor} from '../currency.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
 import {BASELINE} from '../schemas/experiments.js'
 import type {ArmOutcome} from './stats.js'
@@ -11,7 +11,7 @@ export function armIdOut(id: string): number | string {
 
 /** The USD price (cents) an arm puts on a product before localization, or undefined for the control price. */
 export function armUsdMinor(arm: Arm, product: ExperimentProduct): number | undefined {
-  if (arm.multiplier !== null) return roundHalfUp(product.base_px_minor * arm.multiplier)
+  if (arm.multiplier !== null) return scaleMinor(product.base_px_minor, arm.multiplier)
   if (arm.usd_price_minor !== null) return arm.usd_price_minor
   return undefined
 }

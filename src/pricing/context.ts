@@ -7,7 +7,9 @@ import {defaultCountry} from '../store/settings.js'
 import {Coupons} from './coupons.js'
 import {Experiments} from './experiments.js'
 import * as display from './display.js'
-import {gatewayPrice, gatewaySettings} from './gateways.js'
+import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway-tables.js'
+import {type Constraint, type Move, representablePrice} from '../money/representable.js'
+import {gatewayConstraint, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
 import type {LockedProduct} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
@@ -29,7 +31,13 @@ export class BoundedCache<K, V> extends Map<K, V> {
 }
 
 /** A product with its country prices, as the price calculation reads it. */
-export type PricedProduct = ProductRow & {countryPrices: Map<string, {amountMinor: number; currency: string}>}
+export type PricedProduct = ProductRow & {
+  countryPrices: Map<string, {amountMinor: number; currency: string}>
+  /** Gateways the product's integrations charge through (their tables constrain its price points). */
+  gateways: string[]
+  /** Currencies of its gateway_d plans, in integration order (a gateway_d price is in one of them). */
+  planCurrencies: string[]
+}
 
 /**
  * Everything one process needs to price requests, read once from the store and cached:
@@ -44,6 +52,8 @@ export class PricingContext {
   private rates?: Map<string, FxRate>
   private _defaultCountry?: string
   private countryPriceStmt
+  private gatewaysStmt
+  private plansStmt
   private productIdStmt
   private rules = new Map<string, ReturnType<typeof ruleFor>>()
   private factors = new Map<string, number | undefined>()
@@ -60,6 +70,8 @@ export class PricingContext {
     this.db = db
     this.geoipDb = options.geoipDb
     this.countryPriceStmt = db.prepare('SELECT country, currency, amount_minor FROM country_prices WHERE product_id = ?')
+    this.plansStmt = db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck()
+    this.gatewaysStmt = db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck()
     this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
     // The layers read rates, rounding rules and display helpers through this context.
     this.segments = new Segments(db, this)
@@ -101,19 +113,48 @@ export class PricingContext {
   }
 
   private gatewayPrices = new BoundedCache<string, {amount: number; currency: string; formatted: string}>(20_000)
+  private overrides?: Map<string, RuleOverride>
 
-  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string): {amount: number; currency: string; formatted: string} {
-    const key = `${gateway}|${priceMinor}|${currency}|${country}`
-    const known = this.gatewayPrices.get(key)
-    if (known) return known
+  private settingsOf(gateway: string): ReturnType<typeof gatewaySettings> {
     let settings = this.gateways.get(gateway)
     if (!settings) {
       settings = gatewaySettings(this.db, gateway)
       this.gateways.set(gateway, settings)
     }
-    const result = gatewayPrice({country, currency, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, settings})
+    return settings
+  }
+
+  /** A gateway's rule for a currency: the store's override, else its shipped table. */
+  ruleOf(gateway: string, currency: string): GatewayRule {
+    this.overrides ??= ruleOverrides(this.db)
+    const g = this.settingsOf(gateway).gateway
+    return gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
+  }
+
+  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string, plans?: readonly string[]): {amount: number; currency: string; formatted: string} {
+    const key = `${gateway}|${priceMinor}|${currency}|${country}|${plans?.join(',') ?? ''}`
+    const known = this.gatewayPrices.get(key)
+    if (known) return known
+    const settings = this.settingsOf(gateway)
+    const result = gatewayPrice({country, currency, plans, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, ruleOf: (c) => this.ruleOf(gateway, c), settings})
     this.gatewayPrices.set(key, result)
     return result
+  }
+
+  /** What the gateways that charge `currency` themselves ask of its price points (fallback gateways ask nothing). */
+  constraints(currency: string, gateways: readonly string[]): Constraint[] {
+    const out: Constraint[] = []
+    for (const g of gateways) {
+      if (!isGateway(g) || out.some((c) => c.gateway === g)) continue
+      const c = gatewayConstraint(this.settingsOf(g), currency, (cur) => this.ruleOf(g, cur))
+      if (c) out.push(c)
+    }
+    return out
+  }
+
+  /** The nearest price point the display and `gateways` can represent exactly, and what moved it. */
+  representable(minor: number, currency: string, gateways: readonly string[], direction: 'down' | 'nearest' | 'up' = 'nearest'): {minor: number; moves: Move[]} {
+    return representablePrice(minor, currency, this.constraints(currency, gateways), direction)
   }
 
   /** Batches format the same few prices over and over: remember them (bounded). */
@@ -146,7 +187,7 @@ export class PricingContext {
     let p = this.products.get(apiId)
     if (p === undefined) {
       const row = productByApiId(this.db, apiId)
-      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id)} : null
+      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id), gateways: this.gatewaysStmt.all(row.id) as string[], planCurrencies: [...new Set(this.plansStmt.all(row.id) as string[])]} : null
       this.products.set(apiId, p)
       if (p) this.productsById.set(p.id, p)
     }

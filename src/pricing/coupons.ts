@@ -67,6 +67,8 @@ export class Coupons {
   private readonly ctx: PricingContext
   private readonly coupons = new Map<string, Coupon | null>()
   private campaignList?: Campaign[]
+  /** Gateways of the request being priced: a price after a coupon is charged too. */
+  private integrations: readonly string[] = []
 
   constructor(db: DB, ctx: PricingContext) {
     this.db = db
@@ -89,6 +91,7 @@ export class Coupons {
 
   /** Validate the request's coupon mapping before anything is written: coupons must exist, products must be requested. */
   prepare(req: PriceRequest): void {
+    this.integrations = req.integrations ?? []
     if (!req.coupons) return
     const problems: string[] = []
     for (const [product, ids] of parseMapping(req.coupons)) {
@@ -213,6 +216,15 @@ export class Coupons {
    * rates; without a rate, a requested coupon is an input error, a campaign's is skipped.
    */
   private priceAfter(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
+    const after = this.discounted(coupon, p, productId, requested)
+    if (after === undefined || after === 0) return after
+    // Charged like any price: moved to a point the display and the gateways represent exactly.
+    const product = this.ctx.product(productId)
+    const gateways = product && product.gateways.length > 0 ? [...new Set([...product.gateways, ...this.integrations])] : this.integrations
+    return this.ctx.representable(after, p.currency, gateways).minor
+  }
+
+  private discounted(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
     if (coupon.coupon_type === 'percentage') return percentOff(p.price_minor, coupon.percent!)
     const from = coupon.currency!
     if (from === p.currency) return amountOff(p.price_minor, coupon.amount_minor!)

@@ -1,4 +1,4 @@
-import {minorDigits} from '../currency.js'
+import {displayDigits, minorDigits, minorToDecimalString as decimalText} from '../currency.js'
 
 /**
  * Localized display of prices (DESIGN "The price calculation", step 9). Pure; formatters
@@ -48,12 +48,11 @@ function safeSupported(tag: string): boolean {
 
 const formatters = new Map<string, Intl.NumberFormat>()
 
-/** Currency formatter in a locale, Latin digits; `whole` shows no minor digits. */
-export function moneyFormatter(currency: string, locale: string, whole: boolean): Intl.NumberFormat {
-  const key = `${locale}|${currency}|${whole ? 1 : 0}`
+/** Currency formatter in a locale, Latin digits, with exactly `digits` minor digits. */
+export function moneyFormatter(currency: string, locale: string, digits: number): Intl.NumberFormat {
+  const key = `${locale}|${currency}|${digits}`
   let f = formatters.get(key)
   if (!f) {
-    const digits = whole ? 0 : minorDigits(currency)
     f = new Intl.NumberFormat(`${locale}-u-nu-latn`, {currency, maximumFractionDigits: digits, minimumFractionDigits: digits, style: 'currency'})
     formatters.set(key, f)
   }
@@ -62,21 +61,31 @@ export function moneyFormatter(currency: string, locale: string, whole: boolean)
 
 /** Integer minor units as an exact decimal string ("999" USD -> "9.99"): no float on the way to Intl. */
 export function minorToDecimalString(minor: number, currency: string): string {
+  return decimalText(minor, minorDigits(currency))
+}
+
+/**
+ * Minor digits to show: none for a whole amount (9.00 EUR -> "9 €"), else the display
+ * exponent (CLDR), or more when the amount has more (HUF 6500.50 shows its fillér): the
+ * text never rounds what is charged.
+ */
+function shownDigits(minor: number, currency: string): number {
   const digits = minorDigits(currency)
-  const sign = minor < 0 ? '-' : ''
-  const abs = String(Math.abs(minor))
-  if (digits === 0) return sign + abs
-  const padded = abs.padStart(digits + 1, '0')
-  return `${sign}${padded.slice(0, -digits)}.${padded.slice(-digits)}`
+  let needed = digits
+  let m = Math.abs(minor)
+  while (needed > 0 && m % 10 === 0) {
+    m /= 10
+    needed--
+  }
+  return needed === 0 ? 0 : Math.max(needed, displayDigits(currency))
 }
 
 /**
  * A price in a locale: whole amounts show no minor digits (9.00 EUR in de-DE -> "9 €"),
- * others all of the currency's minor digits ("9,90 €"). Exact for any safe integer.
+ * others the currency's display digits ("9,90 €"). Exact for any safe integer.
  */
 export function formatMoneyInLocale(minor: number, currency: string, locale: string): string {
-  const whole = minor % 10 ** minorDigits(currency) === 0
-  return moneyFormatter(currency, locale, whole).format(minorToDecimalString(minor, currency) as Intl.StringNumericLiteral)
+  return moneyFormatter(currency, locale, shownDigits(minor, currency)).format(minorToDecimalString(minor, currency) as Intl.StringNumericLiteral)
 }
 
 /** A price as shown to a buyer in a country (its likely locale). */
@@ -92,7 +101,7 @@ export function currencySymbol(currency: string, country: string): string {
   const key = `${locale}|${currency}`
   let s = symbols.get(key)
   if (s === undefined) {
-    s = moneyFormatter(currency, locale, true)
+    s = moneyFormatter(currency, locale, 0)
       .formatToParts(1)
       .filter((p) => p.type === 'currency')
       .map((p) => p.value)

@@ -1,5 +1,5 @@
 import {nowSeconds} from '../clock.js'
-import {convertMinor, fromMinor, roundHalfUp} from '../currency.js'
+import {convertMinor, fromMinor, scaleMinor} from '../currency.js'
 import {clampToBounds, withinBounds} from '../experiments/bounds.js'
 import {armIdOut, describeArm, outcomes} from '../experiments/model.js'
 import {seededRng} from '../experiments/random.js'
@@ -124,7 +124,7 @@ export class Experiments {
     let price: number
     let how: string
     if (arm.multiplier !== null) {
-      const raw = roundHalfUp(controlMinor * arm.multiplier)
+      const raw = scaleMinor(controlMinor, arm.multiplier)
       const r = this.pricing.round(raw, currency)
       price = r.minor
       how = `control ${fromMinor(controlMinor, currency)} x ${arm.multiplier} = ${fromMinor(raw, currency)}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)} ${currency}`

@@ -1,9 +1,12 @@
-import {convertMinor, fromMinor} from '../currency.js'
+import {nowIso} from '../clock.js'
+import {convertMinor, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
+import {type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride} from '../money/gateway-tables.js'
+import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
 /**
@@ -51,18 +54,30 @@ export type GatewayPriceInput = {
   country: string
   /** Currency of the price (the quote's currency). */
   currency: string
-  /** The price in integer minor units of `currency`. */
+  /** The price in integer minor units of `currency` (storage exponent). */
   priceMinor: number
   /** FX rate of a currency in units per 1 USD; undefined when none is on file. */
   rateOf: (currency: string) => number | undefined
+  /** The gateway's rule for a currency (stored overrides included); default: its shipped table. */
+  ruleOf?: (currency: string) => GatewayRule
   settings: GatewaySettings
+  /**
+   * Currencies of the product's plans on this gateway (gateway_d plans carry one): the
+   * amount is in the local currency when a plan has it, else in the first plan's currency.
+   */
+  plans?: readonly string[]
 }
 
-/** The gateway's currency and its price in that currency, in integer minor units. */
+/**
+ * The gateway's currency and the price in it, in storage minor units: the local currency
+ * when the gateway accepts it, else its fallback, converted by FX and moved to the nearest
+ * amount the gateway can charge exactly in that currency.
+ */
 export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number} {
-  const {currency, priceMinor, rateOf, settings} = input
-  if (acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
-  const target = settings.fallback_currency
+  const {currency, plans, priceMinor, rateOf, settings} = input
+  const planned = plans !== undefined && plans.length > 0
+  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
+  const target = planned ? plans[0] : settings.fallback_currency
   const fromRate = rateOf(currency)
   const toRate = rateOf(target)
   for (const [code, rate] of [
@@ -71,26 +86,42 @@ export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {
   ] as const) {
     if (rate === undefined || !(rate > 0)) {
       throw new InvalidInputError(
-        `${settings.gateway} does not accept ${currency} and falls back to ${target}, but there is no FX rate for ${code}: add one with "pricectl fx set ${code} RATE"`,
+        `${settings.gateway} ${planned ? `has no ${currency} plan for this product and charges its ${target} plan` : `does not accept ${currency} and falls back to ${target}`}, but there is no FX rate for ${code}: add one with "pricectl fx set ${code} RATE"`,
       )
     }
   }
-  return {currency: target, minor: convertMinor(priceMinor, currency, fromRate!, target, toRate!)}
+  const converted = convertMinor(priceMinor, currency, fromRate!, target, toRate!)
+  const rule = (input.ruleOf ?? ((c: string) => gatewayRule(settings.gateway, c)))(target)
+  return {currency: target, minor: representablePrice(converted, target, [{gateway: settings.gateway, rule}]).minor}
 }
 
 /**
- * The spec's gateway price object: the local currency when the gateway accepts it, else
- * its fallback with the amount converted by FX (rounded half-up to the fallback's minor
- * unit). `amount` is integer minor units for `minor` gateways, the decimal number for
- * `decimal` ones; `formatted` is that amount in the buyer's locale.
+ * The spec's gateway price object. `amount` is the gateway's integer amount in its own
+ * exponent for `minor` gateways (Stripe ISK 2400 kr -> 240000), the decimal number for
+ * `decimal` ones; `formatted` is the same amount in the buyer's locale. A price that is
+ * not a point the gateway can charge exactly (a lock made before the rule) is rounded half
+ * up to the gateway's unit.
  */
 export function gatewayPrice(input: GatewayPriceInput): GatewayPrice {
   const {currency, minor} = gatewayAmountMinor(input)
+  const rule = (input.ruleOf ?? ((c: string) => gatewayRule(input.settings.gateway, c)))(currency)
+  const units = toGatewayUnits(minor, currency, rule) ?? roundToUnits(minor, currency, rule)
   return {
-    amount: input.settings.amount_format === 'minor' ? minor : fromMinor(minor, currency),
+    amount: input.settings.amount_format === 'minor' ? units : gatewayDecimal(units, rule),
     currency,
     formatted: formatMoney(minor, currency, input.country),
   }
+}
+
+function roundToUnits(minor: number, currency: string, rule: GatewayRule): number {
+  const scale = 10 ** (minorDigits(currency) - rule.exponent)
+  return Math.sign(minor) * Math.floor((Math.abs(minor) + scale / 2) / scale)
+}
+
+/** The constraint a gateway puts on price points in a currency it accepts; none when it falls back. */
+export function gatewayConstraint(settings: GatewaySettings, currency: string, ruleOf?: (currency: string) => GatewayRule): Constraint | undefined {
+  if (!acceptsCurrency(settings, currency)) return undefined
+  return {gateway: settings.gateway, rule: ruleOf ? ruleOf(currency) : gatewayRule(settings.gateway, currency)}
 }
 
 // ---------------------------------------------------------------------------------------
@@ -184,4 +215,100 @@ export function configureGateway(db: DB, gateway: string, changes: 'default' | R
   const valid = validate(GatewaySettingsInput, {...base, ...changes, gateway: current.gateway}, `settings of ${current.gateway}`)
   saveGatewaySettings(db, valid)
   return {reset: false, settings: {...valid, source: 'store'}}
+}
+
+// ---------------------------------------------------------------------------------------
+// Store: table gateway_currency_rules (overrides of the shipped currency tables)
+
+type RuleRow = {currency: string; divisible_by: number; exponent: number; gateway: GatewayId; max_amount: null | number; min_amount: null | number}
+
+/** Every stored override, keyed `gateway|currency`. */
+export function ruleOverrides(db: DB): Map<string, RuleOverride> {
+  const rows = db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules').all() as RuleRow[]
+  return new Map(rows.map((r) => [`${r.gateway}|${r.currency}`, r]))
+}
+
+/** A gateway's rule for a currency with where it comes from (stored override, table entry, table default). */
+export function resolveRule(db: DB, gateway: GatewayId, currency: string): ResolvedRule {
+  return gatewayRule(gateway, currency, ruleOverrides(db).get(`${gateway}|${currency}`))
+}
+
+export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amount'] as const
+
+/**
+ * `gateways set GATEWAY --currency CODE`: merge the given fields over the rule in force
+ * and store the whole rule; "default" drops the override.
+ */
+export function configureRule(db: DB, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): {reset: boolean; rule: ResolvedRule} {
+  if (changes === 'default') {
+    const reset = db.prepare('DELETE FROM gateway_currency_rules WHERE gateway = ? AND currency = ?').run(gateway, currency).changes > 0
+    return {reset, rule: resolveRule(db, gateway, currency)}
+  }
+  const current = resolveRule(db, gateway, currency)
+  const rule = {...pickRule(current), ...changes}
+  if (!Number.isInteger(rule.exponent) || rule.exponent < 0 || rule.exponent > 6) throw new InvalidInputError(`exponent: expected a whole number from 0 to 6, got ${rule.exponent}`)
+  if (!Number.isSafeInteger(rule.divisible_by) || rule.divisible_by < 1) throw new InvalidInputError(`divisible_by: expected a whole number >= 1, got ${rule.divisible_by}`)
+  for (const k of ['min_amount', 'max_amount'] as const) {
+    const v = rule[k]
+    if (v !== null && (!Number.isSafeInteger(v) || v < 0)) throw new InvalidInputError(`${k}: expected a whole number of ${gateway} units (or none), got ${v}`)
+  }
+  if (rule.min_amount !== null && rule.max_amount !== null && rule.min_amount > rule.max_amount) {
+    throw new InvalidInputError(`min_amount ${rule.min_amount} is above max_amount ${rule.max_amount}`)
+  }
+  db.prepare(
+    `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
+       min_amount = excluded.min_amount, max_amount = excluded.max_amount, updated_at = excluded.updated_at`,
+  ).run(gateway, currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, nowIso())
+  return {reset: false, rule: resolveRule(db, gateway, currency)}
+}
+
+export function pickRule(r: GatewayRule): GatewayRule {
+  return {divisible_by: r.divisible_by, exponent: r.exponent, max_amount: r.max_amount, min_amount: r.min_amount}
+}
+
+/** Gateway ids of a product's integration objects (gateway_a_with_interval charges through gateway_a). */
+export function integrationGateways(integrations: readonly {type: string}[]): GatewayId[] {
+  const out = new Set<GatewayId>()
+  for (const i of integrations) {
+    const g = i.type === 'gateway_a_with_interval' ? 'gateway_a' : i.type
+    if (isGateway(g)) out.add(g)
+  }
+  return [...out]
+}
+
+/**
+ * Why a fixed price (a country price) cannot be shown and charged exactly, or undefined
+ * when it can: every gateway the product charges through (all four when it names none)
+ * that takes the currency must represent it, and the display must show it as it is.
+ * The message names the gateway, the rule and the nearest valid amounts.
+ */
+export function unchargeableReason(db: DB, amountMinor: number, currency: string, gateways: readonly GatewayId[]): string | undefined {
+  const settings = gatewaySettingsMap(db)
+  const overrides = ruleOverrides(db)
+  const constraints: Constraint[] = []
+  for (const g of gateways.length > 0 ? gateways : GATEWAYS) {
+    if (acceptsCurrency(settings[g], currency)) constraints.push({gateway: g, rule: gatewayRule(g, currency, overrides.get(`${g}|${currency}`))})
+  }
+  const text = (m: number) => minorToDecimalString(m, minorDigits(currency))
+  const reasons: string[] = []
+  if (amountMinor % displayStep(currency) !== 0) reasons.push(`${currency} is shown in steps of ${text(displayStep(currency))}`)
+  for (const {gateway, rule} of constraints) {
+    if (amountMinor % gatewayStep(currency, rule) !== 0) {
+      reasons.push(`${gateway} takes ${currency} with ${rule.exponent} decimals${rule.divisible_by > 1 ? `, amounts divisible by ${rule.divisible_by}` : ''}`)
+    }
+  }
+  if (reasons.length > 0) {
+    const [lo, hi] = nearestPoints(amountMinor, currency, constraints)
+    return `${text(amountMinor)} ${currency} cannot be shown and charged exactly (${reasons.join('; ')}): use ${text(lo)}${hi === lo ? '' : ` or ${text(hi)}`}`
+  }
+  if (amountMinor === 0) return undefined
+  try {
+    const r = representablePrice(amountMinor, currency, constraints)
+    if (r.minor !== amountMinor) return `${text(amountMinor)} ${currency} cannot be charged (${r.moves.map((m) => m.reason).join('; ')}): use ${text(r.minor)} or more`
+  } catch (error) {
+    if (error instanceof InvalidInputError) return error.message
+    throw error
+  }
+  return undefined
 }

@@ -1,9 +1,11 @@
 import {requireProduct, updateProduct} from '../catalog/products.js'
-import {convertMinor, countryCurrency, fromMinor, roundHalfUp} from '../currency.js'
+import {convertMinor, countryCurrency, fromMinor, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {listFactors} from '../localization/factors.js'
 import type {DB} from '../store/db.js'
+import {GATEWAYS} from '../schemas/common.js'
 import {PricingContext} from './context.js'
+import {integrationGateways} from './gateways.js'
 
 export type LocalizeChange = {
   after: number
@@ -54,8 +56,10 @@ export function localizeProduct(db: DB, apiId: string, options: {countries?: str
       skipped.push({country: f.country, reason: currency ? `no FX rate for ${currency}` : 'no currency known for the country'})
       continue
     }
-    const local = roundHalfUp(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate) * f.factor)
-    const amount = ctx.round(local, currency).minor
+    const local = scaleMinor(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate), f.factor)
+    // A country price must be chargeable by every gateway the product uses (all four when it names none).
+    const gateways = integrationGateways(product.integrations)
+    const amount = ctx.representable(ctx.round(local, currency).minor, currency, gateways.length > 0 ? gateways : GATEWAYS).minor
     const before = existing.get(f.country)
     if (before && before.currency === currency && before.amount_minor === amount) {
       unchanged++

@@ -1,8 +1,9 @@
 import {nowIso} from '../clock.js'
-import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, roundHalfUp} from '../currency.js'
+import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, mulDivHalfUp, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
 import {validate} from '../schemas/validate.js'
+import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricedProduct, type PricingContext} from './context.js'
 import {deleteLock, getAnonymousLock, getLock, type Lock, type LockedProduct, type LockQuote, saveLock, saveUserCountry, storedUserCountry} from './locks.js'
 
@@ -88,7 +89,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     if (!adopted) note(trace, 'lock', 'chose', `reused the lock of ${lockKey} made ${lock.created_at} (pass --override to recompute)`)
     note(trace, 'country', 'info', `${lock.country} (from the lock; ${lock.quote.country_source})`)
     if (req.override_currency && req.currency !== lock.currency) {
-      lock = swapCurrency(lock, req.currency!)
+      lock = swapCurrency(ctx, lock, req.currency!, integrations, trace)
       changed = true
       note(trace, 'currency', 'applied', `override_currency: ${req.currency} replaces the locked currency, amounts kept`)
     } else {
@@ -104,7 +105,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     for (const id of wanted) {
       if (lock.quote.products[id]) continue
       // A product the lock lacks is priced under the same country, currency, audience and arm.
-      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
+      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, integrations, trace)
       fresh.add(id)
       changed = true
     }
@@ -174,7 +175,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     lock.quote.products_to_select = assignment.products_to_select
   }
   // 6-7. Price layers and coupons, per product.
-  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
+  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, integrations, trace)
   ctx.coupons.apply(lock, req, trace)
   if (!options.dryRun) {
     saveLock(ctx.db, lock)
@@ -238,24 +239,24 @@ function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string
  * Layers 6: base price < country price < audience price < experiment arm. The layers are
  * pure for a context, so a quote made once is reused (a copy: the coupon layer adds to it).
  */
-function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
-  if (trace) return quoteLayers(ctx, product, country, currency, lock, trace)
-  const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}`
+function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
+  if (trace) return quoteLayers(ctx, product, country, currency, lock, integrations, trace)
+  const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}|${integrations.join(',')}`
   let quote = ctx.quotes.get(key)
   if (!quote) {
-    quote = quoteLayers(ctx, product, country, currency, lock, undefined)
+    quote = quoteLayers(ctx, product, country, currency, lock, integrations, undefined)
     ctx.quotes.set(key, quote)
   }
   return {...quote}
 }
 
-function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
+function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
   const step = `price ${product.api_id}`
   const rate = ctx.rate(currency)!
   // Base: USD base price -> local currency, times the country's localization factor, then rounded.
   const converted = convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate)
   const factor = ctx.localizationFactor(country)
-  const localized = factor === undefined ? converted : roundHalfUp(converted * factor)
+  const localized = factor === undefined ? converted : scaleMinor(converted, factor)
   let price: number
   let layer = 'base'
   if (currency === 'USD' && factor === undefined) {
@@ -295,11 +296,15 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
     price = audiencePrice
     layer = 'audience'
   }
+  // The displayed price is the charged price: a point the display or a gateway that
+  // charges this currency cannot represent moves to the nearest one that all can.
+  const charging = product.gateways.length === 0 ? integrations : [...new Set([...product.gateways, ...integrations])]
+  price = fitPrice(ctx, price, currency, charging, step, trace)
   const control = price
-  let baseline = baselinePrice(ctx, product, country, currency, lock, trace)
+  let baseline = baselinePrice(ctx, product, country, currency, lock, integrations, trace)
   const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace)
   if (armPrice !== undefined) {
-    price = armPrice
+    price = fitPrice(ctx, armPrice, currency, charging, step, trace, (m) => withinBounds(m, currency, rate.rate, product.min_px_minor, product.max_px_minor))
     layer = 'experiment'
     // In an experiment the control price is what the experimental price is compared with.
     baseline = control
@@ -307,69 +312,88 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   return {baseline_minor: baseline, control_minor: control, currency, interval: product.interval, interval_count: product.interval_count, layer, price_minor: price}
 }
 
-/** Months in one billing period, for comparing a product with its baseline. */
-function monthsPerPeriod(interval: string, count: number): number {
-  switch (interval) {
-    case 'day': {
-      return (count * 12) / 365
-    }
-
-    case 'week': {
-      return (count * 12) / 52
-    }
-
-    case 'year': {
-      return count * 12
-    }
-
-    default: {
-      return count
-    }
+/**
+ * Move a price to the nearest point the display and the charging gateways represent
+ * exactly; `fits` (an experiment's bounds) keeps the move on the side that stays inside.
+ */
+function fitPrice(ctx: PricingContext, minor: number, currency: string, gateways: readonly string[], step: string, trace: Trace, fits?: (minor: number) => boolean): number {
+  let r = ctx.representable(minor, currency, gateways)
+  if (fits && r.minor !== minor && !fits(r.minor)) {
+    const other = ctx.representable(minor, currency, gateways, r.minor > minor ? 'down' : 'up')
+    if (fits(other.minor)) r = other
   }
+  for (const m of r.moves) note(trace, step, 'applied', `${fromMinor(m.from, currency)} ${currency} moved to ${fromMinor(m.to, currency)}: ${m.reason}`)
+  return r.minor
+}
+
+/** Months in one billing period as a fraction, for comparing a product with its baseline. */
+function monthsPerPeriod(interval: string, count: number): [bigint, bigint] {
+  const n = BigInt(count)
+  if (interval === 'day') return [n * 12n, 365n]
+  if (interval === 'week') return [n * 12n, 52n]
+  if (interval === 'year') return [n * 12n, 1n]
+  return [n, 1n]
 }
 
 /**
  * The baseline product's price for the same country and currency, brought to this
  * product's billing period (a yearly plan is compared with 12 months of the monthly one).
  */
-function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): null | number {
+function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): null | number {
   if (product.baseline_id === null) return null
   const base = ctx.productById(product.baseline_id)
   if (!base || base.id === product.id) return null
-  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, undefined)
+  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, integrations, undefined)
   if (base.interval === 'one_time' || product.interval === 'one_time') return quoted.price_minor
-  const scaled = roundHalfUp((quoted.price_minor / monthsPerPeriod(base.interval, base.interval_count)) * monthsPerPeriod(product.interval, product.interval_count))
+  const [bn, bd] = monthsPerPeriod(base.interval, base.interval_count)
+  const [pn, pd] = monthsPerPeriod(product.interval, product.interval_count)
+  const scaled = mulDivHalfUp(quoted.price_minor, pn * bd, pd * bn)
   note(trace, `price ${product.api_id}`, 'info', `baseline ${base.api_id}: ${fromMinor(quoted.price_minor, currency)} ${currency} per its period = ${fromMinor(scaled, currency)} per this product's period`)
   return scaled
 }
 
-/** override_currency: the same amounts, now in another currency (rounded to its minor unit). */
-function swapCurrency(lock: Lock, currency: string): Lock {
+/**
+ * override_currency: the same amounts, now in another currency (rounded half up to its
+ * minor unit, then to a point the display and the gateways can represent). Refused when a
+ * price that is not zero would become zero: relabelling must not make a product free.
+ */
+function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, integrations: readonly string[], trace: Trace): Lock {
   const products: Record<string, LockedProduct> = {}
-  const move = (minor: number, from: string) => {
-    const scaled = (minor / 10 ** minorDigitsOf(from)) * 10 ** minorDigitsOf(currency)
-    return roundHalfUp(scaled)
-  }
   for (const [id, p] of Object.entries(lock.quote.products)) {
+    const shift = minorDigitsOf(currency) - minorDigitsOf(p.currency)
+    const move = (minor: number, what: string) => {
+      const scaled = shift >= 0 ? minor * 10 ** shift : mulDivHalfUp(minor, 1n, 10n ** BigInt(-shift))
+      const product = ctx.product(id)
+      const gateways = product ? [...new Set([...product.gateways, ...integrations])] : integrations
+      const moved = ctx.representable(scaled, currency, gateways).minor
+      if (minor > 0 && moved === 0) {
+        throw new InvalidInputError(
+          `override_currency: the ${what} of ${id}: ${fromMinor(minor, p.currency)} ${p.currency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
+            `pass --override --currency ${currency} to recompute the price in ${currency} instead`,
+        )
+      }
+      if (moved !== scaled) note(trace, `price ${id}`, 'applied', `${fromMinor(scaled, currency)} ${currency} moved to ${fromMinor(moved, currency)} so it can be shown and charged exactly`)
+      return moved
+    }
+    const price = move(p.price_minor, 'price')
     products[id] = {
       ...p,
-      baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, p.currency),
-      control_minor: move(p.control_minor, p.currency),
-      coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, p.currency)} : undefined,
+      baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, 'baseline price'),
+      control_minor: move(p.control_minor, 'control price'),
+      coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, 'price after coupon')} : undefined,
       currency,
-      price_minor: move(p.price_minor, p.currency),
+      price_minor: price,
     }
   }
   return {...lock, currency, quote: {...lock.quote, currency_source: 'override_currency', products}}
 }
-
 
 /** Build the spec's price result from a lock (fresh or reused). */
 function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: string[], integrations: string[], trace: Trace): PriceResult {
   const out: Record<string, ProductPrice> = {}
   for (const id of products) {
     const p = lock.quote.products[id]
-    out[id] = renderProduct(ctx, lock, p, integrations)
+    out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies)
   }
   note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
   const experimented = lock.experiment_id !== 0
@@ -398,24 +422,25 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
  * A product's price object. Without a coupon it depends only on the locked amounts, the
  * country and the gateways, so it is made once per context and shared (callers only read it).
  */
-function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
-  if (p.coupon) return renderProductNow(ctx, lock, p, integrations)
-  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}`
+function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
+  if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans)
+  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}`
   let rendered = ctx.rendered.get(key)
   if (!rendered) {
-    rendered = renderProductNow(ctx, lock, p, integrations)
+    rendered = renderProductNow(ctx, lock, p, integrations, plans)
     ctx.rendered.set(key, rendered)
   }
   return rendered
 }
 
-function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[]): ProductPrice {
+function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
   const {country} = lock
   const {currency} = p
   const priceText = ctx.display.format(p.price_minor, currency, country)
   const struck = p.baseline_minor !== null && p.baseline_minor > p.price_minor
   const gateways: ProductPrice['integrations'] = {}
-  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country)
+  // A gateway_d price object is in the currency of one of the product's gateway_d plans (spec: the plan carries it).
+  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country, g === 'gateway_d' ? plans : undefined)
   const result: ProductPrice = {
     display: {
       // Spec: an experimental price is compared with the control, also when it is higher (negative discount).

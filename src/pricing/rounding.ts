@@ -1,5 +1,5 @@
 import {nowIso} from '../clock.js'
-import {fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
+import {displayDigits, fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {DB} from '../store/db.js'
 
@@ -67,8 +67,8 @@ export type RoundingResult = {action: string; range: string; rounded: number}
 // Built-in defaults
 
 /**
- * Defaults by the currency's number of minor digits (ICU): the only counts ISO
- * currencies have are 0, 2 and 3. Anything else is left as is.
+ * Defaults by the digits buyers see (the display exponent: HUF and IDR are priced in
+ * whole units although ISO keeps two decimals): 0, 2 or 3. Anything else is left as is.
  */
 export const DEFAULT_RULES: Readonly<Record<number, string>> = {
   0: '0-1000: multiple 10 nearest; 1000-100000: multiple 100 nearest; 100000+: sigfig 3 nearest',
@@ -77,9 +77,9 @@ export const DEFAULT_RULES: Readonly<Record<number, string>> = {
 }
 export const FALLBACK_RULE = '0+: keep'
 
-/** The built-in rule text for a currency (by its minor digits). */
+/** The built-in rule text for a currency (by its display digits). */
 export function defaultRuleText(currency: string): string {
-  return DEFAULT_RULES[minorDigits(currency)] ?? FALLBACK_RULE
+  return DEFAULT_RULES[displayDigits(currency)] ?? FALLBACK_RULE
 }
 
 // ---------------------------------------------------------------------------------------

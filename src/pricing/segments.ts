@@ -1,4 +1,4 @@
-import {convertMinor, fromMinor, roundHalfUp} from '../currency.js'
+import {convertMinor, fromMinor, scaleMinor} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {type Audience, listAudiences} from '../segments/audiences.js'
 import {isSegmented, listPackages, type Package, packageSegment} from '../segments/packages.js'
@@ -95,9 +95,9 @@ export class Segments {
       return undefined
     }
     if (entry.multiplier !== null) {
-      const r = this.ctx.round(roundHalfUp(priceMinor * entry.multiplier), currency)
+      const r = this.ctx.round(scaleMinor(priceMinor, entry.multiplier), currency)
       trace?.push({
-        detail: `audience ${audienceId} price: ${fromMinor(priceMinor, currency)} x ${entry.multiplier} = ${fromMinor(roundHalfUp(priceMinor * entry.multiplier), currency)}, rounded by ${r.source} rule "${r.rule}" to ${fromMinor(r.minor, currency)} ${currency}`,
+        detail: `audience ${audienceId} price: ${fromMinor(priceMinor, currency)} x ${entry.multiplier} = ${fromMinor(scaleMinor(priceMinor, entry.multiplier), currency)}, rounded by ${r.source} rule "${r.rule}" to ${fromMinor(r.minor, currency)} ${currency}`,
         outcome: 'applied',
         step,
       })

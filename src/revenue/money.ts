@@ -1,5 +1,5 @@
 import {isoDay} from '../clock.js'
-import {convertMinor, fromMinor, roundHalfUp} from '../currency.js'
+import {convertMinor, fromMinor, mulDivHalfUp} from '../currency.js'
 import type {FxRate} from '../fx/rates.js'
 import type {DB} from '../store/db.js'
 
@@ -22,19 +22,19 @@ export function monthlyMinor(usdCents: number, interval: null | string | undefin
   const count = intervalCount && intervalCount > 0 ? intervalCount : 1
   switch (interval) {
     case 'day': {
-      return roundHalfUp((usdCents * 365) / (12 * count))
+      return mulDivHalfUp(usdCents, 365n, BigInt(12 * count))
     }
 
     case 'week': {
-      return roundHalfUp((usdCents * 52) / (12 * count))
+      return mulDivHalfUp(usdCents, 52n, BigInt(12 * count))
     }
 
     case 'month': {
-      return roundHalfUp(usdCents / count)
+      return mulDivHalfUp(usdCents, 1n, BigInt(count))
     }
 
     case 'year': {
-      return roundHalfUp(usdCents / (12 * count))
+      return mulDivHalfUp(usdCents, 1n, BigInt(12 * count))
     }
 
     default: {

@@ -3,7 +3,9 @@ import {chmodSync, closeSync, existsSync, mkdirSync, openSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 
+import {useRecordedExponents} from '../currency.js'
 import {OperationalError} from '../errors.js'
+import {loadExponents} from './exponents.js'
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
 
 export type DB = Database.Database
@@ -59,6 +61,8 @@ export function openStore(flag?: string, options: OpenOptions = {}): Store {
   db.pragma('foreign_keys = ON')
   if (options.migrate ?? true) migrate(db, path)
   else if (created) migrate(db, path) // a new store is never left empty
+  if (schemaVersion(db) >= 2) loadExponents(db)
+  else useRecordedExponents(undefined)
   return {close: () => db.open && db.close(), db, path}
 }
 

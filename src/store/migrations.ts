@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 
+import {recordExponentsV2} from './exponents.js'
 import {seedDefaults} from './seed.js'
 import {CATALOG_SQL} from './schema/catalog.js'
 import {EXPERIMENTS_SQL} from './schema/experiments.js'
@@ -27,6 +28,11 @@ export const MIGRATIONS: Migration[] = [
       seedDefaults(db)
     },
     version: 1,
+  },
+  {
+    name: 'currency exponents recorded per store; gateway currency rule overrides',
+    up: recordExponentsV2,
+    version: 2,
   },
 ]
 

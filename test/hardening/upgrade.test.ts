@@ -21,9 +21,9 @@ const versions = readdirSync(FIXTURE_STORES)
   .map((f) => f.replace(/\.db$/, ''))
   .sort()
 
-/** Fields a later version may legitimately print differently: where the store was made. */
+/** Fields a later version may legitimately print differently: where the store was made, its (migrated) schema version. */
 function comparable(args: string[], json: any): any {
-  if (args[0] === 'db' && args[1] === 'info') return {counts: json.counts, schema_version: json.schema_version}
+  if (args[0] === 'db' && args[1] === 'info') return {counts: json.counts}
   return json
 }
 
@@ -39,6 +39,7 @@ describe('fixture stores of released schema versions', () => {
       const expected = fixtureExpected(version)
       const db = copyFixtureStore(tempDir(), `${version}.db`)
       const env = {CI: '1', PRICECTL_NOW: expected.now}
+      const before = dump(db)
 
       const migrated = runBin(db, ['db', 'migrate', '--json'], {env})
       expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0)
@@ -46,8 +47,8 @@ describe('fixture stores of released schema versions', () => {
       expect(check.json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true, schema_version: SCHEMA_VERSION})
       const afterMigrate = dump(db)
       expect(afterMigrate.user_version).toBe(SCHEMA_VERSION)
-      // Every table of the old store still holds its rows.
-      for (const [table, rows] of Object.entries(afterMigrate.tables)) expect(rows.length, `table ${table}`).toBeGreaterThan(0)
+      // Every table of the old store still holds its rows (tables a later migration adds may be empty).
+      for (const table of Object.keys(before.tables)) expect(afterMigrate.tables[table].length, `table ${table}`).toBeGreaterThan(0)
 
       for (const {args, json} of expected.reads) {
         const r = runBin(db, [...args, '--json'], {env})

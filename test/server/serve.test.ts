@@ -4,6 +4,7 @@ import {dirname, join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {buildServer, type Server} from '../../src/server/app.js'
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {dump} from '../helpers/dump.js'
 import {run, tempStore} from '../helpers/run.js'
@@ -79,7 +80,7 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
   it('GET /healthz answers without a key', async () => {
     const r = await call(s.base, 'GET', '/healthz')
     expect(r.status).toBe(200)
-    expect(r.json).toEqual({message: 'ok', schema_version: 1, success: true})
+    expect(r.json).toEqual({message: 'ok', schema_version: SCHEMA_VERSION, success: true})
     expect((await fetch(s.base + '/healthz', {method: 'HEAD'})).status).toBe(200)
   })
 
