@@ -279,9 +279,11 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
 
 /**
  * Why a fixed price (a country price) cannot be shown and charged exactly, or undefined
- * when it can: every gateway the product charges through (all four when it names none)
- * that takes the currency must represent it, and the display must show it as it is.
- * The message names the gateway, the rule and the nearest valid amounts.
+ * when it can: every gateway the product charges through that takes the currency must
+ * represent it, inside its minimum and maximum, and the display must show it as it is.
+ * A product that names no integration may be charged through any gateway (or a custom
+ * one): every gateway's exactness rules apply, not their minimums. The message names the
+ * gateway, the rule and the nearest valid amounts.
  */
 export function unchargeableReason(db: DB, amountMinor: number, currency: string, gateways: readonly GatewayId[]): string | undefined {
   const settings = gatewaySettingsMap(db)
@@ -302,7 +304,7 @@ export function unchargeableReason(db: DB, amountMinor: number, currency: string
     const [lo, hi] = nearestPoints(amountMinor, currency, constraints)
     return `${text(amountMinor)} ${currency} cannot be shown and charged exactly (${reasons.join('; ')}): use ${text(lo)}${hi === lo ? '' : ` or ${text(hi)}`}`
   }
-  if (amountMinor === 0) return undefined
+  if (amountMinor === 0 || gateways.length === 0) return undefined
   try {
     const r = representablePrice(amountMinor, currency, constraints)
     if (r.minor !== amountMinor) return `${text(amountMinor)} ${currency} cannot be charged (${r.moves.map((m) => m.reason).join('; ')}): use ${text(r.minor)} or more`

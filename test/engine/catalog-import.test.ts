@@ -98,12 +98,13 @@ good,Good again,5,month,1,,
     const text = fc.string({maxLength: 12, minLength: 1, unit: fc.constantFrom(...chars, '\n')}).filter((s) => s.trim() === s && s.length > 0)
     const id = fc.string({maxLength: 12, minLength: 1, unit: fc.constantFrom(...chars)})
     const product = fc.record({
-      base: fc.integer({max: 1_000_000, min: 0}),
+      // Free, or at least gateway_a's minimum charge (0.50 EUR, 50 JPY): the products charge through it.
+      base: fc.oneof(fc.constant(0), fc.integer({max: 1_000_000, min: 50})),
       count: fc.integer({max: 12, min: 1}),
       features: fc.boolean(),
       gateway: id,
       interval: fc.constantFrom('day', 'week', 'month', 'year', 'one_time'),
-      jpy: fc.integer({max: 10_000_000, min: 0}),
+      jpy: fc.oneof(fc.constant(0), fc.integer({max: 10_000_000, min: 50})),
       name: text,
     })
     let run = 0

@@ -97,12 +97,14 @@ describe('products engine', () => {
         const d = minorDigits(currency)
         const amount = minor / 10 ** d
         const apiId = `p${n++}`
-        createProduct(store.db, minimal(apiId, {base_px: Math.floor(minor / 100) / 100 + 0, country_prices: [{amount, country: countryOf[currency], currency}]}))
+        // Charged through gateway_d only, whose table takes every ISO minor unit: this checks storage, not a gateway's rules.
+        const integrations = [{currency, gateway_d_plan_id: apiId, type: 'gateway_d'}]
+        createProduct(store.db, minimal(apiId, {base_px: Math.floor(minor / 100) / 100 + 0, country_prices: [{amount, country: countryOf[currency], currency}], integrations}))
         const p = getProduct(store.db, apiId)!
         expect(p.country_prices[0].amount_minor).toBe(minor)
         expect(productResponse(p, '').country_prices[0].local_price).toBe(amount)
         const tooPrecise = (minor * 10 + extra) / 10 ** (d + 1)
-        expectInvalid(() => createProduct(store.db, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}]})), `has more decimals than ${currency} allows (${d})`)
+        expectInvalid(() => createProduct(store.db, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
       }),
       {numRuns: 60},
     )
