@@ -1,6 +1,6 @@
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {convertMinor} from '../currency.js'
-import {type FxRate, latestRates} from '../fx/rates.js'
+import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
 import {localizationFactor} from '../localization/factors.js'
 import type {DB} from '../store/db.js'
 import {defaultCountry} from '../store/settings.js'
@@ -167,10 +167,33 @@ export class PricingContext {
     return new Map(rows.map((r) => [r.country, {amountMinor: r.amount_minor, currency: r.currency}]))
   }
 
-  /** Latest rate (units per USD) of a currency. */
+  /**
+   * The rate (units per USD) a currency is priced at today: operator rates before the
+   * bundled snapshot, none dated after today (src/fx/rates.ts). Read for every currency
+   * in one query, once per context.
+   */
   rate(currency: string): FxRate | undefined {
-    this.rates ??= latestRates(this.db)
+    this.rates ??= ratesOn(this.db)
     return this.rates.get(currency)
+  }
+
+  /** For `price explain`: a currency's rate today with its date and source, as a conversion note names it. */
+  describeRate(currency: string): string {
+    const r = this.rate(currency)
+    return r ? rateText(r) : `no FX rate for ${currency}`
+  }
+
+  /**
+   * For `price explain`: one "fx" step per converted currency naming the rate used (value,
+   * date, source and whether it is the bundled snapshot or the operator's), what it
+   * outranks and what is scheduled after it.
+   */
+  noteRate(trace: undefined | {detail: string; outcome: 'applied' | 'chose' | 'info' | 'skipped'; step: string}[], currency: string): void {
+    if (!trace || currency === 'USD') return
+    const r = this.rate(currency)
+    if (!r || trace.some((s) => s.step === `fx ${currency}`)) return
+    const more = rateContext(this.db, r)
+    trace.push({detail: `${describeRate(r)}${more.map((m) => `; ${m}`).join('')}`, outcome: 'chose', step: `fx ${currency}`})
   }
 
   get defaultCountry(): string {
