@@ -1,4 +1,5 @@
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
 import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
 import {localizationFactor} from '../localization/factors.js'
@@ -42,6 +43,8 @@ export class PricingContext {
   private products = new Map<string, PricedProduct | null>()
   private productsById = new Map<number, PricedProduct | null>()
   private rates?: Map<string, FxRate>
+  /** UTC day number the rates were read for. */
+  private ratesDay?: number
   private _defaultCountry?: string
   private countryPriceStmt
   private productIdStmt
@@ -173,8 +176,19 @@ export class PricingContext {
    * in one query, once per context.
    */
   rate(currency: string): FxRate | undefined {
-    this.rates ??= ratesOn(this.db)
+    if (!this.rates) {
+      this.ratesDay = Math.floor(nowSeconds() / 86_400)
+      this.rates = ratesOn(this.db, undefined, isoDay(this.ratesDay * 86_400))
+    }
     return this.rates.get(currency)
+  }
+
+  /**
+   * Whether the rates were read on an earlier day than today: a long-lived context (the
+   * server's) is then replaced, so a rate scheduled for today is used from today on.
+   */
+  ratesStale(): boolean {
+    return this.ratesDay !== undefined && this.ratesDay !== Math.floor(nowSeconds() / 86_400)
   }
 
   /** For `price explain`: a currency's rate today with its date and source, as a conversion note names it. */

@@ -6,6 +6,7 @@ import {listRates, setRate} from '../../src/fx/repository.js'
 import {fxKind, kindSql} from '../../src/fx/sources.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
 import {FxTable} from '../../src/revenue/money.js'
+import {PricingContexts} from '../../src/server/contexts.js'
 import {type DB, openStore} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
@@ -191,5 +192,21 @@ describe('labels', () => {
       '2026-04-10 past',
     ])
     expect(listRates(db, {currency: 'EUR', date: '2031-06-01', today})).toEqual([expect.objectContaining({date: '2031-01-01', rate: 2})])
+  })
+})
+
+describe('a long-lived pricing context (the server\'s)', () => {
+  it('is replaced when the day changes, so a rate scheduled for today is used from today', () => {
+    const db = storeWith([
+      {date: '2026-09-29', rate: 0.88, source: SNAP},
+      {date: '2026-11-24', rate: 2, source: 'manual'},
+    ])
+    process.env.PRICECTL_NOW = '2026-11-23T23:59:00Z'
+    const contexts = new PricingContexts(db)
+    expect(contexts.current().rate('EUR')?.rate).toBe(0.88)
+    expect(contexts.current().ratesStale()).toBe(false)
+    process.env.PRICECTL_NOW = '2026-11-24T00:00:30Z'
+    expect(contexts.current().rate('EUR')?.rate).toBe(2)
+    expect(contexts.builds).toBe(2)
   })
 })
