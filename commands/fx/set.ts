@@ -6,7 +6,6 @@ import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {isoDay, nowSeconds} from '../../src/clock.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {setOperatorRate} from '../../src/fx/repository.js'
-import {fxKind} from '../../src/fx/sources.js'
 import {FxSetInput, FxSetOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -49,7 +48,7 @@ kept but not used before its date (a warning says so).`
     const today = isoDay(nowSeconds())
     input.date ??= today
     const valid = validate(FxSetInput, input, 'FX rate')
-    const {current, rate: stored, replaced, scheduled} = setOperatorRate(this.store.db, valid, today)
+    const {current, rate: stored, replaced, scheduled, snapshotComesBack} = setOperatorRate(this.store.db, valid, today)
     const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)
     if (scheduled) {
@@ -57,10 +56,8 @@ kept but not used before its date (a warning says so).`
       this.note(`warning: ${stored.date} is after today (${today}): this rate is kept but not used before that day; until then ${stored.currency} is priced at ${now}`)
     }
     if (replaced && (replaced.rate !== stored.rate || replaced.source !== stored.source)) {
-      const snapshot = fxKind(replaced.source) === 'snapshot'
-      this.note(
-        `replaced ${replaced.rate} (${replaced.source}) of ${replaced.date}${snapshot ? '; deleting this rate ("pricectl fx delete ' + stored.currency + ' --date ' + stored.date + '") brings the bundled snapshot\'s back' : ''}`,
-      )
+      const back = snapshotComesBack ? `; deleting this rate ("pricectl fx delete ${stored.currency} --date ${stored.date}") brings the bundled snapshot's back` : ''
+      this.note(`replaced ${replaced.rate} (${replaced.source}) of ${replaced.date}${back}`)
     }
     return {current: current ?? null, message, rate: stored, replaced: replaced ?? null, scheduled, success: true as const}
   }

@@ -1,4 +1,5 @@
 import type {DB} from '../store/db.js'
+import {defaultFxSnapshot} from '../store/seed.js'
 import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
 import {type FxKind, fxKind, isSnapshotSql} from './sources.js'
 
@@ -138,6 +139,8 @@ export type SetResult = {
   replaced: FxRate | undefined
   /** Dated after today: kept, not used before its date. */
   scheduled: boolean
+  /** The replaced row was the installed snapshot's: deleting this rate puts it back (see prune.ts). */
+  snapshotComesBack: boolean
 }
 
 /** `fx set`: store an operator rate and say what it replaced and whether it is used today. */
@@ -146,7 +149,8 @@ export function setOperatorRate(db: DB, rate: FxRate, today = fxToday()): SetRes
     .transaction(() => {
       const replaced = storedRate(db, rate.currency, rate.date)
       setRate(db, rate)
-      return {current: rateOn(db, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today}
+      const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
+      return {current: rateOn(db, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
     })
     .immediate()
 }
@@ -155,10 +159,12 @@ export function setOperatorRate(db: DB, rate: FxRate, today = fxToday()): SetRes
  * Mean of a currency's rates dated within a calendar year, with how many went into it;
  * undefined when none is on file. (The World Bank's market rates are annual averages too.)
  */
-export function yearAverageRate(db: DB, currency: string, year: number): {days: number; rate: number} | undefined {
+export function yearAverageRate(db: DB, currency: string, year: number, today = fxToday()): {days: number; rate: number} | undefined {
   if (currency === 'USD') return {days: 1, rate: 1}
+  // A rate scheduled after today is not used yet, in an average either.
+  const end = `${year}-12-31` < today ? `${year}-12-31` : today
   const row = db
     .prepare('SELECT avg(rate) AS rate, count(*) AS days FROM fx_rates WHERE currency = ? AND date >= ? AND date <= ?')
-    .get(currency, `${year}-01-01`, `${year}-12-31`) as {days: number; rate: null | number}
+    .get(currency, `${year}-01-01`, end) as {days: number; rate: null | number}
   return row.rate === null ? undefined : {days: row.days, rate: row.rate}
 }

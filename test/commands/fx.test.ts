@@ -5,6 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
+import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {run, tempStore} from '../helpers/run.js'
 import {at, steps} from '../helpers/segments-fixtures.js'
@@ -334,6 +335,17 @@ describe('FX sources the operator controls', () => {
     expect(none.json.message).toContain('fx prune needs --source or --before')
     const bad = await run(db, ['fx', 'prune', '--before', '2026-13-01', '--yes', '--json'])
     expect(bad.code).toBe(2)
+  })
+
+  it('a rate of yours on the snapshot\'s day replaces its row; deleting it brings the snapshot\'s back', async () => {
+    const db = await freshStore()
+    const snap = defaultFxSnapshot()
+    const set = await at(NOW, () => run(db, ['fx', 'set', 'EUR', '0.5', '--date', snap.date]))
+    expect(set.stderr).toContain(`replaced ${snap.rates.EUR} (${snap.source}) of ${snap.date}; deleting this rate ("pricectl fx delete EUR --date ${snap.date}") brings the bundled snapshot's back`)
+    const del = await at(NOW, () => run(db, ['fx', 'delete', 'EUR', '--date', snap.date, '--yes', '--json']))
+    expect(del.json).toMatchObject({removed: 1, restored: [{currency: 'EUR', date: snap.date, rate: snap.rates.EUR, source: snap.source}]})
+    const list = await at(NOW, () => run(db, ['fx', 'list', '--currency', 'EUR', '--json']))
+    expect(list.json.rates).toEqual([{currency: 'EUR', date: snap.date, kind: 'snapshot', rate: snap.rates.EUR, source: snap.source, status: 'current'}])
   })
 
   it('fx set and fx import refuse the snapshot\'s label', async () => {
