@@ -7,7 +7,7 @@ import {InvalidInputError} from '../errors.js'
 import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
 import type {DB} from '../store/db.js'
 import {decodeText, RowErrors} from './files.js'
-import {isSnapshotSql} from './sources.js'
+import {SNAPSHOT} from './sources.js'
 
 /**
  * `pricectl fx import`: read rate files in the layouts operators download and store them
@@ -405,7 +405,7 @@ export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: bool
     }).immediate()
   }
   // A later operator rate dated on or before today keeps pricing; one key lookup per currency.
-  const later = db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${isSnapshotSql()}) LIMIT 1`)
+  const later = db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${SNAPSHOT}) LIMIT 1`)
   const newer = [...latestUsable].filter(([currency, date]) => later.get(currency, date, today) !== undefined).map(([c]) => c).sort()
   return {
     currencies: currencies.size,

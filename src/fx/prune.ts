@@ -4,7 +4,7 @@ import type {DB} from '../store/db.js'
 import {defaultFxSnapshot} from '../store/seed.js'
 import {defaultCountry} from '../store/settings.js'
 import {type FxRate, fxToday, ratesOn} from './rates.js'
-import {type FxKind, fxKind, isSnapshotSql, type SourceFilter, sourceFilterSql} from './sources.js'
+import {type FxKind, fxKind, SNAPSHOT, type SourceFilter, sourceFilterSql} from './sources.js'
 
 /**
  * `fx delete` and `fx prune`: remove rates in one transaction, then check that every
@@ -64,7 +64,7 @@ function whereOf(filter: RemovalFilter): {params: string[]; sql: string} {
     where.push('date < ?')
     params.push(filter.before)
   }
-  if (filter.operatorOnly) where.push(`NOT (${isSnapshotSql()})`)
+  if (filter.operatorOnly) where.push(`NOT (${SNAPSHOT})`)
   if (filter.source) {
     const s = sourceFilterSql(filter.source)
     where.push(s.sql)
@@ -82,19 +82,19 @@ class DryRun extends Error {
 
 export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
   const today = options.today ?? fxToday()
-  const where = whereOf(filter)
+  const {params, sql: where} = whereOf(filter)
   try {
     return db
       .transaction(() => {
         const before = ratesOn(db, today, today)
         const currencies = db
-          .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where.sql} GROUP BY currency ORDER BY currency`)
-          .all(...where.params) as RemovalSummary['currencies']
+          .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
+          .all(...params) as RemovalSummary['currencies']
         const sources = (
-          db.prepare(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${where.sql} GROUP BY source ORDER BY source`).all(...where.params) as {removed: number; source: string}[]
+          db.prepare(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${where} GROUP BY source ORDER BY source`).all(...params) as {removed: number; source: string}[]
         ).map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
-        const restorable = snapshotRowsToRestore(db, where)
-        const removed = db.prepare(`DELETE FROM fx_rates WHERE ${where.sql}`).run(...where.params).changes
+        const restorable = snapshotRowsToRestore(db, where, params)
+        const removed = db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
         const restore = db.prepare('INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)')
         for (const r of restorable) restore.run(r.currency, r.date, r.rate, r.source)
         const after = ratesOn(db, today, today)
@@ -133,21 +133,21 @@ export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptio
  * takes an operator row of that day, the removal would not have taken the snapshot's own
  * row, and the store still holds this snapshot (same label) elsewhere.
  */
-function snapshotRowsToRestore(db: DB, where: {params: string[]; sql: string}): FxRate[] {
+function snapshotRowsToRestore(db: DB, where: string, params: string[]): FxRate[] {
   const snap = defaultFxSnapshot()
   const present = db.prepare('SELECT 1 FROM fx_rates WHERE source = ? LIMIT 1').get(snap.source)
   if (!present) return []
   const hits = db
-    .prepare(`SELECT currency FROM fx_rates WHERE ${where.sql} AND date = ? AND NOT (${isSnapshotSql()})`)
-    .all(...where.params, snap.date) as {currency: string}[]
+    .prepare(`SELECT currency FROM fx_rates WHERE ${where} AND date = ? AND NOT (${SNAPSHOT})`)
+    .all(...params, snap.date) as {currency: string}[]
   if (hits.length === 0) return []
   // Would the same filter take the snapshot's own row? Ask SQLite, so the rule is the same.
-  const wouldTake = db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where.sql}`)
+  const wouldTake = db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where}`)
   const out: FxRate[] = []
   for (const {currency} of hits) {
     const rate = snap.rates[currency]
     if (rate === undefined) continue
-    if ((wouldTake.get(currency, snap.date, snap.source, ...where.params) as {n: number}).n > 0) continue
+    if ((wouldTake.get(currency, snap.date, snap.source, ...params) as {n: number}).n > 0) continue
     out.push({currency, date: snap.date, rate, source: snap.source})
   }
   return out
@@ -186,7 +186,7 @@ export function currenciesInUse(db: DB): Map<string, string[]> {
 export function deleteRates(db: DB, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
   const summary = removeRates(db, {currencies: [currency], date, operatorOnly: true}, options)
   if (summary.removed > 0) return summary
-  const snapshot = db.prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${isSnapshotSql()} LIMIT 1`).get(...(date ? [currency, date] : [currency])) as
+  const snapshot = db.prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${SNAPSHOT} LIMIT 1`).get(...(date ? [currency, date] : [currency])) as
     | {date: string}
     | undefined
   const what = `no rate of yours for ${currency}${date ? ` dated ${date}` : ''}`

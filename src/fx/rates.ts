@@ -1,7 +1,7 @@
 import {isoDay, nowSeconds} from '../clock.js'
 import {InvalidInputError} from '../errors.js'
 import type {DB} from '../store/db.js'
-import {type FxKind, fxKind, isSnapshotSql} from './sources.js'
+import {type FxKind, fxKind, isSnapshotSql, SNAPSHOT} from './sources.js'
 
 /** A rate: units of `currency` per 1 USD, as of `date`. */
 export type FxRate = {currency: string; date: string; rate: number; source: string}
@@ -106,13 +106,12 @@ export function describeRate(r: FxRate): string {
 export function rateContext(db: DB, used: FxRate, today = fxToday()): string[] {
   if (used.currency === 'USD') return []
   const notes: string[] = []
-  const snap = isSnapshotSql()
   if (used.date > today) notes.push(`dated after today (${today}): no earlier rate is on file, so the bundled snapshot is used as the floor`)
   if (fxKind(used.source) !== 'snapshot') {
-    const s = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND ${snap} ORDER BY date DESC LIMIT 1`).get(used.currency) as FxRate | undefined
+    const s = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`).get(used.currency) as FxRate | undefined
     if (s) notes.push(`outranks the bundled snapshot's ${s.rate} dated ${s.date}${s.date > used.date ? ' (operator rates win whatever their dates)' : ''}`)
   }
-  const next = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date > ? AND NOT (${snap}) ORDER BY date ASC LIMIT 1`).get(used.currency, today) as FxRate | undefined
+  const next = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date > ? AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`).get(used.currency, today) as FxRate | undefined
   if (next) notes.push(`${next.rate} from "${next.source}" is scheduled from ${next.date}, not used before then`)
   return notes
 }

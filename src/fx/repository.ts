@@ -1,7 +1,7 @@
 import type {DB} from '../store/db.js'
 import {defaultFxSnapshot} from '../store/seed.js'
 import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
-import {type FxKind, fxKind, isSnapshotSql} from './sources.js'
+import {type FxKind, fxKind, SNAPSHOT} from './sources.js'
 
 /**
  * Reads and writes of fx_rates for the `fx` commands (rates.ts holds the lookups pricing
@@ -59,7 +59,7 @@ export function listRates(db: DB, options: ListOptions = {}): ListedRate[] {
   }
   const rows = currency ? [current.get(currency)].filter((r): r is FxRate => r !== undefined) : [...current.values()]
   const scheduled = db
-    .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${isSnapshotSql()}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
+    .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
     .all(...(currency ? [today, currency] : [today])) as FxRate[]
   return [...rows, ...scheduled.filter((s) => current.get(s.currency)?.date !== s.date)]
     .sort((a, b) => (a.currency === b.currency ? a.date.localeCompare(b.date) : a.currency.localeCompare(b.currency)))

@@ -26,6 +26,9 @@ export function fxKind(source: string): FxKind {
   return IMPORT_RE.test(source) ? 'import' : 'manual'
 }
 
+/** SQL: true for a snapshot row of fx_rates (fixed text, no value in it). */
+export const SNAPSHOT = `source GLOB '${SNAPSHOT_PREFIX}*'`
+
 /** SQL: true for a snapshot row (`alias.source`). */
 export function isSnapshotSql(alias?: string): string {
   return `${alias ? alias + '.' : ''}source GLOB '${SNAPSHOT_PREFIX}*'`

@@ -1,7 +1,7 @@
 import {isoDay} from '../clock.js'
 import {convertMinor, fromMinor, roundHalfUp} from '../currency.js'
 import {type FxRate, fxToday} from '../fx/rates.js'
-import {isSnapshotSql} from '../fx/sources.js'
+import {SNAPSHOT} from '../fx/sources.js'
 import type {DB} from '../store/db.js'
 
 /**
@@ -83,7 +83,7 @@ export class FxTable {
 
   constructor(db: DB, today = fxToday()) {
     this.today = today
-    this.load = db.prepare(`SELECT date, rate, ${isSnapshotSql()} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true)
+    this.load = db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true)
   }
 
   private series(currency: string): {operator: Series; snapshot: Series} {
