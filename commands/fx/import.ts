@@ -11,7 +11,9 @@ export default class FxImport extends BaseCommand<typeof FxImport> {
   static override description = `Import FX rates: the ECB eurofxref CSV (latest or full history, also zipped), a currency,rate[,date] CSV, or {"date", "usd": {...}} JSON
 
 The layout is detected from the content (--format forces it). ECB rates are per 1 EUR and are
-stored per 1 USD. Everything is written in one transaction, or nothing when a row is bad.`
+stored per 1 USD. Everything is written in one transaction, or nothing when a row is bad.
+Imported rates outrank the bundled snapshot whatever their dates; a rate dated after today
+is kept but not used before its date.`
   static override examples = [
     '<%= config.bin %> fx import eurofxref-hist.zip',
     '<%= config.bin %> fx import eurofxref.csv --dry-run',
@@ -40,9 +42,12 @@ stored per 1 USD. Everything is written in one transaction, or nothing when a ro
     const span = s.dates.count === 0 ? 'no dates' : s.dates.count === 1 ? `date ${s.dates.from}` : `${s.dates.count} dates ${s.dates.from}..${s.dates.to}`
     const message = `${s.dryRun ? 'dry run: would write' : 'wrote'} ${plural(s.ratesWritten, 'rate')} (${s.ratesUnchanged} unchanged) for ${s.currencies} ${s.currencies === 1 ? 'currency' : 'currencies'}, ${span}, from ${plural(s.rowsRead, 'row')} read (${s.format})`
     this.log(message)
+    if (s.scheduled > 0) {
+      this.note(`warning: ${plural(s.scheduled, 'rate')} ${s.scheduled === 1 ? 'is' : 'are'} dated after today: kept, but not used before ${s.scheduled === 1 ? 'its date' : 'their dates'} (see "pricectl fx list")`)
+    }
     if (s.newerOnFile.count > 0) {
       this.note(
-        `note: ${s.newerOnFile.count} of these currencies have a later-dated rate on file (e.g. ${s.newerOnFile.currencies.slice(0, 5).join(', ')}), which stays the latest; see "pricectl fx list"`,
+        `note: ${s.newerOnFile.count} of these currencies keep a later-dated rate of yours already on file (e.g. ${s.newerOnFile.currencies.slice(0, 5).join(', ')}), which prices today; see "pricectl fx list"`,
       )
     }
     return {
@@ -55,6 +60,7 @@ stored per 1 USD. Everything is written in one transaction, or nothing when a ro
       rates_unchanged: s.ratesUnchanged,
       rates_written: s.ratesWritten,
       rows_read: s.rowsRead,
+      scheduled: s.scheduled,
       skipped: {codes: s.skippedCodes, values: s.skippedValues},
       source: s.source,
       success: true as const,

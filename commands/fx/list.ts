@@ -9,7 +9,11 @@ import {FxDay, FxListOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxList extends BaseCommand<typeof FxList> {
-  static override description = 'List FX rates (units of each currency per 1 USD): the latest per currency, as of a date, or the whole history'
+  static override description = `List FX rates (units of each currency per 1 USD): the rates pricing uses today, as of a date, or the whole history
+
+Each rate shows its kind (snapshot: the bundled default; manual; import) and its status
+today: current (used now), scheduled (dated after today, not used before its date),
+outranked (a snapshot rate while one of yours is current) or past.`
   static override examples = [
     '<%= config.bin %> fx list',
     '<%= config.bin %> fx list --currency EUR --history',
@@ -17,7 +21,7 @@ export default class FxList extends BaseCommand<typeof FxList> {
   ]
   static override flags = {
     currency: Flags.string({description: 'Only this currency (ISO 4217)'}),
-    date: Flags.string({description: 'As of this day (YYYY-MM-DD): the rate conversion uses on that day, the nearest earlier on file'}),
+    date: Flags.string({description: 'As of this day (YYYY-MM-DD): the rate conversion uses on that day'}),
     history: Flags.boolean({description: 'Every dated rate, newest first (up to --date when given)'}),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
@@ -33,15 +37,23 @@ export default class FxList extends BaseCommand<typeof FxList> {
       throw new NotFoundError(`no FX rate for ${currency}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
     }
     const noun = rates.length === 1 ? 'rate' : 'rates'
-    const what = this.flags.history ? `dated ${noun}${date ? ` up to ${date}` : ''}` : date ? `${noun} as of ${date}` : `latest ${noun}`
-    const message = `${rates.length} ${what} (units per 1 USD)`
+    const scheduled = rates.filter((r) => r.status === 'scheduled').length
+    const what = this.flags.history
+      ? `dated ${noun}${date ? ` up to ${date}` : ''}`
+      : date
+        ? `${noun} as of ${date}`
+        : `${rates.length - scheduled === 1 ? 'rate' : 'rates'} in use today${scheduled ? ` and ${scheduled} scheduled for later` : ''}`
+    const message = `${this.flags.history || date ? rates.length : rates.length - scheduled} ${what} (units per 1 USD)`
     const result = {message, rates, success: true as const}
     if (this.jsonEnabled()) return result
+    type Row = (typeof rates)[number]
     const columns = [
-      {header: 'currency', value: (r: (typeof rates)[number]) => r.currency},
-      {header: 'rate', value: (r: (typeof rates)[number]) => r.rate},
-      {header: 'date', value: (r: (typeof rates)[number]) => r.date},
-      {header: 'source', value: (r: (typeof rates)[number]) => r.source},
+      {header: 'currency', value: (r: Row) => r.currency},
+      {header: 'rate', value: (r: Row) => r.rate},
+      {header: 'date', value: (r: Row) => r.date},
+      {header: 'source', value: (r: Row) => r.source},
+      {header: 'kind', value: (r: Row) => r.kind},
+      {header: 'status', value: (r: Row) => r.status},
     ]
     if (this.flags.output === 'json') this.log(JSON.stringify(result, null, 2))
     else if (this.flags.output === 'csv') process.stdout.write(csv(rates, columns))
@@ -50,7 +62,7 @@ export default class FxList extends BaseCommand<typeof FxList> {
       this.note(message)
     }
     const later = date && !this.flags.history ? rates.filter((r) => r.date > date).length : 0
-    if (later > 0) this.note(`${later} of these have no rate on or before ${date}: shown with their earliest rate, which conversion falls back to`)
+    if (later > 0) this.note(`${later} of these have no rate on or before ${date}: shown with the earliest rate conversion falls back to`)
     return result
   }
 }

@@ -5,7 +5,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {isoDay, nowSeconds} from '../../src/clock.js'
 import {InvalidInputError} from '../../src/errors.js'
-import {setRate} from '../../src/fx/repository.js'
+import {setOperatorRate} from '../../src/fx/repository.js'
 import {FxSetInput, FxSetOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -14,11 +14,14 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
     currency: Args.string({description: 'ISO 4217 code, e.g. EUR'}),
     rate: Args.string({description: 'Units of CURRENCY per 1 USD, e.g. 0.92'}),
   }
-  static override description = 'Set the rate of a currency (units per 1 USD) for a day, replacing the one on file for that day'
+  static override description = `Set the rate of a currency (units per 1 USD) for a day, replacing the one on file for that day
+
+Your rates outrank the bundled snapshot whatever their dates. A rate dated after today is
+kept but not used before its date (a warning says so).`
   static override examples = ['<%= config.bin %> fx set EUR 0.92', '<%= config.bin %> fx set JPY 151.3 --date 2026-04-01']
   static override flags = {
     body: Flags.string({description: 'JSON body {"currency", "rate", "date", "source"} from FILE, or - for stdin'}),
-    date: Flags.string({description: 'Day the rate applies from (YYYY-MM-DD; default today, UTC)'}),
+    date: Flags.string({description: 'Day the rate applies from (YYYY-MM-DD; default today, UTC); a later day schedules it'}),
     source: Flags.string({description: 'Where the rate comes from (default "manual")'}),
   }
   static override get outputSchema() {
@@ -42,11 +45,20 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
       {field: 'rate', flag: 'RATE', message: 'Units per 1 USD', parse: numberish},
     ])
     if (typeof input.currency === 'string') input.currency = input.currency.toUpperCase()
-    input.date ??= isoDay(nowSeconds())
+    const today = isoDay(nowSeconds())
+    input.date ??= today
     const valid = validate(FxSetInput, input, 'FX rate')
-    const stored = setRate(this.store.db, valid)
-    const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})`
+    const {current, rate: stored, replaced, scheduled, snapshotComesBack} = setOperatorRate(this.store.db, valid, today)
+    const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)
-    return {message, rate: stored, success: true as const}
+    if (scheduled) {
+      const now = current ? `${current.rate} dated ${current.date} (${current.source})` : 'no rate at all (prices in it fail until then)'
+      this.note(`warning: ${stored.date} is after today (${today}): this rate is kept but not used before that day; until then ${stored.currency} is priced at ${now}`)
+    }
+    if (replaced && (replaced.rate !== stored.rate || replaced.source !== stored.source)) {
+      const back = snapshotComesBack ? `; deleting this rate ("pricectl fx delete ${stored.currency} --date ${stored.date}") brings the bundled snapshot's back` : ''
+      this.note(`replaced ${replaced.rate} (${replaced.source}) of ${replaced.date}${back}`)
+    }
+    return {current: current ?? null, message, rate: stored, replaced: replaced ?? null, scheduled, success: true as const}
   }
 }

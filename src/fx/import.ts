@@ -8,6 +8,7 @@ import {InvalidInputError} from '../errors.js'
 import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
 import type {DB} from '../store/db.js'
 import {decodeText, RowErrors} from './files.js'
+import {SNAPSHOT} from './sources.js'
 
 /**
  * `pricectl fx import`: read rate files in the layouts operators download and store them
@@ -338,11 +339,16 @@ export type ImportSummary = {
   dates: {count: number; from: null | string; to: null | string}
   dryRun: boolean
   format: FxFormat
-  /** Currencies of this import whose latest rate on file is dated later (that one stays what pricing uses). */
+  /**
+   * Currencies of this import whose rate today is still another, later-dated rate of the
+   * operator's (the bundled snapshot never counts: the import outranks it).
+   */
   newerOnFile: {count: number; currencies: string[]}
   ratesUnchanged: number
   ratesWritten: number
   rowsRead: number
+  /** Rates dated after today: kept, not used before their dates. */
+  scheduled: number
   skippedCodes: string[]
   skippedValues: number
   source: string
@@ -353,14 +359,23 @@ export type ImportSummary = {
  * same value and source is left alone and counted as unchanged, so re-importing a file is
  * a no-op; a different value or source for the same currency and date replaces it.
  */
-export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: boolean; source?: string} = {}): ImportSummary {
+export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): ImportSummary {
   const source = options.source ?? parsed.source
+  const today = options.today ?? isoDay(nowSeconds())
   const dates = new Set<string>()
-  const latestImported = new Map<string, string>()
+  const currencies = new Set<string>()
+  /** Per currency the latest imported date on or before today (what could price today). */
+  const latestUsable = new Map<string, string>()
+  let scheduled = 0
   for (const r of parsed.rows) {
     dates.add(r.date)
-    const d = latestImported.get(r.currency)
-    if (d === undefined || r.date > d) latestImported.set(r.currency, r.date)
+    currencies.add(r.currency)
+    if (r.date > today) {
+      scheduled++
+      continue
+    }
+    const d = latestUsable.get(r.currency)
+    if (d === undefined || r.date > d) latestUsable.set(r.currency, r.date)
   }
   const sorted = [...dates].sort()
   let written = 0
@@ -385,14 +400,11 @@ export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: bool
       }
     }).immediate()
   }
-  const newer: string[] = []
-  const latestOnFile = db.prepare('SELECT currency, max(date) AS date FROM fx_rates GROUP BY currency').all() as {currency: string; date: string}[]
-  for (const {currency, date} of latestOnFile) {
-    const mine = latestImported.get(currency)
-    if (mine !== undefined && date > mine) newer.push(currency)
-  }
+  // A later operator rate dated on or before today keeps pricing; one key lookup per currency.
+  const later = db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${SNAPSHOT}) LIMIT 1`)
+  const newer = [...latestUsable].filter(([currency, date]) => later.get(currency, date, today) !== undefined).map(([c]) => c).sort()
   return {
-    currencies: latestImported.size,
+    currencies: currencies.size,
     dates: {count: sorted.length, from: sorted[0] ?? null, to: sorted.at(-1) ?? null},
     dryRun: Boolean(options.dryRun),
     format: parsed.format,
@@ -400,6 +412,7 @@ export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: bool
     ratesUnchanged: unchanged,
     ratesWritten: written,
     rowsRead: parsed.rowsRead,
+    scheduled,
     skippedCodes: parsed.skippedCodes,
     skippedValues: parsed.skippedValues,
     source,

@@ -1,22 +1,44 @@
 import type {DB} from '../store/db.js'
-import {type FxRate, latestRates, rateOn} from './rates.js'
+import {defaultFxSnapshot} from '../store/seed.js'
+import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
+import {type FxKind, fxKind, SNAPSHOT} from './sources.js'
 
 /**
  * Reads and writes of fx_rates for the `fx` commands (rates.ts holds the lookups pricing
- * and revenue use). Rates are units of the currency per 1 USD.
+ * and revenue use, prune.ts the removals). Rates are units of the currency per 1 USD.
  */
+
+/**
+ * What a listed rate means for pricing today: `current` is the rate prices use now;
+ * `scheduled` is dated after today and not used before its date; `outranked` is a
+ * snapshot rate while an operator rate is current; `past` is an earlier rate (revenue
+ * records of its days still convert at it).
+ */
+export type FxStatus = 'current' | 'outranked' | 'past' | 'scheduled'
+
+export type ListedRate = FxRate & {kind: FxKind; status: FxStatus}
 
 export type ListOptions = {
   /** Only this currency. */
   currency?: string
-  /** As of this day: the rate conversion would use on that day (nearest earlier, see rateOn). */
+  /** As of this day: the rate conversion would use on that day (see rateOn). */
   date?: string
   /** Every dated rate instead of one per currency (on or before `date` when given), newest first. */
   history?: boolean
+  /** Today, for statuses and the current rate (default: the clock's). */
+  today?: string
 }
 
-export function listRates(db: DB, options: ListOptions = {}): FxRate[] {
+/**
+ * Rates to list. Default: per currency the rate pricing uses today, followed by its
+ * rates scheduled after today. `date`: per currency the rate conversion uses on that
+ * day. `history`: every row. Each with its kind and its status today.
+ */
+export function listRates(db: DB, options: ListOptions = {}): ListedRate[] {
   const {currency, date, history} = options
+  const today = options.today ?? fxToday()
+  const current = currentRows(db, today)
+  const status = statusOf(current, today)
   if (history) {
     const where: string[] = []
     const params: string[] = []
@@ -29,34 +51,76 @@ export function listRates(db: DB, options: ListOptions = {}): FxRate[] {
       params.push(date)
     }
     const sql = `SELECT currency, date, rate, source FROM fx_rates ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY currency, date DESC`
-    return db.prepare(sql).all(...params) as FxRate[]
+    return (db.prepare(sql).all(...params) as FxRate[]).map(status)
   }
-  if (currency) {
-    const r = currency === 'USD' ? storedUsd(db, date) : rateOn(db, currency, date)
-    return r ? [r] : []
+  if (date) {
+    const rows = currency ? [rowOn(db, currency, date, today)].filter((r): r is FxRate => r !== undefined) : withUsd(ratesOnRows(db, date, today), date)
+    return rows.map(status)
   }
-  if (!date) {
-    const rows = [...latestRates(db).values()]
-    const usd = storedUsd(db)
-    return rows.map((r) => (r.currency === 'USD' && usd ? usd : r)).sort((a, b) => a.currency.localeCompare(b.currency))
-  }
-  // As of a day: per currency the nearest earlier rate, else its earliest (what rateOn returns).
-  const rows = db
-    .prepare(
-      `SELECT f.currency, f.date, f.rate, f.source FROM fx_rates f
-       JOIN (SELECT currency, coalesce(max(CASE WHEN date <= ? THEN date END), min(date)) AS date FROM fx_rates GROUP BY currency) m
-       USING (currency, date) ORDER BY f.currency`,
-    )
-    .all(date) as FxRate[]
-  return rows
+  const rows = currency ? [current.get(currency)].filter((r): r is FxRate => r !== undefined) : [...current.values()]
+  const scheduled = db
+    .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
+    .all(...(currency ? [today, currency] : [today])) as FxRate[]
+  return [...rows, ...scheduled.filter((s) => current.get(s.currency)?.date !== s.date)]
+    .sort((a, b) => (a.currency === b.currency ? a.date.localeCompare(b.date) : a.currency.localeCompare(b.currency)))
+    .map(status)
 }
 
-/** USD's own row (the seed stores USD = 1 with the snapshot's date), for listing; conversion never needs it. */
-function storedUsd(db: DB, date?: string): FxRate | undefined {
-  const row = date
-    ? (db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = 'USD' AND date <= ? ORDER BY date DESC LIMIT 1`).get(date) as FxRate | undefined)
-    : (db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = 'USD' ORDER BY date DESC LIMIT 1`).get() as FxRate | undefined)
-  return row ?? {currency: 'USD', date: date ?? '1970-01-01', rate: 1, source: 'identity'}
+/** Per currency the row pricing uses today, USD's own stored row included (listing only). */
+function currentRows(db: DB, today: string): Map<string, FxRate> {
+  return new Map(withUsd(ratesOnRows(db, today, today), today).map((r) => [r.currency, r]))
+}
+
+/** ratesOn without the identity USD: the stored rows, for listing. */
+function ratesOnRows(db: DB, day: string, today: string): FxRate[] {
+  const map = ratesOn(db, day, today)
+  const usd = rowOn(db, 'USD', day, today)
+  const rows = [...map.values()].filter((r) => r.currency !== 'USD')
+  if (usd) rows.push(usd)
+  return rows.sort((a, b) => a.currency.localeCompare(b.currency))
+}
+
+/** The stored row of a currency on a day (USD too: the seed stores USD = 1 for listing). */
+function rowOn(db: DB, currency: string, day: string, today: string): FxRate | undefined {
+  if (currency !== 'USD') return rateOn(db, currency, day, today)
+  return (
+    (db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = 'USD' AND date <= ? ORDER BY date DESC LIMIT 1`).get(day) as FxRate | undefined) ?? {
+      currency: 'USD',
+      date: day,
+      rate: 1,
+      source: 'identity',
+    }
+  )
+}
+
+function withUsd(rows: FxRate[], day: string): FxRate[] {
+  if (rows.some((r) => r.currency === 'USD')) return rows
+  return [...rows, {currency: 'USD', date: day, rate: 1, source: 'identity'}].sort((a, b) => a.currency.localeCompare(b.currency))
+}
+
+function statusOf(current: Map<string, FxRate>, today: string): (r: FxRate) => ListedRate {
+  // Rows share a handful of labels: classify each label once (a history has 200,000 rows).
+  const kinds = new Map<string, FxKind>()
+  const kindOf = (source: string) => {
+    let k = kinds.get(source)
+    if (k === undefined) kinds.set(source, (k = source === 'identity' ? 'snapshot' : fxKind(source)))
+    return k
+  }
+  return (r) => {
+    const kind = kindOf(r.source)
+    const cur = current.get(r.currency)
+    let status: FxStatus
+    if (cur && cur.date === r.date) status = 'current'
+    else if (kind === 'snapshot' && cur && kindOf(cur.source) !== 'snapshot') status = 'outranked'
+    else if (r.date > today) status = 'scheduled'
+    else status = 'past'
+    return {currency: r.currency, date: r.date, kind, rate: r.rate, source: r.source, status}
+  }
+}
+
+/** The row stored for a currency and day, if any. */
+export function storedRate(db: DB, currency: string, date: string): FxRate | undefined {
+  return db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date = ?').get(currency, date) as FxRate | undefined
 }
 
 /** Store one rate (replacing the one for the same currency and day). */
@@ -67,14 +131,40 @@ export function setRate(db: DB, rate: FxRate): FxRate {
   return rate
 }
 
+export type SetResult = {
+  /** The rate pricing uses today after the write (this one, or another while this one is scheduled). */
+  current: FxRate | undefined
+  rate: FxRate
+  /** The row this one replaced (same currency and day), if any. */
+  replaced: FxRate | undefined
+  /** Dated after today: kept, not used before its date. */
+  scheduled: boolean
+  /** The replaced row was the installed snapshot's: deleting this rate puts it back (see prune.ts). */
+  snapshotComesBack: boolean
+}
+
+/** `fx set`: store an operator rate and say what it replaced and whether it is used today. */
+export function setOperatorRate(db: DB, rate: FxRate, today = fxToday()): SetResult {
+  return db
+    .transaction(() => {
+      const replaced = storedRate(db, rate.currency, rate.date)
+      setRate(db, rate)
+      const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
+      return {current: rateOn(db, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
+    })
+    .immediate()
+}
+
 /**
  * Mean of a currency's rates dated within a calendar year, with how many went into it;
  * undefined when none is on file. (The World Bank's market rates are annual averages too.)
  */
-export function yearAverageRate(db: DB, currency: string, year: number): {days: number; rate: number} | undefined {
+export function yearAverageRate(db: DB, currency: string, year: number, today = fxToday()): {days: number; rate: number} | undefined {
   if (currency === 'USD') return {days: 1, rate: 1}
+  // A rate scheduled after today is not used yet, in an average either.
+  const end = `${year}-12-31` < today ? `${year}-12-31` : today
   const row = db
     .prepare('SELECT avg(rate) AS rate, count(*) AS days FROM fx_rates WHERE currency = ? AND date >= ? AND date <= ?')
-    .get(currency, `${year}-01-01`, `${year}-12-31`) as {days: number; rate: null | number}
+    .get(currency, `${year}-01-01`, end) as {days: number; rate: null | number}
   return row.rate === null ? undefined : {days: row.days, rate: row.rate}
 }

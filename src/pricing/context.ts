@@ -1,6 +1,7 @@
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
-import {type FxRate, latestRates} from '../fx/rates.js'
+import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
 import {localizationFactor} from '../localization/factors.js'
 import type {DB} from '../store/db.js'
 import {defaultCountry} from '../store/settings.js'
@@ -50,6 +51,8 @@ export class PricingContext {
   private products = new Map<string, PricedProduct | null>()
   private productsById = new Map<number, PricedProduct | null>()
   private rates?: Map<string, FxRate>
+  /** UTC day number the rates were read for. */
+  private ratesDay?: number
   private _defaultCountry?: string
   private countryPriceStmt
   private gatewaysStmt
@@ -208,10 +211,44 @@ export class PricingContext {
     return new Map(rows.map((r) => [r.country, {amountMinor: r.amount_minor, currency: r.currency}]))
   }
 
-  /** Latest rate (units per USD) of a currency. */
+  /**
+   * The rate (units per USD) a currency is priced at today: operator rates before the
+   * bundled snapshot, none dated after today (src/fx/rates.ts). Read for every currency
+   * in one query, once per context.
+   */
   rate(currency: string): FxRate | undefined {
-    this.rates ??= latestRates(this.db)
+    if (!this.rates) {
+      this.ratesDay = Math.floor(nowSeconds() / 86_400)
+      this.rates = ratesOn(this.db, undefined, isoDay(this.ratesDay * 86_400))
+    }
     return this.rates.get(currency)
+  }
+
+  /**
+   * Whether the rates were read on an earlier day than today: a long-lived context (the
+   * server's) is then replaced, so a rate scheduled for today is used from today on.
+   */
+  ratesStale(): boolean {
+    return this.ratesDay !== undefined && this.ratesDay !== Math.floor(nowSeconds() / 86_400)
+  }
+
+  /** For `price explain`: a currency's rate today with its date and source, as a conversion note names it. */
+  describeRate(currency: string): string {
+    const r = this.rate(currency)
+    return r ? rateText(r) : `no FX rate for ${currency}`
+  }
+
+  /**
+   * For `price explain`: one "fx" step per converted currency naming the rate used (value,
+   * date, source and whether it is the bundled snapshot or the operator's), what it
+   * outranks and what is scheduled after it.
+   */
+  noteRate(trace: undefined | {detail: string; outcome: 'applied' | 'chose' | 'info' | 'skipped'; step: string}[], currency: string): void {
+    if (!trace || currency === 'USD') return
+    const r = this.rate(currency)
+    if (!r || trace.some((s) => s.step === `fx ${currency}`)) return
+    const more = rateContext(this.db, r)
+    trace.push({detail: `${describeRate(r)}${more.map((m) => `; ${m}`).join('')}`, outcome: 'chose', step: `fx ${currency}`})
   }
 
   get defaultCountry(): string {

@@ -205,14 +205,15 @@ export class Coupons {
     for (const c of candidates) {
       const origin = c.campaign ? `campaign ${c.campaign.api_id}` : 'request'
       const what = `${c.coupon.api_id} (${origin}, ${describe(c.coupon)}): ${money(p.price_minor, p.currency)} -> ${money(c.priceMinor, p.currency)}`
-      if (c === best) trace?.push({detail: `${what}${candidates.length > 1 ? ', the lowest price of ' + candidates.length + ' coupons' : ''}`, outcome: 'applied', step})
-      else trace?.push({detail: `${what} not applied: ${best.coupon.api_id} gives ${money(best.priceMinor, p.currency)}${c.priceMinor === best.priceMinor ? ' and comes first' : ''} (coupons do not stack)`, outcome: 'skipped', step})
+      const converted = this.conversion(c.coupon, p.currency, trace)
+      if (c === best) trace?.push({detail: `${what}${candidates.length > 1 ? ', the lowest price of ' + candidates.length + ' coupons' : ''}${converted}`, outcome: 'applied', step})
+      else trace?.push({detail: `${what} not applied: ${best.coupon.api_id} gives ${money(best.priceMinor, p.currency)}${c.priceMinor === best.priceMinor ? ' and comes first' : ''} (coupons do not stack)${converted}`, outcome: 'skipped', step})
     }
     return this.locked(best)
   }
 
   /**
-   * Price after one coupon. A fixed amount in another currency is converted at the latest
+   * Price after one coupon. A fixed amount in another currency is converted at today's
    * rates; without a rate, a requested coupon is an input error, a campaign's is skipped.
    */
   private priceAfter(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
@@ -236,6 +237,15 @@ export class Coupons {
       throw new InvalidInputError(`coupons.${productId}: coupon ${coupon.api_id} is in ${from} and there is no FX rate for ${missing}: add one with "pricectl fx set ${missing} RATE"`)
     }
     return amountOff(p.price_minor, convertMinor(coupon.amount_minor!, from, fromRate.rate, p.currency, toRate.rate))
+  }
+
+  /** Explain: the rates a fixed amount in another currency was converted at. */
+  private conversion(coupon: Coupon, currency: string, trace: Trace): string {
+    if (!trace || coupon.coupon_type === 'percentage' || coupon.currency === currency) return ''
+    const from = coupon.currency!
+    this.ctx.noteRate(trace, from)
+    this.ctx.noteRate(trace, currency)
+    return `; ${coupon.value} ${from} converted at ${[from, currency].filter((c) => c !== 'USD').map((c) => this.ctx.describeRate(c)).join(' and ')}`
   }
 
   private locked(c: Candidate): LockedCoupon {

@@ -32,6 +32,9 @@ export type AssignInput = {
 /** What the experiment layer needs from the pricing context: rates and the rounding rule. */
 export type ExperimentPricing = {
   rate(currency: string): undefined | {rate: number}
+  /** Explain only: the rate named with its date and source, and an "fx" step for it. */
+  describeRate?(currency: string): string
+  noteRate?(trace: Trace, currency: string): void
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string}
 }
 
@@ -136,7 +139,8 @@ export class Experiments {
       const raw = convertMinor(arm.usd_price_minor!, 'USD', 1, currency, rate)
       const r = this.pricing.round(raw, currency)
       price = r.minor
-      how = `USD price ${fromMinor(arm.usd_price_minor!, 'USD')} x ${rate} = ${fromMinor(raw, currency)} ${currency}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)}`
+      if (trace) this.pricing.noteRate?.(trace, currency)
+      how = `USD price ${fromMinor(arm.usd_price_minor!, 'USD')} x ${this.pricing.describeRate?.(currency) ?? rate} = ${fromMinor(raw, currency)} ${currency}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)}`
     }
     const min = product.min_px_minor
     const max = product.max_px_minor

@@ -27,7 +27,7 @@ export type LocalizeResult = {
 /**
  * `products localize`: a country price for every country with a localization factor,
  * the CLI form of "generate parity prices": base price -> the country's currency at the
- * latest rate -> times the factor -> the currency's rounding rule. Country prices of
+ * rate in use today -> times the factor -> the currency's rounding rule. Country prices of
  * countries without a factor are kept.
  */
 export function localizeProduct(db: DB, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {

@@ -266,11 +266,12 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   } else {
     const rounded = ctx.round(localized, currency)
     price = rounded.minor
+    ctx.noteRate(trace, currency)
     note(
       trace,
       step,
       'applied',
-      `base ${fromMinor(product.base_px_minor, 'USD')} USD x ${rate.rate} ${currency}/USD (${rate.date}, ${rate.source})` +
+      `base ${fromMinor(product.base_px_minor, 'USD')} USD x ${ctx.describeRate(currency)}` +
         (factor === undefined ? ', no localization factor' : ` x factor ${factor} for ${country}`) +
         ` = ${fromMinor(localized, currency)}, rounded by ${rounded.source} rule "${rounded.rule}" to ${fromMinor(price, currency)}`,
     )
@@ -285,7 +286,14 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
       if (!cpRate) throw new InvalidInputError(`no FX rate for ${cp.currency} (country price of ${product.api_id} for ${country}): add one with "pricectl fx set ${cp.currency} RATE"`)
       const r = ctx.round(convertMinor(cp.amountMinor, cp.currency, cpRate.rate, currency, rate.rate), currency)
       price = r.minor
-      note(trace, step, 'applied', `country price ${fromMinor(cp.amountMinor, cp.currency)} ${cp.currency} for ${country}, converted to ${currency} as requested and rounded to ${fromMinor(price, currency)}`)
+      ctx.noteRate(trace, cp.currency)
+      ctx.noteRate(trace, currency)
+      note(
+        trace,
+        step,
+        'applied',
+        `country price ${fromMinor(cp.amountMinor, cp.currency)} ${cp.currency} for ${country}, converted to ${currency} as requested at ${ctx.describeRate(cp.currency)} and ${ctx.describeRate(currency)}, rounded to ${fromMinor(price, currency)}`,
+      )
     }
     layer = 'country_price'
   } else {
@@ -394,6 +402,7 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
   for (const id of products) {
     const p = lock.quote.products[id]
     out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies)
+    if (trace) noteConversions(ctx, id, p, out[id], trace)
   }
   note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
   const experimented = lock.experiment_id !== 0
@@ -415,6 +424,22 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
       products_to_select: lock.quote.products_to_select,
       treatment_group: null,
     },
+  }
+}
+
+/** Explain: the rates behind price_usd and behind each gateway that charges in its fallback currency. */
+function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rendered: ProductPrice, trace: ExplainStep[]): void {
+  ctx.noteRate(trace, p.currency)
+  for (const [g, gp] of Object.entries(rendered.integrations)) {
+    if (gp.currency === p.currency) continue
+    ctx.noteRate(trace, gp.currency)
+    const rates = [p.currency, gp.currency].filter((c) => c !== 'USD').map((c) => ctx.describeRate(c))
+    note(
+      trace,
+      `price ${id}`,
+      'applied',
+      `${g === 'gateway_d' && ctx.product(id)?.planCurrencies.length ? `gateway_d has no ${p.currency} plan for ${id}` : `${g} does not accept ${p.currency}`}: ${fromMinor(p.price_minor, p.currency)} ${p.currency} is charged as ${gp.formatted} (${gp.currency}), converted at ${rates.join(' and ')}`,
+    )
   }
 }
 

@@ -113,8 +113,10 @@ export class Segments {
     if (!fromRate) throw new InvalidInputError(`no FX rate for ${from} (audience price of ${product.api_id} in audience ${audienceId}): add one with "pricectl fx set ${from} RATE"`)
     const converted = convertMinor(amount, from, fromRate.rate, currency, this.ctx.rate(currency)!.rate)
     const r = this.ctx.round(converted, currency)
+    this.ctx.noteRate(trace, from)
+    this.ctx.noteRate(trace, currency)
     trace?.push({
-      detail: `audience ${audienceId} price ${fromMinor(amount, from)} ${from}, converted to ${fromMinor(converted, currency)} ${currency} and rounded by ${r.source} rule "${r.rule}" to ${fromMinor(r.minor, currency)}`,
+      detail: `audience ${audienceId} price ${fromMinor(amount, from)} ${from}, converted at ${[from, currency].filter((c) => c !== 'USD').map((c) => this.ctx.describeRate(c)).join(' and ')} to ${fromMinor(converted, currency)} ${currency} and rounded by ${r.source} rule "${r.rule}" to ${fromMinor(r.minor, currency)}`,
       outcome: 'applied',
       step,
     })

@@ -1,6 +1,7 @@
 import {isoDay} from '../clock.js'
 import {convertMinor, fromMinor, mulDivHalfUp} from '../currency.js'
-import type {FxRate} from '../fx/rates.js'
+import {type FxRate, fxToday} from '../fx/rates.js'
+import {SNAPSHOT} from '../fx/sources.js'
 import type {DB} from '../store/db.js'
 
 /**
@@ -47,22 +48,56 @@ export function centsToUsd(cents: null | number): null | number {
   return cents === null ? null : fromMinor(cents, 'USD')
 }
 
+/** Dates (ascending) and rates of one class of rates of one currency. */
+type Series = {dates: string[]; rates: number[]}
+
+/** Index of the last date <= day in ascending `dates`, or -1. */
+function lastOnOrBefore(dates: string[], day: string): number {
+  let lo = 0
+  let hi = dates.length - 1
+  let found = -1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if (dates[mid] <= day) {
+      found = mid
+      lo = mid + 1
+    } else {
+      hi = mid - 1
+    }
+  }
+  return found
+}
+
 /**
- * Every FX rate of the store in memory, for imports: the same rule as rateOn (nearest
- * earlier date, else the earliest) without a query per row.
+ * The FX rates of the store in memory, for imports: the rule of rateOn (src/fx/rates.ts:
+ * operator rates outrank the snapshot, nearest earlier date, a rate applies from its
+ * date) without a query per row. A currency's rates are read on its first use (an export
+ * holds a few currencies; the store may hold decades of ECB history for thirty).
+ * "Today" is fixed when the table is made.
  */
 export class FxTable {
-  private readonly byCurrency = new Map<string, {dates: string[]; rates: number[]}>()
+  private readonly byCurrency = new Map<string, {operator: Series; snapshot: Series}>()
   private readonly cache = new Map<string, number | undefined>()
+  private readonly today: string
+  private readonly load
 
-  constructor(db: DB) {
-    const rows = db.prepare('SELECT currency, date, rate FROM fx_rates ORDER BY currency, date').all() as Pick<FxRate, 'currency' | 'date' | 'rate'>[]
-    for (const r of rows) {
-      let e = this.byCurrency.get(r.currency)
-      if (!e) this.byCurrency.set(r.currency, (e = {dates: [], rates: []}))
-      e.dates.push(r.date)
-      e.rates.push(r.rate)
+  constructor(db: DB, today = fxToday()) {
+    this.today = today
+    this.load = db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true)
+  }
+
+  private series(currency: string): {operator: Series; snapshot: Series} {
+    let e = this.byCurrency.get(currency)
+    if (!e) {
+      e = {operator: {dates: [], rates: []}, snapshot: {dates: [], rates: []}}
+      for (const [date, rate, snapshot] of this.load.all(currency) as [string, number, number][]) {
+        const series = snapshot ? e.snapshot : e.operator
+        series.dates.push(date)
+        series.rates.push(rate)
+      }
+      this.byCurrency.set(currency, e)
     }
+    return e
   }
 
   /** Units of `currency` per USD on the UTC day of `seconds`, or undefined without any rate. */
@@ -71,24 +106,15 @@ export class FxTable {
     const day = Math.floor(seconds / 86_400)
     const key = `${currency}:${day}`
     if (this.cache.has(key)) return this.cache.get(key)
-    const e = this.byCurrency.get(currency)
+    const {operator: op, snapshot: snap} = this.series(currency)
+    const date = isoDay(day * 86_400)
+    const o = lastOnOrBefore(op.dates, date)
+    const s = o === -1 ? lastOnOrBefore(snap.dates, date) : -1
     let rate: number | undefined
-    if (e) {
-      const date = isoDay(day * 86_400)
-      let lo = 0
-      let hi = e.dates.length - 1
-      let found = -1
-      while (lo <= hi) {
-        const mid = (lo + hi) >> 1
-        if (e.dates[mid] <= date) {
-          found = mid
-          lo = mid + 1
-        } else {
-          hi = mid - 1
-        }
-      }
-      rate = e.rates[found === -1 ? 0 : found]
-    }
+    if (o !== -1) rate = op.rates[o]
+    else if (s !== -1) rate = snap.rates[s]
+    else if (op.dates.length > 0 && op.dates[0] <= this.today) rate = op.rates[0]
+    else if (snap.dates.length > 0) rate = snap.rates[0]
     if (this.cache.size > 100_000) this.cache.clear()
     this.cache.set(key, rate)
     return rate

@@ -9,7 +9,9 @@ import type {DB} from '../store/db.js'
  *   SQLite's `PRAGMA data_version` moves, checked on every request (a few
  *   microseconds; a new context per request would make a locked quote ~8x slower);
  * - when a write through the server itself changed the store (the routes call
- *   `invalidate()`): the server's own commits do not move its data_version.
+ *   `invalidate()`): the server's own commits do not move its data_version;
+ * - when the day (UTC) changed since it read the FX rates: a rate scheduled for today
+ *   applies from today.
  * Price requests write locks and exposures on the server's connection; the context
  * keeps those current itself, so they do not replace it.
  */
@@ -29,7 +31,7 @@ export class PricingContexts {
 
   current(): PricingContext {
     const version = this.dataVersion.get() as number
-    if (!this.ctx || version !== this.version) {
+    if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
       this.ctx = new PricingContext(this.db, {geoipDb: this.options.geoipDb})
       this.version = version
       this.builds++

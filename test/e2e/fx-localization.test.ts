@@ -18,7 +18,7 @@ describe('bin/run.js fx and localization', () => {
     expect(r.code).toBe(0)
     expect(r.json).toMatchObject({dates: {count: 3, from: '1999-01-04', to: '2026-04-13'}, format: 'ecb', rates_written: 6, rows_read: 3, skipped: {codes: ['CYP'], values: 1}})
     const eur = runBin(db, ['fx', 'list', '--currency', 'EUR', '--date', '1999-12-31', '--json'])
-    expect(eur.json.rates).toEqual([{currency: 'EUR', date: '1999-01-04', rate: 1 / 1.1789, source: 'ECB eurofxref (eurofxref-hist.zip:eurofxref-hist.csv)'}])
+    expect(eur.json.rates).toEqual([{currency: 'EUR', date: '1999-01-04', kind: 'import', rate: 1 / 1.1789, source: 'ECB eurofxref (eurofxref-hist.zip:eurofxref-hist.csv)', status: 'past'}])
   })
 
   it('reads a rate file from stdin', () => {

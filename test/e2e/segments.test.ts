@@ -23,7 +23,7 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
       writeFileSync(file, JSON.stringify(p))
       ok(['products', 'create', '--body', file])
     }
-    ok(['fx', 'set', 'EUR', '0.5', '--date', '2099-01-01'])
+    ok(['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'])
     ok(['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'])
     ok(['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'])
     ok(['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'])

@@ -218,12 +218,14 @@ describe('importRates and the fx repository', () => {
     s.close()
   })
 
-  it('tells which currencies keep a later-dated rate (the default snapshot is newer than an old file)', () => {
+  it('an import outranks the newer snapshot; only a later rate of the operator is reported as kept', () => {
     const s = store()
     const snapshotDate = (s.db.prepare("SELECT max(date) AS d FROM fx_rates WHERE currency = 'JPY'").get() as {d: string}).d
-    const r = importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
     expect(snapshotDate > '2026-04-13').toBe(true)
-    expect(r.newerOnFile.currencies.sort()).toEqual(['EUR', 'GBP', 'JPY', 'KRW'])
+    setRate(s.db, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
+    const r = importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
+    expect(r.newerOnFile.currencies).toEqual(['GBP'])
+    expect(rateOn(s.db, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
     s.close()
   })
 
@@ -249,8 +251,12 @@ describe('importRates and the fx repository', () => {
     expect(listRates(s.db, {currency: 'JPY', history: true}).map((r) => r.date).slice(-3)).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
     expect(listRates(s.db, {currency: 'JPY', date: '2000-01-01', history: true}).map((r) => r.date)).toEqual(['1999-01-04'])
     setRate(s.db, {currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'})
-    expect(listRates(s.db, {currency: 'JPY'})).toEqual([{currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'}])
-    expect(listRates(s.db).find((r) => r.currency === 'JPY')?.rate).toBe(140)
+    // Dated after today: listed as scheduled, after the rate that prices JPY today.
+    expect(listRates(s.db, {currency: 'JPY', today: '2026-06-01'})).toEqual([
+      expect.objectContaining({date: '2026-04-13', kind: 'import', status: 'current'}),
+      {currency: 'JPY', date: '2030-01-01', kind: 'manual', rate: 140, source: 'manual', status: 'scheduled'},
+    ])
+    expect(listRates(s.db, {today: '2030-01-01'}).find((r) => r.currency === 'JPY')).toMatchObject({rate: 140, status: 'current'})
     expect(listRates(s.db, {currency: 'XOF', date: '2000-01-01'}).length).toBeLessThanOrEqual(1)
     s.close()
   })

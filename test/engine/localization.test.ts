@@ -122,7 +122,7 @@ describe('long layout Country,Country ID,Year,PPP', () => {
     const s = store()
     setRate(s.db, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
     setRate(s.db, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
-    setRate(s.db, {currency: 'KRW', date: '2030-01-01', rate: 1600, source: 't'}) // latest, no 2024 rate
+    setRate(s.db, {currency: 'KRW', date: '2025-01-01', rate: 1600, source: 't'}) // current (outranks the snapshot), no 2024 rate
     const p = parseLocalizationFile(u8(LONG), {name: 'ppp-gdp.csv'})
     expect(p.format).toBe('long')
     expect(p.aggregates.sort()).toEqual(['1W', 'XC'])

@@ -34,6 +34,21 @@ describe('fixture stores of released schema versions', () => {
     expect(versions.length).toBeGreaterThanOrEqual(SCHEMA_VERSION)
   })
 
+  /**
+   * Reads whose output a later issue changed on purpose, with the values they give now.
+   * Issue 12 (FX sources the operator controls): v1 priced bob's EUR quote back to USD at
+   * the bundled snapshot (0.88022588, dated 2026-09-29) because it was the latest; the
+   * operator's rate (0.9, 2026-01-01, source "fixture") now outranks the snapshot.
+   */
+  const CHANGED_ON_PURPOSE: Record<string, (json: any) => void> = {
+    'v1 price -u bob -p pro_monthly --integration gateway_b'(json) {
+      const p = json.products.pro_monthly
+      p.price_usd = 8.88 // 7.99 EUR / 0.9
+      p.coupon.display.usd_price_numeric = 7.99 // 7.19 EUR / 0.9
+      p.coupon.display.usd_price_formatted = '7,99\u00A0$'
+    },
+  }
+
   for (const version of versions) {
     it(`${version}.db: migrate, check, and every read gives what that version wrote`, () => {
       const expected = fixtureExpected(version)
@@ -51,6 +66,7 @@ describe('fixture stores of released schema versions', () => {
       for (const table of Object.keys(before.tables)) expect(afterMigrate.tables[table].length, `table ${table}`).toBeGreaterThan(0)
 
       for (const {args, json} of expected.reads) {
+        CHANGED_ON_PURPOSE[`${version} ${args.join(' ')}`]?.(json)
         const r = runBin(db, [...args, '--json'], {env})
         expect(r.code, `${args.join(' ')}: ${r.stdout} ${r.stderr}`).toBe(0)
         // The current version may add fields; what the old one printed stays the same.

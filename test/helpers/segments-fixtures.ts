@@ -46,14 +46,14 @@ export const SEG_PRODUCTS = [
   {api_id: 'lifetime', base_px: 200, interval: 'one_time', interval_count: 1, name: 'Lifetime'},
 ]
 
-/** The products, plus fixed FX rates (EUR 0.5, JPY 100 per USD) dated after the bundled snapshot. */
+/** The products, plus fixed FX rates (EUR 0.5, JPY 100 per USD): rates of the operator, which outrank the bundled snapshot although dated before it. */
 export async function segCatalog(db: string): Promise<void> {
   await createProducts(db, SEG_PRODUCTS)
   for (const [currency, rate] of [
     ['EUR', '0.5'],
     ['JPY', '100'],
   ]) {
-    const r = await run(db, ['fx', 'set', currency, rate, '--date', '2099-01-01', '--json'])
+    const r = await run(db, ['fx', 'set', currency, rate, '--date', '2020-01-01', '--json'])
     if (r.code !== 0) throw new Error(`fx set ${currency} failed: ${r.stdout} ${r.stderr}`)
   }
 }

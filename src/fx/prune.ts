@@ -1,0 +1,241 @@
+import {countryCurrency} from '../currency.js'
+import {NotFoundError, OperationalError} from '../errors.js'
+import type {DB} from '../store/db.js'
+import {defaultFxSnapshot} from '../store/seed.js'
+import {defaultCountry} from '../store/settings.js'
+import {type FxRate, fxToday, ratesOn} from './rates.js'
+import {type FxKind, fxKind, SNAPSHOT, type SourceFilter, sourceFilterSql} from './sources.js'
+
+/**
+ * `fx delete` and `fx prune`: remove rates in one transaction, then check that every
+ * currency the store prices with still has a rate usable today.
+ *
+ * fx_rates keeps one row per currency and day, so an operator rate dated on the bundled
+ * snapshot's day replaced the snapshot's row. Removing that operator rate (when the
+ * removal would not also have removed the snapshot's row) puts the snapshot's rate back,
+ * as if the two had been stored side by side: pruning an import never leaves a currency
+ * with less than the fresh store had.
+ */
+
+export type RemovalFilter = {
+  /** Strictly before this day. */
+  before?: string
+  currencies?: string[]
+  /** Exactly this day. */
+  date?: string
+  /** Only operator rates (manual and imported): `fx delete` never removes the snapshot. */
+  operatorOnly?: boolean
+  source?: SourceFilter
+}
+
+export type RemovalSummary = {
+  currencies: {currency: string; from: string; removed: number; to: string}[]
+  dryRun: boolean
+  /** Currencies the store prices with that have no rate usable today any more (only with force). */
+  inUseWithoutRate: {currency: string; uses: string[]}[]
+  removed: number
+  /** Snapshot rates put back where a removed operator rate had replaced them. */
+  restored: FxRate[]
+  sources: {kind: FxKind; removed: number; source: string}[]
+  today: string
+  /** Currencies that had a rate usable today and have none now. */
+  withoutRate: string[]
+}
+
+export type RemovalOptions = {
+  dryRun?: boolean
+  /** Remove even when a currency the store prices with is left without a usable rate. */
+  force?: boolean
+  today?: string
+}
+
+function whereOf(filter: RemovalFilter): {params: string[]; sql: string} {
+  const where: string[] = []
+  const params: string[] = []
+  if (filter.currencies?.length) {
+    where.push(`currency IN (${filter.currencies.map(() => '?').join(', ')})`)
+    params.push(...filter.currencies)
+  }
+  if (filter.date) {
+    where.push('date = ?')
+    params.push(filter.date)
+  }
+  if (filter.before) {
+    where.push('date < ?')
+    params.push(filter.before)
+  }
+  if (filter.operatorOnly) where.push(`NOT (${SNAPSHOT})`)
+  if (filter.source) {
+    const s = sourceFilterSql(filter.source)
+    where.push(s.sql)
+    params.push(...s.params)
+  }
+  return {params, sql: where.length ? where.join(' AND ') : '1'}
+}
+
+/** Thrown inside the transaction to roll a dry run back, carrying its summary out. */
+class DryRun extends Error {
+  constructor(readonly summary: RemovalSummary) {
+    super('dry run')
+  }
+}
+
+export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
+  const today = options.today ?? fxToday()
+  const {params, sql: where} = whereOf(filter)
+  try {
+    return db
+      .transaction(() => {
+        const before = ratesOn(db, today, today)
+        const currencies = db
+          .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
+          .all(...params) as RemovalSummary['currencies']
+        const sources = (
+          db.prepare(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${where} GROUP BY source ORDER BY source`).all(...params) as {removed: number; source: string}[]
+        ).map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
+        const restorable = snapshotRowsToRestore(db, where, params)
+        const removed = db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
+        const restore = db.prepare('INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)')
+        for (const r of restorable) restore.run(r.currency, r.date, r.rate, r.source)
+        const after = ratesOn(db, today, today)
+        const withoutRate = [...before.keys()].filter((c) => c !== 'USD' && !after.has(c)).sort()
+        const uses = withoutRate.length > 0 ? currenciesInUse(db) : new Map<string, string[]>()
+        const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))
+        if (inUseWithoutRate.length > 0 && !options.force) {
+          const list = inUseWithoutRate.map((u) => `${u.currency} (${u.uses.join(', ')})`).join(', ')
+          const first = inUseWithoutRate[0].currency
+          throw new OperationalError(
+            `refusing to remove ${removed} ${removed === 1 ? 'rate' : 'rates'}: ${list} would have no FX rate usable today (${today}); add one first ("pricectl fx set ${first} RATE" or "pricectl fx import FILE"), narrow the removal (--currency, --before), or pass --force`,
+          )
+        }
+        const summary: RemovalSummary = {
+          currencies,
+          dryRun: Boolean(options.dryRun),
+          inUseWithoutRate,
+          removed,
+          restored: restorable,
+          sources,
+          today,
+          withoutRate,
+        }
+        if (options.dryRun) throw new DryRun(summary)
+        return summary
+      })
+      .immediate()
+  } catch (error) {
+    if (error instanceof DryRun) return error.summary
+    throw error
+  }
+}
+
+/**
+ * Snapshot rows to put back: the bundled snapshot's (currency, day) where the removal
+ * takes an operator row of that day, the removal would not have taken the snapshot's own
+ * row, and the store still holds this snapshot (same label) elsewhere.
+ */
+function snapshotRowsToRestore(db: DB, where: string, params: string[]): FxRate[] {
+  const snap = defaultFxSnapshot()
+  const present = db.prepare('SELECT 1 FROM fx_rates WHERE source = ? LIMIT 1').get(snap.source)
+  if (!present) return []
+  const hits = db
+    .prepare(`SELECT currency FROM fx_rates WHERE ${where} AND date = ? AND NOT (${SNAPSHOT})`)
+    .all(...params, snap.date) as {currency: string}[]
+  if (hits.length === 0) return []
+  // Would the same filter take the snapshot's own row? Ask SQLite, so the rule is the same.
+  const wouldTake = db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where}`)
+  const out: FxRate[] = []
+  for (const {currency} of hits) {
+    const rate = snap.rates[currency]
+    if (rate === undefined) continue
+    if ((wouldTake.get(currency, snap.date, snap.source, ...params) as {n: number}).n > 0) continue
+    out.push({currency, date: snap.date, rate, source: snap.source})
+  }
+  return out
+}
+
+/**
+ * Currencies the store prices or records money in, each with what uses it: removing their
+ * last usable rate would break prices (or writes) in them.
+ */
+export function currenciesInUse(db: DB): Map<string, string[]> {
+  const rows = db
+    .prepare(
+      `SELECT DISTINCT currency, 'country prices' AS use FROM country_prices
+       UNION SELECT DISTINCT currency, 'fixed-amount coupons' FROM coupons WHERE currency IS NOT NULL
+       UNION SELECT DISTINCT currency, 'audience prices' FROM audience_prices WHERE currency IS NOT NULL
+       UNION SELECT DISTINCT fallback_currency, 'gateway fallback' FROM gateways
+       UNION SELECT DISTINCT currency, 'locked quotes' FROM locks
+       UNION SELECT DISTINCT currency, 'subscriptions' FROM subscriptions WHERE currency IS NOT NULL
+       UNION SELECT DISTINCT currency, 'charges' FROM charges WHERE currency IS NOT NULL
+       UNION SELECT DISTINCT country, 'localization factors' FROM localization_factors`,
+    )
+    .all() as {currency: string; use: string}[]
+  const uses = new Map<string, string[]>()
+  const add = (currency: string | undefined, use: string) => {
+    if (!currency) return
+    const list = uses.get(currency) ?? []
+    if (!list.includes(use)) list.push(use)
+    uses.set(currency, list)
+  }
+  for (const r of rows) add(r.use === 'localization factors' ? countryCurrency(r.currency) : r.currency, r.use)
+  add(countryCurrency(defaultCountry(db)), 'the default country')
+  return uses
+}
+
+/** `fx delete CURRENCY [--date D]`: nothing matching is "not found" (exit 1), naming what is on file. */
+export function deleteRates(db: DB, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
+  const summary = removeRates(db, {currencies: [currency], date, operatorOnly: true}, options)
+  if (summary.removed > 0) return summary
+  const snapshot = db.prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${SNAPSHOT} LIMIT 1`).get(...(date ? [currency, date] : [currency])) as
+    | {date: string}
+    | undefined
+  const what = `no rate of yours for ${currency}${date ? ` dated ${date}` : ''}`
+  if (snapshot) {
+    throw new NotFoundError(`${what}: ${date ? 'the rate of that day is' : `${currency} only has`} the bundled snapshot's, which "pricectl fx prune --source snapshot --currency ${currency}" removes`)
+  }
+  throw new NotFoundError(`${what}: see "pricectl fx list --currency ${currency} --history"`)
+}
+
+/** The sentence and the stderr notes of a removal, shared by `fx delete` and `fx prune`. */
+export function describeRemoval(s: RemovalSummary): {message: string; notes: string[]} {
+  const n = (k: number, one: string, many = `${one}s`) => `${k} ${k === 1 ? one : many}`
+  const verb = s.dryRun ? 'dry run: would remove' : 'removed'
+  let message: string
+  if (s.removed === 0) {
+    message = `${s.dryRun ? 'dry run: ' : ''}no rates matched; nothing removed`
+  } else {
+    const from = s.currencies.reduce((a, c) => (c.from < a ? c.from : a), s.currencies[0].from)
+    const to = s.currencies.reduce((a, c) => (c.to > a ? c.to : a), s.currencies[0].to)
+    const who = s.currencies.length === 1 ? s.currencies[0].currency : n(s.currencies.length, 'currency', 'currencies')
+    const span = from === to ? `dated ${from}` : `dated ${from}..${to}`
+    const sources = s.sources.map((x) => `${x.source}${s.sources.length > 1 ? ` (${x.removed})` : ''}`).join(', ')
+    message = `${verb} ${n(s.removed, 'rate')} of ${who}, ${span}, from ${sources}`
+  }
+  const notes: string[] = []
+  if (s.restored.length > 0) {
+    const list = s.restored.map((r) => r.currency).join(', ')
+    notes.push(`${s.dryRun ? 'would put back' : 'put back'} the bundled snapshot's rate of ${s.restored[0].date} for ${list} (the removed rate had replaced it)`)
+  }
+  for (const u of s.inUseWithoutRate) notes.push(`warning: ${u.currency} is used by ${u.uses.join(', ')} and has no FX rate usable today: prices and writes in it fail until you add one`)
+  const others = s.withoutRate.filter((c) => !s.inUseWithoutRate.some((u) => u.currency === c))
+  if (others.length > 0) {
+    const shown = others.slice(0, 12).join(', ') + (others.length > 12 ? ', ...' : '')
+    notes.push(`note: ${n(others.length, 'currency', 'currencies')} ${s.dryRun ? 'would be' : 'are now'} without a rate (${shown}); requests priced in them fail until you add one`)
+  }
+  return {message, notes}
+}
+
+/** The --json body of a removal. */
+export function removalJson(s: RemovalSummary, message: string) {
+  return {
+    currencies: s.currencies,
+    dry_run: s.dryRun,
+    in_use_without_rate: s.inUseWithoutRate,
+    message,
+    removed: s.removed,
+    restored: s.restored,
+    sources: s.sources,
+    success: true as const,
+    without_rate: s.withoutRate,
+  }
+}
