@@ -118,7 +118,7 @@ export const GATEWAY_TABLES: Readonly<Record<GatewayId, GatewayTable>> = {
     // Whole numbers "in cents"; two decimals at most for every currency that is not zero-decimal.
     default: {divisible_by: 1, exponent: 'iso', max_amount: null, min_amount: null},
     entries: Object.fromEntries(
-      ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND', 'CLF', 'UYW'].map((c) => [c, {exponent: 2, note: 'at most two decimals unless multi-decimal pricing is enabled (ISO has more)'}]),
+      ['BHD', 'IQD', 'JOD', 'KWD', 'LYD', 'OMR', 'TND'].map((c) => [c, {exponent: 2, note: 'at most two decimals unless multi-decimal pricing is enabled (ISO has more)'}]),
     ),
     gateway: 'gateway_c',
     models: 'Chargebee',
