@@ -1,10 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {describeRule} from '../../src/cli/gateway-rules.js'
 import {overlay, readBody} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
-import {configureGateway, gatewayEntryJson} from '../../src/pricing/gateways.js'
-import {Gateway} from '../../src/schemas/common.js'
+import {checkRuleFlags, configureGateway, configureRuleFromFlags, gatewayEntryJson, type RuleFlags} from '../../src/pricing/gateways.js'
+import {Currency, Gateway} from '../../src/schemas/common.js'
 import {GatewaysSetOutput} from '../../src/schemas/gateways.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -12,21 +13,31 @@ export default class GatewaysSet extends BaseCommand<typeof GatewaysSet> {
   static override args = {
     gateway: Args.string({description: 'gateway_a, gateway_b, gateway_c or gateway_d', required: true}),
   }
-  static override description = `Configure a gateway's price objects: which currencies it accepts, its fallback currency and its amount format
+  static override description = `Configure a gateway's price objects, or with --currency override its currency table for one currency
 
-Settings not given keep their current value. A price in a currency the gateway does not accept is converted to the fallback currency by FX.
-"minor" amounts are integers in the currency's smallest unit (999 for USD 9.99, 1200 for JPY 1200, 4500 for KWD 4.500); "decimal" amounts are numbers in currency units.`
+Without --currency: which currencies the gateway accepts, its fallback currency and its amount format. Settings not given keep their current value. A price in a currency the gateway does not accept is converted to the fallback currency by FX.
+"minor" amounts are integers in the gateway's units (999 for USD 9.99, 1200 for JPY 1200, 240000 for ISK 2400 at gateway_a); "decimal" amounts are numbers in currency units.
+
+With --currency CODE: override the gateway's rule for that currency (docs/money.md, "Gateway tables"). --exponent is the decimal places of the gateway's amounts, --divisible-by the multiple its amounts must be of (in its units), --min and --max the smallest and largest charge as amounts of the currency (0.50, 999999.99) or none. Fields not given keep the rule in force; --default drops the override. See the rule with "pricectl gateways show GATEWAY CODE".`
   static override examples = [
     '<%= config.bin %> gateways set gateway_b --accept EUR,USD,GBP --fallback USD',
     `<%= config.bin %> gateways set gateway_c --accept '*' --amount-format minor`,
     '<%= config.bin %> gateways set gateway_b --default',
+    '<%= config.bin %> gateways set gateway_a --currency ISK --exponent 2 --divisible-by 100',
+    '<%= config.bin %> gateways set gateway_d --currency USD --min 0.70 --max none',
+    '<%= config.bin %> gateways set gateway_a --currency ISK --default',
   ]
   static override flags = {
     accept: Flags.string({description: 'Accepted currencies: a comma-separated list (EUR,USD) or * for any'}),
-    'amount-format': Flags.string({description: 'minor (integer smallest unit) or decimal'}),
+    'amount-format': Flags.string({description: 'minor (integer gateway units) or decimal'}),
     body: Flags.string({description: 'JSON body {"accepted_currencies", "fallback_currency", "amount_format"} from FILE, or - for stdin'}),
-    default: Flags.boolean({description: 'Drop the stored settings: the gateway uses its defaults again'}),
+    currency: Flags.string({description: "Override the gateway's currency table for this currency (with --exponent, --divisible-by, --min, --max or --default)"}),
+    default: Flags.boolean({description: 'Drop the stored settings (with --currency: the override) so the defaults apply again'}),
+    'divisible-by': Flags.string({description: 'With --currency: amounts must be whole multiples of N gateway units (100: two decimals that must be 00)'}),
+    exponent: Flags.string({description: "With --currency: decimal places of the gateway's amounts (0 to 6)"}),
     fallback: Flags.string({description: 'Currency used when the gateway does not accept the local one (default USD)'}),
+    max: Flags.string({description: 'With --currency: largest charge, an amount of the currency (999999.99), or none'}),
+    min: Flags.string({description: 'With --currency: smallest charge, an amount of the currency (0.50), or none'}),
   }
   static override get outputSchema() {
     return GatewaysSetOutput
@@ -35,6 +46,10 @@ Settings not given keep their current value. A price in a currency the gateway d
   async run() {
     // Checked before the store is opened: a typo in the id must not create or touch a store.
     validate(Gateway, this.args.gateway, 'GATEWAY')
+    const rule: RuleFlags = {divisible_by: this.flags['divisible-by'], exponent: this.flags.exponent, max: this.flags.max, min: this.flags.min}
+    const ruleGiven = Object.entries(rule).filter(([, v]) => v !== undefined).map(([k]) => `--${k.replace('_', '-')}`)
+    if (this.flags.currency !== undefined) return this.setRule(rule, ruleGiven)
+    if (ruleGiven.length > 0) throw new InvalidInputError(`${ruleGiven.join(', ')} change one currency's rule: pass --currency CODE as well`)
     const changes = overlay(readBody(this.flags.body), {
       accepted_currencies: this.flags.accept,
       amount_format: this.flags['amount-format'],
@@ -44,7 +59,7 @@ Settings not given keep their current value. A price in a currency the gateway d
       throw new InvalidInputError(`--default drops every setting of ${this.args.gateway}; do not combine it with ${Object.keys(changes).join(', ')}`)
     }
     if (!this.flags.default && Object.keys(changes).length === 0) {
-      throw new InvalidInputError(`nothing to set for ${this.args.gateway}: pass --accept, --fallback or --amount-format (or --default)`)
+      throw new InvalidInputError(`nothing to set for ${this.args.gateway}: pass --accept, --fallback or --amount-format (or --default), or --currency CODE with the rule to override`)
     }
     const {reset, settings} = configureGateway(this.store.db, this.args.gateway, this.flags.default ? 'default' : changes)
     const gateway = gatewayEntryJson(settings)
@@ -53,5 +68,29 @@ Settings not given keep their current value. A price in a currency the gateway d
       : `${gateway.gateway}: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
     this.log(message)
     return {gateway, message, success: true as const}
+  }
+
+  private setRule(flags: RuleFlags, given: string[]) {
+    const gateway = validate(Gateway, this.args.gateway, 'GATEWAY')
+    const currency = validate(Currency, this.flags.currency!.trim().toUpperCase(), '--currency')
+    const settings = ['accept', 'amount-format', 'body', 'fallback'].filter((f) => this.flags[f as keyof typeof this.flags] !== undefined)
+    if (settings.length > 0) {
+      throw new InvalidInputError(`--currency overrides one rule of the currency table; --${settings.join(', --')} change the gateway's settings: run them as two commands`)
+    }
+    if (this.flags.default && given.length > 0) throw new InvalidInputError(`--default drops the override of ${gateway} ${currency}; do not combine it with ${given.join(', ')}`)
+    if (!this.flags.default && given.length === 0) {
+      throw new InvalidInputError(`nothing to set for ${gateway} ${currency}: pass --exponent, --divisible-by, --min or --max (or --default)`)
+    }
+    // Syntax first, before the store is opened.
+    if (!this.flags.default) checkRuleFlags(flags)
+    const {reset, rule} = configureRuleFromFlags(this.store.db, gateway, currency, this.flags.default ? 'default' : flags)
+    const message = this.flags.default
+      ? reset
+        ? `${gateway} ${currency}: override dropped; ${describeRule(rule)}`
+        : `${gateway} ${currency}: no override was stored (nothing changed); ${describeRule(rule)}`
+      : `${gateway} ${currency}: ${describeRule(rule)}`
+    this.log(message)
+    if (rule.listed === false) this.note(`warning: ${currency} is not in ${rule.model}'s published list of currencies: make sure your ${gateway} account can charge it`)
+    return {message, reset, rule, success: true as const}
   }
 }

@@ -1,11 +1,11 @@
 import {nowIso} from '../clock.js'
-import {convertMinor, minorDigits, minorToDecimalString} from '../currency.js'
+import {convertMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
-import {type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride} from '../money/gateway-tables.js'
+import {GATEWAY_TABLES, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
 import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
@@ -250,7 +250,9 @@ export function configureRule(db: DB, gateway: GatewayId, currency: string, chan
   if (!Number.isSafeInteger(rule.divisible_by) || rule.divisible_by < 1) throw new InvalidInputError(`divisible_by: expected a whole number >= 1, got ${rule.divisible_by}`)
   for (const k of ['min_amount', 'max_amount'] as const) {
     const v = rule[k]
-    if (v !== null && (!Number.isSafeInteger(v) || v < 0)) throw new InvalidInputError(`${k}: expected a whole number of ${gateway} units (or none), got ${v}`)
+    // The store requires max_amount >= 1 (a gateway that charges nothing is not a bound).
+    const least = k === 'max_amount' ? 1 : 0
+    if (v !== null && (!Number.isSafeInteger(v) || v < least)) throw new InvalidInputError(`${k}: expected a whole number >= ${least} of ${gateway} units (or none), got ${v}`)
   }
   if (rule.min_amount !== null && rule.max_amount !== null && rule.min_amount > rule.max_amount) {
     throw new InvalidInputError(`min_amount ${rule.min_amount} is above max_amount ${rule.max_amount}`)
@@ -313,4 +315,167 @@ export function unchargeableReason(db: DB, amountMinor: number, currency: string
     throw error
   }
   return undefined
+}
+
+// ---------------------------------------------------------------------------------------
+// gateways show / gateways set --currency
+
+/** `gateways set --currency` flags as typed: whole numbers, decimal amounts or "none". */
+export type RuleFlags = {divisible_by?: string; exponent?: string; max?: string; min?: string}
+
+/** A rule as `gateways show/set --json` print it: the gateway's units and the same bounds as decimal amounts. */
+export type RuleJson = {
+  currency: string
+  divisible_by: number
+  exponent: number
+  gateway: GatewayId
+  /** Whether the model's published currency list names the currency; null when the table records no list. */
+  listed: boolean | null
+  /** max_amount as a decimal amount of the currency ("999999.99"), null when unbounded. */
+  max: null | string
+  max_amount: null | number
+  min: null | string
+  min_amount: null | number
+  model: string
+  note: null | string
+  source: RuleSource
+  source_text: string
+  /** The shipped table's rule: what `gateways set --currency CODE --default` goes back to. */
+  table: {divisible_by: number; exponent: number; max_amount: null | number; min_amount: null | number; source: RuleSource}
+}
+
+const bound = (units: null | number, exponent: number) => (units === null ? null : minorToDecimalString(units, exponent))
+
+function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
+  const shipped = gatewayRule(gateway, currency)
+  const table = GATEWAY_TABLES[gateway]
+  return {
+    currency,
+    divisible_by: rule.divisible_by,
+    exponent: rule.exponent,
+    gateway,
+    listed: table.currencies ? table.currencies.includes(currency) : null,
+    max: bound(rule.max_amount, rule.exponent),
+    max_amount: rule.max_amount,
+    min: bound(rule.min_amount, rule.exponent),
+    min_amount: rule.min_amount,
+    model: table.models,
+    note: shipped.note ?? null,
+    source: rule.source,
+    source_text: rule.source_text,
+    table: {...pickRule(shipped), source: shipped.source},
+  }
+}
+
+/** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
+export function showRule(db: DB, gateway: GatewayId, currency: string): RuleJson {
+  return toRuleJson(gateway, currency, resolveRule(db, gateway, currency))
+}
+
+export type GatewayTableJson = {
+  currencies: null | string[]
+  default: {divisible_by: number; exponent: 'iso' | number; max_amount: null | number; min_amount: null | number}
+  entries: RuleJson[]
+  gateway: GatewayId
+  model: string
+  overrides: number
+  sources: string[]
+}
+
+/** `gateways show GATEWAY`: the table's default, every entry and every stored override, by currency. */
+export function showTable(db: DB, gateway: GatewayId): GatewayTableJson {
+  const table = GATEWAY_TABLES[gateway]
+  const overrides = [...ruleOverrides(db).values()].filter((o) => o.gateway === gateway)
+  const codes = [...new Set([...Object.keys(table.entries), ...overrides.map((o) => o.currency)])].sort()
+  return {
+    currencies: table.currencies ? [...table.currencies].sort() : null,
+    default: {...table.default},
+    entries: codes.map((c) => showRule(db, gateway, c)),
+    gateway,
+    model: table.models,
+    overrides: overrides.length,
+    sources: [...table.sources],
+  }
+}
+
+const WHOLE = /^\d+$/
+const DECIMAL = /^\d+(\.\d+)?$/
+
+/**
+ * Check `gateways set --currency` flags before anything is opened: whole numbers for
+ * --exponent and --divisible-by, a decimal amount or "none" for --min and --max.
+ */
+export function checkRuleFlags(flags: RuleFlags): RuleFlags {
+  const problems: string[] = []
+  const out: RuleFlags = {}
+  if (flags.exponent !== undefined) {
+    const v = flags.exponent.trim()
+    if (!WHOLE.test(v) || Number(v) > 6) problems.push(`--exponent: expected a whole number from 0 to 6 (decimal places of the gateway's amounts), got ${JSON.stringify(flags.exponent)}`)
+    out.exponent = v
+  }
+  if (flags.divisible_by !== undefined) {
+    const v = flags.divisible_by.trim()
+    if (!WHOLE.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) {
+      problems.push(`--divisible-by: expected a whole number of gateway units >= 1 (100 for "two decimals that must be 00"), got ${JSON.stringify(flags.divisible_by)}`)
+    }
+    out.divisible_by = v
+  }
+  for (const k of ['min', 'max'] as const) {
+    const raw = flags[k]
+    if (raw === undefined) continue
+    const v = raw.trim().toLowerCase() === 'none' ? 'none' : raw.trim()
+    if (v !== 'none' && !DECIMAL.test(v)) problems.push(`--${k}: expected an amount of the currency such as 0.50, or none to clear it, got ${JSON.stringify(raw)}`)
+    out[k] = v
+  }
+  // The first problem only: one quoted value per message reads best.
+  if (problems.length > 0) throw new InvalidInputError(problems[0])
+  return out
+}
+
+/** A decimal amount of the currency as a whole number of gateway units (10^-exponent); exact or refused. */
+function amountToUnits(flag: string, text: string, exponent: number, currency: string, model: string): number {
+  const [whole, frac = ''] = text.split('.')
+  const extra = frac.slice(exponent)
+  if (/[^0]/.test(extra)) {
+    throw new InvalidInputError(
+      `--${flag} ${text}: ${model} amounts in ${currency} have ${exponent} decimal${exponent === 1 ? '' : 's'}, so ${text} ${currency} cannot be a bound (pass --exponent too if the gateway takes more)`,
+    )
+  }
+  const units = BigInt(whole + frac.slice(0, exponent).padEnd(exponent, '0'))
+  if (units > BigInt(MAX_MINOR)) throw new InvalidInputError(`--${flag} ${text}: too large (at most ${minorToDecimalString(MAX_MINOR, exponent)} ${currency})`)
+  return Number(units)
+}
+
+/**
+ * `gateways set GATEWAY --currency CODE [--exponent N] [--divisible-by N] [--min A] [--max A]`:
+ * amounts are decimal amounts of the currency, turned into gateway units with the exponent
+ * the rule will have (the new one when --exponent is given); "none" clears a bound.
+ */
+export function configureRuleFromFlags(db: DB, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
+  if (flags === 'default') {
+    const {reset, rule} = configureRule(db, gateway, currency, 'default')
+    return {reset, rule: toRuleJson(gateway, currency, rule)}
+  }
+  const f = checkRuleFlags(flags)
+  const current = resolveRule(db, gateway, currency)
+  const changes: Partial<GatewayRule> = {}
+  if (f.exponent !== undefined) changes.exponent = Number(f.exponent)
+  if (f.divisible_by !== undefined) changes.divisible_by = Number(f.divisible_by)
+  const exponent = changes.exponent ?? current.exponent
+  const model = GATEWAY_TABLES[gateway].models
+  if (f.min !== undefined) changes.min_amount = f.min === 'none' ? null : amountToUnits('min', f.min, exponent, currency, model)
+  if (f.max !== undefined) changes.max_amount = f.max === 'none' ? null : amountToUnits('max', f.max, exponent, currency, model)
+  // Bounds kept from the current rule are in its units: rescale them to the new exponent,
+  // exactly when it grows, else rounding inwards (a minimum up, a maximum down) so they never loosen.
+  if (changes.exponent !== undefined && changes.exponent !== current.exponent) {
+    const shift = changes.exponent - current.exponent
+    if (changes.min_amount === undefined && current.min_amount !== null) changes.min_amount = shift > 0 ? current.min_amount * 10 ** shift : Math.ceil(current.min_amount / 10 ** -shift)
+    if (changes.max_amount === undefined && current.max_amount !== null) changes.max_amount = shift > 0 ? current.max_amount * 10 ** shift : Math.floor(current.max_amount / 10 ** -shift)
+    for (const k of ['min_amount', 'max_amount'] as const) {
+      const v = changes[k]
+      if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new InvalidInputError(`the ${k === 'min_amount' ? 'minimum' : 'maximum'} in force is too large for exponent ${changes.exponent}: pass --${k === 'min_amount' ? 'min' : 'max'} AMOUNT (or none) as well`)
+    }
+  }
+  const {reset, rule} = configureRule(db, gateway, currency, changes)
+  return {reset, rule: toRuleJson(gateway, currency, rule)}
 }

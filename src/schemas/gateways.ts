@@ -61,4 +61,63 @@ const GatewayEntry = z.object({
 
 export const GatewaysListOutput = Envelope.extend({gateways: z.array(GatewayEntry)})
 
-export const GatewaysSetOutput = Envelope.extend({gateway: GatewayEntry})
+const Units = z.number().int().nullable()
+
+/** A gateway's rule for one currency (docs/money.md, "Gateway tables"): amounts in the gateway's units (10^-exponent). */
+export const GatewayRuleEntry = z.object({
+  currency: z.string(),
+  divisible_by: z.number().int(),
+  exponent: z.number().int(),
+  gateway: z.string(),
+  /** Whether the model's published currency list names the currency; null when the table records none. */
+  listed: z.boolean().nullable(),
+  /** max_amount as a decimal amount of the currency, null when unbounded. */
+  max: z.string().nullable(),
+  max_amount: Units,
+  min: z.string().nullable(),
+  min_amount: Units,
+  model: z.string(),
+  note: z.string().nullable(),
+  source: z.enum(['store', 'table', 'default']),
+  source_text: z.string(),
+  /** The shipped table's rule, what `gateways set --currency CODE --default` goes back to. */
+  table: z.object({
+    divisible_by: z.number().int(),
+    exponent: z.number().int(),
+    max_amount: Units,
+    min_amount: Units,
+    source: z.enum(['table', 'default']),
+  }),
+})
+
+/** A gateway's whole table: its default, its entries and stored overrides, its model and sources. */
+export const GatewayTableEntry = z.object({
+  /** The model's published currency list, null when the table records none. */
+  currencies: z.array(z.string()).nullable(),
+  default: z.object({
+    divisible_by: z.number().int(),
+    /** "iso": the currency's ISO 4217 exponent. */
+    exponent: z.union([z.literal('iso'), z.number().int()]),
+    max_amount: Units,
+    min_amount: Units,
+  }),
+  entries: z.array(GatewayRuleEntry),
+  gateway: z.string(),
+  model: z.string(),
+  /** How many entries are stored overrides. */
+  overrides: z.number().int(),
+  sources: z.array(z.string()),
+})
+
+/** `gateways set` prints the gateway's settings, or with --currency the currency's rule. */
+export const GatewaysSetOutput = z.union([
+  Envelope.extend({gateway: GatewayEntry}),
+  Envelope.extend({
+    /** With --default: whether an override was dropped. */
+    reset: z.boolean(),
+    rule: GatewayRuleEntry,
+  }),
+])
+
+/** `gateways show GATEWAY CODE` prints one rule; `gateways show GATEWAY` the whole table. */
+export const GatewaysShowOutput = z.union([Envelope.extend({rule: GatewayRuleEntry}), Envelope.extend({table: GatewayTableEntry})])

@@ -3,7 +3,8 @@ import {existsSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {GatewaysListOutput, GatewaysSetOutput} from '../../src/schemas/gateways.js'
+import {GatewaysListOutput, GatewaysSetOutput, GatewaysShowOutput} from '../../src/schemas/gateways.js'
+import {createProducts} from '../helpers/catalog.js'
 import {run, runBin, tempStore} from '../helpers/run.js'
 
 function storedGateways(db: string): unknown[] {
@@ -124,5 +125,213 @@ describe('gateways end to end (bin/run.js)', () => {
     const bad = runBin(db, ['gateways', 'set', 'gateway_b', '--fallback', 'JPY'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('JPY is not among the accepted currencies EUR,USD')
+  })
+
+  it('overrides a currency rule and shows it', () => {
+    const db = tempStore()
+    const set = runBin(db, ['gateways', 'set', 'gateway_a', '--currency', 'KWD', '--divisible-by', '1'])
+    expect(set.code).toBe(0)
+    expect(set.stdout).toBe('gateway_a KWD: exponent 3, divisible by 1, no minimum, max 99999.999 KWD (stored override)\n')
+    const show = runBin(db, ['gateways', 'show', 'gateway_a', 'KWD', '--json'])
+    expect(show.json.rule).toMatchObject({divisible_by: 1, exponent: 3, note: 'three-decimal currency: the last digit must be 0 (5.124 KWD is sent as 5120 or 5130)', source: 'store'})
+    const bad = runBin(db, ['gateways', 'set', 'gateway_a', '--currency', 'KWD', '--min', '0.0005'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toBe('Error: --min 0.0005: Stripe amounts in KWD have 3 decimals, so 0.0005 KWD cannot be a bound (pass --exponent too if the gateway takes more)\n')
+  })
+})
+
+function storedRules(db: string): unknown[] {
+  if (!existsSync(db)) return []
+  const sqlite = new Database(db, {readonly: true})
+  try {
+    return sqlite.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency').all()
+  } finally {
+    sqlite.close()
+  }
+}
+
+describe('gateways show', () => {
+  it.each([
+    // [gateway, currency, exponent, divisible_by, min_amount, max_amount, source]
+    ['gateway_a', 'ISK', 2, 100, null, 99_999_999, 'table'],
+    ['gateway_a', 'UGX', 2, 100, null, 99_999_999, 'table'],
+    ['gateway_a', 'KWD', 3, 10, null, 99_999_999, 'table'],
+    ['gateway_a', 'JPY', 0, 1, 50, 99_999_999, 'table'],
+    ['gateway_a', 'HUF', 2, 1, 17_500, 99_999_999, 'table'],
+    ['gateway_a', 'IDR', 2, 1, null, 999_999_999_999, 'table'],
+    ['gateway_a', 'NGN', 2, 1, null, 99_999_999, 'default'],
+    ['gateway_b', 'HUF', 0, 1, null, null, 'table'],
+    ['gateway_b', 'KWD', 3, 1, null, null, 'default'],
+    ['gateway_c', 'KWD', 2, 1, null, null, 'table'],
+    ['gateway_d', 'KWD', 3, 1, null, null, 'default'],
+  ] as const)('%s %s: exponent %i, divisible by %i', async (gateway, currency, exponent, divisible, min, max, source) => {
+    const r = await run(tempStore(), ['gateways', 'show', gateway, currency.toLowerCase(), '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.rule).toMatchObject({currency, divisible_by: divisible, exponent, gateway, max_amount: max, min_amount: min, source})
+  })
+
+  it('says where a rule comes from, with the bounds as amounts and the table\'s sources', async () => {
+    const db = tempStore()
+    const r = await run(db, ['gateways', 'show', 'gateway_a', 'USD', '--json'])
+    expect(r.json).toEqual({
+      message: 'gateway_a USD: exponent 2, divisible by 1, from the Stripe table entry',
+      rule: {
+        currency: 'USD',
+        divisible_by: 1,
+        exponent: 2,
+        gateway: 'gateway_a',
+        listed: true,
+        max: '999999.99',
+        max_amount: 99_999_999,
+        min: '0.50',
+        min_amount: 50,
+        model: 'Stripe',
+        note: null,
+        source: 'table',
+        source_text: 'Stripe table entry for USD',
+        table: {divisible_by: 1, exponent: 2, max_amount: 99_999_999, min_amount: 50, source: 'table'},
+      },
+      success: true,
+    })
+    const human = await run(db, ['gateways', 'show', 'gateway_a', 'ISK'])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/divisible by\s*│\s*100/)
+    expect(human.stdout).toMatch(/source\s*│\s*table entry: Stripe table entry for ISK/)
+    expect(human.stdout).toContain('https://docs.stripe.com/currencies#special-cases')
+    const unlisted = await run(db, ['gateways', 'show', 'gateway_b', 'KWD'])
+    expect(unlisted.stderr).toContain("warning: KWD is not in PayPal's published list of currencies")
+  })
+
+  it('without a currency, lists the table: its default, its entries and stored overrides', async () => {
+    const db = tempStore()
+    await run(db, ['gateways', 'set', 'gateway_b', '--currency', 'EUR', '--min', '1'])
+    const r = await run(db, ['gateways', 'show', 'gateway_b', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.message).toBe('gateway_b follows PayPal: 4 currencies listed (1 stored override), the default for the rest')
+    expect(r.json.table).toMatchObject({default: {divisible_by: 1, exponent: 'iso', max_amount: null, min_amount: null}, gateway: 'gateway_b', model: 'PayPal', overrides: 1})
+    expect(r.json.table.entries.map((e: {currency: string; source: string}) => [e.currency, e.source])).toEqual([
+      ['EUR', 'store'],
+      ['HUF', 'table'],
+      ['JPY', 'table'],
+      ['TWD', 'table'],
+    ])
+    expect(r.json.table.sources[0]).toMatch(/^https:\/\/developer\.paypal\.com\//)
+    expect(r.json.table.currencies).toContain('TWD')
+    const human = await run(db, ['gateways', 'show', 'gateway_b'])
+    expect(human.stdout).toMatch(/\(any other\)\s*│\s*ISO 4217\s*│\s*1\s*│\s*none\s*│\s*none\s*│\s*table default/)
+    expect(human.stdout).toMatch(/EUR\s*│\s*2\s*│\s*1\s*│\s*1\.00\s*│\s*none\s*│\s*stored override/)
+    expect(human.stdout).toContain('Sources:\n- https://developer.paypal.com/')
+  })
+
+  it.each([
+    [['gateway_x', 'USD'], 'unknown gateway "gateway_x"'],
+    [['gateway_a', 'XYZ'], 'CURRENCY: unknown currency "XYZ"'],
+  ])('refuses %j with exit 2 and creates no store', async (args, message) => {
+    const db = tempStore()
+    const r = await run(db, ['gateways', 'show', ...args, '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.message).toContain(message)
+    expect(existsSync(db)).toBe(false)
+  })
+})
+
+describe('gateways set --currency', () => {
+  it('overrides a rule, show reports the override, --default restores the table', async () => {
+    const db = tempStore()
+    const set = await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'isk', '--exponent', '0', '--divisible-by', '1', '--json'])
+    expect(set.code).toBe(0)
+    expect(set.json).toMatchObject({
+      message: 'gateway_a ISK: exponent 0, divisible by 1, no minimum, max 999999 ISK (stored override)',
+      reset: false,
+      rule: {divisible_by: 1, exponent: 0, max_amount: 999_999, source: 'store', table: {divisible_by: 100, exponent: 2, max_amount: 99_999_999, source: 'table'}},
+      success: true,
+    })
+    expect(storedRules(db)).toEqual([{currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: 999_999, min_amount: null}])
+    const show = await run(db, ['gateways', 'show', 'gateway_a', 'ISK', '--json'])
+    expect(show.json.rule).toMatchObject({exponent: 0, source: 'store', source_text: 'override stored with "pricectl gateways set gateway_a --currency ISK" (over the Stripe table entry for ISK)'})
+    const human = await run(db, ['gateways', 'show', 'gateway_a', 'ISK'])
+    expect(human.stdout).toMatch(/table\s*│\s*exponent 2, divisible by 100, min none, max 99999999 units \(table entry; restore with --default\)/)
+    const reset = await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--default', '--json'])
+    expect(reset.json).toMatchObject({reset: true, rule: {divisible_by: 100, exponent: 2, source: 'table'}})
+    expect(storedRules(db)).toEqual([])
+    const again = await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--default'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toBe('gateway_a ISK: no override was stored (nothing changed); exponent 2, divisible by 100, no minimum, max 999999.99 ISK (table entry)\n')
+  })
+
+  it('takes --min and --max as amounts of the currency; none clears a bound; other fields keep their value', async () => {
+    const db = tempStore()
+    const r = await run(db, ['gateways', 'set', 'gateway_d', '--currency', 'USD', '--min', '0.70', '--max', '5000', '--json'])
+    expect(r.json.rule).toMatchObject({max: '5000.00', max_amount: 500_000, min: '0.70', min_amount: 70, source: 'store'})
+    await run(db, ['gateways', 'set', 'gateway_d', '--currency', 'USD', '--max', 'none'])
+    expect(storedRules(db)).toEqual([{currency: 'USD', divisible_by: 1, exponent: 2, gateway: 'gateway_d', max_amount: null, min_amount: 70}])
+  })
+
+  it.each([
+    [['gateway_a', '--currency', 'ZZZ', '--exponent', '0'], '--currency: unknown currency "ZZZ"'],
+    [['gateway_a', '--currency', 'ISK', '--exponent', '7'], '--exponent: expected a whole number from 0 to 6'],
+    [['gateway_a', '--currency', 'ISK', '--exponent', 'two'], '--exponent: expected a whole number from 0 to 6'],
+    [['gateway_a', '--currency', 'ISK', '--divisible-by', '0'], '--divisible-by: expected a whole number of gateway units >= 1'],
+    [['gateway_a', '--currency', 'USD', '--min', '0.505'], '--min 0.505: Stripe amounts in USD have 2 decimals'],
+    [['gateway_a', '--currency', 'USD', '--min', '1,50'], '--min: expected an amount of the currency such as 0.50, or none to clear it, got "1,50"'],
+    [['gateway_a', '--currency', 'USD', '--min', '10', '--max', '5'], 'min_amount 1000 is above max_amount 500'],
+    [['gateway_a', '--currency', 'USD', '--max', '0'], 'max_amount: expected a whole number >= 1 of gateway_a units (or none), got 0'],
+    [['gateway_a', '--currency', 'USD'], 'nothing to set for gateway_a USD: pass --exponent, --divisible-by, --min or --max (or --default)'],
+    [['gateway_a', '--currency', 'USD', '--default', '--min', '1'], '--default drops the override of gateway_a USD; do not combine it with --min'],
+    [['gateway_a', '--exponent', '0'], '--exponent change one currency\'s rule: pass --currency CODE as well'],
+    [['gateway_a', '--currency', 'USD', '--exponent', '3', '--accept', 'USD'], '--currency overrides one rule of the currency table; --accept change the gateway\'s settings: run them as two commands'],
+    [['gateway_x', '--currency', 'USD', '--exponent', '0'], 'unknown gateway "gateway_x"'],
+  ])('refuses %j with exit 2 and writes nothing', async (args, message) => {
+    const db = tempStore()
+    await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'USD', '--min', '1'])
+    const before = storedRules(db)
+    const r = await run(db, ['gateways', 'set', ...args, '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.success).toBe(false)
+    expect(r.json.message).toContain(message)
+    expect(storedRules(db)).toEqual(before)
+    expect(storedGateways(db)).toEqual([])
+  })
+})
+
+describe('an override changes what a quote sends to the gateway', () => {
+  it('ISK 2400 kr goes to gateway_a as 240000 (two decimals, divisible by 100), as 2400 once overridden, and back with --default', async () => {
+    const db = tempStore()
+    await createProducts(db, [
+      {
+        api_id: 'pro_is',
+        base_px: 19.99,
+        country_prices: [{amount: 2400, country: 'IS', currency: 'ISK'}, {amount: 1200, country: 'JP', currency: 'JPY'}],
+        interval: 'month',
+        interval_count: 1,
+        name: 'Pro Iceland',
+      },
+    ])
+    let n = 0
+    const quote = async (country: string) => {
+      const r = await run(db, ['price', '-u', `user-${(n += 1)}`, '-p', 'pro_is', '--country', country, '--integration', 'gateway_a', '--json'])
+      expect(r.code, r.stdout + r.stderr).toBe(0)
+      return r.json.products.pro_is.integrations.gateway_a
+    }
+    expect(await quote('IS')).toMatchObject({amount: 240_000, currency: 'ISK'})
+    expect(await quote('JP')).toMatchObject({amount: 1200, currency: 'JPY'})
+    await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--exponent', '0', '--divisible-by', '1'])
+    await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'JPY', '--exponent', '2'])
+    expect(await quote('IS')).toMatchObject({amount: 2400, currency: 'ISK'})
+    expect(await quote('JP')).toMatchObject({amount: 120_000, currency: 'JPY'})
+    await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--default'])
+    expect(await quote('IS')).toMatchObject({amount: 240_000, currency: 'ISK'})
+  })
+})
+
+describe('gateways show and set --currency --json match the declared output schemas', () => {
+  it('prints exactly their outputSchema fields', async () => {
+    const db = tempStore()
+    const set = await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'USD', '--min', '1', '--json'])
+    const one = await run(db, ['gateways', 'show', 'gateway_a', 'USD', '--json'])
+    const all = await run(db, ['gateways', 'show', 'gateway_a', '--json'])
+    expect(GatewaysSetOutput.parse(set.json)).toEqual(set.json)
+    expect(GatewaysShowOutput.parse(one.json)).toEqual(one.json)
+    expect(GatewaysShowOutput.parse(all.json)).toEqual(all.json)
   })
 })

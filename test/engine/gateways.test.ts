@@ -1,16 +1,22 @@
 import fc from 'fast-check'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {fromMinor, minorDigits, toMinor} from '../../src/currency.js'
+import {fromMinor, isCurrency, minorDigits, toMinor} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
+import {GATEWAY_TABLES, gatewayRule} from '../../src/money/gateway-tables.js'
+import {gatewayStep, representablePrice} from '../../src/money/representable.js'
 import {
   configureGateway,
+  configureRuleFromFlags,
   DEFAULT_GATEWAY_SETTINGS,
   gatewayPrice,
   type GatewaySettings,
   gatewaySettings,
   gatewaySettingsMap,
   listGatewaySettings,
+  pickRule,
+  showRule,
+  showTable,
 } from '../../src/pricing/gateways.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {tempStore} from '../helpers/run.js'
@@ -21,9 +27,10 @@ const NBSP = '\u00A0'
 const RATES: Record<string, number> = {BHD: 0.376, BRL: 5, EUR: 0.9, JPY: 150, KRW: 1350, KWD: 0.307, USD: 1}
 const rateOf = (c: string) => RATES[c]
 
-// gateway_d and gateway_c follow ISO 4217 exponents with no further rule (docs/money.md): amounts are storage minor units.
+// gateway_d's table (Paddle) follows ISO 4217 exponents with no further rule (docs/money.md): amounts are storage minor units.
+// (gateway_c's, Chargebee, takes at most two decimals, so it cannot carry BHD 4.125.)
 const minorAny: GatewaySettings = {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d'}
-const decimalAny: GatewaySettings = {...minorAny, amount_format: 'decimal', gateway: 'gateway_c'}
+const decimalAny: GatewaySettings = {...minorAny, amount_format: 'decimal'}
 const usdOnly: GatewaySettings = {accepted_currencies: ['USD', 'EUR'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c'}
 
 describe('gatewayPrice: minor units are never off by a factor of ten or a hundred', () => {
@@ -144,5 +151,109 @@ describe('gateway settings in the store', () => {
     expect(() => configureGateway(db, 'gateway_a', {fallback_currency: 'usdx'})).toThrow('unknown currency "USDX"')
     expect(() => configureGateway(db, 'gateway_a', {accept: 'EUR'})).toThrow('unknown field "accept"')
     expect((db.prepare('SELECT count(*) AS n FROM gateways').get() as {n: number}).n).toBe(0)
+  })
+})
+
+describe('gateway currency tables: the published rules of the gateways they follow', () => {
+  it('gateway_a follows Stripe: ISK and UGX take two decimals that must be 00, KWD three ending in 0, JPY none, HUF two', () => {
+    expect(pickRule(gatewayRule('gateway_a', 'ISK'))).toEqual({divisible_by: 100, exponent: 2, max_amount: 99_999_999, min_amount: null})
+    expect(pickRule(gatewayRule('gateway_a', 'UGX'))).toEqual({divisible_by: 100, exponent: 2, max_amount: 99_999_999, min_amount: null})
+    expect(pickRule(gatewayRule('gateway_a', 'KWD'))).toEqual({divisible_by: 10, exponent: 3, max_amount: 99_999_999, min_amount: null})
+    expect(pickRule(gatewayRule('gateway_a', 'JPY'))).toEqual({divisible_by: 1, exponent: 0, max_amount: 99_999_999, min_amount: 50})
+    expect(pickRule(gatewayRule('gateway_a', 'HUF'))).toEqual({divisible_by: 1, exponent: 2, max_amount: 99_999_999, min_amount: 17_500})
+    expect(pickRule(gatewayRule('gateway_a', 'IDR'))).toMatchObject({exponent: 2, max_amount: 999_999_999_999})
+    expect(gatewayRule('gateway_a', 'USD')).toMatchObject({min_amount: 50, source: 'table'})
+    expect(gatewayRule('gateway_a', 'NGN')).toMatchObject({divisible_by: 1, exponent: 2, max_amount: 99_999_999, min_amount: null, source: 'default'})
+  })
+
+  it('ISK 2400 kr is sent to gateway_a as 240000, and 2400 to a gateway with ISO exponents', () => {
+    const stripe: GatewaySettings = {...minorAny, gateway: 'gateway_a'}
+    expect(gatewayPrice({country: 'IS', currency: 'ISK', priceMinor: 2400, rateOf, settings: stripe}).amount).toBe(240_000)
+    expect(gatewayPrice({country: 'IS', currency: 'ISK', priceMinor: 2400, rateOf, settings: minorAny}).amount).toBe(2400)
+    expect(gatewayPrice({country: 'UG', currency: 'UGX', priceMinor: 5, rateOf, settings: stripe}).amount).toBe(500)
+    expect(gatewayPrice({country: 'JP', currency: 'JPY', priceMinor: 1200, rateOf, settings: stripe}).amount).toBe(1200)
+  })
+
+  it('KWD 19.995 is not a price gateway_a can charge: price points move in steps of 0.010', () => {
+    const rule = gatewayRule('gateway_a', 'KWD')
+    expect(gatewayStep('KWD', rule)).toBe(10)
+    expect(representablePrice(19_995, 'KWD', [{gateway: 'gateway_a', rule}]).minor).toBe(20_000)
+    expect(representablePrice(19_990, 'KWD', [{gateway: 'gateway_a', rule}]).minor).toBe(19_990)
+  })
+
+  it('gateway_b follows PayPal: HUF, JPY and TWD without decimals, the rest with ISO digits', () => {
+    expect(gatewayRule('gateway_b', 'HUF')).toMatchObject({divisible_by: 1, exponent: 0, source: 'table'})
+    expect(gatewayRule('gateway_b', 'TWD')).toMatchObject({exponent: 0, source: 'table'})
+    expect(gatewayRule('gateway_b', 'EUR')).toMatchObject({exponent: 2, max_amount: null, min_amount: null, source: 'default'})
+    // 12 990 Ft stored as 1299000 minor units is sent as the whole number 12990.
+    expect(gatewayPrice({country: 'HU', currency: 'HUF', priceMinor: 1_299_000, rateOf, settings: {...decimalAny, gateway: 'gateway_b'}}).amount).toBe(12_990)
+  })
+
+  it('gateway_c follows Chargebee: at most two decimals, so three-decimal currencies move in steps of 0.010', () => {
+    expect(gatewayRule('gateway_c', 'KWD')).toMatchObject({exponent: 2, source: 'table'})
+    expect(gatewayRule('gateway_c', 'JPY')).toMatchObject({exponent: 0, source: 'default'})
+    expect(gatewayStep('KWD', gatewayRule('gateway_c', 'KWD'))).toBe(10)
+  })
+
+  it('gateway_d follows Paddle: ISO exponents, no entries', () => {
+    expect(GATEWAY_TABLES.gateway_d.entries).toEqual({})
+    expect(gatewayRule('gateway_d', 'KWD')).toMatchObject({divisible_by: 1, exponent: 3, source: 'default'})
+  })
+
+  it('every table names its sources, and every entry is a currency pricectl knows', () => {
+    for (const t of Object.values(GATEWAY_TABLES)) {
+      expect(t.sources.length).toBeGreaterThan(0)
+      for (const s of t.sources) expect(s).toMatch(/^https:\/\/\S+ \(.+\)$/)
+      for (const code of Object.keys(t.entries)) expect(isCurrency(code), `${t.gateway} ${code}`).toBe(true)
+      // Published lists are kept as published (Stripe still lists STD, which ISO replaced by STN).
+      for (const code of t.currencies ?? []) expect(code).toMatch(/^[A-Z]{3}$/)
+    }
+  })
+})
+
+describe('currency rule overrides in the store (gateways set --currency)', () => {
+  let store: Store | undefined
+  afterEach(() => store?.close())
+  const rows = (db: Store['db']) => db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules').all()
+
+  it('stores a whole rule over the table, shows where it comes from, and --default drops it', () => {
+    store = openStore(tempStore())
+    const db = store.db
+    expect(showRule(db, 'gateway_a', 'ISK')).toMatchObject({exponent: 2, divisible_by: 100, source: 'table', source_text: 'Stripe table entry for ISK'})
+    const set = configureRuleFromFlags(db, 'gateway_a', 'ISK', {divisible_by: '1', exponent: '0'})
+    expect(set).toMatchObject({reset: false, rule: {divisible_by: 1, exponent: 0, max: '999999', max_amount: 999_999, source: 'store', table: {divisible_by: 100, exponent: 2}}})
+    expect(rows(db)).toEqual([{currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: 999_999, min_amount: null}])
+    expect(showTable(db, 'gateway_a')).toMatchObject({model: 'Stripe', overrides: 1})
+    expect(configureRuleFromFlags(db, 'gateway_a', 'ISK', 'default')).toMatchObject({reset: true, rule: {exponent: 2, source: 'table'}})
+    expect(configureRuleFromFlags(db, 'gateway_a', 'ISK', 'default').reset).toBe(false)
+    expect(rows(db)).toEqual([])
+  })
+
+  it('takes bounds as amounts of the currency in the rule\'s exponent; none clears one', () => {
+    store = openStore(tempStore())
+    const db = store.db
+    expect(configureRuleFromFlags(db, 'gateway_d', 'USD', {max: '5000', min: '0.70'}).rule).toMatchObject({max: '5000.00', max_amount: 500_000, min: '0.70', min_amount: 70})
+    expect(configureRuleFromFlags(db, 'gateway_d', 'USD', {exponent: '3'}).rule).toMatchObject({exponent: 3, max_amount: 5_000_000, min_amount: 700})
+    expect(configureRuleFromFlags(db, 'gateway_d', 'USD', {min: 'none'}).rule).toMatchObject({max_amount: 5_000_000, min: null, min_amount: null})
+    expect(configureRuleFromFlags(db, 'gateway_d', 'JPY', {min: '50', exponent: '2'}).rule).toMatchObject({exponent: 2, min_amount: 5000})
+  })
+
+  it('refuses bad values and leaves the stored rule as it was', () => {
+    store = openStore(tempStore())
+    const db = store.db
+    configureRuleFromFlags(db, 'gateway_a', 'USD', {min: '1'})
+    const before = rows(db)
+    for (const [flags, message] of [
+      [{exponent: '7'}, '--exponent: expected a whole number from 0 to 6'],
+      [{exponent: '1.5'}, '--exponent: expected a whole number from 0 to 6'],
+      [{divisible_by: '0'}, '--divisible-by: expected a whole number of gateway units >= 1'],
+      [{min: '0.505'}, '--min 0.505: Stripe amounts in USD have 2 decimals'],
+      [{min: 'abc'}, '--min: expected an amount of the currency such as 0.50, or none to clear it, got "abc"'],
+      [{max: '0'}, 'max_amount: expected a whole number >= 1 of gateway_a units (or none), got 0'],
+      [{max: '0.50'}, 'min_amount 100 is above max_amount 50'],
+    ] as const) {
+      expect(() => configureRuleFromFlags(db, 'gateway_a', 'USD', flags)).toThrow(message)
+    }
+    expect(rows(db)).toEqual(before)
   })
 })
