@@ -217,6 +217,25 @@ describe('the country of a subscription or charge stays on its record', () => {
     expect((await run(db, ['price', '-u', 'rev2', '-p', 'pro_monthly', '--override', '--json'])).json.country).toBe('FR')
   })
 
+  it('over HTTP neither: POST /v1/subscriptions and /v1/charges with a country, then GET /v1/users is 400', async () => {
+    await run(db, ['price', '-u', 'rev3', '-p', 'pro_monthly', '--country', 'FR', '--json'])
+    const key = (await run(db, ['keys', 'create', '--name', 'identity', '--json'])).json.api_key as string
+    const app = buildServer({db, log: () => {}})
+    try {
+      const base = await app.listen({host: '127.0.0.1', port: 0})
+      const headers = {accept: 'application/json', authorization: `Bearer ${key}`, 'content-type': 'application/json'}
+      const post = (path: string, body: unknown) => fetch(base + path, {body: JSON.stringify(body), headers, method: 'POST'})
+      const common = {amount: 10, country: 'DE', created: 1_767_225_600, currency: 'USD', origin: 'gateway_a'}
+      expect((await post('/v1/subscriptions', {...common, origin_id: 'sub_h1', product: 'pro_monthly', status: 'active', user_id: 'rev4'})).status).toBe(200)
+      expect((await post('/v1/charges', {...common, origin_id: 'ch_h1', product: 'lifetime', status: 'succeeded', user_id: 'rev4'})).status).toBe(200)
+      expect((await post('/v1/charges', {...common, origin_id: 'ch_h2', product: 'lifetime', status: 'succeeded', user_id: 'rev3'})).status).toBe(200)
+      expect((await fetch(`${base}/v1/users/rev4`, {headers})).status).toBe(400)
+      expect(await (await fetch(`${base}/v1/users/rev3`, {headers})).json()).toEqual({user: {country: 'FR'}})
+    } finally {
+      await app.close()
+    }
+  })
+
   it('an import of a gateway export with a country column writes no user either', async () => {
     const file = join(tempDir(), 'payments-new.csv')
     copyFileSync(join(ROOT, 'fixtures', 'imports', 'payments-new.csv'), file)
