@@ -85,9 +85,21 @@ export function requireCoupon(db: DB, apiId: string): Coupon {
   return c
 }
 
+/**
+ * Where a moment stands against an active window (UNIX seconds; null = open end). Both
+ * ends are inside: `active_from`'s second is the first second a coupon or campaign applies,
+ * `active_till`'s the last (a bare date: 23:59:59 UTC). Coupons, campaigns and the coupons
+ * kept in locks all ask this one function, so they cannot disagree about a boundary.
+ */
+export function inWindow(w: {active_from_s: null | number; active_till_s: null | number}, seconds: number): 'after' | 'before' | 'inside' {
+  if (w.active_from_s !== null && seconds < w.active_from_s) return 'before'
+  if (w.active_till_s !== null && seconds > w.active_till_s) return 'after'
+  return 'inside'
+}
+
 /** Whether a coupon can be applied at `seconds`: ACTIVE and inside its window. */
 export function isCouponActive(c: Coupon, seconds = nowSeconds()): boolean {
-  return c.status === 'ACTIVE' && (c.active_from_s === null || seconds >= c.active_from_s) && (c.active_till_s === null || seconds <= c.active_till_s)
+  return c.status === 'ACTIVE' && inWindow(c, seconds) === 'inside'
 }
 
 /**

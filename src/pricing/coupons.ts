@@ -1,11 +1,11 @@
 import type {z} from 'zod'
 
-import {type Coupon, getCoupon} from '../catalog/coupons.js'
+import {type Coupon, getCoupon, inWindow} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
 import {convertMinor, fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {CouponBlock, PriceRequest} from '../schemas/price.js'
-import {type Campaign, inWindow, listCampaigns} from '../segments/campaigns.js'
+import {type Campaign, listCampaigns} from '../segments/campaigns.js'
 import {segmentText} from '../segments/common.js'
 import type {DB} from '../store/db.js'
 import type {PricingContext} from './context.js'
@@ -49,9 +49,15 @@ export function parseMapping(coupons: Record<string, string> | undefined): Map<s
 /** Why a coupon cannot be applied now, or undefined when it can (ACTIVE and inside its window). */
 export function inactiveReason(c: Coupon, seconds: number): string | undefined {
   if (c.status !== 'ACTIVE') return `${c.api_id} is ${c.status}`
-  if (c.active_from_s !== null && seconds < c.active_from_s) return `${c.api_id} is not active yet: it starts ${utcText(c.active_from_s)} UTC`
-  if (c.active_till_s !== null && seconds > c.active_till_s) return `${c.api_id} has expired: it ended ${utcText(c.active_till_s)} UTC`
+  const w = inWindow(c, seconds)
+  if (w === 'before') return `${c.api_id} is not active yet: it starts ${utcText(c.active_from_s!)} UTC`
+  if (w === 'after') return `${c.api_id} has expired: it ended ${utcText(c.active_till_s!)} UTC`
   return undefined
+}
+
+/** A locked coupon is shown through the last second of its validity (valid_till), like a coupon in its window. */
+function stillValid(c: LockedCoupon, seconds: number): boolean {
+  return inWindow({active_from_s: null, active_till_s: c.valid_till_s}, seconds) === 'inside'
 }
 
 type Candidate = {campaign: Campaign | null; coupon: Coupon; priceMinor: number}
@@ -125,7 +131,7 @@ export class Coupons {
       if (!p) continue
       const step = `coupon ${id}`
       if (scope && p.coupon) {
-        if (p.coupon.valid_till_s === null || seconds() <= p.coupon.valid_till_s) {
+        if (p.coupon.valid_till_s === null || stillValid(p.coupon, seconds())) {
           trace?.push({detail: `${p.coupon.api_id} kept from the lock (${p.coupon.source === 'campaign' ? `campaign ${p.coupon.campaign}` : 'request'}); pass --override to recompute`, outcome: 'info', step})
           continue
         }
@@ -270,7 +276,7 @@ export class Coupons {
   /** The spec's coupon block of a locked product; undefined once the locked coupon's validity has passed. */
   render(lock: Lock, p: LockedProduct): z.output<typeof CouponBlock> | undefined {
     const c = p.coupon
-    if (!c || (c.valid_till_s !== null && nowSeconds() > c.valid_till_s)) return undefined
+    if (!c || (c.valid_till_s !== null && !stillValid(c, nowSeconds()))) return undefined
     const {country} = lock
     const {currency} = p
     const fmt = (minor: number, cur = currency) => this.ctx.display.format(minor, cur, country)

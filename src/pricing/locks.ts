@@ -76,6 +76,7 @@ const statements = new WeakMap<DB, ReturnType<typeof prepare>>()
 
 function prepare(db: DB) {
   return {
+    anonymous: db.prepare('SELECT country, created_at, updated_at FROM locks WHERE lock_key = ? AND anonymous = 1'),
     byIp: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
     byKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
     delete: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
@@ -172,6 +173,14 @@ export function getLock(db: DB, key: string): Lock | undefined {
 /** The anonymous lock an IP got before the user was known. */
 export function getAnonymousLock(db: DB, ip: string): Lock | undefined {
   return fromRow(stmts(db).byIp.get(ip) as RawRow | undefined)
+}
+
+/**
+ * The country of an anonymous visitor, whose user id is its IP (the lock key): read from
+ * the lock row, so pricing a visitor stays one write (no users row per visitor).
+ */
+export function anonymousVisitor(db: DB, key: string): {country: string; created_at: string; updated_at: string} | undefined {
+  return stmts(db).anonymous.get(key) as {country: string; created_at: string; updated_at: string} | undefined
 }
 
 export function saveLock(db: DB, lock: Lock): void {

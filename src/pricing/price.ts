@@ -117,7 +117,11 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
       lock.updated_at = nowIso()
       if (adopted) deleteLock(ctx.db, ip!)
       saveLock(ctx.db, lock)
-      if (adopted) saveUserCountry(ctx.db, req.user_id!, lock.country, lock.updated_at)
+      if (adopted) {
+        saveUserCountry(ctx.db, req.user_id!, lock.country, lock.updated_at)
+        // The IP was handed out as a user id and its lock row is gone: keep it resolvable (user get).
+        saveUserCountry(ctx.db, ip!, lock.country, lock.updated_at)
+      }
       // The adopted lock's visitor is now a user who can convert: the exposure follows.
       if (adopted && lock.experiment_id !== 0) ctx.experiments.adoptExposure(lock, ip!)
     }
@@ -125,8 +129,9 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   }
 
   if (options.readOnly && !options.dryRun) throw NEEDS_WRITE
-  // 2. Country: flag > stored user country > IP > store default (override skips the stored country).
-  const {country, source: countrySource} = resolveCountry(ctx, req, ip, trace)
+  // 2. Country: flag > stored user country > IP > store default. An override recomputes the
+  // quote, not the country: the lock it replaces (not an adopted one) stands for a stored country.
+  const {country, source: countrySource} = resolveCountry(ctx, req, ip, trace, adopted ? undefined : lock)
   // 3. Currency: flag > product's country price > country's currency > USD.
   const {currency, source: currencySource} = resolveCurrency(ctx, req, country, trace)
   // 4. Audience.
@@ -186,15 +191,20 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   return render(ctx, lock, req, products, integrations, trace)
 }
 
-function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace): {country: string; source: string} {
+function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace, replaced?: Lock): {country: string; source: string} {
   if (req.country) {
     note(trace, 'country', 'chose', `${req.country} from the request`)
     return {country: req.country, source: 'request'}
   }
-  const stored = req.user_id && !req.override ? storedUserCountry(ctx.db, req.user_id) : undefined
+  const stored = req.user_id ? storedUserCountry(ctx.db, req.user_id) : undefined
   if (stored) {
     note(trace, 'country', 'chose', `${stored}, stored for user ${req.user_id}`)
     return {country: stored, source: 'stored user country'}
+  }
+  if (replaced) {
+    // An anonymous visitor's stored country is its lock's (what "user get IP" answers).
+    note(trace, 'country', 'chose', `${replaced.country}, stored in the lock of ${replaced.lock_key} that --override replaces`)
+    return {country: replaced.country, source: 'stored user country'}
   }
   if (ip) {
     const geo = ctx.geolocate(ip)

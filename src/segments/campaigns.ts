@@ -1,4 +1,4 @@
-import {getCoupon, isCouponActive, isoWithOffset} from '../catalog/coupons.js'
+import {getCoupon, inWindow, isCouponActive, isoWithOffset} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/catalog.js'
@@ -61,12 +61,6 @@ export function requireCampaign(db: DB, apiId: string): Campaign {
   const c = getCampaign(db, apiId)
   if (!c) throw new NotFoundError(`no campaign with api_id ${JSON.stringify(apiId)} (list them with: pricectl campaigns list)`)
   return c
-}
-
-export function inWindow(c: Pick<Campaign, 'active_from_s' | 'active_till_s'>, seconds: number): 'before' | 'after' | 'inside' {
-  if (c.active_from_s !== null && seconds < c.active_from_s) return 'before'
-  if (c.active_till_s !== null && seconds > c.active_till_s) return 'after'
-  return 'inside'
 }
 
 /** Where a campaign stands now: its window first, then whether its coupon can apply. */

@@ -84,15 +84,15 @@ describe('price', () => {
   })
 
   it('takes the country from the flag, then the stored user country, then the IP, then the store default', async () => {
-    // A user known from a subscription notification, with no lock yet.
+    // A user with a stored country and no lock yet.
     const d = new Database(db)
     d.prepare("INSERT INTO users (user_id, country, created_at, updated_at) VALUES ('u9', 'FR', 'now', 'now')").run()
     d.close()
     const stored = await run(db, ['price', '-u', 'u9', '-p', 'lifetime', '--ip', '8.8.8.8', '--json'])
     expect(stored.json.country).toBe('FR')
-    // --override recomputes the country from the request: the IP now wins over the stored country.
+    // --override recomputes the quote, not the country: the stored country still wins over the IP.
     const overridden = await run(db, ['price', '-u', 'u9', '-p', 'lifetime', '--ip', '8.8.8.8', '--override', '--json'])
-    expect(overridden.json.country).toBe('US')
+    expect(overridden.json.country).toBe('FR')
     const flag = await run(db, ['price', '-u', 'u9', '-p', 'lifetime', '--country', 'JP', '--override', '--json'])
     expect(flag.json.country).toBe('JP')
     const user = await run(db, ['user', 'get', 'u9', '--json'])
