@@ -6,10 +6,11 @@ import {InvalidInputError} from './errors.js'
  * The one reader of dates and times: every command flag, HTTP header, import cell and
  * environment variable that names a moment goes through readMoment().
  *
- * Accepted: UNIX seconds (10 digits, as the spec's timestamps), a date `YYYY-MM-DD`, and a date-time
- * `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` with `Z`, `UTC` or an offset (`+02:00`, `+0200`,
- * `+02`), or without one: then it is wall-clock time in the given IANA zone (`--tz`),
- * UTC by default, never the machine's zone. A date is that day's midnight in the zone.
+ * Accepted: UNIX seconds (10 digits, as the spec's timestamps), a date `YYYY-MM-DD`,
+ * and a date-time `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` with `Z`, `UTC` or an offset
+ * (`+02:00`, `+0200`, `+02`), or without one: then it is wall-clock time in the given
+ * IANA zone (`--tz`), UTC by default, never the machine's zone. A date is the start of
+ * that day in the zone.
  * Impossible values (2026-02-30, month 13, 24:00, 12:61, a wall-clock time the zone's
  * clocks skip) are refused, never rolled over as Date.parse does.
  *
@@ -165,8 +166,9 @@ export function readSeconds(text: string, options: MomentOptions = {}): number |
   const designator = m[7]?.toUpperCase()
   if (designator === undefined && options.zone !== undefined) {
     const z = zonedToUtc(wall, options.zone)
-    if (typeof z === 'string') return z
-    t = z
+    // A date whose midnight the clocks skip (some zones change at 00:00) starts at its first minute that exists.
+    if (typeof z === 'string' && m[4] !== undefined) return z
+    t = typeof z === 'number' ? z : firstExistingAfter(wall, options.zone)
   } else {
     let offset = 0
     if (designator !== undefined && designator !== 'Z' && designator !== 'UTC') {

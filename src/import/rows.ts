@@ -353,7 +353,7 @@ function importEventId(ts: number): string {
 /**
  * Export dates, through the one date reader (src/dates.ts): `YYYY-MM-DD`,
  * `YYYY-MM-DD HH:MM[:SS[.fff]]` and ISO date-times (UTC unless an offset follows, or in
- * `zone`), UNIX seconds (up to 10 digits) or milliseconds (13 digits). Undefined when the
+ * `zone`), UNIX seconds (10 digits) or milliseconds (13 digits). Undefined when the
  * cell is no date.
  */
 export function parseDate(s: string, zone?: string): number | undefined {

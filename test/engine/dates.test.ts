@@ -91,6 +91,11 @@ describe('readSeconds: boundaries', () => {
     expect(spring.dayEnd - spring.seconds).toBe(23 * 3600)
     const fall = readMoment('2026-10-25', {zone: berlin}) as {dayEnd: number; seconds: number}
     expect(fall.dayEnd - fall.seconds).toBe(25 * 3600)
+    // Santiago moves its clocks at midnight: 2026-09-06 starts at 01:00 (-03:00), and the day before ends there.
+    const santiago = resolveZone('America/Santiago')
+    expect(readMoment('2026-09-06', {zone: santiago})).toEqual({dayEnd: utc(2026, 9, 7, 3), seconds: utc(2026, 9, 6, 4)})
+    expect(readMoment('2026-09-05', {zone: santiago})).toEqual({dayEnd: utc(2026, 9, 6, 4), seconds: utc(2026, 9, 5, 4)})
+    expect(readSeconds('2026-09-06T00:30', {zone: santiago})).toMatch(/does not exist in America\/Santiago/)
   })
 
   it('requireMoment names the flag, the value, why, and the accepted forms', () => {
