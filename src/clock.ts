@@ -1,16 +1,28 @@
+import {momentError, readSeconds} from './dates.js'
+import {InvalidInputError} from './errors.js'
+
 /**
- * The current time. `PRICECTL_NOW` (UNIX seconds or an ISO date) pins it, so tests and
- * reproducible runs can price "as of" a moment (coupon windows, event defaults).
+ * The current time. `PRICECTL_NOW` (UNIX seconds or an ISO date or date-time, UTC unless
+ * it carries an offset) pins it, so tests and reproducible runs can price "as of" a moment
+ * (coupon windows, event defaults). A value that is no moment is an error, not ignored.
  */
 export function nowSeconds(): number {
   if (frozen !== undefined) return frozen
   const pinned = process.env.PRICECTL_NOW
   if (pinned) {
-    const n = /^\d+$/.test(pinned) ? Number(pinned) : Math.floor(Date.parse(pinned) / 1000)
-    if (Number.isFinite(n)) return n
+    if (pinned !== pinnedText) {
+      const t = readSeconds(pinned)
+      if (typeof t === 'string') throw new InvalidInputError(`${momentError('PRICECTL_NOW', pinned, t, null)} (or unset it)`)
+      pinnedText = pinned
+      pinnedSeconds = t
+    }
+    return pinnedSeconds
   }
   return Math.floor(Date.now() / 1000)
 }
+
+let pinnedText: string | undefined
+let pinnedSeconds = 0
 
 let frozen: number | undefined
 

@@ -2,8 +2,9 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
+import {resolveZone} from '../../src/dates.js'
 import {createCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataFlag, numberish, productFlag, reportWrite, timestampish} from '../../src/revenue/cli.js'
+import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataFlag, momentFlag, numberish, productFlag, reportWrite} from '../../src/revenue/cli.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
@@ -48,7 +49,7 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
       {field: 'product', flag: '--product', message: 'Product api_id', parse: productFlag},
       {field: 'amount', flag: '--amount', message: 'Amount', parse: numberish},
       {field: 'currency', flag: '--currency', message: 'Currency (ISO 4217)'},
-      {field: 'created', flag: '--created', message: 'Created (UNIX seconds or ISO date)', parse: timestampish},
+      {field: 'created', flag: '--created', message: 'Created (UNIX seconds, ISO date or date-time)', parse: (s) => momentFlag(s, '--created', resolveZone(f.tz))},
       {field: 'status', flag: '--status', message: 'Status (pending, succeeded, failed)'},
     ])
     const event = eventOf(f)

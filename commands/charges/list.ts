@@ -21,7 +21,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
       product: f.product,
       status: f.status,
       user_id: f['user-id'],
-      ...window(f.since, f.until),
+      ...window(f.since, f.until, f.tz),
     })
     const message = `${records.length} of ${total} charge${total === 1 ? '' : 's'}`
     const result = {charges: records, message, success: true, total}

@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
-import {window} from '../../src/revenue/cli.js'
+import {tzFlag, window} from '../../src/revenue/cli.js'
 import {barChart, revenueReport} from '../../src/revenue/report.js'
 import {type ReportRow, RevenueReport} from '../../src/schemas/revenue.js'
 
@@ -28,8 +28,9 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
   static override flags = {
     by: Flags.string({default: 'month', description: 'Rows per calendar month (UTC), per country or per product', options: ['month', 'country', 'product']}),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
-    since: Flags.string({description: 'Start (ISO date or UNIX seconds; default: 11 months before the current month)'}),
-    until: Flags.string({description: 'End, a date includes its whole day (ISO date or UNIX seconds; default: end of the current month)'}),
+    since: Flags.string({description: 'Start (ISO date or date-time, or UNIX seconds; default: 11 months before the current month)'}),
+    until: Flags.string({description: 'End, a date includes its whole day (ISO date or date-time, or UNIX seconds; default: end of the current month)'}),
+    ...tzFlag,
   }
   static override get outputSchema() {
     return RevenueReport
@@ -37,7 +38,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
 
   async run() {
     const f = this.flags
-    const report = revenueReport(this.store.db, {by: f.by as 'country' | 'month' | 'product', ...window(f.since, f.until)})
+    const report = revenueReport(this.store.db, {by: f.by as 'country' | 'month' | 'product', ...window(f.since, f.until, f.tz)})
     if (f.output === 'json') {
       if (!this.jsonEnabled()) this.log(JSON.stringify(report, null, 2))
     } else if (f.output === 'csv') {

@@ -2,7 +2,8 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
-import {bodyFlag, eventFlags, eventOf, numberish, productFlag, reportWrite, subscriptionFieldFlags, subscriptionFields, timestampish} from '../../src/revenue/cli.js'
+import {resolveZone} from '../../src/dates.js'
+import {bodyFlag, eventFlags, eventOf, momentFlag, numberish, productFlag, reportWrite, subscriptionFieldFlags, subscriptionFields} from '../../src/revenue/cli.js'
 import {createSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
@@ -45,7 +46,7 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
       {field: 'product', flag: '--product', message: 'Product api_id', parse: productFlag},
       {field: 'amount', flag: '--amount', message: 'Amount', parse: numberish},
       {field: 'currency', flag: '--currency', message: 'Currency (ISO 4217)'},
-      {field: 'created', flag: '--created', message: 'Created (UNIX seconds or ISO date)', parse: timestampish},
+      {field: 'created', flag: '--created', message: 'Created (UNIX seconds, ISO date or date-time)', parse: (s) => momentFlag(s, '--created', resolveZone(f.tz))},
       {field: 'status', flag: '--status', message: 'Status (pending, trialing, active, canceled)'},
     ])
     const event = eventOf(f)

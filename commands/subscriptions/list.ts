@@ -21,7 +21,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
       product: f.product,
       status: f.status,
       user_id: f['user-id'],
-      ...window(f.since, f.until),
+      ...window(f.since, f.until, f.tz),
     })
     const message = `${records.length} of ${total} subscription${total === 1 ? '' : 's'}`
     const result = {message, subscriptions: records, success: true, total}

@@ -177,7 +177,7 @@ function inputOf(c: Coupon): Record<string, unknown> {
 function parseDef(value: unknown, problems: string[]): CouponDef | undefined {
   const r = CouponInput.safeParse(value)
   if (!r.success) {
-    problems.push(formatIssues(r.error.issues))
+    problems.push(formatIssues(r.error.issues, value))
     return undefined
   }
   const c = r.data
@@ -241,7 +241,7 @@ export function createCoupon(db: DB, input: unknown): Coupon {
 export function updateCoupon(db: DB, apiId: string, patch: Record<string, unknown>): {changed: boolean; coupon: Coupon} {
   const existing = requireCoupon(db, apiId)
   const parsed = CouponPatch.safeParse(patch)
-  if (!parsed.success) throw new InvalidInputError(`invalid coupon update: ${formatIssues(parsed.error.issues)}`)
+  if (!parsed.success) throw new InvalidInputError(`invalid coupon update: ${formatIssues(parsed.error.issues, patch)}`)
   const fields = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && !['created_at', 'org', 'updated_at'].includes(k)))
   if ('api_id' in fields && fields.api_id !== apiId) {
     throw new InvalidInputError(`api_id: ${JSON.stringify(fields.api_id)} cannot replace ${JSON.stringify(apiId)}; api_id is immutable (create a new coupon with: pricectl coupons create --api-id ...)`)

@@ -107,7 +107,8 @@ function csvRow(c: Record<string, string>): Record<string, unknown> {
   if ('min_px' in c) row.min_px = nullableNumberish(c.min_px)
   if ('max_px' in c) row.max_px = nullableNumberish(c.max_px)
   if ('baseline' in c) row.baseline = opt(c.baseline) ?? null
-  if ('country_prices' in c) row.country_prices = parseListCell(c.country_prices, parseCountryPrice, 'country_prices')
+  // An empty cell is no country prices: the field left out (a given list holds one or more).
+  if ('country_prices' in c && c.country_prices.trim() !== '') row.country_prices = parseListCell(c.country_prices, parseCountryPrice, 'country_prices')
   if ('integrations' in c) row.integrations = parseListCell(c.integrations, parseIntegration, 'integrations')
   if ('features' in c) row.features = parseListCell(c.features, (t, what) => parseJsonValue(t, what), 'features')
   if ('product_trials' in c) row.product_trials = parseListCell(c.product_trials, parseTrial, 'product_trials')
@@ -145,7 +146,7 @@ export function productsCsv(products: ProductExport[]): string {
     p.min_px,
     p.max_px,
     p.baseline,
-    p.country_prices.map((c) => `${c.country}=${c.amount}:${c.currency}`).join(';'),
+    (p.country_prices ?? []).map((c) => `${c.country}=${c.amount}:${c.currency}`).join(';'),
     integrationsCell(p.integrations),
     p.features.length ? JSON.stringify(p.features) : '',
     p.product_trials.map((t) => `${t.interval}:${t.interval_count}`).join(';'),

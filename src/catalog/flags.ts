@@ -50,7 +50,8 @@ export function productBody(flags: ProductFlagValues): Record<string, unknown> {
     api_id: flags['api-id'],
     base_px: flags['base-px'] === undefined ? undefined : numberish(flags['base-px']),
     baseline: flags.baseline === undefined ? undefined : isNone(flags.baseline) ? null : flags.baseline,
-    country_prices: list(flags['country-price'], parseCountryPrice, '--country-price'),
+    // "none" removes every country price: null, since a given list holds one or more.
+    country_prices: flags['country-price']?.length === 1 && isNone(flags['country-price'][0]) ? null : list(flags['country-price'], parseCountryPrice, '--country-price'),
     features: list(flags.feature, parseJsonObjectFlag, '--feature'),
     integrations: list(flags.integration, parseIntegration, '--integration'),
     interval: flags.interval,

@@ -258,7 +258,8 @@ export function exportShape(d: ProductDef): ProductExport {
     api_id: d.api_id,
     base_px: fromMinor(d.base_px_minor, 'USD'),
     baseline: d.baseline,
-    country_prices: d.country_prices.map((c) => ({amount: fromMinor(c.amount_minor, c.currency), country: c.country, currency: c.currency})),
+    // None is no field (an input list holds one or more), so the shape imports back as it is.
+    ...(d.country_prices.length > 0 && {country_prices: d.country_prices.map((c) => ({amount: fromMinor(c.amount_minor, c.currency), country: c.country, currency: c.currency}))}),
     features: d.features,
     integrations: d.integrations,
     interval: d.interval,
@@ -373,7 +374,7 @@ function toDef(db: DB, p: ProductInput, problems: string[]): ProductDef {
 function parseOne(db: DB, value: unknown, problems: string[]): ProductDef | undefined {
   const r = ProductInput.safeParse(value)
   if (!r.success) {
-    problems.push(formatIssues(r.error.issues))
+    problems.push(formatIssues(r.error.issues, value))
     return undefined
   }
   try {
@@ -581,7 +582,7 @@ export function createProduct(db: DB, input: unknown): Product {
 export function updateProduct(db: DB, apiId: string, patch: unknown): {changed: boolean; product: Product} {
   const existing = requireProduct(db, apiId)
   const parsed = ProductPatch.safeParse(patch)
-  if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues)}`)
+  if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues, patch)}`)
   const fields = Object.fromEntries(Object.entries(patch as Record<string, unknown>).filter(([k, v]) => v !== undefined && k !== 'message' && k !== 'success'))
   if ('api_id' in fields && fields.api_id !== apiId) {
     throw new InvalidInputError(`api_id: ${JSON.stringify(fields.api_id)} cannot replace ${JSON.stringify(apiId)}; api_id is immutable (create a new product with: pricectl products create --api-id ... and delete the old one)`)

@@ -4,6 +4,7 @@ import {unzipSync} from 'fflate'
 import {parseJson} from '../cli/input.js'
 import {isoDay, nowSeconds} from '../clock.js'
 import {isCurrency} from '../currency.js'
+import {duplicateColumn} from '../csv-header.js'
 import {InvalidInputError} from '../errors.js'
 import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
 import type {DB} from '../store/db.js'
@@ -153,12 +154,11 @@ export function parseEcb(text: string, name: string): ParsedRates {
   // Columns worth reading: ISO codes other than USD (USD is the divisor).
   const cols: {code: string; i: number}[] = []
   const skippedCodes: string[] = []
-  const seen = new Set<string>()
+  const dup = duplicateColumn(header, (h) => h)
+  if (dup) throw new InvalidInputError(`${name}: line 1: ${dup}; keep one`)
   for (let i = 1; i < header.length; i++) {
     const code = header[i]
     if (code === '') continue // the trailing comma
-    if (seen.has(code)) errors.add(`line 1: currency ${code} appears twice in the header`)
-    seen.add(code)
     if (code === 'USD') continue
     if (!/^[A-Z]{3}$/.test(code)) errors.add(`line 1: column ${JSON.stringify(code)} is not a currency code`)
     else if (isCurrency(code)) cols.push({code, i})
@@ -229,6 +229,8 @@ export function parseRateCsv(text: string, name: string, defaultDate: string | u
   let width = 3
   if (records.length > 0 && records[0].record.some((c) => /^currency$/i.test(c))) {
     const head = records.shift()!.record.map((h) => h.toLowerCase())
+    const dup = duplicateColumn(head, (h) => h)
+    if (dup) throw new InvalidInputError(`${name}: line 1: ${dup}; keep one (expected currency,rate[,date])`)
     col = {currency: head.indexOf('currency'), date: head.indexOf('date'), rate: head.indexOf('rate')}
     width = head.length
     if (col.rate < 0 || col.currency < 0) throw new InvalidInputError(`${name}: line 1: the header has no "rate" column (expected currency,rate[,date])`)

@@ -18,6 +18,7 @@ export const importFlags = {
   preset: Flags.string({description: 'Force a preset instead of detecting it from the header', options: PRESET_NAMES}),
   product: Flags.string({description: 'Product api_id for rows that name no product'}),
   rejects: Flags.string({description: 'Where to write rejected rows (default: FILE.rejects.csv)'}),
+  tz: Flags.string({description: 'IANA time zone (such as Europe/Berlin) of dates in the file without an offset (default UTC, or the mapping\'s time_zone)'}),
 }
 
 export type ImportFlags = {
@@ -27,6 +28,7 @@ export type ImportFlags = {
   preset?: string
   product?: string
   rejects?: string
+  tz?: string
 }
 
 /** Run an import with progress on stderr; rejected rows make it fail (exit 1) after the summary. */
@@ -51,6 +53,7 @@ export async function runImportCommand(
         preset: flags.preset,
         product: flags.product,
         rejects: flags.rejects,
+        tz: flags.tz,
       },
       {progress: (rows, bytes) => progress.update(rows, bytes)},
     )

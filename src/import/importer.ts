@@ -2,6 +2,7 @@ import {statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {allDeletes, compareEvents, type EventRef, judge, recordKey} from '../revenue/events.js'
 import {CHARGE_COLUMNS, statements, SUBSCRIPTION_COLUMNS} from '../revenue/store.js'
@@ -31,6 +32,8 @@ export type ImportOptions = {
   /** api_id of the product for rows that name none. */
   product?: string
   rejects?: string
+  /** IANA zone of dates without an offset; overrides the mapping's time_zone. Default UTC. */
+  tz?: string
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
@@ -84,6 +87,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   const batchSize = batchSizeFrom(o.batchSize)
   totalBytes(o.file)
   const mapping = o.mapping ? loadMapping(o.kind, o.mapping) : undefined
+  resolveZone(o.tz, '--tz')
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
@@ -175,6 +179,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
       if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
       if (m.type === 'header') {
         layout = mapping ?? choosePreset(o.kind, m.header, o.preset)
+        if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
         // Built here too so a layout the file cannot fill is refused before any row.
         const mapper = new RowMapper(db, o.kind, layout, m.header, fallback)
         rejects = new RejectsFile(rejectsPath, mapper.header)

@@ -1,6 +1,7 @@
 import {readFileSync, statSync} from 'node:fs'
 
 import {parseJsonObject} from '../cli/input.js'
+import {resolveZone} from '../dates.js'
 import {InvalidInputError} from '../errors.js'
 import {CHARGE_FIELDS, ImportMapping, SUBSCRIPTION_FIELDS} from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
@@ -165,6 +166,7 @@ export function loadMapping(kind: ImportKind, path: string): Preset {
     throw new InvalidInputError(`--mapping: cannot read ${path}: ${(error as Error).message}`)
   }
   const m = validate(ImportMapping, parseJsonObject(text.replace(/^\uFEFF/, ''), '--mapping'), 'mapping')
+  resolveZone(m.time_zone, '--mapping: time_zone')
   if (m.kind && m.kind !== kind) throw new InvalidInputError(`--mapping: ${path} is a ${m.kind} mapping: run "pricectl ${m.kind} import" instead`)
   const allowed: readonly string[] = kind === 'charges' ? CHARGE_FIELDS : SUBSCRIPTION_FIELDS
   const unknown = Object.keys(m.columns).filter((k) => !allowed.includes(k))

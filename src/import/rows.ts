@@ -1,10 +1,12 @@
 import type {ProductRow} from '../catalog/lookup.js'
 import {fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
+import {duplicateColumn} from '../csv-header.js'
+import {type MomentOptions, readSeconds, resolveZone} from '../dates.js'
 import {PricectlError} from '../errors.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
 import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
-import {ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
+import {dateOrderProblems, ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
@@ -31,6 +33,8 @@ type Field = string
 export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   readonly layout: Preset
   private readonly amountMinorUnit: boolean
+  /** Dates without an offset are read in the layout's zone (--tz), UTC by default. */
+  private readonly dateOptions: MomentOptions
   private readonly eventCols: number[]
   private readonly fields: Map<Field, number[]>
   private readonly fx: FxTable
@@ -49,8 +53,10 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   ) {
     this.layout = layout
     this.headers = header.map((h) => h.replace(/^\uFEFF/, '').trim())
+    const dup = duplicateColumn(this.headers, normHeader)
+    if (dup) throw new PricectlError(`the header names a column twice: ${dup}; rename or remove one so every cell is read from the column meant`, 2)
     const index = new Map<string, number>()
-    for (const [i, h] of this.headers.entries()) if (!index.has(normHeader(h))) index.set(normHeader(h), i)
+    for (const [i, h] of this.headers.entries()) index.set(normHeader(h), i)
     const cols = (names: string | string[]) => (Array.isArray(names) ? names : [names]).map((n) => index.get(normHeader(n))).filter((i): i is number => i !== undefined)
     this.fields = new Map(Object.entries(layout.columns).map(([f, names]) => [f, cols(names)]))
     const required = ['origin_id', 'user_id', 'created', 'amount', 'currency', 'status']
@@ -76,6 +82,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.statuses = layout.statuses ? new Map(Object.entries(layout.statuses).map(([k, v]) => [k.trim().toLowerCase(), v])) : undefined
     this.refunded = new Set((layout.refunded_statuses ?? []).map((s) => s.trim().toLowerCase()))
     this.amountMinorUnit = layout.amount_unit === 'minor'
+    this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.fx = new FxTable(db)
     this.products = new ProductMatcher(db, layout.product_types ?? [])
   }
@@ -107,8 +114,12 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private date(cells: string[], field: Field): number | string | undefined {
     const raw = this.cell(cells, field)
     if (raw === '') return undefined
-    const t = parseDate(raw)
-    return t === undefined ? `bad date ${JSON.stringify(raw)} in ${this.columnName(field)} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)` : t
+    const t = readSeconds(raw, this.dateOptions)
+    return typeof t === 'string' ? this.dateReason(raw, this.columnName(field), t) : t
+  }
+
+  private dateReason(raw: string, column: string, problem: string): string {
+    return `bad date ${JSON.stringify(raw)} in ${column} (${problem}; expected YYYY-MM-DD[ HH:MM[:SS]], an ISO date-time, or UNIX seconds; without an offset ${this.dateOptions.zone ? `in ${this.dateOptions.zone}` : 'in UTC'})`
   }
 
   private amount(raw: string, currency: string, field: Field): number | string {
@@ -126,8 +137,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     for (const i of this.eventCols) {
       const raw = cells[i]?.trim()
       if (!raw) continue
-      const t = parseDate(raw)
-      if (t === undefined) return `bad date ${JSON.stringify(raw)} in ${this.headers[i]} (expected YYYY-MM-DD[ HH:MM[:SS]] in UTC or UNIX seconds)`
+      const t = readSeconds(raw, this.dateOptions)
+      if (typeof t === 'string') return this.dateReason(raw, this.headers[i], t)
       if (t > latest) latest = t
     }
     return latest
@@ -294,6 +305,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       trial_end: trialing ? dates.trial_end : undefined,
       trial_start: trialing ? dates.trial_start : undefined,
     }
+    const order = dateOrderProblems({...input, created: b.created})
+    if (order.length > 0) return order.map((p) => `${p.field}: ${p.message}`).join('; ')
     const product = this.product(b.productRef, interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
@@ -337,68 +350,18 @@ function importEventId(ts: number): string {
   return `import:${ts}`
 }
 
-const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?\s*(Z|UTC|[+-]\d{2}:?\d{2})?$/i
-
 /**
- * Export dates: `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS[.fff]]` (UTC unless an offset
- * follows), ISO with `T`, or UNIX seconds (10 digits) / milliseconds (13 digits).
+ * Export dates, through the one date reader (src/dates.ts): `YYYY-MM-DD`,
+ * `YYYY-MM-DD HH:MM[:SS[.fff]]` and ISO date-times (UTC unless an offset follows, or in
+ * `zone`), UNIX seconds (10 digits) or milliseconds (13 digits). Undefined when the
+ * cell is no date.
  */
-export function parseDate(s: string): number | undefined {
-  // Fast path for the exports' "YYYY-MM-DD HH:MM:SS": the day is computed once per day.
-  if (s.length === 19 && s.charCodeAt(10) === 32 && s.charCodeAt(13) === 58 && s.charCodeAt(16) === 58) {
-    const day = dayStart(s.slice(0, 10))
-    const h = two(s, 11)
-    const mi = two(s, 14)
-    const sec = two(s, 17)
-    if (day !== undefined && h <= 23 && mi <= 59 && sec <= 59) return day + h * 3600 + mi * 60 + sec
-  }
-  if (/^\d{10}$/.test(s)) return Number(s)
-  if (/^\d{13}$/.test(s)) return Math.floor(Number(s) / 1000)
-  const m = DATE_RE.exec(s)
-  if (!m) return undefined
-  const y = Number(m[1])
-  const mo = Number(m[2])
-  const d = Number(m[3])
-  const h = m[4] === undefined ? 0 : Number(m[4])
-  const mi = m[5] === undefined ? 0 : Number(m[5])
-  const sec = m[6] === undefined ? 0 : Number(m[6])
-  if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59) return undefined
-  const ms = Date.UTC(y, mo - 1, d, h, mi, sec)
-  if (new Date(ms).getUTCDate() !== d) return undefined // 2025-02-30
-  let offset = 0
-  const z = m[7]
-  if (z && z.toUpperCase() !== 'Z' && z.toUpperCase() !== 'UTC') {
-    const sign = z[0] === '-' ? -1 : 1
-    const digits = z.slice(1).replace(':', '')
-    offset = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2))) * 60
-  }
-  const t = ms / 1000 - offset
-  return t >= 0 && t <= 9_999_999_999 ? t : undefined
+export function parseDate(s: string, zone?: string): number | undefined {
+  const t = readSeconds(s, zone === undefined ? MILLIS : {millis: true, zone})
+  return typeof t === 'number' ? t : undefined
 }
 
-/** Two ASCII digits at i as a number, or 99 (out of every range) when they are not digits. */
-function two(s: string, i: number): number {
-  const a = s.charCodeAt(i) - 48
-  const b = s.charCodeAt(i + 1) - 48
-  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : 99
-}
-
-const days = new Map<string, number | undefined>()
-/** UNIX seconds of a YYYY-MM-DD day's start, undefined when it is no calendar day. */
-function dayStart(d: string): number | undefined {
-  let v = days.get(d)
-  if (v === undefined && !days.has(d)) {
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(d)
-    if (m) {
-      const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
-      const back = new Date(ms)
-      if (Number(m[2]) >= 1 && Number(m[2]) <= 12 && back.getUTCDate() === Number(m[3]) && back.getUTCMonth() === Number(m[2]) - 1) v = ms / 1000
-    }
-    if (days.size > 50_000) days.clear()
-    days.set(d, v)
-  }
-  return v
-}
+const MILLIS: MomentOptions = {millis: true}
 
 /** "9.99", "1,234.50", "-5" (negative is parsed; the schema rejects it with its value). */
 export function parseAmount(s: string): number | undefined {

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {parseJsonValue, parseKeyValues} from '../cli/input.js'
 import {type Column, csv, recordTable, table} from '../cli/render.js'
+import {requireMoment, resolveZone} from '../dates.js'
 import {InvalidInputError} from '../errors.js'
 import type {ChargeRecord, SubscriptionRecord} from '../schemas/revenue.js'
 import {eventFrom, type EventRef} from './events.js'
@@ -23,22 +24,29 @@ export const bodyFlag = {
   body: Flags.string({description: "The spec's JSON body (FILE, or - for stdin); flags given beside it override its fields"}),
 }
 
+/** `--tz`: the zone of dates and date-times given without an offset (src/dates.ts reads them all). */
+export const tzFlag = {
+  tz: Flags.string({description: 'IANA time zone (such as Europe/Berlin) of dates and date-times given without an offset (default UTC)'}),
+}
+
 export const eventFlags = {
   'event-id': Flags.string({description: 'Id of the event this write is (default: a generated id); the same id twice is applied once', helpGroup: 'EVENT'}),
   'event-timestamp': Flags.string({
-    description: 'When the event happened, UNIX seconds or ISO date (default: now); older than the record\'s latest event: "stale event ignored"',
+    description: 'When the event happened, UNIX seconds or ISO date/date-time (default: now); older than the record\'s latest event: "stale event ignored"',
     helpGroup: 'EVENT',
   }),
+  ...tzFlag,
 }
 
 export const listFlags = {
   limit: Flags.integer({default: 100, description: 'Show at most this many (0: all)', min: 0}),
   output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   product: Flags.string({description: 'Only records of this product (api_id)'}),
-  since: Flags.string({description: 'Only records created at or after this moment (ISO date or UNIX seconds)'}),
+  since: Flags.string({description: 'Only records created at or after this moment (ISO date or date-time, or UNIX seconds)'}),
   status: Flags.string({description: 'Only records with this status'}),
-  until: Flags.string({description: 'Only records created up to this moment, a date includes its whole day (ISO date or UNIX seconds)'}),
+  until: Flags.string({description: 'Only records created up to this moment, a date includes its whole day (ISO date or date-time, or UNIX seconds)'}),
   'user-id': Flags.string({description: 'Only records of this user'}),
+  ...tzFlag,
 }
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
@@ -47,42 +55,45 @@ const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 /** Flags of the subscription fields an update may change; create takes these, the key, country and product. */
 export const subscriptionFieldFlags = {
   amount: Flags.string({description: 'Price of the subscription, in currency units'}),
-  'cancel-at': Flags.string({description: 'Moment after which the customer has no access (only with status canceled)'}),
-  'canceled-at': Flags.string({description: 'Moment the customer asked to cancel (only with status canceled)'}),
-  created: Flags.string({description: 'When the subscription was initialised (UNIX seconds or ISO date)'}),
+  'cancel-at': Flags.string({description: 'Moment after which the customer has no access (only with status canceled; not before created)'}),
+  'canceled-at': Flags.string({description: 'Moment the customer asked to cancel (only with status canceled; not before created)'}),
+  created: Flags.string({description: 'When the subscription was initialised (UNIX seconds, ISO date or date-time)'}),
   currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
   status: Flags.string({description: 'pending, trialing, active or canceled'}),
-  'trial-end': Flags.string({description: 'End of the trial (only with status trialing)'}),
+  'trial-end': Flags.string({description: 'End of the trial (only with status trialing; not before trial-start)'}),
   'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
+  ...tzFlag,
 }
 
 type FlagValues<F> = {[K in keyof F]?: string}
 
 /** The body fields of subscriptionFieldFlags. */
 export function subscriptionFields(f: FlagValues<typeof subscriptionFieldFlags>): Record<string, unknown> {
+  const zone = resolveZone(f.tz)
   return {
     amount: numberish(f.amount),
-    cancel_at: timestampish(f['cancel-at']),
-    canceled_at: timestampish(f['canceled-at']),
-    created: timestampish(f.created),
+    cancel_at: momentFlag(f['cancel-at'], '--cancel-at', zone),
+    canceled_at: momentFlag(f['canceled-at'], '--canceled-at', zone),
+    created: momentFlag(f.created, '--created', zone),
     currency: f.currency,
     status: f.status,
-    trial_end: timestampish(f['trial-end']),
-    trial_start: timestampish(f['trial-start']),
+    trial_end: momentFlag(f['trial-end'], '--trial-end', zone),
+    trial_start: momentFlag(f['trial-start'], '--trial-start', zone),
   }
 }
 
 /** Flags of the charge fields an update may change (and metadata, described per command); create takes more. */
 export const chargeFieldFlags = {
   amount: Flags.string({description: 'Price of the charge, in currency units'}),
-  created: Flags.string({description: 'When the charge was initialised (UNIX seconds or ISO date)'}),
+  created: Flags.string({description: 'When the charge was initialised (UNIX seconds, ISO date or date-time)'}),
   currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
   status: Flags.string({description: 'pending, succeeded or failed'}),
+  ...tzFlag,
 }
 
 /** The body fields of chargeFieldFlags. */
 export function chargeFields(f: FlagValues<typeof chargeFieldFlags>): Record<string, unknown> {
-  return {amount: numberish(f.amount), created: timestampish(f.created), currency: f.currency, status: f.status}
+  return {amount: numberish(f.amount), created: momentFlag(f.created, '--created', resolveZone(f.tz)), currency: f.currency, status: f.status}
 }
 
 export function numberish(s: string | undefined): number | string | undefined {
@@ -91,19 +102,12 @@ export function numberish(s: string | undefined): number | string | undefined {
   return NUMBER.test(t) ? Number(t) : s
 }
 
-/** UNIX seconds from digits or an ISO date/date-time (UTC unless it carries an offset). */
-export function parseMoment(s: string): number | undefined {
-  const t = s.trim()
-  if (/^\d+$/.test(t)) return Number(t)
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(t)) return undefined
-  const iso = t.length === 10 ? `${t}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/.test(t) ? t.replace(' ', 'T') : `${t.replace(' ', 'T')}Z`
-  const ms = Date.parse(iso)
-  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000)
-}
-
-export function timestampish(s: string | undefined): number | string | undefined {
-  if (s === undefined) return undefined
-  return parseMoment(s) ?? s
+/**
+ * A moment flag as UNIX seconds, read by the one date reader (src/dates.ts); an impossible
+ * or unreadable value exits 2 naming the flag, the value and the accepted forms.
+ */
+export function momentFlag(value: string | undefined, flag: string, zone: string | undefined): number | undefined {
+  return value === undefined ? undefined : requireMoment(value, flag, {zone}).seconds
 }
 
 /** `--product`: an api_id, or an integration object as JSON. */
@@ -119,22 +123,21 @@ export function metadataFlag(items: string[] | undefined): unknown {
   return parseKeyValues(items, '--metadata')
 }
 
-export function eventOf(flags: {'event-id'?: string; 'event-timestamp'?: string}): EventRef {
-  return eventFrom({event_id: flags['event-id'], event_timestamp: timestampish(flags['event-timestamp'])})
+export function eventOf(flags: {'event-id'?: string; 'event-timestamp'?: string; tz?: string}): EventRef {
+  return eventFrom({event_id: flags['event-id'], event_timestamp: momentFlag(flags['event-timestamp'], '--event-timestamp', resolveZone(flags.tz))})
 }
 
-/** --since (inclusive) and --until (inclusive; a date-only value covers its whole day) as [since, until) seconds. */
-export function window(since: string | undefined, until: string | undefined): {since?: number; until?: number} {
+/**
+ * --since (inclusive) and --until (inclusive; a date-only value covers its whole day in
+ * the zone) as [since, until) seconds.
+ */
+export function window(since: string | undefined, until: string | undefined, tz?: string): {since?: number; until?: number} {
+  const zone = resolveZone(tz)
   const out: {since?: number; until?: number} = {}
-  if (since !== undefined) {
-    const s = parseMoment(since)
-    if (s === undefined) throw new InvalidInputError(`--since: expected an ISO date such as 2026-01-31 or UNIX seconds, got ${JSON.stringify(since)}`)
-    out.since = s
-  }
+  if (since !== undefined) out.since = requireMoment(since, '--since', {zone}).seconds
   if (until !== undefined) {
-    const u = parseMoment(until)
-    if (u === undefined) throw new InvalidInputError(`--until: expected an ISO date such as 2026-01-31 or UNIX seconds, got ${JSON.stringify(until)}`)
-    out.until = /^\d{4}-\d{2}-\d{2}$/.test(until.trim()) ? u + 86_400 : u + 1
+    const u = requireMoment(until, '--until', {zone})
+    out.until = u.dayEnd ?? u.seconds + 1
   }
   if (out.since !== undefined && out.until !== undefined && out.until <= out.since) {
     throw new InvalidInputError(`--until ${until} is before --since ${since}`)

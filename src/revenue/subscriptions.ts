@@ -5,6 +5,7 @@ import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requireRate} from '../fx/rates.js'
 import {Id, Origin} from '../schemas/common.js'
 import {
+  dateOrderProblems,
   statusRuleProblems,
   SubscriptionCreate,
   type SubscriptionRecord,
@@ -154,7 +155,7 @@ export function mergeSubscriptionUpdate(db: DB, current: SubscriptionValues, inp
   // Cancel and trial fields only exist with their status: a status change clears them.
   const canceled = status === 'canceled'
   const trialing = status === 'trialing'
-  return {
+  const merged = {
     ...current,
     amount_minor: amountMinor,
     ...usd,
@@ -168,7 +169,15 @@ export function mergeSubscriptionUpdate(db: DB, current: SubscriptionValues, inp
     trial_end: trialing ? (input.trial_end ?? current.trial_end) : null,
     trial_start: trialing ? (input.trial_start ?? current.trial_start) : null,
   }
+  // The order of the moments holds for the record the update leaves (checked when the update names one of them).
+  if (DATE_FIELDS.some((f) => input[f] !== undefined)) {
+    const order = dateOrderProblems(merged)
+    if (order.length > 0) throw new InvalidInputError(`invalid subscription update: ${order.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
+  }
+  return merged
 }
+
+const DATE_FIELDS = ['created', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end'] as const
 
 /**
  * An update or delete that need not run: the event was applied already, the record is

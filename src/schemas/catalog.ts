@@ -1,7 +1,8 @@
 import {z} from 'zod'
 
 import {decimalPlaces, isCurrency, minorDigits} from '../currency.js'
-import {Amount, Country, Currency, Envelope, Interval, IsoDate, isPlainText, Name, RecurringInterval} from './common.js'
+import {readMoment} from '../dates.js'
+import {Amount, blankError, Country, Currency, Envelope, Interval, isBlank, IsoDate, isPlainText, Name, RecurringInterval} from './common.js'
 
 /**
  * Catalog schemas: products (country prices, integration objects, features, trials),
@@ -23,6 +24,7 @@ export const RequiredId = z
   .string({error: (iss) => (iss.input === undefined ? 'is required' : `expected a string, got ${show(iss.input)}`)})
   .min(1, {error: 'must not be empty'})
   .max(255, {error: 'must be at most 255 characters'})
+  .refine((s) => !isBlank(s), {abort: true, error: blankError})
   .refine(isPlainText, {error: 'must not contain control characters or broken unicode'})
 
 const RequiredName = z.string({error: (iss) => (iss.input === undefined ? 'is required' : `expected a string, got ${show(iss.input)}`)}).pipe(Name)
@@ -135,7 +137,12 @@ const productShape = {
   base_px: UsdAmount,
   baseline: RequiredId.nullable().optional(),
   baseline_id: z.number({error: (iss) => `expected a product id (number), got ${show(iss.input)}`}).int().nullable().optional(),
-  country_prices: z.array(CountryPriceInput, {error: (iss) => `expected an array of country prices, got ${show(iss.input)}`}).optional(),
+  // The spec: "list of one or more". None: leave the field out (create) or send null (update: removes them all).
+  country_prices: z
+    .array(CountryPriceInput, {error: (iss) => `expected an array of country prices, got ${show(iss.input)}`})
+    .min(1, {error: 'must list one or more country prices (the spec\'s rule); to have none, leave the field out, or send null on update to remove them all (CLI: --country-price none)'})
+    .nullable()
+    .optional(),
   features: z.array(FeatureInput, {error: (iss) => `expected an array of features, got ${show(iss.input)}`}).optional(),
   integrations: z.array(IntegrationInput, {error: (iss) => `expected an array of integration objects, got ${show(iss.input)}`}).optional(),
   interval: z.unknown().refine((v) => v !== undefined, {abort: true, error: 'is required'}).pipe(Interval),
@@ -300,7 +307,8 @@ export const ProductExport = z.object({
   api_id: z.string(),
   base_px: z.number(),
   baseline: z.string().nullable(),
-  country_prices: z.array(z.object({amount: z.number(), country: z.string(), currency: z.string()})),
+  /** Left out when the product has none: an input list holds one or more. */
+  country_prices: z.array(z.object({amount: z.number(), country: z.string(), currency: z.string()})).optional(),
   features: z.array(
     z.object({
       api_id: z.string(),
@@ -407,22 +415,27 @@ export const CouponPatch = strictObject(Object.fromEntries(Object.entries(coupon
 })
 export type CouponPatch = z.output<typeof CouponPatch>
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/
-/** A date-time without an offset is read as UTC, so a window means the same on every machine. */
-function parseUtc(s: string): number {
-  const hasOffset = /(Z|[+-]\d{2}:?\d{2})$/.test(s)
-  return Date.parse(DATE_ONLY.test(s) || hasOffset ? s : s.replace(' ', 'T') + 'Z')
+/**
+ * A window's date or date-time (validated by IsoDate) as a moment. Without an offset it
+ * is UTC, so a window means the same on every machine.
+ */
+function windowMoment(s: string): {dayEnd?: number; seconds: number} {
+  const m = readMoment(s)
+  if (!('problem' in m)) return m
+  // Only a value stored before this reader existed can get here (Date.parse let 24:00 through).
+  const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(s) ? s : `${s.replace(' ', 'T')}Z`)
+  return {seconds: Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)}
 }
 
 /** First second (UNIX) of an active window given as an ISO date or date-time. */
 export function windowStart(s: string): number {
-  return Math.floor(parseUtc(s) / 1000)
+  return windowMoment(s).seconds
 }
 
 /** Last second (UNIX) of an active window: a bare date lasts through the end of that day, UTC. */
 export function windowEnd(s: string): number {
-  const t = Math.floor(parseUtc(s) / 1000)
-  return DATE_ONLY.test(s) ? t + 86_399 : t
+  const m = windowMoment(s)
+  return m.dayEnd === undefined ? m.seconds : m.dayEnd - 1
 }
 
 export const CouponOutput = z.object({

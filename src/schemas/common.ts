@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {isCountry, isCurrency} from '../currency.js'
+import {MAX_SECONDS, readSeconds} from '../dates.js'
 
 /**
  * Shared building blocks of every schema. Messages name the value so a rejected
@@ -39,28 +40,30 @@ export const Amount = z
   .finite()
   .nonnegative({error: (iss) => `must not be negative, got ${JSON.stringify(iss.input)}`})
 
-/** UNIX seconds, 10 digits as the spec says. */
+/** The first 10-digit UNIX second (2001-09-09T01:46:40Z). */
+export const MIN_TIMESTAMP = 1_000_000_000
+
+const tenDigits = (iss: {input?: unknown}) => `expected a 10-digit UNIX timestamp in seconds (${MIN_TIMESTAMP} to ${MAX_SECONDS}, 2001-09-09 to 2286-11-20), got ${JSON.stringify(iss.input)}`
+
+/** A timestamp of a request: "Integer, 10-digit UNIX timestamp in seconds", as the spec says. */
 export const Timestamp = z
   .number({error: (iss) => `expected a UNIX timestamp in seconds, got ${JSON.stringify(iss.input)}`})
   .int({error: (iss) => `expected whole seconds, got ${JSON.stringify(iss.input)}`})
-  .min(0)
-  .max(9_999_999_999, {error: (iss) => `expected a 10-digit UNIX timestamp in seconds, got ${JSON.stringify(iss.input)}`})
+  .min(MIN_TIMESTAMP, {error: tenDigits})
+  .max(MAX_SECONDS, {error: tenDigits})
 
 export const PositiveInt = z
   .number({error: (iss) => `expected a whole number, got ${JSON.stringify(iss.input)}`})
   .int({error: (iss) => `expected a whole number, got ${JSON.stringify(iss.input)}`})
   .min(1, {error: (iss) => `must be at least 1, got ${JSON.stringify(iss.input)}`})
 
-/** A real day: Date.parse rolls 2026-02-30 over to March 2, this does not. */
-function isCalendarDay(ymd: string): boolean {
-  const [y, m, d] = ymd.split('-').map(Number)
-  const t = new Date(Date.UTC(y, m - 1, d))
-  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d
-}
-
-/** ISO date (YYYY-MM-DD) or date-time; stored as given after validation. */
-export const IsoDate = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)) && isCalendarDay(s.slice(0, 10)), {
-  error: (iss) => `expected an ISO date such as 2026-01-31, got ${JSON.stringify(iss.input)}`,
+/**
+ * ISO date (YYYY-MM-DD) or date-time, read by the one date reader (src/dates.ts): a real
+ * day and time, UTC unless it carries an offset. Stored as given after validation.
+ */
+export const IsoDate = z.string().superRefine((s, ctx) => {
+  const r = /^\d{4}-/.test(s.trim()) ? readSeconds(s) : 'not a date or time in an accepted form'
+  if (typeof r === 'string') ctx.addIssue({code: 'custom', input: s, message: `expected an ISO date such as 2026-01-31, got ${JSON.stringify(s)} (${r}; a date-time such as 2026-01-31T10:00:00+02:00 is accepted too, UTC unless it carries an offset)`})
 })
 
 /**
@@ -82,11 +85,18 @@ export function isPlainMultilineText(s: string): boolean {
 const plainTextError = (iss: {input?: unknown}) =>
   `must not contain control characters or broken unicode, got ${JSON.stringify(String(iss.input)).slice(0, 100)}`
 
-/** Identifiers (api_id, origin_id, user_id): non-empty, printable, bounded. */
+/** Whitespace only: an id no one can type back or see in a table; refused like an empty one. */
+export function isBlank(s: string): boolean {
+  return s.trim() === ''
+}
+export const blankError = (iss: {input?: unknown}) => `must not be blank, got ${JSON.stringify(iss.input)} (whitespace only)`
+
+/** Identifiers (api_id, origin_id, user_id): non-empty, not blank, printable, bounded. */
 export const Id = z
   .string({error: (iss) => `expected a string, got ${JSON.stringify(iss.input)}`})
   .min(1, {error: 'must not be empty'})
   .max(255, {error: 'must be at most 255 characters'})
+  .refine((s) => !isBlank(s), {abort: true, error: blankError})
   .refine(isPlainText, {error: plainTextError})
 
 export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(500, {error: 'must be at most 500 characters'}).refine(isPlainMultilineText, {error: plainTextError})

@@ -1,5 +1,6 @@
 import {z} from 'zod'
 
+import {isIsoDay} from '../dates.js'
 import {FX_KINDS} from '../fx/sources.js'
 import {Currency, Envelope, isPlainText} from './common.js'
 
@@ -13,13 +14,7 @@ export const FX_FORMATS = ['ecb', 'csv', 'json'] as const
 export type FxFormat = (typeof FX_FORMATS)[number]
 
 /** True for a real calendar day written YYYY-MM-DD (Date.parse accepts 2026-02-30; this does not). */
-export function isIsoDay(s: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s)
-  if (!m) return false
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])]
-  const t = new Date(Date.UTC(y, mo - 1, d))
-  return t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d
-}
+export {isIsoDay}
 
 export const FxDay = z
   .string({error: (iss) => `expected a date YYYY-MM-DD, got ${JSON.stringify(iss.input)}`})

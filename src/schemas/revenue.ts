@@ -71,6 +71,30 @@ export function statusRuleProblems(status: string, fields: StatusFields): {field
   return out
 }
 
+export type DateFields = StatusFields & {created?: null | number}
+
+const when = (t: number) => `${t} (${new Date(t * 1000).toISOString().replace('.000Z', 'Z')})`
+
+/**
+ * The order of a subscription's moments: a trial ends no earlier than it starts, and a
+ * subscription is not canceled, nor does it end, before it was created. (cancel_at before
+ * canceled_at is allowed: a cancellation may be recorded after access already ended.)
+ */
+export function dateOrderProblems(f: DateFields): {field: string; message: string}[] {
+  const out: {field: string; message: string}[] = []
+  const has = (v: null | number | undefined): v is number => typeof v === 'number'
+  if (has(f.trial_start) && has(f.trial_end) && f.trial_end < f.trial_start) {
+    out.push({field: 'trial_end', message: `${when(f.trial_end)} is before trial_start ${when(f.trial_start)}`})
+  }
+  if (has(f.created)) {
+    for (const k of CANCEL_FIELDS) {
+      const v = f[k]
+      if (has(v) && v < f.created) out.push({field: k, message: `${when(v)} is before created ${when(f.created)}`})
+    }
+  }
+  return out
+}
+
 function unknownKeys(allowed: readonly string[]) {
   return (iss: {code?: string; keys?: string[]}) =>
     iss.code === 'unrecognized_keys' ? `unknown field${iss.keys!.length === 1 ? '' : 's'} ${iss.keys!.map((k) => show(k)).join(', ')} (accepted: ${allowed.join(', ')})` : undefined
@@ -95,7 +119,7 @@ const subscriptionCreateShape = {
 export const SubscriptionCreate = z
   .strictObject(subscriptionCreateShape, {error: unknownKeys(Object.keys(subscriptionCreateShape))})
   .superRefine((v, ctx) => {
-    for (const p of statusRuleProblems(v.status, v)) ctx.addIssue({code: 'custom', input: v[p.field as keyof typeof v], message: p.message, path: [p.field]})
+    for (const p of [...statusRuleProblems(v.status, v), ...dateOrderProblems(v)]) ctx.addIssue({code: 'custom', input: v[p.field as keyof typeof v], message: p.message, path: [p.field]})
   })
 export type SubscriptionCreate = z.output<typeof SubscriptionCreate>
 
@@ -333,6 +357,8 @@ export const ImportMapping = z.strictObject({
   origin: Origin,
   /** Integration types a product cell is matched against before trying api_ids. */
   product_types: z.array(z.enum(['gateway_a', 'gateway_a_with_interval', 'gateway_c', 'gateway_d'])).optional(),
+  /** IANA zone of dates without an offset (default UTC); `--tz` overrides it. */
+  time_zone: z.string().min(1).optional(),
   /** Statuses (case-insensitive) whose charge is fully refunded when no refunded amount is given. */
   refunded_statuses: z.array(z.string()).optional(),
   /** Status in the file (case-insensitive) -> the spec's status. Default: the spec's statuses as they are. */

@@ -9,14 +9,20 @@ import {InvalidInputError} from '../errors.js'
 export function validate<S extends z.ZodType>(schema: S, input: unknown, what = 'input'): z.output<S> {
   const r = schema.safeParse(input)
   if (r.success) return r.data
-  throw new InvalidInputError(`invalid ${what}: ${formatIssues(r.error.issues)}`)
+  throw new InvalidInputError(`invalid ${what}: ${formatIssues(r.error.issues, input)}`)
 }
 
-export function formatIssues(issues: z.core.$ZodIssue[]): string {
+/**
+ * `path: message; ...`. Given the input, a field whose value is a number too large to
+ * represent (1e400 in a flag or a JSON body overflows to Infinity, which schemas would
+ * report as "got null") is said to be out of range instead.
+ */
+export function formatIssues(issues: z.core.$ZodIssue[], input?: unknown): string {
   return issues
     .map((i) => {
       const path = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '')
-      const message = i.code === 'unrecognized_keys' ? shortenKeyList(i.message, i.keys) : i.message
+      const message =
+        input !== undefined && isOverflow(valueAt(input, i.path)) ? OUT_OF_RANGE : i.code === 'unrecognized_keys' ? shortenKeyList(i.message, i.keys) : i.message
       return path ? `${path}: ${message}` : message
     })
     .join('; ')
@@ -38,4 +44,19 @@ function shortenKeyList(message: string, keys: readonly string[]): string {
   if (from <= 0 || last < from) return message
   const head = message.slice(0, from).replace(/,\s*$/, '')
   return `${head} and ${(keys.length - MAX_LISTED_KEYS).toLocaleString('en-US')} more${message.slice(last + lastQuoted.length)}`
+}
+
+const OUT_OF_RANGE = 'number out of range (too large to represent, such as 1e400); expected a finite number'
+
+function isOverflow(v: unknown): boolean {
+  return typeof v === 'number' && !Number.isFinite(v)
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return undefined
+    v = (v as Record<PropertyKey, unknown>)[k]
+  }
+  return v
 }

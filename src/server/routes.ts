@@ -4,11 +4,11 @@ import {isIP} from 'node:net'
 import {couponResponse, listCoupons} from '../catalog/coupons.js'
 import {createdResponse, createProduct, listEntry, loadProducts, productResponse, requireProduct, updateProduct} from '../catalog/products.js'
 import {requireUser} from '../catalog/users.js'
+import {requireMoment} from '../dates.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
-import {eventOf} from '../revenue/cli.js'
-import type {EventRef} from '../revenue/events.js'
+import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
@@ -179,15 +179,19 @@ function single(query: Record<string, string | string[]>, name: string): string 
 
 /**
  * The event a revenue write is: `X-Event-Id` and `X-Event-Timestamp` (UNIX seconds or an
- * ISO date), as the commands' --event-id and --event-timestamp; absent: a new id and now.
+ * ISO date or date-time, read by src/dates.ts as the commands read --event-timestamp), as
+ * the commands' --event-id and --event-timestamp; absent: a new id and now. HTTP has no
+ * --tz: a date-time without an offset is UTC, whatever the server's zone.
  */
 function eventOfRequest(request: FastifyRequest): EventRef {
   const header = (name: string) => {
     const v = request.headers[name]
     return Array.isArray(v) ? v[0] : v
   }
+  const ts = header('x-event-timestamp')
+  const seconds = ts === undefined ? undefined : requireMoment(ts, 'header X-Event-Timestamp', {zoneFlag: null}).seconds
   try {
-    return eventOf({'event-id': header('x-event-id'), 'event-timestamp': header('x-event-timestamp')})
+    return eventFrom({event_id: header('x-event-id'), event_timestamp: seconds})
   } catch (error) {
     if (error instanceof InvalidInputError) throw new InvalidInputError(`headers X-Event-Id / X-Event-Timestamp: ${error.message}`)
     throw error

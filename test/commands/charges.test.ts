@@ -48,7 +48,7 @@ describe('charges create | update | get | list | delete', () => {
   })
 
   it('refuses amount_refunded on update, and takes a refund as the charge sent again with a newer event', async () => {
-    await runArgs(db, [...create(), '--event-timestamp', '1000'])
+    await runArgs(db, [...create(), '--event-timestamp', '1767226600'])
     const viaBody = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--body', writeBody(JSON.stringify({amount_refunded: 10})), '--json'])
     expect(viaBody.code).toBe(2)
     expect(viaBody.json.message).toContain('amount_refunded is not accepted by an update')
@@ -63,13 +63,13 @@ describe('charges create | update | get | list | delete', () => {
   })
 
   it('updates amount, currency, status and metadata (replaced); stale and repeated events change nothing', async () => {
-    await runArgs(db, [...create({}, ['--metadata', '{"a":1,"b":"x"}']), '--event-timestamp', '1000', '--event-id', 'e1'])
-    const r = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--amount', '20', '--currency', 'EUR', '--metadata', '{"c":true}', '--event-timestamp', '2000', '--json'])
+    await runArgs(db, [...create({}, ['--metadata', '{"a":1,"b":"x"}']), '--event-timestamp', '1767226600', '--event-id', 'e1'])
+    const r = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--amount', '20', '--currency', 'EUR', '--metadata', '{"c":true}', '--event-timestamp', '1767227600', '--json'])
     expect(r.json.record).toMatchObject({amount: 20, amount_usd: 25, currency: 'EUR', metadata: {c: true}})
-    const stale = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'failed', '--event-timestamp', '1500', '--json'])
+    const stale = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'failed', '--event-timestamp', '1767227100', '--json'])
     expect(stale.json.message).toMatch(/^stale event ignored/)
     expect(stale.json.record.status).toBe('succeeded')
-    const dup = await runArgs(db, [...create({amount: '1'}), '--event-id', 'e1', '--event-timestamp', '9000', '--json'])
+    const dup = await runArgs(db, [...create({amount: '1'}), '--event-id', 'e1', '--event-timestamp', '1767234600', '--json'])
     expect(dup.json.message).toBe('event e1 was already applied; nothing changed')
     const bad = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'refunded', '--json'])
     expect(bad.code).toBe(2)

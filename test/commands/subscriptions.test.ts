@@ -102,7 +102,7 @@ describe('subscriptions create | update | get | delete', () => {
       [{origin: 'gateway_d'}, /origin: unknown origin "gateway_d"/],
       [{product: 'nope'}, /product: unknown product "nope"/],
       [{product: '{"type":"gateway_a"}'}, /product.gateway_a_product_id/],
-      [{created: 'tomorrow'}, /created: expected a UNIX timestamp/],
+      [{created: 'tomorrow'}, /--created: "tomorrow" is not a valid date or time \(not a date or time in an accepted form\); expected UNIX seconds/],
       [{amount: '9.999', currency: 'USD'}, /amount: 9.999 has more decimals than USD allows/],
     ]
     for (const [flags, message] of cases) {
@@ -118,14 +118,14 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('updates; a status change clears fields of the old status; rules use the resulting status', async () => {
-    await runArgs(db, [...create({status: 'trialing', 'trial-end': '2026-01-15', 'trial-start': '1767225600'}), '--event-timestamp', '100'])
-    const bad = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--cancel-at', '1769904000', '--event-timestamp', '200', '--json'])
+    await runArgs(db, [...create({status: 'trialing', 'trial-end': '2026-01-15', 'trial-start': '1767225600'}), '--event-timestamp', '1767225700'])
+    const bad = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--cancel-at', '1769904000', '--event-timestamp', '1767225800', '--json'])
     expect(bad.code).toBe(2)
     expect(bad.json.message).toMatch(/cancel_at: provide cancel_at only when status is canceled \(status is "trialing"\)/)
-    const r = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--status', 'canceled', '--cancel-at', '1769904000', '--canceled-at', '1768000000', '--amount', '12', '--event-timestamp', '200', '--json'])
+    const r = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--status', 'canceled', '--cancel-at', '1769904000', '--canceled-at', '1768000000', '--amount', '12', '--event-timestamp', '1767225800', '--json'])
     expect(r.code).toBe(0)
     expect(r.json.record).toMatchObject({amount: 12, amount_usd: 15, cancel_at: 1_769_904_000, canceled_at: 1_768_000_000, status: 'canceled', trial_end: null, trial_start: null})
-    const currency = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--currency', 'JPY', '--event-timestamp', '300', '--json'])
+    const currency = await runArgs(db, ['subscriptions', 'update', 'u1', 'gateway_a', 'sub_1', '--currency', 'JPY', '--event-timestamp', '1767225900', '--json'])
     expect(currency.json.record).toMatchObject({amount: 12, amount_usd: 0.12, currency: 'JPY', status: 'canceled'})
   })
 
@@ -154,7 +154,7 @@ describe('subscriptions create | update | get | delete', () => {
   })
 
   it('deletes with --yes (refuses without a terminal), and reports unknown subscriptions with exit 1', async () => {
-    await runArgs(db, [...create(), '--event-timestamp', '1000'])
+    await runArgs(db, [...create(), '--event-timestamp', '1767226600'])
     const refused = await runArgs(db, ['subscriptions', 'delete', 'u1', 'gateway_a', 'sub_1', '--json'])
     expect(refused.code).toBe(2)
     expect(refused.json.message).toContain('--yes')

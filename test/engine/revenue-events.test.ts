@@ -161,7 +161,7 @@ describe('single writes as events', () => {
       expect(db.prepare('SELECT count(*) AS n FROM subscriptions').get()).toEqual({n: 0})
       expect(createSubscription(db, body, {id: 'c3', timestamp: 500}).outcome).toBe('created')
       // An update older than the record's latest event but for a live record: stale.
-      expect(updateSubscription(db, key, {status: 'canceled', cancel_at: 600}, {id: 'u2', timestamp: 450}).outcome).toBe('stale')
+      expect(updateSubscription(db, key, {status: 'canceled', cancel_at: 1_769_904_000}, {id: 'u2', timestamp: 450}).outcome).toBe('stale')
     })
   })
 })

@@ -43,7 +43,9 @@ export function subscriptionsCsv(n: number, options: {bad?: number[]; start?: nu
     const day = new Date(Date.UTC(2025, 6, 1) + (i % 200) * 86_400_000).toISOString().slice(0, 10)
     const status = bad.has(i) ? 'exploded' : ['active', 'active', 'canceled', 'trialing'][i % 4]
     const canceled = status === 'canceled' ? `${day} 12:00:00` : ''
-    const trial = status === 'trialing' ? [`${day} 10:00:00`, `${day.slice(0, 8)}28 10:00:00`] : ['', '']
+    // A 14-day trial (the 28th of the month used to end some trials before they began).
+    const trialEnd = new Date(Date.UTC(2025, 6, 1) + ((i % 200) + 14) * 86_400_000).toISOString().slice(0, 10)
+    const trial = status === 'trialing' ? [`${day} 10:00:00`, `${trialEnd} 10:00:00`] : ['', '']
     const [interval, product] = i % 2 === 0 ? ['month', 'prod_pro'] : ['year', 'prod_team']
     lines.push(`sub_${String(i).padStart(7, '0')},cus_${i % 997},${status},${interval === 'month' ? '9.99' : '99.00'},usd,${interval},${product},${day} 10:00:00,${day} 10:00:00,${trial[0]},${trial[1]},${canceled},u_${i % 1499}`)
   }
