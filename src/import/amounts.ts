@@ -1,5 +1,3 @@
-import {MAX_MINOR} from '../currency.js'
-
 /**
  * Amount cells of gateway exports, read without guessing (docs/revenue.md, "Amounts").
  * A layout declares the separators its gateway writes; a cell is read under those alone,
@@ -7,6 +5,9 @@ import {MAX_MINOR} from '../currency.js'
  * with the reason: "19,999" is 19.999 in one locale and 19999 in another, so where the
  * layout declares no thousands separator it is no number at all.
  */
+
+/** The largest amount in minor units the engine handles exactly (currency.ts MAX_MINOR). */
+const MAX_MINOR = Number.MAX_SAFE_INTEGER
 
 /** Decimal separators a layout may declare. */
 export const DECIMAL_SEPARATORS = ['.', ','] as const
