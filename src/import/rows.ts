@@ -147,7 +147,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (this.amountMinorUnit) {
       const rule = this.rule(currency)
       const units = parseUnits(raw, this.amountCodes, 0)
-      if (units === units) {
+      if (!Number.isNaN(units)) {
         const minor = fromGatewayUnits(units, currency, rule)
         if (minor !== undefined && Number.isSafeInteger(minor)) return minor
         const digits = minorDigits(currency)
@@ -157,7 +157,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     }
     const digits = minorDigits(currency)
     const minor = parseUnits(raw, this.amountCodes, digits)
-    if (minor === minor) return minor
+    if (!Number.isNaN(minor)) return minor
     return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}: ${amountProblem(raw, this.amountFormat, false, currency, digits, 'ISO 4217')}`
   }
 
