@@ -35,6 +35,8 @@ export const PRESETS: Preset[] = [
       status: 'Status',
       user_id: ['user_id (metadata)', 'Customer ID'],
     },
+    // The dashboard's exports write plain numbers ("1234.56", "0.00"; JPY "1500"), never grouped.
+    decimal_separator: '.',
     description: 'gateway_a payments export (unified payments; new "Created date (UTC)" and older "Created (UTC)" layouts)',
     detect: [['id'], ['Created date (UTC)', 'Created (UTC)'], ['Amount'], ['Amount Refunded'], ['Currency'], ['Status'], ['Customer ID']],
     event_timestamp: ['Created date (UTC)', 'Created (UTC)', 'Refunded date (UTC)'],
@@ -52,6 +54,7 @@ export const PRESETS: Preset[] = [
       refunded: 'succeeded',
       uncaptured: 'pending',
     },
+    thousands_separator: null,
   },
   {
     amount_unit: 'major',
@@ -71,6 +74,7 @@ export const PRESETS: Preset[] = [
       trial_start: 'Trial Start (UTC)',
       user_id: ['user_id (metadata)', 'Customer ID'],
     },
+    decimal_separator: '.',
     description: 'gateway_a subscriptions export',
     detect: [['id'], ['Customer ID'], ['Status'], ['Amount'], ['Currency'], ['Interval'], ['Product'], ['Created (UTC)'], ['Current Period Start (UTC)']],
     event_timestamp: ['Created (UTC)', 'Start (UTC)', 'Current Period Start (UTC)', 'Trial Start (UTC)', 'Canceled At (UTC)', 'Ended At (UTC)'],
@@ -88,6 +92,7 @@ export const PRESETS: Preset[] = [
       trialing: 'trialing',
       unpaid: 'pending',
     },
+    thousands_separator: null,
   },
   {
     amount_unit: 'major',
@@ -106,6 +111,8 @@ export const PRESETS: Preset[] = [
       trial_start: 'subscriptions.trial_start',
       user_id: ['user_id (metadata)', 'customers.id'],
     },
+    // Plain numbers ("9.99", "1200.00"), never grouped.
+    decimal_separator: '.',
     description: 'gateway_c subscriptions export',
     detect: [['subscriptions.id'], ['subscriptions.plan_id'], ['subscriptions.status'], ['subscriptions.currency_code'], ['customers.id']],
     event_timestamp: ['subscriptions.created_at', 'subscriptions.started_at', 'subscriptions.current_term_start', 'subscriptions.trial_start', 'subscriptions.cancelled_at'],
@@ -121,6 +128,7 @@ export const PRESETS: Preset[] = [
       non_renewing: 'active',
       paused: 'pending',
     },
+    thousands_separator: null,
   },
 ]
 
@@ -167,6 +175,9 @@ export function loadMapping(kind: ImportKind, path: string): Preset {
   }
   const m = validate(ImportMapping, parseJsonObject(text.replace(/^\uFEFF/, ''), '--mapping'), 'mapping')
   resolveZone(m.time_zone, '--mapping: time_zone')
+  if (m.thousands_separator === m.decimal_separator) {
+    throw new InvalidInputError(`--mapping: thousands_separator and decimal_separator are both ${JSON.stringify(m.decimal_separator)}: amounts could not be read unambiguously (declare different separators, or thousands_separator null)`)
+  }
   if (m.kind && m.kind !== kind) throw new InvalidInputError(`--mapping: ${path} is a ${m.kind} mapping: run "pricectl ${m.kind} import" instead`)
   const allowed: readonly string[] = kind === 'charges' ? CHARGE_FIELDS : SUBSCRIPTION_FIELDS
   const unknown = Object.keys(m.columns).filter((k) => !allowed.includes(k))

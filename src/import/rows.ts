@@ -1,14 +1,18 @@
 import type {ProductRow} from '../catalog/lookup.js'
-import {fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
+import {fromMinor, isCurrency, minorDigits, minorToDecimalString, toMinor} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'
 import {type MomentOptions, readSeconds, resolveZone} from '../dates.js'
 import {PricectlError} from '../errors.js'
+import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway-tables.js'
+import {fromGatewayUnits} from '../money/representable.js'
+import {ruleOverrides} from '../pricing/gateways.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
 import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
 import {dateOrderProblems, ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
+import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
 /**
@@ -32,6 +36,7 @@ type Field = string
 
 export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   readonly layout: Preset
+  private readonly amountCodes: AmountCodes
   private readonly amountMinorUnit: boolean
   /** Dates without an offset are read in the layout's zone (--tz), UTC by default. */
   private readonly dateOptions: MomentOptions
@@ -42,6 +47,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly metadata: {index: number; key: string}[]
   private readonly products: ProductMatcher
   private readonly refunded: Set<string>
+  /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
+  private readonly ruleOverrides: Map<string, RuleOverride> | undefined
+  private readonly rules = new Map<string, GatewayRule>()
   private readonly statuses: Map<string, string> | undefined
 
   constructor(
@@ -83,6 +91,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.refunded = new Set((layout.refunded_statuses ?? []).map((s) => s.trim().toLowerCase()))
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
+    this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
+    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(db)
     this.fx = new FxTable(db)
     this.products = new ProductMatcher(db, layout.product_types ?? [])
   }
@@ -122,14 +132,44 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return `bad date ${JSON.stringify(raw)} in ${column} (${problem}; expected YYYY-MM-DD[ HH:MM[:SS]], an ISO date-time, or UNIX seconds; without an offset ${this.dateOptions.zone ? `in ${this.dateOptions.zone}` : 'in UTC'})`
   }
 
-  private amount(raw: string, currency: string, field: Field): number | string {
-    const n = parseAmount(raw)
-    if (n === undefined) return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}`
-    if (this.amountMinorUnit) {
-      if (!Number.isInteger(n)) return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)} (the mapping says integer minor units)`
-      return isCurrency(currency) ? fromMinor(n, currency) : n
+  private get amountFormat() {
+    return {decimal: this.layout.decimal_separator ?? '.', thousands: this.layout.thousands_separator ?? null}
+  }
+
+  /** The gateway's rule for a currency (origin gateway's table, with the store's overrides). */
+  private rule(currency: string): GatewayRule {
+    let r = this.rules.get(currency)
+    if (r === undefined) {
+      const gateway = this.layout.origin
+      r = gatewayRule(gateway, currency, this.ruleOverrides!.get(`${gateway}|${currency}`))
+      this.rules.set(currency, r)
     }
-    return n
+    return r
+  }
+
+  /**
+   * An amount cell in storage minor units of `currency`, or the reason it is refused.
+   * Major units are read under the layout's separators with at most the currency's
+   * storage decimals; minor units are the origin gateway's integer amount, converted with
+   * its currency table (Stripe ISK 240000 is 2400 kr), refused when storage cannot hold
+   * it exactly. Nothing is rounded: the record keeps what the gateway charged.
+   */
+  private amount(raw: string, currency: string, field: Field): number | string {
+    if (this.amountMinorUnit) {
+      const rule = this.rule(currency)
+      const units = parseUnits(raw, this.amountCodes, 0)
+      if (!Number.isNaN(units)) {
+        const minor = fromGatewayUnits(units, currency, rule)
+        if (minor !== undefined && Number.isSafeInteger(minor)) return minor
+        const digits = minorDigits(currency)
+        return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}: ${units} ${this.layout.origin} units of ${currency} (exponent ${rule.exponent}) is ${minorToDecimalString(units, rule.exponent)} ${currency}, which ${minor === undefined ? `${currency} cannot hold exactly (${digits} decimals, ISO 4217)` : 'is out of range'}`
+      }
+      return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}: ${amountProblem(raw, this.amountFormat, true, currency, 0, '')}`
+    }
+    const digits = minorDigits(currency)
+    const minor = parseUnits(raw, this.amountCodes, digits)
+    if (!Number.isNaN(minor)) return minor
+    return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}: ${amountProblem(raw, this.amountFormat, false, currency, digits, 'ISO 4217')}`
   }
 
   private eventTimestamp(cells: string[], created: number): number | string {
@@ -169,13 +209,13 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     const currencyRaw = this.cell(cells, 'currency')
     const currency = currencyRaw.toUpperCase()
     if (!isCurrency(currency)) return `currency: unknown currency ${JSON.stringify(currencyRaw)} in ${this.columnName('currency')} (expected an ISO 4217 code such as USD)`
-    const amount = this.amount(this.cell(cells, 'amount'), currency, 'amount')
-    if (typeof amount === 'string') return amount
+    const amountMinor = this.amount(this.cell(cells, 'amount'), currency, 'amount')
+    if (typeof amountMinor === 'string') return amountMinor
     const event = this.eventTimestamp(cells, created)
     if (typeof event === 'string') return event
     const countryRaw = this.cell(cells, 'country')
     const productRef = this.cell(cells, 'product')
-    return {amount, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
+    return {amountMinor, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
   }
 
   private product(ref: string, interval?: string, intervalCount?: number): ProductRow | string {
@@ -207,20 +247,21 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private charge(cells: string[]): RowResult<ChargeValues> {
     const b = this.base(cells)
     if (typeof b === 'string') return b
-    let refunded: number | string = 0
+    let refundedMinor: number | string = 0
     const refundedRaw = this.cell(cells, 'amount_refunded')
-    if (refundedRaw !== '') refunded = this.amount(refundedRaw, b.currency, 'amount_refunded')
-    if (typeof refunded === 'string') return refunded
+    if (refundedRaw !== '') refundedMinor = this.amount(refundedRaw, b.currency, 'amount_refunded')
+    if (typeof refundedMinor === 'string') return refundedMinor
     // "Refunded" with no refunded amount: the whole charge was refunded.
-    if (refunded === 0 && this.refunded.has(b.statusRaw.toLowerCase())) refunded = b.amount
+    if (refundedMinor === 0 && this.refunded.has(b.statusRaw.toLowerCase())) refundedMinor = b.amountMinor
     let metadata: Record<string, string> | undefined
     for (const m of this.metadata) {
       const v = cells[m.index]
       if (v !== undefined && v !== '') (metadata ??= {})[m.key] = v
     }
+    // The schema checks the values as the decimal amounts of `create` (its messages name them).
     const r = ImportedCharge.safeParse({
-      amount: b.amount,
-      amount_refunded: refunded,
+      amount: fromMinor(b.amountMinor, b.currency),
+      amount_refunded: fromMinor(refundedMinor, b.currency),
       country: b.country,
       metadata,
       origin_id: b.originId,
@@ -229,13 +270,15 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       user_id: b.userId,
     })
     if (!r.success) return formatIssues(r.error.issues)
-    if (refunded > b.amount) return `amount_refunded: ${refunded} is more than the amount ${b.amount}`
+    if (refundedMinor > b.amountMinor) {
+      const digits = minorDigits(b.currency)
+      return `amount_refunded: ${minorToDecimalString(refundedMinor, digits)} is more than the amount ${minorToDecimalString(b.amountMinor, digits)}`
+    }
     const product = this.product(b.productRef)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
-    const amountMinor = toMinor(b.amount, b.currency, 'amount')
-    const refundedMinor = toMinor(refunded, b.currency, 'amount_refunded')
+    const amountMinor = b.amountMinor
     const values: ChargeValues = {
       amount_minor: amountMinor,
       amount_refunded_minor: refundedMinor,
@@ -291,7 +334,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     const canceled = b.status === 'canceled'
     const trialing = b.status === 'trialing'
     const r = ImportedSubscription.safeParse({
-      amount: b.amount,
+      amount: fromMinor(b.amountMinor, b.currency),
       country: b.country,
       origin_id: b.originId,
       product: b.productRef === '' ? (this.fallbackProduct?.api_id ?? '-') : b.productRef,
@@ -311,8 +354,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
-    const amountMinor = toMinor(b.amount, b.currency, 'amount') * quantity
-    if (!Number.isSafeInteger(amountMinor)) return `amount ${b.amount} x quantity ${quantity} is too large`
+    const amountMinor = b.amountMinor * quantity
+    if (!Number.isSafeInteger(amountMinor)) return `amount ${minorToDecimalString(b.amountMinor, minorDigits(b.currency))} x quantity ${quantity} is too large`
     const finalInterval = interval ?? product.interval
     const finalCount = intervalCount ?? product.interval_count
     const usd = usdMinor(amountMinor, b.currency, rate)
@@ -362,14 +405,6 @@ export function parseDate(s: string, zone?: string): number | undefined {
 }
 
 const MILLIS: MomentOptions = {millis: true}
-
-/** "9.99", "1,234.50", "-5" (negative is parsed; the schema rejects it with its value). */
-export function parseAmount(s: string): number | undefined {
-  const t = s.trim()
-  if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t)
-  if (/^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(t)) return Number(t.replaceAll(',', ''))
-  return undefined
-}
 
 const INTERVAL_WORDS: Record<string, {count: number; interval: string}> = {
   annual: {count: 1, interval: 'year'},

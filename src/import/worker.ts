@@ -4,6 +4,7 @@ import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
+import {loadExponents} from '../store/exponents.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
@@ -174,6 +175,8 @@ async function main(): Promise<void> {
       layoutReady = resolve
     })
     db = new Database(input.db, {fileMustExist: true, readonly: true})
+    // This thread's storage exponents are the store's record, as in the main thread.
+    loadExponents(db, {readonly: true})
     const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)
     mapper = new RowMapper(db, input.kind, m.layout, header!, fallback)
   }

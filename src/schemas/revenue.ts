@@ -1,5 +1,6 @@
 import {z} from 'zod'
 
+import {DECIMAL_SEPARATORS, THOUSANDS_SEPARATORS} from '../import/amounts.js'
 import {Amount, Country, Currency, Envelope, Id, Origin, PositiveInt, RecurringInterval, Timestamp} from './common.js'
 
 /**
@@ -343,11 +344,13 @@ const Header = z.string().min(1, {error: 'a column name must not be empty'})
 const Columns = z.union([Header, z.array(Header).min(1)], {error: (iss) => `expected a column name or a list of column names, got ${show(iss.input)}`})
 
 export const ImportMapping = z.strictObject({
-  /** Amounts in currency units ("9.99") or integer minor units ("999"). */
+  /** Amounts in currency units ("9.99") or the gateway's integer minor units ("999"). */
   amount_unit: z.enum(['major', 'minor']).default('major'),
   /** Field -> column name, or a list of column names (the first non-empty cell wins). */
   columns: z.record(z.string(), Columns),
   description: z.string().optional(),
+  /** The separator before decimals in the file's amounts (src/import/amounts.ts). */
+  decimal_separator: z.enum(DECIMAL_SEPARATORS, {error: (iss) => `expected "." or ",", got ${show(iss.input)}`}).default('.'),
   /** Columns whose latest date is the row's event timestamp (default: every mapped date column). */
   event_timestamp: z.array(Header).optional(),
   kind: z.enum(['charges', 'subscriptions']).optional(),
@@ -363,6 +366,11 @@ export const ImportMapping = z.strictObject({
   refunded_statuses: z.array(z.string()).optional(),
   /** Status in the file (case-insensitive) -> the spec's status. Default: the spec's statuses as they are. */
   statuses: z.record(z.string(), z.string()).optional(),
+  /** The separator between groups of thousands in the file's amounts; null (default): digits are never grouped. */
+  thousands_separator: z
+    .enum(THOUSANDS_SEPARATORS, {error: (iss) => `expected null or one of ${THOUSANDS_SEPARATORS.map((t) => JSON.stringify(t)).join(', ')}, got ${show(iss.input)}`})
+    .nullable()
+    .default(null),
 })
 export type ImportMapping = z.output<typeof ImportMapping>
 

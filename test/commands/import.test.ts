@@ -3,7 +3,8 @@ import {join} from 'node:path'
 import {parse} from 'csv-parse/sync'
 import {beforeEach, describe, expect, it} from 'vitest'
 
-import {PAYMENTS_HEADER, paymentsCsv, runArgs, seedCatalog, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {configureRule} from '../../src/pricing/gateways.js'
+import {PAYMENTS_HEADER, paymentsCsv, runArgs, seedCatalog, setRates, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 import {ROOT, tempStore} from '../helpers/run.js'
 
 const FIXTURES = join(ROOT, 'fixtures', 'imports')
@@ -299,5 +300,131 @@ describe('import behaviour', () => {
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.json.rejects_file).toBeNull()
     expect(existsSync(`${file}.rejects.csv`)).toBe(false)
+  })
+})
+
+describe('import amounts without guessing', () => {
+  let db: string
+  beforeEach(() => {
+    db = tempStore()
+    withStore(db, (d) => {
+      seedCatalog(d)
+      setRates(d, '2020-01-01', {HUF: 400, ISK: 125, KWD: 0.25}, false)
+    })
+    process.env.PRICECTL_NOW = '1772323200'
+  })
+
+  /** A payments export (gateway_a_payments preset) of rows [id, Amount cell, currency]. */
+  function payments(rowsIn: [string, string, string][]): string {
+    const lines = rowsIn.map(([id, amount, currency]) => {
+      const cells = Object.fromEntries(PAYMENTS_HEADER.map((h) => [h, '']))
+      Object.assign(cells, {Amount: amount, 'Amount Refunded': '0.00', Captured: 'true', Currency: currency, 'Created date (UTC)': '2026-01-05 10:00:00', 'Customer ID': `cus_${id}`, id, 'product (metadata)': 'prod_life', Status: 'Paid'})
+      return PAYMENTS_HEADER.map((h) => (/[",]/.test(cells[h]) ? `"${cells[h]}"` : cells[h])).join(',')
+    })
+    return writeTemp('payments.csv', [PAYMENTS_HEADER.join(','), ...lines].join('\n') + '\n')
+  }
+
+  it('a payments row "19,999" KWD is rejected with the reason (the export writes no thousands separator); 19.999 KWD lands exactly', async () => {
+    const file = payments([
+      ['ch_kwd1', '19,999', 'kwd'],
+      ['ch_kwd2', '19.999', 'kwd'],
+      ['ch_kwd3', '19.9995', 'kwd'],
+      ['ch_usd1', '1,200.00', 'usd'],
+    ])
+    const r = await runArgs(db, ['charges', 'import', file, '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json).toMatchObject({inserted: 1, read: 4, rejected: 3})
+    const bad = rejects(`${file}.rejects.csv`)
+    expect(bad.map((b) => [b.line, b.row.Amount])).toEqual([['2', '19,999'], ['4', '19.9995'], ['5', '1,200.00']])
+    expect(bad[0].reason).toBe(
+      'bad amount "19,999" in Amount: has ",", which is not a separator of this layout, so the amount is ambiguous (expected "." before decimals and no thousands separator, such as 1234.56; a --mapping file declares other separators with decimal_separator and thousands_separator)',
+    )
+    expect(bad[1].reason).toBe('bad amount "19.9995" in Amount: has 4 decimals, more than KWD has (3, ISO 4217); amounts are kept as charged, never rounded')
+    expect(bad[2].reason).toContain('bad amount "1,200.00" in Amount: has ","')
+    expect(rows(db, 'charges')).toEqual([expect.objectContaining({amount_minor: 19_999, amount_usd_minor: 8000, currency: 'KWD', origin_id: 'ch_kwd2'})])
+  })
+
+  it('a gateway_a HUF charge of 6500.50 is imported as charged and shown so', async () => {
+    const file = payments([['ch_huf', '6500.50', 'huf']])
+    const r = await runArgs(db, ['charges', 'import', file, '--json'])
+    expect(r.json).toMatchObject({inserted: 1, rejected: 0})
+    expect(rows(db, 'charges')[0]).toMatchObject({amount_minor: 650_050, amount_usd_minor: 1625, currency: 'HUF'})
+    const got = await runArgs(db, ['charges', 'get', 'cus_ch_huf', 'gateway_a', 'ch_huf', '--json'])
+    expect(got.json.charge).toMatchObject({amount: 6500.5, amount_usd: 16.25, currency: 'HUF'})
+    const human = await runArgs(db, ['charges', 'get', 'cus_ch_huf', 'gateway_a', 'ch_huf'])
+    expect(human.stdout).toMatch(/6500\.5/)
+  })
+
+  /** A charges export in the gateway's integer units: the mapping names the origin gateway. */
+  function minorExport(origin: string, rowsIn: [string, string, string][]): {file: string; mapping: string} {
+    const dir = tempDir()
+    const mapping = writeTemp('m.json', JSON.stringify({amount_unit: 'minor', columns: {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'plan', status: 'status', user_id: 'customer'}, kind: 'charges', origin}), dir)
+    const file = writeTemp('units.csv', ['id,customer,created,amount,currency,status,plan', ...rowsIn.map(([id, amount, currency]) => `${id},cus_1,1767607200,${amount},${currency},succeeded,lifetime`)].join('\n') + '\n', dir)
+    return {file, mapping}
+  }
+
+  it('a minor-unit column is the origin gateway\'s integer amount: gateway_a ISK 240000 is 2400 krónur, what storage cannot hold is rejected', async () => {
+    const {file, mapping} = minorExport('gateway_a', [
+      ['ch_isk', '240000', 'ISK'],
+      ['ch_isk_frac', '240050', 'ISK'],
+      ['ch_jpy', '1500', 'JPY'],
+      ['ch_kwd', '19990', 'KWD'],
+      ['ch_usd', '999', 'USD'],
+      ['ch_dec', '2400.00', 'ISK'],
+    ])
+    const r = await runArgs(db, ['charges', 'import', file, '--mapping', mapping, '--json'])
+    expect(r.json).toMatchObject({inserted: 4, rejected: 2})
+    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    expect(charges.ch_isk).toMatchObject({amount_minor: 2400, amount_usd_minor: 1920, currency: 'ISK'})
+    expect(charges.ch_jpy).toMatchObject({amount_minor: 1500, currency: 'JPY'})
+    expect(charges.ch_kwd).toMatchObject({amount_minor: 19_990, currency: 'KWD'})
+    expect(charges.ch_usd).toMatchObject({amount_minor: 999, currency: 'USD'})
+    const got = await runArgs(db, ['charges', 'get', 'cus_1', 'gateway_a', 'ch_isk', '--json'])
+    expect(got.json.charge).toMatchObject({amount: 2400, currency: 'ISK'})
+    const bad = rejects(`${file}.rejects.csv`)
+    expect(bad.map((b) => b.row.id)).toEqual(['ch_isk_frac', 'ch_dec'])
+    expect(bad[0].reason).toBe('bad amount "240050" in amount: 240050 gateway_a units of ISK (exponent 2) is 2400.50 ISK, which ISK cannot hold exactly (0 decimals, ISO 4217)')
+    expect(bad[1].reason).toMatch(/^bad amount "2400\.00" in amount: has a decimal separator, but the layout's amounts are whole minor units/)
+  })
+
+  it('minor units follow the origin gateway\'s table and the store\'s overrides of it', async () => {
+    const paypal = minorExport('gateway_b', [['tx_isk', '240000', 'ISK'], ['tx_huf', '6500', 'HUF']])
+    const r = await runArgs(db, ['charges', 'import', paypal.file, '--mapping', paypal.mapping, '--json'])
+    expect(r.json).toMatchObject({inserted: 2, rejected: 0})
+    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    // gateway_b takes ISK in ISO units and HUF in whole forints.
+    expect(charges.tx_isk).toMatchObject({amount_minor: 240_000, currency: 'ISK'})
+    expect(charges.tx_huf).toMatchObject({amount_minor: 650_000, currency: 'HUF'})
+    withStore(db, (d) => configureRule(d, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
+    const stripe = minorExport('gateway_a', [['ch_isk', '2400', 'ISK']])
+    const s = await runArgs(db, ['charges', 'import', stripe.file, '--mapping', stripe.mapping, '--json'])
+    expect(s.json).toMatchObject({inserted: 1, rejected: 0})
+    expect(rows(db, 'charges').find((c) => c.origin_id === 'ch_isk')).toMatchObject({amount_minor: 2400})
+  })
+
+  it('a --mapping file declares its separators: "," before decimals and "." between thousands reads "1.234,56"', async () => {
+    const dir = tempDir()
+    const mapping = writeTemp(
+      'de.json',
+      JSON.stringify({columns: {amount: 'Betrag', created: 'Datum', currency: 'Währung', origin_id: 'ID', product: 'Plan', status: 'Status', user_id: 'Kunde'}, decimal_separator: ',', kind: 'charges', origin: 'gateway_c', thousands_separator: '.'}),
+      dir,
+    )
+    const file = writeTemp('de.csv', 'ID;Kunde;Datum;Betrag;Währung;Status;Plan\n'.replaceAll(';', ',') + ['b1,k1,2026-01-05,"1.234,56",EUR,succeeded,lifetime', 'b2,k2,2026-01-05,"9,5",EUR,succeeded,lifetime', 'b3,k3,2026-01-05,1.5,EUR,succeeded,lifetime', 'b4,k4,2026-01-05,"1.234.5",EUR,succeeded,lifetime'].join('\n') + '\n', dir)
+    const r = await runArgs(db, ['charges', 'import', file, '--mapping', mapping, '--json'])
+    expect(r.json).toMatchObject({inserted: 2, rejected: 2})
+    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    expect(charges.b1).toMatchObject({amount_minor: 123_456, amount_usd_minor: 154_320})
+    expect(charges.b2).toMatchObject({amount_minor: 950})
+    const bad = rejects(`${file}.rejects.csv`)
+    expect(bad.map((b) => b.row.ID)).toEqual(['b3', 'b4'])
+    expect(bad[0].reason).toBe('bad amount "1.5" in Betrag: has "." where no thousands separator can be, so the amount is ambiguous (expected "," before decimals and "." between thousands, such as 1234,56 or 1.234,56)')
+    const same = writeTemp('same.json', JSON.stringify({columns: {}, decimal_separator: ',', origin: 'gateway_c', thousands_separator: ','}), dir)
+    const refused = await runArgs(db, ['charges', 'import', file, '--mapping', same, '--json'])
+    expect(refused.code).toBe(2)
+    expect(refused.json.message).toContain('--mapping: thousands_separator and decimal_separator are both ","')
+    const unknown = writeTemp('odd.json', JSON.stringify({columns: {}, decimal_separator: ';', origin: 'gateway_c'}), dir)
+    const odd = await runArgs(db, ['charges', 'import', file, '--mapping', unknown, '--json'])
+    expect(odd.code).toBe(2)
+    expect(odd.json.message).toMatch(/decimal_separator: expected "\." or ",", got ";"/)
   })
 })

@@ -3,7 +3,8 @@ import {describe, expect, it} from 'vitest'
 
 import {fromMinor, toMinor} from '../../src/currency.js'
 import {rateOn} from '../../src/fx/rates.js'
-import {parseAmount, parseDate, parseInterval} from '../../src/import/rows.js'
+import {amountCodes, parseUnits} from '../../src/import/amounts.js'
+import {parseDate, parseInterval} from '../../src/import/rows.js'
 import {FxTable, monthlyMinor, usdMinor} from '../../src/revenue/money.js'
 import {setRates, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {join} from 'node:path'
@@ -125,12 +126,16 @@ describe('export cells', () => {
     )
   })
 
-  it('reads amounts with or without thousands separators, and intervals in several spellings', () => {
-    expect(parseAmount('9.99')).toBe(9.99)
-    expect(parseAmount('1,200.00')).toBe(1200)
-    expect(parseAmount('-5')).toBe(-5)
-    expect(parseAmount('9,99')).toBeUndefined()
-    expect(parseAmount('abc')).toBeUndefined()
+  it('reads amounts under the declared separators only, and intervals in several spellings', () => {
+    const plain = amountCodes({decimal: '.', thousands: null})
+    const grouped = amountCodes({decimal: '.', thousands: ','})
+    expect(parseUnits('9.99', plain, 2)).toBe(999)
+    expect(parseUnits('1,200.00', grouped, 2)).toBe(120_000)
+    expect(parseUnits('1,200.00', plain, 2)).toBeNaN()
+    expect(parseUnits('-5', plain, 2)).toBe(-500)
+    expect(parseUnits('9,99', plain, 2)).toBeNaN()
+    expect(parseUnits('9,99', grouped, 2)).toBeNaN()
+    expect(parseUnits('abc', plain, 2)).toBeNaN()
     expect(parseInterval('month')).toEqual({count: 1, interval: 'month'})
     expect(parseInterval('3 months')).toEqual({count: 3, interval: 'month'})
     expect(parseInterval('every 2 weeks')).toEqual({count: 2, interval: 'week'})

@@ -7,6 +7,7 @@ import {buildServer, type Server} from '../../src/server/app.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {dump} from '../helpers/dump.js'
+import {withStore} from '../helpers/revenue-fixtures.js'
 import {run, tempStore} from '../helpers/run.js'
 
 /**
@@ -411,6 +412,23 @@ describe('pricectl serve: writes answer what the commands print', () => {
     expect(updated.record.status).toBe('succeeded')
     const got = await both('GET', '/v1/charges/u2/gateway_c/ch_1', undefined, ['charges', 'get', 'u2', 'gateway_c', 'ch_1'])
     expect(got.charge).toEqual(updated.record)
+  })
+
+  it('a HUF charge and subscription of 6500.50 are kept as charged (two ISO decimals), over HTTP as in the commands', async () => {
+    let e = event('evt_h1', 1793000000)
+    const charge = {amount: 6500.5, created: 1793000000, currency: 'HUF', origin: 'gateway_a', origin_id: 'ch_huf', product: 'lifetime', status: 'succeeded', user_id: 'u4'}
+    const created = await both('POST', '/v1/charges', charge, ['charges', 'create', ...e.cli], e.http)
+    expect(created.record).toMatchObject({amount: 6500.5, currency: 'HUF'})
+    const got = await both('GET', '/v1/charges/u4/gateway_a/ch_huf', undefined, ['charges', 'get', 'u4', 'gateway_a', 'ch_huf'])
+    expect(got.charge.amount).toBe(6500.5)
+    e = event('evt_h2', 1793000000)
+    const sub = {amount: 6500.5, created: 1793000000, currency: 'HUF', origin: 'gateway_a', origin_id: 'sub_huf', product: 'pro_monthly', status: 'active', user_id: 'u4'}
+    const s = await both('POST', '/v1/subscriptions', sub, ['subscriptions', 'create', ...e.cli], e.http)
+    expect(s.record).toMatchObject({amount: 6500.5, currency: 'HUF'})
+    for (const db of [http.db, cliDb]) {
+      const minor = withStore(db, (d) => [d.prepare("SELECT amount_minor FROM charges WHERE origin_id = 'ch_huf'").pluck().get(), d.prepare("SELECT amount_minor FROM subscriptions WHERE origin_id = 'sub_huf'").pluck().get()])
+      expect(minor).toEqual([650_050, 650_050])
+    }
   })
 
   it('a revenue write without event headers gets a generated event, like the command without --event-id', async () => {
