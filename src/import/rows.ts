@@ -1,5 +1,5 @@
 import type {ProductRow} from '../catalog/lookup.js'
-import {fromMinor, isCurrency, minorDigits, minorToDecimalString, toMinor} from '../currency.js'
+import {fromMinor, isCurrency, minorDigits, minorToDecimalString} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'
 import {type MomentOptions, readSeconds, resolveZone} from '../dates.js'
 import {PricectlError} from '../errors.js'
