@@ -69,15 +69,22 @@ describe('gateway_a (Stripe) amounts are what the display shows', () => {
     expect(kw.json.products.p1999.integrations.gateway_a.amount).toBe(19_990)
   })
 
-  it('a product charged only through gateway_c may keep a KWD price gateway_a could not charge', async () => {
+  it('a product charged only through gateway_d may keep a KWD price gateway_a could not charge', async () => {
     const r = await run(db, [
       'products', 'create', '--api-id', 'kwc', '--name', 'KWC', '--base-px', '10', '--interval', 'month', '--interval-count', '1',
-      '--country-price', 'KW=19.995:KWD', '--integration', '{"type":"gateway_c","gateway_c_plan_id":"plan_kw"}', '--json',
+      '--country-price', 'KW=19.995:KWD', '--integration', '{"type":"gateway_d","gateway_d_plan_id":"plan_kw","currency":"KWD"}', '--json',
     ])
     expect(r.code, r.stdout).toBe(0)
-    const q = await run(db, ['price', '-u', 'kw', '-p', 'kwc', '--country', 'KW', '--integration', 'gateway_c', '--json'])
+    const q = await run(db, ['price', '-u', 'kw', '-p', 'kwc', '--country', 'KW', '--integration', 'gateway_d', '--json'])
     expect(q.json.products.kwc.price).toBe(19.995)
-    expect(q.json.products.kwc.integrations.gateway_c.amount).toBe(19.995)
+    expect(q.json.products.kwc.integrations.gateway_d.amount).toBe(19_995)
+    // gateway_c (Chargebee) takes KWD with two decimals: a product charged through it may not.
+    const c = await run(db, [
+      'products', 'create', '--api-id', 'kwcb', '--name', 'KWCB', '--base-px', '10', '--interval', 'month', '--interval-count', '1',
+      '--country-price', 'KW=19.995:KWD', '--integration', '{"type":"gateway_c","gateway_c_plan_id":"plan_kw"}', '--json',
+    ])
+    expect(c.code).toBe(2)
+    expect(c.json.message).toContain('gateway_c takes KWD with 2 decimals')
     // Asking for gateway_a too moves the price before it is locked, and explain says why.
     const both = await run(db, ['price', 'explain', '-u', 'kw2', '-p', 'kwc', '--country', 'KW', '--integration', 'gateway_a', '--json'])
     expect(both.code, both.stdout).toBe(0)
