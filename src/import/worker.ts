@@ -1,9 +1,10 @@
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import {closeSync, openSync, readSync} from 'node:fs'
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
+import {openReadOnly} from '../store/identify.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
@@ -173,7 +174,8 @@ async function main(): Promise<void> {
     const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
       layoutReady = resolve
     })
-    db = new Database(input.db, {fileMustExist: true, readonly: true})
+    // As the main thread opened it: on read-only media too (a dry run on a read-only store).
+    db = openReadOnly(input.db).db
     const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)
     mapper = new RowMapper(db, input.kind, m.layout, header!, fallback)
   }

@@ -1,4 +1,4 @@
-import {chmodSync, closeSync, existsSync, openSync, renameSync, statSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, openSync, readSync, renameSync, statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {OperationalError} from '../errors.js'
@@ -11,13 +11,16 @@ export type StoreInfo = {
   journal_mode: string
   latest_schema_version: number
   path: string
+  /** Why the store cannot be written (read-only file system, permissions), null when it can. */
+  read_only: null | string
   schema_version: number
   size_bytes: number
 }
 
 const COUNTED = ['products', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'experiments', 'fx_rates'] as const
 
-export function storeInfo(db: DB, path: string): StoreInfo {
+export function storeInfo(store: Store): StoreInfo {
+  const {db, path} = store
   const version = schemaVersion(db)
   const counts: Record<string, number> = {}
   if (version > 0) {
@@ -25,12 +28,28 @@ export function storeInfo(db: DB, path: string): StoreInfo {
   }
   return {
     counts,
-    journal_mode: String(db.pragma('journal_mode', {simple: true})),
+    journal_mode: journalMode(store),
     latest_schema_version: SCHEMA_VERSION,
     path,
+    read_only: store.readOnly ?? null,
     schema_version: version,
     size_bytes: existsSync(path) ? statSync(path).size : 0,
   }
+}
+
+/** The store file's mode, also when a read-only store was read into memory (identify.ts openReadOnly). */
+function journalMode(store: Store): string {
+  if (store.db.memory && store.path !== ':memory:' && existsSync(store.path)) {
+    const fd = openSync(store.path, 'r')
+    try {
+      const header = Buffer.alloc(20)
+      readSync(fd, header, 0, 20, 0)
+      return header[18] === 2 ? 'wal' : 'delete'
+    } finally {
+      closeSync(fd)
+    }
+  }
+  return String(store.db.pragma('journal_mode', {simple: true}))
 }
 
 export type CheckResult = {foreign_key_violations: number; integrity: string; ok: boolean; schema_version: number}
