@@ -23,7 +23,7 @@ import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, paymentsCsv,
  */
 
 const dirs: string[] = []
-function folder(prefix = 'pricectl-files-'): string {
+function folder(prefix = 'pricectl-store-files-'): string {
   const d = tempDir(prefix)
   dirs.push(d)
   return d
