@@ -2,7 +2,6 @@ import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {recordTable} from '../../src/cli/render.js'
-import {openStore} from '../../src/store/db.js'
 import {type StoreInfo, storeInfo} from '../../src/store/maintenance.js'
 
 /** What `--json` prints. */
@@ -11,6 +10,7 @@ const Output = z.object({
   journal_mode: z.string(),
   latest_schema_version: z.number(),
   path: z.string(),
+  read_only: z.string().nullable(),
   schema_version: z.number(),
   size_bytes: z.number(),
   success: z.literal(true),
@@ -25,14 +25,15 @@ export default class DbInfo extends BaseCommand<typeof DbInfo> {
 
   async run(): Promise<StoreInfo & {success: true}> {
     // Opened without migrating so an old store reports its own version.
-    const store = openStore(this.flags.db, {migrate: false})
+    const store = this.openStore({migrate: false})
     try {
-      const info = storeInfo(store.db, store.path)
+      const info = storeInfo(store)
       this.log(
         recordTable([
           ['path', info.path],
           ['schema version', `${info.schema_version} (latest ${info.latest_schema_version})`],
           ['size', `${info.size_bytes} bytes`],
+          ...(info.read_only ? [['read-only', info.read_only] as [string, unknown]] : []),
           ...Object.entries(info.counts).map(([k, v]): [string, unknown] => [k, v]),
         ]),
       )

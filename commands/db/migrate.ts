@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {migrate, openStore} from '../../src/store/db.js'
+import {migrate} from '../../src/store/db.js'
 
 export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   static override description = 'Bring the store to the latest schema version (commands also do this on open)'
@@ -11,7 +11,7 @@ export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   }
 
   async run() {
-    const store = openStore(this.flags.db, {migrate: false})
+    const store = this.openStore({migrate: false})
     try {
       const {from, to} = migrate(store.db, store.path)
       const message = from === to ? `store is at schema version ${to}; nothing to do` : `migrated store from schema version ${from} to ${to}`

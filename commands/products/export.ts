@@ -2,9 +2,11 @@ import {Args, Flags} from '@oclif/core'
 import {extname} from 'node:path'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {productsCsv, productsJson, writeFileAtomic} from '../../src/catalog/files.js'
+import {productsCsv, productsJson} from '../../src/catalog/files.js'
 import {exportProducts} from '../../src/catalog/products.js'
 import {ProductExported} from '../../src/schemas/catalog.js'
+import {resolveStorePath} from '../../src/store/db.js'
+import {checkOutput, writeOutputFile} from '../../src/store/output-file.js'
 
 export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
   static override args = {file: Args.string({description: 'Where to write (default: stdout)'})}
@@ -15,7 +17,7 @@ export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
     '<%= config.bin %> products export --output csv > products.csv',
   ]
   static override flags = {
-    force: Flags.boolean({description: 'Overwrite FILE if it exists'}),
+    force: Flags.boolean({description: 'Overwrite FILE if it exists (never the store or its -wal/-shm files)'}),
     output: Flags.string({description: 'File format (default: from the FILE extension, else json)', options: ['json', 'csv']}),
   }
   static override get outputSchema() {
@@ -25,11 +27,14 @@ export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
   async run() {
     const {file} = this.args
     const format = (this.flags.output ?? (file && extname(file).toLowerCase() === '.csv' ? 'csv' : 'json')) as 'csv' | 'json'
+    // Refused before the store is read: it may not be the store itself, nor overwrite without --force.
+    const rules = {force: this.flags.force, label: 'FILE', store: resolveStorePath(this.flags.db)}
+    if (file) checkOutput(file, rules)
     const products = exportProducts(this.store.db)
     const text = format === 'csv' ? productsCsv(products) : productsJson(products)
     const message = `exported ${products.length} product${products.length === 1 ? '' : 's'}${file ? ` to ${file}` : ''} (${format})`
     if (file) {
-      writeFileAtomic(file, text, this.flags.force)
+      writeOutputFile(file, text, rules)
       this.log(message)
       return {count: products.length, format, message, path: file, success: true as const}
     }

@@ -1,6 +1,5 @@
 import {parse} from 'csv-parse/sync'
 import {stringify} from 'csv-stringify/sync'
-import {existsSync, renameSync, writeFileSync} from 'node:fs'
 import {extname} from 'node:path'
 
 import {decodeUtf8, parseJsonValue, readInput} from '../cli/input.js'
@@ -156,16 +155,4 @@ export function productsCsv(products: ProductExport[]): string {
 
 export function productsJson(products: ProductExport[]): string {
   return JSON.stringify({products}, null, 2) + '\n'
-}
-
-/** Write a file whole (temp file then rename), refusing to overwrite without `force`. */
-export function writeFileAtomic(path: string, text: string, force: boolean): void {
-  if (existsSync(path) && !force) throw new InvalidInputError(`${path} exists: pass --force to overwrite it`)
-  const tmp = `${path}.${process.pid}.tmp`
-  try {
-    writeFileSync(tmp, text)
-    renameSync(tmp, path)
-  } catch (error) {
-    throw new OperationalError(`cannot write ${path}: ${(error as Error).message}`)
-  }
 }

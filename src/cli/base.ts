@@ -1,8 +1,8 @@
 import {Command, Errors, Flags, Interfaces} from '@oclif/core'
 import type {ZodType} from 'zod'
 
-import {InvalidInputError, PricectlError} from '../errors.js'
-import {openStore, type Store} from '../store/db.js'
+import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {type OpenOptions, openStore, type Store} from '../store/db.js'
 import {isInteractive} from './tty.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -33,6 +33,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected flags!: BaseFlags<T>
   protected args!: BaseArgs<T>
   private _store?: Store
+  /** Every store this run opened (kept after closing), so an error can say which one was read-only. */
+  private opened: Store[] = []
 
   public override async init(): Promise<void> {
     await super.init()
@@ -49,8 +51,15 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** The store, opened (and migrated) on first use so commands that need none stay fast. */
   protected get store(): Store {
-    this._store ??= openStore(this.flags.db)
+    this._store ??= this.openStore()
     return this._store
+  }
+
+  /** Open the store of --db with options (`db info` opens without migrating); the caller closes it. */
+  protected openStore(options?: OpenOptions): Store {
+    const store = openStore(this.flags.db, options)
+    this.opened.push(store)
+    return store
   }
 
   protected get interactive(): boolean {
@@ -65,7 +74,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   public override async catch(err: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<never> {
     // An ExitError means the command already reported what went wrong.
     if (err instanceof Errors.ExitError) throw err
-    const {body, code, message} = describeError(err)
+    const readOnly = this.opened.find((s) => s.readOnly)
+    const {body, code, message} = describeError(readOnly && isReadOnlyError(err) ? readOnlyStoreError(readOnly) : err)
     if (process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n')
     if (this.jsonEnabled()) {
       this.logJson({success: false, message, ...body})
@@ -80,6 +90,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this._store = undefined
     await super.finally(err)
   }
+}
+
+/** SQLite refused a write because the file or its folder cannot be written. */
+export function isReadOnlyError(err: unknown): boolean {
+  return String((err as {code?: unknown})?.code).startsWith('SQLITE_READONLY')
+}
+
+/** A command that writes, run against a store this process can only read. */
+export function readOnlyStoreError(store: Store): OperationalError {
+  return new OperationalError(
+    `the store ${store.path} is read-only (${store.readOnly}) and this command changes it: commands that only read it (list, get, price explain, revenue report, db info, db check, db backup) still work; to change it, copy it somewhere writable ("cp ${store.path} COPY") and pass --db COPY`,
+  )
 }
 
 /** Turn anything thrown into an exit code, a one-line message and extra JSON fields. */
@@ -121,6 +143,16 @@ function describeRaw(err: unknown): {body: Record<string, unknown>; code: number
     return {body: {}, code: 1, message: 'the store is busy (another pricectl is writing); try again'}
   }
   if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
+    // File-system trouble is not damage: "db check" would fail the same way and help no one.
+    if (e.code.startsWith('SQLITE_READONLY')) {
+      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (the store, or its folder, is not writable: check its permissions and that its file system is mounted read-write)`}
+    }
+    if (e.code.startsWith('SQLITE_CANTOPEN')) {
+      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check that the store's folder exists and is writable: SQLite keeps -wal and -shm files beside the store)`}
+    }
+    if (e.code === 'SQLITE_FULL' || e.code.startsWith('SQLITE_IOERR')) {
+      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check free space and the file system of the store's folder)`}
+    }
     return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (run "pricectl db check")`}
   }
   const message = (e?.message ?? String(err)).split('\n')[0]

@@ -14,16 +14,18 @@ export const importArgs = {file: Args.string({description: 'CSV export to import
 export const importFlags = {
   'batch-size': Flags.integer({description: 'Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 250000)', min: 1}),
   'dry-run': Flags.boolean({description: 'Validate and count what would change; write nothing'}),
+  force: Flags.boolean({description: 'Overwrite the --rejects path when it exists and is not a rejects CSV of an earlier import'}),
   mapping: Flags.string({description: 'JSON file describing another layout (see docs/revenue.md)'}),
   preset: Flags.string({description: 'Force a preset instead of detecting it from the header', options: PRESET_NAMES}),
   product: Flags.string({description: 'Product api_id for rows that name no product'}),
-  rejects: Flags.string({description: 'Where to write rejected rows (default: FILE.rejects.csv)'}),
+  rejects: Flags.string({description: 'Where to write rejected rows (default: FILE.rejects.csv; never the store or an input)'}),
   tz: Flags.string({description: 'IANA time zone (such as Europe/Berlin) of dates in the file without an offset (default UTC, or the mapping\'s time_zone)'}),
 }
 
 export type ImportFlags = {
   'batch-size'?: number
   'dry-run'?: boolean
+  force?: boolean
   mapping?: string
   preset?: string
   product?: string
@@ -48,6 +50,7 @@ export async function runImportCommand(
         batchSize: flags['batch-size'],
         dryRun: flags['dry-run'],
         file,
+        force: flags.force,
         kind,
         mapping: flags.mapping,
         preset: flags.preset,

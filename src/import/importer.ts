@@ -7,9 +7,10 @@ import {InvalidInputError, OperationalError} from '../errors.js'
 import {allDeletes, compareEvents, type EventRef, judge, recordKey} from '../revenue/events.js'
 import {CHARGE_COLUMNS, statements, SUBSCRIPTION_COLUMNS} from '../revenue/store.js'
 import type {Store} from '../store/db.js'
+import {checkOutput} from '../store/output-file.js'
 import {startPipeline} from './pipeline.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
-import {RejectsFile} from './rejects.js'
+import {looksLikeRejects, RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
 
 /**
@@ -34,6 +35,8 @@ export type ImportOptions = {
   rejects?: string
   /** IANA zone of dates without an offset; overrides the mapping's time_zone. Default UTC. */
   tz?: string
+  /** Overwrite an existing rejects path that is not a rejects CSV of an earlier run. */
+  force?: boolean
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
@@ -86,6 +89,19 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   const {db} = store
   const batchSize = batchSizeFrom(o.batchSize)
   totalBytes(o.file)
+  // Vetted before anything is written: never the store, the export or the mapping file.
+  const rejectsPath = resolve(o.rejects ?? `${o.file}.rejects.csv`)
+  const rejectsTarget = checkOutput(rejectsPath, {
+    existsHint: 'it is not a rejects CSV of an earlier import; pass --force to overwrite it, or --rejects PATH',
+    force: o.force,
+    inputs: [
+      {path: o.file, what: 'the file to import'},
+      {path: o.mapping, what: 'the --mapping file'},
+    ],
+    label: '--rejects',
+    replaceable: looksLikeRejects,
+    store: store.path,
+  }).path
   const mapping = o.mapping ? loadMapping(o.kind, o.mapping) : undefined
   resolveZone(o.tz, '--tz')
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
@@ -102,7 +118,6 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   const st = statements(db, o.kind)
   const tombstones = allDeletes(db, o.kind === 'charges' ? 'charge' : 'subscription')
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
-  const rejectsPath = resolve(o.rejects ?? `${o.file}.rejects.csv`)
 
   const count = (verdict: 'apply' | 'duplicate' | 'stale') => {
     if (verdict === 'apply') counts.updated++
@@ -182,7 +197,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
         if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
         // Built here too so a layout the file cannot fill is refused before any row.
         const mapper = new RowMapper(db, o.kind, layout, m.header, fallback)
-        rejects = new RejectsFile(rejectsPath, mapper.header)
+        rejects = new RejectsFile(rejectsTarget, mapper.header)
         pipeline.send({fallbackProductId: fallback?.id ?? null, layout, type: 'layout'})
         continue
       }

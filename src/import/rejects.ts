@@ -1,16 +1,20 @@
 import {stringify} from 'csv-stringify/sync'
-import {closeSync, existsSync, openSync, readSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, openSync, readSync, rmSync} from 'node:fs'
 
 import {safeCell} from '../cli/render.js'
-import {OperationalError} from '../errors.js'
+import {OutputFile} from '../store/output-file.js'
 
 /**
- * The rejects CSV: `line`, `reason`, then the row as it was read. Created at the first
- * rejected row (a run with none leaves no file, and removes one an earlier run left at
- * the same path). Cells are neutralised against spreadsheet formulas.
+ * The rejects CSV: `line`, `reason`, then the row as it was read. Written from the first
+ * rejected row into a temporary file beside the path and renamed into place by close() (a
+ * run with none leaves no file, and removes one an earlier run left at the same path).
+ * Cells are neutralised against spreadsheet formulas. The path was vetted by
+ * checkOutput() before the import started (never the store or an input).
  */
 export class RejectsFile {
-  private fd: number | undefined
+  private out: OutputFile | undefined
+  /** Writing failed (a full disk): the temporary file is gone and the path keeps what it had. */
+  private failed = false
   count = 0
 
   constructor(
@@ -23,32 +27,46 @@ export class RejectsFile {
   }
 
   addMany(rows: [number, string, string[]][]): void {
-    if (rows.length === 0) return
-    if (this.fd === undefined) {
-      try {
-        this.fd = openSync(this.path, 'w', 0o600)
-      } catch (error) {
-        throw new OperationalError(`cannot write the rejects file ${this.path}: ${(error as Error).message} (pass --rejects FILE)`)
+    if (rows.length === 0 || this.failed) return
+    try {
+      if (this.out === undefined) {
+        // Owner-only: rejected rows hold customer ids and amounts.
+        this.out = new OutputFile(this.path, 0o600)
+        this.out.write(stringify([['line', 'reason', ...this.header].map((c) => safeCell(c))]))
       }
-      writeSync(this.fd, stringify([['line', 'reason', ...this.header].map((c) => safeCell(c))]))
+      this.out.write(stringify(rows.map(([line, reason, cells]) => [String(line), safeCell(reason), ...cells.map((c) => safeCell(c))])))
+    } catch (error) {
+      this.failed = true
+      this.out = undefined
+      throw error
     }
-    writeSync(this.fd, stringify(rows.map(([line, reason, cells]) => [String(line), safeCell(reason), ...cells.map((c) => safeCell(c))])))
     this.count += rows.length
   }
 
-  /** Close; with no rejected row, remove a stale rejects file of an earlier run. */
+  /**
+   * Put the file in place (also after a failed import: it lists the rejected rows of the
+   * batches that were committed); with no rejected row, remove a stale rejects file of an
+   * earlier run.
+   */
   close(): void {
-    if (this.fd !== undefined) {
-      closeSync(this.fd)
-      this.fd = undefined
+    if (this.failed) return
+    if (this.out !== undefined) {
+      this.out.commit()
+      this.out = undefined
     } else if (existsSync(this.path) && looksLikeRejects(this.path)) {
       rmSync(this.path)
     }
   }
 }
 
-function looksLikeRejects(path: string): boolean {
-  const fd = openSync(path, 'r')
+/** A rejects CSV an earlier import wrote (replaced by the next run without --force). */
+export function looksLikeRejects(path: string): boolean {
+  let fd: number
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return false
+  }
   try {
     const buf = Buffer.alloc(12)
     const n = readSync(fd, buf, 0, 12, 0)

@@ -1,10 +1,11 @@
-import Database from 'better-sqlite3'
+import type Database from 'better-sqlite3'
 import {closeSync, openSync, readSync} from 'node:fs'
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
 import {loadExponents} from '../store/exponents.js'
+import {openReadOnly} from '../store/identify.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
@@ -174,7 +175,8 @@ async function main(): Promise<void> {
     const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
       layoutReady = resolve
     })
-    db = new Database(input.db, {fileMustExist: true, readonly: true})
+    // As the main thread opened it: on read-only media too (a dry run on a read-only store).
+    db = openReadOnly(input.db).db
     // This thread's storage exponents are the store's record, as in the main thread.
     loadExponents(db, {readonly: true})
     const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)

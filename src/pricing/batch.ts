@@ -49,7 +49,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   db.pragma('wal_autocheckpoint = 16384')
   const begin = () => {
     if (inTx === 0) {
-      db.exec('BEGIN IMMEDIATE')
+      db.exec(db.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE') // read-only store: locked users only
       freezeClock()
     }
   }
@@ -74,7 +74,12 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       else writePriceLine(result, writer)
     } catch (error) {
       summary.failed++
-      const message = error instanceof PricectlError || error instanceof SyntaxError ? error.message : `unexpected: ${(error as Error).message}`
+      const message =
+        error instanceof PricectlError || error instanceof SyntaxError
+          ? error.message
+          : db.readonly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
+            ? 'the store is read-only: only requests whose quote is already locked can be priced'
+            : `unexpected: ${(error as Error).message}`
       options.onError?.(line, message)
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
     } finally {

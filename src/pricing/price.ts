@@ -46,7 +46,10 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
   // One write transaction taken before the lock is read (BEGIN IMMEDIATE, like a batch):
   // two processes pricing the same new user cannot both make a quote, a deferred read
   // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
-  return ctx.db.transaction(() => calculatePriceSync(ctx, input, options)).immediate()
+  // A read-only store (read-only media): a locked user's quote is read, a new one fails
+  // with SQLITE_READONLY, reported as "the store is read-only".
+  const tx = ctx.db.transaction(() => calculatePriceSync(ctx, input, options))
+  return ctx.db.readonly ? tx.deferred() : tx.immediate()
 }
 
 /**

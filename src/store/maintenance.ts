@@ -1,22 +1,26 @@
-import {chmodSync, closeSync, existsSync, openSync, rmSync, statSync} from 'node:fs'
+import {chmodSync, closeSync, existsSync, openSync, readSync, renameSync, statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
-import {InvalidInputError, OperationalError} from '../errors.js'
-import {type DB, schemaVersion} from './db.js'
+import {OperationalError} from '../errors.js'
+import {type DB, schemaVersion, type Store} from './db.js'
 import {SCHEMA_VERSION} from './migrations.js'
+import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 
 export type StoreInfo = {
   counts: Record<string, number>
   journal_mode: string
   latest_schema_version: number
   path: string
+  /** Why the store cannot be written (read-only file system, permissions), null when it can. */
+  read_only: null | string
   schema_version: number
   size_bytes: number
 }
 
 const COUNTED = ['products', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'experiments', 'fx_rates'] as const
 
-export function storeInfo(db: DB, path: string): StoreInfo {
+export function storeInfo(store: Store): StoreInfo {
+  const {db, path} = store
   const version = schemaVersion(db)
   const counts: Record<string, number> = {}
   if (version > 0) {
@@ -24,12 +28,28 @@ export function storeInfo(db: DB, path: string): StoreInfo {
   }
   return {
     counts,
-    journal_mode: String(db.pragma('journal_mode', {simple: true})),
+    journal_mode: journalMode(store),
     latest_schema_version: SCHEMA_VERSION,
     path,
+    read_only: store.readOnly ?? null,
     schema_version: version,
     size_bytes: existsSync(path) ? statSync(path).size : 0,
   }
+}
+
+/** The store file's mode, also when a read-only store was read into memory (identify.ts openReadOnly). */
+function journalMode(store: Store): string {
+  if (store.db.memory && store.path !== ':memory:' && existsSync(store.path)) {
+    const fd = openSync(store.path, 'r')
+    try {
+      const header = Buffer.alloc(20)
+      readSync(fd, header, 0, 20, 0)
+      return header[18] === 2 ? 'wal' : 'delete'
+    } finally {
+      closeSync(fd)
+    }
+  }
+  return String(store.db.pragma('journal_mode', {simple: true}))
 }
 
 export type CheckResult = {foreign_key_violations: number; integrity: string; ok: boolean; schema_version: number}
@@ -54,19 +74,27 @@ export function checkStore(db: DB): CheckResult {
  * All pages are copied in one step: the step reads one snapshot (WAL: writers go on),
  * whereas the default 100 pages per step restarts from scratch whenever another process
  * commits in between, so under a steady writer a big store was never copied.
+ *
+ * The copy is made in `FILE.PID.tmp` beside FILE and renamed over it when complete: a
+ * failure (a full disk) removes the temporary file and the journal SQLite kept beside it,
+ * and leaves an existing FILE as it was.
  */
-export async function backupStore(db: DB, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
-  const dest = resolve(file)
-  const exists = existsSync(dest)
-  if (exists && !overwrite) throw new InvalidInputError(`backup: ${dest} exists (pass --force to overwrite it)`)
+export async function backupStore(store: Store, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
+  const shown = resolve(file)
+  const {path: dest} = checkOutput(file, {force: overwrite, label: 'backup', store: store.path})
+  removeStaleTemps(dest)
+  const tmp = tempPathFor(dest)
   try {
-    if (exists) chmodSync(dest, 0o600)
-    else closeSync(openSync(dest, 'wx', 0o600))
-    await db.backup(dest, {progress: () => 0x7fffffff})
+    closeSync(openSync(tmp, 'wx', 0o600))
+    chmodSync(tmp, 0o600) // whatever the umask
+    await store.db.backup(tmp, {progress: () => 0x7fffffff})
+    chmodSync(tmp, 0o600)
+    renameSync(tmp, dest)
   } catch (error) {
-    if (!exists) rmSync(dest, {force: true})
-    throw new OperationalError(`backup to ${dest} failed: ${(error as Error).message}`)
+    removeTemp(tmp)
+    const e = error as {code?: string; message: string}
+    const why = e.code === 'SQLITE_FULL' || /ENOSPC/.test(e.message) ? `the disk is full (${e.message})` : e.message
+    throw new OperationalError(`backup to ${shown} failed: ${why}; nothing was written`)
   }
-  chmodSync(dest, 0o600)
-  return {bytes: statSync(dest).size, path: dest}
+  return {bytes: statSync(dest).size, path: shown}
 }
