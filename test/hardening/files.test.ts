@@ -7,9 +7,13 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {APPLICATION_ID} from '../../src/store/identify.js'
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {dump, fileDigest} from '../helpers/dump.js'
 import {ROOT, run, type Run} from '../helpers/run.js'
 import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, paymentsCsv, tempDir, write} from './helpers.js'
+
+/** The fixture store of the current schema: stores on read-only media are not migrated. */
+const CURRENT = `v${SCHEMA_VERSION}.db`
 
 /**
  * Files around the store (issue 13, items 1, 4, 10, 11): output paths never hit the store
@@ -96,7 +100,7 @@ function readOnly(dir: string, db: string, args: string[], env: Record<string, s
 describe('an output path is never the store, its -wal/-shm/-journal, or an input of the command', () => {
   it('charges import --rejects STORE (and its -wal, -shm, -journal, a symlink or a hard link to it): exit 2, store untouched', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const file = payments(dir)
     await run(db, ['db', 'check']) // marks the fixture store and checkpoints it
     const before = dump(db)
@@ -127,7 +131,7 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
 
   it('charges import --rejects INPUT or --rejects MAPPING: exit 2, the input untouched', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const file = payments(dir)
     const mapping = write(dir, 'mapping.json', JSON.stringify({columns: {}}))
     const before = dump(db)
@@ -147,7 +151,7 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
 
   it('products export STORE --force and db backup STORE --force: exit 2, store untouched', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     await run(db, ['db', 'check'])
     const digest = fileDigest(db)
     linkSync(db, join(dir, 'hard.db'))
@@ -170,7 +174,7 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
 
   it('an existing file needs --force; a rejects CSV of an earlier import is replaced without it', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const file = payments(dir)
     const mine = write(dir, 'notes.csv', 'my own notes\n')
     const before = dump(db)
@@ -201,7 +205,7 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
 
   it('outputs are written to a temporary file and renamed into place (a hard link to the old file keeps the old content)', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const file = payments(dir)
     // Rejects CSV: an earlier run's file, hard-linked elsewhere.
     const rejects = join(dir, 'rejects.csv')
@@ -227,14 +231,14 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
     symlinkSync(target, join(dir, 'link.json'))
     expect((await run(db, ['products', 'export', join(dir, 'link.json'), '--force'])).code).toBe(0)
     expect(lstatSync(join(dir, 'link.json')).isSymbolicLink()).toBe(true)
-    expect(JSON.parse(readFileSync(target, 'utf8')).products).toHaveLength(3)
+    expect(JSON.parse(readFileSync(target, 'utf8')).products).toHaveLength(4) // the fixture's four products
     // No temporary file is left.
     expect(entries(dir).filter((n) => n.endsWith('.tmp'))).toEqual([])
   })
 
   it('a missing folder or a folder as the output path: exit 2, nothing written', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const file = payments(dir)
     const before = dump(db)
     for (const [args, message] of [
@@ -253,7 +257,7 @@ describe('an output path is never the store, its -wal/-shm/-journal, or an input
 
   it('a temporary file a killed pricectl left beside an output is removed by the next write there', async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     // The pid of a process that has exited.
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {encoding: 'utf8'}).stdout
     const out = join(dir, 'export.json')
@@ -340,7 +344,7 @@ describe('only an empty file or a pricectl store is opened', () => {
 
   it('a store of the released schema without the mark (fixtures/stores/v1.db) is recognised and marked, its rows unchanged', {timeout: 120_000}, async () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, 'v1.db')
     expect(applicationId(db)).toBe(0)
     const before = dump(db)
     const info = await run(db, ['db', 'info', '--json'])
@@ -350,7 +354,7 @@ describe('only an empty file or a pricectl store is opened', () => {
     expect(dump(db)).toEqual(before)
     // One whose schema grew after 19 MB of rows (a schema page past the first 16 MiB, which
     // are read first): the whole file is read to find the tables.
-    const big = copyFixtureStore(folder())
+    const big = copyFixtureStore(folder(), 'v1.db')
     const d = new Database(big)
     const fill = d.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, metadata_json, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_b', ?, 'succeeded', 'EUR', 4900, ?, 1, 'fill')")
     d.transaction(() => {
@@ -376,12 +380,12 @@ describe('only an empty file or a pricectl store is opened', () => {
 // ------------------------------------------------------------------ item 10: read-only stores
 
 describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () => {
-  const expected = fixtureExpected('v1')
+  const expected = fixtureExpected(`v${SCHEMA_VERSION}`)
   const env = {PRICECTL_NOW: expected.now}
 
   it('every read command works and prints what it prints on a writable store; nothing is written', {timeout: 240_000}, () => {
     const dir = folder()
-    const db = copyFixtureStore(dir) // unmarked: recognised without being written
+    const db = copyFixtureStore(dir, CURRENT) // read where it lies: nothing is written, not even the mark
     const digest = sha(db)
     for (const {args, json} of expected.reads) {
       const r = readOnly(dir, db, [...args, '--json'], env)
@@ -406,7 +410,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
 
   it('a write command says the store is read-only (exit 1), not "run pricectl db check"', {timeout: 180_000}, () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const input = payments(folder())
     const digest = sha(db)
     for (const args of [
@@ -446,7 +450,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
 
   it('a read-only store whose -wal holds changes is read with its -shm file; without one it is refused, saying why', () => {
     // A snapshot taken while a writer had the store open: changes still in the -wal.
-    const src = copyFixtureStore(folder())
+    const src = copyFixtureStore(folder(), CURRENT)
     const writer = new Database(src)
     writer.pragma('wal_autocheckpoint = 0')
     writer.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, latest_event_timestamp, latest_event_id) VALUES ('walrus', 'gateway_a', 'in_wal', 'succeeded', 'USD', 100, 1, 'w')").run()
@@ -457,7 +461,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     writer.close()
     const r = readOnly(both, join(both, 'store.db'), ['db', 'info', '--json'])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json.counts.charges).toBe(3) // two in the file, one in the -wal
+    expect(r.json.counts.charges).toBe(4) // three in the file, one in the -wal
     const refused = readOnly(walOnly, join(walOnly, 'store.db'), ['products', 'list'])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(`Error: cannot read the store at ${join(walOnly, 'store.db')}: it is read-only and its -wal file holds changes SQLite can only read with a -shm file it cannot create; open it once where it is writable\n`)
@@ -466,7 +470,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
 
   it('price --input on a read-only store prices locked users and says why the others fail', () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const input = write(folder(), 'requests.jsonl', '{"user_id": "alice", "products": ["pro_monthly"]}\n{"user_id": "zed", "products": ["pro_monthly"]}\n')
     const r = readOnly(dir, db, ['price', '--input', input], env)
     expect(r.code).toBe(1)
@@ -479,7 +483,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
 describe('a store this user may not write (file modes)', () => {
   it('is read (db info says why it is read-only) and a write says the store is read-only; nothing appears beside it', () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     chmodSync(db, 0o644)
     chmodSync(dir, 0o755)
     const digest = sha(db)
@@ -496,8 +500,8 @@ describe('a store this user may not write (file modes)', () => {
     try {
       const info = bin(['db', 'info', '--json'])
       expect(info.code, info.stderr).toBe(0)
-      expect(info.json).toMatchObject({read_only: 'the file is not writable by this user', schema_version: 1})
-      expect(bin(['products', 'list', '--json']).json.products).toHaveLength(3)
+      expect(info.json).toMatchObject({read_only: 'the file is not writable by this user', schema_version: SCHEMA_VERSION})
+      expect(bin(['products', 'list', '--json']).json.products).toHaveLength(4)
       const write = bin(['fx', 'set', 'EUR', '0.9', '--json'])
       expect(write.code).toBe(1)
       expect(write.json.message).toContain(`the store ${db} is read-only (the file is not writable by this user) and this command changes it`)
@@ -510,7 +514,7 @@ describe('a store this user may not write (file modes)', () => {
 
   it('a writable store in a folder this user may not write (no -wal or -shm can be made) is read, and a write says why', () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     chmodSync(dir, 0o555)
     const root = process.getuid?.() === 0
     // As root: the store belongs to nobody, the folder to root (0555).
@@ -539,7 +543,7 @@ describe('a store this user may not write (file modes)', () => {
 describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
   /** A store bigger than SQLite's page cache (16 MB), so the copy spills pages and journals them. */
   function bigStore(): string {
-    const db = copyFixtureStore(folder())
+    const db = copyFixtureStore(folder(), CURRENT)
     const d = new Database(db)
     const fill = d.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, metadata_json, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_b', ?, 'succeeded', 'EUR', 4900, ?, 1, 'fill')")
     d.transaction(() => {
@@ -591,7 +595,7 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
 
   it('--force onto an existing backup: the old backup stays as it was, with no -journal, -wal or -shm beside it', () => {
     const db = bigStore()
-    const old = copyFixtureStore(folder())
+    const old = copyFixtureStore(folder(), CURRENT)
     const oldSha = sha(old)
     for (const fill of [false, true]) {
       const r = backupOnto(db, '2m', {existing: old, fill, force: true})
@@ -603,7 +607,7 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
 
   it('an import whose rejects CSV cannot be written (full disk) exits 1; the old rejects CSV stays, no temporary file', () => {
     const dir = folder()
-    const db = copyFixtureStore(dir)
+    const db = copyFixtureStore(dir, CURRENT)
     const input = write(dir, 'payments.csv', paymentsCsv(3000, {bad: Array.from({length: 1500}, (_, i) => i * 2)}))
     const old = write(folder(), 'old.csv', 'line,reason,id\n2,old,x\n')
     const out = folder('pricectl-full-')
@@ -629,13 +633,13 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
       'cp "$FIXTURE" "$OUT/store.db"',
       'exec "$NODE" "$BIN" charges import "$INPUT" --batch-size 5000 --db "$OUT/store.db" --json',
     ].join('\n')
-    const r = asRun(inNamespace(script, {FIXTURE: join(ROOT, 'fixtures', 'stores', 'v1.db'), INPUT: input, OUT: out}))
+    const r = asRun(inNamespace(script, {FIXTURE: join(ROOT, 'fixtures', 'stores', CURRENT), INPUT: input, OUT: out}))
     expect(r.code, r.stderr).toBe(1)
     expect(r.json.message).toBe("store error SQLITE_FULL: database or disk is full (check free space and the file system of the store's folder)")
   })
 
   it('products export --force onto a full disk keeps the old file and leaves no temporary file', () => {
-    const db = copyFixtureStore(folder())
+    const db = copyFixtureStore(folder(), CURRENT)
     const old = write(folder(), 'old.json', '{"products": []}\n')
     const out = folder('pricectl-full-')
     const script = [
