@@ -6,6 +6,7 @@ import {UserOutput} from '../../src/schemas/catalog.js'
 
 export default class UserGet extends BaseCommand<typeof UserGet> {
   static override args = {user_id: Args.string({description: 'The user id', required: true})}
+  static override summary = "Show a user's stored country"
   static override description = "Show a user's stored country (stored when a price is calculated for the user)"
   static override examples = ['<%= config.bin %> user get u_123', '<%= config.bin %> user get u_123 --json']
   static override get outputSchema() {

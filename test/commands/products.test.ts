@@ -171,11 +171,12 @@ describe('bad input exits 2, names the field and the value, and leaves the store
     expect(fileDigest(db)).toBe(digest)
   })
 
-  it('prints the error on stderr without --json', async () => {
+  it('prints the error on stderr without --json, ending with the help to read', async () => {
     const r = await run(db, ['products', 'create', ...good({'--interval': 'monthly'})])
     expect(r.code).toBe(2)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain('Error: invalid product: interval: unknown interval "monthly"')
+    expect(r.stderr.trim()).toMatch(/ See "pricectl products create --help"\.$/)
   })
 
   it('an api_id that exists is a conflict: exit 1, the store unchanged, bad input still exits 2 first', async () => {
@@ -184,6 +185,9 @@ describe('bad input exits 2, names the field and the value, and leaves the store
     expect(r.code).toBe(1)
     expect(r.json).toEqual({message: 'api_id: product "pro_base" already exists (change it with: pricectl products update pro_base ...)', success: false})
     expect(dump(db)).toEqual(before)
+    const human = await run(db, ['products', 'create', ...good({'--api-id': 'pro_base'})])
+    expect(human.code).toBe(1)
+    expect(human.stderr).not.toContain('--help')
     expect((await run(db, ['products', 'create', ...good({'--api-id': 'pro_base', '--interval': 'monthly'}), '--json'])).code).toBe(2)
   })
 })
