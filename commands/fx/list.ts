@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {csv, table} from '../../src/cli/render.js'
 import {assertCurrency} from '../../src/currency.js'
 import {NotFoundError} from '../../src/errors.js'
@@ -9,6 +10,7 @@ import {FxDay, FxListOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxList extends BaseCommand<typeof FxList> {
+  static override summary = 'List FX rates (units per 1 USD)'
   static override description = 'List FX rates (units of each currency per 1 USD): the latest per currency, as of a date, or the whole history'
   static override examples = [
     '<%= config.bin %> fx list',
@@ -16,6 +18,7 @@ export default class FxList extends BaseCommand<typeof FxList> {
     '<%= config.bin %> fx list --date 2024-06-30 --output csv',
   ]
   static override flags = {
+    ...listFlags,
     currency: Flags.string({description: 'Only this currency (ISO 4217)'}),
     date: Flags.string({description: 'As of this day (YYYY-MM-DD): the rate conversion uses on that day, the nearest earlier on file'}),
     history: Flags.boolean({description: 'Every dated rate, newest first (up to --date when given)'}),
