@@ -17,7 +17,7 @@ function newest(dir: string): number {
 /**
  * End-to-end tests run bin/run.js, which runs dist/: build it when the sources are newer.
  * Every temp file of the run goes under one folder of its own (TMPDIR, inherited by the
- * workers and every child they start); test/helpers/temp-files.ts gives each test file a
+ * workers and every child they start); test/helpers/test-env.ts gives each test file a
  * folder in it and removes it after the file. The teardown fails the run when anything is
  * left, so a test that leaks (or a folder made outside the setup) is caught, and removes it.
  */

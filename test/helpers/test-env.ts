@@ -2,6 +2,9 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll} from 'vitest'
 
+// Tables fit $COLUMNS when it is set: tests see whole lines, whatever terminal runs them.
+delete process.env.COLUMNS
+
 /**
  * Setup file: each test file gets its own temp folder (TMPDIR, so tmpdir(), mkdtemp and
  * every child process use it) inside the run's folder, removed after the file's last
