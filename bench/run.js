@@ -65,7 +65,7 @@ const md = [
   '# Benchmarks',
   '',
   `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
-  'Ratio is against the budget from DESIGN.md (at most 1.00 is within budget).',
+  'Ratio is against the budget of each figure (at most 1.00 is within budget).',
   '',
   '| figure | value | budget | ratio | note |',
   '|---|---|---|---|---|',
