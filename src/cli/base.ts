@@ -74,7 +74,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       this.logJson({success: false, message, ...body})
     } else {
       // A usage error (exit 2) ends with the help to read, on the same line.
-      const help = code === 2 && this.id ? ` See "${this.config.bin} ${toConfiguredId(this.id, this.config)} --help".` : ''
+      const help = code === 2 && this.id ? `${/[.!?]$/.test(message) ? '' : '.'} See "${this.config.bin} ${toConfiguredId(this.id, this.config)} --help".` : ''
       process.stderr.write(`Error: ${message}${help}\n`)
     }
     throw new Errors.ExitError(code)
