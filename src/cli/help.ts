@@ -1,4 +1,5 @@
-import {CommandHelp, Help} from '@oclif/core'
+// The help entry point only: the package index would load all of oclif (~40 ms) for --help.
+import {CommandHelp, Help} from '@oclif/core/help'
 
 /**
  * A command's help opens with its one-line summary; the DESCRIPTION section then holds the

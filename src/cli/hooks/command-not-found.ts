@@ -1,4 +1,5 @@
-import {type Hook, toConfiguredId} from '@oclif/core'
+import type {Hook} from '@oclif/core'
+import {toConfiguredId} from '@oclif/core/util/ids'
 
 import {isInteractive} from '../tty.js'
 
