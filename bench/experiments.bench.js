@@ -2,7 +2,7 @@
 // on both products against the same batch without one (budget: at most 1.5x slower), and
 // `experiments results` on the exposures that batch made.
 import {execFileSync, spawnSync} from 'node:child_process'
-import {writeFileSync} from 'node:fs'
+import {rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {makeStore} from './price.bench.js'
@@ -18,10 +18,19 @@ function batch(bin, db, file, n) {
 }
 
 export async function run({root}) {
+  const stores = []
+  try {
+    stores.push(makeStore(root))
+    stores.push(makeStore(root))
+    return measure(root, ...stores)
+  } finally {
+    for (const s of stores) rmSync(s.dir, {force: true, recursive: true})
+  }
+}
+
+function measure(root, plain, experiment) {
   const bin = join(root, 'bin/run.js')
   const n = 100_000
-  const plain = makeStore(root)
-  const experiment = makeStore(root)
   execFileSync(process.execPath, [bin, 'experiments', 'create', '--name', 'bench', '-p', 'pro_monthly,pro_yearly', '--arm', 'x0.8', '--arm', 'x1.2', '--seed', '1', '--start', '--db', experiment.db], {stdio: 'ignore'})
   const lines = []
   for (let i = 0; i < n; i++) {

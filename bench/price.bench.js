@@ -35,21 +35,34 @@ function walls(commands, rounds) {
   return times.map((t) => median(t))
 }
 
-/** A store with the bench catalog; rates come from the default snapshot. */
+/** A store with the bench catalog in a temp folder the caller removes; rates come from the default snapshot. */
 export function makeStore(root) {
   const dir = mkdtempSync(join(tmpdir(), 'pricectl-bench-'))
   const db = join(dir, 'bench.db')
-  for (const p of PRODUCTS) {
-    const file = join(dir, `${p.api_id}.json`)
-    writeFileSync(file, JSON.stringify(p))
-    execFileSync(process.execPath, [join(root, 'bin/run.js'), 'products', 'create', '--body', file, '--db', db], {stdio: 'ignore'})
+  try {
+    for (const p of PRODUCTS) {
+      const file = join(dir, `${p.api_id}.json`)
+      writeFileSync(file, JSON.stringify(p))
+      execFileSync(process.execPath, [join(root, 'bin/run.js'), 'products', 'create', '--body', file, '--db', db], {stdio: 'ignore'})
+    }
+  } catch (error) {
+    rmSync(dir, {force: true, recursive: true})
+    throw error
   }
   return {db, dir}
 }
 
 export async function run({root}) {
-  const bin = join(root, 'bin/run.js')
   const {db, dir} = makeStore(root)
+  try {
+    return measure(root, db, dir)
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+function measure(root, db, dir) {
+  const bin = join(root, 'bin/run.js')
   const n = 100_000
   const file = join(dir, 'requests.jsonl')
   const lines = []

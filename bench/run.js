@@ -2,8 +2,8 @@
 // npm run bench: runs every bench/*.bench.js (each exports `run()` returning results),
 // prints each figure with its budget and ratio, and writes BENCHMARKS.md.
 import {execFileSync} from 'node:child_process'
-import {readdirSync, writeFileSync} from 'node:fs'
-import {cpus, totalmem} from 'node:os'
+import {mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {cpus, tmpdir, totalmem} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
 
@@ -22,13 +22,26 @@ const files = readdirSync(here)
  * ratio is value / budget for 'max' budgets (<= 1 passes) and budget / value for 'min'.
  */
 const results = []
-for (const f of files) {
-  process.stderr.write(`== ${f}\n`)
-  const mod = await import(join(here, f))
-  for (const r of await mod.run({root})) {
-    results.push(r)
-    process.stdout.write(line(r) + '\n')
+// Every temp file of the run (the benches' and their children's: TMPDIR is inherited) goes
+// in one folder, removed at the end, also when a bench fails or the run is interrupted.
+const runDir = mkdtempSync(join(tmpdir(), 'pricectl-bench-run-'))
+process.env.TMPDIR = runDir
+const cleanup = () => rmSync(runDir, {force: true, maxRetries: 3, recursive: true})
+process.once('SIGINT', () => {
+  cleanup()
+  process.exit(130)
+})
+try {
+  for (const f of files) {
+    process.stderr.write(`== ${f}\n`)
+    const mod = await import(join(here, f))
+    for (const r of await mod.run({root})) {
+      results.push(r)
+      process.stdout.write(line(r) + '\n')
+    }
   }
+} finally {
+  cleanup()
 }
 
 function ratio(r) {
@@ -52,7 +65,7 @@ const md = [
   '# Benchmarks',
   '',
   `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}.`,
-  'Ratio is against the budget from DESIGN.md (at most 1.00 is within budget).',
+  'Ratio is against the budget of each figure (at most 1.00 is within budget).',
   '',
   '| figure | value | budget | ratio | note |',
   '|---|---|---|---|---|',

@@ -4,7 +4,7 @@
 // computes and writes a lock) are reported without a budget.
 import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
-import {closeSync, openSync, readFileSync} from 'node:fs'
+import {closeSync, openSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
 import {makeStore} from './price.bench.js'
@@ -53,6 +53,14 @@ function check(result, what) {
 
 export async function run({root}) {
   const {db, dir} = makeStore(root)
+  try {
+    return await measure(root, db, dir)
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+async function measure(root, db, dir) {
   const key = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/run.js'), 'keys', 'create', '--name', 'bench', '--json', '--db', db], {encoding: 'utf8'})).api_key
   const server = await startServer(root, db, dir)
   try {

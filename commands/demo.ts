@@ -7,6 +7,7 @@ import {pricePreview} from '../src/pricing/preview.js'
 import {DemoOutput} from '../src/schemas/catalog.js'
 
 export default class Demo extends BaseCommand<typeof Demo> {
+  static override summary = 'Fill the store with a demo catalog and show what to try next'
   static override description = 'Fill the store with a demo catalog (monthly, yearly and one-time products with country prices and integrations, coupons) and show what to try next. Safe to re-run.'
   static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --db ./demo.db --json']
   static override get outputSchema() {

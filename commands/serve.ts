@@ -7,6 +7,7 @@ import {DEFAULT_WRITE_TIMEOUT_MS} from '../src/server/write-queue.js'
 import {ServeStopped} from '../src/schemas/server.js'
 
 export default class Serve extends BaseCommand<typeof Serve> {
+  static override summary = "Serve the spec's HTTP API from this store"
   static override description = `Serve the spec's HTTP API (every endpoint under /v1) from this store
 
 Same engine and store as the commands: a quote locked over HTTP is the one "pricectl price" shows, and the other way round. Every /v1 request needs an API key ("pricectl keys create"), sent as "Authorization: Bearer KEY" or "X-Api-Key: KEY"; GET /healthz needs none. One access line per request goes to stderr. SIGTERM (or Ctrl-C) stops accepting connections, lets requests in flight finish and closes the store. See docs/serve.md.`

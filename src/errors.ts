@@ -35,3 +35,9 @@ export class OperationalError extends PricectlError {
     super(message, 1, body)
   }
 }
+
+/**
+ * The input is valid but clashes with what the store holds (create with an api_id that
+ * exists): exit 1, HTTP 409. Checked after the input itself, so bad input still exits 2.
+ */
+export class ConflictError extends OperationalError {}

@@ -5,6 +5,7 @@ import {audienceBody, audienceFlags} from '../../src/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 
 export default class AudiencesCreate extends BaseCommand<typeof AudiencesCreate> {
+  static override summary = 'Create an audience: priority, rules and audience prices'
   static override description = `Create an audience: a priority, rules that must all hold, and per-product audience prices
 
 A user is in every audience whose rules hold; the highest priority one is the price result's

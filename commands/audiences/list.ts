@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {audienceResponse, listAudiences} from '../../src/segments/audiences.js'
 import {audiencesCsv, audiencesTable} from '../../src/segments/render.js'
 import {AudienceList} from '../../src/schemas/segments.js'
 
 export default class AudiencesList extends BaseCommand<typeof AudiencesList> {
+  static override summary = 'List audiences, highest priority first'
   static override description = 'List audiences, highest priority first (the order they are matched in)'
   static override examples = ['<%= config.bin %> audiences list', '<%= config.bin %> audiences list --output csv']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
   }
   static override get outputSchema() {

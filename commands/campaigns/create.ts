@@ -6,6 +6,7 @@ import {campaignBody, campaignFlags} from '../../src/segments/flags.js'
 import {CampaignResponse} from '../../src/schemas/segments.js'
 
 export default class CampaignsCreate extends BaseCommand<typeof CampaignsCreate> {
+  static override summary = 'Create a campaign: a coupon applied to a segment'
   static override description = `Create a campaign: a coupon applied automatically to users of a segment inside a window
 
 The segment is countries and/or an audience (none: everyone). The coupon must also be ACTIVE

@@ -7,6 +7,7 @@ import {CampaignDeleted} from '../../src/schemas/segments.js'
 
 export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the campaign', required: true})}
+  static override summary = 'Delete a campaign'
   static override description = 'Delete a campaign (its coupon stays; existing locks keep the coupon they were computed with)'
   static override examples = ['<%= config.bin %> campaigns delete spring_de --yes']
   static override flags = {

@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {campaignResponse, listCampaigns} from '../../src/segments/campaigns.js'
 import {campaignsCsv, campaignsTable} from '../../src/segments/render.js'
 import {CAMPAIGN_STATES, CampaignList} from '../../src/schemas/segments.js'
 
 export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
+  static override summary = 'List campaigns'
   static override description = 'List campaigns (sorted by api_id) with whether each applies now'
   static override examples = ['<%= config.bin %> campaigns list', '<%= config.bin %> campaigns list --state active --json']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
     state: Flags.string({description: 'Only campaigns in this state now', options: [...CAMPAIGN_STATES]}),
   }

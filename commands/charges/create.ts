@@ -8,6 +8,7 @@ import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataF
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
+  static override summary = 'Record a charge (an event)'
   static override description =
     "Record a charge (the spec's Create charge). It is an event: an existing charge with an older latest event is replaced (this is how a refund arrives: the charge again with amount_refunded), a newer one makes this a stale event that changes nothing"
   static override examples = [

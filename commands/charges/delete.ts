@@ -8,6 +8,7 @@ import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
   static override args = keyArgs
+  static override summary = "Delete the store's record of a charge"
   static override description = "Delete the store's record of a charge. The delete is an event: an older create arriving later does not bring it back"
   static override examples = ['<%= config.bin %> charges delete u1 gateway_a ch_1 --yes']
   static override flags = {

@@ -5,6 +5,7 @@ import {ChargeGot} from '../../src/schemas/revenue.js'
 
 export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
   static override args = keyArgs
+  static override summary = 'Show a charge'
   static override description = 'Show a charge: the stored charge record'
   static override examples = ['<%= config.bin %> charges get u1 gateway_a ch_1 --json']
   static override get outputSchema() {

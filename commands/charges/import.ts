@@ -4,6 +4,7 @@ import {ImportSummary} from '../../src/schemas/revenue.js'
 
 export default class ChargesImport extends BaseCommand<typeof ChargesImport> {
   static override args = importArgs
+  static override summary = 'Import a gateway payments export'
   static override description =
     'Import a payments export (gateway_a payments layout detected from the header, or --mapping FILE): streaming, validated, batched; rejected rows go to a CSV with their line and reason (exit 1). Re-running changes nothing; an interrupted run resumes'
   static override examples = [

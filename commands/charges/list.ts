@@ -4,6 +4,7 @@ import {CHARGE_COLUMNS, listFlags, printList, window} from '../../src/revenue/cl
 import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
 
 export default class ChargesList extends BaseCommand<typeof ChargesList> {
+  static override summary = 'List charges, newest first'
   static override description = 'List charges, newest first, with filters'
   static override examples = [
     '<%= config.bin %> charges list --user-id u1',

@@ -8,6 +8,7 @@ import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
   static override args = keyArgs
+  static override summary = 'Update a charge'
   static override description =
     "Update a charge (the spec's Update charge): amount, created, currency, status, metadata (replaced whole). amount_refunded is refused, as the spec says"
   static override examples = [

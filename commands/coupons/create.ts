@@ -7,6 +7,7 @@ import {numberish} from '../../src/catalog/shortforms.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
 
 export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
+  static override summary = 'Create a coupon'
   static override description = 'Create a coupon: a percentage or a fixed amount off, an optional active window, links to gateway coupons'
   static override examples = [
     '<%= config.bin %> coupons create --api-id WELCOME10 --name "Welcome 10%" --type percentage --value 10',

@@ -7,6 +7,7 @@ import {CouponDeleted} from '../../src/schemas/catalog.js'
 
 export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override summary = 'Delete a coupon'
   static override description = 'Delete a coupon and its external coupon links'
   static override examples = ['<%= config.bin %> coupons delete OLD50 --yes']
   static override flags = {

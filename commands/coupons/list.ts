@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {couponResponse, listCoupons} from '../../src/catalog/coupons.js'
 import {couponsCsvList, couponsTable} from '../../src/catalog/render.js'
 import {COUPON_STATUSES, CouponList} from '../../src/schemas/catalog.js'
 
 export default class CouponsList extends BaseCommand<typeof CouponsList> {
+  static override summary = 'List coupons'
   static override description = 'List coupons (sorted by api_id); --name matches case-insensitively anywhere in the name'
   static override examples = ['<%= config.bin %> coupons list', '<%= config.bin %> coupons list --name spring', '<%= config.bin %> coupons list --status ACTIVE --json']
   static override flags = {
+    ...listFlags,
     name: Flags.string({description: 'Only coupons whose name contains this text (case-insensitive)'}),
     output: Flags.string({default: 'table', description: 'Output format (--json prints the spec\'s response)', options: ['table', 'csv', 'json']}),
     status: Flags.string({description: 'Only coupons with this status', options: [...COUPON_STATUSES]}),

@@ -6,6 +6,7 @@ import {backupStore} from '../../src/store/maintenance.js'
 
 export default class DbBackup extends BaseCommand<typeof DbBackup> {
   static override args = {file: Args.string({description: 'Where to write the copy', required: true})}
+  static override summary = 'Write a consistent copy of the store'
   static override description = 'Write a consistent copy of the store (safe while other commands write)'
   static override examples = ['<%= config.bin %> db backup ./pricectl-2026-11-21.db']
   static override flags = {force: Flags.boolean({description: 'Overwrite FILE if it exists (never the store or its -wal/-shm files)'})}

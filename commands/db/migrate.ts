@@ -4,6 +4,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {migrate} from '../../src/store/db.js'
 
 export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
+  static override summary = 'Bring the store to the latest schema version'
   static override description = 'Bring the store to the latest schema version (commands also do this on open)'
   static override examples = ['<%= config.bin %> db migrate']
   static override get outputSchema() {

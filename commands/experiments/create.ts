@@ -8,6 +8,7 @@ import {experimentDetail} from '../../src/experiments/render.js'
 import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsCreate extends BaseCommand<typeof ExperimentsCreate> {
+  static override summary = 'Create a price or packaging experiment'
   static override description = `Create a price or packaging experiment (a draft until started)
 
 A baseline arm (the control price, or every product for packaging) is always added.

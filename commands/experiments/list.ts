@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {experimentOutput, experimentsList} from '../../src/experiments/manage.js'
 import {experimentsCsv, experimentsTable} from '../../src/experiments/render.js'
 import {ExperimentList, STATUSES} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsList extends BaseCommand<typeof ExperimentsList> {
+  static override summary = 'List experiments'
   static override description = 'List experiments (by id)'
   static override examples = ['<%= config.bin %> experiments list', '<%= config.bin %> experiments list --status running --output csv']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format (--json prints the JSON response)', options: ['table', 'csv', 'json']}),
     status: Flags.string({description: 'Only experiments in this status', options: [...STATUSES]}),
   }

@@ -13,6 +13,7 @@ import {openStore, resolveStorePath} from '../../src/store/db.js'
 
 export default class ExperimentsSimulate extends BaseCommand<typeof ExperimentsSimulate> {
   static override args = {id: Args.string({description: 'Simulate the arms, product and countries of this experiment (of --db)'})}
+  static override summary = 'Simulate visitors against a demand curve'
   static override description = `Simulate visitors against a demand curve: Thompson vs uniform vs the best fixed arm
 
 Synthetic visitors go through the real price engine and a real store: each gets a lock

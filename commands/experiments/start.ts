@@ -6,6 +6,7 @@ import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsStart extends BaseCommand<typeof ExperimentsStart> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override summary = 'Start an experiment'
   static override description = 'Start an experiment: new locks of users it targets get an arm (a stopped experiment resumes)'
   static override examples = ['<%= config.bin %> experiments start 3']
   static override get outputSchema() {

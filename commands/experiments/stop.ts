@@ -6,6 +6,7 @@ import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsStop extends BaseCommand<typeof ExperimentsStop> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override summary = 'Stop an experiment: no new visitors get an arm'
   static override description = `Stop an experiment: no new visitors get an arm
 
 Locks made during the experiment keep their arm and price until "price --override".

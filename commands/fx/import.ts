@@ -8,6 +8,7 @@ import {validate} from '../../src/schemas/validate.js'
 
 export default class FxImport extends BaseCommand<typeof FxImport> {
   static override args = {file: Args.string({description: 'Rate file (.csv, .json, or a .zip holding one), or - for stdin', required: true})}
+  static override summary = 'Import FX rates (ECB, CSV or JSON)'
   static override description = `Import FX rates: the ECB eurofxref CSV (latest or full history, also zipped), a currency,rate[,date] CSV, or {"date", "usd": {...}} JSON
 
 The layout is detected from the content (--format forces it). ECB rates are per 1 EUR and are

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {csv, table} from '../../src/cli/render.js'
 import {assertCurrency} from '../../src/currency.js'
 import {NotFoundError} from '../../src/errors.js'
@@ -9,6 +10,7 @@ import {FxDay, FxListOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxList extends BaseCommand<typeof FxList> {
+  static override summary = 'List FX rates (units per 1 USD)'
   static override description = `List FX rates (units of each currency per 1 USD): the rates pricing uses today, as of a date, or the whole history
 
 Each rate shows its kind (snapshot: the bundled default; manual; import) and its status
@@ -20,6 +22,7 @@ outranked (a snapshot rate while one of yours is current) or past.`
     '<%= config.bin %> fx list --date 2024-06-30 --output csv',
   ]
   static override flags = {
+    ...listFlags,
     currency: Flags.string({description: 'Only this currency (ISO 4217)'}),
     date: Flags.string({description: 'As of this day (YYYY-MM-DD): the rate conversion uses on that day'}),
     history: Flags.boolean({description: 'Every dated rate, newest first (up to --date when given)'}),

@@ -10,6 +10,7 @@ import {FxDay, FxRemoveOutput, FxSourceText} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxPrune extends BaseCommand<typeof FxPrune> {
+  static override summary = 'Remove rates by source and/or age'
   static override description = `Remove rates by source and/or age
 
 --source takes a kind (snapshot: the bundled default; manual: fx set and custom labels;

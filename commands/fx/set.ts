@@ -14,6 +14,7 @@ export default class FxSet extends BaseCommand<typeof FxSet> {
     currency: Args.string({description: 'ISO 4217 code, e.g. EUR'}),
     rate: Args.string({description: 'Units of CURRENCY per 1 USD, e.g. 0.92'}),
   }
+  static override summary = 'Set the rate of a currency for a day'
   static override description = `Set the rate of a currency (units per 1 USD) for a day, replacing the one on file for that day
 
 Your rates outrank the bundled snapshot whatever their dates. A rate dated after today is

@@ -1,16 +1,19 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {csv, table} from '../../src/cli/render.js'
 import {gatewayEntryJson, type GatewayEntryJson, listGatewaySettings} from '../../src/pricing/gateways.js'
 import {GatewaysListOutput} from '../../src/schemas/gateways.js'
 
 export default class GatewaysList extends BaseCommand<typeof GatewaysList> {
+  static override summary = 'List the gateway price settings'
   static override description = `List the gateway price settings: accepted currencies, fallback currency and amount format of each gateway
 
 "source" says whether the settings were stored with "pricectl gateways set" or are the defaults.`
   static override examples = ['<%= config.bin %> gateways list', '<%= config.bin %> gateways list --json']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }
   static override get outputSchema() {

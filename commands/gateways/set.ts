@@ -13,6 +13,7 @@ export default class GatewaysSet extends BaseCommand<typeof GatewaysSet> {
   static override args = {
     gateway: Args.string({description: 'gateway_a, gateway_b, gateway_c or gateway_d', required: true}),
   }
+  static override summary = "Configure a gateway's price objects"
   static override description = `Configure a gateway's price objects, or with --currency override its currency table for one currency
 
 Without --currency: which currencies the gateway accepts, its fallback currency and its amount format. Settings not given keep their current value. A price in a currency the gateway does not accept is converted to the fallback currency by FX.

@@ -13,6 +13,7 @@ export default class GatewaysShow extends BaseCommand<typeof GatewaysShow> {
     gateway: Args.string({description: 'gateway_a, gateway_b, gateway_c or gateway_d', required: true}),
     currency: Args.string({description: 'A currency code (ISO 4217); without it, the whole table'}),
   }
+  static override summary = "Show a gateway's currency rule and where it comes from"
   static override description = `Show a gateway's currency rule and where it comes from, or its whole currency table
 
 With a currency: the exponent of the gateway's amounts, the multiple they must be of, the smallest and largest charge (in the currency and in gateway units), the note, and the source: a stored override ("pricectl gateways set GATEWAY --currency CODE"), the table's entry for the currency, or the table's default. The table's published sources follow.

@@ -6,6 +6,7 @@ import {KeyCreated} from '../../src/schemas/server.js'
 import {createKey} from '../../src/server/keys.js'
 
 export default class KeysCreate extends BaseCommand<typeof KeysCreate> {
+  static override summary = 'Create an API key for "pricectl serve"'
   static override description = `Create an API key for "pricectl serve"
 
 The key is printed once (on stdout, alone on its line) and cannot be shown again: the store keeps only its SHA-256 and its prefix. Lost keys are revoked and replaced.`

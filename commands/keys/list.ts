@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {table} from '../../src/cli/render.js'
 import {KEY_STATUSES, KeyList} from '../../src/schemas/server.js'
 import {listKeys} from '../../src/server/keys.js'
 
 export default class KeysList extends BaseCommand<typeof KeysList> {
+  static override summary = 'List the API keys of "pricectl serve"'
   static override description = 'List the API keys of "pricectl serve": id, name, prefix, status, when created, revoked and last used (never the keys themselves)'
   static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --status active --json']
   static override flags = {
+    ...listFlags,
     status: Flags.string({description: 'Only keys with this status', options: [...KEY_STATUSES]}),
   }
   static override get outputSchema() {

@@ -8,6 +8,7 @@ import {LOCALIZATION_FORMATS, type LocalizationFormat, LocalizationImportOutput}
 
 export default class LocalizationImport extends BaseCommand<typeof LocalizationImport> {
   static override args = {file: Args.string({description: 'World Bank CSV (wide or long layout) or a country,factor CSV; - for stdin', required: true})}
+  static override summary = 'Import per-country localization factors'
   static override description = `Import per-country localization factors (price level ratios, 1 = US prices)
 
 Layouts (detected from the content, or --format):

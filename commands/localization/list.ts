@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {csv, table} from '../../src/cli/render.js'
 import {assertCountry} from '../../src/currency.js'
 import {NotFoundError} from '../../src/errors.js'
@@ -8,9 +9,11 @@ import {type LocalizationFactor, listFactors} from '../../src/localization/facto
 import {LocalizationListOutput} from '../../src/schemas/localization.js'
 
 export default class LocalizationList extends BaseCommand<typeof LocalizationList> {
+  static override summary = 'List localization factors per country'
   static override description = 'List localization factors per country (price level ratio applied to the FX-converted base price; 1 = US prices)'
   static override examples = ['<%= config.bin %> localization list', '<%= config.bin %> localization list --country IN --json']
   static override flags = {
+    ...listFlags,
     country: Flags.string({description: 'Only this country (ISO 3166 alpha-2)'}),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   }

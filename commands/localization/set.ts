@@ -13,6 +13,7 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     country: Args.string({description: 'ISO 3166 alpha-2 code, e.g. IN'}),
     factor: Args.string({description: 'Price level ratio, e.g. 0.35 (1 = US prices; 0.05..10)'}),
   }
+  static override summary = "Set a country's localization factor"
   static override description = "Set a country's localization factor (replacing the one on file)"
   static override examples = ['<%= config.bin %> localization set IN 0.35', '<%= config.bin %> localization set CH 1.4 --year 2024 --source "own survey"']
   static override flags = {

@@ -5,6 +5,7 @@ import {createPackage, packageResponse, packageSegment} from '../../src/segments
 import {PackageResponse} from '../../src/schemas/segments.js'
 
 export default class PackagesCreate extends BaseCommand<typeof PackagesCreate> {
+  static override summary = 'Create a package: products segmented by country and audience'
   static override description = `Create a package: a named set of products, segmented by countries and/or an audience
 
 "pricectl price" without --product prices the package segmented for the user's country and

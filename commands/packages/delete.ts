@@ -7,6 +7,7 @@ import {PackageDeleted} from '../../src/schemas/segments.js'
 
 export default class PackagesDelete extends BaseCommand<typeof PackagesDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
+  static override summary = 'Delete a package'
   static override description = 'Delete a package (its products stay; existing locks keep the package they were computed with)'
   static override examples = ['<%= config.bin %> packages delete br_basic --yes']
   static override flags = {

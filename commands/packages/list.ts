@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {listPackages, packageResponse} from '../../src/segments/packages.js'
 import {packagesCsv, packagesTable} from '../../src/segments/render.js'
 import {PackageList} from '../../src/schemas/segments.js'
 
 export default class PackagesList extends BaseCommand<typeof PackagesList> {
+  static override summary = 'List packages'
   static override description = 'List packages (sorted by api_id) with their products and segment'
   static override examples = ['<%= config.bin %> packages list', '<%= config.bin %> packages list --json']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format (--json prints the response object)', options: ['table', 'csv', 'json']}),
   }
   static override get outputSchema() {

@@ -9,6 +9,7 @@ import {assertNoInputConflict, requestFromFlags} from '../../src/pricing/request
 import {PriceResult} from '../../src/schemas/price.js'
 
 export default class Price extends BaseCommand<typeof Price> {
+  static override summary = 'Localized (or experimental) price of products for a user'
   static override description = `Localized (or experimental) price of products for a user
 
 The first call for a user (or, without a user id, an IP) computes the quote and locks it;

@@ -8,6 +8,7 @@ import {fromMinor} from '../../src/currency.js'
 import {ProductCreated} from '../../src/schemas/catalog.js'
 
 export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
+  static override summary = 'Create a product'
   static override description = 'Create a product: base price in USD, billing interval, country prices, gateway integrations, price bounds, baseline, features, trials'
   static override examples = [
     '<%= config.bin %> products create --api-id pro_monthly --name "Pro Monthly" --base-px 9.99 --interval month --interval-count 1 --country-price DE=8.99:EUR --country-price GB=7.99:GBP --integration gateway_a:prod_pro',

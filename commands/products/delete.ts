@@ -7,6 +7,7 @@ import {ProductDeleted} from '../../src/schemas/catalog.js'
 
 export default class ProductsDelete extends BaseCommand<typeof ProductsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
+  static override summary = 'Delete a product'
   static override description = 'Delete a product with its country prices, integrations, features and trials'
   static override examples = ['<%= config.bin %> products delete old_plan --yes']
   static override flags = {

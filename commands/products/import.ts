@@ -7,6 +7,7 @@ import {ProductImported} from '../../src/schemas/catalog.js'
 
 export default class ProductsImport extends BaseCommand<typeof ProductsImport> {
   static override args = {file: Args.string({description: 'CSV or JSON file of products (- for stdin); the format comes from the extension, else the content', required: true})}
+  static override summary = 'Create or replace products from a CSV or JSON file'
   static override description =
     'Create or replace products from a CSV or JSON file. Every row is validated first: if any fails, every failing row is listed and nothing is written.'
   static override examples = ['<%= config.bin %> products import products.csv', '<%= config.bin %> products import catalog.json --dry-run', '<%= config.bin %> products export backup.json && <%= config.bin %> products import backup.json']

@@ -1,14 +1,17 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {listFlags} from '../../src/cli/list-options.js'
 import {listEntry, loadProducts} from '../../src/catalog/products.js'
 import {productsCsvList, productsTable} from '../../src/catalog/render.js'
 import {ProductList} from '../../src/schemas/catalog.js'
 
 export default class ProductsList extends BaseCommand<typeof ProductsList> {
+  static override summary = 'List products'
   static override description = 'List products (sorted by api_id)'
   static override examples = ['<%= config.bin %> products list', '<%= config.bin %> products list --output csv > products.csv', '<%= config.bin %> products list --json']
   static override flags = {
+    ...listFlags,
     output: Flags.string({default: 'table', description: 'Output format (--json prints the spec\'s response)', options: ['table', 'csv', 'json']}),
   }
   static override get outputSchema() {

@@ -18,6 +18,7 @@ const Output = z.object({
 
 export default class ProductsLocalize extends BaseCommand<typeof ProductsLocalize> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
+  static override summary = 'Write country prices from the localization factors'
   static override description = `Write country prices from the localization factors (parity pricing)
 
 For each country with a factor (pricectl localization list): the base price in the country's

@@ -17,6 +17,7 @@ const COLUMNS = (by: string) => [
 ]
 
 export default class RevenueReportCommand extends BaseCommand<typeof RevenueReportCommand> {
+  static override summary = 'Revenue in USD: MRR, churn, net charges, ARPU'
   static override description =
     'Revenue in USD: MRR, active subscriptions, new and churned, net charge revenue (after refunds), ARPU, by month, country or product, with a bar chart of MRR'
   static override examples = [

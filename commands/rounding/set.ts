@@ -12,6 +12,7 @@ export default class RoundingSet extends BaseCommand<typeof RoundingSet> {
     currency: Args.string({description: 'ISO 4217 code, e.g. EUR'}),
     rule: Args.string({description: 'The rule, quoted, e.g. "0-10: end .99 up; 10+: end 9.99 nearest"'}),
   }
+  static override summary = 'Set the rounding rule of a currency'
   static override description = `Set the rounding rule of a currency, or drop back to the built-in default with --default
 
 A rule is a list of ranges separated by ";", each "BOUNDS: ACTION DIRECTION".

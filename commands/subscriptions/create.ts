@@ -8,6 +8,7 @@ import {createSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsCreate extends BaseCommand<typeof SubscriptionsCreate> {
+  static override summary = 'Record a subscription (an event)'
   static override description =
     "Record a subscription (the spec's Create subscription). It is an event: an existing subscription with an older latest event is replaced, a newer one makes this a stale event that changes nothing"
   static override examples = [

@@ -8,6 +8,7 @@ import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsDelete extends BaseCommand<typeof SubscriptionsDelete> {
   static override args = keyArgs
+  static override summary = "Delete the store's record of a subscription"
   static override description =
     "Delete the store's record of a subscription (the spec's Delete subscription). The delete is an event: an older create arriving later does not bring it back"
   static override examples = ['<%= config.bin %> subscriptions delete u1 gateway_a sub_1 --yes']

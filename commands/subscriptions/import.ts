@@ -4,6 +4,7 @@ import {ImportSummary} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsImport extends BaseCommand<typeof SubscriptionsImport> {
   static override args = importArgs
+  static override summary = 'Import a gateway subscriptions export'
   static override description =
     'Import a subscriptions export (gateway_a or gateway_c layout detected from the header, or --mapping FILE): streaming, validated, batched; rejected rows go to a CSV with their line and reason (exit 1). Re-running changes nothing; an interrupted run resumes'
   static override examples = [

@@ -6,6 +6,7 @@ import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsUpdate extends BaseCommand<typeof SubscriptionsUpdate> {
   static override args = keyArgs
+  static override summary = 'Update a subscription'
   static override description =
     "Update a subscription (the spec's Update subscription): amount, created, currency, status, cancel and trial fields. A change of status clears the cancel fields (unless canceled) and trial fields (unless trialing)"
   static override examples = [

@@ -1,6 +1,6 @@
 import {nowSeconds} from '../clock.js'
 import {fromMinor, toMinor} from '../currency.js'
-import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {COUPON_SOURCES, CouponInput, type CouponOutput, CouponPatch, windowEnd, windowStart} from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
@@ -229,7 +229,7 @@ export function createCoupon(db: DB, input: unknown): Coupon {
   const problems: string[] = []
   const d = parseDef(input, problems)
   if (!d) throw new InvalidInputError(`invalid coupon: ${problems.join('; ')}`)
-  if (getCoupon(db, d.api_id)) throw new InvalidInputError(`invalid coupon: api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
+  if (getCoupon(db, d.api_id)) throw new ConflictError(`api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
   db.transaction(() => writeDef(db, d, undefined)).immediate()
   return getCoupon(db, d.api_id)!
 }

@@ -1,6 +1,6 @@
 import {nowIso} from '../clock.js'
 import {fromMinor, toMinor} from '../currency.js'
-import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {
   describeIntegration,
   type FeatureOutput,
@@ -557,16 +557,16 @@ function writeDefs(db: DB, defs: ProductDef[], now: Current, dryRun = false): Wr
 
 // ---------------------------------------------------------------- operations
 
-/** Create one product; exit-2 errors for bad fields, an existing api_id or a taken name. */
+/** Create one product; exit-2 errors for bad fields or a taken name, a conflict (exit 1) for an existing api_id. */
 export function createProduct(db: DB, input: unknown): Product {
   const problems: string[] = []
   const def = parseOne(db, input, problems)
   if (!def) throw new InvalidInputError(`invalid product: ${problems.join('; ')}`)
   const now = current(db)
-  const errors: RowError[] = []
   if (now.byApiId.has(def.api_id)) {
-    errors.push({label: '', message: `api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`})
+    throw new ConflictError(`api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`)
   }
+  const errors: RowError[] = []
   crossCheck(now, [{def, label: ''}], errors)
   checkChargeable(db, now, [{def, label: ''}], errors)
   if (errors.length) fail(errors, 'product')

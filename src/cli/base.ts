@@ -1,8 +1,9 @@
-import {Command, Errors, Flags, Interfaces} from '@oclif/core'
+import {Command, Errors, Flags, Interfaces, toConfiguredId} from '@oclif/core'
 import type {ZodType} from 'zod'
 
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
+import {setListOptions} from './list-options.js'
 import {isInteractive} from './tty.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -47,6 +48,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     })
     this.flags = flags as BaseFlags<T>
     this.args = args as BaseArgs<T>
+    // A list command's --columns / --sort / --no-header, for the table and CSV printers.
+    setListOptions(this.ctor.flags && 'header' in this.ctor.flags ? (flags as Record<string, unknown>) : undefined)
   }
 
   /** The store, opened (and migrated) on first use so commands that need none stay fast. */
@@ -80,7 +83,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.jsonEnabled()) {
       this.logJson({success: false, message, ...body})
     } else {
-      process.stderr.write(`Error: ${message}\n`)
+      // A usage error (exit 2) ends with the help to read, on the same line.
+      const help = code === 2 && this.id ? `${/[.!?]$/.test(message) ? '' : '.'} See "${this.config.bin} ${toConfiguredId(this.id, this.config)} --help".` : ''
+      process.stderr.write(`Error: ${message}${help}\n`)
     }
     throw new Errors.ExitError(code)
   }
@@ -88,6 +93,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   public override async finally(err: Error | undefined): Promise<void> {
     this._store?.close()
     this._store = undefined
+    setListOptions(undefined)
     await super.finally(err)
   }
 }
@@ -103,6 +109,9 @@ export function readOnlyStoreError(store: Store): OperationalError {
     `the store ${store.path} is read-only (${store.readOnly}) and this command changes it: commands that only read it (list, get, price explain, revenue report, db info, db check, db backup) still work; to change it, copy it somewhere writable ("cp ${store.path} COPY") and pass --db COPY`,
   )
 }
+
+/** 128 + SIGINT, what a shell reports for a command stopped with Ctrl-C. */
+export const EXIT_INTERRUPTED = 130
 
 /** Turn anything thrown into an exit code, a one-line message and extra JSON fields. */
 export function describeError(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
@@ -138,6 +147,8 @@ function describeRaw(err: unknown): {body: Record<string, unknown>; code: number
     return {body: {}, code: err.oclif?.exit ?? 2, message}
   }
   const e = err as {code?: string; message?: string; name?: string}
+  // Ctrl-C in a prompt: the shell's code for SIGINT, as if the prompt had not caught it.
+  if (e?.name === 'ExitPromptError') return {body: {}, code: EXIT_INTERRUPTED, message: 'interrupted'}
   if (e?.name === 'ZodError') return {body: {}, code: 2, message: String(e.message)}
   if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') {
     return {body: {}, code: 1, message: 'the store is busy (another pricectl is writing); try again'}

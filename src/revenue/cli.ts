@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {parseJsonValue, parseKeyValues} from '../cli/input.js'
+import {listFlags as viewFlags} from '../cli/list-options.js'
 import {type Column, csv, recordTable, table} from '../cli/render.js'
 import {requireMoment, resolveZone} from '../dates.js'
 import {InvalidInputError} from '../errors.js'
@@ -39,6 +40,7 @@ export const eventFlags = {
 }
 
 export const listFlags = {
+  ...viewFlags,
   limit: Flags.integer({default: 100, description: 'Show at most this many (0: all)', min: 0}),
   output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
   product: Flags.string({description: 'Only records of this product (api_id)'}),

@@ -1,6 +1,6 @@
 import {isoWithOffset} from '../catalog/coupons.js'
 import {fromMinor, toMinor} from '../currency.js'
-import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {AudienceInput, type AudienceOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
@@ -148,7 +148,7 @@ function write(db: DB, d: Def, existing: Audience | undefined): void {
 export function createAudience(db: DB, input: unknown): Audience {
   const d = parseDef(db, input, 'audience')
   if (getAudience(db, d.api_id)) {
-    throw new InvalidInputError(`invalid audience: api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
+    throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
   }
   db.transaction(() => write(db, d, undefined)).immediate()
   return getAudience(db, d.api_id)!

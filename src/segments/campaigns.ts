@@ -1,6 +1,6 @@
 import {getCoupon, inWindow, isCouponActive, isoWithOffset} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
-import {InvalidInputError, NotFoundError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/catalog.js'
 import {CampaignInput, type CampaignOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
@@ -90,7 +90,6 @@ export function campaignResponse(db: DB, c: Campaign, seconds = nowSeconds()): C
 
 export function createCampaign(db: DB, input: unknown): Campaign {
   const c = validate(CampaignInput, input, 'campaign')
-  if (getCampaign(db, c.api_id)) throw new InvalidInputError(`invalid campaign: api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
   const coupon = getCoupon(db, c.coupon)
   if (!coupon) throw new InvalidInputError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
   const audienceId = resolveAudience(db, c.audience, 'campaign')
@@ -99,6 +98,7 @@ export function createCampaign(db: DB, input: unknown): Campaign {
   if (c.active_from && c.active_till && windowStart(c.active_from) > windowEnd(c.active_till)) {
     throw new InvalidInputError(`invalid campaign: active_till: ${c.active_till} is before active_from ${c.active_from}`)
   }
+  if (getCampaign(db, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
   const ts = isoWithOffset()
   db.prepare(
     'INSERT INTO campaigns (api_id, name, coupon_id, countries_json, audience_id, products_json, active_from, active_till, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',

@@ -1,5 +1,5 @@
 import {isoWithOffset} from '../catalog/coupons.js'
-import {InvalidInputError, NotFoundError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {PackageInput, type PackageOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
@@ -115,8 +115,8 @@ function write(db: DB, d: Def, existing: Package | undefined): void {
 
 export function createPackage(db: DB, input: unknown): Package {
   const d = parseDef(db, input, 'package')
-  if (getPackage(db, d.api_id)) throw new InvalidInputError(`invalid package: api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
   checkOverlap(db, d, 'package')
+  if (getPackage(db, d.api_id)) throw new ConflictError(`api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
   db.transaction(() => write(db, d, undefined)).immediate()
   return getPackage(db, d.api_id)!
 }

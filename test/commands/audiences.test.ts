@@ -104,7 +104,8 @@ describe('audiences', () => {
   it('refuses a duplicate api_id and the reserved "default"', async () => {
     await must(db, ['audiences', 'create'], {api_id: 'dach', name: 'DACH', rules: ['country in DE']})
     const dup = await withBody(db, ['audiences', 'create'], {api_id: 'dach', name: 'again'})
-    expect(dup.code).toBe(2)
+    // A conflict with the store, not bad input: exit 1.
+    expect(dup.code).toBe(1)
     expect(dup.json.message).toContain('audience "dach" already exists')
     const reserved = await withBody(db, ['audiences', 'create'], {api_id: 'default', name: 'x'})
     expect(reserved.code).toBe(2)

@@ -97,7 +97,6 @@ describe('coupon bad input exits 2 and writes nothing', () => {
     ['malformed --external', () => ['coupons', 'create', ...good(), '--external', 'promo_1'], /--external: expected SOURCE=ID/],
     ['malformed JSON in --body', () => ['coupons', 'create', '--body', file('{"api_id": ')], /--body: malformed JSON/],
     ['unknown flag', () => ['coupons', 'create', ...good(), '--percent', '5'], /Nonexistent flag: --percent/],
-    ['duplicate api_id', () => ['coupons', 'create', ...good({'--api-id': 'EXISTING'})], /api_id: coupon "EXISTING" already exists/],
     ['update with --api-id', () => ['coupons', 'update', 'EXISTING', '--api-id', 'NEW'], /--api-id: api_id is immutable/],
     ['delete without --yes', () => ['coupons', 'delete', 'EXISTING'], /refusing to delete coupon EXISTING without --yes/],
   ]
@@ -109,6 +108,15 @@ describe('coupon bad input exits 2 and writes nothing', () => {
     expect(r.code).toBe(2)
     expect(r.json).toEqual({message: expect.stringMatching(message), success: false})
     expect(dump(db)).toEqual(before)
+    expect(fileDigest(db)).toBe(digest)
+  })
+
+  it('an api_id that exists is a conflict: exit 1 and nothing written', async () => {
+    await run(db, ['coupons', 'create', '--api-id', 'EXISTING', '--name', 'Existing', '--type', 'percentage', '--value', '5'])
+    const digest = fileDigest(db)
+    const r = await run(db, ['coupons', 'create', ...good({'--api-id': 'EXISTING'}), '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json).toEqual({message: 'api_id: coupon "EXISTING" already exists (change it with: pricectl coupons update EXISTING ...)', success: false})
     expect(fileDigest(db)).toBe(digest)
   })
 })

@@ -141,7 +141,6 @@ describe('bad input exits 2, names the field and the value, and leaves the store
     ['3-letter country', () => ['products', 'create', ...good(), '--country-price', 'DEU=5:EUR'], /country_prices\[0\]\.country: unknown country "DEU"/],
     ['unknown currency', () => ['products', 'create', ...good(), '--country-price', 'DE=5:EUX'], /country_prices\[0\]\.currency: unknown currency "EUX"/],
     ['duplicate name', () => ['products', 'create', ...good({'--name': 'Pro (baseline)'})], /name: "Pro \(baseline\)" is already used by product "pro_base"/],
-    ['duplicate api_id', () => ['products', 'create', ...good({'--api-id': 'pro_base'})], /api_id: product "pro_base" already exists/],
     ['negative price', () => ['products', 'create', ...good({'--base-px': '-5'})], /base_px: must not be negative, got -5/],
     ['negative country price', () => ['products', 'create', ...good(), '--country-price', 'DE=-1:EUR'], /country_prices\[0\]\.amount: must not be negative, got -1/],
     ['too many decimals', () => ['products', 'create', ...good(), '--country-price', 'JP=100.5:JPY'], /100\.5 has more decimals than JPY allows \(0\)/],
@@ -172,11 +171,24 @@ describe('bad input exits 2, names the field and the value, and leaves the store
     expect(fileDigest(db)).toBe(digest)
   })
 
-  it('prints the error on stderr without --json', async () => {
+  it('prints the error on stderr without --json, ending with the help to read', async () => {
     const r = await run(db, ['products', 'create', ...good({'--interval': 'monthly'})])
     expect(r.code).toBe(2)
     expect(r.stdout).toBe('')
     expect(r.stderr).toContain('Error: invalid product: interval: unknown interval "monthly"')
+    expect(r.stderr.trim()).toMatch(/ See "pricectl products create --help"\.$/)
+  })
+
+  it('an api_id that exists is a conflict: exit 1, the store unchanged, bad input still exits 2 first', async () => {
+    const before = dump(db)
+    const r = await run(db, ['products', 'create', ...good({'--api-id': 'pro_base'}), '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json).toEqual({message: 'api_id: product "pro_base" already exists (change it with: pricectl products update pro_base ...)', success: false})
+    expect(dump(db)).toEqual(before)
+    const human = await run(db, ['products', 'create', ...good({'--api-id': 'pro_base'})])
+    expect(human.code).toBe(1)
+    expect(human.stderr).not.toContain('--help')
+    expect((await run(db, ['products', 'create', ...good({'--api-id': 'pro_base', '--interval': 'monthly'}), '--json'])).code).toBe(2)
   })
 })
 

@@ -31,9 +31,9 @@ describe('bin scripts', () => {
     for (const [id, command] of Object.entries(manifest.commands)) expect(command.outputSchema, id).toBeUndefined()
   })
 
-  it('an unknown command exits 2 with a hint', () => {
+  it('an unknown command exits 127 (as a shell does) with a hint', () => {
     const r = runBin(tempStore(), ['nosuch'])
-    expect(r.code).toBe(2)
+    expect(r.code).toBe(127)
     expect(r.stderr).toContain('nosuch')
   })
 })

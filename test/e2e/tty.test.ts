@@ -6,11 +6,13 @@ import {ROOT, runBin, tempStore} from '../helpers/run.js'
 
 /**
  * Prompts happen on a terminal only. `script` (util-linux) gives the command a real
- * pseudo-terminal; the answers are typed into it after a pause.
+ * pseudo-terminal; the answers are typed into it after a pause, each followed by Enter, or
+ * as raw keys ({keys: '\\003'} is Ctrl-C, in printf's octal escapes), later: before the prompt
+ * is up, Ctrl-C would be the terminal's SIGINT rather than a key the prompt reads.
  */
-function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
+function onTerminal(args: string[], answers: (string | {keys: string})[]): {code: number; output: string} {
   const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const typed = answers.map((a) => `sleep 1.5; printf '%s\\r' '${a}'`).join('; ')
+  const typed = answers.map((a) => (typeof a === 'string' ? `sleep 1.5; printf '%s\\r' '${a}'` : `sleep 4; printf '${a.keys}'`)).join('; ')
   const env = {...process.env}
   delete env.CI
   const r = spawnSync('bash', ['-c', `(${typed}; sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
@@ -36,6 +38,25 @@ describe('prompts on a terminal, never without one', () => {
     expect(del.code).toBe(2)
     expect(del.stderr).toContain('without --yes')
     expect(runBin(db, ['products', 'get', 'x']).code).toBe(0)
+  })
+
+  it('Ctrl-C in a prompt exits 130 and writes nothing', () => {
+    const db = tempStore()
+    const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{keys: '\\003'}])
+    expect(r.output).toContain('Base price')
+    expect(r.code).toBe(130)
+    expect(runBin(db, ['products', 'get', 'tty']).code).toBe(1)
+  })
+
+  it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', () => {
+    const db = tempStore()
+    const yes = onTerminal(['prodcts', 'list', '--db', db], ['y'])
+    expect(yes.output).toContain('Did you mean')
+    expect(yes.output).toContain('products list')
+    expect(yes.output).toContain('no products yet')
+    expect(yes.code).toBe(0)
+    const no = onTerminal(['prodcts', 'list', '--db', db], ['n'])
+    expect(no.code).toBe(127)
   })
 
   it('confirms a delete on a terminal', () => {

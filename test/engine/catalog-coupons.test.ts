@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {couponResponse, createCoupon, deleteCoupon, getCoupon, isCouponActive, listCoupons, updateCoupon, upsertCoupons} from '../../src/catalog/coupons.js'
 import {minorDigits} from '../../src/currency.js'
-import {InvalidInputError, OperationalError} from '../../src/errors.js'
+import {ConflictError, InvalidInputError, OperationalError} from '../../src/errors.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
@@ -93,7 +93,9 @@ describe('coupons engine', () => {
     invalid(() => createCoupon(store.db, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
     expect(dump(path).tables.coupons).toEqual([])
     createCoupon(store.db, fixed)
-    invalid(() => createCoupon(store.db, {...fixed, name: 'other'}), 'api_id', '"SAVE5"', 'already exists')
+    // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
+    expect(() => createCoupon(store.db, {...fixed, name: 'other'})).toThrow(ConflictError)
+    expect(() => createCoupon(store.db, {...fixed, name: 'other'})).toThrow(/api_id: coupon "SAVE5" already exists/)
   })
 
   it('fixed amounts are exact in the currency minor unit (property)', () => {

@@ -4,7 +4,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {getProduct, createProduct, deleteProduct, productResponse, updateProduct, loadProducts} from '../../src/catalog/products.js'
 import {productByApiId, productByIntegration} from '../../src/catalog/lookup.js'
 import {minorDigits} from '../../src/currency.js'
-import {InvalidInputError, NotFoundError, OperationalError} from '../../src/errors.js'
+import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../../src/errors.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
@@ -130,7 +130,9 @@ describe('products engine', () => {
   it('keeps names and api_ids unique, and a gateway id on one product', () => {
     createProduct(store.db, full)
     const before = dump(path)
-    expectInvalid(() => createProduct(store.db, minimal('pro_monthly')), 'api_id', '"pro_monthly"', 'already exists')
+    // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
+    expect(() => createProduct(store.db, minimal('pro_monthly'))).toThrow(ConflictError)
+    expect(() => createProduct(store.db, minimal('pro_monthly'))).toThrow(/api_id: product "pro_monthly" already exists/)
     expectInvalid(() => createProduct(store.db, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
     expectInvalid(() => createProduct(store.db, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
     // The same gateway product with another interval is what gateway_a_with_interval is for.

@@ -1,6 +1,6 @@
 import {execFileSync} from 'node:child_process'
-import {existsSync, statSync} from 'node:fs'
-import {readdirSync} from 'node:fs'
+import {existsSync, mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 const root = join(import.meta.dirname, '..', '..')
@@ -14,8 +14,33 @@ function newest(dir: string): number {
   return t
 }
 
-/** End-to-end tests run bin/run.js, which runs dist/: build it when the sources are newer. */
-export default function setup(): void {
+/**
+ * End-to-end tests run bin/run.js, which runs dist/: build it when the sources are newer.
+ * Every temp file of the run goes under one folder of its own (TMPDIR, inherited by the
+ * workers and every child they start); test/helpers/test-env.ts gives each test file a
+ * folder in it and removes it after the file. The teardown fails the run when anything is
+ * left, so a test that leaks (or a folder made outside the setup) is caught, and removes it.
+ */
+export default function setup(): () => void {
+  build()
+  const runDir = mkdtempSync(join(tmpdir(), 'pricectl-test-run-'))
+  const previous = process.env.TMPDIR
+  process.env.TMPDIR = runDir
+  process.env.PRICECTL_TEST_RUN_DIR = runDir
+  return () => {
+    if (previous === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = previous
+    const left = readdirSync(runDir)
+    rmSync(runDir, {force: true, maxRetries: 3, recursive: true})
+    if (left.length > 0) {
+      // vitest reports an error thrown here but still exits 0: set the code as well.
+      process.exitCode = 1
+      throw new Error(`the tests left ${left.length} entr${left.length === 1 ? 'y' : 'ies'} in the temp directory ${runDir} (now removed): ${left.slice(0, 10).join(', ')}`)
+    }
+  }
+}
+
+function build(): void {
   const manifest = join(root, 'oclif.manifest.json')
   const built = existsSync(manifest) ? statSync(manifest).mtimeMs : 0
   const source = Math.max(newest(join(root, 'src')), newest(join(root, 'commands')))
