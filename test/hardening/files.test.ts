@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3'
 import {spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
 
 import {APPLICATION_ID} from '../../src/store/identify.js'
@@ -31,6 +31,17 @@ function folder(prefix = 'pricectl-store-files-'): string {
   const d = tempDir(prefix)
   dirs.push(d)
   return d
+}
+/**
+ * Let another user reach `dir`: the test run keeps its temp folders owner-only, so each
+ * ancestor that others cannot enter gets the search bit (nothing becomes listable).
+ */
+function reachableByOthers(dir: string): void {
+  for (let d = dirname(dir); d !== dirname(d); d = dirname(d)) {
+    const mode = statSync(d).mode & 0o777
+    if ((mode & 0o001) !== 0) break
+    chmodSync(d, mode | 0o011)
+  }
 }
 afterAll(() => {
   for (const d of dirs) rmSync(d, {force: true, recursive: true})
@@ -489,6 +500,7 @@ describe('a store this user may not write (file modes)', () => {
     const digest = sha(db)
     // Root writes whatever the modes say: run as nobody then (readable, not writable).
     const asUser = process.getuid?.() === 0 ? {gid: 65_534, uid: 65_534} : {}
+    if (asUser.uid) reachableByOthers(dir)
     if (!asUser.uid) {
       chmodSync(db, 0o444)
       chmodSync(dir, 0o555)
@@ -520,6 +532,7 @@ describe('a store this user may not write (file modes)', () => {
     // As root: the store belongs to nobody, the folder to root (0555).
     if (root) chownSync(db, 65_534, 65_534)
     const asUser = root ? {gid: 65_534, uid: 65_534} : {}
+    if (root) reachableByOthers(dir)
     const bin = (args: string[]): Run => {
       const r = spawnSync(process.execPath, [BIN, ...args, '--db', db], {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, ...asUser})
       return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
