@@ -136,7 +136,7 @@ describe('gateways end to end (bin/run.js)', () => {
     expect(show.json.rule).toMatchObject({divisible_by: 1, exponent: 3, note: 'three-decimal currency: the last digit must be 0 (5.124 KWD is sent as 5120 or 5130)', source: 'store'})
     const bad = runBin(db, ['gateways', 'set', 'gateway_a', '--currency', 'KWD', '--min', '0.0005'])
     expect(bad.code).toBe(2)
-    expect(bad.stderr).toBe('Error: --min 0.0005: Stripe amounts in KWD have 3 decimals, so 0.0005 KWD cannot be a bound (pass --exponent too if the gateway takes more)\n')
+    expect(bad.stderr).toBe('Error: --min 0.0005: Stripe amounts in KWD have 3 decimals, so 0.0005 KWD cannot be a bound (pass --exponent too if the gateway takes more). See "pricectl gateways set --help".\n')
   })
 })
 
