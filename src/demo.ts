@@ -12,6 +12,10 @@ import type {DB} from './store/db.js'
  * `pricectl demo`: load the demo catalog of fixtures/demo/ (products.json in the
  * `products import` layout, coupons.json as coupon bodies) in one transaction.
  * Re-running upserts the same rows: unchanged rows are not touched.
+ *
+ * No surprise writes: into a store that holds anything beyond what a new store is seeded
+ * with (see storeContents), the demo loads only when it would change nothing there, or
+ * when the operator agreed (--yes, or a confirmation on a terminal); see planDemo.
  */
 export type DemoResult = {coupons: WriteResult; products: WriteResult}
 
@@ -40,6 +44,73 @@ export function loadDemo(db: DB, dir: string): DemoResult {
     result = {coupons: upsertCoupons(db, coupons), products: upsertProducts(db, products)}
   }).immediate()
   return result
+}
+
+/** Tables a new store is seeded with (migrations, seedDefaults): rows there do not make a store "in use". */
+const SEEDED = new Set(['settings', 'fx_rates', 'currency_exponents'])
+/**
+ * Tables named in messages; the others with rows (country_prices, arms, ...) belong to
+ * one of these, or are shown by name when they hold rows on their own.
+ */
+const HEADLINE = ['products', 'coupons', 'packages', 'audiences', 'campaigns', 'experiments', 'users', 'locks', 'subscriptions', 'charges', 'events', 'localization_factors', 'rounding_rules', 'gateways', 'api_keys']
+const CHILDREN = new Set(['country_prices', 'product_integrations', 'product_features', 'product_trials', 'feature_groups', 'audience_prices', 'package_products', 'coupon_external_coupons', 'arms', 'experiment_products', 'exposures'])
+
+/** What the store holds beyond a new store's seed: table and row count, the biggest parents first. */
+export function storeContents(db: DB): {rows: number; table: string}[] {
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {name: string}[]).map((r) => r.name)
+  const held: {rows: number; table: string}[] = []
+  let childRows = false
+  for (const table of tables) {
+    if (SEEDED.has(table)) continue
+    const rows = (db.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as {n: number}).n
+    if (rows === 0) continue
+    if (CHILDREN.has(table)) childRows = true
+    else held.push({rows, table})
+  }
+  // Child rows without a parent cannot happen with foreign keys on; still "not empty".
+  if (held.length === 0 && childRows) held.push({rows: 1, table: 'catalog details'})
+  const rank = (t: string) => (HEADLINE.includes(t) ? HEADLINE.indexOf(t) : HEADLINE.length)
+  return held.sort((a, b) => rank(a.table) - rank(b.table) || a.table.localeCompare(b.table))
+}
+
+class DryRun extends Error {}
+
+export type DemoPlan = {
+  /** What the store holds besides the seed (empty: a new store). */
+  held: {rows: number; table: string}[]
+  /** What loading would do, computed in a transaction that was rolled back. */
+  result: DemoResult
+  /** The demo would insert or update rows in a store that holds someone's data. */
+  surprise: boolean
+}
+
+/** What `demo` would do to this store, without writing anything. */
+export function planDemo(db: DB, dir: string): DemoPlan {
+  const held = storeContents(db)
+  let result!: DemoResult
+  try {
+    db.transaction(() => {
+      result = loadDemo(db, dir)
+      throw new DryRun()
+    }).immediate()
+  } catch (error) {
+    if (!(error instanceof DryRun)) throw error
+  }
+  const writes = result.products.inserted.length + result.products.updated.length + result.coupons.inserted.length + result.coupons.updated.length
+  return {held, result, surprise: held.length > 0 && writes > 0}
+}
+
+/** "products 3, users 12" and what the demo would change, for the refusal and the question. */
+export function describePlan(plan: DemoPlan): {changes: string; held: string} {
+  const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
+  const {coupons, products} = plan.result
+  const parts: string[] = []
+  const add = (n: number, what: string) => n > 0 && parts.push(`add ${n} ${what}${n === 1 ? '' : 's'}`)
+  add(products.inserted.length, 'product')
+  add(coupons.inserted.length, 'coupon')
+  const updated = [...products.updated, ...coupons.updated]
+  if (updated.length > 0) parts.push(`overwrite ${updated.join(', ')} with the demo's version`)
+  return {changes: parts.join(' and '), held}
 }
 
 /** The commands worth trying on the demo store, for the summary. */
