@@ -1,21 +1,29 @@
+import {Flags} from '@oclif/core'
+
 import {BaseCommand} from '../src/cli/base.js'
 import {loadProducts} from '../src/catalog/products.js'
 import {productsTable} from '../src/catalog/render.js'
-import {demoDir, loadDemo, nextSteps} from '../src/demo.js'
+import {demoDir, describePlan, loadDemo, nextSteps, planDemo} from '../src/demo.js'
+import {InvalidInputError} from '../src/errors.js'
 import {table} from '../src/cli/render.js'
 import {pricePreview} from '../src/pricing/preview.js'
 import {DemoOutput} from '../src/schemas/catalog.js'
 
 export default class Demo extends BaseCommand<typeof Demo> {
   static override summary = 'Fill the store with a demo catalog and show what to try next'
-  static override description = 'Fill the store with a demo catalog (monthly, yearly and one-time products with country prices and integrations, coupons) and show what to try next. Safe to re-run.'
-  static override examples = ['<%= config.bin %> demo', '<%= config.bin %> demo --db ./demo.db --json']
+  static override description = 'Fill the store with a demo catalog (monthly, yearly and one-time products with country prices and integrations, coupons) and show what to try next. Into a store that already holds data it loads only with --yes (or when it would change nothing there).'
+  static override examples = ['<%= config.bin %> demo --db ./demo.db', '<%= config.bin %> demo --db ./demo.db --json', '<%= config.bin %> demo --yes']
+  static override flags = {
+    yes: Flags.boolean({char: 'y', description: 'Load into a store that already holds data (adds the demo products and coupons, overwrites ones with the same api_id)'}),
+  }
   static override get outputSchema() {
     return DemoOutput
   }
 
   async run() {
-    const r = loadDemo(this.store.db, demoDir(this.config.root))
+    const dir = demoDir(this.config.root)
+    if (!this.flags.yes) await this.agreeToWrite(dir)
+    const r = loadDemo(this.store.db, dir)
     const count = (w: {inserted: string[]; unchanged: string[]; updated: string[]}) => w.inserted.length + w.updated.length + w.unchanged.length
     const products = count(r.products)
     const coupons = count(r.coupons)
@@ -36,5 +44,20 @@ export default class Demo extends BaseCommand<typeof Demo> {
     this.log('\nWhat to try next:')
     for (const step of nextSteps(this.store.db)) this.log(`  ${step}`)
     return {coupons, message, products, success: true as const}
+  }
+
+  /** A store with data gets the demo only when the operator agrees (no surprise writes). */
+  private async agreeToWrite(dir: string): Promise<void> {
+    const plan = planDemo(this.store.db, dir)
+    if (!plan.surprise) return
+    const {changes, held} = describePlan(plan)
+    const what = `the store ${this.store.path} is not empty (${held}): demo would ${changes}`
+    if (!this.interactive || this.jsonEnabled()) {
+      throw new InvalidInputError(`${what}; nothing was written: pass --yes to load the demo into it anyway, or --db NEW_PATH for a separate demo store`)
+    }
+    const {confirm} = await import('@inquirer/prompts')
+    if (!(await confirm({default: false, message: `${what}. Load the demo into it anyway?`}))) {
+      throw new InvalidInputError('not confirmed: the demo was not loaded (pass --db NEW_PATH for a separate demo store)')
+    }
   }
 }

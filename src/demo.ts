@@ -7,11 +7,16 @@ import {type Item, loadProducts, upsertProducts, type WriteResult} from './catal
 import {parseJsonValue} from './cli/input.js'
 import {InvalidInputError} from './errors.js'
 import type {DB} from './store/db.js'
+import {storeContents} from './store/maintenance.js'
 
 /**
  * `pricectl demo`: load the demo catalog of fixtures/demo/ (products.json in the
  * `products import` layout, coupons.json as coupon bodies) in one transaction.
  * Re-running upserts the same rows: unchanged rows are not touched.
+ *
+ * No surprise writes: into a store that holds anything beyond what a new store is seeded
+ * with (store/maintenance.ts storeContents), the demo loads only when it would change nothing there, or
+ * when the operator agreed (--yes, or a confirmation on a terminal); see planDemo.
  */
 export type DemoResult = {coupons: WriteResult; products: WriteResult}
 
@@ -40,6 +45,46 @@ export function loadDemo(db: DB, dir: string): DemoResult {
     result = {coupons: upsertCoupons(db, coupons), products: upsertProducts(db, products)}
   }).immediate()
   return result
+}
+
+class DryRun extends Error {}
+
+export type DemoPlan = {
+  /** What the store holds besides the seed (empty: a new store). */
+  held: {rows: number; table: string}[]
+  /** What loading would do, computed in a transaction that was rolled back. */
+  result: DemoResult
+  /** The demo would insert or update rows in a store that holds someone's data. */
+  surprise: boolean
+}
+
+/** What `demo` would do to this store, without writing anything. */
+export function planDemo(db: DB, dir: string): DemoPlan {
+  const held = storeContents(db)
+  let result!: DemoResult
+  try {
+    db.transaction(() => {
+      result = loadDemo(db, dir)
+      throw new DryRun()
+    }).immediate()
+  } catch (error) {
+    if (!(error instanceof DryRun)) throw error
+  }
+  const writes = result.products.inserted.length + result.products.updated.length + result.coupons.inserted.length + result.coupons.updated.length
+  return {held, result, surprise: held.length > 0 && writes > 0}
+}
+
+/** "products 3, users 12" and what the demo would change, for the refusal and the question. */
+export function describePlan(plan: DemoPlan): {changes: string; held: string} {
+  const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
+  const {coupons, products} = plan.result
+  const parts: string[] = []
+  const add = (n: number, what: string) => n > 0 && parts.push(`add ${n} ${what}${n === 1 ? '' : 's'}`)
+  add(products.inserted.length, 'product')
+  add(coupons.inserted.length, 'coupon')
+  const updated = [...products.updated, ...coupons.updated]
+  if (updated.length > 0) parts.push(`overwrite ${updated.join(', ')} with the demo's version`)
+  return {changes: parts.join(' and '), held}
 }
 
 /** The commands worth trying on the demo store, for the summary. */

@@ -25,7 +25,7 @@ export default class DbCheck extends BaseCommand<typeof DbCheck> {
     const result = checkStore(this.store.db)
     if (!result.ok) {
       throw new OperationalError(
-        `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "cp BACKUP ${this.store.path}")`,
+        `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "pricectl db restore BACKUP --db ${this.store.path}")`,
       )
     }
     this.log(`ok: integrity ok, no foreign key violations, schema version ${result.schema_version}`)

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
 import {experimentBody, experimentFlags} from '../../src/experiments/flags.js'
-import {createExperiment, experimentOutput, startExperiment} from '../../src/experiments/manage.js'
+import {createExperiment, experimentOutput} from '../../src/experiments/manage.js'
 import {experimentDetail} from '../../src/experiments/render.js'
 import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
@@ -21,7 +21,7 @@ Arms outside a product's [min_px, max_px] are refused.`
   ]
   static override flags = {
     ...experimentFlags,
-    start: Flags.boolean({description: 'Start it right away'}),
+    start: Flags.boolean({description: 'Start it right away (created and started in one step: a refused start leaves no draft)'}),
   }
   static override get outputSchema() {
     return ExperimentResponse
@@ -30,8 +30,7 @@ Arms outside a product's [min_px, max_px] are refused.`
   async run() {
     const body = await requireFields(experimentBody(this.flags), [{field: 'name', flag: '--name', message: 'Name of the experiment'}])
     const db = this.store.db
-    let e = createExperiment(db, body)
-    if (this.flags.start) e = startExperiment(db, e.id).experiment
+    const e = createExperiment(db, body, {start: this.flags.start})
     const message = `created experiment ${e.id}${this.flags.start ? ' and started it' : ' (a draft: start it with "pricectl experiments start ' + e.id + '")'}`
     this.log(`${message}\n${experimentDetail(e)}`)
     return {experiment: experimentOutput(e), message, success: true}

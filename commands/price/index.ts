@@ -4,7 +4,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {priceFlags} from '../../src/cli/price-flags.js'
 import {table} from '../../src/cli/render.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {calculatePrice} from '../../src/pricing/price.js'
+import {calculatePrice, type LockConflict} from '../../src/pricing/price.js'
 import {assertNoInputConflict, requestFromFlags} from '../../src/pricing/request.js'
 import {PriceResult} from '../../src/schemas/price.js'
 
@@ -50,8 +50,12 @@ per JSONL line or CSV row and streams one result per line.`
       if (summary.failed > 0) this.exit(1)
       return undefined
     }
-    const result = await calculatePrice(ctx, requestFromFlags(flags))
+    // Human output only: --json stays the spec's body.
+    const conflicts: LockConflict[] = []
+    const onLockWins = this.jsonEnabled() ? undefined : (c: LockConflict) => conflicts.push(c)
+    const result = await calculatePrice(ctx, requestFromFlags(flags), {onLockWins})
     if (!this.jsonEnabled()) this.log(renderPrice(result))
+    for (const c of conflicts) process.stderr.write(lockNote(c, this.argv) + '\n')
     return result
   }
 }
@@ -71,4 +75,17 @@ export function renderPrice(r: PriceResult): string {
     {header: 'gateways', value: ([, p]) => Object.entries(p.integrations).map(([g, o]) => `${g} ${o.amount} ${o.currency}`).join('\n')},
   ])
   return `${head}\n${body}`
+}
+
+/** Quoted for a POSIX shell when it needs to be. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`
+}
+
+/** "note: u1's quote is locked in FR (EUR) since ...; --country DE was not applied: run ... to recompute". */
+export function lockNote(c: LockConflict, argv: string[]): string {
+  const asked = [c.asked.country && `--country ${c.asked.country}`, c.asked.currency && `--currency ${c.asked.currency}`].filter(Boolean).join(' and ')
+  const again = ['pricectl', 'price', ...argv.filter((a) => a !== '--override'), '--override'].map(shellWord).join(' ')
+  const keep = c.asked.currency ? ` (or --override-currency instead of --override to keep the locked amounts and show them in ${c.asked.currency})` : ''
+  return `note: ${c.lock_key}'s quote is locked in ${c.country} (${c.currency}) since ${c.created_at}; ${asked} ${asked.includes(' and ') ? 'were' : 'was'} not applied: run "${again}" to recompute${keep}`
 }

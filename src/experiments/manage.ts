@@ -17,6 +17,7 @@ import {
   insertExperiment,
   listExperiments,
   productsByApiId,
+  removeExperiment,
   replaceExperiment,
   runningOn,
   setStatus,
@@ -165,11 +166,22 @@ function resolve(db: DB, input: Merged, seed: number): ExperimentDef {
   return {allocation: input.allocation, arms, audience_id: audienceId, countries: input.countries ?? [], name: input.name, product_ids: products.map((p) => p.id), seed, type: input.type}
 }
 
-/** `experiments create`: validated and written in one transaction, as a draft. */
-export function createExperiment(db: DB, body: unknown): Experiment {
+/**
+ * `experiments create`: validated and written in one transaction, as a draft. With
+ * `start`, the start (and its checks: bounds, another running experiment on the same
+ * visitors) happens in the same transaction, so a refused start leaves no draft behind.
+ */
+export function createExperiment(db: DB, body: unknown, options: {start?: boolean} = {}): Experiment {
   const input = validate(ExperimentInput, body, 'experiment')
   const def = resolve(db, input, seedFor(db, input.seed))
-  const id = db.transaction(() => insertExperiment(db, def, nowIso())).immediate()
+  const id = db
+    .transaction(() => {
+      const now = nowIso()
+      const created = insertExperiment(db, def, now)
+      if (options.start) startInTransaction(db, requireExperiment(db, created), now)
+      return created
+    })
+    .immediate()
   return getExperiment(db, id)!
 }
 
@@ -238,8 +250,22 @@ export function updateExperiment(db: DB, id: number, body: unknown): {changed: b
  * they would split each other's traffic silently.
  */
 export function startExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
-  const e = requireExperiment(db, id)
-  if (e.status === 'running') return {changed: false, experiment: e}
+  // The checks and the start in one write transaction: another process cannot start a
+  // clashing experiment between the check and the write.
+  const changed = db
+    .transaction(() => {
+      const e = requireExperiment(db, id)
+      if (e.status === 'running') return false
+      startInTransaction(db, e, nowIso())
+      return true
+    })
+    .immediate()
+  return {changed, experiment: getExperiment(db, id)!}
+}
+
+/** Check that `e` may start and mark it running; the caller holds the write transaction. */
+function startInTransaction(db: DB, e: Experiment, now: string): void {
+  const id = e.id
   if (e.products.length === 0) throw new InvalidInputError(`experiment ${id} has no products left (deleted?): update it with --product first`)
   checkBounds(e.type, e.arms, e.products)
   const clash = runningOn(db, e.products.map((p) => p.id), id)
@@ -250,8 +276,7 @@ export function startExperiment(db: DB, id: number): {changed: boolean; experime
       `experiment ${clash.map((c) => `${c.id} ("${c.name}")`).join(', ')} already runs on ${e.products.map((p) => p.api_id).join(', ')} for the same visitors: stop it first ("pricectl experiments stop ${clash[0].id}") or target other countries or another audience`,
     )
   }
-  db.transaction(() => setStatus(db, id, 'running', nowIso())).immediate()
-  return {changed: true, experiment: getExperiment(db, id)!}
+  setStatus(db, id, 'running', now)
 }
 
 /** Could one visitor be targeted by both (same products checked by the caller)? */
@@ -267,6 +292,31 @@ export function stopExperiment(db: DB, id: number): {changed: boolean; experimen
   if (e.status !== 'running') return {changed: false, experiment: e}
   db.transaction(() => setStatus(db, id, 'stopped', nowIso())).immediate()
   return {changed: true, experiment: getExperiment(db, id)!}
+}
+
+/**
+ * `experiments delete ID`: only a draft. A draft never took a visitor, so nothing refers
+ * to it; a running or stopped experiment has exposures, locks that hold its arms and
+ * results, which a delete would orphan (stop it and keep it instead).
+ */
+export function deleteExperiment(db: DB, id: number): Experiment {
+  return db
+    .transaction(() => {
+      const e = requireExperiment(db, id)
+      assertDeletable(e)
+      removeExperiment(db, id)
+      return e
+    })
+    .immediate()
+}
+
+/** Refuse (exit 2) an experiment that is not a draft, before anything is asked or written. */
+export function assertDeletable(e: Experiment): void {
+  if (e.status === 'draft') return
+  const hint = e.status === 'running' ? `stop it instead ("pricectl experiments stop ${e.id}"); ` : ''
+  throw new InvalidInputError(
+    `experiment ${e.id} is ${e.status}: only drafts can be deleted; ${hint}a started experiment keeps its exposures, the locks that hold its arms and its results ("pricectl experiments results ${e.id}")`,
+  )
 }
 
 export function experimentsList(db: DB, status?: Status): Experiment[] {

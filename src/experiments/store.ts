@@ -149,6 +149,11 @@ export function setStatus(db: DB, id: number, status: Status, now: string): void
   else db.prepare('UPDATE experiments SET status = ?, stopped_at = ?, updated_at = ? WHERE id = ?').run(status, status === 'stopped' ? now : null, now, id)
 }
 
+/** Delete an experiment with its products and arms (ON DELETE CASCADE). */
+export function removeExperiment(db: DB, id: number): void {
+  db.prepare('DELETE FROM experiments WHERE id = ?').run(id)
+}
+
 export function audienceIdOf(db: DB, apiId: string): number | undefined {
   return (db.prepare('SELECT id FROM audiences WHERE api_id = ?').get(apiId) as {id: number} | undefined)?.id
 }

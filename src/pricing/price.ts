@@ -25,6 +25,25 @@ export type PriceOptions = {
    * waiting for another process's write lock.
    */
   readOnly?: boolean
+  /**
+   * Told when a lock won over a country or currency the request asked for (without
+   * override / override_currency): the quote keeps the lock's. Human output says so; the
+   * result itself stays the spec's shape. Unset (batch, server): not even compared.
+   */
+  onLockWins?: (conflict: LockConflict) => void
+}
+
+/** A country or currency the request asked for that the lock overruled. */
+export type LockConflict = {
+  /** When the lock was made. */
+  created_at: string
+  /** What the request asked for, where it differs from the lock. */
+  asked: {country?: string; currency?: string}
+  /** The lock's country and currency (what the quote keeps). */
+  country: string
+  currency: string
+  /** User id, or the IP of an anonymous visitor. */
+  lock_key: string
 }
 
 /** Thrown under `readOnly` when the request must write (a new lock, or a change to one). */
@@ -34,6 +53,17 @@ const DEFAULT_AUDIENCE = {api_id: 'default', name: 'default'}
 
 function note(trace: Trace, step: string, outcome: ExplainStep['outcome'], detail: string): void {
   trace?.push({detail, outcome, step})
+}
+
+/** Report (onLockWins, explain) a country or currency of the request that the lock overrules. */
+function lockWins(lock: Lock, req: {country?: string; currency?: string; override_currency?: boolean}, options: PriceOptions, trace: Trace): void {
+  const asked: LockConflict['asked'] = {}
+  if (req.country && req.country !== lock.country) asked.country = req.country
+  if (req.currency && !req.override_currency && req.currency !== lock.currency) asked.currency = req.currency
+  if (asked.country === undefined && asked.currency === undefined) return
+  const what = [asked.country && `country ${asked.country}`, asked.currency && `currency ${asked.currency}`].filter(Boolean).join(' and ')
+  note(trace, 'lock', 'skipped', `${what} not applied: the lock holds ${lock.country} (${lock.currency}) since ${lock.created_at} (pass --override to recompute)`)
+  options.onLockWins?.({asked, country: lock.country, created_at: lock.created_at, currency: lock.currency, lock_key: lock.lock_key})
 }
 
 /**
@@ -90,6 +120,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
 
   if (lock && !req.override) {
     if (!adopted) note(trace, 'lock', 'chose', `reused the lock of ${lockKey} made ${lock.created_at} (pass --override to recompute)`)
+    if (options.onLockWins || trace) lockWins(lock, req, options, trace)
     note(trace, 'country', 'info', `${lock.country} (from the lock; ${lock.quote.country_source})`)
     if (req.override_currency && req.currency !== lock.currency) {
       lock = swapCurrency(ctx, lock, req.currency!, integrations, trace)

@@ -188,6 +188,8 @@ export const ExperimentOutput = z.object({
 export type ExperimentOutput = z.output<typeof ExperimentOutput>
 
 export const ExperimentResponse = Envelope.extend({experiment: ExperimentOutput})
+/** `experiments delete ID --json`. */
+export const ExperimentDeleted = Envelope.extend({id: z.number()})
 export const ExperimentList = Envelope.extend({experiments: z.array(ExperimentOutput)})
 
 export const ArmResult = z.object({

@@ -53,9 +53,49 @@ describe('demo', () => {
     await run(db, ['demo'])
     await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1'])
     await run(db, ['products', 'create', '--api-id', 'mine', '--name', 'Mine', '--base-px', '3', '--interval', 'week', '--interval-count', '2'])
-    const r = await run(db, ['demo', '--json'])
+    // Overwriting a changed row of a store in use needs --yes (issue 15: no surprise writes).
+    const r = await run(db, ['demo', '--yes', '--json'])
     expect(r.code).toBe(0)
     expect((await run(db, ['products', 'get', 'pro_monthly', '--json'])).json.base_px).toBe(9.99)
     expect((await run(db, ['products', 'get', 'mine', '--json'])).json.interval).toBe('week')
+  })
+
+  it('refuses a store in use without --yes (exit 2, nothing written), saying what it holds and what the demo would do', async () => {
+    const db = tempStore()
+    await run(db, ['products', 'create', '--api-id', 'mine', '--name', 'Mine', '--base-px', '3', '--interval', 'month', '--interval-count', '1'])
+    await run(db, ['price', '--product', 'mine', '--country', 'US', '--user-id', 'u1'])
+    const before = dump(db)
+    const r = await run(db, ['demo', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.success).toBe(false)
+    expect(r.json.message).toBe(
+      `the store ${db} is not empty (products 1, users 1, locks 1): demo would add 7 products and add 4 coupons; nothing was written: pass --yes to load the demo into it anyway, or --db NEW_PATH for a separate demo store`,
+    )
+    expect(dump(db)).toEqual(before)
+    const human = await run(db, ['demo'])
+    expect(human.code).toBe(2)
+    expect(human.stderr).toContain('pass --yes to load the demo into it anyway')
+    expect(human.stdout).toBe('')
+    const yes = await run(db, ['demo', '--yes', '--json'])
+    expect(yes.code).toBe(0)
+    expect(yes.json.products).toBe(7)
+    expect((await run(db, ['products', 'get', 'mine', '--json'])).code).toBe(0)
+  })
+
+  it('names the demo rows it would overwrite in a changed demo store', async () => {
+    const db = tempStore()
+    await run(db, ['demo'])
+    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1'])
+    const r = await run(db, ['demo', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.message).toContain('demo would overwrite pro_monthly with the demo\'s version; nothing was written')
+    expect((await run(db, ['products', 'get', 'pro_monthly', '--json'])).json.base_px).toBe(1)
+  })
+
+  it('loads into a store holding only what a new store is seeded with (settings, FX rates) without --yes', async () => {
+    const db = tempStore()
+    expect((await run(db, ['db', 'info'])).code).toBe(0)
+    const r = await run(db, ['demo', '--json'])
+    expect(r.code, r.stdout).toBe(0)
   })
 })

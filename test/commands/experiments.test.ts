@@ -149,6 +149,56 @@ describe('experiments create | update | list | show | start | stop', () => {
   })
 })
 
+describe('experiments create --start | delete', () => {
+  let db: string
+  beforeEach(async () => {
+    db = tempStore()
+    await experimentStore(db)
+  })
+
+  it('create --start whose start is refused (another experiment runs on the same visitors) leaves no draft', async () => {
+    expect((await run(db, ['experiments', 'create', '--name', 'one', '-p', 'pro_monthly', '--arm', 'x0.8', '--start'])).code).toBe(0)
+    const r = await run(db, ['experiments', 'create', '--name', 'two', '-p', 'pro_monthly', '--arm', 'x1.2', '--start', '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json.message).toContain('experiment 1 ("one") already runs on pro_monthly for the same visitors')
+    expect(count(db, 'experiments')).toBe(1)
+    expect(count(db, 'arms')).toBe(2)
+    expect(count(db, 'experiment_products')).toBe(1)
+    // Without --start the draft is made, as before.
+    const draft = await run(db, ['experiments', 'create', '--name', 'two', '-p', 'pro_monthly', '--arm', 'x1.2', '--json'])
+    expect(draft.json.experiment).toMatchObject({id: 2, status: 'draft'})
+  })
+
+  it('deletes a draft with its arms (--yes without a terminal; --json envelope); refuses without --yes', async () => {
+    await run(db, ['experiments', 'create', '--name', 'draft', '-p', 'pro_monthly', '--arm', 'x0.8'])
+    const ask = await run(db, ['experiments', 'delete', '1', '--json'])
+    expect(ask.code).toBe(2)
+    expect(ask.json.message).toBe('refusing to delete draft experiment 1 "draft" without --yes (no terminal to confirm on)')
+    expect(count(db, 'experiments')).toBe(1)
+    const r = await run(db, ['experiments', 'delete', '1', '--yes', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toEqual({id: 1, message: 'deleted experiment 1 "draft"', success: true})
+    expect(count(db, 'experiments')).toBe(0)
+    expect(count(db, 'arms')).toBe(0)
+    expect(count(db, 'experiment_products')).toBe(0)
+    const missing = await run(db, ['experiments', 'delete', '1', '--yes', '--json'])
+    expect(missing.code).toBe(1)
+    expect(missing.json.message).toBe('no experiment 1 (see "pricectl experiments list")')
+  })
+
+  it('refuses to delete a running or stopped experiment (exit 2), even with --yes, and keeps it', async () => {
+    await run(db, ['experiments', 'create', '--name', 'live', '-p', 'pro_monthly', '--arm', 'x0.8', '--start'])
+    const running = await run(db, ['experiments', 'delete', '1', '--yes', '--json'])
+    expect(running.code).toBe(2)
+    expect(running.json.message).toContain('experiment 1 is running: only drafts can be deleted; stop it instead ("pricectl experiments stop 1")')
+    await run(db, ['experiments', 'stop', '1'])
+    const stopped = await run(db, ['experiments', 'delete', '1', '--yes'])
+    expect(stopped.code).toBe(2)
+    expect(stopped.stderr).toContain('experiment 1 is stopped: only drafts can be deleted; a started experiment keeps its exposures, the locks that hold its arms and its results ("pricectl experiments results 1")')
+    expect(count(db, 'experiments')).toBe(1)
+  })
+})
+
 describe('price with a running experiment', () => {
   let db: string
   beforeEach(async () => {

@@ -60,6 +60,31 @@ describe('price', () => {
     expect(lockCount(db)).toBe(1)
   })
 
+  it('says on stderr when a lock wins over --country / --currency, with the command that recomputes; --json unchanged', async () => {
+    const first = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'DE', '--json'])
+    const human = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'FR'])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain('u1: DE, EUR')
+    expect(human.stderr).toMatch(
+      new RegExp(`^note: u1's quote is locked in DE \\(EUR\\) since \\d{4}-\\d\\d-\\d\\dT[^;]+; --country FR was not applied: run "pricectl price -u u1 -p pro_monthly --country FR --db ${db.replaceAll('.', '\\.')} --override" to recompute\n$`),
+    )
+    const both = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'FR', '--currency', 'USD'])
+    expect(both.stderr).toContain('--country FR and --currency USD were not applied')
+    expect(both.stderr).toContain('(or --override-currency instead of --override to keep the locked amounts and show them in USD)')
+    // --json: the spec's body only, nothing on stderr, the same quote as the first call.
+    const json = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'FR', '--currency', 'USD', '--json'])
+    expect(json.json).toEqual(first.json)
+    expect(json.stderr).toBe('')
+    // Nothing to say: the same country, no country, an override, an override of the currency.
+    for (const args of [['--country', 'DE'], [], ['--currency', 'EUR'], ['--currency', 'USD', '--override-currency']]) {
+      const r = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', ...args])
+      expect(r.stderr, args.join(' ')).toBe('')
+    }
+    const over = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'FR', '--override'])
+    expect(over.stderr).toBe('')
+    expect(over.stdout).toContain('u1: FR, EUR')
+  })
+
   it('--override-currency keeps the amounts and swaps the currency', async () => {
     await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--country', 'DE', '--json'])
     const r = await run(db, ['price', '-u', 'u1', '-p', 'pro_monthly', '--currency', 'USD', '--override-currency', '--json'])
