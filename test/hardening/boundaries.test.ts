@@ -194,7 +194,8 @@ describe('conversions round a half cent up (1.00 USD at 1.005 is 1.01 EUR)', () 
   it('a 1.00 USD coupon on a EUR price at 1.005 EUR per USD takes 1.01 EUR off', async () => {
     const db = tempStore()
     await createProducts(db, [{api_id: 'eur10', base_px: 10, country_prices: [{amount: 10, country: 'DE', currency: 'EUR'}], interval: 'one_time', interval_count: 1, name: 'Ten euros'}])
-    expect((await run(db, ['fx', 'set', 'EUR', '1.005', '--date', '2099-01-01', '--json'])).code).toBe(0)
+    // Dated before the quote's moment: a rate dated later is not in effect then (since the FX dates work).
+    expect((await run(db, ['fx', 'set', 'EUR', '1.005', '--date', '2026-01-01', '--json'])).code).toBe(0)
     await must(db, ['coupons', 'create'], coupon('ONEUSD', {coupon_type: 'fixed_amount', currency: 'USD', value: 1}))
     const r = await at('2026-03-01T00:00:00Z', () => run(db, ['price', '-u', 'u1', '-p', 'eur10', '--country', 'DE', '--coupon', 'eur10=ONEUSD', '--json']))
     expect(r.json.products.eur10.price).toBe(10)
