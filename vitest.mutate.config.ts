@@ -18,6 +18,8 @@ export default defineConfig({
       'test/engine/experiments-bounds.test.ts',
       'test/hardening/boundaries.test.ts',
       'test/engine/money-core-examples.test.ts',
+      'test/engine/segments-rules-examples.test.ts',
+      'test/engine/rounding-display-examples.test.ts',
     ],
     // Leaves out the slow whole-path property test of experiments-bounds.test.ts.
     env: {PRICECTL_MUTATE: '1'},
