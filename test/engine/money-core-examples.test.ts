@@ -47,6 +47,7 @@ describe('decimals as written', () => {
     expect(toRational(1.5e21)).toEqual([15n * 10n ** 21n, 10n])
     expect(() => toRational(Infinity)).toThrow(RangeError)
     expect(() => toRational(Number.NaN)).toThrow(RangeError)
+    expect(() => toRational(-Infinity)).toThrow(/^-Infinity is not a finite number$/)
   })
 })
 
@@ -183,7 +184,12 @@ describe('representable price points', () => {
     expect(priceStep('USD', [two, five])).toBe(10)
     expect(priceStep('USD', [])).toBe(1)
     expect(nearestPoints(101, 'USD', [two, five])).toEqual([100, 110])
+    expect(nearestPoints(109, 'USD', [two, five])).toEqual([100, 110])
     expect(nearestPoints(110, 'USD', [two, five])).toEqual([110, 110])
+    // Steps with a common factor: lcm(4, 6) is 12, not 24.
+    const four = {gateway: 'gateway_c' as const, rule: rule({divisible_by: 4})}
+    const six = {gateway: 'gateway_d' as const, rule: rule({divisible_by: 6})}
+    expect(priceStep('USD', [four, six])).toBe(12)
   })
 
   it('says which party moved a price, and why', () => {
@@ -202,6 +208,9 @@ describe('representable price points', () => {
     expect(representablePrice(0, 'JPY', a)).toEqual({minor: 0, moves: []})
     const usd = [{gateway: 'gateway_b' as const, rule: rule({exponent: 0, min_amount: 1})}]
     expect(representablePrice(50, 'USD', usd, 'up').minor).toBe(100)
+    // A minimum of 0.52 in steps of 0.05 is 0.55: the first point at or above it.
+    const fives = [{gateway: 'gateway_a' as const, rule: rule({divisible_by: 5, min_amount: 52})}]
+    expect(representablePrice(10, 'USD', fives).minor).toBe(55)
   })
 
   it('a maximum in finer gateway units rounds down; the maximum itself is allowed, one step more is refused', () => {
@@ -213,6 +222,10 @@ describe('representable price points', () => {
     const usd = [{gateway: 'gateway_d' as const, rule: rule({exponent: 0, max_amount: 10})}]
     expect(representablePrice(1000, 'USD', usd).minor).toBe(1000)
     expect(() => representablePrice(1001, 'USD', usd, 'up')).toThrow(/above gateway_d's maximum charge of 10 USD/)
+    // A maximum of 10.03 in steps of 0.05 is 10.00: the last point at or below it.
+    const fives = [{gateway: 'gateway_a' as const, rule: rule({divisible_by: 5, max_amount: 1003})}]
+    expect(representablePrice(1000, 'USD', fives).minor).toBe(1000)
+    expect(() => representablePrice(1005, 'USD', fives)).toThrow(/above gateway_a's maximum charge of 10\.03 USD/)
   })
 })
 
@@ -236,6 +249,11 @@ describe('experiment price bounds at their edges', () => {
     expect(clampToBounds(0, 'USD', 1, 100, null)).toEqual({clamped: 'min', minor: 100})
     expect(clampToBounds(1, 'USD', 1, 1000, null)).toEqual({clamped: 'min', minor: 1000})
     expect(clampToBounds(100, 'USD', 1, 101, 100)).toBeUndefined()
+    // Equal bounds reached from either side.
+    expect(clampToBounds(150, 'USD', 1, 100, 100)).toEqual({clamped: 'max', minor: 100})
+    expect(clampToBounds(50, 'USD', 1, 100, 100)).toEqual({clamped: 'min', minor: 100})
+    // A minimum no safe amount reaches.
+    expect(clampToBounds(1, 'USD', 1, 4 * MAX, null)).toBeUndefined()
     // EUR at 2 per USD: 2.01 EUR is 1.005 USD, which rounds to 1.01: the largest amount at most 1.00 USD is 2.00 EUR.
     expect(clampToBounds(300, 'EUR', 2, null, 100)).toEqual({clamped: 'max', minor: 200})
     expect(clampToBounds(100, 'EUR', 2, 100, null)).toEqual({clamped: 'min', minor: 199})
@@ -264,6 +282,7 @@ describe('coupon arithmetic and windows at their edges', () => {
 
   it('an unbounded window is always inside; a coupon not ACTIVE is never applied', () => {
     expect(inWindow({active_from_s: null, active_till_s: null}, 100)).toBe('inside')
+    expect(inWindow({active_from_s: null, active_till_s: null}, -1)).toBe('inside')
     expect(inWindow({active_from_s: 100, active_till_s: 100}, 100)).toBe('inside')
     expect(isCouponActive(c({status: 'NOT_ACTIVE'}), 100)).toBe(false)
     expect(isCouponActive(c({}), 100)).toBe(true)

@@ -61,6 +61,8 @@ describe('display helpers', () => {
     expect(localeForCountry('IN')).toBe('en-IN')
     expect(localeForCountry('DE')).toBe('de-DE')
     expect(localeForCountry('!!')).toBe('en')
+    // ICU has no number data for Guarani (gn-PY): English of the region.
+    expect(localeForCountry('PY')).toBe('en-PY')
   })
 
   it('the currency symbol is the currency part only', () => {

@@ -36,6 +36,7 @@ describe('parseRuleText', () => {
   it('country rules: in, not in, not_in, any case, lists with spaces and quotes', () => {
     expect(parseRuleText('  country in de, at ,, ')).toEqual({operator: 'in', type: 'country', values: ['DE', 'AT']})
     expect(parseRuleText('COUNTRY NOT  IN us')).toEqual({operator: 'not_in', type: 'country', values: ['US']})
+    expect(parseRuleText('country in ,DE')).toEqual({operator: 'in', type: 'country', values: ['DE']})
     expect(parseRuleText('country not_in US,CA')).toEqual({operator: 'not_in', type: 'country', values: ['US', 'CA']})
     expect(parseRuleText('country  in   "fr" , "it"')).toEqual({operator: 'in', type: 'country', values: ['FR', 'IT']})
   })
@@ -45,6 +46,8 @@ describe('parseRuleText', () => {
     expect(() => parseRuleText('country')).toThrow(/^"country" names no operator \(expected "country in DE,AT", "country not in US", "feature KEY OP VALUE"/)
     expect(() => parseRuleText('country in')).toThrow(/^unknown country operator "in" in "country in"/)
     expect(() => parseRuleText('countryin DE')).toThrow(/^cannot read rule "countryin DE"/)
+    expect(() => parseRuleText('xcountry in DE')).toThrow(/^cannot read rule "xcountry in DE"/)
+    expect(() => parseRuleText('country   within DE')).toThrow(/^unknown country operator "within"/)
   })
 
   it('feature rules: one value, a list, quoted values, exists', () => {
@@ -56,6 +59,9 @@ describe('parseRuleText', () => {
     expect(parseRuleText('feature plan in pro, "a,b" ,"c" ,d')).toEqual({feature: 'plan', operator: 'in', type: 'feature', values: ['pro', 'a,b', 'c', 'd']})
     expect(parseRuleText('feature plan in "x" y, z')).toEqual({feature: 'plan', operator: 'in', type: 'feature', values: ['"x" y', 'z']})
     expect(parseRuleText('feature plan in "unterminated, z')).toEqual({feature: 'plan', operator: 'in', type: 'feature', values: ['"unterminated', 'z']})
+    expect(parseRuleText('feature  seats  gt  3')).toEqual({feature: 'seats', operator: 'gt', type: 'feature', value: '3'})
+    // Only spaces are skipped before a quoted item: after a tab it is text as typed.
+    expect(parseRuleText('feature plan in x,\t"a"')).toEqual({feature: 'plan', operator: 'in', type: 'feature', values: ['x', '"a"']})
     expect(parseRuleText('feature beta exists')).toEqual({feature: 'beta', operator: 'exists', type: 'feature'})
   })
 
@@ -89,6 +95,7 @@ describe('looselyEqual and explainRule wording', () => {
     expect(looselyEqual('1e1', '10')).toBe(true)
     expect(looselyEqual('10', 'ten')).toBe(false)
     expect(looselyEqual('pro', 'pro')).toBe(true)
+    expect(looselyEqual('pro', 'basic')).toBe(false)
   })
 
   it('says what was compared, and how', () => {
