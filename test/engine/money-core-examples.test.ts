@@ -20,7 +20,12 @@ import {InvalidInputError} from '../../src/errors.js'
 import {clampToBounds, withinBounds} from '../../src/experiments/bounds.js'
 import type {GatewayRule} from '../../src/money/gateway-tables.js'
 import {fromGatewayUnits, gatewayStep, nearestPoints, priceStep, representablePrice, toGatewayUnits} from '../../src/money/representable.js'
+import {PricingContext} from '../../src/pricing/context.js'
 import {amountOff, inactiveReason, parseMapping, percentOff} from '../../src/pricing/coupons.js'
+import {calculatePrice} from '../../src/pricing/price.js'
+import {openStore} from '../../src/store/db.js'
+import {tempStore} from '../helpers/run.js'
+import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
 
 /**
  * Fixed examples at the edges of the money core, one per behaviour a mutant of
@@ -290,5 +295,25 @@ describe('coupon arithmetic and windows at their edges', () => {
     expect(inactiveReason(c({}), 100)).toBeUndefined()
     expect(inactiveReason(c({active_from_s: 101}), 100)).toBe('C is not active yet: it starts 1970-01-01 00:01:41 UTC')
     expect(inactiveReason(c({active_till_s: 99}), 100)).toBe('C has expired: it ended 1970-01-01 00:01:39 UTC')
+  })
+})
+
+describe('a locked coupon through the engine (src, not the build)', () => {
+  it('is shown through the last second of its valid_till and not after', async () => {
+    const path = tempStore()
+    await segCatalog(path)
+    await must(path, ['coupons', 'create'], coupon('WIN', {active_from: '2026-03-10T12:00:00Z', active_till: '2026-03-20T12:00:00Z', coupon_type: 'percentage', value: 10}))
+    const store = openStore(path)
+    try {
+      const quote = (now: string, coupons?: Record<string, string>) =>
+        at(now, () => calculatePrice(new PricingContext(store.db), {country: 'US', ...(coupons ? {coupons} : {}), products: ['basic'], user_id: 'u1'}))
+      await quote('2026-03-15T00:00:00Z', {basic: 'WIN'})
+      const last = await quote('2026-03-20T12:00:00Z')
+      expect(last.products.basic.coupon).toMatchObject({api_id: 'WIN', valid_till: '2026-03-20 12:00:00'})
+      const after = await quote('2026-03-20T12:00:01Z')
+      expect(after.products.basic.coupon).toBeUndefined()
+    } finally {
+      store.close()
+    }
   })
 })
