@@ -100,6 +100,11 @@ describe('exponents', () => {
     }
   })
 
+  it('a code the data package does not know takes ICU\'s digits (SLL: 0)', () => {
+    useRecordedExponents(undefined)
+    expect(minorDigits('SLL')).toBe(0)
+  })
+
   it('a code neither the data package nor ICU knows has 2 digits', () => {
     expect(minorDigits('ZZZ')).toBe(2)
     expect(minorDigits('no')).toBe(2)
@@ -262,6 +267,12 @@ describe('experiment price bounds at their edges', () => {
     // EUR at 2 per USD: 2.01 EUR is 1.005 USD, which rounds to 1.01: the largest amount at most 1.00 USD is 2.00 EUR.
     expect(clampToBounds(300, 'EUR', 2, null, 100)).toEqual({clamped: 'max', minor: 200})
     expect(clampToBounds(100, 'EUR', 2, 100, null)).toEqual({clamped: 'min', minor: 199})
+  })
+
+  it('no minimum means any amount, even below zero; a maximum below zero leaves none', () => {
+    expect(withinBounds(-5, 'USD', 1, null, 100)).toBe(true)
+    expect(clampToBounds(-5, 'USD', 1, null, 100)).toEqual({clamped: null, minor: -5})
+    expect(clampToBounds(100, 'USD', 1, null, -5)).toBeUndefined()
   })
 
   it('clampToBounds: no amount fits when the one below max is under min, or the one above min is over max', () => {

@@ -19,6 +19,8 @@ describe('asNumber: decimal notation only, the whole text', () => {
     expect(asNumber(Infinity)).toBeUndefined()
     expect(asNumber(true)).toBeUndefined()
     expect(asNumber(null)).toBeUndefined()
+    // A list is not a number, even one whose text would be.
+    expect(asNumber([5])).toBeUndefined()
   })
 })
 
