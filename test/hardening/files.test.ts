@@ -33,14 +33,14 @@ function folder(prefix = 'pricectl-store-files-'): string {
   return d
 }
 /**
- * Let another user reach `dir`: the test run keeps its temp folders owner-only, so each
- * ancestor that others cannot enter gets the search bit (nothing becomes listable).
+ * Let another user reach `dir`: the test run keeps its temp folders owner-only (and a
+ * checkout may sit in one, as a fresh clone in a mktemp folder does), so each ancestor
+ * that others cannot enter gets the search bit (nothing becomes listable).
  */
 function reachableByOthers(dir: string): void {
   for (let d = dirname(dir); d !== dirname(d); d = dirname(d)) {
     const mode = statSync(d).mode & 0o777
-    if ((mode & 0o001) !== 0) break
-    chmodSync(d, mode | 0o011)
+    if ((mode & 0o001) === 0) chmodSync(d, mode | 0o011)
   }
 }
 afterAll(() => {
@@ -500,7 +500,7 @@ describe('a store this user may not write (file modes)', () => {
     const digest = sha(db)
     // Root writes whatever the modes say: run as nobody then (readable, not writable).
     const asUser = process.getuid?.() === 0 ? {gid: 65_534, uid: 65_534} : {}
-    if (asUser.uid) reachableByOthers(dir)
+    if (asUser.uid) for (const d of [dir, BIN]) reachableByOthers(d)
     if (!asUser.uid) {
       chmodSync(db, 0o444)
       chmodSync(dir, 0o555)
@@ -532,7 +532,7 @@ describe('a store this user may not write (file modes)', () => {
     // As root: the store belongs to nobody, the folder to root (0555).
     if (root) chownSync(db, 65_534, 65_534)
     const asUser = root ? {gid: 65_534, uid: 65_534} : {}
-    if (root) reachableByOthers(dir)
+    if (root) for (const d of [dir, BIN]) reachableByOthers(d)
     const bin = (args: string[]): Run => {
       const r = spawnSync(process.execPath, [BIN, ...args, '--db', db], {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, ...asUser})
       return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
