@@ -25,6 +25,8 @@ export type PriceOptions = {
    * waiting for another process's write lock.
    */
   readOnly?: boolean
+  /** Sees the computed lock before it is rendered (price preview reads each product's layer). */
+  onQuote?: (lock: Lock) => void
 }
 
 /** Thrown under `readOnly` when the request must write (a new lock, or a change to one). */
@@ -191,6 +193,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     if (assignment) ctx.experiments.recordExposure(lock)
   }
   note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
+  options.onQuote?.(lock)
   return render(ctx, lock, req, products, integrations, trace)
 }
 
