@@ -39,6 +39,15 @@ describe('price preview', () => {
     expect(dump(db)).toBe(before)
   })
 
+  it('--feature prices as the audience whose rules match', async () => {
+    const a = await run(db, ['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--rule', 'feature seats gte 10'])
+    expect(a.code, a.stderr).toBe(0)
+    const r = await run(db, ['price', 'preview', '-p', 'pro_monthly', '--country', 'US', '--feature', 'seats=12', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.rows[0]).toMatchObject({audience: 'power', country: 'US', product: 'pro_monthly'})
+    expect((await run(db, ['price', 'preview', '-p', 'pro_monthly', '--country', 'US', '--json'])).json.rows[0].audience).toBe('default')
+  })
+
   it('a lock under the preview id does not win over --country', async () => {
     expect((await run(db, ['price', '-u', 'pricectl-preview', '-p', 'pro_monthly', '--country', 'US'])).code).toBe(0)
     const r = await run(db, ['price', 'preview', '-p', 'pro_monthly', '--country', 'DE', '--json'])
