@@ -1,8 +1,21 @@
+import {parse as parseCsv} from 'csv-parse/sync'
+import {readFileSync} from 'node:fs'
+
+import {minorDigits} from '../currency.js'
+import {InvalidInputError, OperationalError} from '../errors.js'
+import {type PreviewRow as Row} from '../schemas/price.js'
 import type {DB} from '../store/db.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 
 export type PreviewRow = {country: string; currency: string; prices: Record<string, string>}
+
+/**
+ * The synthetic user of a preview. The request carries `override`, so a lock that happens
+ * to exist under this id never wins over the requested country; with `dryRun` nothing is
+ * written (no lock, no user country, no exposure).
+ */
+const PREVIEW_USER = 'pricectl-preview'
 
 /**
  * What a fresh user in each country would be quoted for each product (control prices, no
@@ -11,9 +24,186 @@ export type PreviewRow = {country: string; currency: string; prices: Record<stri
 export function pricePreview(db: DB, products: string[], countries: string[]): PreviewRow[] {
   const ctx = new PricingContext(db)
   return countries.map((country) => {
-    const r = calculatePriceSync(ctx, {country, products, run_experiment: false, user_id: `preview-${country}`}, {dryRun: true})
+    const r = calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
     for (const [id, p] of Object.entries(r.products)) prices[id] = p.display.price_with_baseline_strike
     return {country, currency: r.currency, prices}
   })
+}
+
+export type PreviewOptions = {countries?: string[]; features?: Record<string, boolean | number | string>; integrations?: string[]; products?: string[]}
+
+/**
+ * The default countries of a preview: every country that has a country price or a
+ * localization factor (where prices are set by hand), plus the store's default country.
+ */
+export function previewCountries(db: DB, ctx: PricingContext): string[] {
+  const rows = db
+    .prepare('SELECT DISTINCT country FROM country_prices UNION SELECT DISTINCT country FROM localization_factors')
+    .pluck()
+    .all() as string[]
+  return [...new Set([...rows, ctx.defaultCountry])].sort()
+}
+
+/**
+ * Lock-free prices of products x countries (price preview), control prices as a new user
+ * with the given features would be quoted them; rows sorted by product, country.
+ */
+export function previewPrices(db: DB, options: PreviewOptions = {}): Row[] {
+  const ctx = new PricingContext(db)
+  const products = options.products?.length
+    ? [...new Set(options.products)]
+    : (db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[])
+  if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
+  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(db, ctx)
+  const rows: Row[] = []
+  for (const country of countries) {
+    const layers: Record<string, string> = {}
+    const r = calculatePriceSync(
+      ctx,
+      {country, features: options.features, integrations: options.integrations, override: true, products, run_experiment: false, user_id: PREVIEW_USER},
+      {dryRun: true, onQuote: (lock) => {
+        for (const [id, p] of Object.entries(lock.quote.products)) layers[id] = p.layer
+      }},
+    )
+    for (const [product, p] of Object.entries(r.products)) {
+      const row: Row = {
+        audience: r.audience.api_id,
+        country,
+        currency: r.currency,
+        display: p.display.price,
+        layer: layers[product] ?? 'base',
+        price: p.price,
+        price_usd: p.price_usd,
+        product,
+      }
+      if (options.integrations?.length) row.integrations = sortKeys(p.integrations)
+      rows.push(row)
+    }
+  }
+  return rows.sort((a, b) => rowKey(a).localeCompare(rowKey(b)))
+}
+
+function sortKeys<T>(o: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+/** The identity of a row in a snapshot. */
+export function rowKey(r: Pick<Row, 'audience' | 'country' | 'product'>): string {
+  return `${r.product}|${r.country}|${r.audience}`
+}
+
+/** The snapshot text: keys and rows sorted, one field per line, so it diffs well in git. */
+export function snapshotJson(rows: Row[]): string {
+  return JSON.stringify(sortDeep({rows, success: true}), null, 2) + '\n'
+}
+
+function sortDeep(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortDeep)
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sortDeep(x)]))
+  return v
+}
+
+/** A tolerance: an absolute amount in currency units ("0.05") or a percentage ("1%"). */
+export type Tolerance = {kind: 'absolute' | 'percent'; value: number}
+
+export function parseTolerance(s: string): Tolerance {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$/.exec(s)
+  if (!m) throw new InvalidInputError(`--tolerance: expected an amount in currency units like 0.05 or a percentage like 1%, got ${JSON.stringify(s)}`)
+  return {kind: m[2] ? 'percent' : 'absolute', value: Number(m[1])}
+}
+
+/** The rows of a snapshot file: `price preview --output json` or `--output csv`. */
+export function readSnapshot(file: string): Pick<Row, 'audience' | 'country' | 'currency' | 'price' | 'product'>[] {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new InvalidInputError(`--against ${file}: cannot read it (${(error as Error).message}); make one with "pricectl price preview --output json > ${file}"`)
+  }
+  const bad = (why: string) => new InvalidInputError(`--against ${file}: ${why}; make a snapshot with "pricectl price preview --output json > ${file}"`)
+  let records: Record<string, unknown>[]
+  if (text.trimStart().startsWith('{') || text.trimStart().startsWith('[')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (error) {
+      throw bad(`not valid JSON (${(error as Error).message})`)
+    }
+    const rows = Array.isArray(parsed) ? parsed : (parsed as {rows?: unknown})?.rows
+    if (!Array.isArray(rows)) throw bad('expected {"rows": [...]} as "price preview --output json" prints')
+    records = rows as Record<string, unknown>[]
+  } else {
+    records = parseCsv(text, {columns: true, skip_empty_lines: true, trim: true}) as Record<string, unknown>[]
+  }
+  return records.map((r, i) => {
+    const price = typeof r.price === 'number' ? r.price : Number(r.price)
+    for (const f of ['product', 'country', 'currency'] as const) {
+      if (typeof r[f] !== 'string' || r[f] === '') throw bad(`row ${i + 1} has no ${f}`)
+    }
+    if (!Number.isFinite(price)) throw bad(`row ${i + 1} has no numeric price (got ${JSON.stringify(r.price)})`)
+    return {audience: typeof r.audience === 'string' && r.audience ? r.audience : 'default', country: r.country as string, currency: r.currency as string, price, product: r.product as string}
+  })
+}
+
+export type PriceChange = {
+  after: null | number
+  audience: string
+  before: null | number
+  change: 'added' | 'changed' | 'currency' | 'removed' | 'within_tolerance'
+  country: string
+  currency_after: null | string
+  currency_before: null | string
+  pct_change: null | number
+  product: string
+}
+
+/**
+ * Snapshot against fresh rows: every difference, and whether the gate fails. A price that
+ * moved beyond the tolerance, a changed currency, and an added or removed row all fail
+ * (each is a change to what customers are charged that the snapshot must record).
+ */
+export function comparePrices(before: ReturnType<typeof readSnapshot>, after: Row[], tolerance: Tolerance): {changes: PriceChange[]; failed: number} {
+  const old = new Map(before.map((r) => [rowKey(r), r]))
+  const fresh = new Map(after.map((r) => [rowKey(r), r]))
+  const changes: PriceChange[] = []
+  const keys = [...new Set([...old.keys(), ...fresh.keys()])].sort()
+  for (const key of keys) {
+    const b = old.get(key)
+    const a = fresh.get(key)
+    const base = {audience: (a ?? b)!.audience, country: (a ?? b)!.country, product: (a ?? b)!.product}
+    if (!b || !a) {
+      changes.push({...base, after: a?.price ?? null, before: b?.price ?? null, change: a ? 'added' : 'removed', currency_after: a?.currency ?? null, currency_before: b?.currency ?? null, pct_change: null})
+      continue
+    }
+    if (a.currency !== b.currency) {
+      changes.push({...base, after: a.price, before: b.price, change: 'currency', currency_after: a.currency, currency_before: b.currency, pct_change: null})
+      continue
+    }
+    // Whole minor units, so a cent is a cent whatever the floats say.
+    const scale = 10 ** minorDigits(a.currency)
+    const diffMinor = Math.round(a.price * scale) - Math.round(b.price * scale)
+    if (diffMinor === 0) continue
+    const pct = b.price === 0 ? null : Math.round((diffMinor / Math.round(b.price * scale)) * 10_000) / 100
+    const beyond = tolerance.kind === 'absolute' ? Math.abs(diffMinor) > tolerance.value * scale + 1e-9 : pct === null || Math.abs(pct) > tolerance.value
+    changes.push({...base, after: a.price, before: b.price, change: beyond ? 'changed' : 'within_tolerance', currency_after: a.currency, currency_before: b.currency, pct_change: pct})
+  }
+  return {changes, failed: changes.filter((c) => c.change !== 'within_tolerance').length}
+}
+
+/** One line of the diff a person reads in a CI log. */
+export function describeChange(c: PriceChange): string {
+  const where = `${c.product} ${c.country}${c.audience === 'default' ? '' : ` (${c.audience})`}`
+  switch (c.change) {
+    case 'added':
+      return `+ ${where}: new row, ${c.after} ${c.currency_after}`
+    case 'removed':
+      return `- ${where}: row gone (was ${c.before} ${c.currency_before})`
+    case 'currency':
+      return `~ ${where}: ${c.before} ${c.currency_before} -> ${c.after} ${c.currency_after} (currency changed)`
+    default: {
+      const pct = c.pct_change === null ? 'from zero' : `${c.pct_change > 0 ? '+' : ''}${c.pct_change}%`
+      return `${c.change === 'changed' ? '~' : ' '} ${where}: ${c.before} -> ${c.after} ${c.currency_after} (${pct})${c.change === 'within_tolerance' ? ', within tolerance' : ''}`
+    }
+  }
 }

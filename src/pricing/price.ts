@@ -31,6 +31,8 @@ export type PriceOptions = {
    * result itself stays the spec's shape. Unset (batch, server): not even compared.
    */
   onLockWins?: (conflict: LockConflict) => void
+  /** Sees the computed lock before it is rendered (price preview reads each product's layer). */
+  onQuote?: (lock: Lock) => void
 }
 
 /** A country or currency the request asked for that the lock overruled. */
@@ -222,6 +224,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     if (assignment) ctx.experiments.recordExposure(lock)
   }
   note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
+  options.onQuote?.(lock)
   return render(ctx, lock, req, products, integrations, trace)
 }
 

@@ -110,3 +110,38 @@ export const PriceResult = z.object({
 })
 export type PriceResult = z.output<typeof PriceResult>
 export type ProductPrice = z.output<typeof ProductPrice>
+
+/** One row of `price preview`: a product's control price in a country, for an audience. */
+export const PreviewRow = z.object({
+  audience: z.string(),
+  country: z.string(),
+  currency: z.string(),
+  display: z.string(),
+  integrations: z.record(z.string(), GatewayPrice).optional(),
+  layer: z.enum(['base', 'country_price', 'audience', 'experiment']).or(z.string()),
+  price: z.number(),
+  price_usd: z.number(),
+  product: z.string(),
+})
+export type PreviewRow = z.output<typeof PreviewRow>
+
+/** A difference between a snapshot and fresh prices (`price preview --against`). */
+export const PriceChange = z.object({
+  after: z.number().nullable(),
+  audience: z.string(),
+  before: z.number().nullable(),
+  change: z.enum(['added', 'changed', 'currency', 'removed', 'within_tolerance']),
+  country: z.string(),
+  currency_after: z.string().nullable(),
+  currency_before: z.string().nullable(),
+  pct_change: z.number().nullable(),
+  product: z.string(),
+})
+
+export const PricePreviewOutput = z.object({
+  comparison: z
+    .object({against: z.string(), changes: z.array(PriceChange), failed: z.number().int(), passed: z.boolean(), tolerance: z.string()})
+    .optional(),
+  rows: z.array(PreviewRow),
+  success: z.literal(true),
+})

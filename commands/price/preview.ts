@@ -1,0 +1,98 @@
+import {Flags} from '@oclif/core'
+import {writeFileSync} from 'node:fs'
+
+import {BaseCommand} from '../../src/cli/base.js'
+import {csv, table} from '../../src/cli/render.js'
+import {InvalidInputError} from '../../src/errors.js'
+import {comparePrices, describeChange, parseTolerance, previewPrices, readSnapshot, snapshotJson} from '../../src/pricing/preview.js'
+import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
+
+export default class PricePreview extends BaseCommand<typeof PricePreview> {
+  static override description = `Lock-free prices of products x countries; with --against, the price gate for CI
+
+Prices every product (or each -p) in every country (or each --country) as a new user would
+be quoted them, without an experiment arm, and writes nothing: no lock, no user, no
+exposure. Default countries: those with a country price or a localization factor, plus the
+store's default country. --against FILE compares with a snapshot made by
+"price preview --output json > FILE" and exits 1 when a price moved beyond --tolerance, a
+currency changed, or a row was added or removed; --update then rewrites FILE.`
+  static override examples = [
+    '<%= config.bin %> price preview',
+    '<%= config.bin %> price preview -p pro_monthly --country DE,FR,IN --integration gateway_a',
+    '<%= config.bin %> price preview --output json > prices.json',
+    '<%= config.bin %> price preview --against prices.json --tolerance 1%',
+    '<%= config.bin %> price preview --against prices.json --update',
+  ]
+  static override flags = {
+    against: Flags.string({description: 'Snapshot to compare with (JSON or CSV from price preview); exit 1 on a difference beyond --tolerance'}),
+    country: Flags.string({description: 'Country to price in (repeatable, or comma-separated; default: countries with country prices or localization factors, plus the default country)', multiple: true}),
+    feature: Flags.string({description: 'User feature KEY=VALUE, to price as a matching audience would (repeatable)', multiple: true}),
+    integration: Flags.string({description: 'Include the amount of this gateway (repeatable): gateway_a..gateway_d', multiple: true}),
+    output: Flags.string({default: 'table', description: 'Output format (--json: json)', options: ['table', 'csv', 'json']}),
+    product: Flags.string({char: 'p', description: 'Product api_id (repeatable, or comma-separated; default: every product)', multiple: true}),
+    tolerance: Flags.string({default: '0', description: 'With --against: allowed move, in currency units (0.05) or percent (1%)'}),
+    update: Flags.boolean({description: 'With --against: rewrite the snapshot with the fresh prices (exit 0)'}),
+  }
+  static override get outputSchema() {
+    return PricePreviewOutput
+  }
+
+  async run() {
+    const {flags} = this
+    const list = (v?: string[]) => v?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)
+    if ((flags.update || flags.tolerance !== '0') && !flags.against) throw new InvalidInputError('--update and --tolerance compare with a snapshot: add --against FILE')
+    const tolerance = parseTolerance(flags.tolerance)
+    const features: Record<string, string> = {}
+    for (const f of flags.feature ?? []) {
+      const i = f.indexOf('=')
+      if (i <= 0) throw new InvalidInputError(`--feature: expected KEY=VALUE, got ${JSON.stringify(f)}`)
+      features[f.slice(0, i)] = f.slice(i + 1)
+    }
+    // Read the snapshot first: a bad file is reported before any pricing.
+    const before = flags.against ? readSnapshot(flags.against) : undefined
+    const rows = previewPrices(this.store.db, {
+      countries: list(flags.country)?.map((c) => c.toUpperCase()),
+      features: flags.feature?.length ? features : undefined,
+      integrations: list(flags.integration),
+      products: list(flags.product),
+    })
+    if (!before) {
+      if (this.jsonEnabled()) return {rows, success: true as const}
+      if (flags.output === 'json') process.stdout.write(snapshotJson(rows))
+      else if (flags.output === 'csv') process.stdout.write(csv(rows, columns(rows)))
+      else this.log(table(rows, columns(rows)))
+      return undefined
+    }
+    const {changes, failed} = comparePrices(before, rows, tolerance)
+    const passed = failed === 0 || flags.update
+    if (flags.update) writeFileSync(flags.against!, flags.against!.endsWith('.csv') ? csv(rows, columns(rows)) : snapshotJson(rows))
+    const result = {comparison: {against: flags.against!, changes, failed, passed, tolerance: flags.tolerance}, rows, success: true as const}
+    if (this.jsonEnabled()) {
+      if (passed) return result
+      this.logJson(result)
+    } else for (const c of changes) this.log(describeChange(c))
+    const summary = flags.update
+      ? `price gate: ${failed} difference(s) from ${flags.against}; snapshot updated with ${rows.length} prices`
+      : failed
+        ? `price gate failed: ${failed} of ${rows.length} prices differ from ${flags.against} beyond tolerance ${flags.tolerance}; if intended, run "pricectl price preview --against ${flags.against} --update" and commit it`
+        : `price gate passed: ${rows.length} prices match ${flags.against} (tolerance ${flags.tolerance})`
+    process.stderr.write(summary + '\n')
+    if (!passed) this.exit(1)
+    return undefined
+  }
+}
+
+function columns(rows: PreviewRow[]) {
+  const gateways = [...new Set(rows.flatMap((r) => Object.keys(r.integrations ?? {})))].sort()
+  return [
+    {header: 'product', value: (r: PreviewRow) => r.product},
+    {header: 'country', value: (r: PreviewRow) => r.country},
+    {header: 'audience', value: (r: PreviewRow) => r.audience},
+    {header: 'currency', value: (r: PreviewRow) => r.currency},
+    {header: 'price', value: (r: PreviewRow) => r.price},
+    {header: 'display', value: (r: PreviewRow) => r.display},
+    {header: 'price_usd', value: (r: PreviewRow) => r.price_usd},
+    {header: 'layer', value: (r: PreviewRow) => r.layer},
+    ...gateways.map((g) => ({header: g, value: (r: PreviewRow) => (r.integrations?.[g] ? `${r.integrations[g].amount} ${r.integrations[g].currency}` : '')})),
+  ]
+}
