@@ -139,6 +139,7 @@ export const MAX_JSON_DEPTH = 64
  * deep. One pass over the text, string-aware; malformed text is left to JSON.parse.
  */
 export function checkJsonDepth(text: string, what?: string): void {
+  if (!mayNestTooDeep(text)) return
   let depth = 0
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
@@ -156,6 +157,19 @@ export function checkJsonDepth(text: string, what?: string): void {
       }
     } else if (c === 0x5d || c === 0x7d) depth--
   }
+}
+
+/**
+ * Whether the text holds more opening brackets than the depth limit: when it does not, it
+ * cannot nest too deep, and the string-aware scan is skipped (a batch line holds a handful;
+ * native indexOf finds them without a loop over every character).
+ */
+function mayNestTooDeep(text: string): boolean {
+  let n = 0
+  for (const open of ['{', '[']) {
+    for (let i = text.indexOf(open); i !== -1; i = text.indexOf(open, i + 1)) if (++n > MAX_JSON_DEPTH) return true
+  }
+  return false
 }
 
 /** JSON text to a value, with the depth limit; errors are input errors naming `what`. */
