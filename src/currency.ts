@@ -66,6 +66,11 @@ export function minorDigits(currency: string): number {
   return recorded?.get(currency) ?? ISO_DIGITS.get(currency) ?? icuDigits(currency)
 }
 
+/** Codes this runtime knows (a store records an exponent for each). */
+export function knownCurrencies(): ReadonlySet<string> {
+  return INTL_CURRENCIES
+}
+
 /** The storage exponent of every currency this runtime knows, for a store to record. */
 export function packageExponents(): Map<string, number> {
   const out = new Map<string, number>()

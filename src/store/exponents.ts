@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 
-import {packageExponents, useRecordedExponents} from '../currency.js'
+import {knownCurrencies, packageExponents, useRecordedExponents} from '../currency.js'
 
 /**
  * The storage exponent of every currency, recorded in the store (docs/money.md): a store
@@ -115,19 +115,18 @@ export function recordExponentsV2(db: Database.Database): void {
 export function loadExponents(db: Database.Database, options: {readonly?: boolean} = {}): void {
   const rows = db.prepare('SELECT currency, exponent FROM currency_exponents').raw().all() as [string, number][]
   const map = new Map(rows)
-  if (!options.readonly) {
-    const known = packageExponents()
-    if (known.size > map.size || [...known.keys()].some((c) => !map.has(c))) {
-      const insert = db.prepare('INSERT OR IGNORE INTO currency_exponents (currency, exponent) VALUES (?, ?)')
-      db.transaction(() => {
-        for (const [c, e] of known) {
-          if (!map.has(c)) {
-            insert.run(c, e)
-            map.set(c, e)
-          }
+  // Codes are compared first: the exponents (ICU's for codes the package lacks) are only
+  // computed when the runtime knows a code the store has not recorded, not on every start.
+  if (!options.readonly && [...knownCurrencies()].some((c) => !map.has(c))) {
+    const insert = db.prepare('INSERT OR IGNORE INTO currency_exponents (currency, exponent) VALUES (?, ?)')
+    db.transaction(() => {
+      for (const [c, e] of packageExponents()) {
+        if (!map.has(c)) {
+          insert.run(c, e)
+          map.set(c, e)
         }
-      })()
-    }
+      }
+    })()
   }
   useRecordedExponents(map)
 }
