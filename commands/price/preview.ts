@@ -8,6 +8,7 @@ import {comparePrices, describeChange, parseTolerance, previewPrices, readSnapsh
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
 
 export default class PricePreview extends BaseCommand<typeof PricePreview> {
+  static override summary = 'Lock-free prices of products x countries; the price gate for CI'
   static override description = `Lock-free prices of products x countries; with --against, the price gate for CI
 
 Prices every product (or each -p) in every country (or each --country) as a new user would
