@@ -52,8 +52,8 @@ export function countryCurrency(country: string): string | undefined {
   return c && isCurrency(c) ? c : undefined
 }
 
-/** The runtime's ICU digits: only for codes the data package does not know yet. */
-function icuDigits(currency: string): number {
+/** The runtime's ICU digits: for codes the data package does not know yet, and what schema 1 stored with. */
+export function icuDigits(currency: string): number {
   try {
     return new Intl.NumberFormat('en', {currency, style: 'currency'}).resolvedOptions().maximumFractionDigits ?? 2
   } catch {

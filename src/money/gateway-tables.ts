@@ -1,4 +1,5 @@
 import {minorDigits} from '../currency.js'
+import type {GATEWAYS} from '../schemas/common.js'
 
 /**
  * Per-gateway currency tables, shipped as data (docs/money.md, "Gateway tables"): how
@@ -8,7 +9,7 @@ import {minorDigits} from '../currency.js'
  * `gateways set GATEWAY --currency CODE ...` stores an override of any entry.
  */
 
-export type GatewayId = 'gateway_a' | 'gateway_b' | 'gateway_c' | 'gateway_d'
+export type GatewayId = (typeof GATEWAYS)[number]
 
 /** How a gateway takes amounts in one currency. Amounts are in the gateway's units (10^-exponent). */
 export type GatewayRule = {

@@ -5,7 +5,7 @@ import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
-import {GATEWAY_TABLES, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
+import {GATEWAY_TABLES, type GatewayId, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
 import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
@@ -15,7 +15,7 @@ import {formatMoney} from './display.js'
  * the gateways table.
  */
 
-export type GatewayId = (typeof GATEWAYS)[number]
+export type {GatewayId}
 
 export function isGateway(id: string): id is GatewayId {
   return (GATEWAYS as readonly string[]).includes(id)

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 
-import {knownCurrencies, packageExponents, useRecordedExponents} from '../currency.js'
+import {icuDigits, knownCurrencies, packageExponents, useRecordedExponents} from '../currency.js'
 
 /**
  * The storage exponent of every currency, recorded in the store (docs/money.md): a store
@@ -27,15 +27,6 @@ CREATE TABLE gateway_currency_rules (
   PRIMARY KEY (gateway, currency)
 ) WITHOUT ROWID;
 `
-
-/** The runtime's ICU digits: what schema version 1 stored amounts with. */
-function icuDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', {currency, style: 'currency'}).resolvedOptions().maximumFractionDigits ?? 2
-  } catch {
-    return 2
-  }
-}
 
 type Scale = Map<string, bigint>
 
@@ -81,7 +72,7 @@ export function recordExponentsV2(db: Database.Database): void {
   const scale: Scale = new Map()
   const exponents = new Map(iso)
   for (const c of used) {
-    const written = icuDigits(c)
+    const written = icuDigits(c) // what schema version 1 stored amounts with
     const target = iso.get(c) ?? written
     if (target > written) scale.set(c, 10n ** BigInt(target - written))
     else if (target < written) exponents.set(c, written) // never divide a stored amount
