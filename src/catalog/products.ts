@@ -15,7 +15,7 @@ import {
 } from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
-import {integrationGateways, unchargeableReason} from '../pricing/gateways.js'
+import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
 import type {ProductRow} from './lookup.js'
 
 /**
@@ -447,13 +447,14 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
 
 /** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
 function checkChargeable(db: DB, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
+  const unchargeable = chargeabilityCheck(db)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
     // A price already stored unchanged is not refused again (an old store, a rename).
     const stored = new Set((now.byApiId.get(def.api_id)?.country_prices ?? []).map((c) => `${c.country}|${c.currency}|${c.amount_minor}`))
     def.country_prices.forEach((c, i) => {
       if (stored.has(`${c.country}|${c.currency}|${c.amount_minor}`)) return
-      const reason = unchargeableReason(db, c.amount_minor, c.currency, gateways)
+      const reason = unchargeable(c.amount_minor, c.currency, gateways)
       if (reason) errors.push({label, message: `country_prices[${i}] (${c.country}): ${reason}`})
     })
   }

@@ -285,11 +285,22 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
  * represent it, inside its minimum and maximum, and the display must show it as it is.
  * A product that names no integration may be charged through any gateway (or a custom
  * one): every gateway's exactness rules apply, not their minimums. The message names the
- * gateway, the rule and the nearest valid amounts.
+ * gateway, the rule and the nearest valid amounts. Settings and overrides are read once
+ * per check, for the many prices of an import.
  */
-export function unchargeableReason(db: DB, amountMinor: number, currency: string, gateways: readonly GatewayId[]): string | undefined {
+export function chargeabilityCheck(db: DB): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
   const settings = gatewaySettingsMap(db)
   const overrides = ruleOverrides(db)
+  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways)
+}
+
+function reasonFor(
+  settings: Record<GatewayId, GatewaySettings>,
+  overrides: Map<string, RuleOverride>,
+  amountMinor: number,
+  currency: string,
+  gateways: readonly GatewayId[],
+): string | undefined {
   const constraints: Constraint[] = []
   for (const g of gateways.length > 0 ? gateways : GATEWAYS) {
     if (acceptsCurrency(settings[g], currency)) constraints.push({gateway: g, rule: gatewayRule(g, currency, overrides.get(`${g}|${currency}`))})
