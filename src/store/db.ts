@@ -8,17 +8,12 @@ import {OperationalError} from '../errors.js'
 import {loadExponents} from './exponents.js'
 import {APPLICATION_ID, identifyStore, openReadOnly, whyReadOnly} from './identify.js'
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
+import {SqliteStore} from './sqlite/store.js'
 
 export type DB = Database.Database
 
-/** An open store: the SQLite handle plus where it lives. */
-export type Store = {
-  close(): void
-  db: DB
-  path: string
-  /** Why the store cannot be written (read-only file system, permissions); unset when it can. */
-  readOnly?: string
-}
+/** An open SQLite store: the port (./port.ts) plus the adapter's own handle, `db`. */
+export type Store = SqliteStore
 
 /** `--db` > `PRICECTL_DB` > `$XDG_DATA_HOME/pricectl/pricectl.db` (~/.local/share when unset). */
 export function resolveStorePath(flag?: string): string {
@@ -76,7 +71,7 @@ export function openStore(flag?: string, options: OpenOptions = {}): Store {
       )
     }
     useExponentsOf(db, true)
-    return {close: () => db.open && db.close(), db, path, readOnly}
+    return new SqliteStore(db, path, readOnly)
   }
   let db: DB
   try {
@@ -98,7 +93,7 @@ function configure(db: DB, path: string, options: OpenOptions, empty: boolean, m
   if (options.migrate ?? true) migrate(db, path)
   else if (empty) migrate(db, path) // a new store is never left empty
   useExponentsOf(db)
-  return {close: () => db.open && db.close(), db, path}
+  return new SqliteStore(db, path)
 }
 
 /** Read amounts with the exponents the store recorded (schema 2 on; an older store is only opened to be migrated). */

@@ -1,0 +1,41 @@
+import type {CatalogRepository} from './port/catalog.js'
+import type {ConfigRepository} from './port/config.js'
+import type {ExperimentsRepository} from './port/experiments.js'
+import type {ImportsRepository} from './port/imports.js'
+import type {KeysRepository} from './port/keys.js'
+import type {PricingRepository} from './port/pricing.js'
+import type {RevenueRepository} from './port/revenue.js'
+import type {SegmentsRepository} from './port/segments.js'
+
+/**
+ * The storage port: everything the engine asks of a store. The engine holds a StorePort,
+ * never a database handle, and no SQL lives outside the adapters (src/store/sqlite/ today;
+ * PostgreSQL later implements the same interfaces, and test/store-contract/ is what any
+ * adapter must pass).
+ *
+ * Methods are synchronous and shaped for bulk work (the locks of a chunk of requests in one
+ * call, a chunk of quotes saved in one call, import rows written a chunk at a time, a
+ * catalog snapshot read once): better-sqlite3 is synchronous, and that is what keeps batch
+ * pricing free of a promise per request. A network adapter pays one round trip per chunk.
+ */
+export interface StorePort {
+  /** Where the store lives, for messages: a file path (SQLite). */
+  readonly path: string
+  /** Why the store cannot be written (read-only file system, permissions); unset when it can. */
+  readonly readOnly?: string
+  close(): void
+  /**
+   * Run `fn` in one transaction: everything it writes lands together or not at all.
+   * A call inside another joins it (a savepoint).
+   */
+  transaction<T>(fn: () => T): T
+
+  readonly catalog: CatalogRepository
+  readonly config: ConfigRepository
+  readonly experiments: ExperimentsRepository
+  readonly imports: ImportsRepository
+  readonly keys: KeysRepository
+  readonly pricing: PricingRepository
+  readonly revenue: RevenueRepository
+  readonly segments: SegmentsRepository
+}

@@ -1,0 +1,74 @@
+import type {DB} from '../db.js'
+import type {StorePort} from '../port.js'
+import {SqliteCatalog} from './catalog.js'
+import {SqliteConfig} from './config.js'
+import {SqliteExperiments} from './experiments.js'
+import {SqliteImports} from './imports.js'
+import {SqliteKeys} from './keys.js'
+import {SqlitePricing} from './pricing.js'
+import {SqliteRevenue} from './revenue.js'
+import {SqliteSegments} from './segments.js'
+
+/**
+ * The SQLite adapter: the port over one better-sqlite3 connection. Repositories are made
+ * on first use, so a command that touches one part of the store prepares only its statements.
+ * `db` is the adapter's own handle: adapters and tests may use it, the engine may not.
+ */
+export class SqliteStore implements StorePort {
+  private repos = new Map<string, unknown>()
+
+  constructor(
+    readonly db: DB,
+    readonly path: string,
+    readonly readOnly?: string,
+  ) {}
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)()
+  }
+
+  private repo<R>(name: string, make: () => R): R {
+    let r = this.repos.get(name) as R | undefined
+    if (r === undefined) {
+      r = make()
+      this.repos.set(name, r)
+    }
+    return r
+  }
+
+  get catalog(): SqliteCatalog {
+    return this.repo('catalog', () => new SqliteCatalog(this.db))
+  }
+
+  get config(): SqliteConfig {
+    return this.repo('config', () => new SqliteConfig(this.db))
+  }
+
+  get experiments(): SqliteExperiments {
+    return this.repo('experiments', () => new SqliteExperiments(this.db))
+  }
+
+  get imports(): SqliteImports {
+    return this.repo('imports', () => new SqliteImports(this.db))
+  }
+
+  get keys(): SqliteKeys {
+    return this.repo('keys', () => new SqliteKeys(this.db))
+  }
+
+  get pricing(): SqlitePricing {
+    return this.repo('pricing', () => new SqlitePricing(this.db))
+  }
+
+  get revenue(): SqliteRevenue {
+    return this.repo('revenue', () => new SqliteRevenue(this.db))
+  }
+
+  get segments(): SqliteSegments {
+    return this.repo('segments', () => new SqliteSegments(this.db))
+  }
+}
