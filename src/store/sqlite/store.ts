@@ -72,3 +72,11 @@ export class SqliteStore implements StorePort {
     return this.repo('segments', () => new SqliteSegments(this.db))
   }
 }
+
+/**
+ * The raw handle behind a port, for code not yet moved into an adapter. Transitional: every
+ * use outside src/store/ is a leftover to move into a repository.
+ */
+export function sqliteHandle(store: StorePort): DB {
+  return (store as SqliteStore).db
+}
