@@ -4,7 +4,7 @@ import {isIP, type Socket} from 'node:net'
 
 import {firstInvalidUtf8, parseJsonObject} from '../cli/input.js'
 import {InvalidInputError} from '../errors.js'
-import {openStore, schemaVersion, type Store} from '../store/db.js'
+import {openStore, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
@@ -82,9 +82,9 @@ export function buildServer(options: ServerOptions = {}): Server {
   const {db} = store
   // Never wait inside SQLite: a busy wait would hold the event loop and every request with
   // it. Writes wait for another process's lock in the write queue instead (write-queue.ts).
-  db.pragma('busy_timeout = 0')
+  store.setBusyTimeout(0)
   const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
-  const keys = new KeyChecker(db)
+  const keys = new KeyChecker(store)
   const contexts = new PricingContexts(db, {geoipDb: options.geoipDb})
   const log = new AccessLog(options.log)
   let served = 0
@@ -184,8 +184,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   app.get('/healthz', async () => {
-    db.prepare('SELECT 1').get()
-    return {message: 'ok', schema_version: schemaVersion(db), success: true}
+    return {message: 'ok', schema_version: store.health().schemaVersion, success: true}
   })
 
   registerRoutes(app, {clientIp, contexts, db, writes})

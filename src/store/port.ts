@@ -26,9 +26,10 @@ export interface StorePort {
   close(): void
   /**
    * Run `fn` in one transaction: everything it writes lands together or not at all.
-   * A call inside another joins it (a savepoint).
+   * A call inside another joins it (a savepoint). `write`: take the write lock first
+   * (SQLite: BEGIN IMMEDIATE), so a read-then-write never has to upgrade and fail busy.
    */
-  transaction<T>(fn: () => T): T
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T
 
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository

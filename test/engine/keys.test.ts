@@ -14,7 +14,7 @@ afterEach(() => store.close())
 
 describe('API keys', () => {
   it('stores only the hash and the visible prefix, never the key', () => {
-    const {key, record} = createKey(store.db, {name: 'checkout'})
+    const {key, record} = createKey(store, {name: 'checkout'})
     expect(key).toMatch(/^pk_[A-Za-z0-9_-]{43}$/)
     expect(record).toMatchObject({id: 1, last_used_at: null, name: 'checkout', prefix: key.slice(0, 11), revoked_at: null, status: 'active'})
     const rows = store.db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[]
@@ -24,17 +24,17 @@ describe('API keys', () => {
   })
 
   it('two keys are different and each authenticates as itself', () => {
-    const a = createKey(store.db, {name: 'a'})
-    const b = createKey(store.db, {name: 'b'})
+    const a = createKey(store, {name: 'a'})
+    const b = createKey(store, {name: 'b'})
     expect(a.key).not.toBe(b.key)
-    const checker = new KeyChecker(store.db)
+    const checker = new KeyChecker(store)
     expect(checker.check(a.key)?.name).toBe('a')
     expect(checker.check(b.key)?.name).toBe('b')
   })
 
   it('a key differing in any one character is refused', () => {
-    const {key} = createKey(store.db, {name: 'a'})
-    const checker = new KeyChecker(store.db)
+    const {key} = createKey(store, {name: 'a'})
+    const checker = new KeyChecker(store)
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
     fc.assert(
       fc.property(fc.integer({max: key.length - 1, min: 0}), fc.constantFrom(...alphabet), (i, c) => {
@@ -49,12 +49,12 @@ describe('API keys', () => {
   })
 
   it('a revoked key stops working on the next check, also when revoked through another connection', () => {
-    const {key, record} = createKey(store.db, {name: 'ci'})
-    const checker = new KeyChecker(store.db)
+    const {key, record} = createKey(store, {name: 'ci'})
+    const checker = new KeyChecker(store)
     expect(checker.check(key)).toBeDefined()
     const other = openStore(store.path)
     try {
-      const r = revokeKey(other.db, record.prefix)
+      const r = revokeKey(other, record.prefix)
       expect(r.changed).toBe(true)
       expect(r.record.status).toBe('revoked')
     } finally {
@@ -62,33 +62,33 @@ describe('API keys', () => {
     }
     expect(checker.check(key)).toBeUndefined()
     // Revoking again changes nothing and says so.
-    expect(revokeKey(store.db, String(record.id)).changed).toBe(false)
+    expect(revokeKey(store, String(record.id)).changed).toBe(false)
   })
 
   it('finds a key by id, prefix or the key itself; names what to pass otherwise', () => {
-    const {key, record} = createKey(store.db, {name: 'x'})
-    expect(findKey(store.db, '1').id).toBe(record.id)
-    expect(findKey(store.db, record.prefix).id).toBe(record.id)
-    expect(findKey(store.db, key).id).toBe(record.id)
-    expect(() => findKey(store.db, '99')).toThrow(NotFoundError)
-    expect(() => findKey(store.db, 'pk_zzzzzzzz')).toThrow(NotFoundError)
-    expect(() => findKey(store.db, 'pk_ab')).toThrow(/a prefix has 11 characters/)
-    expect(() => findKey(store.db, 'checkout')).toThrow(InvalidInputError)
+    const {key, record} = createKey(store, {name: 'x'})
+    expect(findKey(store, '1').id).toBe(record.id)
+    expect(findKey(store, record.prefix).id).toBe(record.id)
+    expect(findKey(store, key).id).toBe(record.id)
+    expect(() => findKey(store, '99')).toThrow(NotFoundError)
+    expect(() => findKey(store, 'pk_zzzzzzzz')).toThrow(NotFoundError)
+    expect(() => findKey(store, 'pk_ab')).toThrow(/a prefix has 11 characters/)
+    expect(() => findKey(store, 'checkout')).toThrow(InvalidInputError)
   })
 
   it('a key needs a name', () => {
-    expect(() => createKey(store.db, {})).toThrow(/name: is required/)
-    expect(() => createKey(store.db, {name: '  '})).toThrow(/name: must not be empty/)
-    expect(listKeys(store.db)).toEqual([])
+    expect(() => createKey(store, {})).toThrow(/name: is required/)
+    expect(() => createKey(store, {name: '  '})).toThrow(/name: must not be empty/)
+    expect(listKeys(store)).toEqual([])
   })
 
   it('last use is kept in memory and written by flush()', () => {
-    const {key} = createKey(store.db, {name: 'x'})
-    const checker = new KeyChecker(store.db)
+    const {key} = createKey(store, {name: 'x'})
+    const checker = new KeyChecker(store)
     checker.check(key)
-    expect(listKeys(store.db)[0].last_used_at).toBeNull()
+    expect(listKeys(store)[0].last_used_at).toBeNull()
     checker.flush()
-    expect(listKeys(store.db)[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+    expect(listKeys(store)[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
   })
 
   it('reads the key from Authorization: Bearer or X-Api-Key', () => {

@@ -27,8 +27,27 @@ export class SqliteStore implements StorePort {
     if (this.db.open) this.db.close()
   }
 
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)()
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T {
+    const tx = this.db.transaction(fn)
+    return options?.write ? tx.immediate() : tx()
+  }
+
+  // ---- SQLite extras (not part of the port): the server and the commands that manage a file
+
+  /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
+  setBusyTimeout(ms: number): void {
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`)
+  }
+
+  /** A read that proves the store answers (the server's health check), with its schema version. */
+  health(): {schemaVersion: number} {
+    this.db.prepare('SELECT 1').get()
+    return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
+  }
+
+  /** Write a consistent copy of the store to a new file (VACUUM INTO; the path is a bound parameter). */
+  copyTo(path: string): void {
+    this.db.prepare('VACUUM INTO ?').run(path)
   }
 
   private repo<R>(name: string, make: () => R): R {
