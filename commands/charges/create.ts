@@ -54,7 +54,7 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
       {field: 'status', flag: '--status', message: 'Status (pending, succeeded, failed)'},
     ])
     const event = eventOf(f)
-    const r = createCharge(this.store.db, input, event)
+    const r = createCharge(this.store, input, event)
     return reportWrite((text) => this.log(text), r)
   }
 }

@@ -13,7 +13,7 @@ export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
   }
 
   async run() {
-    const charge = getCharge(this.store.db, this.args)
+    const charge = getCharge(this.store, this.args)
     this.log(recordView(charge))
     return {charge, success: true as const}
   }

@@ -17,7 +17,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
 
   async run() {
     const f = this.flags
-    const {records, total} = listCharges(this.store.db, {
+    const {records, total} = listCharges(this.store, {
       limit: f.limit,
       product: f.product,
       status: f.status,

@@ -39,7 +39,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
 
   async run() {
     const f = this.flags
-    const report = revenueReport(this.store.db, {by: f.by as 'country' | 'month' | 'product', ...window(f.since, f.until, f.tz)})
+    const report = revenueReport(this.store, {by: f.by as 'country' | 'month' | 'product', ...window(f.since, f.until, f.tz)})
     if (f.output === 'json') {
       if (!this.jsonEnabled()) this.log(JSON.stringify(report, null, 2))
     } else if (f.output === 'csv') {

@@ -14,7 +14,7 @@ export default class SubscriptionsGet extends BaseCommand<typeof SubscriptionsGe
   }
 
   async run() {
-    const subscription = getSubscription(this.store.db, this.args)
+    const subscription = getSubscription(this.store, this.args)
     this.log(recordTable(Object.entries(subscription)))
     return {subscription, success: true as const}
   }

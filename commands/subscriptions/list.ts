@@ -17,7 +17,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
 
   async run() {
     const f = this.flags
-    const {records, total} = listSubscriptions(this.store.db, {
+    const {records, total} = listSubscriptions(this.store, {
       limit: f.limit,
       product: f.product,
       status: f.status,

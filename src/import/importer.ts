@@ -4,11 +4,10 @@ import {resolve} from 'node:path'
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {allDeletes, compareEvents, type EventRef, judge, recordKey} from '../revenue/events.js'
-import {CHARGE_COLUMNS, statements, SUBSCRIPTION_COLUMNS} from '../revenue/store.js'
-import type {Store} from '../store/db.js'
 import {checkOutput} from '../store/output-file.js'
-import {startPipeline} from './pipeline.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
+import {type Pipeline, startPipeline} from './pipeline.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
 import {looksLikeRejects, RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
@@ -84,9 +83,8 @@ export function totalBytes(file: string): number {
   }
 }
 
-export async function importFile(store: Store, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
+export async function importFile(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
-  const {db} = store
   const batchSize = batchSizeFrom(o.batchSize)
   totalBytes(o.file)
   // Vetted before anything is written: never the store, the export or the mapping file.
@@ -107,69 +105,20 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
-    fallback = productByApiId(db, o.product)
+    // Transitional: the catalog lookup still takes the SQLite handle.
+    fallback = productByApiId(sqliteHandle(store), o.product)
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
-  const columns: readonly string[] = o.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
-  const [iUser, iOrigin, iOriginId] = ['user_id', 'origin', 'origin_id'].map((c) => columns.indexOf(c))
-  const iProduct = columns.indexOf('product_id')
-  const iTs = columns.indexOf('latest_event_timestamp')
-  const iId = columns.indexOf('latest_event_id')
-  const st = statements(db, o.kind)
-  const tombstones = allDeletes(db, o.kind === 'charges' ? 'charge' : 'subscription')
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
 
-  const count = (verdict: 'apply' | 'duplicate' | 'stale') => {
-    if (verdict === 'apply') counts.updated++
-    else if (verdict === 'duplicate') counts.unchanged++
-    else counts.stale++
-  }
-
-  /** One row against the store: insert, or judge it against the record's latest event. */
-  const apply = (row: unknown[]): void => {
-    const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
-    if (tombstones.size > 0) {
-      const t = tombstones.get(recordKey(row[iUser] as string, row[iOrigin] as string, row[iOriginId] as string))
-      if (t !== undefined && compareEvents(event, t) < 0) {
-        counts.stale++
-        return
-      }
-    }
-    if (o.dryRun) {
-      const latest = st.latest.get(row[iUser], row[iOrigin], row[iOriginId]) as EventRef | undefined
-      if (latest) count(judge(event, latest))
-      else counts.inserted++
-      return
-    }
-    batchProducts.add(row[iProduct] as number)
-    if (st.insertRow.run(...row).changes === 1) {
-      counts.inserted++
-      return
-    }
-    const verdict = judge(event, st.latest.get(row[iUser], row[iOrigin], row[iOriginId]) as EventRef | undefined)
-    if (verdict === 'apply') st.replaceRow.run(...row.slice(3), row[iUser], row[iOrigin], row[iOriginId])
-    count(verdict)
-  }
-
-  // Rows are written as they arrive, inside a transaction committed every batchSize rows:
-  // nothing waits in memory, and a killed run leaves whole batches only.
-  let open = false
+  // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
+  // store's import writer): nothing waits in memory, and a killed run leaves whole batches only.
+  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun})
   let inBatch = 0
-  /** Products the open transaction refers to (the foreign key check, done per batch). */
-  const batchProducts = new Set<number>()
   let rejects: RejectsFile | undefined
   let pendingRejects: [number, string, string[]][] = []
   const commit = () => {
-    if (open) {
-      // The worker matched these products earlier through its own connection; one could
-      // have been deleted since (no write can happen while this transaction is open).
-      const ids = [...batchProducts]
-      const found = (db.prepare(`SELECT count(*) AS n FROM products WHERE id IN (${ids.map(() => '?').join(',')})`).get(...ids) as {n: number}).n
-      if (found !== ids.length) throw new OperationalError(`a product of ${o.file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
-      db.exec('COMMIT')
-      open = false
-      batchProducts.clear()
-    }
+    if (!writer.commit()) throw new OperationalError(`a product of ${o.file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
     rejects!.addMany(pendingRejects.sort((a, b) => a[0] - b[0]))
     counts.rejected += pendingRejects.length
@@ -177,38 +126,29 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
     inBatch = 0
   }
 
-  const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.path, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
   let layout: Preset | undefined
-  const cacheSize = db.pragma('cache_size', {simple: true})
-  const foreignKeys = db.pragma('foreign_keys', {simple: true})
-  // Product references are checked once per batch (commit) instead of once per row.
-  if (!o.dryRun) db.pragma('foreign_keys = OFF')
-  // Export ids are random, so the unique index is written all over: a larger page cache
-  // (40 MB, within the memory budget) while importing.
-  db.pragma('cache_size = -40960')
-  // Fewer WAL checkpoints while the import writes (each syncs the file, and a page rewritten
-  // by several batches is copied once): the WAL may grow to about 256 MB plus a batch.
-  db.pragma('wal_autocheckpoint = 65536')
+  let pipeline: Pipeline | undefined
   try {
+    pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.path, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
     for await (const m of pipeline.messages) {
       if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
       if (m.type === 'header') {
         layout = mapping ?? choosePreset(o.kind, m.header, o.preset)
         if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
         // Built here too so a layout the file cannot fill is refused before any row.
-        const mapper = new RowMapper(db, o.kind, layout, m.header, fallback)
+        const mapper = new RowMapper(store, o.kind, layout, m.header, fallback)
         rejects = new RejectsFile(rejectsTarget, mapper.header)
         pipeline.send({fallbackProductId: fallback?.id ?? null, layout, type: 'layout'})
         continue
       }
       if (m.type === 'end') break
-      for (const row of m.rows) {
-        if (!open && !o.dryRun) {
-          db.exec('BEGIN IMMEDIATE')
-          open = true
-        }
-        apply(row)
-        if (++inBatch >= batchSize) commit()
+      // A message's rows in chunks up to the end of the open batch.
+      for (let i = 0; i < m.rows.length; ) {
+        const n = Math.min(m.rows.length - i, batchSize - inBatch)
+        writer.writeChunk(m.rows, i, i + n)
+        i += n
+        inBatch += n
+        if (inBatch >= batchSize) commit()
       }
       for (const r of m.rejects) {
         pendingRejects.push(r)
@@ -221,14 +161,12 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
     if (!layout) throw new InvalidInputError(`${o.file} is empty: expected a header row and data rows`)
     commit()
   } finally {
-    if (open && db.inTransaction) db.exec('ROLLBACK')
-    db.pragma(`cache_size = ${cacheSize}`)
-    db.pragma('wal_autocheckpoint = 1000') // SQLite's default
-    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`)
-    await pipeline.close()
+    writer.close()
+    await pipeline?.close()
     rejects?.close()
   }
   const seconds = (performance.now() - started) / 1000
+  Object.assign(counts, writer.counts)
   return {
     ...counts,
     dry_run: Boolean(o.dryRun),

@@ -11,7 +11,8 @@ import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
 import {dateOrderProblems, ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
@@ -53,7 +54,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly statuses: Map<string, string> | undefined
 
   constructor(
-    db: DB,
+    store: StorePort,
     readonly kind: ImportKind,
     layout: Preset,
     header: string[],
@@ -92,9 +93,10 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(db)
-    this.fx = new FxTable(db)
-    this.products = new ProductMatcher(db, layout.product_types ?? [])
+    // Transitional: gateway table overrides are still read through the SQLite handle.
+    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(sqliteHandle(store))
+    this.fx = new FxTable(store.revenue)
+    this.products = new ProductMatcher(store, layout.product_types ?? [])
   }
 
   /** Column names of the header, as read (for the rejects file). */

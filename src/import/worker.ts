@@ -1,11 +1,11 @@
-import type Database from 'better-sqlite3'
 import {closeSync, openSync, readSync} from 'node:fs'
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
-import {loadExponents} from '../store/exponents.js'
-import {openReadOnly} from '../store/identify.js'
+import type {StorePort} from '../store/port.js'
+import {openReaderStore} from '../store/reader.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
@@ -13,7 +13,7 @@ import {RowMapper} from './rows.js'
 /**
  * The import's reading half, in a worker thread: stream the file through csv-parse,
  * map and validate each row (RowMapper, reading products and FX rates through its own
- * read-only connection), and post batches of ready rows to the main thread, which only
+ * read-only store, openReaderStore), and post batches of ready rows to the main thread, which only
  * writes. At most MAX_IN_FLIGHT batches wait unacknowledged, so memory stays flat.
  *
  * Records come from CsvReader (csv-reader.ts): csv-parse, with a shorter road for lines
@@ -108,7 +108,7 @@ async function main(): Promise<void> {
   const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
   let header: string[] | undefined
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
-  let db: Database.Database | undefined
+  let store: StorePort | undefined
   // Records of the current chunk (and the line each ends on) until they are mapped.
   let records: string[][] = []
   let lines: number[] = []
@@ -176,11 +176,11 @@ async function main(): Promise<void> {
       layoutReady = resolve
     })
     // As the main thread opened it: on read-only media too (a dry run on a read-only store).
-    db = openReadOnly(input.db).db
     // This thread's storage exponents are the store's record, as in the main thread.
-    loadExponents(db, {readonly: true})
-    const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)
-    mapper = new RowMapper(db, input.kind, m.layout, header!, fallback)
+    store = openReaderStore(input.db)
+    // Transitional: the catalog lookup still takes the SQLite handle.
+    const fallback = m.fallbackProductId === null ? undefined : productById(sqliteHandle(store), m.fallbackProductId)
+    mapper = new RowMapper(store, input.kind, m.layout, header!, fallback)
   }
 
   const fd = openSync(input.file, 'r')
@@ -209,7 +209,7 @@ async function main(): Promise<void> {
     port.postMessage({bytes, type: 'end'} satisfies WorkerMessage)
   } finally {
     closeSync(fd)
-    db?.close()
+    store?.close()
   }
 }
 

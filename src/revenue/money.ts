@@ -1,8 +1,7 @@
 import {isoDay} from '../clock.js'
 import {convertMinor, fromMinor, mulDivHalfUp} from '../currency.js'
 import {type FxRate, fxToday} from '../fx/rates.js'
-import {SNAPSHOT} from '../fx/sources.js'
-import type {DB} from '../store/db.js'
+import type {RevenueRepository} from '../store/port/revenue.js'
 
 /**
  * USD amounts of revenue records: integer cents at the FX rate of the record's created
@@ -79,18 +78,19 @@ export class FxTable {
   private readonly byCurrency = new Map<string, {operator: Series; snapshot: Series}>()
   private readonly cache = new Map<string, number | undefined>()
   private readonly today: string
-  private readonly load
 
-  constructor(db: DB, today = fxToday()) {
+  constructor(
+    private readonly rates: Pick<RevenueRepository, 'fxHistory'>,
+    today = fxToday(),
+  ) {
     this.today = today
-    this.load = db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true)
   }
 
   private series(currency: string): {operator: Series; snapshot: Series} {
     let e = this.byCurrency.get(currency)
     if (!e) {
       e = {operator: {dates: [], rates: []}, snapshot: {dates: [], rates: []}}
-      for (const [date, rate, snapshot] of this.load.all(currency) as [string, number, number][]) {
+      for (const {date, rate, snapshot} of this.rates.fxHistory(currency)) {
         const series = snapshot ? e.snapshot : e.operator
         series.dates.push(date)
         series.rates.push(rate)

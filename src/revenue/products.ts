@@ -1,10 +1,13 @@
 import {type IntegrationRef, productByApiId, productByGatewayRef, productByIntegration, type ProductRow} from '../catalog/lookup.js'
 import {InvalidInputError} from '../errors.js'
 import type {IntegrationObject} from '../schemas/revenue.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 
 /** The product a subscription or charge names: an api_id, or an integration object. */
-export function resolveProduct(db: DB, ref: IntegrationObject | string): ProductRow {
+export function resolveProduct(store: StorePort, ref: IntegrationObject | string): ProductRow {
+  // Transitional: the catalog lookups still take the SQLite handle.
+  const db = sqliteHandle(store)
   if (typeof ref === 'string') {
     const p = productByApiId(db, ref)
     if (!p) throw new InvalidInputError(`product: unknown product ${JSON.stringify(ref)} (list them with "pricectl products list", or pass an integration object)`)
@@ -26,10 +29,15 @@ export function resolveProduct(db: DB, ref: IntegrationObject | string): Product
 export class ProductMatcher {
   private readonly cache = new Map<string, ProductRow | undefined>()
 
+  private readonly db
+
   constructor(
-    private readonly db: DB,
+    store: StorePort,
     private readonly types: string[],
-  ) {}
+  ) {
+    // Transitional: the catalog lookups still take the SQLite handle.
+    this.db = sqliteHandle(store)
+  }
 
   match(ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
     const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`

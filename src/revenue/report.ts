@@ -2,7 +2,8 @@ import {nowSeconds} from '../clock.js'
 import {fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {ReportRow, RevenueReport} from '../schemas/revenue.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import type {By, Figures} from '../store/port/revenue.js'
 
 /**
  * `revenue report`: figures in USD from the stored records (docs/revenue.md defines
@@ -17,7 +18,7 @@ import type {DB} from '../store/db.js'
  * - net_revenue: succeeded charges created in the period, minus what was refunded of them
  */
 
-export type By = 'country' | 'month' | 'product'
+export type {By} from '../store/port/revenue.js'
 
 export type ReportOptions = {
   by: By
@@ -27,51 +28,8 @@ export type ReportOptions = {
   until?: number
 }
 
-const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
-
-function groupKey(by: By): string {
-  if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
-  if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
-  return "'all'"
-}
-
-type Figures = {active: number; churned: number; mrr: number; net: number; new: number; users: number}
-
 function empty(): Figures {
   return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
-}
-
-/** Figures of [start, end) grouped by `by` (one group "all" for a plain period). */
-function figures(db: DB, by: By, start: number, end: number): Map<string, Figures> {
-  const key = groupKey(by === 'month' ? 'month' : by)
-  const out = new Map<string, Figures>()
-  const get = (k: string) => {
-    let f = out.get(k)
-    if (!f) out.set(k, (f = empty()))
-    return f
-  }
-  const p = {end, start}
-  for (const r of db
-    .prepare(`SELECT ${key} AS k, count(*) AS n, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users FROM subscriptions t WHERE ${LIVE} GROUP BY k`)
-    .all(p) as {k: string; mrr: number; n: number; users: number}[]) {
-    Object.assign(get(r.k), {active: r.n, mrr: r.mrr, users: r.users})
-  }
-  for (const r of db
-    .prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.created >= @start AND t.created < @end AND t.status IN ('active', 'canceled') GROUP BY k`)
-    .all(p) as {k: string; n: number}[]) {
-    get(r.k).new = r.n
-  }
-  for (const r of db
-    .prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @start AND COALESCE(t.cancel_at, t.canceled_at) < @end GROUP BY k`)
-    .all(p) as {k: string; n: number}[]) {
-    get(r.k).churned = r.n
-  }
-  for (const r of db
-    .prepare(`SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`)
-    .all(p) as {k: string; net: number}[]) {
-    get(r.k).net = r.net
-  }
-  return out
 }
 
 function row(key: string, f: Figures): ReportRow {
@@ -95,27 +53,32 @@ function day(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 10)
 }
 
-export function revenueReport(db: DB, o: ReportOptions): RevenueReport {
+export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport {
   const now = nowSeconds()
   const until = o.until ?? monthStart(now, 1)
   const since = o.since ?? monthStart(until - 1, -11)
   if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)
   const rows: ReportRow[] = []
+  let totalsFigures: Figures
   if (o.by === 'month') {
     const months = (new Date(until * 1000).getUTCFullYear() - new Date(since * 1000).getUTCFullYear()) * 12 + 12
     if (months > 1200) throw new InvalidInputError('the report covers more than 100 years: narrow --since/--until')
-    for (let start = monthStart(since), i = 0; start < until; start = monthStart(start, 1), i++) {
-      const s = Math.max(start, since)
-      const e = Math.min(monthStart(start, 1), until)
-      const f = figures(db, 'month', s, e).get('all') ?? empty()
-      rows.push(row(day(start).slice(0, 7), f))
+    // Every month and the totals in one call to the store.
+    const periods: {end: number; key: string; start: number}[] = []
+    for (let start = monthStart(since); start < until; start = monthStart(start, 1)) {
+      periods.push({end: Math.min(monthStart(start, 1), until), key: day(start).slice(0, 7), start: Math.max(start, since)})
     }
+    const figures = store.revenue.figures('month', [...periods, {end: until, start: since}])
+    for (const [i, p] of periods.entries()) rows.push(row(p.key, figures[i].get('all') ?? empty()))
+    totalsFigures = figures.at(-1)!.get('all') ?? empty()
   } else {
-    const groups = figures(db, o.by, since, until)
+    const [groups] = store.revenue.figures(o.by, [{end: until, start: since}])
+    // Distinct users do not add up across groups: the totals are their own query.
+    totalsFigures = store.revenue.figures('month', [{end: until, start: since}])[0].get('all') ?? empty()
     for (const k of [...groups.keys()].sort()) rows.push(row(k, groups.get(k)!))
     rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || (a.key < b.key ? -1 : 1))
   }
-  const totals = row('total', figures(db, 'month', since, until).get('all') ?? empty())
+  const totals = row('total', totalsFigures)
   const last = day(until - 1)
   return {
     by: o.by,

@@ -13,7 +13,8 @@ import {
   SubscriptionUpdate,
 } from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {z} from 'zod'
 import {
   compareEvents,
@@ -29,14 +30,11 @@ import {monthlyMinor, usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
 import {
   type ListFilters,
-  listRows,
   orgId,
   type RecordKey,
-  statements,
   subscriptionRecord,
   subscriptionReduced,
   type SubscriptionRow,
-  subscriptionRow,
   type SubscriptionValues,
 } from './store.js'
 
@@ -61,20 +59,20 @@ function describe(key: RecordKey): string {
 }
 
 /** USD cents at the created date's rate, and the monthly figure. */
-export function usdFigures(db: DB, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
-  const rate = requireRate(db, currency, isoDay(created)).rate
+export function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
+  const rate = requireRate(sqliteHandle(store), currency, isoDay(created)).rate
   const usd = usdMinor(amountMinor, currency, rate)
   return {amount_usd_minor: usd, amount_usd_monthly_minor: monthlyMinor(usd, interval, intervalCount)}
 }
 
 /** The stored values of a create: every field replaced, optional ones absent -> null. */
-export function subscriptionValuesFromCreate(db: DB, input: SubscriptionCreate, product: ProductRow, event: EventRef): SubscriptionValues {
+export function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): SubscriptionValues {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const interval = product.interval
   const intervalCount = product.interval_count
   return {
     amount_minor: amountMinor,
-    ...usdFigures(db, amountMinor, input.currency, input.created, interval, intervalCount),
+    ...usdFigures(store, amountMinor, input.currency, input.created, interval, intervalCount),
     cancel_at: input.cancel_at ?? null,
     canceled_at: input.canceled_at ?? null,
     country: input.country ?? null,
@@ -94,36 +92,31 @@ export function subscriptionValuesFromCreate(db: DB, input: SubscriptionCreate, 
   }
 }
 
-export function createSubscription(db: DB, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
+export function createSubscription(store: StorePort, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
   const input = validate(SubscriptionCreate, body, 'subscription')
-  const product = resolveProduct(db, input.product)
-  const values = subscriptionValuesFromCreate(db, input, product, event)
+  const product = resolveProduct(store, input.product)
+  const values = subscriptionValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
-  const st = statements(db, 'subscriptions')
-  const org = orgId(db)
-  return db
-    .transaction((): WriteResult<SubscriptionRecord> => {
-      const existing = subscriptionRow(db, key)
-      if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-      const latest = existing && {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-      const verdict = judge(event, latest)
-      if (verdict === 'duplicate') return duplicate(event, existing, org)
-      if (verdict === 'stale') return {message: staleMessage('subscription', event, latest!), outcome: 'stale', record: subscriptionRecord(existing!, org)}
-      if (!existing) {
-        const tomb = latestDelete(db, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
-        if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
-        st.insertNew.run(values)
-      } else {
-        st.replace.run(values)
-      }
-      logEvent(db, 'subscription', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
-      return {
-        message: `subscription ${existing ? 'updated' : 'created'}: ${describe(key)}`,
-        outcome: existing ? 'updated' : 'created',
-        record: subscriptionRecord(values, org),
-      }
-    })
-    .immediate()
+  const org = orgId(store)
+  return store.transaction((): WriteResult<SubscriptionRecord> => {
+    const [existing] = store.revenue.rows('subscriptions', [key])
+    if (eventApplied(store, event.id)) return duplicate(event, existing, org)
+    const latest = existing && {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
+    const verdict = judge(event, latest)
+    if (verdict === 'duplicate') return duplicate(event, existing, org)
+    if (verdict === 'stale') return {message: staleMessage('subscription', event, latest!), outcome: 'stale', record: subscriptionRecord(existing!, org)}
+    if (!existing) {
+      const tomb = latestDelete(store, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
+      if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
+    }
+    store.revenue.save('subscriptions', [values])
+    logEvent(store, 'subscription', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
+    return {
+      message: `subscription ${existing ? 'updated' : 'created'}: ${describe(key)}`,
+      outcome: existing ? 'updated' : 'created',
+      record: subscriptionRecord(values, org),
+    }
+  }, {write: true})
 }
 
 function duplicate(event: EventRef, existing: SubscriptionValues | undefined, org: number): WriteResult<SubscriptionRecord> {
@@ -131,14 +124,14 @@ function duplicate(event: EventRef, existing: SubscriptionValues | undefined, or
 }
 
 /** A missing record: stale when a newer delete removed it, else not found. */
-function missing(db: DB, key: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
-  const tomb = latestDelete(db, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
+function missing(store: StorePort, key: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
+  const tomb = latestDelete(store, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
   if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
   throw new NotFoundError(`no subscription ${describe(key)} (create it with "pricectl subscriptions create", or list them with "pricectl subscriptions list --user-id ${key.user_id}")`)
 }
 
 /** Merge an update into the stored values; the status rules apply to the resulting status. */
-export function mergeSubscriptionUpdate(db: DB, current: SubscriptionValues, input: SubscriptionUpdate, event: EventRef): SubscriptionValues {
+export function mergeSubscriptionUpdate(store: StorePort, current: SubscriptionValues, input: SubscriptionUpdate, event: EventRef): SubscriptionValues {
   const status = input.status ?? current.status
   const problems = statusRuleProblems(status, input)
   if (problems.length > 0) {
@@ -151,7 +144,7 @@ export function mergeSubscriptionUpdate(db: DB, current: SubscriptionValues, inp
     amountMinor = toMinor(fromMinor(current.amount_minor, current.currency), currency, 'amount')
   }
   const created = input.created ?? current.created!
-  const usd = amountMinor === null ? {amount_usd_minor: null, amount_usd_monthly_minor: null} : usdFigures(db, amountMinor, currency, created, current.interval, current.interval_count)
+  const usd = amountMinor === null ? {amount_usd_minor: null, amount_usd_monthly_minor: null} : usdFigures(store, amountMinor, currency, created, current.interval, current.interval_count)
   // Cancel and trial fields only exist with their status: a status change clears them.
   const canceled = status === 'canceled'
   const trialing = status === 'trialing'
@@ -183,9 +176,9 @@ const DATE_FIELDS = ['created', 'cancel_at', 'canceled_at', 'trial_start', 'tria
  * An update or delete that need not run: the event was applied already, the record is
  * missing, or the event is older than the record's latest one.
  */
-function settledBefore(db: DB, key: RecordKey, existing: SubscriptionRow | undefined, event: EventRef, org: number): undefined | WriteResult<SubscriptionRecord> {
-  if (eventApplied(db, event.id)) return duplicate(event, existing, org)
-  if (!existing) return missing(db, key, event)
+function settledBefore(store: StorePort, key: RecordKey, existing: SubscriptionRow | undefined, event: EventRef, org: number): undefined | WriteResult<SubscriptionRecord> {
+  if (eventApplied(store, event.id)) return duplicate(event, existing, org)
+  if (!existing) return missing(store, key, event)
   const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
   const verdict = judge(event, latest)
   if (verdict === 'duplicate') return duplicate(event, existing, org)
@@ -193,51 +186,45 @@ function settledBefore(db: DB, key: RecordKey, existing: SubscriptionRow | undef
   return undefined
 }
 
-export function updateSubscription(db: DB, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
+export function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
   const key = validKey(keyInput)
   const input = validate(SubscriptionUpdate, body, 'subscription update')
-  const st = statements(db, 'subscriptions')
-  const org = orgId(db)
-  return db
-    .transaction((): WriteResult<SubscriptionRecord> => {
-      const existing = subscriptionRow(db, key)
-      const settled = settledBefore(db, key, existing, event, org)
-      // settled is set whenever the record is missing.
-      if (settled || !existing) return settled!
-      const values = mergeSubscriptionUpdate(db, existing, input, event)
-      st.replace.run(values)
-      logEvent(db, 'subscription', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
-      return {message: `subscription updated: ${describe(key)}`, outcome: 'updated', record: subscriptionRecord(values, org)}
-    })
-    .immediate()
+  const org = orgId(store)
+  return store.transaction((): WriteResult<SubscriptionRecord> => {
+    const [existing] = store.revenue.rows('subscriptions', [key])
+    const settled = settledBefore(store, key, existing, event, org)
+    // settled is set whenever the record is missing.
+    if (settled || !existing) return settled!
+    const values = mergeSubscriptionUpdate(store, existing, input, event)
+    store.revenue.save('subscriptions', [values])
+    logEvent(store, 'subscription', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
+    return {message: `subscription updated: ${describe(key)}`, outcome: 'updated', record: subscriptionRecord(values, org)}
+  }, {write: true})
 }
 
-export function deleteSubscription(db: DB, keyInput: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
+export function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
   const key = validKey(keyInput)
-  const st = statements(db, 'subscriptions')
-  const org = orgId(db)
-  return db
-    .transaction((): WriteResult<SubscriptionRecord> => {
-      const existing = subscriptionRow(db, key)
-      const settled = settledBefore(db, key, existing, event, org)
-      // settled is set whenever the record is missing.
-      if (settled || !existing) return settled!
-      st.del.run(key.user_id, key.origin, key.origin_id)
-      logEvent(db, 'subscription', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
-      return {message: `subscription deleted: ${describe(key)}`, outcome: 'deleted', record: subscriptionRecord(existing, org)}
-    })
-    .immediate()
+  const org = orgId(store)
+  return store.transaction((): WriteResult<SubscriptionRecord> => {
+    const [existing] = store.revenue.rows('subscriptions', [key])
+    const settled = settledBefore(store, key, existing, event, org)
+    // settled is set whenever the record is missing.
+    if (settled || !existing) return settled!
+    store.revenue.remove('subscriptions', [key])
+    logEvent(store, 'subscription', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
+    return {message: `subscription deleted: ${describe(key)}`, outcome: 'deleted', record: subscriptionRecord(existing, org)}
+  }, {write: true})
 }
 
-export function getSubscription(db: DB, keyInput: RecordKey): SubscriptionReduced {
+export function getSubscription(store: StorePort, keyInput: RecordKey): SubscriptionReduced {
   const key = validKey(keyInput)
-  const row = subscriptionRow(db, key)
+  const [row] = store.revenue.rows('subscriptions', [key])
   if (!row) throw new NotFoundError(`no subscription ${describe(key)} (list them with "pricectl subscriptions list --user-id ${key.user_id}")`)
-  return subscriptionReduced(row, orgId(db))
+  return subscriptionReduced(row, orgId(store))
 }
 
-export function listSubscriptions(db: DB, filters: ListFilters): {records: SubscriptionRecord[]; total: number} {
-  const {rows, total} = listRows<SubscriptionRow>(db, 'subscriptions', filters)
-  const org = orgId(db)
+export function listSubscriptions(store: StorePort, filters: ListFilters): {records: SubscriptionRecord[]; total: number} {
+  const {rows, total} = store.revenue.list('subscriptions', filters)
+  const org = orgId(store)
   return {records: rows.map((r) => subscriptionRecord(r, org)), total}
 }

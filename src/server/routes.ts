@@ -13,11 +13,12 @@ import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
 import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; writes: WriteQueue}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; store: StorePort; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -32,7 +33,7 @@ const auth = {config: {auth: true}}
  * write lock, and the queue tries again later without blocking other requests. Reads never
  * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, writes}: Deps): void {
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, store, writes}: Deps): void {
   /** A write through the server, in the write queue; the pricing context must not keep the old catalog. */
   const write = <T>(attempt: () => T): Promise<T> =>
     writes.run(() => {
@@ -126,43 +127,43 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createSubscription(db, request.body ?? {}, event))
+    const r = await write(() => createSubscription(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateSubscription(db, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(() => updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.get<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => ({
-    subscription: getSubscription(db, keyOf(request.params)),
+    subscription: getSubscription(store, keyOf(request.params)),
     success: true as const,
   }))
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => deleteSubscription(db, keyOf(request.params), event))
+    const r = await write(() => deleteSubscription(store, keyOf(request.params), event))
     return {message: r.message, record: r.record, success: true}
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createCharge(db, request.body ?? {}, event))
+    const r = await write(() => createCharge(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateCharge(db, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(() => updateCharge(store, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   // Not in the spec (its charge record is "not shown"); `pricectl charges get` has it.
   app.get<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => ({
-    charge: getCharge(db, keyOf(request.params)),
+    charge: getCharge(store, keyOf(request.params)),
     success: true as const,
   }))
 }

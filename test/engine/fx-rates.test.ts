@@ -5,6 +5,7 @@ import {rateOn, ratesOn, requireRate} from '../../src/fx/rates.js'
 import {listRates, setRate} from '../../src/fx/repository.js'
 import {fxKind, kindSql} from '../../src/fx/sources.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
+import {SqliteRevenue} from '../../src/store/sqlite/revenue.js'
 import {FxTable} from '../../src/revenue/money.js'
 import {PricingContexts} from '../../src/server/contexts.js'
 import {type DB, openStore} from '../../src/store/db.js'
@@ -137,7 +138,7 @@ describe('one rule everywhere', () => {
         const one = rateOn(db, 'EUR', on, today)
         expect(ratesOn(db, on, today).get('EUR')).toEqual(one)
         const seconds = Date.parse(`${on}T12:00:00Z`) / 1000
-        expect(new FxTable(db, today).rate('EUR', seconds)).toBe(one?.rate)
+        expect(new FxTable(new SqliteRevenue(db), today).rate('EUR', seconds)).toBe(one?.rate)
       }),
       {numRuns: 300},
     )

@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 import {NotFoundError} from '../../src/errors.js'
 import {compareEvents, type EventRef, judge, newEventId} from '../../src/revenue/events.js'
 import {createSubscription, deleteSubscription, updateSubscription} from '../../src/revenue/subscriptions.js'
-import type {DB} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
 import {dumpTable, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 
 describe('event order', () => {
@@ -76,14 +76,14 @@ function eventStream(seed: number): Ev[] {
 }
 
 /** Deliver events like a gateway does: an update that finds no record yet is retried later. */
-function deliver(db: DB, events: Ev[]): void {
+function deliver(store: StorePort, events: Ev[]): void {
   const queue = [...events]
   let guard = 0
   while (queue.length > 0) {
     const e = queue.shift()!
     try {
-      if (e.kind === 'create') createSubscription(db, e.body, e.event)
-      else updateSubscription(db, e.key, e.body, e.event)
+      if (e.kind === 'create') createSubscription(store, e.body, e.event)
+      else updateSubscription(store, e.key, e.body, e.event)
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
       queue.push(e)
@@ -116,9 +116,9 @@ function shuffle<T>(items: T[], seed: number): T[] {
 
 function finalState(events: Ev[]): unknown[] {
   const path = join(tempDir(), 'events.db')
-  return withStore(path, (db) => {
+  return withStore(path, (db, store) => {
     seedCatalog(db)
-    deliver(db, events)
+    deliver(store, events)
     return dumpTable(db, 'subscriptions')
   })
 }
@@ -141,27 +141,27 @@ describe('shuffled event streams', () => {
 describe('single writes as events', () => {
   it('ignores a stale event, applies a repeated id once, and keeps a delete against an older create', () => {
     const path = join(tempDir(), 'single.db')
-    withStore(path, (db) => {
+    withStore(path, (db, store) => {
       seedCatalog(db)
       const body = {amount: 9.99, created: 1_767_225_600, currency: 'USD', origin: 'gateway_a', origin_id: 's1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
       const key = {origin: 'gateway_a', origin_id: 's1', user_id: 'u1'}
-      expect(createSubscription(db, body, {id: 'c1', timestamp: 100}).outcome).toBe('created')
-      const stale = updateSubscription(db, key, {amount: 20}, {id: 'u0', timestamp: 50})
+      expect(createSubscription(store, body, {id: 'c1', timestamp: 100}).outcome).toBe('created')
+      const stale = updateSubscription(store, key, {amount: 20}, {id: 'u0', timestamp: 50})
       expect(stale.outcome).toBe('stale')
       expect(stale.message).toMatch(/^stale event ignored/)
       expect(stale.record!.amount).toBe(9.99)
-      expect(updateSubscription(db, key, {amount: 12}, {id: 'u1', timestamp: 200}).record!.amount).toBe(12)
+      expect(updateSubscription(store, key, {amount: 12}, {id: 'u1', timestamp: 200}).record!.amount).toBe(12)
       // u1 again, even with other content and a newer timestamp: applied once.
-      const again = updateSubscription(db, key, {amount: 99}, {id: 'u1', timestamp: 300})
+      const again = updateSubscription(store, key, {amount: 99}, {id: 'u1', timestamp: 300})
       expect(again.outcome).toBe('duplicate')
       expect(again.record!.amount).toBe(12)
-      expect(deleteSubscription(db, key, {id: 'd1', timestamp: 400}).outcome).toBe('deleted')
+      expect(deleteSubscription(store, key, {id: 'd1', timestamp: 400}).outcome).toBe('deleted')
       // A create older than the delete does not bring it back; a newer one does.
-      expect(createSubscription(db, body, {id: 'c2', timestamp: 350}).outcome).toBe('stale')
+      expect(createSubscription(store, body, {id: 'c2', timestamp: 350}).outcome).toBe('stale')
       expect(db.prepare('SELECT count(*) AS n FROM subscriptions').get()).toEqual({n: 0})
-      expect(createSubscription(db, body, {id: 'c3', timestamp: 500}).outcome).toBe('created')
+      expect(createSubscription(store, body, {id: 'c3', timestamp: 500}).outcome).toBe('created')
       // An update older than the record's latest event but for a live record: stale.
-      expect(updateSubscription(db, key, {status: 'canceled', cancel_at: 1_769_904_000}, {id: 'u2', timestamp: 450}).outcome).toBe('stale')
+      expect(updateSubscription(store, key, {status: 'canceled', cancel_at: 1_769_904_000}, {id: 'u2', timestamp: 450}).outcome).toBe('stale')
     })
   })
 })

@@ -5,6 +5,7 @@ import {fromMinor, toMinor} from '../../src/currency.js'
 import {rateOn} from '../../src/fx/rates.js'
 import {amountCodes, parseUnits} from '../../src/import/amounts.js'
 import {parseDate, parseInterval} from '../../src/import/rows.js'
+import {SqliteRevenue} from '../../src/store/sqlite/revenue.js'
 import {FxTable, monthlyMinor, usdMinor} from '../../src/revenue/money.js'
 import {setRates, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {join} from 'node:path'
@@ -84,7 +85,7 @@ describe('FxTable (in-memory rates of an import)', () => {
       setRates(db, '2024-01-10', {EUR: 0.9})
       setRates(db, '2024-03-01', {EUR: 0.8}, false)
       setRates(db, '2024-06-15', {EUR: 0.85}, false)
-      const table = new FxTable(db)
+      const table = new FxTable(new SqliteRevenue(db))
       fc.assert(
         fc.property(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), (seconds) => {
           const day = new Date(seconds * 1000).toISOString().slice(0, 10)

@@ -3,6 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import {type DB, openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
 import {ROOT, type Run} from './run.js'
 
 /**
@@ -21,11 +22,11 @@ export type TestProduct = {
   interval_count?: number
 }
 
-/** Open (creating and migrating) a store; the caller closes it. */
-export function withStore<T>(path: string, fn: (db: DB) => T): T {
+/** Open (creating and migrating) a store for `fn`, with its SQLite handle and its port. */
+export function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): T {
   const store = openStore(path)
   try {
-    return fn(store.db)
+    return fn(store.db, store)
   } finally {
     store.close()
   }

@@ -1,6 +1,43 @@
+import type {RevenueTable} from './revenue.js'
+
 /**
- * The imports part of the storage port (see ../port.ts). Methods are synchronous and shaped for
- * bulk work: a single call is a chunk of one.
+ * The imports part of the storage port (see ../port.ts): bulk import rows streamed into the
+ * revenue tables a chunk at a time, in batches that commit whole.
+ *
+ * A row is an array in the table's column order (SUBSCRIPTION_COLUMNS / CHARGE_COLUMNS of
+ * ./revenue.ts) and is an event (its latest_event_* columns), so the writer keeps the event
+ * rules of single writes: a new key is inserted; an existing record is replaced only by a
+ * newer event (`judge`), the same event is "unchanged", an older one "stale"; a row older
+ * than the record's delete (tombstone) is stale too. That is what makes an import resumable
+ * and idempotent: running it again after a kill inserts the rest, and a finished one again
+ * changes nothing.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface ImportsRepository {}
+
+/** What the rows written so far did. */
+export type ImportWriteCounts = {inserted: number; stale: number; unchanged: number; updated: number}
+
+export interface ImportWriter {
+  /** What the rows written so far did (committed or not). */
+  readonly counts: ImportWriteCounts
+  /**
+   * Write rows [from, to) of a chunk (default: all of it) into the open batch, which the
+   * first row begins. A dry run writes nothing and counts what the rows would do.
+   */
+  writeChunk(rows: readonly (readonly unknown[])[], from?: number, to?: number): void
+  /**
+   * Commit the open batch (nothing open: nothing to do). False when a product the batch's
+   * rows refer to was deleted while they were prepared: nothing is committed, and close()
+   * rolls the batch back.
+   */
+  commit(): boolean
+  /** Finish: roll back a batch not committed and restore what the writer tuned for bulk work. */
+  close(): void
+}
+
+export interface ImportsRepository {
+  /**
+   * A writer of import rows into `table`. The store is tuned for bulk writes until close()
+   * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).
+   */
+  writer(table: RevenueTable, options?: {dryRun?: boolean}): ImportWriter
+}

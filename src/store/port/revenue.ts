@@ -1,6 +1,179 @@
 /**
- * The revenue part of the storage port (see ../port.ts). Methods are synchronous and shaped for
- * bulk work: a single call is a chunk of one.
+ * The revenue part of the storage port (see ../port.ts): subscriptions and charges keyed by
+ * (user_id, origin, origin_id), the event log that orders writes to them, the figures of
+ * `revenue report` and the FX history records are converted at. Methods are synchronous and
+ * shaped for bulk work: a single call is a chunk of one.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface RevenueRepository {}
+
+export type RecordKey = {origin: string; origin_id: string; user_id: string}
+
+export type SubscriptionValues = {
+  amount_minor: null | number
+  amount_usd_minor: null | number
+  amount_usd_monthly_minor: null | number
+  cancel_at: null | number
+  canceled_at: null | number
+  country: null | string
+  created: null | number
+  currency: null | string
+  interval: null | string
+  interval_count: null | number
+  latest_event_id: string
+  latest_event_timestamp: number
+  origin: string
+  origin_id: string
+  product_id: null | number
+  status: string
+  trial_end: null | number
+  trial_start: null | number
+  user_id: string
+}
+export type SubscriptionRow = SubscriptionValues & {id: number}
+
+export type ChargeValues = {
+  amount_minor: null | number
+  amount_refunded_minor: number
+  amount_refunded_usd_minor: number
+  amount_usd_minor: null | number
+  country: null | string
+  created: null | number
+  currency: null | string
+  latest_event_id: string
+  latest_event_timestamp: number
+  metadata_json: null | string
+  origin: string
+  origin_id: string
+  product_id: null | number
+  status: string
+  user_id: string
+}
+export type ChargeRow = ChargeValues & {id: number}
+
+/**
+ * Column order of a record as an array (import rows travel as arrays in this order):
+ * the key (user_id, origin, origin_id) first, the latest event last.
+ */
+export const SUBSCRIPTION_COLUMNS = [
+  'user_id',
+  'origin',
+  'origin_id',
+  'product_id',
+  'country',
+  'created',
+  'interval',
+  'interval_count',
+  'status',
+  'cancel_at',
+  'canceled_at',
+  'trial_start',
+  'trial_end',
+  'currency',
+  'amount_minor',
+  'amount_usd_minor',
+  'amount_usd_monthly_minor',
+  'latest_event_timestamp',
+  'latest_event_id',
+] as const satisfies readonly (keyof SubscriptionValues)[]
+
+export const CHARGE_COLUMNS = [
+  'user_id',
+  'origin',
+  'origin_id',
+  'product_id',
+  'country',
+  'created',
+  'status',
+  'currency',
+  'amount_minor',
+  'amount_refunded_minor',
+  'amount_usd_minor',
+  'amount_refunded_usd_minor',
+  'metadata_json',
+  'latest_event_timestamp',
+  'latest_event_id',
+] as const satisfies readonly (keyof ChargeValues)[]
+
+export type RevenueTable = 'charges' | 'subscriptions'
+export type ValuesOf<T extends RevenueTable> = T extends 'charges' ? ChargeValues : SubscriptionValues
+export type RowOf<T extends RevenueTable> = T extends 'charges' ? ChargeRow : SubscriptionRow
+
+// ---- events
+
+/** An event: every write to a subscription or charge is one (docs/revenue.md). */
+export type EventRef = {id: string; timestamp: number}
+export type Kind = 'charge' | 'subscription'
+export type Action = 'create' | 'delete' | 'update'
+export type Verdict = 'apply' | 'duplicate' | 'stale'
+/** One applied event, as logged. `key` is recordKey(user_id, origin, origin_id). */
+export type LoggedEvent = {action: Action; event: EventRef; key: string; kind: Kind}
+
+/**
+ * The order every adapter keeps: events are totally ordered by (timestamp, id), ids
+ * compared as plain strings, so the state after any delivery order equals the state
+ * after the sorted replay.
+ */
+export function compareEvents(a: EventRef, b: EventRef): number {
+  if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? -1 : 1
+  return a.id === b.id ? 0 : a.id < b.id ? -1 : 1
+}
+
+/** What an event does to a record whose latest event is `latest` (undefined: no record). */
+export function judge(event: EventRef, latest: EventRef | undefined): Verdict {
+  if (!latest) return 'apply'
+  const c = compareEvents(event, latest)
+  return c > 0 ? 'apply' : c === 0 ? 'duplicate' : 'stale'
+}
+
+/** The key of a record in the event log. */
+export function recordKey(userId: string, origin: string, originId: string): string {
+  return JSON.stringify([userId, origin, originId])
+}
+
+// ---- lists and the report
+
+export type ListFilters = {
+  limit?: number
+  origin?: string
+  /** A product's api_id. */
+  product?: string
+  since?: number
+  status?: string
+  until?: number
+  user_id?: string
+}
+
+/** How `revenue report` groups: by month (one group "all" per period), country or product api_id. */
+export type By = 'country' | 'month' | 'product'
+
+/** The figures of one group of one period, in USD cents (docs/revenue.md defines each). */
+export type Figures = {active: number; churned: number; mrr: number; net: number; new: number; users: number}
+
+/** A period [start, end) in UNIX seconds. */
+export type Period = {end: number; start: number}
+
+/** One currency's FX history, ascending by date, each rate tagged operator-set or bundled snapshot. */
+export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
+
+export interface RevenueRepository {
+  /** The stored records of the keys, in order (undefined where none). */
+  rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[]
+  /** Write whole records: inserted when the key is new, every column replaced otherwise. */
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void
+  /** Delete the records of the keys (absent ones are skipped). */
+  remove(table: RevenueTable, keys: readonly RecordKey[]): void
+  /** Which of the event ids were applied before (by any write of this store). */
+  appliedEvents(ids: readonly string[]): Set<string>
+  /** Log applied events, applied at `appliedAt` (ISO 8601); each id once: logging an id again is an error. */
+  logEvents(events: readonly LoggedEvent[], appliedAt: string): void
+  /**
+   * The latest delete (tombstone) per record key of a kind, so an older create cannot
+   * resurrect a deleted record; of the given keys only, or every one (imports: deletes are rare).
+   */
+  latestDeletes(kind: Kind, keys?: readonly string[]): Map<string, EventRef>
+  /** Records matching the filters, newest first (created, then id), and the total before the limit. */
+  list<T extends RevenueTable>(table: T, filters: ListFilters): {rows: RowOf<T>[]; total: number}
+  /** The report's figures per group, one map per period, in order. */
+  figures(by: By, periods: readonly Period[]): Map<string, Figures>[]
+  /** One currency's FX history (units per USD), read once per currency by imports. */
+  fxHistory(currency: string): FxHistory
+}

@@ -1,7 +1,191 @@
+import {SNAPSHOT} from '../../fx/sources.js'
 import type {DB} from '../db.js'
-import type {RevenueRepository} from '../port/revenue.js'
+import {
+  type By,
+  CHARGE_COLUMNS,
+  compareEvents,
+  type EventRef,
+  type Figures,
+  type FxHistory,
+  type Kind,
+  type ListFilters,
+  type LoggedEvent,
+  type Period,
+  type RecordKey,
+  type RevenueRepository,
+  type RevenueTable,
+  type RowOf,
+  SUBSCRIPTION_COLUMNS,
+  type ValuesOf,
+} from '../port/revenue.js'
+
+function columnsOf(table: RevenueTable): readonly string[] {
+  return table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+}
+
+/**
+ * Prepared statements of one revenue table, bound by name from a values object (extra keys
+ * are ignored), or positionally from an import row in *_COLUMNS order.
+ */
+export function tableStatements(db: DB, table: RevenueTable) {
+  const cols = columnsOf(table)
+  const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
+  return {
+    del: db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    get: db.prepare(`SELECT * FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Inserts, or reports 0 changes when the key exists. */
+    insertNew: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Replace every column of an existing record. */
+    replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
+    /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
+    insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    /** replace with positional values: the row without its key (user_id, origin, origin_id come first), then the key. */
+    replaceRow: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+  }
+}
+
+export type TableStatements = ReturnType<typeof tableStatements>
+
+const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
+
+function groupKey(by: By): string {
+  if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
+  if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
+  return "'all'"
+}
+
+function empty(): Figures {
+  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
+}
 
 /** SQLite adapter of the revenue repository: every statement prepared once per store. */
 export class SqliteRevenue implements RevenueRepository {
-  constructor(private readonly db: DB) {}
+  private readonly tables = new Map<RevenueTable, TableStatements>()
+  private readonly reports = new Map<By, ReturnType<SqliteRevenue['prepareFigures']>>()
+  private readonly s
+
+  constructor(private readonly db: DB) {
+    this.s = {
+      applied: db.prepare('SELECT 1 FROM events WHERE event_id = ?').pluck(),
+      deletesOf: db.prepare("SELECT record_key, event_id AS id, timestamp FROM events WHERE kind = ? AND action = 'delete'"),
+      fx: db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true),
+      latestDelete: db.prepare("SELECT event_id AS id, timestamp FROM events WHERE kind = ? AND record_key = ? AND action = 'delete' ORDER BY timestamp DESC, event_id DESC LIMIT 1"),
+      log: db.prepare('INSERT INTO events (event_id, kind, action, record_key, timestamp, applied_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    }
+  }
+
+  /** Several writes land together; one write (or one inside a caller's transaction) needs no transaction of its own. */
+  private chunk(fn: () => void, n: number): void {
+    if (n <= 1 || this.db.inTransaction) fn()
+    else this.db.transaction(fn)()
+  }
+
+  /** The statements of a table (the import writer shares them). */
+  statements(table: RevenueTable): TableStatements {
+    let st = this.tables.get(table)
+    if (!st) this.tables.set(table, (st = tableStatements(this.db, table)))
+    return st
+  }
+
+  rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[] {
+    const {get} = this.statements(table)
+    return keys.map((k) => get.get(k.user_id, k.origin, k.origin_id) as RowOf<T> | undefined)
+  }
+
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void {
+    const st = this.statements(table)
+    this.chunk(() => {
+      for (const v of values) if (st.insertNew.run(v).changes === 0) st.replace.run(v)
+    }, values.length)
+  }
+
+  remove(table: RevenueTable, keys: readonly RecordKey[]): void {
+    const {del} = this.statements(table)
+    this.chunk(() => {
+      for (const k of keys) del.run(k.user_id, k.origin, k.origin_id)
+    }, keys.length)
+  }
+
+  appliedEvents(ids: readonly string[]): Set<string> {
+    const out = new Set<string>()
+    for (const id of ids) if (this.s.applied.get(id) !== undefined) out.add(id)
+    return out
+  }
+
+  logEvents(events: readonly LoggedEvent[], appliedAt: string): void {
+    this.chunk(() => {
+      for (const e of events) this.s.log.run(e.event.id, e.kind, e.action, e.key, e.event.timestamp, appliedAt)
+    }, events.length)
+  }
+
+  latestDeletes(kind: Kind, keys?: readonly string[]): Map<string, EventRef> {
+    const out = new Map<string, EventRef>()
+    if (keys) {
+      for (const k of keys) {
+        const r = this.s.latestDelete.get(kind, k) as EventRef | undefined
+        if (r) out.set(k, r)
+      }
+      return out
+    }
+    for (const r of this.s.deletesOf.all(kind) as (EventRef & {record_key: string})[]) {
+      const prev = out.get(r.record_key)
+      if (!prev || compareEvents(r, prev) > 0) out.set(r.record_key, {id: r.id, timestamp: r.timestamp})
+    }
+    return out
+  }
+
+  list<T extends RevenueTable>(table: T, f: ListFilters): {rows: RowOf<T>[]; total: number} {
+    const where: string[] = []
+    const params: unknown[] = []
+    if (f.user_id !== undefined) where.push('t.user_id = ?'), params.push(f.user_id)
+    if (f.status !== undefined) where.push('t.status = ?'), params.push(f.status)
+    if (f.origin !== undefined) where.push('t.origin = ?'), params.push(f.origin)
+    if (f.product !== undefined) where.push('t.product_id = (SELECT id FROM products WHERE api_id = ?)'), params.push(f.product)
+    if (f.since !== undefined) where.push('t.created >= ?'), params.push(f.since)
+    if (f.until !== undefined) where.push('t.created < ?'), params.push(f.until)
+    const w = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
+    const total = (this.db.prepare(`SELECT count(*) AS n FROM ${table} t ${w}`).get(...params) as {n: number}).n
+    const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
+    const rows = this.db.prepare(`SELECT t.* FROM ${table} t ${w} ORDER BY t.created DESC, t.id DESC${limit}`).all(...params) as RowOf<T>[]
+    return {rows, total}
+  }
+
+  private prepareFigures(by: By) {
+    const key = groupKey(by)
+    const db = this.db
+    return {
+      churned: db.prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @start AND COALESCE(t.cancel_at, t.canceled_at) < @end GROUP BY k`),
+      live: db.prepare(`SELECT ${key} AS k, count(*) AS n, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users FROM subscriptions t WHERE ${LIVE} GROUP BY k`),
+      net: db.prepare(`SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`),
+      started: db.prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.created >= @start AND t.created < @end AND t.status IN ('active', 'canceled') GROUP BY k`),
+    }
+  }
+
+  figures(by: By, periods: readonly Period[]): Map<string, Figures>[] {
+    let st = this.reports.get(by)
+    if (!st) this.reports.set(by, (st = this.prepareFigures(by)))
+    const q = st
+    // One read transaction: every period sees the same store.
+    return this.db.transaction(() =>
+      periods.map(({end, start}) => {
+        const out = new Map<string, Figures>()
+        const get = (k: string) => {
+          let f = out.get(k)
+          if (!f) out.set(k, (f = empty()))
+          return f
+        }
+        const p = {end, start}
+        for (const r of q.live.all(p) as {k: string; mrr: number; n: number; users: number}[]) Object.assign(get(r.k), {active: r.n, mrr: r.mrr, users: r.users})
+        for (const r of q.started.all(p) as {k: string; n: number}[]) get(r.k).new = r.n
+        for (const r of q.churned.all(p) as {k: string; n: number}[]) get(r.k).churned = r.n
+        for (const r of q.net.all(p) as {k: string; net: number}[]) get(r.k).net = r.net
+        return out
+      }),
+    )()
+  }
+
+  fxHistory(currency: string): FxHistory {
+    return (this.s.fx.all(currency) as [string, number, number][]).map(([date, rate, snapshot]) => ({date, rate, snapshot: Boolean(snapshot)}))
+  }
 }

@@ -72,7 +72,7 @@ export class SqliteStore implements StorePort {
   }
 
   get imports(): SqliteImports {
-    return this.repo('imports', () => new SqliteImports(this.db))
+    return this.repo('imports', () => new SqliteImports(this.db, this.revenue))
   }
 
   get keys(): SqliteKeys {
