@@ -22,10 +22,10 @@ and results. Stop a running one with "pricectl experiments stop ID".`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const e = requireExperiment(this.store.db, id)
+    const e = requireExperiment(this.store, id)
     assertDeletable(e)
     await confirmDestructive(this.flags.yes, `delete draft experiment ${id} "${e.name}"`)
-    deleteExperiment(this.store.db, id)
+    deleteExperiment(this.store, id)
     const message = `deleted experiment ${id} "${e.name}"`
     this.log(message)
     return {id, message, success: true as const}

@@ -28,7 +28,7 @@ and the probability of being best (Monte Carlo over the posteriors, seeded).`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const r = experimentResults(this.store.db, id, {
+    const r = experimentResults(this.store, id, {
       draws: intFlag(this.flags.draws, '--draws', {max: 10_000_000, min: 100}),
       seed: intFlag(this.flags.seed, '--seed', {max: 4_294_967_295}),
     })

@@ -16,7 +16,7 @@ export default class ExperimentsShow extends BaseCommand<typeof ExperimentsShow>
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const e = requireExperiment(this.store.db, id)
+    const e = requireExperiment(this.store, id)
     this.log(experimentDetail(e))
     return {experiment: experimentOutput(e), message: `experiment ${id}`, success: true}
   }

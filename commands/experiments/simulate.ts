@@ -66,8 +66,7 @@ store itself is not changed).`
         if (!existsSync(source)) throw new InvalidInputError(`no store at ${source} to simulate against (omit --db for a fresh temporary store)`)
         const src = openStore(source, {migrate: false})
         try {
-          // The path is a bound parameter, never SQL text.
-          src.db.prepare('VACUUM INTO ?').run(path)
+          src.copyTo(path)
         } finally {
           src.close()
         }
@@ -76,14 +75,14 @@ store itself is not changed).`
       }
       const store = openStore(path)
       try {
-        const setup = simulationArms(store.db, {
+        const setup = simulationArms(store, {
           arms: flags.arm?.map((a, i) => parseArm(a, `--arm #${i + 1}`)),
           basePx: flags['base-px'],
           countries,
           experimentId: this.args.id,
           product: flags.product,
         })
-        const result = await simulate(store.db, {
+        const result = await simulate(store, {
           ...setup,
           batch,
           demand,

@@ -15,7 +15,7 @@ export default class ExperimentsStart extends BaseCommand<typeof ExperimentsStar
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const {changed, experiment} = startExperiment(this.store.db, id)
+    const {changed, experiment} = startExperiment(this.store, id)
     const message = changed ? `started experiment ${id} "${experiment.name}"` : `experiment ${id} is already running`
     this.log(message)
     return {experiment: experimentOutput(experiment), message, success: true}

@@ -18,7 +18,7 @@ Results stay available ("pricectl experiments results ID").`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const {changed, experiment} = stopExperiment(this.store.db, id)
+    const {changed, experiment} = stopExperiment(this.store, id)
     const message = changed ? `stopped experiment ${id} "${experiment.name}"` : `experiment ${id} is not running (${experiment.status})`
     this.log(message)
     return {experiment: experimentOutput(experiment), message, success: true}

@@ -3,26 +3,12 @@ import {fromMinor, toMinor} from '../currency.js'
 import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {type ArmInput, BASELINE, checkArms, ExperimentInput, type ExperimentOutput, ExperimentPatch} from '../schemas/experiments.js'
 import {formatIssues, validate} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {getSetting} from '../store/settings.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {armIdOut, armUsdMinor, describeArm} from './model.js'
 import {freshSeed} from './random.js'
-import {
-  type Arm,
-  audienceIdOf,
-  type Experiment,
-  type ExperimentDef,
-  type ExperimentProduct,
-  getExperiment,
-  insertExperiment,
-  listExperiments,
-  productsByApiId,
-  removeExperiment,
-  replaceExperiment,
-  runningOn,
-  setStatus,
-  type Status,
-} from './store.js'
+import type {Arm, Experiment, ExperimentDef, ExperimentProduct, Status} from './store.js'
 
 /** Store setting holding the default seed of new experiments (`experiments create` without --seed). */
 export const SEED_SETTING = 'experiment_seed'
@@ -51,8 +37,8 @@ export function experimentOutput(e: Experiment): ExperimentOutput {
   }
 }
 
-export function requireExperiment(db: DB, id: number): Experiment {
-  const e = getExperiment(db, id)
+export function requireExperiment(store: StorePort, id: number): Experiment {
+  const [e] = store.experiments.get([id])
   if (!e) throw new NotFoundError(`no experiment ${id} (see "pricectl experiments list")`)
   return e
 }
@@ -64,9 +50,10 @@ export function parseExperimentId(text: string): number {
 }
 
 /** The seed of a new experiment: given > store setting > a fresh random one (stored with it). */
-function seedFor(db: DB, given: null | number | undefined): number {
+function seedFor(store: StorePort, given: null | number | undefined): number {
   if (given !== undefined && given !== null) return given
-  const setting = getSetting(db, SEED_SETTING)
+  // Transitional: store settings are still read through the SQLite handle.
+  const setting = getSetting(sqliteHandle(store), SEED_SETTING)
   if (setting !== undefined && /^\d+$/.test(setting)) return Number(setting)
   return freshSeed()
 }
@@ -148,15 +135,15 @@ type Merged = {
 }
 
 /** Turn validated input into a definition: products and audience resolved, arms numbered, bounds checked. */
-function resolve(db: DB, input: Merged, seed: number): ExperimentDef {
+function resolve(store: StorePort, input: Merged, seed: number): ExperimentDef {
   const wanted = [...(input.products ?? [])]
   if (input.type === 'packaging') for (const a of input.arms) for (const p of a.products ?? []) if (!wanted.includes(p)) wanted.push(p)
-  const found = productsByApiId(db, wanted)
+  const found = store.experiments.productsByApiId(wanted)
   const unknown = wanted.filter((p) => !found.has(p))
   if (unknown.length > 0) throw new InvalidInputError(`unknown product${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => JSON.stringify(p)).join(', ')} (see "pricectl products list")`)
   let audienceId: null | number = null
   if (input.audience) {
-    const id = audienceIdOf(db, input.audience)
+    const id = store.experiments.audienceIds([input.audience]).get(input.audience)
     if (id === undefined) throw new InvalidInputError(`audience: unknown audience ${JSON.stringify(input.audience)} (see "pricectl audiences list")`)
     audienceId = id
   }
@@ -171,18 +158,16 @@ function resolve(db: DB, input: Merged, seed: number): ExperimentDef {
  * `start`, the start (and its checks: bounds, another running experiment on the same
  * visitors) happens in the same transaction, so a refused start leaves no draft behind.
  */
-export function createExperiment(db: DB, body: unknown, options: {start?: boolean} = {}): Experiment {
+export function createExperiment(store: StorePort, body: unknown, options: {start?: boolean} = {}): Experiment {
   const input = validate(ExperimentInput, body, 'experiment')
-  const def = resolve(db, input, seedFor(db, input.seed))
-  const id = db
-    .transaction(() => {
-      const now = nowIso()
-      const created = insertExperiment(db, def, now)
-      if (options.start) startInTransaction(db, requireExperiment(db, created), now)
-      return created
-    })
-    .immediate()
-  return getExperiment(db, id)!
+  const def = resolve(store, input, seedFor(store, input.seed))
+  const id = store.transaction(() => {
+    const now = nowIso()
+    const [created] = store.experiments.insert([def], now)
+    if (options.start) startInTransaction(store, requireExperiment(store, created), now)
+    return created
+  }, {write: true})
+  return requireExperiment(store, id)
 }
 
 /** Back from the stored experiment to an input the patch can be laid over. */
@@ -214,9 +199,9 @@ const DRAFT_ONLY = ['arms', 'audience', 'countries', 'products', 'type'] as cons
  * target only while a draft (changing them under running visitors would mix outcomes of
  * different prices in one arm).
  */
-export function updateExperiment(db: DB, id: number, body: unknown): {changed: boolean; experiment: Experiment} {
+export function updateExperiment(store: StorePort, id: number, body: unknown): {changed: boolean; experiment: Experiment} {
   const patch = validate(ExperimentPatch, body, 'experiment update')
-  const e = requireExperiment(db, id)
+  const e = requireExperiment(store, id)
   if (e.status !== 'draft') {
     const locked = DRAFT_ONLY.filter((k) => patch[k] !== undefined)
     if (locked.length > 0) {
@@ -234,10 +219,10 @@ export function updateExperiment(db: DB, id: number, body: unknown): {changed: b
   const issues: string[] = []
   checkArms(merged, {addIssue: (i) => issues.push(formatIssues([{...i, code: 'custom'} as never]))})
   if (issues.length > 0) throw new InvalidInputError(`invalid experiment update: ${issues.join('; ')}`)
-  const def = resolve(db, merged, merged.seed ?? e.seed)
+  const def = resolve(store, merged, merged.seed ?? e.seed)
   const before = JSON.stringify(experimentOutput(e))
-  db.transaction(() => replaceExperiment(db, id, def, nowIso())).immediate()
-  const after = getExperiment(db, id)!
+  store.transaction(() => store.experiments.replace(id, def, nowIso()), {write: true})
+  const after = requireExperiment(store, id)
   const changed = JSON.stringify({...experimentOutput(after), updated_at: e.updated_at}) !== before
   return {changed, experiment: after}
 }
@@ -249,34 +234,34 @@ export function updateExperiment(db: DB, id: number, body: unknown): {changed: b
  * same visitors (overlapping countries and audience): a lock holds one experiment, so
  * they would split each other's traffic silently.
  */
-export function startExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
+export function startExperiment(store: StorePort, id: number): {changed: boolean; experiment: Experiment} {
   // The checks and the start in one write transaction: another process cannot start a
   // clashing experiment between the check and the write.
-  const changed = db
-    .transaction(() => {
-      const e = requireExperiment(db, id)
-      if (e.status === 'running') return false
-      startInTransaction(db, e, nowIso())
-      return true
-    })
-    .immediate()
-  return {changed, experiment: getExperiment(db, id)!}
+  const changed = store.transaction(() => {
+    const e = requireExperiment(store, id)
+    if (e.status === 'running') return false
+    startInTransaction(store, e, nowIso())
+    return true
+  }, {write: true})
+  return {changed, experiment: requireExperiment(store, id)}
 }
 
 /** Check that `e` may start and mark it running; the caller holds the write transaction. */
-function startInTransaction(db: DB, e: Experiment, now: string): void {
+function startInTransaction(store: StorePort, e: Experiment, now: string): void {
   const id = e.id
   if (e.products.length === 0) throw new InvalidInputError(`experiment ${id} has no products left (deleted?): update it with --product first`)
   checkBounds(e.type, e.arms, e.products)
-  const clash = runningOn(db, e.products.map((p) => p.id), id)
-    .map((c) => getExperiment(db, c.id)!)
+  const running = store.experiments.runningOn(e.products.map((p) => p.id), id)
+  const clash = store.experiments
+    .get(running.map((c) => c.id))
+    .map((other) => other!)
     .filter((other) => overlaps(e, other))
   if (clash.length > 0) {
     throw new OperationalError(
       `experiment ${clash.map((c) => `${c.id} ("${c.name}")`).join(', ')} already runs on ${e.products.map((p) => p.api_id).join(', ')} for the same visitors: stop it first ("pricectl experiments stop ${clash[0].id}") or target other countries or another audience`,
     )
   }
-  setStatus(db, id, 'running', now)
+  store.experiments.setStatus([id], 'running', now)
 }
 
 /** Could one visitor be targeted by both (same products checked by the caller)? */
@@ -287,11 +272,11 @@ function overlaps(a: Experiment, b: Experiment): boolean {
 }
 
 /** `experiments stop ID`: no new visitors; locks keep their arm (until --override). */
-export function stopExperiment(db: DB, id: number): {changed: boolean; experiment: Experiment} {
-  const e = requireExperiment(db, id)
+export function stopExperiment(store: StorePort, id: number): {changed: boolean; experiment: Experiment} {
+  const e = requireExperiment(store, id)
   if (e.status !== 'running') return {changed: false, experiment: e}
-  db.transaction(() => setStatus(db, id, 'stopped', nowIso())).immediate()
-  return {changed: true, experiment: getExperiment(db, id)!}
+  store.transaction(() => store.experiments.setStatus([id], 'stopped', nowIso()), {write: true})
+  return {changed: true, experiment: requireExperiment(store, id)}
 }
 
 /**
@@ -299,15 +284,13 @@ export function stopExperiment(db: DB, id: number): {changed: boolean; experimen
  * to it; a running or stopped experiment has exposures, locks that hold its arms and
  * results, which a delete would orphan (stop it and keep it instead).
  */
-export function deleteExperiment(db: DB, id: number): Experiment {
-  return db
-    .transaction(() => {
-      const e = requireExperiment(db, id)
-      assertDeletable(e)
-      removeExperiment(db, id)
-      return e
-    })
-    .immediate()
+export function deleteExperiment(store: StorePort, id: number): Experiment {
+  return store.transaction(() => {
+    const e = requireExperiment(store, id)
+    assertDeletable(e)
+    store.experiments.remove([id])
+    return e
+  }, {write: true})
 }
 
 /** Refuse (exit 2) an experiment that is not a draft, before anything is asked or written. */
@@ -319,6 +302,6 @@ export function assertDeletable(e: Experiment): void {
   )
 }
 
-export function experimentsList(db: DB, status?: Status): Experiment[] {
-  return listExperiments(db, status)
+export function experimentsList(store: StorePort, status?: Status): Experiment[] {
+  return store.experiments.list(status)
 }

@@ -1,10 +1,9 @@
 import type {ExperimentResults} from '../schemas/experiments.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {experimentOutput, requireExperiment} from './manage.js'
 import {armIdOut, outcomes} from './model.js'
 import {seededRng} from './random.js'
 import {conversionInterval, conversionValue, probabilityBest} from './stats.js'
-import {armCounts} from './store.js'
 
 export const DEFAULT_DRAWS = 20_000
 
@@ -20,9 +19,9 @@ const round = (x: number, digits: number) => {
  * probability of being best (Monte Carlo over the posteriors, seeded: the experiment's
  * seed unless `seed` is given).
  */
-export function experimentResults(db: DB, id: number, options: {draws?: number; seed?: number} = {}): ExperimentResults {
-  const e = requireExperiment(db, id)
-  const o = outcomes(e, armCounts(db, id))
+export function experimentResults(store: StorePort, id: number, options: {draws?: number; seed?: number} = {}): ExperimentResults {
+  const e = requireExperiment(store, id)
+  const o = outcomes(e, store.experiments.armCounts(id))
   const draws = options.draws ?? DEFAULT_DRAWS
   const seed = options.seed ?? e.seed
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)

@@ -5,15 +5,15 @@ import {minorDigits} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {PricingContext} from '../pricing/context.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
-import {calculatePrice} from '../pricing/price.js'
+import {calculatePrice, calculatePriceSync} from '../pricing/price.js'
 import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {createProduct} from '../catalog/products.js'
 import {numberish} from '../catalog/shortforms.js'
 import {createExperiment, parseExperimentId, requireExperiment, startExperiment, stopExperiment} from './manage.js'
 import {armIdOut, isBaseline} from './model.js'
 import {seededRng} from './random.js'
-import {listExperiments} from './store.js'
 
 /** A demand curve: the probability that a visitor buys at a USD price. */
 export type DemandPoint = {price: number; probability: number}
@@ -111,11 +111,11 @@ export type Policy = 'thompson' | 'uniform'
  * the given arms on the given product, or on a synthetic monthly product at `basePx`.
  */
 export function simulationArms(
-  db: DB,
+  store: StorePort,
   options: {arms?: unknown[]; basePx?: string; countries?: string[]; experimentId?: string; product?: string},
 ): {arms: ArmInput[]; countries?: string[]; product: string} {
   if (options.experimentId !== undefined) {
-    const e = requireExperiment(db, parseExperimentId(options.experimentId))
+    const e = requireExperiment(store, parseExperimentId(options.experimentId))
     if (e.type !== 'price') throw new InvalidInputError(`experiment ${e.id} is a packaging experiment: simulate takes price experiments (a demand curve is a price curve)`)
     const product = options.product ?? e.products[0]?.api_id
     if (!product || !e.products.some((p) => p.api_id === product)) throw new InvalidInputError(`--product: experiment ${e.id} does not price ${JSON.stringify(product)} (it prices ${e.products.map((p) => p.api_id).join(', ')})`)
@@ -125,8 +125,9 @@ export function simulationArms(
   if (!options.arms?.length) throw new InvalidInputError('missing arms: pass --arm x0.8 --arm x1.2 (or an experiment id with --db)')
   if (options.product) return {arms: options.arms as ArmInput[], countries: options.countries, product: options.product}
   let apiId = 'sim_product'
-  for (let i = 2; db.prepare('SELECT 1 FROM products WHERE api_id = ? OR name = ?').get(apiId, apiId); i++) apiId = `sim_product_${i}`
-  createProduct(db, {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
+  for (let i = 2; store.experiments.productNamed(apiId); i++) apiId = `sim_product_${i}`
+  // Transitional: the catalog still takes the SQLite handle.
+  createProduct(sqliteHandle(store), {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
   return {arms: options.arms as ArmInput[], countries: options.countries, product: apiId}
 }
 
@@ -160,7 +161,7 @@ type Probe = {arm_id: string; byCountry: Map<string, {monthlyMinor: number; p: n
  * same random numbers, so their difference is the policy's. The oracle is the best
  * fixed arm, known from the demand curve and each arm's quoted price.
  */
-export async function simulate(db: DB, options: SimulationOptions): Promise<SimulationResult> {
+export async function simulate(store: StorePort, options: SimulationOptions): Promise<SimulationResult> {
   const policies = options.policies ?? ['thompson', 'uniform']
   const countries = options.countries?.length ? options.countries : ['US']
   const batch = options.batch ?? 100
@@ -168,11 +169,11 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
   const last = Math.min(options.last ?? 1000, n)
   const pointsWanted = Math.max(2, Math.min(options.points ?? 50, n))
   const {product} = options
-  const productRow = db.prepare('SELECT id, interval, interval_count FROM products WHERE api_id = ?').get(product) as {id: number; interval: string; interval_count: number} | undefined
+  const productRow = store.experiments.productsByApiId([product]).get(product)
   if (!productRow) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(product)} (see "pricectl products list")`)
 
   // A visitor is one lock: running experiments of the store's own on this product would take them.
-  for (const e of listExperiments(db, 'running')) if (e.products.some((p) => p.api_id === product)) stopExperiment(db, e.id)
+  for (const e of store.experiments.list('running')) if (e.products.some((p) => p.api_id === product)) stopExperiment(store, e.id)
 
   // The same uniform draw per visitor for every policy (common random numbers).
   const u = new Float64Array(n)
@@ -183,15 +184,14 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
   const experiments: Partial<Record<Policy, number>> = {}
   let probes: Probe[] | undefined
   let bestIndex = 0
-  const insert = db.prepare(`INSERT INTO subscriptions (user_id, origin, origin_id, product_id, country, created, interval, interval_count, status, currency,
-    amount_minor, amount_usd_minor, amount_usd_monthly_minor, latest_event_timestamp, latest_event_id) VALUES (?, 'gateway_a', ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)`)
 
   for (const policy of policies) {
     // Visitor ids come from the experiment id: a fresh store gives the same ids, hence the same draws, every run.
-    const exp = createExperiment(db, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
-    startExperiment(db, exp.id)
+    const exp = createExperiment(store, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
+    startExperiment(store, exp.id)
     experiments[policy] = exp.id
-    const ctx = new PricingContext(db)
+    // Transitional: the pricing context still takes the SQLite handle.
+    const ctx = new PricingContext(sqliteHandle(store))
     if (!probes) {
       probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
       bestIndex = bestArm(probes)
@@ -200,12 +200,13 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
     const every = Math.max(1, Math.floor(n / pointsWanted))
     for (let start = 0; start < n; start += batch) {
       const end = Math.min(n, start + batch)
-      db.exec('BEGIN IMMEDIATE')
-      try {
+      // One write transaction per batch (visitors without an IP: nothing to load first, so
+      // each is priced synchronously inside it).
+      store.transaction(() => {
         for (let i = start; i < end; i++) {
           const country = countries[i % countries.length]
           const user = `sim-${exp.id}-${i}`
-          const quote = await calculatePrice(ctx, {country, products: [product], user_id: user})
+          const quote = calculatePriceSync(ctx, {country, products: [product], user_id: user})
           const arm = String(quote.variants.arm_id)
           const p = quote.products[product]
           run.allocation[arm] = (run.allocation[arm] ?? 0) + 1
@@ -214,22 +215,40 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
             const usdMinor = Math.round(p.price_usd * 100)
             const monthly = referenceIntervalMinor(usdMinor, productRow.interval, productRow.interval_count)
             const now = nowSeconds()
-            insert.run(user, `${user}-sub`, productRow.id, country, now, productRow.interval, productRow.interval_count, quote.currency, Math.round(p.price * 10 ** minorDigits(quote.currency)), usdMinor, monthly, now, `${user}-created`)
+            store.revenue.save('subscriptions', [
+              {
+                amount_minor: Math.round(p.price * 10 ** minorDigits(quote.currency)),
+                amount_usd_minor: usdMinor,
+                amount_usd_monthly_minor: monthly,
+                cancel_at: null,
+                canceled_at: null,
+                country,
+                created: now,
+                currency: quote.currency,
+                interval: productRow.interval,
+                interval_count: productRow.interval_count,
+                latest_event_id: `${user}-created`,
+                latest_event_timestamp: now,
+                origin: 'gateway_a',
+                origin_id: `${user}-sub`,
+                product_id: productRow.id,
+                status: 'active',
+                trial_end: null,
+                trial_start: null,
+                user_id: user,
+              },
+            ])
             run.conversions++
             run.revenueMinor += monthly
           }
           if ((i + 1) % every === 0 || i === n - 1) run.series.push({revenue_per_visitor: round4(run.revenueMinor / 100 / (i + 1)), visitors: i + 1})
         }
-        db.exec('COMMIT')
-      } catch (error) {
-        db.exec('ROLLBACK')
-        throw error
-      }
+      }, {write: true})
       // Conversions recorded in this batch reach the bandit now.
       ctx.experiments.refresh()
       options.onProgress?.(policy, end, n)
     }
-    stopExperiment(db, exp.id)
+    stopExperiment(store, exp.id)
     runs[policy] = run
   }
 

@@ -29,9 +29,9 @@ describe('Experiments.assign', () => {
   it('targets an audience by api_id: other audiences get no arm', () => {
     const db = store.db
     db.prepare("INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES ('students', 'Students', 1, '[]', 'now', 'now')").run()
-    const e = createExperiment(db, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
+    const e = createExperiment(store, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
     expect(e.audience).toBe('students')
-    startExperiment(db, e.id)
+    startExperiment(store, e.id)
     const ctx = new PricingContext(db)
     const trace: {detail: string}[] = []
     expect(ctx.experiments.assign(input('a'), trace as never)).toBeUndefined()
@@ -44,8 +44,8 @@ describe('Experiments.assign', () => {
 
   it('uniform allocation splits visitors about evenly and is the same for the same visitor', () => {
     const db = store.db
-    const e = createExperiment(db, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
-    startExperiment(db, e.id)
+    const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
+    startExperiment(store, e.id)
     const ctx = new PricingContext(db)
     const counts: Record<string, number> = {}
     for (let i = 0; i < 3000; i++) {
@@ -59,8 +59,8 @@ describe('Experiments.assign', () => {
 
   it('Thompson sends new visitors to the arm whose recorded revenue per visitor is best, once it reads the conversions', () => {
     const db = store.db
-    const e = createExperiment(db, {arms: [{multiplier: 0.8}], name: 'learn', products: ['pro_monthly'], seed: 9})
-    startExperiment(db, e.id)
+    const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'learn', products: ['pro_monthly'], seed: 9})
+    startExperiment(store, e.id)
     const insert = db.prepare("INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES (?, ?, 0, ?, 0)")
     db.transaction(() => {
       for (let i = 0; i < 400; i++) {
@@ -91,9 +91,9 @@ describe('Experiments.assign', () => {
 
   it('update: a draft may change type only with arms that fit it', () => {
     const db = store.db
-    const e = createExperiment(db, {arms: [{multiplier: 0.8}], name: 'change', products: ['pro_monthly'], seed: 1})
-    expect(() => updateExperiment(db, e.id, {type: 'packaging'})).toThrow(/a packaging arm is a product set/)
-    const r = updateExperiment(db, e.id, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], type: 'packaging'})
+    const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'change', products: ['pro_monthly'], seed: 1})
+    expect(() => updateExperiment(store, e.id, {type: 'packaging'})).toThrow(/a packaging arm is a product set/)
+    const r = updateExperiment(store, e.id, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], type: 'packaging'})
     expect(r.experiment.type).toBe('packaging')
     expect(r.experiment.products.map((p) => p.api_id)).toEqual(['pro_monthly', 'team_monthly'])
   })

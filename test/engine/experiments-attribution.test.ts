@@ -19,9 +19,9 @@ describe('attribution of conversions to arms', () => {
     const path = tempStore()
     await experimentStore(path)
     store = openStore(path)
-    const e = createExperiment(store.db, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'attribution', products: ['pro_monthly', 'pro_yearly'], seed: 5})
+    const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'attribution', products: ['pro_monthly', 'pro_yearly'], seed: 5})
     id = e.id
-    startExperiment(store.db, id)
+    startExperiment(store, id)
     const ctx = new PricingContext(store.db)
     for (const u of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']) {
       const q = await calculatePrice(ctx, {country: 'US', products: ['pro_monthly'], user_id: u})
@@ -89,7 +89,7 @@ describe('attribution of conversions to arms', () => {
       for (const u of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']) insertSubscription(db, {amount_usd: 10, product: 'pro_monthly', user_id: u})
     })()
     expect(total()).toEqual({conversions: 6, revenue: 6000, visitors: 6})
-    const r = experimentResults(db, id, {draws: 1000})
+    const r = experimentResults(store, id, {draws: 1000})
     expect(r.visitors).toBe(6)
     expect(r.conversions).toBe(6)
     expect(r.revenue).toBe(60)

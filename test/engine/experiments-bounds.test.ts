@@ -93,12 +93,12 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
           updateProduct(db, 'annual', {max_px: ((c.min + c.gap) * 10) / 100, min_px: (c.min * 10) / 100})
           db.prepare('DELETE FROM localization_factors').run()
           if (c.factor !== undefined) db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(c.country, c.factor)
-          if (previous !== undefined) stopExperiment(db, previous)
+          if (previous !== undefined) stopExperiment(store, previous)
           // A USD price suits one billing period: such arms test the monthly plan only.
           const products = c.arms.some((a) => 'usd_price' in a) ? ['plan'] : ['plan', 'annual']
           let exp
           try {
-            exp = createExperiment(db, {arms: c.arms, name: 'bounds', products, seed: 1})
+            exp = createExperiment(store, {arms: c.arms, name: 'bounds', products, seed: 1})
           } catch (error) {
             // Refused at creation (exit 2) exactly when an arm's USD price leaves a product's bounds.
             expect((error as Error).message).toMatch(/arm outside the price bounds/)
@@ -112,7 +112,7 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
             refused++
             return
           }
-          startExperiment(db, exp.id)
+          startExperiment(store, exp.id)
           previous = exp.id
           const ctx = new PricingContext(db)
           const arms = exp.arms.filter((a) => a.id !== 'baseline')

@@ -17,7 +17,7 @@ const ARMS = [{multiplier: 0.8}, {multiplier: 1.3}]
 
 function freshStore() {
   const store = openStore(tempStore())
-  const setup = simulationArms(store.db, {arms: ARMS, basePx: '10'})
+  const setup = simulationArms(store, {arms: ARMS, basePx: '10'})
   return {setup, store}
 }
 
@@ -28,7 +28,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
     for (let seed = 1; seed <= 20; seed++) {
       const {setup, store} = freshStore()
       try {
-        const r = await simulate(store.db, {...setup, demand, seed, visitors: 5000})
+        const r = await simulate(store, {...setup, demand, seed, visitors: 5000})
         if (seed === 1) {
           // The arms differ by at least 20% in true revenue per visitor.
           const rpv = r.arms.map((a) => a.true_revenue_per_visitor).sort((a, b) => b - a)
@@ -52,7 +52,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
     for (let i = 0; i < 2; i++) {
       const {setup, store} = freshStore()
       try {
-        runs.push(await simulate(store.db, {...setup, demand, seed: 42, visitors: 1500}))
+        runs.push(await simulate(store, {...setup, demand, seed: 42, visitors: 1500}))
       } finally {
         store.close()
       }
@@ -68,9 +68,9 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
     let total = 0
     try {
       for (let seed = 1; seed <= 100; seed++) {
-        const r = await simulate(store.db, {...setup, demand, policies: ['uniform'], seed, visitors: 300})
+        const r = await simulate(store, {...setup, demand, policies: ['uniform'], seed, visitors: 300})
         const truth = new Map(r.arms.map((a) => [a.arm_id, a.conversion_probability]))
-        const results = experimentResults(store.db, r.experiments.uniform!, {draws: 500})
+        const results = experimentResults(store, r.experiments.uniform!, {draws: 500})
         for (const a of results.arms) {
           const p = truth.get(a.arm_id)!
           total++
