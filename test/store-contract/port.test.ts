@@ -19,4 +19,15 @@ describe.each(ADAPTERS)('store port contract: $name', (adapter) => {
       }),
     ).toThrow('boom')
   })
+
+  it('a write transaction commits, rolls back whole, and a nested one joins it', () => {
+    expect(store.transaction(() => store.transaction(() => store.keys.insert([{created_at: 'x', hash: 'h1', name: 'a', prefix: 'p1'}]).length, {write: true}), {write: true})).toBe(1)
+    expect(() =>
+      store.transaction(() => {
+        store.keys.insert([{created_at: 'x', hash: 'h2', name: 'b', prefix: 'p2'}])
+        throw new Error('boom')
+      }, {write: true}),
+    ).toThrow('boom')
+    expect(store.keys.list().map((k) => k.name)).toEqual(['a'])
+  })
 })

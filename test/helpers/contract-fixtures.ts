@@ -1,0 +1,91 @@
+import {createProduct} from '../../src/catalog/products.js'
+import {createAudience} from '../../src/segments/audiences.js'
+import type {StorePort} from '../../src/store/port.js'
+import {
+  CHARGE_COLUMNS,
+  type ChargeValues,
+  type RecordKey,
+  SUBSCRIPTION_COLUMNS,
+  type SubscriptionValues,
+} from '../../src/store/port/revenue.js'
+import {sqliteHandle} from '../../src/store/sqlite/store.js'
+
+/**
+ * Shared fixtures of the storage-port contract tests (test/store-contract/): records built
+ * the same way for every adapter. Catalog and segments rows are made through the engine
+ * (which still takes the SQLite handle: transitional, until their repositories have them).
+ */
+
+/** A monthly product; returns its id. */
+export function addProduct(store: StorePort, apiId: string, basePx = 10): number {
+  return createProduct(sqliteHandle(store), {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId}).id
+}
+
+/** An audience without rules; returns its id. */
+export function addAudience(store: StorePort, apiId: string): number {
+  return createAudience(sqliteHandle(store), {api_id: apiId, name: apiId, rules: []}).id
+}
+
+export function keyOf(v: {origin: string; origin_id: string; user_id: string}): RecordKey {
+  return {origin: v.origin, origin_id: v.origin_id, user_id: v.user_id}
+}
+
+export function subscription(over: Partial<SubscriptionValues> & {product_id: null | number}): SubscriptionValues {
+  return {
+    amount_minor: 999,
+    amount_usd_minor: 999,
+    amount_usd_monthly_minor: 999,
+    cancel_at: null,
+    canceled_at: null,
+    country: 'US',
+    created: 1_767_225_600,
+    currency: 'USD',
+    interval: 'month',
+    interval_count: 1,
+    latest_event_id: 'evt_1',
+    latest_event_timestamp: 100,
+    origin: 'gateway_a',
+    origin_id: 'sub_1',
+    status: 'active',
+    trial_end: null,
+    trial_start: null,
+    user_id: 'u1',
+    ...over,
+  }
+}
+
+export function charge(over: Partial<ChargeValues> & {product_id: null | number}): ChargeValues {
+  return {
+    amount_minor: 5000,
+    amount_refunded_minor: 0,
+    amount_refunded_usd_minor: 0,
+    amount_usd_minor: 5000,
+    country: 'DE',
+    created: 1_767_225_600,
+    currency: 'USD',
+    latest_event_id: 'evt_1',
+    latest_event_timestamp: 100,
+    metadata_json: null,
+    origin: 'gateway_a',
+    origin_id: 'ch_1',
+    status: 'succeeded',
+    user_id: 'u1',
+    ...over,
+  }
+}
+
+/** An import row: the values as an array in the table's column order. */
+export function subscriptionRow(v: SubscriptionValues): unknown[] {
+  return SUBSCRIPTION_COLUMNS.map((c) => v[c])
+}
+
+export function chargeRow(v: ChargeValues): unknown[] {
+  return CHARGE_COLUMNS.map((c) => v[c])
+}
+
+/** A stored row without its surrogate id (ids are the adapter's business). */
+export function withoutId<T extends {id: number}>(row: T | undefined): Omit<T, 'id'> | undefined {
+  if (!row) return row
+  const {id: _id, ...rest} = row
+  return rest
+}

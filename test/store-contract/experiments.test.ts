@@ -1,0 +1,138 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {StorePort} from '../../src/store/port.js'
+import type {ExperimentDef} from '../../src/store/port/experiments.js'
+import {ADAPTERS} from '../helpers/adapters.js'
+import {addAudience, addProduct, charge, subscription} from '../helpers/contract-fixtures.js'
+
+describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
+  let store: StorePort
+  let cleanup: () => void
+  let p1: number
+  let p2: number
+  const def = (over: Partial<ExperimentDef> = {}): ExperimentDef => ({
+    allocation: 'thompson',
+    arms: [
+      {id: 'baseline', multiplier: null, products: null, usd_price_minor: null},
+      {id: '1', multiplier: 0.8, products: null, usd_price_minor: null},
+      {id: 'big', multiplier: null, products: null, usd_price_minor: 1299},
+    ],
+    audience_id: null,
+    countries: ['DE', 'US'],
+    name: 'test',
+    product_ids: [p2, p1],
+    seed: 7,
+    type: 'price',
+    ...over,
+  })
+
+  beforeEach(() => {
+    ;({cleanup, store} = adapter.open())
+    p1 = addProduct(store, 'pro_monthly')
+    p2 = addProduct(store, 'team_monthly', 30)
+  })
+  afterEach(() => cleanup())
+
+  it('stores drafts and reads them back whole, in order', () => {
+    const audience = addAudience(store, 'students')
+    const [a, b] = store.experiments.insert([def(), def({audience_id: audience, name: 'second', type: 'packaging', arms: [{id: 'baseline', multiplier: null, products: ['pro_monthly'], usd_price_minor: null}]})], '2026-01-01T00:00:00.000Z')
+    const [eb, none, ea] = store.experiments.get([b, 999, a])
+    expect(none).toBeUndefined()
+    expect(ea).toMatchObject({allocation: 'thompson', audience: null, countries: ['DE', 'US'], created_at: '2026-01-01T00:00:00.000Z', id: a, name: 'test', seed: 7, started_at: null, status: 'draft', type: 'price'})
+    expect(ea!.arms).toEqual(def().arms)
+    expect(ea!.products.map((p) => p.api_id)).toEqual(['team_monthly', 'pro_monthly'])
+    expect(ea!.products[0]).toMatchObject({base_px_minor: 3000, id: p2, interval: 'month', interval_count: 1})
+    expect(eb).toMatchObject({audience: 'students', audience_id: audience, name: 'second', type: 'packaging'})
+    expect(eb!.arms[0].products).toEqual(['pro_monthly'])
+    expect(store.experiments.list().map((e) => e.id)).toEqual([a, b])
+  })
+
+  it('replaces a definition, moves status (keeping the first start), and removes', () => {
+    const [id] = store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
+    store.experiments.replace(id, def({arms: [def().arms[0]], countries: [], name: 'renamed', product_ids: [p1]}), '2026-01-02T00:00:00.000Z')
+    let [e] = store.experiments.get([id])
+    expect(e).toMatchObject({countries: [], name: 'renamed', updated_at: '2026-01-02T00:00:00.000Z'})
+    expect(e!.arms).toHaveLength(1)
+    expect(e!.products.map((p) => p.id)).toEqual([p1])
+    store.experiments.setStatus([id], 'running', '2026-01-03T00:00:00.000Z')
+    store.experiments.setStatus([id], 'stopped', '2026-01-04T00:00:00.000Z')
+    store.experiments.setStatus([id], 'running', '2026-01-05T00:00:00.000Z')
+    ;[e] = store.experiments.get([id])
+    expect(e).toMatchObject({started_at: '2026-01-03T00:00:00.000Z', status: 'running', stopped_at: null})
+    expect(store.experiments.list('running').map((x) => x.id)).toEqual([id])
+    expect(store.experiments.list('draft')).toEqual([])
+    store.experiments.setStatus([id], 'stopped', '2026-01-06T00:00:00.000Z')
+    expect(store.experiments.get([id])[0]).toMatchObject({status: 'stopped', stopped_at: '2026-01-06T00:00:00.000Z'})
+    store.experiments.remove([id])
+    expect(store.experiments.get([id])).toEqual([undefined])
+  })
+
+  it('looks up products, audiences and running experiments', () => {
+    addAudience(store, 'students')
+    expect([...store.experiments.productsByApiId(['pro_monthly', 'nope']).keys()]).toEqual(['pro_monthly'])
+    expect(store.experiments.productsByApiId([])).toEqual(new Map())
+    expect([...store.experiments.audienceIds(['students', 'nope']).keys()]).toEqual(['students'])
+    expect(store.experiments.productNamed('pro_monthly')).toBe(true)
+    expect(store.experiments.productNamed('sim_product')).toBe(false)
+    const [a, b] = store.experiments.insert([def({name: 'a'}), def({name: 'b', product_ids: [p1]})], '2026-01-01T00:00:00.000Z')
+    store.experiments.setStatus([a, b], 'running', '2026-01-02T00:00:00.000Z')
+    expect(store.experiments.runningOn([p1], 0)).toEqual([
+      {id: a, name: 'a'},
+      {id: b, name: 'b'},
+    ])
+    expect(store.experiments.runningOn([p2], a)).toEqual([])
+    expect(store.experiments.runningOn([], 0)).toEqual([])
+  })
+
+  it('records exposures: new, same, moved (with the previous arm); a chunk equals its singles', () => {
+    const [id] = store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
+    const x = (visitor: string, armId: string, at = 10) => ({anonymous: false, armId, at, experimentId: id, visitor})
+    expect(store.experiments.recordExposures([x('v1', '1')])).toEqual([{change: 'new'}])
+    expect(store.experiments.recordExposures([x('v1', '1', 20), x('v2', 'big'), x('v1', 'big', 30)])).toEqual([{change: 'same'}, {change: 'new'}, {change: 'moved', previous: '1'}])
+    const counts = store.experiments.armCounts(id)
+    expect(counts.get('big')).toEqual({conversions: 0, revenue_minor: 0, visitors: 2})
+    expect(counts.has('1')).toBe(false)
+  })
+
+  it('an adopted anonymous exposure moves to the user, or is dropped when the user has one', () => {
+    const [id] = store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
+    store.experiments.recordExposures([
+      {anonymous: true, armId: '1', at: 10, experimentId: id, visitor: '203.0.113.7'},
+      {anonymous: true, armId: 'big', at: 10, experimentId: id, visitor: '203.0.113.8'},
+      {anonymous: false, armId: 'baseline', at: 10, experimentId: id, visitor: 'bob'},
+    ])
+    store.experiments.adoptExposures([
+      {experimentId: id, ip: '203.0.113.7', userId: 'alice'},
+      {experimentId: id, ip: '203.0.113.8', userId: 'bob'},
+    ])
+    expect(store.experiments.recordExposures([{anonymous: false, armId: '1', at: 20, experimentId: id, visitor: 'alice'}])).toEqual([{change: 'same'}])
+    const counts = store.experiments.armCounts(id)
+    expect([...counts].sort()).toEqual([
+      ['1', {conversions: 0, revenue_minor: 0, visitors: 1}],
+      ['baseline', {conversions: 0, revenue_minor: 0, visitors: 1}],
+    ])
+  })
+
+  it('attributes subscriptions and succeeded charges of exposed users, after the exposure, to arms', () => {
+    const [id] = store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
+    store.experiments.recordExposures([
+      {anonymous: false, armId: '1', at: 1000, experimentId: id, visitor: 'alice'},
+      {anonymous: false, armId: '1', at: 1000, experimentId: id, visitor: 'bob'},
+      {anonymous: false, armId: 'big', at: 1000, experimentId: id, visitor: 'carol'},
+    ])
+    store.revenue.save('subscriptions', [
+      subscription({amount_usd_monthly_minor: 800, created: 2000, product_id: p1, user_id: 'alice'}),
+      subscription({amount_usd_monthly_minor: 800, created: 500, origin_id: 'early', product_id: p1, user_id: 'bob'}),
+      subscription({created: 2000, origin_id: 'pending', product_id: p1, status: 'pending', user_id: 'bob'}),
+    ])
+    const other = addProduct(store, 'other_monthly')
+    store.revenue.save('charges', [
+      charge({amount_refunded_usd_minor: 500, amount_usd_minor: 3000, created: 2000, product_id: p2, user_id: 'carol'}),
+      charge({created: 2000, origin_id: 'failed', product_id: p2, status: 'failed', user_id: 'carol'}),
+      charge({created: 2000, origin_id: 'elsewhere', product_id: other, user_id: 'carol'}),
+    ])
+    const counts = store.experiments.armCounts(id)
+    expect(counts.get('1')).toEqual({conversions: 1, revenue_minor: 800, visitors: 2})
+    expect(counts.get('big')).toEqual({conversions: 1, revenue_minor: 2500, visitors: 1})
+  })
+})

@@ -1,0 +1,134 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {StorePort} from '../../src/store/port.js'
+import {recordKey, type SubscriptionValues} from '../../src/store/port/revenue.js'
+import {ADAPTERS} from '../helpers/adapters.js'
+import {addProduct, chargeRow, charge, keyOf, subscription, subscriptionRow, withoutId} from '../helpers/contract-fixtures.js'
+
+describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
+  let store: StorePort
+  let cleanup: () => void
+  let product: number
+  const sub = (n: number, over: Partial<SubscriptionValues> = {}) =>
+    subscription({latest_event_id: `import:${100 + n}`, latest_event_timestamp: 100 + n, origin_id: `sub_${n}`, product_id: product, user_id: `u${n}`, ...over})
+  const all = () => store.revenue.list('subscriptions', {}).rows.map((r) => withoutId(r)!).sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
+
+  beforeEach(() => {
+    ;({cleanup, store} = adapter.open())
+    product = addProduct(store, 'pro_monthly')
+  })
+  afterEach(() => cleanup())
+
+  it('writes chunks into a batch that lands on commit', () => {
+    const w = store.imports.writer('subscriptions')
+    try {
+      w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2)), subscriptionRow(sub(3))], 0, 2)
+      w.writeChunk([subscriptionRow(sub(3))])
+      expect(w.commit()).toBe(true)
+    } finally {
+      w.close()
+    }
+    expect(all()).toEqual([sub(1), sub(2), sub(3)])
+    const c = charge({product_id: product})
+    const cw = store.imports.writer('charges')
+    cw.writeChunk([chargeRow(c)])
+    expect(cw.commit()).toBe(true)
+    cw.close()
+    expect(withoutId(store.revenue.rows('charges', [keyOf(c)])[0])).toEqual(c)
+  })
+
+  it('a batch not committed is rolled back by close; committed batches stay', () => {
+    const w = store.imports.writer('subscriptions')
+    w.writeChunk([subscriptionRow(sub(1))])
+    w.commit()
+    w.writeChunk([subscriptionRow(sub(2))])
+    w.close()
+    expect(all()).toEqual([sub(1)])
+    expect(w.counts.inserted).toBe(2)
+  })
+
+  it('keeps the event order: newer rows update, the same event is unchanged, an older one is stale', () => {
+    const w1 = store.imports.writer('subscriptions')
+    w1.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2))])
+    w1.commit()
+    w1.close()
+    const newer = sub(1, {latest_event_id: 'import:500', latest_event_timestamp: 500, status: 'canceled', canceled_at: 500})
+    const older = sub(2, {latest_event_id: 'import:50', latest_event_timestamp: 50, amount_minor: 1})
+    const w2 = store.imports.writer('subscriptions')
+    w2.writeChunk([subscriptionRow(newer), subscriptionRow(older), subscriptionRow(sub(2))])
+    w2.commit()
+    w2.close()
+    expect(w2.counts).toEqual({inserted: 0, stale: 1, unchanged: 1, updated: 1})
+    expect(all()).toEqual([newer, sub(2)])
+    // A stale row never overwrites the newer record, in the same chunk either.
+    const w3 = store.imports.writer('subscriptions')
+    w3.writeChunk([subscriptionRow(sub(1)), subscriptionRow(newer)])
+    w3.commit()
+    w3.close()
+    expect(w3.counts).toEqual({inserted: 0, stale: 1, unchanged: 1, updated: 0})
+    expect(all()).toEqual([newer, sub(2)])
+  })
+
+  it('a row older than the record\'s delete is stale; a newer one brings it back', () => {
+    store.revenue.logEvents([{action: 'delete', event: {id: 'del', timestamp: 150}, key: recordKey('u1', 'gateway_a', 'sub_1'), kind: 'subscription'}], '2026-01-01T00:00:00.000Z')
+    const w = store.imports.writer('subscriptions')
+    w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2, {latest_event_timestamp: 160, origin_id: 'sub_1', user_id: 'u1'}))])
+    w.commit()
+    w.close()
+    expect(w.counts).toEqual({inserted: 1, stale: 1, unchanged: 0, updated: 0})
+    expect(all().map((r) => r!.latest_event_timestamp)).toEqual([160])
+  })
+
+  it('a dry run counts what the rows would do and writes nothing', () => {
+    const w1 = store.imports.writer('subscriptions')
+    w1.writeChunk([subscriptionRow(sub(1))])
+    w1.commit()
+    w1.close()
+    const dry = store.imports.writer('subscriptions', {dryRun: true})
+    dry.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2)), subscriptionRow(sub(1, {latest_event_timestamp: 999}))])
+    expect(dry.commit()).toBe(true)
+    dry.close()
+    expect(dry.counts).toEqual({inserted: 1, stale: 0, unchanged: 1, updated: 1})
+    expect(all()).toEqual([sub(1)])
+  })
+
+  it('resumes: a run killed after its first batch, run again, ends as an uninterrupted run', () => {
+    const rows = Array.from({length: 10}, (_, i) => subscriptionRow(sub(i)))
+    const killed = store.imports.writer('subscriptions')
+    killed.writeChunk(rows, 0, 4)
+    killed.commit()
+    killed.writeChunk(rows, 4, 7)
+    killed.close() // killed before the second commit
+    const again = store.imports.writer('subscriptions')
+    again.writeChunk(rows)
+    again.commit()
+    again.close()
+    expect(again.counts).toEqual({inserted: 6, stale: 0, unchanged: 4, updated: 0})
+    expect(all()).toEqual(Array.from({length: 10}, (_, i) => sub(i)))
+    // Run once more: nothing changes.
+    const third = store.imports.writer('subscriptions')
+    third.writeChunk(rows)
+    third.commit()
+    third.close()
+    expect(third.counts).toEqual({inserted: 0, stale: 0, unchanged: 10, updated: 0})
+  })
+
+  it('a chunk of one is a single row: row by row ends as one chunk', () => {
+    const rows = [sub(1), sub(2), sub(1, {latest_event_timestamp: 300}), sub(2, {latest_event_timestamp: 50})].map((v) => subscriptionRow(v))
+    const w = store.imports.writer('subscriptions')
+    for (const r of rows) w.writeChunk([r])
+    w.commit()
+    w.close()
+    const byRow = all()
+    const counts = {...w.counts}
+    cleanup()
+    ;({cleanup, store} = adapter.open())
+    product = addProduct(store, 'pro_monthly')
+    const one = store.imports.writer('subscriptions')
+    one.writeChunk(rows)
+    one.commit()
+    one.close()
+    expect(all()).toEqual(byRow)
+    expect(one.counts).toEqual(counts)
+  })
+})

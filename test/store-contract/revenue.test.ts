@@ -1,0 +1,131 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import {setRate} from '../../src/fx/repository.js'
+import type {StorePort} from '../../src/store/port.js'
+import {recordKey} from '../../src/store/port/revenue.js'
+import {sqliteHandle} from '../../src/store/sqlite/store.js'
+import {ADAPTERS} from '../helpers/adapters.js'
+import {addProduct, charge, keyOf, subscription, withoutId} from '../helpers/contract-fixtures.js'
+
+describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
+  let store: StorePort
+  let cleanup: () => void
+  let product: number
+  beforeEach(() => {
+    ;({cleanup, store} = adapter.open())
+    product = addProduct(store, 'pro_monthly')
+  })
+  afterEach(() => cleanup())
+
+  it('saves subscriptions and charges and reads them back by key, in order', () => {
+    const s1 = subscription({product_id: product})
+    const s2 = subscription({origin_id: 'sub_2', product_id: product, status: 'canceled', canceled_at: 1_767_300_000})
+    const c1 = charge({metadata_json: '{"order":7}', product_id: product})
+    store.revenue.save('subscriptions', [s1, s2])
+    store.revenue.save('charges', [c1])
+    const rows = store.revenue.rows('subscriptions', [keyOf(s2), {origin: 'gateway_a', origin_id: 'nope', user_id: 'u1'}, keyOf(s1)])
+    expect(rows.map((r) => withoutId(r))).toEqual([s2, undefined, s1])
+    expect(withoutId(store.revenue.rows('charges', [keyOf(c1)])[0])).toEqual(c1)
+  })
+
+  it('saving a key again replaces every column; a chunk of one is a single save', () => {
+    const s = subscription({product_id: product})
+    store.revenue.save('subscriptions', [s])
+    const newer = subscription({amount_minor: 1999, country: null, latest_event_id: 'evt_2', latest_event_timestamp: 200, product_id: product})
+    store.revenue.save('subscriptions', [newer])
+    expect(withoutId(store.revenue.rows('subscriptions', [keyOf(s)])[0])).toEqual(newer)
+    expect(store.revenue.list('subscriptions', {}).total).toBe(1)
+  })
+
+  it('removes records by key (absent ones are skipped)', () => {
+    const a = charge({product_id: product})
+    const b = charge({origin_id: 'ch_2', product_id: product})
+    store.revenue.save('charges', [a, b])
+    store.revenue.remove('charges', [keyOf(a), {origin: 'x', origin_id: 'y', user_id: 'z'}])
+    expect(store.revenue.rows('charges', [keyOf(a), keyOf(b)]).map((r) => r?.origin_id)).toEqual([undefined, 'ch_2'])
+  })
+
+  it('logs events once and tells which ids were applied', () => {
+    store.revenue.logEvents(
+      [
+        {action: 'create', event: {id: 'e1', timestamp: 10}, key: recordKey('u1', 'gateway_a', 's1'), kind: 'subscription'},
+        {action: 'update', event: {id: 'e2', timestamp: 20}, key: recordKey('u1', 'gateway_a', 's1'), kind: 'subscription'},
+      ],
+      '2026-01-01T00:00:00.000Z',
+    )
+    expect(store.revenue.appliedEvents(['e2', 'e3', 'e1'])).toEqual(new Set(['e1', 'e2']))
+    expect(() => store.revenue.logEvents([{action: 'create', event: {id: 'e1', timestamp: 30}, key: 'k', kind: 'charge'}], '2026-01-01T00:00:00.000Z')).toThrow()
+  })
+
+  it('the latest delete of a record wins by (timestamp, id), of some keys or all of a kind', () => {
+    const k1 = recordKey('u1', 'gateway_a', 's1')
+    const k2 = recordKey('u2', 'gateway_a', 's2')
+    const at = '2026-01-01T00:00:00.000Z'
+    store.revenue.logEvents(
+      [
+        {action: 'delete', event: {id: 'd-b', timestamp: 50}, key: k1, kind: 'subscription'},
+        {action: 'delete', event: {id: 'd-a', timestamp: 50}, key: k1, kind: 'subscription'},
+        {action: 'delete', event: {id: 'd-0', timestamp: 40}, key: k1, kind: 'subscription'},
+        {action: 'create', event: {id: 'c-9', timestamp: 90}, key: k1, kind: 'subscription'},
+        {action: 'delete', event: {id: 'd-c', timestamp: 70}, key: k2, kind: 'subscription'},
+        {action: 'delete', event: {id: 'd-x', timestamp: 99}, key: k1, kind: 'charge'},
+      ],
+      at,
+    )
+    const expected = new Map([
+      [k1, {id: 'd-b', timestamp: 50}],
+      [k2, {id: 'd-c', timestamp: 70}],
+    ])
+    expect(store.revenue.latestDeletes('subscription')).toEqual(expected)
+    expect(store.revenue.latestDeletes('subscription', [k2, 'none'])).toEqual(new Map([[k2, {id: 'd-c', timestamp: 70}]]))
+    expect(store.revenue.latestDeletes('charge', [k1]).get(k1)).toEqual({id: 'd-x', timestamp: 99})
+  })
+
+  it('lists newest first with filters, and the total before the limit', () => {
+    const other = addProduct(store, 'team_monthly')
+    store.revenue.save('charges', [
+      charge({created: 100, origin_id: 'a', product_id: product}),
+      charge({created: 300, origin_id: 'b', product_id: other}),
+      charge({created: 200, origin_id: 'c', product_id: product, status: 'failed', user_id: 'u2'}),
+    ])
+    expect(store.revenue.list('charges', {}).rows.map((r) => r.origin_id)).toEqual(['b', 'c', 'a'])
+    expect(store.revenue.list('charges', {limit: 1})).toMatchObject({rows: [{origin_id: 'b'}], total: 3})
+    expect(store.revenue.list('charges', {product: 'pro_monthly'}).rows.map((r) => r.origin_id)).toEqual(['c', 'a'])
+    expect(store.revenue.list('charges', {since: 150, until: 300}).rows.map((r) => r.origin_id)).toEqual(['c'])
+    expect(store.revenue.list('charges', {status: 'failed', user_id: 'u2'}).total).toBe(1)
+  })
+
+  it('report figures: one map per period, grouped as asked', () => {
+    const jan = Date.UTC(2026, 0, 1) / 1000
+    const feb = Date.UTC(2026, 1, 1) / 1000
+    const mar = Date.UTC(2026, 2, 1) / 1000
+    store.revenue.save('subscriptions', [
+      subscription({amount_usd_monthly_minor: 1000, country: 'US', created: jan + 10, origin_id: 's1', product_id: product}),
+      subscription({amount_usd_monthly_minor: 500, cancel_at: feb + 5, country: 'DE', created: jan + 20, origin_id: 's2', product_id: product, status: 'canceled', user_id: 'u2'}),
+    ])
+    store.revenue.save('charges', [charge({amount_refunded_usd_minor: 100, amount_usd_minor: 700, created: feb + 1, product_id: product})])
+    const [j, f] = store.revenue.figures('month', [
+      {end: feb, start: jan},
+      {end: mar, start: feb},
+    ])
+    expect(j.get('all')).toEqual({active: 2, churned: 0, mrr: 1500, net: 0, new: 2, users: 2})
+    expect(f.get('all')).toEqual({active: 1, churned: 1, mrr: 1000, net: 600, new: 0, users: 1})
+    const [byCountry] = store.revenue.figures('country', [{end: feb, start: jan}])
+    expect([...byCountry.keys()].sort()).toEqual(['DE', 'US'])
+    expect(byCountry.get('DE')!.mrr).toBe(500)
+    expect(store.revenue.figures('product', [{end: mar, start: feb}])[0].get('pro_monthly')!.net).toBe(600)
+    expect(store.revenue.figures('month', [])).toEqual([])
+  })
+
+  it('FX history of a currency is ascending by date, each rate tagged snapshot or not', () => {
+    // Transitional: rates are written through the FX engine, which still takes the SQLite handle.
+    const db = sqliteHandle(store)
+    setRate(db, {currency: 'XAG', date: '2026-03-01', rate: 0.05, source: 'manual'})
+    setRate(db, {currency: 'XAG', date: '2026-01-01', rate: 0.04, source: 'manual'})
+    expect(store.revenue.fxHistory('XAG')).toEqual([
+      {date: '2026-01-01', rate: 0.04, snapshot: false},
+      {date: '2026-03-01', rate: 0.05, snapshot: false},
+    ])
+    expect(store.revenue.fxHistory('EUR').some((r) => r.snapshot)).toBe(true)
+  })
+})
