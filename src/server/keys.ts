@@ -5,7 +5,7 @@ import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {type ApiKeyRecord, KeyCreateInput} from '../schemas/server.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import type {ApiKeyRow, KeyCaller, KeyRef} from '../store/port/keys.js'
+import type {ApiKeyRow, KeyCaller, KeyRef, KeysRepository} from '../store/port/keys.js'
 
 /**
  * API keys of `pricectl serve`. A key is `pk_` followed by 32 random bytes in base64url;
@@ -107,13 +107,16 @@ export type Caller = KeyCaller
  */
 export class KeyChecker {
   private readonly used = new Map<number, string>()
+  private readonly keys: KeysRepository
 
-  constructor(private readonly store: StorePort) {}
+  constructor(store: StorePort) {
+    this.keys = store.keys
+  }
 
   check(key: string | undefined): Caller | undefined {
     // Anything not shaped like a key cannot match: skip the hash and the query.
     if (!key || !KEY_SHAPE.test(key)) return undefined
-    const caller = this.store.keys.activeByHash(hashKey(key))
+    const caller = this.keys.activeByHash(hashKey(key))
     if (caller) this.used.set(caller.id, nowIso())
     return caller
   }
@@ -123,7 +126,7 @@ export class KeyChecker {
     const entries = [...this.used]
     this.used.clear()
     // A busy store keeps the times for the next flush; last use is informational.
-    if (!this.store.keys.recordUse(entries)) {
+    if (!this.keys.recordUse(entries)) {
       for (const [id, at] of entries) if (!this.used.has(id)) this.used.set(id, at)
     }
   }
