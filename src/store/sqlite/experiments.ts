@@ -32,7 +32,8 @@ type Row = {
 const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_id, a.api_id AS audience, e.countries_json, e.seed,
   e.created_at, e.updated_at, e.started_at, e.stopped_at FROM experiments e LEFT JOIN audiences a ON a.id = e.audience_id`
 
-const marks = (n: number) => Array.from({length: n}, () => '?').join(',')
+/** A list of n "?" placeholders. */
+const placeholders = (n: number) => Array.from({length: n}, () => '?').join(',')
 
 /** SQLite adapter of the experiments repository: every statement prepared once per store. */
 export class SqliteExperiments implements ExperimentsRepository {
@@ -88,13 +89,13 @@ export class SqliteExperiments implements ExperimentsRepository {
   private hydrate(rows: Row[]): Experiment[] {
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
-    const m = marks(ids.length)
+    const marks = placeholders(ids.length)
     const products = this.db
       .prepare(`SELECT ep.experiment_id, p.id, p.api_id, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor
-        FROM experiment_products ep JOIN products p ON p.id = ep.product_id WHERE ep.experiment_id IN (${m}) ORDER BY ep.experiment_id, ep.position`)
+        FROM experiment_products ep JOIN products p ON p.id = ep.product_id WHERE ep.experiment_id IN (${marks}) ORDER BY ep.experiment_id, ep.position`)
       .all(...ids) as (ExperimentProduct & {experiment_id: number})[]
     const arms = this.db
-      .prepare(`SELECT experiment_id, arm_id, multiplier, usd_price_minor, products_json FROM arms WHERE experiment_id IN (${m}) ORDER BY experiment_id, position`)
+      .prepare(`SELECT experiment_id, arm_id, multiplier, usd_price_minor, products_json FROM arms WHERE experiment_id IN (${marks}) ORDER BY experiment_id, position`)
       .all(...ids) as {arm_id: string; experiment_id: number; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}[]
     return rows.map((r) => {
       const {countries_json: countries, ...rest} = r
@@ -170,8 +171,9 @@ export class SqliteExperiments implements ExperimentsRepository {
 
   productsByApiId(apiIds: readonly string[]): Map<string, ExperimentProduct> {
     if (apiIds.length === 0) return new Map()
+    const marks = placeholders(apiIds.length)
     const rows = this.db
-      .prepare(`SELECT id, api_id, base_px_minor, interval, interval_count, min_px_minor, max_px_minor FROM products WHERE api_id IN (${marks(apiIds.length)})`)
+      .prepare(`SELECT id, api_id, base_px_minor, interval, interval_count, min_px_minor, max_px_minor FROM products WHERE api_id IN (${marks})`)
       .all(...apiIds) as ExperimentProduct[]
     return new Map(rows.map((r) => [r.api_id, r]))
   }
@@ -182,9 +184,10 @@ export class SqliteExperiments implements ExperimentsRepository {
 
   runningOn(productIds: readonly number[], except: number): {id: number; name: string}[] {
     if (productIds.length === 0) return []
+    const marks = placeholders(productIds.length)
     return this.db
       .prepare(`SELECT DISTINCT e.id, e.name FROM experiments e JOIN experiment_products ep ON ep.experiment_id = e.id
-        WHERE e.status = 'running' AND e.id <> ? AND ep.product_id IN (${marks(productIds.length)}) ORDER BY e.id`)
+        WHERE e.status = 'running' AND e.id <> ? AND ep.product_id IN (${marks}) ORDER BY e.id`)
       .all(except, ...productIds) as {id: number; name: string}[]
   }
 

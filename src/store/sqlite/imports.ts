@@ -115,7 +115,8 @@ class SqliteImportWriter implements ImportWriter {
     this.closed = true
     if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
     this.open = false
-    this.db.pragma(`cache_size = ${this.restore.cacheSize}`)
+    const {cacheSize} = this.restore
+    this.db.pragma(`cache_size = ${cacheSize}`)
     this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default
     this.db.pragma(`foreign_keys = ${this.restore.foreignKeys ? 'ON' : 'OFF'}`)
   }

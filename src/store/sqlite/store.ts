@@ -36,7 +36,8 @@ export class SqliteStore implements StorePort {
 
   /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
   setBusyTimeout(ms: number): void {
-    this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(ms))}`)
+    const timeout = Math.max(0, Math.floor(ms))
+    this.db.pragma(`busy_timeout = ${timeout}`)
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
