@@ -1,12 +1,13 @@
 import type {DB} from '../store/db.js'
 import type {ArmCounts, Experiment, ExposureChange, Status} from '../store/port/experiments.js'
-import {SqliteExperiments} from '../store/sqlite/experiments.js'
+import type {SqliteExperiments} from '../store/sqlite/experiments.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * The experiments records (types of the experiments part of the storage port,
  * src/store/port/experiments.ts), and transitional wrappers with the old signatures
  * (a SQLite handle) for src/pricing, until it holds a StorePort: each goes through the
- * SQLite adapter, one adapter (statements prepared once) per handle. New code calls
+ * experiments repository of the handle's store (statements prepared once). New code calls
  * `store.experiments` instead.
  */
 export type {
@@ -20,12 +21,8 @@ export type {
   Status,
 } from '../store/port/experiments.js'
 
-const adapters = new WeakMap<DB, SqliteExperiments>()
-
 function adapter(db: DB): SqliteExperiments {
-  let a = adapters.get(db)
-  if (!a) adapters.set(db, (a = new SqliteExperiments(db)))
-  return a
+  return storeOfHandle(db).experiments
 }
 
 /** Transitional (src/pricing): `store.experiments.get([id])[0]`. */

@@ -21,7 +21,9 @@ export class SqliteStore implements StorePort {
     readonly db: DB,
     readonly path: string,
     readonly readOnly?: string,
-  ) {}
+  ) {
+    byHandle.set(db, this)
+  }
 
   close(): void {
     if (this.db.open) this.db.close()
@@ -29,26 +31,7 @@ export class SqliteStore implements StorePort {
 
   transaction<T>(fn: () => T, options?: {write?: boolean}): T {
     const tx = this.db.transaction(fn)
-    return options?.write ? tx.immediate() : tx()
-  }
-
-  // ---- SQLite extras (not part of the port): the server and the commands that manage a file
-
-  /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
-  setBusyTimeout(ms: number): void {
-    const timeout = Math.max(0, Math.floor(ms))
-    this.db.pragma(`busy_timeout = ${timeout}`)
-  }
-
-  /** A read that proves the store answers (the server's health check), with its schema version. */
-  health(): {schemaVersion: number} {
-    this.db.prepare('SELECT 1').get()
-    return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
-  }
-
-  /** Write a consistent copy of the store to a new file (VACUUM INTO; the path is a bound parameter). */
-  copyTo(path: string): void {
-    this.db.prepare('VACUUM INTO ?').run(path)
+    return options?.write && !this.db.readonly ? tx.immediate() : tx()
   }
 
   private repo<R>(name: string, make: () => R): R {
@@ -91,6 +74,36 @@ export class SqliteStore implements StorePort {
   get segments(): SqliteSegments {
     return this.repo('segments', () => new SqliteSegments(this.db))
   }
+
+  // ---- SQLite extras (not part of the port): the server and the commands that manage a file
+
+  /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
+  setBusyTimeout(ms: number): void {
+    const timeout = Math.max(0, Math.floor(ms))
+    this.db.pragma(`busy_timeout = ${timeout}`)
+  }
+
+  /** A read that proves the store answers (the server's health check), with its schema version. */
+  health(): {schemaVersion: number} {
+    this.db.prepare('SELECT 1').get()
+    return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
+  }
+
+  /** Write a consistent copy of the store to a new file (VACUUM INTO; the path is a bound parameter). */
+  copyTo(path: string): void {
+    this.db.prepare('VACUUM INTO ?').run(path)
+  }
+}
+
+const byHandle = new WeakMap<DB, SqliteStore>()
+
+/**
+ * The port of a raw handle: the store opened on it, else one made for it (cached). Transitional,
+ * like sqliteHandle: for code that still holds a handle and calls an engine function that
+ * takes the port; every use is a leftover to move into a repository.
+ */
+export function storeOfHandle(db: DB): SqliteStore {
+  return byHandle.get(db) ?? new SqliteStore(db, db.name, db.readonly ? 'the store is open read-only' : undefined)
 }
 
 /**
