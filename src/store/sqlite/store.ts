@@ -43,6 +43,25 @@ export class SqliteStore implements StorePort {
     return r
   }
 
+  // ---- SQLite extras (not part of the port): the server and the commands that manage a file
+
+  /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
+  setBusyTimeout(ms: number): void {
+    const timeout = Math.max(0, Math.floor(ms))
+    this.db.pragma(`busy_timeout = ${timeout}`)
+  }
+
+  /** A read that proves the store answers (the server's health check), with its schema version. */
+  health(): {schemaVersion: number} {
+    this.db.prepare('SELECT 1').get()
+    return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
+  }
+
+  /** Write a consistent copy of the store to a new file (VACUUM INTO; the path is a bound parameter). */
+  copyTo(path: string): void {
+    this.db.prepare('VACUUM INTO ?').run(path)
+  }
+
   get catalog(): SqliteCatalog {
     return this.repo('catalog', () => new SqliteCatalog(this.db))
   }
@@ -73,25 +92,6 @@ export class SqliteStore implements StorePort {
 
   get segments(): SqliteSegments {
     return this.repo('segments', () => new SqliteSegments(this.db))
-  }
-
-  // ---- SQLite extras (not part of the port): the server and the commands that manage a file
-
-  /** How long a statement waits for another writer's lock, in ms (0: fail busy at once). */
-  setBusyTimeout(ms: number): void {
-    const timeout = Math.max(0, Math.floor(ms))
-    this.db.pragma(`busy_timeout = ${timeout}`)
-  }
-
-  /** A read that proves the store answers (the server's health check), with its schema version. */
-  health(): {schemaVersion: number} {
-    this.db.prepare('SELECT 1').get()
-    return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
-  }
-
-  /** Write a consistent copy of the store to a new file (VACUUM INTO; the path is a bound parameter). */
-  copyTo(path: string): void {
-    this.db.prepare('VACUUM INTO ?').run(path)
   }
 }
 
