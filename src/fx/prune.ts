@@ -1,6 +1,7 @@
 import {countryCurrency} from '../currency.js'
 import {NotFoundError, OperationalError} from '../errors.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {defaultFxSnapshot} from '../store/seed.js'
 import {defaultCountry} from '../store/settings.js'
 import {type FxRate, fxToday, ratesOn} from './rates.js'
@@ -86,7 +87,7 @@ export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptio
   try {
     return db
       .transaction(() => {
-        const before = ratesOn(db, today, today)
+        const before = ratesOn(storeOfHandle(db), today, today)
         const currencies = db
           .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
           .all(...params) as RemovalSummary['currencies']
@@ -97,7 +98,7 @@ export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptio
         const removed = db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
         const restore = db.prepare('INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)')
         for (const r of restorable) restore.run(r.currency, r.date, r.rate, r.source)
-        const after = ratesOn(db, today, today)
+        const after = ratesOn(storeOfHandle(db), today, today)
         const withoutRate = [...before.keys()].filter((c) => c !== 'USD' && !after.has(c)).sort()
         const uses = withoutRate.length > 0 ? currenciesInUse(db) : new Map<string, string[]>()
         const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))

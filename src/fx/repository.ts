@@ -1,4 +1,5 @@
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {defaultFxSnapshot} from '../store/seed.js'
 import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
 import {type FxKind, fxKind, SNAPSHOT} from './sources.js'
@@ -73,7 +74,7 @@ function currentRows(db: DB, today: string): Map<string, FxRate> {
 
 /** ratesOn without the identity USD: the stored rows, for listing. */
 function ratesOnRows(db: DB, day: string, today: string): FxRate[] {
-  const map = ratesOn(db, day, today)
+  const map = ratesOn(storeOfHandle(db), day, today)
   const usd = rowOn(db, 'USD', day, today)
   const rows = [...map.values()].filter((r) => r.currency !== 'USD')
   if (usd) rows.push(usd)
@@ -82,7 +83,7 @@ function ratesOnRows(db: DB, day: string, today: string): FxRate[] {
 
 /** The stored row of a currency on a day (USD too: the seed stores USD = 1 for listing). */
 function rowOn(db: DB, currency: string, day: string, today: string): FxRate | undefined {
-  if (currency !== 'USD') return rateOn(db, currency, day, today)
+  if (currency !== 'USD') return rateOn(storeOfHandle(db), currency, day, today)
   return (
     (db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = 'USD' AND date <= ? ORDER BY date DESC LIMIT 1`).get(day) as FxRate | undefined) ?? {
       currency: 'USD',
@@ -150,7 +151,7 @@ export function setOperatorRate(db: DB, rate: FxRate, today = fxToday()): SetRes
       const replaced = storedRate(db, rate.currency, rate.date)
       setRate(db, rate)
       const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
-      return {current: rateOn(db, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
+      return {current: rateOn(storeOfHandle(db), rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
     })
     .immediate()
 }

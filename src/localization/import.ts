@@ -7,6 +7,7 @@ import {rateOn} from '../fx/rates.js'
 import {yearAverageRate} from '../fx/repository.js'
 import {Factor, LOCALIZATION_FORMATS, type LocalizationFormat, MAX_FACTOR, MIN_FACTOR} from '../schemas/localization.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {toCountry} from './countries.js'
 import type {LocalizationFactor} from './factors.js'
 
@@ -287,7 +288,7 @@ export function resolveFactors(db: DB, parsed: ParsedFactors, source = parsed.so
     if (parsed.kind === 'ppp') {
       const currency = countryCurrency(country)
       const avg = currency && year !== null ? yearAverageRate(db, currency, year) : undefined
-      const rate = avg?.rate ?? (currency ? rateOn(db, currency)?.rate : undefined)
+      const rate = avg?.rate ?? (currency ? rateOn(storeOfHandle(db), currency)?.rate : undefined)
       if (rate === undefined) {
         out.noFxRate.push(country)
         continue

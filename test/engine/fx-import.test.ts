@@ -203,7 +203,7 @@ describe('importRates and the fx repository', () => {
     const p = parseFxFile(u8(ECB_HIST), {name: 'hist.csv'})
     const first = importRates(s.db, p)
     expect(first).toMatchObject({currencies: 4, dates: {count: 3, from: '1999-01-04', to: '2026-04-13'}, ratesUnchanged: 0, ratesWritten: 11, rowsRead: 3})
-    expect(rateOn(s.db, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
+    expect(rateOn(s, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
     const again = importRates(s.db, p)
     expect(again).toMatchObject({ratesUnchanged: 11, ratesWritten: 0})
     s.close()
@@ -225,7 +225,7 @@ describe('importRates and the fx repository', () => {
     setRate(s.db, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
     const r = importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
     expect(r.newerOnFile.currencies).toEqual(['GBP'])
-    expect(rateOn(s.db, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
+    expect(rateOn(s, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
     s.close()
   })
 

@@ -8,6 +8,7 @@ import {parseSourceFilter} from '../../src/fx/sources.js'
 import {type DB, openStore} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
+import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 /** fx delete and fx prune on a real store seeded with the bundled snapshot; "today" fixed. */
 
@@ -52,7 +53,7 @@ describe('fx prune', () => {
       withoutRate: [],
     })
     expect(storedRate(db, 'EUR', SNAP.date)).toEqual({currency: 'EUR', date: SNAP.date, rate: SNAP.rates.EUR, source: SNAP.source})
-    expect(rateOn(db, 'GBP', undefined, TODAY)?.source).toBe('manual') // other kinds untouched
+    expect(rateOn(storeOfHandle(db), 'GBP', undefined, TODAY)?.source).toBe('manual') // other kinds untouched
   })
 
   it('by label, exact or with *; ? and [ are literal', () => {
@@ -126,7 +127,7 @@ describe('fx delete', () => {
     expect(one).toMatchObject({currencies: [{currency: 'EUR', removed: 1}], removed: 1, sources: [{kind: 'manual', removed: 1, source: 'manual'}]})
     const all = deleteRates(db, 'EUR', undefined, {today: TODAY})
     expect(all.removed).toBe(1)
-    expect(rateOn(db, 'EUR', undefined, TODAY)).toMatchObject({rate: SNAP.rates.EUR, source: SNAP.source})
+    expect(rateOn(storeOfHandle(db), 'EUR', undefined, TODAY)).toMatchObject({rate: SNAP.rates.EUR, source: SNAP.source})
   })
 
   it('a rate of the operator on the snapshot\'s day: deleting it brings the snapshot\'s back', () => {
