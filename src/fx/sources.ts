@@ -49,15 +49,6 @@ export function parseSourceFilter(text: string): SourceFilter {
   return {label: t}
 }
 
-/** SQL condition and parameters of a source filter. */
-export function sourceFilterSql(filter: SourceFilter): {params: string[]; sql: string} {
-  if ('kind' in filter) return {params: [filter.kind], sql: `(${kindSql()}) = ?`}
-  if (!filter.label.includes('*')) return {params: [filter.label], sql: 'source = ?'}
-  // `*` is the only wildcard operators get: GLOB's ? and [ are taken literally.
-  const pattern = filter.label.replaceAll(/[?[\]]/g, (c) => `[${c}]`)
-  return {params: [pattern], sql: 'source GLOB ?'}
-}
-
 export function describeFilter(filter: SourceFilter): string {
   if ('kind' in filter) return filter.kind === 'snapshot' ? 'the bundled snapshot' : filter.kind === 'manual' ? 'manual rates' : 'imported rates'
   return `source "${filter.label}"`

@@ -34,7 +34,7 @@ export type LocalizeResult = {
 export function localizeProduct(db: DB, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
   const product = requireProduct(db, apiId)
   if (product.interval && product.base_px_minor === 0) throw new InvalidInputError(`${apiId} has base_px 0: nothing to localize`)
-  let factors = listFactors(db)
+  let factors = listFactors(storeOfHandle(db))
   if (factors.length === 0) {
     throw new InvalidInputError('no localization factors on file: import them first with "pricectl localization import FILE"')
   }

@@ -10,7 +10,6 @@ import {calculatePrice} from '../../src/pricing/price.js'
 import {openStore, type Store} from '../../src/store/db.js'
 import {createProducts} from '../helpers/catalog.js'
 import {tempStore} from '../helpers/run.js'
-import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 /** Currencies of 0, 2 and 3 minor digits, strong and weak against USD. */
 const CURRENCIES = ['USD', 'EUR', 'GBP', 'JPY', 'KRW', 'INR', 'BRL', 'IDR', 'CLP', 'KWD', 'BHD', 'ISK', 'VND', 'CHF', 'TRY', 'ZAR']
@@ -115,7 +114,7 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
           }
           startExperiment(db, exp.id)
           previous = exp.id
-          const ctx = new PricingContext(storeOfHandle(db))
+          const ctx = new PricingContext(store)
           const arms = exp.arms.filter((a) => a.id !== 'baseline')
           ctx.experiments.pin = {armId: arms[c.pick % arms.length].id, experimentId: exp.id}
           const trace: {detail: string}[] = []

@@ -7,10 +7,9 @@ import {fxKind, kindSql} from '../../src/fx/sources.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
 import {FxTable} from '../../src/revenue/money.js'
 import {PricingContexts} from '../../src/server/contexts.js'
-import {type DB, openStore} from '../../src/store/db.js'
+import {openStore, type Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
-import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 /**
  * The rule that picks a rate (docs/fx-localization-geoip.md, "Which rate is used"), with
@@ -27,12 +26,12 @@ afterEach(() => {
 })
 
 /** A store with only the given rates (the bundled snapshot removed). */
-function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): DB {
+function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Store {
   const s = openStore(tempStore())
   stores.push(s)
   s.db.prepare('DELETE FROM fx_rates').run()
-  for (const r of rates) setRate(s.db, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
-  return s.db
+  for (const r of rates) setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
+  return s
 }
 
 describe('pricing today', () => {
@@ -41,8 +40,8 @@ describe('pricing today', () => {
       {date: '2026-04-13', rate: 0.85, source: 'ECB eurofxref (eurofxref.csv)'},
       {date: '2026-09-29', rate: 0.88, source: SNAP},
     ])
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2026-11-23')).toMatchObject({date: '2026-04-13', rate: 0.85})
-    expect(ratesOn(storeOfHandle(db), undefined, '2026-11-23').get('EUR')).toMatchObject({date: '2026-04-13', rate: 0.85})
+    expect(rateOn(db, 'EUR', undefined, '2026-11-23')).toMatchObject({date: '2026-04-13', rate: 0.85})
+    expect(ratesOn(db, undefined, '2026-11-23').get('EUR')).toMatchObject({date: '2026-04-13', rate: 0.85})
   })
 
   it('a rate dated after today is not used before its date, and is from it (fx set EUR 2 --date 2031-01-01)', () => {
@@ -51,11 +50,11 @@ describe('pricing today', () => {
       {date: '2026-05-01', rate: 0.9, source: 'manual'},
       {date: '2031-01-01', rate: 2, source: 'manual'},
     ])
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2026-11-23')?.rate).toBe(0.9)
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2030-12-31')?.rate).toBe(0.9)
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2031-01-01')?.rate).toBe(2)
-    expect(ratesOn(storeOfHandle(db), undefined, '2026-11-23').get('EUR')?.rate).toBe(0.9)
-    expect(ratesOn(storeOfHandle(db), undefined, '2031-01-01').get('EUR')?.rate).toBe(2)
+    expect(rateOn(db, 'EUR', undefined, '2026-11-23')?.rate).toBe(0.9)
+    expect(rateOn(db, 'EUR', undefined, '2030-12-31')?.rate).toBe(0.9)
+    expect(rateOn(db, 'EUR', undefined, '2031-01-01')?.rate).toBe(2)
+    expect(ratesOn(db, undefined, '2026-11-23').get('EUR')?.rate).toBe(0.9)
+    expect(ratesOn(db, undefined, '2031-01-01').get('EUR')?.rate).toBe(2)
   })
 
   it('only a future rate of the operator beside the snapshot: the snapshot prices until that date', () => {
@@ -63,27 +62,27 @@ describe('pricing today', () => {
       {date: '2026-09-29', rate: 0.88, source: SNAP},
       {date: '2031-01-01', rate: 2, source: 'manual'},
     ])
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2026-11-23')?.rate).toBe(0.88)
+    expect(rateOn(db, 'EUR', undefined, '2026-11-23')?.rate).toBe(0.88)
   })
 
   it('only future rates: none usable today (an error naming the currency and the fix)', () => {
     const db = storeWith([{date: '2031-01-01', rate: 2, source: 'manual'}])
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2026-11-23')).toBeUndefined()
-    expect(ratesOn(storeOfHandle(db), undefined, '2026-11-23').has('EUR')).toBe(false)
+    expect(rateOn(db, 'EUR', undefined, '2026-11-23')).toBeUndefined()
+    expect(ratesOn(db, undefined, '2026-11-23').has('EUR')).toBe(false)
     process.env.PRICECTL_NOW = '2026-11-23T00:00:00Z'
-    expect(() => requireRate(storeOfHandle(db), 'EUR')).toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
+    expect(() => requireRate(db, 'EUR')).toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
   })
 
   it('the snapshot is the floor when the clock is set before its date', () => {
     const db = storeWith([{date: '2026-09-29', rate: 0.88, source: SNAP}])
-    expect(rateOn(storeOfHandle(db), 'EUR', undefined, '2026-03-01')?.rate).toBe(0.88)
-    expect(ratesOn(storeOfHandle(db), undefined, '2026-03-01').get('EUR')?.rate).toBe(0.88)
+    expect(rateOn(db, 'EUR', undefined, '2026-03-01')?.rate).toBe(0.88)
+    expect(ratesOn(db, undefined, '2026-03-01').get('EUR')?.rate).toBe(0.88)
   })
 
   it('USD is 1 whatever is on file', () => {
     const db = storeWith([])
-    expect(rateOn(storeOfHandle(db), 'USD')?.rate).toBe(1)
-    expect(ratesOn(storeOfHandle(db)).get('USD')?.rate).toBe(1)
+    expect(rateOn(db, 'USD')?.rate).toBe(1)
+    expect(ratesOn(db).get('USD')?.rate).toBe(1)
   })
 })
 
@@ -104,7 +103,7 @@ describe('revenue on a created day', () => {
     ['2019-01-01', 0.8, 'older than every rate: the operator\'s earliest'],
     ['2031-02-01', 2, 'a record dated after a scheduled rate converts at it'],
   ])('%s -> %s (%s)', (day, rate) => {
-    expect(rateOn(storeOfHandle(db()), 'EUR', day, '2026-11-23')?.rate).toBe(rate)
+    expect(rateOn(db(), 'EUR', day, '2026-11-23')?.rate).toBe(rate)
   })
 
   it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', () => {
@@ -112,8 +111,8 @@ describe('revenue on a created day', () => {
       {date: '2025-01-01', rate: 0.95, source: SNAP},
       {date: '2026-06-01', rate: 0.7, source: 'manual'},
     ])
-    expect(rateOn(storeOfHandle(d), 'EUR', '2025-06-01', '2026-11-23')?.rate).toBe(0.95)
-    expect(rateOn(storeOfHandle(d), 'EUR', '2024-06-01', '2026-11-23')?.rate).toBe(0.7) // operator's earliest, dated before today
+    expect(rateOn(d, 'EUR', '2025-06-01', '2026-11-23')?.rate).toBe(0.95)
+    expect(rateOn(d, 'EUR', '2024-06-01', '2026-11-23')?.rate).toBe(0.7) // operator's earliest, dated before today
   })
 
   it('a future rate is no fallback for older days', () => {
@@ -121,7 +120,7 @@ describe('revenue on a created day', () => {
       {date: '2025-01-01', rate: 0.95, source: SNAP},
       {date: '2031-01-01', rate: 2, source: 'manual'},
     ])
-    expect(rateOn(storeOfHandle(d), 'EUR', '2020-01-01', '2026-11-23')?.rate).toBe(0.95)
+    expect(rateOn(d, 'EUR', '2020-01-01', '2026-11-23')?.rate).toBe(0.95)
   })
 })
 
@@ -133,12 +132,12 @@ describe('one rule everywhere', () => {
     const db = storeWith([])
     fc.assert(
       fc.property(fc.uniqueArray(row, {maxLength: 8, selector: (r) => r.date}), day, day, (rows, on, today) => {
-        db.prepare('DELETE FROM fx_rates').run()
+        db.db.prepare('DELETE FROM fx_rates').run()
         for (const r of rows) setRate(db, {currency: 'EUR', date: r.date, rate: r.rate, source: r.snapshot ? SNAP : 'manual'})
-        const one = rateOn(storeOfHandle(db), 'EUR', on, today)
-        expect(ratesOn(storeOfHandle(db), on, today).get('EUR')).toEqual(one)
+        const one = rateOn(db, 'EUR', on, today)
+        expect(ratesOn(db, on, today).get('EUR')).toEqual(one)
         const seconds = Date.parse(`${on}T12:00:00Z`) / 1000
-        expect(new FxTable(db, today).rate('EUR', seconds)).toBe(one?.rate)
+        expect(new FxTable(db.db, today).rate('EUR', seconds)).toBe(one?.rate)
       }),
       {numRuns: 300},
     )
@@ -203,7 +202,7 @@ describe('a long-lived pricing context (the server\'s)', () => {
       {date: '2026-11-24', rate: 2, source: 'manual'},
     ])
     process.env.PRICECTL_NOW = '2026-11-23T23:59:00Z'
-    const contexts = new PricingContexts(storeOfHandle(db))
+    const contexts = new PricingContexts(db)
     expect(contexts.current().rate('EUR')?.rate).toBe(0.88)
     expect(contexts.current().ratesStale()).toBe(false)
     process.env.PRICECTL_NOW = '2026-11-24T00:00:30Z'

@@ -1,8 +1,22 @@
 import type {FxRate} from '../../fx/rates.js'
+import type {SourceFilter} from '../../fx/sources.js'
+import type {LocalizationFactor} from '../../localization/factors.js'
 import type {RuleOverride} from '../../money/gateway-tables.js'
 
 /** A gateway's stored settings, as written (accepted currencies: '*' or a JSON array). */
 export type StoredGatewaySettings = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: string}
+
+/** Which fx_rates rows a removal (fx delete, fx prune) takes; every field given must match. */
+export type FxRateFilter = {
+  /** Strictly before this day. */
+  before?: string
+  currencies?: string[]
+  /** Exactly this day. */
+  date?: string
+  /** Only operator rates (manual and imported), never the bundled snapshot's. */
+  operatorOnly?: boolean
+  source?: SourceFilter
+}
 
 /**
  * The config part of the storage port (see ../port.ts): FX rates, localization factors,
@@ -24,6 +38,48 @@ export interface ConfigRepository {
   /** The earliest operator (non-snapshot) rate of a currency dated after `day`. */
   nextOperatorRate(currency: string, day: string): FxRate | undefined
 
+  /** Stored rows, newest first per currency (sorted by currency): one currency's, on or before a day when given. */
+  fxHistory(filter: {currency?: string; onOrBefore?: string}): FxRate[]
+  /** Operator rates dated after `day` (scheduled), by currency then date; one currency's when given. */
+  fxScheduled(day: string, currency?: string): FxRate[]
+  /** The row stored for a currency and day. */
+  storedRate(currency: string, date: string): FxRate | undefined
+  /** The latest row of a currency dated on or before `day`, whatever its kind. */
+  latestStoredRate(currency: string, day: string): FxRate | undefined
+  /**
+   * Store rates, replacing the row of the same currency and day; a row already holding the
+   * same rate and source is left alone. Returns how many rows were written.
+   */
+  saveFxRates(rates: readonly FxRate[]): number
+  /** Mean and count of a currency's rates dated from..to (inclusive); undefined when none. */
+  fxAverage(currency: string, from: string, to: string): {days: number; rate: number} | undefined
+  /** Whether a currency has an operator rate dated after `after` and on or before `onOrBefore`. */
+  hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): boolean
+  /** What a removal would take: per currency (count, first and last date) and per source, sorted. */
+  fxMatching(filter: FxRateFilter): {currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}
+  /** Currencies with an operator row dated `date` that the filter takes. */
+  fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): string[]
+  /** Whether the filter would take this row (stored or not). */
+  fxFilterTakes(filter: FxRateFilter, row: FxRate): boolean
+  /** Whether any row carries this source label. */
+  hasFxSource(source: string): boolean
+  /** The date of a currency's bundled-snapshot row (that day's, when given). */
+  snapshotDate(currency: string, date?: string): string | undefined
+  /** Remove the rows the filter takes; returns how many. */
+  deleteFxRates(filter: FxRateFilter): number
+  /**
+   * Currencies the store prices or records money in, each with what uses it ('country prices',
+   * 'fixed-amount coupons', 'audience prices', 'gateway fallback', 'locked quotes',
+   * 'subscriptions', 'charges'), and the countries with a localization factor ('localization factors').
+   */
+  moneyUses(): {currency: string; use: string}[]
+
+  /** Every localization factor, by country, or one country's. */
+  localizationFactors(country?: string): LocalizationFactor[]
+  /** Store factors, replacing those of the same countries. */
+  saveLocalizationFactors(factors: readonly LocalizationFactor[]): void
+  /** Delete the factors of these countries (every factor when undefined); returns how many. */
+  deleteLocalizationFactors(countries?: readonly string[]): number
   /** The localization factor of a country, undefined when none is on file. */
   localizationFactor(country: string): number | undefined
   /** The stored rounding rule text of a currency, undefined when the default applies. */

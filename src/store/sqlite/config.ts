@@ -1,38 +1,20 @@
 import type {FxRate} from '../../fx/rates.js'
-import {isSnapshotSql, SNAPSHOT} from '../../fx/sources.js'
+import {SNAPSHOT} from '../../fx/sources.js'
 import type {RuleOverride} from '../../money/gateway-tables.js'
 import type {DB} from '../db.js'
 import type {ConfigRepository, StoredGatewaySettings} from '../port/config.js'
+import {ALL_SQL, ONE_SQL, SqliteFx} from './fx.js'
 
 /**
- * The date of the rate a currency (SQL expression `cur`) is converted at on @day, as of
- * @today (docs/fx-localization-geoip.md, "Which rate is used"). Each step walks the
- * (currency, date) primary key from one end and stops at its first match, so a currency
- * with 7,000 days of history costs a few row reads.
+ * SQLite adapter of the config repository: every statement prepared once per store, on
+ * first use. FX rate writes, removals and localization factors are in ./fx.ts.
  */
-function pickDateSql(cur: string): string {
-  const snap = isSnapshotSql('x')
-  const from = `FROM fx_rates x WHERE x.currency = ${cur}`
-  return `coalesce(
-    (SELECT x.date ${from} AND x.date <= @day AND NOT (${snap}) ORDER BY x.date DESC LIMIT 1),
-    (SELECT x.date ${from} AND x.date <= @day AND ${snap} ORDER BY x.date DESC LIMIT 1),
-    (SELECT x.date ${from} AND x.date <= @today AND NOT (${snap}) ORDER BY x.date ASC LIMIT 1),
-    (SELECT x.date ${from} AND ${snap} ORDER BY x.date ASC LIMIT 1))`
-}
-
-// Every currency on file without reading every row: a loose index scan of the primary key.
-const ALL_SQL = `WITH RECURSIVE cur(c) AS (
-    SELECT min(currency) FROM fx_rates
-    UNION ALL SELECT (SELECT min(currency) FROM fx_rates WHERE currency > cur.c) FROM cur WHERE cur.c IS NOT NULL)
-  SELECT f.currency, f.date, f.rate, f.source FROM cur JOIN fx_rates f ON f.currency = cur.c AND f.date = ${pickDateSql('cur.c')}`
-
-const ONE_SQL = `SELECT currency, date, rate, source FROM fx_rates WHERE currency = @currency AND date = ${pickDateSql('@currency')}`
-
-/** SQLite adapter of the config repository: every statement prepared once per store, on first use. */
-export class SqliteConfig implements ConfigRepository {
+export class SqliteConfig extends SqliteFx implements ConfigRepository {
   private s?: ReturnType<SqliteConfig['prepare']>
 
-  constructor(private readonly db: DB) {}
+  constructor(db: DB) {
+    super(db)
+  }
 
   private get stmts() {
     return (this.s ??= this.prepare())
