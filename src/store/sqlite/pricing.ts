@@ -6,9 +6,8 @@ import {type Lock, packQuote, unpackQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
 import type {PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 
-const LOCK_COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
+const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
-const PRODUCT_COLUMNS = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
 
 function lockFromRow(row: LockRow | undefined): Lock | undefined {
   if (!row) return undefined
@@ -47,18 +46,18 @@ export class SqlitePricing implements PricingRepository {
   private prepare() {
     const db = this.db
     return {
-      anonymousByIp: db.prepare(`SELECT ${LOCK_COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
+      anonymousByIp: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
       anonymousVisitor: db.prepare('SELECT country, created_at, updated_at FROM locks WHERE lock_key = ? AND anonymous = 1'),
       countryPrices: db.prepare('SELECT country, currency, amount_minor AS amountMinor FROM country_prices WHERE product_id = ?'),
       dataVersion: db.prepare('PRAGMA data_version').pluck(),
       deleteLock: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
       gateways: db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck(),
-      lockByKey: db.prepare(`SELECT ${LOCK_COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
+      lockByKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
       plans: db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck(),
       productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
-      productByApiId: db.prepare(`SELECT ${PRODUCT_COLUMNS} FROM products WHERE api_id = ?`),
+      productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
       // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
-      upsertLock: db.prepare(`INSERT INTO locks (${LOCK_COLUMNS})
+      upsertLock: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
           currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
