@@ -49,6 +49,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
   ctx.store.pricing.expectBulk()
+  ctx.primeCatalog()
   const readOnly = Boolean(ctx.store.readOnly)
   let group: {line: number; request: unknown | Error}[] = []
 

@@ -183,6 +183,16 @@ export class PricingContext {
     symbol: (currency: string, country: string) => display.currencySymbol(currency, country),
   }
 
+  /** Read the whole catalog in one call (a batch meets many products; a single price reads only its own). */
+  primeCatalog(): void {
+    for (const row of this.store.pricing.catalogSnapshot()) {
+      if (this.products.has(row.api_id)) continue
+      const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
+      this.products.set(row.api_id, p)
+      this.productsById.set(p.id, p)
+    }
+  }
+
   product(apiId: string): PricedProduct | undefined {
     let p = this.products.get(apiId)
     if (p === undefined) {

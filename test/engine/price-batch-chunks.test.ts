@@ -118,4 +118,34 @@ describe('batch pricing in chunks', () => {
       expect(written(b.path), `chunk size ${size}`).toEqual(stored)
     }
   }, 120_000)
+
+  it("the catalog snapshot a batch reads at once is each product as pricing reads it one by one", async () => {
+    const path = copyOf(fixture)
+    await must(path, ['products', 'create'], {
+      api_id: 'plans',
+      base_px: 10,
+      country_prices: [{amount: 9, country: 'FR', currency: 'EUR'}],
+      integrations: [
+        {currency: 'EUR', gateway_d_plan_id: 'plan_eur', type: 'gateway_d'},
+        {currency: 'GBP', gateway_d_plan_id: 'plan_gbp', type: 'gateway_d'},
+        {currency: 'EUR', gateway_d_plan_id: 'plan_eur2', type: 'gateway_d'},
+        {gateway_a_product_id: 'prod_plans', interval: 'month', interval_count: 1, type: 'gateway_a_with_interval'},
+        {gateway_c_plan_id: 'c_plans', type: 'gateway_c'},
+      ],
+      interval: 'month',
+      interval_count: 1,
+      name: 'Plans',
+    })
+    const store = openStore(path)
+    try {
+      expect(store.pricing.product('plans')).toMatchObject({gateways: ['gateway_a', 'gateway_c', 'gateway_d'], planCurrencies: ['EUR', 'GBP']})
+      const snapshot = store.pricing.catalogSnapshot()
+      expect(snapshot.map((p) => p.api_id)).toEqual(store.pricing.productApiIds())
+      expect(snapshot.length).toBeGreaterThan(1)
+      const sorted = (p: ReturnType<typeof store.pricing.catalogSnapshot>[number]) => ({...p, countryPrices: [...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))})
+      for (const p of snapshot) expect(sorted(p)).toEqual(sorted(store.pricing.product(p.api_id)!))
+    } finally {
+      store.close()
+    }
+  })
 })

@@ -182,6 +182,7 @@ describe.each(ADAPTERS)('pricing repository contract: $name', (adapter) => {
   })
 
   it('a new store has no products to price', () => {
+    expect(store.pricing.catalogSnapshot()).toEqual([])
     expect(store.pricing.product('basic')).toBeUndefined()
     expect(store.pricing.productApiId(1)).toBeUndefined()
     expect(store.pricing.productApiIds()).toEqual([])

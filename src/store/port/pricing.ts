@@ -59,6 +59,11 @@ export interface PricingRepository {
    * Commits made through this store itself do not move it.
    */
   catalogVersion(): number
+  /**
+   * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
+   * a batch reads the catalog in one call instead of one call per product it meets.
+   */
+  catalogSnapshot(): PricingProduct[]
   /** Pricing's view of one product by api_id: row, country prices, gateways, plan currencies. */
   product(apiId: string): PricingProduct | undefined
   /** The api_id of a product by its store id (baseline references). */

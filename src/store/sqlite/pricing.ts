@@ -126,6 +126,28 @@ export class SqlitePricing implements PricingRepository {
     return this.stmts.dataVersion.get() as number
   }
 
+  catalogSnapshot(): PricingProduct[] {
+    const db = this.db
+    const rows = db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id').all() as ProductRow[]
+    const byId = new Map<number, PricingProduct>()
+    const out = rows.map((row) => {
+      const p: PricingProduct = {...row, countryPrices: [], gateways: [], planCurrencies: []}
+      byId.set(row.id, p)
+      return p
+    })
+    for (const c of db.prepare('SELECT product_id, country, currency, amount_minor AS amountMinor FROM country_prices ORDER BY product_id, country').all() as {amountMinor: number; country: string; currency: string; product_id: number}[]) {
+      byId.get(c.product_id)?.countryPrices.push({amountMinor: c.amountMinor, country: c.country, currency: c.currency})
+    }
+    const gateways = db.prepare(`SELECT DISTINCT product_id, CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations ORDER BY product_id, g`).all() as {g: string; product_id: number}[]
+    for (const r of gateways) byId.get(r.product_id)?.gateways.push(r.g)
+    const plans = db.prepare(`SELECT product_id, currency FROM product_integrations WHERE type = 'gateway_d' AND currency IS NOT NULL ORDER BY product_id, position`).all() as {currency: string; product_id: number}[]
+    for (const r of plans) {
+      const p = byId.get(r.product_id)
+      if (p && !p.planCurrencies.includes(r.currency)) p.planCurrencies.push(r.currency)
+    }
+    return out
+  }
+
   product(apiId: string): PricingProduct | undefined {
     const s = this.stmts
     const row = s.productByApiId.get(apiId) as ProductRow | undefined
