@@ -14,6 +14,9 @@ export type PricingProduct = ProductRow & {
   planCurrencies: string[]
 }
 
+/** A product row with one of its integrations whose gateway reference matched (integrationMatches). */
+export type IntegrationMatch = ProductRow & {i_count: null | number; i_interval: null | string; i_type: string}
+
 /**
  * The pricing part of the storage port (see ../port.ts): locks (the quotes users got),
  * users' stored countries and the catalog reads of the price calculation. Methods are
@@ -64,6 +67,15 @@ export interface PricingRepository {
    * a batch reads the catalog in one call instead of one call per product it meets.
    */
   catalogSnapshot(): PricingProduct[]
+  /** A product's row by api_id (the columns pricing, revenue and imports read; src/catalog/lookup.ts). */
+  productRow(apiId: string): ProductRow | undefined
+  /** A product's row by store id. */
+  productRowById(id: number): ProductRow | undefined
+  /**
+   * The products with an integration of one of these types whose gateway reference is `ref`,
+   * one entry per matching integration, by type then integration order of creation.
+   */
+  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[]
   /** Pricing's view of one product by api_id: row, country prices, gateways, plan currencies. */
   product(apiId: string): PricingProduct | undefined
   /** The api_id of a product by its store id (baseline references). */

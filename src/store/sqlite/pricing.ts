@@ -4,7 +4,7 @@ import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote, unpackQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
-import type {PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
@@ -36,6 +36,8 @@ function lockFromRow(row: LockRow | undefined): Lock | undefined {
  */
 export class SqlitePricing implements PricingRepository {
   private s?: ReturnType<SqlitePricing['prepare']>
+  /** integrationMatches statements by number of types. */
+  private matches = new Map<number, Statement>()
 
   constructor(private readonly db: DB) {}
 
@@ -56,6 +58,7 @@ export class SqlitePricing implements PricingRepository {
       plans: db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck(),
       productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
       productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
+      productById: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE id = ?'),
       // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
       upsertLock: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -146,6 +149,29 @@ export class SqlitePricing implements PricingRepository {
       if (p && !p.planCurrencies.includes(r.currency)) p.planCurrencies.push(r.currency)
     }
     return out
+  }
+
+  productRow(apiId: string): ProductRow | undefined {
+    return this.stmts.productByApiId.get(apiId) as ProductRow | undefined
+  }
+
+  productRowById(id: number): ProductRow | undefined {
+    return this.stmts.productById.get(id) as ProductRow | undefined
+  }
+
+  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[] {
+    if (types.length === 0) return []
+    let stmt = this.matches.get(types.length)
+    if (!stmt) {
+      stmt = this.db.prepare(
+        `SELECT p.id, p.api_id, p.name, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor, p.baseline_id,
+           pi.type AS i_type, pi.interval AS i_interval, pi.interval_count AS i_count
+         FROM product_integrations pi JOIN products p ON p.id = pi.product_id
+         WHERE pi.type IN (${types.map(() => '?').join(', ')}) AND pi.gateway_ref = ? ORDER BY pi.type, pi.id`,
+      )
+      this.matches.set(types.length, stmt)
+    }
+    return stmt.all(...types, ref) as IntegrationMatch[]
   }
 
   product(apiId: string): PricingProduct | undefined {
