@@ -1,9 +1,8 @@
 import type {FxRate} from '../../fx/rates.js'
-import {SNAPSHOT} from '../../fx/sources.js'
 import type {RuleOverride} from '../../money/gateway-tables.js'
 import type {DB} from '../db.js'
 import type {ConfigRepository, StoredGatewaySettings} from '../port/config.js'
-import {ALL_SQL, ONE_SQL, SqliteFx} from './fx.js'
+import {ALL_SQL, ONE_SQL, SNAPSHOT, SqliteFx} from './fx.js'
 
 /**
  * SQLite adapter of the config repository: every statement prepared once per store, on

@@ -1,8 +1,25 @@
 import type {FxRate} from '../../fx/rates.js'
-import {isSnapshotSql, kindSql, SNAPSHOT, type SourceFilter} from '../../fx/sources.js'
+import {SNAPSHOT_PREFIX, type SourceFilter} from '../../fx/sources.js'
 import type {LocalizationFactor} from '../../localization/factors.js'
 import type {DB} from '../db.js'
 import type {FxRateFilter} from '../port/config.js'
+
+/** SQL GLOB patterns (case-sensitive, like startsWith) of the default import labels (fxKind in src/fx/sources.ts). */
+const IMPORT_GLOBS = ['ECB eurofxref (*)', 'csv (*)', 'json (*)']
+
+/** SQL: true for a snapshot row of fx_rates (fixed text, no value in it). */
+export const SNAPSHOT = `source GLOB '${SNAPSHOT_PREFIX}*'`
+
+/** SQL: true for a snapshot row (`alias.source`). */
+export function isSnapshotSql(alias?: string): string {
+  return `${alias ? alias + '.' : ''}source GLOB '${SNAPSHOT_PREFIX}*'`
+}
+
+/** SQL: the kind of a row, as fxKind() computes it. */
+export function kindSql(alias?: string): string {
+  const col = `${alias ? alias + '.' : ''}source`
+  return `CASE WHEN ${col} GLOB '${SNAPSHOT_PREFIX}*' THEN 'snapshot' WHEN ${IMPORT_GLOBS.map((g) => `${col} GLOB '${g}'`).join(' OR ')} THEN 'import' ELSE 'manual' END`
+}
 
 /**
  * The date of the rate a currency (SQL expression `cur`) is converted at on @day, as of
