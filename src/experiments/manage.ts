@@ -4,8 +4,6 @@ import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {type ArmInput, BASELINE, checkArms, ExperimentInput, type ExperimentOutput, ExperimentPatch} from '../schemas/experiments.js'
 import {formatIssues, validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import {getSetting} from '../store/settings.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {armIdOut, armUsdMinor, describeArm} from './model.js'
 import {freshSeed} from './random.js'
 import type {Arm, Experiment, ExperimentDef, ExperimentProduct, Status} from './store.js'
@@ -52,8 +50,7 @@ export function parseExperimentId(text: string): number {
 /** The seed of a new experiment: given > store setting > a fresh random one (stored with it). */
 function seedFor(store: StorePort, given: null | number | undefined): number {
   if (given !== undefined && given !== null) return given
-  // Transitional: store settings are still read through the SQLite handle.
-  const setting = getSetting(sqliteHandle(store), SEED_SETTING)
+  const setting = store.config.setting(SEED_SETTING)
   if (setting !== undefined && /^\d+$/.test(setting)) return Number(setting)
   return freshSeed()
 }

@@ -6,7 +6,6 @@ import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {type Pipeline, startPipeline} from './pipeline.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
 import {looksLikeRejects, RejectsFile} from './rejects.js'
@@ -105,8 +104,7 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
-    // Transitional: the catalog lookup still takes the SQLite handle.
-    fallback = productByApiId(sqliteHandle(store), o.product)
+    fallback = productByApiId(store, o.product)
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}

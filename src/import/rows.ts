@@ -12,7 +12,6 @@ import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
 import {dateOrderProblems, ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
@@ -93,8 +92,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    // Transitional: gateway table overrides are still read through the SQLite handle.
-    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(sqliteHandle(store))
+    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(store)
     this.fx = new FxTable(store.revenue)
     this.products = new ProductMatcher(store, layout.product_types ?? [])
   }

@@ -5,7 +5,6 @@ import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
 import type {StorePort} from '../store/port.js'
 import {openReaderStore} from '../store/reader.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
@@ -178,8 +177,7 @@ async function main(): Promise<void> {
     // As the main thread opened it: on read-only media too (a dry run on a read-only store).
     // This thread's storage exponents are the store's record, as in the main thread.
     store = openReaderStore(input.db)
-    // Transitional: the catalog lookup still takes the SQLite handle.
-    const fallback = m.fallbackProductId === null ? undefined : productById(sqliteHandle(store), m.fallbackProductId)
+    const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
     mapper = new RowMapper(store, input.kind, m.layout, header!, fallback)
   }
 

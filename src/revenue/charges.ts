@@ -6,7 +6,6 @@ import {requireRate} from '../fx/rates.js'
 import {ChargeCreate, type ChargeRecord, ChargeUpdate} from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {compareEvents, eventApplied, type EventRef, judge, latestDelete, logEvent, recordKey, staleMessage} from './events.js'
 import {usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
@@ -25,7 +24,7 @@ function describe(key: RecordKey): string {
 
 /** USD cents of the amount and of the refunded part, at the created date's rate. */
 export function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, currency: string, created: number) {
-  const rate = requireRate(sqliteHandle(store), currency, isoDay(created)).rate
+  const rate = requireRate(store, currency, isoDay(created)).rate
   return {amount_refunded_usd_minor: usdMinor(refundedMinor, currency, rate), amount_usd_minor: usdMinor(amountMinor, currency, rate)}
 }
 

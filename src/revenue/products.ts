@@ -2,18 +2,15 @@ import {type IntegrationRef, productByApiId, productByGatewayRef, productByInteg
 import {InvalidInputError} from '../errors.js'
 import type {IntegrationObject} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 
 /** The product a subscription or charge names: an api_id, or an integration object. */
 export function resolveProduct(store: StorePort, ref: IntegrationObject | string): ProductRow {
-  // Transitional: the catalog lookups still take the SQLite handle.
-  const db = sqliteHandle(store)
   if (typeof ref === 'string') {
-    const p = productByApiId(db, ref)
+    const p = productByApiId(store, ref)
     if (!p) throw new InvalidInputError(`product: unknown product ${JSON.stringify(ref)} (list them with "pricectl products list", or pass an integration object)`)
     return p
   }
-  const p = productByIntegration(db, ref as IntegrationRef)
+  const p = productByIntegration(store, ref as IntegrationRef)
   if (!p) {
     throw new InvalidInputError(
       `product: no product has the integration ${JSON.stringify(ref)} (add it with "pricectl products update API_ID" and its integrations, or pass the product's api_id)`,
@@ -29,20 +26,15 @@ export function resolveProduct(store: StorePort, ref: IntegrationObject | string
 export class ProductMatcher {
   private readonly cache = new Map<string, ProductRow | undefined>()
 
-  private readonly db
-
   constructor(
-    store: StorePort,
+    private readonly store: StorePort,
     private readonly types: string[],
-  ) {
-    // Transitional: the catalog lookups still take the SQLite handle.
-    this.db = sqliteHandle(store)
-  }
+  ) {}
 
   match(ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
     const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
     if (this.cache.has(key)) return this.cache.get(key)
-    const p = (this.types.length > 0 ? productByGatewayRef(this.db, this.types, ref, interval, intervalCount) : undefined) ?? productByApiId(this.db, ref)
+    const p = (this.types.length > 0 ? productByGatewayRef(this.store, this.types, ref, interval, intervalCount) : undefined) ?? productByApiId(this.store, ref)
     this.cache.set(key, p)
     return p
   }

@@ -2,8 +2,6 @@ import {fromMinor} from '../currency.js'
 import type {ChargeRecord, SubscriptionRecord, SubscriptionReduced} from '../schemas/revenue.js'
 import type {ChargeValues, RevenueTable, SubscriptionValues} from '../store/port/revenue.js'
 import type {StorePort} from '../store/port.js'
-import {orgId as storedOrgId} from '../store/settings.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {centsToUsd} from './money.js'
 
 /**
@@ -81,7 +79,7 @@ export function chargeRecord(row: ChargeValues, org: number): ChargeRecord {
   }
 }
 
-/** The organisation records are printed with. Transitional: reads the setting through the SQLite handle until the config repository has it. */
+/** The organisation records are printed with (one store = one organisation, 1 unless configured). */
 export function orgId(store: StorePort): number {
-  return storedOrgId(sqliteHandle(store))
+  return Number(store.config.setting('org_id') ?? 1)
 }

@@ -14,7 +14,6 @@ import {
 } from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {z} from 'zod'
 import {
   compareEvents,
@@ -60,7 +59,7 @@ function describe(key: RecordKey): string {
 
 /** USD cents at the created date's rate, and the monthly figure. */
 export function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
-  const rate = requireRate(sqliteHandle(store), currency, isoDay(created)).rate
+  const rate = requireRate(store, currency, isoDay(created)).rate
   const usd = usdMinor(amountMinor, currency, rate)
   return {amount_usd_minor: usd, amount_usd_monthly_minor: monthlyMinor(usd, interval, intervalCount)}
 }

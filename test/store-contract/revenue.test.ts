@@ -3,7 +3,6 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {setRate} from '../../src/fx/repository.js'
 import type {StorePort} from '../../src/store/port.js'
 import {recordKey} from '../../src/store/port/revenue.js'
-import {sqliteHandle} from '../../src/store/sqlite/store.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 import {addProduct, charge, keyOf, subscription, withoutId} from '../helpers/contract-fixtures.js'
 
@@ -118,10 +117,8 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
   })
 
   it('FX history of a currency is ascending by date, each rate tagged snapshot or not', () => {
-    // Transitional: rates are written through the FX engine, which still takes the SQLite handle.
-    const db = sqliteHandle(store)
-    setRate(db, {currency: 'XAG', date: '2026-03-01', rate: 0.05, source: 'manual'})
-    setRate(db, {currency: 'XAG', date: '2026-01-01', rate: 0.04, source: 'manual'})
+    setRate(store, {currency: 'XAG', date: '2026-03-01', rate: 0.05, source: 'manual'})
+    setRate(store, {currency: 'XAG', date: '2026-01-01', rate: 0.04, source: 'manual'})
     expect(store.revenue.fxHistory('XAG')).toEqual([
       {date: '2026-01-01', rate: 0.04, snapshot: false},
       {date: '2026-03-01', rate: 0.05, snapshot: false},

@@ -1,4 +1,3 @@
-import {SNAPSHOT} from '../../fx/sources.js'
 import type {DB} from '../db.js'
 import {
   type By,
@@ -18,6 +17,7 @@ import {
   SUBSCRIPTION_COLUMNS,
   type ValuesOf,
 } from '../port/revenue.js'
+import {SNAPSHOT} from './fx.js'
 
 function columnsOf(table: RevenueTable): readonly string[] {
   return table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
