@@ -45,15 +45,18 @@ export function previewCountries(db: DB, ctx: PricingContext): string[] {
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
 
+/** Every product's api_id, sorted. */
+export function allProductIds(db: DB): string[] {
+  return db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[]
+}
+
 /**
  * Lock-free prices of products x countries (price preview), control prices as a new user
  * with the given features would be quoted them; rows sorted by product, country.
  */
 export function previewPrices(db: DB, options: PreviewOptions = {}): Row[] {
   const ctx = new PricingContext(db)
-  const products = options.products?.length
-    ? [...new Set(options.products)]
-    : (db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[])
+  const products = options.products?.length ? [...new Set(options.products)] : allProductIds(db)
   if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
   const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(db, ctx)
   const rows: Row[] = []
