@@ -1,11 +1,13 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {assertCurrency} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {describeRemoval, removalJson, removeRates} from '../../src/fx/prune.js'
 import {describeFilter, parseSourceFilter} from '../../src/fx/sources.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 import {FxDay, FxRemoveOutput, FxSourceText} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -25,6 +27,7 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     '<%= config.bin %> fx prune --source snapshot --currency VES --yes',
   ]
   static override flags = {
+    ...impactFlags,
     before: Flags.string({description: 'Only rates dated before this day (YYYY-MM-DD)'}),
     currency: Flags.string({description: 'Only this currency (repeatable)', multiple: true}),
     'dry-run': Flags.boolean({description: 'Report what would be removed, remove nothing'}),
@@ -33,7 +36,7 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
   }
   static override get outputSchema() {
-    return FxRemoveOutput
+    return FxRemoveOutput.extend({impact: WithImpact.impact})
   }
 
   async run() {
@@ -51,10 +54,11 @@ a rate usable today (--force overrides); other currencies left without a rate ar
       const preview = removeRates(this.store.db, filter, {...options, dryRun: true})
       if (preview.removed > 0) await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const summary = removeRates(this.store.db, filter, options)
+    const {impact, result} = await this.priceImpact(() => removeRates(this.store.db, filter, {...options, dryRun: false}))
+    const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)
     for (const n of notes) this.note(n)
-    return removalJson(summary, message)
+    return {...removalJson(summary, message), impact}
   }
 }

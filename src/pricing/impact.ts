@@ -3,6 +3,7 @@ import countryToCurrency from 'country-to-currency'
 import {minorDigits} from '../currency.js'
 import {getExperiment, listExperiments} from '../experiments/store.js'
 import {listAudiences} from '../segments/audiences.js'
+import {listPackages} from '../segments/packages.js'
 import type {FeatureValues, Rule} from '../segments/rules.js'
 import type {DB} from '../store/db.js'
 import type {StorePort} from '../store/port.js'
@@ -33,7 +34,7 @@ export type ImpactScope = {
 }
 
 /** Who a snapshot row is priced for: a new user of the default audience, a member of an audience, or an arm. */
-export type Persona = {experiment?: {arm: string; id: number}; features: FeatureValues; key: string}
+export type Persona = {experiment?: {arm: string; id: number}; features: FeatureValues; key: string; package?: boolean}
 
 export type SnapshotRow = {
   /** The audience the quote matched. */
@@ -132,6 +133,8 @@ export function personasOf(db: DB, scope: ImpactScope): Persona[] {
     // An audience without feature rules is what a default user in its countries matches already.
     if (Object.keys(features).length > 0) out.push({features, key: a.api_id})
   }
+  // A request without products is quoted its package: a package change adds or removes products there.
+  if (listPackages(db).length > 0) out.push({features: {}, key: 'package', package: true})
   const ids = new Set([...listExperiments(db, 'running').map((e) => e.id), ...(scope.experiments ?? [])])
   for (const id of [...ids].sort((a, b) => a - b)) {
     const e = getExperiment(db, id)
@@ -166,7 +169,7 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
   for (const persona of personas) {
     ctx.experiments.pin = persona.experiment && {armId: persona.experiment.arm, experimentId: persona.experiment.id}
     for (const country of countries) {
-      const quote = (ids: string[]) => {
+      const quote = (ids: string[] | undefined) => {
         const r = calculatePriceSync(
           ctx,
           {country, features: persona.features, override: true, products: ids, run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER},
@@ -174,6 +177,7 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
         )
         const arm = r.variants.experiment_id ? `${r.variants.experiment_id}:${r.variants.arm_id}` : undefined
         for (const [product, p] of Object.entries(r.products)) {
+          if (persona.package && scope.products && !scope.products.includes(product)) continue
           const price = p.coupon ? p.coupon.display.price_numeric : p.price
           const row: SnapshotRow = {
             audience: r.audience.api_id,
@@ -188,6 +192,14 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
           if (arm) row.arm = arm
           rows.set(`${product}|${country}|${persona.key}`, row)
         }
+      }
+      if (persona.package) {
+        try {
+          quote(undefined)
+        } catch {
+          // No package for this country: nothing quoted there.
+        }
+        continue
       }
       try {
         quote(products)
@@ -210,7 +222,7 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
 /** Whether a row is what its persona stands for: an audience's member in that audience, an arm's user in that arm. */
 function relevant(row: SnapshotRow | undefined, persona: string): boolean {
   if (!row || row.error) return false
-  if (persona === 'default') return true
+  if (persona === 'default' || persona === 'package') return true
   if (persona.startsWith('arm ')) return row.arm === persona.slice(4)
   return row.audience === persona
 }
