@@ -6,7 +6,6 @@ import {confirmDestructive} from '../../src/cli/input.js'
 import {assertCurrency} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {deleteRates, describeRemoval, removalJson} from '../../src/fx/prune.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {FxDay, FxRemoveOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -31,7 +30,7 @@ Refused when a currency the store prices with would be left without a rate usabl
     yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
   }
   static override get outputSchema() {
-    return FxRemoveOutput.extend({impact: WithImpact.impact})
+    return FxRemoveOutput
   }
 
   async run() {

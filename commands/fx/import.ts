@@ -4,7 +4,6 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
 import {readDataFile} from '../../src/fx/files.js'
 import {importRates, parseFxFile} from '../../src/fx/import.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {FX_FORMATS, FxImportOutput, FxSource} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -29,7 +28,7 @@ is kept but not used before its date.`
     source: Flags.string({description: 'Source label stored with the rates (default: the layout and file name)'}),
   }
   static override get outputSchema() {
-    return FxImportOutput.extend({impact: WithImpact.impact})
+    return FxImportOutput
   }
 
   async run() {

@@ -7,7 +7,6 @@ import {assertCurrency} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {describeRemoval, removalJson, removeRates} from '../../src/fx/prune.js'
 import {describeFilter, parseSourceFilter} from '../../src/fx/sources.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {FxDay, FxRemoveOutput, FxSourceText} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -36,7 +35,7 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
   }
   static override get outputSchema() {
-    return FxRemoveOutput.extend({impact: WithImpact.impact})
+    return FxRemoveOutput
   }
 
   async run() {

@@ -7,7 +7,6 @@ import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {isoDay, nowSeconds} from '../../src/clock.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {setOperatorRate} from '../../src/fx/repository.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {FxSetInput, FxSetOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -29,7 +28,7 @@ kept but not used before its date (a warning says so).`
     source: Flags.string({description: 'Where the rate comes from (default "manual")'}),
   }
   static override get outputSchema() {
-    return FxSetOutput.extend(WithImpact)
+    return FxSetOutput
   }
 
   async run() {

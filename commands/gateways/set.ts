@@ -1,5 +1,4 @@
 import {Args, Flags} from '@oclif/core'
-import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
@@ -9,7 +8,6 @@ import {InvalidInputError} from '../../src/errors.js'
 import {checkRuleFlags, configureGateway, configureRuleFromFlags, gatewayEntryJson, type RuleFlags} from '../../src/pricing/gateways.js'
 import {Currency, Gateway} from '../../src/schemas/common.js'
 import {GatewaysSetOutput} from '../../src/schemas/gateways.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class GatewaysSet extends BaseCommand<typeof GatewaysSet> {
@@ -45,7 +43,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     min: Flags.string({description: 'With --currency: smallest charge, an amount of the currency (0.50), or none'}),
   }
   static override get outputSchema() {
-    return GatewaysSetOutput.and(z.object(WithImpact))
+    return GatewaysSetOutput
   }
 
   async run() {

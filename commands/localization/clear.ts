@@ -5,7 +5,6 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {assertCountry} from '../../src/currency.js'
 import {clearFactors} from '../../src/localization/factors.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {LocalizationClearOutput} from '../../src/schemas/localization.js'
 
 export default class LocalizationClear extends BaseCommand<typeof LocalizationClear> {
@@ -18,7 +17,7 @@ export default class LocalizationClear extends BaseCommand<typeof LocalizationCl
     yes: Flags.boolean({description: 'Do not ask for confirmation (needed without a terminal)'}),
   }
   static override get outputSchema() {
-    return LocalizationClearOutput.extend(WithImpact)
+    return LocalizationClearOutput
   }
 
   async run() {

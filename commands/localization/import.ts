@@ -5,7 +5,6 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {readDataFile} from '../../src/fx/files.js'
 import {writeFactors} from '../../src/localization/factors.js'
 import {parseLocalizationFile, resolveFactors} from '../../src/localization/import.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {LOCALIZATION_FORMATS, type LocalizationFormat, LocalizationImportOutput} from '../../src/schemas/localization.js'
 
 export default class LocalizationImport extends BaseCommand<typeof LocalizationImport> {
@@ -33,7 +32,7 @@ are skipped and counted. Countries not in the file keep their factor unless --re
     source: Flags.string({description: 'Source label stored with the factors (default: the layout and file name)'}),
   }
   static override get outputSchema() {
-    return LocalizationImportOutput.extend({impact: WithImpact.impact})
+    return LocalizationImportOutput
   }
 
   async run() {

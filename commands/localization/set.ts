@@ -6,7 +6,6 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {setFactor} from '../../src/localization/factors.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {FactorInput, LocalizationSetOutput} from '../../src/schemas/localization.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -25,7 +24,7 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     year: Flags.integer({description: 'Year the factor describes'}),
   }
   static override get outputSchema() {
-    return LocalizationSetOutput.extend(WithImpact)
+    return LocalizationSetOutput
   }
 
   async run() {

@@ -5,7 +5,6 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {resetRule, ruleFor, setRule} from '../../src/pricing/rounding.js'
-import {WithImpact} from '../../src/schemas/impact.js'
 import {RoundingCurrencyInput, RoundingSetInput, RoundingSetOutput} from '../../src/schemas/rounding.js'
 import {validate} from '../../src/schemas/validate.js'
 
@@ -38,7 +37,7 @@ Syntax and defaults: docs/rounding-display-gateways.md`
     default: Flags.boolean({description: 'Drop the stored rule: the currency uses the built-in default again'}),
   }
   static override get outputSchema() {
-    return RoundingSetOutput.extend(WithImpact)
+    return RoundingSetOutput
   }
 
   async run() {

@@ -79,7 +79,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * returns `impact` in its JSON.
    */
   protected async priceImpact<R>(write: () => R, scope?: ImpactScope): Promise<{dryRun: boolean; impact: PriceImpact; result: R}> {
-    return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), store: this.store}, write, scope)
+    return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: this.store}, write, scope)
   }
 
   /** Progress and notes: stderr, silent under --json. */

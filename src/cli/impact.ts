@@ -15,7 +15,9 @@ function side(s: PriceImpactChange['before']): string {
 /** The impact as people read it: a table of the prices that change, what is dropped, the summary line. */
 export function renderImpact(impact: PriceImpact, options: {limit?: number} = {}): string {
   const lines: string[] = []
-  const shown = options.limit === undefined ? impact.changes : impact.changes.slice(0, options.limit)
+  // After a change, the prices that changed; new prices (a new product) only counted.
+  const rows = options.limit === undefined ? impact.changes : impact.changes.filter((c) => c.change !== 'added')
+  const shown = options.limit === undefined ? rows : rows.slice(0, options.limit)
   if (shown.length > 0) {
     lines.push(
       table(shown, [
@@ -28,7 +30,7 @@ export function renderImpact(impact: PriceImpact, options: {limit?: number} = {}
         {header: 'note', value: (c) => c.note ?? ''},
       ]),
     )
-    if (shown.length < impact.changes.length) lines.push(`... and ${impact.changes.length - shown.length} more (all of them: --dry-run, or --json)`)
+    if (shown.length < rows.length) lines.push(`... and ${rows.length - shown.length} more (all of them: --dry-run, or --json)`)
   }
   for (const d of impact.dropped) {
     lines.push(`drops ${d.count} country ${d.count === 1 ? 'price' : 'prices'} of ${d.product}: ${d.countries.slice(0, 20).join(', ')}${d.count > 20 ? ', ...' : ''}`)
@@ -40,8 +42,10 @@ export function renderImpact(impact: PriceImpact, options: {limit?: number} = {}
 export type ImpactIO = {
   flags: ImpactFlagValues
   json: boolean
-  /** Results (stdout). */
+  /** Results (stdout): the report of a dry run. */
   log: (text: string) => void
+  /** Notes (stderr, silent under --json): the report of an applied change. */
+  note: (text: string) => void
   store: StorePort
 }
 
@@ -51,7 +55,7 @@ export type ImpactIO = {
  * - --max-changes N exceeded: rolled back, exit 1.
  * - a terminal (not --json, not --yes) and more than CONFIRM_ABOVE changes: measured and
  *   rolled back, the summary shown, and on "yes" run again and kept.
- * - else: written, the report printed (the first rows of the table).
+ * - else: written, the report (the first rows of the table) on stderr.
  */
 export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: ImpactScope = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
   const {flags} = io
@@ -80,6 +84,6 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
   }
   const r = measureImpact(io.store, write, scope, (i) => (over(i) ? 'rollback' : 'commit'))
   if (!r.committed) throw refuse(r.impact)
-  if (!io.json && (r.impact.changed > 0 || r.impact.dropped.length > 0 || r.impact.added > 0)) io.log(renderImpact(r.impact, {limit: APPLIED_ROWS}))
+  if (r.impact.changed > 0 || r.impact.dropped.length > 0 || r.impact.added > 0) io.note(renderImpact(r.impact, {limit: APPLIED_ROWS}))
   return {dryRun: false, impact: r.impact, result: r.result}
 }
