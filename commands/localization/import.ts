@@ -19,7 +19,8 @@ Layouts (detected from the content, or --format):
         factor = PPP / market rate of the country's currency per USD (that year's mean on file, else the latest)
   csv   country,factor[,year]
 The latest year with a value wins per country; regions and income groups (WLD, EUU, HIC, ...)
-are skipped and counted. Countries not in the file keep their factor unless --replace.`
+are skipped and counted. Countries not in the file keep their factor unless --replace.
+--dry-run reports each price the factors would move (docs/change-control.md).`
   static override examples = [
     '<%= config.bin %> localization import API_PA.NUS.PPPC.RF_DS2_en_csv_v2.csv',
     '<%= config.bin %> localization import ppp-gdp.csv --dry-run',

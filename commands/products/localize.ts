@@ -27,7 +27,7 @@ export default class ProductsLocalize extends BaseCommand<typeof ProductsLocaliz
 For each country with a factor (pricectl localization list): the base price in the country's
 currency at the latest FX rate, times the factor, rounded by the currency's rounding rule.
 Existing country prices of those countries are replaced; others are kept. --dry-run shows the
-changes and writes nothing.`
+changes and the price impact (docs/change-control.md) and writes nothing.`
   static override examples = [
     '<%= config.bin %> products localize pro_monthly --dry-run',
     '<%= config.bin %> products localize pro_monthly --country IN --country BR',
