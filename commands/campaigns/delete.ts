@@ -24,7 +24,7 @@ export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete>
     const apiId = this.args.api_id
     requireCampaign(this.store.db, apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete campaign ${apiId}`)
-    const {dryRun, impact} = await this.priceImpact(() => deleteCampaign(this.store.db, apiId), {audiences: true})
+    const {dryRun, impact} = await this.priceImpact(() => deleteCampaign(this.store.db, apiId), {audiences: true}, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} campaign ${apiId}`
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

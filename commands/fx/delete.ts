@@ -44,7 +44,7 @@ Refused when a currency the store prices with would be left without a rate usabl
       const preview = deleteRates(this.store.db, currency, date, {...options, dryRun: true})
       await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const {impact, result} = await this.priceImpact(() => deleteRates(this.store.db, currency, date, {...options, dryRun: false}))
+    const {impact, result} = await this.priceImpact(() => deleteRates(this.store.db, currency, date, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
     const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)

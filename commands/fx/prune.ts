@@ -53,7 +53,7 @@ a rate usable today (--force overrides); other currencies left without a rate ar
       const preview = removeRates(this.store.db, filter, {...options, dryRun: true})
       if (preview.removed > 0) await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const {impact, result} = await this.priceImpact(() => removeRates(this.store.db, filter, {...options, dryRun: false}))
+    const {impact, result} = await this.priceImpact(() => removeRates(this.store.db, filter, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
     const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)

@@ -39,6 +39,11 @@ export function renderImpact(impact: PriceImpact, options: {limit?: number} = {}
   return lines.join('\n')
 }
 
+export type ImpactOptions = {
+  /** The person already confirmed this change on the terminal (a delete's question): not asked twice. */
+  confirmed?: boolean
+}
+
 export type ImpactIO = {
   flags: ImpactFlagValues
   json: boolean
@@ -57,7 +62,7 @@ export type ImpactIO = {
  *   rolled back, the summary shown, and on "yes" run again and kept.
  * - else: written, the report (the first rows of the table) on stderr.
  */
-export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: ImpactScope = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
+export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: ImpactScope = {}, options: ImpactOptions = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
   const {flags} = io
   const max = flags['max-changes']
   const over = (i: PriceImpact) => max !== undefined && i.changed > max
@@ -71,7 +76,7 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
     if (!io.json) io.log(renderImpact(r.impact))
     return {dryRun: true, impact: r.impact, result: r.result}
   }
-  const ask = !flags.yes && !io.json && isInteractive()
+  const ask = !flags.yes && !io.json && !options.confirmed && isInteractive()
   if (ask) {
     const probe = measureImpact(io.store, write, scope, () => 'rollback')
     if (over(probe.impact)) throw refuse(probe.impact)

@@ -1,8 +1,10 @@
 import countryToCurrency from 'country-to-currency'
 
-import {minorDigits} from '../currency.js'
+import {countryCurrency, minorDigits} from '../currency.js'
 import {getExperiment, listExperiments} from '../experiments/store.js'
+import {listFactors} from '../localization/factors.js'
 import {listAudiences} from '../segments/audiences.js'
+import {listCampaigns} from '../segments/campaigns.js'
 import {listPackages} from '../segments/packages.js'
 import type {FeatureValues, Rule} from '../segments/rules.js'
 import type {DB} from '../store/db.js'
@@ -154,14 +156,43 @@ function unionPersonas(a: Persona[], b: Persona[]): Persona[] {
 const ALL_COUNTRIES = Object.keys(countryToCurrency as Record<string, string>).sort()
 
 /**
+ * The countries priced one by one: those with a country price of a scoped product or a
+ * localization factor, the default country, and every country an audience, campaign,
+ * package or experiment names. Every other country is priced like the others of its
+ * currency (same amount: no country price, no factor, no segment tells them apart).
+ */
+function namedCountries(db: DB, ctx: PricingContext, products: string[]): Set<string> {
+  const named = new Set<string>([ctx.defaultCountry, ...listFactors(db).map((f) => f.country)])
+  for (const p of products) for (const c of ctx.product(p)?.countryPrices.keys() ?? []) named.add(c)
+  for (const a of listAudiences(db)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
+  for (const c of listCampaigns(db)) for (const x of c.countries) named.add(x)
+  for (const p of listPackages(db)) for (const x of p.countries) named.add(x)
+  for (const e of listExperiments(db)) for (const x of e.countries) named.add(x)
+  return named
+}
+
+/**
  * Lock-free prices of the scope's products in every country, for each persona: what a new
  * user would be quoted (no lock, no user, no exposure written). A product or country that
- * cannot be priced is a row with `error`.
+ * cannot be priced is a row with `error`. Countries that only their currency tells apart
+ * are priced once per currency and the row copied, with the country's own display format.
  */
 export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snapshot {
   const ctx = new PricingContext(db)
   const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : allProductIds(db)
-  const countries = [...new Set([...ALL_COUNTRIES, ...previewCountries(db, ctx)])].sort()
+  const named = namedCountries(db, ctx, products)
+  const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(db, ctx), ...named])].sort()
+  // The first country of each currency stands for the others of that currency.
+  const standsFor = new Map<string, string[]>()
+  for (const c of all) {
+    if (named.has(c)) continue
+    const key = countryCurrency(c) ?? 'USD'
+    const group = standsFor.get(key)
+    if (group) group.push(c)
+    else standsFor.set(key, [c])
+  }
+  const countries = [...named, ...[...standsFor.values()].map((g) => g[0])].sort()
+  const copies = new Map([...standsFor.values()].map((g) => [g[0], g.slice(1)]))
   const rows = new Map<string, SnapshotRow>()
   const countryPrices = new Map<string, Set<string>>()
   for (const p of scope.products ?? products) countryPrices.set(p, new Set(ctx.product(p)?.countryPrices.keys() ?? []))
@@ -191,6 +222,9 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
           }
           if (arm) row.arm = arm
           rows.set(`${product}|${country}|${persona.key}`, row)
+          for (const other of copies.get(country) ?? []) {
+            rows.set(`${product}|${other}|${persona.key}`, {...row, country: other, display: ctx.display.format(row.minor, row.currency, other)})
+          }
         }
       }
       if (persona.package) {
@@ -209,7 +243,9 @@ export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snaps
           try {
             quote([id])
           } catch (error) {
-            rows.set(`${id}|${country}|${persona.key}`, {audience: '', country, currency: '', display: '', error: (error as Error).message, minor: 0, persona: persona.key, price: 0, product: id})
+            for (const c of [country, ...(copies.get(country) ?? [])]) {
+              rows.set(`${id}|${c}|${persona.key}`, {audience: '', country: c, currency: '', display: '', error: (error as Error).message, minor: 0, persona: persona.key, price: 0, product: id})
+            }
           }
         }
       }

@@ -117,7 +117,8 @@ const CASES: Record<string, Case> = {
   'products update': {args: ['products', 'update', 'pro_yearly', '--base-px', '120'], changes: 'some'},
   'products delete': {args: ['products', 'delete', 'lifetime', '--yes'], changes: 'some'},
   'products import': {args: ['products', 'import', 'FILE:products.json'], changes: 'some'},
-  'products localize': {args: ['products', 'localize', 'pro_yearly'], changes: 'some', setup: [['localization', 'set', 'IN', '0.3']]},
+  // A hand-set country price (DE 8.99 EUR) replaced by the factor's price.
+  'products localize': {args: ['products', 'localize', 'pro_monthly', '--country', 'DE'], changes: 'some', setup: [['localization', 'set', 'DE', '0.5']]},
   'localization set': {args: ['localization', 'set', 'IN', '0.3'], changes: 'some'},
   'localization clear': {args: ['localization', 'clear', '--yes'], changes: 'some', setup: [['localization', 'set', 'IN', '0.3']]},
   'localization import': {args: ['localization', 'import', 'FILE:factors.csv'], changes: 'some'},
