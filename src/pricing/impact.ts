@@ -12,7 +12,7 @@ import type {StorePort} from '../store/port.js'
 import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
-import {allProductIds, previewCountries} from './preview.js'
+import {previewCountries} from './preview.js'
 
 /**
  * Price impact of a write (docs/change-control.md): lock-free prices of the affected
@@ -161,8 +161,9 @@ const ALL_COUNTRIES = Object.keys(countryToCurrency as Record<string, string>).s
  * package or experiment names. Every other country is priced like the others of its
  * currency (same amount: no country price, no factor, no segment tells them apart).
  */
-function namedCountries(db: DB, ctx: PricingContext, products: string[]): Set<string> {
-  const named = new Set<string>([ctx.defaultCountry, ...listFactors(db).map((f) => f.country)])
+function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Set<string> {
+  const db = sqliteHandle(store)
+  const named = new Set<string>([ctx.defaultCountry, ...listFactors(store).map((f) => f.country)])
   for (const p of products) for (const c of ctx.product(p)?.countryPrices.keys() ?? []) named.add(c)
   for (const a of listAudiences(db)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
   for (const c of listCampaigns(db)) for (const x of c.countries) named.add(x)
@@ -177,11 +178,11 @@ function namedCountries(db: DB, ctx: PricingContext, products: string[]): Set<st
  * cannot be priced is a row with `error`. Countries that only their currency tells apart
  * are priced once per currency and the row copied, with the country's own display format.
  */
-export function snapshot(db: DB, scope: ImpactScope, personas: Persona[]): Snapshot {
-  const ctx = new PricingContext(db)
-  const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : allProductIds(db)
-  const named = namedCountries(db, ctx, products)
-  const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(db, ctx), ...named])].sort()
+export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Snapshot {
+  const ctx = new PricingContext(store)
+  const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : store.pricing.productApiIds()
+  const named = namedCountries(store, ctx, products)
+  const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(ctx), ...named])].sort()
   // The first country of each currency stands for the others of that currency.
   const standsFor = new Map<string, string[]>()
   for (const c of all) {
@@ -375,9 +376,9 @@ export function measureImpact<T>(store: StorePort, write: () => T, scope: Impact
         if (error !== PROBE) throw error
       }
     }
-    const before = snapshot(db, scope, personas)
+    const before = snapshot(store, scope, personas)
     const result = write()
-    const after = snapshot(db, scope, personas)
+    const after = snapshot(store, scope, personas)
     const impact = diffSnapshots(before, after)
     if (decide(impact) === 'rollback') throw new ImpactRollback(result, impact)
     return {committed: true, impact, result}

@@ -152,14 +152,14 @@ describe('measureImpact on a real store', () => {
 
   it('a product scope snapshots only that product; a global change reaches every product', () => {
     const s = withProduct(['DE'])
-    const only = snapshot(s.db, {products: ['other']}, personasOf(s.db, {}))
+    const only = snapshot(s, {products: ['other']}, personasOf(s.db, {}))
     expect(new Set([...only.rows.values()].map((r) => r.product))).toEqual(new Set(['other']))
-    const r = measureImpact(s, () => setRule(s.db, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
+    const r = measureImpact(s, () => setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
     // Both products, in every EUR country but DE, where starter_monthly's country price holds.
     expect(new Set(r.impact.changes.map((c) => c.product))).toEqual(new Set(['other', 'starter_monthly']))
     expect(r.impact.changes.filter((c) => c.country === 'DE').map((c) => c.product)).toEqual(['other'])
     expect(r.impact.changes.every((c) => c.after?.currency === 'EUR')).toBe(true)
-    const f = measureImpact(s, () => setFactor(s.db, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
+    const f = measureImpact(s, () => setFactor(s, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
     expect(f.impact.changes.map((c) => [c.product, c.country])).toEqual([['other', 'FR'], ['starter_monthly', 'FR']])
   })
 })
