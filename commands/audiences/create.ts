@@ -25,7 +25,7 @@ A user is in every audience whose rules hold; the highest priority one is the pr
       {field: 'api_id', flag: '--api-id', message: 'api_id'},
       {field: 'name', flag: '--name', message: 'Name'},
     ])
-    const a = createAudience(this.store.db, body)
+    const a = createAudience(this.store, body)
     const message = `created audience ${a.api_id}`
     this.log(`${message} (${a.name}, priority ${a.priority}, ${a.rules.length ? `${a.rules.length} rule${a.rules.length === 1 ? '' : 's'}` : 'no rules: matches everyone'}, ${a.prices.length} price${a.prices.length === 1 ? '' : 's'})`)
     return {audience: audienceResponse(a), message, success: true as const}

@@ -20,9 +20,9 @@ export default class AudiencesDelete extends BaseCommand<typeof AudiencesDelete>
 
   async run() {
     const apiId = this.args.api_id
-    requireAudience(this.store.db, apiId)
+    requireAudience(this.store, apiId)
     await confirmDestructive(this.flags.yes, `delete audience ${apiId}`)
-    const {campaigns, packages} = deleteAudience(this.store.db, apiId, {force: this.flags.force})
+    const {campaigns, packages} = deleteAudience(this.store, apiId, {force: this.flags.force})
     const also = [...packages.map((p) => `package ${p}`), ...campaigns.map((c) => `campaign ${c}`)]
     const message = `deleted audience ${apiId}${also.length ? ` and ${also.join(', ')}` : ''}`
     this.log(message)

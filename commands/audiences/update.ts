@@ -22,7 +22,7 @@ export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate>
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'audiences', apiId)
-    const {audience, changed} = updateAudience(this.store.db, apiId, audienceBody(this.flags))
+    const {audience, changed} = updateAudience(this.store, apiId, audienceBody(this.flags))
     const message = changed ? `updated audience ${apiId}` : `audience ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return {audience: audienceResponse(audience), message, success: true as const}

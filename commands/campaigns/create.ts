@@ -27,8 +27,8 @@ and inside its own window when a price is computed. Existing locks keep their co
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'coupon', flag: '--coupon', message: 'Coupon api_id'},
     ])
-    const c = createCampaign(this.store.db, body)
-    const out = campaignResponse(this.store.db, c)
+    const c = createCampaign(this.store, body)
+    const out = campaignResponse(this.store, c)
     const message = `created campaign ${c.api_id}`
     this.log(`${message}: coupon ${c.coupon} for ${segmentText(c.countries, c.audience)}${c.products.length ? ` on ${c.products.join(', ')}` : ''} (${out.state.replaceAll('_', ' ')} now)`)
     return {campaign: out, message, success: true as const}

@@ -19,9 +19,9 @@ export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete>
 
   async run() {
     const apiId = this.args.api_id
-    requireCampaign(this.store.db, apiId)
+    requireCampaign(this.store, apiId)
     await confirmDestructive(this.flags.yes, `delete campaign ${apiId}`)
-    deleteCampaign(this.store.db, apiId)
+    deleteCampaign(this.store, apiId)
     const message = `deleted campaign ${apiId}`
     this.log(message)
     return {api_id: apiId, message, success: true as const}

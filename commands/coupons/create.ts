@@ -26,9 +26,9 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
       {field: 'coupon_type', flag: '--type', message: 'Type (percentage or fixed_amount)', parse: (a) => ({coupon_type: a.trim()})},
       {field: 'value', flag: '--value', message: 'Value (percent, or amount in the coupon currency)', parse: numberish},
     ])
-    const c = createCoupon(this.store.db, body)
+    const c = createCoupon(this.store, body)
     const message = `created coupon ${c.api_id}`
     this.log(`${message} (${c.name}): ${couponValue(c)} off, ${c.status}`)
-    return {coupon: couponResponse(this.store.db, c), message, success: true as const}
+    return {coupon: couponResponse(this.store, c), message, success: true as const}
   }
 }

@@ -20,9 +20,9 @@ export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    requireCoupon(this.store.db, apiId)
+    requireCoupon(this.store, apiId)
     await confirmDestructive(this.flags.yes, `delete coupon ${apiId}`)
-    deleteCoupon(this.store.db, apiId, {force: this.flags.force})
+    deleteCoupon(this.store, apiId, {force: this.flags.force})
     const message = `deleted coupon ${apiId}`
     this.log(message)
     return {api_id: apiId, message, success: true as const}

@@ -18,9 +18,9 @@ export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'coupons', apiId)
-    const {changed, coupon} = updateCoupon(this.store.db, apiId, couponBody(this.flags))
+    const {changed, coupon} = updateCoupon(this.store, apiId, couponBody(this.flags))
     const message = changed ? `updated coupon ${apiId}` : `coupon ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
-    return {coupon: couponResponse(this.store.db, coupon), message, success: true as const}
+    return {coupon: couponResponse(this.store, coupon), message, success: true as const}
   }
 }

@@ -26,7 +26,7 @@ audience; --package-id picks one by name. A package with no segment is picked on
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'products', flag: '--product', message: 'Products (comma-separated api_ids)', parse: (a) => a.split(',').map((s) => s.trim()).filter(Boolean)},
     ])
-    const p = createPackage(this.store.db, body)
+    const p = createPackage(this.store, body)
     const message = `created package ${p.api_id}`
     this.log(`${message} (${p.products.join(', ')}) for ${packageSegment(p)}`)
     return {message, package: packageResponse(p), success: true as const}

@@ -19,9 +19,9 @@ export default class PackagesDelete extends BaseCommand<typeof PackagesDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    requirePackage(this.store.db, apiId)
+    requirePackage(this.store, apiId)
     await confirmDestructive(this.flags.yes, `delete package ${apiId}`)
-    deletePackage(this.store.db, apiId)
+    deletePackage(this.store, apiId)
     const message = `deleted package ${apiId}`
     this.log(message)
     return {api_id: apiId, message, success: true as const}

@@ -21,7 +21,7 @@ export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'packages', apiId)
-    const {changed, package: p} = updatePackage(this.store.db, apiId, packageBody(this.flags))
+    const {changed, package: p} = updatePackage(this.store, apiId, packageBody(this.flags))
     const message = changed ? `updated package ${apiId}` : `package ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return {message, package: packageResponse(p), success: true as const}

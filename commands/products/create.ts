@@ -28,7 +28,7 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
       {field: 'interval', flag: '--interval', message: 'Interval (day, week, month, year, one_time)'},
       {field: 'interval_count', flag: '--interval-count', message: 'Interval count (1 for one_time)', parse: numberish},
     ])
-    const p = createProduct(this.store.db, body)
+    const p = createProduct(this.store, body)
     const message = `created product ${p.api_id}`
     this.log(`${message} (${p.name}): ${fromMinor(p.base_px_minor, 'USD')} USD ${billing(p)}, ${p.country_prices.length} country prices, ${p.integrations.length} integrations`)
     return createdResponse(p, message)

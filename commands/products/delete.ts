@@ -20,9 +20,9 @@ export default class ProductsDelete extends BaseCommand<typeof ProductsDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    requireProduct(this.store.db, apiId)
+    requireProduct(this.store, apiId)
     await confirmDestructive(this.flags.yes, `delete product ${apiId}`)
-    const {baselineOf} = deleteProduct(this.store.db, apiId, {force: this.flags.force})
+    const {baselineOf} = deleteProduct(this.store, apiId, {force: this.flags.force})
     const message = `deleted product ${apiId}` + (baselineOf.length ? `; ${baselineOf.join(', ')} no longer ${baselineOf.length === 1 ? 'has a' : 'have a'} baseline` : '')
     this.log(message)
     return {api_id: apiId, message, success: true as const}

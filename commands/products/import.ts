@@ -19,7 +19,7 @@ export default class ProductsImport extends BaseCommand<typeof ProductsImport> {
   async run() {
     const {file} = this.args
     const {format, items} = readProductsFile(file)
-    const r = upsertProducts(this.store.db, items, {dryRun: this.flags['dry-run']})
+    const r = upsertProducts(this.store, items, {dryRun: this.flags['dry-run']})
     const counts = `${r.inserted.length} inserted, ${r.updated.length} updated, ${r.unchanged.length} unchanged`
     const message = `${this.flags['dry-run'] ? 'dry run: would import' : 'imported'} ${items.length} product${items.length === 1 ? '' : 's'} from ${file} (${format}): ${counts}`
     this.log(message)

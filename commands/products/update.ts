@@ -23,7 +23,7 @@ export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'products', apiId)
-    const {changed, product} = updateProduct(this.store.db, apiId, productBody(this.flags))
+    const {changed, product} = updateProduct(this.store, apiId, productBody(this.flags))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return productResponse(product, message)

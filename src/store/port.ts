@@ -26,9 +26,11 @@ export interface StorePort {
   close(): void
   /**
    * Run `fn` in one transaction: everything it writes lands together or not at all.
-   * A call inside another joins it (a savepoint).
+   * A call inside another joins it (a savepoint). `write: true` takes the write lock before
+   * the first read (SQLite: BEGIN IMMEDIATE): for read-then-write work, so what was read
+   * cannot change before the write.
    */
-  transaction<T>(fn: () => T): T
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T
 
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository

@@ -9,6 +9,8 @@ import {SqlitePricing} from './pricing.js'
 import {SqliteRevenue} from './revenue.js'
 import {SqliteSegments} from './segments.js'
 
+const byHandle = new WeakMap<DB, SqliteStore>()
+
 /**
  * The SQLite adapter: the port over one better-sqlite3 connection. Repositories are made
  * on first use, so a command that touches one part of the store prepares only its statements.
@@ -21,14 +23,19 @@ export class SqliteStore implements StorePort {
     readonly db: DB,
     readonly path: string,
     readonly readOnly?: string,
-  ) {}
+  ) {
+    byHandle.set(db, this)
+  }
 
   close(): void {
     if (this.db.open) this.db.close()
   }
 
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)()
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T {
+    const t = this.db.transaction(fn)
+    // BEGIN IMMEDIATE takes the write lock before the first read, so what was read cannot
+    // change before the write; a plain BEGIN (deferred) for reads.
+    return options?.write ? t.immediate() : t()
   }
 
   private repo<R>(name: string, make: () => R): R {
@@ -79,4 +86,15 @@ export class SqliteStore implements StorePort {
  */
 export function sqliteHandle(store: StorePort): DB {
   return (store as SqliteStore).db
+}
+
+/**
+ * The port over a raw handle: the store that was opened on it (so its repositories and their
+ * prepared statements are shared), else a new adapter on it. Transitional, the reverse of
+ * sqliteHandle: engine functions take a StorePort, and callers not yet moved to the port
+ * (they still hold a handle) reach them through this.
+ */
+export function portOf(store: DB | StorePort): StorePort {
+  if ('catalog' in store) return store
+  return byHandle.get(store) ?? new SqliteStore(store, store.name, store.readonly ? 'the store was opened read-only' : undefined)
 }
