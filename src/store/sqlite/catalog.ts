@@ -42,7 +42,7 @@ export class SqliteCatalog implements CatalogRepository {
   // ------------------------------------------------------------ products
 
   listProducts(): Product[] {
-    return this.withLists(this.q('SELECT * FROM products ORDER BY api_id').all() as ProductRow[])
+    return this.withLists(this.q('SELECT * FROM products ORDER BY api_id').all() as ProductRow[], true)
   }
 
   getProducts(apiIds: readonly string[]): Product[] {
@@ -69,10 +69,11 @@ export class SqliteCatalog implements CatalogRepository {
     return new Map(rows.map(({id, ...g}) => [id, g]))
   }
 
-  /** Rows with their lists: one query per list for the whole chunk. */
-  private withLists(rows: ProductRow[]): Product[] {
+  /** Rows with their lists: one query per list for the whole chunk (`all`: every product, no filter). */
+  private withLists(rows: ProductRow[], all = false): Product[] {
     if (rows.length === 0) return []
-    const ids = json(rows.map((r) => r.id))
+    const ids = all ? [] : [json(rows.map((r) => r.id))]
+    const where = (column: string) => (all ? '' : `WHERE ${column} ${IN}`)
     const group = <T extends {product_id: number}>(list: T[]) => {
       const m = new Map<number, T[]>()
       for (const r of list) {
@@ -82,18 +83,18 @@ export class SqliteCatalog implements CatalogRepository {
       }
       return m
     }
-    const prices = group(this.q(`SELECT product_id, country, currency, amount_minor FROM country_prices WHERE product_id ${IN} ORDER BY product_id, position`).all(ids) as (CountryPrice & {product_id: number})[])
+    const prices = group(this.q(`SELECT product_id, country, currency, amount_minor FROM country_prices ${where('product_id')} ORDER BY product_id, position`).all(...ids) as (CountryPrice & {product_id: number})[])
     const integrations = group(
-      this.q(`SELECT product_id, type, gateway_ref, interval, interval_count, currency FROM product_integrations WHERE product_id ${IN} ORDER BY product_id, position`).all(ids) as (IntegrationRow & {product_id: number})[],
+      this.q(`SELECT product_id, type, gateway_ref, interval, interval_count, currency FROM product_integrations ${where('product_id')} ORDER BY product_id, position`).all(...ids) as (IntegrationRow & {product_id: number})[],
     )
     const features = group(
       this.q(
         `SELECT f.product_id, f.api_id, f.name, f.description, f.status, f.type, f.unit, f.group_id, f.value,
                 g.api_id AS g_api_id, g.name AS g_name, g.description AS g_description
-         FROM product_features f LEFT JOIN feature_groups g ON g.id = f.group_id WHERE f.product_id ${IN} ORDER BY f.product_id, f.position`,
-      ).all(ids) as (Omit<FeatureOutput, 'feature_group'> & {g_api_id: null | string; g_description: null | string; g_name: null | string; product_id: number})[],
+         FROM product_features f LEFT JOIN feature_groups g ON g.id = f.group_id ${where('f.product_id')} ORDER BY f.product_id, f.position`,
+      ).all(...ids) as (Omit<FeatureOutput, 'feature_group'> & {g_api_id: null | string; g_description: null | string; g_name: null | string; product_id: number})[],
     )
-    const trials = group(this.q(`SELECT product_id, interval, interval_count FROM product_trials WHERE product_id ${IN} ORDER BY product_id, position`).all(ids) as (Trial & {product_id: number})[])
+    const trials = group(this.q(`SELECT product_id, interval, interval_count FROM product_trials ${where('product_id')} ORDER BY product_id, position`).all(...ids) as (Trial & {product_id: number})[])
     const baselines = this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
 
     return rows.map((r) => ({
