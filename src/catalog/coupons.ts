@@ -6,8 +6,8 @@ import {formatIssues} from '../schemas/validate.js'
 import type {CouponDef, StoredCoupon} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
 import {orgId} from '../store/settings.js'
-import {portOf, sqliteHandle} from '../store/sqlite/store.js'
-import {failRows, type Item, type RowError, type StoreLike} from './products.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
+import {failRows, type Item, portOf, type RowError, type StoreLike} from './products.js'
 
 /**
  * Coupons: the rules, over the catalog repository of the storage port (store.catalog; no

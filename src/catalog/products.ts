@@ -18,7 +18,7 @@ import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
 import type {DB} from '../store/db.js'
 import type {FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
-import {portOf, sqliteHandle} from '../store/sqlite/store.js'
+import {sqliteHandle, storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * Products: the rules of create, update, import and delete, over the catalog repository of
@@ -33,6 +33,11 @@ export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} fro
  * moved to the port still passes a handle. New code passes the StorePort.
  */
 export type StoreLike = DB | StorePort
+
+/** The port of a StoreLike (transitional, with StoreLike). */
+export function portOf(store: StoreLike): StorePort {
+  return 'catalog' in store ? store : storeOfHandle(store)
+}
 
 // ---------------------------------------------------------------- reading
 

@@ -4,10 +4,9 @@ import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/catalog.js'
 import {CampaignInput, type CampaignOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import type {StoreLike} from '../catalog/products.js'
+import {portOf, type StoreLike} from '../catalog/products.js'
 import type {StoredCampaign} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
-import {portOf} from '../store/sqlite/store.js'
 import {resolveAudience, resolveProducts} from './common.js'
 
 /**

@@ -2,10 +2,9 @@ import {isoWithOffset} from '../catalog/coupons.js'
 import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {PackageInput, type PackageOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import type {StoreLike} from '../catalog/products.js'
+import {portOf, type StoreLike} from '../catalog/products.js'
 import type {PackageDef, StoredPackage} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
-import {portOf} from '../store/sqlite/store.js'
 import {patchFields, refuseRename, resolveAudience, resolveProducts, segmentText} from './common.js'
 
 /** Packages: named sets of products, segmented by countries and/or audience; over the segments repository of the storage port (no SQL here). */

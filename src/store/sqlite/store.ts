@@ -9,8 +9,6 @@ import {SqlitePricing} from './pricing.js'
 import {SqliteRevenue} from './revenue.js'
 import {SqliteSegments} from './segments.js'
 
-const byHandle = new WeakMap<DB, SqliteStore>()
-
 /**
  * The SQLite adapter: the port over one better-sqlite3 connection. Repositories are made
  * on first use, so a command that touches one part of the store prepares only its statements.
@@ -32,10 +30,8 @@ export class SqliteStore implements StorePort {
   }
 
   transaction<T>(fn: () => T, options?: {write?: boolean}): T {
-    const t = this.db.transaction(fn)
-    // BEGIN IMMEDIATE takes the write lock before the first read, so what was read cannot
-    // change before the write; a plain BEGIN (deferred) for reads.
-    return options?.write ? t.immediate() : t()
+    const tx = this.db.transaction(fn)
+    return options?.write && !this.db.readonly ? tx.immediate() : tx()
   }
 
   private repo<R>(name: string, make: () => R): R {
@@ -80,21 +76,21 @@ export class SqliteStore implements StorePort {
   }
 }
 
+const byHandle = new WeakMap<DB, SqliteStore>()
+
+/**
+ * The port of a raw handle: the store opened on it, else one made for it (cached). Transitional,
+ * like sqliteHandle: for code that still holds a handle and calls an engine function that
+ * takes the port; every use is a leftover to move into a repository.
+ */
+export function storeOfHandle(db: DB): SqliteStore {
+  return byHandle.get(db) ?? new SqliteStore(db, db.name, db.readonly ? 'the store is open read-only' : undefined)
+}
+
 /**
  * The raw handle behind a port, for code not yet moved into an adapter. Transitional: every
  * use outside src/store/ is a leftover to move into a repository.
  */
 export function sqliteHandle(store: StorePort): DB {
   return (store as SqliteStore).db
-}
-
-/**
- * The port over a raw handle: the store that was opened on it (so its repositories and their
- * prepared statements are shared), else a new adapter on it. Transitional, the reverse of
- * sqliteHandle: engine functions take a StorePort, and callers not yet moved to the port
- * (they still hold a handle) reach them through this.
- */
-export function portOf(store: DB | StorePort): StorePort {
-  if ('catalog' in store) return store
-  return byHandle.get(store) ?? new SqliteStore(store, store.name, store.readonly ? 'the store was opened read-only' : undefined)
 }
