@@ -5,8 +5,6 @@ import {COUPON_SOURCES, CouponInput, type CouponOutput, CouponPatch, windowEnd, 
 import {formatIssues} from '../schemas/validate.js'
 import type {CouponDef, StoredCoupon} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
-import {orgId} from '../store/settings.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {failRows, type Item, portOf, type RowError, type StoreLike} from './products.js'
 
 /**
@@ -109,8 +107,8 @@ export function couponResponse(store: StorePort, c: Coupon): CouponOutput {
     created_at: c.created_at,
     currency: c.currency,
     name: c.name,
-    // LEFTOVER: settings are the config part of the port (helper port-rest); the handle goes when orgId takes the store.
-    org: orgId(sqliteHandle(store)),
+    // The store's org_id setting, 1 unless configured (as src/store/settings.ts orgId).
+    org: Number(store.config.setting('org_id') ?? 1),
     status: c.status,
     updated_at: c.updated_at,
     value: c.value,

@@ -18,7 +18,7 @@ import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
 import type {DB} from '../store/db.js'
 import type {FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle, storeOfHandle} from '../store/sqlite/store.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * Products: the rules of create, update, import and delete, over the catalog repository of
@@ -351,8 +351,7 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
 
 /** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
 function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
-  // LEFTOVER: gateway settings are pricing's part of the port (helper port-pricing); the handle goes when chargeabilityCheck takes the store.
-  const unchargeable = chargeabilityCheck(sqliteHandle(store))
+  const unchargeable = chargeabilityCheck(store)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
     // A price already stored unchanged is not refused again (an old store, a rename).

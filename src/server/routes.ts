@@ -56,7 +56,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
     const ctx = contexts.current()
     await ctx.ready(body)
     try {
-      return ctx.db.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true})).deferred()
+      return ctx.store.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true}))
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }
@@ -66,7 +66,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
       // Another process may have changed the store while this request waited: a fresh context.
       const current = contexts.current()
       await current.ready(body)
-      return current.db.transaction(() => calculatePriceSync(current, body, options)).immediate()
+      return current.store.transaction(() => calculatePriceSync(current, body, options), {write: true})
     })
   })
 
@@ -115,7 +115,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
   // ---------------------------------------------------------------- users
   app.get<{Params: {user_id: string}}>('/v1/users/:user_id', auth, async (request, reply) => {
     try {
-      const u = requireUser(db, request.params.user_id)
+      const u = requireUser(store, request.params.user_id)
       return {user: {country: u.country}}
     } catch (error) {
       // The spec: an unknown user is a 400 with success false and error_message.
