@@ -8,7 +8,6 @@ import {referenceIntervalMinor} from '../pricing/display.js'
 import {calculatePrice, calculatePriceSync} from '../pricing/price.js'
 import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {createProduct} from '../catalog/products.js'
 import {numberish} from '../catalog/shortforms.js'
 import {createExperiment, parseExperimentId, requireExperiment, startExperiment, stopExperiment} from './manage.js'
@@ -126,8 +125,7 @@ export function simulationArms(
   if (options.product) return {arms: options.arms as ArmInput[], countries: options.countries, product: options.product}
   let apiId = 'sim_product'
   for (let i = 2; store.experiments.productNamed(apiId); i++) apiId = `sim_product_${i}`
-  // Transitional: the catalog still takes the SQLite handle.
-  createProduct(sqliteHandle(store), {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
+  createProduct(store, {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
   return {arms: options.arms as ArmInput[], countries: options.countries, product: apiId}
 }
 

@@ -8,22 +8,20 @@ import {
   SUBSCRIPTION_COLUMNS,
   type SubscriptionValues,
 } from '../../src/store/port/revenue.js'
-import {sqliteHandle} from '../../src/store/sqlite/store.js'
 
 /**
  * Shared fixtures of the storage-port contract tests (test/store-contract/): records built
- * the same way for every adapter. Catalog and segments rows are made through the engine
- * (which still takes the SQLite handle: transitional, until their repositories have them).
+ * the same way for every adapter. Catalog and segments rows are made through the engine.
  */
 
 /** A monthly product; returns its id. */
 export function addProduct(store: StorePort, apiId: string, basePx = 10): number {
-  return createProduct(sqliteHandle(store), {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId}).id
+  return createProduct(store, {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId}).id
 }
 
 /** An audience without rules; returns its id. */
 export function addAudience(store: StorePort, apiId: string): number {
-  return createAudience(sqliteHandle(store), {api_id: apiId, name: apiId, rules: []}).id
+  return createAudience(store, {api_id: apiId, name: apiId, rules: []}).id
 }
 
 export function keyOf(v: {origin: string; origin_id: string; user_id: string}): RecordKey {
