@@ -37,64 +37,21 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   const input: Readable = file === '-' ? process.stdin : createReadStream(file, {highWaterMark: 1 << 20})
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
   const batchSize = options.batchSize ?? 5000
-  const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   const writer = new OutputBuffer(out)
   if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
-  let inTx = 0
-  const db = ctx.db
-  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions,
-  // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
-  db.pragma('cache_size = -65536')
-  db.pragma('wal_autocheckpoint = 16384')
-  const begin = () => {
-    if (inTx === 0) {
-      db.exec(db.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE') // read-only store: locked users only
-      freezeClock()
-    }
-  }
-  const commitIfFull = (force = false) => {
-    if (inTx > 0 && (force || inTx >= batchSize)) {
-      thawClock()
-      db.exec('COMMIT')
-      inTx = 0
-    }
-  }
-
-  // Synchronous per request; only loading the geolocation module and flushing output wait.
-  const priceOne = (line: number, request: unknown | Error): void => {
-    summary.read++
-    try {
-      if (request instanceof Error) throw request
-      begin()
-      inTx++
-      const result = calculatePriceSync(ctx, request)
-      summary.priced++
-      if (options.output === 'csv') writer.text(csvRows(line, result))
-      else writePriceLine(result, writer)
-    } catch (error) {
-      summary.failed++
-      const message =
-        error instanceof PricectlError || error instanceof SyntaxError
-          ? error.message
-          : db.readonly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
-            ? 'the store is read-only: only requests whose quote is already locked can be priced'
-            : `unexpected: ${(error as Error).message}`
+  const pricer = batchPricer(ctx, batchSize, {
+    drain: () => (writer.full ? writer.flush() : undefined),
+    failure(line, message) {
       options.onError?.(line, message)
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
-    } finally {
-      commitIfFull()
-    }
-  }
-
-  /** Price one request; a promise only when something must be awaited (loading geolocation, output backpressure). */
-  const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
-    if (!(request instanceof Error) && ctx.needsReady(request)) {
-      return ctx.ready(request).then(() => handle(line, request))
-    }
-    priceOne(line, request)
-    return writer.full ? writer.flush() : undefined
-  }
+    },
+    result(line, result) {
+      if (options.output === 'csv') writer.text(csvRows(line, result))
+      else writePriceLine(result, writer)
+    },
+  })
+  const handle = pricer.handle
 
   try {
     if (format === 'jsonl') {
@@ -138,17 +95,92 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       }
     }
   } catch (error) {
-    commitIfFull(true)
-    thawClock()
+    pricer.finish()
     await writer.flush()
     const e = error as {code?: string; message: string}
     if (e.code === 'ENOENT') throw new InvalidInputError(`--input: no such file ${file}`)
     if (e.code?.startsWith('CSV_')) throw new InvalidInputError(`--input: ${e.message}`)
     throw error
   }
-  commitIfFull(true)
+  pricer.finish()
   await writer.flush()
-  return summary
+  return pricer.summary
+}
+
+/** Where the batch pricer sends each outcome, in input order. */
+export type BatchSink = {
+  /** Called after each request: a promise when the consumer needs the batch to wait (output backpressure). */
+  drain?: () => Promise<void> | undefined
+  failure: (line: number, message: string) => void
+  result: (line: number, result: PriceResult) => void
+}
+
+/**
+ * The batch pricer both `price --input` and the library's priceMany drive: requests priced
+ * synchronously, `batchSize` per write transaction, with the clock frozen per transaction.
+ * `handle` returns a promise only when something must be awaited (loading geolocation, the
+ * sink's backpressure); `finish` commits what is pending.
+ */
+export function batchPricer(ctx: PricingContext, batchSize: number, sink: BatchSink): {finish: () => void; handle: (line: number, request: unknown) => Promise<void> | undefined; summary: BatchSummary} {
+  const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
+  let inTx = 0
+  const db = ctx.db
+  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions,
+  // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
+  db.pragma('cache_size = -65536')
+  db.pragma('wal_autocheckpoint = 16384')
+  const begin = () => {
+    if (inTx === 0) {
+      db.exec(db.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE') // read-only store: locked users only
+      freezeClock()
+    }
+  }
+  const commitIfFull = (force = false) => {
+    if (inTx > 0 && (force || inTx >= batchSize)) {
+      thawClock()
+      db.exec('COMMIT')
+      inTx = 0
+    }
+  }
+
+  // Synchronous per request; only loading the geolocation module and flushing output wait.
+  const priceOne = (line: number, request: unknown): void => {
+    summary.read++
+    try {
+      if (request instanceof Error) throw request
+      begin()
+      inTx++
+      const result = calculatePriceSync(ctx, request)
+      summary.priced++
+      sink.result(line, result)
+    } catch (error) {
+      summary.failed++
+      const message =
+        error instanceof PricectlError || error instanceof SyntaxError
+          ? error.message
+          : db.readonly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
+            ? 'the store is read-only: only requests whose quote is already locked can be priced'
+            : `unexpected: ${(error as Error).message}`
+      sink.failure(line, message)
+    } finally {
+      commitIfFull()
+    }
+  }
+
+  /** Price one request (an Error stands for a request that could not be read). */
+  const handle = (line: number, request: unknown): Promise<void> | undefined => {
+    if (!(request instanceof Error) && ctx.needsReady(request)) {
+      return ctx.ready(request).then(() => handle(line, request))
+    }
+    priceOne(line, request)
+    return sink.drain?.()
+  }
+
+  const finish = () => {
+    commitIfFull(true)
+    thawClock()
+  }
+  return {finish, handle, summary}
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
