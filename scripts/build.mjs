@@ -10,7 +10,7 @@
  * into what a user's tsc reads. Like tsc, it writes everything it can and then exits 1 when
  * there were errors.
  */
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
 import ts from 'typescript'
 
@@ -21,33 +21,40 @@ const file = ts.readConfigFile(join(root, 'tsconfig.build.json'), ts.sys.readFil
 if (file.error) fail([file.error])
 const parsed = ts.parseJsonConfigFileContent(file.config, ts.sys, root)
 if (parsed.errors.length > 0) fail(parsed.errors)
-const options = {...parsed.options, declaration: true}
+const options = parsed.options
 const program = ts.createProgram({options, rootNames: parsed.fileNames})
 
 const outDir = options.outDir ?? root
 const rootDir = options.rootDir ?? root
-const declarationOf = (source) => join(outDir, relative(rootDir, source)).replace(/\.ts$/, '.d.ts')
+const outputOf = (source) => join(outDir, relative(rootDir, source))
 
-const declarations = new Map()
-const emitted = program.emit(undefined, (path, text) => {
-  if (path.endsWith('.d.ts')) declarations.set(resolve(path), text)
-  else write(path, text)
-})
+const emitted = program.emit(undefined, write)
 
-// The entry's declaration and every declaration it reaches through relative imports.
+// Declarations of the entry and of every file its declarations import (relative imports),
+// emitted file by file: the rest of the engine gets none (and costs no declaration emit).
+// The sixth argument of emit() (forceDtsEmit, what ts.transpileDeclaration uses) emits a
+// declaration while the project's `declaration` stays off.
 const publicFiles = new Set()
-const pending = [declarationOf(join(root, ENTRY))]
+const declarationDiagnostics = []
+const pending = [join(root, ENTRY)]
 while (pending.length > 0) {
-  const path = pending.pop()
-  if (publicFiles.has(path)) continue
-  const text = declarations.get(path)
-  if (text === undefined) fail([], `${relative(root, path)}: no declaration was emitted for it`)
-  publicFiles.add(path)
+  const source = pending.pop()
+  if (publicFiles.has(source)) continue
+  publicFiles.add(source)
+  const file = program.getSourceFile(source)
+  if (!file) fail([], `${relative(root, source)}: not part of the build (tsconfig.build.json)`)
+  let text
+  if (file.isDeclarationFile) text = file.text
+  else {
+    const result = program.emit(file, (path, data) => { if (path.endsWith('.d.ts')) text = data }, undefined, true, undefined, true)
+    declarationDiagnostics.push(...result.diagnostics)
+  }
+  write(outputOf(source).replace(/(\.d)?\.ts$/, '.d.ts'), text)
   for (const m of text.matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)) {
-    pending.push(resolve(dirname(path), m[1].replace(/\.js$/, '.d.ts')))
+    const target = resolve(dirname(source), m[1].replace(/\.js$/, '.ts'))
+    pending.push(existsSync(target) ? target : target.replace(/\.ts$/, '.d.ts'))
   }
 }
-for (const path of publicFiles) write(path, declarations.get(path))
 
 // Type errors anywhere fail the build; declaration errors only where a declaration is published.
 const errors = [
@@ -56,7 +63,8 @@ const errors = [
   ...program.getSyntacticDiagnostics(),
   ...program.getGlobalDiagnostics(),
   ...program.getSemanticDiagnostics(),
-  ...emitted.diagnostics.filter((d) => !d.file || publicFiles.has(declarationOf(d.file.fileName))),
+  ...emitted.diagnostics,
+  ...declarationDiagnostics,
 ].filter((d) => d.category === ts.DiagnosticCategory.Error)
 if (errors.length > 0) fail(errors)
 
