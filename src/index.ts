@@ -14,7 +14,7 @@ import type {z} from 'zod'
 
 import {InvalidInputError, OperationalError} from './errors.js'
 import {importFile} from './import/importer.js'
-import {batchPricer} from './pricing/batch.js'
+import {batchPricer, CHUNK_SIZE} from './pricing/batch.js'
 import {PricingContext} from './pricing/context.js'
 import {calculatePrice} from './pricing/price.js'
 import {comparePrices, parseTolerance, previewPrices as previewRows, readSnapshot} from './pricing/preview.js'
@@ -112,7 +112,7 @@ export type PriceCallOptions = {
  * `override: true`). Throws InvalidInputError for a bad request.
  */
 export async function price(store: Store, request: PriceRequest, options: PriceCallOptions = {}): Promise<PriceResult> {
-  const ctx = new PricingContext(db(store), {geoipDb: options.geoipDb})
+  const ctx = new PricingContext(portOf(store), {geoipDb: options.geoipDb})
   return calculatePrice(ctx, request)
 }
 
@@ -150,32 +150,33 @@ export async function priceMany(store: Store, requests: AsyncIterable<PriceReque
   if (requests === null || typeof requests !== 'object' || !(Symbol.iterator in requests || Symbol.asyncIterator in requests)) {
     throw new InvalidInputError('priceMany: expected an array or (async) iterable of price requests')
   }
-  const ctx = new PricingContext(db(store), {geoipDb: options.geoipDb})
+  const ctx = new PricingContext(portOf(store), {geoipDb: options.geoipDb})
   const results: PriceOutcome[] = []
   const {onResult} = options
-  let pending: Promise<void> | void
-  const emit = (outcome: PriceOutcome, index: number) => {
-    if (onResult) pending = onResult(outcome, index)
-    else results.push(outcome)
-  }
-  const pricer = batchPricer(ctx, batchSize, {
-    drain: () => {
-      const wait = pending
-      pending = undefined
-      return wait || undefined
+  // Outcomes come inside the store transaction of their group: handed on after it commits,
+  // so a callback that throws or waits never holds (or breaks) the transaction.
+  let group: {index: number; outcome: PriceOutcome}[] = []
+  const pricer = batchPricer(ctx, {batchSize, chunkSize: CHUNK_SIZE}, {
+    drain() {
+      const outcomes = group
+      group = []
+      if (!onResult) {
+        for (const o of outcomes) results.push(o.outcome)
+        return undefined
+      }
+      return (async () => {
+        for (const o of outcomes) await onResult(o.outcome, o.index)
+      })()
     },
-    failure: (index, message) => emit({index, message, success: false}, index),
-    result: (index, result) => emit(result, index),
+    failure: (index, message) => group.push({index, outcome: {index, message, success: false}}),
+    result: (index, outcome) => group.push({index, outcome}),
   })
   let index = 0
-  try {
-    for await (const request of requests as AsyncIterable<PriceRequest>) {
-      const waiting = pricer.handle(index++, request)
-      if (waiting) await waiting
-    }
-  } finally {
-    pricer.finish()
+  for await (const request of requests as AsyncIterable<PriceRequest>) {
+    const waiting = pricer.handle(index++, request)
+    if (waiting) await waiting
   }
+  await pricer.finish()
   return {...pricer.summary, results}
 }
 
@@ -205,7 +206,7 @@ export function previewPrices(store: Store, options: PreviewOptions = {}): Previ
   if (options.tolerance !== undefined && options.against === undefined) throw new InvalidInputError('tolerance compares with a snapshot: add against: FILE')
   const parsedTolerance = parseTolerance(tolerance)
   const before = options.against === undefined ? undefined : readSnapshot(options.against)
-  const rows = previewRows(db(store), {
+  const rows = previewRows(portOf(store), {
     countries: options.countries?.map((c) => c.toUpperCase()),
     features: options.features,
     integrations: options.integrations,
