@@ -44,7 +44,7 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'pricectl-library-'))
   path = join(dir, 'store.db')
   const seed = openEngineStore(path)
-  loadDemo(seed.db, demoDir(ROOT))
+  loadDemo(seed, demoDir(ROOT))
   seed.close()
   store = openStore(path)
 })
