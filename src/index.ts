@@ -24,7 +24,6 @@ import type {PricePreviewOutput, PriceRequest as PriceRequestSchema, PriceResult
 import type {ImportSummary, RevenueReport} from './schemas/revenue.js'
 import {openStore as openSqliteStore} from './store/db.js'
 import type {StorePort} from './store/port.js'
-import {sqliteHandle} from './store/sqlite/store.js'
 
 /**
  * Errors the functions throw on purpose, with the CLI's exit code in `exitCode`:
@@ -94,11 +93,6 @@ function portOf(store: Store): StorePort {
   if (port) return port
   if (store instanceof StoreHandle) throw new OperationalError(`the store ${store.path} is closed: open it again with openStore(path)`)
   throw new InvalidInputError('expected a store opened with openStore(path)')
-}
-
-/** The engine still reads a better-sqlite3 handle in places; this is the one spot that asks for it. */
-function db(store: Store) {
-  return sqliteHandle(portOf(store))
 }
 
 export type PriceCallOptions = {
@@ -292,7 +286,7 @@ export function revenueReport(store: Store, options: RevenueReportOptions = {}):
   const since = seconds(options.since, 'since', zone, false)
   const until = seconds(options.until, 'until', zone, true)
   if (since !== undefined && until !== undefined && until <= since) throw new InvalidInputError(`until (${String(options.until)}) is before since (${String(options.since)})`)
-  return report(db(store), {by, since, until})
+  return report(portOf(store), {by, since, until})
 }
 
 function seconds(m: Moment | undefined, what: string, zone: string | undefined, end: boolean): number | undefined {
