@@ -1,5 +1,7 @@
 import type {ExperimentResults} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
+import {PricingContext} from '../pricing/context.js'
+import {armLabel, armQuotes, exampleCountry} from './arm-prices.js'
 import {experimentOutput, requireExperiment} from './manage.js'
 import {armIdOut, outcomes} from './model.js'
 import {seededRng} from './random.js'
@@ -7,6 +9,15 @@ import {conversionInterval, conversionValue, probabilityBest} from './stats.js'
 import {armCounts} from './store.js'
 
 export const DEFAULT_DRAWS = 20_000
+
+/**
+ * Minimum sample per arm before results are read as a verdict: below it `experiments
+ * results` warns (stderr, and `sample.warning` in --json). 100 visitors and 10
+ * conversions per arm: under that, one or two purchases move an arm's revenue per visitor
+ * by more than the differences a price test looks for. See docs/experiments.md.
+ */
+export const MIN_VISITORS_PER_ARM = 100
+export const MIN_CONVERSIONS_PER_ARM = 10
 
 const round = (x: number, digits: number) => {
   const f = 10 ** digits
@@ -26,11 +37,17 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
   const draws = options.draws ?? DEFAULT_DRAWS
   const seed = options.seed ?? e.seed
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)
+  const ctx = new PricingContext(db)
+  const country = exampleCountry(ctx, e)
   const arms = o.map((x, i) => {
     const [lo, hi] = conversionInterval(x)
     const value = conversionValue(x) / 100
+    const arm = e.arms[i]
+    const quotes = e.type === 'price' && e.products.length > 0 ? armQuotes(db, e, arm, country, {ctx}) : []
     return {
       arm_id: armIdOut(x.arm_id),
+      label: armLabel(e, arm, quotes),
+      prices: quotes.map(({price_minor: _m, ...q}) => q),
       conversion_rate: x.visitors === 0 ? 0 : round(x.conversions / x.visitors, 6),
       conversion_rate_ci: [round(lo, 6), round(hi, 6)] as [number, number],
       conversions: x.conversions,
@@ -42,8 +59,10 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
     }
   })
   const visitors = o.reduce((s, x) => s + x.visitors, 0)
+  const conversions = o.reduce((s, x) => s + x.conversions, 0)
+  // Nothing is "best" before any arm has sold: the probabilities then only restate the priors.
   let best: null | number | string = null
-  if (visitors > 0) {
+  if (conversions > 0) {
     let top = -1
     for (const a of arms) {
       if (a.probability_best > top) {
@@ -52,7 +71,13 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
       }
     }
   }
-  const conversions = o.reduce((s, x) => s + x.conversions, 0)
+  const short = o.filter((x) => x.visitors < MIN_VISITORS_PER_ARM || x.conversions < MIN_CONVERSIONS_PER_ARM)
+  const warning =
+    short.length === 0
+      ? null
+      : `below the minimum sample of ${MIN_VISITORS_PER_ARM} visitors and ${MIN_CONVERSIONS_PER_ARM} conversions per arm (${short
+          .map((x) => `arm ${x.arm_id}: ${x.visitors} visitor${x.visitors === 1 ? '' : 's'}, ${x.conversions} conversion${x.conversions === 1 ? '' : 's'}`)
+          .join('; ')}): read the figures as provisional, not as a winner`
   return {
     arms,
     best_arm: best,
@@ -61,6 +86,7 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
     experiment: experimentOutput(e),
     message: `experiment ${id}: ${visitors} visitor${visitors === 1 ? '' : 's'}, ${conversions} conversion${conversions === 1 ? '' : 's'}`,
     revenue: round(o.reduce((s, x) => s + x.revenue_minor, 0) / 100, 2),
+    sample: {enough: short.length === 0, min_conversions: MIN_CONVERSIONS_PER_ARM, min_visitors: MIN_VISITORS_PER_ARM, warning},
     seed,
     success: true,
     visitors,

@@ -357,7 +357,7 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   price = fitPrice(ctx, price, currency, charging, step, trace)
   const control = price
   let baseline = baselinePrice(ctx, product, country, currency, lock, integrations, trace)
-  const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace)
+  const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace, country)
   if (armPrice !== undefined) {
     price = fitPrice(ctx, armPrice, currency, charging, step, trace, (m) => withinBounds(m, currency, rate.rate, product.min_px_minor, product.max_px_minor))
     layer = 'experiment'

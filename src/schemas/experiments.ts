@@ -192,8 +192,23 @@ export const ExperimentResponse = Envelope.extend({experiment: ExperimentOutput}
 export const ExperimentDeleted = Envelope.extend({id: z.number()})
 export const ExperimentList = Envelope.extend({experiments: z.array(ExperimentOutput)})
 
+/** What an arm quotes for a product in the example country (results labels, conclude). */
+export const ArmPrice = z.object({
+  control: z.number(),
+  country: z.string(),
+  currency: z.string(),
+  display: z.string(),
+  pct_change: z.number().nullable(),
+  price: z.number(),
+  product: z.string(),
+})
+
 export const ArmResult = z.object({
   arm_id: z.union([z.number(), z.string()]),
+  /** The price the arm sets, in words: "12.99 USD (+30%)", "x0.8 (-20%): e.g. pro_monthly 7.99 USD in US". */
+  label: z.string(),
+  /** Price experiments: what the arm quotes per product in the example country (the store's default, or the first targeted). */
+  prices: z.array(ArmPrice),
   conversion_rate: z.number(),
   conversion_rate_ci: z.tuple([z.number(), z.number()]),
   conversions: z.number().int(),
@@ -207,11 +222,14 @@ export type ArmResult = z.output<typeof ArmResult>
 
 export const ExperimentResults = Envelope.extend({
   arms: z.array(ArmResult),
+  /** The arm most likely best; null until some arm has a conversion. */
   best_arm: z.union([z.number(), z.string()]).nullable(),
   conversions: z.number().int(),
   draws: z.number().int(),
   experiment: ExperimentOutput,
   revenue: z.number(),
+  /** Whether every arm reached the minimum sample; `warning` says which did not (also on stderr). */
+  sample: z.object({enough: z.boolean(), min_conversions: z.number().int(), min_visitors: z.number().int(), warning: z.string().nullable()}),
   seed: z.number().int(),
   visitors: z.number().int(),
 })
