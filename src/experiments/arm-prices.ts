@@ -83,7 +83,9 @@ export function armLabel(e: Experiment, arm: Arm, quotes: ArmQuote[] | undefined
   if (isBaseline(arm)) return `control price${example ? `: ${example}${where}` : ''}`
   if (arm.usd_price_minor !== null) {
     const usd = e.products.map((p) => `${e.products.length > 1 ? `${p.api_id} ` : ''}${fromMinor(arm.usd_price_minor!, 'USD')} USD${signed(pctChange(p.base_px_minor, arm.usd_price_minor!))}`).join(', ')
-    return `${usd}${example ? `; e.g. ${example}${where}` : ''}`
+    // The example adds something only where the arm's price was converted, localized or clamped.
+    const same = (quotes ?? []).every((q) => q.currency === 'USD' && q.price_minor === arm.usd_price_minor)
+    return `${usd}${example && !same ? `; e.g. ${example}${where}` : ''}`
   }
   const m = arm.multiplier!
   const pct = Math.round((m - 1) * 10_000) / 100

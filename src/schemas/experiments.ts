@@ -3,6 +3,7 @@ import {z} from 'zod'
 import {decimalPlaces} from '../currency.js'
 import {RequiredId} from './catalog.js'
 import {Country, Envelope, Name} from './common.js'
+import {PriceChange} from './price.js'
 
 /**
  * Experiment schemas: the body of `experiments create` / `update` (validated before
@@ -267,3 +268,23 @@ export const SimulationResult = Envelope.extend({
   visitors: z.number().int(),
 })
 export type SimulationResult = z.output<typeof SimulationResult>
+
+/** `experiments conclude ID ARM --json`: what was (or, with --dry-run, would be) written, and the price impact. */
+export const ExperimentConcluded = Envelope.extend({
+  arm_id: z.union([z.number(), z.string()]),
+  /** Every price that changes, product x country (lock-free previews before and after). */
+  changes: z.array(PriceChange),
+  dry_run: z.boolean(),
+  experiment: ExperimentOutput,
+  /** Per product: base_px and the country prices written. */
+  products: z.array(
+    z.object({
+      base_px_after: z.number(),
+      base_px_before: z.number(),
+      country_prices: z.array(z.object({after: z.number(), before: z.number().nullable(), country: z.string(), currency: z.string()})),
+      product: z.string(),
+    }),
+  ),
+  stopped: z.boolean(),
+  summary: z.string(),
+})
