@@ -143,10 +143,10 @@ function planProduct(db: DB, ctx: PricingContext, e: Experiment, arm: Arm, api: 
 
 function writeProduct(db: DB, p: Plan): void {
   const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
-  updateProduct(db, p.api, {
-    base_px: fromMinor(p.base.after, 'USD'),
-    country_prices: list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency})),
-  })
+  const patch: Record<string, unknown> = {base_px: fromMinor(p.base.after, 'USD')}
+  // An empty list is refused (the spec's rule): a product without country prices keeps none.
+  if (list.length > 0) patch.country_prices = list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency}))
+  updateProduct(db, p.api, patch)
 }
 
 function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[], stopped: boolean, dryRun: boolean, priced: number): ConcludeResult {
