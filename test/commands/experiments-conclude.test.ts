@@ -1,0 +1,106 @@
+import {beforeEach, describe, expect, it} from 'vitest'
+
+import {dump} from '../helpers/dump.js'
+import {experimentStore, insertSubscription, withDb} from '../helpers/experiment-fixtures.js'
+import {run, tempStore} from '../helpers/run.js'
+
+describe('experiments results (labels, verdict, minimum sample)', () => {
+  let db: string
+  beforeEach(async () => {
+    db = tempStore()
+    await experimentStore(db)
+    await run(db, ['experiments', 'create', '--name', 'labels', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'usd:12.99', '--allocation', 'uniform', '--seed', '4', '--start'])
+  })
+
+  it('labels each arm with its price, says "no winner yet" before data, and warns on stderr below the minimum sample', async () => {
+    const r = await run(db, ['experiments', 'results', '1'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('x0.8 (-20%): e.g. pro_monthly 7.99 USD (-20.1%) in US')
+    expect(r.stdout).toContain('12.99 USD (+29.9%)')
+    expect(r.stdout).toContain('no winner yet: no visitors yet')
+    expect(r.stderr).toContain('Warning: experiment 1: below the minimum sample of 100 visitors and 10 conversions per arm')
+    expect(r.stdout).not.toContain('Warning')
+  })
+
+  it('--json: best_arm null with visitors but no conversion, the sample block, and the warning on stderr', async () => {
+    for (let i = 0; i < 6; i++) await run(db, ['price', '-u', `v${i}`, '-p', 'pro_monthly', '--country', 'US', '--json'])
+    const r = await run(db, ['experiments', 'results', '1', '--json'])
+    expect(r.json).toMatchObject({best_arm: null, conversions: 0, sample: {enough: false, min_conversions: 10, min_visitors: 100}, success: true, visitors: 6})
+    expect(r.json.sample.warning).toContain('below the minimum sample')
+    expect(r.json.arms.map((a: {label: string}) => a.label)[0]).toBe('control price: pro_monthly 10 USD in US')
+    expect(r.stderr).toContain('below the minimum sample')
+    const human = await run(db, ['experiments', 'results', '1'])
+    expect(human.stdout).toContain('no winner yet: no conversions recorded')
+    // One sale makes a leader, still below the minimum sample.
+    const buyer = withDb(db, (d) => (d.prepare("SELECT user_id FROM exposures WHERE arm_id = '1' LIMIT 1").get() as {user_id: string} | undefined)?.user_id)
+    expect(buyer).toBeDefined()
+    withDb(db, (d) => insertSubscription(d, {amount_usd: 7.99, product: 'pro_monthly', user_id: buyer!}))
+    const after = await run(db, ['experiments', 'results', '1'])
+    expect(after.stdout).toMatch(/best so far: arm 1 .*below the minimum sample \(100 visitors, 10 conversions per arm\): not a winner yet/)
+  })
+})
+
+describe('experiments conclude', () => {
+  let db: string
+  beforeEach(async () => {
+    db = tempStore()
+    await experimentStore(db)
+    await run(db, ['experiments', 'create', '--name', 'cheaper', '-p', 'pro_monthly', '--arm', 'x0.8', '--seed', '4', '--start'])
+  })
+
+  it('--dry-run prints the price impact per product x country and writes nothing', async () => {
+    const before = dump(db)
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--dry-run'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('~ pro_monthly US: 10 -> 7.99 USD (-20.1%)')
+    expect(r.stdout).toMatch(/~ pro_monthly DE: 9 -> \d+(\.\d+)? EUR \(-\d+(\.\d+)?%\)/)
+    expect(r.stdout).toContain('would conclude experiment 1 "cheaper" with arm 1 (x0.8): would stop it; 2 of')
+    expect(r.stdout).toContain('(dry run: nothing written)')
+    expect(dump(db)).toEqual(before)
+  })
+
+  it('stops the experiment and applies the arm\'s prices; --json gives the impact as data', async () => {
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toMatchObject({arm_id: 1, dry_run: false, experiment: {id: 1, status: 'stopped'}, stopped: true, success: true})
+    expect(r.json.changes).toContainEqual({
+      after: 7.99,
+      audience: 'default',
+      before: 10,
+      change: 'changed',
+      country: 'US',
+      currency_after: 'USD',
+      currency_before: 'USD',
+      pct_change: -20.1,
+      product: 'pro_monthly',
+    })
+    expect(r.json.products[0]).toMatchObject({base_px_after: 7.99, base_px_before: 10, product: 'pro_monthly'})
+    const q = await run(db, ['price', '-u', 'new', '-p', 'pro_monthly', '--country', 'US', '--json'])
+    expect(q.json.products.pro_monthly.price).toBe(7.99)
+    expect(q.json.variants.experiment_id).toBe(0)
+  })
+
+  it.each([
+    [['1', 'nope'], 2, 'experiment 1 has no arm "nope": its arms are baseline (control price), 1 (x0.8)'],
+    [['x', '1'], 2, 'experiment id must be a whole number from 1'],
+    [['9', '1'], 1, 'no experiment 9'],
+  ])('refuses %j with exit %i and writes nothing', async (args, code, message) => {
+    const before = dump(db)
+    const r = await run(db, ['experiments', 'conclude', ...args, '--json'])
+    expect(r.code).toBe(code)
+    expect(r.json).toMatchObject({success: false})
+    expect(r.json.message).toContain(message)
+    expect(dump(db)).toEqual(before)
+  })
+
+  it('refuses a draft (exit 2) and a second conclusion (exit 1)', async () => {
+    await run(db, ['experiments', 'create', '--name', 'draft', '-p', 'team_monthly', '--arm', 'x0.8'])
+    const draft = await run(db, ['experiments', 'conclude', '2', '1'])
+    expect(draft.code).toBe(2)
+    expect(draft.stderr).toContain('experiment 2 is a draft')
+    expect((await run(db, ['experiments', 'conclude', '1', 'baseline'])).code).toBe(0)
+    const again = await run(db, ['experiments', 'conclude', '1', '1'])
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('experiment 1 was already concluded with arm baseline')
+  })
+})
