@@ -25,6 +25,14 @@ export class Segments {
   private priceMaps?: Map<string, Map<number, PriceEntry>>
   private packageList?: Package[]
 
+  /** Price every request as this audience (api_id; 'default' for none): lock-free previews only (`price preview --audience`). */
+  force?: string
+
+  /** The api_ids of every audience, highest priority first. */
+  audienceIds(): string[] {
+    return this.loadAudiences().map((a) => a.api_id)
+  }
+
   constructor(db: DB, ctx: PricingContext) {
     this.db = db
     this.ctx = ctx
@@ -45,6 +53,11 @@ export class Segments {
    */
   audiences(country: string, features: FeatureValues, trace: Trace): {audience: AudienceRef; matching: AudienceRef[]} {
     const list = this.loadAudiences()
+    if (this.force !== undefined) {
+      const forced = list.find((a) => a.api_id === this.force)?.ref ?? DEFAULT_AUDIENCE
+      trace?.push({detail: `${forced.api_id} (forced for a preview)`, outcome: 'chose', step: 'audience'})
+      return {audience: forced, matching: forced === DEFAULT_AUDIENCE ? [] : [forced]}
+    }
     const matching: AudienceRef[] = []
     if (!trace) {
       for (const a of list) if (a.rules.every((r) => ruleMatches(r, country, features))) matching.push(a.ref)

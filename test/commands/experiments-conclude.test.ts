@@ -104,3 +104,58 @@ describe('experiments conclude', () => {
     expect(again.stderr).toContain('experiment 1 was already concluded with arm baseline')
   })
 })
+
+describe('price preview --experiment / --arm / --audience (x arms, x audiences)', () => {
+  let db: string
+  beforeEach(async () => {
+    db = tempStore()
+    await experimentStore(db)
+    await run(db, ['experiments', 'create', '--name', 'two arms', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'usd:12.99', '--seed', '4'])
+    await run(db, ['audiences', 'create', '--api-id', 'students', '--name', 'Students', '--priority', '5', '--rule', 'feature student eq 1', '--price', 'pro_monthly=x0.5'])
+  })
+
+  it('prices every arm of a draft without writing: a row per arm, the arm named, the experiment layer', async () => {
+    const before = dump(db)
+    const r = await run(db, ['price', 'preview', '--experiment', '1', '--country', 'US', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json.rows.map((x: {arm: unknown; layer: string; price: number}) => [x.arm, x.price, x.layer])).toEqual([
+      [1, 7.99, 'experiment'],
+      [2, 12.99, 'experiment'],
+      ['baseline', 10, 'base'],
+    ])
+    const one = await run(db, ['price', 'preview', '--experiment', '1', '--arm', '2', '--country', 'US'])
+    expect(one.stdout).toMatch(/│ pro_monthly │ US\s+│ default\s+│ 2\s+│ USD\s+│ 12\.99/)
+    expect(dump(db)).toEqual(before)
+  })
+
+  it('prices as each audience with --audience all, and refuses unknown arms and audiences (exit 2)', async () => {
+    const r = await run(db, ['price', 'preview', '-p', 'pro_monthly', '--audience', 'all', '--country', 'US', '--json'])
+    expect(r.json.rows.map((x: {audience: string; price: number}) => [x.audience, x.price])).toEqual([
+      ['default', 10],
+      ['students', 4.99],
+    ])
+    const arm = await run(db, ['price', 'preview', '--experiment', '1', '--arm', '9', '--json'])
+    expect(arm.code).toBe(2)
+    expect(arm.json.message).toContain('experiment 1 has no arm "9" (its arms: baseline, 1, 2; or "all")')
+    const noExp = await run(db, ['price', 'preview', '--arm', '1', '--json'])
+    expect(noExp.code).toBe(2)
+    expect(noExp.json.message).toContain('add --experiment ID')
+    const aud = await run(db, ['price', 'preview', '--audience', 'teachers', '--json'])
+    expect(aud.code).toBe(2)
+    expect(aud.json.message).toContain('unknown audience "teachers" (known: students, default')
+  })
+
+  it('a snapshot of arms compares arm by arm with --against', async () => {
+    const file = `${db}.arms.json`
+    const snap = await run(db, ['price', 'preview', '--experiment', '1', '--country', 'US', '--output', 'json'])
+    const {writeFileSync} = await import('node:fs')
+    writeFileSync(file, snap.stdout)
+    expect((await run(db, ['price', 'preview', '--experiment', '1', '--country', 'US', '--against', file])).code).toBe(0)
+    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '11'])
+    const moved = await run(db, ['price', 'preview', '--experiment', '1', '--country', 'US', '--against', file])
+    expect(moved.code).toBe(1)
+    expect(moved.stdout).toContain('~ pro_monthly US arm baseline: 10 -> 11 USD (+10%)')
+    // The USD-price arm does not depend on base_px: unchanged, not listed.
+    expect(moved.stdout).not.toContain('arm 2:')
+  })
+})
