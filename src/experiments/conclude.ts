@@ -68,9 +68,10 @@ class DryRun extends Error {
  *   country price (base_px and other countries stay);
  * - the baseline arm: prices stay; the experiment is stopped.
  * The price impact is the difference of lock-free previews before and after, inside the
- * transaction; `dryRun` computes it the same way and rolls everything back.
+ * transaction; `dryRun` computes it the same way and rolls everything back, and so does
+ * a change of more than `maxChanges` prices (an error, exit 1).
  */
-export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean} = {}): ConcludeResult {
+export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean; maxChanges?: number} = {}): ConcludeResult {
   const e = requireExperiment(db, id)
   const arm = findArm(e, armText)
   if (e.status === 'draft') {
@@ -110,6 +111,12 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
         const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
         const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun), before.length)
         if (options.dryRun) throw new DryRun(result)
+        if (options.maxChanges !== undefined && changes.length > options.maxChanges) {
+          // Thrown inside the transaction: the stop and the product writes roll back.
+          throw new OperationalError(
+            `concluding experiment ${id} with arm ${arm.id} would change ${changes.length} prices, more than --max-changes ${options.maxChanges}; nothing was written: review them with "pricectl experiments conclude ${id} ${arm.id} --dry-run", then raise --max-changes`,
+          )
+        }
         return result
       })
       .immediate()

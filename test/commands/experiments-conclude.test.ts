@@ -93,6 +93,19 @@ describe('experiments conclude', () => {
     expect(dump(db)).toEqual(before)
   })
 
+  it('--max-changes N: more changed prices than N is refused with exit 1 and nothing written; N or fewer proceeds', async () => {
+    const before = dump(db)
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', '1', '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json.message).toBe(
+      'concluding experiment 1 with arm 1 would change 2 prices, more than --max-changes 1; nothing was written: review them with "pricectl experiments conclude 1 1 --dry-run", then raise --max-changes',
+    )
+    expect(dump(db)).toEqual(before)
+    const ok = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', '2', '--json'])
+    expect(ok.code).toBe(0)
+    expect(ok.json.changes).toHaveLength(2)
+  })
+
   it('refuses a draft (exit 2) and a second conclusion (exit 1)', async () => {
     await run(db, ['experiments', 'create', '--name', 'draft', '-p', 'team_monthly', '--arm', 'x0.8'])
     const draft = await run(db, ['experiments', 'conclude', '2', '1'])
