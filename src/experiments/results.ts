@@ -43,7 +43,7 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
     const [lo, hi] = conversionInterval(x)
     const value = conversionValue(x) / 100
     const arm = e.arms[i]
-    const quotes = e.type === 'price' && e.products.length > 0 ? armQuotes(db, e, arm, country, {ctx}) : []
+    const quotes = e.type === 'price' && e.products.length > 0 ? exampleQuotes(db, e, arm, country, ctx) : []
     return {
       arm_id: armIdOut(x.arm_id),
       label: armLabel(e, arm, quotes),
@@ -90,5 +90,14 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
     seed,
     success: true,
     visitors,
+  }
+}
+
+/** The example quotes of an arm; none when it cannot be priced there (e.g. no FX rate): the label then shows the arm's definition only. */
+function exampleQuotes(db: DB, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
+  try {
+    return armQuotes(db, e, arm, country, {ctx})
+  } catch {
+    return []
   }
 }
