@@ -60,7 +60,7 @@ arm would be quoted.`
     }
     // Read the snapshot first: a bad file is reported before any pricing.
     const before = flags.against ? readSnapshot(flags.against) : undefined
-    const rows = previewPrices(this.store.db, {
+    const rows = previewPrices(this.store, {
       arms: list(flags.arm),
       audiences: list(flags.audience),
       countries: list(flags.country)?.map((c) => c.toUpperCase()),

@@ -2,6 +2,7 @@ import {fromMinor, minorDigits} from '../currency.js'
 import {PricingContext} from '../pricing/context.js'
 import {calculatePriceSync} from '../pricing/price.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {isBaseline} from './model.js'
 import type {Arm, Experiment} from './store.js'
 
@@ -34,7 +35,7 @@ export function pctChange(beforeMinor: number, afterMinor: number): null | numbe
 export function armQuotes(db: DB, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): ArmQuote[] {
   const products = options.products ?? e.products.map((p) => p.api_id)
   const quote = (force: boolean) => {
-    const ctx = options.ctx ?? new PricingContext(db)
+    const ctx = options.ctx ?? new PricingContext(storeOfHandle(db))
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {
       return calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})

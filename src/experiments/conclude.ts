@@ -6,6 +6,7 @@ import {PricingContext} from '../pricing/context.js'
 import {comparePrices, type PriceChange, previewCountries, previewPrices} from '../pricing/preview.js'
 import type {ExperimentOutput} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {getSetting, setSetting} from '../store/settings.js'
 import {armBaseMinor, armQuotes} from './arm-prices.js'
 import {experimentOutput, requireExperiment} from './manage.js'
@@ -98,16 +99,17 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
     return db
       .transaction(() => {
         const now = nowIso()
-        const ctx = new PricingContext(db)
-        const countries = [...new Set([...previewCountries(db, ctx), ...e.countries])].sort()
-        const before = previewPrices(db, {countries, products})
+        const port = storeOfHandle(db)
+        const ctx = new PricingContext(port)
+        const countries = [...new Set([...previewCountries(ctx), ...e.countries])].sort()
+        const before = previewPrices(port, {countries, products})
         // The arm's prices, all read before anything is written.
         const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(db, ctx, e, arm, api))
         const stopped = e.status === 'running'
         if (stopped) setStatus(db, id, 'stopped', now)
         for (const p of plan) writeProduct(db, p)
         setSetting(db, CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
-        const after = previewPrices(db, {countries, products})
+        const after = previewPrices(port, {countries, products})
         const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
         const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun), before.length)
         if (options.dryRun) throw new DryRun(result)

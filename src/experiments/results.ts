@@ -1,5 +1,6 @@
 import type {ExperimentResults} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {PricingContext} from '../pricing/context.js'
 import {armLabel, armQuotes, exampleCountry} from './arm-prices.js'
 import {experimentOutput, requireExperiment} from './manage.js'
@@ -37,7 +38,7 @@ export function experimentResults(db: DB, id: number, options: {draws?: number; 
   const draws = options.draws ?? DEFAULT_DRAWS
   const seed = options.seed ?? e.seed
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)
-  const ctx = new PricingContext(db)
+  const ctx = new PricingContext(storeOfHandle(db))
   const country = exampleCountry(ctx, e)
   const arms = o.map((x, i) => {
     const [lo, hi] = conversionInterval(x)

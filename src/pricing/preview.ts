@@ -4,9 +4,10 @@ import {readFileSync} from 'node:fs'
 import {minorDigits} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {type PreviewRow as Row} from '../schemas/price.js'
-import type {DB} from '../store/db.js'
 import {armIdOut} from '../experiments/model.js'
 import {getExperiment} from '../experiments/store.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 
@@ -23,8 +24,8 @@ const PREVIEW_USER = 'pricectl-preview'
  * What a fresh user in each country would be quoted for each product (control prices, no
  * experiment arm), computed as `price` would but without writing a lock.
  */
-export function pricePreview(db: DB, products: string[], countries: string[]): PreviewRow[] {
-  const ctx = new PricingContext(db)
+export function pricePreview(store: StorePort, products: string[], countries: string[]): PreviewRow[] {
+  const ctx = new PricingContext(store)
   return countries.map((country) => {
     const r = calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
@@ -50,11 +51,8 @@ export type PreviewOptions = {
  * The default countries of a preview: every country that has a country price or a
  * localization factor (where prices are set by hand), plus the store's default country.
  */
-export function previewCountries(db: DB, ctx: PricingContext): string[] {
-  const rows = db
-    .prepare('SELECT DISTINCT country FROM country_prices UNION SELECT DISTINCT country FROM localization_factors')
-    .pluck()
-    .all() as string[]
+export function previewCountries(ctx: PricingContext): string[] {
+  const rows = ctx.store.pricing.pricedCountries()
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
 
@@ -72,12 +70,13 @@ function previewAudiences(ctx: PricingContext, wanted: string[] | undefined): (s
 }
 
 /** Arms of a preview, checked against the experiment: 'all' (or none given) = every arm, the baseline first. */
-function previewArms(db: DB, experiment: number | undefined, wanted: string[] | undefined): {armIds: (string | undefined)[]; experimentId?: number; products?: string[]} {
+function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): {armIds: (string | undefined)[]; experimentId?: number; products?: string[]} {
   if (experiment === undefined) {
     if (wanted?.length) throw new InvalidInputError('--arm previews an experiment\'s arms: add --experiment ID (see "pricectl experiments list")')
     return {armIds: [undefined]}
   }
-  const e = getExperiment(db, experiment)
+  // Transitional: experiments are read from the handle until their repository exists.
+  const e = getExperiment(sqliteHandle(store), experiment)
   if (!e) throw new InvalidInputError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
   if (e.type !== 'price') throw new InvalidInputError(`--experiment ${experiment} is a packaging experiment: its arms choose products, not prices; preview a price experiment`)
   const ids = e.arms.map((a) => a.id)
@@ -95,15 +94,13 @@ function previewArms(db: DB, experiment: number | undefined, wanted: string[] | 
  * `experiment`, under each of its arms (rows then carry `arm`). Rows sorted by product,
  * country, audience, arm. Writes nothing.
  */
-export function previewPrices(db: DB, options: PreviewOptions = {}): Row[] {
-  const ctx = new PricingContext(db)
-  const {armIds, experimentId, products: armProducts} = previewArms(db, options.experiment, options.arms)
+export function previewPrices(store: StorePort, options: PreviewOptions = {}): Row[] {
+  const ctx = new PricingContext(store)
+  const {armIds, experimentId, products: armProducts} = previewArms(store, options.experiment, options.arms)
   // An experiment's preview defaults to the products it prices.
-  const products = options.products?.length
-    ? [...new Set(options.products)]
-    : (armProducts ?? (db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[]))
+  const products = options.products?.length ? [...new Set(options.products)] : (armProducts ?? store.pricing.productApiIds())
   if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
-  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(db, ctx)
+  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(ctx)
   const audiences = previewAudiences(ctx, options.audiences)
   const rows: Row[] = []
   try {

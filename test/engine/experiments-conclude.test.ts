@@ -17,7 +17,7 @@ import {tempStore} from '../helpers/run.js'
 
 /** A new user's quote with no experiment (what the catalog prices are now). */
 async function fresh(store: Store, user: string, product: string, country: string) {
-  const q = await calculatePrice(new PricingContext(store.db), {country, products: [product], run_experiment: false, user_id: user})
+  const q = await calculatePrice(new PricingContext(store), {country, products: [product], run_experiment: false, user_id: user})
   return {currency: q.currency, price: q.products[product].price}
 }
 
@@ -91,7 +91,7 @@ describe('experiments conclude (engine)', () => {
     const arm = requireExperiment(store.db, e.id).arms[1]
     const us = armQuotes(store.db, requireExperiment(store.db, e.id), arm, 'US')
     const de = armQuotes(store.db, requireExperiment(store.db, e.id), arm, 'DE', {products: ['pro_monthly']})
-    const before = previewPrices(store.db, {countries: ['DE', 'US'], products: ['pro_monthly', 'pro_yearly']})
+    const before = previewPrices(store, {countries: ['DE', 'US'], products: ['pro_monthly', 'pro_yearly']})
 
     const r = concludeExperiment(store.db, e.id, '1')
     expect(r).toMatchObject({arm_id: 1, dry_run: false, stopped: true, success: true})
@@ -109,7 +109,7 @@ describe('experiments conclude (engine)', () => {
       product: 'pro_monthly',
     })
     // The impact is every previewed price that moved, before -> after.
-    const after = previewPrices(store.db, {countries: ['DE', 'US'], products: ['pro_monthly', 'pro_yearly']})
+    const after = previewPrices(store, {countries: ['DE', 'US'], products: ['pro_monthly', 'pro_yearly']})
     for (const b of before) {
       const a = after.find((x) => x.product === b.product && x.country === b.country)!
       const c = r.changes.find((x) => x.product === b.product && x.country === b.country)
@@ -202,7 +202,7 @@ describe('a usd_price arm is localized like a base price (FX x localization fact
     if (factor !== undefined) store.db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(country, factor)
     const e = createExperiment(store.db, {arms: [{usd_price: 20}], name: 'usd', products: ['plan'], seed: 1})
     const arm = armQuotes(store.db, e, e.arms[1], country)[0]
-    const ref = previewPrices(store.db, {countries: [country], products: ['ref']})[0]
+    const ref = previewPrices(store, {countries: [country], products: ['ref']})[0]
     expect(arm.currency).toBe(ref.currency)
     expect(arm.price).toBe(ref.price)
   })
