@@ -69,10 +69,10 @@ class DryRun extends Error {
  *   country price (base_px and other countries stay);
  * - the baseline arm: prices stay; the experiment is stopped.
  * The price impact is the difference of lock-free previews before and after, inside the
- * transaction; `dryRun` computes it the same way and rolls everything back, and so does
- * a change of more than `maxChanges` prices (an error, exit 1).
+ * transaction; `dryRun` computes it the same way and rolls everything back. (The CLI
+ * also wraps it in the shared price-impact measure: --max-changes, the confirmation.)
  */
-export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean; maxChanges?: number} = {}): ConcludeResult {
+export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
   const e = requireExperiment(db, id)
   const arm = findArm(e, armText)
   if (e.status === 'draft') {
@@ -111,14 +111,9 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
         setSetting(db, CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
         const after = previewPrices(port, {countries, products})
         const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
-        const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun), before.length)
+        // wordAsDryRun: a caller that rolls the transaction back itself (the CLI's price-impact wrapper) words it as a dry run.
+        const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
         if (options.dryRun) throw new DryRun(result)
-        if (options.maxChanges !== undefined && changes.length > options.maxChanges) {
-          // Thrown inside the transaction: the stop and the product writes roll back.
-          throw new OperationalError(
-            `concluding experiment ${id} with arm ${arm.id} would change ${changes.length} prices, more than --max-changes ${options.maxChanges}; nothing was written: review them with "pricectl experiments conclude ${id} ${arm.id} --dry-run", then raise --max-changes`,
-          )
-        }
         return result
       })
       .immediate()

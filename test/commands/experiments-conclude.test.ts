@@ -93,16 +93,19 @@ describe('experiments conclude', () => {
     expect(dump(db)).toEqual(before)
   })
 
-  it('--max-changes N: more changed prices than N is refused with exit 1 and nothing written; N or fewer proceeds', async () => {
+  it('--max-changes N (the shared price-impact flags): more changed prices than N is refused with exit 1 and nothing written; N proceeds', async () => {
+    const dry = await run(db, ['experiments', 'conclude', '1', '1', '--dry-run', '--json'])
+    expect(dry.json).toMatchObject({dry_run: true, stopped: true})
+    const n = dry.json.impact.changed as number
+    expect(n).toBeGreaterThanOrEqual(2)
     const before = dump(db)
-    const r = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', '1', '--json'])
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n - 1), '--json'])
     expect(r.code).toBe(1)
-    expect(r.json.message).toBe(
-      'concluding experiment 1 with arm 1 would change 2 prices, more than --max-changes 1; nothing was written: review them with "pricectl experiments conclude 1 1 --dry-run", then raise --max-changes',
-    )
+    expect(r.json.message).toContain(`${n} prices would change, more than --max-changes ${n - 1}: nothing written`)
     expect(dump(db)).toEqual(before)
-    const ok = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', '2', '--json'])
+    const ok = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n), '--json'])
     expect(ok.code).toBe(0)
+    expect(ok.json.impact.changed).toBe(n)
     expect(ok.json.changes).toHaveLength(2)
   })
 
