@@ -126,7 +126,7 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
 type Plan = {api: string; base: {after: number; before: number}; countryPrices: {after: number; before: null | number; country: string; currency: string}[]; keep: {amount_minor: number; country: string; currency: string}[]}
 
 function planProduct(db: DB, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Plan {
-  const product = getProduct(db, api)!
+  const product = getProduct(storeOfHandle(db), api)!
   const existing = product.country_prices
   if (e.countries.length === 0) {
     const base = armBaseMinor(ctx, e, arm, api) ?? product.base_px_minor

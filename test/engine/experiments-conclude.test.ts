@@ -101,7 +101,7 @@ describe('experiments conclude (engine)', () => {
     expect(await fresh(store, 'n1', 'pro_monthly', 'US')).toEqual({currency: 'USD', price: us[0].price})
     expect(await fresh(store, 'n2', 'pro_yearly', 'US')).toEqual({currency: 'USD', price: us[1].price})
     expect(await fresh(store, 'n3', 'pro_monthly', 'DE')).toEqual({currency: 'EUR', price: de[0].price})
-    expect(getProduct(store.db, 'pro_monthly')!.base_px_minor).toBe(799)
+    expect(getProduct(store, 'pro_monthly')!.base_px_minor).toBe(799)
     expect(r.products.find((p) => p.product === 'pro_monthly')).toEqual({
       base_px_after: 7.99,
       base_px_before: 10,
@@ -140,7 +140,7 @@ describe('experiments conclude (engine)', () => {
     startExperiment(store.db, e.id)
     const fr = armQuotes(store.db, requireExperiment(store.db, e.id), requireExperiment(store.db, e.id).arms[1], 'FR')[0]
     const r = concludeExperiment(store.db, e.id, '1')
-    const p = getProduct(store.db, 'team_monthly')!
+    const p = getProduct(store, 'team_monthly')!
     expect(p.base_px_minor).toBe(3000)
     expect(p.country_prices.map((c) => [c.country, c.currency])).toEqual([['FR', 'EUR']])
     expect(await fresh(store, 'f', 'team_monthly', 'FR')).toEqual({currency: 'EUR', price: fr.price})
@@ -153,7 +153,7 @@ describe('experiments conclude (engine)', () => {
     startExperiment(store.db, e.id)
     const r = concludeExperiment(store.db, e.id, 'baseline')
     expect(r).toMatchObject({arm_id: 'baseline', changes: [], products: [], stopped: true})
-    expect(getProduct(store.db, 'pro_monthly')!.base_px_minor).toBe(1000)
+    expect(getProduct(store, 'pro_monthly')!.base_px_minor).toBe(1000)
   })
 
   it('is one transaction: a product write that fails leaves the experiment running and unconcluded', () => {
@@ -164,7 +164,7 @@ describe('experiments conclude (engine)', () => {
     expect(() => concludeExperiment(store.db, e.id, '1')).toThrow(/disk on fire/)
     expect(requireExperiment(store.db, e.id).status).toBe('running')
     expect(concludedWith(store.db, e.id)).toBeUndefined()
-    expect(getProduct(store.db, 'pro_monthly')!.base_px_minor).toBe(1000)
+    expect(getProduct(store, 'pro_monthly')!.base_px_minor).toBe(1000)
   })
 
   it('refuses a second conclusion, a draft, a packaging experiment, an audience target and an unknown arm', async () => {
