@@ -1,7 +1,7 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
 import {audienceResponse, createAudience} from '../../src/segments/audiences.js'
-import {audienceBody, audienceFlags} from '../../src/segments/flags.js'
+import {audienceBody, audienceFlags} from '../../src/cli/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 
 export default class AudiencesCreate extends BaseCommand<typeof AudiencesCreate> {

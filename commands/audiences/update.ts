@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {audienceResponse, updateAudience} from '../../src/segments/audiences.js'
-import {audienceBody, audienceFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {audienceBody, audienceFlags, refuseApiIdFlag} from '../../src/cli/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 
 export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate> {

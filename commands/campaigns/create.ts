@@ -2,7 +2,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
 import {campaignResponse, createCampaign} from '../../src/segments/campaigns.js'
 import {segmentText} from '../../src/segments/common.js'
-import {campaignBody, campaignFlags} from '../../src/segments/flags.js'
+import {campaignBody, campaignFlags} from '../../src/cli/segments/flags.js'
 import {CampaignResponse} from '../../src/schemas/segments.js'
 
 export default class CampaignsCreate extends BaseCommand<typeof CampaignsCreate> {

@@ -1,8 +1,8 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
 import {couponResponse, createCoupon} from '../../src/catalog/coupons.js'
-import {couponBody, couponFlags} from '../../src/catalog/flags.js'
-import {couponValue} from '../../src/catalog/render.js'
+import {couponBody, couponFlags} from '../../src/cli/catalog/flags.js'
+import {couponValue} from '../../src/cli/catalog/render.js'
 import {numberish} from '../../src/catalog/shortforms.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
 

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {couponResponse, updateCoupon} from '../../src/catalog/coupons.js'
-import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
+import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/cli/catalog/flags.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
 
 export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
-import {packageBody, packageFlags} from '../../src/segments/flags.js'
+import {packageBody, packageFlags} from '../../src/cli/segments/flags.js'
 import {createPackage, packageResponse, packageSegment} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
 

@@ -1,7 +1,7 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/cli/segments/flags.js'
 import {packageResponse, updatePackage} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
 
