@@ -155,3 +155,35 @@ export function cyclePath(edges: Map<string, string[]>, component: string[]): st
   }
   return component.join(', ')
 }
+
+/**
+ * Statement shapes of SQL in a string: pricectl writes SQL keywords in capitals, which
+ * messages and help text do not (`'Delete a coupon'` is not a statement).
+ */
+const SQL =
+  /\bSELECT\s+(DISTINCT\s+)?[\w*(]|\bINSERT\s+(OR\s+[A-Z]+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\bREPLACE\s+INTO\b|\b(CREATE|DROP)\s+(UNIQUE\s+|TEMP\s+|VIRTUAL\s+)?(TABLE|INDEX|VIEW|TRIGGER)\b|\bALTER\s+TABLE\b|\bPRAGMA\s+\w|\bWITH\s+(RECURSIVE\s+)?\w+(\s*\([^)]*\))?\s+AS\s*\(|^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|VACUUM|ANALYZE)\b/
+
+/**
+ * Where a source holds SQL: a string or template literal shaped like a statement, or a call
+ * of a SQLite handle's `prepare` or `pragma`. Each finding is `line: text`.
+ */
+export function sqlIn(file: string, text: string): string[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS)
+  const out: string[] = []
+  const at = (node: ts.Node) => sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1
+  const visit = (node: ts.Node) => {
+    let literal: string | undefined
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) literal = node.text
+    else if (ts.isTemplateExpression(node)) literal = [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join(' ? ')
+    if (literal !== undefined && SQL.test(literal)) {
+      out.push(`${at(node)}: ${literal.replace(/\s+/g, ' ').trim().slice(0, 60)}`)
+      return
+    }
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && ['pragma', 'prepare'].includes(node.expression.name.text)) {
+      out.push(`${at(node)}: .${node.expression.name.text}(...)`)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(sf)
+  return out
+}
