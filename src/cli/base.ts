@@ -129,4 +129,4 @@ export function describeError(err: unknown): {body: Record<string, unknown>; cod
   return describeAnyError(err)
 }
 
-export {InvalidInputError, oneLine}
+export {InvalidInputError}
