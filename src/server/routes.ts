@@ -13,11 +13,12 @@ import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
 import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; writes: WriteQueue}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; store: StorePort; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -32,7 +33,7 @@ const auth = {config: {auth: true}}
  * write lock, and the queue tries again later without blocking other requests. Reads never
  * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, writes}: Deps): void {
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, store, writes}: Deps): void {
   /** A write through the server, in the write queue; the pricing context must not keep the old catalog. */
   const write = <T>(attempt: () => T): Promise<T> =>
     writes.run(() => {
@@ -55,7 +56,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
     const ctx = contexts.current()
     await ctx.ready(body)
     try {
-      return ctx.db.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true})).deferred()
+      return ctx.store.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true}))
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }
@@ -65,7 +66,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
       // Another process may have changed the store while this request waited: a fresh context.
       const current = contexts.current()
       await current.ready(body)
-      return current.db.transaction(() => calculatePriceSync(current, body, options)).immediate()
+      return current.store.transaction(() => calculatePriceSync(current, body, options), {write: true})
     })
   })
 
@@ -114,7 +115,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
   // ---------------------------------------------------------------- users
   app.get<{Params: {user_id: string}}>('/v1/users/:user_id', auth, async (request, reply) => {
     try {
-      const u = requireUser(db, request.params.user_id)
+      const u = requireUser(store, request.params.user_id)
       return {user: {country: u.country}}
     } catch (error) {
       // The spec: an unknown user is a 400 with success false and error_message.

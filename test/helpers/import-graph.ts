@@ -164,8 +164,8 @@ const SQL =
   /\bSELECT\s+(DISTINCT\s+)?[\w*(]|\bINSERT\s+(OR\s+[A-Z]+\s+)?INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|\bREPLACE\s+INTO\b|\b(CREATE|DROP)\s+(UNIQUE\s+|TEMP\s+|VIRTUAL\s+)?(TABLE|INDEX|VIEW|TRIGGER)\b|\bALTER\s+TABLE\b|\bPRAGMA\s+\w|\bWITH\s+(RECURSIVE\s+)?\w+(\s*\([^)]*\))?\s+AS\s*\(|^\s*(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE|VACUUM|ANALYZE)\b/
 
 /**
- * Where a source holds SQL: a string or template literal shaped like a statement, or a call
- * of a SQLite handle's `prepare` or `pragma`. Each finding is `line: text`.
+ * Where a source holds SQL: a string or template literal shaped like a statement, a
+ * `prepare` of literal text, or a `pragma` call. Each finding is `line: text`.
  */
 export function sqlIn(file: string, text: string): string[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS)
@@ -179,8 +179,12 @@ export function sqlIn(file: string, text: string): string[] {
       out.push(`${at(node)}: ${literal.replace(/\s+/g, ' ').trim().slice(0, 60)}`)
       return
     }
-    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && ['pragma', 'prepare'].includes(node.expression.name.text)) {
-      out.push(`${at(node)}: .${node.expression.name.text}(...)`)
+    // A statement prepared from literal text, or any pragma (`coupons.prepare(request)` is not SQL).
+    if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
+      const name = node.expression.name.text
+      const arg = node.arguments[0]
+      const literal = arg !== undefined && (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg) || ts.isTemplateExpression(arg))
+      if (name === 'pragma' || (name === 'prepare' && literal)) out.push(`${at(node)}: .${name}(...)`)
     }
     ts.forEachChild(node, visit)
   }
