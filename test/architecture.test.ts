@@ -79,8 +79,6 @@ describe('layers', () => {
  */
 const KNOWN_SQL_LEFTOVERS = [
   'commands/experiments/simulate.ts',
-  'src/catalog/coupons.ts',
-  'src/catalog/products.ts',
   'src/experiments/simulate.ts',
   'src/experiments/store.ts',
   'src/import/importer.ts',
@@ -89,10 +87,6 @@ const KNOWN_SQL_LEFTOVERS = [
   'src/revenue/money.ts',
   'src/revenue/report.ts',
   'src/revenue/store.ts',
-  'src/segments/audiences.ts',
-  'src/segments/campaigns.ts',
-  'src/segments/common.ts',
-  'src/segments/packages.ts',
   'src/server/app.ts',
   'src/server/keys.ts',
 ]
