@@ -2,6 +2,7 @@ import {Command, Errors, Flags, Interfaces, toConfiguredId} from '@oclif/core'
 import type {ZodType} from 'zod'
 
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {commandContext} from '../history/context.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
 import {setListOptions} from './list-options.js'
 import {isInteractive} from './tty.js'
@@ -62,6 +63,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected openStore(options?: OpenOptions): Store {
     const store = openStore(this.flags.db, options)
     this.opened.push(store)
+    // Every recorded write of this run is attributed to this user and command (docs/history.md).
+    if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
     return store
   }
 

@@ -188,7 +188,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     return {message: 'ok', schema_version: schemaVersion(db), success: true}
   })
 
-  registerRoutes(app, {clientIp, contexts, db, writes})
+  registerRoutes(app, {clientIp, contexts, db, history: store.history, writes})
 
   const flushTimer = setInterval(() => keys.flush(), 5000)
   flushTimer.unref()

@@ -6,6 +6,7 @@ import {createdResponse, createProduct, listEntry, loadProducts, productResponse
 import {requireUser} from '../catalog/users.js'
 import {requireMoment} from '../dates.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
+import {requestContext} from '../history/context.js'
 import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventFrom, type EventRef} from '../revenue/events.js'
@@ -13,11 +14,12 @@ import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {DB} from '../store/db.js'
+import type {HistoryRepository} from '../store/port/history.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
 import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; writes: WriteQueue}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; history: HistoryRepository; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -32,13 +34,21 @@ const auth = {config: {auth: true}}
  * write lock, and the queue tries again later without blocking other requests. Reads never
  * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, writes}: Deps): void {
-  /** A write through the server, in the write queue; the pricing context must not keep the old catalog. */
-  const write = <T>(attempt: () => T): Promise<T> =>
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, history, writes}: Deps): void {
+  /**
+   * A write through the server, in the write queue; the pricing context must not keep the
+   * old catalog. What it records in the history is attributed to the request's API key.
+   */
+  const write = <T>(request: FastifyRequest, attempt: () => T): Promise<T> =>
     writes.run(() => {
-      const result = attempt()
-      contexts.invalidate()
-      return result
+      history.begin(requestContext(request.caller?.name, request.method, request.url))
+      try {
+        const result = attempt()
+        contexts.invalidate()
+        return result
+      } finally {
+        history.end()
+      }
     })
 
   // ---------------------------------------------------------------- prices
@@ -71,13 +81,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = await write(() => createProduct(db, request.body ?? {}))
+    const p = await write(request, () => createProduct(db, request.body ?? {}))
     return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = await write(() => updateProduct(db, apiId, request.body ?? {}))
+    const {changed, product} = await write(request, () => updateProduct(db, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     return productResponse(product, message)
   })
@@ -126,13 +136,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createSubscription(db, request.body ?? {}, event))
+    const r = await write(request, () => createSubscription(db, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateSubscription(db, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, () => updateSubscription(db, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
@@ -143,20 +153,20 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, wr
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => deleteSubscription(db, keyOf(request.params), event))
+    const r = await write(request, () => deleteSubscription(db, keyOf(request.params), event))
     return {message: r.message, record: r.record, success: true}
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createCharge(db, request.body ?? {}, event))
+    const r = await write(request, () => createCharge(db, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateCharge(db, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, () => updateCharge(db, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
