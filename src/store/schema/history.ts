@@ -29,8 +29,9 @@ CREATE TABLE change_rows (
   before     TEXT,                             -- JSON object; NULL when the row was inserted
   after      TEXT                              -- JSON object; NULL when the row was deleted
 );
+-- No index on product_id: it cost about 40% more CPU per recorded row on a products
+-- import; --product filters through change_id, one change at a time.
 CREATE INDEX change_rows_change ON change_rows (change_id);
-CREATE INDEX change_rows_product ON change_rows (product_id) WHERE product_id IS NOT NULL;
 `
 
 export type RecordedTable = {
