@@ -19,13 +19,19 @@ const SECRET_FLAG = /(secret|token|password|passwd|api[-_]?key|credential|auth)/
 
 /**
  * The command line as the history shows it: `pricectl products update pro --country-price DE=9.99:EUR`,
- * with the value of any flag that looks like a secret replaced by "***".
+ * with the value of any flag that looks like a secret replaced by "***", and without --db
+ * (the history is in that store).
  */
 export function commandLine(bin: string, id: string | undefined, argv: readonly string[]): string {
   const out: string[] = [bin, ...(id ? id.split(':') : [])]
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const m = /^(--?[^=]+)(=.*)?$/.exec(a)
+    // The store is the one the history is in: its path is noise.
+    if (m && m[1] === '--db') {
+      if (m[2] === undefined) i++
+      continue
+    }
     if (m && SECRET_FLAG.test(m[1])) {
       if (m[2] !== undefined) out.push(`${m[1]}=***`)
       else {

@@ -115,7 +115,7 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
       later_changes: laterIds,
     })
   }
-  const restore = rows.toReversed().map((r) => ({before: r.before, key: r.key, table: r.table}))
+  const restore = undoOrder(rows).map((r) => ({before: r.before, key: r.key, table: r.table}))
   const restored = new Set(rows.map((r) => rowName(r))).size
   const all = [...new Set([...later.map((l) => rowName(l)), ...conflicts])]
   const apply = () => {
@@ -137,6 +137,25 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
   }
   const changeId = store.transaction(apply)
   return {change: changeId === undefined ? undefined : store.history.get(changeId), conflicts: all, dry_run: false, restored, reverted}
+}
+
+/**
+ * The rows to undo, last written first; within a run of rows of the same table and action
+ * (the 203 country prices an update deleted) the written order is kept, so rows come back
+ * in the order they were (foreign keys are checked at commit, so parents may follow).
+ */
+function undoOrder(rows: ChangeRow[]): ChangeRow[] {
+  const runs: ChangeRow[][] = []
+  for (const r of rows) {
+    const last = runs.at(-1)
+    if (last && last[0].table === r.table && last[0].action === r.action) last.push(r)
+    else runs.push([r])
+  }
+  // A row written twice in a run (updated twice) goes back to its first before image.
+  return runs.toReversed().flatMap((run) => {
+    const seen = new Set<string>()
+    return run.filter((r) => !seen.has(rowName(r)) && seen.add(rowName(r)))
+  })
 }
 
 function shortList(names: string[]): string {

@@ -107,7 +107,7 @@ describe('SIGKILL at random points of an import, then the same import again', ()
         expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)
         const after = dump(db)
         // The history names the command line, and with it this run's input file.
-        const expectedHere = {...expected, tables: {...expected.tables, changes: expected.tables.changes.map((c) => ({...c, command: String(c.command).replaceAll(baseFile, file)}))}}
+        const expectedHere: StoreDump = {...expected, tables: {...expected.tables, changes: expected.tables.changes.map((c) => ({...c, command: String(c.command).replaceAll(baseFile, file)}))}}
         for (const t of Object.keys(expectedHere.tables)) expect(after.tables[t], `${context}: table ${t}`).toEqual(expectedHere.tables[t])
         expect(after, context).toEqual(expectedHere)
         if (expectedRejects !== undefined) {
