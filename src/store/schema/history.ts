@@ -79,7 +79,8 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 
 /** Columns of a table and its primary key, in key order (`rowid` for a table without one). */
 export function tableColumns(db: Database.Database, table: string): {columns: string[]; key: string[]} {
-  const info = db.pragma(`main.table_info(${quote(table)})`) as {name: string; pk: number}[]
+  const t = quote(table)
+  const info = db.pragma(`main.table_info(${t})`) as {name: string; pk: number}[]
   const key = info
     .filter((c) => c.pk > 0)
     .sort((a, b) => a.pk - b.pk)

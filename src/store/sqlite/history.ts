@@ -2,8 +2,6 @@ import type {DB} from '../db.js'
 import type {ChangeContext, ChangeRecord, ChangeRow, HistoryFilter, HistoryRepository, RowAction} from '../port/history.js'
 import {installHistoryTriggers, RECORDED_TABLES, tableColumns} from '../schema/history.js'
 
-const ACTION_SQL = "CASE WHEN r.before IS NULL THEN 'inserted' WHEN r.after IS NULL THEN 'deleted' ELSE 'updated' END"
-
 type ChangeSqlRow = Omit<ChangeRecord, 'rows'>
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
@@ -53,7 +51,7 @@ export class SqliteHistory implements HistoryRepository {
   }
 
   get(id: number): ChangeRecord | undefined {
-    return this.withRows(this.db.prepare(`SELECT ${CHANGE_COLUMNS} FROM changes c WHERE c.id = ?`).all(id) as ChangeSqlRow[])[0]
+    return this.withRows(this.db.prepare(`SELECT ${COLUMNS} FROM changes c WHERE c.id = ?`).all(id) as ChangeSqlRow[])[0]
   }
 
   list(filter: HistoryFilter): ChangeRecord[] {
@@ -76,7 +74,7 @@ export class SqliteHistory implements HistoryRepository {
       where.push('EXISTS (SELECT 1 FROM change_rows r WHERE r.change_id = c.id AND r.product_id IN (SELECT value FROM json_each(?)))')
       params.push(ids)
     }
-    const sql = `SELECT ${CHANGE_COLUMNS} FROM changes c ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY c.id DESC LIMIT ?`
+    const sql = `SELECT ${COLUMNS} FROM changes c ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY c.id DESC LIMIT ?`
     return this.withRows(this.db.prepare(sql).all(...params, filter.limit) as ChangeSqlRow[])
   }
 
@@ -84,7 +82,7 @@ export class SqliteHistory implements HistoryRepository {
     if (changes.length === 0) return []
     const counts = this.db
       .prepare(
-        `SELECT r.change_id, r.table_name AS "table", ${ACTION_SQL} AS action, count(*) AS count FROM change_rows r
+        `SELECT r.change_id, r.table_name AS "table", CASE WHEN r.before IS NULL THEN 'inserted' WHEN r.after IS NULL THEN 'deleted' ELSE 'updated' END AS action, count(*) AS count FROM change_rows r
          WHERE r.change_id IN (SELECT value FROM json_each(?)) GROUP BY r.change_id, r.table_name, action ORDER BY min(r.id)`,
       )
       .all(JSON.stringify(changes.map((c) => c.id))) as {action: RowAction; change_id: number; count: number; table: string}[]
@@ -99,7 +97,7 @@ export class SqliteHistory implements HistoryRepository {
 
   rows(id: number): ChangeRow[] {
     const rows = this.db
-      .prepare(`SELECT r.id, r.table_name AS "table", r.key, r.product_id, r.before, r.after, ${ACTION_SQL} AS action FROM change_rows r WHERE r.change_id = ? ORDER BY r.id`)
+      .prepare(`SELECT r.id, r.table_name AS "table", r.key, r.product_id, r.before, r.after, CASE WHEN r.before IS NULL THEN 'inserted' WHEN r.after IS NULL THEN 'deleted' ELSE 'updated' END AS action FROM change_rows r WHERE r.change_id = ? ORDER BY r.id`)
       .all(id) as {action: RowAction; after: null | string; before: null | string; id: number; key: string; product_id: null | number; table: string}[]
     return rows.map((r) => ({
       action: r.action,
@@ -142,11 +140,14 @@ export class SqliteHistory implements HistoryRepository {
 
   currentImage(table: string, key: unknown[]): null | Record<string, unknown> {
     const {columns, key: keyColumns} = this.shape(table)
-    const exclude = RECORDED_TABLES.find((t) => t.table === table)?.exclude ?? []
-    const kept = columns.filter((c) => !exclude.includes(c))
-    const r = this.db
-      .prepare(`SELECT json_object(${kept.map((c) => `'${c}', ${quote(c)}`).join(', ')}) AS image FROM main.${quote(table)} WHERE ${keyColumns.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')}`)
-      .get({k: JSON.stringify(key)}) as {image: string} | undefined
+    const exclude = RECORDED_TABLES.find((r) => r.table === table)?.exclude ?? []
+    const cols = columns
+      .filter((c) => !exclude.includes(c))
+      .map((c) => `'${c}', ${quote(c)}`)
+      .join(', ')
+    const t = `main.${quote(table)}`
+    const where = keyColumns.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')
+    const r = this.db.prepare(`SELECT json_object(${cols}) AS image FROM ${t} WHERE ${where}`).get({k: JSON.stringify(key)}) as {image: string} | undefined
     return r ? (JSON.parse(r.image) as Record<string, unknown>) : null
   }
 
@@ -154,23 +155,25 @@ export class SqliteHistory implements HistoryRepository {
     // Children may come back before their parent: foreign keys are checked at commit.
     this.db.pragma('defer_foreign_keys = ON')
     for (const row of rows) {
-      const {columns, key} = this.shape(row.table)
+      // Identifiers come from the schema (PRAGMA table_info of a recorded table), quoted;
+      // the images and keys are parameters.
+      const {columns, key: keyColumns} = this.shape(row.table)
       const t = `main.${quote(row.table)}`
       if (row.before === null) {
-        this.db.prepare(`DELETE FROM ${t} WHERE ${key.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')}`).run({k: JSON.stringify(row.key)})
+        const where = keyColumns.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')
+        this.db.prepare(`DELETE FROM ${t} WHERE ${where}`).run({k: JSON.stringify(row.key)})
         continue
       }
-      const cols = columns.filter((c) => c in row.before!)
-      const rest = cols.filter((c) => !key.includes(c))
-      this.db
-        .prepare(
-          `INSERT INTO ${t} (${cols.map(quote).join(', ')}) SELECT ${cols.map((c) => `json_extract(@k, '$.${c}')`).join(', ')} WHERE true
-           ON CONFLICT (${key.map(quote).join(', ')}) DO ${rest.length > 0 ? `UPDATE SET ${rest.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}` : 'NOTHING'}`,
-        )
-        .run({k: JSON.stringify(row.before)})
+      const names = columns.filter((c) => c in row.before!)
+      const rest = names.filter((c) => !keyColumns.includes(c))
+      const cols = names.map(quote).join(', ')
+      const values = names.map((c) => `json_extract(@k, '$.${c}')`).join(', ')
+      const key = keyColumns.map(quote).join(', ')
+      const update = rest.length > 0 ? `UPDATE SET ${rest.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}` : 'NOTHING'
+      this.db.prepare(`INSERT INTO ${t} (${cols}) SELECT ${values} WHERE true ON CONFLICT (${key}) DO ${update}`).run({k: JSON.stringify(row.before)})
     }
   }
 }
 
-const CHANGE_COLUMNS = `c.id, c.at, c.actor, c.command, c.summary, c.reverts,
+const COLUMNS = `c.id, c.at, c.actor, c.command, c.summary, c.reverts,
   (SELECT min(v.id) FROM changes v WHERE v.reverts = c.id) AS reverted_by`
