@@ -1,3 +1,5 @@
+import type {Statement} from 'better-sqlite3'
+
 import type {DB} from '../db.js'
 import type {ChangeContext, ChangeRecord, ChangeRow, HistoryFilter, HistoryRepository, RowAction} from '../port/history.js'
 import {installHistoryTriggers, RECORDED_TABLES, tableColumns} from '../schema/history.js'
@@ -13,6 +15,8 @@ const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 export class SqliteHistory implements HistoryRepository {
   private installed = false
   private shapes = new Map<string, {columns: string[]; key: string[]}>()
+  /** Statements of currentImage() and restore(), by what they do: a revert of an import touches thousands of rows. */
+  private statements = new Map<string, Statement>()
 
   constructor(private readonly db: DB) {}
 
@@ -138,6 +142,12 @@ export class SqliteHistory implements HistoryRepository {
     return s
   }
 
+  private cached(id: string, prepare: () => Statement): Statement {
+    let st = this.statements.get(id)
+    if (!st) this.statements.set(id, (st = prepare()))
+    return st
+  }
+
   currentImage(table: string, key: unknown[]): null | Record<string, unknown> {
     const {columns, key: keyColumns} = this.shape(table)
     const exclude = RECORDED_TABLES.find((r) => r.table === table)?.exclude ?? []
@@ -147,7 +157,7 @@ export class SqliteHistory implements HistoryRepository {
       .join(', ')
     const t = `main.${quote(table)}`
     const where = keyColumns.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')
-    const r = this.db.prepare(`SELECT json_object(${cols}) AS image FROM ${t} WHERE ${where}`).get({k: JSON.stringify(key)}) as {image: string} | undefined
+    const r = this.cached(`image ${table}`, () => this.db.prepare(`SELECT json_object(${cols}) AS image FROM ${t} WHERE ${where}`)).get({k: JSON.stringify(key)}) as {image: string} | undefined
     return r ? (JSON.parse(r.image) as Record<string, unknown>) : null
   }
 
@@ -161,7 +171,7 @@ export class SqliteHistory implements HistoryRepository {
       const t = `main.${quote(row.table)}`
       if (row.before === null) {
         const where = keyColumns.map((c, i) => `${quote(c)} IS json_extract(@k, '$[${i}]')`).join(' AND ')
-        this.db.prepare(`DELETE FROM ${t} WHERE ${where}`).run({k: JSON.stringify(row.key)})
+        this.cached(`delete ${row.table}`, () => this.db.prepare(`DELETE FROM ${t} WHERE ${where}`)).run({k: JSON.stringify(row.key)})
         continue
       }
       const names = columns.filter((c) => c in row.before!)
@@ -170,7 +180,9 @@ export class SqliteHistory implements HistoryRepository {
       const values = names.map((c) => `json_extract(@k, '$.${c}')`).join(', ')
       const key = keyColumns.map(quote).join(', ')
       const update = rest.length > 0 ? `UPDATE SET ${rest.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}` : 'NOTHING'
-      this.db.prepare(`INSERT INTO ${t} (${cols}) SELECT ${values} WHERE true ON CONFLICT (${key}) DO ${update}`).run({k: JSON.stringify(row.before)})
+      this.cached(`upsert ${row.table} ${names.join(',')}`, () =>
+        this.db.prepare(`INSERT INTO ${t} (${cols}) SELECT ${values} WHERE true ON CONFLICT (${key}) DO ${update}`),
+      ).run({k: JSON.stringify(row.before)})
     }
   }
 }
