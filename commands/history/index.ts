@@ -7,7 +7,7 @@ import {describeRows, listChanges} from '../../src/history/history.js'
 import {HistoryList} from '../../src/schemas/history.js'
 
 export default class History extends BaseCommand<typeof History> {
-  static override summary = 'List changes to the catalog and configuration: when, who, which command, what'
+  static override summary = 'List changes to the catalog and configuration: who, when, what'
   static override description = `List changes to the catalog and the configuration, newest first
 
 Every command (and server request) that writes products, country prices, coupons, campaigns, audiences, packages, experiments, localization factors, rounding rules, FX rates, gateway settings, settings or API keys is recorded with the time, the OS user (or "key:NAME" for the server), the command line and each row before and after. Revenue records, locks and users are not recorded. See a change with "pricectl history show CHANGE", undo it with "pricectl revert CHANGE".`
