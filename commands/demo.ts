@@ -34,7 +34,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
     this.log(productsTable(loadProducts(this.store.db)))
     if (!this.jsonEnabled()) {
       const shown = ['basic_monthly', 'pro_monthly', 'pro_yearly', 'lifetime'].filter((id) => r.products.inserted.includes(id) || r.products.updated.includes(id) || r.products.unchanged.includes(id))
-      const rows = pricePreview(this.store.db, shown, ['US', 'DE', 'GB', 'IN', 'BR', 'JP', 'KW'])
+      const rows = pricePreview(this.store, shown, ['US', 'DE', 'GB', 'IN', 'BR', 'JP', 'KW'])
       this.log('\nPrice preview for a new user in each country (no lock written):')
       this.log(table(rows, [
         {header: 'country', value: (row) => `${row.country} (${row.currency})`},

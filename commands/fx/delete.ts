@@ -39,10 +39,10 @@ Refused when a currency the store prices with would be left without a rate usabl
     const options = {dryRun: this.flags['dry-run'], force: this.flags.force}
     if (!options.dryRun && !this.flags.yes) {
       if (!this.interactive) await confirmDestructive(false, what)
-      const preview = deleteRates(this.store.db, currency, date, {...options, dryRun: true})
+      const preview = deleteRates(this.store, currency, date, {...options, dryRun: true})
       await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const summary = deleteRates(this.store.db, currency, date, options)
+    const summary = deleteRates(this.store, currency, date, options)
     const {message, notes} = describeRemoval(summary)
     this.log(message)
     for (const n of notes) this.note(n)

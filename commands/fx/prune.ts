@@ -48,10 +48,10 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     const options = {dryRun: this.flags['dry-run'], force: this.flags.force}
     if (!options.dryRun && !this.flags.yes) {
       if (!this.interactive) await confirmDestructive(false, `prune rates (${scope})`)
-      const preview = removeRates(this.store.db, filter, {...options, dryRun: true})
+      const preview = removeRates(this.store, filter, {...options, dryRun: true})
       if (preview.removed > 0) await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const summary = removeRates(this.store.db, filter, options)
+    const summary = removeRates(this.store, filter, options)
     const {message, notes} = describeRemoval(summary)
     this.log(message)
     for (const n of notes) this.note(n)

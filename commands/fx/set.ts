@@ -49,7 +49,7 @@ kept but not used before its date (a warning says so).`
     const today = isoDay(nowSeconds())
     input.date ??= today
     const valid = validate(FxSetInput, input, 'FX rate')
-    const {current, rate: stored, replaced, scheduled, snapshotComesBack} = setOperatorRate(this.store.db, valid, today)
+    const {current, rate: stored, replaced, scheduled, snapshotComesBack} = setOperatorRate(this.store, valid, today)
     const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)
     if (scheduled) {

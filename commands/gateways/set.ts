@@ -62,7 +62,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     if (!this.flags.default && Object.keys(changes).length === 0) {
       throw new InvalidInputError(`nothing to set for ${this.args.gateway}: pass --accept, --fallback or --amount-format (or --default), or --currency CODE with the rule to override`)
     }
-    const {reset, settings} = configureGateway(this.store.db, this.args.gateway, this.flags.default ? 'default' : changes)
+    const {reset, settings} = configureGateway(this.store, this.args.gateway, this.flags.default ? 'default' : changes)
     const gateway = gatewayEntryJson(settings)
     const message = reset
       ? `${gateway.gateway} uses its defaults: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
@@ -84,7 +84,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     }
     // Syntax first, before the store is opened.
     if (!this.flags.default) checkRuleFlags(flags)
-    const {reset, rule} = configureRuleFromFlags(this.store.db, gateway, currency, this.flags.default ? 'default' : flags)
+    const {reset, rule} = configureRuleFromFlags(this.store, gateway, currency, this.flags.default ? 'default' : flags)
     const message = this.flags.default
       ? reset
         ? `${gateway} ${currency}: override dropped; ${describeRule(rule)}`

@@ -21,7 +21,7 @@ export default class LocalizationClear extends BaseCommand<typeof LocalizationCl
   async run() {
     const countries = this.flags.country?.map((c) => assertCountry(c.trim().toUpperCase(), '--country'))
     await confirmDestructive(this.flags.yes, countries?.length ? `delete the localization factors of ${countries.join(', ')}` : 'delete every localization factor')
-    const deleted = clearFactors(this.store.db, countries)
+    const deleted = clearFactors(this.store, countries)
     const message = `deleted ${deleted} localization ${deleted === 1 ? 'factor' : 'factors'}`
     this.log(message)
     return {deleted, message, success: true as const}

@@ -38,7 +38,7 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     ])
     if (typeof input.country === 'string') input.country = input.country.trim().toUpperCase()
     const valid = validate(FactorInput, input, 'localization factor')
-    const stored = setFactor(this.store.db, valid)
+    const stored = setFactor(this.store, valid)
     const message = `${stored.country}: localization factor ${stored.factor}${stored.year === null ? '' : ` for ${stored.year}`} (source: ${stored.source})`
     this.log(message)
     return {factor: stored, message, success: true as const}

@@ -51,7 +51,7 @@ currency changed, or a row was added or removed; --update then rewrites FILE.`
     }
     // Read the snapshot first: a bad file is reported before any pricing.
     const before = flags.against ? readSnapshot(flags.against) : undefined
-    const rows = previewPrices(this.store.db, {
+    const rows = previewPrices(this.store, {
       countries: list(flags.country)?.map((c) => c.toUpperCase()),
       features: flags.feature?.length ? features : undefined,
       integrations: list(flags.integration),

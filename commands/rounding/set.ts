@@ -45,8 +45,8 @@ Syntax and defaults: docs/rounding-display-gateways.md`
         {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)'},
       ])
       const {currency} = validate(RoundingCurrencyInput, input, 'currency')
-      const dropped = resetRule(this.store.db, currency)
-      const {source, text} = ruleFor(this.store.db, currency)
+      const dropped = resetRule(this.store, currency)
+      const {source, text} = ruleFor(this.store, currency)
       const message = dropped ? `${currency} uses the default rule again: ${text}` : `${currency} had no stored rule; it uses the default: ${text}`
       this.log(message)
       return {currency, message, rule: text, source, success: true as const}
@@ -56,7 +56,7 @@ Syntax and defaults: docs/rounding-display-gateways.md`
       {field: 'rule', flag: 'RULE (or --default)', message: 'Rounding rule, e.g. 0-10: end .99 up; 10+: end 9.99 nearest'},
     ])
     const valid = validate(RoundingSetInput, input, 'rounding rule')
-    const rule = setRule(this.store.db, valid.currency, valid.rule)
+    const rule = setRule(this.store, valid.currency, valid.rule)
     const message = `${valid.currency} rounding rule set: ${rule.text}`
     this.log(message)
     return {currency: valid.currency, message, rule: rule.text, source: 'store' as const, success: true as const}

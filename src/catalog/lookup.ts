@@ -1,4 +1,5 @@
-import type {DB} from '../store/db.js'
+import type {IntegrationMatch} from '../store/port/pricing.js'
+import type {StorePort} from '../store/port.js'
 
 /** The product columns other parts of the engine need (pricing, revenue, experiments). */
 export type ProductRow = {
@@ -13,14 +14,19 @@ export type ProductRow = {
   name: string
 }
 
-const COLUMNS = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
-
-export function productByApiId(db: DB, apiId: string): ProductRow | undefined {
-  return db.prepare(`SELECT ${COLUMNS} FROM products WHERE api_id = ?`).get(apiId) as ProductRow | undefined
+export function productByApiId(store: StorePort, apiId: string): ProductRow | undefined {
+  return store.pricing.productRow(apiId)
 }
 
-export function productById(db: DB, id: number): ProductRow | undefined {
-  return db.prepare(`SELECT ${COLUMNS} FROM products WHERE id = ?`).get(id) as ProductRow | undefined
+export function productById(store: StorePort, id: number): ProductRow | undefined {
+  return store.pricing.productRowById(id)
+}
+
+/** The product row of a match, without the integration's columns. */
+function rowOf(m: IntegrationMatch | undefined): ProductRow | undefined {
+  if (!m) return undefined
+  const {i_count: _c, i_interval: _i, i_type: _t, ...product} = m
+  return product
 }
 
 /** An integration object as the spec shapes it (input of subscriptions, charges, products). */
@@ -53,34 +59,26 @@ export function integrationRef(i: IntegrationRef): string {
  * interval); a plain `gateway_a` id also matches a with-interval entry when only one
  * product carries that id.
  */
-export function productByIntegration(db: DB, i: IntegrationRef): ProductRow | undefined {
+export function productByIntegration(store: StorePort, i: IntegrationRef): ProductRow | undefined {
   const ref = integrationRef(i)
-  const cols = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')
   if (i.type === 'gateway_a_with_interval') {
-    return db
-      .prepare(`SELECT ${cols} FROM product_integrations pi JOIN products p ON p.id = pi.product_id WHERE pi.type = 'gateway_a_with_interval' AND pi.gateway_ref = ? AND pi.interval = ? AND pi.interval_count = ? LIMIT 1`)
-      .get(ref, i.interval, i.interval_count) as ProductRow | undefined
+    return rowOf(store.pricing.integrationMatches(['gateway_a_with_interval'], ref).find((m) => m.i_interval === i.interval && m.i_count === i.interval_count))
   }
   if (i.type === 'gateway_a') {
-    const exact = db.prepare(`SELECT ${cols} FROM product_integrations pi JOIN products p ON p.id = pi.product_id WHERE pi.type = 'gateway_a' AND pi.gateway_ref = ? LIMIT 1`).get(ref) as ProductRow | undefined
-    if (exact) return exact
-    const loose = db.prepare(`SELECT DISTINCT ${cols} FROM product_integrations pi JOIN products p ON p.id = pi.product_id WHERE pi.type = 'gateway_a_with_interval' AND pi.gateway_ref = ? LIMIT 2`).all(ref) as ProductRow[]
-    return loose.length === 1 ? loose[0] : undefined
+    const exact = store.pricing.integrationMatches(['gateway_a'], ref)[0]
+    if (exact) return rowOf(exact)
+    const loose = store.pricing.integrationMatches(['gateway_a_with_interval'], ref)
+    return loose.length > 0 && loose.every((m) => m.id === loose[0].id) ? rowOf(loose[0]) : undefined
   }
-  return db.prepare(`SELECT ${cols} FROM product_integrations pi JOIN products p ON p.id = pi.product_id WHERE pi.type = ? AND pi.gateway_ref = ? LIMIT 1`).get(i.type, ref) as ProductRow | undefined
+  return rowOf(store.pricing.integrationMatches([i.type], ref)[0])
 }
 
 /**
  * Match a gateway product/plan id from an export row (no interval known) with an
  * interval hint, as bulk imports need.
  */
-export function productByGatewayRef(db: DB, types: string[], ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
-  const cols = COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')
-  const rows = db
-    .prepare(`SELECT ${cols}, pi.interval AS i_interval, pi.interval_count AS i_count FROM product_integrations pi JOIN products p ON p.id = pi.product_id WHERE pi.type IN (${types.map(() => '?').join(',')}) AND pi.gateway_ref = ?`)
-    .all(...types, ref) as (ProductRow & {i_count: null | number; i_interval: null | string})[]
+export function productByGatewayRef(store: StorePort, types: string[], ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
+  const rows = store.pricing.integrationMatches(types, ref)
   const pick = rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ?? rows.find((r) => r.i_interval === null) ?? (rows.length === 1 ? rows[0] : undefined)
-  if (!pick) return undefined
-  const {i_count: _c, i_interval: _i, ...product} = pick
-  return product
+  return rowOf(pick)
 }

@@ -17,6 +17,7 @@ import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
 import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
 import type {ProductRow} from './lookup.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * Products: the repository (all product SQL lives here) and the rules of create,
@@ -447,7 +448,7 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
 
 /** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
 function checkChargeable(db: DB, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
-  const unchargeable = chargeabilityCheck(db)
+  const unchargeable = chargeabilityCheck(storeOfHandle(db))
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
     // A price already stored unchanged is not refused again (an old store, a rename).

@@ -14,6 +14,7 @@ import {createExperiment, parseExperimentId, requireExperiment, startExperiment,
 import {armIdOut, isBaseline} from './model.js'
 import {seededRng} from './random.js'
 import {listExperiments} from './store.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /** A demand curve: the probability that a visitor buys at a USD price. */
 export type DemandPoint = {price: number; probability: number}
@@ -191,7 +192,7 @@ export async function simulate(db: DB, options: SimulationOptions): Promise<Simu
     const exp = createExperiment(db, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
     startExperiment(db, exp.id)
     experiments[policy] = exp.id
-    const ctx = new PricingContext(db)
+    const ctx = new PricingContext(storeOfHandle(db))
     if (!probes) {
       probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
       bestIndex = bestArm(probes)

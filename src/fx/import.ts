@@ -7,9 +7,8 @@ import {isCurrency} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'
 import {InvalidInputError} from '../errors.js'
 import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {decodeText, RowErrors} from './files.js'
-import {SNAPSHOT} from './sources.js'
 
 /**
  * `pricectl fx import`: read rate files in the layouts operators download and store them
@@ -361,7 +360,7 @@ export type ImportSummary = {
  * same value and source is left alone and counted as unchanged, so re-importing a file is
  * a no-op; a different value or source for the same currency and date replaces it.
  */
-export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): ImportSummary {
+export function importRates(store: StorePort, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): ImportSummary {
   const source = options.source ?? parsed.source
   const today = options.today ?? isoDay(nowSeconds())
   const dates = new Set<string>()
@@ -383,28 +382,18 @@ export function importRates(db: DB, parsed: ParsedRates, options: {dryRun?: bool
   let written = 0
   let unchanged = 0
   if (options.dryRun) {
-    const get = db.prepare('SELECT rate, source FROM fx_rates WHERE currency = ? AND date = ?')
     for (const r of parsed.rows) {
-      const cur = get.get(r.currency, r.date) as {rate: number; source: string} | undefined
+      const cur = store.config.storedRate(r.currency, r.date)
       if (cur && cur.rate === r.rate && cur.source === source) unchanged++
       else written++
     }
   } else {
-    const upsert = db.prepare(
-      `INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)
-       ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source
-       WHERE fx_rates.rate <> excluded.rate OR fx_rates.source <> excluded.source`,
-    )
-    db.transaction(() => {
-      for (const r of parsed.rows) {
-        if (upsert.run(r.currency, r.date, r.rate, source).changes > 0) written++
-        else unchanged++
-      }
-    }).immediate()
+    const rows = parsed.rows.map((r) => ({currency: r.currency, date: r.date, rate: r.rate, source}))
+    written = store.transaction(() => store.config.saveFxRates(rows), {write: true})
+    unchanged = parsed.rows.length - written
   }
   // A later operator rate dated on or before today keeps pricing; one key lookup per currency.
-  const later = db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${SNAPSHOT}) LIMIT 1`)
-  const newer = [...latestUsable].filter(([currency, date]) => later.get(currency, date, today) !== undefined).map(([c]) => c).sort()
+  const newer = [...latestUsable].filter(([currency, date]) => store.config.hasOperatorRateBetween(currency, date, today)).map(([c]) => c).sort()
   return {
     currencies: currencies.size,
     dates: {count: sorted.length, from: sorted[0] ?? null, to: sorted.at(-1) ?? null},

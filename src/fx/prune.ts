@@ -1,10 +1,11 @@
 import {countryCurrency} from '../currency.js'
 import {NotFoundError, OperationalError} from '../errors.js'
-import type {DB} from '../store/db.js'
+import type {FxRateFilter} from '../store/port/config.js'
+import type {StorePort} from '../store/port.js'
 import {defaultFxSnapshot} from '../store/seed.js'
-import {defaultCountry} from '../store/settings.js'
+import {DEFAULT_COUNTRY_SETTING, FALLBACK_COUNTRY} from '../store/settings.js'
 import {type FxRate, fxToday, ratesOn} from './rates.js'
-import {type FxKind, fxKind, SNAPSHOT, type SourceFilter, sourceFilterSql} from './sources.js'
+import {type FxKind, fxKind} from './sources.js'
 
 /**
  * `fx delete` and `fx prune`: remove rates in one transaction, then check that every
@@ -17,16 +18,8 @@ import {type FxKind, fxKind, SNAPSHOT, type SourceFilter, sourceFilterSql} from 
  * with less than the fresh store had.
  */
 
-export type RemovalFilter = {
-  /** Strictly before this day. */
-  before?: string
-  currencies?: string[]
-  /** Exactly this day. */
-  date?: string
-  /** Only operator rates (manual and imported): `fx delete` never removes the snapshot. */
-  operatorOnly?: boolean
-  source?: SourceFilter
-}
+/** Which rates to remove (operatorOnly: `fx delete` never removes the snapshot). */
+export type RemovalFilter = FxRateFilter
 
 export type RemovalSummary = {
   currencies: {currency: string; from: string; removed: number; to: string}[]
@@ -49,30 +42,6 @@ export type RemovalOptions = {
   today?: string
 }
 
-function whereOf(filter: RemovalFilter): {params: string[]; sql: string} {
-  const where: string[] = []
-  const params: string[] = []
-  if (filter.currencies?.length) {
-    where.push(`currency IN (${filter.currencies.map(() => '?').join(', ')})`)
-    params.push(...filter.currencies)
-  }
-  if (filter.date) {
-    where.push('date = ?')
-    params.push(filter.date)
-  }
-  if (filter.before) {
-    where.push('date < ?')
-    params.push(filter.before)
-  }
-  if (filter.operatorOnly) where.push(`NOT (${SNAPSHOT})`)
-  if (filter.source) {
-    const s = sourceFilterSql(filter.source)
-    where.push(s.sql)
-    params.push(...s.params)
-  }
-  return {params, sql: where.length ? where.join(' AND ') : '1'}
-}
-
 /** Thrown inside the transaction to roll a dry run back, carrying its summary out. */
 class DryRun extends Error {
   constructor(readonly summary: RemovalSummary) {
@@ -80,26 +49,21 @@ class DryRun extends Error {
   }
 }
 
-export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
+export function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
   const today = options.today ?? fxToday()
-  const {params, sql: where} = whereOf(filter)
   try {
-    return db
-      .transaction(() => {
-        const before = ratesOn(db, today, today)
-        const currencies = db
-          .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
-          .all(...params) as RemovalSummary['currencies']
-        const sources = (
-          db.prepare(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${where} GROUP BY source ORDER BY source`).all(...params) as {removed: number; source: string}[]
-        ).map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
-        const restorable = snapshotRowsToRestore(db, where, params)
-        const removed = db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
-        const restore = db.prepare('INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)')
-        for (const r of restorable) restore.run(r.currency, r.date, r.rate, r.source)
-        const after = ratesOn(db, today, today)
+    return store.transaction(
+      () => {
+        const before = ratesOn(store, today, today)
+        const matching = store.config.fxMatching(filter)
+        const currencies = matching.currencies
+        const sources = matching.sources.map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
+        const restorable = snapshotRowsToRestore(store, filter)
+        const removed = store.config.deleteFxRates(filter)
+        store.config.saveFxRates(restorable)
+        const after = ratesOn(store, today, today)
         const withoutRate = [...before.keys()].filter((c) => c !== 'USD' && !after.has(c)).sort()
-        const uses = withoutRate.length > 0 ? currenciesInUse(db) : new Map<string, string[]>()
+        const uses = withoutRate.length > 0 ? currenciesInUse(store) : new Map<string, string[]>()
         const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))
         if (inUseWithoutRate.length > 0 && !options.force) {
           const list = inUseWithoutRate.map((u) => `${u.currency} (${u.uses.join(', ')})`).join(', ')
@@ -120,8 +84,9 @@ export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptio
         }
         if (options.dryRun) throw new DryRun(summary)
         return summary
-      })
-      .immediate()
+      },
+      {write: true},
+    )
   } catch (error) {
     if (error instanceof DryRun) return error.summary
     throw error
@@ -133,22 +98,18 @@ export function removeRates(db: DB, filter: RemovalFilter, options: RemovalOptio
  * takes an operator row of that day, the removal would not have taken the snapshot's own
  * row, and the store still holds this snapshot (same label) elsewhere.
  */
-function snapshotRowsToRestore(db: DB, where: string, params: string[]): FxRate[] {
+function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): FxRate[] {
   const snap = defaultFxSnapshot()
-  const present = db.prepare('SELECT 1 FROM fx_rates WHERE source = ? LIMIT 1').get(snap.source)
-  if (!present) return []
-  const hits = db
-    .prepare(`SELECT currency FROM fx_rates WHERE ${where} AND date = ? AND NOT (${SNAPSHOT})`)
-    .all(...params, snap.date) as {currency: string}[]
-  if (hits.length === 0) return []
-  // Would the same filter take the snapshot's own row? Ask SQLite, so the rule is the same.
-  const wouldTake = db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where}`)
+  if (!store.config.hasFxSource(snap.source)) return []
+  const hits = store.config.fxOperatorCurrenciesOn(filter, snap.date)
   const out: FxRate[] = []
-  for (const {currency} of hits) {
+  for (const currency of hits) {
     const rate = snap.rates[currency]
     if (rate === undefined) continue
-    if ((wouldTake.get(currency, snap.date, snap.source, ...params) as {n: number}).n > 0) continue
-    out.push({currency, date: snap.date, rate, source: snap.source})
+    // Would the same filter take the snapshot's own row? Asked of the store, so the rule is the same.
+    const row = {currency, date: snap.date, rate, source: snap.source}
+    if (store.config.fxFilterTakes(filter, row)) continue
+    out.push(row)
   }
   return out
 }
@@ -157,19 +118,8 @@ function snapshotRowsToRestore(db: DB, where: string, params: string[]): FxRate[
  * Currencies the store prices or records money in, each with what uses it: removing their
  * last usable rate would break prices (or writes) in them.
  */
-export function currenciesInUse(db: DB): Map<string, string[]> {
-  const rows = db
-    .prepare(
-      `SELECT DISTINCT currency, 'country prices' AS use FROM country_prices
-       UNION SELECT DISTINCT currency, 'fixed-amount coupons' FROM coupons WHERE currency IS NOT NULL
-       UNION SELECT DISTINCT currency, 'audience prices' FROM audience_prices WHERE currency IS NOT NULL
-       UNION SELECT DISTINCT fallback_currency, 'gateway fallback' FROM gateways
-       UNION SELECT DISTINCT currency, 'locked quotes' FROM locks
-       UNION SELECT DISTINCT currency, 'subscriptions' FROM subscriptions WHERE currency IS NOT NULL
-       UNION SELECT DISTINCT currency, 'charges' FROM charges WHERE currency IS NOT NULL
-       UNION SELECT DISTINCT country, 'localization factors' FROM localization_factors`,
-    )
-    .all() as {currency: string; use: string}[]
+export function currenciesInUse(store: StorePort): Map<string, string[]> {
+  const rows = store.config.moneyUses()
   const uses = new Map<string, string[]>()
   const add = (currency: string | undefined, use: string) => {
     if (!currency) return
@@ -178,17 +128,15 @@ export function currenciesInUse(db: DB): Map<string, string[]> {
     uses.set(currency, list)
   }
   for (const r of rows) add(r.use === 'localization factors' ? countryCurrency(r.currency) : r.currency, r.use)
-  add(countryCurrency(defaultCountry(db)), 'the default country')
+  add(countryCurrency(store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY), 'the default country')
   return uses
 }
 
 /** `fx delete CURRENCY [--date D]`: nothing matching is "not found" (exit 1), naming what is on file. */
-export function deleteRates(db: DB, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
-  const summary = removeRates(db, {currencies: [currency], date, operatorOnly: true}, options)
+export function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
+  const summary = removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
   if (summary.removed > 0) return summary
-  const snapshot = db.prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${SNAPSHOT} LIMIT 1`).get(...(date ? [currency, date] : [currency])) as
-    | {date: string}
-    | undefined
+  const snapshot = store.config.snapshotDate(currency, date)
   const what = `no rate of yours for ${currency}${date ? ` dated ${date}` : ''}`
   if (snapshot) {
     throw new NotFoundError(`${what}: ${date ? 'the rate of that day is' : `${currency} only has`} the bundled snapshot's, which "pricectl fx prune --source snapshot --currency ${currency}" removes`)

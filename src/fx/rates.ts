@@ -1,7 +1,7 @@
 import {isoDay, nowSeconds} from '../clock.js'
 import {InvalidInputError} from '../errors.js'
-import type {DB} from '../store/db.js'
-import {type FxKind, fxKind, isSnapshotSql, SNAPSHOT} from './sources.js'
+import type {StorePort} from '../store/port.js'
+import {type FxKind, fxKind} from './sources.js'
 
 /** A rate: units of `currency` per 1 USD, as of `date`. */
 export type FxRate = {currency: string; date: string; rate: number; source: string}
@@ -19,35 +19,8 @@ export type FxRate = {currency: string; date: string; rate: number; source: stri
  * 4. else the snapshot's earliest rate, whatever its date: the bundled floor a fresh
  *    store prices with, also when the clock is set before the snapshot's date.
  *
- * Each step walks the (currency, date) primary key from one end and stops at its first
- * match, so a currency with 7,000 days of history costs a few row reads.
+ * The store applies the rule (ConfigRepository.ratesOn / rateOn; SQLite: src/store/sqlite/config.ts).
  */
-function pickDateSql(cur: string): string {
-  const snap = isSnapshotSql('x')
-  const from = `FROM fx_rates x WHERE x.currency = ${cur}`
-  return `coalesce(
-    (SELECT x.date ${from} AND x.date <= @day AND NOT (${snap}) ORDER BY x.date DESC LIMIT 1),
-    (SELECT x.date ${from} AND x.date <= @day AND ${snap} ORDER BY x.date DESC LIMIT 1),
-    (SELECT x.date ${from} AND x.date <= @today AND NOT (${snap}) ORDER BY x.date ASC LIMIT 1),
-    (SELECT x.date ${from} AND ${snap} ORDER BY x.date ASC LIMIT 1))`
-}
-
-// Every currency on file without reading every row: a loose index scan of the primary key.
-const ALL_SQL = `WITH RECURSIVE cur(c) AS (
-    SELECT min(currency) FROM fx_rates
-    UNION ALL SELECT (SELECT min(currency) FROM fx_rates WHERE currency > cur.c) FROM cur WHERE cur.c IS NOT NULL)
-  SELECT f.currency, f.date, f.rate, f.source FROM cur JOIN fx_rates f ON f.currency = cur.c AND f.date = ${pickDateSql('cur.c')}`
-
-const ONE_SQL = `SELECT currency, date, rate, source FROM fx_rates WHERE currency = @currency AND date = ${pickDateSql('@currency')}`
-
-type Statements = {all: ReturnType<DB['prepare']>; one: ReturnType<DB['prepare']>}
-const statements = new WeakMap<DB, Statements>()
-
-function prepared(db: DB): Statements {
-  let s = statements.get(db)
-  if (!s) statements.set(db, (s = {all: db.prepare(ALL_SQL), one: db.prepare(ONE_SQL)}))
-  return s
-}
 
 /** Today (UTC) by the clock module, so PRICECTL_NOW can pin it. */
 export function fxToday(): string {
@@ -61,15 +34,15 @@ const identity = (date: string): FxRate => ({currency: 'USD', date, rate: 1, sou
  * it has none on file (or only operator rates dated after today and after the day).
  * USD is always 1.
  */
-export function rateOn(db: DB, currency: string, date?: string, today = fxToday()): FxRate | undefined {
+export function rateOn(store: StorePort, currency: string, date?: string, today = fxToday()): FxRate | undefined {
   const day = date ?? today
   if (currency === 'USD') return identity(day)
-  return prepared(db).one.get({currency, day, today}) as FxRate | undefined
+  return store.config.rateOn(currency, day, today)
 }
 
 /** Like rateOn, but a missing rate is an input error naming the currency and the fix. */
-export function requireRate(db: DB, currency: string, date?: string): FxRate {
-  const r = rateOn(db, currency, date)
+export function requireRate(store: StorePort, currency: string, date?: string): FxRate {
+  const r = rateOn(store, currency, date)
   if (!r) throw new InvalidInputError(`no FX rate for ${currency}${date ? ` usable on ${date}` : ''}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
   return r
 }
@@ -78,9 +51,9 @@ export function requireRate(db: DB, currency: string, date?: string): FxRate {
  * The rate of every currency on a day (default today) in one query, for pricing many
  * requests without a query each. USD is always 1.
  */
-export function ratesOn(db: DB, date?: string, today = fxToday()): Map<string, FxRate> {
+export function ratesOn(store: StorePort, date?: string, today = fxToday()): Map<string, FxRate> {
   const day = date ?? today
-  const rows = prepared(db).all.all({day, today}) as FxRate[]
+  const rows = store.config.ratesOn(day, today)
   const map = new Map(rows.map((r) => [r.currency, r]))
   map.set('USD', identity(map.get('USD')?.date ?? day))
   return map
@@ -103,15 +76,15 @@ export function describeRate(r: FxRate): string {
  * What else a currency has on file beside the rate used on a day, for `price explain`:
  * the snapshot rate an operator rate outranks, and the next rate scheduled after today.
  */
-export function rateContext(db: DB, used: FxRate, today = fxToday()): string[] {
+export function rateContext(store: StorePort, used: FxRate, today = fxToday()): string[] {
   if (used.currency === 'USD') return []
   const notes: string[] = []
   if (used.date > today) notes.push(`dated after today (${today}): no earlier rate is on file, so the bundled snapshot is used as the floor`)
   if (fxKind(used.source) !== 'snapshot') {
-    const s = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`).get(used.currency) as FxRate | undefined
+    const s = store.config.latestSnapshotRate(used.currency)
     if (s) notes.push(`outranks the bundled snapshot's ${s.rate} dated ${s.date}${s.date > used.date ? ' (operator rates win whatever their dates)' : ''}`)
   }
-  const next = db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date > ? AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`).get(used.currency, today) as FxRate | undefined
+  const next = store.config.nextOperatorRate(used.currency, today)
   if (next) notes.push(`${next.rate} from "${next.source}" is scheduled from ${next.date}, not used before then`)
   return notes
 }

@@ -1,7 +1,7 @@
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {defaultFxSnapshot} from '../store/seed.js'
 import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
-import {type FxKind, fxKind, SNAPSHOT} from './sources.js'
+import {type FxKind, fxKind} from './sources.js'
 
 /**
  * Reads and writes of fx_rates for the `fx` commands (rates.ts holds the lookups pricing
@@ -34,57 +34,44 @@ export type ListOptions = {
  * rates scheduled after today. `date`: per currency the rate conversion uses on that
  * day. `history`: every row. Each with its kind and its status today.
  */
-export function listRates(db: DB, options: ListOptions = {}): ListedRate[] {
+export function listRates(store: StorePort, options: ListOptions = {}): ListedRate[] {
   const {currency, date, history} = options
   const today = options.today ?? fxToday()
-  const current = currentRows(db, today)
+  const current = currentRows(store, today)
   const status = statusOf(current, today)
   if (history) {
-    const where: string[] = []
-    const params: string[] = []
-    if (currency) {
-      where.push('currency = ?')
-      params.push(currency)
-    }
-    if (date) {
-      where.push('date <= ?')
-      params.push(date)
-    }
-    const sql = `SELECT currency, date, rate, source FROM fx_rates ${where.length ? 'WHERE ' + where.join(' AND ') : ''} ORDER BY currency, date DESC`
-    return (db.prepare(sql).all(...params) as FxRate[]).map(status)
+    return store.config.fxHistory({currency, onOrBefore: date}).map(status)
   }
   if (date) {
-    const rows = currency ? [rowOn(db, currency, date, today)].filter((r): r is FxRate => r !== undefined) : withUsd(ratesOnRows(db, date, today), date)
+    const rows = currency ? [rowOn(store, currency, date, today)].filter((r): r is FxRate => r !== undefined) : withUsd(ratesOnRows(store, date, today), date)
     return rows.map(status)
   }
   const rows = currency ? [current.get(currency)].filter((r): r is FxRate => r !== undefined) : [...current.values()]
-  const scheduled = db
-    .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
-    .all(...(currency ? [today, currency] : [today])) as FxRate[]
+  const scheduled = store.config.fxScheduled(today, currency)
   return [...rows, ...scheduled.filter((s) => current.get(s.currency)?.date !== s.date)]
     .sort((a, b) => (a.currency === b.currency ? a.date.localeCompare(b.date) : a.currency.localeCompare(b.currency)))
     .map(status)
 }
 
 /** Per currency the row pricing uses today, USD's own stored row included (listing only). */
-function currentRows(db: DB, today: string): Map<string, FxRate> {
-  return new Map(withUsd(ratesOnRows(db, today, today), today).map((r) => [r.currency, r]))
+function currentRows(store: StorePort, today: string): Map<string, FxRate> {
+  return new Map(withUsd(ratesOnRows(store, today, today), today).map((r) => [r.currency, r]))
 }
 
 /** ratesOn without the identity USD: the stored rows, for listing. */
-function ratesOnRows(db: DB, day: string, today: string): FxRate[] {
-  const map = ratesOn(db, day, today)
-  const usd = rowOn(db, 'USD', day, today)
+function ratesOnRows(store: StorePort, day: string, today: string): FxRate[] {
+  const map = ratesOn(store, day, today)
+  const usd = rowOn(store, 'USD', day, today)
   const rows = [...map.values()].filter((r) => r.currency !== 'USD')
   if (usd) rows.push(usd)
   return rows.sort((a, b) => a.currency.localeCompare(b.currency))
 }
 
 /** The stored row of a currency on a day (USD too: the seed stores USD = 1 for listing). */
-function rowOn(db: DB, currency: string, day: string, today: string): FxRate | undefined {
-  if (currency !== 'USD') return rateOn(db, currency, day, today)
+function rowOn(store: StorePort, currency: string, day: string, today: string): FxRate | undefined {
+  if (currency !== 'USD') return rateOn(store, currency, day, today)
   return (
-    (db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = 'USD' AND date <= ? ORDER BY date DESC LIMIT 1`).get(day) as FxRate | undefined) ?? {
+    store.config.latestStoredRate('USD', day) ?? {
       currency: 'USD',
       date: day,
       rate: 1,
@@ -119,15 +106,13 @@ function statusOf(current: Map<string, FxRate>, today: string): (r: FxRate) => L
 }
 
 /** The row stored for a currency and day, if any. */
-export function storedRate(db: DB, currency: string, date: string): FxRate | undefined {
-  return db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date = ?').get(currency, date) as FxRate | undefined
+export function storedRate(store: StorePort, currency: string, date: string): FxRate | undefined {
+  return store.config.storedRate(currency, date)
 }
 
 /** Store one rate (replacing the one for the same currency and day). */
-export function setRate(db: DB, rate: FxRate): FxRate {
-  db.prepare(
-    'INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?) ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source',
-  ).run(rate.currency, rate.date, rate.rate, rate.source)
+export function setRate(store: StorePort, rate: FxRate): FxRate {
+  store.config.saveFxRates([rate])
   return rate
 }
 
@@ -144,27 +129,25 @@ export type SetResult = {
 }
 
 /** `fx set`: store an operator rate and say what it replaced and whether it is used today. */
-export function setOperatorRate(db: DB, rate: FxRate, today = fxToday()): SetResult {
-  return db
-    .transaction(() => {
-      const replaced = storedRate(db, rate.currency, rate.date)
-      setRate(db, rate)
+export function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday()): SetResult {
+  return store.transaction(
+    () => {
+      const replaced = storedRate(store, rate.currency, rate.date)
+      setRate(store, rate)
       const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
-      return {current: rateOn(db, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
-    })
-    .immediate()
+      return {current: rateOn(store, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
+    },
+    {write: true},
+  )
 }
 
 /**
  * Mean of a currency's rates dated within a calendar year, with how many went into it;
  * undefined when none is on file. (The World Bank's market rates are annual averages too.)
  */
-export function yearAverageRate(db: DB, currency: string, year: number, today = fxToday()): {days: number; rate: number} | undefined {
+export function yearAverageRate(store: StorePort, currency: string, year: number, today = fxToday()): {days: number; rate: number} | undefined {
   if (currency === 'USD') return {days: 1, rate: 1}
   // A rate scheduled after today is not used yet, in an average either.
   const end = `${year}-12-31` < today ? `${year}-12-31` : today
-  const row = db
-    .prepare('SELECT avg(rate) AS rate, count(*) AS days FROM fx_rates WHERE currency = ? AND date >= ? AND date <= ?')
-    .get(currency, `${year}-01-01`, end) as {days: number; rate: null | number}
-  return row.rate === null ? undefined : {days: row.days, rate: row.rate}
+  return store.config.fxAverage(currency, `${year}-01-01`, end)
 }

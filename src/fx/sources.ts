@@ -1,7 +1,7 @@
 /**
  * Where a rate comes from, as the selection rule and `fx prune` see it. fx_rates has no
- * column for it: the kind is read from the `source` label, in this one place (the SQL
- * and the TypeScript below must agree; a test checks that they do).
+ * column for it: the kind is read from the `source` label, here and in the SQL of the
+ * store adapter (src/store/sqlite/fx.ts: the two must agree; a test checks that they do).
  *
  * - `snapshot`: the bundled default snapshot; its label starts with SNAPSHOT_PREFIX, a
  *   prefix operators cannot use (FxSource refuses it).
@@ -17,27 +17,11 @@ export const FX_KINDS = ['snapshot', 'manual', 'import'] as const
 
 export const SNAPSHOT_PREFIX = 'default snapshot ('
 
-/** SQL GLOB patterns (case-sensitive, like startsWith) of the default import labels. */
-const IMPORT_GLOBS = ['ECB eurofxref (*)', 'csv (*)', 'json (*)']
 const IMPORT_RE = /^(?:ECB eurofxref|csv|json) \(.*\)$/s
 
 export function fxKind(source: string): FxKind {
   if (source.startsWith(SNAPSHOT_PREFIX)) return 'snapshot'
   return IMPORT_RE.test(source) ? 'import' : 'manual'
-}
-
-/** SQL: true for a snapshot row of fx_rates (fixed text, no value in it). */
-export const SNAPSHOT = `source GLOB '${SNAPSHOT_PREFIX}*'`
-
-/** SQL: true for a snapshot row (`alias.source`). */
-export function isSnapshotSql(alias?: string): string {
-  return `${alias ? alias + '.' : ''}source GLOB '${SNAPSHOT_PREFIX}*'`
-}
-
-/** SQL: the kind of a row, as fxKind() computes it. */
-export function kindSql(alias?: string): string {
-  const col = `${alias ? alias + '.' : ''}source`
-  return `CASE WHEN ${col} GLOB '${SNAPSHOT_PREFIX}*' THEN 'snapshot' WHEN ${IMPORT_GLOBS.map((g) => `${col} GLOB '${g}'`).join(' OR ')} THEN 'import' ELSE 'manual' END`
 }
 
 /** What `fx prune --source` matched: a kind, or a label (exact, or with `*` wildcards). */
@@ -47,15 +31,6 @@ export function parseSourceFilter(text: string): SourceFilter {
   const t = text.trim()
   if ((FX_KINDS as readonly string[]).includes(t)) return {kind: t as FxKind}
   return {label: t}
-}
-
-/** SQL condition and parameters of a source filter. */
-export function sourceFilterSql(filter: SourceFilter): {params: string[]; sql: string} {
-  if ('kind' in filter) return {params: [filter.kind], sql: `(${kindSql()}) = ?`}
-  if (!filter.label.includes('*')) return {params: [filter.label], sql: 'source = ?'}
-  // `*` is the only wildcard operators get: GLOB's ? and [ are taken literally.
-  const pattern = filter.label.replaceAll(/[?[\]]/g, (c) => `[${c}]`)
-  return {params: [pattern], sql: 'source GLOB ?'}
 }
 
 export function describeFilter(filter: SourceFilter): string {

@@ -107,7 +107,7 @@ export async function importFile(store: Store, o: ImportOptions, hooks: ImportHo
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
-    fallback = productByApiId(db, o.product)
+    fallback = productByApiId(store, o.product)
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
   const columns: readonly string[] = o.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS

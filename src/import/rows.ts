@@ -14,6 +14,7 @@ import {formatIssues} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * One export row -> the values of a subscription or charge, or the reason it is
@@ -92,7 +93,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(db)
+    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(storeOfHandle(db))
     this.fx = new FxTable(db)
     this.products = new ProductMatcher(db, layout.product_types ?? [])
   }

@@ -9,6 +9,7 @@ import {openReadOnly} from '../store/identify.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMapper} from './rows.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * The import's reading half, in a worker thread: stream the file through csv-parse,
@@ -179,7 +180,7 @@ async function main(): Promise<void> {
     db = openReadOnly(input.db).db
     // This thread's storage exponents are the store's record, as in the main thread.
     loadExponents(db, {readonly: true})
-    const fallback = m.fallbackProductId === null ? undefined : productById(db, m.fallbackProductId)
+    const fallback = m.fallbackProductId === null ? undefined : productById(storeOfHandle(db), m.fallbackProductId)
     mapper = new RowMapper(db, input.kind, m.layout, header!, fallback)
   }
 

@@ -6,7 +6,7 @@ import {decodeText, RowErrors} from '../fx/files.js'
 import {rateOn} from '../fx/rates.js'
 import {yearAverageRate} from '../fx/repository.js'
 import {Factor, LOCALIZATION_FORMATS, type LocalizationFormat, MAX_FACTOR, MIN_FACTOR} from '../schemas/localization.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {toCountry} from './countries.js'
 import type {LocalizationFactor} from './factors.js'
 
@@ -280,14 +280,14 @@ export type ResolvedFactors = {
  * [MIN_FACTOR, MAX_FACTOR] are skipped as implausible (usually a PPP in a currency unit
  * since redenominated).
  */
-export function resolveFactors(db: DB, parsed: ParsedFactors, source = parsed.source): ResolvedFactors {
+export function resolveFactors(store: StorePort, parsed: ParsedFactors, source = parsed.source): ResolvedFactors {
   const out: ResolvedFactors = {factors: [], fx: {latest: 0, yearAverage: 0}, implausible: [], noFxRate: []}
   for (const [country, {value, year}] of [...parsed.entries].sort(([a], [b]) => a.localeCompare(b))) {
     let factor = value
     if (parsed.kind === 'ppp') {
       const currency = countryCurrency(country)
-      const avg = currency && year !== null ? yearAverageRate(db, currency, year) : undefined
-      const rate = avg?.rate ?? (currency ? rateOn(db, currency)?.rate : undefined)
+      const avg = currency && year !== null ? yearAverageRate(store, currency, year) : undefined
+      const rate = avg?.rate ?? (currency ? rateOn(store, currency)?.rate : undefined)
       if (rate === undefined) {
         out.noFxRate.push(country)
         continue

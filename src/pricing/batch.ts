@@ -16,6 +16,8 @@ export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
   /** Requests per transaction: locks are written in batches for speed. */
   batchSize?: number
+  /** Requests per chunk of store calls (locks read in one call, written in one call); default CHUNK_SIZE. */
+  chunkSize?: number
   format?: 'csv' | 'jsonl'
   onError?: (line: number, message: string) => void
   output: 'csv' | 'jsonl'
@@ -27,6 +29,9 @@ export type BatchOptions = {
  */
 export const MAX_REQUEST_BYTES = 1024 * 1024
 
+/** Requests per chunk of store calls: the locks of a chunk are read in one call and written in one call. */
+export const CHUNK_SIZE = 512
+
 const CSV_COLUMNS = ['line', 'user_id', 'country', 'currency', 'product', 'price', 'price_usd', 'display_price', 'interval', 'interval_count', 'experiment_id', 'arm_id', 'error']
 
 /**
@@ -37,37 +42,21 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   const input: Readable = file === '-' ? process.stdin : createReadStream(file, {highWaterMark: 1 << 20})
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
   const batchSize = options.batchSize ?? 5000
+  const chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE)
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   const writer = new OutputBuffer(out)
   if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
-  let inTx = 0
-  const db = ctx.db
-  // A bigger page cache keeps the locks b-tree in memory across the batch's transactions,
-  // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
-  db.pragma('cache_size = -65536')
-  db.pragma('wal_autocheckpoint = 16384')
-  const begin = () => {
-    if (inTx === 0) {
-      db.exec(db.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE') // read-only store: locked users only
-      freezeClock()
-    }
-  }
-  const commitIfFull = (force = false) => {
-    if (inTx > 0 && (force || inTx >= batchSize)) {
-      thawClock()
-      db.exec('COMMIT')
-      inTx = 0
-    }
-  }
+  // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
+  ctx.store.pricing.expectBulk()
+  ctx.primeCatalog()
+  const readOnly = Boolean(ctx.store.readOnly)
+  let group: {line: number; request: unknown | Error}[] = []
 
-  // Synchronous per request; only loading the geolocation module and flushing output wait.
   const priceOne = (line: number, request: unknown | Error): void => {
     summary.read++
     try {
       if (request instanceof Error) throw request
-      begin()
-      inTx++
       const result = calculatePriceSync(ctx, request)
       summary.priced++
       if (options.output === 'csv') writer.text(csvRows(line, result))
@@ -77,23 +66,52 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       const message =
         error instanceof PricectlError || error instanceof SyntaxError
           ? error.message
-          : db.readonly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
+          : readOnly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
             ? 'the store is read-only: only requests whose quote is already locked can be priced'
             : `unexpected: ${(error as Error).message}`
       options.onError?.(line, message)
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
-    } finally {
-      commitIfFull()
     }
   }
 
-  /** Price one request; a promise only when something must be awaited (loading geolocation, output backpressure). */
+  /**
+   * Price the requests gathered so far in one write transaction (a read transaction on a
+   * read-only store: locked users only), a chunk of CHUNK_SIZE requests at a time: each
+   * chunk's locks and user countries are read in one call and written in one call.
+   */
+  const run = async (): Promise<void> => {
+    if (group.length === 0) return
+    const items = group
+    group = []
+    // Loading the geolocation module is the one wait before pricing (requests with an IP).
+    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
+    ctx.store.transaction(
+      () => {
+        freezeClock()
+        try {
+          for (let from = 0; from < items.length; from += chunkSize) {
+            const chunk = items.slice(from, from + chunkSize)
+            ctx.chunk.begin(chunk.map((i) => i.request))
+            try {
+              for (const item of chunk) priceOne(item.line, item.request)
+              ctx.chunk.flush()
+            } finally {
+              ctx.chunk.close()
+            }
+          }
+        } finally {
+          thawClock()
+        }
+      },
+      {write: true},
+    )
+    if (writer.full) await writer.flush()
+  }
+
+  /** Gather a request; a full group is priced (a promise only then). */
   const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
-    if (!(request instanceof Error) && ctx.needsReady(request)) {
-      return ctx.ready(request).then(() => handle(line, request))
-    }
-    priceOne(line, request)
-    return writer.full ? writer.flush() : undefined
+    group.push({line, request})
+    return group.length >= batchSize ? run() : undefined
   }
 
   try {
@@ -138,15 +156,15 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       }
     }
   } catch (error) {
-    commitIfFull(true)
-    thawClock()
+    // What was read before the input failed is priced and kept.
+    await run()
     await writer.flush()
     const e = error as {code?: string; message: string}
     if (e.code === 'ENOENT') throw new InvalidInputError(`--input: no such file ${file}`)
     if (e.code?.startsWith('CSV_')) throw new InvalidInputError(`--input: ${e.message}`)
     throw error
   }
-  commitIfFull(true)
+  await run()
   await writer.flush()
   return summary
 }

@@ -1,17 +1,17 @@
-import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import type {ProductRow} from '../catalog/lookup.js'
 import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
 import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
-import {localizationFactor} from '../localization/factors.js'
-import type {DB} from '../store/db.js'
-import {defaultCountry} from '../store/settings.js'
+import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
+import {DEFAULT_COUNTRY_SETTING, FALLBACK_COUNTRY} from '../store/settings.js'
 import {Coupons} from './coupons.js'
 import {Experiments} from './experiments.js'
 import * as display from './display.js'
 import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway-tables.js'
 import {type Constraint, type Move, representablePrice} from '../money/representable.js'
 import {gatewayConstraint, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
-import type {LockedProduct} from './locks.js'
+import {type LockedProduct, QuoteChunk} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
 import {Segments} from './segments.js'
@@ -46,7 +46,7 @@ export type PricedProduct = ProductRow & {
  * The catalog is assumed not to change while a context lives (one command run).
  */
 export class PricingContext {
-  readonly db: DB
+  readonly store: StorePort
   readonly geoipDb?: string
   private products = new Map<string, PricedProduct | null>()
   private productsById = new Map<number, PricedProduct | null>()
@@ -54,10 +54,6 @@ export class PricingContext {
   /** UTC day number the rates were read for. */
   private ratesDay?: number
   private _defaultCountry?: string
-  private countryPriceStmt
-  private gatewaysStmt
-  private plansStmt
-  private productIdStmt
   private rules = new Map<string, ReturnType<typeof ruleFor>>()
   private factors = new Map<string, number | undefined>()
   private gateways = new Map<string, ReturnType<typeof gatewaySettings>>()
@@ -68,15 +64,16 @@ export class PricingContext {
   /** Per-product quotes and rendered prices already computed by this context (see price.ts). */
   readonly quotes = new BoundedCache<string, LockedProduct>(20_000)
   readonly rendered = new BoundedCache<string, ProductPrice>(20_000)
+  /** The locks and user countries of the chunk of requests being priced (a single price: a chunk of one). */
+  readonly chunk: QuoteChunk
 
-  constructor(db: DB, options: {geoipDb?: string} = {}) {
-    this.db = db
+  constructor(store: StorePort, options: {geoipDb?: string} = {}) {
+    this.store = store
     this.geoipDb = options.geoipDb
-    this.countryPriceStmt = db.prepare('SELECT country, currency, amount_minor FROM country_prices WHERE product_id = ?')
-    this.plansStmt = db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck()
-    this.gatewaysStmt = db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck()
-    this.productIdStmt = db.prepare('SELECT api_id FROM products WHERE id = ?')
+    this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly))
     // The layers read rates, rounding rules and display helpers through this context.
+    // Transitional: segments, coupons and experiments move to their repositories with the catalog, segments and experiments parts.
+    const db = sqliteHandle(store)
     this.segments = new Segments(db, this)
     this.coupons = new Coupons(db, this)
     this.experiments = new Experiments(db, this)
@@ -101,7 +98,7 @@ export class PricingContext {
   }
 
   localizationFactor(country: string): number | undefined {
-    if (!this.factors.has(country)) this.factors.set(country, localizationFactor(this.db, country))
+    if (!this.factors.has(country)) this.factors.set(country, this.store.config.localizationFactor(country))
     return this.factors.get(country)
   }
 
@@ -109,7 +106,7 @@ export class PricingContext {
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string} {
     let r = this.rules.get(currency)
     if (!r) {
-      r = ruleFor(this.db, currency)
+      r = ruleFor(this.store, currency)
       this.rules.set(currency, r)
     }
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
@@ -121,7 +118,7 @@ export class PricingContext {
   private settingsOf(gateway: string): ReturnType<typeof gatewaySettings> {
     let settings = this.gateways.get(gateway)
     if (!settings) {
-      settings = gatewaySettings(this.db, gateway)
+      settings = gatewaySettings(this.store, gateway)
       this.gateways.set(gateway, settings)
     }
     return settings
@@ -129,7 +126,7 @@ export class PricingContext {
 
   /** A gateway's rule for a currency: the store's override, else its shipped table. */
   ruleOf(gateway: string, currency: string): GatewayRule {
-    this.overrides ??= ruleOverrides(this.db)
+    this.overrides ??= ruleOverrides(this.store)
     const g = this.settingsOf(gateway).gateway
     return gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
   }
@@ -186,11 +183,21 @@ export class PricingContext {
     symbol: (currency: string, country: string) => display.currencySymbol(currency, country),
   }
 
+  /** Read the whole catalog in one call (a batch meets many products; a single price reads only its own). */
+  primeCatalog(): void {
+    for (const row of this.store.pricing.catalogSnapshot()) {
+      if (this.products.has(row.api_id)) continue
+      const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
+      this.products.set(row.api_id, p)
+      this.productsById.set(p.id, p)
+    }
+  }
+
   product(apiId: string): PricedProduct | undefined {
     let p = this.products.get(apiId)
     if (p === undefined) {
-      const row = productByApiId(this.db, apiId)
-      p = row ? {...row, countryPrices: this.loadCountryPrices(row.id), gateways: this.gatewaysStmt.all(row.id) as string[], planCurrencies: [...new Set(this.plansStmt.all(row.id) as string[])]} : null
+      const row = this.store.pricing.product(apiId)
+      p = row ? {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))} : null
       this.products.set(apiId, p)
       if (p) this.productsById.set(p.id, p)
     }
@@ -199,16 +206,11 @@ export class PricingContext {
 
   productById(id: number): PricedProduct | undefined {
     if (!this.productsById.has(id)) {
-      const row = this.productIdStmt.get(id) as {api_id: string} | undefined
-      if (!row) this.productsById.set(id, null)
-      else this.product(row.api_id)
+      const apiId = this.store.pricing.productApiId(id)
+      if (apiId === undefined) this.productsById.set(id, null)
+      else this.product(apiId)
     }
     return this.productsById.get(id) ?? undefined
-  }
-
-  private loadCountryPrices(productId: number) {
-    const rows = this.countryPriceStmt.all(productId) as {amount_minor: number; country: string; currency: string}[]
-    return new Map(rows.map((r) => [r.country, {amountMinor: r.amount_minor, currency: r.currency}]))
   }
 
   /**
@@ -219,7 +221,7 @@ export class PricingContext {
   rate(currency: string): FxRate | undefined {
     if (!this.rates) {
       this.ratesDay = Math.floor(nowSeconds() / 86_400)
-      this.rates = ratesOn(this.db, undefined, isoDay(this.ratesDay * 86_400))
+      this.rates = ratesOn(this.store, undefined, isoDay(this.ratesDay * 86_400))
     }
     return this.rates.get(currency)
   }
@@ -247,12 +249,12 @@ export class PricingContext {
     if (!trace || currency === 'USD') return
     const r = this.rate(currency)
     if (!r || trace.some((s) => s.step === `fx ${currency}`)) return
-    const more = rateContext(this.db, r)
+    const more = rateContext(this.store, r)
     trace.push({detail: `${describeRate(r)}${more.map((m) => `; ${m}`).join('')}`, outcome: 'chose', step: `fx ${currency}`})
   }
 
   get defaultCountry(): string {
-    this._defaultCountry ??= defaultCountry(this.db)
+    this._defaultCountry ??= this.store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
     return this._defaultCountry
   }
 }

@@ -4,7 +4,7 @@ import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {GATEWAY_TABLES, type GatewayId, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
 import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
@@ -141,8 +141,8 @@ function fromRow(row: Row): GatewaySettings {
 }
 
 /** Settings of every gateway (stored, else the default), in gateway order. */
-export function listGatewaySettings(db: DB): GatewaySettingsEntry[] {
-  const rows = db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways').all() as Row[]
+export function listGatewaySettings(store: StorePort): GatewaySettingsEntry[] {
+  const rows = store.config.gatewaySettings() as Row[]
   const stored = new Map(rows.map((r) => [r.gateway, fromRow(r)]))
   return GATEWAYS.map((g) => {
     const s = stored.get(g)
@@ -151,31 +151,27 @@ export function listGatewaySettings(db: DB): GatewaySettingsEntry[] {
 }
 
 /** Settings of all gateways read once, for pricing (one query, not one per gateway). */
-export function gatewaySettingsMap(db: DB): Record<GatewayId, GatewaySettings> {
+export function gatewaySettingsMap(store: StorePort): Record<GatewayId, GatewaySettings> {
   const out = {} as Record<GatewayId, GatewaySettings>
-  for (const {source: _source, ...s} of listGatewaySettings(db)) out[s.gateway] = s
+  for (const {source: _source, ...s} of listGatewaySettings(store)) out[s.gateway] = s
   return out
 }
 
 /** Settings of one gateway (stored, else the default); an unknown gateway id is an input error. */
-export function gatewaySettings(db: DB, gateway: string): GatewaySettingsEntry {
+export function gatewaySettings(store: StorePort, gateway: string): GatewaySettingsEntry {
   if (!isGateway(gateway)) throw new InvalidInputError(`unknown gateway ${JSON.stringify(gateway)} (expected one of ${GATEWAYS.join(', ')})`)
-  const row = db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways WHERE gateway = ?').get(gateway) as Row | undefined
+  const row = (store.config.gatewaySettings() as Row[]).find((r) => r.gateway === gateway)
   return row ? {...fromRow(row), source: 'store'} : {...DEFAULT_GATEWAY_SETTINGS[gateway], source: 'default'}
 }
 
 /** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
-export function saveGatewaySettings(db: DB, s: GatewaySettings): void {
-  db.prepare(
-    `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES (?, ?, ?, ?)
-     ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
-       fallback_currency = excluded.fallback_currency, amount_format = excluded.amount_format`,
-  ).run(s.gateway, s.accepted_currencies === '*' ? '*' : JSON.stringify(s.accepted_currencies), s.fallback_currency, s.amount_format)
+export function saveGatewaySettings(store: StorePort, s: GatewaySettings): void {
+  store.config.saveGatewaySettings({accepted_currencies: s.accepted_currencies === '*' ? '*' : JSON.stringify(s.accepted_currencies), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
 }
 
 /** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
-export function resetGatewaySettings(db: DB, gateway: GatewayId): boolean {
-  return db.prepare('DELETE FROM gateways WHERE gateway = ?').run(gateway).changes > 0
+export function resetGatewaySettings(store: StorePort, gateway: GatewayId): boolean {
+  return store.config.deleteGatewaySettings(gateway)
 }
 
 /** A gateway's settings as `gateways list/set --json` prints them: "*" becomes ["*"] so the field is always a list. */
@@ -203,17 +199,17 @@ const SETTABLE = ['accepted_currencies', 'fallback_currency', 'amount_format'] a
  * `gateways set`: merge the given fields over the gateway's current settings, validate
  * the result and store it; or, with "default", drop the stored settings.
  */
-export function configureGateway(db: DB, gateway: string, changes: 'default' | Record<string, unknown>): {reset: boolean; settings: GatewaySettingsEntry} {
-  const current = gatewaySettings(db, gateway)
+export function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): {reset: boolean; settings: GatewaySettingsEntry} {
+  const current = gatewaySettings(store, gateway)
   if (changes === 'default') {
-    resetGatewaySettings(db, current.gateway)
-    return {reset: true, settings: gatewaySettings(db, gateway)}
+    resetGatewaySettings(store, current.gateway)
+    return {reset: true, settings: gatewaySettings(store, gateway)}
   }
   const unknown = Object.keys(changes).filter((k) => !(SETTABLE as readonly string[]).includes(k))
   if (unknown.length > 0) throw new InvalidInputError(`unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (expected ${SETTABLE.join(', ')})`)
   const {source: _source, ...base} = current
   const valid = validate(GatewaySettingsInput, {...base, ...changes, gateway: current.gateway}, `settings of ${current.gateway}`)
-  saveGatewaySettings(db, valid)
+  saveGatewaySettings(store, valid)
   return {reset: false, settings: {...valid, source: 'store'}}
 }
 
@@ -223,14 +219,14 @@ export function configureGateway(db: DB, gateway: string, changes: 'default' | R
 type RuleRow = {currency: string; divisible_by: number; exponent: number; gateway: GatewayId; max_amount: null | number; min_amount: null | number}
 
 /** Every stored override, keyed `gateway|currency`. */
-export function ruleOverrides(db: DB): Map<string, RuleOverride> {
-  const rows = db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules').all() as RuleRow[]
+export function ruleOverrides(store: StorePort): Map<string, RuleOverride> {
+  const rows = store.config.gatewayRuleOverrides() as RuleRow[]
   return new Map(rows.map((r) => [`${r.gateway}|${r.currency}`, r]))
 }
 
 /** A gateway's rule for a currency with where it comes from (stored override, table entry, table default). */
-export function resolveRule(db: DB, gateway: GatewayId, currency: string): ResolvedRule {
-  return gatewayRule(gateway, currency, ruleOverrides(db).get(`${gateway}|${currency}`))
+export function resolveRule(store: StorePort, gateway: GatewayId, currency: string): ResolvedRule {
+  return gatewayRule(gateway, currency, ruleOverrides(store).get(`${gateway}|${currency}`))
 }
 
 export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amount'] as const
@@ -239,12 +235,12 @@ export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amoun
  * `gateways set GATEWAY --currency CODE`: merge the given fields over the rule in force
  * and store the whole rule; "default" drops the override.
  */
-export function configureRule(db: DB, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): {reset: boolean; rule: ResolvedRule} {
+export function configureRule(store: StorePort, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): {reset: boolean; rule: ResolvedRule} {
   if (changes === 'default') {
-    const reset = db.prepare('DELETE FROM gateway_currency_rules WHERE gateway = ? AND currency = ?').run(gateway, currency).changes > 0
-    return {reset, rule: resolveRule(db, gateway, currency)}
+    const reset = store.config.deleteGatewayRuleOverride(gateway, currency)
+    return {reset, rule: resolveRule(store, gateway, currency)}
   }
-  const current = resolveRule(db, gateway, currency)
+  const current = resolveRule(store, gateway, currency)
   const rule = {...pickRule(current), ...changes}
   if (!Number.isInteger(rule.exponent) || rule.exponent < 0 || rule.exponent > 6) throw new InvalidInputError(`exponent: expected a whole number from 0 to 6, got ${rule.exponent}`)
   if (!Number.isSafeInteger(rule.divisible_by) || rule.divisible_by < 1) throw new InvalidInputError(`divisible_by: expected a whole number >= 1, got ${rule.divisible_by}`)
@@ -257,12 +253,8 @@ export function configureRule(db: DB, gateway: GatewayId, currency: string, chan
   if (rule.min_amount !== null && rule.max_amount !== null && rule.min_amount > rule.max_amount) {
     throw new InvalidInputError(`min_amount ${rule.min_amount} is above max_amount ${rule.max_amount}`)
   }
-  db.prepare(
-    `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
-       min_amount = excluded.min_amount, max_amount = excluded.max_amount, updated_at = excluded.updated_at`,
-  ).run(gateway, currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, nowIso())
-  return {reset: false, rule: resolveRule(db, gateway, currency)}
+  store.config.saveGatewayRuleOverride({currency, divisible_by: rule.divisible_by, exponent: rule.exponent, gateway, max_amount: rule.max_amount, min_amount: rule.min_amount}, nowIso())
+  return {reset: false, rule: resolveRule(store, gateway, currency)}
 }
 
 export function pickRule(r: GatewayRule): GatewayRule {
@@ -288,9 +280,9 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
  * gateway, the rule and the nearest valid amounts. Settings and overrides are read once
  * per check, for the many prices of an import.
  */
-export function chargeabilityCheck(db: DB): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
-  const settings = gatewaySettingsMap(db)
-  const overrides = ruleOverrides(db)
+export function chargeabilityCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
+  const settings = gatewaySettingsMap(store)
+  const overrides = ruleOverrides(store)
   return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways)
 }
 
@@ -379,8 +371,8 @@ function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): R
 }
 
 /** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
-export function showRule(db: DB, gateway: GatewayId, currency: string): RuleJson {
-  return toRuleJson(gateway, currency, resolveRule(db, gateway, currency))
+export function showRule(store: StorePort, gateway: GatewayId, currency: string): RuleJson {
+  return toRuleJson(gateway, currency, resolveRule(store, gateway, currency))
 }
 
 export type GatewayTableJson = {
@@ -394,14 +386,14 @@ export type GatewayTableJson = {
 }
 
 /** `gateways show GATEWAY`: the table's default, every entry and every stored override, by currency. */
-export function showTable(db: DB, gateway: GatewayId): GatewayTableJson {
+export function showTable(store: StorePort, gateway: GatewayId): GatewayTableJson {
   const table = GATEWAY_TABLES[gateway]
-  const overrides = [...ruleOverrides(db).values()].filter((o) => o.gateway === gateway)
+  const overrides = [...ruleOverrides(store).values()].filter((o) => o.gateway === gateway)
   const codes = [...new Set([...Object.keys(table.entries), ...overrides.map((o) => o.currency)])].sort()
   return {
     currencies: table.currencies ? [...table.currencies].sort() : null,
     default: {...table.default},
-    entries: codes.map((c) => showRule(db, gateway, c)),
+    entries: codes.map((c) => showRule(store, gateway, c)),
     gateway,
     model: table.models,
     overrides: overrides.length,
@@ -462,13 +454,13 @@ function amountToUnits(flag: string, text: string, exponent: number, currency: s
  * amounts are decimal amounts of the currency, turned into gateway units with the exponent
  * the rule will have (the new one when --exponent is given); "none" clears a bound.
  */
-export function configureRuleFromFlags(db: DB, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
+export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
   if (flags === 'default') {
-    const {reset, rule} = configureRule(db, gateway, currency, 'default')
+    const {reset, rule} = configureRule(store, gateway, currency, 'default')
     return {reset, rule: toRuleJson(gateway, currency, rule)}
   }
   const f = checkRuleFlags(flags)
-  const current = resolveRule(db, gateway, currency)
+  const current = resolveRule(store, gateway, currency)
   const changes: Partial<GatewayRule> = {}
   if (f.exponent !== undefined) changes.exponent = Number(f.exponent)
   if (f.divisible_by !== undefined) changes.divisible_by = Number(f.divisible_by)
@@ -487,6 +479,6 @@ export function configureRuleFromFlags(db: DB, gateway: GatewayId, currency: str
       if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new InvalidInputError(`the ${k === 'min_amount' ? 'minimum' : 'maximum'} in force is too large for exponent ${changes.exponent}: pass --${k === 'min_amount' ? 'min' : 'max'} AMOUNT (or none) as well`)
     }
   }
-  const {reset, rule} = configureRule(db, gateway, currency, changes)
+  const {reset, rule} = configureRule(store, gateway, currency, changes)
   return {reset, rule: toRuleJson(gateway, currency, rule)}
 }

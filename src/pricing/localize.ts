@@ -6,6 +6,7 @@ import type {DB} from '../store/db.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {PricingContext} from './context.js'
 import {integrationGateways} from './gateways.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 export type LocalizeChange = {
   after: number
@@ -33,7 +34,7 @@ export type LocalizeResult = {
 export function localizeProduct(db: DB, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
   const product = requireProduct(db, apiId)
   if (product.interval && product.base_px_minor === 0) throw new InvalidInputError(`${apiId} has base_px 0: nothing to localize`)
-  let factors = listFactors(db)
+  let factors = listFactors(storeOfHandle(db))
   if (factors.length === 0) {
     throw new InvalidInputError('no localization factors on file: import them first with "pricectl localization import FILE"')
   }
@@ -43,7 +44,7 @@ export function localizeProduct(db: DB, apiId: string, options: {countries?: str
     if (missing.length) throw new InvalidInputError(`no localization factor for ${missing.join(', ')} (see "pricectl localization list")`)
     factors = factors.filter((f) => wanted.has(f.country))
   }
-  const ctx = new PricingContext(db)
+  const ctx = new PricingContext(storeOfHandle(db))
   const existing = new Map(product.country_prices.map((cp) => [cp.country, cp]))
   const changes: LocalizeChange[] = []
   const skipped: LocalizeResult['skipped'] = []

@@ -1,4 +1,4 @@
-import type {DB} from '../store/db.js'
+import type {PricingRepository, UserCountry} from '../store/port/pricing.js'
 
 /** What a lock keeps per product: enough to answer later calls without recomputing. */
 export type LockedProduct = {
@@ -69,44 +69,12 @@ export type Lock = {
   user_id: null | string
 }
 
-const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
-type RawRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
-
-const statements = new WeakMap<DB, ReturnType<typeof prepare>>()
-
-function prepare(db: DB) {
-  return {
-    anonymous: db.prepare('SELECT country, created_at, updated_at FROM locks WHERE lock_key = ? AND anonymous = 1'),
-    byIp: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
-    byKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
-    delete: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
-    // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
-    upsert: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
-        currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
-        quote_json = excluded.quote_json, updated_at = excluded.updated_at`),
-    userCountry: db.prepare('SELECT country FROM users WHERE user_id = ?'),
-    userUpsert: db.prepare(`INSERT INTO users (user_id, country, created_at, updated_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS NOT excluded.country`),
-  }
-}
-
-function stmts(db: DB) {
-  let s = statements.get(db)
-  if (!s) {
-    s = prepare(db)
-    statements.set(db, s)
-  }
-  return s
-}
-
 /**
  * The quote as stored: fields equal to their usual value are left out (a batch writes one
  * lock per request, so the row size is the write cost). unpackQuote restores them. Written
  * out by hand: it runs once per new lock, and building it as text skips a copy of the quote.
  */
-function packQuote(lock: Lock): string {
+export function packQuote(lock: Lock): string {
   const q = lock.quote
   let products = ''
   for (const id in q.products) {
@@ -129,7 +97,7 @@ function packProduct(p: LockedProduct, lockCurrency: string): string {
   return out + '}'
 }
 
-function unpackQuote(json: string, currency: string): LockQuote {
+export function unpackQuote(json: string, currency: string): LockQuote {
   // Filled in place: the parsed objects are fresh, and a batch reads one lock per request.
   const q = JSON.parse(json) as LockQuote
   for (const id in q.products) {
@@ -147,55 +115,168 @@ function unpackQuote(json: string, currency: string): LockQuote {
   return q
 }
 
-function fromRow(row: RawRow | undefined): Lock | undefined {
-  if (!row) return undefined
-  const arm = row[8]
-  return {
-    anonymous: row[3] === 1,
-    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
-    country: row[4],
-    created_at: row[10],
-    currency: row[5],
-    experiment_id: row[7],
-    ip: row[2],
-    lock_key: row[0],
-    package_id: row[6],
-    quote: unpackQuote(row[9], row[5]),
-    updated_at: row[11],
-    user_id: row[1],
-  }
+/** The error a write to a read-only store fails with (what SQLite itself throws: the commands report it as "the store is read-only"). */
+function readOnlyError(): Error {
+  return Object.assign(new Error('attempt to write a readonly database'), {code: 'SQLITE_READONLY'})
 }
 
-export function getLock(db: DB, key: string): Lock | undefined {
-  return fromRow(stmts(db).byKey.get(key) as RawRow | undefined)
-}
-
-/** The anonymous lock an IP got before the user was known. */
-export function getAnonymousLock(db: DB, ip: string): Lock | undefined {
-  return fromRow(stmts(db).byIp.get(ip) as RawRow | undefined)
-}
+type Prefetchable = null | {country?: unknown; override?: unknown; ip?: unknown; user_id?: unknown}
 
 /**
- * The country of an anonymous visitor, whose user id is its IP (the lock key): read from
- * the lock row, so pricing a visitor stays one write (no users row per visitor).
+ * The locks and user countries of one chunk of price requests (docs/pricing.md "Storage"):
+ * read from the store in one call per kind before the chunk is priced, written in one call
+ * per kind after it (saveQuotes, deleteLocks, saveUserCountries). A single price is a
+ * chunk of one.
+ *
+ * Every read answers as the store would at that point of the chunk: what was loaded ahead
+ * is handed out once (the calculation changes the objects it gets), and a read of a key
+ * (or of an IP's anonymous lock) that this chunk wrote first writes the pending chunk, then
+ * reads the store, so a user priced twice in one chunk sees their first quote exactly as
+ * stored. The writes of a request that fails stay pending (a batch commits them, as it did
+ * one by one); `close()` drops what was not written (a single price's rolled-back transaction).
  */
-export function anonymousVisitor(db: DB, key: string): {country: string; created_at: string; updated_at: string} | undefined {
-  return stmts(db).anonymous.get(key) as {country: string; created_at: string; updated_at: string} | undefined
-}
+export class QuoteChunk {
+  /** Whether a chunk is open (batch); calculatePriceSync opens a chunk of one otherwise. */
+  open = false
+  private locks = new Map<string, Lock | undefined>()
+  private anonymous = new Map<string, Lock | undefined>()
+  private countries = new Map<string, string | undefined>()
+  /** Writes of this chunk: a lock to save, or null for a lock to delete; at most one per key. */
+  private pending = new Map<string, Lock | null>()
+  /** Keys and IPs of the pending writes (an anonymous lock read by IP must see them). */
+  private pendingIps = new Set<string>()
+  private pendingCountries = new Map<string, string>()
+  private countryWrites: UserCountry[] = []
 
-export function saveLock(db: DB, lock: Lock): void {
-  const l = lock
-  stmts(db).upsert.run(l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at)
-}
+  constructor(
+    private readonly repo: PricingRepository,
+    private readonly readOnly = false,
+  ) {}
 
-export function deleteLock(db: DB, key: string): void {
-  stmts(db).delete.run(key)
-}
+  /**
+   * Open a chunk and load what its requests will read: their locks, and for requests that
+   * will not use a lock, their IP's anonymous lock and stored user country. Requests are
+   * the raw inputs (validated later, one by one): what is not a string is not loaded.
+   */
+  begin(requests: readonly unknown[]): void {
+    this.open = true
+    const keys: string[] = []
+    const reqs: Prefetchable[] = []
+    for (const input of requests) {
+      const r = input as Prefetchable
+      if (!r || typeof r !== 'object') continue
+      const key = typeof r.user_id === 'string' ? r.user_id : typeof r.ip === 'string' ? r.ip : undefined
+      if (key === undefined) continue
+      keys.push(key)
+      reqs.push(r)
+    }
+    if (keys.length === 0) return
+    const found = this.repo.loadLocks(keys)
+    const ips: string[] = []
+    const users: string[] = []
+    for (let i = 0; i < keys.length; i++) {
+      this.locks.set(keys[i], found[i])
+      const r = reqs[i]!
+      if (typeof r.user_id !== 'string') continue
+      if (!found[i] && typeof r.ip === 'string') ips.push(r.ip)
+      if ((!found[i] || r.override === true) && !r.country) users.push(r.user_id)
+    }
+    if (ips.length > 0) {
+      const anon = this.repo.loadAnonymousLocks(ips)
+      for (let i = 0; i < ips.length; i++) this.anonymous.set(ips[i], anon[i])
+    }
+    if (users.length > 0) {
+      const c = this.repo.userCountries(users)
+      for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
+    }
+  }
 
-export function storedUserCountry(db: DB, userId: string): string | undefined {
-  return (stmts(db).userCountry.get(userId) as {country: null | string} | undefined)?.country ?? undefined
-}
+  lock(key: string): Lock | undefined {
+    if (this.pending.has(key)) this.flush()
+    if (this.locks.has(key)) {
+      const l = this.locks.get(key)
+      this.locks.delete(key)
+      return l
+    }
+    return this.repo.loadLocks([key])[0]
+  }
 
-export function saveUserCountry(db: DB, userId: string, country: string, now: string): void {
-  stmts(db).userUpsert.run(userId, country, now, now)
+  /** The anonymous lock an IP got before the user was known. */
+  anonymousLock(ip: string): Lock | undefined {
+    if (this.pendingIps.has(ip)) this.flush()
+    if (this.anonymous.has(ip)) {
+      const l = this.anonymous.get(ip)
+      this.anonymous.delete(ip)
+      return l
+    }
+    return this.repo.loadAnonymousLocks([ip])[0]
+  }
+
+  saveLock(lock: Lock): void {
+    this.write(lock.lock_key, lock, lock.ip)
+  }
+
+  /** Delete a lock; `ip` is the deleted lock's IP when it is anonymous. */
+  deleteLock(key: string, ip?: null | string): void {
+    this.write(key, null, ip)
+  }
+
+  userCountry(userId: string): string | undefined {
+    const pending = this.pendingCountries.get(userId)
+    if (pending !== undefined) return pending
+    if (this.countries.has(userId)) return this.countries.get(userId)
+    return this.repo.userCountries([userId])[0]
+  }
+
+  saveUserCountry(userId: string, country: string, at: string): void {
+    if (this.readOnly) throw readOnlyError()
+    this.pendingCountries.set(userId, country)
+    this.countries.delete(userId)
+    this.countryWrites.push({at, country, userId})
+  }
+
+  /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
+  flush(): void {
+    if (this.pending.size > 0) {
+      const deleted: string[] = []
+      const saved: Lock[] = []
+      for (const [key, lock] of this.pending) {
+        if (lock === null) deleted.push(key)
+        else saved.push(lock)
+      }
+      if (deleted.length > 0) this.repo.deleteLocks(deleted)
+      if (saved.length > 0) this.repo.saveQuotes(saved)
+      this.pending.clear()
+      this.pendingIps.clear()
+    }
+    if (this.countryWrites.length > 0) {
+      this.repo.saveUserCountries(this.countryWrites)
+      this.countryWrites = []
+      this.pendingCountries.clear()
+    }
+  }
+
+  /** End the chunk, dropping what was loaded and what was not written. */
+  close(): void {
+    this.open = false
+    this.locks.clear()
+    this.anonymous.clear()
+    this.countries.clear()
+    this.pending.clear()
+    this.pendingIps.clear()
+    this.pendingCountries.clear()
+    this.countryWrites = []
+  }
+
+  private write(key: string, lock: Lock | null, ip: null | string | undefined): void {
+    if (this.readOnly) throw readOnlyError()
+    // At most one pending write per key: a second one writes the first.
+    if (this.pending.has(key)) this.flush()
+    this.pending.set(key, lock)
+    this.pendingIps.add(key)
+    if (ip) this.pendingIps.add(ip)
+    this.locks.delete(key)
+    this.anonymous.delete(key)
+    if (ip) this.anonymous.delete(ip)
+  }
 }

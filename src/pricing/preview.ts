@@ -4,7 +4,7 @@ import {readFileSync} from 'node:fs'
 import {minorDigits} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {type PreviewRow as Row} from '../schemas/price.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 
@@ -21,8 +21,8 @@ const PREVIEW_USER = 'pricectl-preview'
  * What a fresh user in each country would be quoted for each product (control prices, no
  * experiment arm), computed as `price` would but without writing a lock.
  */
-export function pricePreview(db: DB, products: string[], countries: string[]): PreviewRow[] {
-  const ctx = new PricingContext(db)
+export function pricePreview(store: StorePort, products: string[], countries: string[]): PreviewRow[] {
+  const ctx = new PricingContext(store)
   return countries.map((country) => {
     const r = calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
@@ -37,11 +37,8 @@ export type PreviewOptions = {countries?: string[]; features?: Record<string, bo
  * The default countries of a preview: every country that has a country price or a
  * localization factor (where prices are set by hand), plus the store's default country.
  */
-export function previewCountries(db: DB, ctx: PricingContext): string[] {
-  const rows = db
-    .prepare('SELECT DISTINCT country FROM country_prices UNION SELECT DISTINCT country FROM localization_factors')
-    .pluck()
-    .all() as string[]
+export function previewCountries(ctx: PricingContext): string[] {
+  const rows = ctx.store.pricing.pricedCountries()
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
 
@@ -49,13 +46,13 @@ export function previewCountries(db: DB, ctx: PricingContext): string[] {
  * Lock-free prices of products x countries (price preview), control prices as a new user
  * with the given features would be quoted them; rows sorted by product, country.
  */
-export function previewPrices(db: DB, options: PreviewOptions = {}): Row[] {
-  const ctx = new PricingContext(db)
+export function previewPrices(store: StorePort, options: PreviewOptions = {}): Row[] {
+  const ctx = new PricingContext(store)
   const products = options.products?.length
     ? [...new Set(options.products)]
-    : (db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[])
+    : store.pricing.productApiIds()
   if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
-  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(db, ctx)
+  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(ctx)
   const rows: Row[] = []
   for (const country of countries) {
     const layers: Record<string, string> = {}

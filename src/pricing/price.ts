@@ -5,7 +5,7 @@ import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema,
 import {validate} from '../schemas/validate.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricedProduct, type PricingContext} from './context.js'
-import {deleteLock, getAnonymousLock, getLock, type Lock, type LockedProduct, type LockQuote, saveLock, saveUserCountry, storedUserCountry} from './locks.js'
+import type {Lock, LockedProduct, LockQuote} from './locks.js'
 
 /** One line of `price explain`: a layer, what it decided, and why. */
 export type ExplainStep = {detail: string; outcome: 'applied' | 'chose' | 'info' | 'skipped'; step: string}
@@ -74,21 +74,35 @@ function lockWins(lock: Lock, req: {country?: string; currency?: string; overrid
  */
 export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   await ctx.ready(input)
-  if (options.dryRun || ctx.db.inTransaction) return calculatePriceSync(ctx, input, options)
+  if (options.dryRun) return calculatePriceSync(ctx, input, options)
   // One write transaction taken before the lock is read (BEGIN IMMEDIATE, like a batch):
   // two processes pricing the same new user cannot both make a quote, a deferred read
   // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
   // A read-only store (read-only media): a locked user's quote is read, a new one fails
   // with SQLITE_READONLY, reported as "the store is read-only".
-  const tx = ctx.db.transaction(() => calculatePriceSync(ctx, input, options))
-  return ctx.db.readonly ? tx.deferred() : tx.immediate()
+  return ctx.store.transaction(() => calculatePriceSync(ctx, input, options), {write: true})
 }
 
 /**
  * The calculation itself, synchronous so a batch does not pay a promise per request;
- * `ctx.ready(input)` must have run for requests that carry an IP.
+ * `ctx.ready(input)` must have run for requests that carry an IP. Inside a chunk a batch
+ * opened (ctx.chunk) the request's locks come from and go to that chunk; otherwise the
+ * request is a chunk of one, written before this returns.
  */
 export function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
+  const chunk = ctx.chunk
+  if (chunk.open) return calculate(ctx, input, options)
+  chunk.begin([])
+  try {
+    const result = calculate(ctx, input, options)
+    chunk.flush()
+    return result
+  } finally {
+    chunk.close()
+  }
+}
+
+function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): PriceResult {
   const req = validate(PriceRequestSchema, input, 'price request')
   const trace = options.trace
   let ip = req.ip
@@ -104,10 +118,10 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   ctx.coupons.prepare(req)
 
   // 1. Identity and lock.
-  let lock = getLock(ctx.db, lockKey)
+  let lock = ctx.chunk.lock(lockKey)
   let adopted = false
   if (!lock && req.user_id && ip) {
-    const anonymous = getAnonymousLock(ctx.db, ip)
+    const anonymous = ctx.chunk.anonymousLock(ip)
     if (anonymous) {
       lock = {...anonymous, anonymous: false, lock_key: req.user_id, user_id: req.user_id}
       adopted = true
@@ -151,12 +165,12 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
     if (changed && !options.dryRun) {
       if (options.readOnly) throw NEEDS_WRITE
       lock.updated_at = nowIso()
-      if (adopted) deleteLock(ctx.db, ip!)
-      saveLock(ctx.db, lock)
+      if (adopted) ctx.chunk.deleteLock(ip!, ip)
+      ctx.chunk.saveLock(lock)
       if (adopted) {
-        saveUserCountry(ctx.db, req.user_id!, lock.country, lock.updated_at)
+        ctx.chunk.saveUserCountry(req.user_id!, lock.country, lock.updated_at)
         // The IP was handed out as a user id and its lock row is gone: keep it resolvable (user get).
-        saveUserCountry(ctx.db, ip!, lock.country, lock.updated_at)
+        ctx.chunk.saveUserCountry(ip!, lock.country, lock.updated_at)
       }
       // The adopted lock's visitor is now a user who can convert: the exposure follows.
       if (adopted && lock.experiment_id !== 0) ctx.experiments.adoptExposure(lock, ip!)
@@ -219,8 +233,8 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, integrations, trace)
   ctx.coupons.apply(lock, req, trace)
   if (!options.dryRun) {
-    saveLock(ctx.db, lock)
-    if (req.user_id) saveUserCountry(ctx.db, req.user_id, country, now)
+    ctx.chunk.saveLock(lock)
+    if (req.user_id) ctx.chunk.saveUserCountry(req.user_id, country, now)
     if (assignment) ctx.experiments.recordExposure(lock)
   }
   note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
@@ -233,7 +247,7 @@ function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | und
     note(trace, 'country', 'chose', `${req.country} from the request`)
     return {country: req.country, source: 'request'}
   }
-  const stored = req.user_id ? storedUserCountry(ctx.db, req.user_id) : undefined
+  const stored = req.user_id ? ctx.chunk.userCountry(req.user_id) : undefined
   if (stored) {
     note(trace, 'country', 'chose', `${stored}, stored for user ${req.user_id}`)
     return {country: stored, source: 'stored user country'}

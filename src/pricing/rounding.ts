@@ -1,7 +1,7 @@
 import {nowIso} from '../clock.js'
 import {displayDigits, fromMinor, isCurrency, minorDigits, toMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 
 /**
  * Rounding rules: per currency, a list of contiguous amount ranges, each with an action
@@ -521,17 +521,6 @@ export type RuleChoice = {rule: CompiledRule; source: RuleSource; text: string}
 
 export type RuleListEntry = {currency: string; digits: number; rule: string; source: RuleSource}
 
-const statements = new WeakMap<DB, {get: ReturnType<DB['prepare']>}>()
-
-function getStatement(db: DB) {
-  let s = statements.get(db)
-  if (!s) {
-    s = {get: db.prepare('SELECT rule FROM rounding_rules WHERE currency = ?')}
-    statements.set(db, s)
-  }
-  return s.get
-}
-
 function choose(currency: string, stored: string | undefined): RuleChoice {
   const rule = parseRule(stored ?? defaultRuleText(currency), currency)
   return {rule, source: stored === undefined ? 'default' : 'store', text: rule.text}
@@ -541,23 +530,22 @@ function choose(currency: string, stored: string | undefined): RuleChoice {
  * The rounding rule of a currency: the stored one, else the built-in default for its
  * number of minor digits; `source` says which (for `price explain`).
  */
-export function ruleFor(db: DB, currency: string): RuleChoice {
-  const row = getStatement(db).get(currency) as {rule: string} | undefined
-  return choose(currency, row?.rule)
+export function ruleFor(store: StorePort, currency: string): RuleChoice {
+  return choose(currency, store.config.roundingRule(currency))
 }
 
 /**
  * Every stored rule read once, for pricing many requests: returns a lookup that needs
  * no further queries (rules are parsed once per currency and cached).
  */
-export function ruleResolver(db: DB): (currency: string) => RuleChoice {
-  const stored = new Map((db.prepare('SELECT currency, rule FROM rounding_rules').all() as {currency: string; rule: string}[]).map((r) => [r.currency, r.rule]))
+export function ruleResolver(store: StorePort): (currency: string) => RuleChoice {
+  const stored = new Map(store.config.roundingRules().map((r) => [r.currency, r.rule]))
   return (currency) => choose(currency, stored.get(currency))
 }
 
 /** Stored rules by currency, then the built-in default of each minor-digit count ("*"). */
-export function listRules(db: DB): RuleListEntry[] {
-  const rows = db.prepare('SELECT currency, rule FROM rounding_rules ORDER BY currency').all() as {currency: string; rule: string}[]
+export function listRules(store: StorePort): RuleListEntry[] {
+  const rows = store.config.roundingRules()
   return [
     ...rows.map((r) => ({currency: r.currency, digits: minorDigits(r.currency), rule: r.rule, source: 'store' as const})),
     ...Object.entries(DEFAULT_RULES).map(([digits, rule]) => ({currency: '*', digits: Number(digits), rule, source: 'default' as const})),
@@ -565,19 +553,15 @@ export function listRules(db: DB): RuleListEntry[] {
 }
 
 /** Store a rule (validated here too, so no caller can store a rule that does not parse). */
-export function setRule(db: DB, currency: string, text: string): CompiledRule {
+export function setRule(store: StorePort, currency: string, text: string): CompiledRule {
   const rule = parseRule(text, currency)
-  db.prepare('INSERT INTO rounding_rules (currency, rule, updated_at) VALUES (?, ?, ?) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at').run(
-    currency,
-    rule.text,
-    nowIso(),
-  )
+  store.config.saveRoundingRule(currency, rule.text, nowIso())
   return rule
 }
 
 /** Drop a stored rule so the currency uses the built-in default again; false when none was stored. */
-export function resetRule(db: DB, currency: string): boolean {
-  return db.prepare('DELETE FROM rounding_rules WHERE currency = ?').run(currency).changes > 0
+export function resetRule(store: StorePort, currency: string): boolean {
+  return store.config.deleteRoundingRule(currency)
 }
 
 export type RuleTrial = {
@@ -591,8 +575,8 @@ export type RuleTrial = {
  * `rounding test`: round amounts (decimal text in currency units) with the currency's
  * rule, or with `ruleText` when given (tried, not saved).
  */
-export function tryRule(db: DB, currency: string, amounts: string[], ruleText?: string): RuleTrial {
-  const choice: {rule: CompiledRule; source: RuleTrial['source']} = ruleText === undefined ? ruleFor(db, currency) : {rule: parseRule(ruleText, currency), source: 'flag'}
+export function tryRule(store: StorePort, currency: string, amounts: string[], ruleText?: string): RuleTrial {
+  const choice: {rule: CompiledRule; source: RuleTrial['source']} = ruleText === undefined ? ruleFor(store, currency) : {rule: parseRule(ruleText, currency), source: 'flag'}
   const minors = amounts.map((a) => toMinor(Number(a), currency, "amount"))
   return {
     currency,

@@ -11,6 +11,7 @@ import {usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
 import {chargeRecord, type ChargeRow, chargeRow, type ChargeValues, type ListFilters, listRows, orgId, type RecordKey, statements} from './store.js'
 import {validKey, type WriteResult} from './subscriptions.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * Charges: create / update / get / list / delete, with the same event rules as
@@ -24,7 +25,7 @@ function describe(key: RecordKey): string {
 
 /** USD cents of the amount and of the refunded part, at the created date's rate. */
 export function chargeUsd(db: DB, amountMinor: number, refundedMinor: number, currency: string, created: number) {
-  const rate = requireRate(db, currency, isoDay(created)).rate
+  const rate = requireRate(storeOfHandle(db), currency, isoDay(created)).rate
   return {amount_refunded_usd_minor: usdMinor(refundedMinor, currency, rate), amount_usd_minor: usdMinor(amountMinor, currency, rate)}
 }
 

@@ -1,7 +1,7 @@
 import {isoDay} from '../clock.js'
 import {convertMinor, fromMinor, mulDivHalfUp} from '../currency.js'
 import {type FxRate, fxToday} from '../fx/rates.js'
-import {SNAPSHOT} from '../fx/sources.js'
+import {SNAPSHOT} from '../store/sqlite/fx.js'
 import type {DB} from '../store/db.js'
 
 /**

@@ -14,6 +14,7 @@ import {
 } from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
 import {z} from 'zod'
 import {
   compareEvents,
@@ -62,7 +63,7 @@ function describe(key: RecordKey): string {
 
 /** USD cents at the created date's rate, and the monthly figure. */
 export function usdFigures(db: DB, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
-  const rate = requireRate(db, currency, isoDay(created)).rate
+  const rate = requireRate(storeOfHandle(db), currency, isoDay(created)).rate
   const usd = usdMinor(amountMinor, currency, rate)
   return {amount_usd_minor: usd, amount_usd_monthly_minor: monthlyMinor(usd, interval, intervalCount)}
 }

@@ -85,7 +85,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   db.pragma('busy_timeout = 0')
   const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
   const keys = new KeyChecker(db)
-  const contexts = new PricingContexts(db, {geoipDb: options.geoipDb})
+  const contexts = new PricingContexts(store, {geoipDb: options.geoipDb})
   const log = new AccessLog(options.log)
   let served = 0
 
@@ -188,7 +188,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     return {message: 'ok', schema_version: schemaVersion(db), success: true}
   })
 
-  registerRoutes(app, {clientIp, contexts, db, history: store.history, writes})
+  registerRoutes(app, {clientIp, contexts, db, store, writes})
 
   const flushTimer = setInterval(() => keys.flush(), 5000)
   flushTimer.unref()

@@ -1,12 +1,12 @@
 import {PricingContext} from '../pricing/context.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 
 /**
  * One PricingContext for the server, as long as the store does not change under it.
  * The context caches the catalog, rates, rules, segments and experiments (that is what
  * makes pricing fast), so it is replaced:
  * - when another connection (a `pricectl` command, an import) committed anything:
- *   SQLite's `PRAGMA data_version` moves, checked on every request (a few
+ *   the store's catalogVersion() (SQLite's `PRAGMA data_version`) moves, checked on every request (a few
  *   microseconds; a new context per request would make a locked quote ~8x slower);
  * - when a write through the server itself changed the store (the routes call
  *   `invalidate()`): the server's own commits do not move its data_version;
@@ -18,21 +18,18 @@ import type {DB} from '../store/db.js'
 export class PricingContexts {
   private ctx?: PricingContext
   private version = -1
-  private readonly dataVersion
   /** How many contexts were built (for tests and the access log's curious reader). */
   builds = 0
 
   constructor(
-    private readonly db: DB,
+    private readonly store: StorePort,
     private readonly options: {geoipDb?: string} = {},
-  ) {
-    this.dataVersion = db.prepare('PRAGMA data_version').pluck()
-  }
+  ) {}
 
   current(): PricingContext {
-    const version = this.dataVersion.get() as number
+    const version = this.store.pricing.catalogVersion()
     if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
-      this.ctx = new PricingContext(this.db, {geoipDb: this.options.geoipDb})
+      this.ctx = new PricingContext(this.store, {geoipDb: this.options.geoipDb})
       this.version = version
       this.builds++
     }

@@ -14,12 +14,12 @@ import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {DB} from '../store/db.js'
-import type {HistoryRepository} from '../store/port/history.js'
+import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
 import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; history: HistoryRepository; writes: WriteQueue}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; store: StorePort; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -34,20 +34,20 @@ const auth = {config: {auth: true}}
  * write lock, and the queue tries again later without blocking other requests. Reads never
  * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, history, writes}: Deps): void {
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, store, writes}: Deps): void {
   /**
    * A write through the server, in the write queue; the pricing context must not keep the
    * old catalog. What it records in the history is attributed to the request's API key.
    */
   const write = <T>(request: FastifyRequest, attempt: () => T): Promise<T> =>
     writes.run(() => {
-      history.begin(requestContext(request.caller?.name, request.method, request.url))
+      store.history.begin(requestContext(request.caller?.name, request.method, request.url))
       try {
         const result = attempt()
         contexts.invalidate()
         return result
       } finally {
-        history.end()
+        store.history.end()
       }
     })
 
@@ -65,7 +65,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, hi
     const ctx = contexts.current()
     await ctx.ready(body)
     try {
-      return ctx.db.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true})).deferred()
+      return ctx.store.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true}))
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }
@@ -75,7 +75,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, hi
       // Another process may have changed the store while this request waited: a fresh context.
       const current = contexts.current()
       await current.ready(body)
-      return current.db.transaction(() => calculatePriceSync(current, body, options)).immediate()
+      return current.store.transaction(() => calculatePriceSync(current, body, options), {write: true})
     })
   })
 
@@ -124,7 +124,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, hi
   // ---------------------------------------------------------------- users
   app.get<{Params: {user_id: string}}>('/v1/users/:user_id', auth, async (request, reply) => {
     try {
-      const u = requireUser(db, request.params.user_id)
+      const u = requireUser(store, request.params.user_id)
       return {user: {country: u.country}}
     } catch (error) {
       // The spec: an unknown user is a 400 with success false and error_message.

@@ -27,9 +27,12 @@ export interface StorePort {
   close(): void
   /**
    * Run `fn` in one transaction: everything it writes lands together or not at all.
-   * A call inside another joins it (a savepoint).
+   * A call inside another joins it (a savepoint). `write: true` takes the write lock when
+   * the transaction starts (SQLite: BEGIN IMMEDIATE), so what it read cannot change
+   * before it writes and it never has to upgrade a read lock; on a read-only store it is
+   * a plain transaction (reads work, writes fail).
    */
-  transaction<T>(fn: () => T): T
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T
 
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository

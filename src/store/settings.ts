@@ -13,7 +13,12 @@ export function orgId(db: DB): number {
   return Number(getSetting(db, 'org_id') ?? 1)
 }
 
+/** The setting of the country used when neither the request, the user nor the IP gives one. */
+export const DEFAULT_COUNTRY_SETTING = 'default_country'
+/** The default country when the store has none set. */
+export const FALLBACK_COUNTRY = 'US'
+
 /** Country used when neither the request, the user nor the IP gives one. */
 export function defaultCountry(db: DB): string {
-  return getSetting(db, 'default_country') ?? 'US'
+  return getSetting(db, DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
 }

@@ -137,8 +137,8 @@ describe('products engine', () => {
     expectInvalid(() => createProduct(store.db, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
     // The same gateway product with another interval is what gateway_a_with_interval is for.
     createProduct(store.db, minimal('pro_yearly', {integrations: [{gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}], interval: 'year'}))
-    expect(productByIntegration(store.db, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'})?.api_id).toBe('pro_yearly')
-    expect(productByIntegration(store.db, {currency: 'EUR', gateway_d_plan_id: 'plan_d', type: 'gateway_d'})?.api_id).toBe('pro_monthly')
+    expect(productByIntegration(store, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'})?.api_id).toBe('pro_yearly')
+    expect(productByIntegration(store, {currency: 'EUR', gateway_d_plan_id: 'plan_d', type: 'gateway_d'})?.api_id).toBe('pro_monthly')
     expect(dump(path).tables.products.length).toBe(before.tables.products.length + 1)
   })
 
@@ -171,7 +171,7 @@ describe('products engine', () => {
   it('baseline: by api_id in, numeric baseline_id out; must exist and not be itself; cleared when it is deleted', () => {
     createProduct(store.db, minimal('yearly', {interval: 'year'}))
     createProduct(store.db, minimal('yearly_intro', {baseline: 'yearly', interval: 'year'}))
-    const base = productByApiId(store.db, 'yearly')!
+    const base = productByApiId(store, 'yearly')!
     const intro = getProduct(store.db, 'yearly_intro')!
     expect(intro.baseline_id).toBe(base.id)
     expect(intro.baseline_api_id).toBe('yearly')
@@ -194,7 +194,7 @@ describe('products engine', () => {
 
   it('delete refuses a product that revenue records use, unless forced', () => {
     createProduct(store.db, full)
-    const id = productByApiId(store.db, 'pro_monthly')!.id
+    const id = productByApiId(store, 'pro_monthly')!.id
     store.db
       .prepare("INSERT INTO subscriptions (user_id, origin, origin_id, product_id, status, latest_event_timestamp, latest_event_id) VALUES ('u1', 'gateway_a', 'sub_1', ?, 'active', 1, 'e1')")
       .run(id)

@@ -201,10 +201,10 @@ describe('importRates and the fx repository', () => {
   it('writes in one transaction; re-importing changes nothing', () => {
     const s = store()
     const p = parseFxFile(u8(ECB_HIST), {name: 'hist.csv'})
-    const first = importRates(s.db, p)
+    const first = importRates(s, p)
     expect(first).toMatchObject({currencies: 4, dates: {count: 3, from: '1999-01-04', to: '2026-04-13'}, ratesUnchanged: 0, ratesWritten: 11, rowsRead: 3})
-    expect(rateOn(s.db, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
-    const again = importRates(s.db, p)
+    expect(rateOn(s, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
+    const again = importRates(s, p)
     expect(again).toMatchObject({ratesUnchanged: 11, ratesWritten: 0})
     s.close()
   })
@@ -212,7 +212,7 @@ describe('importRates and the fx repository', () => {
   it('a dry run writes nothing but reports what would change', () => {
     const s = store()
     const before = s.db.prepare('SELECT count(*) AS n FROM fx_rates').get()
-    const r = importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {dryRun: true})
+    const r = importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {dryRun: true})
     expect(r).toMatchObject({dryRun: true, ratesWritten: 11})
     expect(s.db.prepare('SELECT count(*) AS n FROM fx_rates').get()).toEqual(before)
     s.close()
@@ -222,10 +222,10 @@ describe('importRates and the fx repository', () => {
     const s = store()
     const snapshotDate = (s.db.prepare("SELECT max(date) AS d FROM fx_rates WHERE currency = 'JPY'").get() as {d: string}).d
     expect(snapshotDate > '2026-04-13').toBe(true)
-    setRate(s.db, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
-    const r = importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
+    setRate(s, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
+    const r = importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
     expect(r.newerOnFile.currencies).toEqual(['GBP'])
-    expect(rateOn(s.db, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
+    expect(rateOn(s, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
     s.close()
   })
 
@@ -235,7 +235,7 @@ describe('importRates and the fx repository', () => {
     const lines = [`Date,USD,${codes.join(',')},`]
     const day = Date.UTC(2026, 3, 13)
     for (let i = 0; i < 7000; i++) lines.push(`${new Date(day - i * 86_400_000).toISOString().slice(0, 10)},1.1,${codes.map((_, j) => (j + 1.5).toFixed(4)).join(',')},`)
-    const r = importRates(s.db, parseFxFile(u8(lines.join('\n')), {name: 'big.csv'}))
+    const r = importRates(s, parseFxFile(u8(lines.join('\n')), {name: 'big.csv'}))
     expect(r.ratesWritten).toBe(7000 * 31)
     expect(r.dates.count).toBe(7000)
     s.close()
@@ -243,32 +243,32 @@ describe('importRates and the fx repository', () => {
 
   it('lists latest, as of a date, and history; sets a rate', () => {
     const s = store()
-    importRates(s.db, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
-    const asOf = listRates(s.db, {date: '2026-04-11'})
+    importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
+    const asOf = listRates(s, {date: '2026-04-11'})
     const jpy = asOf.find((r) => r.currency === 'JPY')!
     expect(jpy.date).toBe('2026-04-10')
     expect(asOf.find((r) => r.currency === 'USD')).toMatchObject({rate: 1})
-    expect(listRates(s.db, {currency: 'JPY', history: true}).map((r) => r.date).slice(-3)).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
-    expect(listRates(s.db, {currency: 'JPY', date: '2000-01-01', history: true}).map((r) => r.date)).toEqual(['1999-01-04'])
-    setRate(s.db, {currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'})
+    expect(listRates(s, {currency: 'JPY', history: true}).map((r) => r.date).slice(-3)).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
+    expect(listRates(s, {currency: 'JPY', date: '2000-01-01', history: true}).map((r) => r.date)).toEqual(['1999-01-04'])
+    setRate(s, {currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'})
     // Dated after today: listed as scheduled, after the rate that prices JPY today.
-    expect(listRates(s.db, {currency: 'JPY', today: '2026-06-01'})).toEqual([
+    expect(listRates(s, {currency: 'JPY', today: '2026-06-01'})).toEqual([
       expect.objectContaining({date: '2026-04-13', kind: 'import', status: 'current'}),
       {currency: 'JPY', date: '2030-01-01', kind: 'manual', rate: 140, source: 'manual', status: 'scheduled'},
     ])
-    expect(listRates(s.db, {today: '2030-01-01'}).find((r) => r.currency === 'JPY')).toMatchObject({rate: 140, status: 'current'})
-    expect(listRates(s.db, {currency: 'XOF', date: '2000-01-01'}).length).toBeLessThanOrEqual(1)
+    expect(listRates(s, {today: '2030-01-01'}).find((r) => r.currency === 'JPY')).toMatchObject({rate: 140, status: 'current'})
+    expect(listRates(s, {currency: 'XOF', date: '2000-01-01'}).length).toBeLessThanOrEqual(1)
     s.close()
   })
 
   it('averages a year of rates', () => {
     const s = store()
-    setRate(s.db, {currency: 'JPY', date: '2024-01-10', rate: 140, source: 't'})
-    setRate(s.db, {currency: 'JPY', date: '2024-12-31', rate: 160, source: 't'})
-    setRate(s.db, {currency: 'JPY', date: '2025-01-01', rate: 999, source: 't'})
-    expect(yearAverageRate(s.db, 'JPY', 2024)).toEqual({days: 2, rate: 150})
-    expect(yearAverageRate(s.db, 'JPY', 2023)).toBeUndefined()
-    expect(yearAverageRate(s.db, 'USD', 2023)).toEqual({days: 1, rate: 1})
+    setRate(s, {currency: 'JPY', date: '2024-01-10', rate: 140, source: 't'})
+    setRate(s, {currency: 'JPY', date: '2024-12-31', rate: 160, source: 't'})
+    setRate(s, {currency: 'JPY', date: '2025-01-01', rate: 999, source: 't'})
+    expect(yearAverageRate(s, 'JPY', 2024)).toEqual({days: 2, rate: 150})
+    expect(yearAverageRate(s, 'JPY', 2023)).toBeUndefined()
+    expect(yearAverageRate(s, 'USD', 2023)).toEqual({days: 1, rate: 1})
     s.close()
   })
 })

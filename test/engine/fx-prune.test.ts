@@ -5,7 +5,7 @@ import {currenciesInUse, deleteRates, removeRates} from '../../src/fx/prune.js'
 import {rateOn} from '../../src/fx/rates.js'
 import {setRate, storedRate} from '../../src/fx/repository.js'
 import {parseSourceFilter} from '../../src/fx/sources.js'
-import {type DB, openStore} from '../../src/store/db.js'
+import {type DB, openStore, type Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
 
@@ -20,10 +20,10 @@ const SNAP = defaultFxSnapshot()
 // A day after the bundled snapshot's, so its rates are usable.
 const TODAY = '2099-01-01'
 
-function fresh(): DB {
+function fresh(): Store {
   const s = openStore(tempStore())
   stores.push(s)
-  return s.db
+  return s
 }
 
 const count = (db: DB, where = '1', ...params: string[]) => (db.prepare(`SELECT count(*) AS n FROM fx_rates WHERE ${where}`).get(...params) as {n: number}).n
@@ -72,21 +72,21 @@ describe('fx prune', () => {
       setRate(db, {currency: 'JPY', date: d, rate: 100, source: 'manual'})
       setRate(db, {currency: 'CHF', date: d, rate: 1, source: 'manual'})
     }
-    const before = dump(db)
+    const before = dump(db.db)
     const dry = removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {dryRun: true, today: TODAY})
     expect(dry).toMatchObject({currencies: [{currency: 'JPY', from: '2001-01-01', removed: 2, to: '2010-01-01'}], dryRun: true, removed: 2})
-    expect(dump(db)).toBe(before)
+    expect(dump(db.db)).toBe(before)
     expect(removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {today: TODAY}).removed).toBe(2)
-    expect(count(db, "currency = 'JPY' AND source = 'manual'")).toBe(1)
-    expect(count(db, "currency = 'CHF' AND source = 'manual'")).toBe(3)
+    expect(count(db.db, "currency = 'JPY' AND source = 'manual'")).toBe(1)
+    expect(count(db.db, "currency = 'CHF' AND source = 'manual'")).toBe(3)
   })
 
   it('refuses to leave a currency the store prices with without a rate usable today; --force does it and says so', () => {
     const db = fresh()
-    db.prepare(`INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('p', 'P', 1000, 'month', 1, 'x', 'x')`).run()
-    db.prepare(`INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (1, 'CH', 'CHF', 900, 0)`).run()
+    db.db.prepare(`INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('p', 'P', 1000, 'month', 1, 'x', 'x')`).run()
+    db.db.prepare(`INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (1, 'CH', 'CHF', 900, 0)`).run()
     expect(currenciesInUse(db).get('CHF')).toEqual(['country prices'])
-    const before = dump(db)
+    const before = dump(db.db)
     let error: unknown
     try {
       removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
@@ -96,14 +96,14 @@ describe('fx prune', () => {
     expect(error).toBeInstanceOf(OperationalError)
     expect((error as Error).message).toMatch(/refusing to remove \d+ rates: CHF \(country prices\) would have no FX rate usable today \(2099-01-01\); add one first \("pricectl fx set CHF RATE"/)
     expect((error as Error).message).toContain('--force')
-    expect(dump(db)).toBe(before)
+    expect(dump(db.db)).toBe(before)
     // With a rate of the operator for CHF the snapshot can go; the others are listed.
     setRate(db, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
     const r = removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
     expect(r.inUseWithoutRate).toEqual([])
     expect(r.withoutRate).toContain('EUR')
     expect(r.withoutRate).not.toContain('CHF')
-    expect(count(db)).toBe(1)
+    expect(count(db.db)).toBe(1)
     // --force: the last CHF rate goes, and the summary names what uses CHF.
     const forced = removeRates(db, {source: parseSourceFilter('manual')}, {force: true, today: TODAY})
     expect(forced).toMatchObject({inUseWithoutRate: [{currency: 'CHF', uses: ['country prices']}], removed: 1, withoutRate: ['CHF']})
@@ -111,7 +111,7 @@ describe('fx prune', () => {
 
   it('counts a rate dated after today as no rate (it is not usable yet)', () => {
     const db = fresh()
-    db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, 'GBP', 'ACTIVE', 'x', 'x')`).run()
+    db.db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, 'GBP', 'ACTIVE', 'x', 'x')`).run()
     setRate(db, {currency: 'GBP', date: '2100-01-01', rate: 0.7, source: 'manual'})
     expect(() => removeRates(db, {currencies: ['GBP'], source: parseSourceFilter('snapshot')}, {today: TODAY})).toThrow(/GBP \(fixed-amount coupons\)/)
   })

@@ -3,11 +3,12 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {rateOn, ratesOn, requireRate} from '../../src/fx/rates.js'
 import {listRates, setRate} from '../../src/fx/repository.js'
-import {fxKind, kindSql} from '../../src/fx/sources.js'
+import {fxKind} from '../../src/fx/sources.js'
+import {kindSql} from '../../src/store/sqlite/fx.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
 import {FxTable} from '../../src/revenue/money.js'
 import {PricingContexts} from '../../src/server/contexts.js'
-import {type DB, openStore} from '../../src/store/db.js'
+import {openStore, type Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
 
@@ -26,12 +27,12 @@ afterEach(() => {
 })
 
 /** A store with only the given rates (the bundled snapshot removed). */
-function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): DB {
+function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Store {
   const s = openStore(tempStore())
   stores.push(s)
   s.db.prepare('DELETE FROM fx_rates').run()
-  for (const r of rates) setRate(s.db, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
-  return s.db
+  for (const r of rates) setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
+  return s
 }
 
 describe('pricing today', () => {
@@ -132,12 +133,12 @@ describe('one rule everywhere', () => {
     const db = storeWith([])
     fc.assert(
       fc.property(fc.uniqueArray(row, {maxLength: 8, selector: (r) => r.date}), day, day, (rows, on, today) => {
-        db.prepare('DELETE FROM fx_rates').run()
+        db.db.prepare('DELETE FROM fx_rates').run()
         for (const r of rows) setRate(db, {currency: 'EUR', date: r.date, rate: r.rate, source: r.snapshot ? SNAP : 'manual'})
         const one = rateOn(db, 'EUR', on, today)
         expect(ratesOn(db, on, today).get('EUR')).toEqual(one)
         const seconds = Date.parse(`${on}T12:00:00Z`) / 1000
-        expect(new FxTable(db, today).rate('EUR', seconds)).toBe(one?.rate)
+        expect(new FxTable(db.db, today).rate('EUR', seconds)).toBe(one?.rate)
       }),
       {numRuns: 300},
     )

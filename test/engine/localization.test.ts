@@ -67,7 +67,7 @@ describe('World Bank wide layout (price level ratio)', () => {
 
   it('the values are the factors', () => {
     const s = store()
-    const r = resolveFactors(s.db, parseLocalizationFile(u8(WIDE), {name: 'w.csv'}))
+    const r = resolveFactors(s, parseLocalizationFile(u8(WIDE), {name: 'w.csv'}))
     expect(r.factors.map((f) => [f.country, f.factor, f.year])).toEqual([
       ['AW', 0.73, 2024],
       ['DE', 0.85, 2023],
@@ -84,10 +84,10 @@ describe('World Bank wide layout (price level ratio)', () => {
 
   it('a PPP indicator in the wide layout is divided by FX like the long layout', () => {
     const s = store()
-    setRate(s.db, {currency: 'INR', date: '2024-06-01', rate: 80, source: 't'})
+    setRate(s, {currency: 'INR', date: '2024-06-01', rate: 80, source: 't'})
     const p = parseLocalizationFile(u8(wide([['India', 'IND', '', '', '', '20']], 'PA.NUS.PPP')), {name: 'ppp.csv'})
     expect(p.kind).toBe('ppp')
-    expect(resolveFactors(s.db, p).factors).toEqual([{country: 'IN', factor: 0.25, source: 'World Bank PA.NUS.PPP (ppp.csv)', year: 2024}])
+    expect(resolveFactors(s, p).factors).toEqual([{country: 'IN', factor: 0.25, source: 'World Bank PA.NUS.PPP (ppp.csv)', year: 2024}])
     s.close()
   })
 
@@ -120,14 +120,14 @@ describe('long layout Country,Country ID,Year,PPP', () => {
 
   it('factor = PPP / that year\'s mean FX rate, else the latest rate; USD countries divide by 1', () => {
     const s = store()
-    setRate(s.db, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
-    setRate(s.db, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
-    setRate(s.db, {currency: 'KRW', date: '2025-01-01', rate: 1600, source: 't'}) // current (outranks the snapshot), no 2024 rate
+    setRate(s, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
+    setRate(s, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
+    setRate(s, {currency: 'KRW', date: '2025-01-01', rate: 1600, source: 't'}) // current (outranks the snapshot), no 2024 rate
     const p = parseLocalizationFile(u8(LONG), {name: 'ppp-gdp.csv'})
     expect(p.format).toBe('long')
     expect(p.aggregates.sort()).toEqual(['1W', 'XC'])
     expect(p.noValue).toEqual(['ML'])
-    const r = resolveFactors(s.db, p)
+    const r = resolveFactors(s, p)
     const by = Object.fromEntries(r.factors.map((f) => [f.country, f]))
     expect(by.JP).toEqual({country: 'JP', factor: 100 / 140, source: 'World Bank PPP / FX (ppp-gdp.csv)', year: 2024})
     expect(by.KR.factor).toBe(800 / 1600)
@@ -189,23 +189,23 @@ describe('detection', () => {
 describe('the factor store', () => {
   it('localizationFactor reads what was written; replace and dry run', () => {
     const s = store()
-    expect(localizationFactor(s.db, 'IN')).toBeUndefined()
-    const first = writeFactors(s.db, [
+    expect(localizationFactor(s, 'IN')).toBeUndefined()
+    const first = writeFactors(s, [
       {country: 'IN', factor: 0.3, source: 'a', year: 2024},
       {country: 'DE', factor: 0.9, source: 'a', year: 2024},
     ])
     expect(first).toEqual({removed: 0, unchanged: 0, written: 2})
-    expect(localizationFactor(s.db, 'IN')).toBe(0.3)
-    expect(writeFactors(s.db, [{country: 'IN', factor: 0.3, source: 'a', year: 2024}])).toEqual({removed: 0, unchanged: 1, written: 0})
-    expect(writeFactors(s.db, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {dryRun: true, replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
-    expect(listFactors(s.db).map((f) => f.country)).toEqual(['DE', 'IN'])
-    expect(writeFactors(s.db, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
-    expect(listFactors(s.db)).toEqual([{country: 'BR', factor: 0.5, source: 'b', year: null}])
-    setFactor(s.db, {country: 'CH', factor: 1.4, source: 'manual', year: null})
-    expect(localizationFactor(s.db, 'CH')).toBe(1.4)
-    expect(clearFactors(s.db, ['CH'])).toBe(1)
-    expect(clearFactors(s.db)).toBe(1)
-    expect(localizationFactor(s.db, 'BR')).toBeUndefined()
+    expect(localizationFactor(s, 'IN')).toBe(0.3)
+    expect(writeFactors(s, [{country: 'IN', factor: 0.3, source: 'a', year: 2024}])).toEqual({removed: 0, unchanged: 1, written: 0})
+    expect(writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {dryRun: true, replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
+    expect(listFactors(s).map((f) => f.country)).toEqual(['DE', 'IN'])
+    expect(writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
+    expect(listFactors(s)).toEqual([{country: 'BR', factor: 0.5, source: 'b', year: null}])
+    setFactor(s, {country: 'CH', factor: 1.4, source: 'manual', year: null})
+    expect(localizationFactor(s, 'CH')).toBe(1.4)
+    expect(clearFactors(s, ['CH'])).toBe(1)
+    expect(clearFactors(s)).toBe(1)
+    expect(localizationFactor(s, 'BR')).toBeUndefined()
     s.close()
   })
 })

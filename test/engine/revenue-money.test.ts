@@ -8,6 +8,7 @@ import {parseDate, parseInterval} from '../../src/import/rows.js'
 import {FxTable, monthlyMinor, usdMinor} from '../../src/revenue/money.js'
 import {setRates, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {join} from 'node:path'
+import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 describe('amount_usd_monthly (month-normalised USD cents)', () => {
   it('matches the hand-computed figures of each interval', () => {
@@ -88,7 +89,7 @@ describe('FxTable (in-memory rates of an import)', () => {
       fc.assert(
         fc.property(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), (seconds) => {
           const day = new Date(seconds * 1000).toISOString().slice(0, 10)
-          expect(table.rate('EUR', seconds)).toBe(rateOn(db, 'EUR', day)!.rate)
+          expect(table.rate('EUR', seconds)).toBe(rateOn(storeOfHandle(db), 'EUR', day)!.rate)
         }),
       )
       expect(table.rate('EUR', Date.UTC(2024, 2, 1) / 1000)).toBe(0.8)

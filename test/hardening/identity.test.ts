@@ -5,7 +5,6 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {getUser} from '../../src/catalog/users.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {storedUserCountry} from '../../src/pricing/locks.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {buildServer} from '../../src/server/app.js'
 import {openStore, type Store} from '../../src/store/db.js'
@@ -83,22 +82,22 @@ describe('--override in the engine', () => {
   afterEach(() => store.close())
 
   it('keeps the stored country and recomputes currency and prices', async () => {
-    const first = await calculatePrice(new PricingContext(store.db), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
+    const first = await calculatePrice(new PricingContext(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
     expect([first.country, first.currency]).toEqual(['FR', 'USD'])
-    expect(storedUserCountry(store.db, 'ov1')).toBe('FR')
-    const over = await calculatePrice(new PricingContext(store.db), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
+    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
+    const over = await calculatePrice(new PricingContext(store), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
     expect([over.country, over.currency]).toEqual(['FR', 'EUR'])
     expect(Object.keys(over.products)).toEqual(['pro_monthly'])
-    expect(storedUserCountry(store.db, 'ov1')).toBe('FR')
+    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
     // With an IP (US) the stored country still wins.
-    const withIp = await calculatePrice(new PricingContext(store.db), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
+    const withIp = await calculatePrice(new PricingContext(store), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
     expect(withIp.country).toBe('FR')
-    expect(storedUserCountry(store.db, 'ov1')).toBe('FR')
+    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
   })
 
   it('a user adopting an IP lock with --override is not given the anonymous lock\'s country: it is a new quote for a new user', async () => {
-    await calculatePrice(new PricingContext(store.db), {country: 'DE', ip: GB_IP, products: ['lifetime']})
-    const r = await calculatePrice(new PricingContext(store.db), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
+    await calculatePrice(new PricingContext(store), {country: 'DE', ip: GB_IP, products: ['lifetime']})
+    const r = await calculatePrice(new PricingContext(store), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
     expect(r.country).toBe('GB')
   })
 })
@@ -151,9 +150,9 @@ describe('an id the price calculation hands out can be looked up', () => {
     await run(db, ['price', '-p', 'lifetime', '--ip', '8.8.8.8', '--json'])
     const store = openStore(db)
     try {
-      expect(getUser(store.db, 'bob')).toMatchObject({country: 'JP', user_id: 'bob'})
-      expect(getUser(store.db, '8.8.8.8')).toMatchObject({country: 'US', user_id: '8.8.8.8'})
-      expect(getUser(store.db, '8.8.4.4')).toBeUndefined()
+      expect(getUser(store, 'bob')).toMatchObject({country: 'JP', user_id: 'bob'})
+      expect(getUser(store, '8.8.8.8')).toMatchObject({country: 'US', user_id: '8.8.8.8'})
+      expect(getUser(store, '8.8.4.4')).toBeUndefined()
     } finally {
       store.close()
     }

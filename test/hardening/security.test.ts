@@ -240,7 +240,7 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
       'COLUMNS', 'cols', "cols.join(', ')", "cols.map((c) => `@${c}`).join(', ')", "cols.map(() => '?').join(', ')", 'table', 't', 'where', 'w', 'one', 'limit', 'ORDER', 'SELECT', 'base', 'key', 'LIVE',
       'marks', "types.map(() => '?').join(',')", "apiIds.map(() => '?').join(',')", "set.map((c) => `${c} = @${c}`).join(', ')", "set.map((c) => `${c} = ?`).join(', ')", 'm.version', 'timeout', 'cacheSize',
       'JSON.stringify(o.name)', 'order', 'c', 'APPLICATION_ID',
-      // src/fx/sources.ts: the fixed condition "source GLOB 'default snapshot (*'".
+      // src/store/sqlite/fx.ts: the fixed condition "source GLOB 'default snapshot (*'".
       'SNAPSHOT',
       // src/store/sqlite/history.ts (revert): quoted column names of a recorded table, from
       // PRAGMA table_info, as json_extract() of the image parameter, and its ON CONFLICT update.

@@ -1,6 +1,87 @@
+import type {ProductRow} from '../../catalog/lookup.js'
+import type {User} from '../../catalog/users.js'
+import type {Lock} from '../../pricing/locks.js'
+
+/** A user's stored country, as the price calculation writes it. */
+export type UserCountry = {at: string; country: string; userId: string}
+
+/** A product as pricing reads it: its row, country prices, charging gateways and gateway_d plan currencies. */
+export type PricingProduct = ProductRow & {
+  countryPrices: {amountMinor: number; country: string; currency: string}[]
+  /** Gateways its integrations charge through (gateway_a_with_interval counts as gateway_a), sorted. */
+  gateways: string[]
+  /** Currencies of its gateway_d plans, in integration order, without repeats. */
+  planCurrencies: string[]
+}
+
+/** A product row with one of its integrations whose gateway reference matched (integrationMatches). */
+export type IntegrationMatch = ProductRow & {i_count: null | number; i_interval: null | string; i_type: string}
+
 /**
- * The pricing part of the storage port (see ../port.ts). Methods are synchronous and shaped for
- * bulk work: a single call is a chunk of one.
+ * The pricing part of the storage port (see ../port.ts): locks (the quotes users got),
+ * users' stored countries and the catalog reads of the price calculation. Methods are
+ * synchronous and shaped for bulk work: a single price is a chunk of one. Batch pricing
+ * calls them once per chunk of requests (src/pricing/batch.ts, docs/pricing.md "Storage").
+ *
+ * Results of the `load*` and `userCountries` calls are in the order of their input, one
+ * entry per input (undefined where the store holds nothing); repeated inputs are allowed.
+ * The `save*` and `delete*` calls take effect in input order (a key saved twice keeps the
+ * last); an empty chunk is a no-op. Writes need a write transaction of the caller's
+ * (StorePort.transaction with {write: true}).
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface PricingRepository {}
+export interface PricingRepository {
+  /** A long bulk run follows (batch pricing): the adapter may tune for it (SQLite: a bigger page cache, fewer WAL checkpoints). */
+  expectBulk(): void
+  /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
+  loadLocks(keys: readonly string[]): (Lock | undefined)[]
+  /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
+  loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[]
+  /**
+   * Store these locks. A new key is inserted as given; an existing key keeps its
+   * created_at and takes everything else from the lock.
+   */
+  saveQuotes(locks: readonly Lock[]): void
+  /** Remove the locks of these keys (unknown keys are ignored). */
+  deleteLocks(keys: readonly string[]): void
+
+  /** The stored country of these users (undefined: no users row, or no country on it). */
+  userCountries(userIds: readonly string[]): (string | undefined)[]
+  /**
+   * Store users' countries: a new user gets created_at = updated_at = at; a known one
+   * whose country differs gets the country and updated_at = at; the same country changes nothing.
+   */
+  saveUserCountries(rows: readonly UserCountry[]): void
+  /** A user as `user get` shows it: the anonymous lock of that id (an IP) first, else the users row. */
+  user(userId: string): undefined | User
+  /** Whether any subscription or charge names this user id. */
+  userHasRevenue(userId: string): boolean
+
+  /**
+   * A number that changes whenever another connection commits to the store (SQLite's
+   * data_version): a long-lived pricing context (the server's) is rebuilt when it moves.
+   * Commits made through this store itself do not move it.
+   */
+  catalogVersion(): number
+  /**
+   * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
+   * a batch reads the catalog in one call instead of one call per product it meets.
+   */
+  catalogSnapshot(): PricingProduct[]
+  /** A product's row by api_id (the columns pricing, revenue and imports read; src/catalog/lookup.ts). */
+  productRow(apiId: string): ProductRow | undefined
+  /** A product's row by store id. */
+  productRowById(id: number): ProductRow | undefined
+  /**
+   * The products with an integration of one of these types whose gateway reference is `ref`,
+   * one entry per matching integration, by type then integration order of creation.
+   */
+  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[]
+  /** Pricing's view of one product by api_id: row, country prices, gateways, plan currencies. */
+  product(apiId: string): PricingProduct | undefined
+  /** The api_id of a product by its store id (baseline references). */
+  productApiId(id: number): string | undefined
+  /** Every product's api_id, sorted. */
+  productApiIds(): string[]
+  /** Countries that have a country price or a localization factor, sorted, without repeats. */
+  pricedCountries(): string[]
+}

@@ -1,7 +1,110 @@
+import type {FxRate} from '../../fx/rates.js'
+import type {RuleOverride} from '../../money/gateway-tables.js'
 import type {DB} from '../db.js'
-import type {ConfigRepository} from '../port/config.js'
+import type {ConfigRepository, StoredGatewaySettings} from '../port/config.js'
+import {ALL_SQL, ONE_SQL, SNAPSHOT, SqliteFx} from './fx.js'
 
-/** SQLite adapter of the config repository: every statement prepared once per store. */
-export class SqliteConfig implements ConfigRepository {
-  constructor(private readonly db: DB) {}
+/**
+ * SQLite adapter of the config repository: every statement prepared once per store, on
+ * first use. FX rate writes, removals and localization factors are in ./fx.ts.
+ */
+export class SqliteConfig extends SqliteFx implements ConfigRepository {
+  private s?: ReturnType<SqliteConfig['prepare']>
+
+  constructor(db: DB) {
+    super(db)
+  }
+
+  private get stmts() {
+    return (this.s ??= this.prepare())
+  }
+
+  private prepare() {
+    const db = this.db
+    return {
+      factor: db.prepare('SELECT factor FROM localization_factors WHERE country = ?').pluck(),
+      nextOperator: db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date > ? AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`),
+      rateOn: db.prepare(ONE_SQL),
+      ratesOn: db.prepare(ALL_SQL),
+      rule: db.prepare('SELECT rule FROM rounding_rules WHERE currency = ?').pluck(),
+      setting: db.prepare('SELECT value FROM settings WHERE key = ?').pluck(),
+      snapshot: db.prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`),
+    }
+  }
+
+  ratesOn(day: string, today: string): FxRate[] {
+    return this.stmts.ratesOn.all({day, today}) as FxRate[]
+  }
+
+  rateOn(currency: string, day: string, today: string): FxRate | undefined {
+    return this.stmts.rateOn.get({currency, day, today}) as FxRate | undefined
+  }
+
+  latestSnapshotRate(currency: string): FxRate | undefined {
+    return this.stmts.snapshot.get(currency) as FxRate | undefined
+  }
+
+  nextOperatorRate(currency: string, day: string): FxRate | undefined {
+    return this.stmts.nextOperator.get(currency, day) as FxRate | undefined
+  }
+
+  localizationFactor(country: string): number | undefined {
+    return this.stmts.factor.get(country) as number | undefined
+  }
+
+  roundingRule(currency: string): string | undefined {
+    return this.stmts.rule.get(currency) as string | undefined
+  }
+
+  roundingRules(): {currency: string; rule: string}[] {
+    return this.db.prepare('SELECT currency, rule FROM rounding_rules ORDER BY currency').all() as {currency: string; rule: string}[]
+  }
+
+  gatewaySettings(): StoredGatewaySettings[] {
+    return this.db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway').all() as StoredGatewaySettings[]
+  }
+
+  gatewayRuleOverrides(): RuleOverride[] {
+    return this.db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency').all() as RuleOverride[]
+  }
+
+  saveRoundingRule(currency: string, rule: string, at: string): void {
+    this.db.prepare('INSERT INTO rounding_rules (currency, rule, updated_at) VALUES (?, ?, ?) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at').run(currency, rule, at)
+  }
+
+  deleteRoundingRule(currency: string): boolean {
+    return this.db.prepare('DELETE FROM rounding_rules WHERE currency = ?').run(currency).changes > 0
+  }
+
+  saveGatewaySettings(s: StoredGatewaySettings): void {
+    this.db
+      .prepare(
+        `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES (?, ?, ?, ?)
+         ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
+           fallback_currency = excluded.fallback_currency, amount_format = excluded.amount_format`,
+      )
+      .run(s.gateway, s.accepted_currencies, s.fallback_currency, s.amount_format)
+  }
+
+  deleteGatewaySettings(gateway: string): boolean {
+    return this.db.prepare('DELETE FROM gateways WHERE gateway = ?').run(gateway).changes > 0
+  }
+
+  saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
+           min_amount = excluded.min_amount, max_amount = excluded.max_amount, updated_at = excluded.updated_at`,
+      )
+      .run(rule.gateway, rule.currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, at)
+  }
+
+  deleteGatewayRuleOverride(gateway: string, currency: string): boolean {
+    return this.db.prepare('DELETE FROM gateway_currency_rules WHERE gateway = ? AND currency = ?').run(gateway, currency).changes > 0
+  }
+
+  setting(key: string): string | undefined {
+    return this.stmts.setting.get(key) as string | undefined
+  }
 }

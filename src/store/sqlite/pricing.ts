@@ -1,7 +1,200 @@
-import type {DB} from '../db.js'
-import type {PricingRepository} from '../port/pricing.js'
+import type {Statement} from 'better-sqlite3'
 
-/** SQLite adapter of the pricing repository: every statement prepared once per store. */
+import type {ProductRow} from '../../catalog/lookup.js'
+import type {User} from '../../catalog/users.js'
+import {type Lock, packQuote, unpackQuote} from '../../pricing/locks.js'
+import type {DB} from '../db.js'
+import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+
+const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
+type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
+
+function lockFromRow(row: LockRow | undefined): Lock | undefined {
+  if (!row) return undefined
+  const arm = row[8]
+  return {
+    anonymous: row[3] === 1,
+    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
+    country: row[4],
+    created_at: row[10],
+    currency: row[5],
+    experiment_id: row[7],
+    ip: row[2],
+    lock_key: row[0],
+    package_id: row[6],
+    quote: unpackQuote(row[9], row[5]),
+    updated_at: row[11],
+    user_id: row[1],
+  }
+}
+
+/**
+ * SQLite adapter of the pricing repository: every statement prepared once per store, on
+ * first use. A chunk is one prepared statement run per key inside the caller's transaction:
+ * for SQLite that costs less than an IN (...) list (no parameter array, no regrouping by
+ * key), and it is the same number of calls a network adapter makes in one round trip.
+ */
 export class SqlitePricing implements PricingRepository {
+  private s?: ReturnType<SqlitePricing['prepare']>
+  /** integrationMatches statements by number of types. */
+  private matches = new Map<number, Statement>()
+
   constructor(private readonly db: DB) {}
+
+  private get stmts() {
+    return (this.s ??= this.prepare())
+  }
+
+  private prepare() {
+    const db = this.db
+    return {
+      anonymousByIp: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = ? ORDER BY created_at LIMIT 1`).raw(),
+      anonymousVisitor: db.prepare('SELECT country, created_at, updated_at FROM locks WHERE lock_key = ? AND anonymous = 1'),
+      countryPrices: db.prepare('SELECT country, currency, amount_minor AS amountMinor FROM country_prices WHERE product_id = ?'),
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
+      deleteLock: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
+      gateways: db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck(),
+      lockByKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
+      plans: db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck(),
+      productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
+      productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
+      productById: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE id = ?'),
+      // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
+      upsertLock: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
+          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
+          quote_json = excluded.quote_json, updated_at = excluded.updated_at`),
+      userCountry: db.prepare('SELECT country FROM users WHERE user_id = ?').pluck(),
+      userRow: db.prepare('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = ?'),
+      userUpsert: db.prepare(`INSERT INTO users (user_id, country, created_at, updated_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS NOT excluded.country`),
+    }
+  }
+
+  private many<T>(stmt: Statement, keys: readonly string[], map: (row: never) => T | undefined): (T | undefined)[] {
+    const out = new Array<T | undefined>(keys.length)
+    for (let i = 0; i < keys.length; i++) out[i] = map(stmt.get(keys[i]) as never)
+    return out
+  }
+
+  expectBulk(): void {
+    // A bigger page cache keeps the locks b-tree in memory across a batch's transactions,
+    // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
+    this.db.pragma('cache_size = -65536')
+    this.db.pragma('wal_autocheckpoint = 16384')
+  }
+
+  loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    return this.many(this.stmts.lockByKey, keys, lockFromRow)
+  }
+
+  loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[] {
+    return this.many(this.stmts.anonymousByIp, ips, lockFromRow)
+  }
+
+  saveQuotes(locks: readonly Lock[]): void {
+    const upsert = this.stmts.upsertLock
+    for (const l of locks) {
+      upsert.run(l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at)
+    }
+  }
+
+  deleteLocks(keys: readonly string[]): void {
+    const del = this.stmts.deleteLock
+    for (const k of keys) del.run(k)
+  }
+
+  userCountries(userIds: readonly string[]): (string | undefined)[] {
+    return this.many(this.stmts.userCountry, userIds, (c: null | string | undefined) => c ?? undefined)
+  }
+
+  saveUserCountries(rows: readonly UserCountry[]): void {
+    const upsert = this.stmts.userUpsert
+    for (const r of rows) upsert.run(r.userId, r.country, r.at, r.at)
+  }
+
+  user(userId: string): undefined | User {
+    // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
+    const visitor = this.stmts.anonymousVisitor.get(userId) as {country: string; created_at: string; updated_at: string} | undefined
+    if (visitor) return {...visitor, user_id: userId}
+    return this.stmts.userRow.get(userId) as undefined | User
+  }
+
+  userHasRevenue(userId: string): boolean {
+    return this.db.prepare('SELECT 1 FROM subscriptions WHERE user_id = ? UNION ALL SELECT 1 FROM charges WHERE user_id = ? LIMIT 1').get(userId, userId) !== undefined
+  }
+
+  catalogVersion(): number {
+    return this.stmts.dataVersion.get() as number
+  }
+
+  catalogSnapshot(): PricingProduct[] {
+    const db = this.db
+    const rows = db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id').all() as ProductRow[]
+    const byId = new Map<number, PricingProduct>()
+    const out = rows.map((row) => {
+      const p: PricingProduct = {...row, countryPrices: [], gateways: [], planCurrencies: []}
+      byId.set(row.id, p)
+      return p
+    })
+    for (const c of db.prepare('SELECT product_id, country, currency, amount_minor AS amountMinor FROM country_prices ORDER BY product_id, country').all() as {amountMinor: number; country: string; currency: string; product_id: number}[]) {
+      byId.get(c.product_id)?.countryPrices.push({amountMinor: c.amountMinor, country: c.country, currency: c.currency})
+    }
+    const gateways = db.prepare(`SELECT DISTINCT product_id, CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations ORDER BY product_id, g`).all() as {g: string; product_id: number}[]
+    for (const r of gateways) byId.get(r.product_id)?.gateways.push(r.g)
+    const plans = db.prepare(`SELECT product_id, currency FROM product_integrations WHERE type = 'gateway_d' AND currency IS NOT NULL ORDER BY product_id, position`).all() as {currency: string; product_id: number}[]
+    for (const r of plans) {
+      const p = byId.get(r.product_id)
+      if (p && !p.planCurrencies.includes(r.currency)) p.planCurrencies.push(r.currency)
+    }
+    return out
+  }
+
+  productRow(apiId: string): ProductRow | undefined {
+    return this.stmts.productByApiId.get(apiId) as ProductRow | undefined
+  }
+
+  productRowById(id: number): ProductRow | undefined {
+    return this.stmts.productById.get(id) as ProductRow | undefined
+  }
+
+  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[] {
+    if (types.length === 0) return []
+    let stmt = this.matches.get(types.length)
+    if (!stmt) {
+      stmt = this.db.prepare(
+        `SELECT p.id, p.api_id, p.name, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor, p.baseline_id,
+           pi.type AS i_type, pi.interval AS i_interval, pi.interval_count AS i_count
+         FROM product_integrations pi JOIN products p ON p.id = pi.product_id
+         WHERE pi.type IN (${types.map(() => '?').join(', ')}) AND pi.gateway_ref = ? ORDER BY pi.type, pi.id`,
+      )
+      this.matches.set(types.length, stmt)
+    }
+    return stmt.all(...types, ref) as IntegrationMatch[]
+  }
+
+  product(apiId: string): PricingProduct | undefined {
+    const s = this.stmts
+    const row = s.productByApiId.get(apiId) as ProductRow | undefined
+    if (!row) return undefined
+    return {
+      ...row,
+      countryPrices: s.countryPrices.all(row.id) as PricingProduct['countryPrices'],
+      gateways: s.gateways.all(row.id) as string[],
+      planCurrencies: [...new Set(s.plans.all(row.id) as string[])],
+    }
+  }
+
+  productApiId(id: number): string | undefined {
+    return this.stmts.productApiId.get(id) as string | undefined
+  }
+
+  productApiIds(): string[] {
+    return this.db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[]
+  }
+
+  pricedCountries(): string[] {
+    return this.db.prepare('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY country').pluck().all() as string[]
+  }
 }

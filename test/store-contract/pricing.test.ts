@@ -1,0 +1,195 @@
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+
+import type {Lock, LockedProduct} from '../../src/pricing/locks.js'
+import type {StorePort} from '../../src/store/port.js'
+import {ADAPTERS} from '../helpers/adapters.js'
+
+const product = (price: number, more: Partial<LockedProduct> = {}): LockedProduct => ({
+  baseline_minor: null,
+  control_minor: price,
+  currency: 'EUR',
+  interval: 'month',
+  interval_count: 1,
+  layer: 'base',
+  price_minor: price,
+  ...more,
+})
+
+function lock(key: string, more: Partial<Lock> = {}): Lock {
+  const anonymous = more.anonymous ?? false
+  return {
+    anonymous,
+    arm_id: 0,
+    country: 'DE',
+    created_at: '2026-01-01T00:00:00.000Z',
+    currency: 'EUR',
+    experiment_id: 0,
+    ip: null,
+    lock_key: key,
+    package_id: null,
+    quote: {
+      audience: {api_id: 'default', name: 'default'},
+      country_source: 'request',
+      currency_source: 'currency of DE',
+      experiment_type: null,
+      matching_audiences: [],
+      products: {basic: product(999)},
+      products_to_select: [],
+    },
+    updated_at: '2026-01-01T00:00:00.000Z',
+    user_id: anonymous ? null : key,
+    ...more,
+  }
+}
+
+describe.each(ADAPTERS)('pricing repository contract: $name', (adapter) => {
+  let store: StorePort
+  let cleanup: () => void
+  beforeEach(() => {
+    ;({cleanup, store} = adapter.open())
+  })
+  afterEach(() => cleanup())
+
+  const save = (locks: Lock[]) => store.transaction(() => store.pricing.saveQuotes(locks), {write: true})
+
+  it('an empty chunk reads nothing and writes nothing', () => {
+    expect(store.pricing.loadLocks([])).toEqual([])
+    expect(store.pricing.loadAnonymousLocks([])).toEqual([])
+    expect(store.pricing.userCountries([])).toEqual([])
+    save([])
+    store.pricing.deleteLocks([])
+    store.pricing.saveUserCountries([])
+    expect(store.pricing.loadLocks(['a'])).toEqual([undefined])
+  })
+
+  it('saves a chunk of quotes and loads them back as saved, in the order asked, one entry per key', () => {
+    const a = lock('alice')
+    const b = lock('bob', {
+      arm_id: 2,
+      country: 'JP',
+      currency: 'JPY',
+      experiment_id: 7,
+      ip: '203.0.113.9',
+      package_id: 'pro',
+      quote: {
+        audience: {api_id: 'students', name: 'Students'},
+        country_source: 'IP 203.0.113.9',
+        currency_source: 'request',
+        experiment_type: 'price',
+        matching_audiences: [{api_id: 'students', name: 'Students'}],
+        products: {
+          basic: product(1200, {baseline_minor: 1500, control_minor: 1300, currency: 'JPY', layer: 'experiment'}),
+          lifetime: product(90, {currency: 'USD', interval: 'one_time'}),
+        },
+        products_to_select: ['basic'],
+      },
+    })
+    const c = lock('carol', {arm_id: 'b-arm', experiment_id: 3})
+    save([a, b, c])
+    expect(store.pricing.loadLocks(['carol', 'nobody', 'alice', 'bob', 'alice'])).toEqual([c, undefined, a, b, a])
+  })
+
+  it('a chunk of one is the single call: the same lock as in a bigger chunk', () => {
+    save([lock('alice'), lock('bob')])
+    expect(store.pricing.loadLocks(['bob'])).toEqual([store.pricing.loadLocks(['alice', 'bob'])[1]])
+  })
+
+  it('saving an existing key keeps its created_at and replaces everything else; the last save of a key in a chunk wins', () => {
+    save([lock('alice')])
+    const later = lock('alice', {country: 'FR', created_at: '2026-03-01T00:00:00.000Z', updated_at: '2026-03-01T00:00:00.000Z'})
+    const last = {...later, country: 'IT'}
+    save([later, last])
+    expect(store.pricing.loadLocks(['alice'])[0]).toEqual({...last, created_at: '2026-01-01T00:00:00.000Z'})
+  })
+
+  it('deletes a chunk of locks, ignoring unknown keys', () => {
+    save([lock('alice'), lock('bob'), lock('carol')])
+    store.transaction(() => store.pricing.deleteLocks(['alice', 'nobody', 'carol']), {write: true})
+    expect(store.pricing.loadLocks(['alice', 'bob', 'carol']).map((l) => l?.lock_key)).toEqual([undefined, 'bob', undefined])
+  })
+
+  it("loads per IP the earliest anonymous lock made from it; a user's lock with that IP is not one", () => {
+    const ip = '198.51.100.7'
+    save([
+      lock('bob', {ip}),
+      lock(ip, {anonymous: true, created_at: '2026-02-01T00:00:00.000Z', ip}),
+      lock('other-key', {anonymous: true, created_at: '2026-01-15T00:00:00.000Z', ip}),
+    ])
+    const [first, none] = store.pricing.loadAnonymousLocks([ip, '192.0.2.1'])
+    expect(first?.lock_key).toBe('other-key')
+    expect(first?.anonymous).toBe(true)
+    expect(none).toBeUndefined()
+  })
+
+  it("stores users' countries a chunk at a time: the same country changes nothing, another one moves updated_at", () => {
+    store.transaction(
+      () =>
+        store.pricing.saveUserCountries([
+          {at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'alice'},
+          {at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: 'bob'},
+        ]),
+      {write: true},
+    )
+    expect(store.pricing.userCountries(['bob', 'nobody', 'alice'])).toEqual(['JP', undefined, 'DE'])
+    store.transaction(
+      () =>
+        store.pricing.saveUserCountries([
+          {at: '2026-02-01T00:00:00.000Z', country: 'DE', userId: 'alice'},
+          {at: '2026-02-01T00:00:00.000Z', country: 'FR', userId: 'bob'},
+          {at: '2026-03-01T00:00:00.000Z', country: 'IT', userId: 'bob'},
+        ]),
+      {write: true},
+    )
+    expect(store.pricing.user('alice')).toEqual({country: 'DE', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', user_id: 'alice'})
+    expect(store.pricing.user('bob')).toEqual({country: 'IT', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-03-01T00:00:00.000Z', user_id: 'bob'})
+  })
+
+  it("a user is an anonymous visitor's lock first, else the users row; unknown ids have no user and no revenue", () => {
+    const ip = '198.51.100.8'
+    save([lock(ip, {anonymous: true, country: 'BR', ip})])
+    store.transaction(() => store.pricing.saveUserCountries([{at: '2026-01-02T00:00:00.000Z', country: 'US', userId: ip}]), {write: true})
+    expect(store.pricing.user(ip)).toEqual({country: 'BR', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', user_id: ip})
+    expect(store.pricing.user('nobody')).toBeUndefined()
+    expect(store.pricing.userHasRevenue('nobody')).toBe(false)
+  })
+
+  it('rolls back a failed transaction whole: no quote, no country, no deletion', () => {
+    save([lock('alice')])
+    expect(() =>
+      store.transaction(
+        () => {
+          store.pricing.saveQuotes([lock('bob')])
+          store.pricing.deleteLocks(['alice'])
+          store.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'bob'}])
+          throw new Error('boom')
+        },
+        {write: true},
+      ),
+    ).toThrow('boom')
+    expect(store.pricing.loadLocks(['alice', 'bob']).map((l) => l?.lock_key)).toEqual(['alice', undefined])
+    expect(store.pricing.userCountries(['bob'])).toEqual([undefined])
+  })
+
+  it('a write transaction returns what its function returns; a nested one joins it', () => {
+    expect(store.transaction(() => store.transaction(() => 7, {write: true}) + 1, {write: true})).toBe(8)
+  })
+
+  it("the catalog version does not move for the store's own commits", () => {
+    const v = store.pricing.catalogVersion()
+    expect(typeof v).toBe('number')
+    save([lock('alice')])
+    expect(store.pricing.catalogVersion()).toBe(v)
+  })
+
+  it('a new store has no products to price', () => {
+    expect(store.pricing.catalogSnapshot()).toEqual([])
+    expect(store.pricing.product('basic')).toBeUndefined()
+    expect(store.pricing.productApiId(1)).toBeUndefined()
+    expect(store.pricing.productRow('basic')).toBeUndefined()
+    expect(store.pricing.productRowById(1)).toBeUndefined()
+    expect(store.pricing.integrationMatches([], 'prod_x')).toEqual([])
+    expect(store.pricing.integrationMatches(['gateway_a', 'gateway_a_with_interval'], 'prod_x')).toEqual([])
+    expect(store.pricing.productApiIds()).toEqual([])
+    expect(store.pricing.pricedCountries()).toEqual([])
+  })
+})
