@@ -126,16 +126,19 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
   }
   if (options.dryRun) {
     try {
-      store.transaction(() => {
-        apply()
-        throw new DryRun()
-      })
+      store.transaction(
+        () => {
+          apply()
+          throw new DryRun()
+        },
+        {write: true},
+      )
     } catch (error) {
       if (!(error instanceof DryRun)) throw error
     }
     return {conflicts: all, dry_run: true, restored, reverted}
   }
-  const changeId = store.transaction(apply)
+  const changeId = store.transaction(apply, {write: true})
   return {change: changeId === undefined ? undefined : store.history.get(changeId), conflicts: all, dry_run: false, restored, reverted}
 }
 
