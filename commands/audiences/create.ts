@@ -1,8 +1,10 @@
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {audienceResponse, createAudience} from '../../src/segments/audiences.js'
 import {audienceBody, audienceFlags} from '../../src/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class AudiencesCreate extends BaseCommand<typeof AudiencesCreate> {
   static override summary = 'Create an audience: priority, rules and audience prices'
@@ -15,9 +17,9 @@ A user is in every audience whose rules hold; the highest priority one is the pr
     '<%= config.bin %> audiences create --api-id power --name "Power users" --priority 10 --rule "feature plan_level gte 3" --price pro_yearly=79:EUR',
     '<%= config.bin %> audiences create --body audience.json',
   ]
-  static override flags = audienceFlags
+  static override flags = {...audienceFlags, ...impactFlags}
   static override get outputSchema() {
-    return AudienceResponse
+    return AudienceResponse.extend(WithImpact)
   }
 
   async run() {
@@ -25,9 +27,9 @@ A user is in every audience whose rules hold; the highest priority one is the pr
       {field: 'api_id', flag: '--api-id', message: 'api_id'},
       {field: 'name', flag: '--name', message: 'Name'},
     ])
-    const a = createAudience(this.store.db, body)
-    const message = `created audience ${a.api_id}`
+    const {dryRun, impact, result: a} = await this.priceImpact(() => createAudience(this.store.db, body), {audiences: true})
+    const message = `${dryRun ? 'dry run: would create' : 'created'} audience ${a.api_id}`
     this.log(`${message} (${a.name}, priority ${a.priority}, ${a.rules.length ? `${a.rules.length} rule${a.rules.length === 1 ? '' : 's'}` : 'no rules: matches everyone'}, ${a.prices.length} price${a.prices.length === 1 ? '' : 's'})`)
-    return {audience: audienceResponse(a), message, success: true as const}
+    return {audience: audienceResponse(a), dry_run: dryRun, impact, message, success: true as const}
   }
 }

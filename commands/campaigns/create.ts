@@ -1,9 +1,11 @@
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {campaignResponse, createCampaign} from '../../src/segments/campaigns.js'
 import {segmentText} from '../../src/segments/common.js'
 import {campaignBody, campaignFlags} from '../../src/segments/flags.js'
 import {CampaignResponse} from '../../src/schemas/segments.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CampaignsCreate extends BaseCommand<typeof CampaignsCreate> {
   static override summary = 'Create a campaign: a coupon applied to a segment'
@@ -16,9 +18,9 @@ and inside its own window when a price is computed. Existing locks keep their co
     '<%= config.bin %> campaigns create --api-id students --name "Student deal" --coupon STUDENT10 --audience students --product pro_yearly',
     '<%= config.bin %> campaigns create --body campaign.json',
   ]
-  static override flags = campaignFlags
+  static override flags = {...campaignFlags, ...impactFlags}
   static override get outputSchema() {
-    return CampaignResponse
+    return CampaignResponse.extend(WithImpact)
   }
 
   async run() {
@@ -27,10 +29,12 @@ and inside its own window when a price is computed. Existing locks keep their co
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'coupon', flag: '--coupon', message: 'Coupon api_id'},
     ])
-    const c = createCampaign(this.store.db, body)
-    const out = campaignResponse(this.store.db, c)
-    const message = `created campaign ${c.api_id}`
+    const {dryRun, impact, result: {c, out}} = await this.priceImpact(() => {
+      const c = createCampaign(this.store.db, body)
+      return {c, out: campaignResponse(this.store.db, c)}
+    }, {audiences: true})
+    const message = `${dryRun ? 'dry run: would create' : 'created'} campaign ${c.api_id}`
     this.log(`${message}: coupon ${c.coupon} for ${segmentText(c.countries, c.audience)}${c.products.length ? ` on ${c.products.join(', ')}` : ''} (${out.state.replaceAll('_', ' ')} now)`)
-    return {campaign: out, message, success: true as const}
+    return {campaign: out, dry_run: dryRun, impact, message, success: true as const}
   }
 }

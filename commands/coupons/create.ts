@@ -1,10 +1,12 @@
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {couponResponse, createCoupon} from '../../src/catalog/coupons.js'
 import {couponBody, couponFlags} from '../../src/catalog/flags.js'
 import {couponValue} from '../../src/catalog/render.js'
 import {numberish} from '../../src/catalog/shortforms.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
   static override summary = 'Create a coupon'
@@ -14,9 +16,9 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
     '<%= config.bin %> coupons create --api-id SAVE5 --name "5 EUR off" --type fixed_amount --value 5 --currency EUR --active-till 2026-12-31 --external GATEWAY_A=promo_123',
     '<%= config.bin %> coupons create --body coupon.json',
   ]
-  static override flags = couponFlags
+  static override flags = {...couponFlags, ...impactFlags}
   static override get outputSchema() {
-    return CouponResponse
+    return CouponResponse.extend(WithImpact)
   }
 
   async run() {
@@ -26,9 +28,12 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
       {field: 'coupon_type', flag: '--type', message: 'Type (percentage or fixed_amount)', parse: (a) => ({coupon_type: a.trim()})},
       {field: 'value', flag: '--value', message: 'Value (percent, or amount in the coupon currency)', parse: numberish},
     ])
-    const c = createCoupon(this.store.db, body)
-    const message = `created coupon ${c.api_id}`
+    const {dryRun, impact, result: {c, out}} = await this.priceImpact(() => {
+      const c = createCoupon(this.store.db, body)
+      return {c, out: couponResponse(this.store.db, c)}
+    })
+    const message = `${dryRun ? 'dry run: would create' : 'created'} coupon ${c.api_id}`
     this.log(`${message} (${c.name}): ${couponValue(c)} off, ${c.status}`)
-    return {coupon: couponResponse(this.store.db, c), message, success: true as const}
+    return {coupon: out, dry_run: dryRun, impact, message, success: true as const}
   }
 }

@@ -1,26 +1,31 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {couponResponse, updateCoupon} from '../../src/catalog/coupons.js'
 import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
   static override summary = 'Change a coupon'
   static override description = 'Change a coupon; given fields replace stored ones (external coupons as a whole list). api_id cannot change.'
   static override examples = ['<%= config.bin %> coupons update SPRING25 --status NOT_ACTIVE', '<%= config.bin %> coupons update SAVE5 --value 7.5 --active-till none']
-  static override flags = {...couponFlags, 'api-id': {...couponFlags['api-id'], hidden: true}}
+  static override flags = {...impactFlags, ...couponFlags, 'api-id': {...couponFlags['api-id'], hidden: true}}
   static override get outputSchema() {
-    return CouponResponse
+    return CouponResponse.extend(WithImpact)
   }
 
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'coupons', apiId)
-    const {changed, coupon} = updateCoupon(this.store.db, apiId, couponBody(this.flags))
-    const message = changed ? `updated coupon ${apiId}` : `coupon ${apiId} unchanged (the update matches what is stored)`
+    const {dryRun, impact, result: {changed, out}} = await this.priceImpact(() => {
+      const {changed, coupon} = updateCoupon(this.store.db, apiId, couponBody(this.flags))
+      return {changed, out: couponResponse(this.store.db, coupon)}
+    })
+    const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} coupon ${apiId}` : `coupon ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
-    return {coupon: couponResponse(this.store.db, coupon), message, success: true as const}
+    return {coupon: out, dry_run: dryRun, impact, message, success: true as const}
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {assertCurrency} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
@@ -22,6 +23,7 @@ Refused when a currency the store prices with would be left without a rate usabl
     '<%= config.bin %> fx delete JPY --dry-run',
   ]
   static override flags = {
+    ...impactFlags,
     date: Flags.string({description: 'Only the rate of this day (YYYY-MM-DD)'}),
     'dry-run': Flags.boolean({description: 'Report what would be removed, remove nothing'}),
     force: Flags.boolean({description: 'Delete even if a currency in use is left without a rate usable today'}),
@@ -42,10 +44,11 @@ Refused when a currency the store prices with would be left without a rate usabl
       const preview = deleteRates(this.store, currency, date, {...options, dryRun: true})
       await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const summary = deleteRates(this.store, currency, date, options)
+    const {impact, result} = await this.priceImpact(() => deleteRates(this.store, currency, date, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
+    const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)
     for (const n of notes) this.note(n)
-    return removalJson(summary, message)
+    return {...removalJson(summary, message), impact}
   }
 }

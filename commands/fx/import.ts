@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {readDataFile} from '../../src/fx/files.js'
 import {importRates, parseFxFile} from '../../src/fx/import.js'
 import {FX_FORMATS, FxImportOutput, FxSource} from '../../src/schemas/fx.js'
@@ -22,7 +23,7 @@ is kept but not used before its date.`
   ]
   static override flags = {
     date: Flags.string({description: 'Day for rows without one (csv without a date column, json without "date"); default today'}),
-    'dry-run': Flags.boolean({description: 'Read and validate, report what would change, write nothing'}),
+    ...impactFlags,
     format: Flags.string({description: 'Layout of FILE instead of detecting it', options: [...FX_FORMATS]}),
     source: Flags.string({description: 'Source label stored with the rates (default: the layout and file name)'}),
   }
@@ -39,7 +40,8 @@ is kept but not used before its date.`
       const codes = `${parsed.skippedCodes.slice(0, 12).join(', ')}${n > 12 ? ', ...' : ''}`
       this.note(`skipped ${n} ${n === 1 ? 'code that is' : 'codes that are'} not ISO 4217 (${parsed.skippedValues} ${parsed.skippedValues === 1 ? 'value' : 'values'}): ${codes}`)
     }
-    const s = importRates(this.store, parsed, {dryRun: this.flags['dry-run'], source})
+    const {dryRun, impact, result} = await this.priceImpact(() => importRates(this.store, parsed, {source}))
+    const s = {...result, dryRun}
     const span = s.dates.count === 0 ? 'no dates' : s.dates.count === 1 ? `date ${s.dates.from}` : `${s.dates.count} dates ${s.dates.from}..${s.dates.to}`
     const message = `${s.dryRun ? 'dry run: would write' : 'wrote'} ${plural(s.ratesWritten, 'rate')} (${s.ratesUnchanged} unchanged) for ${s.currencies} ${s.currencies === 1 ? 'currency' : 'currencies'}, ${span}, from ${plural(s.rowsRead, 'row')} read (${s.format})`
     this.log(message)
@@ -56,6 +58,7 @@ is kept but not used before its date.`
       dates: s.dates,
       dry_run: s.dryRun,
       format: s.format,
+      impact,
       message,
       newer_on_file: s.newerOnFile.currencies,
       rates_unchanged: s.ratesUnchanged,

@@ -1,6 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {assertCurrency} from '../../src/currency.js'
 import {InvalidInputError} from '../../src/errors.js'
@@ -25,6 +26,7 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     '<%= config.bin %> fx prune --source snapshot --currency VES --yes',
   ]
   static override flags = {
+    ...impactFlags,
     before: Flags.string({description: 'Only rates dated before this day (YYYY-MM-DD)'}),
     currency: Flags.string({description: 'Only this currency (repeatable)', multiple: true}),
     'dry-run': Flags.boolean({description: 'Report what would be removed, remove nothing'}),
@@ -51,10 +53,11 @@ a rate usable today (--force overrides); other currencies left without a rate ar
       const preview = removeRates(this.store, filter, {...options, dryRun: true})
       if (preview.removed > 0) await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const summary = removeRates(this.store, filter, options)
+    const {impact, result} = await this.priceImpact(() => removeRates(this.store, filter, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
+    const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)
     for (const n of notes) this.note(n)
-    return removalJson(summary, message)
+    return {...removalJson(summary, message), impact}
   }
 }

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {numberish} from '../../src/catalog/shortforms.js'
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {isoDay, nowSeconds} from '../../src/clock.js'
 import {InvalidInputError} from '../../src/errors.js'
@@ -21,6 +22,7 @@ Your rates outrank the bundled snapshot whatever their dates. A rate dated after
 kept but not used before its date (a warning says so).`
   static override examples = ['<%= config.bin %> fx set EUR 0.92', '<%= config.bin %> fx set JPY 151.3 --date 2026-04-01']
   static override flags = {
+    ...impactFlags,
     body: Flags.string({description: 'JSON body {"currency", "rate", "date", "source"} from FILE, or - for stdin'}),
     date: Flags.string({description: 'Day the rate applies from (YYYY-MM-DD; default today, UTC); a later day schedules it'}),
     source: Flags.string({description: 'Where the rate comes from (default "manual")'}),
@@ -49,8 +51,8 @@ kept but not used before its date (a warning says so).`
     const today = isoDay(nowSeconds())
     input.date ??= today
     const valid = validate(FxSetInput, input, 'FX rate')
-    const {current, rate: stored, replaced, scheduled, snapshotComesBack} = setOperatorRate(this.store, valid, today)
-    const message = `${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
+    const {dryRun, impact, result: {current, rate: stored, replaced, scheduled, snapshotComesBack}} = await this.priceImpact(() => setOperatorRate(this.store, valid, today))
+    const message = `${dryRun ? 'dry run: would set ' : ''}${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)
     if (scheduled) {
       const now = current ? `${current.rate} dated ${current.date} (${current.source})` : 'no rate at all (prices in it fail until then)'
@@ -60,6 +62,6 @@ kept but not used before its date (a warning says so).`
       const back = snapshotComesBack ? `; deleting this rate ("pricectl fx delete ${stored.currency} --date ${stored.date}") brings the bundled snapshot's back` : ''
       this.note(`replaced ${replaced.rate} (${replaced.source}) of ${replaced.date}${back}`)
     }
-    return {current: current ?? null, message, rate: stored, replaced: replaced ?? null, scheduled, success: true as const}
+    return {current: current ?? null, dry_run: dryRun, impact, message, rate: stored, replaced: replaced ?? null, scheduled, success: true as const}
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {describeRule} from '../../src/cli/gateway-rules.js'
 import {overlay, readBody} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
@@ -29,6 +30,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     '<%= config.bin %> gateways set gateway_a --currency ISK --default',
   ]
   static override flags = {
+    ...impactFlags,
     accept: Flags.string({description: 'Accepted currencies: a comma-separated list (EUR,USD) or * for any'}),
     'amount-format': Flags.string({description: 'minor (integer gateway units) or decimal'}),
     body: Flags.string({description: 'JSON body {"accepted_currencies", "fallback_currency", "amount_format"} from FILE, or - for stdin'}),
@@ -62,16 +64,16 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     if (!this.flags.default && Object.keys(changes).length === 0) {
       throw new InvalidInputError(`nothing to set for ${this.args.gateway}: pass --accept, --fallback or --amount-format (or --default), or --currency CODE with the rule to override`)
     }
-    const {reset, settings} = configureGateway(this.store, this.args.gateway, this.flags.default ? 'default' : changes)
+    const {dryRun, impact, result: {reset, settings}} = await this.priceImpact(() => configureGateway(this.store, this.args.gateway, this.flags.default ? 'default' : changes))
     const gateway = gatewayEntryJson(settings)
-    const message = reset
+    const message = (dryRun ? 'dry run: ' : '') + (reset
       ? `${gateway.gateway} uses its defaults: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
-      : `${gateway.gateway}: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
+      : `${gateway.gateway}: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`)
     this.log(message)
-    return {gateway, message, success: true as const}
+    return {dry_run: dryRun, gateway, impact, message, success: true as const}
   }
 
-  private setRule(flags: RuleFlags, given: string[]) {
+  private async setRule(flags: RuleFlags, given: string[]) {
     const gateway = validate(Gateway, this.args.gateway, 'GATEWAY')
     const currency = validate(Currency, this.flags.currency!.trim().toUpperCase(), '--currency')
     const settings = ['accept', 'amount-format', 'body', 'fallback'].filter((f) => this.flags[f as keyof typeof this.flags] !== undefined)
@@ -84,14 +86,14 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     }
     // Syntax first, before the store is opened.
     if (!this.flags.default) checkRuleFlags(flags)
-    const {reset, rule} = configureRuleFromFlags(this.store, gateway, currency, this.flags.default ? 'default' : flags)
-    const message = this.flags.default
+    const {dryRun, impact, result: {reset, rule}} = await this.priceImpact(() => configureRuleFromFlags(this.store, gateway, currency, this.flags.default ? 'default' : flags))
+    const message = (dryRun ? 'dry run: ' : '') + (this.flags.default
       ? reset
         ? `${gateway} ${currency}: override dropped; ${describeRule(rule)}`
         : `${gateway} ${currency}: no override was stored (nothing changed); ${describeRule(rule)}`
-      : `${gateway} ${currency}: ${describeRule(rule)}`
+      : `${gateway} ${currency}: ${describeRule(rule)}`)
     this.log(message)
     if (rule.listed === false) this.note(`warning: ${currency} is not in ${rule.model}'s published list of currencies: make sure your ${gateway} account can charge it`)
-    return {message, reset, rule, success: true as const}
+    return {dry_run: dryRun, impact, message, reset, rule, success: true as const}
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {readDataFile} from '../../src/fx/files.js'
 import {writeFactors} from '../../src/localization/factors.js'
 import {parseLocalizationFile, resolveFactors} from '../../src/localization/import.js'
@@ -18,14 +19,15 @@ Layouts (detected from the content, or --format):
         factor = PPP / market rate of the country's currency per USD (that year's mean on file, else the latest)
   csv   country,factor[,year]
 The latest year with a value wins per country; regions and income groups (WLD, EUU, HIC, ...)
-are skipped and counted. Countries not in the file keep their factor unless --replace.`
+are skipped and counted. Countries not in the file keep their factor unless --replace.
+--dry-run reports each price the factors would move (docs/change-control.md).`
   static override examples = [
     '<%= config.bin %> localization import API_PA.NUS.PPPC.RF_DS2_en_csv_v2.csv',
     '<%= config.bin %> localization import ppp-gdp.csv --dry-run',
     '<%= config.bin %> localization import factors.csv --replace',
   ]
   static override flags = {
-    'dry-run': Flags.boolean({description: 'Read and validate, report what would change, write nothing'}),
+    ...impactFlags,
     format: Flags.string({description: 'Layout of FILE instead of detecting it', options: [...LOCALIZATION_FORMATS]}),
     replace: Flags.boolean({description: 'Also remove the factors of countries the file does not give'}),
     source: Flags.string({description: 'Source label stored with the factors (default: the layout and file name)'}),
@@ -39,7 +41,7 @@ are skipped and counted. Countries not in the file keep their factor unless --re
     const parsed = parseLocalizationFile(file.bytes, {format: this.flags.format as LocalizationFormat | undefined, name: file.name})
     const source = this.flags.source?.trim() || parsed.source
     const resolved = resolveFactors(this.store, parsed, source)
-    const written = writeFactors(this.store, resolved.factors, {dryRun: this.flags['dry-run'], replace: this.flags.replace})
+    const {impact, result: written} = await this.priceImpact(() => writeFactors(this.store, resolved.factors, {replace: this.flags.replace}))
     const years = resolved.factors.map((f) => f.year).filter((y): y is number => y !== null)
     const skippedCount = parsed.aggregates.length + parsed.noValue.length + resolved.noFxRate.length + resolved.implausible.length
     const message =
@@ -60,6 +62,7 @@ are skipped and counted. Countries not in the file keep their factor unless --re
       factors_unchanged: written.unchanged,
       factors_written: written.written,
       format: parsed.format,
+      impact,
       fx: {latest: resolved.fx.latest, year_average: resolved.fx.yearAverage},
       message,
       removed: written.removed,

@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 
 import {numberish} from '../../src/catalog/shortforms.js'
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {setFactor} from '../../src/localization/factors.js'
@@ -17,6 +18,7 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
   static override description = "Set a country's localization factor (replacing the one on file)"
   static override examples = ['<%= config.bin %> localization set IN 0.35', '<%= config.bin %> localization set CH 1.4 --year 2024 --source "own survey"']
   static override flags = {
+    ...impactFlags,
     body: Flags.string({description: 'JSON body {"country", "factor", "year", "source"} from FILE, or - for stdin'}),
     source: Flags.string({description: 'Where the factor comes from (default "manual")'}),
     year: Flags.integer({description: 'Year the factor describes'}),
@@ -38,9 +40,9 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     ])
     if (typeof input.country === 'string') input.country = input.country.trim().toUpperCase()
     const valid = validate(FactorInput, input, 'localization factor')
-    const stored = setFactor(this.store, valid)
-    const message = `${stored.country}: localization factor ${stored.factor}${stored.year === null ? '' : ` for ${stored.year}`} (source: ${stored.source})`
+    const {dryRun, impact, result: stored} = await this.priceImpact(() => setFactor(this.store, valid))
+    const message = `${dryRun ? 'dry run: would set ' : ''}${stored.country}: localization factor ${stored.factor}${stored.year === null ? '' : ` for ${stored.year}`} (source: ${stored.source})`
     this.log(message)
-    return {factor: stored, message, success: true as const}
+    return {dry_run: dryRun, factor: stored, impact, message, success: true as const}
   }
 }

@@ -1,8 +1,10 @@
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {packageBody, packageFlags} from '../../src/segments/flags.js'
 import {createPackage, packageResponse, packageSegment} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class PackagesCreate extends BaseCommand<typeof PackagesCreate> {
   static override summary = 'Create a package: products segmented by country and audience'
@@ -15,9 +17,9 @@ audience; --package-id picks one by name. A package with no segment is picked on
     '<%= config.bin %> packages create --api-id students --name Students --product pro_yearly --audience students',
     '<%= config.bin %> packages create --body package.json',
   ]
-  static override flags = packageFlags
+  static override flags = {...packageFlags, ...impactFlags}
   static override get outputSchema() {
-    return PackageResponse
+    return PackageResponse.extend(WithImpact)
   }
 
   async run() {
@@ -26,9 +28,9 @@ audience; --package-id picks one by name. A package with no segment is picked on
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'products', flag: '--product', message: 'Products (comma-separated api_ids)', parse: (a) => a.split(',').map((s) => s.trim()).filter(Boolean)},
     ])
-    const p = createPackage(this.store.db, body)
-    const message = `created package ${p.api_id}`
+    const {dryRun, impact, result: p} = await this.priceImpact(() => createPackage(this.store.db, body), {audiences: true})
+    const message = `${dryRun ? 'dry run: would create' : 'created'} package ${p.api_id}`
     this.log(`${message} (${p.products.join(', ')}) for ${packageSegment(p)}`)
-    return {message, package: packageResponse(p), success: true as const}
+    return {dry_run: dryRun, impact, message, package: packageResponse(p), success: true as const}
   }
 }

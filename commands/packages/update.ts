@@ -1,9 +1,11 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
 import {packageResponse, updatePackage} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
@@ -13,17 +15,17 @@ export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
     '<%= config.bin %> packages update br_basic --product pro_monthly,pro_yearly',
     '<%= config.bin %> packages update br_basic --country BR,AR --audience none',
   ]
-  static override flags = {...packageFlags, 'api-id': {...packageFlags['api-id'], hidden: true}}
+  static override flags = {...impactFlags, ...packageFlags, 'api-id': {...packageFlags['api-id'], hidden: true}}
   static override get outputSchema() {
-    return PackageResponse
+    return PackageResponse.extend(WithImpact)
   }
 
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'packages', apiId)
-    const {changed, package: p} = updatePackage(this.store.db, apiId, packageBody(this.flags))
-    const message = changed ? `updated package ${apiId}` : `package ${apiId} unchanged (the update matches what is stored)`
+    const {dryRun, impact, result: {changed, package: p}} = await this.priceImpact(() => updatePackage(this.store.db, apiId, packageBody(this.flags)), {audiences: true})
+    const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} package ${apiId}` : `package ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
-    return {message, package: packageResponse(p), success: true as const}
+    return {dry_run: dryRun, impact, message, package: packageResponse(p), success: true as const}
   }
 }

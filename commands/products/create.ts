@@ -1,4 +1,5 @@
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {productBody, productFlags} from '../../src/catalog/flags.js'
 import {createdResponse, createProduct} from '../../src/catalog/products.js'
@@ -6,6 +7,7 @@ import {billing} from '../../src/catalog/render.js'
 import {numberish} from '../../src/catalog/shortforms.js'
 import {fromMinor} from '../../src/currency.js'
 import {ProductCreated} from '../../src/schemas/catalog.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
   static override summary = 'Create a product'
@@ -15,9 +17,9 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
     '<%= config.bin %> products create --body product.json',
     'cat product.json | <%= config.bin %> products create --body - --json',
   ]
-  static override flags = productFlags
+  static override flags = {...productFlags, ...impactFlags}
   static override get outputSchema() {
-    return ProductCreated
+    return ProductCreated.extend(WithImpact)
   }
 
   async run() {
@@ -28,9 +30,9 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
       {field: 'interval', flag: '--interval', message: 'Interval (day, week, month, year, one_time)'},
       {field: 'interval_count', flag: '--interval-count', message: 'Interval count (1 for one_time)', parse: numberish},
     ])
-    const p = createProduct(this.store.db, body)
-    const message = `created product ${p.api_id}`
+    const {dryRun, impact, result: p} = await this.priceImpact(() => createProduct(this.store.db, body), {products: [String(body.api_id)]})
+    const message = `${dryRun ? 'dry run: would create' : 'created'} product ${p.api_id}`
     this.log(`${message} (${p.name}): ${fromMinor(p.base_px_minor, 'USD')} USD ${billing(p)}, ${p.country_prices.length} country prices, ${p.integrations.length} integrations`)
-    return createdResponse(p, message)
+    return {...createdResponse(p, message), dry_run: dryRun, impact}
   }
 }

@@ -1,9 +1,11 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {productBody, productFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
 import {productResponse, updateProduct} from '../../src/catalog/products.js'
 import {ProductOutput} from '../../src/schemas/catalog.js'
+import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
@@ -15,17 +17,17 @@ export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
     '<%= config.bin %> products update pro_monthly --country-price DE=9.49:EUR --country-price FR=9.49:EUR',
     '<%= config.bin %> products update pro_monthly --min-px none --baseline none',
   ]
-  static override flags = {...productFlags, 'api-id': {...productFlags['api-id'], hidden: true}}
+  static override flags = {...productFlags, ...impactFlags, 'api-id': {...productFlags['api-id'], hidden: true}}
   static override get outputSchema() {
-    return ProductOutput
+    return ProductOutput.extend(WithImpact)
   }
 
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'products', apiId)
-    const {changed, product} = updateProduct(this.store.db, apiId, productBody(this.flags))
-    const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
+    const {dryRun, impact, result: {changed, product}} = await this.priceImpact(() => updateProduct(this.store.db, apiId, productBody(this.flags)), {products: [apiId]})
+    const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
-    return productResponse(product, message)
+    return {...productResponse(product, message), dry_run: dryRun, impact}
   }
 }

@@ -1,6 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
+import {impactFlags} from '../../src/cli/impact-flags.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {resetRule, ruleFor, setRule} from '../../src/pricing/rounding.js'
@@ -31,6 +32,7 @@ Syntax and defaults: docs/rounding-display-gateways.md`
     '<%= config.bin %> rounding set JPY --default',
   ]
   static override flags = {
+    ...impactFlags,
     body: Flags.string({description: 'JSON body {"currency", "rule"} from FILE, or - for stdin'}),
     default: Flags.boolean({description: 'Drop the stored rule: the currency uses the built-in default again'}),
   }
@@ -45,20 +47,20 @@ Syntax and defaults: docs/rounding-display-gateways.md`
         {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)'},
       ])
       const {currency} = validate(RoundingCurrencyInput, input, 'currency')
-      const dropped = resetRule(this.store, currency)
+      const {dryRun, impact, result: dropped} = await this.priceImpact(() => resetRule(this.store, currency))
       const {source, text} = ruleFor(this.store, currency)
-      const message = dropped ? `${currency} uses the default rule again: ${text}` : `${currency} had no stored rule; it uses the default: ${text}`
+      const message = (dryRun ? 'dry run: ' : '') + (dropped ? `${currency} uses the default rule again: ${text}` : `${currency} had no stored rule; it uses the default: ${text}`)
       this.log(message)
-      return {currency, message, rule: text, source, success: true as const}
+      return {currency, dry_run: dryRun, impact, message, rule: text, source, success: true as const}
     }
     const input = await requireFields(overlay(readBody(this.flags.body), {currency: this.args.currency, rule: this.args.rule}), [
       {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)'},
       {field: 'rule', flag: 'RULE (or --default)', message: 'Rounding rule, e.g. 0-10: end .99 up; 10+: end 9.99 nearest'},
     ])
     const valid = validate(RoundingSetInput, input, 'rounding rule')
-    const rule = setRule(this.store, valid.currency, valid.rule)
-    const message = `${valid.currency} rounding rule set: ${rule.text}`
+    const {dryRun, impact, result: rule} = await this.priceImpact(() => setRule(this.store, valid.currency, valid.rule))
+    const message = `${dryRun ? 'dry run: ' : ''}${valid.currency} rounding rule set: ${rule.text}`
     this.log(message)
-    return {currency: valid.currency, message, rule: rule.text, source: 'store' as const, success: true as const}
+    return {currency: valid.currency, dry_run: dryRun, impact, message, rule: rule.text, source: 'store' as const, success: true as const}
   }
 }

@@ -4,6 +4,9 @@ import type {ZodType} from 'zod'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {commandContext} from '../history/context.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
+import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
+import type {ImpactFlagValues} from './impact-flags.js'
+import {type ImpactOptions, withPriceImpact} from './impact.js'
 import {setListOptions} from './list-options.js'
 import {isInteractive} from './tty.js'
 
@@ -70,6 +73,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected get interactive(): boolean {
     return isInteractive()
+  }
+
+  /**
+   * Run a write that can change a quote with its price impact (docs/change-control.md):
+   * --dry-run reports and writes nothing, --max-changes refuses, a terminal confirms a big
+   * change. The command spreads `impactFlags` (src/cli/impact-flags.ts) into its flags and
+   * returns `impact` in its JSON.
+   */
+  protected async priceImpact<R>(write: () => R, scope?: ImpactScope, options?: ImpactOptions): Promise<{dryRun: boolean; impact: PriceImpact; result: R}> {
+    return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: this.store}, write, scope, options)
   }
 
   /** Progress and notes: stderr, silent under --json. */

@@ -3,6 +3,7 @@ import {z} from 'zod'
 import {isIsoDay} from '../dates.js'
 import {FX_KINDS} from '../fx/sources.js'
 import {Currency, Envelope, isPlainText} from './common.js'
+import {WithImpact} from './impact.js'
 
 /**
  * FX rates: units of a currency per 1 USD, dated, with where they came from.
@@ -77,6 +78,7 @@ export const FxListedRate = FxRateRecord.extend({
 export const FxListOutput = Envelope.extend({rates: z.array(FxListedRate)})
 
 export const FxSetOutput = Envelope.extend({
+  ...WithImpact,
   current: FxRateRecord.nullable().describe('the rate pricing uses today after the write'),
   rate: FxRateRecord,
   replaced: FxRateRecord.nullable().describe('the rate of the same currency and day this one replaced'),
@@ -85,6 +87,7 @@ export const FxSetOutput = Envelope.extend({
 
 /** `fx delete` and `fx prune`: what was removed, what came back, what is left without a rate. */
 export const FxRemoveOutput = Envelope.extend({
+  impact: WithImpact.impact,
   currencies: z.array(z.object({currency: z.string(), from: z.string(), removed: z.number(), to: z.string()})),
   dry_run: z.boolean(),
   in_use_without_rate: z
@@ -97,6 +100,7 @@ export const FxRemoveOutput = Envelope.extend({
 })
 
 export const FxImportOutput = Envelope.extend({
+  impact: WithImpact.impact,
   currencies: z.number().describe('distinct currencies among the rates read'),
   dates: z.object({count: z.number(), from: z.string().nullable(), to: z.string().nullable()}),
   dry_run: z.boolean(),

@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {Currency, Envelope, Gateway} from './common.js'
+import {WithImpact} from './impact.js'
 
 /** Gateway settings input and the --json output of the `gateways` commands. */
 
@@ -111,8 +112,9 @@ export const GatewayTableEntry = z.object({
 
 /** `gateways set` prints the gateway's settings, or with --currency the currency's rule. */
 export const GatewaysSetOutput = z.union([
-  Envelope.extend({gateway: GatewayEntry}),
+  Envelope.extend({gateway: GatewayEntry, ...WithImpact}),
   Envelope.extend({
+    ...WithImpact,
     /** With --default: whether an override was dropped. */
     reset: z.boolean(),
     rule: GatewayRuleEntry,

@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {Country, Envelope, isPlainText} from './common.js'
+import {WithImpact} from './impact.js'
 
 /**
  * Localization factors: per country, the multiplier applied to the USD base price after
@@ -49,11 +50,12 @@ export const FactorRecord = z.object({
 
 export const LocalizationListOutput = Envelope.extend({factors: z.array(FactorRecord)})
 
-export const LocalizationSetOutput = Envelope.extend({factor: FactorRecord})
+export const LocalizationSetOutput = Envelope.extend({factor: FactorRecord, ...WithImpact})
 
-export const LocalizationClearOutput = Envelope.extend({deleted: z.number()})
+export const LocalizationClearOutput = Envelope.extend({deleted: z.number(), ...WithImpact})
 
 export const LocalizationImportOutput = Envelope.extend({
+  impact: WithImpact.impact,
   dry_run: z.boolean(),
   factors_unchanged: z.number(),
   factors_written: z.number(),

@@ -3,6 +3,7 @@ import {z} from 'zod'
 import {PricectlError} from '../errors.js'
 import {parseRule} from '../pricing/rounding.js'
 import {Currency, Envelope} from './common.js'
+import {WithImpact} from './impact.js'
 
 /**
  * Rounding rule input and the --json output of the `rounding` commands.
@@ -54,6 +55,7 @@ export const RoundingSetOutput = Envelope.extend({
   currency: z.string(),
   rule: z.string(),
   source: RuleSource,
+  ...WithImpact,
 })
 
 export const RoundingTestOutput = Envelope.extend({

@@ -46,7 +46,7 @@ describe('coupons create / get round trip', () => {
   it('--body: get --json prints every field with the same values in the spec shape', async () => {
     const c = await run(db, ['coupons', 'create', '--body', file(JSON.stringify(body)), '--json'])
     expect(c.code, c.stderr).toBe(0)
-    expect(c.json).toEqual({coupon: {...body, ...stamps}, message: 'created coupon SAVE5', success: true})
+    expect(c.json).toEqual({coupon: {...body, ...stamps}, dry_run: false, impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'}, message: 'created coupon SAVE5', success: true})
     const g = await run(db, ['coupons', 'get', 'SAVE5', '--json'])
     expect(g.json).toEqual({coupon: {...body, ...stamps}, message: 'coupon SAVE5', success: true})
   })
@@ -128,6 +128,8 @@ describe('coupons update / list / delete', () => {
     const u = await run(db, ['coupons', 'update', 'SAVE5', '--status', 'ACTIVE', '--external', 'none', '--active-till', 'none', '--json'])
     expect(u.json).toEqual({
       coupon: {...body, ...stamps, active_till: null, coupon_external_coupons: [], status: 'ACTIVE', updated_at: '2026-02-02T08:30:00+00:00'},
+      dry_run: false,
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: 'updated coupon SAVE5',
       success: true,
     })
@@ -162,7 +164,7 @@ describe('coupons update / list / delete', () => {
   it('delete --yes prints {message, success, api_id}; an unknown coupon exits 1', async () => {
     await run(db, ['coupons', 'create', '--body', file(JSON.stringify(body))])
     const d = await run(db, ['coupons', 'delete', 'SAVE5', '--yes', '--json'])
-    expect(d.json).toEqual({api_id: 'SAVE5', message: 'deleted coupon SAVE5', success: true})
+    expect(d.json).toEqual({api_id: 'SAVE5', dry_run: false, impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'}, message: 'deleted coupon SAVE5', success: true})
     const g = await run(db, ['coupons', 'get', 'SAVE5', '--json'])
     expect(g.code).toBe(1)
     expect(g.json).toEqual({message: 'no coupon with api_id "SAVE5" (list them with: pricectl coupons list)', success: false})

@@ -100,6 +100,7 @@ describe('fx import', () => {
       dates: {count: 1, from: '2026-04-13', to: '2026-04-13'},
       dry_run: false,
       format: 'ecb',
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: expect.stringContaining('wrote 4 rates'),
       newer_on_file: [], // the default snapshot is dated later, but an import outranks it
       rates_unchanged: 0,
@@ -183,6 +184,8 @@ describe('fx set', () => {
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       current: expect.objectContaining({currency: 'EUR', source: expect.stringContaining('default snapshot')}),
+      dry_run: false,
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: 'EUR = 0.91 per 1 USD from 2031-01-01 (manual), scheduled: not used before that day',
       rate: {currency: 'EUR', date: '2031-01-01', rate: 0.91, source: 'manual'},
       replaced: null,

@@ -50,6 +50,8 @@ describe('gateways set', () => {
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       gateway: {accepted_currencies: ['EUR', 'USD', 'GBP'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_b', source: 'store'},
+      dry_run: false,
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: 'gateway_b: accepts EUR,USD,GBP, falls back to USD, minor amounts',
       success: true,
     })

@@ -51,6 +51,7 @@ describe('localization import', () => {
       factors_written: 2,
       format: 'wide',
       fx: {latest: 0, year_average: 0},
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: expect.stringContaining('wrote 2 factors'),
       removed: 0,
       rows_read: 5,
@@ -122,7 +123,7 @@ describe('localization list, set, clear', () => {
   it('set from arguments or --body, shown as a table', async () => {
     const db = await store()
     const r = await run(db, ['localization', 'set', 'ch', '1.4', '--year', '2024', '--json'])
-    expect(r.json).toEqual({factor: {country: 'CH', factor: 1.4, source: 'manual', year: 2024}, message: 'CH: localization factor 1.4 for 2024 (source: manual)', success: true})
+    expect(r.json).toEqual({dry_run: false, factor: {country: 'CH', factor: 1.4, source: 'manual', year: 2024}, impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'}, message: 'CH: localization factor 1.4 for 2024 (source: manual)', success: true})
     const body = fixture('f.json', JSON.stringify({country: 'BR', factor: 0.5, source: 'survey'}))
     expect((await run(db, ['localization', 'set', '--body', body, '--json'])).json.factor).toEqual({country: 'BR', factor: 0.5, source: 'survey', year: null})
     const t = await run(db, ['localization', 'list'])
@@ -152,7 +153,7 @@ describe('localization list, set, clear', () => {
     expect(refused.code).toBe(2)
     expect(refused.json.message).toContain('without --yes')
     const some = await run(db, ['localization', 'clear', '--country', 'br', '--country', 'MX', '--yes', '--json'])
-    expect(some.json).toEqual({deleted: 2, message: 'deleted 2 localization factors', success: true})
+    expect(some.json).toEqual({deleted: 2, dry_run: false, impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'}, message: 'deleted 2 localization factors', success: true})
     const all = await run(db, ['localization', 'clear', '--yes'])
     expect(all.stdout).toContain('deleted 1 localization factor')
     expect((await run(db, ['localization', 'list', '--json'])).json.factors).toEqual([])

@@ -20,7 +20,7 @@ describe('products export / import', () => {
       const before = dump(db)
       const digest = fileDigest(db)
       const i = await run(db, ['products', 'import', file, '--json'])
-      expect(i.json).toEqual({inserted: 0, message: expect.stringContaining('0 inserted, 0 updated, 8 unchanged'), path: file, read: 8, success: true, unchanged: 8, updated: 0})
+      expect(i.json).toEqual({dry_run: false, impact: expect.objectContaining({added: 0, changed: 0, changes: [], dropped: [], summary: 'no price changes'}), inserted: 0, message: expect.stringContaining('0 inserted, 0 updated, 8 unchanged'), path: file, read: 8, success: true, unchanged: 8, updated: 0})
       expect(dump(db)).toEqual(before)
       expect(fileDigest(db)).toBe(digest)
     }

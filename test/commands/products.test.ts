@@ -83,6 +83,8 @@ describe('products create / get round trip', () => {
       baseline_id: id,
       country_prices: body.country_prices.map((p) => ({country: p.country, currency: p.currency, local_price: p.amount})),
       integrations: body.integrations,
+      dry_run: false,
+      impact: expect.objectContaining({changed: 0, changes: expect.arrayContaining([expect.objectContaining({before: null, change: 'added', product: 'pro_monthly'})]), dropped: []}),
       message: 'created product pro_monthly',
       name: 'Pro Monthly',
       success: true,
@@ -239,7 +241,7 @@ describe('products update / list / delete', () => {
 
   it('delete with --yes removes the product and prints {message, success, api_id}', async () => {
     const r = await run(db, ['products', 'delete', 'pro_base', '--yes', '--json'])
-    expect(r.json).toEqual({api_id: 'pro_base', message: 'deleted product pro_base', success: true})
+    expect(r.json).toEqual({api_id: 'pro_base', dry_run: false, impact: expect.objectContaining({added: 0, changes: expect.arrayContaining([expect.objectContaining({after: null, change: 'removed', product: 'pro_base'})])}), message: 'deleted product pro_base', success: true})
     expect(dump(db).tables.products).toEqual([])
     expect((await run(db, ['products', 'delete', 'pro_base', '--yes'])).code).toBe(1)
   })

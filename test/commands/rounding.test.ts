@@ -50,6 +50,8 @@ describe('rounding set', () => {
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       currency: 'EUR',
+      dry_run: false,
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: 'EUR rounding rule set: 0-10: end .49,.99 up; 10+: end 9.99 nearest',
       rule: '0-10: end .49,.99 up; 10+: end 9.99 nearest',
       source: 'store',
@@ -89,6 +91,8 @@ describe('rounding set', () => {
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       currency: 'JPY',
+      dry_run: false,
+      impact: {added: 0, changed: 0, changes: [], compared: 0, countries: 0, dropped: [], largest: null, products: 0, summary: 'no price changes'},
       message: 'JPY uses the default rule again: 0-1000: multiple 10 nearest; 1000-100000: multiple 100 nearest; 100000+: sigfig 3 nearest',
       rule: '0-1000: multiple 10 nearest; 1000-100000: multiple 100 nearest; 100000+: sigfig 3 nearest',
       source: 'default',

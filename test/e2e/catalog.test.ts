@@ -21,7 +21,7 @@ describe('catalog end to end (bin/run.js)', () => {
     const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(body)})
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toEqual({
-      api_id: 'ebook', base_px: 14.99, baseline_id: null, country_prices: [{country: 'DE', currency: 'EUR', local_price: 12.99}], integrations: body.integrations, message: 'created product ebook', name: 'E-book', success: true,
+      api_id: 'ebook', base_px: 14.99, baseline_id: null, country_prices: [{country: 'DE', currency: 'EUR', local_price: 12.99}], dry_run: false, impact: expect.objectContaining({changed: 0, dropped: []}), integrations: body.integrations, message: 'created product ebook', name: 'E-book', success: true,
     })
     const before = dump(db)
     const digest = fileDigest(db)

@@ -1,0 +1,94 @@
+import {OperationalError} from '../errors.js'
+import {type ImpactScope, measureImpact, pct, type PriceImpact, type PriceImpactChange} from '../pricing/impact.js'
+import type {StorePort} from '../store/port.js'
+import {CONFIRM_ABOVE, type ImpactFlagValues} from './impact-flags.js'
+import {table} from './render.js'
+import {isInteractive} from './tty.js'
+
+/** Rows of the impact table after a change that was applied (a dry run shows them all). */
+const APPLIED_ROWS = 20
+
+function side(s: PriceImpactChange['before']): string {
+  return s ? s.display : '-'
+}
+
+/** The impact as people read it: a table of the prices that change, what is dropped, the summary line. */
+export function renderImpact(impact: PriceImpact, options: {limit?: number} = {}): string {
+  const lines: string[] = []
+  // After a change, the prices that changed; new prices (a new product) only counted.
+  const rows = options.limit === undefined ? impact.changes : impact.changes.filter((c) => c.change !== 'added')
+  const shown = options.limit === undefined ? rows : rows.slice(0, options.limit)
+  if (shown.length > 0) {
+    lines.push(
+      table(shown, [
+        {header: 'product', value: (c) => c.product},
+        {header: 'country', value: (c) => c.country},
+        {header: 'audience', value: (c) => c.audience},
+        {header: 'before', value: (c) => side(c.before)},
+        {header: 'after', value: (c) => side(c.after)},
+        {header: 'change', value: (c) => (c.pct_change !== null ? pct(c.pct_change) : c.change === 'currency' ? `${c.before!.currency} -> ${c.after!.currency}` : c.change)},
+        {header: 'note', value: (c) => c.note ?? ''},
+      ]),
+    )
+    if (shown.length < rows.length) lines.push(`... and ${rows.length - shown.length} more (all of them: --dry-run, or --json)`)
+  }
+  for (const d of impact.dropped) {
+    lines.push(`drops ${d.count} country ${d.count === 1 ? 'price' : 'prices'} of ${d.product}: ${d.countries.slice(0, 20).join(', ')}${d.count > 20 ? ', ...' : ''}`)
+  }
+  lines.push(`price impact: ${impact.summary}`)
+  return lines.join('\n')
+}
+
+export type ImpactOptions = {
+  /** The person already confirmed this change on the terminal (a delete's question): not asked twice. */
+  confirmed?: boolean
+}
+
+export type ImpactIO = {
+  flags: ImpactFlagValues
+  json: boolean
+  /** Results (stdout): the report of a dry run. */
+  log: (text: string) => void
+  /** Notes (stderr, silent under --json): the report of an applied change. */
+  note: (text: string) => void
+  store: StorePort
+}
+
+/**
+ * Run a write with its price impact (docs/change-control.md):
+ * - --dry-run: measured and rolled back; the full report printed.
+ * - --max-changes N exceeded: rolled back, exit 1.
+ * - a terminal (not --json, not --yes) and more than CONFIRM_ABOVE changes: measured and
+ *   rolled back, the summary shown, and on "yes" run again and kept.
+ * - else: written, the report (the first rows of the table) on stderr.
+ */
+export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: ImpactScope = {}, options: ImpactOptions = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
+  const {flags} = io
+  const max = flags['max-changes']
+  const over = (i: PriceImpact) => max !== undefined && i.changed > max
+  const refuse = (i: PriceImpact) =>
+    new OperationalError(
+      `${i.changed} prices would change, more than --max-changes ${max}: nothing written (${i.summary}); review them with --dry-run, or raise --max-changes`,
+      {impact: i},
+    )
+  if (flags['dry-run']) {
+    const r = measureImpact(io.store, write, scope, () => 'rollback')
+    if (!io.json) io.log(renderImpact(r.impact))
+    return {dryRun: true, impact: r.impact, result: r.result}
+  }
+  const ask = !flags.yes && !io.json && !options.confirmed && isInteractive()
+  if (ask) {
+    const probe = measureImpact(io.store, write, scope, () => 'rollback')
+    if (over(probe.impact)) throw refuse(probe.impact)
+    if (probe.impact.changed > CONFIRM_ABOVE) {
+      process.stderr.write(renderImpact(probe.impact, {limit: APPLIED_ROWS}) + '\n')
+      const {confirm} = await import('@inquirer/prompts')
+      const ok = await confirm({default: false, message: `Apply this change (${probe.impact.changed} prices change)?`})
+      if (!ok) throw new OperationalError(`not confirmed: nothing written (${probe.impact.summary}); see every price with --dry-run`)
+    }
+  }
+  const r = measureImpact(io.store, write, scope, (i) => (over(i) ? 'rollback' : 'commit'))
+  if (!r.committed) throw refuse(r.impact)
+  if (r.impact.changed > 0 || r.impact.dropped.length > 0 || r.impact.added > 0) io.note(renderImpact(r.impact, {limit: APPLIED_ROWS}))
+  return {dryRun: false, impact: r.impact, result: r.result}
+}

@@ -1,0 +1,58 @@
+import {spawnSync} from 'node:child_process'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {ROOT, runBin, tempStore} from '../helpers/run.js'
+
+/** As in tty.test.ts: the command on a real pseudo-terminal (`script`), answers typed after a pause. */
+function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
+  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
+  const typed = answers.map((a) => `sleep 2; printf '%s\\r' '${a}'`).join('; ')
+  const env = {...process.env}
+  delete env.CI
+  const r = spawnSync('bash', ['-c', `(${typed ? `${typed}; ` : ''}sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
+  return {code: r.status ?? 1, output: r.stdout + r.stderr}
+}
+
+function storeWithProduct(): string {
+  const db = tempStore()
+  expect(runBin(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '9.99', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+  return db
+}
+
+const EUR_RULE = '0+: end .49 nearest'
+const storedEur = (db: string) => (runBin(db, ['rounding', 'list', '--json']).json.rules.some((r: {currency: string; source: string}) => r.currency === 'EUR' && r.source === 'store') ? 'store' : 'default')
+
+describe('a change of many prices asks on a terminal', () => {
+  it('shows the summary and writes nothing when not confirmed', () => {
+    const db = storeWithProduct()
+    const r = onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], ['n'])
+    expect(r.output).toMatch(/price impact: \d+ prices change in 1 product x \d+ countries/)
+    expect(r.output).toMatch(/Apply this change \(\d+ prices change\)\?/)
+    expect(r.output).toContain('not confirmed: nothing written')
+    expect(r.code).toBe(1)
+    expect(storedEur(db)).toBe('default')
+  })
+
+  it('writes when confirmed; --yes does not ask', () => {
+    const db = storeWithProduct()
+    const r = onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], ['y'])
+    expect(r.output).toContain('Apply this change')
+    expect(r.code).toBe(0)
+    expect(storedEur(db)).toBe('store')
+    const yes = onTerminal(['rounding', 'set', 'EUR', '0+: end .99 nearest', '--yes', '--db', db], [])
+    expect(yes.output).not.toContain('Apply this change')
+    expect(yes.code).toBe(0)
+  })
+
+  it('a change of a handful of prices does not ask; without a terminal nothing asks', () => {
+    const db = storeWithProduct()
+    const few = onTerminal(['localization', 'set', 'FR', '0.8', '--db', db], [])
+    expect(few.output).not.toContain('Apply this change')
+    expect(few.output).toMatch(/price impact: 1 price changes in 1 product x 1 country/)
+    expect(few.code).toBe(0)
+    const many = runBin(db, ['rounding', 'set', 'EUR', EUR_RULE])
+    expect(many.code).toBe(0)
+    expect(many.stderr).toMatch(/price impact: \d+ prices change/)
+  })
+})
