@@ -1,5 +1,6 @@
 import {readSeconds} from '../dates.js'
 import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import type {ImpactScope} from '../pricing/impact.js'
 import type {StorePort} from '../store/port.js'
 import type {ChangeRecord, ChangeRow} from '../store/port/history.js'
 import {RECORDED_TABLES} from '../store/schema/history.js'
@@ -159,6 +160,37 @@ function undoOrder(rows: ChangeRow[]): ChangeRow[] {
     const seen = new Set<string>()
     return run.filter((r) => !seen.has(rowName(r)) && seen.add(rowName(r)))
   })
+}
+
+const PRODUCT_TABLES = new Set(['products', 'country_prices', 'product_integrations', 'product_features', 'product_trials'])
+const EXPERIMENT_TABLES = new Set(['experiments', 'experiment_products', 'arms'])
+
+/**
+ * What a revert of change `id` can reprice, for its price-impact report: the products it
+ * wrote when it wrote only products, the experiments it wrote, audiences when it wrote
+ * some; every product otherwise (FX rates, rounding, localization, coupons, ...).
+ */
+export function revertScope(store: StorePort, id: number): ImpactScope {
+  const rows = store.history.rows(id)
+  const scope: ImpactScope = {}
+  if (rows.some((r) => r.table === 'audiences' || r.table === 'audience_prices')) scope.audiences = true
+  const experiments = [...new Set(rows.filter((r) => EXPERIMENT_TABLES.has(r.table)).map((r) => Number(r.key[0])))]
+  if (experiments.length > 0) scope.experiments = experiments
+  const other = rows.some((r) => !PRODUCT_TABLES.has(r.table) && !EXPERIMENT_TABLES.has(r.table))
+  if (other) return scope
+  const apiIds = new Map<number, string>()
+  for (const r of rows) {
+    const image = r.after ?? r.before
+    if (r.table === 'products' && typeof image?.api_id === 'string') apiIds.set(Number(image.id), image.api_id)
+  }
+  const products = new Set<string>()
+  for (const r of rows.filter((x) => x.product_id !== null)) {
+    const apiId = apiIds.get(r.product_id!) ?? (store.history.currentImage('products', [r.product_id])?.api_id as string | undefined)
+    if (apiId === undefined) return scope
+    products.add(apiId)
+  }
+  if (products.size > 0) scope.products = [...products].sort()
+  return scope
 }
 
 function shortList(names: string[]): string {

@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {Envelope} from './common.js'
+import {WithImpact} from './impact.js'
 
 /** `pricectl history`, `history show` and `revert` (docs/history.md). */
 
@@ -37,6 +38,8 @@ export const RevertOutput = Envelope.extend({
   change: Change.nullable(),
   conflicts: z.array(z.string()),
   dry_run: z.boolean(),
+  /** The prices the revert changes (docs/change-control.md). */
+  impact: WithImpact.impact,
   restored: z.number().int(),
   reverted: Change,
   success: z.literal(true),

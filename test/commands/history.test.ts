@@ -80,10 +80,14 @@ describe('history and revert', () => {
     const dry = await run(db, ['revert', String(change.id), '--dry-run', '--json'])
     expect(dry.code, dry.stderr).toBe(0)
     expect(dry.json).toMatchObject({change: null, dry_run: true, restored: 203, reverted: {id: change.id}, success: true})
+    // With its price impact: DE goes back from 9.99 EUR, the other countries' prices come back.
+    expect(dry.json.impact.changes.find((c: any) => c.product === 'starter_monthly' && c.country === 'DE')).toMatchObject({after: {currency: 'EUR'}, before: {currency: 'EUR', display: expect.stringContaining('9,99')}, change: 'changed'})
+    expect(dry.json.impact.summary).toMatch(/prices? change/)
     expect(dump(db)).toEqual(before)
 
     const reverted = await run(db, ['revert', String(change.id)])
     expect(reverted.code, reverted.stderr).toBe(0)
+    expect(reverted.stderr).toContain('price impact: ')
     expect(reverted.stdout).toMatch(new RegExp(`^reverted change ${change.id} as change ${change.id + 1} \\(country_prices: 1 deleted, 203 inserted\\)`))
     expect((await run(db, ['products', 'get', 'starter_monthly', '--json'])).json.country_prices).toEqual(prices)
 
