@@ -23,7 +23,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
   async run() {
     const dir = demoDir(this.config.root)
     if (!this.flags.yes) await this.agreeToWrite(dir)
-    const r = loadDemo(this.store.db, dir)
+    const r = loadDemo(this.store, dir)
     const count = (w: {inserted: string[]; unchanged: string[]; updated: string[]}) => w.inserted.length + w.updated.length + w.unchanged.length
     const products = count(r.products)
     const coupons = count(r.coupons)
@@ -31,7 +31,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
     const changes = (w: {inserted: string[]; unchanged: string[]; updated: string[]}) => `${w.inserted.length} new, ${w.updated.length} updated, ${w.unchanged.length} unchanged`
     this.log(message)
     this.log(`products: ${changes(r.products)}; coupons: ${changes(r.coupons)}`)
-    this.log(productsTable(loadProducts(this.store.db)))
+    this.log(productsTable(loadProducts(this.store)))
     if (!this.jsonEnabled()) {
       const shown = ['basic_monthly', 'pro_monthly', 'pro_yearly', 'lifetime'].filter((id) => r.products.inserted.includes(id) || r.products.updated.includes(id) || r.products.unchanged.includes(id))
       const rows = pricePreview(this.store, shown, ['US', 'DE', 'GB', 'IN', 'BR', 'JP', 'KW'])
@@ -42,13 +42,13 @@ export default class Demo extends BaseCommand<typeof Demo> {
       ]))
     }
     this.log('\nWhat to try next:')
-    for (const step of nextSteps(this.store.db)) this.log(`  ${step}`)
+    for (const step of nextSteps(this.store)) this.log(`  ${step}`)
     return {coupons, message, products, success: true as const}
   }
 
   /** A store with data gets the demo only when the operator agrees (no surprise writes). */
   private async agreeToWrite(dir: string): Promise<void> {
-    const plan = planDemo(this.store.db, dir)
+    const plan = planDemo(this.store, dir)
     if (!plan.surprise) return
     const {changes, held} = describePlan(plan)
     const what = `the store ${this.store.path} is not empty (${held}): demo would ${changes}`

@@ -30,8 +30,8 @@ and inside its own window when a price is computed. Existing locks keep their co
       {field: 'coupon', flag: '--coupon', message: 'Coupon api_id'},
     ])
     const {dryRun, impact, result: {c, out}} = await this.priceImpact(() => {
-      const c = createCampaign(this.store.db, body)
-      return {c, out: campaignResponse(this.store.db, c)}
+      const c = createCampaign(this.store, body)
+      return {c, out: campaignResponse(this.store, c)}
     }, {audiences: true})
     const message = `${dryRun ? 'dry run: would create' : 'created'} campaign ${c.api_id}`
     this.log(`${message}: coupon ${c.coupon} for ${segmentText(c.countries, c.audience)}${c.products.length ? ` on ${c.products.join(', ')}` : ''} (${out.state.replaceAll('_', ' ')} now)`)

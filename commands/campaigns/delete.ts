@@ -22,9 +22,9 @@ export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete>
 
   async run() {
     const apiId = this.args.api_id
-    requireCampaign(this.store.db, apiId)
+    requireCampaign(this.store, apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete campaign ${apiId}`)
-    const {dryRun, impact} = await this.priceImpact(() => deleteCampaign(this.store.db, apiId), {audiences: true}, {confirmed: !this.flags.yes})
+    const {dryRun, impact} = await this.priceImpact(() => deleteCampaign(this.store, apiId), {audiences: true}, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} campaign ${apiId}`
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

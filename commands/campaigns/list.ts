@@ -20,9 +20,9 @@ export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
   }
 
   async run() {
-    const db = this.store.db
-    const rows = listCampaigns(db)
-      .map((c) => ({c, out: campaignResponse(db, c)}))
+    const store = this.store
+    const rows = listCampaigns(store)
+      .map((c) => ({c, out: campaignResponse(store, c)}))
       .filter((r) => this.flags.state === undefined || r.out.state === this.flags.state)
     const result = {campaigns: rows.map((r) => r.out), message: `${rows.length} campaign${rows.length === 1 ? '' : 's'}`, success: true as const}
     if (this.jsonEnabled()) return result

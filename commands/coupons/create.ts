@@ -29,8 +29,8 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
       {field: 'value', flag: '--value', message: 'Value (percent, or amount in the coupon currency)', parse: numberish},
     ])
     const {dryRun, impact, result: {c, out}} = await this.priceImpact(() => {
-      const c = createCoupon(this.store.db, body)
-      return {c, out: couponResponse(this.store.db, c)}
+      const c = createCoupon(this.store, body)
+      return {c, out: couponResponse(this.store, c)}
     })
     const message = `${dryRun ? 'dry run: would create' : 'created'} coupon ${c.api_id}`
     this.log(`${message} (${c.name}): ${couponValue(c)} off, ${c.status}`)

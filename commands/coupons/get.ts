@@ -15,8 +15,8 @@ export default class CouponsGet extends BaseCommand<typeof CouponsGet> {
   }
 
   async run() {
-    const c = requireCoupon(this.store.db, this.args.api_id)
+    const c = requireCoupon(this.store, this.args.api_id)
     this.log(couponDetail(c))
-    return {coupon: couponResponse(this.store.db, c), message: `coupon ${c.api_id}`, success: true as const}
+    return {coupon: couponResponse(this.store, c), message: `coupon ${c.api_id}`, success: true as const}
   }
 }

@@ -25,7 +25,7 @@ export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'products', apiId)
-    const {dryRun, impact, result: {changed, product}} = await this.priceImpact(() => updateProduct(this.store.db, apiId, productBody(this.flags)), {products: [apiId]})
+    const {dryRun, impact, result: {changed, product}} = await this.priceImpact(() => updateProduct(this.store, apiId, productBody(this.flags)), {products: [apiId]})
     const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return {...productResponse(product, message), dry_run: dryRun, impact}

@@ -14,134 +14,36 @@ import {
   type Trial,
 } from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
 import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
-import type {ProductRow} from './lookup.js'
+import type {DB} from '../store/db.js'
+import type {FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
+import type {StorePort} from '../store/port.js'
 import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
- * Products: the repository (all product SQL lives here) and the rules of create,
- * update, import and delete. Money is integer minor units: `base_px_minor` etc. in USD
- * cents, country prices in their currency's minor unit.
+ * Products: the rules of create, update, import and delete, over the catalog repository of
+ * the storage port (store.catalog; no SQL here). Money is integer minor units:
+ * `base_px_minor` etc. in USD cents, country prices in their currency's minor unit.
  */
 
-export type CountryPrice = {amount_minor: number; country: string; currency: string}
+export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
 
-export type FeatureGroupDef = {api_id: string; description: string; name: string}
+/**
+ * A store, or (transitional) the raw handle of one: pricing and experiments code not yet
+ * moved to the port still passes a handle. New code passes the StorePort.
+ */
+export type StoreLike = DB | StorePort
 
-/** A feature as stored, its group given by api_id (ids differ between stores). */
-export type FeatureDef = {
-  api_id: string
-  description: string
-  feature_group: FeatureGroupDef | null
-  name: string
-  status: 'active' | 'inactive'
-  type: 'boolean' | 'numeric'
-  unit: null | string
-  value: number
+/** The port of a StoreLike (transitional, with StoreLike). */
+export function portOf(store: StoreLike): StorePort {
+  return 'catalog' in store ? store : storeOfHandle(store)
 }
-
-/** A product's whole definition in minor units, store-independent (baseline by api_id). */
-export type ProductDef = {
-  api_id: string
-  base_px_minor: number
-  baseline: null | string
-  country_prices: CountryPrice[]
-  features: FeatureDef[]
-  integrations: IntegrationInput[]
-  interval: ProductRow['interval']
-  interval_count: number
-  max_px_minor: null | number
-  min_px_minor: null | number
-  name: string
-  product_trials: Trial[]
-}
-
-/** A stored product with everything hanging off it: what `products get` and the price command read. */
-export type Product = ProductRow & {
-  baseline_api_id: null | string
-  country_prices: CountryPrice[]
-  created_at: string
-  features: FeatureOutput[]
-  integrations: IntegrationInput[]
-  product_trials: Trial[]
-  updated_at: string
-}
-
-type Row = ProductRow & {created_at: string; updated_at: string}
 
 // ---------------------------------------------------------------- reading
 
-/** Load products (all, or the one with `apiId`) with their country prices, integrations, features and trials. */
-export function loadProducts(db: DB, apiId?: string): Product[] {
-  const rows = (
-    apiId === undefined
-      ? db.prepare('SELECT * FROM products ORDER BY api_id').all()
-      : db.prepare('SELECT * FROM products WHERE api_id = ?').all(apiId)
-  ) as Row[]
-  if (rows.length === 0) return []
-  const one = apiId === undefined ? '' : 'WHERE product_id = ?'
-  const args = apiId === undefined ? [] : [rows[0].id]
-  const group = <T extends {product_id: number}>(list: T[]) => {
-    const m = new Map<number, T[]>()
-    for (const r of list) {
-      const l = m.get(r.product_id)
-      if (l) l.push(r)
-      else m.set(r.product_id, [r])
-    }
-    return m
-  }
-  const prices = group(db.prepare(`SELECT product_id, country, currency, amount_minor FROM country_prices ${one} ORDER BY product_id, position`).all(...args) as (CountryPrice & {product_id: number})[])
-  const integrations = group(
-    db.prepare(`SELECT product_id, type, gateway_ref, interval, interval_count, currency FROM product_integrations ${one} ORDER BY product_id, position`).all(...args) as {
-      currency: null | string
-      gateway_ref: string
-      interval: null | string
-      interval_count: null | number
-      product_id: number
-      type: IntegrationInput['type']
-    }[],
-  )
-  const features = group(
-    db
-      .prepare(
-        `SELECT f.product_id, f.api_id, f.name, f.description, f.status, f.type, f.unit, f.group_id, f.value,
-                g.api_id AS g_api_id, g.name AS g_name, g.description AS g_description
-         FROM product_features f LEFT JOIN feature_groups g ON g.id = f.group_id ${one ? 'WHERE f.product_id = ?' : ''} ORDER BY f.product_id, f.position`,
-      )
-      .all(...args) as (Omit<FeatureOutput, 'feature_group'> & {g_api_id: null | string; g_description: null | string; g_name: null | string; product_id: number})[],
-  )
-  const trials = group(db.prepare(`SELECT product_id, interval, interval_count FROM product_trials ${one} ORDER BY product_id, position`).all(...args) as (Trial & {product_id: number})[])
-  const apiIds = new Map((db.prepare('SELECT id, api_id FROM products WHERE id IN (SELECT baseline_id FROM products)').all() as {api_id: string; id: number}[]).map((r) => [r.id, r.api_id]))
-
-  return rows.map((r) => ({
-    api_id: r.api_id,
-    base_px_minor: r.base_px_minor,
-    baseline_api_id: r.baseline_id === null ? null : (apiIds.get(r.baseline_id) ?? null),
-    baseline_id: r.baseline_id,
-    country_prices: (prices.get(r.id) ?? []).map(({amount_minor, country, currency}) => ({amount_minor, country, currency})),
-    created_at: r.created_at,
-    features: (features.get(r.id) ?? []).map((f) => ({
-      api_id: f.api_id,
-      description: f.description,
-      feature_group: f.group_id === null ? null : {api_id: f.g_api_id!, description: f.g_description ?? '', id: f.group_id, name: f.g_name!},
-      group_id: f.group_id,
-      name: f.name,
-      status: f.status,
-      type: f.type,
-      unit: f.unit,
-      value: f.value,
-    })),
-    id: r.id,
-    integrations: (integrations.get(r.id) ?? []).map((i) => integrationFromRow(i)),
-    interval: r.interval,
-    interval_count: r.interval_count,
-    max_px_minor: r.max_px_minor,
-    min_px_minor: r.min_px_minor,
-    name: r.name,
-    product_trials: (trials.get(r.id) ?? []).map(({interval, interval_count}) => ({interval, interval_count})),
-    updated_at: r.updated_at,
-  }))
+/** Load products (all, by api_id, or the one with `apiId`) with their country prices, integrations, features and trials. */
+export function loadProducts(store: StorePort, apiId?: string): Product[] {
+  return apiId === undefined ? store.catalog.listProducts() : store.catalog.getProducts([apiId])
 }
 
 function integrationFromRow(i: {currency: null | string; gateway_ref: string; interval: null | string; interval_count: null | number; type: IntegrationInput['type']}): IntegrationInput {
@@ -165,13 +67,13 @@ function integrationFromRow(i: {currency: null | string; gateway_ref: string; in
 }
 
 /** The full product with api_id `apiId`, or undefined. Country prices are minor units of their currency. */
-export function getProduct(db: DB, apiId: string): Product | undefined {
-  return loadProducts(db, apiId)[0]
+export function getProduct(store: StorePort, apiId: string): Product | undefined {
+  return store.catalog.getProducts([apiId])[0]
 }
 
 /** Like getProduct, but a missing product is an error naming it and how to find the right one. */
-export function requireProduct(db: DB, apiId: string): Product {
-  const p = getProduct(db, apiId)
+export function requireProduct(store: StoreLike, apiId: string): Product {
+  const p = getProduct(portOf(store), apiId)
   if (!p) throw new NotFoundError(`no product with api_id ${JSON.stringify(apiId)} (list them with: pricectl products list)`)
   return p
 }
@@ -329,14 +231,15 @@ export type RowError = {label: string; message: string}
  * is read as the product with that id when `baseline` is not given; a feature's bare
  * `group_id` links an existing group.
  */
-function toDef(db: DB, p: ProductInput, problems: string[]): ProductDef {
+function toDef(store: StorePort, p: ProductInput, problems: string[]): ProductDef {
   let baseline: null | string = p.baseline ?? null
   if (p.baseline === undefined && p.baseline_id !== undefined && p.baseline_id !== null) {
-    const row = db.prepare('SELECT api_id FROM products WHERE id = ?').get(p.baseline_id) as {api_id: string} | undefined
-    if (row) baseline = row.api_id
+    const apiId = store.catalog.productApiIds([p.baseline_id]).get(p.baseline_id)
+    if (apiId !== undefined) baseline = apiId
     else problems.push(`baseline_id: no product has id ${p.baseline_id} (give the baseline's api_id with --baseline)`)
   }
-  const groups = db.prepare('SELECT api_id, name, description FROM feature_groups WHERE id = ?')
+  const groupIds = (p.features ?? []).flatMap((f) => (f.feature_group || f.group_id === undefined || f.group_id === null ? [] : [f.group_id]))
+  const groups = store.catalog.featureGroups(groupIds)
   return normalizeDef({
     api_id: p.api_id,
     base_px_minor: toMinor(p.base_px, 'USD', 'base_px'),
@@ -346,7 +249,7 @@ function toDef(db: DB, p: ProductInput, problems: string[]): ProductDef {
       let group: FeatureGroupDef | null = null
       if (f.feature_group) group = {api_id: f.feature_group.api_id, description: f.feature_group.description ?? '', name: f.feature_group.name}
       else if (f.group_id !== undefined && f.group_id !== null) {
-        const g = groups.get(f.group_id) as FeatureGroupDef | undefined
+        const g = groups.get(f.group_id)
         if (g) group = g
         else problems.push(`features[${i}].group_id: no feature group has id ${f.group_id} (give feature_group {"api_id", "name"} instead)`)
       }
@@ -372,14 +275,14 @@ function toDef(db: DB, p: ProductInput, problems: string[]): ProductDef {
 }
 
 /** Validate one complete product input; problems are pushed, the definition returned when there are none. */
-function parseOne(db: DB, value: unknown, problems: string[]): ProductDef | undefined {
+function parseOne(store: StorePort, value: unknown, problems: string[]): ProductDef | undefined {
   const r = ProductInput.safeParse(value)
   if (!r.success) {
     problems.push(formatIssues(r.error.issues, value))
     return undefined
   }
   try {
-    const def = toDef(db, r.data, problems)
+    const def = toDef(store, r.data, problems)
     return problems.length ? undefined : def
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error
@@ -390,8 +293,8 @@ function parseOne(db: DB, value: unknown, problems: string[]): ProductDef | unde
 
 type Current = {byApiId: Map<string, Product>}
 
-function current(db: DB): Current {
-  return {byApiId: new Map(loadProducts(db).map((p) => [p.api_id, p]))}
+function current(store: StorePort): Current {
+  return {byApiId: new Map(store.catalog.listProducts().map((p) => [p.api_id, p]))}
 }
 
 /**
@@ -447,8 +350,8 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
 }
 
 /** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
-function checkChargeable(db: DB, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
-  const unchargeable = chargeabilityCheck(storeOfHandle(db))
+function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
+  const unchargeable = chargeabilityCheck(store)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
     // A price already stored unchanged is not refused again (an old store, a rename).
@@ -475,8 +378,8 @@ export function failRows(errors: RowError[], total: number): never {
 
 export type WriteResult = {inserted: string[]; unchanged: string[]; updated: string[]}
 
-/** Write definitions in one transaction; a product identical to the stored one is not touched. */
-function writeDefs(db: DB, defs: ProductDef[], now: Current, dryRun = false): WriteResult {
+/** Write definitions in one chunk; a product identical to the stored one is not touched. */
+function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = false): WriteResult {
   const result: WriteResult = {inserted: [], unchanged: [], updated: []}
   const changed: ProductDef[] = []
   for (const d of defs) {
@@ -489,91 +392,33 @@ function writeDefs(db: DB, defs: ProductDef[], now: Current, dryRun = false): Wr
     return result
   }
   if (changed.length === 0) return result
-
-  const ts = nowIso()
-  const s = {
-    baseline: db.prepare('UPDATE products SET baseline_id = (SELECT id FROM products WHERE api_id = ?) WHERE api_id = ?'),
-    delFeatures: db.prepare('DELETE FROM product_features WHERE product_id = ?'),
-    delIntegrations: db.prepare('DELETE FROM product_integrations WHERE product_id = ?'),
-    delPrices: db.prepare('DELETE FROM country_prices WHERE product_id = ?'),
-    delTrials: db.prepare('DELETE FROM product_trials WHERE product_id = ?'),
-    feature: db.prepare('INSERT INTO product_features (product_id, position, api_id, name, description, status, type, unit, group_id, value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-    group: db.prepare(
-      `INSERT INTO feature_groups (api_id, name, description) VALUES (?, ?, ?)
-       ON CONFLICT (api_id) DO UPDATE SET name = excluded.name, description = excluded.description
-       WHERE feature_groups.name IS NOT excluded.name OR feature_groups.description IS NOT excluded.description`,
-    ),
-    groupId: db.prepare('SELECT id FROM feature_groups WHERE api_id = ?'),
-    insert: db.prepare(
-      `INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
-    ),
-    integration: db.prepare('INSERT INTO product_integrations (product_id, position, type, gateway_ref, interval, interval_count, currency) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-    price: db.prepare('INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (?, ?, ?, ?, ?)'),
-    rename: db.prepare("UPDATE products SET name = char(0) || api_id WHERE id = ?"),
-    trial: db.prepare('INSERT INTO product_trials (product_id, position, interval, interval_count) VALUES (?, ?, ?, ?)'),
-    update: db.prepare('UPDATE products SET name = ?, base_px_minor = ?, interval = ?, interval_count = ?, min_px_minor = ?, max_px_minor = ?, updated_at = ? WHERE id = ?'),
-  }
-
-  db.transaction(() => {
-    // Renamed products step aside first, so names can be swapped within one import.
-    for (const d of changed) {
-      const old = now.byApiId.get(d.api_id)
-      if (old && old.name !== d.name) s.rename.run(old.id)
-    }
-    for (const d of changed) {
-      const old = now.byApiId.get(d.api_id)
-      let id: number
-      if (old) {
-        id = old.id
-        s.update.run(d.name, d.base_px_minor, d.interval, d.interval_count, d.min_px_minor, d.max_px_minor, ts, id)
-        s.delPrices.run(id)
-        s.delIntegrations.run(id)
-        s.delFeatures.run(id)
-        s.delTrials.run(id)
-        result.updated.push(d.api_id)
-      } else {
-        id = Number(s.insert.run(d.api_id, d.name, d.base_px_minor, d.interval, d.interval_count, d.min_px_minor, d.max_px_minor, ts, ts).lastInsertRowid)
-        result.inserted.push(d.api_id)
-      }
-      d.country_prices.forEach((c, i) => s.price.run(id, c.country, c.currency, c.amount_minor, i))
-      d.integrations.forEach((it, i) => {
-        const r = integrationRow(it)
-        s.integration.run(id, i, r.type, r.gateway_ref, r.interval, r.interval_count, r.currency)
-      })
-      d.features.forEach((f, i) => {
-        let groupId: null | number = null
-        if (f.feature_group) {
-          s.group.run(f.feature_group.api_id, f.feature_group.name, f.feature_group.description)
-          groupId = (s.groupId.get(f.feature_group.api_id) as {id: number}).id
-        }
-        s.feature.run(id, i, f.api_id, f.name, f.description, f.status, f.type, f.unit, groupId, f.value)
-      })
-      d.product_trials.forEach((t, i) => s.trial.run(id, i, t.interval, t.interval_count))
-    }
-    // Baselines last: a product may name one created further down the same file.
-    for (const d of changed) s.baseline.run(d.baseline, d.api_id)
-  }).immediate()
+  const saved = store.catalog.saveProducts(changed, nowIso())
+  result.inserted.push(...saved.inserted)
+  result.updated.push(...saved.updated)
   return result
 }
 
 // ---------------------------------------------------------------- operations
 
 /** Create one product; exit-2 errors for bad fields or a taken name, a conflict (exit 1) for an existing api_id. */
-export function createProduct(db: DB, input: unknown): Product {
+export function createProduct(storeLike: StoreLike, input: unknown): Product {
+  const store = portOf(storeLike)
   const problems: string[] = []
-  const def = parseOne(db, input, problems)
+  const def = parseOne(store, input, problems)
   if (!def) throw new InvalidInputError(`invalid product: ${problems.join('; ')}`)
-  const now = current(db)
-  if (now.byApiId.has(def.api_id)) {
-    throw new ConflictError(`api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`)
-  }
-  const errors: RowError[] = []
-  crossCheck(now, [{def, label: ''}], errors)
-  checkChargeable(db, now, [{def, label: ''}], errors)
-  if (errors.length) fail(errors, 'product')
-  writeDefs(db, [def], now)
-  return getProduct(db, def.api_id)!
+  // Read the catalog and write in one write transaction: no other writer between the checks and the save.
+  return store.transaction(() => {
+    const now = current(store)
+    if (now.byApiId.has(def.api_id)) {
+      throw new ConflictError(`api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`)
+    }
+    const errors: RowError[] = []
+    crossCheck(now, [{def, label: ''}], errors)
+    checkChargeable(store, now, [{def, label: ''}], errors)
+    if (errors.length) fail(errors, 'product')
+    writeDefs(store, [def], now)
+    return getProduct(store, def.api_id)!
+  }, {write: true})
 }
 
 /**
@@ -581,36 +426,40 @@ export function createProduct(db: DB, input: unknown): Product {
  * features and trials as whole lists, as the spec says); the result is validated as a
  * whole product. Returns whether anything changed.
  */
-export function updateProduct(db: DB, apiId: string, patch: unknown): {changed: boolean; product: Product} {
-  const existing = requireProduct(db, apiId)
-  const parsed = ProductPatch.safeParse(patch)
-  if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues, patch)}`)
-  const fields = Object.fromEntries(Object.entries(patch as Record<string, unknown>).filter(([k, v]) => v !== undefined && k !== 'message' && k !== 'success'))
-  if ('api_id' in fields && fields.api_id !== apiId) {
-    throw new InvalidInputError(`api_id: ${JSON.stringify(fields.api_id)} cannot replace ${JSON.stringify(apiId)}; api_id is immutable (create a new product with: pricectl products create --api-id ... and delete the old one)`)
-  }
-  const merged: Record<string, unknown> = {...exportShape(defOf(existing)), ...fields}
-  // Whichever of baseline / baseline_id the update names decides the baseline.
-  if ('baseline_id' in fields && !('baseline' in fields)) delete merged.baseline
-  if ('baseline' in fields) delete merged.baseline_id
-  const problems: string[] = []
-  const def = parseOne(db, merged, problems)
-  if (!def) throw new InvalidInputError(`invalid product update: ${problems.join('; ')}`)
-  const now = current(db)
-  const errors: RowError[] = []
-  crossCheck(now, [{def, label: ''}], errors)
-  checkChargeable(db, now, [{def, label: ''}], errors)
-  if (errors.length) fail(errors, 'product update')
-  const r = writeDefs(db, [def], now)
-  return {changed: r.updated.length > 0, product: getProduct(db, apiId)!}
+export function updateProduct(storeLike: StoreLike, apiId: string, patch: unknown): {changed: boolean; product: Product} {
+  const store = portOf(storeLike)
+  return store.transaction(() => {
+    const existing = requireProduct(store, apiId)
+    const parsed = ProductPatch.safeParse(patch)
+    if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues, patch)}`)
+    const fields = Object.fromEntries(Object.entries(patch as Record<string, unknown>).filter(([k, v]) => v !== undefined && k !== 'message' && k !== 'success'))
+    if ('api_id' in fields && fields.api_id !== apiId) {
+      throw new InvalidInputError(`api_id: ${JSON.stringify(fields.api_id)} cannot replace ${JSON.stringify(apiId)}; api_id is immutable (create a new product with: pricectl products create --api-id ... and delete the old one)`)
+    }
+    const merged: Record<string, unknown> = {...exportShape(defOf(existing)), ...fields}
+    // Whichever of baseline / baseline_id the update names decides the baseline.
+    if ('baseline_id' in fields && !('baseline' in fields)) delete merged.baseline
+    if ('baseline' in fields) delete merged.baseline_id
+    const problems: string[] = []
+    const def = parseOne(store, merged, problems)
+    if (!def) throw new InvalidInputError(`invalid product update: ${problems.join('; ')}`)
+    const now = current(store)
+    const errors: RowError[] = []
+    crossCheck(now, [{def, label: ''}], errors)
+    checkChargeable(store, now, [{def, label: ''}], errors)
+    if (errors.length) fail(errors, 'product update')
+    const r = writeDefs(store, [def], now)
+    return {changed: r.updated.length > 0, product: getProduct(store, apiId)!}
+  }, {write: true})
 }
 
 /**
  * Upsert many products (import, demo): every item is validated and the whole set is
  * checked against the catalog first; any failure lists every failing item and writes
- * nothing. Items are complete products: each replaces the stored one.
+ * nothing. Items are complete products: each replaces the stored one. The same save as a
+ * single create, with the whole set as the chunk.
  */
-export function upsertProducts(db: DB, items: Item[], options: {dryRun?: boolean} = {}): WriteResult {
+export function upsertProducts(store: StorePort, items: Item[], options: {dryRun?: boolean} = {}): WriteResult {
   const errors: RowError[] = []
   const defs: {def: ProductDef; label: string}[] = []
   const seen = new Map<string, string>()
@@ -620,7 +469,7 @@ export function upsertProducts(db: DB, items: Item[], options: {dryRun?: boolean
       continue
     }
     const problems: string[] = []
-    const def = parseOne(db, item.value, problems)
+    const def = parseOne(store, item.value, problems)
     for (const message of problems) errors.push({label: item.label, message})
     if (!def) continue
     const dup = seen.get(def.api_id)
@@ -631,21 +480,23 @@ export function upsertProducts(db: DB, items: Item[], options: {dryRun?: boolean
     seen.set(def.api_id, item.label)
     defs.push({def, label: item.label})
   }
-  const now = current(db)
-  crossCheck(now, defs, errors)
-  checkChargeable(db, now, defs, errors)
-  if (errors.length) failRows(errors, items.length)
-  return writeDefs(
-    db,
-    defs.map((d) => d.def),
-    now,
-    options.dryRun,
-  )
+  return store.transaction(() => {
+    const now = current(store)
+    crossCheck(now, defs, errors)
+    checkChargeable(store, now, defs, errors)
+    if (errors.length) failRows(errors, items.length)
+    return writeDefs(
+      store,
+      defs.map((d) => d.def),
+      now,
+      options.dryRun,
+    )
+  }, {write: !options.dryRun})
 }
 
 /** Every product in export shape (sorted by api_id), for `products export`. */
-export function exportProducts(db: DB): ProductExport[] {
-  return loadProducts(db).map((p) => exportShape(defOf(p)))
+export function exportProducts(store: StorePort): ProductExport[] {
+  return store.catalog.listProducts().map((p) => exportShape(defOf(p)))
 }
 
 /**
@@ -653,23 +504,25 @@ export function exportProducts(db: DB): ProductExport[] {
  * experiments, packages, audience prices) are kept unless `force`: deleting them
  * unlinks revenue from its product.
  */
-export function deleteProduct(db: DB, apiId: string, options: {force?: boolean} = {}): {baselineOf: string[]; product: Product} {
-  const product = requireProduct(db, apiId)
-  const uses: string[] = []
-  for (const [table, what] of [
-    ['subscriptions', 'subscription'],
-    ['charges', 'charge'],
-    ['experiment_products', 'experiment'],
-    ['package_products', 'package'],
-    ['audience_prices', 'audience price'],
-  ] as const) {
-    const n = (db.prepare(`SELECT count(*) AS n FROM ${table} WHERE product_id = ?`).get(product.id) as {n: number}).n
-    if (n > 0) uses.push(`${n} ${what}${n === 1 ? '' : 's'}`)
-  }
-  if (uses.length > 0 && !options.force) {
-    throw new OperationalError(`product ${JSON.stringify(apiId)} is used by ${uses.join(', ')}; pass --force to delete it anyway (those records lose their product link)`)
-  }
-  const baselineOf = (db.prepare('SELECT api_id FROM products WHERE baseline_id = ? ORDER BY api_id').all(product.id) as {api_id: string}[]).map((r) => r.api_id)
-  db.prepare('DELETE FROM products WHERE id = ?').run(product.id)
-  return {baselineOf, product}
+export function deleteProduct(store: StorePort, apiId: string, options: {force?: boolean} = {}): {baselineOf: string[]; product: Product} {
+  return store.transaction(() => {
+    const product = requireProduct(store, apiId)
+    const counts = store.catalog.productUses(product.id)
+    const uses: string[] = []
+    for (const [key, what] of [
+      ['subscriptions', 'subscription'],
+      ['charges', 'charge'],
+      ['experiments', 'experiment'],
+      ['packages', 'package'],
+      ['audience_prices', 'audience price'],
+    ] as const) {
+      const n = counts[key]
+      if (n > 0) uses.push(`${n} ${what}${n === 1 ? '' : 's'}`)
+    }
+    if (uses.length > 0 && !options.force) {
+      throw new OperationalError(`product ${JSON.stringify(apiId)} is used by ${uses.join(', ')}; pass --force to delete it anyway (those records lose their product link)`)
+    }
+    const {baselineOf} = store.catalog.deleteProduct(product.id)
+    return {baselineOf, product}
+  }, {write: true})
 }

@@ -3,69 +3,29 @@ import {fromMinor, toMinor} from '../currency.js'
 import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {AudienceInput, type AudienceOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import {portOf, type StoreLike} from '../catalog/products.js'
+import type {AudienceDef, StoredAudience} from '../store/port/segments.js'
+import type {StorePort} from '../store/port.js'
 import {patchFields, refuseRename, resolveProducts} from './common.js'
-import {type Rule, ruleText} from './rules.js'
+import {ruleText} from './rules.js'
 
-/** Audiences: repository (all audience SQL lives here) and their JSON shape. */
+/** Audiences: the rules and their JSON shape, over the segments repository of the storage port (no SQL here). */
 
-export type AudiencePrice = {
-  /** Fixed local price in minor units of `currency`; null for a multiplier. */
-  amount_minor: null | number
-  currency: null | string
-  multiplier: null | number
-  product: string
-  product_id: number
-}
+export type {AudiencePrice} from '../store/port/segments.js'
 
-export type Audience = {
-  api_id: string
-  created_at: string
-  id: number
-  name: string
-  prices: AudiencePrice[]
-  priority: number
-  rules: Rule[]
-  updated_at: string
-}
-
-type Row = {api_id: string; created_at: string; id: number; name: string; priority: number; rules_json: string; updated_at: string}
+export type Audience = StoredAudience
 
 /** Highest priority first; equal priorities by api_id, so the order never depends on insertion. */
-const ORDER = 'ORDER BY priority DESC, api_id'
-
-function pricesOf(db: DB, audienceIds: number[]): Map<number, AudiencePrice[]> {
-  const out = new Map<number, AudiencePrice[]>()
-  if (audienceIds.length === 0) return out
-  const rows = db
-    .prepare(`SELECT ap.audience_id, ap.product_id, p.api_id AS product, ap.multiplier, ap.amount_minor, ap.currency
-      FROM audience_prices ap JOIN products p ON p.id = ap.product_id
-      WHERE ap.audience_id IN (${audienceIds.map(() => '?').join(',')}) ORDER BY ap.audience_id, ap.position`)
-    .all(...audienceIds) as (AudiencePrice & {audience_id: number})[]
-  for (const {audience_id: id, ...price} of rows) {
-    const list = out.get(id) ?? []
-    list.push(price)
-    out.set(id, list)
-  }
-  return out
+export function listAudiences(store: StoreLike): Audience[] {
+  return portOf(store).segments.listAudiences()
 }
 
-function load(db: DB, apiId?: string): Audience[] {
-  const rows = (apiId === undefined ? db.prepare(`SELECT * FROM audiences ${ORDER}`).all() : db.prepare('SELECT * FROM audiences WHERE api_id = ?').all(apiId)) as Row[]
-  const prices = pricesOf(db, rows.map((r) => r.id))
-  return rows.map(({rules_json: rules, ...r}) => ({...r, prices: prices.get(r.id) ?? [], rules: JSON.parse(rules) as Rule[]}))
+export function getAudience(store: StorePort, apiId: string): Audience | undefined {
+  return store.segments.getAudiences([apiId])[0]
 }
 
-export function listAudiences(db: DB): Audience[] {
-  return load(db)
-}
-
-export function getAudience(db: DB, apiId: string): Audience | undefined {
-  return load(db, apiId)[0]
-}
-
-export function requireAudience(db: DB, apiId: string): Audience {
-  const a = getAudience(db, apiId)
+export function requireAudience(store: StorePort, apiId: string): Audience {
+  const a = getAudience(store, apiId)
   if (!a) throw new NotFoundError(`no audience with api_id ${JSON.stringify(apiId)} (list them with: pricectl audiences list)`)
   return a
 }
@@ -94,12 +54,12 @@ function inputOf(a: Audience): Record<string, unknown> {
   return rest
 }
 
-type Def = {api_id: string; name: string; prices: Omit<AudiencePrice, 'product'>[]; priority: number; rules: Rule[]}
+type Def = AudienceDef
 
-function parseDef(db: DB, input: unknown, what: string): Def {
+function parseDef(store: StorePort, input: unknown, what: string): Def {
   const a = validate(AudienceInput, input, what)
   const prices = a.prices ?? []
-  const ids = resolveProducts(db, prices.map((p) => p.product), (i) => `prices[${i}].product`, what)
+  const ids = resolveProducts(store, prices.map((p) => p.product), (i) => `prices[${i}].product`, what)
   return {
     api_id: a.api_id,
     name: a.name,
@@ -129,50 +89,33 @@ function same(a: Def, b: Def): boolean {
   return key(a) === key(b)
 }
 
-function write(db: DB, d: Def, existing: Audience | undefined): void {
-  const ts = isoWithOffset()
-  let id: number
-  if (existing) {
-    id = existing.id
-    db.prepare('UPDATE audiences SET name = ?, priority = ?, rules_json = ?, updated_at = ? WHERE id = ?').run(d.name, d.priority, JSON.stringify(d.rules), ts, id)
-    db.prepare('DELETE FROM audience_prices WHERE audience_id = ?').run(id)
-  } else {
-    id = Number(
-      db.prepare('INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)').run(d.api_id, d.name, d.priority, JSON.stringify(d.rules), ts, ts).lastInsertRowid,
-    )
-  }
-  const ins = db.prepare('INSERT INTO audience_prices (audience_id, product_id, position, multiplier, amount_minor, currency) VALUES (?, ?, ?, ?, ?, ?)')
-  d.prices.forEach((p, i) => ins.run(id, p.product_id, i, p.multiplier, p.amount_minor, p.currency))
-}
-
-export function createAudience(db: DB, input: unknown): Audience {
-  const d = parseDef(db, input, 'audience')
-  if (getAudience(db, d.api_id)) {
-    throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
-  }
-  db.transaction(() => write(db, d, undefined)).immediate()
-  return getAudience(db, d.api_id)!
+export function createAudience(store: StorePort, input: unknown): Audience {
+  const d = parseDef(store, input, 'audience')
+  return store.transaction(() => {
+    if (getAudience(store, d.api_id)) {
+      throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
+    }
+    store.segments.saveAudiences([d], isoWithOffset())
+    return getAudience(store, d.api_id)!
+  }, {write: true})
 }
 
 /** Given fields replace stored ones; `rules` and `prices` are replaced as whole lists. */
-export function updateAudience(db: DB, apiId: string, patch: Record<string, unknown>): {audience: Audience; changed: boolean} {
-  const existing = requireAudience(db, apiId)
-  const fields = patchFields(patch, ['created_at', 'updated_at', 'rules_text'])
-  refuseRename(fields, apiId, 'audiences')
-  const d = parseDef(db, {...inputOf(existing), ...fields}, 'audience update')
-  if (same(d, defOf(existing))) return {audience: existing, changed: false}
-  db.transaction(() => write(db, d, existing)).immediate()
-  return {audience: getAudience(db, apiId)!, changed: true}
+export function updateAudience(store: StorePort, apiId: string, patch: Record<string, unknown>): {audience: Audience; changed: boolean} {
+  return store.transaction(() => {
+    const existing = requireAudience(store, apiId)
+    const fields = patchFields(patch, ['created_at', 'updated_at', 'rules_text'])
+    refuseRename(fields, apiId, 'audiences')
+    const d = parseDef(store, {...inputOf(existing), ...fields}, 'audience update')
+    if (same(d, defOf(existing))) return {audience: existing, changed: false}
+    store.segments.saveAudiences([d], isoWithOffset())
+    return {audience: getAudience(store, apiId)!, changed: true}
+  }, {write: true})
 }
 
 /** What refers to an audience: packages and campaigns segmented on it, experiments targeting it. */
-export function audienceUses(db: DB, id: number): {campaigns: string[]; experiments: number[]; packages: string[]} {
-  const names = (sql: string) => (db.prepare(sql).all(id) as {api_id: string}[]).map((r) => r.api_id)
-  return {
-    campaigns: names('SELECT api_id FROM campaigns WHERE audience_id = ? ORDER BY api_id'),
-    experiments: (db.prepare('SELECT id FROM experiments WHERE audience_id = ? ORDER BY id').all(id) as {id: number}[]).map((r) => r.id),
-    packages: names('SELECT api_id FROM packages WHERE audience_id = ? ORDER BY api_id'),
-  }
+export function audienceUses(store: StorePort, id: number): {campaigns: string[]; experiments: number[]; packages: string[]} {
+  return store.segments.audienceUses(id)
 }
 
 /**
@@ -180,20 +123,18 @@ export function audienceUses(db: DB, id: number): {campaigns: string[]; experime
  * audience and apply to more users than meant, so they are refused unless `force`, which
  * deletes them too. Experiments targeting it are always refused.
  */
-export function deleteAudience(db: DB, apiId: string, options: {force?: boolean} = {}): {audience: Audience; campaigns: string[]; packages: string[]} {
-  const audience = requireAudience(db, apiId)
-  const uses = audienceUses(db, audience.id)
-  if (uses.experiments.length) {
-    throw new OperationalError(`audience ${JSON.stringify(apiId)} is targeted by experiment${uses.experiments.length === 1 ? '' : 's'} ${uses.experiments.join(', ')}; change or delete ${uses.experiments.length === 1 ? 'it' : 'them'} first`)
-  }
-  const segmented = [...uses.packages.map((p) => `package ${p}`), ...uses.campaigns.map((c) => `campaign ${c}`)]
-  if (segmented.length && !options.force) {
-    throw new OperationalError(`audience ${JSON.stringify(apiId)} is used by ${segmented.join(', ')}; pass --force to delete the audience and those packages and campaigns`)
-  }
-  db.transaction(() => {
-    db.prepare('DELETE FROM campaigns WHERE audience_id = ?').run(audience.id)
-    db.prepare('DELETE FROM packages WHERE audience_id = ?').run(audience.id)
-    db.prepare('DELETE FROM audiences WHERE id = ?').run(audience.id)
-  }).immediate()
-  return {audience, campaigns: uses.campaigns, packages: uses.packages}
+export function deleteAudience(store: StorePort, apiId: string, options: {force?: boolean} = {}): {audience: Audience; campaigns: string[]; packages: string[]} {
+  return store.transaction(() => {
+    const audience = requireAudience(store, apiId)
+    const uses = audienceUses(store, audience.id)
+    if (uses.experiments.length) {
+      throw new OperationalError(`audience ${JSON.stringify(apiId)} is targeted by experiment${uses.experiments.length === 1 ? '' : 's'} ${uses.experiments.join(', ')}; change or delete ${uses.experiments.length === 1 ? 'it' : 'them'} first`)
+    }
+    const segmented = [...uses.packages.map((p) => `package ${p}`), ...uses.campaigns.map((c) => `campaign ${c}`)]
+    if (segmented.length && !options.force) {
+      throw new OperationalError(`audience ${JSON.stringify(apiId)} is used by ${segmented.join(', ')}; pass --force to delete the audience and those packages and campaigns`)
+    }
+    store.segments.deleteAudience(audience.id)
+    return {audience, campaigns: uses.campaigns, packages: uses.packages}
+  }, {write: true})
 }

@@ -4,7 +4,9 @@ import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/catalog.js'
 import {CampaignInput, type CampaignOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import type {DB} from '../store/db.js'
+import {portOf, type StoreLike} from '../catalog/products.js'
+import type {StoredCampaign} from '../store/port/segments.js'
+import type {StorePort} from '../store/port.js'
 import {resolveAudience, resolveProducts} from './common.js'
 
 /**
@@ -33,46 +35,41 @@ export type Campaign = {
   updated_at: string
 }
 
-type Row = Omit<Campaign, 'active_from_s' | 'active_till_s' | 'countries' | 'products'> & {countries_json: string; products_json: string}
-
-function fromRow({countries_json: countries, products_json: products, ...r}: Row): Campaign {
+function fromStored(r: StoredCampaign): Campaign {
   return {
     ...r,
     active_from_s: r.active_from === null ? null : windowStart(r.active_from),
     active_till_s: r.active_till === null ? null : windowEnd(r.active_till),
-    countries: JSON.parse(countries) as string[],
-    products: JSON.parse(products) as string[],
   }
 }
 
-const SELECT = `SELECT m.*, c.api_id AS coupon, a.api_id AS audience FROM campaigns m
-  JOIN coupons c ON c.id = m.coupon_id LEFT JOIN audiences a ON a.id = m.audience_id`
-
-export function listCampaigns(db: DB): Campaign[] {
-  return (db.prepare(`${SELECT} ORDER BY m.api_id`).all() as Row[]).map((r) => fromRow(r))
+export function listCampaigns(store: StoreLike): Campaign[] {
+  return portOf(store)
+    .segments.listCampaigns()
+    .map((r) => fromStored(r))
 }
 
-export function getCampaign(db: DB, apiId: string): Campaign | undefined {
-  const row = db.prepare(`${SELECT} WHERE m.api_id = ?`).get(apiId) as Row | undefined
-  return row ? fromRow(row) : undefined
+export function getCampaign(store: StorePort, apiId: string): Campaign | undefined {
+  const c = store.segments.getCampaigns([apiId])[0]
+  return c && fromStored(c)
 }
 
-export function requireCampaign(db: DB, apiId: string): Campaign {
-  const c = getCampaign(db, apiId)
+export function requireCampaign(store: StorePort, apiId: string): Campaign {
+  const c = getCampaign(store, apiId)
   if (!c) throw new NotFoundError(`no campaign with api_id ${JSON.stringify(apiId)} (list them with: pricectl campaigns list)`)
   return c
 }
 
 /** Where a campaign stands now: its window first, then whether its coupon can apply. */
-export function campaignState(db: DB, c: Campaign, seconds = nowSeconds()): CampaignOutput['state'] {
+export function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): CampaignOutput['state'] {
   const w = inWindow(c, seconds)
   if (w === 'before') return 'scheduled'
   if (w === 'after') return 'ended'
-  const coupon = getCoupon(db, c.coupon)
+  const coupon = getCoupon(store, c.coupon)
   return coupon && isCouponActive(coupon, seconds) ? 'active' : 'coupon_not_active'
 }
 
-export function campaignResponse(db: DB, c: Campaign, seconds = nowSeconds()): CampaignOutput {
+export function campaignResponse(store: StorePort, c: Campaign, seconds = nowSeconds()): CampaignOutput {
   return {
     active_from: c.active_from,
     active_till: c.active_till,
@@ -83,31 +80,46 @@ export function campaignResponse(db: DB, c: Campaign, seconds = nowSeconds()): C
     created_at: c.created_at,
     name: c.name,
     products: c.products,
-    state: campaignState(db, c, seconds),
+    state: campaignState(store, c, seconds),
     updated_at: c.updated_at,
   }
 }
 
-export function createCampaign(db: DB, input: unknown): Campaign {
+export function createCampaign(store: StorePort, input: unknown): Campaign {
   const c = validate(CampaignInput, input, 'campaign')
-  const coupon = getCoupon(db, c.coupon)
-  if (!coupon) throw new InvalidInputError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
-  const audienceId = resolveAudience(db, c.audience, 'campaign')
-  const products = c.products ?? []
-  resolveProducts(db, products, (i) => `products[${i}]`, 'campaign')
-  if (c.active_from && c.active_till && windowStart(c.active_from) > windowEnd(c.active_till)) {
-    throw new InvalidInputError(`invalid campaign: active_till: ${c.active_till} is before active_from ${c.active_from}`)
-  }
-  if (getCampaign(db, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
-  const ts = isoWithOffset()
-  db.prepare(
-    'INSERT INTO campaigns (api_id, name, coupon_id, countries_json, audience_id, products_json, active_from, active_till, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(c.api_id, c.name, coupon.id, JSON.stringify(c.countries ?? []), audienceId, JSON.stringify(products), c.active_from ?? null, c.active_till ?? null, ts, ts)
-  return getCampaign(db, c.api_id)!
+  return store.transaction(() => {
+    const coupon = getCoupon(store, c.coupon)
+    if (!coupon) throw new InvalidInputError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
+    const audienceId = resolveAudience(store, c.audience, 'campaign')
+    const products = c.products ?? []
+    resolveProducts(store, products, (i) => `products[${i}]`, 'campaign')
+    if (c.active_from && c.active_till && windowStart(c.active_from) > windowEnd(c.active_till)) {
+      throw new InvalidInputError(`invalid campaign: active_till: ${c.active_till} is before active_from ${c.active_from}`)
+    }
+    if (getCampaign(store, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
+    store.segments.addCampaigns(
+      [
+        {
+          active_from: c.active_from ?? null,
+          active_till: c.active_till ?? null,
+          api_id: c.api_id,
+          audience_id: audienceId,
+          countries: c.countries ?? [],
+          coupon_id: coupon.id,
+          name: c.name,
+          products,
+        },
+      ],
+      isoWithOffset(),
+    )
+    return getCampaign(store, c.api_id)!
+  }, {write: true})
 }
 
-export function deleteCampaign(db: DB, apiId: string): Campaign {
-  const c = requireCampaign(db, apiId)
-  db.prepare('DELETE FROM campaigns WHERE id = ?').run(c.id)
-  return c
+export function deleteCampaign(store: StorePort, apiId: string): Campaign {
+  return store.transaction(() => {
+    const c = requireCampaign(store, apiId)
+    store.segments.deleteCampaign(c.id)
+    return c
+  }, {write: true})
 }

@@ -1,16 +1,16 @@
 import {InvalidInputError} from '../errors.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 
 /** Helpers shared by the audience, package and campaign repositories. */
 
 /** Product ids of api_ids, in order; every unknown one is named in one exit-2 error (`field(i)` is its body path). */
-export function resolveProducts(db: DB, apiIds: string[], field: (i: number) => string, what: string): number[] {
-  const stmt = db.prepare('SELECT id FROM products WHERE api_id = ?')
+export function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): number[] {
+  const found = store.catalog.productIds(apiIds)
   const ids: number[] = []
   const problems: string[] = []
   apiIds.forEach((apiId, i) => {
-    const row = stmt.get(apiId) as {id: number} | undefined
-    if (row) ids.push(row.id)
+    const id = found.get(apiId)
+    if (id !== undefined) ids.push(id)
     else problems.push(`${field(i)}: unknown product ${JSON.stringify(apiId)}`)
   })
   if (problems.length) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')} (see "pricectl products list")`)
@@ -18,11 +18,11 @@ export function resolveProducts(db: DB, apiIds: string[], field: (i: number) => 
 }
 
 /** Audience id of an api_id (null stays null); an unknown one is an input error. */
-export function resolveAudience(db: DB, apiId: null | string | undefined, what: string): null | number {
+export function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): null | number {
   if (apiId === null || apiId === undefined) return null
-  const row = db.prepare('SELECT id FROM audiences WHERE api_id = ?').get(apiId) as {id: number} | undefined
-  if (!row) throw new InvalidInputError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
-  return row.id
+  const id = store.segments.audienceIds([apiId]).get(apiId)
+  if (id === undefined) throw new InvalidInputError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
+  return id
 }
 
 /** Drop undefined values and read-only fields from an update body. */

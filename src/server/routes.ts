@@ -81,24 +81,24 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = await write(request, () => createProduct(db, request.body ?? {}))
+    const p = await write(request, () => createProduct(store, request.body ?? {}))
     return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = await write(request, () => updateProduct(db, apiId, request.body ?? {}))
+    const {changed, product} = await write(request, () => updateProduct(store, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     return productResponse(product, message)
   })
 
   app.get<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
-    const p = requireProduct(db, request.params.product_api_id)
+    const p = requireProduct(store, request.params.product_api_id)
     return productResponse(p, `product ${p.api_id}`)
   })
 
   app.get('/v1/products', auth, async () => {
-    const products = loadProducts(db)
+    const products = loadProducts(store)
     return {message: `${products.length} product${products.length === 1 ? '' : 's'}`, products: products.map((p) => listEntry(p)), success: true as const}
   })
 
@@ -112,10 +112,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
     if (status !== undefined && !(COUPON_STATUSES as readonly string[]).includes(status)) {
       throw new InvalidInputError(`status: unknown coupon status ${JSON.stringify(status)} (expected one of ${COUPON_STATUSES.join(', ')})`)
     }
-    const coupons = listCoupons(db, {name, status})
+    const coupons = listCoupons(store, {name, status})
     const filtered = name !== undefined || status !== undefined
     return {
-      coupons: coupons.map((c) => couponResponse(db, c)),
+      coupons: coupons.map((c) => couponResponse(store, c)),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }

@@ -50,10 +50,10 @@ function invalid(fn: () => unknown, ...parts: string[]): void {
 
 describe('coupons engine', () => {
   it('stores every field and returns the spec coupon with the same values', () => {
-    const c = createCoupon(store.db, fixed)
+    const c = createCoupon(store, fixed)
     expect(c.amount_minor).toBe(550)
     expect(c.percent).toBeNull()
-    expect(couponResponse(store.db, c)).toEqual({
+    expect(couponResponse(store, c)).toEqual({
       ...fixed,
       created_at: '2026-04-01T12:00:00+00:00',
       org: 1,
@@ -67,35 +67,35 @@ describe('coupons engine', () => {
   })
 
   it('is active only when ACTIVE and inside its window', () => {
-    const c = createCoupon(store.db, fixed)
+    const c = createCoupon(store, fixed)
     expect(isCouponActive(c, Date.parse('2026-02-28T23:59:59Z') / 1000)).toBe(false)
     expect(isCouponActive(c, Date.parse('2026-03-01T00:00:00Z') / 1000)).toBe(true)
     expect(isCouponActive(c, Date.parse('2026-05-31T23:59:59Z') / 1000)).toBe(true)
     expect(isCouponActive(c, Date.parse('2026-06-01T00:00:00Z') / 1000)).toBe(false)
-    const off = updateCoupon(store.db, 'SAVE5', {status: 'NOT_ACTIVE'}).coupon
+    const off = updateCoupon(store, 'SAVE5', {status: 'NOT_ACTIVE'}).coupon
     expect(isCouponActive(off, Date.parse('2026-04-01T00:00:00Z') / 1000)).toBe(false)
-    const open = createCoupon(store.db, {api_id: 'ALWAYS', coupon_type: 'percentage', name: 'Always', value: 10})
+    const open = createCoupon(store, {api_id: 'ALWAYS', coupon_type: 'percentage', name: 'Always', value: 10})
     expect(isCouponActive(open, 0)).toBe(true)
   })
 
   it('validates type, value, currency, window, status and sources, naming field and value', () => {
-    invalid(() => createCoupon(store.db, {...fixed, value: 0}), 'value', 'above 0')
-    invalid(() => createCoupon(store.db, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
-    invalid(() => createCoupon(store.db, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
-    invalid(() => createCoupon(store.db, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
-    invalid(() => createCoupon(store.db, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
-    invalid(() => createCoupon(store.db, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
-    invalid(() => createCoupon(store.db, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
-    invalid(() => createCoupon(store.db, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
-    invalid(() => createCoupon(store.db, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
-    invalid(() => createCoupon(store.db, {...fixed, status: 'active'}), 'status', '"active"')
-    invalid(() => createCoupon(store.db, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
-    invalid(() => createCoupon(store.db, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
+    invalid(() => createCoupon(store, {...fixed, value: 0}), 'value', 'above 0')
+    invalid(() => createCoupon(store, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
+    invalid(() => createCoupon(store, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
+    invalid(() => createCoupon(store, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
+    invalid(() => createCoupon(store, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
+    invalid(() => createCoupon(store, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
+    invalid(() => createCoupon(store, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
+    invalid(() => createCoupon(store, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
+    invalid(() => createCoupon(store, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
+    invalid(() => createCoupon(store, {...fixed, status: 'active'}), 'status', '"active"')
+    invalid(() => createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
+    invalid(() => createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
     expect(dump(path).tables.coupons).toEqual([])
-    createCoupon(store.db, fixed)
+    createCoupon(store, fixed)
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
-    expect(() => createCoupon(store.db, {...fixed, name: 'other'})).toThrow(ConflictError)
-    expect(() => createCoupon(store.db, {...fixed, name: 'other'})).toThrow(/api_id: coupon "SAVE5" already exists/)
+    expect(() => createCoupon(store, {...fixed, name: 'other'})).toThrow(ConflictError)
+    expect(() => createCoupon(store, {...fixed, name: 'other'})).toThrow(/api_id: coupon "SAVE5" already exists/)
   })
 
   it('fixed amounts are exact in the currency minor unit (property)', () => {
@@ -103,52 +103,52 @@ describe('coupons engine', () => {
     fc.assert(
       fc.property(fc.constantFrom('EUR', 'JPY', 'KWD', 'USD', 'BRL'), fc.integer({max: 10_000_000, min: 1}), (currency, minor) => {
         const value = minor / 10 ** minorDigits(currency)
-        const c = createCoupon(store.db, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value})
+        const c = createCoupon(store, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value})
         expect(c.amount_minor).toBe(minor)
-        expect(couponResponse(store.db, c).value).toBe(value)
+        expect(couponResponse(store, c).value).toBe(value)
       }),
       {numRuns: 50},
     )
   })
 
   it('update merges, replaces external coupons, re-checks the currency, and leaves an unchanged coupon alone', () => {
-    createCoupon(store.db, fixed)
+    createCoupon(store, fixed)
     process.env.PRICECTL_NOW = '2026-04-02T00:00:00Z'
     const before = dump(path)
-    expect(updateCoupon(store.db, 'SAVE5', {...couponResponse(store.db, getCoupon(store.db, 'SAVE5')!)}).changed).toBe(false)
+    expect(updateCoupon(store, 'SAVE5', {...couponResponse(store, getCoupon(store, 'SAVE5')!)}).changed).toBe(false)
     expect(dump(path)).toEqual(before)
-    invalid(() => updateCoupon(store.db, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
-    const {coupon} = updateCoupon(store.db, 'SAVE5', {coupon_external_coupons: [], value: 7})
+    invalid(() => updateCoupon(store, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
+    const {coupon} = updateCoupon(store, 'SAVE5', {coupon_external_coupons: [], value: 7})
     expect(coupon.external).toEqual([])
     expect(coupon.amount_minor).toBe(700)
     expect(coupon.updated_at).toBe('2026-04-02T00:00:00+00:00')
     expect(coupon.created_at).toBe('2026-04-01T12:00:00+00:00')
     // Switching to a percentage drops the currency.
-    const pct = updateCoupon(store.db, 'SAVE5', {coupon_type: {coupon_type: 'percentage'}, value: 12.5}).coupon
+    const pct = updateCoupon(store, 'SAVE5', {coupon_type: {coupon_type: 'percentage'}, value: 12.5}).coupon
     expect([pct.coupon_type, pct.percent, pct.currency, pct.amount_minor]).toEqual(['percentage', 12.5, null, null])
-    invalid(() => updateCoupon(store.db, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
+    invalid(() => updateCoupon(store, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
   })
 
   it('lists by case-insensitive substring of the name', () => {
-    upsertCoupons(store.db, [
+    upsertCoupons(store, [
       {label: '1', value: {api_id: 'A', coupon_type: 'percentage', name: 'Spring Sale', value: 10}},
       {label: '2', value: {api_id: 'B', coupon_type: 'percentage', name: 'Black Friday', status: 'NOT_ACTIVE', value: 30}},
       {label: '3', value: {api_id: 'C', coupon_type: 'percentage', name: 'Ünïcode SPRING', value: 5}},
     ])
-    expect(listCoupons(store.db, {name: 'spring'}).map((c) => c.api_id)).toEqual(['A', 'C'])
-    expect(listCoupons(store.db, {name: 'ÜNÏ'}).map((c) => c.api_id)).toEqual(['C'])
-    expect(listCoupons(store.db, {name: 'friday', status: 'ACTIVE'})).toEqual([])
-    expect(listCoupons(store.db).length).toBe(3)
+    expect(listCoupons(store, {name: 'spring'}).map((c) => c.api_id)).toEqual(['A', 'C'])
+    expect(listCoupons(store, {name: 'ÜNÏ'}).map((c) => c.api_id)).toEqual(['C'])
+    expect(listCoupons(store, {name: 'friday', status: 'ACTIVE'})).toEqual([])
+    expect(listCoupons(store).length).toBe(3)
   })
 
   it('delete refuses a coupon campaigns use, unless forced', () => {
-    const c = createCoupon(store.db, fixed)
+    const c = createCoupon(store, fixed)
     store.db.prepare("INSERT INTO campaigns (api_id, name, coupon_id, created_at, updated_at) VALUES ('spring', 'Spring', ?, 'x', 'x')").run(c.id)
     const before = dump(path)
-    expect(() => deleteCoupon(store.db, 'SAVE5')).toThrow(OperationalError)
+    expect(() => deleteCoupon(store, 'SAVE5')).toThrow(OperationalError)
     expect(dump(path)).toEqual(before)
-    deleteCoupon(store.db, 'SAVE5', {force: true})
-    expect(getCoupon(store.db, 'SAVE5')).toBeUndefined()
+    deleteCoupon(store, 'SAVE5', {force: true})
+    expect(getCoupon(store, 'SAVE5')).toBeUndefined()
     expect(dump(path).tables.coupon_external_coupons).toEqual([])
   })
 })

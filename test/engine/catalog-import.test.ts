@@ -32,9 +32,9 @@ function thrown(fn: () => unknown): Error {
 
 describe('products import', () => {
   it('reads the CSV layout: compact country prices, integrations and trials, JSON features, baseline further down the file', () => {
-    const r = upsertProducts(store.db, csvItems(CSV))
+    const r = upsertProducts(store, csvItems(CSV))
     expect(r).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
-    const intro = getProduct(store.db, 'intro')!
+    const intro = getProduct(store, 'intro')!
     expect(intro.baseline_api_id).toBe('yearly')
     // GB=59.99 without a currency takes the country's (GBP).
     expect(intro.country_prices).toEqual([{amount_minor: 5999, country: 'GB', currency: 'GBP'}])
@@ -43,11 +43,11 @@ describe('products import', () => {
       {currency: 'EUR', gateway_d_plan_id: 'intro_d', type: 'gateway_d'},
     ])
     expect(intro.features[0]).toMatchObject({api_id: 'sso', status: 'active', type: 'boolean', unit: null, value: 0})
-    expect(getProduct(store.db, 'yearly')!.product_trials).toEqual([{interval: 'day', interval_count: 14}])
+    expect(getProduct(store, 'yearly')!.product_trials).toEqual([{interval: 'day', interval_count: 14}])
   })
 
   it('validates every row first, lists every failing row and writes nothing', () => {
-    createProduct(store.db, {api_id: 'taken', base_px: 1, interval: 'month', interval_count: 1, name: 'Taken name'})
+    createProduct(store, {api_id: 'taken', base_px: 1, interval: 'month', interval_count: 1, name: 'Taken name'})
     const before = dump(path)
     const csv = `api_id,name,base_px,interval,interval_count,country_prices,integrations
 good,Good,5,month,1,DE=4.99:EUR,
@@ -59,7 +59,7 @@ no_id,Bad 5,5,month,1,,gateway_a
 bad_json,Bad 6,5,month,1,,"[{""type"":"
 good,Good again,5,month,1,,
 `
-    const err = thrown(() => upsertProducts(store.db, csvItems(csv)))
+    const err = thrown(() => upsertProducts(store, csvItems(csv)))
     expect(err).toBeInstanceOf(InvalidInputError)
     const lines = err.message.split('\n')
     expect(lines[0]).toBe('7 of 8 rows are invalid; nothing was written:')
@@ -74,20 +74,20 @@ good,Good again,5,month,1,,
   })
 
   it('checks names and gateway ids across the file and the store, allowing swaps within one import', () => {
-    upsertProducts(store.db, jsonItems(JSON.stringify([
+    upsertProducts(store, jsonItems(JSON.stringify([
       {api_id: 'a', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'month', interval_count: 1, name: 'Alpha'},
       {api_id: 'b', base_px: 2, interval: 'month', interval_count: 1, name: 'Beta'},
     ])))
     // Swapping names (and moving a gateway id) in one file is fine: rules hold on the result.
-    const r = upsertProducts(store.db, jsonItems(JSON.stringify({products: [
+    const r = upsertProducts(store, jsonItems(JSON.stringify({products: [
       {api_id: 'a', base_px: 1, interval: 'month', interval_count: 1, name: 'Beta'},
       {api_id: 'b', base_px: 2, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'month', interval_count: 1, name: 'Alpha'},
     ]})))
     expect(r.updated).toEqual(['a', 'b'])
-    expect(getProduct(store.db, 'a')!.name).toBe('Beta')
-    expect(getProduct(store.db, 'b')!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
+    expect(getProduct(store, 'a')!.name).toBe('Beta')
+    expect(getProduct(store, 'b')!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
     const before = dump(path)
-    const err = thrown(() => upsertProducts(store.db, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
+    const err = thrown(() => upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
     expect(err.message).toContain('row 1 (api_id "c"): name: "Beta" is already used by product "a"')
     expect(err.message).toContain('row 1 (api_id "c"): integrations[0]: gateway_a:ga already belongs to product "b"')
     expect(dump(path)).toEqual(before)
@@ -130,12 +130,12 @@ good,Good again,5,month,1,,
               name: p.name,
               product_trials: p.features ? [{interval: 'week', interval_count: p.count}] : [],
             }))
-          upsertProducts(s.db, jsonItems(JSON.stringify(items)))
+          upsertProducts(s, jsonItems(JSON.stringify(items)))
           const before = dump(dbPath)
-          const exported = exportProducts(s.db)
+          const exported = exportProducts(s)
           const format = run++ % 2 === 0 ? 'csv' : 'json'
           const file = format === 'csv' ? productsCsv(exported) : productsJson(exported)
-          const r = upsertProducts(s.db, format === 'csv' ? csvItems(file) : jsonItems(file))
+          const r = upsertProducts(s, format === 'csv' ? csvItems(file) : jsonItems(file))
           expect(r.unchanged.length).toBe(items.length)
           expect(dump(dbPath)).toEqual(before)
         } finally {
@@ -148,15 +148,15 @@ good,Good again,5,month,1,,
 
   it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', () => {
     const names = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', "'=already quoted", '\tTab']
-    names.forEach((name, i) => createProduct(store.db, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name}))
-    const file = productsCsv(exportProducts(store.db))
+    names.forEach((name, i) => createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name}))
+    const file = productsCsv(exportProducts(store))
     expect(file).toContain(`'=HYPERLINK`)
     expect(file).toContain(`'+1+1`)
     expect(file).toContain(`'@SUM(A1)`)
     expect(file).toContain(`''=already quoted`)
     for (const line of file.split('\n').slice(1)) expect(line).not.toMatch(/(^|,)"?[=+@]/)
     const before = dump(path)
-    expect(upsertProducts(store.db, csvItems(file)).unchanged.length).toBe(names.length)
+    expect(upsertProducts(store, csvItems(file)).unchanged.length).toBe(names.length)
     expect(dump(path)).toEqual(before)
   })
 
@@ -169,7 +169,7 @@ good,Good again,5,month,1,,
 
   it('dry run counts without writing', () => {
     const before = dump(path)
-    expect(upsertProducts(store.db, csvItems(CSV), {dryRun: true})).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
+    expect(upsertProducts(store, csvItems(CSV), {dryRun: true})).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
     expect(dump(path)).toEqual(before)
   })
 })

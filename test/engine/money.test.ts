@@ -150,7 +150,7 @@ describe('a store means the same under any runtime', () => {
     store.close()
     olderIcu()
     store = openStore(path)
-    expect(getProduct(store.db, 'p')!.country_prices).toEqual([{amount_minor: 650_000, country: 'HU', currency: 'HUF'}])
+    expect(getProduct(store, 'p')!.country_prices).toEqual([{amount_minor: 650_000, country: 'HU', currency: 'HUF'}])
     expect(fromMinor(650_000, 'HUF')).toBe(6500)
     expect(formatMoneyInLocale(650_000, 'HUF', 'hu-HU')).toBe('6500\u00A0Ft')
   })
