@@ -1,9 +1,9 @@
 import {Args, Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {intFlag} from '../../src/experiments/flags.js'
+import {intFlag} from '../../src/cli/experiments/flags.js'
 import {parseExperimentId} from '../../src/experiments/manage.js'
-import {resultsCsv, resultsReport} from '../../src/experiments/render.js'
+import {resultsCsv, resultsReport} from '../../src/cli/experiments/render.js'
 import {DEFAULT_DRAWS, experimentResults} from '../../src/experiments/results.js'
 import {ExperimentResults} from '../../src/schemas/experiments.js'
 

@@ -4,10 +4,10 @@ import {createReadStream} from 'node:fs'
 import {once} from 'node:events'
 import type {Readable, Writable} from 'node:stream'
 
-import {checkJsonDepth, parseJson} from '../cli/input.js'
+import {checkJsonDepth, parseJson} from '../input.js'
 import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
-import {safeCell} from '../cli/render.js'
+import {safeCell} from '../csv-cell.js'
 import type {PriceResult} from '../schemas/price.js'
 import type {PricingContext} from './context.js'
 import {calculatePriceSync, writePriceLine} from './price.js'
@@ -43,76 +43,21 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
   const batchSize = options.batchSize ?? 5000
   const chunkSize = Math.max(1, options.chunkSize ?? CHUNK_SIZE)
-  const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   const writer = new OutputBuffer(out)
   if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
-  // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
-  ctx.store.pricing.expectBulk()
-  ctx.primeCatalog()
-  const readOnly = Boolean(ctx.store.readOnly)
-  let group: {line: number; request: unknown | Error}[] = []
-
-  const priceOne = (line: number, request: unknown | Error): void => {
-    summary.read++
-    try {
-      if (request instanceof Error) throw request
-      const result = calculatePriceSync(ctx, request)
-      summary.priced++
-      if (options.output === 'csv') writer.text(csvRows(line, result))
-      else writePriceLine(result, writer)
-    } catch (error) {
-      summary.failed++
-      const message =
-        error instanceof PricectlError || error instanceof SyntaxError
-          ? error.message
-          : readOnly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
-            ? 'the store is read-only: only requests whose quote is already locked can be priced'
-            : `unexpected: ${(error as Error).message}`
+  const pricer = batchPricer(ctx, {batchSize, chunkSize}, {
+    drain: () => (writer.full ? writer.flush() : undefined),
+    failure(line, message) {
       options.onError?.(line, message)
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
-    }
-  }
-
-  /**
-   * Price the requests gathered so far in one write transaction (a read transaction on a
-   * read-only store: locked users only), a chunk of CHUNK_SIZE requests at a time: each
-   * chunk's locks and user countries are read in one call and written in one call.
-   */
-  const run = async (): Promise<void> => {
-    if (group.length === 0) return
-    const items = group
-    group = []
-    // Loading the geolocation module is the one wait before pricing (requests with an IP).
-    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
-    ctx.store.transaction(
-      () => {
-        freezeClock()
-        try {
-          for (let from = 0; from < items.length; from += chunkSize) {
-            const chunk = items.slice(from, from + chunkSize)
-            ctx.chunk.begin(chunk.map((i) => i.request))
-            try {
-              for (const item of chunk) priceOne(item.line, item.request)
-              ctx.chunk.flush()
-            } finally {
-              ctx.chunk.close()
-            }
-          }
-        } finally {
-          thawClock()
-        }
-      },
-      {write: true},
-    )
-    if (writer.full) await writer.flush()
-  }
-
-  /** Gather a request; a full group is priced (a promise only then). */
-  const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
-    group.push({line, request})
-    return group.length >= batchSize ? run() : undefined
-  }
+    },
+    result(line, result) {
+      if (options.output === 'csv') writer.text(csvRows(line, result))
+      else writePriceLine(result, writer)
+    },
+  })
+  const handle = pricer.handle
 
   try {
     if (format === 'jsonl') {
@@ -157,16 +102,108 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
     }
   } catch (error) {
     // What was read before the input failed is priced and kept.
-    await run()
+    await pricer.finish()
     await writer.flush()
     const e = error as {code?: string; message: string}
     if (e.code === 'ENOENT') throw new InvalidInputError(`--input: no such file ${file}`)
     if (e.code?.startsWith('CSV_')) throw new InvalidInputError(`--input: ${e.message}`)
     throw error
   }
-  await run()
+  await pricer.finish()
   await writer.flush()
-  return summary
+  return pricer.summary
+}
+
+/** Where the batch pricer sends each outcome, in input order. */
+export type BatchSink = {
+  /** After each group of requests: a promise when the consumer needs the batch to wait (output backpressure). */
+  drain?: () => Promise<void> | undefined
+  failure: (line: number, message: string) => void
+  result: (line: number, result: PriceResult) => void
+}
+
+/**
+ * The batch pricer both `price --input` and the library's priceMany drive. Requests are
+ * gathered into groups of `batchSize`, each priced in one write transaction (a read
+ * transaction on a read-only store: locked users only) with the clock frozen, a chunk of
+ * `chunkSize` requests at a time: each chunk's locks and user countries are read in one
+ * call and written in one call. Outcomes go to the sink synchronously, inside the
+ * transaction; `handle` returns a promise only when a group was priced, `finish` prices
+ * the last group.
+ */
+export function batchPricer(
+  ctx: PricingContext,
+  options: {batchSize: number; chunkSize: number},
+  sink: BatchSink,
+): {finish: () => Promise<void>; handle: (line: number, request: unknown) => Promise<void> | undefined; summary: BatchSummary} {
+  const {batchSize, chunkSize} = options
+  const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
+  // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
+  ctx.store.pricing.expectBulk()
+  ctx.primeCatalog()
+  const readOnly = Boolean(ctx.store.readOnly)
+  let group: {line: number; request: unknown | Error}[] = []
+
+  const priceOne = (line: number, request: unknown | Error): void => {
+    summary.read++
+    try {
+      if (request instanceof Error) throw request
+      const result = calculatePriceSync(ctx, request)
+      summary.priced++
+      sink.result(line, result)
+    } catch (error) {
+      summary.failed++
+      const message =
+        error instanceof PricectlError || error instanceof SyntaxError
+          ? error.message
+          : readOnly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
+            ? 'the store is read-only: only requests whose quote is already locked can be priced'
+            : `unexpected: ${(error as Error).message}`
+      sink.failure(line, message)
+    }
+  }
+
+  /**
+   * Price the requests gathered so far in one write transaction (a read transaction on a
+   * read-only store: locked users only), a chunk of CHUNK_SIZE requests at a time: each
+   * chunk's locks and user countries are read in one call and written in one call.
+   */
+  const run = async (): Promise<void> => {
+    if (group.length === 0) return
+    const items = group
+    group = []
+    // Loading the geolocation module is the one wait before pricing (requests with an IP).
+    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
+    ctx.store.transaction(
+      () => {
+        freezeClock()
+        try {
+          for (let from = 0; from < items.length; from += chunkSize) {
+            const chunk = items.slice(from, from + chunkSize)
+            ctx.chunk.begin(chunk.map((i) => i.request))
+            try {
+              for (const item of chunk) priceOne(item.line, item.request)
+              ctx.chunk.flush()
+            } finally {
+              ctx.chunk.close()
+            }
+          }
+        } finally {
+          thawClock()
+        }
+      },
+      {write: true},
+    )
+    await sink.drain?.()
+  }
+
+  /** Gather a request; a full group is priced (a promise only then). */
+  const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
+    group.push({line, request})
+    return group.length >= batchSize ? run() : undefined
+  }
+
+  return {finish: run, handle, summary}
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'

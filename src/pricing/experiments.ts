@@ -7,9 +7,8 @@ import {type ArmOutcome, thompsonChoice} from '../experiments/stats.js'
 import {adoptExposure, type Arm, armCounts, type Experiment, getExperiment, listExperiments, recordExposure} from '../experiments/store.js'
 import {BASELINE} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
-import type {PricedProduct} from './context.js'
 import type {Lock} from './locks.js'
-import type {Trace} from './price.js'
+import type {PricedProduct, Trace} from './types.js'
 
 /** What an experiment decided for a new lock. */
 export type Assignment = {

@@ -4,8 +4,7 @@ import {type Audience, listAudiences} from '../segments/audiences.js'
 import {isSegmented, listPackages, type Package, packageSegment} from '../segments/packages.js'
 import {explainRule, type FeatureValues, ruleMatches, ruleText} from '../segments/rules.js'
 import type {DB} from '../store/db.js'
-import type {PricedProduct, PricingContext} from './context.js'
-import type {Trace} from './price.js'
+import type {PricedProduct, PricingServices, Trace} from './types.js'
 
 export type AudienceRef = {api_id: string; name: string}
 
@@ -20,12 +19,12 @@ type PriceEntry = {amountMinor: null | number; currency: null | string; multipli
  */
 export class Segments {
   private readonly db: DB
-  private readonly ctx: PricingContext
+  private readonly ctx: PricingServices
   private audienceList?: LoadedAudience[]
   private priceMaps?: Map<string, Map<number, PriceEntry>>
   private packageList?: Package[]
 
-  constructor(db: DB, ctx: PricingContext) {
+  constructor(db: DB, ctx: PricingServices) {
     this.db = db
     this.ctx = ctx
   }

@@ -48,7 +48,7 @@ function build(): void {
   // Emit even with type errors (tsc still writes JS): `npm run typecheck` is the gate for
   // those, and tests of one part should not wait for another part to type-check.
   try {
-    execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.build.json'], {cwd: root, stdio: 'pipe'})
+    execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], {cwd: root, stdio: 'pipe'})
   } catch {}
   execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, stdio: 'pipe'})
 }

@@ -1,9 +1,9 @@
-import {type Column, csv, recordTable, table} from '../cli/render.js'
-import {fromMinor} from '../currency.js'
-import type {ExperimentOutput, ExperimentResults, SimulationResult} from '../schemas/experiments.js'
-import {barChart, intervalChart, lineChart} from './chart.js'
-import {armUsdMinor, describeArm} from './model.js'
-import type {Experiment} from './store.js'
+import {type Column, csv, recordTable, table} from '../render.js'
+import {fromMinor} from '../../currency.js'
+import type {ExperimentOutput, ExperimentResults, SimulationResult} from '../../schemas/experiments.js'
+import {barChart, intervalChart, lineChart} from '../../experiments/chart.js'
+import {armUsdMinor, describeArm} from '../../experiments/model.js'
+import type {Experiment} from '../../experiments/store.js'
 
 /** Tables and charts of the experiments commands (stdout without --json). */
 
