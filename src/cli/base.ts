@@ -3,6 +3,7 @@ import type {ZodType} from 'zod'
 
 import {describeError as describeAnyError, oneLine} from '../error-format.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {commandContext} from '../history/context.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
@@ -66,6 +67,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected openStore(options?: OpenOptions): Store {
     const store = openStore(this.flags.db, options)
     this.opened.push(store)
+    // Every recorded write of this run is attributed to this user and command (docs/history.md).
+    if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
     return store
   }
 
