@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../src/cli/base.js'
 import {loadProducts} from '../src/catalog/products.js'
-import {productsTable} from '../src/catalog/render.js'
+import {productsTable} from '../src/cli/catalog/render.js'
 import {demoDir, describePlan, loadDemo, nextSteps, planDemo} from '../src/demo.js'
 import {InvalidInputError} from '../src/errors.js'
 import {table} from '../src/cli/render.js'

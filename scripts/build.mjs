@@ -10,11 +10,13 @@
  * into what a user's tsc reads. Like tsc, it writes everything it can and then exits 1 when
  * there were errors.
  */
-import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
 import ts from 'typescript'
 
 const root = resolve(import.meta.dirname, '..')
+// A clean dist/: a moved or deleted source file must not leave a stale .js that oclif loads or npm packs.
+rmSync(join(root, 'dist'), {force: true, recursive: true})
 const ENTRY = 'src/index.ts'
 
 const file = ts.readConfigFile(join(root, 'tsconfig.build.json'), ts.sys.readFile)

@@ -2,7 +2,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {audienceResponse, createAudience} from '../../src/segments/audiences.js'
-import {audienceBody, audienceFlags} from '../../src/segments/flags.js'
+import {audienceBody, audienceFlags} from '../../src/cli/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 import {WithImpact} from '../../src/schemas/impact.js'
 

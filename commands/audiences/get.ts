@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {audienceResponse, requireAudience} from '../../src/segments/audiences.js'
-import {audienceDetail} from '../../src/segments/render.js'
+import {audienceDetail} from '../../src/cli/segments/render.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 
 export default class AudiencesGet extends BaseCommand<typeof AudiencesGet> {

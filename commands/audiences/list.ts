@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {audienceResponse, listAudiences} from '../../src/segments/audiences.js'
-import {audiencesCsv, audiencesTable} from '../../src/segments/render.js'
+import {audiencesCsv, audiencesTable} from '../../src/cli/segments/render.js'
 import {AudienceList} from '../../src/schemas/segments.js'
 
 export default class AudiencesList extends BaseCommand<typeof AudiencesList> {

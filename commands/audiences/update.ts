@@ -3,7 +3,7 @@ import {Args} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
 import {audienceResponse, updateAudience} from '../../src/segments/audiences.js'
-import {audienceBody, audienceFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {audienceBody, audienceFlags, refuseApiIdFlag} from '../../src/cli/segments/flags.js'
 import {AudienceResponse} from '../../src/schemas/segments.js'
 import {WithImpact} from '../../src/schemas/impact.js'
 

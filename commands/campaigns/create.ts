@@ -3,7 +3,7 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
 import {campaignResponse, createCampaign} from '../../src/segments/campaigns.js'
 import {segmentText} from '../../src/segments/common.js'
-import {campaignBody, campaignFlags} from '../../src/segments/flags.js'
+import {campaignBody, campaignFlags} from '../../src/cli/segments/flags.js'
 import {CampaignResponse} from '../../src/schemas/segments.js'
 import {WithImpact} from '../../src/schemas/impact.js'
 

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {campaignResponse, requireCampaign} from '../../src/segments/campaigns.js'
-import {campaignDetail} from '../../src/segments/render.js'
+import {campaignDetail} from '../../src/cli/segments/render.js'
 import {CampaignResponse} from '../../src/schemas/segments.js'
 
 export default class CampaignsGet extends BaseCommand<typeof CampaignsGet> {

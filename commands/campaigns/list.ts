@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {campaignResponse, listCampaigns} from '../../src/segments/campaigns.js'
-import {campaignsCsv, campaignsTable} from '../../src/segments/render.js'
+import {campaignsCsv, campaignsTable} from '../../src/cli/segments/render.js'
 import {CAMPAIGN_STATES, CampaignList} from '../../src/schemas/segments.js'
 
 export default class CampaignsList extends BaseCommand<typeof CampaignsList> {

@@ -4,7 +4,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {resolveZone} from '../../src/dates.js'
 import {createCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataFlag, momentFlag, numberish, productFlag, reportWrite} from '../../src/revenue/cli.js'
+import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, metadataFlag, momentFlag, numberish, productFlag, reportWrite} from '../../src/cli/revenue/flags.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {

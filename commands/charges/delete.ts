@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {deleteCharge} from '../../src/revenue/charges.js'
-import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/revenue/cli.js'
+import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/cli/revenue/flags.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {

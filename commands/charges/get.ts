@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {getCharge} from '../../src/revenue/charges.js'
-import {keyArgs, recordView} from '../../src/revenue/cli.js'
+import {keyArgs, recordView} from '../../src/cli/revenue/flags.js'
 import {ChargeGot} from '../../src/schemas/revenue.js'
 
 export default class ChargesGet extends BaseCommand<typeof ChargesGet> {

@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../src/cli/base.js'
-import {importArgs, importFlags, runImportCommand} from '../../src/import/command.js'
+import {importArgs, importFlags, runImportCommand} from '../../src/cli/import/command.js'
 import {ImportSummary} from '../../src/schemas/revenue.js'
 
 export default class ChargesImport extends BaseCommand<typeof ChargesImport> {

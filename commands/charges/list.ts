@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {listCharges} from '../../src/revenue/charges.js'
-import {CHARGE_COLUMNS, listFlags, printList, window} from '../../src/revenue/cli.js'
+import {CHARGE_COLUMNS, listFlags, printList, window} from '../../src/cli/revenue/flags.js'
 import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
 
 export default class ChargesList extends BaseCommand<typeof ChargesList> {

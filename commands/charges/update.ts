@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody} from '../../src/cli/input.js'
 import {updateCharge} from '../../src/revenue/charges.js'
-import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, keyArgs, metadataFlag, reportWrite} from '../../src/revenue/cli.js'
+import {bodyFlag, chargeFieldFlags, chargeFields, eventFlags, eventOf, keyArgs, metadataFlag, reportWrite} from '../../src/cli/revenue/flags.js'
 import {ChargeWritten} from '../../src/schemas/revenue.js'
 
 export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {couponResponse, requireCoupon} from '../../src/catalog/coupons.js'
-import {couponDetail} from '../../src/catalog/render.js'
+import {couponDetail} from '../../src/cli/catalog/render.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
 
 export default class CouponsGet extends BaseCommand<typeof CouponsGet> {

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {couponResponse, listCoupons} from '../../src/catalog/coupons.js'
-import {couponsCsvList, couponsTable} from '../../src/catalog/render.js'
+import {couponsCsvList, couponsTable} from '../../src/cli/catalog/render.js'
 import {COUPON_STATUSES, CouponList} from '../../src/schemas/catalog.js'
 
 export default class CouponsList extends BaseCommand<typeof CouponsList> {

@@ -3,7 +3,7 @@ import {Args} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
 import {couponResponse, updateCoupon} from '../../src/catalog/coupons.js'
-import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
+import {couponBody, couponFlags, refuseApiIdFlag} from '../../src/cli/catalog/flags.js'
 import {CouponResponse} from '../../src/schemas/catalog.js'
 import {WithImpact} from '../../src/schemas/impact.js'
 

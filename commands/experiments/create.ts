@@ -2,9 +2,9 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {requireFields} from '../../src/cli/input.js'
-import {experimentBody, experimentFlags} from '../../src/experiments/flags.js'
+import {experimentBody, experimentFlags} from '../../src/cli/experiments/flags.js'
 import {createExperiment, experimentOutput} from '../../src/experiments/manage.js'
-import {experimentDetail} from '../../src/experiments/render.js'
+import {experimentDetail} from '../../src/cli/experiments/render.js'
 import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsCreate extends BaseCommand<typeof ExperimentsCreate> {

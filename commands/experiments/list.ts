@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {experimentOutput, experimentsList} from '../../src/experiments/manage.js'
-import {experimentsCsv, experimentsTable} from '../../src/experiments/render.js'
+import {experimentsCsv, experimentsTable} from '../../src/cli/experiments/render.js'
 import {ExperimentList, STATUSES} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsList extends BaseCommand<typeof ExperimentsList> {

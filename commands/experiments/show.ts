@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {experimentOutput, parseExperimentId, requireExperiment} from '../../src/experiments/manage.js'
-import {experimentDetail} from '../../src/experiments/render.js'
+import {experimentDetail} from '../../src/cli/experiments/render.js'
 import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsShow extends BaseCommand<typeof ExperimentsShow> {

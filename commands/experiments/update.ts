@@ -1,9 +1,9 @@
 import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {experimentBody, experimentFlags} from '../../src/experiments/flags.js'
+import {experimentBody, experimentFlags} from '../../src/cli/experiments/flags.js'
 import {experimentOutput, parseExperimentId, updateExperiment} from '../../src/experiments/manage.js'
-import {experimentDetail} from '../../src/experiments/render.js'
+import {experimentDetail} from '../../src/cli/experiments/render.js'
 import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsUpdate extends BaseCommand<typeof ExperimentsUpdate> {

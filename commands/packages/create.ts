@@ -1,7 +1,7 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
 import {requireFields} from '../../src/cli/input.js'
-import {packageBody, packageFlags} from '../../src/segments/flags.js'
+import {packageBody, packageFlags} from '../../src/cli/segments/flags.js'
 import {createPackage, packageResponse, packageSegment} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
 import {WithImpact} from '../../src/schemas/impact.js'

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {packageResponse, requirePackage} from '../../src/segments/packages.js'
-import {packageDetail} from '../../src/segments/render.js'
+import {packageDetail} from '../../src/cli/segments/render.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
 
 export default class PackagesGet extends BaseCommand<typeof PackagesGet> {

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {listPackages, packageResponse} from '../../src/segments/packages.js'
-import {packagesCsv, packagesTable} from '../../src/segments/render.js'
+import {packagesCsv, packagesTable} from '../../src/cli/segments/render.js'
 import {PackageList} from '../../src/schemas/segments.js'
 
 export default class PackagesList extends BaseCommand<typeof PackagesList> {

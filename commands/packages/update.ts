@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
-import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/segments/flags.js'
+import {packageBody, packageFlags, refuseApiIdFlag} from '../../src/cli/segments/flags.js'
 import {packageResponse, updatePackage} from '../../src/segments/packages.js'
 import {PackageResponse} from '../../src/schemas/segments.js'
 import {WithImpact} from '../../src/schemas/impact.js'

@@ -5,7 +5,7 @@ import {priceFlags} from '../../src/cli/price-flags.js'
 import {table} from '../../src/cli/render.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, type ExplainStep} from '../../src/pricing/price.js'
-import {requestFromFlags} from '../../src/pricing/request.js'
+import {requestFromFlags} from '../../src/cli/pricing/request.js'
 import {PriceResult} from '../../src/schemas/price.js'
 import {renderPrice} from './index.js'
 

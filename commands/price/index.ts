@@ -5,7 +5,7 @@ import {priceFlags} from '../../src/cli/price-flags.js'
 import {table} from '../../src/cli/render.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, type LockConflict} from '../../src/pricing/price.js'
-import {assertNoInputConflict, requestFromFlags} from '../../src/pricing/request.js'
+import {assertNoInputConflict, requestFromFlags} from '../../src/cli/pricing/request.js'
 import {PriceResult} from '../../src/schemas/price.js'
 
 export default class Price extends BaseCommand<typeof Price> {

@@ -4,6 +4,7 @@ import {writeFileSync} from 'node:fs'
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {InvalidInputError} from '../../src/errors.js'
+import {parseExperimentId} from '../../src/experiments/manage.js'
 import {comparePrices, describeChange, parseTolerance, previewPrices, readSnapshot, snapshotJson} from '../../src/pricing/preview.js'
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
 
@@ -16,17 +17,25 @@ be quoted them, without an experiment arm, and writes nothing: no lock, no user,
 exposure. Default countries: those with a country price or a localization factor, plus the
 store's default country. --against FILE compares with a snapshot made by
 "price preview --output json > FILE" and exits 1 when a price moved beyond --tolerance, a
-currency changed, or a row was added or removed; --update then rewrites FILE.`
+currency changed, or a row was added or removed; --update then rewrites FILE.
+--audience prices as given audiences (x audiences); --experiment ID prices under each of
+its arms (x arms, --arm to pick), whatever the experiment's status: what a visitor of the
+arm would be quoted.`
   static override examples = [
     '<%= config.bin %> price preview',
     '<%= config.bin %> price preview -p pro_monthly --country DE,FR,IN --integration gateway_a',
     '<%= config.bin %> price preview --output json > prices.json',
     '<%= config.bin %> price preview --against prices.json --tolerance 1%',
     '<%= config.bin %> price preview --against prices.json --update',
+    '<%= config.bin %> price preview -p pro_monthly --experiment 3 --arm all --country US,DE',
+    '<%= config.bin %> price preview --audience all --country IN',
   ]
   static override flags = {
     against: Flags.string({description: 'Snapshot to compare with (JSON or CSV from price preview); exit 1 on a difference beyond --tolerance'}),
+    arm: Flags.string({description: 'With --experiment: the arm(s) to price under (repeatable, or comma-separated; "all", the default, is every arm with the baseline)', multiple: true}),
+    audience: Flags.string({description: 'Price as this audience (repeatable, or comma-separated; "default" for none, "all" for every audience and the default); default: as --feature matches', multiple: true}),
     country: Flags.string({description: 'Country to price in (repeatable, or comma-separated; default: countries with country prices or localization factors, plus the default country)', multiple: true}),
+    experiment: Flags.string({description: 'A price experiment (any status) whose arms to preview: one row per arm, with an "arm" column'}),
     feature: Flags.string({description: 'User feature KEY=VALUE, to price as a matching audience would (repeatable)', multiple: true}),
     integration: Flags.string({description: 'Include the amount of this gateway (repeatable): gateway_a..gateway_d', multiple: true}),
     output: Flags.string({default: 'table', description: 'Output format (--json: json)', options: ['table', 'csv', 'json']}),
@@ -52,7 +61,10 @@ currency changed, or a row was added or removed; --update then rewrites FILE.`
     // Read the snapshot first: a bad file is reported before any pricing.
     const before = flags.against ? readSnapshot(flags.against) : undefined
     const rows = previewPrices(this.store, {
+      arms: list(flags.arm),
+      audiences: list(flags.audience),
       countries: list(flags.country)?.map((c) => c.toUpperCase()),
+      experiment: flags.experiment === undefined ? undefined : parseExperimentId(flags.experiment),
       features: flags.feature?.length ? features : undefined,
       integrations: list(flags.integration),
       products: list(flags.product),
@@ -89,6 +101,7 @@ function columns(rows: PreviewRow[]) {
     {header: 'product', value: (r: PreviewRow) => r.product},
     {header: 'country', value: (r: PreviewRow) => r.country},
     {header: 'audience', value: (r: PreviewRow) => r.audience},
+    ...(rows.some((r) => r.arm !== undefined) ? [{header: 'arm', value: (r: PreviewRow) => r.arm ?? ''}] : []),
     {header: 'currency', value: (r: PreviewRow) => r.currency},
     {header: 'price', value: (r: PreviewRow) => r.price},
     {header: 'display', value: (r: PreviewRow) => r.display},

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {productResponse, requireProduct} from '../../src/catalog/products.js'
-import {productDetail} from '../../src/catalog/render.js'
+import {productDetail} from '../../src/cli/catalog/render.js'
 import {ProductOutput} from '../../src/schemas/catalog.js'
 
 export default class ProductsGet extends BaseCommand<typeof ProductsGet> {

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {listFlags} from '../../src/cli/list-options.js'
 import {listEntry, loadProducts} from '../../src/catalog/products.js'
-import {productsCsvList, productsTable} from '../../src/catalog/render.js'
+import {productsCsvList, productsTable} from '../../src/cli/catalog/render.js'
 import {ProductList} from '../../src/schemas/catalog.js'
 
 export default class ProductsList extends BaseCommand<typeof ProductsList> {

@@ -2,7 +2,7 @@ import {Args} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {impactFlags} from '../../src/cli/impact-flags.js'
-import {productBody, productFlags, refuseApiIdFlag} from '../../src/catalog/flags.js'
+import {productBody, productFlags, refuseApiIdFlag} from '../../src/cli/catalog/flags.js'
 import {productResponse, updateProduct} from '../../src/catalog/products.js'
 import {ProductOutput} from '../../src/schemas/catalog.js'
 import {WithImpact} from '../../src/schemas/impact.js'

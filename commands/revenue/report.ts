@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
-import {tzFlag, window} from '../../src/revenue/cli.js'
+import {tzFlag, window} from '../../src/cli/revenue/flags.js'
 import {barChart, revenueReport} from '../../src/revenue/report.js'
 import {type ReportRow, RevenueReport} from '../../src/schemas/revenue.js'
 

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody, requireFields} from '../../src/cli/input.js'
 import {resolveZone} from '../../src/dates.js'
-import {bodyFlag, eventFlags, eventOf, momentFlag, numberish, productFlag, reportWrite, subscriptionFieldFlags, subscriptionFields} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, momentFlag, numberish, productFlag, reportWrite, subscriptionFieldFlags, subscriptionFields} from '../../src/cli/revenue/flags.js'
 import {createSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 

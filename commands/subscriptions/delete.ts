@@ -2,7 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
-import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/revenue/cli.js'
+import {eventFlags, eventOf, keyArgs, reportWrite} from '../../src/cli/revenue/flags.js'
 import {deleteSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {recordTable} from '../../src/cli/render.js'
-import {keyArgs} from '../../src/revenue/cli.js'
+import {keyArgs} from '../../src/cli/revenue/flags.js'
 import {getSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionGot} from '../../src/schemas/revenue.js'
 

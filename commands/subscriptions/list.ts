@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../src/cli/base.js'
-import {listFlags, printList, SUBSCRIPTION_COLUMNS, window} from '../../src/revenue/cli.js'
+import {listFlags, printList, SUBSCRIPTION_COLUMNS, window} from '../../src/cli/revenue/flags.js'
 import {listSubscriptions} from '../../src/revenue/subscriptions.js'
 import {SubscriptionList, SubscriptionRecord} from '../../src/schemas/revenue.js'
 

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {overlay, readBody} from '../../src/cli/input.js'
-import {bodyFlag, eventFlags, eventOf, keyArgs, reportWrite, subscriptionFieldFlags, subscriptionFields} from '../../src/revenue/cli.js'
+import {bodyFlag, eventFlags, eventOf, keyArgs, reportWrite, subscriptionFieldFlags, subscriptionFields} from '../../src/cli/revenue/flags.js'
 import {updateSubscription} from '../../src/revenue/subscriptions.js'
 import {SubscriptionWritten} from '../../src/schemas/revenue.js'
 

@@ -1,6 +1,6 @@
 import {countryCurrency} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import {parseJsonValue} from '../cli/input.js'
+import {parseJsonValue} from '../input.js'
 
 /**
  * Compact text forms of nested catalog values, used by repeatable flags and CSV cells:

@@ -1,7 +1,9 @@
 import {Command, Errors, Flags, Interfaces, toConfiguredId} from '@oclif/core'
 import type {ZodType} from 'zod'
 
+import {describeError as describeAnyError, oneLine} from '../error-format.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {commandContext} from '../history/context.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
@@ -65,6 +67,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected openStore(options?: OpenOptions): Store {
     const store = openStore(this.flags.db, options)
     this.opened.push(store)
+    // Every recorded write of this run is attributed to this user and command (docs/history.md).
+    if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
     return store
   }
 
@@ -126,61 +130,19 @@ export function readOnlyStoreError(store: Store): OperationalError {
 /** 128 + SIGINT, what a shell reports for a command stopped with Ctrl-C. */
 export const EXIT_INTERRUPTED = 130
 
-/** Turn anything thrown into an exit code, a one-line message and extra JSON fields. */
+/** describeError (src/error-format.ts) with what only the CLI meets: oclif's errors and an interrupted prompt. */
 export function describeError(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
-  const d = describeRaw(err)
-  return {...d, message: oneLine(d.message)}
-}
-
-/** Quoted values longer than this are shortened in messages (a 10,000-character cell stays readable). */
-const MAX_QUOTED = 80
-const LONG_QUOTED = new RegExp(`"((?:[^"\\\\]|\\\\.){${MAX_QUOTED},})"`, 'g')
-
-/**
- * One line, whatever the input held: line breaks joined with "; " (or a space after a
- * colon), other control characters shown as escapes, long quoted values shortened.
- */
-export function oneLine(message: string): string {
-  const joined = message
-    .split(/\r\n|[\r\n\u2028\u2029]/)
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .reduce((acc, l) => (acc === '' ? l : `${acc}${/[:;,]$/.test(acc) ? ' ' : '; '}${l}`), '')
-  // eslint-disable-next-line no-control-regex
-  const visible = joined.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replaceAll('\t', ' ')
-  return visible.replace(LONG_QUOTED, (_, inner: string) => `"${inner.slice(0, MAX_QUOTED)}..." (${inner.length} characters)`)
-}
-
-function describeRaw(err: unknown): {body: Record<string, unknown>; code: number; message: string} {
-  if (err instanceof PricectlError) return {body: err.body, code: err.exitCode, message: err.message}
-  if (err instanceof Errors.ExitError) return {body: {}, code: err.oclif.exit ?? 1, message: err.message}
-  if (err instanceof Errors.CLIError) {
-    // oclif's own parse errors (unknown flag, missing argument, bad option) are usage errors.
-    const message = err.message.split('\n').filter((l) => l.trim() && !l.startsWith('See more help')).join(' ').trim()
-    return {body: {}, code: err.oclif?.exit ?? 2, message}
-  }
-  const e = err as {code?: string; message?: string; name?: string}
-  // Ctrl-C in a prompt: the shell's code for SIGINT, as if the prompt had not caught it.
-  if (e?.name === 'ExitPromptError') return {body: {}, code: EXIT_INTERRUPTED, message: 'interrupted'}
-  if (e?.name === 'ZodError') return {body: {}, code: 2, message: String(e.message)}
-  if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') {
-    return {body: {}, code: 1, message: 'the store is busy (another pricectl is writing); try again'}
-  }
-  if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
-    // File-system trouble is not damage: "db check" would fail the same way and help no one.
-    if (e.code.startsWith('SQLITE_READONLY')) {
-      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (the store, or its folder, is not writable: check its permissions and that its file system is mounted read-write)`}
+  if (!(err instanceof PricectlError)) {
+    if (err instanceof Errors.ExitError) return {body: {}, code: err.oclif.exit ?? 1, message: oneLine(err.message)}
+    if (err instanceof Errors.CLIError) {
+      // oclif's own parse errors (unknown flag, missing argument, bad option) are usage errors.
+      const message = err.message.split('\n').filter((l) => l.trim() && !l.startsWith('See more help')).join(' ').trim()
+      return {body: {}, code: err.oclif?.exit ?? 2, message: oneLine(message)}
     }
-    if (e.code.startsWith('SQLITE_CANTOPEN')) {
-      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check that the store's folder exists and is writable: SQLite keeps -wal and -shm files beside the store)`}
-    }
-    if (e.code === 'SQLITE_FULL' || e.code.startsWith('SQLITE_IOERR')) {
-      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check free space and the file system of the store's folder)`}
-    }
-    return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (run "pricectl db check")`}
+    // Ctrl-C in a prompt: the shell's code for SIGINT, as if the prompt had not caught it.
+    if ((err as {name?: string})?.name === 'ExitPromptError') return {body: {}, code: EXIT_INTERRUPTED, message: 'interrupted'}
   }
-  const message = (e?.message ?? String(err)).split('\n')[0]
-  return {body: {}, code: 1, message: message || 'unexpected error (set DEBUG=1 for details)'}
+  return describeAnyError(err)
 }
 
 export {InvalidInputError}

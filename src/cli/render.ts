@@ -2,16 +2,15 @@ import Table from 'cli-table3'
 import {stringify} from 'csv-stringify/sync'
 import stringWidth from 'string-width'
 
+import {cellText, safeCell} from '../csv-cell.js'
 import {InvalidInputError} from '../errors.js'
 import {listOptions} from './list-options.js'
 
+export {safeCell}
+
 export type Column<R> = {header: string; value: (row: R) => unknown}
 
-function cell(v: unknown): string {
-  if (v === null || v === undefined) return ''
-  if (typeof v === 'object') return JSON.stringify(v)
-  return String(v)
-}
+const cell = cellText
 
 /**
  * The width tables fit: the terminal's; without a terminal, $COLUMNS when set, else no
@@ -157,16 +156,6 @@ export function recordTable(entries: [string, unknown][]): string {
     undefined,
     entries.map(([k, v]) => [k, cell(v)]),
   )
-}
-
-/**
- * Neutralise spreadsheet formulas: a cell starting with = + - @ tab or CR gets a leading
- * quote, unless it is a plain number (negative amounts stay numbers).
- */
-export function safeCell(v: unknown): string {
-  const s = cell(v)
-  if (/^[=+\-@\t\r]/.test(s) && !/^-?\d+(\.\d+)?$/.test(s)) return `'${s}`
-  return s
 }
 
 /** CSV with a header row; a list command's --columns, --sort and --no-header apply. */

@@ -1,4 +1,4 @@
-import {decodeUtf8, parseJson, readInput} from '../cli/input.js'
+import {decodeUtf8, parseJson, readInput} from '../input.js'
 
 import {nowSeconds} from '../clock.js'
 import {minorDigits} from '../currency.js'

@@ -1,6 +1,6 @@
 import {basename} from 'node:path'
 
-import {decodeUtf8, readInput} from '../cli/input.js'
+import {decodeUtf8, readInput} from '../input.js'
 import {InvalidInputError} from '../errors.js'
 
 /**

@@ -1,7 +1,7 @@
 import {parse} from 'csv-parse/sync'
 import {unzipSync} from 'fflate'
 
-import {parseJson} from '../cli/input.js'
+import {parseJson} from '../input.js'
 import {isoDay, nowSeconds} from '../clock.js'
 import {isCurrency} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'

@@ -1,6 +1,6 @@
 import {readFileSync, statSync} from 'node:fs'
 
-import {parseJsonObject} from '../cli/input.js'
+import {parseJsonObject} from '../input.js'
 import {resolveZone} from '../dates.js'
 import {InvalidInputError} from '../errors.js'
 import {CHARGE_FIELDS, ImportMapping, SUBSCRIPTION_FIELDS} from '../schemas/revenue.js'

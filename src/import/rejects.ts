@@ -1,7 +1,7 @@
 import {stringify} from 'csv-stringify/sync'
 import {closeSync, existsSync, openSync, readSync, rmSync} from 'node:fs'
 
-import {safeCell} from '../cli/render.js'
+import {safeCell} from '../csv-cell.js'
 import {OutputFile} from '../store/output-file.js'
 
 /**

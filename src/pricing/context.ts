@@ -1,4 +1,3 @@
-import type {ProductRow} from '../catalog/lookup.js'
 import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
 import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
@@ -15,6 +14,7 @@ import {type LockedProduct, QuoteChunk} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
 import {Segments} from './segments.js'
+import type {PricedProduct, PricingServices} from './types.js'
 
 /**
  * A map that forgets everything once it holds `limit` entries: batches meet the same few
@@ -31,21 +31,14 @@ export class BoundedCache<K, V> extends Map<K, V> {
   }
 }
 
-/** A product with its country prices, as the price calculation reads it. */
-export type PricedProduct = ProductRow & {
-  countryPrices: Map<string, {amountMinor: number; currency: string}>
-  /** Gateways the product's integrations charge through (their tables constrain its price points). */
-  gateways: string[]
-  /** Currencies of its gateway_d plans, in integration order (a gateway_d price is in one of them). */
-  planCurrencies: string[]
-}
+export type {PricedProduct} from './types.js'
 
 /**
  * Everything one process needs to price requests, read once from the store and cached:
  * a batch of 100,000 requests must not re-read the catalog per request.
  * The catalog is assumed not to change while a context lives (one command run).
  */
-export class PricingContext {
+export class PricingContext implements PricingServices {
   readonly store: StorePort
   readonly geoipDb?: string
   private products = new Map<string, PricedProduct | null>()

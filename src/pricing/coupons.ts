@@ -8,9 +8,8 @@ import type {CouponBlock, PriceRequest} from '../schemas/price.js'
 import {type Campaign, listCampaigns} from '../segments/campaigns.js'
 import {segmentText} from '../segments/common.js'
 import type {DB} from '../store/db.js'
-import type {PricingContext} from './context.js'
 import type {Lock, LockedCoupon, LockedProduct} from './locks.js'
-import type {Trace} from './price.js'
+import type {PricingServices, Trace} from './types.js'
 
 // ---------------------------------------------------------------- pure arithmetic
 
@@ -70,13 +69,13 @@ type Candidate = {campaign: Campaign | null; coupon: Coupon; priceMinor: number}
  */
 export class Coupons {
   private readonly db: DB
-  private readonly ctx: PricingContext
+  private readonly ctx: PricingServices
   private readonly coupons = new Map<string, Coupon | null>()
   private campaignList?: Campaign[]
   /** Gateways of the request being priced: a price after a coupon is charged too. */
   private integrations: readonly string[] = []
 
-  constructor(db: DB, ctx: PricingContext) {
+  constructor(db: DB, ctx: PricingServices) {
     this.db = db
     this.ctx = ctx
   }

@@ -7,9 +7,8 @@ import {type ArmOutcome, thompsonChoice} from '../experiments/stats.js'
 import {adoptExposure, type Arm, armCounts, type Experiment, getExperiment, listExperiments, recordExposure} from '../experiments/store.js'
 import {BASELINE} from '../schemas/experiments.js'
 import type {DB} from '../store/db.js'
-import type {PricedProduct} from './context.js'
 import type {Lock} from './locks.js'
-import type {Trace} from './price.js'
+import type {PricedProduct, Trace} from './types.js'
 
 /** What an experiment decided for a new lock. */
 export type Assignment = {
@@ -36,6 +35,8 @@ export type ExperimentPricing = {
   describeRate?(currency: string): string
   noteRate?(trace: Trace, currency: string): void
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string}
+  /** The country's localization factor (PPP), undefined when none is imported. */
+  localizationFactor?(country: string): number | undefined
 }
 
 /** An experiment as the price layer reads it, with lookups prepared once. */
@@ -75,6 +76,12 @@ export class Experiments {
   posteriorTtlMs = 10_000
   /** Force one arm of one experiment (the simulation's probes of each arm's price); never set by the price command. */
   pin?: {armId: string; experimentId: number}
+  /**
+   * Price every request under this arm of this price experiment, whatever its status and
+   * target (lock-free previews of an arm: `price preview --arm`, `experiments results`
+   * labels, `experiments conclude`); never set by the price command.
+   */
+  force?: {armId: string; experimentId: number}
 
   constructor(db: DB, pricing?: ExperimentPricing) {
     this.db = db
@@ -83,6 +90,7 @@ export class Experiments {
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
   assign(input: AssignInput, trace: Trace): Assignment | undefined {
+    if (this.force) return this.forced(this.force, input, trace)
     if (!input.runExperiment) {
       trace?.push({detail: 'run_experiment is false: no experiment for this request', outcome: 'skipped', step: 'experiment'})
       return undefined
@@ -108,8 +116,21 @@ export class Experiments {
     return {arm_id: armIdOut(arm.id), experiment_id: exp.id, experiment_type: exp.type, products_to_select: select}
   }
 
-  /** The arm's price for a product of the lock's experiment, inside [min_px, max_px]; undefined to keep the control price. */
-  armPrice(lock: Lock, product: PricedProduct, controlMinor: number, currency: string, trace: Trace): number | undefined {
+  private forced(force: {armId: string; experimentId: number}, input: AssignInput, trace: Trace): Assignment | undefined {
+    const l = this.experiment(force.experimentId)
+    const arm = l?.arms.get(force.armId)
+    if (!l || !arm || l.exp.type !== 'price' || !input.products.some((p) => l.productApiIds.has(p))) return undefined
+    trace?.push({detail: `experiment ${l.exp.id} "${l.exp.name}": arm ${arm.id} (${describeArm(l.exp, arm)}) forced for a preview`, outcome: 'chose', step: 'experiment'})
+    return {arm_id: armIdOut(arm.id), experiment_id: l.exp.id, experiment_type: 'price', products_to_select: []}
+  }
+
+  /**
+   * The arm's price for a product of the lock's experiment, inside [min_px, max_px];
+   * undefined to keep the control price. A multiplier scales the control price (country
+   * price, localization and all); a USD price is localized as a base price is: FX, times
+   * the country's localization factor, then rounded (DESIGN step 6).
+   */
+  armPrice(lock: Lock, product: PricedProduct, controlMinor: number, currency: string, trace: Trace, country?: string): number | undefined {
     const step = `price ${product.api_id}`
     const loaded = this.experiment(lock.experiment_id)
     if (!loaded || loaded.exp.type !== 'price') return undefined
@@ -131,16 +152,23 @@ export class Experiments {
       const r = this.pricing.round(raw, currency)
       price = r.minor
       how = `control ${fromMinor(controlMinor, currency)} x ${arm.multiplier} = ${fromMinor(raw, currency)}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)} ${currency}`
-    } else if (currency === 'USD') {
-      // Nothing converted: the arm's USD price is used as set, like a USD base price.
-      price = arm.usd_price_minor!
-      how = `USD price ${fromMinor(price, 'USD')} used as set`
     } else {
-      const raw = convertMinor(arm.usd_price_minor!, 'USD', 1, currency, rate)
-      const r = this.pricing.round(raw, currency)
-      price = r.minor
-      if (trace) this.pricing.noteRate?.(trace, currency)
-      how = `USD price ${fromMinor(arm.usd_price_minor!, 'USD')} x ${this.pricing.describeRate?.(currency) ?? rate} = ${fromMinor(raw, currency)} ${currency}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)}`
+      const factor = country === undefined ? undefined : this.pricing.localizationFactor?.(country)
+      if (currency === 'USD' && factor === undefined) {
+        // Nothing converted or localized: the arm's USD price is used as set, like a USD base price.
+        price = arm.usd_price_minor!
+        how = `USD price ${fromMinor(price, 'USD')} used as set`
+      } else {
+        const converted = convertMinor(arm.usd_price_minor!, 'USD', 1, currency, rate)
+        const raw = factor === undefined ? converted : scaleMinor(converted, factor)
+        const r = this.pricing.round(raw, currency)
+        price = r.minor
+        if (trace) this.pricing.noteRate?.(trace, currency)
+        how =
+          `USD price ${fromMinor(arm.usd_price_minor!, 'USD')} x ${this.pricing.describeRate?.(currency) ?? rate}` +
+          (factor === undefined ? '' : ` x factor ${factor} for ${country}`) +
+          ` = ${fromMinor(raw, currency)} ${currency}, rounded by the ${r.source} rule "${r.rule}" to ${fromMinor(price, currency)}`
+      }
     }
     const min = product.min_px_minor
     const max = product.max_px_minor

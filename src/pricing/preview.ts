@@ -4,7 +4,10 @@ import {readFileSync} from 'node:fs'
 import {minorDigits} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {type PreviewRow as Row} from '../schemas/price.js'
+import {armIdOut} from '../experiments/model.js'
+import {getExperiment} from '../experiments/store.js'
 import type {StorePort} from '../store/port.js'
+import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 
@@ -31,7 +34,18 @@ export function pricePreview(store: StorePort, products: string[], countries: st
   })
 }
 
-export type PreviewOptions = {countries?: string[]; features?: Record<string, boolean | number | string>; integrations?: string[]; products?: string[]}
+export type PreviewOptions = {
+  /** With `experiment`: the arms to price under ('all' = every arm, the baseline included); default every arm. */
+  arms?: string[]
+  /** Price as these audiences (api_ids, 'default', or 'all' = every audience and the default); default: as the features match. */
+  audiences?: string[]
+  countries?: string[]
+  /** A price experiment whose arms to preview (any status, any target): each row names its arm. */
+  experiment?: number
+  features?: Record<string, boolean | number | string>
+  integrations?: string[]
+  products?: string[]
+}
 
 /**
  * The default countries of a preview: every country that has a country price or a
@@ -42,52 +56,101 @@ export function previewCountries(ctx: PricingContext): string[] {
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
 
+/** Audiences of a preview, checked: 'all' = every audience, highest priority first, then the default. */
+function previewAudiences(ctx: PricingContext, wanted: string[] | undefined): (string | undefined)[] {
+  if (!wanted?.length) return [undefined]
+  const known = ctx.segments.audienceIds()
+  const out: string[] = []
+  for (const a of wanted) {
+    if (a === 'all') out.push(...known, 'default')
+    else if (a === 'default' || known.includes(a)) out.push(a)
+    else throw new InvalidInputError(`--audience: unknown audience ${JSON.stringify(a)} (known: ${[...known, 'default'].join(', ')}; or "all"; see "pricectl audiences list")`)
+  }
+  return [...new Set(out)]
+}
+
+/** Arms of a preview, checked against the experiment: 'all' (or none given) = every arm, the baseline first. */
+function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): {armIds: (string | undefined)[]; experimentId?: number; products?: string[]} {
+  if (experiment === undefined) {
+    if (wanted?.length) throw new InvalidInputError('--arm previews an experiment\'s arms: add --experiment ID (see "pricectl experiments list")')
+    return {armIds: [undefined]}
+  }
+  // Transitional: experiments are read from the handle until their repository exists.
+  const e = getExperiment(sqliteHandle(store), experiment)
+  if (!e) throw new InvalidInputError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
+  if (e.type !== 'price') throw new InvalidInputError(`--experiment ${experiment} is a packaging experiment: its arms choose products, not prices; preview a price experiment`)
+  const ids = e.arms.map((a) => a.id)
+  const products = e.products.map((p) => p.api_id)
+  if (!wanted?.length || wanted.includes('all')) return {armIds: ids, experimentId: experiment, products}
+  for (const a of wanted) {
+    if (!ids.includes(a)) throw new InvalidInputError(`--arm: experiment ${experiment} has no arm ${JSON.stringify(a)} (its arms: ${ids.join(', ')}; or "all")`)
+  }
+  return {armIds: [...new Set(wanted)], experimentId: experiment, products}
+}
+
 /**
- * Lock-free prices of products x countries (price preview), control prices as a new user
- * with the given features would be quoted them; rows sorted by product, country.
+ * Lock-free prices of products x countries (price preview), as a new user with the given
+ * features would be quoted them; with `audiences`, as each of those audiences; with
+ * `experiment`, under each of its arms (rows then carry `arm`). Rows sorted by product,
+ * country, audience, arm. Writes nothing.
  */
 export function previewPrices(store: StorePort, options: PreviewOptions = {}): Row[] {
   const ctx = new PricingContext(store)
-  const products = options.products?.length
-    ? [...new Set(options.products)]
-    : store.pricing.productApiIds()
+  const {armIds, experimentId, products: armProducts} = previewArms(store, options.experiment, options.arms)
+  // An experiment's preview defaults to the products it prices.
+  const products = options.products?.length ? [...new Set(options.products)] : (armProducts ?? store.pricing.productApiIds())
   if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
   const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(ctx)
+  const audiences = previewAudiences(ctx, options.audiences)
   const rows: Row[] = []
-  for (const country of countries) {
-    const layers: Record<string, string> = {}
-    const r = calculatePriceSync(
-      ctx,
-      {country, features: options.features, integrations: options.integrations, override: true, products, run_experiment: false, user_id: PREVIEW_USER},
-      {dryRun: true, onQuote: (lock) => {
-        for (const [id, p] of Object.entries(lock.quote.products)) layers[id] = p.layer
-      }},
-    )
-    for (const [product, p] of Object.entries(r.products)) {
-      const row: Row = {
-        audience: r.audience.api_id,
-        country,
-        currency: r.currency,
-        display: p.display.price,
-        layer: layers[product] ?? 'base',
-        price: p.price,
-        price_usd: p.price_usd,
-        product,
+  try {
+    for (const audience of audiences) {
+      ctx.segments.force = audience
+      for (const armId of armIds) {
+        ctx.experiments.force = armId === undefined || experimentId === undefined ? undefined : {armId, experimentId}
+        for (const country of countries) rows.push(...previewCountry(ctx, country, products, options, armId))
       }
-      if (options.integrations?.length) row.integrations = sortKeys(p.integrations)
-      rows.push(row)
     }
+  } finally {
+    ctx.segments.force = undefined
+    ctx.experiments.force = undefined
   }
   return rows.sort((a, b) => rowKey(a).localeCompare(rowKey(b)))
+}
+
+function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Row[] {
+  const layers: Record<string, string> = {}
+  const r = calculatePriceSync(
+    ctx,
+    {country, features: options.features, integrations: options.integrations, override: true, products, run_experiment: armId !== undefined, user_id: PREVIEW_USER},
+    {dryRun: true, onQuote: (lock) => {
+      for (const [id, p] of Object.entries(lock.quote.products)) layers[id] = p.layer
+    }},
+  )
+  return Object.entries(r.products).map(([product, p]) => {
+    const row: Row = {
+      audience: r.audience.api_id,
+      country,
+      currency: r.currency,
+      display: p.display.price,
+      layer: layers[product] ?? 'base',
+      price: p.price,
+      price_usd: p.price_usd,
+      product,
+    }
+    if (armId !== undefined) row.arm = armIdOut(armId)
+    if (options.integrations?.length) row.integrations = sortKeys(p.integrations)
+    return row
+  })
 }
 
 function sortKeys<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)))
 }
 
-/** The identity of a row in a snapshot. */
-export function rowKey(r: Pick<Row, 'audience' | 'country' | 'product'>): string {
-  return `${r.product}|${r.country}|${r.audience}`
+/** The identity of a row in a snapshot (the arm only in previews of an experiment's arms). */
+export function rowKey(r: Pick<Row, 'arm' | 'audience' | 'country' | 'product'>): string {
+  return `${r.product}|${r.country}|${r.audience}${r.arm === undefined ? '' : `|${r.arm}`}`
 }
 
 /** The snapshot text: keys and rows sorted, one field per line, so it diffs well in git. */
@@ -111,7 +174,7 @@ export function parseTolerance(s: string): Tolerance {
 }
 
 /** The rows of a snapshot file: `price preview --output json` or `--output csv`. */
-export function readSnapshot(file: string): Pick<Row, 'audience' | 'country' | 'currency' | 'price' | 'product'>[] {
+export function readSnapshot(file: string): Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'>[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -139,12 +202,16 @@ export function readSnapshot(file: string): Pick<Row, 'audience' | 'country' | '
       if (typeof r[f] !== 'string' || r[f] === '') throw bad(`row ${i + 1} has no ${f}`)
     }
     if (!Number.isFinite(price)) throw bad(`row ${i + 1} has no numeric price (got ${JSON.stringify(r.price)})`)
-    return {audience: typeof r.audience === 'string' && r.audience ? r.audience : 'default', country: r.country as string, currency: r.currency as string, price, product: r.product as string}
+    const row: Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'> = {audience: typeof r.audience === 'string' && r.audience ? r.audience : 'default', country: r.country as string, currency: r.currency as string, price, product: r.product as string}
+    // Previews of an experiment's arms (--experiment) name the arm of each row.
+    if ((typeof r.arm === 'string' && r.arm !== '') || typeof r.arm === 'number') row.arm = armIdOut(String(r.arm))
+    return row
   })
 }
 
 export type PriceChange = {
   after: null | number
+  arm?: number | string
   audience: string
   before: null | number
   change: 'added' | 'changed' | 'currency' | 'removed' | 'within_tolerance'
@@ -168,7 +235,8 @@ export function comparePrices(before: ReturnType<typeof readSnapshot>, after: Ro
   for (const key of keys) {
     const b = old.get(key)
     const a = fresh.get(key)
-    const base = {audience: (a ?? b)!.audience, country: (a ?? b)!.country, product: (a ?? b)!.product}
+    const base: Pick<PriceChange, 'arm' | 'audience' | 'country' | 'product'> = {audience: (a ?? b)!.audience, country: (a ?? b)!.country, product: (a ?? b)!.product}
+    if ((a ?? b)!.arm !== undefined) base.arm = (a ?? b)!.arm
     if (!b || !a) {
       changes.push({...base, after: a?.price ?? null, before: b?.price ?? null, change: a ? 'added' : 'removed', currency_after: a?.currency ?? null, currency_before: b?.currency ?? null, pct_change: null})
       continue
@@ -190,7 +258,7 @@ export function comparePrices(before: ReturnType<typeof readSnapshot>, after: Ro
 
 /** One line of the diff a person reads in a CI log. */
 export function describeChange(c: PriceChange): string {
-  const where = `${c.product} ${c.country}${c.audience === 'default' ? '' : ` (${c.audience})`}`
+  const where = `${c.product} ${c.country}${c.audience === 'default' ? '' : ` (${c.audience})`}${c.arm === undefined ? '' : ` arm ${c.arm}`}`
   switch (c.change) {
     case 'added':
       return `+ ${where}: new row, ${c.after} ${c.currency_after}`

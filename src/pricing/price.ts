@@ -4,12 +4,11 @@ import {InvalidInputError} from '../errors.js'
 import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
 import {validate} from '../schemas/validate.js'
 import {withinBounds} from '../experiments/bounds.js'
-import {BoundedCache, type PricedProduct, type PricingContext} from './context.js'
+import {BoundedCache, type PricingContext} from './context.js'
 import type {Lock, LockedProduct, LockQuote} from './locks.js'
+import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
-/** One line of `price explain`: a layer, what it decided, and why. */
-export type ExplainStep = {detail: string; outcome: 'applied' | 'chose' | 'info' | 'skipped'; step: string}
-export type Trace = ExplainStep[] | undefined
+export type {ExplainStep, Trace} from './types.js'
 
 export type PriceOptions = {
   /** The address of the HTTP request, for get_ip_from_request (the server sets it). */
@@ -371,7 +370,7 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   price = fitPrice(ctx, price, currency, charging, step, trace)
   const control = price
   let baseline = baselinePrice(ctx, product, country, currency, lock, integrations, trace)
-  const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace)
+  const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace, country)
   if (armPrice !== undefined) {
     price = fitPrice(ctx, armPrice, currency, charging, step, trace, (m) => withinBounds(m, currency, rate.rate, product.min_px_minor, product.max_px_minor))
     layer = 'experiment'

@@ -4,8 +4,7 @@ import {type Audience, listAudiences} from '../segments/audiences.js'
 import {isSegmented, listPackages, type Package, packageSegment} from '../segments/packages.js'
 import {explainRule, type FeatureValues, ruleMatches, ruleText} from '../segments/rules.js'
 import type {DB} from '../store/db.js'
-import type {PricedProduct, PricingContext} from './context.js'
-import type {Trace} from './price.js'
+import type {PricedProduct, PricingServices, Trace} from './types.js'
 
 export type AudienceRef = {api_id: string; name: string}
 
@@ -20,12 +19,20 @@ type PriceEntry = {amountMinor: null | number; currency: null | string; multipli
  */
 export class Segments {
   private readonly db: DB
-  private readonly ctx: PricingContext
+  private readonly ctx: PricingServices
   private audienceList?: LoadedAudience[]
   private priceMaps?: Map<string, Map<number, PriceEntry>>
   private packageList?: Package[]
 
-  constructor(db: DB, ctx: PricingContext) {
+  /** Price every request as this audience (api_id; 'default' for none): lock-free previews only (`price preview --audience`). */
+  force?: string
+
+  /** The api_ids of every audience, highest priority first. */
+  audienceIds(): string[] {
+    return this.loadAudiences().map((a) => a.api_id)
+  }
+
+  constructor(db: DB, ctx: PricingServices) {
     this.db = db
     this.ctx = ctx
   }
@@ -45,6 +52,11 @@ export class Segments {
    */
   audiences(country: string, features: FeatureValues, trace: Trace): {audience: AudienceRef; matching: AudienceRef[]} {
     const list = this.loadAudiences()
+    if (this.force !== undefined) {
+      const forced = list.find((a) => a.api_id === this.force)?.ref ?? DEFAULT_AUDIENCE
+      trace?.push({detail: `${forced.api_id} (forced for a preview)`, outcome: 'chose', step: 'audience'})
+      return {audience: forced, matching: forced === DEFAULT_AUDIENCE ? [] : [forced]}
+    }
     const matching: AudienceRef[] = []
     if (!trace) {
       for (const a of list) if (a.rules.every((r) => ruleMatches(r, country, features))) matching.push(a.ref)

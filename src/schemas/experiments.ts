@@ -3,6 +3,7 @@ import {z} from 'zod'
 import {decimalPlaces} from '../currency.js'
 import {RequiredId} from './catalog.js'
 import {Country, Envelope, Name} from './common.js'
+import {PriceChange} from './price.js'
 
 /**
  * Experiment schemas: the body of `experiments create` / `update` (validated before
@@ -192,8 +193,23 @@ export const ExperimentResponse = Envelope.extend({experiment: ExperimentOutput}
 export const ExperimentDeleted = Envelope.extend({id: z.number()})
 export const ExperimentList = Envelope.extend({experiments: z.array(ExperimentOutput)})
 
+/** What an arm quotes for a product in the example country (results labels, conclude). */
+export const ArmPrice = z.object({
+  control: z.number(),
+  country: z.string(),
+  currency: z.string(),
+  display: z.string(),
+  pct_change: z.number().nullable(),
+  price: z.number(),
+  product: z.string(),
+})
+
 export const ArmResult = z.object({
   arm_id: z.union([z.number(), z.string()]),
+  /** The price the arm sets, in words: "12.99 USD (+30%)", "x0.8 (-20%): e.g. pro_monthly 7.99 USD in US". */
+  label: z.string(),
+  /** Price experiments: what the arm quotes per product in the example country (the store's default, or the first targeted). */
+  prices: z.array(ArmPrice),
   conversion_rate: z.number(),
   conversion_rate_ci: z.tuple([z.number(), z.number()]),
   conversions: z.number().int(),
@@ -207,11 +223,14 @@ export type ArmResult = z.output<typeof ArmResult>
 
 export const ExperimentResults = Envelope.extend({
   arms: z.array(ArmResult),
+  /** The arm most likely best; null until some arm has a conversion. */
   best_arm: z.union([z.number(), z.string()]).nullable(),
   conversions: z.number().int(),
   draws: z.number().int(),
   experiment: ExperimentOutput,
   revenue: z.number(),
+  /** Whether every arm reached the minimum sample; `warning` says which did not (also on stderr). */
+  sample: z.object({enough: z.boolean(), min_conversions: z.number().int(), min_visitors: z.number().int(), warning: z.string().nullable()}),
   seed: z.number().int(),
   visitors: z.number().int(),
 })
@@ -249,3 +268,23 @@ export const SimulationResult = Envelope.extend({
   visitors: z.number().int(),
 })
 export type SimulationResult = z.output<typeof SimulationResult>
+
+/** `experiments conclude ID ARM --json`: what was (or, with --dry-run, would be) written, and the price impact. */
+export const ExperimentConcluded = Envelope.extend({
+  arm_id: z.union([z.number(), z.string()]),
+  /** Every price that changes, product x country (lock-free previews before and after). */
+  changes: z.array(PriceChange),
+  dry_run: z.boolean(),
+  experiment: ExperimentOutput,
+  /** Per product: base_px and the country prices written. */
+  products: z.array(
+    z.object({
+      base_px_after: z.number(),
+      base_px_before: z.number(),
+      country_prices: z.array(z.object({after: z.number(), before: z.number().nullable(), country: z.string(), currency: z.string()})),
+      product: z.string(),
+    }),
+  ),
+  stopped: z.boolean(),
+  summary: z.string(),
+})

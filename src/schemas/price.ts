@@ -113,6 +113,8 @@ export type ProductPrice = z.output<typeof ProductPrice>
 
 /** One row of `price preview`: a product's control price in a country, for an audience. */
 export const PreviewRow = z.object({
+  /** Only with --experiment: the arm the row is priced under. */
+  arm: z.union([z.number(), z.string()]).optional(),
   audience: z.string(),
   country: z.string(),
   currency: z.string(),
@@ -128,6 +130,7 @@ export type PreviewRow = z.output<typeof PreviewRow>
 /** A difference between a snapshot and fresh prices (`price preview --against`). */
 export const PriceChange = z.object({
   after: z.number().nullable(),
+  arm: z.union([z.number(), z.string()]).optional(),
   audience: z.string(),
   before: z.number().nullable(),
   change: z.enum(['added', 'changed', 'currency', 'removed', 'within_tolerance']),

@@ -2,8 +2,8 @@ import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} f
 import {maxHeaderSize, STATUS_CODES} from 'node:http'
 import {isIP, type Socket} from 'node:net'
 
-import {firstInvalidUtf8, parseJsonObject} from '../cli/input.js'
 import {InvalidInputError} from '../errors.js'
+import {firstInvalidUtf8, parseJsonObject} from '../input.js'
 import {openStore, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'

@@ -1,4 +1,4 @@
-import {describeError} from '../cli/base.js'
+import {describeError} from '../error-format.js'
 import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 
 /** An error answer: the HTTP status and the spec's error body `{success: false, message, ...}`. */

@@ -6,6 +6,7 @@ import {createdResponse, createProduct, listEntry, loadProducts, productResponse
 import {requireUser} from '../catalog/users.js'
 import {requireMoment} from '../dates.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
+import {requestContext} from '../history/context.js'
 import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventFrom, type EventRef} from '../revenue/events.js'
@@ -34,12 +35,20 @@ const auth = {config: {auth: true}}
  * take the write lock (WAL readers do not wait for writers).
  */
 export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, store, writes}: Deps): void {
-  /** A write through the server, in the write queue; the pricing context must not keep the old catalog. */
-  const write = <T>(attempt: () => T): Promise<T> =>
+  /**
+   * A write through the server, in the write queue; the pricing context must not keep the
+   * old catalog. What it records in the history is attributed to the request's API key.
+   */
+  const write = <T>(request: FastifyRequest, attempt: () => T): Promise<T> =>
     writes.run(() => {
-      const result = attempt()
-      contexts.invalidate()
-      return result
+      store.history.begin(requestContext(request.caller?.name, request.method, request.url))
+      try {
+        const result = attempt()
+        contexts.invalidate()
+        return result
+      } finally {
+        store.history.end()
+      }
     })
 
   // ---------------------------------------------------------------- prices
@@ -72,13 +81,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = await write(() => createProduct(store, request.body ?? {}))
+    const p = await write(request, () => createProduct(store, request.body ?? {}))
     return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = await write(() => updateProduct(store, apiId, request.body ?? {}))
+    const {changed, product} = await write(request, () => updateProduct(store, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     return productResponse(product, message)
   })
@@ -127,13 +136,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createSubscription(store, request.body ?? {}, event))
+    const r = await write(request, () => createSubscription(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, () => updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
@@ -144,20 +153,20 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, st
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => deleteSubscription(store, keyOf(request.params), event))
+    const r = await write(request, () => deleteSubscription(store, keyOf(request.params), event))
     return {message: r.message, record: r.record, success: true}
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => createCharge(store, request.body ?? {}, event))
+    const r = await write(request, () => createCharge(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(() => updateCharge(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, () => updateCharge(store, keyOf(request.params), request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 

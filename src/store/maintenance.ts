@@ -101,6 +101,8 @@ export async function backupStore(store: Store, file: string, overwrite: boolean
 
 /** Tables a new store is seeded with (migrations, seedDefaults): rows there do not make a store "in use". */
 const SEEDED = new Set(['settings', 'fx_rates', 'currency_exponents'])
+/** The change history (docs/history.md) says what happened to the rest, it is not content of its own. */
+const HISTORY = new Set(['changes', 'change_rows'])
 /**
  * Tables named in messages; the others with rows (country_prices, arms, ...) belong to
  * one of these, or are shown by name when they hold rows on their own.
@@ -114,7 +116,7 @@ export function storeContents(db: DB): {rows: number; table: string}[] {
   const held: {rows: number; table: string}[] = []
   let childRows = false
   for (const table of tables) {
-    if (SEEDED.has(table)) continue
+    if (SEEDED.has(table) || HISTORY.has(table)) continue
     const rows = (db.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as {n: number}).n
     if (rows === 0) continue
     if (CHILDREN.has(table)) childRows = true

@@ -4,6 +4,7 @@ import {recordExponentsV2} from './exponents.js'
 import {seedDefaults} from './seed.js'
 import {CATALOG_SQL} from './schema/catalog.js'
 import {EXPERIMENTS_SQL} from './schema/experiments.js'
+import {HISTORY_SQL} from './schema/history.js'
 import {KEYS_SQL} from './schema/keys.js'
 import {PRICING_SQL} from './schema/pricing.js'
 import {REVENUE_SQL} from './schema/revenue.js'
@@ -33,6 +34,13 @@ export const MIGRATIONS: Migration[] = [
     name: 'currency exponents recorded per store; gateway currency rule overrides',
     up: recordExponentsV2,
     version: 2,
+  },
+  {
+    name: 'change history: changes and change_rows (docs/history.md)',
+    up(db) {
+      db.exec(HISTORY_SQL)
+    },
+    version: 3,
   },
 ]
 

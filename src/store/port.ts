@@ -1,6 +1,7 @@
 import type {CatalogRepository} from './port/catalog.js'
 import type {ConfigRepository} from './port/config.js'
 import type {ExperimentsRepository} from './port/experiments.js'
+import type {HistoryRepository} from './port/history.js'
 import type {ImportsRepository} from './port/imports.js'
 import type {KeysRepository} from './port/keys.js'
 import type {PricingRepository} from './port/pricing.js'
@@ -36,6 +37,7 @@ export interface StorePort {
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository
   readonly experiments: ExperimentsRepository
+  readonly history: HistoryRepository
   readonly imports: ImportsRepository
   readonly keys: KeysRepository
   readonly pricing: PricingRepository

@@ -3,6 +3,7 @@ import {copyFileSync, existsSync, readdirSync, readFileSync, statSync, writeFile
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {ROOT, run, tempStore} from '../helpers/run.js'
 
 describe('db commands', () => {
@@ -50,7 +51,7 @@ describe('db restore', () => {
     expect(ask.json.message).toBe(`refusing to replace the store ${db} (products 6, coupons 4) with ${copy} without --yes (no terminal to confirm on)`)
     const r = await run(db, ['db', 'restore', copy, '--yes', '--json'])
     expect(r.code, r.stdout).toBe(0)
-    expect(r.json).toMatchObject({backup: copy, backup_schema_version: 2, foreign_key_violations: 0, integrity: 'ok', path: db, replaced: true, schema_version: 2, success: true})
+    expect(r.json).toMatchObject({backup: copy, backup_schema_version: SCHEMA_VERSION, foreign_key_violations: 0, integrity: 'ok', path: db, replaced: true, schema_version: SCHEMA_VERSION, success: true})
     expect(await productIds(db)).toEqual(before)
     expect(statSync(db).mode & 0o777).toBe(0o600)
     expect(readdirSync(dirname(db)).sort()).toEqual(['backup.db', 'store.db'])
@@ -61,10 +62,10 @@ describe('db restore', () => {
     const db = join(tempStore(), '..', 'sub', 'new.db')
     const r = await run(db, ['db', 'restore', join(ROOT, 'fixtures', 'stores', 'v1.db'), '--json'])
     expect(r.code, r.stdout).toBe(0)
-    expect(r.json).toMatchObject({backup_schema_version: 1, replaced: false, schema_version: 2})
-    expect(r.json.message).toContain('migrated from schema version 1 to 2')
+    expect(r.json).toMatchObject({backup_schema_version: 1, replaced: false, schema_version: SCHEMA_VERSION})
+    expect(r.json.message).toContain(`migrated from schema version 1 to ${SCHEMA_VERSION}`)
     const info = await run(db, ['db', 'info', '--json'])
-    expect(info.json).toMatchObject({journal_mode: 'wal', schema_version: 2})
+    expect(info.json).toMatchObject({journal_mode: 'wal', schema_version: SCHEMA_VERSION})
     expect(info.json.counts.products).toBeGreaterThan(0)
   })
 
@@ -89,7 +90,7 @@ describe('db restore', () => {
     n.close()
     const r = await run(db, ['db', 'restore', newer, '--yes', '--json'])
     expect(r.code).toBe(1)
-    expect(r.json.message).toBe(`${newer} has schema version 99, newer than this pricectl understands (2): upgrade pricectl, then restore it; the store was left untouched`)
+    expect(r.json.message).toBe(`${newer} has schema version 99, newer than this pricectl understands (${SCHEMA_VERSION}): upgrade pricectl, then restore it; the store was left untouched`)
     expect(readFileSync(db).equals(bytes)).toBe(true)
     const self = await run(db, ['db', 'restore', db, '--yes', '--json'])
     expect(self.code).toBe(2)

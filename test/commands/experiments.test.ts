@@ -367,7 +367,7 @@ describe('experiments results', () => {
     expect(table.stdout).toContain('revenue per visitor (● observed, ├─┤ 95% credible interval)')
     expect(table.stdout).toContain('best so far: arm baseline')
     const csv = await run(db, ['experiments', 'results', '1', '--output', 'csv'])
-    expect(csv.stdout.split('\n')[0]).toBe('arm,visitors,conversions,conversion rate,95% interval,revenue USD,revenue/visitor,rev/visitor 95%,P(best)')
+    expect(csv.stdout.split('\n')[0]).toBe('arm,visitors,conversions,conversion rate,95% interval,revenue USD,revenue/visitor,rev/visitor 95%,P(best),price')
   })
 
   it('says so when nobody was exposed yet', async () => {

@@ -106,8 +106,10 @@ describe('SIGKILL at random points of an import, then the same import again', ()
         const again = await run(db, imp.args(file)).done
         expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)
         const after = dump(db)
-        for (const t of Object.keys(expected.tables)) expect(after.tables[t], `${context}: table ${t}`).toEqual(expected.tables[t])
-        expect(after, context).toEqual(expected)
+        // The history names the command line, and with it this run's input file.
+        const expectedHere: StoreDump = {...expected, tables: {...expected.tables, changes: expected.tables.changes.map((c) => ({...c, command: String(c.command).replaceAll(baseFile, file)}))}}
+        for (const t of Object.keys(expectedHere.tables)) expect(after.tables[t], `${context}: table ${t}`).toEqual(expectedHere.tables[t])
+        expect(after, context).toEqual(expectedHere)
         if (expectedRejects !== undefined) {
           expect(existsSync(`${file}.rejects.csv`), context).toBe(true)
           expect(readFileSync(`${file}.rejects.csv`, 'utf8'), context).toBe(expectedRejects.replaceAll(baseFile, file))

@@ -242,6 +242,9 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
       'JSON.stringify(o.name)', 'order', 'c', 'APPLICATION_ID',
       // src/store/sqlite/fx.ts: the fixed condition "source GLOB 'default snapshot (*'".
       'SNAPSHOT',
+      // src/store/sqlite/history.ts (revert): quoted column names of a recorded table, from
+      // PRAGMA table_info, as json_extract() of the image parameter, and its ON CONFLICT update.
+      'values', 'update',
     ])
     const vetted = (e: string) =>
       allowed.has(e) ||

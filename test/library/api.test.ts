@@ -243,18 +243,11 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
 })
 
 /**
- * Packages and front-end modules the library must not load when it is imported. Entries of
- * LEFTOVERS are engine files that still import one (`engine file -> offender`), issue 14
- * item 1 removes them; a new edge fails.
+ * Packages and front-end modules the library must not load when it is imported
+ * (`engine file -> offender`): there must be none.
  */
 const CLI_PACKAGES = /^(@oclif\/|cli-table3$|cli-progress$|@inquirer\/|fastify$|string-width$)/
 const CLI_FILES = /^(src\/cli\/|src\/server\/|commands\/)/
-const LEFTOVERS: string[] = [
-  'src/import/presets.ts -> src/cli/input.ts',
-  'src/import/rejects.ts -> src/cli/render.ts',
-  'src/pricing/batch.ts -> src/cli/input.ts',
-  'src/pricing/batch.ts -> src/cli/render.ts',
-]
 
 describe('the entry graph', () => {
   it('loads no CLI or server module at import time', () => {
@@ -281,8 +274,7 @@ describe('the entry graph', () => {
       const to = name(l.url)
       if (offending(to) && from.startsWith('src/') && !offending(from)) edges.add(`${from} -> ${to}`)
     }
-    const fresh = [...edges].filter((e) => !LEFTOVERS.includes(e)).sort()
-    expect(fresh).toEqual([])
+    expect([...edges].sort()).toEqual([])
   })
 })
 

@@ -3,6 +3,7 @@ import type {StorePort} from '../port.js'
 import {SqliteCatalog} from './catalog.js'
 import {SqliteConfig} from './config.js'
 import {SqliteExperiments} from './experiments.js'
+import {SqliteHistory} from './history.js'
 import {SqliteImports} from './imports.js'
 import {SqliteKeys} from './keys.js'
 import {SqlitePricing} from './pricing.js'
@@ -72,6 +73,10 @@ export class SqliteStore implements StorePort {
 
   get experiments(): SqliteExperiments {
     return this.repo('experiments', () => new SqliteExperiments(this.db))
+  }
+
+  get history(): SqliteHistory {
+    return this.repo('history', () => new SqliteHistory(this.db))
   }
 
   get imports(): SqliteImports {

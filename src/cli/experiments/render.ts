@@ -1,9 +1,9 @@
-import {type Column, csv, recordTable, table} from '../cli/render.js'
-import {fromMinor} from '../currency.js'
-import type {ExperimentOutput, ExperimentResults, SimulationResult} from '../schemas/experiments.js'
-import {barChart, intervalChart, lineChart} from './chart.js'
-import {armUsdMinor, describeArm} from './model.js'
-import type {Experiment} from './store.js'
+import {type Column, csv, recordTable, table} from '../render.js'
+import {fromMinor} from '../../currency.js'
+import type {ExperimentOutput, ExperimentResults, SimulationResult} from '../../schemas/experiments.js'
+import {barChart, intervalChart, lineChart} from '../../experiments/chart.js'
+import {armUsdMinor, describeArm} from '../../experiments/model.js'
+import type {Experiment} from '../../experiments/store.js'
 
 /** Tables and charts of the experiments commands (stdout without --json). */
 
@@ -65,6 +65,7 @@ type ArmRow = ExperimentResults['arms'][number]
 
 const resultColumns: Column<ArmRow>[] = [
   {header: 'arm', value: (a) => a.arm_id},
+  {header: 'price', value: (a) => a.label},
   {header: 'visitors', value: (a) => a.visitors},
   {header: 'conversions', value: (a) => a.conversions},
   {header: 'conversion rate', value: (a) => pct(a.conversion_rate, 2)},
@@ -75,7 +76,8 @@ const resultColumns: Column<ArmRow>[] = [
   {header: 'P(best)', value: (a) => pct(a.probability_best)},
 ]
 
-export const resultsCsv = (r: ExperimentResults) => csv(r.arms, resultColumns)
+// CSV: the price label last, so scripts reading the earlier columns by position keep working.
+export const resultsCsv = (r: ExperimentResults) => csv(r.arms, [...resultColumns.filter((c) => c.header !== 'price'), resultColumns.find((c) => c.header === 'price')!])
 
 export function resultsReport(r: ExperimentResults): string {
   const e = r.experiment
@@ -90,9 +92,14 @@ export function resultsReport(r: ExperimentResults): string {
     {max: 1, title: 'probability of being best'},
   )
   const verdict =
-    r.best_arm === null
-      ? 'no visitors yet: start the experiment and price some users ("pricectl experiments start ID")'
-      : `best so far: arm ${r.best_arm} (${pct(r.arms.find((a) => a.arm_id === r.best_arm)!.probability_best)} likely; ${r.draws} draws, seed ${r.seed})`
+    r.visitors === 0
+      ? `no winner yet: no visitors yet (start the experiment and price some users: "pricectl experiments start ${e.id}")`
+      : r.best_arm === null
+        ? 'no winner yet: no conversions recorded (record subscriptions or charges of exposed users)'
+        : `best so far: arm ${r.best_arm} (${pct(r.arms.find((a) => a.arm_id === r.best_arm)!.probability_best)} likely; ${r.draws} draws, seed ${r.seed})` +
+          (r.sample.enough
+            ? `; apply it with "pricectl experiments conclude ${e.id} ${r.best_arm} --dry-run"`
+            : `; below the minimum sample (${r.sample.min_visitors} visitors, ${r.sample.min_conversions} conversions per arm): not a winner yet`)
   return [head, body, chart, '', best, '', verdict].join('\n')
 }
 

@@ -1,10 +1,10 @@
 import {Args, Flags} from '@oclif/core'
 
-import {recordTable} from '../cli/render.js'
-import {OperationalError} from '../errors.js'
-import type {Store} from '../store/db.js'
-import {importFile, type ImportResult, totalBytes} from './importer.js'
-import {type ImportKind, PRESET_NAMES} from './presets.js'
+import {recordTable} from '../render.js'
+import {OperationalError} from '../../errors.js'
+import type {Store} from '../../store/db.js'
+import {importFile, type ImportResult, totalBytes} from '../../import/importer.js'
+import {type ImportKind, PRESET_NAMES} from '../../import/presets.js'
 import {startProgress} from './progress.js'
 
 /** Arguments and flags of `subscriptions import` and `charges import`, and their run. */

@@ -1,8 +1,8 @@
-import {type Column, csv, recordTable, table} from '../cli/render.js'
-import {fromMinor} from '../currency.js'
-import {describeIntegration} from '../schemas/catalog.js'
-import type {Coupon} from './coupons.js'
-import type {Product} from './products.js'
+import {type Column, csv, recordTable, table} from '../render.js'
+import {fromMinor} from '../../currency.js'
+import {describeIntegration} from '../../schemas/catalog.js'
+import type {Coupon} from '../../catalog/coupons.js'
+import type {Product} from '../../catalog/products.js'
 
 /** Human output of the catalog commands (tables on stdout); --json prints the spec's shapes instead. */
 

@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
-import {overlay, parseJsonValue, readBody} from '../cli/input.js'
-import {InvalidInputError} from '../errors.js'
+import {overlay, parseJsonValue, readBody} from '../input.js'
+import {InvalidInputError} from '../../errors.js'
 
 /** Flags of `experiments create` / `update`: the body's fields in kebab-case, flags over --body. */
 export const experimentFlags = {

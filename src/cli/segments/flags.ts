@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {numberish} from '../catalog/shortforms.js'
-import {overlay, parseJsonValue, readBody} from '../cli/input.js'
-import {InvalidInputError} from '../errors.js'
+import {numberish} from '../../catalog/shortforms.js'
+import {overlay, parseJsonValue, readBody} from '../input.js'
+import {InvalidInputError} from '../../errors.js'
 
 /**
  * Flags of the audience, package and campaign commands and how they become a body.

@@ -1,8 +1,8 @@
 import {Flags} from '@oclif/core'
 
-import {overlay, readBody} from '../cli/input.js'
-import {InvalidInputError} from '../errors.js'
-import {nullableNumberish, numberish, parseCountryPrice, parseExternalCoupon, parseIntegration, parseJsonObjectFlag, parseTrial} from './shortforms.js'
+import {overlay, readBody} from '../input.js'
+import {InvalidInputError} from '../../errors.js'
+import {nullableNumberish, numberish, parseCountryPrice, parseExternalCoupon, parseIntegration, parseJsonObjectFlag, parseTrial} from '../../catalog/shortforms.js'
 
 /**
  * Flags of the catalog write commands (the spec's body fields in kebab-case) and how

@@ -1,13 +1,13 @@
 import {Args, Flags} from '@oclif/core'
 
-import {parseJsonValue, parseKeyValues} from '../cli/input.js'
-import {listFlags as viewFlags} from '../cli/list-options.js'
-import {type Column, csv, recordTable, table} from '../cli/render.js'
-import {requireMoment, resolveZone} from '../dates.js'
-import {InvalidInputError} from '../errors.js'
-import type {ChargeRecord, SubscriptionRecord} from '../schemas/revenue.js'
-import {eventFrom, type EventRef} from './events.js'
-import type {WriteResult} from './subscriptions.js'
+import {parseJsonValue, parseKeyValues} from '../input.js'
+import {listFlags as viewFlags} from '../list-options.js'
+import {type Column, csv, recordTable, table} from '../render.js'
+import {requireMoment, resolveZone} from '../../dates.js'
+import {InvalidInputError} from '../../errors.js'
+import type {ChargeRecord, SubscriptionRecord} from '../../schemas/revenue.js'
+import {eventFrom, type EventRef} from '../../revenue/events.js'
+import type {WriteResult} from '../../revenue/subscriptions.js'
 
 /**
  * Flag shapes and conversions the subscription, charge and revenue commands share.

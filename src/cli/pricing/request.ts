@@ -1,5 +1,5 @@
-import {InvalidInputError} from '../errors.js'
-import {overlay, parseKeyValues, readBody} from '../cli/input.js'
+import {InvalidInputError} from '../../errors.js'
+import {overlay, parseKeyValues, readBody} from '../input.js'
 
 /** The price flags shared by `price` and `price explain`. */
 export type PriceFlags = {

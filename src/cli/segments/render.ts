@@ -1,10 +1,10 @@
-import {type Column, csv, recordTable, table} from '../cli/render.js'
-import {fromMinor} from '../currency.js'
-import type {Audience, AudiencePrice} from './audiences.js'
-import type {Campaign} from './campaigns.js'
-import {segmentText} from './common.js'
-import {type Package, packageSegment} from './packages.js'
-import {ruleText} from './rules.js'
+import {type Column, csv, recordTable, table} from '../render.js'
+import {fromMinor} from '../../currency.js'
+import type {Audience, AudiencePrice} from '../../segments/audiences.js'
+import type {Campaign} from '../../segments/campaigns.js'
+import {segmentText} from '../../segments/common.js'
+import {type Package, packageSegment} from '../../segments/packages.js'
+import {ruleText} from '../../segments/rules.js'
 
 /** Human output of the audience, package and campaign commands; --json prints the schemas' shapes instead. */
 

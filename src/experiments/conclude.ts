@@ -1,0 +1,183 @@
+import {getProduct, updateProduct} from '../catalog/products.js'
+import {nowIso} from '../clock.js'
+import {fromMinor} from '../currency.js'
+import {InvalidInputError, OperationalError} from '../errors.js'
+import {PricingContext} from '../pricing/context.js'
+import {comparePrices, type PriceChange, previewCountries, previewPrices} from '../pricing/preview.js'
+import type {ExperimentOutput} from '../schemas/experiments.js'
+import type {DB} from '../store/db.js'
+import {storeOfHandle} from '../store/sqlite/store.js'
+import {getSetting, setSetting} from '../store/settings.js'
+import {armBaseMinor, armQuotes} from './arm-prices.js'
+import {experimentOutput, requireExperiment} from './manage.js'
+import {armIdOut, describeArm, isBaseline} from './model.js'
+import {type Arm, type Experiment, getExperiment} from './store.js'
+
+/** Store setting that records a concluded experiment (`experiment_concluded:ID` -> {"arm", "at"}), so it is not applied twice. */
+export const CONCLUDED_SETTING = 'experiment_concluded:'
+
+export type ProductChange = {
+  base_px_after: number
+  base_px_before: number
+  country_prices: {after: number; before: null | number; country: string; currency: string}[]
+  product: string
+}
+
+export type ConcludeResult = {
+  arm_id: number | string
+  changes: PriceChange[]
+  dry_run: boolean
+  experiment: ExperimentOutput
+  message: string
+  products: ProductChange[]
+  stopped: boolean
+  success: true
+  summary: string
+}
+
+/** An arm of the experiment by the id a user typed ("1", "baseline", "premium"). */
+export function findArm(e: Experiment, text: string): Arm {
+  const arm = e.arms.find((a) => a.id === text.trim())
+  if (!arm) {
+    throw new InvalidInputError(
+      `experiment ${e.id} has no arm ${JSON.stringify(text)}: its arms are ${e.arms.map((a) => `${a.id} (${describeArm(e, a)})`).join(', ')} (see "pricectl experiments results ${e.id}")`,
+    )
+  }
+  return arm
+}
+
+/** When and with which arm an experiment was concluded, if it was. */
+export function concludedWith(db: DB, id: number): undefined | {arm: string; at: string} {
+  const text = getSetting(db, CONCLUDED_SETTING + id)
+  return text === undefined ? undefined : (JSON.parse(text) as {arm: string; at: string})
+}
+
+class DryRun extends Error {
+  constructor(readonly result: ConcludeResult) {
+    super('dry run')
+  }
+}
+
+/**
+ * `experiments conclude ID ARM`: stop the experiment and make the arm's prices the
+ * products' prices, in one write transaction (stop, product updates, the record that it
+ * was concluded). What is written (docs/experiments.md, "conclude"):
+ * - no country target: each product's base_px becomes the arm's USD price (as a visitor
+ *   priced in USD without a localization factor sees it) and each of its country prices
+ *   becomes what the arm quotes in that country and currency;
+ * - a country target: only those countries change, each gets the arm's price there as a
+ *   country price (base_px and other countries stay);
+ * - the baseline arm: prices stay; the experiment is stopped.
+ * The price impact is the difference of lock-free previews before and after, inside the
+ * transaction; `dryRun` computes it the same way and rolls everything back. (The CLI
+ * also wraps it in the shared price-impact measure: --max-changes, the confirmation.)
+ */
+export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
+  const e = requireExperiment(storeOfHandle(db), id)
+  const arm = findArm(e, armText)
+  if (e.status === 'draft') {
+    throw new InvalidInputError(`experiment ${id} is a draft: it never ran, so no arm has results to conclude on; start it ("pricectl experiments start ${id}") or delete it ("pricectl experiments delete ${id}")`)
+  }
+  if (e.type !== 'price') {
+    throw new InvalidInputError(
+      `experiment ${id} is a packaging experiment: its arms choose products, not prices; stop it ("pricectl experiments stop ${id}") and change the package's products ("pricectl packages update API_ID --product ...")`,
+    )
+  }
+  if (e.audience !== null) {
+    throw new InvalidInputError(
+      `experiment ${id} targets audience ${e.audience}: conclude writes product prices, which every audience would get; stop it ("pricectl experiments stop ${id}") and set the audience's price instead ("pricectl audiences update ${e.audience} ...")`,
+    )
+  }
+  const done = concludedWith(db, id)
+  if (done) {
+    throw new OperationalError(
+      `experiment ${id} was already concluded with arm ${done.arm} at ${done.at}: its prices were applied then, and applying an arm again would apply it twice; change prices with "pricectl products update API_ID ..."`,
+    )
+  }
+  const products = e.products.map((p) => p.api_id)
+  try {
+    return db
+      .transaction(() => {
+        const now = nowIso()
+        const port = storeOfHandle(db)
+        const ctx = new PricingContext(port)
+        const countries = [...new Set([...previewCountries(ctx), ...e.countries])].sort()
+        const before = previewPrices(port, {countries, products})
+        // The arm's prices, all read before anything is written.
+        const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(db, ctx, e, arm, api))
+        const stopped = e.status === 'running'
+        if (stopped) storeOfHandle(db).experiments.setStatus([id], 'stopped', now)
+        for (const p of plan) writeProduct(db, p)
+        setSetting(db, CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
+        const after = previewPrices(port, {countries, products})
+        const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
+        // wordAsDryRun: a caller that rolls the transaction back itself (the CLI's price-impact wrapper) words it as a dry run.
+        const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
+        if (options.dryRun) throw new DryRun(result)
+        return result
+      })
+      .immediate()
+  } catch (error) {
+    if (error instanceof DryRun) return error.result
+    throw error
+  }
+}
+
+type Plan = {api: string; base: {after: number; before: number}; countryPrices: {after: number; before: null | number; country: string; currency: string}[]; keep: {amount_minor: number; country: string; currency: string}[]}
+
+function planProduct(db: DB, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Plan {
+  const product = getProduct(storeOfHandle(db), api)!
+  const existing = product.country_prices
+  if (e.countries.length === 0) {
+    const base = armBaseMinor(ctx, e, arm, api) ?? product.base_px_minor
+    const countryPrices = existing.map((cp) => {
+      const q = armQuotes(db, e, arm, cp.country, {currency: cp.currency, products: [api]})[0]
+      return {after: q.price_minor, before: cp.amount_minor, country: cp.country, currency: cp.currency}
+    })
+    return {api, base: {after: base, before: product.base_px_minor}, countryPrices, keep: []}
+  }
+  const targeted = new Set(e.countries)
+  const countryPrices = e.countries.map((country) => {
+    const q = armQuotes(db, e, arm, country, {products: [api]})[0]
+    const old = existing.find((cp) => cp.country === country)
+    return {after: q.price_minor, before: old && old.currency === q.currency ? old.amount_minor : null, country, currency: q.currency}
+  })
+  return {api, base: {after: product.base_px_minor, before: product.base_px_minor}, countryPrices, keep: existing.filter((cp) => !targeted.has(cp.country))}
+}
+
+function writeProduct(db: DB, p: Plan): void {
+  const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
+  const patch: Record<string, unknown> = {base_px: fromMinor(p.base.after, 'USD')}
+  // An empty list is refused (the spec's rule): a product without country prices keeps none.
+  if (list.length > 0) patch.country_prices = list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency}))
+  updateProduct(db, p.api, patch)
+}
+
+function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[], stopped: boolean, dryRun: boolean, priced: number): ConcludeResult {
+  const up = changes.filter((c) => c.pct_change !== null && c.pct_change > 0).length
+  const down = changes.filter((c) => c.pct_change !== null && c.pct_change < 0).length
+  const other = changes.length - up - down
+  const summary =
+    changes.length === 0
+      ? `no price changes (${priced} prices previewed)`
+      : `${changes.length} of ${priced} prices change (${up} up, ${down} down${other ? `, ${other} other` : ''}) on ${new Set(changes.map((c) => c.product)).size} product(s)`
+  const what = `arm ${arm.id} (${describeArm(e, arm)})`
+  const verb = dryRun ? 'would conclude' : 'concluded'
+  const stop = stopped ? (dryRun ? 'would stop it' : 'stopped it') : 'it was already stopped'
+  return {
+    arm_id: armIdOut(arm.id),
+    changes,
+    dry_run: dryRun,
+    experiment: experimentOutput(e),
+    message: `${verb} experiment ${e.id} "${e.name}" with ${what}: ${stop}; ${summary}${dryRun ? ' (dry run: nothing written)' : ''}`,
+    products: plan.map((p) => ({
+      base_px_after: fromMinor(p.base.after, 'USD'),
+      base_px_before: fromMinor(p.base.before, 'USD'),
+      country_prices: p.countryPrices.map((cp) => ({after: fromMinor(cp.after, cp.currency), before: cp.before === null ? null : fromMinor(cp.before, cp.currency), country: cp.country, currency: cp.currency})),
+      product: p.api,
+    })),
+    stopped,
+    success: true,
+    summary,
+  }
+}

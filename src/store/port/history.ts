@@ -1,0 +1,78 @@
+/**
+ * The history part of the storage port (see ../port.ts, docs/history.md): who changed
+ * the catalog and the configuration, with which command, and each row before and after.
+ * Recording itself happens in the store, in the transaction of each write; this part sets
+ * who the writes are attributed to, reads the history, and restores row images.
+ */
+
+/** Who writes from now on, on this connection. */
+export type ChangeContext = {
+  actor: string
+  /** ISO 8601 UTC. */
+  at: string
+  command: string
+}
+
+export type RowAction = 'deleted' | 'inserted' | 'updated'
+
+export type ChangeRecord = {
+  actor: string
+  at: string
+  command: string
+  id: number
+  /** The later change that reverted this one, if any. */
+  reverted_by: null | number
+  reverts: null | number
+  /** Rows written per table and action. */
+  rows: {action: RowAction; count: number; table: string}[]
+  summary: null | string
+}
+
+export type ChangeRow = {
+  action: RowAction
+  after: null | Record<string, unknown>
+  before: null | Record<string, unknown>
+  id: number
+  /** The row's primary key values, in key order. */
+  key: unknown[]
+  product_id: null | number
+  table: string
+}
+
+export type HistoryFilter = {
+  actor?: string
+  limit: number
+  /** Internal product ids (rows of these products, or of the products table with these ids). */
+  productIds?: number[]
+  /** ISO 8601 UTC: changes at or after. */
+  since?: string
+  table?: string
+}
+
+export interface HistoryRepository {
+  /** Whether writes on this connection are attributed (begin() was called, end() was not). */
+  active(): boolean
+  /** Attribute every recorded write on this connection to `context`, until end() or the next begin(). */
+  begin(context: ChangeContext): void
+  /** The current context's change, once something was recorded in it. */
+  currentChange(): number | undefined
+  /** The current row of `table` with primary key `key`, as the history images it; null when there is none. */
+  currentImage(table: string, key: unknown[]): null | Record<string, unknown>
+  /** Stop attributing writes (later writes are not recorded). */
+  end(): void
+  get(id: number): ChangeRecord | undefined
+  /** Later changes than `id` that wrote any of the same rows (table and key), oldest first. */
+  laterWritesOfRows(id: number): {change_id: number; key: unknown[]; table: string}[]
+  list(filter: HistoryFilter): ChangeRecord[]
+  /** Mark the current context's change (summary, the change it reverts). */
+  note(note: {reverts?: number; summary?: string}): void
+  /** Internal ids a product api_id has or had (history included). */
+  productIds(apiId: string): number[]
+  /**
+   * Put rows back as `before` images say, in the order given: a row without a before image
+   * is deleted, another is inserted or overwritten. Foreign keys are checked at commit.
+   * Call inside a transaction.
+   */
+  restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): void
+  rows(id: number): ChangeRow[]
+}

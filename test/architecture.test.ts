@@ -1,0 +1,110 @@
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {cyclePath, cycles, type Import, readSources, sourceFiles, sqlIn} from './helpers/import-graph.js'
+
+/**
+ * The layers of docs/architecture.md, checked on the import graph of src/ and commands/:
+ * the engine imports no front end, the front ends not each other, runtime imports form no
+ * cycle, and SQL lives in src/store/ only.
+ */
+
+const ROOT = join(import.meta.dirname, '..')
+const sources = readSources(ROOT, sourceFiles(ROOT, ['src', 'commands']))
+const files = new Set(sources.map((s) => s.file))
+
+const isCli = (f: string) => f.startsWith('src/cli/')
+const isServer = (f: string) => f.startsWith('src/server/')
+const isEngine = (f: string) => f.startsWith('src/') && !isCli(f) && !isServer(f)
+
+/** Packages only a front end uses: command parsing, prompts, tables, progress bars, terminals, HTTP. */
+const FRONT_END_PACKAGES = [/^@oclif\//, /^@inquirer\//, /^cli-table3$/, /^cli-progress$/, /^string-width$/, /^fastify$/, /^@fastify\//, /^light-my-request$/, /^(node:)?(tty|readline)$/]
+
+const isFrontEnd = (target: string) => isCli(target) || isServer(target) || target.startsWith('commands/') || FRONT_END_PACKAGES.some((p) => p.test(target))
+
+/** Every import of the files matching `from` whose target matches `to`, as "file -> specifier". */
+function importsOf(from: (file: string) => boolean, to: (i: Import) => boolean): string[] {
+  return sources.filter((s) => from(s.file)).flatMap((s) => s.imports.filter(to).map((i) => `${s.file} -> ${i.specifier}`))
+}
+
+/** Edges between repository files; `keep` picks which imports count. */
+function graph(keep: (i: Import) => boolean, within: (file: string) => boolean = () => true): Map<string, string[]> {
+  return new Map(
+    sources
+      .filter((s) => within(s.file))
+      .map((s) => [s.file, [...new Set(s.imports.filter((i) => keep(i) && files.has(i.target) && within(i.target)).map((i) => i.target))]]),
+  )
+}
+
+describe('the import graph', () => {
+  it('reads the sources it checks (a broken reader would pass every test below)', () => {
+    expect(sources.length).toBeGreaterThan(150)
+    const price = sources.find((s) => s.file === 'commands/price/index.ts')!
+    expect(price.imports.some((i) => i.target === 'src/pricing/price.ts' && !i.typeOnly)).toBe(true)
+    expect(price.imports.some((i) => i.target === '@oclif/core')).toBe(true)
+    // A type-only import (an `import type`, or names used only as types) is told apart.
+    const coupons = sources.find((s) => s.file === 'src/pricing/coupons.ts')!
+    expect(coupons.imports.find((i) => i.target === 'src/store/db.ts')?.typeOnly).toBe(true)
+  })
+})
+
+describe('layers', () => {
+  it('no engine file imports front-end code (oclif, prompts, tables, progress, terminals, fastify, src/cli, src/server, commands)', () => {
+    const bad = importsOf(isEngine, (i) => isFrontEnd(i.target))
+    expect(bad, 'move the importing code to src/cli/ (or src/server/), or the imported code to a neutral module of the engine: see docs/architecture.md').toEqual([])
+  })
+
+  it('the server imports nothing from the CLI, and the CLI nothing from the server', () => {
+    const bad = [...importsOf(isServer, (i) => isCli(i.target)), ...importsOf(isCli, (i) => isServer(i.target))]
+    expect(bad, 'what both front ends need belongs in the engine (as src/error-format.ts and src/input.ts do)').toEqual([])
+  })
+
+  it('runtime imports form no cycle in src/ and commands/ (type-only and lazy import() are left out)', () => {
+    const edges = graph((i) => !i.typeOnly && !i.dynamic)
+    const found = cycles(edges).map((c) => cyclePath(edges, c))
+    expect(found, 'break each cycle: move what both sides need into a module both import').toEqual([])
+  })
+
+  it('src/pricing has no import cycle, not even through types (the layers see the context through src/pricing/types.ts)', () => {
+    const edges = graph(() => true, (f) => f.startsWith('src/pricing/'))
+    const found = cycles(edges).map((c) => cyclePath(edges, c))
+    expect(found).toEqual([])
+  })
+})
+
+/**
+ * Files outside src/store/ that still hold SQL or import better-sqlite3 while their queries
+ * move behind the storage port (src/store/port.ts). The list only shrinks: a new file with
+ * SQL fails, and so does a listed file that no longer has any (delete its line).
+ */
+const KNOWN_SQL_LEFTOVERS = [
+]
+
+describe('storage', () => {
+  const offenders = new Map(
+    sources
+      .filter((s) => !s.file.startsWith('src/store/'))
+      .map((s) => [s.file, [...sqlIn(s.file, s.text), ...s.imports.filter((i) => i.target === 'better-sqlite3').map((i) => `imports ${i.specifier}`)]] as const)
+      .filter(([, found]) => found.length > 0),
+  )
+
+  it('recognises SQL in a source (a blind detector would pass the tests below)', () => {
+    expect(sqlIn('x.ts', "db.prepare('SELECT id FROM products WHERE api_id = ?')")).toHaveLength(2)
+    expect(sqlIn('x.ts', 'const q = `INSERT OR REPLACE INTO fx_rates (currency) VALUES (${n})`')).toHaveLength(1)
+    expect(sqlIn('x.ts', "db.exec('BEGIN IMMEDIATE')")).toHaveLength(1)
+    expect(sqlIn('x.ts', "store.pragma('cache_size = -65536')")).toHaveLength(1)
+    expect(sqlIn('x.ts', "const summary = 'Delete a coupon; select the rows to update from a file'")).toEqual([])
+    expect(sqlIn('x.ts', 'ctx.coupons.prepare(request)')).toEqual([])
+  })
+
+  it('no file outside src/store/ holds SQL or imports better-sqlite3, but for the known leftovers', () => {
+    const fresh = [...offenders].filter(([file]) => !KNOWN_SQL_LEFTOVERS.includes(file)).map(([file, found]) => `${file}: ${found.slice(0, 3).join(' | ')}`)
+    expect(fresh, 'SQL belongs in a store adapter (src/store/sqlite/) behind the storage port; see docs/architecture.md').toEqual([])
+  })
+
+  it('the known leftovers only shrink: a listed file without SQL any more is removed from KNOWN_SQL_LEFTOVERS', () => {
+    const stale = KNOWN_SQL_LEFTOVERS.filter((file) => !offenders.has(file))
+    expect(stale, 'delete these lines from KNOWN_SQL_LEFTOVERS in test/architecture.test.ts').toEqual([])
+    expect(KNOWN_SQL_LEFTOVERS).toEqual([...new Set(KNOWN_SQL_LEFTOVERS)].sort())
+  })
+})

@@ -1,0 +1,130 @@
+import Database from 'better-sqlite3'
+import {copyFileSync, existsSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
+import {copyFixtureStore, fixtureExpected, startBin, tempDir, write} from './helpers.js'
+
+/**
+ * Issue 15: a change and its history entry land together or not at all. A `products import`
+ * of 6,000 products through bin/run.js is killed with SIGKILL while it writes (when its WAL
+ * starts to grow, and at points spread over the run); afterwards `db check` passes, every
+ * change has its rows, and the products the store holds beyond the fixture are exactly the
+ * ones the history says were inserted, with their country prices.
+ */
+
+const NOW = fixtureExpected(`v${SCHEMA_VERSION}`).now
+
+function catalog(n: number): string {
+  return JSON.stringify(
+    Array.from({length: n}, (_, i) => ({
+      api_id: `kill_${String(i).padStart(5, '0')}`,
+      base_px: 5 + (i % 50),
+      country_prices: [{amount: 4 + (i % 40), country: 'DE', currency: 'EUR'}, {amount: 600 + i, country: 'JP', currency: 'JPY'}],
+      integrations: [{gateway_c_plan_id: `kill-plan-${i}`, type: 'gateway_c'}],
+      interval: ['month', 'year', 'week'][i % 3],
+      interval_count: 1,
+      name: `Kill product ${i}`,
+    })),
+  )
+}
+
+type State = {changeRows: number; changes: number; countryPrices: number; products: number}
+
+function state(db: string): State {
+  const d = new Database(db, {fileMustExist: true})
+  try {
+    const n = (sql: string) => (d.prepare(sql).get() as {n: number}).n
+    return {
+      changeRows: n('SELECT count(*) AS n FROM change_rows'),
+      changes: n('SELECT count(*) AS n FROM changes'),
+      countryPrices: n('SELECT count(*) AS n FROM country_prices'),
+      products: n('SELECT count(*) AS n FROM products'),
+    }
+  } finally {
+    d.close()
+  }
+}
+
+/** Every change has rows; every product beyond the fixture's has its inserted row in the history, and no other. */
+function expectConsistent(db: string, fixture: State, context: string): 'absent' | 'present' {
+  const d = new Database(db, {fileMustExist: true})
+  try {
+    expect(d.prepare('SELECT id FROM changes WHERE NOT EXISTS (SELECT 1 FROM change_rows r WHERE r.change_id = changes.id)').all(), `${context}: changes without rows`).toEqual([])
+    expect(d.pragma('foreign_key_check'), context).toEqual([])
+    const stored = (d.prepare("SELECT api_id FROM products WHERE api_id LIKE 'kill_%' ORDER BY api_id").pluck().all() as string[])
+    const recorded = d
+      .prepare(`SELECT json_extract(after, '$.api_id') FROM change_rows WHERE table_name = 'products' AND before IS NULL AND json_extract(after, '$.api_id') LIKE 'kill_%' ORDER BY 1`)
+      .pluck()
+      .all() as string[]
+    expect(recorded, `${context}: products in the history = products in the store`).toEqual(stored)
+    const prices = (d.prepare("SELECT count(*) FROM country_prices WHERE product_id IN (SELECT id FROM products WHERE api_id LIKE 'kill_%')").pluck().get() as number)
+    const recordedPrices = d.prepare("SELECT count(*) FROM change_rows WHERE table_name = 'country_prices' AND change_id > ? AND before IS NULL").pluck().get(fixture.changes) as number
+    expect(recordedPrices, `${context}: country prices in the history = in the store`).toBe(prices)
+    if (stored.length === 0) {
+      expect(state(db), `${context}: nothing of the import`).toEqual(fixture)
+      return 'absent'
+    }
+    expect(stored, context).toHaveLength(6000)
+    expect(state(db).changes, context).toBe(fixture.changes + 1)
+    return 'present'
+  } finally {
+    d.close()
+  }
+}
+
+async function dbCheck(db: string, context: string): Promise<void> {
+  const r = await startBin(['db', 'check', '--json'], {env: {PRICECTL_DB: db}}).done
+  expect(r.code, `${context}: ${r.stdout}${r.stderr}`).toBe(0)
+  expect(JSON.parse(r.stdout), context).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
+}
+
+describe('SIGKILL while a recorded write runs', () => {
+  it('products import: each change and its history rows are both present or both absent', async () => {
+    const dir = tempDir('pricectl-history-kill-')
+    const fresh = copyFixtureStore(dir, `v${SCHEMA_VERSION}.db`)
+    const fixture = state(fresh)
+    const file = write(dir, 'catalog.json', catalog(6000))
+    const env = {PRICECTL_DB: '', PRICECTL_NOW: NOW}
+
+    // The uninterrupted run: how long it takes, and that it is recorded as one change.
+    const baseDb = join(dir, 'base.db')
+    copyFileSync(fresh, baseDb)
+    const started = Date.now()
+    const base = await startBin(['products', 'import', file], {env: {...env, PRICECTL_DB: baseDb}}).done
+    const duration = Date.now() - started
+    expect(base.code, base.stderr).toBe(0)
+    expect(expectConsistent(baseDb, fixture, 'uninterrupted')).toBe('present')
+
+    const outcomes: string[] = []
+    let killedMidway = 0
+    // Kills 0-1: as soon as the write transaction spills pages into the WAL (mid-write);
+    // kills 2-5: spread over the run.
+    for (let k = 0; k < 6; k++) {
+      const db = join(dir, `run-${k}.db`)
+      copyFileSync(fresh, db)
+      const walStart = existsSync(`${db}-wal`) ? statSync(`${db}-wal`).size : 0
+      const job = startBin(['products', 'import', file], {env: {...env, PRICECTL_DB: db}})
+      let timer: NodeJS.Timeout
+      if (k < 2) {
+        const threshold = walStart + (k === 0 ? 1 : 512 * 1024)
+        timer = setInterval(() => {
+          if (existsSync(`${db}-wal`) && statSync(`${db}-wal`).size > threshold) job.child.kill('SIGKILL')
+        }, 2)
+      } else {
+        timer = setTimeout(() => job.child.kill('SIGKILL'), Math.round(((k - 2 + 0.5) / 4) * duration))
+      }
+      const r = await job.done
+      clearInterval(timer)
+      clearTimeout(timer)
+      if (r.signal === 'SIGKILL') killedMidway++
+      const context = `kill ${k} (${r.signal ?? `exit ${r.code}`})`
+      await dbCheck(db, context)
+      outcomes.push(`${context}: ${expectConsistent(db, fixture, context)}`)
+    }
+    expect(killedMidway, outcomes.join('; ')).toBeGreaterThanOrEqual(4)
+    // The kills that watched the WAL landed inside the write transaction: nothing committed.
+    expect(outcomes.slice(0, 2).every((o) => o.endsWith('absent')), outcomes.join('; ')).toBe(true)
+  }, 180_000)
+})
