@@ -77,7 +77,7 @@ describe('layers', () => {
  * move behind the storage port (src/store/port.ts). The list only shrinks: a new file with
  * SQL fails, and so does a listed file that no longer has any (delete its line).
  */
-const KNOWN_SQL_LEFTOVERS = [
+const KNOWN_SQL_LEFTOVERS: string[] = [
 ]
 
 describe('storage', () => {
