@@ -6,9 +6,7 @@ import {readProductsFile} from './catalog/files.js'
 import {type Item, loadProducts, upsertProducts, type WriteResult} from './catalog/products.js'
 import {parseJsonValue} from './input.js'
 import {InvalidInputError} from './errors.js'
-import {storeContents} from './store/maintenance.js'
 import type {StorePort} from './store/port.js'
-import {sqliteHandle} from './store/sqlite/store.js'
 
 /**
  * `pricectl demo`: load the demo catalog of fixtures/demo/ (products.json in the
@@ -16,7 +14,7 @@ import {sqliteHandle} from './store/sqlite/store.js'
  * Re-running upserts the same rows: unchanged rows are not touched.
  *
  * No surprise writes: into a store that holds anything beyond what a new store is seeded
- * with (store/maintenance.ts storeContents), the demo loads only when it would change nothing there, or
+ * with (store.catalog.storeContents()), the demo loads only when it would change nothing there, or
  * when the operator agreed (--yes, or a confirmation on a terminal); see planDemo.
  */
 export type DemoResult = {coupons: WriteResult; products: WriteResult}
@@ -57,8 +55,7 @@ export type DemoPlan = {
 
 /** What `demo` would do to this store, without writing anything. */
 export function planDemo(store: StorePort, dir: string): DemoPlan {
-  // LEFTOVER: what a store holds is the maintenance part of the port (helper port-rest); the handle goes when storeContents takes the store.
-  const held = storeContents(sqliteHandle(store))
+  const held = store.catalog.storeContents()
   let result!: DemoResult
   try {
     store.transaction(() => {

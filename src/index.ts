@@ -88,7 +88,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): Store {
   return handle
 }
 
-function portOf(store: Store): StorePort {
+function openedPort(store: Store): StorePort {
   const port = ports.get(store)
   if (port) return port
   if (store instanceof StoreHandle) throw new OperationalError(`the store ${store.path} is closed: open it again with openStore(path)`)
@@ -106,7 +106,7 @@ export type PriceCallOptions = {
  * `override: true`). Throws InvalidInputError for a bad request.
  */
 export async function price(store: Store, request: PriceRequest, options: PriceCallOptions = {}): Promise<PriceResult> {
-  const ctx = new PricingContext(portOf(store), {geoipDb: options.geoipDb})
+  const ctx = new PricingContext(openedPort(store), {geoipDb: options.geoipDb})
   return calculatePrice(ctx, request)
 }
 
@@ -144,7 +144,7 @@ export async function priceMany(store: Store, requests: AsyncIterable<PriceReque
   if (requests === null || typeof requests !== 'object' || !(Symbol.iterator in requests || Symbol.asyncIterator in requests)) {
     throw new InvalidInputError('priceMany: expected an array or (async) iterable of price requests')
   }
-  const ctx = new PricingContext(portOf(store), {geoipDb: options.geoipDb})
+  const ctx = new PricingContext(openedPort(store), {geoipDb: options.geoipDb})
   const results: PriceOutcome[] = []
   const {onResult} = options
   // Outcomes come inside the store transaction of their group: handed on after it commits,
@@ -200,7 +200,7 @@ export function previewPrices(store: Store, options: PreviewOptions = {}): Previ
   if (options.tolerance !== undefined && options.against === undefined) throw new InvalidInputError('tolerance compares with a snapshot: add against: FILE')
   const parsedTolerance = parseTolerance(tolerance)
   const before = options.against === undefined ? undefined : readSnapshot(options.against)
-  const rows = previewRows(portOf(store), {
+  const rows = previewRows(openedPort(store), {
     countries: options.countries?.map((c) => c.toUpperCase()),
     features: options.features,
     integrations: options.integrations,
@@ -249,7 +249,7 @@ export function importSubscriptions(store: Store, file: string, options: ImportO
 
 async function runImport(store: Store, kind: 'charges' | 'subscriptions', file: string, o: ImportOptions): Promise<ImportSummary> {
   if (typeof file !== 'string' || file === '') throw new InvalidInputError(`import ${kind}: expected the path of a CSV export, got ${JSON.stringify(file)}`)
-  const port = portOf(store)
+  const port = openedPort(store)
   const r = await importFile(
     port as Parameters<typeof importFile>[0],
     {batchSize: o.batchSize, dryRun: o.dryRun, file, force: o.force, kind, mapping: o.mapping, preset: o.preset, product: o.product, rejects: o.rejects, tz: o.tz},
@@ -286,7 +286,7 @@ export function revenueReport(store: Store, options: RevenueReportOptions = {}):
   const since = seconds(options.since, 'since', zone, false)
   const until = seconds(options.until, 'until', zone, true)
   if (since !== undefined && until !== undefined && until <= since) throw new InvalidInputError(`until (${String(options.until)}) is before since (${String(options.since)})`)
-  return report(portOf(store), {by, since, until})
+  return report(openedPort(store), {by, since, until})
 }
 
 function seconds(m: Moment | undefined, what: string, zone: string | undefined, end: boolean): number | undefined {

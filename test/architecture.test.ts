@@ -44,7 +44,7 @@ describe('the import graph', () => {
     expect(price.imports.some((i) => i.target === '@oclif/core')).toBe(true)
     // A type-only import (an `import type`, or names used only as types) is told apart.
     const coupons = sources.find((s) => s.file === 'src/pricing/coupons.ts')!
-    expect(coupons.imports.find((i) => i.target === 'src/store/db.ts')?.typeOnly).toBe(true)
+    expect(coupons.imports.find((i) => i.target === 'src/store/port.ts')?.typeOnly).toBe(true)
   })
 })
 
@@ -106,5 +106,34 @@ describe('storage', () => {
     const stale = KNOWN_SQL_LEFTOVERS.filter((file) => !offenders.has(file))
     expect(stale, 'delete these lines from KNOWN_SQL_LEFTOVERS in test/architecture.test.ts').toEqual([])
     expect(KNOWN_SQL_LEFTOVERS).toEqual([...new Set(KNOWN_SQL_LEFTOVERS)].sort())
+  })
+})
+
+/**
+ * The modules that open a store, the only ones outside the SQLite adapter (src/store/sqlite/)
+ * that import it: openStore (src/store/db.ts) and the import workers' read-only store
+ * (src/store/reader.ts). Everything else holds a StorePort.
+ */
+const STORE_OPENERS = ['src/store/db.ts', 'src/store/reader.ts']
+
+/** What reaches past the port for a database handle: the removed bridges, and a statement prepared on a store's handle. */
+const HANDLE_USES = [/\bsqliteHandle\b/, /\bstoreOfHandle\b/, /\.db\.prepare\b/]
+
+describe('the storage port holds the handle', () => {
+  it('recognises a reach for the handle (a blind detector would pass the tests below)', () => {
+    expect(HANDLE_USES.some((p) => p.test('const rows = this.store.db.prepare(sql).all()'))).toBe(true)
+    expect(HANDLE_USES.some((p) => p.test('new PricingContext(storeOfHandle(db))'))).toBe(true)
+    expect(HANDLE_USES.some((p) => p.test('store.catalog.storeContents()'))).toBe(false)
+    expect(sources.find((s) => s.file === 'src/store/db.ts')!.imports.some((i) => i.target.startsWith('src/store/sqlite/'))).toBe(true)
+  })
+
+  it('no file outside src/store/ references sqliteHandle, storeOfHandle or .db.prepare', () => {
+    const bad = sources.filter((s) => !s.file.startsWith('src/store/')).flatMap((s) => HANDLE_USES.filter((p) => p.test(s.text)).map((p) => `${s.file}: ${p.source}`))
+    expect(bad, 'hold the StorePort and call a repository method (add one to src/store/port/<part>.ts and its adapter in src/store/sqlite/)').toEqual([])
+  })
+
+  it(`only the store openers (${STORE_OPENERS.join(', ')}) import src/store/sqlite/ from outside it`, () => {
+    const bad = importsOf((f) => !f.startsWith('src/store/sqlite/') && !STORE_OPENERS.includes(f), (i) => i.target.startsWith('src/store/sqlite/'))
+    expect(bad, 'the engine holds a StorePort (src/store/port.ts), never the SQLite adapter; see docs/architecture.md').toEqual([])
   })
 })

@@ -42,7 +42,7 @@ nothing written) a conclusion that changes more than N prices (docs/change-contr
     const dry = Boolean(this.flags['dry-run'])
     // The shared wrapper measures the impact (products x countries x audiences x arms), asks on a
     // terminal above a handful of changes, enforces --max-changes and rolls back a dry run.
-    const {dryRun, impact, result} = await this.priceImpact(() => concludeExperiment(this.store.db, id, this.args.arm, {wordAsDryRun: dry}), {
+    const {dryRun, impact, result} = await this.priceImpact(() => concludeExperiment(this.store, id, this.args.arm, {wordAsDryRun: dry}), {
       experiments: [id],
       products: e.products.map((p) => p.api_id),
     })

@@ -5,7 +5,7 @@ import {COUPON_SOURCES, CouponInput, type CouponOutput, CouponPatch, windowEnd, 
 import {formatIssues} from '../schemas/validate.js'
 import type {CouponDef, StoredCoupon} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
-import {failRows, type Item, portOf, type RowError, type StoreLike} from './products.js'
+import {failRows, type Item, type RowError} from './products.js'
 
 /**
  * Coupons: the rules, over the catalog repository of the storage port (store.catalog; no
@@ -56,8 +56,8 @@ function fromStored(r: StoredCoupon): Coupon {
 }
 
 /** The coupon with `apiId`, or undefined. */
-export function getCoupon(store: StoreLike, apiId: string): Coupon | undefined {
-  const c = portOf(store).catalog.getCoupons([apiId])[0]
+export function getCoupon(store: StorePort, apiId: string): Coupon | undefined {
+  const c = store.catalog.getCoupons([apiId])[0]
   return c && fromStored(c)
 }
 

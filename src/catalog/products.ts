@@ -15,10 +15,8 @@ import {
 } from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
-import type {DB} from '../store/db.js'
 import type {FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
-import {storeOfHandle} from '../store/sqlite/store.js'
 
 /**
  * Products: the rules of create, update, import and delete, over the catalog repository of
@@ -27,17 +25,6 @@ import {storeOfHandle} from '../store/sqlite/store.js'
  */
 
 export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
-
-/**
- * A store, or (transitional) the raw handle of one: pricing and experiments code not yet
- * moved to the port still passes a handle. New code passes the StorePort.
- */
-export type StoreLike = DB | StorePort
-
-/** The port of a StoreLike (transitional, with StoreLike). */
-export function portOf(store: StoreLike): StorePort {
-  return 'catalog' in store ? store : storeOfHandle(store)
-}
 
 // ---------------------------------------------------------------- reading
 
@@ -72,8 +59,8 @@ export function getProduct(store: StorePort, apiId: string): Product | undefined
 }
 
 /** Like getProduct, but a missing product is an error naming it and how to find the right one. */
-export function requireProduct(store: StoreLike, apiId: string): Product {
-  const p = getProduct(portOf(store), apiId)
+export function requireProduct(store: StorePort, apiId: string): Product {
+  const p = getProduct(store, apiId)
   if (!p) throw new NotFoundError(`no product with api_id ${JSON.stringify(apiId)} (list them with: pricectl products list)`)
   return p
 }
@@ -401,8 +388,7 @@ function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = 
 // ---------------------------------------------------------------- operations
 
 /** Create one product; exit-2 errors for bad fields or a taken name, a conflict (exit 1) for an existing api_id. */
-export function createProduct(storeLike: StoreLike, input: unknown): Product {
-  const store = portOf(storeLike)
+export function createProduct(store: StorePort, input: unknown): Product {
   const problems: string[] = []
   const def = parseOne(store, input, problems)
   if (!def) throw new InvalidInputError(`invalid product: ${problems.join('; ')}`)
@@ -426,8 +412,7 @@ export function createProduct(storeLike: StoreLike, input: unknown): Product {
  * features and trials as whole lists, as the spec says); the result is validated as a
  * whole product. Returns whether anything changed.
  */
-export function updateProduct(storeLike: StoreLike, apiId: string, patch: unknown): {changed: boolean; product: Product} {
-  const store = portOf(storeLike)
+export function updateProduct(store: StorePort, apiId: string, patch: unknown): {changed: boolean; product: Product} {
   return store.transaction(() => {
     const existing = requireProduct(store, apiId)
     const parsed = ProductPatch.safeParse(patch)

@@ -1,8 +1,7 @@
 import {fromMinor, minorDigits} from '../currency.js'
 import {PricingContext} from '../pricing/context.js'
 import {calculatePriceSync} from '../pricing/price.js'
-import type {DB} from '../store/db.js'
-import {storeOfHandle} from '../store/sqlite/store.js'
+import type {StorePort} from '../store/port.js'
 import {isBaseline} from './model.js'
 import type {Arm, Experiment} from './store.js'
 
@@ -32,10 +31,10 @@ export function pctChange(beforeMinor: number, afterMinor: number): null | numbe
  * visitor of the arm would get them (whatever the experiment's status and target),
  * with the control price beside each. Writes nothing.
  */
-export function armQuotes(db: DB, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): ArmQuote[] {
+export function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): ArmQuote[] {
   const products = options.products ?? e.products.map((p) => p.api_id)
   const quote = (force: boolean) => {
-    const ctx = options.ctx ?? new PricingContext(storeOfHandle(db))
+    const ctx = options.ctx ?? new PricingContext(store)
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {
       return calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})

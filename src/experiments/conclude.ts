@@ -5,13 +5,11 @@ import {InvalidInputError, OperationalError} from '../errors.js'
 import {PricingContext} from '../pricing/context.js'
 import {comparePrices, type PriceChange, previewCountries, previewPrices} from '../pricing/preview.js'
 import type {ExperimentOutput} from '../schemas/experiments.js'
-import type {DB} from '../store/db.js'
-import {storeOfHandle} from '../store/sqlite/store.js'
-import {getSetting, setSetting} from '../store/settings.js'
+import type {StorePort} from '../store/port.js'
 import {armBaseMinor, armQuotes} from './arm-prices.js'
 import {experimentOutput, requireExperiment} from './manage.js'
 import {armIdOut, describeArm, isBaseline} from './model.js'
-import {type Arm, type Experiment, getExperiment} from './store.js'
+import type {Arm, Experiment} from './store.js'
 
 /** Store setting that records a concluded experiment (`experiment_concluded:ID` -> {"arm", "at"}), so it is not applied twice. */
 export const CONCLUDED_SETTING = 'experiment_concluded:'
@@ -47,8 +45,8 @@ export function findArm(e: Experiment, text: string): Arm {
 }
 
 /** When and with which arm an experiment was concluded, if it was. */
-export function concludedWith(db: DB, id: number): undefined | {arm: string; at: string} {
-  const text = getSetting(db, CONCLUDED_SETTING + id)
+export function concludedWith(store: StorePort, id: number): undefined | {arm: string; at: string} {
+  const text = store.config.setting(CONCLUDED_SETTING + id)
   return text === undefined ? undefined : (JSON.parse(text) as {arm: string; at: string})
 }
 
@@ -72,8 +70,8 @@ class DryRun extends Error {
  * transaction; `dryRun` computes it the same way and rolls everything back. (The CLI
  * also wraps it in the shared price-impact measure: --max-changes, the confirmation.)
  */
-export function concludeExperiment(db: DB, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
-  const e = requireExperiment(storeOfHandle(db), id)
+export function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
+  const e = requireExperiment(store, id)
   const arm = findArm(e, armText)
   if (e.status === 'draft') {
     throw new InvalidInputError(`experiment ${id} is a draft: it never ran, so no arm has results to conclude on; start it ("pricectl experiments start ${id}") or delete it ("pricectl experiments delete ${id}")`)
@@ -88,7 +86,7 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
       `experiment ${id} targets audience ${e.audience}: conclude writes product prices, which every audience would get; stop it ("pricectl experiments stop ${id}") and set the audience's price instead ("pricectl audiences update ${e.audience} ...")`,
     )
   }
-  const done = concludedWith(db, id)
+  const done = concludedWith(store, id)
   if (done) {
     throw new OperationalError(
       `experiment ${id} was already concluded with arm ${done.arm} at ${done.at}: its prices were applied then, and applying an arm again would apply it twice; change prices with "pricectl products update API_ID ..."`,
@@ -96,27 +94,27 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
   }
   const products = e.products.map((p) => p.api_id)
   try {
-    return db
-      .transaction(() => {
+    return store.transaction(
+      () => {
         const now = nowIso()
-        const port = storeOfHandle(db)
-        const ctx = new PricingContext(port)
+        const ctx = new PricingContext(store)
         const countries = [...new Set([...previewCountries(ctx), ...e.countries])].sort()
-        const before = previewPrices(port, {countries, products})
+        const before = previewPrices(store, {countries, products})
         // The arm's prices, all read before anything is written.
-        const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(db, ctx, e, arm, api))
+        const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(store, ctx, e, arm, api))
         const stopped = e.status === 'running'
-        if (stopped) storeOfHandle(db).experiments.setStatus([id], 'stopped', now)
-        for (const p of plan) writeProduct(db, p)
-        setSetting(db, CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
-        const after = previewPrices(port, {countries, products})
+        if (stopped) store.experiments.setStatus([id], 'stopped', now)
+        for (const p of plan) writeProduct(store, p)
+        store.config.saveSetting(CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
+        const after = previewPrices(store, {countries, products})
         const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
         // wordAsDryRun: a caller that rolls the transaction back itself (the CLI's price-impact wrapper) words it as a dry run.
-        const result = describe(getExperiment(db, id)!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
+        const result = describe(store.experiments.get([id])[0]!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
         if (options.dryRun) throw new DryRun(result)
         return result
-      })
-      .immediate()
+      },
+      {write: true},
+    )
   } catch (error) {
     if (error instanceof DryRun) return error.result
     throw error
@@ -125,32 +123,32 @@ export function concludeExperiment(db: DB, id: number, armText: string, options:
 
 type Plan = {api: string; base: {after: number; before: number}; countryPrices: {after: number; before: null | number; country: string; currency: string}[]; keep: {amount_minor: number; country: string; currency: string}[]}
 
-function planProduct(db: DB, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Plan {
-  const product = getProduct(storeOfHandle(db), api)!
+function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Plan {
+  const product = getProduct(store, api)!
   const existing = product.country_prices
   if (e.countries.length === 0) {
     const base = armBaseMinor(ctx, e, arm, api) ?? product.base_px_minor
     const countryPrices = existing.map((cp) => {
-      const q = armQuotes(db, e, arm, cp.country, {currency: cp.currency, products: [api]})[0]
+      const q = armQuotes(store, e, arm, cp.country, {currency: cp.currency, products: [api]})[0]
       return {after: q.price_minor, before: cp.amount_minor, country: cp.country, currency: cp.currency}
     })
     return {api, base: {after: base, before: product.base_px_minor}, countryPrices, keep: []}
   }
   const targeted = new Set(e.countries)
   const countryPrices = e.countries.map((country) => {
-    const q = armQuotes(db, e, arm, country, {products: [api]})[0]
+    const q = armQuotes(store, e, arm, country, {products: [api]})[0]
     const old = existing.find((cp) => cp.country === country)
     return {after: q.price_minor, before: old && old.currency === q.currency ? old.amount_minor : null, country, currency: q.currency}
   })
   return {api, base: {after: product.base_px_minor, before: product.base_px_minor}, countryPrices, keep: existing.filter((cp) => !targeted.has(cp.country))}
 }
 
-function writeProduct(db: DB, p: Plan): void {
+function writeProduct(store: StorePort, p: Plan): void {
   const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
   const patch: Record<string, unknown> = {base_px: fromMinor(p.base.after, 'USD')}
   // An empty list is refused (the spec's rule): a product without country prices keeps none.
   if (list.length > 0) patch.country_prices = list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency}))
-  updateProduct(db, p.api, patch)
+  updateProduct(store, p.api, patch)
 }
 
 function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[], stopped: boolean, dryRun: boolean, priced: number): ConcludeResult {

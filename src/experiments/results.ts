@@ -1,7 +1,5 @@
 import type {ExperimentResults} from '../schemas/experiments.js'
-import type {DB} from '../store/db.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from '../pricing/context.js'
 import {armLabel, armQuotes, exampleCountry} from './arm-prices.js'
 import {experimentOutput, requireExperiment} from './manage.js'
@@ -44,7 +42,7 @@ export function experimentResults(store: StorePort, id: number, options: {draws?
     const [lo, hi] = conversionInterval(x)
     const value = conversionValue(x) / 100
     const arm = e.arms[i]
-    const quotes = e.type === 'price' && e.products.length > 0 ? exampleQuotes(sqliteHandle(store), e, arm, country, ctx) : []
+    const quotes = e.type === 'price' && e.products.length > 0 ? exampleQuotes(store, e, arm, country, ctx) : []
     return {
       arm_id: armIdOut(x.arm_id),
       label: armLabel(e, arm, quotes),
@@ -95,9 +93,9 @@ export function experimentResults(store: StorePort, id: number, options: {draws?
 }
 
 /** The example quotes of an arm; none when it cannot be priced there (e.g. no FX rate): the label then shows the arm's definition only. */
-function exampleQuotes(db: DB, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
+function exampleQuotes(store: StorePort, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
   try {
-    return armQuotes(db, e, arm, country, {ctx})
+    return armQuotes(store, e, arm, country, {ctx})
   } catch {
     return []
   }

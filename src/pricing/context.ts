@@ -2,7 +2,6 @@ import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
 import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {DEFAULT_COUNTRY_SETTING, FALLBACK_COUNTRY} from '../store/settings.js'
 import {Coupons} from './coupons.js'
 import {Experiments} from './experiments.js'
@@ -65,11 +64,9 @@ export class PricingContext implements PricingServices {
     this.geoipDb = options.geoipDb
     this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly))
     // The layers read rates, rounding rules and display helpers through this context.
-    // Transitional: segments, coupons and experiments move to their repositories with the catalog, segments and experiments parts.
-    const db = sqliteHandle(store)
-    this.segments = new Segments(db, this)
-    this.coupons = new Coupons(db, this)
-    this.experiments = new Experiments(db, this)
+    this.segments = new Segments(store, this)
+    this.coupons = new Coupons(store, this)
+    this.experiments = new Experiments(store, this)
   }
 
   /** Load what a request needs asynchronously: the geolocation module, only when it carries an IP. */

@@ -7,7 +7,7 @@ import {InvalidInputError} from '../errors.js'
 import type {CouponBlock, PriceRequest} from '../schemas/price.js'
 import {type Campaign, listCampaigns} from '../segments/campaigns.js'
 import {segmentText} from '../segments/common.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import type {Lock, LockedCoupon, LockedProduct} from './locks.js'
 import type {PricingServices, Trace} from './types.js'
 
@@ -68,29 +68,29 @@ type Candidate = {campaign: Campaign | null; coupon: Coupon; priceMinor: number}
  * coupon block carries the price after it.
  */
 export class Coupons {
-  private readonly db: DB
+  private readonly store: StorePort
   private readonly ctx: PricingServices
   private readonly coupons = new Map<string, Coupon | null>()
   private campaignList?: Campaign[]
   /** Gateways of the request being priced: a price after a coupon is charged too. */
   private integrations: readonly string[] = []
 
-  constructor(db: DB, ctx: PricingServices) {
-    this.db = db
+  constructor(store: StorePort, ctx: PricingServices) {
+    this.store = store
     this.ctx = ctx
   }
 
   private coupon(apiId: string): Coupon | undefined {
     let c = this.coupons.get(apiId)
     if (c === undefined) {
-      c = getCoupon(this.db, apiId) ?? null
+      c = getCoupon(this.store, apiId) ?? null
       this.coupons.set(apiId, c)
     }
     return c ?? undefined
   }
 
   private campaigns(): Campaign[] {
-    this.campaignList ??= listCampaigns(this.db)
+    this.campaignList ??= listCampaigns(this.store)
     return this.campaignList
   }
 

@@ -4,9 +4,10 @@ import {clampToBounds, withinBounds} from '../experiments/bounds.js'
 import {armIdOut, describeArm, outcomes} from '../experiments/model.js'
 import {seededRng} from '../experiments/random.js'
 import {type ArmOutcome, thompsonChoice} from '../experiments/stats.js'
-import {adoptExposure, type Arm, armCounts, type Experiment, getExperiment, listExperiments, recordExposure} from '../experiments/store.js'
+import type {Arm, Experiment} from '../experiments/store.js'
 import {BASELINE} from '../schemas/experiments.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
+import type {ExperimentsRepository} from '../store/port/experiments.js'
 import type {Lock} from './locks.js'
 import type {PricedProduct, Trace} from './types.js'
 
@@ -67,7 +68,9 @@ function load(exp: Experiment): Loaded {
  * `posteriorTtlMs` (conversions are recorded by other processes) or on `refresh()`.
  */
 export class Experiments {
-  private readonly db: DB
+  private readonly store: StorePort
+  /** The experiments repository, taken on first use (a context that never meets an experiment prepares none of its statements). */
+  private experiments?: ExperimentsRepository
   private readonly pricing?: ExperimentPricing
   private running?: Loaded[]
   private readonly byId = new Map<number, Loaded | null>()
@@ -83,9 +86,13 @@ export class Experiments {
    */
   force?: {armId: string; experimentId: number}
 
-  constructor(db: DB, pricing?: ExperimentPricing) {
-    this.db = db
+  constructor(store: StorePort, pricing?: ExperimentPricing) {
+    this.store = store
     this.pricing = pricing
+  }
+
+  private get repo(): ExperimentsRepository {
+    return (this.experiments ??= this.store.experiments)
   }
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
@@ -196,7 +203,7 @@ export class Experiments {
   recordExposure(lock: Lock): void {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
-    const r = recordExposure(this.db, lock.experiment_id, lock.lock_key, lock.anonymous, arm, nowSeconds())
+    const r = this.repo.recordExposure({anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key})
     // Keep cached posteriors current with this process's own visitors.
     const p = this.posteriors.get(lock.experiment_id)
     if (!p || r.change === 'same') return
@@ -211,7 +218,7 @@ export class Experiments {
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
   adoptExposure(lock: Lock, ip: string): void {
     if (lock.experiment_id === 0 || !lock.user_id) return
-    adoptExposure(this.db, lock.experiment_id, ip, lock.user_id)
+    this.repo.adoptExposures([{experimentId: lock.experiment_id, ip, userId: lock.user_id}])
   }
 
   /** Read posteriors from the store again on next use (after conversions were recorded). */
@@ -221,7 +228,7 @@ export class Experiments {
 
   private runningExperiments(): Loaded[] {
     if (!this.running) {
-      this.running = listExperiments(this.db, 'running').map((e) => load(e))
+      this.running = this.repo.list('running').map((e) => load(e))
       for (const l of this.running) this.byId.set(l.exp.id, l)
     }
     return this.running
@@ -229,7 +236,7 @@ export class Experiments {
 
   private experiment(id: number): Loaded | undefined {
     if (!this.byId.has(id)) {
-      const e = getExperiment(this.db, id)
+      const e = this.repo.get([id])[0]
       this.byId.set(id, e ? load(e) : null)
     }
     return this.byId.get(id) ?? undefined
@@ -273,7 +280,7 @@ export class Experiments {
     let p = this.posteriors.get(l.exp.id)
     const now = Date.now()
     if (!p || now - p.loadedAt > this.posteriorTtlMs) {
-      const o = outcomes(l.exp, armCounts(this.db, l.exp.id))
+      const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
       p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: now, outcomes: o}
       this.posteriors.set(l.exp.id, p)
     }

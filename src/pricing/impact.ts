@@ -1,15 +1,12 @@
 import countryToCurrency from 'country-to-currency'
 
 import {countryCurrency, minorDigits} from '../currency.js'
-import {getExperiment, listExperiments} from '../experiments/store.js'
 import {listFactors} from '../localization/factors.js'
 import {listAudiences} from '../segments/audiences.js'
 import {listCampaigns} from '../segments/campaigns.js'
 import {listPackages} from '../segments/packages.js'
 import type {FeatureValues, Rule} from '../segments/rules.js'
-import type {DB} from '../store/db.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 import {previewCountries} from './preview.js'
@@ -126,20 +123,20 @@ export function witness(rules: Rule[]): FeatureValues {
 }
 
 /** The personas of the current store state: the default user, one per audience with feature rules, one per arm of the experiments. */
-export function personasOf(db: DB, scope: ImpactScope): Persona[] {
+export function personasOf(store: StorePort, scope: ImpactScope): Persona[] {
   const out: Persona[] = [{features: {}, key: 'default'}]
   const byAudience = new Map<string, FeatureValues>()
-  for (const a of listAudiences(db)) {
+  for (const a of listAudiences(store)) {
     const features = witness(a.rules)
     byAudience.set(a.api_id, features)
     // An audience without feature rules is what a default user in its countries matches already.
     if (Object.keys(features).length > 0) out.push({features, key: a.api_id})
   }
   // A request without products is quoted its package: a package change adds or removes products there.
-  if (listPackages(db).length > 0) out.push({features: {}, key: 'package', package: true})
-  const ids = new Set([...listExperiments(db, 'running').map((e) => e.id), ...(scope.experiments ?? [])])
+  if (listPackages(store).length > 0) out.push({features: {}, key: 'package', package: true})
+  const ids = new Set([...store.experiments.list('running').map((e) => e.id), ...(scope.experiments ?? [])])
   for (const id of [...ids].sort((a, b) => a - b)) {
-    const e = getExperiment(db, id)
+    const e = store.experiments.get([id])[0]
     if (!e || e.type !== 'price') continue
     const features = e.audience ? (byAudience.get(e.audience) ?? {}) : {}
     for (const arm of e.arms) out.push({experiment: {arm: arm.id, id: e.id}, features, key: `arm ${e.id}:${arm.id}`})
@@ -162,13 +159,12 @@ const ALL_COUNTRIES = Object.keys(countryToCurrency as Record<string, string>).s
  * currency (same amount: no country price, no factor, no segment tells them apart).
  */
 function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Set<string> {
-  const db = sqliteHandle(store)
   const named = new Set<string>([ctx.defaultCountry, ...listFactors(store).map((f) => f.country)])
   for (const p of products) for (const c of ctx.product(p)?.countryPrices.keys() ?? []) named.add(c)
-  for (const a of listAudiences(db)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
-  for (const c of listCampaigns(db)) for (const x of c.countries) named.add(x)
-  for (const p of listPackages(db)) for (const x of p.countries) named.add(x)
-  for (const e of listExperiments(db)) for (const x of e.countries) named.add(x)
+  for (const a of listAudiences(store)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
+  for (const c of listCampaigns(store)) for (const x of c.countries) named.add(x)
+  for (const p of listPackages(store)) for (const x of p.countries) named.add(x)
+  for (const e of store.experiments.list()) for (const x of e.countries) named.add(x)
   return named
 }
 
@@ -361,17 +357,16 @@ const PROBE = new Error('probe: rolled back')
  * written, the result and impact still returned).
  */
 export function measureImpact<T>(store: StorePort, write: () => T, scope: ImpactScope, decide: (impact: PriceImpact) => 'commit' | 'rollback'): {committed: boolean; impact: PriceImpact; result: T} {
-  const db = sqliteHandle(store)
-  const tx = db.transaction(() => {
-    let personas = personasOf(db, scope)
+  const measured = () => {
+    let personas = personasOf(store, scope)
     if (scope.audiences) {
       // Learn the audiences the write leaves (a new audience's members are priced before it too).
       try {
-        db.transaction(() => {
+        store.transaction(() => {
           write()
-          personas = unionPersonas(personas, personasOf(db, scope))
+          personas = unionPersonas(personas, personasOf(store, scope))
           throw PROBE
-        })()
+        })
       } catch (error) {
         if (error !== PROBE) throw error
       }
@@ -382,9 +377,10 @@ export function measureImpact<T>(store: StorePort, write: () => T, scope: Impact
     const impact = diffSnapshots(before, after)
     if (decide(impact) === 'rollback') throw new ImpactRollback(result, impact)
     return {committed: true, impact, result}
-  })
+  }
   try {
-    return db.inTransaction || db.readonly ? tx.deferred() : tx.immediate()
+    // The write lock from the start (a savepoint inside a caller's transaction; a plain transaction on a read-only store).
+    return store.transaction(measured, {write: true})
   } catch (error) {
     if (error instanceof ImpactRollback) return {committed: false, impact: error.impact, result: error.result as T}
     throw error

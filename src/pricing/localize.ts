@@ -2,11 +2,10 @@ import {requireProduct, updateProduct} from '../catalog/products.js'
 import {convertMinor, countryCurrency, fromMinor, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {listFactors} from '../localization/factors.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {PricingContext} from './context.js'
 import {integrationGateways} from './gateways.js'
-import {storeOfHandle} from '../store/sqlite/store.js'
 
 export type LocalizeChange = {
   after: number
@@ -31,10 +30,10 @@ export type LocalizeResult = {
  * rate in use today -> times the factor -> the currency's rounding rule. Country prices of
  * countries without a factor are kept.
  */
-export function localizeProduct(db: DB, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
-  const product = requireProduct(db, apiId)
+export function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
+  const product = requireProduct(store, apiId)
   if (product.interval && product.base_px_minor === 0) throw new InvalidInputError(`${apiId} has base_px 0: nothing to localize`)
-  let factors = listFactors(storeOfHandle(db))
+  let factors = listFactors(store)
   if (factors.length === 0) {
     throw new InvalidInputError('no localization factors on file: import them first with "pricectl localization import FILE"')
   }
@@ -44,7 +43,7 @@ export function localizeProduct(db: DB, apiId: string, options: {countries?: str
     if (missing.length) throw new InvalidInputError(`no localization factor for ${missing.join(', ')} (see "pricectl localization list")`)
     factors = factors.filter((f) => wanted.has(f.country))
   }
-  const ctx = new PricingContext(storeOfHandle(db))
+  const ctx = new PricingContext(store)
   const existing = new Map(product.country_prices.map((cp) => [cp.country, cp]))
   const changes: LocalizeChange[] = []
   const skipped: LocalizeResult['skipped'] = []
@@ -78,7 +77,7 @@ export function localizeProduct(db: DB, apiId: string, options: {countries?: str
   }
   if (!options.dryRun && changes.length > 0) {
     const countryPrices = [...next.values()].map((cp) => ({amount: fromMinor(cp.amount_minor, cp.currency), country: cp.country, currency: cp.currency}))
-    updateProduct(db, apiId, {country_prices: countryPrices})
+    updateProduct(store, apiId, {country_prices: countryPrices})
   }
   return {api_id: apiId, changes, dry_run: Boolean(options.dryRun), skipped, unchanged}
 }

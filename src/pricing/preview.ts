@@ -5,9 +5,7 @@ import {minorDigits} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {type PreviewRow as Row} from '../schemas/price.js'
 import {armIdOut} from '../experiments/model.js'
-import {getExperiment} from '../experiments/store.js'
 import type {StorePort} from '../store/port.js'
-import {sqliteHandle} from '../store/sqlite/store.js'
 import {PricingContext} from './context.js'
 import {calculatePriceSync} from './price.js'
 
@@ -75,8 +73,7 @@ function previewArms(store: StorePort, experiment: number | undefined, wanted: s
     if (wanted?.length) throw new InvalidInputError('--arm previews an experiment\'s arms: add --experiment ID (see "pricectl experiments list")')
     return {armIds: [undefined]}
   }
-  // Transitional: experiments are read from the handle until their repository exists.
-  const e = getExperiment(sqliteHandle(store), experiment)
+  const e = store.experiments.get([experiment])[0]
   if (!e) throw new InvalidInputError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
   if (e.type !== 'price') throw new InvalidInputError(`--experiment ${experiment} is a packaging experiment: its arms choose products, not prices; preview a price experiment`)
   const ids = e.arms.map((a) => a.id)

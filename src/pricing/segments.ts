@@ -3,7 +3,7 @@ import {InvalidInputError, OperationalError} from '../errors.js'
 import {type Audience, listAudiences} from '../segments/audiences.js'
 import {isSegmented, listPackages, type Package, packageSegment} from '../segments/packages.js'
 import {explainRule, type FeatureValues, ruleMatches, ruleText} from '../segments/rules.js'
-import type {DB} from '../store/db.js'
+import type {StorePort} from '../store/port.js'
 import type {PricedProduct, PricingServices, Trace} from './types.js'
 
 export type AudienceRef = {api_id: string; name: string}
@@ -18,7 +18,7 @@ type PriceEntry = {amountMinor: null | number; currency: null | string; multipli
  * packages are read once per context: a batch of requests must not re-read them.
  */
 export class Segments {
-  private readonly db: DB
+  private readonly store: StorePort
   private readonly ctx: PricingServices
   private audienceList?: LoadedAudience[]
   private priceMaps?: Map<string, Map<number, PriceEntry>>
@@ -32,14 +32,14 @@ export class Segments {
     return this.loadAudiences().map((a) => a.api_id)
   }
 
-  constructor(db: DB, ctx: PricingServices) {
-    this.db = db
+  constructor(store: StorePort, ctx: PricingServices) {
+    this.store = store
     this.ctx = ctx
   }
 
   private loadAudiences(): LoadedAudience[] {
     if (!this.audienceList) {
-      const all = listAudiences(this.db)
+      const all = listAudiences(this.store)
       this.audienceList = all.map((a) => ({...a, ref: {api_id: a.api_id, name: a.name}}))
       this.priceMaps = new Map(all.map((a) => [a.api_id, new Map(a.prices.map((p) => [p.product_id, {amountMinor: p.amount_minor, currency: p.currency, multiplier: p.multiplier}]))]))
     }
@@ -136,7 +136,7 @@ export class Segments {
   }
 
   private loadPackages(): Package[] {
-    this.packageList ??= listPackages(this.db)
+    this.packageList ??= listPackages(this.store)
     return this.packageList
   }
 

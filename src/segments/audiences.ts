@@ -3,7 +3,6 @@ import {fromMinor, toMinor} from '../currency.js'
 import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {AudienceInput, type AudienceOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import {portOf, type StoreLike} from '../catalog/products.js'
 import type {AudienceDef, StoredAudience} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
 import {patchFields, refuseRename, resolveProducts} from './common.js'
@@ -16,8 +15,8 @@ export type {AudiencePrice} from '../store/port/segments.js'
 export type Audience = StoredAudience
 
 /** Highest priority first; equal priorities by api_id, so the order never depends on insertion. */
-export function listAudiences(store: StoreLike): Audience[] {
-  return portOf(store).segments.listAudiences()
+export function listAudiences(store: StorePort): Audience[] {
+  return store.segments.listAudiences()
 }
 
 export function getAudience(store: StorePort, apiId: string): Audience | undefined {

@@ -4,7 +4,6 @@ import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/catalog.js'
 import {CampaignInput, type CampaignOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import {portOf, type StoreLike} from '../catalog/products.js'
 import type {StoredCampaign} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
 import {resolveAudience, resolveProducts} from './common.js'
@@ -43,8 +42,8 @@ function fromStored(r: StoredCampaign): Campaign {
   }
 }
 
-export function listCampaigns(store: StoreLike): Campaign[] {
-  return portOf(store)
+export function listCampaigns(store: StorePort): Campaign[] {
+  return store
     .segments.listCampaigns()
     .map((r) => fromStored(r))
 }

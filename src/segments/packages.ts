@@ -2,7 +2,6 @@ import {isoWithOffset} from '../catalog/coupons.js'
 import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {PackageInput, type PackageOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import {portOf, type StoreLike} from '../catalog/products.js'
 import type {PackageDef, StoredPackage} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
 import {patchFields, refuseRename, resolveAudience, resolveProducts, segmentText} from './common.js'
@@ -11,8 +10,8 @@ import {patchFields, refuseRename, resolveAudience, resolveProducts, segmentText
 
 export type Package = StoredPackage
 
-export function listPackages(store: StoreLike): Package[] {
-  return portOf(store).segments.listPackages()
+export function listPackages(store: StorePort): Package[] {
+  return store.segments.listPackages()
 }
 
 export function getPackage(store: StorePort, apiId: string): Package | undefined {

@@ -4,7 +4,7 @@ import {dirname, resolve} from 'node:path'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {openStore, type Store} from './db.js'
 import {identifyStore} from './identify.js'
-import {checkStore, storeContents} from './maintenance.js'
+import {checkStore} from './maintenance.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 
@@ -114,7 +114,7 @@ export function planRestore(file: string, storePath: string): RestorePlan {
   if (targetKind === 'pricectl' || targetKind === 'unmarked') {
     const store = openStore(target, {migrate: false})
     try {
-      held = storeContents(store.db)
+      held = store.catalog.storeContents()
     } finally {
       store.close()
     }

@@ -6,7 +6,6 @@ import {beforeEach, describe, expect, it} from 'vitest'
 import {configureRule} from '../../src/pricing/gateways.js'
 import {PAYMENTS_HEADER, paymentsCsv, runArgs, seedCatalog, setRates, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 import {ROOT, tempStore} from '../helpers/run.js'
-import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 const FIXTURES = join(ROOT, 'fixtures', 'imports')
 
@@ -396,7 +395,7 @@ describe('import amounts without guessing', () => {
     // gateway_b takes ISK in ISO units and HUF in whole forints.
     expect(charges.tx_isk).toMatchObject({amount_minor: 240_000, currency: 'ISK'})
     expect(charges.tx_huf).toMatchObject({amount_minor: 650_000, currency: 'HUF'})
-    withStore(db, (d) => configureRule(storeOfHandle(d), 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
+    withStore(db, (_d, store) => configureRule(store, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
     const stripe = minorExport('gateway_a', [['ch_isk', '2400', 'ISK']])
     const s = await runArgs(db, ['charges', 'import', stripe.file, '--mapping', stripe.mapping, '--json'])
     expect(s.json).toMatchObject({inserted: 1, rejected: 0})

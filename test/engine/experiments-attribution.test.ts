@@ -2,7 +2,6 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {createExperiment, startExperiment} from '../../src/experiments/manage.js'
 import {experimentResults} from '../../src/experiments/results.js'
-import {armCounts} from '../../src/experiments/store.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {openStore, type Store} from '../../src/store/db.js'
@@ -34,7 +33,7 @@ describe('attribution of conversions to arms', () => {
     let visitors = 0
     let conversions = 0
     let revenue = 0
-    for (const c of armCounts(store.db, id).values()) {
+    for (const c of store.experiments.armCounts(id).values()) {
       visitors += c.visitors
       conversions += c.conversions
       revenue += c.revenue_minor
@@ -44,7 +43,7 @@ describe('attribution of conversions to arms', () => {
 
   it('counts every exposed visitor, and nothing else, before any sale', () => {
     expect(total()).toEqual({conversions: 0, revenue: 0, visitors: 6})
-    const counts = armCounts(store.db, id)
+    const counts = store.experiments.armCounts(id)
     for (const arm of Object.values(armOf)) {
       expect(['baseline', '1']).toContain(arm)
       expect(counts.get(arm)!.visitors).toBeGreaterThan(0)
@@ -56,7 +55,7 @@ describe('attribution of conversions to arms', () => {
     insertSubscription(db, {amount_usd: 96, amount_usd_monthly: 8, interval: 'year', product: 'pro_yearly', user_id: 'alice'})
     insertSubscription(db, {amount_usd: 10, product: 'pro_monthly', status: 'canceled', user_id: 'bob'})
     insertCharge(db, {amount_usd: 30, product: 'pro_monthly', refunded_usd: 5, user_id: 'carol'})
-    const counts = armCounts(db, id)
+    const counts = store.experiments.armCounts(id)
     const expected = new Map<string, {conversions: number; revenue: number}>()
     for (const [u, value] of [['alice', 800], ['bob', 1000], ['carol', 2500]] as const) {
       const e = expected.get(armOf[u]) ?? {conversions: 0, revenue: 0}

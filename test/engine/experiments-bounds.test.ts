@@ -89,8 +89,8 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
         async (c) => {
           const min = c.min / 100
           const max = (c.min + c.gap) / 100
-          updateProduct(db, 'plan', {max_px: max, min_px: min})
-          updateProduct(db, 'annual', {max_px: ((c.min + c.gap) * 10) / 100, min_px: (c.min * 10) / 100})
+          updateProduct(store, 'plan', {max_px: max, min_px: min})
+          updateProduct(store, 'annual', {max_px: ((c.min + c.gap) * 10) / 100, min_px: (c.min * 10) / 100})
           db.prepare('DELETE FROM localization_factors').run()
           if (c.factor !== undefined) db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(c.country, c.factor)
           if (previous !== undefined) stopExperiment(store, previous)

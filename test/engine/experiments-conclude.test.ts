@@ -5,7 +5,6 @@ import {armQuotes} from '../../src/experiments/arm-prices.js'
 import {concludedWith, concludeExperiment} from '../../src/experiments/conclude.js'
 import {createExperiment, requireExperiment, startExperiment} from '../../src/experiments/manage.js'
 import {experimentResults, MIN_CONVERSIONS_PER_ARM, MIN_VISITORS_PER_ARM} from '../../src/experiments/results.js'
-import {recordExposure} from '../../src/experiments/store.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {previewPrices} from '../../src/pricing/preview.js'
@@ -49,8 +48,8 @@ describe('experiments results: labels, no winner before data, minimum sample', (
   it('names no best arm with visitors but no conversion, one as soon as an arm converts, and warns below the minimum sample', () => {
     const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'sample', products: ['pro_monthly'], seed: 1})
     startExperiment(store, e.id)
-    for (let i = 0; i < 10; i++) recordExposure(store.db, e.id, `b${i}`, false, 'baseline', 1000)
-    for (let i = 0; i < 10; i++) recordExposure(store.db, e.id, `a${i}`, false, '1', 1000)
+    for (let i = 0; i < 10; i++) store.experiments.recordExposure({anonymous: false, armId: 'baseline', at: 1000, experimentId: e.id, visitor: `b${i}`})
+    for (let i = 0; i < 10; i++) store.experiments.recordExposure({anonymous: false, armId: '1', at: 1000, experimentId: e.id, visitor: `a${i}`})
     let r = experimentResults(store, e.id)
     expect(r.visitors).toBe(20)
     expect(r.best_arm).toBeNull()
@@ -66,7 +65,7 @@ describe('experiments results: labels, no winner before data, minimum sample', (
     const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'enough', products: ['pro_monthly'], seed: 1})
     startExperiment(store, e.id)
     for (const arm of ['baseline', '1']) {
-      for (let i = 0; i < MIN_VISITORS_PER_ARM; i++) recordExposure(store.db, e.id, `${arm}-${i}`, false, arm, 1000)
+      for (let i = 0; i < MIN_VISITORS_PER_ARM; i++) store.experiments.recordExposure({anonymous: false, armId: arm, at: 1000, experimentId: e.id, visitor: `${arm}-${i}`})
       for (let i = 0; i < MIN_CONVERSIONS_PER_ARM; i++) insertSubscription(store.db, {amount_usd: 10, product: 'pro_monthly', user_id: `${arm}-${i}`})
     }
     const r = experimentResults(store, e.id)
@@ -89,14 +88,14 @@ describe('experiments conclude (engine)', () => {
     const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'cheaper', products: ['pro_monthly', 'pro_yearly'], seed: 1})
     startExperiment(store, e.id)
     const arm = requireExperiment(store, e.id).arms[1]
-    const us = armQuotes(store.db, requireExperiment(store, e.id), arm, 'US')
-    const de = armQuotes(store.db, requireExperiment(store, e.id), arm, 'DE', {products: ['pro_monthly']})
+    const us = armQuotes(store, requireExperiment(store, e.id), arm, 'US')
+    const de = armQuotes(store, requireExperiment(store, e.id), arm, 'DE', {products: ['pro_monthly']})
     const before = previewPrices(store, {countries: ['DE', 'US'], products: ['pro_monthly', 'pro_yearly']})
 
-    const r = concludeExperiment(store.db, e.id, '1')
+    const r = concludeExperiment(store, e.id, '1')
     expect(r).toMatchObject({arm_id: 1, dry_run: false, stopped: true, success: true})
     expect(requireExperiment(store, e.id).status).toBe('stopped')
-    expect(concludedWith(store.db, e.id)?.arm).toBe('1')
+    expect(concludedWith(store, e.id)?.arm).toBe('1')
     // What a new visitor of the arm was quoted is now what every new visitor is quoted.
     expect(await fresh(store, 'n1', 'pro_monthly', 'US')).toEqual({currency: 'USD', price: us[0].price})
     expect(await fresh(store, 'n2', 'pro_yearly', 'US')).toEqual({currency: 'USD', price: us[1].price})
@@ -125,12 +124,12 @@ describe('experiments conclude (engine)', () => {
     store.close()
     const snapshot = dump(path)
     store = openStore(path)
-    const dry = concludeExperiment(store.db, e.id, '1', {dryRun: true})
+    const dry = concludeExperiment(store, e.id, '1', {dryRun: true})
     store.close()
     expect(dump(path)).toEqual(snapshot)
     store = openStore(path)
     expect(dry).toMatchObject({dry_run: true, stopped: true})
-    const real = concludeExperiment(store.db, e.id, '1')
+    const real = concludeExperiment(store, e.id, '1')
     expect(real.changes).toEqual(dry.changes)
     expect(real.products).toEqual(dry.products)
   })
@@ -138,8 +137,8 @@ describe('experiments conclude (engine)', () => {
   it('with a country target, writes country prices for those countries only', async () => {
     const e = createExperiment(store, {arms: [{multiplier: 1.2}], countries: ['FR'], name: 'fr', products: ['team_monthly'], seed: 1})
     startExperiment(store, e.id)
-    const fr = armQuotes(store.db, requireExperiment(store, e.id), requireExperiment(store, e.id).arms[1], 'FR')[0]
-    const r = concludeExperiment(store.db, e.id, '1')
+    const fr = armQuotes(store, requireExperiment(store, e.id), requireExperiment(store, e.id).arms[1], 'FR')[0]
+    const r = concludeExperiment(store, e.id, '1')
     const p = getProduct(store, 'team_monthly')!
     expect(p.base_px_minor).toBe(3000)
     expect(p.country_prices.map((c) => [c.country, c.currency])).toEqual([['FR', 'EUR']])
@@ -151,7 +150,7 @@ describe('experiments conclude (engine)', () => {
   it('the baseline arm only stops the experiment', () => {
     const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'keep', products: ['pro_monthly'], seed: 1})
     startExperiment(store, e.id)
-    const r = concludeExperiment(store.db, e.id, 'baseline')
+    const r = concludeExperiment(store, e.id, 'baseline')
     expect(r).toMatchObject({arm_id: 'baseline', changes: [], products: [], stopped: true})
     expect(getProduct(store, 'pro_monthly')!.base_px_minor).toBe(1000)
   })
@@ -161,22 +160,22 @@ describe('experiments conclude (engine)', () => {
     startExperiment(store, e.id)
     // The second product's write fails, after the stop and the first product were written.
     store.db.exec(`CREATE TRIGGER fail_yearly BEFORE UPDATE ON products WHEN NEW.api_id = 'pro_yearly' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`)
-    expect(() => concludeExperiment(store.db, e.id, '1')).toThrow(/disk on fire/)
+    expect(() => concludeExperiment(store, e.id, '1')).toThrow(/disk on fire/)
     expect(requireExperiment(store, e.id).status).toBe('running')
-    expect(concludedWith(store.db, e.id)).toBeUndefined()
+    expect(concludedWith(store, e.id)).toBeUndefined()
     expect(getProduct(store, 'pro_monthly')!.base_px_minor).toBe(1000)
   })
 
   it('refuses a second conclusion, a draft, a packaging experiment, an audience target and an unknown arm', async () => {
     const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'once', products: ['pro_monthly'], seed: 1})
-    expect(() => concludeExperiment(store.db, e.id, '1')).toThrow(/is a draft/)
+    expect(() => concludeExperiment(store, e.id, '1')).toThrow(/is a draft/)
     startExperiment(store, e.id)
-    expect(() => concludeExperiment(store.db, e.id, '7')).toThrow(/has no arm "7": its arms are baseline \(control price\), 1 \(x0.8\)/)
-    concludeExperiment(store.db, e.id, '1')
-    expect(() => concludeExperiment(store.db, e.id, '1')).toThrow(/already concluded with arm 1/)
+    expect(() => concludeExperiment(store, e.id, '7')).toThrow(/has no arm "7": its arms are baseline \(control price\), 1 \(x0.8\)/)
+    concludeExperiment(store, e.id, '1')
+    expect(() => concludeExperiment(store, e.id, '1')).toThrow(/already concluded with arm 1/)
     const pack = createExperiment(store, {arms: [{products: ['pro_monthly']}], name: 'pack', products: ['pro_monthly', 'team_monthly'], seed: 1, type: 'packaging'})
     startExperiment(store, pack.id)
-    expect(() => concludeExperiment(store.db, pack.id, '1')).toThrow(/packaging experiment/)
+    expect(() => concludeExperiment(store, pack.id, '1')).toThrow(/packaging experiment/)
   })
 })
 
@@ -201,7 +200,7 @@ describe('a usd_price arm is localized like a base price (FX x localization fact
   ])('%s', (_, country, factor) => {
     if (factor !== undefined) store.db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(country, factor)
     const e = createExperiment(store, {arms: [{usd_price: 20}], name: 'usd', products: ['plan'], seed: 1})
-    const arm = armQuotes(store.db, e, e.arms[1], country)[0]
+    const arm = armQuotes(store, e, e.arms[1], country)[0]
     const ref = previewPrices(store, {countries: [country], products: ['ref']})[0]
     expect(arm.currency).toBe(ref.currency)
     expect(arm.price).toBe(ref.price)

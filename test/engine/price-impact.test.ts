@@ -104,7 +104,7 @@ describe('measureImpact on a real store', () => {
   function withProduct(countries: string[]): Store {
     const path = tempStore()
     store = openStore(path)
-    createProduct(store.db, {
+    createProduct(store, {
       api_id: 'starter_monthly',
       base_px: 9.99,
       country_prices: countries.map((country) => ({amount: 9.99, country, currency: 'EUR'})),
@@ -112,7 +112,7 @@ describe('measureImpact on a real store', () => {
       interval_count: 1,
       name: 'Starter',
     })
-    createProduct(store.db, {api_id: 'other', base_px: 20, interval: 'month', interval_count: 1, name: 'Other'})
+    createProduct(store, {api_id: 'other', base_px: 20, interval: 'month', interval_count: 1, name: 'Other'})
     return store
   }
 
@@ -122,7 +122,7 @@ describe('measureImpact on a real store', () => {
     s.close()
     const before = dump(path)
     store = openStore(path)
-    const r = measureImpact(store, () => updateProduct(store!.db, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
+    const r = measureImpact(store, () => updateProduct(store!, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
     expect(r.committed).toBe(false)
     expect(r.result.changed).toBe(true)
     expect(r.impact.dropped).toEqual([{count: 4, countries: ['BR', 'FR', 'IN', 'JP'], product: 'starter_monthly'}])
@@ -138,13 +138,13 @@ describe('measureImpact on a real store', () => {
 
   it('commits when told to; a failing write writes nothing and rethrows', () => {
     const s = withProduct(['DE'])
-    const r = measureImpact(s, () => updateProduct(s.db, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
+    const r = measureImpact(s, () => updateProduct(s, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
     expect(r.committed).toBe(true)
     expect(r.impact.changed).toBeGreaterThan(100)
     expect(r.impact.changes.find((c) => c.country === 'DE')).toBeUndefined() // the country price holds
     expect(r.impact.changes.find((c) => c.country === 'US')).toMatchObject({after: {display: '$12', price: 12}, before: {display: '$9.99', price: 9.99}, pct_change: 20.12})
     expect(() => measureImpact(s, () => {
-      updateProduct(s.db, 'starter_monthly', {base_px: 50})
+      updateProduct(s, 'starter_monthly', {base_px: 50})
       throw new Error('boom')
     }, {products: ['starter_monthly']}, () => 'commit')).toThrow('boom')
     expect(s.db.prepare('SELECT base_px_minor FROM products WHERE api_id = ?').pluck().get('starter_monthly')).toBe(1200)
@@ -152,7 +152,7 @@ describe('measureImpact on a real store', () => {
 
   it('a product scope snapshots only that product; a global change reaches every product', () => {
     const s = withProduct(['DE'])
-    const only = snapshot(s, {products: ['other']}, personasOf(s.db, {}))
+    const only = snapshot(s, {products: ['other']}, personasOf(s, {}))
     expect(new Set([...only.rows.values()].map((r) => r.product))).toEqual(new Set(['other']))
     const r = measureImpact(s, () => setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
     // Both products, in every EUR country but DE, where starter_monthly's country price holds.

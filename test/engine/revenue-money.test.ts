@@ -9,7 +9,6 @@ import {SqliteRevenue} from '../../src/store/sqlite/revenue.js'
 import {FxTable, monthlyMinor, usdMinor} from '../../src/revenue/money.js'
 import {setRates, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {join} from 'node:path'
-import {storeOfHandle} from '../../src/store/sqlite/store.js'
 
 describe('amount_usd_monthly (month-normalised USD cents)', () => {
   it('matches the hand-computed figures of each interval', () => {
@@ -82,7 +81,7 @@ describe('amount_usd (USD cents at a rate in units per USD)', () => {
 describe('FxTable (in-memory rates of an import)', () => {
   it('gives the same rate as rateOn: nearest earlier date, else the earliest', () => {
     const path = join(tempDir(), 'fx.db')
-    withStore(path, (db) => {
+    withStore(path, (db, store) => {
       setRates(db, '2024-01-10', {EUR: 0.9})
       setRates(db, '2024-03-01', {EUR: 0.8}, false)
       setRates(db, '2024-06-15', {EUR: 0.85}, false)
@@ -90,7 +89,7 @@ describe('FxTable (in-memory rates of an import)', () => {
       fc.assert(
         fc.property(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), (seconds) => {
           const day = new Date(seconds * 1000).toISOString().slice(0, 10)
-          expect(table.rate('EUR', seconds)).toBe(rateOn(storeOfHandle(db), 'EUR', day)!.rate)
+          expect(table.rate('EUR', seconds)).toBe(rateOn(store, 'EUR', day)!.rate)
         }),
       )
       expect(table.rate('EUR', Date.UTC(2024, 2, 1) / 1000)).toBe(0.8)

@@ -94,6 +94,12 @@ export type StoredCoupon = Omit<CouponDef, 'external'> & {
 export type SaveResult = {inserted: string[]; updated: string[]}
 
 export interface CatalogRepository {
+  /**
+   * What the store holds beyond what a new store is seeded with (settings, FX snapshot,
+   * exponents) and its change history: table and row count, the biggest parents first
+   * (products, coupons, ...); empty for a new store. `demo` refuses surprise writes with it.
+   */
+  storeContents(): {rows: number; table: string}[]
   /** Every product, by api_id. One read of the whole catalog (a snapshot). */
   listProducts(): Product[]
   /** The products with these api_ids, in the order given; unknown ones are left out. */

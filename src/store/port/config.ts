@@ -104,4 +104,6 @@ export interface ConfigRepository {
   deleteGatewayRuleOverride(gateway: string, currency: string): boolean
   /** A store-wide setting, undefined when unset. */
   setting(key: string): string | undefined
+  /** Store a store-wide setting (replacing its value). */
+  saveSetting(key: string, value: string): void
 }

@@ -94,6 +94,8 @@ export interface ExperimentsRepository {
   productNamed(text: string): boolean
   /** Experiments (other than `except`) running on any of these products, by id. */
   runningOn(productIds: readonly number[], except: number): {id: number; name: string}[]
+  /** Record one exposure: the pricing hot path (a chunk of one, without an array or a transaction of its own). */
+  recordExposure(exposure: Exposure): ExposureChange
   /** Record exposures; returns what each changed, in order. */
   recordExposures(exposures: readonly Exposure[]): ExposureChange[]
   /** Move anonymous exposures to the users who adopted their locks (dropped where the user has one). */

@@ -14,6 +14,7 @@ import type {
   SaveResult,
   StoredCoupon,
 } from '../port/catalog.js'
+import {storeContents} from './contents.js'
 import {unique} from './unique.js'
 
 type ProductRow = Omit<Product, 'baseline_api_id' | 'country_prices' | 'features' | 'integrations' | 'product_trials'>
@@ -283,6 +284,10 @@ export class SqliteCatalog implements CatalogRepository {
 
   deleteCoupon(id: number): void {
     this.q('DELETE FROM coupons WHERE id = ?').run(id)
+  }
+
+  storeContents(): {rows: number; table: string}[] {
+    return storeContents(this.db)
   }
 }
 

@@ -1,6 +1,7 @@
 import type {FxRate} from '../../fx/rates.js'
 import type {RuleOverride} from '../../money/gateway-tables.js'
 import type {DB} from '../db.js'
+import {setSetting} from '../settings.js'
 import type {ConfigRepository, StoredGatewaySettings} from '../port/config.js'
 import {ALL_SQL, ONE_SQL, SNAPSHOT, SqliteFx} from './fx.js'
 
@@ -106,5 +107,9 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
 
   setting(key: string): string | undefined {
     return this.stmts.setting.get(key) as string | undefined
+  }
+
+  saveSetting(key: string, value: string): void {
+    setSetting(this.db, key, value)
   }
 }

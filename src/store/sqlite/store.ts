@@ -22,9 +22,7 @@ export class SqliteStore implements StorePort {
     readonly db: DB,
     readonly path: string,
     readonly readOnly?: string,
-  ) {
-    byHandle.set(db, this)
-  }
+  ) {}
 
   close(): void {
     if (this.db.open) this.db.close()
@@ -98,23 +96,4 @@ export class SqliteStore implements StorePort {
   get segments(): SqliteSegments {
     return this.repo('segments', () => new SqliteSegments(this.db))
   }
-}
-
-const byHandle = new WeakMap<DB, SqliteStore>()
-
-/**
- * The port of a raw handle: the store opened on it, else one made for it (cached). Transitional,
- * like sqliteHandle: for code that still holds a handle and calls an engine function that
- * takes the port; every use is a leftover to move into a repository.
- */
-export function storeOfHandle(db: DB): SqliteStore {
-  return byHandle.get(db) ?? new SqliteStore(db, db.name, db.readonly ? 'the store is open read-only' : undefined)
-}
-
-/**
- * The raw handle behind a port, for code not yet moved into an adapter. Transitional: every
- * use outside src/store/ is a leftover to move into a repository.
- */
-export function sqliteHandle(store: StorePort): DB {
-  return (store as SqliteStore).db
 }
