@@ -47,14 +47,16 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
   const pricer = batchPricer(ctx, {batchSize, chunkSize}, {
-    drain: () => (writer.full ? writer.flush() : undefined),
+    drain: () => (writer.pending ? writer.flush() : undefined),
     failure(line, message) {
       options.onError?.(line, message)
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
+      writer.spill()
     },
     result(line, result) {
       if (options.output === 'csv') writer.text(csvRows(line, result))
       else writePriceLine(result, writer)
+      writer.spill()
     },
   })
   const handle = pricer.handle
@@ -411,12 +413,29 @@ export class OutputBuffer {
     this.pos += b.length
   }
 
+  /**
+   * Hand a full buffer to the stream without waiting: results are produced inside a
+   * transaction, which cannot await; the buffer stays small and flush() waits for the drain.
+   */
+  spill(): void {
+    if (this.full) this.write()
+  }
+
+  /** The output needs writing or the stream asked to wait: the caller should flush(). */
+  get pending(): boolean {
+    return this.full || this.out.writableNeedDrain
+  }
+
   async flush(): Promise<void> {
-    if (this.pos === 0) return
+    if (this.pos > 0) this.write()
+    if (this.out.writableNeedDrain) await once(this.out, 'drain')
+  }
+
+  private write(): void {
     const chunk = this.buf.subarray(0, this.pos)
     this.buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
     this.pos = 0
-    if (!this.out.write(chunk)) await once(this.out, 'drain')
+    this.out.write(chunk)
   }
 
   private reserve(n: number): void {
