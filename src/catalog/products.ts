@@ -15,7 +15,7 @@ import {
 } from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import {chargeabilityCheck, integrationGateways} from '../pricing/gateways.js'
-import type {FeatureGroupDef, Product, ProductDef} from '../store/port/catalog.js'
+import {type FeatureGroupDef, integrationFromRow, integrationRow, type Product, type ProductDef} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
 
 /**
@@ -31,26 +31,6 @@ export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} fro
 /** Load products (all, by api_id, or the one with `apiId`) with their country prices, integrations, features and trials. */
 export function loadProducts(store: StorePort, apiId?: string): Product[] {
   return apiId === undefined ? store.catalog.listProducts() : store.catalog.getProducts([apiId])
-}
-
-function integrationFromRow(i: {currency: null | string; gateway_ref: string; interval: null | string; interval_count: null | number; type: IntegrationInput['type']}): IntegrationInput {
-  switch (i.type) {
-    case 'gateway_a': {
-      return {gateway_a_product_id: i.gateway_ref, type: 'gateway_a'}
-    }
-
-    case 'gateway_a_with_interval': {
-      return {gateway_a_product_id: i.gateway_ref, interval: i.interval as 'month', interval_count: i.interval_count!, type: 'gateway_a_with_interval'}
-    }
-
-    case 'gateway_c': {
-      return {gateway_c_plan_id: i.gateway_ref, type: 'gateway_c'}
-    }
-
-    case 'gateway_d': {
-      return {currency: i.currency!, gateway_d_plan_id: i.gateway_ref, type: 'gateway_d'}
-    }
-  }
 }
 
 /** The full product with api_id `apiId`, or undefined. Country prices are minor units of their currency. */
@@ -117,26 +97,6 @@ function normalizeDef(d: ProductDef): ProductDef {
     min_px_minor: d.min_px_minor,
     name: d.name,
     product_trials: d.product_trials.map((t) => ({interval: t.interval, interval_count: t.interval_count})),
-  }
-}
-
-function integrationRow(i: IntegrationInput): {currency: null | string; gateway_ref: string; interval: null | string; interval_count: null | number; type: IntegrationInput['type']} {
-  switch (i.type) {
-    case 'gateway_a': {
-      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: null, interval_count: null, type: i.type}
-    }
-
-    case 'gateway_a_with_interval': {
-      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: i.interval, interval_count: i.interval_count, type: i.type}
-    }
-
-    case 'gateway_c': {
-      return {currency: null, gateway_ref: i.gateway_c_plan_id, interval: null, interval_count: null, type: i.type}
-    }
-
-    case 'gateway_d': {
-      return {currency: i.currency, gateway_ref: i.gateway_d_plan_id, interval: null, interval_count: null, type: i.type}
-    }
   }
 }
 

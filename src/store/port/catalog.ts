@@ -132,3 +132,48 @@ export interface CatalogRepository {
   /** Delete a coupon, its external links and the campaigns applying it. */
   deleteCoupon(id: number): void
 }
+
+/** How an integration is stored: one row shape for every gateway (the gateway's id in gateway_ref). */
+export type IntegrationRow = {currency: null | string; gateway_ref: string; interval: null | string; interval_count: null | number; type: IntegrationInput['type']}
+
+/** The stored row of an integration. */
+export function integrationRow(i: IntegrationInput): IntegrationRow {
+  switch (i.type) {
+    case 'gateway_a': {
+      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: null, interval_count: null, type: i.type}
+    }
+
+    case 'gateway_a_with_interval': {
+      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: i.interval, interval_count: i.interval_count, type: i.type}
+    }
+
+    case 'gateway_c': {
+      return {currency: null, gateway_ref: i.gateway_c_plan_id, interval: null, interval_count: null, type: i.type}
+    }
+
+    case 'gateway_d': {
+      return {currency: i.currency, gateway_ref: i.gateway_d_plan_id, interval: null, interval_count: null, type: i.type}
+    }
+  }
+}
+
+/** The integration a stored row describes. */
+export function integrationFromRow(i: IntegrationRow): IntegrationInput {
+  switch (i.type) {
+    case 'gateway_a': {
+      return {gateway_a_product_id: i.gateway_ref, type: 'gateway_a'}
+    }
+
+    case 'gateway_a_with_interval': {
+      return {gateway_a_product_id: i.gateway_ref, interval: i.interval as 'month', interval_count: i.interval_count!, type: 'gateway_a_with_interval'}
+    }
+
+    case 'gateway_c': {
+      return {gateway_c_plan_id: i.gateway_ref, type: 'gateway_c'}
+    }
+
+    case 'gateway_d': {
+      return {currency: i.currency!, gateway_d_plan_id: i.gateway_ref, type: 'gateway_d'}
+    }
+  }
+}

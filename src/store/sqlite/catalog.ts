@@ -14,11 +14,11 @@ import type {
   SaveResult,
   StoredCoupon,
 } from '../port/catalog.js'
+import {integrationFromRow, type IntegrationRow, integrationRow} from '../port/catalog.js'
 import {storeContents} from './contents.js'
 import {unique} from './unique.js'
 
 type ProductRow = Omit<Product, 'baseline_api_id' | 'country_prices' | 'features' | 'integrations' | 'product_trials'>
-type IntegrationRow = {currency: null | string; gateway_ref: string; interval: null | string; interval_count: null | number; type: IntegrationInput['type']}
 type CouponRow = Omit<StoredCoupon, 'external'>
 
 /** Ids as one JSON parameter: `IN (SELECT value FROM json_each(?))` takes a chunk of any size in one prepared statement. */
@@ -288,45 +288,5 @@ export class SqliteCatalog implements CatalogRepository {
 
   storeContents(): {rows: number; table: string}[] {
     return storeContents(this.db)
-  }
-}
-
-function integrationFromRow(i: IntegrationRow): IntegrationInput {
-  switch (i.type) {
-    case 'gateway_a': {
-      return {gateway_a_product_id: i.gateway_ref, type: 'gateway_a'}
-    }
-
-    case 'gateway_a_with_interval': {
-      return {gateway_a_product_id: i.gateway_ref, interval: i.interval as 'month', interval_count: i.interval_count!, type: 'gateway_a_with_interval'}
-    }
-
-    case 'gateway_c': {
-      return {gateway_c_plan_id: i.gateway_ref, type: 'gateway_c'}
-    }
-
-    case 'gateway_d': {
-      return {currency: i.currency!, gateway_d_plan_id: i.gateway_ref, type: 'gateway_d'}
-    }
-  }
-}
-
-function integrationRow(i: IntegrationInput): IntegrationRow {
-  switch (i.type) {
-    case 'gateway_a': {
-      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: null, interval_count: null, type: i.type}
-    }
-
-    case 'gateway_a_with_interval': {
-      return {currency: null, gateway_ref: i.gateway_a_product_id, interval: i.interval, interval_count: i.interval_count, type: i.type}
-    }
-
-    case 'gateway_c': {
-      return {currency: null, gateway_ref: i.gateway_c_plan_id, interval: null, interval_count: null, type: i.type}
-    }
-
-    case 'gateway_d': {
-      return {currency: i.currency, gateway_ref: i.gateway_d_plan_id, interval: null, interval_count: null, type: i.type}
-    }
   }
 }
