@@ -16,6 +16,7 @@ import type {
 } from '../port/catalog.js'
 import {integrationFromRow, type IntegrationRow, integrationRow} from '../port/catalog.js'
 import {storeContents} from './contents.js'
+import {statementCache} from './statements.js'
 import {unique} from './unique.js'
 
 type ProductRow = Omit<Product, 'baseline_api_id' | 'country_prices' | 'features' | 'integrations' | 'product_trials'>
@@ -27,17 +28,10 @@ const IN = 'IN (SELECT value FROM json_each(?))'
 
 /** SQLite adapter of the catalog repository: every statement prepared once per store, on first use. */
 export class SqliteCatalog implements CatalogRepository {
-  private statements = new Map<string, Statement>()
+  private readonly q: (sql: string) => Statement
 
-  constructor(private readonly db: DB) {}
-
-  private q(sql: string): Statement {
-    let s = this.statements.get(sql)
-    if (!s) {
-      s = this.db.prepare(sql)
-      this.statements.set(sql, s)
-    }
-    return s
+  constructor(private readonly db: DB) {
+    this.q = statementCache(db)
   }
 
   // ------------------------------------------------------------ products

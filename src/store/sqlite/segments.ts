@@ -4,6 +4,7 @@ import type {Rule} from '../../segments/rules.js'
 import type {DB} from '../db.js'
 import type {SaveResult} from '../port/catalog.js'
 import type {AudienceDef, AudiencePrice, AudienceUses, CampaignDef, PackageDef, SegmentsRepository, StoredAudience, StoredCampaign, StoredPackage} from '../port/segments.js'
+import {statementCache} from './statements.js'
 import {unique} from './unique.js'
 
 type AudienceRow = {api_id: string; created_at: string; id: number; name: string; priority: number; rules_json: string; updated_at: string}
@@ -27,17 +28,10 @@ function inOrder<T extends {api_id: string}>(apiIds: readonly string[], rows: T[
 
 /** SQLite adapter of the segments repository: every statement prepared once per store, on first use. */
 export class SqliteSegments implements SegmentsRepository {
-  private statements = new Map<string, Statement>()
+  private readonly q: (sql: string) => Statement
 
-  constructor(private readonly db: DB) {}
-
-  private q(sql: string): Statement {
-    let s = this.statements.get(sql)
-    if (!s) {
-      s = this.db.prepare(sql)
-      this.statements.set(sql, s)
-    }
-    return s
+  constructor(private readonly db: DB) {
+    this.q = statementCache(db)
   }
 
   private idsOf(table: string, apiIds: readonly string[]): Map<string, number> {
