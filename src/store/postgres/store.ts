@@ -11,7 +11,9 @@ import type {RevenueRepository} from '../port/revenue.js'
 import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {PgError, type PgSync, redactUrl} from './client.js'
+import {PgConfig} from './config.js'
 import {PgKeys} from './keys.js'
+import {PgPricing} from './pricing.js'
 
 /** Advisory-lock class of write transactions (the second key is the schema's hash). */
 export const WRITE_LOCK = 0x7063_7772 // "pcwr"
@@ -212,7 +214,7 @@ export class PgStore implements StorePort {
   }
 
   get config(): ConfigRepository {
-    return this.repo('config', () => notYet<ConfigRepository>('config'))
+    return this.repo('config', () => new PgConfig(this))
   }
 
   get experiments(): ExperimentsRepository {
@@ -232,7 +234,7 @@ export class PgStore implements StorePort {
   }
 
   get pricing(): PricingRepository {
-    return this.repo('pricing', () => notYet<PricingRepository>('pricing'))
+    return this.repo('pricing', () => new PgPricing(this))
   }
 
   get revenue(): RevenueRepository {
