@@ -116,6 +116,9 @@ class WorkerClient implements PgSync {
     this.port = port1
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      // The worker's code is CommonJS: flags of this process such as --input-type=module or a
+      // loader must not apply to it (it would fail to start, and this thread would wait forever).
+      execArgv: [],
       transferList: [port2],
       workerData: {copyPath: require.resolve('pg-copy-streams'), pgPath: require.resolve('pg'), port: port2, signal: this.flag.buffer, url},
     })
