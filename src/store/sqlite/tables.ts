@@ -88,13 +88,18 @@ export class SqliteTables implements TablesRepository {
     return run.immediate()
   }
 
-  /** The primary key (rowid for a table without one): rows are read in its order. */
+  /**
+   * The order rows are read in: rowid, so a copy keeps the order rows were written in (what
+   * a query without ORDER BY returns); the primary key for a WITHOUT ROWID table.
+   */
   private keyOf(table: string): string[] {
+    const sql = (this.db.prepare("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = ?").get(table) as {sql: string} | undefined)?.sql ?? ''
+    if (!/WITHOUT\s+ROWID/i.test(sql)) return ['rowid']
     const info = this.db.pragma(`main.table_info(${quote(table)})`) as {name: string; pk: number}[]
     const key = info
       .filter((c) => c.pk > 0)
       .sort((a, b) => a.pk - b.pk)
       .map((c) => c.name)
-    return key.length > 0 ? key : ['rowid']
+    return key
   }
 }
