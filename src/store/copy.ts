@@ -1,12 +1,15 @@
-import {renameSync, rmSync} from 'node:fs'
-import {resolve} from 'node:path'
+import {chmodSync, copyFileSync, mkdtempSync, renameSync, rmSync, statSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {openStore} from './db.js'
 import {identifyStore} from './identify.js'
+import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
 import type {TableShape} from './port/tables.js'
+import {userVersion} from './restore.js'
 
 /**
  * `db copy SRC DEST` (docs/postgres.md): a whole store moved to another store, through the
@@ -182,4 +185,90 @@ function sameDatabase(a: string, b: string): boolean {
     }
   }
   return key(a) === key(b)
+}
+
+/**
+ * `db backup FILE` of a store that is not a file (PostgreSQL): a portable pricectl SQLite
+ * store written through copyStore, on one snapshot of the store (other processes go on).
+ * It is made in `FILE.PID.tmp` and renamed over FILE when complete and its counts match;
+ * owner-only from its first byte. `db restore FILE` (or `db copy FILE URL`) loads it back.
+ */
+export function backupToFile(store: StorePort, file: string, overwrite: boolean): {bytes: number; path: string; tables: CopiedTable[]} {
+  const shown = resolve(file)
+  const {path: dest} = checkOutput(file, {force: overwrite, label: 'backup'})
+  removeStaleTemps(dest)
+  const tmp = tempPathFor(dest)
+  let result: CopyResult
+  try {
+    const copy = openStore(tmp)
+    try {
+      result = copyStore(store, copy, {names: {dest: shown, source: store.path}})
+    } finally {
+      copy.close()
+    }
+    if (!result.ok) {
+      const bad = result.tables.filter((t) => t.source_rows !== t.dest_rows).map((t) => `${t.table} ${t.source_rows} -> ${t.dest_rows}`)
+      throw new OperationalError(`row counts differ: ${bad.join(', ')}`)
+    }
+    chmodSync(tmp, 0o600)
+    renameSync(tmp, dest)
+  } catch (error) {
+    removeTemp(tmp)
+    const e = error as {code?: string; message: string}
+    const why = e.code === 'SQLITE_FULL' || /ENOSPC/.test(e.message) ? `the disk is full (${e.message})` : e.message
+    throw new OperationalError(`backup to ${shown} failed: ${why}; nothing was written`)
+  }
+  return {bytes: statSync(dest).size, path: shown, tables: result.tables}
+}
+
+export type FileRestorePlan = {backup: string; backupVersion: number; held: {rows: number; table: string}[]}
+
+/** Vet a backup file for `db restore` into a store that is not a file (PostgreSQL), before anything is written or asked. */
+export function planRestoreFromFile(file: string, store: StorePort): FileRestorePlan {
+  const backup = resolve(file)
+  const kind = identifyStore(backup).kind
+  if (kind === 'missing') throw new InvalidInputError(`db restore: ${backup} does not exist (give the file "pricectl db backup FILE" wrote)`)
+  if (kind === 'empty') throw new OperationalError(`${backup} is not a pricectl store (it is empty); the store was left untouched: give the file "pricectl db backup FILE" wrote`)
+  const backupVersion = userVersion(backup)
+  if (backupVersion > SCHEMA_VERSION) {
+    throw new OperationalError(`${backup} has schema version ${backupVersion}, newer than this pricectl understands (${SCHEMA_VERSION}): upgrade pricectl, then restore it; the store was left untouched`)
+  }
+  let wal = 0
+  try {
+    wal = statSync(`${backup}-wal`).size
+  } catch {}
+  if (wal > 0) {
+    throw new OperationalError(
+      `${backup} has a -wal file beside it holding changes (a copy of a store in use?): restore a file made by "pricectl db backup", or fold them in first with "pricectl db check --db ${backup}"`,
+    )
+  }
+  return {backup, backupVersion, held: heldBy(store)}
+}
+
+/**
+ * `db restore FILE` into a store that is not a file: FILE is copied to a temp folder (it is
+ * never changed), migrated there when older, and copied into the store, replacing everything
+ * in one transaction (a failure leaves the store as it was).
+ */
+export function restoreFromFile(plan: FileRestorePlan, store: StorePort): CopyResult {
+  const dir = mkdtempSync(join(tmpdir(), 'pricectl-restore-'))
+  try {
+    const tmp = join(dir, 'backup.db')
+    copyFileSync(plan.backup, tmp)
+    chmodSync(tmp, 0o600)
+    const source = openStore(tmp)
+    let result: CopyResult
+    try {
+      result = copyStore(source, store, {names: {dest: store.path, source: plan.backup}})
+    } finally {
+      source.close()
+    }
+    if (!result.ok) {
+      const bad = result.tables.filter((t) => t.source_rows !== t.dest_rows).map((t) => `${t.table} ${t.source_rows} -> ${t.dest_rows}`)
+      throw new OperationalError(`restored ${plan.backup} into ${store.path}, but row counts differ: ${bad.join(', ')}: restore it again`)
+    }
+    return result
+  } finally {
+    rmSync(dir, {force: true, recursive: true})
+  }
 }
