@@ -3,8 +3,8 @@ import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
-import {isPostgresUrl, planRestoreFromFile, restoreFromFile} from '../../src/store/copy.js'
-import {openStore, resolveStorePath} from '../../src/store/db.js'
+import {planRestoreFromFile, restoreFromFile} from '../../src/store/copy.js'
+import {isPostgresUrl, openStore, resolveStorePath} from '../../src/store/db.js'
 import {planRestore, restoreStore} from '../../src/store/restore.js'
 
 /** What `--json` prints. */

@@ -3,11 +3,12 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {openStore} from './db.js'
+import {isPostgresUrl, openStore} from './db.js'
 import {identifyStore} from './identify.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
+import {redactUrl} from './postgres/client.js'
 import type {TableShape} from './port/tables.js'
 import {userVersion} from './restore.js'
 
@@ -105,21 +106,9 @@ export function copyStore(
   return {ok, rows: tables.reduce((n, t) => n + t.dest_rows, 0), tables}
 }
 
-/** A PostgreSQL connection URL rather than a file path. */
-export function isPostgresUrl(spec: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(spec)
-}
-
 /** How a store is named in messages: a file's absolute path, a URL without its password. */
 export function shownStore(spec: string): string {
-  if (!isPostgresUrl(spec)) return resolve(spec)
-  try {
-    const url = new URL(spec)
-    if (url.password) url.password = '***'
-    return url.toString()
-  } catch {
-    return spec
-  }
+  return isPostgresUrl(spec) ? redactUrl(spec) : resolve(spec)
 }
 
 /** Open the store to copy from: it must exist (a path is never created for it). */

@@ -12,6 +12,7 @@ import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {PgError, type PgSync, redactUrl} from './client.js'
 import {PgKeys} from './keys.js'
+import {PgTables} from './tables.js'
 
 /** Advisory-lock class of write transactions (the second key is the schema's hash). */
 export const WRITE_LOCK = 0x7063_7772 // "pcwr"
@@ -241,5 +242,9 @@ export class PgStore implements StorePort {
 
   get segments(): SegmentsRepository {
     return this.repo('segments', () => notYet<SegmentsRepository>('segments'))
+  }
+
+  get tables(): PgTables {
+    return this.repo('tables', () => new PgTables(this.pg, this))
   }
 }
