@@ -3,12 +3,11 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {isPostgresUrl, openStore} from './db.js'
+import {isPostgresUrl, openStore, redactUrl} from './db.js'
 import {identifyStore} from './identify.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
-import {redactUrl} from './postgres/client.js'
 import type {TableShape} from './port/tables.js'
 import {userVersion} from './restore.js'
 
