@@ -1,0 +1,74 @@
+import {UniqueConflictError} from '../port/errors.js'
+
+/**
+ * What the PostgreSQL repositories of catalog, segments, experiments, history, revenue and
+ * imports need of the connection: synchronous statements with $n parameters, a transaction
+ * (a savepoint inside another) and COPY FROM STDIN. PgStore hands them one over its client.
+ */
+export interface Sql {
+  /** Rows of a statement (RETURNING rows for a write). */
+  rows<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): R[]
+  /** Rows written by a statement. */
+  run(text: string, params?: readonly unknown[]): number
+  /** `fn` in one write transaction; a call inside another joins it (a savepoint). */
+  tx<T>(fn: () => T): T
+  /** Whether a transaction is open on the connection. */
+  inTransaction(): boolean
+  /** A write transaction left open across calls (the import writer's batch): begin, then commit or roll back. */
+  begin(): void
+  commit(): void
+  rollback(): void
+  /** COPY ... FROM STDIN with `data` (text format); returns the rows copied. */
+  copyFrom(text: string, data: string): number
+}
+
+/** The first row of a statement, if any. */
+export function one<R>(sql: Sql, text: string, params?: readonly unknown[]): R | undefined {
+  return sql.rows<R>(text, params)[0]
+}
+
+/** A number out of a bigint or numeric column (which the driver may hand over as text); null stays null. */
+export function num<T extends null | number | string | undefined>(v: T): T extends string ? number : T {
+  return (typeof v === 'string' ? Number(v) : v) as T extends string ? number : T
+}
+
+/** Like num() for a value that cannot be null. */
+export const int = (v: unknown): number => (typeof v === 'string' ? Number(v) : (v as number))
+
+/** Double-quote an identifier (names come from the schema, never from input). */
+export const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+/**
+ * PostgreSQL's unique violation (SQLSTATE 23505, `Key (name)=(x) already exists.`) as the
+ * port's typed error; anything else is rethrown as it is. `value(column)` names the value
+ * that clashed.
+ */
+export function unique<T>(entity: string, value: (column: string) => string, fn: () => T): T {
+  try {
+    return fn()
+  } catch (error) {
+    const e = error as {code?: string; detail?: string; message?: string}
+    if (e.code !== '23505') throw error
+    const columns = /Key \(([^)]*)\)=/.exec(e.detail ?? e.message ?? '')?.[1] ?? ''
+    const column = columns.split(',').map((c) => c.trim().replaceAll('"', '')).pop() || 'key'
+    throw new UniqueConflictError(entity, column, value(column))
+  }
+}
+
+/** Rows found by api_id, in the order asked; unknown ones left out. */
+export function inOrder<T extends {api_id: string}>(apiIds: readonly string[], rows: T[]): T[] {
+  const found = new Map(rows.map((r) => [r.api_id, r]))
+  return apiIds.flatMap((id) => found.get(id) ?? [])
+}
+
+/** Rows grouped by one of their columns, in the order read. */
+export function groupBy<T, K>(list: readonly T[], key: (r: T) => K): Map<K, T[]> {
+  const m = new Map<K, T[]>()
+  for (const r of list) {
+    const k = key(r)
+    const l = m.get(k)
+    if (l) l.push(r)
+    else m.set(k, [r])
+  }
+  return m
+}
