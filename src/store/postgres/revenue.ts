@@ -27,7 +27,7 @@ export function columnsOf(table: RevenueTable): readonly string[] {
 export const ID_ORDER = 'COLLATE "C"'
 
 /** Keys as one JSON parameter ($n), a relation of (user_id, origin, origin_id, n) in the order given. */
-export const KEYS = (p: string) => `jsonb_to_recordset(${p}::jsonb) WITH ORDINALITY AS k(user_id text, origin text, origin_id text, n)`
+export const KEYS = (p: string) => `ROWS FROM (jsonb_to_recordset(${p}::jsonb) AS (user_id text, origin text, origin_id text)) WITH ORDINALITY AS k(user_id, origin, origin_id, n)`
 
 const LIVE = `(t.created < $2 AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= $2)))`
 
