@@ -1,7 +1,7 @@
 import type {ImportsRepository, ImportWriteCounts, ImportWriter} from '../port/imports.js'
 import {CHARGE_COLUMNS, compareEvents, type EventRef, recordKey, type RevenueTable, SUBSCRIPTION_COLUMNS} from '../port/revenue.js'
 import type {PgRevenue} from './revenue.js'
-import {ID_ORDER, importLock} from './revenue.js'
+import {ID_ORDER} from './revenue.js'
 import {int, type Sql} from './support.js'
 
 /** PostgreSQL adapter of the imports repository: rows stream through COPY into a staging table and are merged from there. */
@@ -35,9 +35,10 @@ function copyValue(v: unknown): string {
  * back the open transaction when the connection drops), and running the same import again
  * inserts the rest.
  *
- * Batches of imports into the same table take turns (a transaction-level advisory lock,
- * the "write lock" of an import batch), as on SQLite, so two imports never deadlock on each
- * other's keys; single writes of the table wait for a batch to commit (revenue.rows()).
+ * A batch is a write transaction of the store: it holds the store's write lock until it
+ * commits, as SQLite's BEGIN IMMEDIATE, so two imports never deadlock on each other's keys
+ * and a single write (which reads, judges, then writes under the same lock) commits before
+ * or after a batch, never in between.
  */
 class PgImportWriter implements ImportWriter {
   readonly counts: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
@@ -97,10 +98,9 @@ class PgImportWriter implements ImportWriter {
     if (from >= to) return
     const {counts, tombstones, iId, iTs} = this
     if (!this.open && !this.dryRun) {
+      // A write transaction: the store's write lock, held until the batch commits (SQLite's BEGIN IMMEDIATE).
       this.sql.begin()
       this.open = true
-      // Import batches of this table take turns (see the class comment).
-      this.sql.rows('SELECT pg_advisory_xact_lock($1, $2)', importLock(this.table))
     }
     // Rows in passes with unique keys: a key's second row in the chunk goes to the second
     // pass, so it meets the first one's result, as row-by-row writing would.

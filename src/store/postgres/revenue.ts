@@ -12,7 +12,6 @@ import {
   type RecordKey,
   type RevenueRepository,
   type RevenueTable,
-  recordKey,
   type RowOf,
   SUBSCRIPTION_COLUMNS,
   type ValuesOf,
@@ -47,18 +46,6 @@ export class PgRevenue implements RevenueRepository {
 
   rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[] {
     if (keys.length === 0) return []
-    // In a transaction (a single write reads, judges the event, then writes), the keys are
-    // locked first, so what it read cannot change before it writes: writers of the same
-    // record take turns, and an import batch of the table (which holds the table's import
-    // lock exclusively) commits before or after, never in between. Then the read sees the
-    // last committed state (a new snapshot per statement).
-    if (this.sql.inTransaction()) {
-      const [ns, n] = importLock(table)
-      this.sql.rows(
-        `SELECT count(*) FROM (SELECT pg_advisory_xact_lock_shared($1, $2)) t, (SELECT pg_advisory_xact_lock($3, k) FROM (SELECT DISTINCT hashtext(x) AS k FROM unnest($4::text[]) AS x ORDER BY 1) s) l`,
-        [ns, n, ns + n, keys.map((k) => recordKey(k.user_id, k.origin, k.origin_id))],
-      )
-    }
     const found = this.sql.rows<RowOf<T> & {n: number}>(
       `SELECT t.*, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
@@ -179,9 +166,4 @@ export class PgRevenue implements RevenueRepository {
       .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX])
       .map((r) => ({date: r.date, rate: r.rate, snapshot: r.snapshot}))
   }
-}
-
-/** The advisory lock (two int4 keys) an import batch of `table` holds: batches of a table take turns. */
-export function importLock(table: RevenueTable): [number, number] {
-  return [0x70_63_74_6c, table === 'charges' ? 1 : 2] // "pctl"
 }

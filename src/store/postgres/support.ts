@@ -14,7 +14,7 @@ export interface Sql {
   tx<T>(fn: () => T): T
   /** Whether a transaction is open on the connection. */
   inTransaction(): boolean
-  /** A write transaction left open across calls (the import writer's batch): begin, then commit or roll back. */
+  /** A write transaction (the store's write lock) left open across calls, the import writer's batch: begin, then commit or roll back. */
   begin(): void
   commit(): void
   rollback(): void
