@@ -1,4 +1,5 @@
 import {PricectlError} from './errors.js'
+import {isBusyCode} from './store/busy.js'
 
 /**
  * Turn anything thrown into an exit code, a one-line message and extra JSON fields: the
@@ -33,8 +34,12 @@ function describeRaw(err: unknown): {body: Record<string, unknown>; code: number
   if (err instanceof PricectlError) return {body: err.body, code: err.exitCode, message: err.message}
   const e = err as {code?: string; message?: string; name?: string}
   if (e?.name === 'ZodError') return {body: {}, code: 2, message: String(e.message)}
-  if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') {
+  if (isBusyCode(e?.code)) {
     return {body: {}, code: 1, message: 'the store is busy (another pricectl is writing); try again'}
+  }
+  if (e?.name === 'PgError') {
+    // PostgreSQL's own report (src/store/postgres/client.ts), with its SQLSTATE when it has one.
+    return {body: {}, code: 1, message: `store error${e.code ? ` ${e.code}` : ''}: ${e.message} (PostgreSQL; run "pricectl db check")`}
   }
   if (typeof e?.code === 'string' && e.code.startsWith('SQLITE_')) {
     // File-system trouble is not damage: "db check" would fail the same way and help no one.

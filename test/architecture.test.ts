@@ -80,11 +80,14 @@ describe('layers', () => {
 const KNOWN_SQL_LEFTOVERS: string[] = [
 ]
 
+/** The database drivers: only the adapters load them. */
+const DRIVERS = ['better-sqlite3', 'pg', 'pg-copy-streams']
+
 describe('storage', () => {
   const offenders = new Map(
     sources
       .filter((s) => !s.file.startsWith('src/store/'))
-      .map((s) => [s.file, [...sqlIn(s.file, s.text), ...s.imports.filter((i) => i.target === 'better-sqlite3').map((i) => `imports ${i.specifier}`)]] as const)
+      .map((s) => [s.file, [...sqlIn(s.file, s.text), ...s.imports.filter((i) => DRIVERS.includes(i.target)).map((i) => `imports ${i.specifier}`)]] as const)
       .filter(([, found]) => found.length > 0),
   )
 
@@ -97,7 +100,7 @@ describe('storage', () => {
     expect(sqlIn('x.ts', 'ctx.coupons.prepare(request)')).toEqual([])
   })
 
-  it('no file outside src/store/ holds SQL or imports better-sqlite3, but for the known leftovers', () => {
+  it('no file outside src/store/ holds SQL or imports a database driver (better-sqlite3, pg, pg-copy-streams), but for the known leftovers', () => {
     const fresh = [...offenders].filter(([file]) => !KNOWN_SQL_LEFTOVERS.includes(file)).map(([file, found]) => `${file}: ${found.slice(0, 3).join(' | ')}`)
     expect(fresh, 'SQL belongs in a store adapter (src/store/sqlite/) behind the storage port; see docs/architecture.md').toEqual([])
   })
@@ -110,9 +113,9 @@ describe('storage', () => {
 })
 
 /**
- * The modules that open a store, the only ones outside the SQLite adapter (src/store/sqlite/)
- * that import it: openStore (src/store/db.ts) and the import workers' read-only store
- * (src/store/reader.ts). Everything else holds a StorePort.
+ * The modules that open a store, the only ones outside the adapters (src/store/sqlite/,
+ * src/store/postgres/) that import them: openStore (src/store/db.ts) and the import
+ * workers' read-only store (src/store/reader.ts). Everything else holds a StorePort.
  */
 const STORE_OPENERS = ['src/store/db.ts', 'src/store/reader.ts']
 
@@ -135,5 +138,22 @@ describe('the storage port holds the handle', () => {
   it(`only the store openers (${STORE_OPENERS.join(', ')}) import src/store/sqlite/ from outside it`, () => {
     const bad = importsOf((f) => !f.startsWith('src/store/sqlite/') && !STORE_OPENERS.includes(f), (i) => i.target.startsWith('src/store/sqlite/'))
     expect(bad, 'the engine holds a StorePort (src/store/port.ts), never the SQLite adapter; see docs/architecture.md').toEqual([])
+  })
+
+  it(`only the store openers (${STORE_OPENERS.join(', ')}) import src/store/postgres/ from outside it`, () => {
+    const bad = importsOf((f) => !f.startsWith('src/store/postgres/') && !STORE_OPENERS.includes(f), (i) => i.target.startsWith('src/store/postgres/'))
+    expect(bad, 'the engine holds a StorePort (src/store/port.ts), never the PostgreSQL adapter; see docs/architecture.md').toEqual([])
+  })
+
+  it('the adapters do not import each other, and only the PostgreSQL adapter names pg or pg-copy-streams', () => {
+    const across = [
+      ...importsOf((f) => f.startsWith('src/store/postgres/'), (i) => i.target.startsWith('src/store/sqlite/') || i.target === 'better-sqlite3'),
+      ...importsOf((f) => f.startsWith('src/store/sqlite/'), (i) => i.target.startsWith('src/store/postgres/')),
+    ]
+    expect(across, 'what both adapters need belongs in src/store/ beside the port').toEqual([])
+    const drivers = sources
+      .filter((s) => !s.file.startsWith('src/store/postgres/') && /(require(\.resolve)?\(|from\s+|import\s*\()\s*['"](pg|pg-copy-streams)['"]/.test(s.text))
+      .map((s) => s.file)
+    expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/client.ts (in its worker) only').toEqual([])
   })
 })

@@ -2,6 +2,7 @@ import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {OperationalError} from '../../src/errors.js'
+import {sqliteOf} from '../../src/store/db.js'
 import {checkStore} from '../../src/store/maintenance.js'
 
 /** What `--json` prints. */
@@ -22,7 +23,7 @@ export default class DbCheck extends BaseCommand<typeof DbCheck> {
   }
 
   async run() {
-    const result = checkStore(this.store.db)
+    const result = checkStore(sqliteOf(this.store, 'db check').db)
     if (!result.ok) {
       throw new OperationalError(
         `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "pricectl db restore BACKUP --db ${this.store.path}")`,

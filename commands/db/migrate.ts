@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {migrate} from '../../src/store/db.js'
+import {migrateStore} from '../../src/store/db.js'
 
 export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   static override summary = 'Bring the store to the latest schema version'
@@ -14,7 +14,7 @@ export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   async run() {
     const store = this.openStore({migrate: false})
     try {
-      const {from, to} = migrate(store.db, store.path)
+      const {from, to} = migrateStore(store)
       const message = from === to ? `store is at schema version ${to}; nothing to do` : `migrated store from schema version ${from} to ${to}`
       this.log(message)
       return {from, message, success: true as const, to}

@@ -9,7 +9,7 @@ import {intFlag, parseArm} from '../../src/cli/experiments/flags.js'
 import {simulationReport} from '../../src/cli/experiments/render.js'
 import {parseDemand, readDemandFile, type Policy, simulate, simulationArms} from '../../src/experiments/simulate.js'
 import {SimulationResult} from '../../src/schemas/experiments.js'
-import {openStore, resolveStorePath} from '../../src/store/db.js'
+import {isPostgresUrl, openStore, resolveStorePath, sqliteOf} from '../../src/store/db.js'
 
 export default class ExperimentsSimulate extends BaseCommand<typeof ExperimentsSimulate> {
   static override args = {id: Args.string({description: 'Simulate the arms, product and countries of this experiment (of --db)'})}
@@ -63,10 +63,10 @@ store itself is not changed).`
     try {
       if (flags.db) {
         const source = resolveStorePath(flags.db)
-        if (!existsSync(source)) throw new InvalidInputError(`no store at ${source} to simulate against (omit --db for a fresh temporary store)`)
+        if (!isPostgresUrl(source) && !existsSync(source)) throw new InvalidInputError(`no store at ${source} to simulate against (omit --db for a fresh temporary store)`)
         const src = openStore(source, {migrate: false})
         try {
-          src.copyTo(path)
+          sqliteOf(src, 'experiments simulate --db').copyTo(path)
         } finally {
           src.close()
         }

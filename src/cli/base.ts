@@ -21,7 +21,7 @@ export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args
 export abstract class BaseCommand<T extends typeof Command> extends Command {
   static override baseFlags = {
     db: Flags.string({
-      description: 'Path of the SQLite store (default: $PRICECTL_DB, else $XDG_DATA_HOME/pricectl/pricectl.db)',
+      description: 'Path of the SQLite store, or a postgres:// URL (default: $PRICECTL_DB, else $XDG_DATA_HOME/pricectl/pricectl.db)',
       env: 'PRICECTL_DB',
       helpGroup: 'GLOBAL',
     }),

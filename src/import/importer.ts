@@ -127,7 +127,7 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
   let layout: Preset | undefined
   let pipeline: Pipeline | undefined
   try {
-    pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.path, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
+    pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
     for await (const m of pipeline.messages) {
       if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
       if (m.type === 'header') {

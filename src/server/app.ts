@@ -79,8 +79,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
   const store = openStore(options.db)
-  const {db} = store
-  // Never wait inside SQLite: a busy wait would hold the event loop and every request with
+  // Never wait inside the store (SQLite's busy wait, PostgreSQL's lock wait): a busy wait would hold the event loop and every request with
   // it. Writes wait for another process's lock in the write queue instead (write-queue.ts).
   store.setBusyTimeout(0)
   const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
@@ -187,7 +186,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     return {message: 'ok', schema_version: store.health().schemaVersion, success: true}
   })
 
-  registerRoutes(app, {clientIp, contexts, db, store, writes})
+  registerRoutes(app, {clientIp, contexts, store, writes})
 
   const flushTimer = setInterval(() => keys.flush(), 5000)
   flushTimer.unref()

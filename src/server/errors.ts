@@ -1,5 +1,6 @@
 import {describeError} from '../error-format.js'
 import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {isBusyCode} from '../store/busy.js'
 
 /** An error answer: the HTTP status and the spec's error body `{success: false, message, ...}`. */
 export type HttpError = {body: {message: string; success: false} & Record<string, unknown>; headers?: Record<string, string>; status: number}
@@ -56,7 +57,7 @@ function classify(err: unknown, limits: RequestFacts): HttpError {
   if (err instanceof NotFoundError) return {body, status: 404}
   if (err instanceof OperationalError) return {body, status: 409}
   const e = err as FastifyishError
-  if (e?.code === 'SQLITE_BUSY' || e?.code === 'SQLITE_LOCKED') return {body, headers: {'retry-after': '1'}, status: 503}
+  if (isBusyCode(e?.code)) return {body, headers: {'retry-after': '1'}, status: 503}
   // Fastify's own request errors (body too large, bad content type, malformed request).
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return {body: {message: `request body is over ${limits.bodyLimit} bytes (the server's --body-limit); send one request per call`, success: false}, status: 413}

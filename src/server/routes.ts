@@ -13,13 +13,12 @@ import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
-import type {DB} from '../store/db.js'
 import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
 import type {WriteQueue} from './write-queue.js'
 
-type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; db: DB; store: StorePort; writes: WriteQueue}
+type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; store: StorePort; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
 
 const auth = {config: {auth: true}}
@@ -34,7 +33,7 @@ const auth = {config: {auth: true}}
  * write lock, and the queue tries again later without blocking other requests. Reads never
  * take the write lock (WAL readers do not wait for writers).
  */
-export function registerRoutes(app: FastifyInstance, {clientIp, contexts, db, store, writes}: Deps): void {
+export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store, writes}: Deps): void {
   /**
    * A write through the server, in the write queue; the pricing context must not keep the
    * old catalog. What it records in the history is attributed to the request's API key.

@@ -1,3 +1,4 @@
+import {isBusyCode} from '../store/busy.js'
 import {HttpProblem} from './errors.js'
 
 /** How long a write may wait for the store's write lock by default (`serve --write-timeout`). */
@@ -17,8 +18,7 @@ type Waiter = {
 }
 
 export function isBusy(error: unknown): boolean {
-  const code = (error as {code?: string} | undefined)?.code
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'))
+  return isBusyCode((error as {code?: string} | undefined)?.code)
 }
 
 /**
@@ -32,7 +32,8 @@ export function isBusy(error: unknown): boolean {
  * growing, jittered backoff until the lock is free or its time budget is spent (503 with
  * Retry-After). Only the oldest waiting write retries; the others wait behind it, so
  * writes are served first come, first served and cannot starve each other. An attempt
- * that fails with SQLITE_BUSY wrote nothing (its transaction never began).
+ * that fails with SQLITE_BUSY wrote nothing (its transaction never began). PostgreSQL: the
+ * same, with the store's write lock (an advisory lock) tried at BEGIN and 55P03 for busy.
  */
 export class WriteQueue {
   private readonly waiting: Waiter[] = []

@@ -8,17 +8,26 @@ import {OperationalError} from '../errors.js'
 import {loadExponents} from './exponents.js'
 import {APPLICATION_ID, identifyStore, openReadOnly, whyReadOnly} from './identify.js'
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
+import type {StorePort} from './port.js'
+import {isPostgresUrl} from './postgres/client.js'
+export {isPostgresUrl} from './postgres/client.js'
+import {migratePg} from './postgres/migrations.js'
+import {openPgStore} from './postgres/open.js'
+import {PgStore} from './postgres/store.js'
 import {SqliteStore} from './sqlite/store.js'
 
 export type DB = Database.Database
 
-/** An open SQLite store: the port (./port.ts) plus the adapter's own handle, `db`. */
-export type Store = SqliteStore
+/** An open store: the port (./port.ts), whichever adapter holds it. */
+export type Store = StorePort
 
-/** `--db` > `PRICECTL_DB` > `$XDG_DATA_HOME/pricectl/pricectl.db` (~/.local/share when unset). */
+/**
+ * `--db` > `PRICECTL_DB` > `$XDG_DATA_HOME/pricectl/pricectl.db` (~/.local/share when unset).
+ * A postgres:// (or postgresql://) URL is kept as given: it selects the PostgreSQL adapter.
+ */
 export function resolveStorePath(flag?: string): string {
-  if (flag) return resolve(flag)
-  if (process.env.PRICECTL_DB) return resolve(process.env.PRICECTL_DB)
+  if (flag) return isPostgresUrl(flag) ? flag : resolve(flag)
+  if (process.env.PRICECTL_DB) return isPostgresUrl(process.env.PRICECTL_DB) ? process.env.PRICECTL_DB : resolve(process.env.PRICECTL_DB)
   const data = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share')
   return join(data, 'pricectl', 'pricectl.db')
 }
@@ -29,7 +38,28 @@ export type OpenOptions = {
 }
 
 /**
- * Open (creating with owner-only permissions when missing) and migrate the store.
+ * Open the store `--db` (or PRICECTL_DB) names, creating and migrating it: a SQLite file,
+ * or the PostgreSQL database of a postgres:// URL (./postgres/open.ts, docs/postgres.md).
+ */
+export function openStore(flag?: string, options: OpenOptions = {}): Store {
+  const location = resolveStorePath(flag)
+  if (isPostgresUrl(location)) return openPgStore(location, options)
+  return openSqliteStore(location, options)
+}
+
+/** The SQLite adapter of a store, for what only a file has (backup, restore, VACUUM INTO); throws on PostgreSQL. */
+export function sqliteOf(store: StorePort, what: string): SqliteStore {
+  if (store instanceof SqliteStore) return store
+  throw new OperationalError(`${what} works on a SQLite store only, and ${store.path} is a PostgreSQL database: see docs/postgres.md`)
+}
+
+/** The PostgreSQL adapter of a store, undefined for SQLite (maintenance commands pick their meaning). */
+export function postgresOf(store: StorePort): PgStore | undefined {
+  return store instanceof PgStore ? store : undefined
+}
+
+/**
+ * Open (creating with owner-only permissions when missing) and migrate the SQLite store.
  * WAL lets price calls read while an import writes; the busy timeout makes concurrent
  * writers wait instead of failing.
  *
@@ -38,7 +68,7 @@ export type OpenOptions = {
  * permissions) is opened read-only: reads work, writes fail with SQLITE_READONLY, which the
  * commands report as "the store is read-only".
  */
-export function openStore(flag?: string, options: OpenOptions = {}): Store {
+export function openSqliteStore(flag?: string, options: OpenOptions = {}): SqliteStore {
   const path = resolveStorePath(flag)
   if (path === ':memory:') return configure(new Database(path), path, options, true)
   let found = identifyStore(path)
@@ -82,7 +112,7 @@ export function openStore(flag?: string, options: OpenOptions = {}): Store {
   return configure(db, path, options, found.kind === 'empty', found.kind !== 'pricectl')
 }
 
-function configure(db: DB, path: string, options: OpenOptions, empty: boolean, mark = false): Store {
+function configure(db: DB, path: string, options: OpenOptions, empty: boolean, mark = false): SqliteStore {
   db.pragma('busy_timeout = 10000')
   // The mark goes in before WAL is switched on, so the main file's header carries it from
   // the first write; a store of an earlier release gets it on its first open.
@@ -112,6 +142,12 @@ function checkNotNewer(version: number, path: string): void {
   }
 }
 
+/** `db migrate`: apply every pending migration of an open store, whichever adapter holds it. */
+export function migrateStore(store: StorePort): {from: number; to: number} {
+  const pg = postgresOf(store)
+  return pg ? migratePg(pg.pg, store.path) : migrate(sqliteOf(store, 'db migrate').db, store.path)
+}
+
 /** Apply every migration newer than the store, each in its own transaction. */
 export function migrate(db: DB, path = 'the store'): {from: number; to: number} {
   const from = schemaVersion(db)
@@ -129,3 +165,6 @@ export function migrate(db: DB, path = 'the store'): {from: number; to: number} 
   run.immediate()
   return {from, to: SCHEMA_VERSION}
 }
+
+/** The SQLite adapter's type, for tests and tools that work on a file's handle (`db`). */
+export type {SqliteStore} from './sqlite/store.js'

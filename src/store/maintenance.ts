@@ -2,7 +2,7 @@ import {chmodSync, closeSync, existsSync, openSync, readSync, renameSync, statSy
 import {resolve} from 'node:path'
 
 import {OperationalError} from '../errors.js'
-import {type DB, schemaVersion, type Store} from './db.js'
+import {type DB, schemaVersion, sqliteOf, type Store} from './db.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 
@@ -20,7 +20,7 @@ export type StoreInfo = {
 const COUNTED = ['products', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'experiments', 'fx_rates'] as const
 
 export function storeInfo(store: Store): StoreInfo {
-  const {db, path} = store
+  const {db, path} = sqliteOf(store, 'db info')
   const version = schemaVersion(db)
   const counts: Record<string, number> = {}
   if (version > 0) {
@@ -38,7 +38,8 @@ export function storeInfo(store: Store): StoreInfo {
 }
 
 /** The store file's mode, also when a read-only store was read into memory (identify.ts openReadOnly). */
-function journalMode(store: Store): string {
+function journalMode(port: Store): string {
+  const store = sqliteOf(port, 'db info')
   if (store.db.memory && store.path !== ':memory:' && existsSync(store.path)) {
     const fd = openSync(store.path, 'r')
     try {
@@ -87,7 +88,7 @@ export async function backupStore(store: Store, file: string, overwrite: boolean
   try {
     closeSync(openSync(tmp, 'wx', 0o600))
     chmodSync(tmp, 0o600) // whatever the umask
-    await store.db.backup(tmp, {progress: () => 0x7fffffff})
+    await sqliteOf(store, 'db backup').db.backup(tmp, {progress: () => 0x7fffffff})
     chmodSync(tmp, 0o600)
     renameSync(tmp, dest)
   } catch (error) {

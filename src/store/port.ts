@@ -20,8 +20,15 @@ import type {SegmentsRepository} from './port/segments.js'
  * pricing free of a promise per request. A network adapter pays one round trip per chunk.
  */
 export interface StorePort {
-  /** Where the store lives, for messages: a file path (SQLite). */
+  /** Which adapter holds the store. */
+  readonly kind: 'postgres' | 'sqlite'
+  /** Where the store lives, for messages: a file path (SQLite), a URL without its password (PostgreSQL). */
   readonly path: string
+  /**
+   * What opens this same store again (`openStore`, `openReaderStore`): the file path, or the
+   * postgres:// URL as given (password included: never print it, print `path`).
+   */
+  readonly location: string
   /** Why the store cannot be written (read-only file system, permissions); unset when it can. */
   readonly readOnly?: string
   close(): void
@@ -33,6 +40,14 @@ export interface StorePort {
    * a plain transaction (reads work, writes fail).
    */
   transaction<T>(fn: () => T, options?: {write?: boolean}): T
+  /**
+   * How long a write waits for another writer's lock, in ms (0: fail busy at once; the
+   * server retries from its write queue). Busy is SQLITE_BUSY on SQLite, SQLSTATE 55P03
+   * (or 40001, 40P01) on PostgreSQL: src/store/busy.ts tells them apart from failures.
+   */
+  setBusyTimeout(ms: number): void
+  /** A read that proves the store answers (the server's health check), with its schema version. */
+  health(): {schemaVersion: number}
 
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository

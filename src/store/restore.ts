@@ -2,7 +2,7 @@ import {chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, op
 import {dirname, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {openStore, type Store} from './db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from './db.js'
 import {identifyStore} from './identify.js'
 import {checkStore} from './maintenance.js'
 import {SCHEMA_VERSION} from './migrations.js'

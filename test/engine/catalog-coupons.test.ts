@@ -4,7 +4,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {couponResponse, createCoupon, deleteCoupon, getCoupon, isCouponActive, listCoupons, updateCoupon, upsertCoupons} from '../../src/catalog/coupons.js'
 import {minorDigits} from '../../src/currency.js'
 import {ConflictError, InvalidInputError, OperationalError} from '../../src/errors.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 

@@ -5,7 +5,7 @@ import {getProduct, createProduct, deleteProduct, productResponse, updateProduct
 import {productByApiId, productByIntegration} from '../../src/catalog/lookup.js'
 import {minorDigits} from '../../src/currency.js'
 import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../../src/errors.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 

@@ -2,7 +2,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {createExperiment, startExperiment, updateExperiment} from '../../src/experiments/manage.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {experimentStore, insertSubscription} from '../helpers/experiment-fixtures.js'
 import {tempStore} from '../helpers/run.js'
 

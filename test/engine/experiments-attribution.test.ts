@@ -4,7 +4,7 @@ import {createExperiment, startExperiment} from '../../src/experiments/manage.js
 import {experimentResults} from '../../src/experiments/results.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {experimentStore, insertCharge, insertSubscription} from '../helpers/experiment-fixtures.js'
 import {tempStore} from '../helpers/run.js'
 

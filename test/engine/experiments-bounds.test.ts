@@ -7,7 +7,7 @@ import {clampToBounds, usdOf} from '../../src/experiments/bounds.js'
 import {createExperiment, startExperiment, stopExperiment} from '../../src/experiments/manage.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {createProducts} from '../helpers/catalog.js'
 import {tempStore} from '../helpers/run.js'
 

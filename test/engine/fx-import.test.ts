@@ -7,7 +7,7 @@ import {InvalidInputError} from '../../src/errors.js'
 import {detectFxFormat, eurToUsdRates, importRates, parseEcbDate, parseFxFile} from '../../src/fx/import.js'
 import {rateOn} from '../../src/fx/rates.js'
 import {listRates, setRate, yearAverageRate} from '../../src/fx/repository.js'
-import {openStore} from '../../src/store/db.js'
+import {openSqliteStore as openStore} from '../../src/store/db.js'
 import {tempStore} from '../helpers/run.js'
 
 // Small fixtures in the ECB's own layouts.

@@ -5,7 +5,7 @@ import {currenciesInUse, deleteRates, removeRates} from '../../src/fx/prune.js'
 import {rateOn} from '../../src/fx/rates.js'
 import {setRate, storedRate} from '../../src/fx/repository.js'
 import {parseSourceFilter} from '../../src/fx/sources.js'
-import {type DB, openStore, type Store} from '../../src/store/db.js'
+import {type DB, openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
 

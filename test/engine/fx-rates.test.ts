@@ -9,7 +9,7 @@ import {FxSetInput} from '../../src/schemas/fx.js'
 import {SqliteRevenue} from '../../src/store/sqlite/revenue.js'
 import {FxTable} from '../../src/revenue/money.js'
 import {PricingContexts} from '../../src/server/contexts.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {tempStore} from '../helpers/run.js'
 

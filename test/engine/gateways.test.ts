@@ -18,7 +18,7 @@ import {
   showRule,
   showTable,
 } from '../../src/pricing/gateways.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {tempStore} from '../helpers/run.js'
 
 const NBSP = '\u00A0'

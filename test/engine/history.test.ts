@@ -5,7 +5,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {commandLine, requestContext} from '../../src/history/context.js'
 import {listChanges, revertChange, showChange} from '../../src/history/history.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {RECORDED_TABLES} from '../../src/store/schema/history.js'
 
 /** Tables deliberately not recorded (docs/history.md); a new table must be put in one list or the other. */

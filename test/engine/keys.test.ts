@@ -3,7 +3,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {InvalidInputError, NotFoundError} from '../../src/errors.js'
 import {createKey, findKey, hashKey, KeyChecker, listKeys, presentedKey, revokeKey} from '../../src/server/keys.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {tempStore} from '../helpers/run.js'
 
 let store: Store

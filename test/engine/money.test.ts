@@ -8,7 +8,7 @@ import {GATEWAY_TABLES, type GatewayId, gatewayRule} from '../../src/money/gatew
 import {representablePrice, toGatewayUnits} from '../../src/money/representable.js'
 import {formatMoneyInLocale} from '../../src/pricing/display.js'
 import {gatewayPrice, type GatewaySettings} from '../../src/pricing/gateways.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {MIGRATIONS} from '../../src/store/migrations.js'
 import {tempStore} from '../helpers/run.js'
 

@@ -4,7 +4,7 @@ import {createProduct, updateProduct} from '../../src/catalog/products.js'
 import {setFactor} from '../../src/localization/factors.js'
 import {diffSnapshots, measureImpact, personasOf, type Snapshot, type SnapshotRow, snapshot, summarize, witness} from '../../src/pricing/impact.js'
 import {setRule} from '../../src/pricing/rounding.js'
-import {openStore, type Store} from '../../src/store/db.js'
+import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 

@@ -6,7 +6,7 @@ import {join, relative} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {csv} from '../../src/cli/render.js'
-import {openStore} from '../../src/store/db.js'
+import {openSqliteStore as openStore} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {ROOT, run, runBin} from '../helpers/run.js'
 import {BIN, copyFixtureStore, expectCleanFailure, expectUnchanged, fixtureExpected, PAYMENTS_HEADER, tempDir, write} from './helpers.js'

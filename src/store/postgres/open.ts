@@ -1,0 +1,73 @@
+import {OperationalError} from '../../errors.js'
+import {connectPg, PgError, type PgSync, redactUrl} from './client.js'
+import {checkNotNewerPg, migratePg, pgMeta, pgSchemaVersion} from './migrations.js'
+import {loadExponentsPg} from './seed.js'
+import {PgStore} from './store.js'
+
+export type PgOpenOptions = {
+  /** Apply pending migrations (default true). `db info` opens without; a new store is always migrated. */
+  migrate?: boolean
+  /** Open for reading only (the import worker's reader): nothing is created, migrated or recorded. */
+  readOnly?: boolean
+}
+
+/** Why a connection failed, with what to check. */
+function connectError(error: unknown, shown: string): OperationalError {
+  const e = error as PgError
+  const hint =
+    e.code === '3D000'
+      ? 'create it first (createdb, or CREATE DATABASE) or pass another --db'
+      : e.code === '28P01' || e.code === '28000'
+        ? 'check the user and password in the URL (or PGPASSWORD, ~/.pgpass)'
+        : 'check that the server runs and the URL is right'
+  return new OperationalError(`cannot open the PostgreSQL store ${shown}: ${e.message} (${hint})`)
+}
+
+/**
+ * Open the store in the database (and schema: `?options=-c search_path=NAME`) a postgres://
+ * URL names. Only an empty schema or a pricectl store is opened: a database holding other
+ * tables and no pricectl mark is refused before anything is written. A new store is
+ * migrated at once; an older one when `migrate` is not false.
+ */
+export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
+  const shown = redactUrl(url)
+  const pg = connectPg(url)
+  try {
+    let found: {mark: null | string; tables: number}
+    try {
+      const [{tables}] = pg.query<{tables: number}>('SELECT count(*) AS tables FROM pg_catalog.pg_tables WHERE schemaname = current_schema()')
+      found = {mark: pgMeta(pg, 'store') ?? null, tables}
+    } catch (error) {
+      throw connectError(error, shown)
+    }
+    if (found.mark !== 'pricectl' && found.tables > 0 && !(found.mark === null && isHalfMade(pg))) {
+      throw new OperationalError(
+        `${shown} holds ${found.tables} table(s) and no pricectl store: pass --db with an empty database (or another schema: ?options=-c%20search_path%3DNAME)`,
+      )
+    }
+    if (options.readOnly) {
+      if (found.mark !== 'pricectl') throw new OperationalError(`${shown} holds no pricectl store yet`)
+      pg.exec('SET default_transaction_read_only = on')
+      checkNotNewerPg(pgSchemaVersion(pg), shown)
+      loadExponentsPg(pg, {readonly: true})
+      return new PgStore(pg, url, 'it is opened for reading only')
+    }
+    pg.exec('SET lock_timeout = 10000')
+    const version = found.mark === 'pricectl' ? pgSchemaVersion(pg) : 0
+    checkNotNewerPg(version, shown)
+    if ((options.migrate ?? true) || version === 0) migratePg(pg, shown)
+    if (pgSchemaVersion(pg) >= 2) loadExponentsPg(pg)
+    return new PgStore(pg, url)
+  } catch (error) {
+    pg.close()
+    throw error
+  }
+}
+
+/** A schema whose only tables are the adapter's own (a first migration that failed or is under way elsewhere). */
+function isHalfMade(pg: PgSync): boolean {
+  const [row] = pg.query<{n: number}>(
+    `SELECT count(*) AS n FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename NOT IN ('pricectl_meta', 'pricectl_data_version')`,
+  )
+  return row.n === 0
+}

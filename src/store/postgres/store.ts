@@ -1,0 +1,245 @@
+import {OperationalError} from '../../errors.js'
+import type {StorePort} from '../port.js'
+import type {CatalogRepository} from '../port/catalog.js'
+import type {ConfigRepository} from '../port/config.js'
+import type {ExperimentsRepository} from '../port/experiments.js'
+import type {ChangeContext, HistoryRepository} from '../port/history.js'
+import type {ImportsRepository} from '../port/imports.js'
+import type {KeysRepository} from '../port/keys.js'
+import type {PricingRepository} from '../port/pricing.js'
+import type {RevenueRepository} from '../port/revenue.js'
+import type {SegmentsRepository} from '../port/segments.js'
+import {isBusyCode} from '../busy.js'
+import {PgError, type PgSync, redactUrl} from './client.js'
+import {PgKeys} from './keys.js'
+
+/** Advisory-lock class of write transactions (the second key is the schema's hash). */
+export const WRITE_LOCK = 0x7063_7772 // "pcwr"
+
+/** A repository this adapter does not have yet: every call says so. */
+function notYet<R extends object>(part: string): R {
+  return new Proxy({} as R, {
+    get(_target, name) {
+      if (typeof name !== 'string' || name === 'then') return undefined
+      return () => {
+        throw new OperationalError(`${part}.${name} is not implemented on PostgreSQL yet: use a SQLite store (--db FILE) for this command`)
+      }
+    },
+  })
+}
+
+/**
+ * Until the history adapter exists: the context calls every command makes work (so commands
+ * run), nothing is recorded yet, and the reads say they are not implemented.
+ */
+function historyContextOnly(): HistoryRepository {
+  let context: ChangeContext | undefined
+  const rest = notYet<HistoryRepository>('history')
+  return new Proxy({} as HistoryRepository, {
+    get(_target, name) {
+      if (name === 'begin') return (c: ChangeContext) => void (context = c)
+      if (name === 'end') return () => void (context = undefined)
+      if (name === 'active') return () => context !== undefined
+      if (name === 'currentChange') return () => undefined
+      if (name === 'note') return () => {}
+      return rest[name as keyof HistoryRepository]
+    },
+  })
+}
+
+/**
+ * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
+ * worker thread). Opened by ./open.ts (identify, migrate); this module loads no migrations,
+ * so a reader store (../reader.ts) stays light.
+ *
+ * Transactions, as SQLite's (docs/postgres.md):
+ * - `write: true`: BEGIN (READ COMMITTED), then a transaction-scoped advisory lock, the
+ *   store's write lock, before anything is read: writers serialize, and every read of the
+ *   transaction sees what the previous writer committed and nothing can change it before
+ *   this one commits (SQLite's BEGIN IMMEDIATE). With a busy timeout of 0 (the server) the
+ *   lock is only tried: a taken lock fails at once with 55P03 (SQLITE_BUSY's meaning).
+ * - otherwise: BEGIN ISOLATION LEVEL REPEATABLE READ, one snapshot for every read (SQLite's
+ *   deferred transaction); one that writes after another writer committed fails with 40001
+ *   (SQLite: SQLITE_BUSY_SNAPSHOT).
+ * - a call inside a transaction joins it through a SAVEPOINT.
+ * - a transaction that wrote moves pricectl_data_version when it commits (catalogVersion()).
+ */
+export class PgStore implements StorePort {
+  readonly kind = 'postgres'
+  /** The URL for messages (password left out). */
+  readonly path: string
+  private depth = 0
+  private ownCommits = 0
+  private lockWait = true
+  private repos = new Map<string, unknown>()
+
+  constructor(
+    readonly pg: PgSync,
+    /** The URL as given (password included): what opens this store again. */
+    readonly location: string,
+    readonly readOnly?: string,
+  ) {
+    this.path = redactUrl(location)
+  }
+
+  close(): void {
+    this.pg.close()
+  }
+
+  transaction<T>(fn: () => T, options?: {write?: boolean}): T {
+    return this.run(fn, options?.write === true, this.lockWait)
+  }
+
+  /**
+   * A write transaction that never waits for the write lock: false when another process
+   * holds it (nothing written), true when `fn` ran and committed. Inside a transaction, `fn` joins it.
+   */
+  tryWrite(fn: () => void): boolean {
+    try {
+      this.run(fn, true, false)
+      return true
+    } catch (error) {
+      if (isBusyCode((error as PgError).code)) return false
+      throw error
+    }
+  }
+
+  private run<T>(fn: () => T, writing: boolean, wait: boolean): T {
+    if (this.depth > 0) return this.savepoint(fn)
+    const write = writing && !this.readOnly
+    if (!write) this.pg.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
+    else if (wait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
+    else {
+      const [, [row]] = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)
+      if (!row?.got) {
+        this.pg.exec('ROLLBACK')
+        throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
+      }
+    }
+    this.depth = 1
+    let result: T
+    try {
+      result = fn()
+      if (result instanceof Promise) throw new TypeError('a store transaction function cannot return a promise (the port is synchronous)')
+    } catch (error) {
+      this.depth = 0
+      try {
+        this.pg.exec('ROLLBACK')
+      } catch {}
+      throw error
+    }
+    this.depth = 0
+    this.commit()
+    return result
+  }
+
+  private commit(): void {
+    // One round trip: the counter moves only when the transaction wrote (an xid was assigned).
+    let moved: unknown[]
+    try {
+      ;[moved] = this.pg.exec(
+        `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL RETURNING version; COMMIT`,
+      )
+    } catch (error) {
+      try {
+        this.pg.exec('ROLLBACK')
+      } catch {}
+      throw error
+    }
+    if (moved.length > 0) this.ownCommits++
+  }
+
+  private savepoint<T>(fn: () => T): T {
+    const name = `pricectl_sp${this.depth}`
+    this.pg.exec(`SAVEPOINT ${name}`)
+    this.depth++
+    try {
+      const result = fn()
+      this.pg.exec(`RELEASE SAVEPOINT ${name}`)
+      return result
+    } catch (error) {
+      try {
+        this.pg.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
+      } catch {}
+      throw error
+    } finally {
+      this.depth--
+    }
+  }
+
+  /** Whether a transaction is open on this store's connection. */
+  get inTransaction(): boolean {
+    return this.depth > 0
+  }
+
+  /**
+   * How many commits other connections made (SQLite's data_version: commits through this
+   * store do not count): the pricing repository's catalogVersion().
+   */
+  dataVersion(): number {
+    const [row] = this.pg.query<{version: number}>('SELECT version FROM pricectl_data_version WHERE id = 1')
+    return (row?.version ?? 0) - this.ownCommits
+  }
+
+  /**
+   * How long a write transaction waits for the write lock (and any statement for a row
+   * lock), in ms; 0: fail busy at once (55P03), as the server wants.
+   */
+  setBusyTimeout(ms: number): void {
+    const timeout = Math.max(0, Math.floor(ms))
+    this.lockWait = timeout > 0
+    // lock_timeout 0 means "wait forever" in PostgreSQL: 1 ms is the nearest to "fail at once".
+    this.pg.exec(`SET lock_timeout = ${Math.max(1, timeout)}`)
+  }
+
+  /** A read that proves the store answers (the server's health check), with its schema version. */
+  health(): {schemaVersion: number} {
+    const [row] = this.pg.query<{v: string}>(`SELECT value AS v FROM pricectl_meta WHERE key = 'schema_version'`)
+    return {schemaVersion: Number(row?.v ?? 0)}
+  }
+
+  private repo<R>(name: string, make: () => R): R {
+    let r = this.repos.get(name) as R | undefined
+    if (r === undefined) {
+      r = make()
+      this.repos.set(name, r)
+    }
+    return r
+  }
+
+  get catalog(): CatalogRepository {
+    return this.repo('catalog', () => notYet<CatalogRepository>('catalog'))
+  }
+
+  get config(): ConfigRepository {
+    return this.repo('config', () => notYet<ConfigRepository>('config'))
+  }
+
+  get experiments(): ExperimentsRepository {
+    return this.repo('experiments', () => notYet<ExperimentsRepository>('experiments'))
+  }
+
+  get history(): HistoryRepository {
+    return this.repo('history', () => historyContextOnly())
+  }
+
+  get imports(): ImportsRepository {
+    return this.repo('imports', () => notYet<ImportsRepository>('imports'))
+  }
+
+  get keys(): KeysRepository {
+    return this.repo('keys', () => new PgKeys(this))
+  }
+
+  get pricing(): PricingRepository {
+    return this.repo('pricing', () => notYet<PricingRepository>('pricing'))
+  }
+
+  get revenue(): RevenueRepository {
+    return this.repo('revenue', () => notYet<RevenueRepository>('revenue'))
+  }
+
+  get segments(): SegmentsRepository {
+    return this.repo('segments', () => notYet<SegmentsRepository>('segments'))
+  }
+}
