@@ -2,7 +2,7 @@ import {CHILDREN, HISTORY, rankContents, SEEDED} from '../sqlite/contents.js'
 import {quote, type Sql} from './support.js'
 
 /** Tables of the store that are not pricectl's content (the migrations' own bookkeeping). */
-const BOOKKEEPING = new Set(['schema_migrations', 'pricectl_meta'])
+const BOOKKEEPING = new Set(['pricectl_data_version', 'pricectl_meta'])
 
 /** What the store holds beyond a new store's seed (as ../sqlite/contents.ts): the tables of the connection's schema. */
 export function storeContents(sql: Sql): {rows: number; table: string}[] {

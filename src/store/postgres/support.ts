@@ -1,4 +1,5 @@
 import {UniqueConflictError} from '../port/errors.js'
+import type {PgStore} from './store.js'
 
 /**
  * What the PostgreSQL repositories of catalog, segments, experiments, history, revenue and
@@ -20,6 +21,21 @@ export interface Sql {
   rollback(): void
   /** COPY ... FROM STDIN with `data` (text format); returns the rows copied. */
   copyFrom(text: string, data: string): number
+}
+
+/** The Sql of a store: its client, its write transactions and its open batch. */
+export function sqlOf(store: PgStore): Sql {
+  const {pg} = store
+  return {
+    begin: () => store.beginOpen(),
+    commit: () => store.commitOpen(),
+    copyFrom: (text, data) => pg.copyFrom(text, data),
+    inTransaction: () => store.inTransaction,
+    rollback: () => store.rollbackOpen(),
+    rows: (text, params) => pg.query(text, params),
+    run: (text, params) => pg.run(text, params),
+    tx: (fn) => store.transaction(fn, {write: true}),
+  }
 }
 
 /** The first row of a statement, if any. */
