@@ -1,4 +1,4 @@
-import {CHILDREN, HISTORY, rankContents, SEEDED} from '../sqlite/contents.js'
+import {CHILDREN, HISTORY, rankContents, SEEDED} from '../contents.js'
 import {quote, type Sql} from './support.js'
 
 /** Tables of the store that are not pricectl's content (the migrations' own bookkeeping). */

@@ -1,4 +1,3 @@
-import {UniqueConflictError} from '../port/errors.js'
 import type {PgStore} from './store.js'
 
 /**
@@ -54,22 +53,8 @@ export const int = (v: unknown): number => (typeof v === 'string' ? Number(v) : 
 /** Double-quote an identifier (names come from the schema, never from input). */
 export const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 
-/**
- * PostgreSQL's unique violation (SQLSTATE 23505, `Key (name)=(x) already exists.`) as the
- * port's typed error; anything else is rethrown as it is. `value(column)` names the value
- * that clashed.
- */
-export function unique<T>(entity: string, value: (column: string) => string, fn: () => T): T {
-  try {
-    return fn()
-  } catch (error) {
-    const e = error as {code?: string; detail?: string; message?: string}
-    if (e.code !== '23505') throw error
-    const columns = /Key \(([^)]*)\)=/.exec(e.detail ?? e.message ?? '')?.[1] ?? ''
-    const column = columns.split(',').map((c) => c.trim().replaceAll('"', '')).pop() || 'key'
-    throw new UniqueConflictError(entity, column, value(column))
-  }
-}
+/** A unique violation as the port's UniqueConflictError (./unique.ts). */
+export {uniquePg as unique} from './unique.js'
 
 /** Rows found by api_id, in the order asked; unknown ones left out. */
 export function inOrder<T extends {api_id: string}>(apiIds: readonly string[], rows: T[]): T[] {
