@@ -1,4 +1,3 @@
-import {OperationalError} from '../../errors.js'
 import type {StorePort} from '../port.js'
 import type {CatalogRepository} from '../port/catalog.js'
 import type {ConfigRepository} from '../port/config.js'
@@ -12,28 +11,18 @@ import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {PgError, type PgSync, redactUrl} from './client.js'
 import {PgCatalog} from './catalog.js'
+import {PgConfig} from './config.js'
 import {PgExperiments} from './experiments.js'
 import {PgHistory} from './history.js'
 import {PgImports} from './imports.js'
 import {PgKeys} from './keys.js'
+import {PgPricing} from './pricing.js'
 import {PgRevenue} from './revenue.js'
 import {PgSegments} from './segments.js'
 import {type Sql, sqlOf} from './support.js'
 
 /** Advisory-lock class of write transactions (the second key is the schema's hash). */
 export const WRITE_LOCK = 0x7063_7772 // "pcwr"
-
-/** A repository this adapter does not have yet: every call says so. */
-function notYet<R extends object>(part: string): R {
-  return new Proxy({} as R, {
-    get(_target, name) {
-      if (typeof name !== 'string' || name === 'then') return undefined
-      return () => {
-        throw new OperationalError(`${part}.${name} is not implemented on PostgreSQL yet: use a SQLite store (--db FILE) for this command`)
-      }
-    },
-  })
-}
 
 /**
  * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
@@ -233,7 +222,7 @@ export class PgStore implements StorePort {
   }
 
   get config(): ConfigRepository {
-    return this.repo('config', () => notYet<ConfigRepository>('config'))
+    return this.repo('config', () => new PgConfig(this))
   }
 
   get experiments(): ExperimentsRepository {
@@ -253,7 +242,7 @@ export class PgStore implements StorePort {
   }
 
   get pricing(): PricingRepository {
-    return this.repo('pricing', () => notYet<PricingRepository>('pricing'))
+    return this.repo('pricing', () => new PgPricing(this))
   }
 
   get revenue(): PgRevenue {
