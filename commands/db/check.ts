@@ -2,8 +2,7 @@ import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {OperationalError} from '../../src/errors.js'
-import {sqliteOf} from '../../src/store/db.js'
-import {checkStore} from '../../src/store/maintenance.js'
+import {checkAnyStore} from '../../src/store/maintenance.js'
 
 /** What `--json` prints. */
 const Output = z.object({
@@ -16,14 +15,14 @@ const Output = z.object({
 
 export default class DbCheck extends BaseCommand<typeof DbCheck> {
   static override summary = 'Verify the store'
-  static override description = 'Verify the store: SQLite integrity, foreign keys, schema version (exit 1 when not ok)'
+  static override description = 'Verify the store: SQLite integrity (PostgreSQL: unvalidated constraints, invalid indexes, id sequences), foreign keys, schema version (exit 1 when not ok)'
   static override examples = ['<%= config.bin %> db check']
   static override get outputSchema() {
     return Output
   }
 
   async run() {
-    const result = checkStore(sqliteOf(this.store, 'db check').db)
+    const result = checkAnyStore(this.store)
     if (!result.ok) {
       throw new OperationalError(
         `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "pricectl db restore BACKUP --db ${this.store.path}")`,

@@ -11,6 +11,10 @@ const Output = z.object({
   latest_schema_version: z.number(),
   path: z.string(),
   read_only: z.string().nullable(),
+  /** PostgreSQL only. */
+  database: z.string().optional(),
+  schema: z.string().optional(),
+  server_version: z.string().optional(),
   schema_version: z.number(),
   size_bytes: z.number(),
   success: z.literal(true),
@@ -32,6 +36,7 @@ export default class DbInfo extends BaseCommand<typeof DbInfo> {
       this.log(
         recordTable([
           ['path', info.path],
+          ...(info.server_version ? [['server', `PostgreSQL ${info.server_version}`] as [string, unknown], ['database', `${info.database} (schema ${info.schema})`] as [string, unknown]] : []),
           ['schema version', `${info.schema_version} (latest ${info.latest_schema_version})`],
           ['size', `${info.size_bytes} bytes`],
           ...(info.read_only ? [['read-only', info.read_only] as [string, unknown]] : []),

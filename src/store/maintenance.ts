@@ -2,12 +2,17 @@ import {chmodSync, closeSync, existsSync, openSync, readSync, renameSync, statSy
 import {resolve} from 'node:path'
 
 import {OperationalError} from '../errors.js'
-import {type DB, schemaVersion, sqliteOf, type Store} from './db.js'
+import {type DB, postgresOf, schemaVersion, sqliteOf, type Store} from './db.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
+import {checkPgStore, pgStoreInfo} from './postgres/maintenance.js'
 
 export type StoreInfo = {
   counts: Record<string, number>
+  /** PostgreSQL only: the database and schema the store is in, and the server's version. */
+  database?: string
+  schema?: string
+  server_version?: string
   journal_mode: string
   latest_schema_version: number
   path: string
@@ -20,6 +25,22 @@ export type StoreInfo = {
 const COUNTED = ['products', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'experiments', 'fx_rates'] as const
 
 export function storeInfo(store: Store): StoreInfo {
+  const pg = postgresOf(store)
+  if (pg) {
+    const info = pgStoreInfo(pg, COUNTED)
+    return {
+      counts: info.counts,
+      database: info.database,
+      journal_mode: 'postgresql',
+      latest_schema_version: SCHEMA_VERSION,
+      path: store.path,
+      read_only: store.readOnly ?? null,
+      schema: info.schema,
+      schema_version: info.version,
+      server_version: info.server_version,
+      size_bytes: info.size_bytes,
+    }
+  }
   const {db, path} = sqliteOf(store, 'db info')
   const version = schemaVersion(db)
   const counts: Record<string, number> = {}
@@ -54,6 +75,12 @@ function journalMode(port: Store): string {
 }
 
 export type CheckResult = {foreign_key_violations: number; integrity: string; ok: boolean; schema_version: number}
+
+/** `db check`, whichever adapter holds the store (PostgreSQL: ./postgres/maintenance.ts). */
+export function checkAnyStore(store: Store): CheckResult {
+  const pg = postgresOf(store)
+  return pg ? checkPgStore(pg) : checkStore(sqliteOf(store, 'db check').db)
+}
 
 /** SQLite's own integrity check plus foreign keys; what `db check` and the crash tests rely on. */
 export function checkStore(db: DB): CheckResult {

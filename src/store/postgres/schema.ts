@@ -1,11 +1,11 @@
 import {EXPONENTS_SQL} from '../exponents.js'
 import {CATALOG_SQL} from '../schema/catalog.js'
 import {EXPERIMENTS_SQL} from '../schema/experiments.js'
-import {HISTORY_SQL} from '../schema/history.js'
 import {KEYS_SQL} from '../schema/keys.js'
 import {PRICING_SQL} from '../schema/pricing.js'
 import {REVENUE_SQL} from '../schema/revenue.js'
 import {SEGMENTS_SQL} from '../schema/segments.js'
+import {historySql} from './history-schema.js'
 
 /**
  * PostgreSQL DDL of every table, translated from the SQLite schema (src/store/schema/*.ts),
@@ -36,8 +36,8 @@ export function pgDdl(sqlite: string): string {
 export const PG_V1_SQL = pgDdl(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENUE_SQL + EXPERIMENTS_SQL + KEYS_SQL)
 /** Schema version 2: currency exponents and gateway currency-rule overrides. */
 export const PG_V2_SQL = pgDdl(EXPONENTS_SQL)
-/** Schema version 3: change history. */
-export const PG_V3_SQL = pgDdl(HISTORY_SQL)
+/** Schema version 3: change history, recorded by stored triggers (./history-schema.ts). */
+export const PG_V3_SQL = historySql()
 
 /**
  * The adapter's own tables, created before migration 1:

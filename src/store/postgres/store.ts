@@ -1,9 +1,8 @@
-import {OperationalError} from '../../errors.js'
 import type {StorePort} from '../port.js'
 import type {CatalogRepository} from '../port/catalog.js'
 import type {ConfigRepository} from '../port/config.js'
 import type {ExperimentsRepository} from '../port/experiments.js'
-import type {ChangeContext, HistoryRepository} from '../port/history.js'
+import type {HistoryRepository} from '../port/history.js'
 import type {ImportsRepository} from '../port/imports.js'
 import type {KeysRepository} from '../port/keys.js'
 import type {PricingRepository} from '../port/pricing.js'
@@ -11,42 +10,20 @@ import type {RevenueRepository} from '../port/revenue.js'
 import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {PgError, type PgSync, redactUrl} from './client.js'
+import {PgCatalog} from './catalog.js'
+import {PgConfig} from './config.js'
+import {PgExperiments} from './experiments.js'
+import {PgHistory} from './history.js'
+import {PgImports} from './imports.js'
 import {PgKeys} from './keys.js'
+import {PgPricing} from './pricing.js'
+import {PgRevenue} from './revenue.js'
+import {PgSegments} from './segments.js'
+import {type Sql, sqlOf} from './support.js'
 import {PgTables} from './tables.js'
 
 /** Advisory-lock class of write transactions (the second key is the schema's hash). */
 export const WRITE_LOCK = 0x7063_7772 // "pcwr"
-
-/** A repository this adapter does not have yet: every call says so. */
-function notYet<R extends object>(part: string): R {
-  return new Proxy({} as R, {
-    get(_target, name) {
-      if (typeof name !== 'string' || name === 'then') return undefined
-      return () => {
-        throw new OperationalError(`${part}.${name} is not implemented on PostgreSQL yet: use a SQLite store (--db FILE) for this command`)
-      }
-    },
-  })
-}
-
-/**
- * Until the history adapter exists: the context calls every command makes work (so commands
- * run), nothing is recorded yet, and the reads say they are not implemented.
- */
-function historyContextOnly(): HistoryRepository {
-  let context: ChangeContext | undefined
-  const rest = notYet<HistoryRepository>('history')
-  return new Proxy({} as HistoryRepository, {
-    get(_target, name) {
-      if (name === 'begin') return (c: ChangeContext) => void (context = c)
-      if (name === 'end') return () => void (context = undefined)
-      if (name === 'active') return () => context !== undefined
-      if (name === 'currentChange') return () => undefined
-      if (name === 'note') return () => {}
-      return rest[name as keyof HistoryRepository]
-    },
-  })
-}
 
 /**
  * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
@@ -103,6 +80,34 @@ export class PgStore implements StorePort {
       if (isBusyCode((error as PgError).code)) return false
       throw error
     }
+  }
+
+  /**
+   * A write transaction left open across calls (the import writer's batch, which commits
+   * every N rows): the write lock as transaction({write: true}) takes it; commitOpen() or
+   * rollbackOpen() ends it. Transactions run meanwhile join it (savepoints).
+   */
+  beginOpen(): void {
+    if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
+    if (this.lockWait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
+    else {
+      const [, [row]] = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)
+      if (!row?.got) {
+        this.pg.exec('ROLLBACK')
+        throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
+      }
+    }
+    this.depth = 1
+  }
+
+  commitOpen(): void {
+    this.depth = 0
+    this.commit()
+  }
+
+  rollbackOpen(): void {
+    this.depth = 0
+    this.pg.exec('ROLLBACK')
   }
 
   private run<T>(fn: () => T, writing: boolean, wait: boolean): T {
@@ -199,6 +204,11 @@ export class PgStore implements StorePort {
     return {schemaVersion: Number(row?.v ?? 0)}
   }
 
+  /** The connection as the repositories of ./support.ts use it. */
+  private get sql(): Sql {
+    return this.repo('sql', () => sqlOf(this))
+  }
+
   private repo<R>(name: string, make: () => R): R {
     let r = this.repos.get(name) as R | undefined
     if (r === undefined) {
@@ -209,23 +219,23 @@ export class PgStore implements StorePort {
   }
 
   get catalog(): CatalogRepository {
-    return this.repo('catalog', () => notYet<CatalogRepository>('catalog'))
+    return this.repo('catalog', () => new PgCatalog(this.sql))
   }
 
   get config(): ConfigRepository {
-    return this.repo('config', () => notYet<ConfigRepository>('config'))
+    return this.repo('config', () => new PgConfig(this))
   }
 
   get experiments(): ExperimentsRepository {
-    return this.repo('experiments', () => notYet<ExperimentsRepository>('experiments'))
+    return this.repo('experiments', () => new PgExperiments(this.sql))
   }
 
   get history(): HistoryRepository {
-    return this.repo('history', () => historyContextOnly())
+    return this.repo('history', () => new PgHistory(this.sql))
   }
 
   get imports(): ImportsRepository {
-    return this.repo('imports', () => notYet<ImportsRepository>('imports'))
+    return this.repo('imports', () => new PgImports(this.sql, this.revenue))
   }
 
   get keys(): KeysRepository {
@@ -233,15 +243,15 @@ export class PgStore implements StorePort {
   }
 
   get pricing(): PricingRepository {
-    return this.repo('pricing', () => notYet<PricingRepository>('pricing'))
+    return this.repo('pricing', () => new PgPricing(this))
   }
 
-  get revenue(): RevenueRepository {
-    return this.repo('revenue', () => notYet<RevenueRepository>('revenue'))
+  get revenue(): PgRevenue {
+    return this.repo('revenue', () => new PgRevenue(this.sql))
   }
 
   get segments(): SegmentsRepository {
-    return this.repo('segments', () => notYet<SegmentsRepository>('segments'))
+    return this.repo('segments', () => new PgSegments(this.sql))
   }
 
   get tables(): PgTables {

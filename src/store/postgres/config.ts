@@ -1,0 +1,320 @@
+import type {FxRate} from '../../fx/rates.js'
+import {SNAPSHOT_PREFIX, type SourceFilter} from '../../fx/sources.js'
+import type {LocalizationFactor} from '../../localization/factors.js'
+import type {RuleOverride} from '../../money/gateway-tables.js'
+import type {ConfigRepository, FxRateFilter, StoredGatewaySettings} from '../port/config.js'
+import type {PgStore} from './store.js'
+
+/** A LIKE pattern matching `text` literally (`\` is LIKE's escape). */
+function likeLiteral(text: string): string {
+  return text.replaceAll(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+/** SQL: true for a snapshot row of fx_rates (`alias.source`; fixed text, no value in it). */
+function isSnapshotSql(alias?: string): string {
+  return `${alias ? alias + '.' : ''}source LIKE '${likeLiteral(SNAPSHOT_PREFIX).replaceAll("'", "''")}%'`
+}
+const SNAPSHOT = isSnapshotSql()
+
+/** The default import labels (fxKind in src/fx/sources.ts), as LIKE patterns: "ECB eurofxref (...)" and so on. */
+const IMPORT_LIKES = ['ECB eurofxref (', 'csv (', 'json ('].map((p) => `${likeLiteral(p)}%)`)
+
+/** SQL: the kind of a row, as fxKind() computes it. */
+function kindSql(): string {
+  return `CASE WHEN ${SNAPSHOT} THEN 'snapshot' WHEN ${IMPORT_LIKES.map((l) => `source LIKE '${l}'`).join(' OR ')} THEN 'import' ELSE 'manual' END`
+}
+
+/**
+ * The date of the rate a currency (SQL expression `cur`) is converted at on `day`, as of
+ * `today` (docs/fx-localization-geoip.md, "Which rate is used"); the same four steps as the
+ * SQLite adapter, each a walk of the (currency, date) primary key that stops at its first match.
+ */
+function pickDateSql(cur: string, day: string, today: string): string {
+  const snap = isSnapshotSql('x')
+  const from = `FROM fx_rates x WHERE x.currency = ${cur}`
+  return `coalesce(
+    (SELECT x.date ${from} AND x.date <= ${day} AND NOT (${snap}) ORDER BY x.date DESC LIMIT 1),
+    (SELECT x.date ${from} AND x.date <= ${day} AND ${snap} ORDER BY x.date DESC LIMIT 1),
+    (SELECT x.date ${from} AND x.date <= ${today} AND NOT (${snap}) ORDER BY x.date ASC LIMIT 1),
+    (SELECT x.date ${from} AND ${snap} ORDER BY x.date ASC LIMIT 1))`
+}
+
+// Every currency on file without reading every row: a loose index scan of the primary key.
+const ALL_SQL = `WITH RECURSIVE cur(c) AS (
+    SELECT min(currency) FROM fx_rates
+    UNION ALL SELECT (SELECT min(currency) FROM fx_rates WHERE currency > cur.c) FROM cur WHERE cur.c IS NOT NULL)
+  SELECT f.currency, f.date, f.rate, f.source FROM cur JOIN fx_rates f ON f.currency = cur.c AND f.date = ${pickDateSql('cur.c', '$1', '$2')}
+  ORDER BY f.currency`
+
+const ONE_SQL = `SELECT currency, date, rate, source FROM fx_rates WHERE currency = $3 AND date = ${pickDateSql('$3::text', '$1', '$2')}`
+
+/** A WHERE clause under construction: conditions, and parameters numbered from `first`. */
+class Where {
+  readonly params: unknown[] = []
+  readonly parts: string[] = []
+  constructor(private readonly first = 1) {}
+  /** A placeholder for `value`. */
+  p(value: unknown): string {
+    this.params.push(value)
+    return `$${this.first + this.params.length - 1}`
+  }
+  get sql(): string {
+    return this.parts.length > 0 ? this.parts.join(' AND ') : 'true'
+  }
+}
+
+/** SQL condition of a source filter (`*` is the only wildcard operators get; `?` and `[` are literal). */
+function sourceFilterSql(filter: SourceFilter, w: Where): string {
+  if ('kind' in filter) return `(${kindSql()}) = ${w.p(filter.kind)}`
+  if (!filter.label.includes('*')) return `source = ${w.p(filter.label)}`
+  return `source LIKE ${w.p(likeLiteral(filter.label).replaceAll('*', '%'))}`
+}
+
+function whereOf(filter: FxRateFilter, first = 1): Where {
+  const w = new Where(first)
+  if (filter.currencies?.length) w.parts.push(`currency = ANY(${w.p(filter.currencies)}::text[])`)
+  if (filter.date) w.parts.push(`date = ${w.p(filter.date)}`)
+  if (filter.before) w.parts.push(`date < ${w.p(filter.before)}`)
+  if (filter.operatorOnly) w.parts.push(`NOT (${SNAPSHOT})`)
+  if (filter.source) w.parts.push(sourceFilterSql(filter.source, w))
+  return w
+}
+
+/**
+ * SQLite's avg() of REAL values (Kahan-Babuska-Neumaier summation, then one division), in
+ * the same order (the primary key's, by date), so an FX average is the same double on both adapters.
+ */
+function sqliteAverage(values: readonly number[]): number {
+  let sum = 0
+  let err = 0
+  for (const r of values) {
+    const t = sum + r
+    err += Math.abs(sum) > Math.abs(r) ? sum - t + r : r - t + sum
+    sum = t
+  }
+  return (sum + err) / values.length
+}
+
+const RATE = 'currency, date, rate, source'
+
+/** PostgreSQL adapter of the config repository: FX rates, factors, rounding, gateways, settings. */
+export class PgConfig implements ConfigRepository {
+  constructor(private readonly store: PgStore) {}
+
+  private get pg() {
+    return this.store.pg
+  }
+
+  private one<R>(sql: string, params: readonly unknown[]): R | undefined {
+    return this.pg.query<R>(sql, params)[0]
+  }
+
+  ratesOn(day: string, today: string): FxRate[] {
+    return this.pg.query<FxRate>(ALL_SQL, [day, today])
+  }
+
+  rateOn(currency: string, day: string, today: string): FxRate | undefined {
+    return this.one<FxRate>(ONE_SQL, [day, today, currency])
+  }
+
+  latestSnapshotRate(currency: string): FxRate | undefined {
+    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`, [currency])
+  }
+
+  nextOperatorRate(currency: string, day: string): FxRate | undefined {
+    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date > $2 AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`, [currency, day])
+  }
+
+  fxHistory(filter: {currency?: string; onOrBefore?: string}): FxRate[] {
+    const w = new Where()
+    if (filter.currency) w.parts.push(`currency = ${w.p(filter.currency)}`)
+    if (filter.onOrBefore) w.parts.push(`date <= ${w.p(filter.onOrBefore)}`)
+    return this.pg.query<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE ${w.sql} ORDER BY currency, date DESC`, w.params)
+  }
+
+  fxScheduled(day: string, currency?: string): FxRate[] {
+    return this.pg.query<FxRate>(
+      `SELECT ${RATE} FROM fx_rates WHERE date > $1 AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = $2' : ''} ORDER BY currency, date`,
+      currency ? [day, currency] : [day],
+    )
+  }
+
+  storedRate(currency: string, date: string): FxRate | undefined {
+    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date = $2`, [currency, date])
+  }
+
+  latestStoredRate(currency: string, day: string): FxRate | undefined {
+    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date <= $2 ORDER BY date DESC LIMIT 1`, [currency, day])
+  }
+
+  saveFxRates(rates: readonly FxRate[]): number {
+    if (rates.length === 0) return 0
+    // Row by row when a (currency, date) repeats: one statement cannot write a row twice.
+    const keys = new Set(rates.map((r) => `${r.currency}\u0000${r.date}`))
+    if (keys.size < rates.length) return rates.reduce((n, r) => n + this.saveFxRates([r]), 0)
+    return this.pg.run(
+      `INSERT INTO fx_rates (currency, date, rate, source) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[])
+       ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source
+       WHERE fx_rates.rate <> excluded.rate OR fx_rates.source <> excluded.source`,
+      [rates.map((r) => r.currency), rates.map((r) => r.date), rates.map((r) => r.rate), rates.map((r) => r.source)],
+    )
+  }
+
+  fxAverage(currency: string, from: string, to: string): {days: number; rate: number} | undefined {
+    const rates = this.pg
+      .queryArrays<[number]>('SELECT rate FROM fx_rates WHERE currency = $1 AND date >= $2 AND date <= $3 ORDER BY date', [currency, from, to])
+      .map(([r]) => r)
+    return rates.length === 0 ? undefined : {days: rates.length, rate: sqliteAverage(rates)}
+  }
+
+  hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): boolean {
+    return this.pg.query(`SELECT 1 FROM fx_rates WHERE currency = $1 AND date > $2 AND date <= $3 AND NOT (${SNAPSHOT}) LIMIT 1`, [currency, after, onOrBefore]).length > 0
+  }
+
+  fxMatching(filter: FxRateFilter): {currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]} {
+    const w = whereOf(filter)
+    const currencies = this.pg.query<{currency: string; from: string; removed: number; to: string}>(
+      `SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${w.sql} GROUP BY currency ORDER BY currency`,
+      w.params,
+    )
+    const sources = this.pg.query<{removed: number; source: string}>(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${w.sql} GROUP BY source ORDER BY source`, w.params)
+    return {currencies, sources}
+  }
+
+  fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): string[] {
+    const w = whereOf(filter)
+    w.parts.push(`date = ${w.p(date)}`, `NOT (${SNAPSHOT})`)
+    return this.pg.queryArrays<[string]>(`SELECT currency FROM fx_rates WHERE ${w.sql} ORDER BY currency`, w.params).map(([c]) => c)
+  }
+
+  fxFilterTakes(filter: FxRateFilter, row: FxRate): boolean {
+    // The same WHERE as the removal, asked of the row alone, so the rule is the same.
+    const w = whereOf(filter, 4)
+    const [hit] = this.pg.query<{n: number}>(
+      `SELECT count(*) AS n FROM (SELECT $1::text COLLATE "C" AS currency, $2::text COLLATE "C" AS date, $3::text COLLATE "C" AS source) AS t WHERE ${w.sql}`,
+      [row.currency, row.date, row.source, ...w.params],
+    )
+    return hit.n > 0
+  }
+
+  hasFxSource(source: string): boolean {
+    return this.pg.query('SELECT 1 FROM fx_rates WHERE source = $1 LIMIT 1', [source]).length > 0
+  }
+
+  snapshotDate(currency: string, date?: string): string | undefined {
+    const rows = this.pg.queryArrays<[string]>(
+      `SELECT date FROM fx_rates WHERE currency = $1 ${date ? 'AND date = $2' : ''} AND ${SNAPSHOT} ORDER BY date LIMIT 1`,
+      date ? [currency, date] : [currency],
+    )
+    return rows[0]?.[0]
+  }
+
+  deleteFxRates(filter: FxRateFilter): number {
+    const w = whereOf(filter)
+    return this.pg.run(`DELETE FROM fx_rates WHERE ${w.sql}`, w.params)
+  }
+
+  moneyUses(): {currency: string; use: string}[] {
+    return this.pg.query<{currency: string; use: string}>(
+      `SELECT currency, use FROM (
+         SELECT currency, 'country prices' AS use FROM country_prices
+         UNION SELECT currency, 'fixed-amount coupons' FROM coupons WHERE currency IS NOT NULL
+         UNION SELECT currency, 'audience prices' FROM audience_prices WHERE currency IS NOT NULL
+         UNION SELECT fallback_currency, 'gateway fallback' FROM gateways
+         UNION SELECT currency, 'locked quotes' FROM locks
+         UNION SELECT currency, 'subscriptions' FROM subscriptions WHERE currency IS NOT NULL
+         UNION SELECT currency, 'charges' FROM charges WHERE currency IS NOT NULL
+         UNION SELECT country, 'localization factors' FROM localization_factors) AS u
+       ORDER BY currency COLLATE "C", use COLLATE "C"`,
+    )
+  }
+
+  localizationFactors(country?: string): LocalizationFactor[] {
+    return country
+      ? this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors WHERE country = $1', [country])
+      : this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors ORDER BY country')
+  }
+
+  saveLocalizationFactors(factors: readonly LocalizationFactor[]): void {
+    if (factors.length === 0) return
+    if (new Set(factors.map((f) => f.country)).size < factors.length) {
+      for (const f of factors) this.saveLocalizationFactors([f])
+      return
+    }
+    this.pg.run(
+      `INSERT INTO localization_factors (country, factor, year, source) SELECT * FROM unnest($1::text[], $2::float8[], $3::bigint[], $4::text[])
+       ON CONFLICT (country) DO UPDATE SET factor = excluded.factor, year = excluded.year, source = excluded.source`,
+      [factors.map((f) => f.country), factors.map((f) => f.factor), factors.map((f) => f.year), factors.map((f) => f.source)],
+    )
+  }
+
+  deleteLocalizationFactors(countries?: readonly string[]): number {
+    if (!countries) return this.pg.run('DELETE FROM localization_factors')
+    return this.pg.run('DELETE FROM localization_factors WHERE country = ANY($1::text[])', [[...new Set(countries)]])
+  }
+
+  localizationFactor(country: string): number | undefined {
+    return this.one<{factor: number}>('SELECT factor FROM localization_factors WHERE country = $1', [country])?.factor
+  }
+
+  roundingRule(currency: string): string | undefined {
+    return this.one<{rule: string}>('SELECT rule FROM rounding_rules WHERE currency = $1', [currency])?.rule
+  }
+
+  roundingRules(): {currency: string; rule: string}[] {
+    return this.pg.query('SELECT currency, rule FROM rounding_rules ORDER BY currency')
+  }
+
+  gatewaySettings(): StoredGatewaySettings[] {
+    return this.pg.query<StoredGatewaySettings>('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway')
+  }
+
+  gatewayRuleOverrides(): RuleOverride[] {
+    return this.pg.query<RuleOverride>('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency')
+  }
+
+  saveRoundingRule(currency: string, rule: string, at: string): void {
+    this.pg.run(
+      'INSERT INTO rounding_rules (currency, rule, updated_at) VALUES ($1, $2, $3) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at',
+      [currency, rule, at],
+    )
+  }
+
+  deleteRoundingRule(currency: string): boolean {
+    return this.pg.run('DELETE FROM rounding_rules WHERE currency = $1', [currency]) > 0
+  }
+
+  saveGatewaySettings(s: StoredGatewaySettings): void {
+    this.pg.run(
+      `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
+         fallback_currency = excluded.fallback_currency, amount_format = excluded.amount_format`,
+      [s.gateway, s.accepted_currencies, s.fallback_currency, s.amount_format],
+    )
+  }
+
+  deleteGatewaySettings(gateway: string): boolean {
+    return this.pg.run('DELETE FROM gateways WHERE gateway = $1', [gateway]) > 0
+  }
+
+  saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): void {
+    this.pg.run(
+      `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
+         min_amount = excluded.min_amount, max_amount = excluded.max_amount, updated_at = excluded.updated_at`,
+      [rule.gateway, rule.currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, at],
+    )
+  }
+
+  deleteGatewayRuleOverride(gateway: string, currency: string): boolean {
+    return this.pg.run('DELETE FROM gateway_currency_rules WHERE gateway = $1 AND currency = $2', [gateway, currency]) > 0
+  }
+
+  setting(key: string): string | undefined {
+    return this.one<{value: string}>('SELECT value FROM settings WHERE key = $1', [key])?.value
+  }
+
+  saveSetting(key: string, value: string): void {
+    this.pg.run('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+  }
+}

@@ -1,0 +1,222 @@
+import type {ProductRow} from '../../catalog/lookup.js'
+import type {User} from '../../catalog/users.js'
+import {type Lock, packQuote, unpackQuote} from '../../pricing/locks.js'
+import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+import type {PgStore} from './store.js'
+
+const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
+type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
+
+const PRODUCT = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
+
+function lockFromRow(row: LockRow | undefined): Lock | undefined {
+  if (!row) return undefined
+  const arm = row[8]
+  return {
+    anonymous: row[3] === 1,
+    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
+    country: row[4],
+    created_at: row[10],
+    currency: row[5],
+    experiment_id: row[7],
+    ip: row[2],
+    lock_key: row[0],
+    package_id: row[6],
+    quote: unpackQuote(row[9], row[5]),
+    updated_at: row[11],
+    user_id: row[1],
+  }
+}
+
+/** Whether a chunk names a key twice (then it is written one row at a time, in order). */
+function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
+  return new Set(rows.map(key)).size < rows.length
+}
+
+/**
+ * PostgreSQL adapter of the pricing repository. A chunk is one statement: the keys go as
+ * one array parameter (unnest ... WITH ORDINALITY gives each answer its input position),
+ * so batch pricing pays one round trip per chunk and kind, not one per request. A write
+ * chunk that names a key twice is written row by row, so the last one wins as on SQLite
+ * (one INSERT ... ON CONFLICT cannot touch a row twice).
+ */
+export class PgPricing implements PricingRepository {
+  constructor(private readonly store: PgStore) {}
+
+  private get pg() {
+    return this.store.pg
+  }
+
+  /** Answers in input order: `sql` selects the input position (1-based) first, then the row. */
+  private byPosition<R extends unknown[], T>(sql: string, keys: readonly string[], map: (row: R) => T): (T | undefined)[] {
+    const out = new Array<T | undefined>(keys.length).fill(undefined)
+    if (keys.length === 0) return out
+    for (const row of this.pg.queryArrays<[number, ...unknown[]]>(sql, [keys])) out[row[0] - 1] = map(row.slice(1) as R)
+    return out
+  }
+
+  expectBulk(): void {
+    // Nothing to tune per connection: the server's shared buffers and WAL settings are the operator's.
+  }
+
+  loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    return this.byPosition<LockRow, Lock | undefined>(
+      `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`,
+      keys,
+      lockFromRow,
+    )
+  }
+
+  loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[] {
+    return this.byPosition<LockRow, Lock | undefined>(
+      `SELECT k.n, l.* FROM unnest($1::text[]) WITH ORDINALITY AS k(ip, n)
+       CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = k.ip ORDER BY created_at, lock_key LIMIT 1) AS l`,
+      ips,
+      lockFromRow,
+    )
+  }
+
+  saveQuotes(locks: readonly Lock[]): void {
+    if (locks.length === 0) return
+    if (repeats(locks, (l) => l.lock_key)) {
+      for (const l of locks) this.saveQuotes([l])
+      return
+    }
+    const col = <T>(f: (l: Lock) => T) => locks.map(f)
+    this.pg.run(
+      `INSERT INTO locks (${COLUMNS})
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])
+       ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
+         currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
+         quote_json = excluded.quote_json, updated_at = excluded.updated_at`,
+      [
+        col((l) => l.lock_key),
+        col((l) => l.user_id),
+        col((l) => l.ip),
+        col((l) => (l.anonymous ? 1 : 0)),
+        col((l) => l.country),
+        col((l) => l.currency),
+        col((l) => l.package_id),
+        col((l) => l.experiment_id),
+        col((l) => String(l.arm_id)),
+        col((l) => packQuote(l)),
+        col((l) => l.created_at),
+        col((l) => l.updated_at),
+      ],
+    )
+  }
+
+  deleteLocks(keys: readonly string[]): void {
+    if (keys.length === 0) return
+    this.pg.run('DELETE FROM locks WHERE lock_key = ANY($1::text[])', [keys])
+  }
+
+  userCountries(userIds: readonly string[]): (string | undefined)[] {
+    return this.byPosition<[null | string], string | undefined>(
+      'SELECT k.n, u.country FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n) JOIN users u ON u.user_id = k.id',
+      userIds,
+      ([c]) => c ?? undefined,
+    )
+  }
+
+  saveUserCountries(rows: readonly UserCountry[]): void {
+    if (rows.length === 0) return
+    if (repeats(rows, (r) => r.userId)) {
+      for (const r of rows) this.saveUserCountries([r])
+      return
+    }
+    this.pg.run(
+      `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
+       ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`,
+      [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)],
+    )
+  }
+
+  user(userId: string): undefined | User {
+    // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
+    const [visitor] = this.pg.query<{country: string; created_at: string; updated_at: string}>(
+      'SELECT country, created_at, updated_at FROM locks WHERE lock_key = $1 AND anonymous = 1',
+      [userId],
+    )
+    if (visitor) return {...visitor, user_id: userId}
+    return this.pg.query<User>('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = $1', [userId])[0]
+  }
+
+  userHasRevenue(userId: string): boolean {
+    return this.pg.query('SELECT 1 FROM subscriptions WHERE user_id = $1 UNION ALL SELECT 1 FROM charges WHERE user_id = $1 LIMIT 1', [userId]).length > 0
+  }
+
+  catalogVersion(): number {
+    return this.store.dataVersion()
+  }
+
+  catalogSnapshot(): PricingProduct[] {
+    // One round trip for the four reads, in one snapshot when the caller has a transaction open.
+    const [rows, prices, gateways, plans] = this.pg.exec(
+      `SELECT ${PRODUCT} FROM products ORDER BY api_id;
+       SELECT product_id, country, currency, amount_minor AS "amountMinor" FROM country_prices ORDER BY product_id, country;
+       SELECT DISTINCT product_id, CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations ORDER BY product_id, g;
+       SELECT product_id, currency FROM product_integrations WHERE type = 'gateway_d' AND currency IS NOT NULL ORDER BY product_id, position`,
+    ) as unknown as [ProductRow[], {amountMinor: number; country: string; currency: string; product_id: number}[], {g: string; product_id: number}[], {currency: string; product_id: number}[]]
+    const byId = new Map<number, PricingProduct>()
+    const out = rows.map((row) => {
+      const p: PricingProduct = {...row, countryPrices: [], gateways: [], planCurrencies: []}
+      byId.set(row.id, p)
+      return p
+    })
+    for (const c of prices) byId.get(c.product_id)?.countryPrices.push({amountMinor: c.amountMinor, country: c.country, currency: c.currency})
+    for (const r of gateways) byId.get(r.product_id)?.gateways.push(r.g)
+    for (const r of plans) {
+      const p = byId.get(r.product_id)
+      if (p && !p.planCurrencies.includes(r.currency)) p.planCurrencies.push(r.currency)
+    }
+    return out
+  }
+
+  productRow(apiId: string): ProductRow | undefined {
+    return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = $1`, [apiId])[0]
+  }
+
+  productRowById(id: number): ProductRow | undefined {
+    return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE id = $1`, [id])[0]
+  }
+
+  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[] {
+    if (types.length === 0) return []
+    return this.pg.query<IntegrationMatch>(
+      `SELECT p.id, p.api_id, p.name, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor, p.baseline_id,
+         pi.type AS i_type, pi.interval AS i_interval, pi.interval_count AS i_count
+       FROM product_integrations pi JOIN products p ON p.id = pi.product_id
+       WHERE pi.type = ANY($1::text[]) AND pi.gateway_ref = $2 ORDER BY pi.type, pi.id`,
+      [types, ref],
+    )
+  }
+
+  product(apiId: string): PricingProduct | undefined {
+    const row = this.productRow(apiId)
+    if (!row) return undefined
+    const [prices, gateways, plans] = this.pg.exec(
+      `SELECT country, currency, amount_minor AS "amountMinor" FROM country_prices WHERE product_id = ${row.id} ORDER BY country;
+       SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ${row.id} ORDER BY g;
+       SELECT currency FROM product_integrations WHERE product_id = ${row.id} AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`,
+    )
+    return {
+      ...row,
+      countryPrices: prices as PricingProduct['countryPrices'],
+      gateways: gateways.map((r) => r.g as string),
+      planCurrencies: [...new Set(plans.map((r) => r.currency as string))],
+    }
+  }
+
+  productApiId(id: number): string | undefined {
+    return this.pg.query<{api_id: string}>('SELECT api_id FROM products WHERE id = $1', [id])[0]?.api_id
+  }
+
+  productApiIds(): string[] {
+    return this.pg.queryArrays<[string]>('SELECT api_id FROM products ORDER BY api_id').map(([a]) => a)
+  }
+
+  pricedCountries(): string[] {
+    return this.pg.queryArrays<[string]>('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY 1').map(([c]) => c)
+  }
+}
