@@ -39,7 +39,9 @@ async function filledStore(): Promise<string> {
 /**
  * Every table's rows through the port, comparable across adapters: rows in a stable order
  * (SQLite copies in rowid order, PostgreSQL in key order) and history images as parsed JSON
- * (jsonb on PostgreSQL keeps their content, not their spacing or key order).
+ * (jsonb on PostgreSQL keeps their content, not their spacing or key order, and cannot hold
+ * U+0000: a SQLite image with one, such as the transient name of a products update, gets
+ * U+FFFD there).
  */
 function contents(db: string): Record<string, unknown[]> {
   const store = openStore(db)
@@ -49,15 +51,22 @@ function contents(db: string): Record<string, unknown[]> {
       for (const t of store.tables.list()) {
         const names = t.columns.map((c) => c.name)
         const rows = [...store.tables.read(t.name, names, 1000)].flat().map((row) =>
-          Object.fromEntries(names.map((n, i) => [n, t.name === 'change_rows' && ['key', 'before', 'after'].includes(n) && typeof row[i] === 'string' ? JSON.parse(row[i] as string) : row[i]])),
+          Object.fromEntries(names.map((n, i) => [n, t.name === 'change_rows' && ['key', 'before', 'after'].includes(n) && typeof row[i] === 'string' ? JSON.parse((row[i] as string).replaceAll('\\u0000', '\\ufffd')) : row[i]])),
         )
-        out[t.name] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v))).sort()
+        out[t.name] = rows.map((r) => JSON.stringify(r, canonical)).sort()
       }
       return out
     })
   } finally {
     store.close()
   }
+}
+
+/** JSON.stringify replacer: bigints marked, object keys sorted (jsonb keeps its own key order). */
+function canonical(_key: string, v: unknown): unknown {
+  if (typeof v === 'bigint') return `${v}n`
+  if (v && typeof v === 'object' && !Array.isArray(v)) return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  return v
 }
 
 describe('db copy between SQLite and PostgreSQL', () => {

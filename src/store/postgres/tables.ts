@@ -18,6 +18,15 @@ function copyText(v: Cell): string {
   return v.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
 }
 
+/**
+ * jsonb cannot hold U+0000, which SQLite's JSON can (a history image of the transient name a
+ * products update gives a row, for instance): its escape becomes U+FFFD's. Escaped
+ * backslashes before a "u0000" are told apart from an escape.
+ */
+function jsonbSafe(v: Cell): Cell {
+  return typeof v === 'string' && v.includes('\\u0000') ? v.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : v
+}
+
 /** The transactions of the store this repository belongs to (PgStore). */
 type Transactions = {transaction<T>(fn: () => T, options?: {write?: boolean}): T}
 
@@ -117,9 +126,11 @@ export class PgTables implements TablesRepository {
       const fks = this.foreignKeys()
       for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} DROP CONSTRAINT ${quote(f.name)}`)
       if (tables.length > 0) this.pg.exec(`TRUNCATE ${tables.map((t) => quote(t.name)).join(', ')}`)
+      const jsonb = this.jsonbColumns()
       const write: TableWriter = (table, columns, rows) => {
         if (rows.length === 0) return
-        const text = rows.map((r) => r.map(copyText).join('\t')).join('\n') + '\n'
+        const json = columns.map((c) => jsonb.has(`${table}.${c}`))
+        const text = rows.map((r) => r.map((v, i) => copyText(json[i] ? jsonbSafe(v) : v)).join('\t')).join('\n') + '\n'
         this.pg.copyFrom(`COPY ${quote(table)} (${columns.map(quote).join(', ')}) FROM STDIN`, text)
       }
       const result = fn(write)
@@ -138,6 +149,18 @@ export class PgTables implements TablesRepository {
       }
       return result
     }, {write: true})
+  }
+
+  /** "table.column" of every jsonb column. */
+  private jsonbColumns(): Set<string> {
+    const rows = this.pg.query<{column: string; table: string}>(
+      `SELECT c.relname AS table, a.attname AS column
+         FROM pg_catalog.pg_attribute a
+         JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND a.atttypid = 'jsonb'::regtype AND a.attnum > 0 AND NOT a.attisdropped`,
+    )
+    return new Set(rows.map((r) => `${r.table}.${r.column}`))
   }
 
   private foreignKeys(): {def: string; name: string; parent: string; table: string}[] {
