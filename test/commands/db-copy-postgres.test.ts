@@ -82,6 +82,9 @@ describe('db copy between SQLite and PostgreSQL', () => {
       expect(byTable[t].dest_rows, t).toBe(byTable[t].source_rows)
     }
     expect(contents(pg)).toEqual(contents(src))
+    // The database passes its check: foreign keys, constraints, sequences past the copied ids.
+    const check = await run(pg, ['db', 'check', '--json'])
+    expect(check.code, check.stdout).toBe(0)
 
     const back = join(dirname(src), 'back.db')
     const again = await run(src, ['db', 'copy', pg, back, '--json'])
