@@ -64,15 +64,19 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   try {
     if (format === 'jsonl') {
       // Lines come a chunk at a time and are priced synchronously: no promise per request.
-      // A line is parsed when its chunk is priced, not when it is read (handleText).
       for await (const items of jsonlLines(input)) {
         for (const item of items) {
-          let waiting: Promise<void> | undefined
-          if ('error' in item) waiting = handle(item.line, item.error)
+          let request: unknown
+          if ('error' in item) request = item.error
           else {
             if (!item.text.trim()) continue
-            waiting = pricer.handleText(item.line, item.text)
+            try {
+              request = parseJson(item.text)
+            } catch (error) {
+              request = error
+            }
           }
+          const waiting = handle(item.line, request)
           if (waiting) await waiting
         }
       }
@@ -133,35 +137,14 @@ export function batchPricer(
   ctx: PricingContext,
   options: {batchSize: number; chunkSize: number},
   sink: BatchSink,
-): {
-  finish: () => Promise<void>
-  handle: (line: number, request: unknown) => Promise<void> | undefined
-  handleText: (line: number, text: string) => Promise<void> | undefined
-  summary: BatchSummary
-} {
+): {finish: () => Promise<void>; handle: (line: number, request: unknown) => Promise<void> | undefined; summary: BatchSummary} {
   const {batchSize, chunkSize} = options
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
   ctx.store.pricing.expectBulk()
   ctx.primeCatalog()
   const readOnly = Boolean(ctx.store.readOnly)
-  /**
-   * A request, or the JSON text of one (handleText) parsed only when its chunk is priced:
-   * a group's parsed requests would otherwise live through many young-generation
-   * collections and be copied into the old one (docs/performance.md "Batch pricing").
-   */
-  let group: {line: number; request: unknown | Error; text?: string}[] = []
-  const parse = (item: {request: unknown | Error; text?: string}): void => {
-    if (item.text === undefined) return
-    try {
-      item.request = parseJson(item.text)
-    } catch (error) {
-      item.request = error
-    }
-    item.text = undefined
-  }
-  /** Whether a JSON line may name an IP (ip, get_ip_from_request, or an escaped key): it is parsed before the transaction. */
-  const mayNeedReady = (text: string): boolean => text.includes('ip') || text.includes('\\')
+  let group: {line: number; request: unknown | Error}[] = []
 
   const priceOne = (line: number, request: unknown | Error): void => {
     summary.read++
@@ -192,18 +175,13 @@ export function batchPricer(
     const items = group
     group = []
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
-    for (const item of items) {
-      if (!ctx.needsReady(ANY_IP)) break
-      if (item.text !== undefined && mayNeedReady(item.text)) parse(item)
-      if (item.text === undefined && !(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
-    }
+    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
     ctx.store.transaction(
       () => {
         freezeClock()
         try {
           for (let from = 0; from < items.length; from += chunkSize) {
             const chunk = items.slice(from, from + chunkSize)
-            for (const item of chunk) parse(item)
             ctx.chunk.begin(chunk.map((i) => i.request))
             try {
               for (const item of chunk) priceOne(item.line, item.request)
@@ -227,17 +205,8 @@ export function batchPricer(
     return group.length >= batchSize ? run() : undefined
   }
 
-  /** Gather the JSON text of a request (a JSONL line), parsed when its chunk is priced. */
-  const handleText = (line: number, text: string): Promise<void> | undefined => {
-    group.push({line, request: undefined, text})
-    return group.length >= batchSize ? run() : undefined
-  }
-
-  return {finish: run, handle, handleText, summary}
+  return {finish: run, handle, summary}
 }
-
-/** A request with an IP: ctx.needsReady(ANY_IP) tells whether the geolocation module is still to load. */
-const ANY_IP = {ip: '0.0.0.0'}
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
 
