@@ -5,6 +5,7 @@ import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
+import {resolverOf} from '../revenue/order.js'
 import type {StorePort} from '../store/port.js'
 import {type Pipeline, startPipeline} from './pipeline.js'
 import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
@@ -111,7 +112,8 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
 
   // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
   // store's import writer): nothing waits in memory, and a killed run leaves whole batches only.
-  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun})
+  // resolve: rows meeting newer partial updates take the fields those wrote (docs/revenue.md).
+  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, resolve: resolverOf(store, o.kind)})
   let inBatch = 0
   let rejects: RejectsFile | undefined
   let pendingRejects: [number, string, string[]][] = []

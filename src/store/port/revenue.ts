@@ -129,6 +129,66 @@ export function recordKey(userId: string, origin: string, originId: string): str
   return JSON.stringify([userId, origin, originId])
 }
 
+// ---- per-field order (docs/revenue.md, "Events in any order")
+
+/**
+ * One field as a partial update wrote it: the value the update carried (the spec's update
+ * field, e.g. `amount` as a decimal number, `metadata_json` as text; null clears) and the
+ * event that wrote it. Stored as JSON: values must be JSON values.
+ */
+export type FieldWrite = {event: EventRef; value: unknown}
+export type FieldWrites = Record<string, FieldWrite>
+
+/**
+ * The event order of a record's fields. `base` is the full-record event (a create, an import
+ * row) every field was last written by; `fields` are the fields partial updates newer than
+ * `base` wrote since, with their values. A record without any (null) was written whole by its
+ * latest event: every field is stamped with latest_event_*.
+ *
+ * The rules every adapter keeps (and the engine relies on; last writer wins per field):
+ * - a full-record event newer than `base` becomes the base: the fields it does not win are
+ *   the `fields` newer than it, which stay; older ones are dropped;
+ * - a full-record event older than `base` is stale; the same one again is unchanged;
+ * - a partial update wins each field whose stamp (its `fields` entry, else `base`) is older.
+ */
+export type FieldEvents = {base: EventRef; fields: FieldWrites}
+
+/**
+ * Partial updates kept for a record that does not exist (yet): their fields merged last
+ * writer wins per field, and the latest of their events. They are applied when a full-record
+ * event (a create, an import row) makes the record, each field only if newer than that event.
+ */
+export type PendingFields = {latest: EventRef; fields: FieldWrites}
+
+/** The later of two events. */
+export function laterEvent(a: EventRef, b: EventRef): EventRef {
+  return compareEvents(a, b) >= 0 ? a : b
+}
+
+/** The writes newer than `than` (a full-record event or a delete: the older ones it overrides). */
+export function writesNewerThan(writes: FieldWrites, than: EventRef): FieldWrites {
+  const out: FieldWrites = {}
+  for (const [f, w] of Object.entries(writes)) if (compareEvents(w.event, than) > 0) out[f] = w
+  return out
+}
+
+/** Both sets of writes, the later write of each field kept. */
+export function mergeWrites(a: FieldWrites, b: FieldWrites): FieldWrites {
+  const out: FieldWrites = {...a}
+  for (const [f, w] of Object.entries(b)) {
+    const prev = out[f]
+    if (!prev || compareEvents(w.event, prev.event) > 0) out[f] = w
+  }
+  return out
+}
+
+/**
+ * Merges the fields partial updates wrote onto a full record: the engine's rule (it knows
+ * the fields and recomputes what derives from them, such as the USD amounts). Adapters call
+ * it where a full-record event meets newer partial writes (import rows, see ./imports.ts).
+ */
+export type Resolve<T extends RevenueTable> = (values: ValuesOf<T>, writes: FieldWrites) => ValuesOf<T>
+
 // ---- lists and the report
 
 export type ListFilters = {
@@ -157,10 +217,26 @@ export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
 export interface RevenueRepository {
   /** The stored records of the keys, in order (undefined where none). */
   rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[]
-  /** Write whole records: inserted when the key is new, every column replaced otherwise. */
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void
-  /** Delete the records of the keys (absent ones are skipped). */
+  /**
+   * The field order of the keys' records, in order: null where the record was written whole
+   * by its latest event, or where there is no record.
+   */
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[]
+  /**
+   * Write whole records: inserted when the key is new, every column replaced otherwise.
+   * `fieldEvents[i]` is the field order of `values[i]` (absent or null: written whole by
+   * its latest event).
+   */
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void
+  /** Delete the records of the keys (absent ones are skipped), their field order with them. */
   remove(table: RevenueTable, keys: readonly RecordKey[]): void
+  /**
+   * Pending partial updates of records that do not exist, by record key (recordKey()): of
+   * the given keys only, or every one of the kind (imports: pending updates are rare).
+   */
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields>
+  /** Keep (or, with null, drop) the pending partial updates of record keys. */
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void
   /** Which of the event ids were applied before (by any write of this store). */
   appliedEvents(ids: readonly string[]): Set<string>
   /** Log applied events, applied at `appliedAt` (ISO 8601); each id once: logging an id again is an error. */

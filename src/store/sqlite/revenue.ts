@@ -5,10 +5,12 @@ import {
   compareEvents,
   type EventRef,
   type Figures,
+  type FieldEvents,
   type FxHistory,
   type Kind,
   type ListFilters,
   type LoggedEvent,
+  type PendingFields,
   type Period,
   type RecordKey,
   type RevenueRepository,
@@ -30,22 +32,34 @@ function columnsOf(table: RevenueTable): readonly string[] {
 export function tableStatements(db: DB, table: RevenueTable) {
   const cols = columnsOf(table)
   const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
+  const all = [...cols, 'field_events']
   return {
     del: db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    get: db.prepare(`SELECT * FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Inserts, or reports 0 changes when the key exists. */
-    insertNew: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
-    latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Replace every column of an existing record. */
-    replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
+    fieldEvents: db.prepare(`SELECT field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`).pluck(),
+    get: db.prepare(`SELECT id, ${cols.join(', ')} FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Inserts (with its field order, @field_events as JSON or null), or reports 0 changes when the key exists. */
+    insertNew: db.prepare(`INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    /** The latest event and the field order (null: written whole by the latest event). */
+    latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Replace every column of an existing record, its field order too. */
+    replace: db.prepare(`UPDATE ${table} SET ${[...set, 'field_events'].map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
     /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
     insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
-    /** replace with positional values: the row without its key (user_id, origin, origin_id come first), then the key. */
+    /**
+     * replace with positional values: the row without its key (user_id, origin, origin_id come
+     * first), then the key. Only for records written whole by their latest event (field_events
+     * NULL, left so): the import's hot path.
+     */
     replaceRow: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
   }
 }
 
 export type TableStatements = ReturnType<typeof tableStatements>
+
+/** A stored field order (JSON or NULL). */
+export function parseFieldEvents(json: null | string | undefined): FieldEvents | null {
+  return json ? (JSON.parse(json) as FieldEvents) : null
+}
 
 const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
 
@@ -72,6 +86,10 @@ export class SqliteRevenue implements RevenueRepository {
       fx: db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true),
       latestDelete: db.prepare("SELECT event_id AS id, timestamp FROM events WHERE kind = ? AND record_key = ? AND action = 'delete' ORDER BY timestamp DESC, event_id DESC LIMIT 1"),
       log: db.prepare('INSERT INTO events (event_id, kind, action, record_key, timestamp, applied_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      pending: db.prepare('SELECT pending FROM pending_fields WHERE kind = ? AND record_key = ?').pluck(),
+      pendingAll: db.prepare('SELECT record_key, pending FROM pending_fields WHERE kind = ?').raw(true),
+      pendingDrop: db.prepare('DELETE FROM pending_fields WHERE kind = ? AND record_key = ?'),
+      pendingSave: db.prepare('INSERT INTO pending_fields (kind, record_key, pending) VALUES (?, ?, ?) ON CONFLICT (kind, record_key) DO UPDATE SET pending = excluded.pending'),
     }
   }
 
@@ -93,11 +111,42 @@ export class SqliteRevenue implements RevenueRepository {
     return keys.map((k) => get.get(k.user_id, k.origin, k.origin_id) as RowOf<T> | undefined)
   }
 
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void {
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[] {
+    const {fieldEvents} = this.statements(table)
+    return keys.map((k) => parseFieldEvents(fieldEvents.get(k.user_id, k.origin, k.origin_id) as null | string | undefined))
+  }
+
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void {
     const st = this.statements(table)
     this.chunk(() => {
-      for (const v of values) if (st.insertNew.run(v).changes === 0) st.replace.run(v)
+      values.forEach((v, i) => {
+        const fe = fieldEvents?.[i]
+        const row = {...v, field_events: fe ? JSON.stringify(fe) : null}
+        if (st.insertNew.run(row).changes === 0) st.replace.run(row)
+      })
     }, values.length)
+  }
+
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+    const out = new Map<string, PendingFields>()
+    if (keys) {
+      for (const k of keys) {
+        const p = this.s.pending.get(kind, k) as string | undefined
+        if (p !== undefined) out.set(k, JSON.parse(p) as PendingFields)
+      }
+      return out
+    }
+    for (const [k, p] of this.s.pendingAll.all(kind) as [string, string][]) out.set(k, JSON.parse(p) as PendingFields)
+    return out
+  }
+
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void {
+    this.chunk(() => {
+      for (const [k, p] of entries) {
+        if (p === null) this.s.pendingDrop.run(kind, k)
+        else this.s.pendingSave.run(kind, k, JSON.stringify(p))
+      }
+    }, entries.length)
   }
 
   remove(table: RevenueTable, keys: readonly RecordKey[]): void {
@@ -147,7 +196,8 @@ export class SqliteRevenue implements RevenueRepository {
     const w = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const total = (this.db.prepare(`SELECT count(*) AS n FROM ${table} t ${w}`).get(...params) as {n: number}).n
     const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
-    const rows = this.db.prepare(`SELECT t.* FROM ${table} t ${w} ORDER BY t.created DESC, t.id DESC${limit}`).all(...params) as RowOf<T>[]
+    const cols = ['id', ...columnsOf(table)].map((c) => `t.${c}`).join(', ')
+    const rows = this.db.prepare(`SELECT ${cols} FROM ${table} t ${w} ORDER BY t.created DESC, t.id DESC${limit}`).all(...params) as RowOf<T>[]
     return {rows, total}
   }
 
