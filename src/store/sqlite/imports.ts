@@ -16,7 +16,7 @@ import {
   SUBSCRIPTION_COLUMNS,
   writesNewerThan,
 } from '../port/revenue.js'
-import {parseFieldEvents, type SqliteRevenue} from './revenue.js'
+import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
 export class SqliteImports implements ImportsRepository {
@@ -151,7 +151,7 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   private fieldOrder(base: EventRef, latest: EventRef, writes: FieldWrites): null | string {
-    return Object.keys(writes).length === 0 && compareEvents(base, latest) === 0 ? null : JSON.stringify({base, fields: writes} satisfies FieldEvents)
+    return Object.keys(writes).length === 0 && compareEvents(base, latest) === 0 ? null : writesJson({base, fields: writes} satisfies FieldEvents)
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   type EventRef,
   type Figures,
   type FieldEvents,
+  type FieldWrites,
   type FxHistory,
   type Kind,
   type ListFilters,
@@ -55,6 +56,13 @@ export function tableStatements(db: DB, table: RevenueTable) {
 }
 
 export type TableStatements = ReturnType<typeof tableStatements>
+
+/** Writes as stored: JSON with the fields in name order, so equal states store equal text. */
+export function writesJson<T extends {fields: FieldWrites}>(v: T): string {
+  const fields: FieldWrites = {}
+  for (const f of Object.keys(v.fields).sort()) fields[f] = v.fields[f]!
+  return JSON.stringify({...v, fields})
+}
 
 /** A stored field order (JSON or NULL). */
 export function parseFieldEvents(json: null | string | undefined): FieldEvents | null {
@@ -121,7 +129,7 @@ export class SqliteRevenue implements RevenueRepository {
     this.chunk(() => {
       values.forEach((v, i) => {
         const fe = fieldEvents?.[i]
-        const row = {...v, field_events: fe ? JSON.stringify(fe) : null}
+        const row = {...v, field_events: fe ? writesJson(fe) : null}
         if (st.insertNew.run(row).changes === 0) st.replace.run(row)
       })
     }, values.length)
@@ -144,7 +152,7 @@ export class SqliteRevenue implements RevenueRepository {
     this.chunk(() => {
       for (const [k, p] of entries) {
         if (p === null) this.s.pendingDrop.run(kind, k)
-        else this.s.pendingSave.run(kind, k, JSON.stringify(p))
+        else this.s.pendingSave.run(kind, k, writesJson(p))
       }
     }, entries.length)
   }
