@@ -8,10 +8,12 @@ import type {Action, EventRef, Kind} from '../store/port/revenue.js'
 
 /**
  * Event ordering. Every write to a subscription or charge is an event (id, timestamp).
- * Events are totally ordered by (timestamp, id), ids compared as plain strings, so the
- * state after any delivery order equals the state after the sorted replay:
- * - newer than the record's latest event: applied;
- * - older (or the same timestamp with a smaller id): "stale event ignored", nothing changes;
+ * Events are totally ordered by (timestamp, id), ids compared as plain strings, and the last
+ * writer wins per field (order.ts), so the state after any delivery order equals the state
+ * after the sorted replay:
+ * - an event changes the fields whose last writer is older; one that changes none is
+ *   "stale event ignored";
+ * - an update or delete before its create is kept for it;
  * - the same id again: applied once.
  */
 export {compareEvents, judge, recordKey} from '../store/port/revenue.js'
