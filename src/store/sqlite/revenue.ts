@@ -33,17 +33,16 @@ function columnsOf(table: RevenueTable): readonly string[] {
 export function tableStatements(db: DB, table: RevenueTable) {
   const cols = columnsOf(table)
   const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
-  const all = [...cols, 'field_events']
   return {
     del: db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
     fieldEvents: db.prepare(`SELECT field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`).pluck(),
     get: db.prepare(`SELECT id, ${cols.join(', ')} FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
     /** Inserts (with its field order, @field_events as JSON or null), or reports 0 changes when the key exists. */
-    insertNew: db.prepare(`INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
+    insertNew: insertNamed(db, table, [...cols, 'field_events']),
     /** The latest event and the field order (null: written whole by the latest event). */
     latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
     /** Replace every column of an existing record, its field order too. */
-    replace: db.prepare(`UPDATE ${table} SET ${[...set, 'field_events'].map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
+    replace: replaceNamed(db, table, [...set, 'field_events']),
     /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
     insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
     /**
@@ -53,6 +52,16 @@ export function tableStatements(db: DB, table: RevenueTable) {
      */
     replaceRow: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
   }
+}
+
+/** INSERT of the columns `cols` bound by name, or 0 changes when the key exists. */
+function insertNamed(db: DB, table: RevenueTable, cols: readonly string[]) {
+  return db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`)
+}
+
+/** UPDATE of the columns `set` of the record of a key, bound by name. */
+function replaceNamed(db: DB, table: RevenueTable, set: readonly string[]) {
+  return db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`)
 }
 
 export type TableStatements = ReturnType<typeof tableStatements>
