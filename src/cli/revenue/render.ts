@@ -14,6 +14,11 @@ export function money(v: null | number): string {
   return v === null ? '-' : USD.format(v)
 }
 
+/** A loss shown as a negative amount ("-$40.00"), none as "$0.00". */
+function loss(v: number): string {
+  return money(v === 0 ? 0 : -v)
+}
+
 export function pct(v: null | number): string {
   return v === null ? '-' : `${v}%`
 }
@@ -38,8 +43,8 @@ export function movementColumns(by: string): Column<ReportRow>[] {
     {header: 'starting_mrr', value: (r) => money(r.starting_mrr)},
     {header: 'new', value: (r) => money(r.new_mrr)},
     {header: 'expansion', value: (r) => money(r.expansion_mrr)},
-    {header: 'contraction', value: (r) => money(-r.contraction_mrr)},
-    {header: 'churned', value: (r) => money(-r.churned_mrr)},
+    {header: 'contraction', value: (r) => loss(r.contraction_mrr)},
+    {header: 'churned', value: (r) => loss(r.churned_mrr)},
     {header: 'reactivation', value: (r) => money(r.reactivation_mrr)},
     {header: 'net_new_mrr', value: (r) => money(r.net_new_mrr)},
     {header: 'mrr', value: (r) => money(r.mrr)},
