@@ -268,8 +268,8 @@ async function runImport(store: Store, kind: 'charges' | 'subscriptions', file: 
 export type Moment = Date | number | string
 
 export type RevenueReportOptions = {
-  /** Rows per calendar month (UTC, the default), per country or per product. */
-  by?: 'country' | 'month' | 'product'
+  /** Rows per ISO week, calendar month (the default) or quarter (UTC), per country or per product. */
+  by?: 'country' | 'month' | 'product' | 'quarter' | 'week'
   /** Start (default: 11 months before the current month). */
   since?: Moment
   /** End; a date given as text includes its whole day (default: end of the current month). */
@@ -278,10 +278,10 @@ export type RevenueReportOptions = {
   tz?: string
 }
 
-/** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU. */
+/** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU, MRR movements, churn and retention rates, LTV. */
 export function revenueReport(store: Store, options: RevenueReportOptions = {}): RevenueReport {
   const by = options.by ?? 'month'
-  if (!['country', 'month', 'product'].includes(by)) throw new InvalidInputError(`by: expected month, country or product, got ${JSON.stringify(by)}`)
+  if (!['country', 'month', 'product', 'quarter', 'week'].includes(by)) throw new InvalidInputError(`by: expected week, month, quarter, country or product, got ${JSON.stringify(by)}`)
   const zone = resolveZone(options.tz, 'tz')
   const since = seconds(options.since, 'since', zone, false)
   const until = seconds(options.until, 'until', zone, true)

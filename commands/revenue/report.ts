@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {tzFlag, window} from '../../src/cli/revenue/flags.js'
-import {csvColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
+import {csvColumns, customerColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
 import {barChart, type By, revenueReport} from '../../src/revenue/report.js'
 import {RevenueReport} from '../../src/schemas/revenue.js'
 
@@ -49,7 +49,10 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
       this.log('MRR movements (USD per month)')
       this.log(table(all, movementColumns(by)))
       this.log('')
-      this.log('customers, churn and retention')
+      this.log('paying customers')
+      this.log(table(all, customerColumns(by)))
+      this.log('')
+      this.log('churn, retention and lifetime value')
       this.log(table(all, retentionColumns(by)))
       // The chart shows MRR; a store with charges only charts net revenue instead.
       const mrr = report.rows.some((r) => r.mrr > 0)

@@ -36,7 +36,7 @@ export function summaryColumns(by: string): Column<ReportRow>[] {
   ]
 }
 
-/** MRR movements: starting MRR, each movement, net new MRR and the MRR at the end. */
+/** MRR movements: starting MRR, each movement and net new MRR (the summary has the MRR at the end). */
 export function movementColumns(by: string): Column<ReportRow>[] {
   return [
     {header: by, value: (r) => r.key},
@@ -47,19 +47,25 @@ export function movementColumns(by: string): Column<ReportRow>[] {
     {header: 'churned', value: (r) => loss(r.churned_mrr)},
     {header: 'reactivation', value: (r) => money(r.reactivation_mrr)},
     {header: 'net_new_mrr', value: (r) => money(r.net_new_mrr)},
-    {header: 'mrr', value: (r) => money(r.mrr)},
   ]
 }
 
-/** Customers, churn and retention rates, ARPU and LTV. */
-export function retentionColumns(by: string): Column<ReportRow>[] {
+/** Paying customers: at the start, the movements, at the end. */
+export function customerColumns(by: string): Column<ReportRow>[] {
   return [
     {header: by, value: (r) => r.key},
-    {header: 'starting_customers', value: (r) => r.starting_customers},
+    {header: 'starting', value: (r) => r.starting_customers},
     {header: 'new', value: (r) => r.new_customers},
     {header: 'reactivated', value: (r) => r.reactivated_customers},
     {header: 'churned', value: (r) => r.churned_customers},
     {header: 'customers', value: (r) => r.customers},
+  ]
+}
+
+/** Churn and retention rates, ARPU and LTV. */
+export function retentionColumns(by: string): Column<ReportRow>[] {
+  return [
+    {header: by, value: (r) => r.key},
     {header: 'logo_churn', value: (r) => pct(r.logo_churn_rate)},
     {header: 'revenue_churn', value: (r) => pct(r.revenue_churn_rate)},
     {header: 'nrr', value: (r) => pct(r.net_revenue_retention)},
