@@ -7,7 +7,7 @@ import {ROOT, runBin, tempStore} from '../helpers/run.js'
 /** As in tty.test.ts: the command on a real pseudo-terminal (`script`). */
 function onTerminal(args: string[]): {code: number; output: string} {
   const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const env = {...process.env, PRICECTL_NOW: '2026-04-20'}
+  const env: NodeJS.ProcessEnv = {...process.env, PRICECTL_NOW: '2026-04-20'}
   delete env.CI
   const r = spawnSync('bash', ['-c', `sleep 0.5 | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
   return {code: r.status ?? 1, output: r.stdout + r.stderr}

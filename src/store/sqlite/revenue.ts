@@ -64,6 +64,7 @@ function empty(): Figures {
 export class SqliteRevenue implements RevenueRepository {
   private readonly tables = new Map<RevenueTable, TableStatements>()
   private readonly reports = new Map<By, ReturnType<SqliteRevenue['prepareFigures']>>()
+  private readonly spanStatements = new Map<By, ReturnType<DB['prepare']>>()
   private readonly s
 
   constructor(private readonly db: DB) {
@@ -188,15 +189,19 @@ export class SqliteRevenue implements RevenueRepository {
   }
 
   spans(by: By, until: number): Span[] {
-    const end = 'COALESCE(t.cancel_at, t.canceled_at)'
-    return this.db
-      .prepare(
-        `SELECT ${groupKey(by)} AS key, t.user_id AS user_id, t.created AS start, CASE WHEN t.status = 'active' THEN NULL ELSE ${end} END AS "end", t.amount_usd_monthly_minor AS mrr
+    let st = this.spanStatements.get(by)
+    if (!st) {
+      const key = groupKey(by)
+      st = this.db.prepare(
+        `SELECT ${key} AS key, t.user_id AS user_id, t.created AS start,
+           CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
          FROM subscriptions t
          WHERE t.created IS NOT NULL AND t.created < ? AND t.amount_usd_monthly_minor > 0
-           AND (t.status = 'active' OR (t.status = 'canceled' AND ${end} > t.created))`,
+           AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))`,
       )
-      .all(until) as Span[]
+      this.spanStatements.set(by, st)
+    }
+    return st.all(until) as Span[]
   }
 
   fxHistory(currency: string): FxHistory {
