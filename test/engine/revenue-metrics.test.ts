@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {cohortTable} from '../../src/revenue/cohorts.js'
@@ -79,6 +80,40 @@ describe('MRR movements per customer', () => {
     expect(jan).toMatchObject({churned: 700, ending_mrr: 0, starting_mrr: 700})
     const [feb] = movements([span('Z', 100, '2025-06-01', '2025-07-01'), span('Z', 200, '2026-02-02')], buckets('month', t('2026-02-01'), t('2026-03-01')))
     expect(feb).toMatchObject({reactivated_customers: 1, reactivation: 200})
+  })
+})
+
+describe('movements of any history (property)', () => {
+  const DAY = 86_400
+  const base = t('2025-06-01')
+  const spanArb = fc
+    .record({
+      end: fc.option(fc.integer({max: 400 * DAY, min: 1}), {nil: null}),
+      mrr: fc.integer({max: 50_000, min: 1}),
+      start: fc.integer({max: 360 * DAY, min: 0}),
+      user: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+    })
+    .map((r): Span => ({end: r.end === null ? null : base + r.start + r.end, key: 'all', mrr: r.mrr, start: base + r.start, user_id: r.user}))
+
+  it('each period adds up, and the periods add up to the whole window', () => {
+    fc.assert(
+      fc.property(fc.array(spanArb, {maxLength: 25}), fc.constantFrom('week' as const, 'month' as const, 'quarter' as const), fc.integer({max: 200 * DAY, min: 0}), (spans, bucket, offset) => {
+        const since = base + offset
+        const until = since + 200 * DAY
+        const rows = movements(spans, buckets(bucket, since, until))
+        const [all] = movements(spans, [{end: until, start: since}])
+        const sum = noMovements()
+        for (const m of rows) {
+          expect(m.starting_mrr + m.new + m.expansion + m.reactivation - m.contraction - m.churned).toBe(m.ending_mrr)
+          expect(m.starting_customers + m.new_customers + m.reactivated_customers - m.churned_customers).toBe(m.customers)
+          for (const k of ['churned', 'churned_customers', 'contraction', 'expansion', 'new', 'new_customers', 'reactivated_customers', 'reactivation'] as const) sum[k] += m[k]
+        }
+        expect({...all, customers: 0, ending_mrr: 0, starting_customers: 0, starting_mrr: 0}).toEqual(sum)
+        expect(all.starting_mrr).toBe(rows[0].starting_mrr)
+        expect(all.ending_mrr).toBe(rows.at(-1)!.ending_mrr)
+      }),
+      {numRuns: 300},
+    )
   })
 })
 
