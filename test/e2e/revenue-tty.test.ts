@@ -32,6 +32,7 @@ describe('revenue report: the MRR trend chart is for terminals only', () => {
     expect(tty.output).toContain('MRR trend (USD), 2026-01 .. 2026-04')
     expect(tty.output).toMatch(/\$230\.00 ┤/) // the axis in formatted currency, up to the last MRR
     expect(tty.output).toMatch(/[╭╯─]/)
+    expect(tty.output).toMatch(/\n +2026-01 +2026-02 +2026-03 +2026-04\r?\n/) // the periods under the line
     const piped = runBin(db, ['revenue', 'report', ...window.slice(0, 4)])
     expect(piped.code).toBe(0)
     expect(piped.stdout).toContain('MRR movements')

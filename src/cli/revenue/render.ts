@@ -109,8 +109,13 @@ export async function mrrTrend(rows: readonly ReportRow[], width = 60, height = 
   const labels = rows.map((r) => money(r.mrr))
   const pad = Math.max(...labels.map((l) => l.length)) + 1
   const chart = plot(series, {format: (x) => money(Math.round(x * 100) / 100).padStart(pad), height})
-  const axis = `${rows[0].key} .. ${rows.at(-1)!.key}`
-  return `MRR trend (USD), ${axis}\n${chart}`
+  // Period keys under the line where they fit: the series starts after the label and " ┤".
+  let axis = ' '.repeat(pad + 2)
+  for (const [i, r] of rows.entries()) {
+    const at = pad + 2 + i * repeat
+    if (at >= axis.length + (i === 0 ? 0 : 2)) axis = axis.padEnd(at) + r.key
+  }
+  return `MRR trend (USD), ${rows[0].key} .. ${rows.at(-1)!.key}\n${chart}\n${axis}`
 }
 
 /** The cohorts as two tables: logo retention and revenue retention per month since signup. */
