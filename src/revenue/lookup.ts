@@ -19,7 +19,9 @@ export function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs)
   const noun = table === 'charges' ? 'charge' : 'subscription'
   if (args.origin !== undefined && args.origin_id !== undefined) return {origin: args.origin, origin_id: args.origin_id, user_id: args.user_id}
   if (args.origin !== undefined) {
-    throw new InvalidInputError(`give USER_ID ORIGIN ORIGIN_ID, or the gateway's id alone (got 2 arguments: ${args.user_id} ${args.origin}); e.g. pricectl ${table} get ${args.origin}`)
+    throw new InvalidInputError(
+      `got 2 arguments (${args.user_id} ${args.origin}): give USER_ID ORIGIN ORIGIN_ID (pricectl ${table} get ${args.user_id} ${args.origin} ORIGIN_ID), or the gateway's id alone (pricectl ${table} get ORIGIN_ID)`,
+    )
   }
   const originId = validate(Id, args.user_id, 'origin_id')
   const {rows, total} = store.revenue.list(table, {limit: SHOWN, origin_id: originId})

@@ -80,5 +80,6 @@ describe("get by the gateway's id alone", () => {
     expect(none.stderr).toContain('no charge has the gateway id ch_nope')
     const two = await runArgs(db, ['charges', 'get', 'u1', 'gateway_a'])
     expect(two.code).toBe(2)
+    expect(two.stderr).toContain('give USER_ID ORIGIN ORIGIN_ID (pricectl charges get u1 gateway_a ORIGIN_ID)')
   })
 })
