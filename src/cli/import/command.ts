@@ -1,5 +1,5 @@
 import {Args, Flags} from '@oclif/core'
-import {relative} from 'node:path'
+import {isAbsolute, relative} from 'node:path'
 
 import {recordTable, table} from '../render.js'
 import {OperationalError} from '../../errors.js'
@@ -99,4 +99,10 @@ export async function runImportCommand(
 }
 
 /** The per-file table of an import of several files. */
-const FILE_COLUMNS = (['file', 'preset', 'read', 'inserted', 'updated', 'unchanged', 'stale', 'rejected'] as const).map((k) => ({header: k, value: (f: ImportFileResult) => (k === 'file' ? relative(process.cwd(), f.file) || f.file : f[k])}))
+const FILE_COLUMNS = (['file', 'preset', 'read', 'inserted', 'updated', 'unchanged', 'stale', 'rejected'] as const).map((k) => ({header: k, value: (f: ImportFileResult) => (k === 'file' ? shortPath(f.file) : f[k])}))
+
+/** A path under the working folder relative to it, any other in full. */
+function shortPath(path: string): string {
+  const r = relative(process.cwd(), path)
+  return r === '' || r.startsWith('..') || isAbsolute(r) ? path : r
+}
