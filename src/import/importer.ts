@@ -255,7 +255,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
         pipeline.ack()
         hooks.progress?.(counts.read, bytesBefore + m.bytes)
       }
-      await pipeline.close()
+      // The worker is done: stop it (awaited with the others at the end) and free its slot.
+      pipeline.close().catch(() => {})
       written[i].resolve()
       for (const k of ['inserted', 'stale', 'unchanged', 'updated'] as const) file[k] = writer.counts[k] - before[k]
       bytesBefore += p.size
