@@ -5,11 +5,13 @@ import {safeCell} from '../csv-cell.js'
 import {OutputFile} from '../store/output-file.js'
 
 /**
- * The rejects CSV: `line`, `reason`, `source_file` (the export the row came from), then the
- * row as it was read, under its file's column names. Several files of different layouts
- * share one header: the first file's columns, then each later file's columns not seen yet
- * (matched trimmed and case-insensitive); a row's cells go under their own columns, and
- * cells beyond its file's header (a row with too many) after all of them. Written from the
+ * The rejects CSV: `line`, `reason`, the row as it was read under its file's column names,
+ * then `source_file` (the export the row came from), after every header column so the
+ * columns before it keep their places. A row with fewer cells than the header is padded
+ * with empty ones; cells beyond its file's header (a row with too many) come after
+ * `source_file`. Several files of different layouts share one header: the first file's
+ * columns, then each later file's columns not seen yet (matched trimmed and
+ * case-insensitive); a row's cells go under their own columns. Written from the
  * first rejected row into a temporary file beside the path and renamed into place by
  * close() (a run with none leaves no file, and removes one an earlier run left at the same
  * path). Cells are neutralised against spreadsheet formulas. The path was vetted by
@@ -53,7 +55,7 @@ export class RejectsFile {
         return i
       }),
     )
-    // A file whose columns are all of them, in order, writes its cells as read.
+    // A file whose columns are all of them, in order, writes its cells in place.
     this.places = places.map((p) => (p.length === this.columns.length && p.every((c, i) => c === i) ? undefined : p))
   }
 
@@ -67,9 +69,9 @@ export class RejectsFile {
       if (this.out === undefined) {
         // Owner-only: rejected rows hold customer ids and amounts.
         this.out = new OutputFile(this.path, 0o600)
-        this.out.write(stringify([['line', 'reason', 'source_file', ...this.columns].map((c) => safeCell(c))]))
+        this.out.write(stringify([['line', 'reason', ...this.columns, 'source_file'].map((c) => safeCell(c))]))
       }
-      this.out.write(stringify(rows.map(([line, reason, cells, source]) => [String(line), safeCell(reason), safeCell(this.sources[source].file), ...this.place(source, cells).map((c) => safeCell(c))])))
+      this.out.write(stringify(rows.map(([line, reason, cells, source]) => [String(line), safeCell(reason), ...this.place(source, cells).map((c) => safeCell(c))])))
     } catch (error) {
       this.failed = true
       this.out = undefined
@@ -78,13 +80,17 @@ export class RejectsFile {
     this.count += rows.length
   }
 
-  /** The row's cells under the shared header's columns. */
+  /** The row's cells under the shared header's columns, its source file, then any extra cells. */
   private place(source: number, cells: string[]): string[] {
+    const file = this.sources[source].file
+    const width = this.columns.length
     const at = this.places[source]
-    if (at === undefined || cells.length === 0) return cells
-    const out = Array.from({length: this.columns.length}, () => '')
-    for (let i = 0; i < cells.length && i < at.length; i++) out[at[i]] = cells[i]
-    if (cells.length > at.length) out.push(...cells.slice(at.length))
+    if (at === undefined && cells.length === width) return [...cells, file]
+    const out = Array.from({length: width}, () => '')
+    const mine = at?.length ?? width
+    for (let i = 0; i < cells.length && i < mine; i++) out[at ? at[i] : i] = cells[i]
+    out.push(file)
+    if (cells.length > mine) out.push(...cells.slice(mine))
     return out
   }
 

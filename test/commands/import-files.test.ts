@@ -70,8 +70,8 @@ describe('charges import of several files', () => {
       {file: join(dir, '2026-02.csv'), inserted: 4, preset: 'gateway_a_payments', read: 5, rejected: 0, stale: 0, unchanged: 1, updated: 0},
       {file: join(dir, '2026-03.csv'), inserted: 4, preset: 'gateway_a_payments', read: 5, rejected: 1, stale: 0, unchanged: 0, updated: 0},
     ])
-    expect(header(rejectsFile).slice(0, 4)).toEqual(['line', 'reason', 'source_file', 'id'])
-    expect(header(rejectsFile).slice(3)).toEqual(PAYMENTS_HEADER)
+    // The columns of a one-file rejects CSV keep their places; source_file comes after them.
+    expect(header(rejectsFile)).toEqual(['line', 'reason', ...PAYMENTS_HEADER, 'source_file'])
     const bad = rejects(rejectsFile)
     expect(bad).toHaveLength(1)
     expect(bad[0]).toMatchObject({Currency: 'xyz', id: 'ch_00000b', line: '4', source_file: join(dir, '2026-03.csv')})
@@ -132,7 +132,9 @@ describe('charges import of several files', () => {
     ])
     const newHeader = header(join(dir, 'a-new.csv'))
     const oldHeader = header(join(dir, 'b-old.csv'))
-    const cols = header(r.json.rejects_file).slice(3)
+    const all = header(r.json.rejects_file)
+    expect(all.at(-1)).toBe('source_file')
+    const cols = all.slice(2, -1)
     // The first file's columns, then the second's that are new.
     expect(cols.slice(0, newHeader.length)).toEqual(newHeader)
     expect(new Set(cols)).toEqual(new Set([...newHeader, ...oldHeader]))
@@ -205,6 +207,28 @@ describe('charges import of several files', () => {
     expect(r.json.message).toMatch(/^1 of 3 rows rejected; see .*p\.csv\.rejects\.csv \(line and reason per row\)/)
     expect(r.json.files).toEqual([{file: resolve(file), inserted: 2, preset: 'gateway_a_payments', read: 3, rejected: 1, stale: 0, unchanged: 0, updated: 0}])
     expect(rejects(`${file}.rejects.csv`)[0]).toMatchObject({line: '3', source_file: resolve(file)})
+  })
+})
+
+describe('rejects file columns', () => {
+  it('source_file stays in its column for a row with too few or too many cells: short rows are padded, extra cells come after it', async () => {
+    const db = tempStore()
+    withStore(db, seedCatalog)
+    process.env.PRICECTL_NOW = '1772323200'
+    const dir = tempDir()
+    const lines = paymentsCsv(3).trimEnd().split('\n')
+    writeFileSync(join(dir, 'a.csv'), [...lines, 'ch_short,2026-01-01'].join('\n') + '\n')
+    writeFileSync(join(dir, 'b.csv'), [lines[0], `${lines[2]},extra1,extra2`].join('\n') + '\n')
+    const r = await runArgs(db, ['charges', 'import', dir, '--json'])
+    expect(r.json).toMatchObject({inserted: 3, rejected: 2, unchanged: 0})
+    const table = parse(readFileSync(r.json.rejects_file, 'utf8'), {relax_column_count: true}) as string[][]
+    const at = PAYMENTS_HEADER.length + 2
+    expect(table[0][at]).toBe('source_file')
+    expect(table[1].slice(0, 4)).toEqual(['5', `expected ${PAYMENTS_HEADER.length} columns, got 2`, 'ch_short', '2026-01-01'])
+    expect(table[1].slice(4, at)).toEqual(Array.from({length: at - 4}, () => ''))
+    expect(table[1].slice(at)).toEqual([join(dir, 'a.csv')])
+    expect(table[2][2]).toBe('ch_000001')
+    expect(table[2].slice(at)).toEqual([join(dir, 'b.csv'), 'extra1', 'extra2'])
   })
 })
 

@@ -11,7 +11,7 @@ import {startProgress} from './progress.js'
 /** Arguments and flags of `subscriptions import` and `charges import`, and their run. */
 
 export const importArgs = {
-  file: Args.string({description: 'CSV exports to import, or folders of them (every *.csv in it, by name)', multiple: true, required: true}),
+  file: Args.string({description: 'CSV exports to import, or folders of them (every *.csv in each, by name)', multiple: true, required: true}),
 }
 
 export const importFlags = {
