@@ -282,9 +282,23 @@ export const ChargeWritten = Envelope.extend({record: ChargeRecord.nullable()})
 export const ChargeGot = z.object({charge: ChargeRecord, success: z.literal(true)})
 export const ChargeList = Envelope.extend({charges: z.array(ChargeRecord), total: z.number()})
 
+/** One file of an import (`files` of the summary, in the order the files were written). */
+export const ImportFileSummary = z.object({
+  file: z.string(),
+  inserted: z.number(),
+  preset: z.string(),
+  read: z.number(),
+  rejected: z.number(),
+  stale: z.number(),
+  unchanged: z.number(),
+  updated: z.number(),
+})
+
 export const ImportSummary = Envelope.extend({
   dry_run: z.boolean(),
+  /** The path given (a file or a folder), resolved; several paths: joined with ", ". */
   file: z.string(),
+  files: z.array(ImportFileSummary),
   inserted: z.number(),
   preset: z.string(),
   read: z.number(),
