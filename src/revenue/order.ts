@@ -59,7 +59,7 @@ export function stamp(fields: Record<string, unknown>, event: EventRef): FieldWr
   return out
 }
 
-/** Keys of partial-update fields that are not stored under their own name. */
+/** The fields each status allows only for itself (the spec's field rules). */
 const STATUS_FIELDS = {cancel: ['cancel_at', 'canceled_at'], trial: ['trial_start', 'trial_end']} as const
 
 /**
@@ -157,9 +157,11 @@ function fieldOrder(base: EventRef, latest: EventRef, fields: FieldWrites): Fiel
   return Object.keys(fields).length === 0 && compareEvents(base, latest) === 0 ? null : {base, fields}
 }
 
+/** What an event did to a record. */
 export type Applied<T extends RevenueTable> = {
-  /** What the event did; `against` is the event it lost to (stale) */
+  /** The event a stale one lost to, and whether that is a delete. */
   against?: {deleted: boolean; event: EventRef}
+  /** What the event did. */
   outcome: Outcome
   /** The record after the event (before it, for a delete); undefined when there is none. */
   row?: ValuesOf<T>

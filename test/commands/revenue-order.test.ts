@@ -3,7 +3,7 @@ import {copyFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
-import {importFile} from '../../src/import/importer.js'
+import {importFiles} from '../../src/import/importer.js'
 import {createCharge, deleteCharge, listCharges, updateCharge} from '../../src/revenue/charges.js'
 import {createSubscription, deleteSubscription, listSubscriptions, updateSubscription} from '../../src/revenue/subscriptions.js'
 import {buildServer, type Server} from '../../src/server/app.js'
@@ -178,7 +178,7 @@ describe('CSV imports (export rows are full-record events at their timestamp)', 
             const file = join(dir, `export-${files++}.csv`)
             writeFileSync(file, [HEADERS[kind].join(','), ...rows].join('\n') + '\n')
             rows = []
-            const r = await importFile(store, {file, kind, mapping})
+            const r = await importFiles(store, {kind, mapping, paths: [file]})
             expect(r.rejected, `rejects of ${file}`).toBe(0)
           }
           for (const e of stream) {
