@@ -2,12 +2,14 @@ import {statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {fromMinor} from '../currency.js'
 import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
 import type {StorePort} from '../store/port.js'
 import {type Pipeline, startPipeline} from './pipeline.js'
-import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
+import {choosePreset, type ImportKind, loadMapping, type Preset, withOverrides} from './presets.js'
+import {countReason, sortedReasons} from './reasons.js'
 import {looksLikeRejects, RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
 
@@ -35,18 +37,28 @@ export type ImportOptions = {
   tz?: string
   /** Overwrite an existing rejects path that is not a rejects CSV of an earlier run. */
   force?: boolean
+  /** One user id for rows without one (a connected account's export has no customer column). */
+  userId?: string
+  /** The column holding user ids, instead of the layout's. */
+  userIdColumn?: string
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
 
 export type ImportResult = ImportCounts & {
   dry_run: boolean
+  /** Rejected rows per kind of reason (src/import/reasons.ts), the most frequent first. */
+  rejected_by_reason: Record<string, number>
+  /** Charge rows whose USD amount is the gateway's own converted amount, and its total difference to the store's FX. */
+  settled_usd: SettledUsd
   file: string
   preset: string
   rejects_file: null | string
   rows_per_second: number
   seconds: number
 }
+
+export type SettledUsd = {difference_usd: number; difference_usd_minor: number; rows: number}
 
 export type ImportHooks = {
   /** After each batch: rows read so far and bytes of the file. */
@@ -108,6 +120,8 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
+  const byReason: Record<string, number> = {}
+  const settled = {difference_minor: 0, rows: 0}
 
   // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
   // store's import writer): nothing waits in memory, and a killed run leaves whole batches only.
@@ -120,6 +134,7 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
     rejects!.addMany(pendingRejects.sort((a, b) => a[0] - b[0]))
     counts.rejected += pendingRejects.length
+    for (const r of pendingRejects) countReason(byReason, r[1])
     pendingRejects = []
     inBatch = 0
   }
@@ -132,7 +147,7 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
       if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
       if (m.type === 'header') {
         layout = mapping ?? choosePreset(o.kind, m.header, o.preset)
-        if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
+        layout = withOverrides(layout, {tz: o.tz, userId: o.userId, userIdColumn: o.userIdColumn}, m.header)
         // Built here too so a layout the file cannot fill is refused before any row.
         const mapper = new RowMapper(store, o.kind, layout, m.header, fallback)
         rejects = new RejectsFile(rejectsTarget, mapper.header)
@@ -153,6 +168,8 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
         if (++inBatch >= batchSize || pendingRejects.length >= MAX_PENDING_REJECTS) commit()
       }
       counts.read = m.read
+      settled.rows += m.settled.rows
+      settled.difference_minor += m.settled.difference_minor
       pipeline.ack()
       hooks.progress?.(counts.read, m.bytes)
     }
@@ -170,8 +187,10 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
     dry_run: Boolean(o.dryRun),
     file: resolve(o.file),
     preset: layout.name,
+    rejected_by_reason: sortedReasons(byReason),
     rejects_file: counts.rejected > 0 ? rejectsPath : null,
     rows_per_second: seconds > 0 ? Math.round(counts.read / seconds) : counts.read,
     seconds: Math.round(seconds * 1000) / 1000,
+    settled_usd: {difference_usd: fromMinor(settled.difference_minor, 'USD'), difference_usd_minor: settled.difference_minor, rows: settled.rows},
   }
 }
