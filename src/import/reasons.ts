@@ -35,7 +35,7 @@ export function reasonKind(reason: string): string {
     const m = re.exec(reason)
     if (m) return typeof kind === 'string' ? kind : kind(m)
   }
-  const cut = reason.search(/"| \(|;/)
+  const cut = reason.search(/"| \(|;|, got /)
   const head = (cut === -1 ? reason : reason.slice(0, cut)).replace(/-?\d+(?:\.\d+)?/g, 'N').replace(/[\s:,]+$/, '')
   return head.length > 80 ? `${head.slice(0, 79)}…` : head || 'other'
 }

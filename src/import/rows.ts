@@ -443,17 +443,15 @@ function noRate(currency: string): string {
 
 /** How to supply each field a file may lack a column for. */
 const SUPPLY: Record<string, string> = {
-  product: '--product API_ID (one product for every row)',
-  user_id: '--user-id-column COLUMN (a column of the file that holds it, such as "Customer ID" or a metadata column) or --user-id VALUE (one user id for every row, such as the connected account\'s id)',
+  product: 'pass --product API_ID for one product on every row',
+  user_id: 'pass --user-id-column COLUMN (a column of the file that holds it, such as "Customer ID" or a metadata column) or --user-id VALUE (one user id on every row, such as the connected account\'s id)',
 }
 
 /** The refusal of a file without a column for required fields: which, and how to supply each. */
 function missingColumns(layout: Preset, missing: string[]): string {
-  const parts = missing.map((f) => {
-    const names = layout.columns[f] ? [layout.columns[f]].flat().map((n) => JSON.stringify(n)).join(' or ') : undefined
-    return `${f} (${names ? `no ${names} column` : 'no column mapped'}; pass ${SUPPLY[f] ?? 'a --mapping FILE naming its column'})`
-  })
-  return `the file has no column for ${parts.join(', and ')} (${layout.name}); a --mapping FILE can also name the column, or give a value in "constants" (docs/revenue.md, "--mapping FILE")`
+  const names = missing.map((f) => (layout.columns[f] ? `${f} (${[layout.columns[f]].flat().join(' or ')})` : f))
+  const how = missing.filter((f) => SUPPLY[f]).map((f) => `for ${f}, ${SUPPLY[f]}`)
+  return `the file has no column for ${names.join(', ')} (${layout.name}); ${how.length > 0 ? `${how.join('; ')}; or ` : ''}pass --mapping FILE naming the columns of this layout (or a value in its "constants"; docs/revenue.md, "--mapping FILE")`
 }
 
 /**
