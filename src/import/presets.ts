@@ -183,7 +183,7 @@ export function choosePreset(kind: ImportKind, header: string[], forced?: string
   if (near) {
     const cols = near.missing.map((g) => g.map((h) => JSON.stringify(h)).join(' or '))
     throw new InvalidInputError(
-      `this file looks like a ${near.p.description} but has no ${cols.join(', ')} column${cols.length === 1 ? '' : 's'}: add ${cols.length === 1 ? 'it' : 'them'} to the export, or describe the layout with --mapping FILE (docs/revenue.md, "--mapping FILE")`,
+      `this file looks like a ${near.p.name} export but has no ${cols.join(', ')} column${cols.length === 1 ? '' : 's'}: add ${cols.length === 1 ? 'it' : 'them'} to the export, or describe the layout with --mapping FILE (docs/revenue.md, "--mapping FILE")`,
     )
   }
   throw new InvalidInputError(

@@ -444,14 +444,14 @@ function noRate(currency: string): string {
 /** How to supply each field a file may lack a column for. */
 const SUPPLY: Record<string, string> = {
   product: 'pass --product API_ID for one product on every row',
-  user_id: 'pass --user-id-column COLUMN (a column of the file that holds it, such as "Customer ID" or a metadata column) or --user-id VALUE (one user id on every row, such as the connected account\'s id)',
+  user_id: 'pass --user-id-column COLUMN (a column of the file that holds it, such as Customer ID or a metadata column) or --user-id VALUE (one user id on every row, such as the connected account\'s id)',
 }
 
 /** The refusal of a file without a column for required fields: which, and how to supply each. */
 function missingColumns(layout: Preset, missing: string[]): string {
   const names = missing.map((f) => (layout.columns[f] ? `${f} (${[layout.columns[f]].flat().join(' or ')})` : f))
   const how = missing.filter((f) => SUPPLY[f]).map((f) => `for ${f}, ${SUPPLY[f]}`)
-  return `the file has no column for ${names.join(', ')} (${layout.name}); ${how.length > 0 ? `${how.join('; ')}; or ` : ''}pass --mapping FILE naming the columns of this layout (or a value in its "constants"; docs/revenue.md, "--mapping FILE")`
+  return `the file has no column for ${names.join(', ')} (${layout.name}); ${how.length > 0 ? `${how.join('; ')}; or ` : ''}pass --mapping FILE naming the columns of this layout (or a value in its constants; see docs/revenue.md)`
 }
 
 /**
