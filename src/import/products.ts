@@ -27,10 +27,14 @@ import {parseInterval} from './intervals.js'
  * Everything is read once per import (per distinct cell value): a row costs map lookups.
  */
 
-export type RowFacts = {amountMinor: number; country?: string; currency: string; interval?: string; intervalCount?: number; price?: string}
+/** What a row tells about its price: its amount and currency, its country, its price or plan id. */
+export type RowFacts = {amountMinor: number; country?: string; currency: string}
 
 /** A resolved cell: one product, several to choose from, or none. */
 type Resolution = {candidates: Candidates; kind: 'several'} | {kind: 'none'} | {kind: 'one'; product: ProductRow}
+
+/** A cell that names several products: the row's facts choose (ImportProducts.choose). */
+export type Several = Extract<Resolution, {kind: 'several'}>
 
 /** The products one gateway id names, with what tells them apart. */
 type Candidates = {
@@ -169,14 +173,17 @@ export class ImportProducts {
     return byPrice
   }
 
-  /** The row's product, or why none can be told (the caller words "no such product"). */
-  match(ref: string, facts: RowFacts, column: string): ProductRow | undefined | {reason: string} {
-    const r = this.resolve(ref, facts.interval, facts.intervalCount)
-    if (r.kind === 'one') return r.product
-    if (r.kind === 'none') return undefined
+  /** The product a cell names (cached per cell value), none, or several for choose() (the caller words "no such product"). */
+  match(ref: string, interval?: string, intervalCount?: number): ProductRow | Several | undefined {
+    const r = this.resolve(ref, interval, intervalCount)
+    return r.kind === 'one' ? r.product : r.kind === 'none' ? undefined : r
+  }
+
+  /** Which of several products a row is, by its price id, else its amount; else the reason it cannot be told. */
+  choose(r: Several, ref: string, facts: RowFacts, price: string, column: string): ProductRow | {reason: string} {
     const c = r.candidates
-    if (facts.price) {
-      const t = facts.price.trim().toLowerCase()
+    if (price) {
+      const t = price.trim().toLowerCase()
       const iv = parseInterval(t)
       const byId = c.byId.get(t) ?? (iv ? c.byId.get(`${iv.interval}|${iv.count}`) : undefined)
       if (byId) return byId
@@ -188,7 +195,7 @@ export class ImportProducts {
     if (found?.length === 1) return found[0]
     const names = c.products.map((p) => `${p.api_id} (${c.intervals.get(p.id)})`)
     const amount = `${minorToDecimalString(facts.amountMinor, minorDigits(facts.currency))} ${facts.currency}`
-    const idNote = facts.price ? `its price id ${JSON.stringify(facts.price)} names none of them, and ` : ''
+    const idNote = price ? `its price id ${JSON.stringify(price)} names none of them, and ` : ''
     if (found && found.length > 1) {
       return {reason: `ambiguous product ${JSON.stringify(ref)} in ${column}: it is the ${this.types.join('/')} product of ${names.join(' and ')}; ${idNote}${amount} is a price of ${found.map((p) => p.api_id).join(' and ')} alike (add a price id column naming the product's api_id or interval, such as price_id (metadata))`}
     }

@@ -51,6 +51,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly constants: Map<Field, string>
   /** Rows whose USD amount is the gateway's converted amount, and its total difference to the store's FX. */
   private settled = {difference_minor: 0, rows: 0}
+  /** Whether the layout reads a price id, and the gateway's converted amounts (checked once, not per row). */
+  private readonly hasPrice: boolean
+  private readonly hasSettled: boolean
   private readonly refunded: Set<string>
   /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
   private readonly ruleOverrides: Map<string, RuleOverride> | undefined
@@ -78,6 +81,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     // Every row needs a product: from a column, or --product for all of them.
     if ((this.fields.get('product')?.length ?? 0) === 0 && !this.constants.has('product') && !fallbackProduct) missing.push('product')
     if (missing.length > 0) throw new PricectlError(missingColumns(layout, missing), 2)
+    const has = (f: Field) => (this.fields.get(f)?.length ?? 0) > 0 || this.constants.has(f)
+    this.hasPrice = has('price')
+    this.hasSettled = has('converted_amount') && has('converted_currency')
     const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
     this.eventCols = cols(eventNames)
     const metaIdx = new Map<number, string>()
@@ -224,10 +230,15 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return {amountMinor, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
   }
 
-  private product(ref: string, facts: RowFacts): ProductRow | string {
+  /** The row's product; a cell naming several products is told by the row's price id (`price`), else its amount. */
+  private product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): ProductRow | string {
     if (ref === '') return this.fallbackProduct ?? `missing product: ${this.columnName('product')} is empty (pass --product API_ID for rows without one)`
-    const p = this.products.match(ref, facts, this.columnName('product'))
-    if (p !== undefined && 'reason' in p) return p.reason
+    let p = this.products.match(ref, interval, intervalCount)
+    if (p !== undefined && 'kind' in p) {
+      const chosen = this.products.choose(p, ref, facts, price, this.columnName('product'))
+      if ('reason' in chosen) return chosen.reason
+      p = chosen
+    }
     if (!p) {
       const how = (this.layout.product_types ?? []).length > 0 ? `no ${this.layout.product_types!.join('/')} integration or api_id` : 'no api_id'
       return `unknown product ${JSON.stringify(ref)} in ${this.columnName('product')} (${how} matches; add the integration to the product with "pricectl products update")`
@@ -246,7 +257,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
    * row carries none (the store's FX converts then), a string when a cell is no amount.
    */
   private settledUsd(cells: string[], amountMinor: number, refundedMinor: number): string | undefined | {amount: number; refunded?: number} {
-    if (this.cell(cells, 'converted_currency').toUpperCase() !== 'USD') return undefined
+    if (!this.hasSettled) return undefined
+    const cur = this.cell(cells, 'converted_currency')
+    if (cur !== 'usd' && cur !== 'USD' && (cur.length !== 3 || cur.toUpperCase() !== 'USD')) return undefined
     const raw = this.cell(cells, 'converted_amount')
     if (raw === '') return undefined
     const amount = this.amount(raw, 'USD', 'converted_amount')
@@ -309,8 +322,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       const digits = minorDigits(b.currency)
       return `amount_refunded: ${minorToDecimalString(refundedMinor, digits)} is more than the amount ${minorToDecimalString(b.amountMinor, digits)}`
     }
-    const priceRef = this.cell(cells, 'price')
-    const product = this.product(b.productRef, {amountMinor: b.amountMinor, country: b.country, currency: b.currency, price: priceRef === '' ? undefined : priceRef})
+    const priceRef = this.hasPrice ? this.cell(cells, 'price') : ''
+    const product = this.product(b.productRef, b, priceRef)
     if (typeof product === 'string') return product
     const amountMinor = b.amountMinor
     const settled = this.settledUsd(cells, amountMinor, refundedMinor)
@@ -402,7 +415,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     }
     const order = dateOrderProblems({...input, created: b.created})
     if (order.length > 0) return order.map((p) => `${p.field}: ${p.message}`).join('; ')
-    const product = this.product(b.productRef, {amountMinor: b.amountMinor, country: b.country, currency: b.currency, interval, intervalCount})
+    const product = this.product(b.productRef, b, '', interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
