@@ -264,6 +264,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (raw === '') return undefined
     const amount = this.amount(raw, 'USD', 'converted_amount')
     if (typeof amount === 'string') return amount
+    if (amount < 0) return `bad amount ${JSON.stringify(raw)} in ${this.columnName('converted_amount')}: is negative (what the gateway settled is never below zero)`
     if (refundedMinor === 0) return {amount, refunded: 0}
     // A full refund is the whole settled amount; a partial one the converted refund when the row has one.
     if (refundedMinor === amountMinor) return {amount, refunded: amount}
