@@ -72,7 +72,12 @@ describe('subscriptions create | update | get | delete', () => {
       success: true,
     })
     const table = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1'])
-    expect(table.stdout).toContain('service_product_id2')
+    // People see the product's api_id and ISO dates, never the internal id or raw epochs.
+    expect(table.stdout).toMatch(/│ product +│ pro_monthly +│/)
+    expect(table.stdout).toMatch(/│ created +│ 2026-01-01T00:00:00Z +│/)
+    expect(table.stdout).toMatch(/│ latest_event_timestamp +│ 2026-01-02T00:00:00Z +│/)
+    expect(table.stdout).not.toContain('service_product_id')
+    expect(table.stdout).not.toContain('1767225600')
   })
 
   it('takes --body with flags overriding its fields, and an integration object as product', async () => {

@@ -134,6 +134,8 @@ export function recordKey(userId: string, origin: string, originId: string): str
 export type ListFilters = {
   limit?: number
   origin?: string
+  /** The gateway's id of the record (`subscriptions get ORIGIN_ID` finds a record by it alone). */
+  origin_id?: string
   /** A product's api_id. */
   product?: string
   since?: number
@@ -150,6 +152,16 @@ export type Figures = {active: number; churned: number; mrr: number; net: number
 
 /** A period [start, end) in UNIX seconds. */
 export type Period = {end: number; start: number}
+
+/**
+ * One paying stretch of a subscription, what MRR movements and cohorts are computed from
+ * (src/revenue/metrics.ts): the subscription adds `mrr` USD cents a month to its user's
+ * MRR at every moment t with start < t <= end (the same "live" rule as the report's
+ * figures: an active subscription from `created` on, a canceled one until its cancel_at,
+ * else canceled_at). `end` is null while it runs. `key` is the report's group (country,
+ * product api_id, or "all").
+ */
+export type Span = {end: null | number; key: string; mrr: number; start: number; user_id: string}
 
 /** One currency's FX history, ascending by date, each rate tagged operator-set or bundled snapshot. */
 export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
@@ -174,6 +186,15 @@ export interface RevenueRepository {
   list<T extends RevenueTable>(table: T, filters: ListFilters): {rows: RowOf<T>[]; total: number}
   /** The report's figures per group, one map per period, in order. */
   figures(by: By, periods: readonly Period[]): Map<string, Figures>[]
+  /**
+   * Every paying stretch of a subscription that began before `until` (UNIX seconds), grouped
+   * as `by` says: subscriptions `active` or `canceled` with a `created` date and
+   * `amount_usd_monthly_minor` > 0, a canceled one only when it ended after it began
+   * (end = COALESCE(cancel_at, canceled_at) > created). In any order (the engine groups and
+   * sorts). The whole history is read (a customer's earlier stretches tell a reactivation
+   * from a new customer); one row per subscription, so it is bulk by nature.
+   */
+  spans(by: By, until: number): Span[]
   /** One currency's FX history (units per USD), read once per currency by imports. */
   fxHistory(currency: string): FxHistory
 }

@@ -14,6 +14,7 @@ import {
   type RevenueRepository,
   type RevenueTable,
   type RowOf,
+  type Span,
   SUBSCRIPTION_COLUMNS,
   type ValuesOf,
 } from '../port/revenue.js'
@@ -63,6 +64,7 @@ function empty(): Figures {
 export class SqliteRevenue implements RevenueRepository {
   private readonly tables = new Map<RevenueTable, TableStatements>()
   private readonly reports = new Map<By, ReturnType<SqliteRevenue['prepareFigures']>>()
+  private readonly spanStatements = new Map<By, ReturnType<DB['prepare']>>()
   private readonly s
 
   constructor(private readonly db: DB) {
@@ -141,6 +143,7 @@ export class SqliteRevenue implements RevenueRepository {
     if (f.user_id !== undefined) where.push('t.user_id = ?'), params.push(f.user_id)
     if (f.status !== undefined) where.push('t.status = ?'), params.push(f.status)
     if (f.origin !== undefined) where.push('t.origin = ?'), params.push(f.origin)
+    if (f.origin_id !== undefined) where.push('t.origin_id = ?'), params.push(f.origin_id)
     if (f.product !== undefined) where.push('t.product_id = (SELECT id FROM products WHERE api_id = ?)'), params.push(f.product)
     if (f.since !== undefined) where.push('t.created >= ?'), params.push(f.since)
     if (f.until !== undefined) where.push('t.created < ?'), params.push(f.until)
@@ -183,6 +186,22 @@ export class SqliteRevenue implements RevenueRepository {
         return out
       }),
     )()
+  }
+
+  spans(by: By, until: number): Span[] {
+    let st = this.spanStatements.get(by)
+    if (!st) {
+      const key = groupKey(by)
+      st = this.db.prepare(
+        `SELECT ${key} AS key, t.user_id AS user_id, t.created AS start,
+           CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
+         FROM subscriptions t
+         WHERE t.created IS NOT NULL AND t.created < ? AND t.amount_usd_monthly_minor > 0
+           AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))`,
+      )
+      this.spanStatements.set(by, st)
+    }
+    return st.all(until) as Span[]
   }
 
   fxHistory(currency: string): FxHistory {
