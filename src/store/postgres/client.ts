@@ -75,7 +75,20 @@ client.on('error', (e) => { broken = e })
 const ready = client.connect()
 ready.catch((e) => { broken = e })
 const info = (e) => ({code: e.code, constraint: e.constraint, detail: e.detail, message: e.message || String(e), table: e.table})
+let waiting = false
+let current = 0
+const answer = (reply) => {
+  waiting = false
+  port.postMessage(reply)
+  Atomics.store(flag, 0, 1)
+  Atomics.notify(flag, 0)
+}
+// Whatever escapes (a driver bug) answers the waiting caller instead of leaving it blocked.
+process.on('uncaughtException', (e) => { if (waiting) answer({error: info(e)}) })
+process.on('unhandledRejection', (e) => { if (waiting) answer({error: info(e)}) })
 port.on('message', async (m) => {
+  const id = ++current
+  waiting = true
   let reply
   try {
     await ready
@@ -98,9 +111,8 @@ port.on('message', async (m) => {
   } catch (e) {
     reply = {error: info(e)}
   }
-  port.postMessage(reply)
-  Atomics.store(flag, 0, 1)
-  Atomics.notify(flag, 0)
+  if (!waiting || id !== current) return // answered already (uncaughtException)
+  answer(reply)
   if (m.op === 'close') port.close()
 })
 `
@@ -116,6 +128,9 @@ class WorkerClient implements PgSync {
     this.port = port1
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      // The worker's code is CommonJS: flags of this process such as --input-type=module or a
+      // loader must not apply to it (it would fail to start, and this thread would wait forever).
+      execArgv: [],
       transferList: [port2],
       workerData: {copyPath: require.resolve('pg-copy-streams'), pgPath: require.resolve('pg'), port: port2, signal: this.flag.buffer, url},
     })

@@ -70,6 +70,9 @@ export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: n
   const from = pgSchemaVersion(pg)
   checkNotNewerPg(from, shown)
   if (from === SCHEMA_VERSION) return {from, to: from}
+  // Wait as long as another process's migration takes (the connection's lock_timeout is for writers).
+  const [{timeout}] = pg.query<{timeout: string}>(`SELECT current_setting('lock_timeout') AS timeout`)
+  pg.exec('SET lock_timeout = 0')
   pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
   try {
     pg.exec(`BEGIN; ${PG_META_SQL}; INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING; COMMIT`)
@@ -91,6 +94,7 @@ export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: n
     }
   } finally {
     pg.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
+    pg.query(`SELECT set_config('lock_timeout', $1, false)`, [timeout])
   }
   return {from, to: SCHEMA_VERSION}
 }

@@ -1,0 +1,153 @@
+import {type ChildProcess, spawn} from 'node:child_process'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import http from 'node:http'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {connectPg} from '../../src/store/postgres/client.js'
+import {CATALOG} from '../helpers/catalog.js'
+import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
+import {ROOT, runBin} from '../helpers/run.js'
+
+/**
+ * Issue 18, item 2: one lock per user across several `serve` instances and a CLI batch
+ * pricing the same new users at once, on one PostgreSQL store. Each caller asks for a
+ * different country, so a second quote for a user would show up as a different price:
+ * exactly one lock per user, and every answer for a user is that lock's price.
+ */
+
+const USERS = 1000
+const SERVERS = 3
+/** Requests in flight per server. */
+const IN_FLIGHT = 8
+
+const children: ChildProcess[] = []
+let database: PgDatabase | undefined
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  database?.drop()
+  database = undefined
+})
+
+function start(args: string[]): {child: ChildProcess; done: Promise<{code: null | number; stderr: string; stdout: string}>; stderr: () => string} {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), ...args], {cwd: ROOT, env: {...process.env, NODE_ENV: undefined} as NodeJS.ProcessEnv})
+  children.push(child)
+  let stderr = ''
+  let stdout = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  child.stdout!.on('data', (d) => (stdout += d))
+  const done = new Promise<{code: null | number; stderr: string; stdout: string}>((resolve) => child.on('exit', (code) => resolve({code, stderr, stdout})))
+  return {child, done, stderr: () => stderr}
+}
+
+async function serve(db: string): Promise<number> {
+  const s = start(['serve', '--port', '0', '--db', db])
+  const until = Date.now() + 30_000
+  while (!/listening on http:\/\/127\.0\.0\.1:\d+/.test(s.stderr())) {
+    if (s.child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${s.stderr()}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(s.stderr())![1])
+}
+
+const agent = new http.Agent({keepAlive: true, maxSockets: IN_FLIGHT})
+
+function post(port: number, key: string, body: unknown): Promise<{json: any; status: number}> {
+  const text = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {agent, headers: {authorization: `Bearer ${key}`, 'content-length': Buffer.byteLength(text), 'content-type': 'application/json'}, host: '127.0.0.1', method: 'POST', path: '/v1/prices', port},
+      (res) => {
+        let data = ''
+        res.on('data', (d) => (data += d))
+        res.on('end', () => resolve({json: JSON.parse(data), status: res.statusCode ?? 0}))
+      },
+    )
+    req.on('error', reject)
+    req.end(text)
+  })
+}
+
+/** A client as sellers write one: a 503 (busy) is tried again after a moment. */
+async function priceOnce(port: number, key: string, body: unknown): Promise<any> {
+  for (let attempt = 0; ; attempt++) {
+    const r = await post(port, key, body)
+    if (r.status === 200) return r.json
+    if (r.status !== 503 || attempt > 50) throw new Error(`HTTP ${r.status}: ${JSON.stringify(r.json)}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** What a caller was quoted for pro_monthly: amount and currency. */
+function quoted(result: any): string {
+  const p = result.products.pro_monthly
+  return JSON.stringify({amount: p.integrations.gateway_a.amount, currency: p.integrations.gateway_a.currency ?? p.currency})
+}
+
+const userId = (i: number) => `user-${String(i).padStart(4, '0')}`
+const SERVER_COUNTRIES = ['DE', 'JP', 'KW']
+
+describe('PostgreSQL: one lock per user across 3 serve instances and a price --input batch', () => {
+  it(`prices the same ${USERS} new users from ${SERVERS} servers and a batch at once: exactly one lock each, every answer for a user the same`, async () => {
+    database = freshPgDatabase()
+    const db = database.url
+    for (const p of CATALOG) {
+      const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)})
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const k = runBin(db, ['keys', 'create', '--name', 'load', '--json'])
+    expect(k.code, k.stderr).toBe(0)
+    const key = k.json.api_key as string
+    const ports = await Promise.all(Array.from({length: SERVERS}, () => serve(db)))
+
+    // The batch: every user, in the US (the servers ask for DE, JP and KW).
+    const dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
+    const input = join(dir, 'requests.jsonl')
+    writeFileSync(input, Array.from({length: USERS}, (_, i) => JSON.stringify({country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)})).join('\n') + '\n')
+    const batch = start(['price', '--input', input, '--output', 'jsonl', '--db', db])
+
+    const answers = new Map<string, Set<string>>()
+    const note = (user: string, result: any) => {
+      let set = answers.get(user)
+      if (!set) answers.set(user, (set = new Set()))
+      set.add(quoted(result))
+    }
+    await Promise.all(
+      ports.map(async (port, s) => {
+        // Each server walks the users from a different starting point, IN_FLIGHT at a time.
+        const order = Array.from({length: USERS}, (_, i) => (i + Math.floor((s * USERS) / SERVERS)) % USERS)
+        let next = 0
+        await Promise.all(
+          Array.from({length: IN_FLIGHT}, async () => {
+            while (next < order.length) {
+              const i = order[next++]
+              note(userId(i), await priceOnce(port, key, {country: SERVER_COUNTRIES[s], integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)}))
+            }
+          }),
+        )
+      }),
+    )
+    const b = await batch.done
+    expect(b.code, b.stderr).toBe(0)
+    const lines = b.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines).toHaveLength(USERS)
+    for (const l of lines) note(l.user_id, l)
+
+    expect(answers.size).toBe(USERS)
+    const split = [...answers].filter(([, set]) => set.size !== 1)
+    expect(split.slice(0, 5), 'users with more than one price').toEqual([])
+
+    const pg = connectPg(db)
+    try {
+      const [row] = pg.query<{keys: number; locks: number; users: number}>('SELECT count(*) AS locks, count(DISTINCT lock_key) AS keys, (SELECT count(*) FROM users) AS users FROM locks')
+      expect(row).toEqual({keys: USERS, locks: USERS, users: USERS})
+      // Each lock's country is the country of the answer everyone got.
+      const countries = pg.queryArrays<[string, string]>('SELECT lock_key, country FROM locks')
+      const currency: Record<string, string> = {DE: 'EUR', JP: 'JPY', KW: 'KWD', US: 'USD'}
+      for (const [user, country] of countries) expect(JSON.parse([...answers.get(user)!][0]).currency).toBe(currency[country])
+    } finally {
+      pg.close()
+    }
+  }, 300_000)
+})

@@ -1,0 +1,212 @@
+import {spawn} from 'node:child_process'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {openStore} from '../../src/store/db.js'
+import {SCHEMA_VERSION} from '../../src/store/migrations.js'
+import {connectPg, PgError} from '../../src/store/postgres/client.js'
+import {PG_MIGRATIONS, PG_SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
+import {openReaderStore} from '../../src/store/reader.js'
+import type {StorePort} from '../../src/store/port.js'
+import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
+import {ROOT, runBin} from '../helpers/run.js'
+
+const made: PgDatabase[] = []
+const opened: {close(): void}[] = []
+afterEach(() => {
+  for (const s of opened.splice(0)) s.close()
+  for (const d of made.splice(0)) d.drop()
+})
+function database(options?: {empty?: boolean}): PgDatabase {
+  const d = freshPgDatabase(options)
+  made.push(d)
+  return d
+}
+function open(url: string): StorePort {
+  const s = openStore(url)
+  opened.push(s)
+  return s
+}
+
+describe('the synchronous PostgreSQL client', () => {
+  it('runs statements with parameters, BIGINT as numbers, several statements at once, COPY, and reports errors with their SQLSTATE', () => {
+    const pg = connectPg(database({empty: true}).url)
+    opened.push(pg)
+    expect(pg.query('SELECT $1::bigint AS n, $2::text AS t, NULL::text AS z', [9_007_199_254_740_991, 'x'])).toEqual([{n: 9_007_199_254_740_991, t: 'x', z: null}])
+    expect(pg.exec('CREATE TABLE t (a bigint, b text); SELECT 1 AS one')).toEqual([[], [{one: 1}]])
+    expect(pg.copyFrom('COPY t (a, b) FROM STDIN', '1\tone\n2\ttwo\n')).toBe(2)
+    expect(pg.queryArrays('SELECT a, b FROM t ORDER BY a')).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+    ])
+    expect(pg.run('UPDATE t SET b = $1', ['x'])).toBe(2)
+    let caught: unknown
+    try {
+      pg.query('SELECT * FROM missing_table')
+    } catch (error) {
+      caught = error
+    }
+    expect(caught).toBeInstanceOf(PgError)
+    expect((caught as PgError).code).toBe('42P01')
+    // The connection is still usable after an error.
+    expect(pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 2}])
+    pg.close()
+    expect(() => pg.query('SELECT 1')).toThrow(/closed/)
+  })
+
+  it('works from the built dist/ as from the sources: a child process imports the compiled client', async () => {
+    const url = database({empty: true}).url
+    const client = pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'postgres', 'client.js')).href
+    const script = join(mkdtempSync(join(tmpdir(), 'pricectl-dist-')), 'query.mjs')
+    writeFileSync(script, `import {connectPg} from ${JSON.stringify(client)}\nconst pg = connectPg(process.argv[2])\nconsole.log(JSON.stringify(pg.query('SELECT 40 + 2 AS n')))\npg.close()\n`)
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [script, url], {stdio: ['ignore', 'pipe', 'inherit']})
+      let text = ''
+      child.stdout.on('data', (d) => (text += d))
+      child.on('error', reject)
+      child.on('exit', () => resolve(text))
+    })
+    expect(JSON.parse(out)).toEqual([{n: 42}])
+  })
+})
+
+describe('opening a PostgreSQL store', () => {
+  it('has the same schema versions as SQLite', () => {
+    expect(PG_SCHEMA_VERSION).toBe(SCHEMA_VERSION)
+    expect(PG_MIGRATIONS.map((m) => m.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1))
+  })
+
+  it('creates a store in an empty database: marked, migrated, seeded as SQLite is', () => {
+    const store = open(database({empty: true}).url)
+    expect(store.kind).toBe('postgres')
+    expect(store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
+    expect(store.config.setting('default_country')).toBe('US')
+    expect(store.config.setting('org_id')).toBe('1')
+    expect(store.config.ratesOn('2030-01-01', '2030-01-01').length).toBeGreaterThan(100)
+  })
+
+  it('several processes opening a new store at once: one migrates, all succeed', () => {
+    const {url} = database({empty: true})
+    const runs = Array.from({length: 4}, () => spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'db', 'migrate', '--json', '--db', url], {stdio: ['ignore', 'pipe', 'pipe']}))
+    return Promise.all(
+      runs.map(
+        (child) =>
+          new Promise<{code: null | number; out: string}>((resolve) => {
+            let out = ''
+            child.stdout.on('data', (d) => (out += d))
+            child.stderr.on('data', (d) => (out += d))
+            child.on('exit', (code) => resolve({code, out}))
+          }),
+      ),
+    ).then((results) => {
+      for (const r of results) expect(r.code, r.out).toBe(0)
+      for (const r of results) expect(JSON.parse(r.out).to).toBe(SCHEMA_VERSION)
+      const store = open(url)
+      expect(store.health().schemaVersion).toBe(SCHEMA_VERSION)
+      expect(store.config.ratesOn('2030-01-01', '2030-01-01').filter((r) => r.currency === 'EUR')).toHaveLength(1)
+    })
+  })
+
+  it('refuses a database that holds other tables, and writes nothing to it', () => {
+    const d = database({empty: true})
+    const pg = connectPg(d.url)
+    opened.push(pg)
+    pg.exec('CREATE TABLE customers (id bigint)')
+    expect(() => openStore(d.url)).toThrow(/holds 1 table\(s\) and no pricectl store/)
+    expect(pg.queryArrays(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).toEqual([['customers']])
+  })
+
+  it('a store in its own schema of a shared database (search_path in the URL)', () => {
+    const d = database({empty: true})
+    const pg = connectPg(d.url)
+    opened.push(pg)
+    pg.exec('CREATE TABLE customers (id bigint); CREATE SCHEMA shop')
+    const url = `${d.url}?options=${encodeURIComponent('-c search_path=shop')}`
+    const store = open(url)
+    expect(store.health().schemaVersion).toBe(SCHEMA_VERSION)
+    expect(pg.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'products'`)).toEqual([{n: 1}])
+  })
+
+  it('says what is wrong with a URL that reaches no database', () => {
+    const u = new URL(database({empty: true}).url)
+    u.pathname = '/no_such_database'
+    expect(() => openStore(u.toString())).toThrow(/cannot open the PostgreSQL store .*no_such_database.*create it first/)
+    const r = runBin(undefined, ['db', 'info', '--db', 'postgres://nobody:secret@127.0.0.1:1/x'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/cannot open the PostgreSQL store postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/x/)
+    expect(r.stderr).not.toContain('secret')
+  })
+
+  it('a reader store is a read-only session of the same store', () => {
+    const d = database()
+    const store = open(d.url)
+    store.transaction(() => store.config.saveSetting('default_country', 'DE'), {write: true})
+    const reader = openReaderStore(store.location)
+    opened.push(reader)
+    expect(reader.readOnly).toBeTruthy()
+    expect(reader.config.setting('default_country')).toBe('DE')
+    expect(() => reader.transaction(() => reader.config.saveSetting('x', 'y'), {write: true})).toThrow(/read-only/)
+  })
+})
+
+describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
+  it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', () => {
+    const d = database()
+    const a = open(d.url)
+    const b = open(d.url)
+    b.setBusyTimeout(0)
+    let inner: unknown
+    a.transaction(() => {
+      a.config.saveSetting('holder', 'a')
+      try {
+        b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+      } catch (error) {
+        inner = error
+      }
+    }, {write: true})
+    expect((inner as PgError).code).toBe('55P03')
+    expect(b.config.setting('holder')).toBe('a')
+    // Once a has committed, b writes.
+    b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+    expect(a.config.setting('holder')).toBe('b')
+  })
+
+  it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', () => {
+    const d = database()
+    const a = open(d.url)
+    const b = open(d.url)
+    const v = a.pricing.catalogVersion()
+    a.transaction(() => a.config.saveSetting('k', '1'), {write: true})
+    expect(a.pricing.catalogVersion()).toBe(v)
+    const seen = a.transaction(() => {
+      const first = a.config.setting('k')
+      b.transaction(() => b.config.saveSetting('k', '2'), {write: true})
+      return [first, a.config.setting('k')]
+    })
+    expect(seen).toEqual(['1', '1'])
+    expect(a.config.setting('k')).toBe('2')
+    expect(a.pricing.catalogVersion()).not.toBe(v)
+    // A transaction that wrote nothing moves nothing.
+    const w = b.pricing.catalogVersion()
+    a.transaction(() => a.config.setting('k'), {write: true})
+    expect(b.pricing.catalogVersion()).toBe(w)
+  })
+
+  it('a nested transaction that fails rolls back its own writes only', () => {
+    const store = open(database().url)
+    store.transaction(() => {
+      store.config.saveSetting('outer', '1')
+      expect(() =>
+        store.transaction(() => {
+          store.config.saveSetting('inner', '1')
+          store.config.saveSetting('bad', null as unknown as string) // NOT NULL
+        }),
+      ).toThrow()
+      store.config.saveSetting('after', '1')
+    }, {write: true})
+    expect([store.config.setting('outer'), store.config.setting('inner'), store.config.setting('after')]).toEqual(['1', undefined, '1'])
+  })
+})
