@@ -40,7 +40,7 @@ describe('PostgreSQL: event order under concurrent writers', () => {
     const dir = tempDir('pricectl-pgconc-')
     const a = write(dir, 'a.csv', exportOf('10.00', (i) => i % 2 === 1))
     const b = write(dir, 'b.csv', exportOf('20.00', (i) => i % 2 === 0))
-    const env = (db: PgDatabase) => ({DEBUG: '1', PRICECTL_DB: db.url, PRICECTL_NOW: NOW})
+    const env = (db: PgDatabase) => ({PRICECTL_DB: db.url, PRICECTL_NOW: NOW})
     const importOf = (db: PgDatabase, file: string) => startBin(['charges', 'import', file, '--batch-size', '300', '--rejects', `${file}.${db.name}.rejects.csv`], {env: env(db)}).done
     const dbs: PgDatabase[] = []
     try {
