@@ -210,3 +210,26 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect([store.config.setting('outer'), store.config.setting('inner'), store.config.setting('after')]).toEqual(['1', undefined, '1'])
   })
 })
+
+describe('a write transaction that cannot get the write lock in time', () => {
+  it('fails busy (lock_timeout, 55P03) and leaves the connection usable', () => {
+    const d = database()
+    const a = open(d.url)
+    const b = open(d.url)
+    b.setBusyTimeout(50)
+    let failed: unknown
+    a.transaction(() => {
+      a.config.saveSetting('holder', 'a')
+      try {
+        b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+      } catch (error) {
+        failed = error
+      }
+      // b's failed BEGIN left no transaction open: it reads (the committed state) at once.
+      expect(b.config.setting('holder')).toBeUndefined()
+    }, {write: true})
+    expect((failed as PgError).code).toBe('55P03')
+    b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+    expect(a.config.setting('holder')).toBe('b')
+  })
+})

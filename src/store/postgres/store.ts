@@ -88,14 +88,7 @@ export class PgStore implements StorePort {
    */
   beginOpen(): void {
     if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
-    if (this.lockWait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
-    else {
-      const [, [row]] = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)
-      if (!row?.got) {
-        this.pg.exec('ROLLBACK')
-        throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
-      }
-    }
+    this.begin(!this.readOnly, this.lockWait)
     this.depth = 1
   }
 
@@ -106,21 +99,35 @@ export class PgStore implements StorePort {
 
   rollbackOpen(): void {
     this.depth = 0
-    this.pg.exec('ROLLBACK')
+    this.rollbackQuietly()
+  }
+
+  /** BEGIN, with the write lock for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
+  private begin(write: boolean, wait: boolean): void {
+    let got = true
+    try {
+      if (!write) this.pg.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
+      else if (wait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
+      else got = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)[1][0]?.got === true
+    } catch (error) {
+      this.rollbackQuietly()
+      throw error
+    }
+    if (!got) {
+      this.rollbackQuietly()
+      throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
+    }
+  }
+
+  private rollbackQuietly(): void {
+    try {
+      this.pg.exec('ROLLBACK')
+    } catch {}
   }
 
   private run<T>(fn: () => T, writing: boolean, wait: boolean): T {
     if (this.depth > 0) return this.savepoint(fn)
-    const write = writing && !this.readOnly
-    if (!write) this.pg.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
-    else if (wait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
-    else {
-      const [, [row]] = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)
-      if (!row?.got) {
-        this.pg.exec('ROLLBACK')
-        throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
-      }
-    }
+    this.begin(writing && !this.readOnly, wait)
     this.depth = 1
     let result: T
     try {
