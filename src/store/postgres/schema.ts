@@ -18,7 +18,10 @@ import {historySql} from './history-schema.js'
  * - REAL becomes DOUBLE PRECISION (FX rates, factors, multipliers: the same IEEE doubles);
  * - TEXT gets COLLATE "C": comparisons and ORDER BY go by code point as in SQLite, whatever
  *   locale the database was created with (api_ids, currency codes, dates sort the same);
- * - WITHOUT ROWID (a SQLite storage choice) is dropped.
+ * - WITHOUT ROWID (a SQLite storage choice) is dropped;
+ * - foreign keys are DEFERRABLE (INITIALLY IMMEDIATE: checked per statement as before), so
+ *   `revert` can restore children before their parent and have them checked at commit
+ *   (SET CONSTRAINTS ALL DEFERRED, SQLite's defer_foreign_keys).
  *
  * The SQLite texts are the released migrations' and never change, so neither does this.
  */
@@ -30,6 +33,7 @@ export function pgDdl(sqlite: string): string {
     .replace(/\bREAL\b/g, 'DOUBLE PRECISION')
     .replace(/\bTEXT\b/g, 'TEXT COLLATE "C"')
     .replace(/\)\s*WITHOUT ROWID;/g, ');')
+    .replace(/REFERENCES \w+\(\w+\)( ON DELETE (CASCADE|SET NULL))?/g, '$& DEFERRABLE')
 }
 
 /** Schema version 1: catalog, pricing, segments, revenue, experiments, keys. */
