@@ -282,9 +282,23 @@ export const ChargeWritten = Envelope.extend({record: ChargeRecord.nullable()})
 export const ChargeGot = z.object({charge: ChargeRecord, success: z.literal(true)})
 export const ChargeList = Envelope.extend({charges: z.array(ChargeRecord), total: z.number()})
 
+/** One file of an import (`files` of the summary, in the order the files were written). */
+export const ImportFileSummary = z.object({
+  file: z.string(),
+  inserted: z.number(),
+  preset: z.string(),
+  read: z.number(),
+  rejected: z.number(),
+  stale: z.number(),
+  unchanged: z.number(),
+  updated: z.number(),
+})
+
 export const ImportSummary = Envelope.extend({
   dry_run: z.boolean(),
+  /** The path given (a file or a folder), resolved; several paths: joined with ", ". */
   file: z.string(),
+  files: z.array(ImportFileSummary),
   inserted: z.number(),
   preset: z.string(),
   read: z.number(),
@@ -298,6 +312,8 @@ export const ImportSummary = Envelope.extend({
 })
 export type ImportSummary = z.output<typeof ImportSummary>
 
+const percent = z.number().nullable()
+
 export const ReportRow = z.object({
   active_subscriptions: z.number(),
   arpu: z.number().nullable(),
@@ -306,11 +322,28 @@ export const ReportRow = z.object({
   mrr: z.number(),
   net_revenue: z.number(),
   new_subscriptions: z.number(),
+  // MRR movements and rates (docs/revenue.md, "Metrics"): USD per month, percentages
+  starting_mrr: z.number(),
+  new_mrr: z.number(),
+  expansion_mrr: z.number(),
+  contraction_mrr: z.number(),
+  churned_mrr: z.number(),
+  reactivation_mrr: z.number(),
+  net_new_mrr: z.number(),
+  starting_customers: z.number(),
+  customers: z.number(),
+  new_customers: z.number(),
+  reactivated_customers: z.number(),
+  churned_customers: z.number(),
+  logo_churn_rate: percent,
+  revenue_churn_rate: percent,
+  net_revenue_retention: percent,
+  ltv: z.number().nullable(),
 })
 export type ReportRow = z.output<typeof ReportRow>
 
 export const RevenueReport = Envelope.extend({
-  by: z.enum(['month', 'country', 'product']),
+  by: z.enum(['week', 'month', 'quarter', 'country', 'product']),
   currency: z.literal('USD'),
   rows: z.array(ReportRow),
   since: z.string(),
@@ -318,6 +351,22 @@ export const RevenueReport = Envelope.extend({
   until: z.string(),
 })
 export type RevenueReport = z.output<typeof RevenueReport>
+
+const CohortMonth = z.object({
+  customers: z.number(),
+  logo_retention: percent,
+  month: z.number(),
+  mrr: z.number(),
+  revenue_retention: percent,
+})
+
+export const RevenueCohorts = Envelope.extend({
+  cohorts: z.array(z.object({cohort: z.string(), customers: z.number(), months: z.array(CohortMonth), mrr: z.number()})),
+  currency: z.literal('USD'),
+  since: z.string(),
+  until: z.string(),
+})
+export type RevenueCohorts = z.output<typeof RevenueCohorts>
 
 // ---- import mapping file (`--mapping FILE`); presets are written in the same shape ----
 

@@ -208,10 +208,11 @@ describe('import behaviour', () => {
     expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({inserted: 0, updated: 1})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({stale: 1, unchanged: 1})
     expect(rows(db, 'charges')[0]).toMatchObject({amount_refunded_minor: 1000, origin_id: 'ch_x'})
-    // A single write with a newer event wins over the export; a delete keeps the record gone.
+    // A single write with a newer event wins over the export (its field, status); a delete keeps
+    // the record gone. v2's row is the record's base event: the same event again, unchanged.
     await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_x', '--status', 'failed', '--event-timestamp', '2026-02-01'])
     await runArgs(db, ['charges', 'delete', 'u1', 'gateway_a', 'ch_y', '--yes', '--event-timestamp', '2026-02-01'])
-    expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({stale: 1, updated: 0})
+    expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({stale: 0, unchanged: 1, updated: 0})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({inserted: 0, stale: 2})
     expect(rows(db, 'charges').map((c) => [c.origin_id, c.status])).toEqual([['ch_x', 'failed']])
   })

@@ -3,7 +3,7 @@ import {CATALOG_SQL} from '../schema/catalog.js'
 import {EXPERIMENTS_SQL} from '../schema/experiments.js'
 import {KEYS_SQL} from '../schema/keys.js'
 import {PRICING_SQL} from '../schema/pricing.js'
-import {REVENUE_SQL} from '../schema/revenue.js'
+import {REVENUE_ORDER_SQL, REVENUE_SQL} from '../schema/revenue.js'
 import {SEGMENTS_SQL} from '../schema/segments.js'
 import {historySql} from './history-schema.js'
 
@@ -42,6 +42,8 @@ export const PG_V1_SQL = pgDdl(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENU
 export const PG_V2_SQL = pgDdl(EXPONENTS_SQL)
 /** Schema version 3: change history, recorded by stored triggers (./history-schema.ts). */
 export const PG_V3_SQL = historySql()
+/** Schema version 4: revenue events in any order (field order per record, pending partial updates). */
+export const PG_V4_SQL = pgDdl(REVENUE_ORDER_SQL)
 
 /**
  * The adapter's own tables, created before migration 1:
