@@ -176,6 +176,7 @@ export class PgRevenue implements RevenueRepository {
     if (f.user_id !== undefined) where.push(`t.user_id = ${p(f.user_id)}`)
     if (f.status !== undefined) where.push(`t.status = ${p(f.status)}`)
     if (f.origin !== undefined) where.push(`t.origin = ${p(f.origin)}`)
+    if (f.origin_id !== undefined) where.push(`t.origin_id = ${p(f.origin_id)}`)
     if (f.product !== undefined) where.push(`t.product_id = (SELECT id FROM products WHERE api_id = ${p(f.product)})`)
     if (f.since !== undefined) where.push(`t.created >= ${p(f.since)}`)
     if (f.until !== undefined) where.push(`t.created < ${p(f.until)}`)
