@@ -82,7 +82,10 @@ export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: n
   pg.exec('SET lock_timeout = 0')
   pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
   try {
-    pg.exec(`BEGIN; ${PG_META_SQL}; INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING; COMMIT`)
+    pg.exec('BEGIN')
+    pg.exec(PG_META_SQL)
+    pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING`)
+    pg.exec('COMMIT')
     const current = pgSchemaVersion(pg)
     checkNotNewerPg(current, shown)
     for (const m of PG_MIGRATIONS) {
