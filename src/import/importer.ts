@@ -3,13 +3,15 @@ import {dirname, resolve} from 'node:path'
 import pLimit from 'p-limit'
 
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {fromMinor} from '../currency.js'
 import {resolveZone} from '../dates.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
 import {resolverOf} from '../revenue/order.js'
 import type {StorePort} from '../store/port.js'
 import {type Pipeline, startPipeline} from './pipeline.js'
-import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
+import {choosePreset, type ImportKind, loadMapping, type Preset, withOverrides} from './presets.js'
+import {countReason, sortedReasons} from './reasons.js'
 import {looksLikeRejects, type RejectedRow, RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
 import {folderRejectsPath, importSources, isFolder, readHeader} from './sources.js'
@@ -42,6 +44,10 @@ export type ImportOptions = {
   tz?: string
   /** Overwrite an existing rejects path that is not a rejects CSV of an earlier run. */
   force?: boolean
+  /** One user id for rows without one (a connected account's export has no customer column). */
+  userId?: string
+  /** The column holding user ids, instead of the layout's. */
+  userIdColumn?: string
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
@@ -57,10 +63,16 @@ export type ImportResult = ImportCounts & {
   files: ImportFileResult[]
   /** The layout; several layouts: their names joined with ", ". */
   preset: string
+  /** Rejected rows per kind of reason (src/import/reasons.ts), the most frequent first. */
+  rejected_by_reason: Record<string, number>
   rejects_file: null | string
   rows_per_second: number
   seconds: number
+  /** Charge rows whose USD amount is the gateway's own converted amount, and its total difference to the store's FX. */
+  settled_usd: SettledUsd
 }
+
+export type SettledUsd = {difference_usd: number; difference_usd_minor: number; rows: number}
 
 export type ImportHooks = {
   /** After each batch: rows read so far and bytes of the files read so far (all files). */
@@ -171,7 +183,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       const header = readHeader(s.path)
       if (header === undefined) throw new InvalidInputError(`${s.path} is empty: expected a header row and data rows`)
       let layout = mapping ?? choosePreset(o.kind, header, o.preset)
-      if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
+      layout = withOverrides(layout, {tz: o.tz, userId: o.userId, userIdColumn: o.userIdColumn}, header)
       // Built here too so a layout the file cannot fill is refused before any row.
       const mapper = new RowMapper(store, o.kind, layout, header, fallback)
       return {file: s.path, header: mapper.header, layout, raw: header, size: s.size}
@@ -181,6 +193,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   })
 
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
+  const byReason: Record<string, number> = {}
+  const settled = {difference_minor: 0, rows: 0}
   const perFile: ImportFileResult[] = planned.map((p) => ({file: resolve(p.file), inserted: 0, preset: p.layout.name, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}))
 
   // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
@@ -196,6 +210,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
     rejects.addMany(pendingRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
     counts.rejected += pendingRejects.length
+    for (const r of pendingRejects) countReason(byReason, r[1])
     pendingRejects = []
     inBatch = 0
   }
@@ -253,6 +268,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           if (++inBatch >= batchSize || pendingRejects.length >= MAX_PENDING_REJECTS) commit()
         }
         counts.read += m.read - file.read
+        settled.rows += m.settled.rows
+        settled.difference_minor += m.settled.difference_minor
         file.read = m.read
         pipeline.ack()
         hooks.progress?.(counts.read, bytesBefore + m.bytes)
@@ -280,8 +297,10 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     file: o.paths.map((p) => resolve(p)).join(', '),
     files: perFile,
     preset: [...new Set(perFile.map((f) => f.preset))].join(', '),
+    rejected_by_reason: sortedReasons(byReason),
     rejects_file: counts.rejected > 0 ? rejectsPath : null,
     rows_per_second: seconds > 0 ? Math.round(counts.read / seconds) : counts.read,
     seconds: Math.round(seconds * 1000) / 1000,
+    settled_usd: {difference_usd: fromMinor(settled.difference_minor, 'USD'), difference_usd_minor: settled.difference_minor, rows: settled.rows},
   }
 }

@@ -303,9 +303,13 @@ export const ImportSummary = Envelope.extend({
   preset: z.string(),
   read: z.number(),
   rejected: z.number(),
+  /** Rejected rows per kind of reason, the most frequent first. */
+  rejected_by_reason: z.record(z.string(), z.number()),
   rejects_file: z.string().nullable(),
   rows_per_second: z.number(),
   seconds: z.number(),
+  /** Charge rows whose USD amount is what the gateway settled (its converted amount in USD), and the total difference to the store's FX. */
+  settled_usd: z.object({difference_usd: z.number(), difference_usd_minor: z.number().int(), rows: z.number()}),
   stale: z.number(),
   unchanged: z.number(),
   updated: z.number(),
@@ -370,7 +374,21 @@ export type RevenueCohorts = z.output<typeof RevenueCohorts>
 
 // ---- import mapping file (`--mapping FILE`); presets are written in the same shape ----
 
-export const CHARGE_FIELDS = ['origin_id', 'user_id', 'created', 'amount', 'amount_refunded', 'currency', 'status', 'product', 'country'] as const
+export const CHARGE_FIELDS = [
+  'origin_id',
+  'user_id',
+  'created',
+  'amount',
+  'amount_refunded',
+  'currency',
+  'status',
+  'product',
+  'price',
+  'country',
+  'converted_amount',
+  'converted_amount_refunded',
+  'converted_currency',
+] as const
 export const SUBSCRIPTION_FIELDS = [
   'origin_id',
   'user_id',
@@ -397,6 +415,8 @@ export const ImportMapping = z.strictObject({
   amount_unit: z.enum(['major', 'minor']).default('major'),
   /** Field -> column name, or a list of column names (the first non-empty cell wins). */
   columns: z.record(z.string(), Columns),
+  /** Field -> a value for rows whose columns for it are missing or empty (such as a connected account's user id). */
+  constants: z.record(z.string(), z.string().trim().min(1, {error: 'a constant must not be empty'})).optional(),
   description: z.string().optional(),
   /** The separator before decimals in the file's amounts (src/import/amounts.ts). */
   decimal_separator: z.enum(DECIMAL_SEPARATORS, {error: (iss) => `expected "." or ",", got ${show(iss.input)}`}).default('.'),

@@ -202,7 +202,9 @@ describe('charges import of several files', () => {
     lines[2] = lines[2].replace(',usd,', ',xyz,')
     const file = writeTemp('p.csv', lines.join('\n'))
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
-    expect(Object.keys(r.json).sort()).toEqual(['dry_run', 'file', 'files', 'inserted', 'message', 'preset', 'read', 'rejected', 'rejects_file', 'rows_per_second', 'seconds', 'stale', 'success', 'unchanged', 'updated'])
+    // rejected_by_reason and settled_usd: the summary's reason counts and settled USD (issue 16, points 2 and 3).
+    expect(Object.keys(r.json).sort()).toEqual(['dry_run', 'file', 'files', 'inserted', 'message', 'preset', 'read', 'rejected', 'rejected_by_reason', 'rejects_file', 'rows_per_second', 'seconds', 'settled_usd', 'stale', 'success', 'unchanged', 'updated'])
+    expect(r.json.rejected_by_reason).toEqual({'unknown currency': 1})
     expect(r.json).toMatchObject({file: resolve(file), inserted: 2, read: 3, rejected: 1, rejects_file: `${file}.rejects.csv`})
     expect(r.json.message).toMatch(/^1 of 3 rows rejected; see .*p\.csv\.rejects\.csv \(line and reason per row\)/)
     expect(r.json.files).toEqual([{file: resolve(file), inserted: 2, preset: 'gateway_a_payments', read: 3, rejected: 1, stale: 0, unchanged: 0, updated: 0}])

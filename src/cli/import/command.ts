@@ -2,6 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {isAbsolute, relative} from 'node:path'
 
 import {recordTable, table} from '../render.js'
+import {minorToDecimalString} from '../../currency.js'
 import {OperationalError} from '../../errors.js'
 import type {Store} from '../../store/db.js'
 import {type ImportFileResult, importFiles, type ImportResult, MAX_DEFAULT_JOBS, MAX_JOBS, totalBytes} from '../../import/importer.js'
@@ -24,6 +25,8 @@ export const importFlags = {
   product: Flags.string({description: 'Product api_id for rows that name no product'}),
   rejects: Flags.string({description: 'Where to write rejected rows (default: FILE.rejects.csv; for a folder FOLDER/KIND.rejects.csv; for several files KIND.rejects.csv beside the first; never the store or an input)'}),
   tz: Flags.string({description: 'IANA time zone (such as Europe/Berlin) of dates in the file without an offset (default UTC, or the mapping\'s time_zone)'}),
+  'user-id': Flags.string({description: 'User id for rows that carry none (such as the connected account\'s id, for an export without a customer column)'}),
+  'user-id-column': Flags.string({description: 'Column holding the user id, instead of the layout\'s (such as "Customer ID" or a metadata column)'}),
 }
 
 export type ImportFlags = {
@@ -36,6 +39,8 @@ export type ImportFlags = {
   product?: string
   rejects?: string
   tz?: string
+  'user-id'?: string
+  'user-id-column'?: string
 }
 
 /** Run an import with progress on stderr; rejected rows make it fail (exit 1) after the summary. */
@@ -63,6 +68,8 @@ export async function runImportCommand(
         product: flags.product,
         rejects: flags.rejects,
         tz: flags.tz,
+        userId: flags['user-id'],
+        userIdColumn: flags['user-id-column'],
       },
       {progress: (rows, bytes) => progress.update(rows, bytes)},
     )
@@ -83,6 +90,8 @@ export async function runImportCommand(
       ['unchanged', r.unchanged],
       ['stale', r.stale],
       ['rejected', r.rejected],
+      ...Object.entries(r.rejected_by_reason).map(([reason, n]): [string, number] => [`  ${reason}`, n]),
+      ...(r.settled_usd.rows > 0 ? [['settled in USD', settledText(r)] as [string, string]] : []),
       ['seconds', r.seconds],
       ['rows/s', r.rows_per_second],
     ]),
@@ -96,6 +105,13 @@ export async function runImportCommand(
   }
   io.log(message)
   return {...r, message, success: true}
+}
+
+/** "812 rows, -12.34 USD against the store's FX": what the gateway settled, in exact USD. */
+function settledText(r: ImportResult): string {
+  const d = r.settled_usd.difference_usd_minor
+  const sign = d > 0 ? '+' : d < 0 ? '-' : ''
+  return `${r.settled_usd.rows} row${r.settled_usd.rows === 1 ? '' : 's'}, ${sign}${minorToDecimalString(Math.abs(d), 2)} USD against the store's FX`
 }
 
 /** The per-file table of an import of several files. */
