@@ -7,7 +7,7 @@ import {importFiles} from '../../src/import/importer.js'
 import {createCharge, deleteCharge, listCharges, updateCharge} from '../../src/revenue/charges.js'
 import {createSubscription, deleteSubscription, listSubscriptions, updateSubscription} from '../../src/revenue/subscriptions.js'
 import {buildServer, type Server} from '../../src/server/app.js'
-import {openStore} from '../../src/store/db.js'
+import {openStore, sqliteOf} from '../../src/store/db.js'
 import {type Channel, type Ev, ordered, orderStream, type Stream, streamOf, T0} from '../helpers/revenue-order.js'
 import {runArgs, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {run} from '../helpers/run.js'
@@ -117,7 +117,7 @@ describe('the HTTP API (inject)', () => {
   function http(kind: Kind): Channel {
     return {
       async run(stream) {
-        app.pricectl.store.db.exec('DELETE FROM subscriptions; DELETE FROM charges; DELETE FROM events; DELETE FROM pending_fields')
+        sqliteOf(app.pricectl.store, 'this test').db.exec('DELETE FROM subscriptions; DELETE FROM charges; DELETE FROM events; DELETE FROM pending_fields')
         for (const e of stream) {
           const r = await send(kind, e)
           expect([200, 202], r.body).toContain(r.statusCode)
@@ -129,7 +129,7 @@ describe('the HTTP API (inject)', () => {
   }
 
   it('an update or delete before its create is 202 Accepted with the spec body, record null', async () => {
-    app.pricectl.store.db.exec('DELETE FROM subscriptions; DELETE FROM events; DELETE FROM pending_fields')
+    sqliteOf(app.pricectl.store, 'this test').db.exec('DELETE FROM subscriptions; DELETE FROM events; DELETE FROM pending_fields')
     const update = await send('subscriptions', {action: 'update', body: {amount: 20}, event: {id: 'u', timestamp: T0 + 200}, key: 'sub_1'})
     expect(update.statusCode).toBe(202)
     expect(update.json()).toEqual({message: expect.stringMatching(/^no subscription u1 gateway_a sub_1 yet: update u is kept \(pending\)/), record: null, success: true})

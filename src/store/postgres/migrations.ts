@@ -1,7 +1,7 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
 import type {PgSync} from './client.js'
-import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL} from './schema.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
 export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
@@ -35,6 +35,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       pg.exec(PG_V3_SQL)
     },
     version: 3,
+  },
+  {
+    name: 'revenue events in any order: field order per record, pending partial updates (docs/revenue.md)',
+    up(pg) {
+      pg.exec(PG_V4_SQL)
+    },
+    version: 4,
   },
 ]
 
@@ -75,7 +82,10 @@ export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: n
   pg.exec('SET lock_timeout = 0')
   pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
   try {
-    pg.exec(`BEGIN; ${PG_META_SQL}; INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING; COMMIT`)
+    pg.exec('BEGIN')
+    pg.exec(PG_META_SQL)
+    pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING`)
+    pg.exec('COMMIT')
     const current = pgSchemaVersion(pg)
     checkNotNewerPg(current, shown)
     for (const m of PG_MIGRATIONS) {

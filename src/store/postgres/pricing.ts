@@ -153,7 +153,7 @@ export class PgPricing implements PricingRepository {
   catalogSnapshot(): PricingProduct[] {
     // One round trip for the four reads, in one snapshot when the caller has a transaction open.
     const [rows, prices, gateways, plans] = this.pg.exec(
-      `SELECT ${PRODUCT} FROM products ORDER BY api_id;
+      `SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id;
        SELECT product_id, country, currency, amount_minor AS "amountMinor" FROM country_prices ORDER BY product_id, country;
        SELECT DISTINCT product_id, CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations ORDER BY product_id, g;
        SELECT product_id, currency FROM product_integrations WHERE type = 'gateway_d' AND currency IS NOT NULL ORDER BY product_id, position`,
@@ -195,17 +195,19 @@ export class PgPricing implements PricingRepository {
   product(apiId: string): PricingProduct | undefined {
     const row = this.productRow(apiId)
     if (!row) return undefined
-    const [prices, gateways, plans] = this.pg.exec(
-      `SELECT country, currency, amount_minor AS "amountMinor" FROM country_prices WHERE product_id = ${row.id} ORDER BY country;
-       SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ${row.id} ORDER BY g;
-       SELECT currency FROM product_integrations WHERE product_id = ${row.id} AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`,
+    const prices = this.pg.query<PricingProduct['countryPrices'][number]>(
+      'SELECT country, currency, amount_minor AS "amountMinor" FROM country_prices WHERE product_id = $1 ORDER BY country',
+      [row.id],
     )
-    return {
-      ...row,
-      countryPrices: prices as PricingProduct['countryPrices'],
-      gateways: gateways.map((r) => r.g as string),
-      planCurrencies: [...new Set(plans.map((r) => r.currency as string))],
-    }
+    const gateways = this.pg.queryArrays<[string]>(
+      `SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = $1 ORDER BY g`,
+      [row.id],
+    )
+    const plans = this.pg.queryArrays<[string]>(
+      `SELECT currency FROM product_integrations WHERE product_id = $1 AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`,
+      [row.id],
+    )
+    return {...row, countryPrices: prices, gateways: gateways.map(([g]) => g), planCurrencies: [...new Set(plans.map(([c]) => c))]}
   }
 
   productApiId(id: number): string | undefined {

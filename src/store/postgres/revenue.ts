@@ -3,16 +3,20 @@ import {
   type By,
   CHARGE_COLUMNS,
   type EventRef,
+  type FieldEvents,
+  type FieldWrites,
   type Figures,
   type FxHistory,
   type Kind,
   type ListFilters,
   type LoggedEvent,
+  type PendingFields,
   type Period,
   type RecordKey,
   type RevenueRepository,
   type RevenueTable,
   type RowOf,
+  type Span,
   SUBSCRIPTION_COLUMNS,
   type ValuesOf,
 } from '../port/revenue.js'
@@ -20,6 +24,23 @@ import {int, type Sql} from './support.js'
 
 export function columnsOf(table: RevenueTable): readonly string[] {
   return table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+}
+
+/** The record's columns as the port reads them (its field order is not one: fieldEvents()). */
+function recordColumns(table: RevenueTable): string {
+  return ['id', ...columnsOf(table)].map((c) => `t.${c}`).join(', ')
+}
+
+/** Writes as stored: JSON with the fields in name order, so equal states store equal text (as SQLite's adapter). */
+export function writesJson<T extends {fields: FieldWrites}>(v: T): string {
+  const fields: FieldWrites = {}
+  for (const f of Object.keys(v.fields).sort()) fields[f] = v.fields[f]!
+  return JSON.stringify({...v, fields})
+}
+
+/** A stored field order (JSON text or NULL). */
+export function parseFieldEvents(json: null | string | undefined): FieldEvents | null {
+  return json ? (JSON.parse(json) as FieldEvents) : null
 }
 
 /** Event ids compare as plain strings (compareEvents): byte order, whatever the database's collation. */
@@ -47,7 +68,7 @@ export class PgRevenue implements RevenueRepository {
   rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[] {
     if (keys.length === 0) return []
     const found = this.sql.rows<RowOf<T> & {n: number}>(
-      `SELECT t.*, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
     )
     const out: (RowOf<T> | undefined)[] = keys.map(() => undefined)
@@ -55,18 +76,62 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void {
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[] {
+    if (keys.length === 0) return []
+    const found = this.sql.rows<{field_events: null | string; n: number}>(
+      `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
+    )
+    const out: (FieldEvents | null)[] = keys.map(() => null)
+    for (const r of found) out[int(r.n) - 1] = parseFieldEvents(r.field_events)
+    return out
+  }
+
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void {
     if (values.length === 0) return
-    const cols = columnsOf(table)
+    const cols = [...columnsOf(table), 'field_events']
     const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
     // Later values of the same key in one chunk replace earlier ones, as saves one by one would.
-    const last = new Map<string, ValuesOf<T>>()
-    for (const v of values) last.set(JSON.stringify([v.user_id, v.origin, v.origin_id]), v)
+    const last = new Map<string, Record<string, unknown>>()
+    values.forEach((v, i) => {
+      const fe = fieldEvents?.[i]
+      last.set(JSON.stringify([v.user_id, v.origin, v.origin_id]), {...v, field_events: fe ? writesJson(fe) : null})
+    })
     this.sql.run(
       `INSERT INTO ${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
        ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}`,
       [JSON.stringify([...last.values()])],
     )
+  }
+
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+    if (keys && keys.length === 0) return new Map()
+    const rows = this.sql.rows<{pending: string; record_key: string}>(
+      `SELECT record_key, pending FROM pending_fields WHERE kind = $1${keys ? ' AND record_key = ANY($2::text[])' : ''}`,
+      keys ? [kind, keys] : [kind],
+    )
+    return new Map(rows.map((r) => [r.record_key, JSON.parse(r.pending) as PendingFields]))
+  }
+
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void {
+    if (entries.length === 0) return
+    // The last entry of a key wins, as entries one by one would.
+    const last = new Map<string, null | PendingFields>()
+    for (const [k, p] of entries) last.set(k, p)
+    const drop = [...last].filter(([, p]) => p === null).map(([k]) => k)
+    const keep = [...last].filter((e): e is [string, PendingFields] => e[1] !== null)
+    const write = () => {
+      if (drop.length > 0) this.sql.run('DELETE FROM pending_fields WHERE kind = $1 AND record_key = ANY($2::text[])', [kind, drop])
+      if (keep.length > 0) {
+        this.sql.run(
+          `INSERT INTO pending_fields (kind, record_key, pending) SELECT $1, k, p FROM unnest($2::text[], $3::text[]) AS x(k, p)
+           ON CONFLICT (kind, record_key) DO UPDATE SET pending = excluded.pending`,
+          [kind, keep.map(([k]) => k), keep.map(([, p]) => writesJson(p))],
+        )
+      }
+    }
+    if (drop.length > 0 && keep.length > 0 && !this.sql.inTransaction()) this.sql.tx(write)
+    else write()
   }
 
   remove(table: RevenueTable, keys: readonly RecordKey[]): void {
@@ -111,6 +176,7 @@ export class PgRevenue implements RevenueRepository {
     if (f.user_id !== undefined) where.push(`t.user_id = ${p(f.user_id)}`)
     if (f.status !== undefined) where.push(`t.status = ${p(f.status)}`)
     if (f.origin !== undefined) where.push(`t.origin = ${p(f.origin)}`)
+    if (f.origin_id !== undefined) where.push(`t.origin_id = ${p(f.origin_id)}`)
     if (f.product !== undefined) where.push(`t.product_id = (SELECT id FROM products WHERE api_id = ${p(f.product)})`)
     if (f.since !== undefined) where.push(`t.created >= ${p(f.since)}`)
     if (f.until !== undefined) where.push(`t.created < ${p(f.until)}`)
@@ -118,7 +184,7 @@ export class PgRevenue implements RevenueRepository {
     const total = int(this.sql.rows<{n: number}>(`SELECT count(*)::bigint AS n FROM ${table} t ${w}`, params)[0].n)
     const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
     // SQLite sorts NULL first; DESC here would put it first, so NULLS LAST says what SQLite does.
-    const rows = this.sql.rows<RowOf<T>>(`SELECT t.* FROM ${table} t ${w} ORDER BY t.created DESC NULLS LAST, t.id DESC${limit}`, params)
+    const rows = this.sql.rows<RowOf<T>>(`SELECT ${recordColumns(table)} FROM ${table} t ${w} ORDER BY t.created DESC NULLS LAST, t.id DESC${limit}`, params)
     return {rows, total}
   }
 
@@ -159,6 +225,18 @@ export class PgRevenue implements RevenueRepository {
       out[int(r.n) - 1].set(r.k, f)
     }
     return out
+  }
+
+  spans(by: By, until: number): Span[] {
+    return this.sql.rows<Span>(
+      `SELECT ${groupKey(by)} AS key, t.user_id AS user_id, t.created AS start,
+         CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
+       FROM subscriptions t
+       WHERE t.created IS NOT NULL AND t.created < $1 AND t.amount_usd_monthly_minor > 0
+         AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))
+       ORDER BY t.id`,
+      [until],
+    )
   }
 
   fxHistory(currency: string): FxHistory {

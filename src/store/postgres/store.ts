@@ -22,8 +22,18 @@ import {PgSegments} from './segments.js'
 import {type Sql, sqlOf} from './support.js'
 import {PgTables} from './tables.js'
 
-/** Advisory-lock class of write transactions (the second key is the schema's hash). */
-export const WRITE_LOCK = 0x7063_7772 // "pcwr"
+/**
+ * BEGIN and the store's write lock: a transaction-scoped advisory lock of class 0x70637772
+ * ("pcwr") and the schema's hash, so stores in different schemas do not block each other.
+ */
+const BEGIN_WRITE = 'BEGIN; SELECT pg_advisory_xact_lock(1885566834, hashtext(current_schema()))'
+/** The same, only tried: `got` is false when another transaction holds it. */
+const BEGIN_TRY_WRITE = 'BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, hashtext(current_schema())) AS got'
+/**
+ * One savepoint name at every depth: PostgreSQL keeps nested savepoints of the same name,
+ * and ROLLBACK TO / RELEASE take the innermost, which is the one a nested call made.
+ */
+const SAVEPOINT = 'SAVEPOINT pricectl_nested'
 
 /**
  * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
@@ -89,14 +99,7 @@ export class PgStore implements StorePort {
    */
   beginOpen(): void {
     if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
-    if (this.lockWait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
-    else {
-      const [, [row]] = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)
-      if (!row?.got) {
-        this.pg.exec('ROLLBACK')
-        throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
-      }
-    }
+    this.begin(!this.readOnly, this.lockWait)
     this.depth = 1
   }
 
@@ -107,7 +110,7 @@ export class PgStore implements StorePort {
 
   rollbackOpen(): void {
     this.depth = 0
-    this.pg.exec('ROLLBACK')
+    this.rollbackQuietly()
   }
 
   /** BEGIN, with the write lock for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
@@ -115,8 +118,8 @@ export class PgStore implements StorePort {
     let got = true
     try {
       if (!write) this.pg.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
-      else if (wait) this.pg.exec(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema()))`)
-      else got = this.pg.exec(`BEGIN; SELECT pg_try_advisory_xact_lock(${WRITE_LOCK}, hashtext(current_schema())) AS got`)[1][0]?.got === true
+      else if (wait) this.pg.exec(BEGIN_WRITE)
+      else got = this.pg.exec(BEGIN_TRY_WRITE)[1][0]?.got === true
     } catch (error) {
       this.rollbackQuietly()
       throw error
@@ -170,16 +173,15 @@ export class PgStore implements StorePort {
   }
 
   private savepoint<T>(fn: () => T): T {
-    const name = `pricectl_sp${this.depth}`
-    this.pg.exec(`SAVEPOINT ${name}`)
+    this.pg.exec(SAVEPOINT)
     this.depth++
     try {
       const result = fn()
-      this.pg.exec(`RELEASE SAVEPOINT ${name}`)
+      this.pg.exec('RELEASE SAVEPOINT pricectl_nested')
       return result
     } catch (error) {
       try {
-        this.pg.exec(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`)
+        this.pg.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
       throw error
     } finally {
@@ -209,7 +211,7 @@ export class PgStore implements StorePort {
     const timeout = Math.max(0, Math.floor(ms))
     this.lockWait = timeout > 0
     // lock_timeout 0 means "wait forever" in PostgreSQL: 1 ms is the nearest to "fail at once".
-    this.pg.exec(`SET lock_timeout = ${Math.max(1, timeout)}`)
+    this.pg.query(`SELECT set_config('lock_timeout', $1, false)`, [String(Math.max(1, timeout))])
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
