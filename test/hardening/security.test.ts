@@ -259,6 +259,12 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
       // src/store/sqlite/history.ts (revert): quoted column names of a recorded table, from
       // PRAGMA table_info, as json_extract() of the image parameter, and its ON CONFLICT update.
       'values', 'update',
+      // src/store/{sqlite,postgres}/tables.ts (db copy): table, column, constraint and cursor
+      // names read from the store's own catalog (sqlite_master, pg_class), double-quoted by
+      // quote() (or as a quoted literal for pg_get_serial_sequence), a fetch size, and
+      // constraint definitions from pg_get_constraintdef(); rows go through COPY, never SQL.
+      'quote(name)', 'quote(t.name)', 'quote(table)', 'quote(column)', 'quote(f.table)', 'quote(f.name)', 'f.def', 'literal(quote(table))', 'literal(column)',
+      "key.map(quote).join(', ')", "tables.map((t) => quote(t.name)).join(', ')", 'select', 'cursor',
     ])
     const vetted = (e: string) =>
       allowed.has(e) ||
