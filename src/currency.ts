@@ -1,5 +1,5 @@
 import countryToCurrency from 'country-to-currency'
-import ISO_4217 from 'currency-codes/data.js'
+import {createRequire} from 'node:module'
 
 import {InvalidInputError} from './errors.js'
 
@@ -16,7 +16,18 @@ import {InvalidInputError} from './errors.js'
  * the shortest decimal form of a rate or factor (1.005 is 1005/1000, not the nearest double).
  */
 
-const ISO_DIGITS = new Map<string, number>((ISO_4217 as {code: string; digits: number}[]).map((c) => [c.code, c.digits]))
+/**
+ * ISO 4217 digits from the data package, read on first use: an open store has recorded its
+ * exponents, so a single command usually never needs it (docs/performance.md "Cold start").
+ */
+let isoDigits: Map<string, number> | undefined
+function isoDigitsOf(currency: string): number | undefined {
+  if (!isoDigits) {
+    const data = createRequire(import.meta.url)('currency-codes/data.js') as {code: string; digits: number}[]
+    isoDigits = new Map(data.map((c) => [c.code, c.digits]))
+  }
+  return isoDigits.get(currency)
+}
 const INTL_CURRENCIES = new Set(Intl.supportedValuesOf('currency'))
 const COUNTRY_CURRENCY = countryToCurrency as Record<string, string>
 
@@ -63,7 +74,7 @@ export function icuDigits(currency: string): number {
 
 /** Storage exponent: what the store recorded, else ISO 4217 (USD 2, JPY 0, KWD 3, HUF 2). */
 export function minorDigits(currency: string): number {
-  return recorded?.get(currency) ?? ISO_DIGITS.get(currency) ?? icuDigits(currency)
+  return recorded?.get(currency) ?? isoDigitsOf(currency) ?? icuDigits(currency)
 }
 
 /** Codes this runtime knows (a store records an exponent for each). */
@@ -74,7 +85,7 @@ export function knownCurrencies(): ReadonlySet<string> {
 /** The storage exponent of every currency this runtime knows, for a store to record. */
 export function packageExponents(): Map<string, number> {
   const out = new Map<string, number>()
-  for (const c of INTL_CURRENCIES) out.set(c, ISO_DIGITS.get(c) ?? icuDigits(c))
+  for (const c of INTL_CURRENCIES) out.set(c, isoDigitsOf(c) ?? icuDigits(c))
   return out
 }
 

@@ -13,7 +13,7 @@
 import type {z} from 'zod'
 
 import {InvalidInputError, OperationalError} from './errors.js'
-import {importFile} from './import/importer.js'
+import {importFiles} from './import/importer.js'
 import {batchPricer, CHUNK_SIZE} from './pricing/batch.js'
 import {PricingContext} from './pricing/context.js'
 import {calculatePrice} from './pricing/price.js'
@@ -218,49 +218,57 @@ export type ImportOptions = {
   dryRun?: boolean
   /** Overwrite the rejects path when it exists and is not a rejects CSV of an earlier import. */
   force?: boolean
+  /** Files read and validated at once (default: the cores, at most 4). */
+  jobs?: number
   /** A JSON mapping file describing another layout (docs/revenue.md). */
   mapping?: string
   /** Force a preset instead of detecting it from the header. */
   preset?: string
   /** Product api_id for rows that name no product. */
   product?: string
-  /** Where to write rejected rows (default: FILE.rejects.csv). */
+  /** Where to write rejected rows (default: FILE.rejects.csv; for a folder FOLDER/KIND.rejects.csv; for several files KIND.rejects.csv beside the first). */
   rejects?: string
   /** IANA time zone of dates in the file without an offset (default UTC, or the mapping's time_zone). */
   tz?: string
-  /** After each batch: rows read so far and bytes of the file. */
+  /** After each batch: rows read so far and bytes of the files read so far. */
   onProgress?: (rows: number, bytes: number) => void
 }
 
 /**
- * Import a payments export (`charges import FILE --json`). Re-running changes nothing; an
- * interrupted run resumes. Rejected rows do not throw: they are written to `rejects_file`
- * and the summary says `success: false` with the message the CLI prints; the other rows
- * are imported.
+ * Import a payments export (`charges import FILE --json`), or several: `file` may be a
+ * folder (every *.csv in it, by name) or an array of files and folders, imported as one
+ * (`charges import FILE... --json`: one summary with `files`, one rejects file). Re-running
+ * changes nothing; an interrupted run resumes. Rejected rows do not throw: they are written
+ * to `rejects_file` and the summary says `success: false` with the message the CLI prints;
+ * the other rows are imported.
  */
-export function importCharges(store: Store, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
+export function importCharges(store: Store, file: string | readonly string[], options: ImportOptions = {}): Promise<ImportSummary> {
   return runImport(store, 'charges', file, options)
 }
 
 /** Import a subscriptions export (`subscriptions import FILE --json`); see importCharges. */
-export function importSubscriptions(store: Store, file: string, options: ImportOptions = {}): Promise<ImportSummary> {
+export function importSubscriptions(store: Store, file: string | readonly string[], options: ImportOptions = {}): Promise<ImportSummary> {
   return runImport(store, 'subscriptions', file, options)
 }
 
-async function runImport(store: Store, kind: 'charges' | 'subscriptions', file: string, o: ImportOptions): Promise<ImportSummary> {
-  if (typeof file !== 'string' || file === '') throw new InvalidInputError(`import ${kind}: expected the path of a CSV export, got ${JSON.stringify(file)}`)
+async function runImport(store: Store, kind: 'charges' | 'subscriptions', file: string | readonly string[], o: ImportOptions): Promise<ImportSummary> {
+  const paths = typeof file === 'string' ? [file] : file
+  if (!Array.isArray(paths) || paths.length === 0 || paths.some((p) => typeof p !== 'string' || p === '')) {
+    throw new InvalidInputError(`import ${kind}: expected the path of a CSV export or folder, or an array of them, got ${JSON.stringify(file)}`)
+  }
   const port = openedPort(store)
-  const r = await importFile(
-    port as Parameters<typeof importFile>[0],
-    {batchSize: o.batchSize, dryRun: o.dryRun, file, force: o.force, kind, mapping: o.mapping, preset: o.preset, product: o.product, rejects: o.rejects, tz: o.tz},
+  const r = await importFiles(
+    port as Parameters<typeof importFiles>[0],
+    {batchSize: o.batchSize, dryRun: o.dryRun, force: o.force, jobs: o.jobs, kind, paths, mapping: o.mapping, preset: o.preset, product: o.product, rejects: o.rejects, tz: o.tz},
     {progress: o.onProgress},
   )
+  const several = r.files.length > 1
   if (r.rejected > 0) {
-    const message = `${r.rejected} of ${r.read} rows rejected; see ${r.rejects_file} (line and reason per row), fix them and run the import again${r.dry_run ? '' : ' (rows already imported are unchanged by a re-run)'}`
+    const message = `${r.rejected} of ${r.read} rows rejected; see ${r.rejects_file} (${several ? 'source file, line' : 'line'} and reason per row), fix them and run the import again${r.dry_run ? '' : ' (rows already imported are unchanged by a re-run)'}`
     return {...r, message, success: false}
   }
   const what = r.dry_run ? 'dry run (nothing written)' : 'imported'
-  const message = `${kind} ${what}: ${r.read} read, ${r.inserted} inserted, ${r.updated} updated, ${r.unchanged} unchanged, ${r.stale} stale, ${r.rejected} rejected (${r.preset}, ${r.rows_per_second} rows/s)`
+  const message = `${kind} ${what}${several ? ` from ${r.files.length} files` : ''}: ${r.read} read, ${r.inserted} inserted, ${r.updated} updated, ${r.unchanged} unchanged, ${r.stale} stale, ${r.rejected} rejected (${r.preset}, ${r.rows_per_second} rows/s)`
   return {...r, message, success: true}
 }
 
@@ -268,8 +276,8 @@ async function runImport(store: Store, kind: 'charges' | 'subscriptions', file: 
 export type Moment = Date | number | string
 
 export type RevenueReportOptions = {
-  /** Rows per calendar month (UTC, the default), per country or per product. */
-  by?: 'country' | 'month' | 'product'
+  /** Rows per ISO week, calendar month (the default) or quarter (UTC), per country or per product. */
+  by?: 'country' | 'month' | 'product' | 'quarter' | 'week'
   /** Start (default: 11 months before the current month). */
   since?: Moment
   /** End; a date given as text includes its whole day (default: end of the current month). */
@@ -278,10 +286,10 @@ export type RevenueReportOptions = {
   tz?: string
 }
 
-/** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU. */
+/** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU, MRR movements, churn and retention rates, LTV. */
 export function revenueReport(store: Store, options: RevenueReportOptions = {}): RevenueReport {
   const by = options.by ?? 'month'
-  if (!['country', 'month', 'product'].includes(by)) throw new InvalidInputError(`by: expected month, country or product, got ${JSON.stringify(by)}`)
+  if (!['country', 'month', 'product', 'quarter', 'week'].includes(by)) throw new InvalidInputError(`by: expected week, month, quarter, country or product, got ${JSON.stringify(by)}`)
   const zone = resolveZone(options.tz, 'tz')
   const since = seconds(options.since, 'since', zone, false)
   const until = seconds(options.until, 'until', zone, true)

@@ -55,6 +55,6 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
     ])
     const event = eventOf(f)
     const r = createCharge(this.store, input, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

@@ -23,6 +23,6 @@ export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete charge ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
     const r = deleteCharge(this.store, this.args, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

@@ -1,6 +1,6 @@
 import {BaseCommand} from '../../src/cli/base.js'
 import {listCharges} from '../../src/revenue/charges.js'
-import {CHARGE_COLUMNS, listFlags, printList, window} from '../../src/cli/revenue/flags.js'
+import {chargeColumns, listFlags, printList, productNames, window} from '../../src/cli/revenue/flags.js'
 import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
 
 export default class ChargesList extends BaseCommand<typeof ChargesList> {
@@ -26,7 +26,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
     })
     const message = `${records.length} of ${total} charge${total === 1 ? '' : 's'}`
     const result = {charges: records, message, success: true, total}
-    printList(this, f.output, {columns: CHARGE_COLUMNS, fields: Object.keys(ChargeRecord.shape), message, records, result})
+    printList(this, f.output, {columns: chargeColumns(productNames(this.store, records)), fields: Object.keys(ChargeRecord.shape), message, records, result})
     return result
   }
 }

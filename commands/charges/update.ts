@@ -30,6 +30,6 @@ export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
     const body = overlay(readBody(f.body), {...chargeFields(f), metadata: metadataFlag(f.metadata)})
     const event = eventOf(f)
     const r = updateCharge(this.store, this.args, body, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

@@ -3,7 +3,8 @@ import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
-import {resolveStorePath} from '../../src/store/db.js'
+import {planRestoreFromFile, restoreFromFile} from '../../src/store/copy.js'
+import {isPostgresUrl, openStore, resolveStorePath} from '../../src/store/db.js'
 import {planRestore, restoreStore} from '../../src/store/restore.js'
 
 /** What `--json` prints. */
@@ -26,7 +27,10 @@ export default class DbRestore extends BaseCommand<typeof DbRestore> {
 
 Refuses a file that is not a pricectl store, or of a newer schema. A store that holds data
 is replaced only after confirmation (--yes without a terminal). Run it while no other
-pricectl process (serve, an import) uses the store.`
+pricectl process (serve, an import) uses the store.
+
+Into a PostgreSQL store: FILE (a backup of either adapter) replaces everything in the
+database in one transaction, through "db copy"; row counts are checked. See docs/postgres.md.`
   static override examples = ['<%= config.bin %> db restore ./pricectl-2026-11-21.db --yes', '<%= config.bin %> db restore backup.db --db ./copy.db']
   static override flags = {yes: Flags.boolean({char: 'y', description: 'Replace a store that holds data without asking (required without a terminal)'})}
   static override get outputSchema() {
@@ -34,8 +38,10 @@ pricectl process (serve, an import) uses the store.`
   }
 
   async run() {
+    const location = resolveStorePath(this.flags.db)
+    if (isPostgresUrl(location)) return this.restorePostgres(location)
     // The store is not opened the usual way: that would create and migrate a missing one.
-    const plan = planRestore(this.args.file, resolveStorePath(this.flags.db))
+    const plan = planRestore(this.args.file, location)
     if (plan.held.length > 0) {
       const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
       await confirmDestructive(this.flags.yes, `replace the store ${plan.target} (${held}) with ${plan.backup}`)
@@ -45,5 +51,35 @@ pricectl process (serve, an import) uses the store.`
     const message = `restored ${r.backup} into ${r.path}${migrated}; check ok (integrity ok, no foreign key violations)`
     this.log(message)
     return {...r, message, success: true as const}
+  }
+
+  /** Into a database: the backup is copied in (db copy), replacing what the database held. */
+  private async restorePostgres(location: string) {
+    const store = openStore(location)
+    try {
+      const plan = planRestoreFromFile(this.args.file, store)
+      if (plan.held.length > 0) {
+        const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
+        await confirmDestructive(this.flags.yes, `replace the store ${store.path} (${held}) with ${plan.backup}`)
+      }
+      const copied = restoreFromFile(plan, store)
+      const schemaVersion = store.health().schemaVersion
+      const migrated = plan.backupVersion < schemaVersion ? `, migrated from schema version ${plan.backupVersion} to ${schemaVersion}` : `, schema version ${schemaVersion}`
+      const message = `restored ${plan.backup} into ${store.path}${migrated}; ${copied.rows} rows in ${copied.tables.length} tables, row counts match, foreign keys checked`
+      this.log(message)
+      return {
+        backup: plan.backup,
+        backup_schema_version: plan.backupVersion,
+        foreign_key_violations: 0,
+        integrity: 'ok',
+        message,
+        path: store.path,
+        replaced: plan.held.length > 0,
+        schema_version: schemaVersion,
+        success: true as const,
+      }
+    } finally {
+      store.close()
+    }
   }
 }

@@ -52,6 +52,6 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
     ])
     const event = eventOf(f)
     const r = createSubscription(this.store, input, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

@@ -24,6 +24,6 @@ export default class SubscriptionsDelete extends BaseCommand<typeof Subscription
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete subscription ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
     const r = deleteSubscription(this.store, this.args, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

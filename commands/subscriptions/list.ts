@@ -1,5 +1,5 @@
 import {BaseCommand} from '../../src/cli/base.js'
-import {listFlags, printList, SUBSCRIPTION_COLUMNS, window} from '../../src/cli/revenue/flags.js'
+import {listFlags, printList, productNames, subscriptionColumns, window} from '../../src/cli/revenue/flags.js'
 import {listSubscriptions} from '../../src/revenue/subscriptions.js'
 import {SubscriptionList, SubscriptionRecord} from '../../src/schemas/revenue.js'
 
@@ -26,7 +26,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
     })
     const message = `${records.length} of ${total} subscription${total === 1 ? '' : 's'}`
     const result = {message, subscriptions: records, success: true, total}
-    printList(this, f.output, {columns: SUBSCRIPTION_COLUMNS, fields: Object.keys(SubscriptionRecord.shape), message, records, result})
+    printList(this, f.output, {columns: subscriptionColumns(productNames(this.store, records)), fields: Object.keys(SubscriptionRecord.shape), message, records, result})
     return result
   }
 }

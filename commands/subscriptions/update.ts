@@ -23,6 +23,6 @@ export default class SubscriptionsUpdate extends BaseCommand<typeof Subscription
     const body = overlay(readBody(f.body), subscriptionFields(f))
     const event = eventOf(f)
     const r = updateSubscription(this.store, this.args, body, event)
-    return reportWrite((text) => this.log(text), r)
+    return reportWrite((text) => this.log(text), r, this.store)
   }
 }

@@ -72,13 +72,3 @@ export function productByIntegration(store: StorePort, i: IntegrationRef): Produ
   }
   return rowOf(store.pricing.integrationMatches([i.type], ref)[0])
 }
-
-/**
- * Match a gateway product/plan id from an export row (no interval known) with an
- * interval hint, as bulk imports need.
- */
-export function productByGatewayRef(store: StorePort, types: string[], ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
-  const rows = store.pricing.integrationMatches(types, ref)
-  const pick = rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ?? rows.find((r) => r.i_interval === null) ?? (rows.length === 1 ? rows[0] : undefined)
-  return rowOf(pick)
-}

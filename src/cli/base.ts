@@ -7,7 +7,7 @@ import {commandContext} from '../history/context.js'
 import {type OpenOptions, openStore, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
-import {type ImpactOptions, withPriceImpact} from './impact.js'
+import type {ImpactOptions} from './impact.js'
 import {setListOptions} from './list-options.js'
 import {isInteractive} from './tty.js'
 
@@ -83,6 +83,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * returns `impact` in its JSON.
    */
   protected async priceImpact<R>(write: () => R, scope?: ImpactScope, options?: ImpactOptions): Promise<{dryRun: boolean; impact: PriceImpact; result: R}> {
+    // Loaded by the commands that write prices only: the impact measure (with the preview and
+    // its CSV reader) is most of a cold command's module graph otherwise (docs/performance.md).
+    const {withPriceImpact} = await import('./impact.js')
     return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: this.store}, write, scope, options)
   }
 

@@ -6,7 +6,23 @@ import {CommandHelp, Help} from '@oclif/core/help'
  * longer description only, without the summary again (oclif repeats it) and without a
  * first line that only restates the summary.
  */
+/**
+ * oclif renders every text of a help page as an EJS template, compiling each one; a text
+ * without a tag renders as itself, so only texts with `<%` go to EJS. The root help renders
+ * a description per topic and command: the compiles were a tenth of `--help`
+ * (docs/performance.md "Cold start").
+ */
+function renderTemplatesOnly(formatter: {render: (input: string) => string}): void {
+  const render = formatter.render
+  formatter.render = (input) => (input.includes('<%') ? render(input) : input)
+}
+
 class PricectlCommandHelp extends CommandHelp {
+  constructor(...args: ConstructorParameters<typeof CommandHelp>) {
+    super(...args)
+    renderTemplatesOnly(this)
+  }
+
   protected override description(): string | undefined {
     const {description, summary} = this.command
     const lines = (description ?? '').split(/\r?\n/)
@@ -18,4 +34,9 @@ class PricectlCommandHelp extends CommandHelp {
 
 export default class PricectlHelp extends Help {
   protected override CommandHelpClass = PricectlCommandHelp
+
+  constructor(...args: ConstructorParameters<typeof Help>) {
+    super(...args)
+    renderTemplatesOnly(this)
+  }
 }

@@ -1,5 +1,5 @@
 import Table from 'cli-table3'
-import {stringify} from 'csv-stringify/sync'
+import {createRequire} from 'node:module'
 import stringWidth from 'string-width'
 
 import {cellText, safeCell} from '../csv-cell.js'
@@ -162,5 +162,12 @@ export function recordTable(entries: [string, unknown][]): string {
 export function csv<R>(rows: R[], columns: Column<R>[]): string {
   const s = shape(rows, columns)
   const body = s.rows.map((r) => s.columns.map((c) => safeCell(c.value(r))))
-  return stringify(s.header ? [s.columns.map((c) => c.header), ...body] : body)
+  return csvStringify()(s.header ? [s.columns.map((c) => c.header), ...body] : body)
+}
+
+/** csv-stringify, loaded by the first CSV output: a table or JSON never needs it (docs/performance.md "Cold start"). */
+let stringify: typeof import('csv-stringify/sync').stringify | undefined
+function csvStringify(): typeof import('csv-stringify/sync').stringify {
+  stringify ??= (createRequire(import.meta.url)('csv-stringify/sync') as typeof import('csv-stringify/sync')).stringify
+  return stringify
 }

@@ -1,15 +1,21 @@
-import {statSync} from 'node:fs'
-import {resolve} from 'node:path'
+import {availableParallelism} from 'node:os'
+import {dirname, resolve} from 'node:path'
+import pLimit from 'p-limit'
 
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
+import {fromMinor} from '../currency.js'
 import {resolveZone} from '../dates.js'
-import {InvalidInputError, OperationalError} from '../errors.js'
+import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
+import {resolverOf} from '../revenue/order.js'
 import type {StorePort} from '../store/port.js'
 import {type Pipeline, startPipeline} from './pipeline.js'
-import {choosePreset, type ImportKind, loadMapping, type Preset} from './presets.js'
-import {looksLikeRejects, RejectsFile} from './rejects.js'
+import {choosePreset, type ImportKind, loadMapping, type Preset, withOverrides} from './presets.js'
+import {countReason, sortedReasons} from './reasons.js'
+import {looksLikeRejects, type RejectedRow, RejectsFile} from './rejects.js'
 import {RowMapper} from './rows.js'
+import {folderRejectsPath, importSources, isFolder, readHeader} from './sources.js'
+import type {MainMessage} from './worker.js'
 
 /**
  * Bulk import of gateway exports. A worker thread (worker.ts) reads the file with
@@ -24,7 +30,10 @@ export type ImportOptions = {
   /** Rows per transaction (default $PRICECTL_IMPORT_BATCH, else 250,000). */
   batchSize?: number
   dryRun?: boolean
-  file: string
+  /** Exports to import: files, or folders of them (every *.csv in name order; sources.ts). */
+  paths: readonly string[]
+  /** Files read and validated at once (default: the cores, at most MAX_DEFAULT_JOBS). */
+  jobs?: number
   kind: ImportKind
   mapping?: string
   preset?: string
@@ -35,21 +44,38 @@ export type ImportOptions = {
   tz?: string
   /** Overwrite an existing rejects path that is not a rejects CSV of an earlier run. */
   force?: boolean
+  /** One user id for rows without one (a connected account's export has no customer column). */
+  userId?: string
+  /** The column holding user ids, instead of the layout's. */
+  userIdColumn?: string
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
 
+/** What one file of the import did. */
+export type ImportFileResult = ImportCounts & {file: string; preset: string}
+
 export type ImportResult = ImportCounts & {
   dry_run: boolean
+  /** The path given (a file or a folder), resolved; several paths: joined with ", ". */
   file: string
+  /** Per file, in the order they were written. */
+  files: ImportFileResult[]
+  /** The layout; several layouts: their names joined with ", ". */
   preset: string
+  /** Rejected rows per kind of reason (src/import/reasons.ts), the most frequent first. */
+  rejected_by_reason: Record<string, number>
   rejects_file: null | string
   rows_per_second: number
   seconds: number
+  /** Charge rows whose USD amount is the gateway's own converted amount, and its total difference to the store's FX. */
+  settled_usd: SettledUsd
 }
 
+export type SettledUsd = {difference_usd: number; difference_usd_minor: number; rows: number}
+
 export type ImportHooks = {
-  /** After each batch: rows read so far and bytes of the file. */
+  /** After each batch: rows read so far and bytes of the files read so far (all files). */
   progress?: (rows: number, bytes: number) => void
 }
 
@@ -64,6 +90,12 @@ const MAX_PENDING_REJECTS = 20_000
 /** Rows per message from the worker, and how many messages may wait unacknowledged. */
 const WORKER_BATCH = 2000
 const MAX_IN_FLIGHT = 8
+/**
+ * Default bound on files read at once. Each reading thread holds its own heap and up to
+ * MAX_IN_FLIGHT chunks, and the one writer is the bottleneck: more readers only cost memory.
+ */
+export const MAX_DEFAULT_JOBS = 4
+export const MAX_JOBS = 16
 
 export function batchSizeFrom(value: number | undefined): number {
   const n = value ?? (process.env.PRICECTL_IMPORT_BATCH ? Number(process.env.PRICECTL_IMPORT_BATCH) : DEFAULT_BATCH)
@@ -71,28 +103,65 @@ export function batchSizeFrom(value: number | undefined): number {
   return n
 }
 
-export function totalBytes(file: string): number {
-  try {
-    const s = statSync(file)
-    if (!s.isFile()) throw new InvalidInputError(`${file} is not a file`)
-    return s.size
-  } catch (error) {
-    if (error instanceof InvalidInputError) throw error
-    throw new InvalidInputError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message}`)
-  }
+export function jobsFrom(value: number | undefined): number {
+  if (value === undefined) return Math.max(1, Math.min(availableParallelism(), MAX_DEFAULT_JOBS))
+  if (!Number.isInteger(value) || value < 1 || value > MAX_JOBS) throw new InvalidInputError(`--jobs: expected a whole number from 1 to ${MAX_JOBS}, got ${JSON.stringify(value)}`)
+  return value
 }
 
-export async function importFile(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
+/** Bytes of every file the paths name (exit 2 naming a path that cannot be read). */
+export function totalBytes(paths: string | readonly string[]): number {
+  return importSources(typeof paths === 'string' ? [paths] : paths).reduce((n, s) => n + s.size, 0)
+}
+
+/** The default rejects path: beside a single file, inside a folder, else beside the first file. */
+function defaultRejects(paths: readonly string[], kind: ImportKind): string {
+  const first = paths[0]
+  if (isFolder(first)) return folderRejectsPath(first, kind)
+  return paths.length === 1 ? `${first}.rejects.csv` : folderRejectsPath(dirname(first), kind)
+}
+
+/** An error about one of several files names it. */
+function naming(file: string, several: boolean, error: unknown): unknown {
+  if (!several || !(error instanceof PricectlError) || error.message.includes(file)) return error
+  return new PricectlError(`${file}: ${error.message}`, error.exitCode, error.body)
+}
+
+/** A file to import: its header as read (raw) and as the mapper names the columns (header). */
+type Planned = {file: string; header: string[]; layout: Preset; raw: string[]; size: number}
+
+type Deferred<T> = {promise: Promise<T>; reject(e: unknown): void; resolve(v: T): void}
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void
+  let reject!: (e: unknown) => void
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return {promise, reject, resolve}
+}
+
+/**
+ * Import one or several exports. Every file is opened and its header mapped before
+ * anything is written (a file that cannot be read or whose layout is unknown is refused,
+ * exit 2, naming it). Then up to `jobs` worker threads read and validate files at once,
+ * while this thread writes their rows file after file, in the order of the sources, through
+ * one writer: one batched transaction stream, one summary, one rejects file.
+ */
+export async function importFiles(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
   const batchSize = batchSizeFrom(o.batchSize)
-  totalBytes(o.file)
-  // Vetted before anything is written: never the store, the export or the mapping file.
-  const rejectsPath = resolve(o.rejects ?? `${o.file}.rejects.csv`)
+  const jobs = jobsFrom(o.jobs)
+  if (!Array.isArray(o.paths) || o.paths.length === 0) throw new InvalidInputError('expected the path of a CSV export, or of a folder of them')
+  // Vetted before anything is written: never the store, an export or the mapping file.
+  const rejectsPath = resolve(o.rejects ?? defaultRejects(o.paths, o.kind))
+  const sources = importSources(o.paths, rejectsPath)
+  const several = sources.length > 1
   const rejectsTarget = checkOutput(rejectsPath, {
     existsHint: 'it is not a rejects CSV of an earlier import; pass --force to overwrite it, or --rejects PATH',
     force: o.force,
     inputs: [
-      {path: o.file, what: 'the file to import'},
+      ...sources.map((s) => ({path: s.path, what: several ? 'a file to import' : 'the file to import'})),
       {path: o.mapping, what: 'the --mapping file'},
     ],
     label: '--rejects',
@@ -107,71 +176,131 @@ export async function importFile(store: StorePort, o: ImportOptions, hooks: Impo
     fallback = productByApiId(store, o.product)
     if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
+
+  // Every file's layout, before any row is written: each file is detected on its own header.
+  const planned: Planned[] = sources.map((s) => {
+    try {
+      const header = readHeader(s.path)
+      if (header === undefined) throw new InvalidInputError(`${s.path} is empty: expected a header row and data rows`)
+      let layout = mapping ?? choosePreset(o.kind, header, o.preset)
+      layout = withOverrides(layout, {tz: o.tz, userId: o.userId, userIdColumn: o.userIdColumn}, header)
+      // Built here too so a layout the file cannot fill is refused before any row.
+      const mapper = new RowMapper(store, o.kind, layout, header, fallback)
+      return {file: s.path, header: mapper.header, layout, raw: header, size: s.size}
+    } catch (error) {
+      throw naming(s.path, several, error)
+    }
+  })
+
   const counts: ImportCounts = {inserted: 0, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}
+  const byReason: Record<string, number> = {}
+  const settled = {difference_minor: 0, rows: 0}
+  const perFile: ImportFileResult[] = planned.map((p) => ({file: resolve(p.file), inserted: 0, preset: p.layout.name, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}))
 
   // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
   // store's import writer): nothing waits in memory, and a killed run leaves whole batches only.
-  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun})
+  // resolve: rows meeting newer partial updates take the fields those wrote (docs/revenue.md).
+  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, resolve: resolverOf(store, o.kind)})
+  const rejects = new RejectsFile(rejectsTarget, planned.map((p, i) => ({file: perFile[i].file, header: p.header})))
   let inBatch = 0
-  let rejects: RejectsFile | undefined
-  let pendingRejects: [number, string, string[]][] = []
+  let pendingRejects: RejectedRow[] = []
+  let current = 0
   const commit = () => {
-    if (!writer.commit()) throw new OperationalError(`a product of ${o.file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
+    if (!writer.commit()) throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
-    rejects!.addMany(pendingRejects.sort((a, b) => a[0] - b[0]))
+    rejects.addMany(pendingRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
     counts.rejected += pendingRejects.length
+    for (const r of pendingRejects) countReason(byReason, r[1])
     pendingRejects = []
     inBatch = 0
   }
 
-  let layout: Preset | undefined
-  let pipeline: Pipeline | undefined
+  // Up to `jobs` files are read at once (p-limit, first come first served, so a file starts
+  // before every later one); a file's slot frees once its rows are written.
+  const limit = pLimit(jobs)
+  const ready = planned.map(() => deferred<Pipeline>())
+  // Awaited by the writing loop unless it stopped earlier: never an unhandled rejection.
+  for (const r of ready) r.promise.catch(() => {})
+  const written = planned.map(() => deferred<void>())
+  const pipelines: Pipeline[] = []
+  let stopping = false
+  for (const [i, p] of planned.entries()) {
+    void limit(async () => {
+      if (stopping) return
+      try {
+        const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
+        const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT}, {onHeader: () => layout})
+        pipelines.push(pipeline)
+        ready[i].resolve(pipeline)
+      } catch (error) {
+        ready[i].reject(error)
+        return
+      }
+      await written[i].promise
+    })
+  }
+
+  let bytesBefore = 0
   try {
-    pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: o.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT})
-    for await (const m of pipeline.messages) {
-      if (m.type === 'error') throw new OperationalError(`cannot import ${o.file}: ${m.message}`)
-      if (m.type === 'header') {
-        layout = mapping ?? choosePreset(o.kind, m.header, o.preset)
-        if (o.tz !== undefined) layout = {...layout, time_zone: o.tz}
-        // Built here too so a layout the file cannot fill is refused before any row.
-        const mapper = new RowMapper(store, o.kind, layout, m.header, fallback)
-        rejects = new RejectsFile(rejectsTarget, mapper.header)
-        pipeline.send({fallbackProductId: fallback?.id ?? null, layout, type: 'layout'})
-        continue
+    for (const [i, p] of planned.entries()) {
+      current = i
+      const pipeline = await ready[i].promise
+      const before = {...writer.counts}
+      const file = perFile[i]
+      for await (const m of pipeline.messages) {
+        if (m.type === 'error') throw new OperationalError(`cannot import ${p.file}: ${m.message}`)
+        if (m.type === 'header') {
+          if (JSON.stringify(m.header) !== JSON.stringify(p.raw)) throw new OperationalError(`${p.file} changed while it was being imported (its header is not the one read first): run the import again`)
+          continue
+        }
+        if (m.type === 'end') break
+        // A message's rows in chunks up to the end of the open batch.
+        for (let r = 0; r < m.rows.length; ) {
+          const n = Math.min(m.rows.length - r, batchSize - inBatch)
+          writer.writeChunk(m.rows, r, r + n)
+          r += n
+          inBatch += n
+          if (inBatch >= batchSize) commit()
+        }
+        for (const [line, reason, cells] of m.rejects) {
+          pendingRejects.push([line, reason, cells, i])
+          file.rejected++
+          if (++inBatch >= batchSize || pendingRejects.length >= MAX_PENDING_REJECTS) commit()
+        }
+        counts.read += m.read - file.read
+        settled.rows += m.settled.rows
+        settled.difference_minor += m.settled.difference_minor
+        file.read = m.read
+        pipeline.ack()
+        hooks.progress?.(counts.read, bytesBefore + m.bytes)
       }
-      if (m.type === 'end') break
-      // A message's rows in chunks up to the end of the open batch.
-      for (let i = 0; i < m.rows.length; ) {
-        const n = Math.min(m.rows.length - i, batchSize - inBatch)
-        writer.writeChunk(m.rows, i, i + n)
-        i += n
-        inBatch += n
-        if (inBatch >= batchSize) commit()
-      }
-      for (const r of m.rejects) {
-        pendingRejects.push(r)
-        if (++inBatch >= batchSize || pendingRejects.length >= MAX_PENDING_REJECTS) commit()
-      }
-      counts.read = m.read
-      pipeline.ack()
-      hooks.progress?.(counts.read, m.bytes)
+      // The worker is done: stop it (awaited with the others at the end) and free its slot.
+      pipeline.close().catch(() => {})
+      written[i].resolve()
+      for (const k of ['inserted', 'stale', 'unchanged', 'updated'] as const) file[k] = writer.counts[k] - before[k]
+      bytesBefore += p.size
     }
-    if (!layout) throw new InvalidInputError(`${o.file} is empty: expected a header row and data rows`)
     commit()
   } finally {
+    stopping = true
+    limit.clearQueue()
+    for (const w of written) w.resolve()
     writer.close()
-    await pipeline?.close()
-    rejects?.close()
+    await Promise.all(pipelines.map((p) => p.close()))
+    rejects.close()
   }
   const seconds = (performance.now() - started) / 1000
   Object.assign(counts, writer.counts)
   return {
     ...counts,
     dry_run: Boolean(o.dryRun),
-    file: resolve(o.file),
-    preset: layout.name,
+    file: o.paths.map((p) => resolve(p)).join(', '),
+    files: perFile,
+    preset: [...new Set(perFile.map((f) => f.preset))].join(', '),
+    rejected_by_reason: sortedReasons(byReason),
     rejects_file: counts.rejected > 0 ? rejectsPath : null,
     rows_per_second: seconds > 0 ? Math.round(counts.read / seconds) : counts.read,
     seconds: Math.round(seconds * 1000) / 1000,
+    settled_usd: {difference_usd: fromMinor(settled.difference_minor, 'USD'), difference_usd_minor: settled.difference_minor, rows: settled.rows},
   }
 }

@@ -32,7 +32,16 @@ import(workerData.tsx).then((m) => { m.register(); return import(workerData.entr
   }
 }
 
-export function startPipeline(input: WorkerInput): Pipeline {
+export type PipelineOptions = {
+  /**
+   * The layout message for the file's header, sent as soon as the worker reads it (the
+   * importer knows the layout beforehand): a worker reading ahead of the writer does not
+   * wait for the writer to reach its file. The header message is still delivered.
+   */
+  onHeader?: (header: string[]) => MainMessage
+}
+
+export function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Pipeline {
   const entry = workerEntry()
   const worker = new Worker(entry.source, {
     eval: entry.eval,
@@ -50,6 +59,7 @@ export function startPipeline(input: WorkerInput): Pipeline {
     w?.()
   }
   worker.on('message', (m: WorkerMessage) => {
+    if (m.type === 'header' && options.onHeader) worker.postMessage(options.onHeader(m.header))
     queue.push(m)
     wakeUp()
   })

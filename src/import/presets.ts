@@ -27,31 +27,48 @@ export const PRESETS: Preset[] = [
     columns: {
       amount: 'Amount',
       amount_refunded: 'Amount Refunded',
+      // What the gateway settled in the account's currency: kept as the USD amount when that is USD.
+      converted_amount: 'Converted Amount',
+      converted_amount_refunded: 'Converted Amount Refunded',
+      converted_currency: 'Converted Currency',
       country: ['country (metadata)', 'Card Issue Country'],
       created: ['Created date (UTC)', 'Created (UTC)'],
       currency: 'Currency',
       origin_id: 'id',
+      // Tells apart the products one gateway product id names (a monthly and a yearly price).
+      price: ['price_id (metadata)', 'price (metadata)', 'plan_id (metadata)', 'plan (metadata)', 'interval (metadata)', 'Price ID', 'Plan ID'],
       product: ['product (metadata)', 'product_id (metadata)', 'api_id (metadata)'],
       status: 'Status',
       user_id: ['user_id (metadata)', 'Customer ID'],
     },
     // The dashboard's exports write plain numbers ("1234.56", "0.00"; JPY "1500"), never grouped.
     decimal_separator: '.',
-    description: 'gateway_a payments export (unified payments; new "Created date (UTC)" and older "Created (UTC)" layouts)',
-    detect: [['id'], ['Created date (UTC)', 'Created (UTC)'], ['Amount'], ['Amount Refunded'], ['Currency'], ['Status'], ['Customer ID']],
+    description: 'gateway_a payments export (unified payments; new "Created date (UTC)" and older "Created (UTC)" layouts, and connected accounts\' exports without a customer column)',
+    // No customer column here: a connected account's export has none (its user id then comes from --user-id-column or --user-id).
+    detect: [['id'], ['Created date (UTC)', 'Created (UTC)'], ['Amount'], ['Amount Refunded'], ['Currency'], ['Status']],
     event_timestamp: ['Created date (UTC)', 'Created (UTC)', 'Refunded date (UTC)'],
     kind: 'charges',
     metadata_suffix: ' (metadata)',
     name: 'gateway_a_payments',
     origin: 'gateway_a',
     product_types: ['gateway_a', 'gateway_a_with_interval'],
-    refunded_statuses: ['Refunded'],
+    refunded_statuses: ['Refunded', 'Dispute lost'],
+    // docs/revenue.md has the table and why each status maps where it does.
     statuses: {
+      blocked: 'failed',
+      canceled: 'failed',
+      cancelled: 'failed',
+      disputed: 'succeeded',
+      'dispute lost': 'succeeded',
+      'dispute won': 'succeeded',
+      expired: 'failed',
       failed: 'failed',
+      incomplete: 'pending',
       paid: 'succeeded',
       'partially refunded': 'succeeded',
       pending: 'pending',
       refunded: 'succeeded',
+      succeeded: 'succeeded',
       uncaptured: 'pending',
     },
     thousands_separator: null,
@@ -158,6 +175,17 @@ export function choosePreset(kind: ImportKind, header: string[], forced?: string
   const other = PRESETS.find((p) => p.kind !== kind && matches(p, headers))
   if (other) throw new InvalidInputError(`this file looks like a ${other.description}: run "pricectl ${other.kind} import FILE" instead`)
   const names = PRESETS.filter((p) => p.kind === kind).map((p) => p.name)
+  // A layout of a known export with a column or two missing: say which, not just "unrecognised".
+  const near = PRESETS.filter((p) => p.kind === kind)
+    .map((p) => ({missing: p.detect.filter((group) => !group.some((h) => headers.has(normHeader(h)))), p}))
+    .filter((x) => x.missing.length <= Math.floor(x.p.detect.length / 3))
+    .sort((a, b) => a.missing.length - b.missing.length)[0]
+  if (near) {
+    const cols = near.missing.map((g) => g.map((h) => JSON.stringify(h)).join(' or '))
+    throw new InvalidInputError(
+      `this file looks like a ${near.p.name} export but has no ${cols.join(', ')} column${cols.length === 1 ? '' : 's'}: add ${cols.length === 1 ? 'it' : 'them'} to the export, or describe the layout with --mapping FILE (docs/revenue.md, "--mapping FILE")`,
+    )
+  }
   throw new InvalidInputError(
     `unrecognised header (${header.slice(0, 6).map((h) => JSON.stringify(h)).join(', ')}${header.length > 6 ? ', ...' : ''}): not a known ${kind} export (${names.join(', ')}); pass --preset NAME or describe the layout with --mapping FILE`,
   )
@@ -182,6 +210,8 @@ export function loadMapping(kind: ImportKind, path: string): Preset {
   const allowed: readonly string[] = kind === 'charges' ? CHARGE_FIELDS : SUBSCRIPTION_FIELDS
   const unknown = Object.keys(m.columns).filter((k) => !allowed.includes(k))
   if (unknown.length > 0) throw new InvalidInputError(`--mapping: columns: unknown field${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} (a ${kind} mapping has ${allowed.join(', ')})`)
+  const unknownConstants = Object.keys(m.constants ?? {}).filter((k) => !allowed.includes(k))
+  if (unknownConstants.length > 0) throw new InvalidInputError(`--mapping: constants: unknown field${unknownConstants.length === 1 ? '' : 's'} ${unknownConstants.join(', ')} (a ${kind} mapping has ${allowed.join(', ')})`)
   if (m.statuses) {
     const statuses: readonly string[] = kind === 'charges' ? ['pending', 'succeeded', 'failed'] : ['pending', 'trialing', 'active', 'canceled']
     for (const [from, to] of Object.entries(m.statuses)) {
@@ -189,4 +219,33 @@ export function loadMapping(kind: ImportKind, path: string): Preset {
     }
   }
   return {...m, detect: [], kind, name: `mapping ${path}`}
+}
+
+/** What the command line changes in a layout: dates' zone, where user ids come from. */
+export type LayoutOverrides = {
+  /** IANA zone of dates without an offset (--tz). */
+  tz?: string
+  /** One user id for rows without one (--user-id), e.g. a connected account's id. */
+  userId?: string
+  /** The column holding user ids (--user-id-column), instead of the layout's. */
+  userIdColumn?: string
+}
+
+/** The layout with the command line's overrides; a --user-id-column the header lacks is refused with the header's columns. */
+export function withOverrides(layout: Preset, o: LayoutOverrides, header: string[]): Preset {
+  let out = layout
+  if (o.tz !== undefined) out = {...out, time_zone: o.tz}
+  if (o.userIdColumn !== undefined) {
+    const wanted = normHeader(o.userIdColumn)
+    if (!header.some((h) => normHeader(h) === wanted)) {
+      const shown = header.slice(0, 20).map((h) => JSON.stringify(h.replace(/^\uFEFF/, '').trim()))
+      throw new InvalidInputError(`--user-id-column: the file has no column ${JSON.stringify(o.userIdColumn)} (its columns: ${shown.join(', ')}${header.length > 20 ? ', ...' : ''}); or pass --user-id VALUE for one user id on every row`)
+    }
+    out = {...out, columns: {...out.columns, user_id: o.userIdColumn}}
+  }
+  if (o.userId !== undefined) {
+    if (o.userId.trim() === '') throw new InvalidInputError('--user-id: expected a user id, got an empty value')
+    out = {...out, constants: {...out.constants, user_id: o.userId.trim()}}
+  }
+  return out
 }

@@ -7,12 +7,13 @@ import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway
 import {fromGatewayUnits} from '../money/representable.js'
 import {ruleOverrides} from '../pricing/gateways.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
-import {ProductMatcher} from '../revenue/products.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
 import {dateOrderProblems, ImportedCharge, ImportedSubscription} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
+import {parseInterval} from './intervals.js'
+import {ImportProducts, type RowFacts} from './products.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
 /**
@@ -45,7 +46,14 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly fx: FxTable
   private readonly headers: string[]
   private readonly metadata: {index: number; key: string}[]
-  private readonly products: ProductMatcher
+  private readonly products: ImportProducts
+  /** Field -> value for rows whose columns for it are missing or empty (mapping "constants", --user-id). */
+  private readonly constants: Map<Field, string>
+  /** Rows whose USD amount is the gateway's converted amount, and its total difference to the store's FX. */
+  private settled = {difference_minor: 0, rows: 0}
+  /** Whether the layout reads a price id, and the gateway's converted amounts (checked once, not per row). */
+  private readonly hasPrice: boolean
+  private readonly hasSettled: boolean
   private readonly refunded: Set<string>
   /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
   private readonly ruleOverrides: Map<string, RuleOverride> | undefined
@@ -67,12 +75,15 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     for (const [i, h] of this.headers.entries()) index.set(normHeader(h), i)
     const cols = (names: string | string[]) => (Array.isArray(names) ? names : [names]).map((n) => index.get(normHeader(n))).filter((i): i is number => i !== undefined)
     this.fields = new Map(Object.entries(layout.columns).map(([f, names]) => [f, cols(names)]))
+    this.constants = new Map(Object.entries(layout.constants ?? {}).map(([f, v]) => [f, v.trim()]))
     const required = ['origin_id', 'user_id', 'created', 'amount', 'currency', 'status']
-    const missing = required.filter((f) => (this.fields.get(f)?.length ?? 0) === 0)
-    if (missing.length > 0) {
-      const names = missing.map((f) => (layout.columns[f] ? `${f} (${[layout.columns[f]].flat().join(' or ')})` : f))
-      throw new PricectlError(`the file has no column for ${names.join(', ')} (${layout.name}); pass --mapping FILE for this layout`, 2)
-    }
+    const missing = required.filter((f) => (this.fields.get(f)?.length ?? 0) === 0 && !this.constants.has(f))
+    // Every row needs a product: from a column, or --product for all of them.
+    if ((this.fields.get('product')?.length ?? 0) === 0 && !this.constants.has('product') && !fallbackProduct) missing.push('product')
+    if (missing.length > 0) throw new PricectlError(missingColumns(layout, missing), 2)
+    const has = (f: Field) => (this.fields.get(f)?.length ?? 0) > 0 || this.constants.has(f)
+    this.hasPrice = has('price')
+    this.hasSettled = has('converted_amount') && has('converted_currency')
     const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
     this.eventCols = cols(eventNames)
     const metaIdx = new Map<number, string>()
@@ -94,7 +105,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
     if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(store)
     this.fx = new FxTable(store.revenue)
-    this.products = new ProductMatcher(store, layout.product_types ?? [])
+    this.products = new ImportProducts(store, layout.product_types ?? [], layout.origin)
   }
 
   /** Column names of the header, as read (for the rejects file). */
@@ -105,15 +116,16 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   /** The first non-empty cell of a field's columns. */
   private cell(cells: string[], field: Field): string {
     const idx = this.fields.get(field)
-    if (!idx) return ''
-    for (let k = 0; k < idx.length; k++) {
-      const v = cells[idx[k]]
-      if (v !== undefined && v !== '') {
-        const t = v.trim()
-        if (t !== '') return t
+    if (idx) {
+      for (let k = 0; k < idx.length; k++) {
+        const v = cells[idx[k]]
+        if (v !== undefined && v !== '') {
+          const t = v.trim()
+          if (t !== '') return t
+        }
       }
     }
-    return ''
+    return this.constants.get(field) ?? ''
   }
 
   private columnName(field: Field): string {
@@ -218,9 +230,15 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return {amountMinor, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
   }
 
-  private product(ref: string, interval?: string, intervalCount?: number): ProductRow | string {
+  /** The row's product; a cell naming several products is told by the row's price id (`price`), else its amount. */
+  private product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): ProductRow | string {
     if (ref === '') return this.fallbackProduct ?? `missing product: ${this.columnName('product')} is empty (pass --product API_ID for rows without one)`
-    const p = this.products.match(ref, interval, intervalCount)
+    let p = this.products.match(ref, interval, intervalCount)
+    if (p !== undefined && 'kind' in p) {
+      const chosen = this.products.choose(p, ref, facts, price, this.columnName('product'))
+      if ('reason' in chosen) return chosen.reason
+      p = chosen
+    }
     if (!p) {
       const how = (this.layout.product_types ?? []).length > 0 ? `no ${this.layout.product_types!.join('/')} integration or api_id` : 'no api_id'
       return `unknown product ${JSON.stringify(ref)} in ${this.columnName('product')} (${how} matches; add the integration to the product with "pricectl products update")`
@@ -230,7 +248,38 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
 
   private rate(currency: string, created: number): number | string {
     const r = this.fx.rate(currency, created)
-    return r === undefined ? `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")` : r
+    return r === undefined ? noRate(currency) : r
+  }
+
+  /**
+   * The gateway's own USD figures of a charge row: its converted amount (and converted
+   * refund) when the converted currency is USD, in exact minor units; undefined when the
+   * row carries none (the store's FX converts then), a string when a cell is no amount.
+   */
+  private settledUsd(cells: string[], amountMinor: number, refundedMinor: number): string | undefined | {amount: number; refunded?: number} {
+    if (!this.hasSettled) return undefined
+    const cur = this.cell(cells, 'converted_currency')
+    if (cur !== 'usd' && cur !== 'USD' && (cur.length !== 3 || cur.toUpperCase() !== 'USD')) return undefined
+    const raw = this.cell(cells, 'converted_amount')
+    if (raw === '') return undefined
+    const amount = this.amount(raw, 'USD', 'converted_amount')
+    if (typeof amount === 'string') return amount
+    if (amount < 0) return `bad amount ${JSON.stringify(raw)} in ${this.columnName('converted_amount')}: is negative (what the gateway settled is never below zero)`
+    if (refundedMinor === 0) return {amount, refunded: 0}
+    // A full refund is the whole settled amount; a partial one the converted refund when the row has one.
+    if (refundedMinor === amountMinor) return {amount, refunded: amount}
+    const refundedRaw = this.cell(cells, 'converted_amount_refunded')
+    if (refundedRaw === '') return {amount}
+    const refunded = this.amount(refundedRaw, 'USD', 'converted_amount_refunded')
+    if (typeof refunded === 'string') return refunded
+    return refunded > 0 && refunded <= amount ? {amount, refunded} : {amount}
+  }
+
+  /** The settled-amount figures since the last call (the worker sends them with each batch). */
+  takeSettled(): {difference_minor: number; rows: number} {
+    const s = this.settled
+    this.settled = {difference_minor: 0, rows: 0}
+    return s
   }
 
   /** Map one record (as many cells as the header). */
@@ -274,16 +323,33 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       const digits = minorDigits(b.currency)
       return `amount_refunded: ${minorToDecimalString(refundedMinor, digits)} is more than the amount ${minorToDecimalString(b.amountMinor, digits)}`
     }
-    const product = this.product(b.productRef)
+    const priceRef = this.hasPrice ? this.cell(cells, 'price') : ''
+    const product = this.product(b.productRef, b, priceRef)
     if (typeof product === 'string') return product
-    const rate = this.rate(b.currency, b.created)
-    if (typeof rate === 'string') return rate
     const amountMinor = b.amountMinor
+    const settled = this.settledUsd(cells, amountMinor, refundedMinor)
+    if (typeof settled === 'string') return settled
+    let amountUsd: number
+    let refundedUsd: number
+    const rate = this.fx.rate(b.currency, b.created)
+    if (settled) {
+      // What the gateway settled in USD is the record's USD amount (docs/revenue.md, "What the gateway settled").
+      amountUsd = settled.amount
+      if (settled.refunded !== undefined) refundedUsd = settled.refunded
+      else if (rate === undefined) return noRate(b.currency)
+      else refundedUsd = usdMinor(refundedMinor, b.currency, rate)
+      this.settled.rows++
+      if (rate !== undefined) this.settled.difference_minor += amountUsd - usdMinor(amountMinor, b.currency, rate)
+    } else {
+      if (rate === undefined) return noRate(b.currency)
+      amountUsd = usdMinor(amountMinor, b.currency, rate)
+      refundedUsd = usdMinor(refundedMinor, b.currency, rate)
+    }
     const values: ChargeValues = {
       amount_minor: amountMinor,
       amount_refunded_minor: refundedMinor,
-      amount_refunded_usd_minor: usdMinor(refundedMinor, b.currency, rate),
-      amount_usd_minor: usdMinor(amountMinor, b.currency, rate),
+      amount_refunded_usd_minor: refundedUsd,
+      amount_usd_minor: amountUsd,
       country: b.country ?? null,
       created: b.created,
       currency: b.currency,
@@ -350,7 +416,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     }
     const order = dateOrderProblems({...input, created: b.created})
     if (order.length > 0) return order.map((p) => `${p.field}: ${p.message}`).join('; ')
-    const product = this.product(b.productRef, interval, intervalCount)
+    const product = this.product(b.productRef, b, '', interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
@@ -385,6 +451,23 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 }
 
+function noRate(currency: string): string {
+  return `no FX rate for ${currency} (add one with "pricectl fx set ${currency} RATE")`
+}
+
+/** How to supply each field a file may lack a column for. */
+const SUPPLY: Record<string, string> = {
+  product: 'pass --product API_ID for one product on every row',
+  user_id: 'pass --user-id-column COLUMN (a column of the file that holds it, such as Customer ID or a metadata column) or --user-id VALUE (one user id on every row, such as the connected account\'s id)',
+}
+
+/** The refusal of a file without a column for required fields: which, and how to supply each. */
+function missingColumns(layout: Preset, missing: string[]): string {
+  const names = missing.map((f) => (layout.columns[f] ? `${f} (${[layout.columns[f]].flat().join(' or ')})` : f))
+  const how = missing.filter((f) => SUPPLY[f]).map((f) => `for ${f}, ${SUPPLY[f]}`)
+  return `the file has no column for ${names.join(', ')} (${layout.name}); ${how.length > 0 ? `${how.join('; ')}; or ` : ''}pass --mapping FILE naming the columns of this layout (or a value in its constants; see docs/revenue.md)`
+}
+
 /**
  * The event id of an export row: its moment. A row is the record as of its latest date,
  * so the same row read again (a re-run, a resumed run) is the same event: "unchanged".
@@ -406,24 +489,5 @@ export function parseDate(s: string, zone?: string): number | undefined {
 
 const MILLIS: MomentOptions = {millis: true}
 
-const INTERVAL_WORDS: Record<string, {count: number; interval: string}> = {
-  annual: {count: 1, interval: 'year'},
-  annually: {count: 1, interval: 'year'},
-  daily: {count: 1, interval: 'day'},
-  monthly: {count: 1, interval: 'month'},
-  quarterly: {count: 3, interval: 'month'},
-  weekly: {count: 1, interval: 'week'},
-  yearly: {count: 1, interval: 'year'},
-}
-
-/** "month", "3 months", "every 2 weeks", "yearly", "quarterly". */
-export function parseInterval(s: string): undefined | {count: number; interval: string} {
-  const t = s.trim().toLowerCase()
-  if (INTERVAL_WORDS[t]) return INTERVAL_WORDS[t]
-  const m = /^(?:every\s+)?(?:(\d+)\s*[- ]?\s*)?(day|week|month|year)s?$/.exec(t)
-  if (!m) return undefined
-  const count = m[1] === undefined ? 1 : Number(m[1])
-  return count >= 1 ? {count, interval: m[2]} : undefined
-}
-
 export {minorDigits}
+export {parseInterval} from './intervals.js'

@@ -22,7 +22,15 @@ import {RowMapper} from './rows.js'
 export type WorkerInput = {batchRows: number; db: string; file: string; kind: ImportKind; maxInFlight: number}
 
 /** Rows as arrays in *_COLUMNS order; rejects with the line where the record starts. */
-export type RowBatch = {bytes: number; read: number; rejects: [number, string, string[]][]; rows: unknown[][]; type: 'batch'}
+export type RowBatch = {
+  bytes: number
+  read: number
+  rejects: [number, string, string[]][]
+  rows: unknown[][]
+  /** Rows of the batch whose USD amount is the gateway's converted amount, and its difference to the store's FX (minor units). */
+  settled: {difference_minor: number; rows: number}
+  type: 'batch'
+}
 
 export type WorkerMessage = RowBatch | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
 
@@ -163,7 +171,7 @@ async function main(): Promise<void> {
     if (rows.length === 0 && rejects.length === 0) return
     // In key order the writer's inserts land near each other in the unique index
     // instead of all over it; the sort runs here, beside the writing thread.
-    port.postMessage({bytes, read, rejects, rows: sortByKey(rows), type: 'batch'} satisfies WorkerMessage)
+    port.postMessage({bytes, read, rejects, rows: sortByKey(rows), settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies WorkerMessage)
     inFlight++
     rows = []
     rejects = []

@@ -1,16 +1,17 @@
 import type {ProductRow} from '../catalog/lookup.js'
-import {isoDay} from '../clock.js'
+import {isoDay, nowIso} from '../clock.js'
 import {fromMinor, toMinor} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requireRate} from '../fx/rates.js'
 import {ChargeCreate, type ChargeRecord, ChargeUpdate} from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
-import {compareEvents, eventApplied, type EventRef, judge, latestDelete, logEvent, recordKey, staleMessage} from './events.js'
+import {type EventRef} from './events.js'
+import {applyDelete, applyFull, applyPartial} from './order.js'
 import {usdMinor} from './money.js'
 import {resolveProduct} from './products.js'
-import {chargeRecord, type ChargeRow, type ChargeValues, type ListFilters, orgId, type RecordKey} from './store.js'
-import {validKey, type WriteResult} from './subscriptions.js'
+import {chargeRecord, type ChargeValues, type ListFilters, orgId, type RecordKey} from './store.js'
+import {validKey, type WriteResult, writeResult} from './subscriptions.js'
 
 /**
  * Charges: create / update / get / list / delete, with the same event rules as
@@ -49,105 +50,53 @@ export function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, pr
   }
 }
 
-function duplicate(event: EventRef, existing: ChargeValues | undefined, org: number): WriteResult<ChargeRecord> {
-  return {message: `event ${event.id} was already applied; nothing changed`, outcome: 'duplicate', record: existing ? chargeRecord(existing, org) : null}
-}
-
-function missing(store: StorePort, key: RecordKey, event: EventRef): WriteResult<ChargeRecord> {
-  const tomb = latestDelete(store, 'charge', recordKey(key.user_id, key.origin, key.origin_id))
-  if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('charge', event, tomb, true), outcome: 'stale', record: null}
-  throw new NotFoundError(`no charge ${describe(key)} (create it with "pricectl charges create", or list them with "pricectl charges list --user-id ${key.user_id}")`)
-}
-
 export function createCharge(store: StorePort, body: unknown, event: EventRef): WriteResult<ChargeRecord> {
   const input = validate(ChargeCreate, body, 'charge')
   const product = resolveProduct(store, input.product)
   const values = chargeValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
   const org = orgId(store)
-  return store.transaction((): WriteResult<ChargeRecord> => {
-    const [existing] = store.revenue.rows('charges', [key])
-    if (eventApplied(store, event.id)) return duplicate(event, existing, org)
-    const latest = existing && {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-    const verdict = judge(event, latest)
-    if (verdict === 'duplicate') return duplicate(event, existing, org)
-    if (verdict === 'stale') return {message: staleMessage('charge', event, latest!), outcome: 'stale', record: chargeRecord(existing!, org)}
-    if (!existing) {
-      const tomb = latestDelete(store, 'charge', recordKey(key.user_id, key.origin, key.origin_id))
-      if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('charge', event, tomb, true), outcome: 'stale', record: null}
-    }
-    store.revenue.save('charges', [values])
-    logEvent(store, 'charge', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {message: `charge ${existing ? 'updated' : 'created'}: ${describe(key)}`, outcome: existing ? 'updated' : 'created', record: chargeRecord(values, org)}
-  }, {write: true})
+  return store.transaction(() => writeResult('charge', 'create', key, event, applyFull(store, 'charges', values, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
-export function mergeChargeUpdate(store: StorePort, current: ChargeValues, input: ChargeUpdate, event: EventRef): ChargeValues {
-  const currency = input.currency ?? current.currency!
-  const reprice = (minor: number) => (input.currency !== undefined && current.currency !== null ? toMinor(fromMinor(minor, current.currency), currency, 'amount') : minor)
-  const amountMinor = input.amount === undefined ? reprice(current.amount_minor ?? 0) : toMinor(input.amount, currency, 'amount')
-  const refundedMinor = reprice(current.amount_refunded_minor)
-  if (refundedMinor > amountMinor) {
-    throw new InvalidInputError(`invalid charge update: amount: ${input.amount ?? fromMinor(amountMinor, currency)} is less than the amount already refunded (${fromMinor(refundedMinor, currency)})`)
-  }
-  const created = input.created ?? current.created!
+/** The fields a charge update writes (metadata replaces the stored object whole). */
+export function chargeUpdateFields(input: ChargeUpdate): Record<string, unknown> {
   return {
-    ...current,
-    amount_minor: amountMinor,
-    amount_refunded_minor: refundedMinor,
-    ...chargeUsd(store, amountMinor, refundedMinor, currency, created),
-    created,
-    currency,
-    latest_event_id: event.id,
-    latest_event_timestamp: event.timestamp,
-    // The spec's metadata is free-form: an update replaces it whole.
-    metadata_json: input.metadata === undefined ? current.metadata_json : JSON.stringify(input.metadata),
-    status: input.status ?? current.status,
+    amount: input.amount,
+    created: input.created,
+    currency: input.currency,
+    metadata_json: input.metadata === undefined ? undefined : JSON.stringify(input.metadata),
+    status: input.status,
   }
 }
 
-/**
- * An update or delete that need not run: the event was applied already, the record is
- * missing, or the event is older than the record's latest one.
- */
-function settledBefore(store: StorePort, key: RecordKey, existing: ChargeRow | undefined, event: EventRef, org: number): undefined | WriteResult<ChargeRecord> {
-  if (eventApplied(store, event.id)) return duplicate(event, existing, org)
-  if (!existing) return missing(store, key, event)
-  const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-  const verdict = judge(event, latest)
-  if (verdict === 'duplicate') return duplicate(event, existing, org)
-  if (verdict === 'stale') return {message: staleMessage('charge', event, latest), outcome: 'stale', record: chargeRecord(existing, org)}
-  return undefined
+/** The update's check on the charge it would leave: no more refunded than charged. */
+export function checkChargeUpdate(input: ChargeUpdate, merged: ChargeValues): void {
+  const currency = merged.currency!
+  if (input.amount !== undefined) toMinor(input.amount, input.currency ?? currency, 'amount')
+  if (merged.amount_refunded_minor > (merged.amount_minor ?? 0)) {
+    throw new InvalidInputError(
+      `invalid charge update: amount: ${input.amount ?? fromMinor(merged.amount_minor ?? 0, currency)} is less than the amount already refunded (${fromMinor(merged.amount_refunded_minor, currency)})`,
+    )
+  }
 }
 
 export function updateCharge(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<ChargeRecord> {
   const key = validKey(keyInput)
   const input = validate(ChargeUpdate, body, 'charge update')
+  if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
   const org = orgId(store)
-  return store.transaction((): WriteResult<ChargeRecord> => {
-    const [existing] = store.revenue.rows('charges', [key])
-    const settled = settledBefore(store, key, existing, event, org)
-    // settled is set whenever the record is missing.
-    if (settled || !existing) return settled!
-    const values = mergeChargeUpdate(store, existing, input, event)
-    store.revenue.save('charges', [values])
-    logEvent(store, 'charge', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {message: `charge updated: ${describe(key)}`, outcome: 'updated', record: chargeRecord(values, org)}
-  }, {write: true})
+  const fields = chargeUpdateFields(input)
+  return store.transaction(
+    () => writeResult('charge', 'update', key, event, applyPartial(store, 'charges', key, fields, event, nowIso(), (merged) => checkChargeUpdate(input, merged)), (r: ChargeValues) => chargeRecord(r, org)),
+    {write: true},
+  )
 }
 
 export function deleteCharge(store: StorePort, keyInput: RecordKey, event: EventRef): WriteResult<ChargeRecord> {
   const key = validKey(keyInput)
   const org = orgId(store)
-  return store.transaction((): WriteResult<ChargeRecord> => {
-    const [existing] = store.revenue.rows('charges', [key])
-    const settled = settledBefore(store, key, existing, event, org)
-    // settled is set whenever the record is missing.
-    if (settled || !existing) return settled!
-    store.revenue.remove('charges', [key])
-    logEvent(store, 'charge', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {message: `charge deleted: ${describe(key)}`, outcome: 'deleted', record: chargeRecord(existing, org)}
-  }, {write: true})
+  return store.transaction(() => writeResult('charge', 'delete', key, event, applyDelete(store, 'charges', key, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
 export function getCharge(store: StorePort, keyInput: RecordKey): ChargeRecord {

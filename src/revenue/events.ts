@@ -1,17 +1,18 @@
 import {randomBytes} from 'node:crypto'
 
-import {nowIso, nowSeconds} from '../clock.js'
+import {nowSeconds} from '../clock.js'
 import {EventInput} from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
-import type {StorePort} from '../store/port.js'
-import type {Action, EventRef, Kind} from '../store/port/revenue.js'
+import type {EventRef, Kind} from '../store/port/revenue.js'
 
 /**
  * Event ordering. Every write to a subscription or charge is an event (id, timestamp).
- * Events are totally ordered by (timestamp, id), ids compared as plain strings, so the
- * state after any delivery order equals the state after the sorted replay:
- * - newer than the record's latest event: applied;
- * - older (or the same timestamp with a smaller id): "stale event ignored", nothing changes;
+ * Events are totally ordered by (timestamp, id), ids compared as plain strings, and the last
+ * writer wins per field (order.ts), so the state after any delivery order equals the state
+ * after the sorted replay:
+ * - an event changes the fields whose last writer is older; one that changes none is
+ *   "stale event ignored";
+ * - an update or delete before its create is kept for it;
  * - the same id again: applied once.
  */
 export {compareEvents, judge, recordKey} from '../store/port/revenue.js'
@@ -32,20 +33,6 @@ export function newEventId(): string {
 export function eventFrom(input: {event_id?: string; event_timestamp?: unknown}): EventRef {
   const e = validate(EventInput, {event_id: input.event_id ?? newEventId(), event_timestamp: input.event_timestamp ?? nowSeconds()}, 'event')
   return {id: e.event_id, timestamp: e.event_timestamp}
-}
-
-/** The event id was applied before (by any write of this store). */
-export function eventApplied(store: StorePort, id: string): boolean {
-  return store.revenue.appliedEvents([id]).has(id)
-}
-
-export function logEvent(store: StorePort, kind: Kind, action: Action, key: string, event: EventRef): void {
-  store.revenue.logEvents([{action, event, key, kind}], nowIso())
-}
-
-/** The latest delete of a record (a tombstone), so an older create cannot resurrect it. */
-export function latestDelete(store: StorePort, kind: Kind, key: string): EventRef | undefined {
-  return store.revenue.latestDeletes(kind, [key]).get(key)
 }
 
 export function staleMessage(kind: Kind, event: EventRef, latest: EventRef, deleted = false): string {

@@ -1,4 +1,4 @@
-import {type IntegrationRef, productByApiId, productByGatewayRef, productByIntegration, type ProductRow} from '../catalog/lookup.js'
+import {type IntegrationRef, productByApiId, productByIntegration, type ProductRow} from '../catalog/lookup.js'
 import {InvalidInputError} from '../errors.js'
 import type {IntegrationObject} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
@@ -17,25 +17,4 @@ export function resolveProduct(store: StorePort, ref: IntegrationObject | string
     )
   }
   return p
-}
-
-/**
- * Products for import rows, cached per cell value: the value is matched against the
- * layout's integration types first, then as an api_id.
- */
-export class ProductMatcher {
-  private readonly cache = new Map<string, ProductRow | undefined>()
-
-  constructor(
-    private readonly store: StorePort,
-    private readonly types: string[],
-  ) {}
-
-  match(ref: string, interval?: string, intervalCount?: number): ProductRow | undefined {
-    const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
-    if (this.cache.has(key)) return this.cache.get(key)
-    const p = (this.types.length > 0 ? productByGatewayRef(this.store, this.types, ref, interval, intervalCount) : undefined) ?? productByApiId(this.store, ref)
-    this.cache.set(key, p)
-    return p
-  }
 }

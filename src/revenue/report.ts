@@ -3,7 +3,9 @@ import {fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {ReportRow, RevenueReport} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
-import type {By, Figures} from '../store/port/revenue.js'
+import type {Figures, Period, Span} from '../store/port/revenue.js'
+import {type Movements, movements, noMovements, rates} from './metrics.js'
+import {type Bucket, buckets, day, MONTHS_PER, monthStart} from './periods.js'
 
 /**
  * `revenue report`: figures in USD from the stored records (docs/revenue.md defines
@@ -16,9 +18,11 @@ import type {By, Figures} from '../store/port/revenue.js'
  * - new_subscriptions: created in the period and active or canceled now (they paid)
  * - churned_subscriptions: canceled, with cancel_at (else canceled_at) in the period
  * - net_revenue: succeeded charges created in the period, minus what was refunded of them
+ * - MRR movements, customers, churn and retention rates, LTV: metrics.ts
  */
 
-export type {By} from '../store/port/revenue.js'
+/** Rows per week, month or quarter (UTC), or per country or product over the window. */
+export type By = 'country' | 'product' | Bucket
 
 export type ReportOptions = {
   by: By
@@ -32,25 +36,51 @@ function empty(): Figures {
   return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
 }
 
-function row(key: string, f: Figures): ReportRow {
+const usd = (cents: number) => fromMinor(cents, 'USD')
+
+function row(key: string, f: Figures, m: Movements, monthsPerPeriod: number): ReportRow {
+  const arpu = f.users > 0 ? Math.round(f.mrr / f.users) : null
+  const r = rates(m, arpu, monthsPerPeriod)
   return {
     active_subscriptions: f.active,
-    arpu: f.users > 0 ? Math.round(f.mrr / f.users) / 100 : null,
+    arpu: arpu === null ? null : usd(arpu),
     churned_subscriptions: f.churned,
     key,
-    mrr: fromMinor(f.mrr, 'USD'),
-    net_revenue: fromMinor(f.net, 'USD'),
+    mrr: usd(f.mrr),
+    net_revenue: usd(f.net),
     new_subscriptions: f.new,
+    starting_mrr: usd(m.starting_mrr),
+    new_mrr: usd(m.new),
+    expansion_mrr: usd(m.expansion),
+    contraction_mrr: usd(m.contraction),
+    churned_mrr: usd(m.churned),
+    reactivation_mrr: usd(m.reactivation),
+    net_new_mrr: usd(m.new + m.expansion + m.reactivation - m.contraction - m.churned),
+    starting_customers: m.starting_customers,
+    customers: m.customers,
+    new_customers: m.new_customers,
+    reactivated_customers: m.reactivated_customers,
+    churned_customers: m.churned_customers,
+    logo_churn_rate: r.logo_churn_rate,
+    revenue_churn_rate: r.revenue_churn_rate,
+    net_revenue_retention: r.net_revenue_retention,
+    ltv: r.ltv === null ? null : usd(r.ltv),
   }
 }
 
-function monthStart(seconds: number, add = 0): number {
-  const d = new Date(seconds * 1000)
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + add, 1) / 1000
+/** A window's length in months (365/12 days each), for the rates of totals and group rows. */
+function monthsIn(p: Period): number {
+  return ((p.end - p.start) / 86_400) * (12 / 365)
 }
 
-function day(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().slice(0, 10)
+function groupSpans(spans: readonly Span[]): Map<string, Span[]> {
+  const out = new Map<string, Span[]>()
+  for (const s of spans) {
+    const list = out.get(s.key)
+    if (list) list.push(s)
+    else out.set(s.key, [s])
+  }
+  return out
 }
 
 export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport {
@@ -59,26 +89,31 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
   const since = o.since ?? monthStart(until - 1, -11)
   if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)
   const rows: ReportRow[] = []
-  let totalsFigures: Figures
-  if (o.by === 'month') {
-    const months = (new Date(until * 1000).getUTCFullYear() - new Date(since * 1000).getUTCFullYear()) * 12 + 12
-    if (months > 1200) throw new InvalidInputError('the report covers more than 100 years: narrow --since/--until')
-    // Every month and the totals in one call to the store.
-    const periods: {end: number; key: string; start: number}[] = []
-    for (let start = monthStart(since); start < until; start = monthStart(start, 1)) {
-      periods.push({end: Math.min(monthStart(start, 1), until), key: day(start).slice(0, 7), start: Math.max(start, since)})
-    }
-    const figures = store.revenue.figures('month', [...periods, {end: until, start: since}])
-    for (const [i, p] of periods.entries()) rows.push(row(p.key, figures[i].get('all') ?? empty()))
-    totalsFigures = figures.at(-1)!.get('all') ?? empty()
+  const window = {end: until, start: since}
+  let totals: ReportRow
+  if (o.by === 'week' || o.by === 'month' || o.by === 'quarter') {
+    const bucket = o.by
+    const years = new Date(until * 1000).getUTCFullYear() - new Date(since * 1000).getUTCFullYear()
+    if (years > (bucket === 'week' ? 20 : 100)) throw new InvalidInputError(`the report covers more than ${bucket === 'week' ? 20 : 100} years: narrow --since/--until`)
+    // Every period and the totals in one call to the store ("month" groups every period as "all").
+    const periods = buckets(bucket, since, until)
+    const figures = store.revenue.figures('month', [...periods, window])
+    const spans = store.revenue.spans('month', until)
+    const moves = movements(spans, periods)
+    for (const [i, p] of periods.entries()) rows.push(row(p.key, figures[i].get('all') ?? empty(), moves[i], MONTHS_PER[bucket]))
+    totals = row('total', figures.at(-1)!.get('all') ?? empty(), movements(spans, [window])[0], monthsIn(window))
   } else {
-    const [groups] = store.revenue.figures(o.by, [{end: until, start: since}])
-    // Distinct users do not add up across groups: the totals are their own query.
-    totalsFigures = store.revenue.figures('month', [{end: until, start: since}])[0].get('all') ?? empty()
-    for (const k of [...groups.keys()].sort()) rows.push(row(k, groups.get(k)!))
+    const [groups] = store.revenue.figures(o.by, [window])
+    const spans = groupSpans(store.revenue.spans(o.by, until))
+    for (const k of [...groups.keys()].sort()) {
+      const group = spans.get(k)
+      rows.push(row(k, groups.get(k)!, group ? movements(group, [window])[0] : noMovements(), monthsIn(window)))
+    }
     rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || (a.key < b.key ? -1 : 1))
+    // Distinct users do not add up across groups: the totals are their own query.
+    const all = store.revenue.figures('month', [window])[0].get('all') ?? empty()
+    totals = row('total', all, movements(store.revenue.spans('month', until), [window])[0], monthsIn(window))
   }
-  const totals = row('total', totalsFigures)
   const last = day(until - 1)
   return {
     by: o.by,

@@ -1,6 +1,6 @@
 import type {ProductRow} from '../catalog/lookup.js'
-import {isoDay} from '../clock.js'
-import {fromMinor, toMinor} from '../currency.js'
+import {isoDay, nowIso} from '../clock.js'
+import {toMinor} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requireRate} from '../fx/rates.js'
 import {Id, Origin} from '../schemas/common.js'
@@ -13,19 +13,12 @@ import {
   SubscriptionUpdate,
 } from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
+import type {RevenueTable} from '../store/port/revenue.js'
 import type {StorePort} from '../store/port.js'
 import {z} from 'zod'
-import {
-  compareEvents,
-  eventApplied,
-  type EventRef,
-  judge,
-  latestDelete,
-  logEvent,
-  recordKey,
-  staleMessage,
-} from './events.js'
+import {type EventRef, type Kind, staleMessage} from './events.js'
 import {monthlyMinor, usdMinor} from './money.js'
+import {type Applied, applyDelete, applyFull, applyPartial, type Outcome, subscriptionUpdateFields} from './order.js'
 import {resolveProduct} from './products.js'
 import {
   type ListFilters,
@@ -33,7 +26,6 @@ import {
   type RecordKey,
   subscriptionRecord,
   subscriptionReduced,
-  type SubscriptionRow,
   type SubscriptionValues,
 } from './store.js'
 
@@ -44,7 +36,7 @@ import {
  * transaction so two writers cannot interleave.
  */
 
-export type Outcome = 'created' | 'deleted' | 'duplicate' | 'stale' | 'updated'
+export type {Outcome} from './order.js'
 export type WriteResult<R> = {message: string; outcome: Outcome; record: null | R}
 
 export const PathKey = z.object({origin: Origin, origin_id: Id, user_id: Id})
@@ -97,122 +89,82 @@ export function createSubscription(store: StorePort, body: unknown, event: Event
   const values = subscriptionValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
   const org = orgId(store)
-  return store.transaction((): WriteResult<SubscriptionRecord> => {
-    const [existing] = store.revenue.rows('subscriptions', [key])
-    if (eventApplied(store, event.id)) return duplicate(event, existing, org)
-    const latest = existing && {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-    const verdict = judge(event, latest)
-    if (verdict === 'duplicate') return duplicate(event, existing, org)
-    if (verdict === 'stale') return {message: staleMessage('subscription', event, latest!), outcome: 'stale', record: subscriptionRecord(existing!, org)}
-    if (!existing) {
-      const tomb = latestDelete(store, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
-      if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
-    }
-    store.revenue.save('subscriptions', [values])
-    logEvent(store, 'subscription', 'create', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {
-      message: `subscription ${existing ? 'updated' : 'created'}: ${describe(key)}`,
-      outcome: existing ? 'updated' : 'created',
-      record: subscriptionRecord(values, org),
-    }
-  }, {write: true})
+  return store.transaction(() => writeResult('subscription', 'create', key, event, applyFull(store, 'subscriptions', values, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
-function duplicate(event: EventRef, existing: SubscriptionValues | undefined, org: number): WriteResult<SubscriptionRecord> {
-  return {message: `event ${event.id} was already applied; nothing changed`, outcome: 'duplicate', record: existing ? subscriptionRecord(existing, org) : null}
+/**
+ * What a single write answers, for subscriptions and charges alike (docs/revenue.md,
+ * "Events in any order"): the record after the event (before it for a delete; null when
+ * there is none), and a sentence saying what happened.
+ */
+export function writeResult<V, R>(
+  kind: Kind,
+  action: 'create' | 'delete' | 'update',
+  key: RecordKey,
+  event: EventRef,
+  a: Applied<RevenueTable>,
+  record: (row: V) => R,
+): WriteResult<R> {
+  const rec = a.row ? record(a.row as V) : null
+  const what = `${kind} ${describe(key)}`
+  const list = `pricectl ${kind === 'charge' ? 'charges' : 'subscriptions'} list --user-id ${key.user_id}`
+  switch (a.outcome) {
+    case 'duplicate':
+      return {message: `event ${event.id} was already applied; nothing changed`, outcome: 'duplicate', record: rec}
+    case 'stale':
+      return {message: staleMessage(kind, event, a.against!.event, a.against!.deleted), outcome: 'stale', record: rec}
+    case 'pending':
+      return {
+        message:
+          action === 'delete'
+            ? `no ${what} yet: delete ${event.id} is kept, so a create older than it will not make the ${kind} (check the key with "${list}")`
+            : `no ${what} yet: update ${event.id} is kept (pending) and applied when the ${kind} is created (check the key with "${list}")`,
+        outcome: 'pending',
+        record: null,
+      }
+    default:
+      return {message: `${kind} ${a.outcome}: ${describe(key)}`, outcome: a.outcome, record: rec}
+  }
 }
 
-/** A missing record: stale when a newer delete removed it, else not found. */
-function missing(store: StorePort, key: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
-  const tomb = latestDelete(store, 'subscription', recordKey(key.user_id, key.origin, key.origin_id))
-  if (tomb && compareEvents(event, tomb) < 0) return {message: staleMessage('subscription', event, tomb, true), outcome: 'stale', record: null}
-  throw new NotFoundError(`no subscription ${describe(key)} (create it with "pricectl subscriptions create", or list them with "pricectl subscriptions list --user-id ${key.user_id}")`)
-}
-
-/** Merge an update into the stored values; the status rules apply to the resulting status. */
-export function mergeSubscriptionUpdate(store: StorePort, current: SubscriptionValues, input: SubscriptionUpdate, event: EventRef): SubscriptionValues {
-  const status = input.status ?? current.status
-  const problems = statusRuleProblems(status, input)
+/** The update's checks on the record it would leave: the status rules and the order of the moments. */
+export function checkSubscriptionUpdate(input: SubscriptionUpdate, merged: SubscriptionValues): void {
+  // A status in the update is what its cancel and trial fields are checked against: an
+  // update is valid on its own whatever newer status the record has by now.
+  const problems = statusRuleProblems(input.status ?? merged.status, input)
   if (problems.length > 0) {
     throw new InvalidInputError(`invalid subscription update: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
   }
-  const currency = input.currency ?? current.currency!
-  let amountMinor = current.amount_minor
-  if (input.amount !== undefined) amountMinor = toMinor(input.amount, currency, 'amount')
-  else if (input.currency !== undefined && current.amount_minor !== null && current.currency !== null) {
-    amountMinor = toMinor(fromMinor(current.amount_minor, current.currency), currency, 'amount')
-  }
-  const created = input.created ?? current.created!
-  const usd = amountMinor === null ? {amount_usd_minor: null, amount_usd_monthly_minor: null} : usdFigures(store, amountMinor, currency, created, current.interval, current.interval_count)
-  // Cancel and trial fields only exist with their status: a status change clears them.
-  const canceled = status === 'canceled'
-  const trialing = status === 'trialing'
-  const merged = {
-    ...current,
-    amount_minor: amountMinor,
-    ...usd,
-    cancel_at: canceled ? (input.cancel_at ?? current.cancel_at) : null,
-    canceled_at: canceled ? (input.canceled_at ?? current.canceled_at) : null,
-    created,
-    currency,
-    latest_event_id: event.id,
-    latest_event_timestamp: event.timestamp,
-    status,
-    trial_end: trialing ? (input.trial_end ?? current.trial_end) : null,
-    trial_start: trialing ? (input.trial_start ?? current.trial_start) : null,
-  }
+  if (input.amount !== undefined) toMinor(input.amount, input.currency ?? merged.currency!, 'amount')
   // The order of the moments holds for the record the update leaves (checked when the update names one of them).
   if (DATE_FIELDS.some((f) => input[f] !== undefined)) {
     const order = dateOrderProblems(merged)
     if (order.length > 0) throw new InvalidInputError(`invalid subscription update: ${order.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
   }
-  return merged
 }
 
 const DATE_FIELDS = ['created', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end'] as const
 
-/**
- * An update or delete that need not run: the event was applied already, the record is
- * missing, or the event is older than the record's latest one.
- */
-function settledBefore(store: StorePort, key: RecordKey, existing: SubscriptionRow | undefined, event: EventRef, org: number): undefined | WriteResult<SubscriptionRecord> {
-  if (eventApplied(store, event.id)) return duplicate(event, existing, org)
-  if (!existing) return missing(store, key, event)
-  const latest = {id: existing.latest_event_id, timestamp: existing.latest_event_timestamp}
-  const verdict = judge(event, latest)
-  if (verdict === 'duplicate') return duplicate(event, existing, org)
-  if (verdict === 'stale') return {message: staleMessage('subscription', event, latest), outcome: 'stale', record: subscriptionRecord(existing, org)}
-  return undefined
-}
-
 export function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
   const key = validKey(keyInput)
   const input = validate(SubscriptionUpdate, body, 'subscription update')
+  // Valid on its own (a pending update is checked against the record only when that exists).
+  const own = statusRuleProblems(input.status ?? 'canceled', {cancel_at: input.cancel_at, canceled_at: input.canceled_at})
+    .concat(statusRuleProblems(input.status ?? 'trialing', {trial_end: input.trial_end, trial_start: input.trial_start}))
+  if (own.length > 0) throw new InvalidInputError(`invalid subscription update: ${own.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
+  if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
   const org = orgId(store)
-  return store.transaction((): WriteResult<SubscriptionRecord> => {
-    const [existing] = store.revenue.rows('subscriptions', [key])
-    const settled = settledBefore(store, key, existing, event, org)
-    // settled is set whenever the record is missing.
-    if (settled || !existing) return settled!
-    const values = mergeSubscriptionUpdate(store, existing, input, event)
-    store.revenue.save('subscriptions', [values])
-    logEvent(store, 'subscription', 'update', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {message: `subscription updated: ${describe(key)}`, outcome: 'updated', record: subscriptionRecord(values, org)}
-  }, {write: true})
+  const fields = subscriptionUpdateFields(input)
+  return store.transaction(
+    () => writeResult('subscription', 'update', key, event, applyPartial(store, 'subscriptions', key, fields, event, nowIso(), (merged) => checkSubscriptionUpdate(input, merged)), (r: SubscriptionValues) => subscriptionRecord(r, org)),
+    {write: true},
+  )
 }
 
 export function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
   const key = validKey(keyInput)
   const org = orgId(store)
-  return store.transaction((): WriteResult<SubscriptionRecord> => {
-    const [existing] = store.revenue.rows('subscriptions', [key])
-    const settled = settledBefore(store, key, existing, event, org)
-    // settled is set whenever the record is missing.
-    if (settled || !existing) return settled!
-    store.revenue.remove('subscriptions', [key])
-    logEvent(store, 'subscription', 'delete', recordKey(key.user_id, key.origin, key.origin_id), event)
-    return {message: `subscription deleted: ${describe(key)}`, outcome: 'deleted', record: subscriptionRecord(existing, org)}
-  }, {write: true})
+  return store.transaction(() => writeResult('subscription', 'delete', key, event, applyDelete(store, 'subscriptions', key, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
 export function getSubscription(store: StorePort, keyInput: RecordKey): SubscriptionReduced {

@@ -282,21 +282,41 @@ export const ChargeWritten = Envelope.extend({record: ChargeRecord.nullable()})
 export const ChargeGot = z.object({charge: ChargeRecord, success: z.literal(true)})
 export const ChargeList = Envelope.extend({charges: z.array(ChargeRecord), total: z.number()})
 
-export const ImportSummary = Envelope.extend({
-  dry_run: z.boolean(),
+/** One file of an import (`files` of the summary, in the order the files were written). */
+export const ImportFileSummary = z.object({
   file: z.string(),
   inserted: z.number(),
   preset: z.string(),
   read: z.number(),
   rejected: z.number(),
+  stale: z.number(),
+  unchanged: z.number(),
+  updated: z.number(),
+})
+
+export const ImportSummary = Envelope.extend({
+  dry_run: z.boolean(),
+  /** The path given (a file or a folder), resolved; several paths: joined with ", ". */
+  file: z.string(),
+  files: z.array(ImportFileSummary),
+  inserted: z.number(),
+  preset: z.string(),
+  read: z.number(),
+  rejected: z.number(),
+  /** Rejected rows per kind of reason, the most frequent first. */
+  rejected_by_reason: z.record(z.string(), z.number()),
   rejects_file: z.string().nullable(),
   rows_per_second: z.number(),
   seconds: z.number(),
+  /** Charge rows whose USD amount is what the gateway settled (its converted amount in USD), and the total difference to the store's FX. */
+  settled_usd: z.object({difference_usd: z.number(), difference_usd_minor: z.number().int(), rows: z.number()}),
   stale: z.number(),
   unchanged: z.number(),
   updated: z.number(),
 })
 export type ImportSummary = z.output<typeof ImportSummary>
+
+const percent = z.number().nullable()
 
 export const ReportRow = z.object({
   active_subscriptions: z.number(),
@@ -306,11 +326,28 @@ export const ReportRow = z.object({
   mrr: z.number(),
   net_revenue: z.number(),
   new_subscriptions: z.number(),
+  // MRR movements and rates (docs/revenue.md, "Metrics"): USD per month, percentages
+  starting_mrr: z.number(),
+  new_mrr: z.number(),
+  expansion_mrr: z.number(),
+  contraction_mrr: z.number(),
+  churned_mrr: z.number(),
+  reactivation_mrr: z.number(),
+  net_new_mrr: z.number(),
+  starting_customers: z.number(),
+  customers: z.number(),
+  new_customers: z.number(),
+  reactivated_customers: z.number(),
+  churned_customers: z.number(),
+  logo_churn_rate: percent,
+  revenue_churn_rate: percent,
+  net_revenue_retention: percent,
+  ltv: z.number().nullable(),
 })
 export type ReportRow = z.output<typeof ReportRow>
 
 export const RevenueReport = Envelope.extend({
-  by: z.enum(['month', 'country', 'product']),
+  by: z.enum(['week', 'month', 'quarter', 'country', 'product']),
   currency: z.literal('USD'),
   rows: z.array(ReportRow),
   since: z.string(),
@@ -319,9 +356,39 @@ export const RevenueReport = Envelope.extend({
 })
 export type RevenueReport = z.output<typeof RevenueReport>
 
+const CohortMonth = z.object({
+  customers: z.number(),
+  logo_retention: percent,
+  month: z.number(),
+  mrr: z.number(),
+  revenue_retention: percent,
+})
+
+export const RevenueCohorts = Envelope.extend({
+  cohorts: z.array(z.object({cohort: z.string(), customers: z.number(), months: z.array(CohortMonth), mrr: z.number()})),
+  currency: z.literal('USD'),
+  since: z.string(),
+  until: z.string(),
+})
+export type RevenueCohorts = z.output<typeof RevenueCohorts>
+
 // ---- import mapping file (`--mapping FILE`); presets are written in the same shape ----
 
-export const CHARGE_FIELDS = ['origin_id', 'user_id', 'created', 'amount', 'amount_refunded', 'currency', 'status', 'product', 'country'] as const
+export const CHARGE_FIELDS = [
+  'origin_id',
+  'user_id',
+  'created',
+  'amount',
+  'amount_refunded',
+  'currency',
+  'status',
+  'product',
+  'price',
+  'country',
+  'converted_amount',
+  'converted_amount_refunded',
+  'converted_currency',
+] as const
 export const SUBSCRIPTION_FIELDS = [
   'origin_id',
   'user_id',
@@ -348,6 +415,8 @@ export const ImportMapping = z.strictObject({
   amount_unit: z.enum(['major', 'minor']).default('major'),
   /** Field -> column name, or a list of column names (the first non-empty cell wins). */
   columns: z.record(z.string(), Columns),
+  /** Field -> a value for rows whose columns for it are missing or empty (such as a connected account's user id). */
+  constants: z.record(z.string(), z.string().trim().min(1, {error: 'a constant must not be empty'})).optional(),
   description: z.string().optional(),
   /** The separator before decimals in the file's amounts (src/import/amounts.ts). */
   decimal_separator: z.enum(DECIMAL_SEPARATORS, {error: (iss) => `expected "." or ",", got ${show(iss.input)}`}).default('.'),

@@ -1,4 +1,4 @@
-import type {FastifyInstance, FastifyRequest} from 'fastify'
+import type {FastifyInstance, FastifyReply, FastifyRequest} from 'fastify'
 import {isIP} from 'node:net'
 
 import {couponResponse, listCoupons} from '../catalog/coupons.js'
@@ -11,7 +11,7 @@ import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/pri
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
-import {createSubscription, deleteSubscription, getSubscription, updateSubscription} from '../revenue/subscriptions.js'
+import {createSubscription, deleteSubscription, getSubscription, updateSubscription, type WriteResult} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
 import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
@@ -139,10 +139,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     return {message: r.message, record: r.record, success: true}
   })
 
-  app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
+  app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
     const r = await write(request, () => updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
-    return {message: r.message, record: r.record, success: true}
+    return written(reply, r)
   })
 
   app.get<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => ({
@@ -150,10 +150,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     success: true as const,
   }))
 
-  app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => {
+  app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
     const r = await write(request, () => deleteSubscription(store, keyOf(request.params), event))
-    return {message: r.message, record: r.record, success: true}
+    return written(reply, r)
   })
 
   // ---------------------------------------------------------------- charges
@@ -163,10 +163,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     return {message: r.message, record: r.record, success: true}
   })
 
-  app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => {
+  app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
     const r = await write(request, () => updateCharge(store, keyOf(request.params), request.body ?? {}, event))
-    return {message: r.message, record: r.record, success: true}
+    return written(reply, r)
   })
 
   // Not in the spec (its charge record is "not shown"); `pricectl charges get` has it.
@@ -174,6 +174,15 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     charge: getCharge(store, keyOf(request.params)),
     success: true as const,
   }))
+}
+
+/**
+ * The spec's write response. An update or delete of a record that does not exist yet is kept
+ * (pending) and answered 202 Accepted with the same body, record null (docs/revenue.md).
+ */
+function written<R>(reply: FastifyReply, r: WriteResult<R>): {message: string; record: null | R; success: true} {
+  if (r.outcome === 'pending') reply.code(202)
+  return {message: r.message, record: r.record, success: true}
 }
 
 function keyOf(params: KeyParams): RecordKey {

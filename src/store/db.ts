@@ -10,7 +10,7 @@ import {APPLICATION_ID, identifyStore, openReadOnly, whyReadOnly} from './identi
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
 import type {StorePort} from './port.js'
 import {isPostgresUrl} from './postgres/client.js'
-export {isPostgresUrl} from './postgres/client.js'
+export {isPostgresUrl, redactUrl} from './postgres/client.js'
 import {migratePg} from './postgres/migrations.js'
 import {openPgStore} from './postgres/open.js'
 import {PgStore} from './postgres/store.js'

@@ -7,7 +7,7 @@ import {EXPERIMENTS_SQL} from './schema/experiments.js'
 import {HISTORY_SQL} from './schema/history.js'
 import {KEYS_SQL} from './schema/keys.js'
 import {PRICING_SQL} from './schema/pricing.js'
-import {REVENUE_SQL} from './schema/revenue.js'
+import {REVENUE_ORDER_SQL, REVENUE_SQL} from './schema/revenue.js'
 import {SEGMENTS_SQL} from './schema/segments.js'
 
 export type Migration = {
@@ -41,6 +41,13 @@ export const MIGRATIONS: Migration[] = [
       db.exec(HISTORY_SQL)
     },
     version: 3,
+  },
+  {
+    name: 'revenue events in any order: field order per record, pending partial updates (docs/revenue.md)',
+    up(db) {
+      db.exec(REVENUE_ORDER_SQL)
+    },
+    version: 4,
   },
 ]
 

@@ -7,6 +7,7 @@ import type {KeysRepository} from './port/keys.js'
 import type {PricingRepository} from './port/pricing.js'
 import type {RevenueRepository} from './port/revenue.js'
 import type {SegmentsRepository} from './port/segments.js'
+import type {TablesRepository} from './port/tables.js'
 
 /**
  * The storage port: everything the engine asks of a store. The engine holds a StorePort,
@@ -58,4 +59,6 @@ export interface StorePort {
   readonly pricing: PricingRepository
   readonly revenue: RevenueRepository
   readonly segments: SegmentsRepository
+  /** The whole store table by table, for moving it between adapters (db copy). */
+  readonly tables: TablesRepository
 }

@@ -49,7 +49,8 @@ export type RestoreResult = {
   schema_version: number
 }
 
-function userVersion(path: string): number {
+/** The schema version in an SQLite file's header. */
+export function userVersion(path: string): number {
   const fd = openSync(path, 'r')
   try {
     const header = Buffer.alloc(100)

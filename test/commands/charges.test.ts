@@ -66,16 +66,22 @@ describe('charges create | update | get | list | delete', () => {
     await runArgs(db, [...create({}, ['--metadata', '{"a":1,"b":"x"}']), '--event-timestamp', '1767226600', '--event-id', 'e1'])
     const r = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--amount', '20', '--currency', 'EUR', '--metadata', '{"c":true}', '--event-timestamp', '1767227600', '--json'])
     expect(r.json.record).toMatchObject({amount: 20, amount_usd: 25, currency: 'EUR', metadata: {c: true}})
-    const stale = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'failed', '--event-timestamp', '1767227100', '--json'])
+    // Older than the update, newer than the create: it wins the field only it writes (last writer wins per field).
+    const between = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'failed', '--amount', '5', '--event-timestamp', '1767227100', '--json'])
+    expect(between.json).toMatchObject({message: 'charge updated: u1 gateway_a ch_1', record: {amount: 20, currency: 'EUR', latest_event_timestamp: 1767227600, status: 'failed'}})
+    const stale = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'pending', '--event-timestamp', '1767226000', '--json'])
     expect(stale.json.message).toMatch(/^stale event ignored/)
-    expect(stale.json.record.status).toBe('succeeded')
+    expect(stale.json.record.status).toBe('failed')
     const dup = await runArgs(db, [...create({amount: '1'}), '--event-id', 'e1', '--event-timestamp', '1767234600', '--json'])
     expect(dup.json.message).toBe('event e1 was already applied; nothing changed')
     const bad = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_1', '--status', 'refunded', '--json'])
     expect(bad.code).toBe(2)
     expect(bad.json.message).toMatch(/status: unknown status "refunded" \(expected one of pending, succeeded, failed\)/)
+    // A charge that does not exist (yet): the update is kept for its create (exit 0, record null); get is exit 1.
     const missing = await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_404', '--status', 'failed', '--json'])
-    expect(missing.code).toBe(1)
+    expect(missing.code).toBe(0)
+    expect(missing.json).toMatchObject({message: expect.stringMatching(/^no charge u1 gateway_a ch_404 yet: update \S+ is kept \(pending\)/), record: null, success: true})
+    expect((await runArgs(db, ['charges', 'get', 'u1', 'gateway_a', 'ch_404', '--json'])).code).toBe(1)
   })
 
   it('lists with filters and deletes with --yes', async () => {

@@ -61,7 +61,10 @@ describe('import fixtures in each preset layout', () => {
     expect(JSON.parse(c1.metadata_json)).toEqual({channel: 'web', country: 'DE', product: 'prod_pro', user_id: 'u_alice'})
     // "Refunded" with no refunded amount: fully refunded; the event is the refund date.
     expect(c2).toMatchObject({amount_minor: 12_000, amount_refunded_minor: 12_000, amount_refunded_usd_minor: 15_000, amount_usd_minor: 15_000, latest_event_timestamp: at('2026-01-20T09:00:00Z'), product_id: 5, user_id: 'cus_B'})
-    expect(c3).toMatchObject({amount_minor: 1500, amount_usd_minor: 1500, currency: 'JPY', status: 'failed'})
+    // The row's Converted Amount (10.00 usd) is what the gateway settled: kept as the USD amount, not the store's 15.00.
+    expect(c3).toMatchObject({amount_minor: 1500, amount_usd_minor: 1000, currency: 'JPY', status: 'failed'})
+    expect(r.json.settled_usd).toEqual({difference_usd: -5, difference_usd_minor: -500, rows: 5})
+    expect(r.json.rejected_by_reason).toEqual({'bad date': 1, 'missing id': 1, 'unknown currency': 1, 'unknown product': 1, 'unknown status': 1, 'amount: must not be negative': 1})
     expect(c9).toMatchObject({amount_refunded_minor: 500, latest_event_id: `import:${at('2026-02-03T08:15:00Z')}`})
     expect(c10).toMatchObject({amount_minor: 120_000, product_id: 5})
 
@@ -85,8 +88,10 @@ describe('import fixtures in each preset layout', () => {
       ['ch_old2', 5, 'GB', at('2019-06-02T11:00:00Z')],
       ['ch_old3', 5, null, at('2019-06-03T12:00:00Z')],
     ])
-    // 2019 is older than every FX rate on file: the earliest rate is used (GBP 0.5).
-    expect(charges[1]).toMatchObject({amount_refunded_minor: 4900, amount_usd_minor: 9800})
+    // The gateway settled 62.00 USD (Converted Amount): that is the record's USD amount, fully refunded.
+    expect(charges[1]).toMatchObject({amount_refunded_minor: 4900, amount_refunded_usd_minor: 6200, amount_usd_minor: 6200})
+    // The store's FX would have said 98.00 (2019 is older than every rate on file: the earliest, GBP 0.5, is used).
+    expect(r.json.settled_usd).toEqual({difference_usd: -36, difference_usd_minor: -3600, rows: 3})
     const again = await runArgs(db, ['charges', 'import', file, '--product', 'lifetime', '--json'])
     expect(again.json).toMatchObject({inserted: 0, unchanged: 3, updated: 0})
 
@@ -208,10 +213,11 @@ describe('import behaviour', () => {
     expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({inserted: 0, updated: 1})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({stale: 1, unchanged: 1})
     expect(rows(db, 'charges')[0]).toMatchObject({amount_refunded_minor: 1000, origin_id: 'ch_x'})
-    // A single write with a newer event wins over the export; a delete keeps the record gone.
+    // A single write with a newer event wins over the export (its field, status); a delete keeps
+    // the record gone. v2's row is the record's base event: the same event again, unchanged.
     await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_x', '--status', 'failed', '--event-timestamp', '2026-02-01'])
     await runArgs(db, ['charges', 'delete', 'u1', 'gateway_a', 'ch_y', '--yes', '--event-timestamp', '2026-02-01'])
-    expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({stale: 1, updated: 0})
+    expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({stale: 0, unchanged: 1, updated: 0})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({inserted: 0, stale: 2})
     expect(rows(db, 'charges').map((c) => [c.origin_id, c.status])).toEqual([['ch_x', 'failed']])
   })

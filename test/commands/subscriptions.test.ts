@@ -72,7 +72,12 @@ describe('subscriptions create | update | get | delete', () => {
       success: true,
     })
     const table = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1'])
-    expect(table.stdout).toContain('service_product_id2')
+    // People see the product's api_id and ISO dates, never the internal id or raw epochs.
+    expect(table.stdout).toMatch(/│ product +│ pro_monthly +│/)
+    expect(table.stdout).toMatch(/│ created +│ 2026-01-01T00:00:00Z +│/)
+    expect(table.stdout).toMatch(/│ latest_event_timestamp +│ 2026-01-02T00:00:00Z +│/)
+    expect(table.stdout).not.toContain('service_product_id')
+    expect(table.stdout).not.toContain('1767225600')
   })
 
   it('takes --body with flags overriding its fields, and an integration object as product', async () => {
@@ -145,15 +150,18 @@ describe('subscriptions create | update | get | delete', () => {
     expect(again.code).toBe(0)
     expect(again.json.message).toBe('event e2 was already applied; nothing changed')
     expect(again.json.record.amount).toBe(11)
-    // A create of an existing subscription is an event too: newer replaces, older is stale.
-    const older = await runArgs(db, [...create({amount: '1'}), '--event-timestamp', '1700001500', '--json'])
+    // A create of an existing subscription is an event too: older than the record's create it
+    // is stale; newer, it replaces every field except those a newer update wrote (amount, e2).
+    const older = await runArgs(db, [...create({amount: '1'}), '--event-timestamp', '1699999000', '--json'])
     expect(older.json.message).toMatch(/^stale event ignored/)
+    const between = await runArgs(db, [...create({amount: '1', country: 'FR'}), '--event-timestamp', '1700001500', '--json'])
+    expect(between.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 11, latest_event_id: 'e2'}})
     const newer = await runArgs(db, [...create({amount: '2'}), '--event-timestamp', '1700004000', '--json'])
     expect(newer.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 2}})
     expect(count(db)).toBe(1)
   })
 
-  it('deletes with --yes (refuses without a terminal), and reports unknown subscriptions with exit 1', async () => {
+  it('deletes with --yes (refuses without a terminal); get of an unknown subscription is exit 1, an update of one is kept', async () => {
     await runArgs(db, [...create(), '--event-timestamp', '1767226600'])
     const refused = await runArgs(db, ['subscriptions', 'delete', 'u1', 'gateway_a', 'sub_1', '--json'])
     expect(refused.code).toBe(2)
@@ -164,9 +172,14 @@ describe('subscriptions create | update | get | delete', () => {
     const get = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_a', 'sub_1', '--json'])
     expect(get.code).toBe(1)
     expect(get.json).toEqual({message: expect.stringContaining('no subscription u1 gateway_a sub_1'), success: false})
-    const update = await runArgs(db, ['subscriptions', 'update', 'u9', 'gateway_a', 'nope', '--amount', '1', '--json'])
-    expect(update.code).toBe(1)
-    expect(update.json.message).toContain('pricectl subscriptions create')
+    // An update of a subscription that does not exist (yet) is kept until its create arrives (exit 0, record null).
+    const update = await runArgs(db, ['subscriptions', 'update', 'u9', 'gateway_a', 'nope', '--amount', '1', '--event-id', 'early', '--json'])
+    expect(update.code).toBe(0)
+    expect(update.json).toEqual({
+      message: 'no subscription u9 gateway_a nope yet: update early is kept (pending) and applied when the subscription is created (check the key with "pricectl subscriptions list --user-id u9")',
+      record: null,
+      success: true,
+    })
     const badPath = await runArgs(db, ['subscriptions', 'get', 'u1', 'gateway_x', 'sub_1', '--json'])
     expect(badPath.code).toBe(2)
     expect(badPath.json.message).toMatch(/origin: unknown origin "gateway_x"/)

@@ -2,11 +2,12 @@ import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, runBin} from '../helpers/run.js'
 
 describe('bin scripts', () => {
   it('bin/dev.js runs the TypeScript sources, bin/run.js the build', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const dev = runBin(db, ['db', 'info', '--json'], {bin: 'dev.js', env: {DEBUG: 'oclif:config:pricectl'}})
     expect(dev.code).toBe(0)
     expect(dev.stderr).toMatch(/\(import\) \S+\/commands\/db\/info\.ts/)
@@ -32,7 +33,7 @@ describe('bin scripts', () => {
   })
 
   it('an unknown command exits 127 (as a shell does) with a hint', () => {
-    const r = runBin(tempStore(), ['nosuch'])
+    const r = runBin(e2eStore(), ['nosuch'])
     expect(r.code).toBe(127)
     expect(r.stderr).toContain('nosuch')
   })

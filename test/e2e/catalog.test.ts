@@ -1,11 +1,11 @@
 import {describe, expect, it} from 'vitest'
 
-import {dump, fileDigest} from '../helpers/dump.js'
-import {runBin, tempStore} from '../helpers/run.js'
+import {e2eStore, storeDigest, storeState} from '../helpers/e2e.js'
+import {runBin} from '../helpers/run.js'
 
 describe('catalog end to end (bin/run.js)', () => {
   it('demo, then products and coupons read back as JSON', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const demo = runBin(db, ['demo'])
     expect(demo.code, demo.stderr).toBe(0)
     expect(demo.stdout).toContain('What to try next:')
@@ -16,42 +16,42 @@ describe('catalog end to end (bin/run.js)', () => {
   })
 
   it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const body = {api_id: 'ebook', base_px: 14.99, country_prices: [{amount: 12.99, country: 'DE', currency: 'EUR'}], integrations: [{gateway_c_plan_id: 'ebook', type: 'gateway_c'}], interval: 'one_time', interval_count: 1, name: 'E-book'}
     const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(body)})
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toEqual({
       api_id: 'ebook', base_px: 14.99, baseline_id: null, country_prices: [{country: 'DE', currency: 'EUR', local_price: 12.99}], dry_run: false, impact: expect.objectContaining({changed: 0, dropped: []}), integrations: body.integrations, message: 'created product ebook', name: 'E-book', success: true,
     })
-    const before = dump(db)
-    const digest = fileDigest(db)
+    const before = storeState(db)
+    const digest = storeDigest(db)
     const bad = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: '{"api_id": "x", "name": '})
     expect(bad.code).toBe(2)
     expect(bad.json).toEqual({message: expect.stringContaining('--body: malformed JSON'), success: false})
-    expect(dump(db)).toEqual(before)
-    expect(fileDigest(db)).toBe(digest)
+    expect(storeState(db)).toEqual(before)
+    expect(storeDigest(db)).toBe(digest)
   })
 
   it('export piped into import changes nothing', () => {
-    const db = tempStore()
+    const db = e2eStore()
     runBin(db, ['demo'])
-    const before = dump(db)
+    const before = storeState(db)
     const exported = runBin(db, ['products', 'export', '--output', 'csv'])
     expect(exported.code).toBe(0)
     const imported = runBin(db, ['products', 'import', '-'], {input: exported.stdout})
     expect(imported.code, imported.stderr).toBe(0)
     expect(imported.stdout).toContain('0 inserted, 0 updated, 7 unchanged')
-    expect(dump(db)).toEqual(before)
+    expect(storeState(db)).toEqual(before)
   })
 
   it('user get of an unknown user: exit 1 and the spec error body', () => {
-    const r = runBin(tempStore(), ['user', 'get', 'nobody', '--json'])
+    const r = runBin(e2eStore(), ['user', 'get', 'nobody', '--json'])
     expect(r.code).toBe(1)
     expect(r.json).toMatchObject({error_message: expect.stringContaining('nobody'), success: false})
   })
 
   it('delete without a terminal needs --yes', () => {
-    const db = tempStore()
+    const db = e2eStore()
     runBin(db, ['demo'])
     const r = runBin(db, ['coupons', 'delete', 'WELCOME10'])
     expect(r.code).toBe(2)

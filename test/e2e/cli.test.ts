@@ -4,7 +4,8 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {ROOT, run, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, run, runBin} from '../helpers/run.js'
 
 /** The conventions of an oclif CLI: help, suggestions, completion, exit codes, usage hints. */
 
@@ -39,7 +40,7 @@ describe('help', () => {
 
 describe('an unknown command', () => {
   it('names the nearest command, with spaces, and exits 127', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const r = runBin(db, ['prodcts', 'list'])
     expect(r.code).toBe(127)
     expect(r.stdout).toBe('')
@@ -112,7 +113,7 @@ describe('shell completion', () => {
 
 describe('exit codes', () => {
   it('a usage error exits 2 and ends with the --help to read; under --json the message is the bare error', async () => {
-    const db = tempStore()
+    const db = e2eStore()
     const flag = runBin(db, ['products', 'create', '--colour', 'red'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^Error: Nonexistent flag: --colour.* See "pricectl products create --help"\.\n$/)
@@ -133,7 +134,7 @@ describe('exit codes', () => {
     ['campaigns', ['campaigns', 'create', '--api-id', 'c', '--name', 'C', '--coupon', 'SPRING25', '--country', 'DE'], /api_id: campaign "c" already exists/],
     ['audiences', ['audiences', 'create', '--api-id', 'a', '--name', 'A', '--rule', 'country in DE'], /api_id: audience "a" already exists/],
   ])('creating %s with an api_id that exists is a conflict: exit 1, nothing written', async (_what, args, message) => {
-    const db = tempStore()
+    const db = e2eStore()
     expect((await run(db, ['demo'])).code).toBe(0)
     const first = await run(db, [...args, '--json'])
     expect(first.code, first.stdout).toBe(0)

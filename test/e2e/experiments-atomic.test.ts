@@ -2,8 +2,9 @@ import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {experimentStore, withDb} from '../helpers/experiment-fixtures.js'
-import {ROOT, tempStore} from '../helpers/run.js'
+import {e2eStore, tableCount, tableRows} from '../helpers/e2e.js'
+import {experimentStore} from '../helpers/experiment-fixtures.js'
+import {ROOT} from '../helpers/run.js'
 
 /** bin/run.js in a child process, without waiting for it: processes that race. */
 function start(db: string, args: string[]): Promise<{code: number; stderr: string; stdout: string}> {
@@ -24,15 +25,15 @@ function start(db: string, args: string[]): Promise<{code: number; stderr: strin
  */
 describe('experiments create --start under a race', () => {
   it('three processes, one experiment: the loser exits 1 and leaves no draft', async () => {
-    const db = tempStore()
+    const db = e2eStore()
     await experimentStore(db)
     const runs = await Promise.all(
       ['a', 'b', 'c'].map((name) => start(db, ['experiments', 'create', '--name', name, '-p', 'pro_monthly', '--arm', 'x0.8', '--start', '--json'])),
     )
     expect(runs.map((r) => r.code).sort()).toEqual([0, 1, 1])
     for (const r of runs.filter((x) => x.code === 1)) expect(JSON.parse(r.stdout).message).toContain('already runs on pro_monthly for the same visitors')
-    const rows = withDb(db, (d) => d.prepare('SELECT status FROM experiments').all() as {status: string}[])
+    const rows = tableRows(db, 'experiments').map((r) => ({status: r.status}))
     expect(rows).toEqual([{status: 'running'}])
-    expect(withDb(db, (d) => (d.prepare('SELECT count(*) AS n FROM arms').get() as {n: number}).n)).toBe(2)
+    expect(tableCount(db, 'arms')).toBe(2)
   }, 60_000)
 })

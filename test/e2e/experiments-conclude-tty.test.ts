@@ -3,7 +3,8 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {createProducts} from '../helpers/catalog.js'
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, runBin} from '../helpers/run.js'
 
 /** The command on a pseudo-terminal (`script`), answers typed after a pause (as in tty.test.ts). */
 function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
@@ -17,7 +18,7 @@ function onTerminal(args: string[], answers: string[]): {code: number; output: s
 
 describe('experiments conclude on a terminal', () => {
   it('shows the impact of more than a handful of price changes and asks first; "no" writes nothing, "yes" concludes', async () => {
-    const db = tempStore()
+    const db = e2eStore()
     const countries = [['DE', 9, 'EUR'], ['FR', 9, 'EUR'], ['IT', 9, 'EUR'], ['ES', 9, 'EUR'], ['GB', 8, 'GBP'], ['JP', 1500, 'JPY']] as const
     await createProducts(db, [
       {api_id: 'pro', base_px: 10, country_prices: countries.map(([country, amount, currency]) => ({amount, country, currency})), interval: 'month', interval_count: 1, name: 'Pro'},

@@ -1,14 +1,16 @@
 import {writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {EXPERIMENT_CATALOG, insertSubscription, withDb} from '../helpers/experiment-fixtures.js'
-import {runBin, tempStore} from '../helpers/run.js'
+import {EXPERIMENT_CATALOG} from '../helpers/experiment-fixtures.js'
+import {e2eDir, e2eStore} from '../helpers/e2e.js'
+import {runBin} from '../helpers/run.js'
 
 function storeWithCatalog(): string {
-  const db = tempStore()
+  const db = e2eStore()
+  const dir = e2eDir()
   for (const p of EXPERIMENT_CATALOG) {
-    const file = join(dirname(db), `${p.api_id}.json`)
+    const file = join(dir, `${p.api_id}.json`)
     writeFileSync(file, JSON.stringify(p))
     expect(runBin(db, ['products', 'create', '--body', file]).code).toBe(0)
   }
@@ -36,7 +38,9 @@ describe('experiments end to end', () => {
     const replay = users.map((u) => runBin(b, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json']).json.variants.arm_id)
     expect(replay).toEqual(arms)
 
-    withDb(a, (d) => insertSubscription(d, {amount_usd: 10, product: 'pro_monthly', user_id: 'ann'}))
+    // ann converts: a subscription created after her exposure (a second later, as the fixture did).
+    const sub = runBin(a, ['subscriptions', 'create', '--user-id', 'ann', '--product', 'pro_monthly', '--amount', '10', '--currency', 'USD', '--status', 'active', '--origin', 'gateway_a', '--origin-id', 'sub_1', '--created', String(Math.floor(Date.now() / 1000) + 1)])
+    expect(sub.code, sub.stderr).toBe(0)
     const results = runBin(a, ['experiments', 'results', '1', '--json'])
     expect(results.code).toBe(0)
     expect(results.json.visitors).toBe(6)

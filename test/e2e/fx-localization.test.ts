@@ -4,13 +4,14 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {runBin} from '../helpers/run.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'pricectl-fx-e2e-'))
 
 describe('bin/run.js fx and localization', () => {
   it('imports the zipped ECB history and converts with it', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const csv = 'Date,USD,JPY,CYP,\n2026-04-13,1.1684,186.75,N/A,\n2026-04-10,1.1711,186.43,N/A,\n1999-01-04,1.1789,133.73,0.58231,\n'
     const zip = join(dir, 'eurofxref-hist.zip')
     writeFileSync(zip, zipSync({'eurofxref-hist.csv': strToU8(csv)}))
@@ -22,14 +23,14 @@ describe('bin/run.js fx and localization', () => {
   })
 
   it('reads a rate file from stdin', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const r = runBin(db, ['fx', 'import', '-', '--date', '2031-01-01'], {input: 'currency,rate\nEUR,0.9\n'})
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('wrote 1 rate (0 unchanged) for 1 currency, date 2031-01-01, from 1 row read (csv)')
   })
 
   it('a bad file exits 2 with the JSON error shape', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const bad = join(dir, 'bad.csv')
     writeFileSync(bad, 'EUR,0.9\nEURO,1\n')
     const r = runBin(db, ['fx', 'import', bad, '--json'])
@@ -38,7 +39,7 @@ describe('bin/run.js fx and localization', () => {
   })
 
   it('imports World Bank factors and lists them', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const wide =
       '"Data Source","World Development Indicators",\n\n"Last Updated Date","2025-10-07",\n\n' +
       '"Country Name","Country Code","Indicator Name","Indicator Code","2023","2024",\n' +

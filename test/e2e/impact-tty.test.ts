@@ -2,7 +2,8 @@ import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, runBin} from '../helpers/run.js'
 
 /** As in tty.test.ts: the command on a real pseudo-terminal (`script`), answers typed after a pause. */
 function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
@@ -15,7 +16,7 @@ function onTerminal(args: string[], answers: string[]): {code: number; output: s
 }
 
 function storeWithProduct(): string {
-  const db = tempStore()
+  const db = e2eStore()
   expect(runBin(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '9.99', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
   return db
 }

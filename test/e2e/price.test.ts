@@ -1,17 +1,19 @@
 import {writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {CATALOG} from '../helpers/catalog.js'
-import {runBin, tempStore} from '../helpers/run.js'
+import {e2eDir, e2eStore} from '../helpers/e2e.js'
+import {runBin} from '../helpers/run.js'
 
 /** bin/run.js (the build) in child processes: locks hold across processes. */
 describe('price end to end', () => {
   let db: string
   beforeAll(() => {
-    db = tempStore()
+    db = e2eStore()
+    const dir = e2eDir()
     for (const p of CATALOG) {
-      const file = join(dirname(db), `${p.api_id}.json`)
+      const file = join(dir, `${p.api_id}.json`)
       writeFileSync(file, JSON.stringify(p))
       expect(runBin(db, ['products', 'create', '--body', file]).code).toBe(0)
     }

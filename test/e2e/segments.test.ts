@@ -1,9 +1,10 @@
 import {writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {runBin, tempStore} from '../helpers/run.js'
-import {count, SEG_PRODUCTS} from '../helpers/segments-fixtures.js'
+import {e2eDir, e2eStore, tableCount as count} from '../helpers/e2e.js'
+import {runBin} from '../helpers/run.js'
+import {SEG_PRODUCTS} from '../helpers/segments-fixtures.js'
 
 /** bin/run.js (the build) in child processes: segmentation and coupons as an operator uses them. */
 describe('audiences, packages, campaigns and coupons end to end', () => {
@@ -17,9 +18,10 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
   }
 
   beforeAll(() => {
-    db = tempStore()
+    db = e2eStore()
+    const dir = e2eDir()
     for (const p of SEG_PRODUCTS) {
-      const file = join(dirname(db), `${p.api_id}.json`)
+      const file = join(dir, `${p.api_id}.json`)
       writeFileSync(file, JSON.stringify(p))
       ok(['products', 'create', '--body', file])
     }

@@ -4,7 +4,8 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {CATALOG} from '../helpers/catalog.js'
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, runBin} from '../helpers/run.js'
 
 /**
  * `pricectl serve` as operators run it: bin/run.js in a child process, stopped with SIGTERM.
@@ -44,7 +45,7 @@ async function serve(db: string, args: string[] = []): Promise<Served> {
 }
 
 function setup(): {db: string; key: string} {
-  const db = tempStore()
+  const db = e2eStore()
   for (const p of CATALOG) {
     const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)})
     if (r.code !== 0) throw new Error(r.stdout + r.stderr)
@@ -124,7 +125,7 @@ describe('pricectl serve (bin/run.js)', () => {
   })
 
   it('warns when no key can pass, and a taken port exits 1 saying what to change', async () => {
-    const db = tempStore()
+    const db = e2eStore()
     const first = await serve(db)
     await waitFor('the no-keys warning', () => first.stderr().includes('no active API keys: every /v1 request gets 401'))
     const second = runBin(db, ['serve', '--port', String(first.port)])

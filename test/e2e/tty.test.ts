@@ -2,7 +2,8 @@ import {spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {ROOT, runBin} from '../helpers/run.js'
 
 /**
  * Prompts happen on a terminal only. `script` (util-linux) gives the command a real
@@ -21,7 +22,7 @@ function onTerminal(args: string[], answers: (string | {keys: string})[]): {code
 
 describe('prompts on a terminal, never without one', () => {
   it('asks for a missing required flag on a terminal', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], ['9.99'])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(0)
@@ -29,7 +30,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('without a terminal lists the missing flags and exits 2; delete needs --yes', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const r = runBin(db, ['products', 'create', '--api-id', 'x'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('missing required flags: --name, --base-px, --interval, --interval-count')
@@ -41,7 +42,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('Ctrl-C in a prompt exits 130 and writes nothing', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{keys: '\\003'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(130)
@@ -49,7 +50,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', () => {
-    const db = tempStore()
+    const db = e2eStore()
     const yes = onTerminal(['prodcts', 'list', '--db', db], ['y'])
     expect(yes.output).toContain('Did you mean')
     expect(yes.output).toContain('products list')
@@ -60,7 +61,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('confirms a delete on a terminal', () => {
-    const db = tempStore()
+    const db = e2eStore()
     expect(runBin(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
     const r = onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
     expect(r.code).toBe(0)

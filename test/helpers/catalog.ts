@@ -1,4 +1,5 @@
-import {writeFileSync} from 'node:fs'
+import {mkdtempSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 
 import {run} from './run.js'
@@ -6,7 +7,9 @@ import {run} from './run.js'
 /** Create products through the real `products create --body` command. */
 export async function createProducts(db: string, products: Record<string, unknown>[]): Promise<void> {
   for (const [i, p] of products.entries()) {
-    const file = join(dirname(db), `product-${i}-${String(p.api_id)}.json`)
+    // A PostgreSQL store (a URL) has no folder: the body goes to a temp folder of its own.
+    const dir = /^postgres(ql)?:\/\//i.test(db) ? mkdtempSync(join(tmpdir(), 'pricectl-products-')) : dirname(db)
+    const file = join(dir, `product-${i}-${String(p.api_id)}.json`)
     writeFileSync(file, JSON.stringify(p))
     const r = await run(db, ['products', 'create', '--body', file, '--json'])
     if (r.code !== 0) throw new Error(`products create ${String(p.api_id)} failed: ${r.stdout} ${r.stderr}`)

@@ -25,7 +25,28 @@ function newest(dir: string): number {
  * folder in it and removes it after the file. The teardown fails the run when anything is
  * left, so a test that leaks (or a folder made outside the setup) is caught, and removes it.
  */
+/**
+ * vitest calls the global setup once per project (vitest.config.ts: the run on SQLite and the
+ * end-to-end suites on PostgreSQL): the first call sets the run up, later ones share it, and
+ * the last teardown tears it down.
+ */
+type Shared = {ready: Promise<() => Promise<void>>; users: number}
+const SHARED = Symbol.for('pricectl.test.globalSetup')
+
 export default async function setup(): Promise<() => Promise<void>> {
+  const g = globalThis as {[SHARED]?: Shared}
+  let shared = g[SHARED]
+  if (!shared) g[SHARED] = shared = {ready: setupRun(), users: 0}
+  shared.users++
+  const teardown = await shared.ready
+  return async () => {
+    if (--shared.users > 0) return
+    delete g[SHARED]
+    await teardown()
+  }
+}
+
+async function setupRun(): Promise<() => Promise<void>> {
   build()
   const postgres = await startPostgres()
   const runDir = mkdtempSync(join(tmpdir(), 'pricectl-test-run-'))

@@ -147,7 +147,7 @@ store.close()
 
 const store = openStore('store.db')
 await price(store, {products: ['pro_monthly'], user_id: 42})
-revenueReport(store, {by: 'week'})
+revenueReport(store, {by: 'day'})
 store.db.prepare('SELECT 1')
 `,
     )

@@ -116,6 +116,47 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(store.revenue.figures('month', [])).toEqual([])
   })
 
+  it('lists by the gateway id alone, across users and gateways', () => {
+    store.revenue.save('subscriptions', [
+      subscription({origin_id: 'sub_x', product_id: product, user_id: 'u1'}),
+      subscription({origin: 'gateway_b', origin_id: 'sub_x', product_id: product, user_id: 'u2'}),
+      subscription({origin_id: 'sub_y', product_id: product, user_id: 'u1'}),
+    ])
+    const found = store.revenue.list('subscriptions', {origin_id: 'sub_x'})
+    expect(found.total).toBe(2)
+    expect(found.rows.map((r) => `${r.user_id} ${r.origin}`).sort()).toEqual(['u1 gateway_a', 'u2 gateway_b'])
+    expect(store.revenue.list('subscriptions', {limit: 1, origin_id: 'sub_x'})).toMatchObject({rows: [expect.anything()], total: 2})
+    expect(store.revenue.list('charges', {origin_id: 'sub_x'}).total).toBe(0)
+  })
+
+  it('spans: the paying stretches of subscriptions begun before a moment, grouped as asked', () => {
+    const jan = Date.UTC(2026, 0, 1) / 1000
+    const feb = Date.UTC(2026, 1, 1) / 1000
+    store.revenue.save('subscriptions', [
+      subscription({amount_usd_monthly_minor: 1000, country: 'US', created: jan, origin_id: 'active', product_id: product}),
+      // canceled: ends at cancel_at, else canceled_at
+      subscription({amount_usd_monthly_minor: 500, cancel_at: feb, canceled_at: jan + 5, country: 'DE', created: jan + 1, origin_id: 'cancel_at', product_id: product, status: 'canceled', user_id: 'u2'}),
+      subscription({amount_usd_monthly_minor: 300, canceled_at: jan + 9, country: null, created: jan + 2, origin_id: 'canceled_at', product_id: product, status: 'canceled', user_id: 'u3'}),
+      // never paid: trialing, pending, no MRR, ended when it began, no end at all, begun at `until`
+      subscription({amount_usd_monthly_minor: 700, created: jan, origin_id: 'trial', product_id: product, status: 'trialing'}),
+      subscription({amount_usd_monthly_minor: 700, created: jan, origin_id: 'pending', product_id: product, status: 'pending'}),
+      subscription({amount_usd_monthly_minor: null, created: jan, origin_id: 'one_time', product_id: product}),
+      subscription({amount_usd_monthly_minor: 0, created: jan, origin_id: 'free', product_id: product}),
+      subscription({amount_usd_monthly_minor: 700, cancel_at: jan, created: jan, origin_id: 'empty', product_id: product, status: 'canceled'}),
+      subscription({amount_usd_monthly_minor: 700, created: jan, origin_id: 'no_end', product_id: product, status: 'canceled'}),
+      subscription({amount_usd_monthly_minor: 700, created: feb, origin_id: 'later', product_id: product}),
+    ])
+    const sorted = (by: 'country' | 'month' | 'product') => store.revenue.spans(by, feb).sort((a, b) => a.start - b.start)
+    expect(sorted('month')).toEqual([
+      {end: null, key: 'all', mrr: 1000, start: jan, user_id: 'u1'},
+      {end: feb, key: 'all', mrr: 500, start: jan + 1, user_id: 'u2'},
+      {end: jan + 9, key: 'all', mrr: 300, start: jan + 2, user_id: 'u3'},
+    ])
+    expect(sorted('country').map((s) => s.key)).toEqual(['US', 'DE', 'unknown'])
+    expect(sorted('product').map((s) => s.key)).toEqual(['pro_monthly', 'pro_monthly', 'pro_monthly'])
+    expect(store.revenue.spans('month', jan)).toEqual([])
+  })
+
   it('FX history of a currency is ascending by date, each rate tagged snapshot or not', () => {
     setRate(store, {currency: 'XAG', date: '2026-03-01', rate: 0.05, source: 'manual'})
     setRate(store, {currency: 'XAG', date: '2026-01-01', rate: 0.04, source: 'manual'})

@@ -5,7 +5,8 @@ import {listFlags as viewFlags} from '../list-options.js'
 import {type Column, csv, recordTable, table} from '../render.js'
 import {requireMoment, resolveZone} from '../../dates.js'
 import {InvalidInputError} from '../../errors.js'
-import type {ChargeRecord, SubscriptionRecord} from '../../schemas/revenue.js'
+import type {ChargeRecord, SubscriptionRecord, SubscriptionReduced} from '../../schemas/revenue.js'
+import type {StorePort} from '../../store/port.js'
 import {eventFrom, type EventRef} from '../../revenue/events.js'
 import type {WriteResult} from '../../revenue/subscriptions.js'
 
@@ -19,6 +20,16 @@ export const keyArgs = {
   user_id: Args.string({description: 'User id the record was created with', required: true}),
   origin: Args.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c', required: true}),
   origin_id: Args.string({description: 'The subscription or charge id at the origin', required: true}),
+}
+
+/**
+ * The arguments of `subscriptions get` and `charges get`: the full key, or the gateway's id
+ * alone (in the first place) when it names one record (src/revenue/lookup.ts).
+ */
+export const getArgs = {
+  user_id: Args.string({description: "User id the record was created with; or the gateway's id alone (ORIGIN_ID) when no other record has it", required: true}),
+  origin: Args.string({description: 'Gateway that handled it: gateway_a, gateway_b or gateway_c'}),
+  origin_id: Args.string({description: 'The subscription or charge id at the origin'}),
 }
 
 export const bodyFlag = {
@@ -147,50 +158,80 @@ export function window(since: string | undefined, until: string | undefined, tz?
   return out
 }
 
-function when(ts: null | number): string {
-  return ts === null ? '' : new Date(ts * 1000).toISOString().replace('T', ' ').replace('.000Z', 'Z')
+/** A moment for people: ISO 8601 in UTC, to the second ("2026-01-10T00:00:00Z"). */
+export function when(ts: null | number): string {
+  return ts === null ? '' : new Date(ts * 1000).toISOString().replace('.000Z', 'Z')
 }
 
-/** One record as a two-column table, timestamps shown as dates too. */
-export function recordView(record: ChargeRecord | SubscriptionRecord): string {
-  const ts = new Set(['cancel_at', 'canceled_at', 'created', 'latest_event_timestamp', 'trial_end', 'trial_start'])
-  return recordTable(Object.entries(record).map(([k, v]): [string, unknown] => [k, ts.has(k) && typeof v === 'number' ? `${v} (${when(v)})` : v]))
+/** A product for people: its api_id, never the store's internal id. */
+export type ProductName = (id: null | number) => string
+
+/** The api_ids of the products of some records, read in one call. */
+export function productNames(store: StorePort, records: readonly {service_product_id?: null | number; service_product_id2?: null | number}[]): ProductName {
+  const ids = new Set<number>()
+  for (const r of records) {
+    const id = r.service_product_id ?? r.service_product_id2
+    if (typeof id === 'number') ids.add(id)
+  }
+  const names = ids.size > 0 ? store.catalog.productApiIds([...ids]) : new Map<number, string>()
+  return (id) => (id === null ? '(product deleted)' : (names.get(id) ?? '(product deleted)'))
+}
+
+const MOMENTS = new Set(['cancel_at', 'canceled_at', 'created', 'latest_event_timestamp', 'trial_end', 'trial_start'])
+
+/**
+ * One record (subscription, reduced subscription or charge) as a two-column table for
+ * people: the product's api_id in place of its internal id, moments as ISO dates in UTC.
+ * --json keeps the spec's fields.
+ */
+export function recordView(record: ChargeRecord | SubscriptionRecord | SubscriptionReduced, product: ProductName): string {
+  const rows: [string, unknown][] = []
+  for (const [k, v] of Object.entries(record)) {
+    if (k === 'service_product_id' || k === 'service_product_id2') rows.push(['product', product(v as null | number)])
+    else if (MOMENTS.has(k)) rows.push([k, typeof v === 'number' ? when(v) : v])
+    else rows.push([k, v])
+  }
+  return recordTable(rows)
 }
 
 /**
  * What a create, update or delete prints and returns: the outcome, then the record when
  * this write created or changed it (not when it was stale, a duplicate or a delete).
  */
-export function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>): {message: string; record: null | R; success: true} {
+export function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>, store: StorePort): {message: string; record: null | R; success: true} {
   log(r.message)
-  if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record))
+  if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record, productNames(store, [r.record])))
   return {message: r.message, record: r.record, success: true}
 }
 
-export const SUBSCRIPTION_COLUMNS: Column<SubscriptionRecord>[] = [
-  {header: 'user_id', value: (r) => r.user_id},
-  {header: 'origin', value: (r) => r.origin},
-  {header: 'origin_id', value: (r) => r.origin_id},
-  {header: 'product', value: (r) => r.service_product_id},
-  {header: 'status', value: (r) => r.status},
-  {header: 'created', value: (r) => when(r.created)},
-  {header: 'interval', value: (r) => (r.interval ? `${r.interval_count} ${r.interval}` : '')},
-  {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
-  {header: 'amount_usd', value: (r) => r.amount_usd},
-  {header: 'amount_usd_monthly', value: (r) => r.amount_usd_monthly},
-]
+export function subscriptionColumns(product: ProductName): Column<SubscriptionRecord>[] {
+  return [
+    {header: 'user_id', value: (r) => r.user_id},
+    {header: 'origin', value: (r) => r.origin},
+    {header: 'origin_id', value: (r) => r.origin_id},
+    {header: 'product', value: (r) => product(r.service_product_id)},
+    {header: 'status', value: (r) => r.status},
+    {header: 'created', value: (r) => when(r.created)},
+    {header: 'interval', value: (r) => (r.interval ? `${r.interval_count} ${r.interval}` : '')},
+    {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+    {header: 'amount_usd', value: (r) => r.amount_usd},
+    {header: 'amount_usd_monthly', value: (r) => r.amount_usd_monthly},
+  ]
+}
 
-export const CHARGE_COLUMNS: Column<ChargeRecord>[] = [
-  {header: 'user_id', value: (r) => r.user_id},
-  {header: 'origin', value: (r) => r.origin},
-  {header: 'origin_id', value: (r) => r.origin_id},
-  {header: 'product', value: (r) => r.service_product_id},
-  {header: 'status', value: (r) => r.status},
-  {header: 'created', value: (r) => when(r.created)},
-  {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
-  {header: 'refunded', value: (r) => r.amount_refunded},
-  {header: 'amount_usd', value: (r) => r.amount_usd},
-]
+export function chargeColumns(product: ProductName): Column<ChargeRecord>[] {
+  return [
+    {header: 'user_id', value: (r) => r.user_id},
+    {header: 'origin', value: (r) => r.origin},
+    {header: 'origin_id', value: (r) => r.origin_id},
+    {header: 'product', value: (r) => product(r.service_product_id)},
+    {header: 'status', value: (r) => r.status},
+    {header: 'created', value: (r) => when(r.created)},
+    {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+    {header: 'refunded', value: (r) => r.amount_refunded},
+    {header: 'amount_usd', value: (r) => r.amount_usd},
+  ]
+}
 
 /**
  * What `charges list` and `subscriptions list` print: the result as JSON (`--output json`),

@@ -1,14 +1,19 @@
-import type {RevenueTable} from './revenue.js'
+import type {RevenueTable, Resolve} from './revenue.js'
 
 /**
  * The imports part of the storage port (see ../port.ts): bulk import rows streamed into the
  * revenue tables a chunk at a time, in batches that commit whole.
  *
  * A row is an array in the table's column order (SUBSCRIPTION_COLUMNS / CHARGE_COLUMNS of
- * ./revenue.ts) and is an event (its latest_event_* columns), so the writer keeps the event
- * rules of single writes: a new key is inserted; an existing record is replaced only by a
- * newer event (`judge`), the same event is "unchanged", an older one "stale"; a row older
- * than the record's delete (tombstone) is stale too. That is what makes an import resumable
+ * ./revenue.ts) and is a full-record event (its latest_event_* columns), so the writer keeps
+ * the event rules of single writes (FieldEvents in ./revenue.ts): a new key is inserted; an
+ * existing record takes the row when the row is newer than the record's base event, except
+ * the fields partial updates newer than the row wrote, which stay ("updated"); the same event
+ * is "unchanged", an older one "stale"; a row older than the record's delete (tombstone) is
+ * stale too. A row that inserts a record with pending partial updates (PendingFields) takes
+ * those newer than the row and drops the pending entry. Merging values is the engine's
+ * `resolve` (options), called only in those cases: a record written whole by its latest
+ * event (the common case) costs what it did before. That is what makes an import resumable
  * and idempotent: running it again after a kill inserts the rest, and a finished one again
  * changes nothing.
  */
@@ -34,10 +39,19 @@ export interface ImportWriter {
   close(): void
 }
 
+export type ImportWriterOptions<T extends RevenueTable> = {
+  dryRun?: boolean
+  /**
+   * The engine's merge of newer partial-update fields onto a row (see above); without it a
+   * row that needs one is an error (tests that never meet partial updates may leave it out).
+   */
+  resolve?: Resolve<T>
+}
+
 export interface ImportsRepository {
   /**
    * A writer of import rows into `table`. The store is tuned for bulk writes until close()
    * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).
    */
-  writer(table: RevenueTable, options?: {dryRun?: boolean}): ImportWriter
+  writer<T extends RevenueTable>(table: T, options?: ImportWriterOptions<T>): ImportWriter
 }

@@ -129,11 +129,73 @@ export function recordKey(userId: string, origin: string, originId: string): str
   return JSON.stringify([userId, origin, originId])
 }
 
+// ---- per-field order (docs/revenue.md, "Events in any order")
+
+/**
+ * One field as a partial update wrote it: the value the update carried (the spec's update
+ * field, e.g. `amount` as a decimal number, `metadata_json` as text; null clears) and the
+ * event that wrote it. Stored as JSON: values must be JSON values.
+ */
+export type FieldWrite = {event: EventRef; value: unknown}
+export type FieldWrites = Record<string, FieldWrite>
+
+/**
+ * The event order of a record's fields. `base` is the full-record event (a create, an import
+ * row) every field was last written by; `fields` are the fields partial updates newer than
+ * `base` wrote since, with their values. A record without any (null) was written whole by its
+ * latest event: every field is stamped with latest_event_*.
+ *
+ * The rules every adapter keeps (and the engine relies on; last writer wins per field):
+ * - a full-record event newer than `base` becomes the base: the fields it does not win are
+ *   the `fields` newer than it, which stay; older ones are dropped;
+ * - a full-record event older than `base` is stale; the same one again is unchanged;
+ * - a partial update wins each field whose stamp (its `fields` entry, else `base`) is older.
+ */
+export type FieldEvents = {base: EventRef; fields: FieldWrites}
+
+/**
+ * Partial updates kept for a record that does not exist (yet): their fields merged last
+ * writer wins per field, and the latest of their events. They are applied when a full-record
+ * event (a create, an import row) makes the record, each field only if newer than that event.
+ */
+export type PendingFields = {latest: EventRef; fields: FieldWrites}
+
+/** The later of two events. */
+export function laterEvent(a: EventRef, b: EventRef): EventRef {
+  return compareEvents(a, b) >= 0 ? a : b
+}
+
+/** The writes newer than `than` (a full-record event or a delete: the older ones it overrides). */
+export function writesNewerThan(writes: FieldWrites, than: EventRef): FieldWrites {
+  const out: FieldWrites = {}
+  for (const [f, w] of Object.entries(writes)) if (compareEvents(w.event, than) > 0) out[f] = w
+  return out
+}
+
+/** Both sets of writes, the later write of each field kept. */
+export function mergeWrites(a: FieldWrites, b: FieldWrites): FieldWrites {
+  const out: FieldWrites = {...a}
+  for (const [f, w] of Object.entries(b)) {
+    const prev = out[f]
+    if (!prev || compareEvents(w.event, prev.event) > 0) out[f] = w
+  }
+  return out
+}
+
+/**
+ * Merges the fields partial updates wrote onto a full record: the engine's rule (it knows
+ * the fields and recomputes what derives from them, such as the USD amounts). Adapters call
+ * it where a full-record event meets newer partial writes (import rows, see ./imports.ts).
+ */
+export type Resolve<T extends RevenueTable> = (values: ValuesOf<T>, writes: FieldWrites) => ValuesOf<T>
+
 // ---- lists and the report
 
 export type ListFilters = {
   limit?: number
   origin?: string
+  /** The gateway's id of the record (`subscriptions get ORIGIN_ID` finds a record by it alone). */
+  origin_id?: string
   /** A product's api_id. */
   product?: string
   since?: number
@@ -151,16 +213,42 @@ export type Figures = {active: number; churned: number; mrr: number; net: number
 /** A period [start, end) in UNIX seconds. */
 export type Period = {end: number; start: number}
 
+/**
+ * One paying stretch of a subscription, what MRR movements and cohorts are computed from
+ * (src/revenue/metrics.ts): the subscription adds `mrr` USD cents a month to its user's
+ * MRR at every moment t with start < t <= end (the same "live" rule as the report's
+ * figures: an active subscription from `created` on, a canceled one until its cancel_at,
+ * else canceled_at). `end` is null while it runs. `key` is the report's group (country,
+ * product api_id, or "all").
+ */
+export type Span = {end: null | number; key: string; mrr: number; start: number; user_id: string}
+
 /** One currency's FX history, ascending by date, each rate tagged operator-set or bundled snapshot. */
 export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
 
 export interface RevenueRepository {
   /** The stored records of the keys, in order (undefined where none). */
   rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[]
-  /** Write whole records: inserted when the key is new, every column replaced otherwise. */
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void
-  /** Delete the records of the keys (absent ones are skipped). */
+  /**
+   * The field order of the keys' records, in order: null where the record was written whole
+   * by its latest event, or where there is no record.
+   */
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[]
+  /**
+   * Write whole records: inserted when the key is new, every column replaced otherwise.
+   * `fieldEvents[i]` is the field order of `values[i]` (absent or null: written whole by
+   * its latest event).
+   */
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void
+  /** Delete the records of the keys (absent ones are skipped), their field order with them. */
   remove(table: RevenueTable, keys: readonly RecordKey[]): void
+  /**
+   * Pending partial updates of records that do not exist, by record key (recordKey()): of
+   * the given keys only, or every one of the kind (imports: pending updates are rare).
+   */
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields>
+  /** Keep (or, with null, drop) the pending partial updates of record keys. */
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void
   /** Which of the event ids were applied before (by any write of this store). */
   appliedEvents(ids: readonly string[]): Set<string>
   /** Log applied events, applied at `appliedAt` (ISO 8601); each id once: logging an id again is an error. */
@@ -174,6 +262,15 @@ export interface RevenueRepository {
   list<T extends RevenueTable>(table: T, filters: ListFilters): {rows: RowOf<T>[]; total: number}
   /** The report's figures per group, one map per period, in order. */
   figures(by: By, periods: readonly Period[]): Map<string, Figures>[]
+  /**
+   * Every paying stretch of a subscription that began before `until` (UNIX seconds), grouped
+   * as `by` says: subscriptions `active` or `canceled` with a `created` date and
+   * `amount_usd_monthly_minor` > 0, a canceled one only when it ended after it began
+   * (end = COALESCE(cancel_at, canceled_at) > created). In any order (the engine groups and
+   * sorts). The whole history is read (a customer's earlier stretches tell a reactivation
+   * from a new customer); one row per subscription, so it is bulk by nature.
+   */
+  spans(by: By, until: number): Span[]
   /** One currency's FX history (units per USD), read once per currency by imports. */
   fxHistory(currency: string): FxHistory
 }

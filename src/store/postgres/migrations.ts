@@ -1,7 +1,7 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
 import type {PgSync} from './client.js'
-import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL} from './schema.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
 export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
@@ -35,6 +35,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       pg.exec(PG_V3_SQL)
     },
     version: 3,
+  },
+  {
+    name: 'revenue events in any order: field order per record, pending partial updates (docs/revenue.md)',
+    up(pg) {
+      pg.exec(PG_V4_SQL)
+    },
+    version: 4,
   },
 ]
 

@@ -1,11 +1,11 @@
 import {EXPONENTS_SQL} from '../exponents.js'
 import {CATALOG_SQL} from '../schema/catalog.js'
 import {EXPERIMENTS_SQL} from '../schema/experiments.js'
-import {HISTORY_SQL} from '../schema/history.js'
 import {KEYS_SQL} from '../schema/keys.js'
 import {PRICING_SQL} from '../schema/pricing.js'
-import {REVENUE_SQL} from '../schema/revenue.js'
+import {REVENUE_ORDER_SQL, REVENUE_SQL} from '../schema/revenue.js'
 import {SEGMENTS_SQL} from '../schema/segments.js'
+import {historySql} from './history-schema.js'
 
 /**
  * PostgreSQL DDL of every table, translated from the SQLite schema (src/store/schema/*.ts),
@@ -18,7 +18,10 @@ import {SEGMENTS_SQL} from '../schema/segments.js'
  * - REAL becomes DOUBLE PRECISION (FX rates, factors, multipliers: the same IEEE doubles);
  * - TEXT gets COLLATE "C": comparisons and ORDER BY go by code point as in SQLite, whatever
  *   locale the database was created with (api_ids, currency codes, dates sort the same);
- * - WITHOUT ROWID (a SQLite storage choice) is dropped.
+ * - WITHOUT ROWID (a SQLite storage choice) is dropped;
+ * - foreign keys are DEFERRABLE (INITIALLY IMMEDIATE: checked per statement as before), so
+ *   `revert` can restore children before their parent and have them checked at commit
+ *   (SET CONSTRAINTS ALL DEFERRED, SQLite's defer_foreign_keys).
  *
  * The SQLite texts are the released migrations' and never change, so neither does this.
  */
@@ -30,14 +33,17 @@ export function pgDdl(sqlite: string): string {
     .replace(/\bREAL\b/g, 'DOUBLE PRECISION')
     .replace(/\bTEXT\b/g, 'TEXT COLLATE "C"')
     .replace(/\)\s*WITHOUT ROWID;/g, ');')
+    .replace(/REFERENCES \w+\(\w+\)( ON DELETE (CASCADE|SET NULL))?/g, '$& DEFERRABLE')
 }
 
 /** Schema version 1: catalog, pricing, segments, revenue, experiments, keys. */
 export const PG_V1_SQL = pgDdl(CATALOG_SQL + PRICING_SQL + SEGMENTS_SQL + REVENUE_SQL + EXPERIMENTS_SQL + KEYS_SQL)
 /** Schema version 2: currency exponents and gateway currency-rule overrides. */
 export const PG_V2_SQL = pgDdl(EXPONENTS_SQL)
-/** Schema version 3: change history. */
-export const PG_V3_SQL = pgDdl(HISTORY_SQL)
+/** Schema version 3: change history, recorded by stored triggers (./history-schema.ts). */
+export const PG_V3_SQL = historySql()
+/** Schema version 4: revenue events in any order (field order per record, pending partial updates). */
+export const PG_V4_SQL = pgDdl(REVENUE_ORDER_SQL)
 
 /**
  * The adapter's own tables, created before migration 1:

@@ -1,9 +1,8 @@
-import {OperationalError} from '../../errors.js'
 import type {StorePort} from '../port.js'
 import type {CatalogRepository} from '../port/catalog.js'
 import type {ConfigRepository} from '../port/config.js'
 import type {ExperimentsRepository} from '../port/experiments.js'
-import type {ChangeContext, HistoryRepository} from '../port/history.js'
+import type {HistoryRepository} from '../port/history.js'
 import type {ImportsRepository} from '../port/imports.js'
 import type {KeysRepository} from '../port/keys.js'
 import type {PricingRepository} from '../port/pricing.js'
@@ -11,9 +10,17 @@ import type {RevenueRepository} from '../port/revenue.js'
 import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {PgError, type PgSync, redactUrl} from './client.js'
+import {PgCatalog} from './catalog.js'
 import {PgConfig} from './config.js'
+import {PgExperiments} from './experiments.js'
+import {PgHistory} from './history.js'
+import {PgImports} from './imports.js'
 import {PgKeys} from './keys.js'
 import {PgPricing} from './pricing.js'
+import {PgRevenue} from './revenue.js'
+import {PgSegments} from './segments.js'
+import {type Sql, sqlOf} from './support.js'
+import {PgTables} from './tables.js'
 
 /**
  * BEGIN and the store's write lock: a transaction-scoped advisory lock of class 0x70637772
@@ -27,37 +34,6 @@ const BEGIN_TRY_WRITE = 'BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, has
  * and ROLLBACK TO / RELEASE take the innermost, which is the one a nested call made.
  */
 const SAVEPOINT = 'SAVEPOINT pricectl_nested'
-
-/** A repository this adapter does not have yet: every call says so. */
-function notYet<R extends object>(part: string): R {
-  return new Proxy({} as R, {
-    get(_target, name) {
-      if (typeof name !== 'string' || name === 'then') return undefined
-      return () => {
-        throw new OperationalError(`${part}.${name} is not implemented on PostgreSQL yet: use a SQLite store (--db FILE) for this command`)
-      }
-    },
-  })
-}
-
-/**
- * Until the history adapter exists: the context calls every command makes work (so commands
- * run), nothing is recorded yet, and the reads say they are not implemented.
- */
-function historyContextOnly(): HistoryRepository {
-  let context: ChangeContext | undefined
-  const rest = notYet<HistoryRepository>('history')
-  return new Proxy({} as HistoryRepository, {
-    get(_target, name) {
-      if (name === 'begin') return (c: ChangeContext) => void (context = c)
-      if (name === 'end') return () => void (context = undefined)
-      if (name === 'active') return () => context !== undefined
-      if (name === 'currentChange') return () => undefined
-      if (name === 'note') return () => {}
-      return rest[name as keyof HistoryRepository]
-    },
-  })
-}
 
 /**
  * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
@@ -114,6 +90,27 @@ export class PgStore implements StorePort {
       if (isBusyCode((error as PgError).code)) return false
       throw error
     }
+  }
+
+  /**
+   * A write transaction left open across calls (the import writer's batch, which commits
+   * every N rows): the write lock as transaction({write: true}) takes it; commitOpen() or
+   * rollbackOpen() ends it. Transactions run meanwhile join it (savepoints).
+   */
+  beginOpen(): void {
+    if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
+    this.begin(!this.readOnly, this.lockWait)
+    this.depth = 1
+  }
+
+  commitOpen(): void {
+    this.depth = 0
+    this.commit()
+  }
+
+  rollbackOpen(): void {
+    this.depth = 0
+    this.rollbackQuietly()
   }
 
   /** BEGIN, with the write lock for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
@@ -223,6 +220,11 @@ export class PgStore implements StorePort {
     return {schemaVersion: Number(row?.v ?? 0)}
   }
 
+  /** The connection as the repositories of ./support.ts use it. */
+  private get sql(): Sql {
+    return this.repo('sql', () => sqlOf(this))
+  }
+
   private repo<R>(name: string, make: () => R): R {
     let r = this.repos.get(name) as R | undefined
     if (r === undefined) {
@@ -233,7 +235,7 @@ export class PgStore implements StorePort {
   }
 
   get catalog(): CatalogRepository {
-    return this.repo('catalog', () => notYet<CatalogRepository>('catalog'))
+    return this.repo('catalog', () => new PgCatalog(this.sql))
   }
 
   get config(): ConfigRepository {
@@ -241,15 +243,15 @@ export class PgStore implements StorePort {
   }
 
   get experiments(): ExperimentsRepository {
-    return this.repo('experiments', () => notYet<ExperimentsRepository>('experiments'))
+    return this.repo('experiments', () => new PgExperiments(this.sql))
   }
 
   get history(): HistoryRepository {
-    return this.repo('history', () => historyContextOnly())
+    return this.repo('history', () => new PgHistory(this.sql))
   }
 
   get imports(): ImportsRepository {
-    return this.repo('imports', () => notYet<ImportsRepository>('imports'))
+    return this.repo('imports', () => new PgImports(this.sql, this.revenue))
   }
 
   get keys(): KeysRepository {
@@ -260,11 +262,15 @@ export class PgStore implements StorePort {
     return this.repo('pricing', () => new PgPricing(this))
   }
 
-  get revenue(): RevenueRepository {
-    return this.repo('revenue', () => notYet<RevenueRepository>('revenue'))
+  get revenue(): PgRevenue {
+    return this.repo('revenue', () => new PgRevenue(this.sql))
   }
 
   get segments(): SegmentsRepository {
-    return this.repo('segments', () => notYet<SegmentsRepository>('segments'))
+    return this.repo('segments', () => new PgSegments(this.sql))
+  }
+
+  get tables(): PgTables {
+    return this.repo('tables', () => new PgTables(this.pg, this))
   }
 }

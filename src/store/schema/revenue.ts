@@ -70,3 +70,23 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 CREATE INDEX events_tombstones ON events (kind, record_key) WHERE action = 'delete';
 `
+
+/**
+ * Schema version 4: partial updates in any order (docs/revenue.md, "Events in any order").
+ * `field_events` is the record's field order (FieldEvents of src/store/port/revenue.ts as
+ * JSON): NULL when the record was written whole by its latest event, which is every record
+ * an import or a create wrote and no partial update touched since, so the import's hot path
+ * neither reads nor writes it. `pending_fields` keeps partial updates of records that do not
+ * exist yet (PendingFields as JSON), one row per record, until a create makes the record.
+ */
+export const REVENUE_ORDER_SQL = `
+ALTER TABLE subscriptions ADD COLUMN field_events TEXT;
+ALTER TABLE charges ADD COLUMN field_events TEXT;
+
+CREATE TABLE pending_fields (
+  kind       TEXT NOT NULL CHECK (kind IN ('subscription','charge')),
+  record_key TEXT NOT NULL,          -- JSON [user_id, origin, origin_id]
+  pending    TEXT NOT NULL,          -- JSON {latest, fields}
+  PRIMARY KEY (kind, record_key)
+) WITHOUT ROWID;
+`

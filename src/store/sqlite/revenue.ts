@@ -5,15 +5,19 @@ import {
   compareEvents,
   type EventRef,
   type Figures,
+  type FieldEvents,
+  type FieldWrites,
   type FxHistory,
   type Kind,
   type ListFilters,
   type LoggedEvent,
+  type PendingFields,
   type Period,
   type RecordKey,
   type RevenueRepository,
   type RevenueTable,
   type RowOf,
+  type Span,
   SUBSCRIPTION_COLUMNS,
   type ValuesOf,
 } from '../port/revenue.js'
@@ -32,20 +36,48 @@ export function tableStatements(db: DB, table: RevenueTable) {
   const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
   return {
     del: db.prepare(`DELETE FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    get: db.prepare(`SELECT * FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Inserts, or reports 0 changes when the key exists. */
-    insertNew: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
-    latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
-    /** Replace every column of an existing record. */
-    replace: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`),
+    fieldEvents: db.prepare(`SELECT field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`).pluck(),
+    get: db.prepare(`SELECT id, ${cols.join(', ')} FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Inserts (with its field order, @field_events as JSON or null), or reports 0 changes when the key exists. */
+    insertNew: insertNamed(db, table, [...cols, 'field_events']),
+    /** The latest event and the field order (null: written whole by the latest event). */
+    latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
+    /** Replace every column of an existing record, its field order too. */
+    replace: replaceNamed(db, table, [...set, 'field_events']),
     /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
     insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
-    /** replace with positional values: the row without its key (user_id, origin, origin_id come first), then the key. */
+    /**
+     * replace with positional values: the row without its key (user_id, origin, origin_id come
+     * first), then the key. Only for records written whole by their latest event (field_events
+     * NULL, left so): the import's hot path.
+     */
     replaceRow: db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
   }
 }
 
+/** INSERT of the columns `cols` bound by name, or 0 changes when the key exists. */
+function insertNamed(db: DB, table: RevenueTable, cols: readonly string[]) {
+  return db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`)
+}
+
+/** UPDATE of the columns `set` of the record of a key, bound by name. */
+function replaceNamed(db: DB, table: RevenueTable, set: readonly string[]) {
+  return db.prepare(`UPDATE ${table} SET ${set.map((c) => `${c} = @${c}`).join(', ')} WHERE user_id = @user_id AND origin = @origin AND origin_id = @origin_id`)
+}
+
 export type TableStatements = ReturnType<typeof tableStatements>
+
+/** Writes as stored: JSON with the fields in name order, so equal states store equal text. */
+export function writesJson<T extends {fields: FieldWrites}>(v: T): string {
+  const fields: FieldWrites = {}
+  for (const f of Object.keys(v.fields).sort()) fields[f] = v.fields[f]!
+  return JSON.stringify({...v, fields})
+}
+
+/** A stored field order (JSON or NULL). */
+export function parseFieldEvents(json: null | string | undefined): FieldEvents | null {
+  return json ? (JSON.parse(json) as FieldEvents) : null
+}
 
 const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
 
@@ -63,6 +95,7 @@ function empty(): Figures {
 export class SqliteRevenue implements RevenueRepository {
   private readonly tables = new Map<RevenueTable, TableStatements>()
   private readonly reports = new Map<By, ReturnType<SqliteRevenue['prepareFigures']>>()
+  private readonly spanStatements = new Map<By, ReturnType<DB['prepare']>>()
   private readonly s
 
   constructor(private readonly db: DB) {
@@ -72,6 +105,10 @@ export class SqliteRevenue implements RevenueRepository {
       fx: db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true),
       latestDelete: db.prepare("SELECT event_id AS id, timestamp FROM events WHERE kind = ? AND record_key = ? AND action = 'delete' ORDER BY timestamp DESC, event_id DESC LIMIT 1"),
       log: db.prepare('INSERT INTO events (event_id, kind, action, record_key, timestamp, applied_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      pending: db.prepare('SELECT pending FROM pending_fields WHERE kind = ? AND record_key = ?').pluck(),
+      pendingAll: db.prepare('SELECT record_key, pending FROM pending_fields WHERE kind = ?').raw(true),
+      pendingDrop: db.prepare('DELETE FROM pending_fields WHERE kind = ? AND record_key = ?'),
+      pendingSave: db.prepare('INSERT INTO pending_fields (kind, record_key, pending) VALUES (?, ?, ?) ON CONFLICT (kind, record_key) DO UPDATE SET pending = excluded.pending'),
     }
   }
 
@@ -93,11 +130,42 @@ export class SqliteRevenue implements RevenueRepository {
     return keys.map((k) => get.get(k.user_id, k.origin, k.origin_id) as RowOf<T> | undefined)
   }
 
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[]): void {
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[] {
+    const {fieldEvents} = this.statements(table)
+    return keys.map((k) => parseFieldEvents(fieldEvents.get(k.user_id, k.origin, k.origin_id) as null | string | undefined))
+  }
+
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void {
     const st = this.statements(table)
     this.chunk(() => {
-      for (const v of values) if (st.insertNew.run(v).changes === 0) st.replace.run(v)
+      values.forEach((v, i) => {
+        const fe = fieldEvents?.[i]
+        const row = {...v, field_events: fe ? writesJson(fe) : null}
+        if (st.insertNew.run(row).changes === 0) st.replace.run(row)
+      })
     }, values.length)
+  }
+
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+    const out = new Map<string, PendingFields>()
+    if (keys) {
+      for (const k of keys) {
+        const p = this.s.pending.get(kind, k) as string | undefined
+        if (p !== undefined) out.set(k, JSON.parse(p) as PendingFields)
+      }
+      return out
+    }
+    for (const [k, p] of this.s.pendingAll.all(kind) as [string, string][]) out.set(k, JSON.parse(p) as PendingFields)
+    return out
+  }
+
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void {
+    this.chunk(() => {
+      for (const [k, p] of entries) {
+        if (p === null) this.s.pendingDrop.run(kind, k)
+        else this.s.pendingSave.run(kind, k, writesJson(p))
+      }
+    }, entries.length)
   }
 
   remove(table: RevenueTable, keys: readonly RecordKey[]): void {
@@ -141,13 +209,15 @@ export class SqliteRevenue implements RevenueRepository {
     if (f.user_id !== undefined) where.push('t.user_id = ?'), params.push(f.user_id)
     if (f.status !== undefined) where.push('t.status = ?'), params.push(f.status)
     if (f.origin !== undefined) where.push('t.origin = ?'), params.push(f.origin)
+    if (f.origin_id !== undefined) where.push('t.origin_id = ?'), params.push(f.origin_id)
     if (f.product !== undefined) where.push('t.product_id = (SELECT id FROM products WHERE api_id = ?)'), params.push(f.product)
     if (f.since !== undefined) where.push('t.created >= ?'), params.push(f.since)
     if (f.until !== undefined) where.push('t.created < ?'), params.push(f.until)
     const w = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
     const total = (this.db.prepare(`SELECT count(*) AS n FROM ${table} t ${w}`).get(...params) as {n: number}).n
     const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
-    const rows = this.db.prepare(`SELECT t.* FROM ${table} t ${w} ORDER BY t.created DESC, t.id DESC${limit}`).all(...params) as RowOf<T>[]
+    const cols = ['id', ...columnsOf(table)].map((c) => `t.${c}`).join(', ')
+    const rows = this.db.prepare(`SELECT ${cols} FROM ${table} t ${w} ORDER BY t.created DESC, t.id DESC${limit}`).all(...params) as RowOf<T>[]
     return {rows, total}
   }
 
@@ -183,6 +253,22 @@ export class SqliteRevenue implements RevenueRepository {
         return out
       }),
     )()
+  }
+
+  spans(by: By, until: number): Span[] {
+    let st = this.spanStatements.get(by)
+    if (!st) {
+      const key = groupKey(by)
+      st = this.db.prepare(
+        `SELECT ${key} AS key, t.user_id AS user_id, t.created AS start,
+           CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
+         FROM subscriptions t
+         WHERE t.created IS NOT NULL AND t.created < ? AND t.amount_usd_monthly_minor > 0
+           AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))`,
+      )
+      this.spanStatements.set(by, st)
+    }
+    return st.all(until) as Span[]
   }
 
   fxHistory(currency: string): FxHistory {

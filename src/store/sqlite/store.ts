@@ -9,6 +9,7 @@ import {SqliteKeys} from './keys.js'
 import {SqlitePricing} from './pricing.js'
 import {SqliteRevenue} from './revenue.js'
 import {SqliteSegments} from './segments.js'
+import {SqliteTables} from './tables.js'
 
 /**
  * The SQLite adapter: the port over one better-sqlite3 connection. Repositories are made
@@ -101,5 +102,9 @@ export class SqliteStore implements StorePort {
 
   get segments(): SqliteSegments {
     return this.repo('segments', () => new SqliteSegments(this.db))
+  }
+
+  get tables(): SqliteTables {
+    return this.repo('tables', () => new SqliteTables(this.db))
   }
 }

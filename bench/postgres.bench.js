@@ -1,0 +1,212 @@
+// PostgreSQL benchmarks (issue 18, docs/postgres.md). New figures, recorded without budgets:
+// - 1M payments (the import bench's generated gateway_a export) imported by `charges import
+//   FILE --db postgres://...` into a fresh migrated database, against `psql \copy` of the same
+//   file into a plain table of 24 text columns (pg-copy-streams from Node when psql is not
+//   installed). The aim is at most 1.5x; best of BENCH_PG_IMPORT_RUNS, interleaved rounds.
+// - `pricectl serve` as 2 instances on one PostgreSQL database, POST /v1/prices driven by
+//   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
+//   for locked users and for new users (each request computes and writes a lock).
+// The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
+// Plain ESM; imports nothing from src/.
+import autocannon from 'autocannon'
+import {execFileSync, spawn} from 'node:child_process'
+import {closeSync, createReadStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {pipeline} from 'node:stream/promises'
+
+import {generatePayments} from './import.bench.js'
+import {databaseUrl, startPostgres} from './postgres-server.js'
+
+const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000)
+const RUNS = Number(process.env.BENCH_PG_IMPORT_RUNS ?? 2)
+const SERVE_SECONDS = Number(process.env.BENCH_PG_SERVE_SECONDS ?? 10)
+const USERS = 1000
+const CONNECTIONS = 5 // per instance
+const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
+const PRODUCTS = [
+  {api_id: 'pro_monthly', base_px: 9.99, country_prices: [{amount: 8.99, country: 'DE', currency: 'EUR'}], interval: 'month', interval_count: 1, name: 'Pro monthly'},
+  {api_id: 'pro_yearly', base_px: 99, interval: 'year', interval_count: 1, name: 'Pro yearly'},
+]
+
+function hasPsql() {
+  try {
+    execFileSync('psql', ['--version'], {stdio: 'ignore'})
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function timed(cmd, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const child = spawn(cmd, args, {stdio: ['ignore', 'pipe', 'pipe'], ...options})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('error', reject)
+    child.on('exit', (code) => resolve({code, seconds: (performance.now() - started) / 1000, stderr, stdout}))
+  })
+}
+
+export async function run({root}) {
+  const pg = createRequire(join(root, 'package.json'))('pg')
+  const server = await startPostgres()
+  const dir = mkdtempSync(join(tmpdir(), 'pricectl-bench-pg-'))
+  const admin = new pg.Client({connectionString: server.url})
+  await admin.connect()
+  let n = 0
+  const freshDb = async () => {
+    const name = `pricectl_bench_${process.pid}_${++n}`
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`)
+    await admin.query(`CREATE DATABASE ${name}`)
+    return {drop: () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), url: databaseUrl(server.url, name)}
+  }
+  try {
+    return [...(await importBench(root, pg, dir, freshDb)), ...(await serveBench(root, dir, freshDb))]
+  } finally {
+    await admin.end()
+    await server.stop()
+    rmSync(dir, {force: true, recursive: true})
+  }
+}
+
+async function importBench(root, pg, dir, freshDb) {
+  const file = join(dir, 'payments.csv')
+  process.stderr.write(`generating ${ROWS} rows...\n`)
+  await generatePayments(file, ROWS)
+  const mb = statSync(file).size / 2 ** 20
+  const psql = hasPsql()
+  const columns = Array.from({length: 24}, (_, i) => `c${i + 1} text`).join(', ')
+  const bin = join(root, 'bin', 'run.js')
+  const reference = []
+  const imports = []
+  for (let i = 0; i < RUNS; i++) {
+    // The reference: the same file into a plain table, no pricectl.
+    const plain = await freshDb()
+    const client = new pg.Client({connectionString: plain.url})
+    await client.connect()
+    await client.query(`CREATE TABLE t (${columns})`)
+    if (psql) {
+      const r = await timed('psql', [plain.url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy t FROM '${file}' WITH (FORMAT csv, HEADER true)`])
+      if (r.code !== 0) throw new Error(`psql \\copy failed: ${r.stderr}`)
+      reference.push(r.seconds)
+    } else {
+      const {from} = createRequire(join(root, 'package.json'))('pg-copy-streams')
+      const started = performance.now()
+      await pipeline(createReadStream(file), client.query(from("COPY t FROM STDIN WITH (FORMAT csv, HEADER true)")))
+      reference.push((performance.now() - started) / 1000)
+    }
+    const [{count}] = (await client.query('SELECT count(*)::int AS count FROM t')).rows
+    if (count !== ROWS) throw new Error(`reference copied ${count} rows, expected ${ROWS}`)
+    await client.end()
+    await plain.drop()
+
+    // pricectl: a fresh migrated store with one product for the rows (the export names none).
+    const store = await freshDb()
+    execFileSync(process.execPath, [bin, 'db', 'migrate', '--db', store.url], {stdio: 'ignore'})
+    const c = new pg.Client({connectionString: store.url})
+    await c.connect()
+    await c.query("INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('bench_monthly', 'Bench Monthly', 999, 'month', 1, '2026-01-01', '2026-01-01')")
+    await c.end()
+    process.stderr.write(`importing into PostgreSQL (run ${i + 1} of ${RUNS})...\n`)
+    const r = await timed(process.execPath, [bin, 'charges', 'import', file, '--db', store.url, '--product', 'bench_monthly', '--json'], {cwd: root})
+    if (r.code !== 0) throw new Error(`import failed (exit ${r.code}): ${r.stdout.slice(0, 500)} ${r.stderr.slice(0, 500)}`)
+    const summary = JSON.parse(r.stdout)
+    if (summary.inserted !== ROWS) throw new Error(`expected ${ROWS} rows inserted, got ${summary.inserted}`)
+    imports.push(r.seconds)
+    await store.drop()
+  }
+  const best = (xs) => Math.min(...xs)
+  const ours = best(imports)
+  const ref = best(reference)
+  const how = psql ? 'psql \\copy' : 'COPY FROM STDIN through pg-copy-streams (no psql installed)'
+  return [
+    {name: 'PostgreSQL: import 1M payments: wall time', note: `${ROWS} rows, ${mb.toFixed(0)} MB CSV, best of ${RUNS}`, unit: 's', value: Math.round(ours * 100) / 100},
+    {name: 'PostgreSQL: import 1M payments: rows/s', note: 'read, validated, written through COPY', unit: 'rows/s', value: Math.round(ROWS / ours)},
+    {
+      name: `PostgreSQL: import 1M payments: time vs ${psql ? 'psql \\copy' : 'plain COPY'} into a table`,
+      note: `pricectl ${ours.toFixed(2)} s / ${how} ${ref.toFixed(2)} s into a plain 24-column text table (aim: at most 1.5x; no budget)`,
+      unit: 'x',
+      value: Math.round((ours / ref) * 100) / 100,
+    },
+  ]
+}
+
+async function startServe(root, db, dir, name) {
+  const logPath = join(dir, `serve-${name}.log`)
+  const log = openSync(logPath, 'w')
+  const child = spawn(process.execPath, [join(root, 'bin/run.js'), 'serve', '--port', '0', '--db', db], {stdio: ['ignore', 'ignore', log]})
+  closeSync(log)
+  const until = Date.now() + 30_000
+  for (;;) {
+    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logPath, 'utf8'))
+    if (m) return {child, url: m[1]}
+    if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${readFileSync(logPath, 'utf8').slice(0, 500)}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
+
+function load(url, key, options, nextBody) {
+  return autocannon({
+    connections: CONNECTIONS,
+    ...options,
+    requests: [{headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, method: 'POST', path: '/v1/prices', setupRequest: (req) => ({...req, body: nextBody()})}],
+    url,
+  })
+}
+
+function check(results, what) {
+  for (const r of results) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
+}
+
+async function serveBench(root, dir, freshDb) {
+  const store = await freshDb()
+  const bin = join(root, 'bin/run.js')
+  for (const p of PRODUCTS) {
+    const file = join(dir, `${p.api_id}.json`)
+    writeFileSync(file, JSON.stringify(p))
+    execFileSync(process.execPath, [bin, 'products', 'create', '--body', file, '--db', store.url], {stdio: 'ignore'})
+  }
+  const key = JSON.parse(execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'bench', '--json', '--db', store.url], {encoding: 'utf8'})).api_key
+  const servers = [await startServe(root, store.url, dir, 'a'), await startServe(root, store.url, dir, 'b')]
+  try {
+    let i = 0
+    check([await load(servers[0].url, key, {amount: USERS}, () => body(`bench-${i}`, i++))], 'locking users')
+    let j = 0
+    const locked = () => body(`bench-${j % USERS}`, j++ % USERS)
+    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: 2}, locked))), 'warm-up')
+    const lockedRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: SERVE_SECONDS}, locked)))
+    check(lockedRuns, 'locked users')
+    let k = 0
+    const fresh = () => body(`new-${k}`, k++)
+    const freshRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: 5}, fresh)))
+    check(freshRuns, 'new users')
+    const rps = (runs) => Math.round(runs.reduce((sum, r) => sum + r.requests.average, 0))
+    const p99 = (runs) => Math.max(...runs.map((r) => r.latency.p99))
+    const total = (runs) => runs.reduce((sum, r) => sum + r.requests.total, 0)
+    const where = `2 instances on one database, ${CONNECTIONS} connections each`
+    return [
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}`, unit: 'requests/s', value: rps(lockedRuns)},
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users, p99 latency', note: `the worse instance's p99; p50 ${lockedRuns.map((r) => r.latency.p50).join(' / ')} ms`, unit: 'ms', value: p99(lockedRuns)},
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, new users (computes and writes each lock)', note: `${total(freshRuns)} requests in 5 s, ${where}`, unit: 'requests/s', value: rps(freshRuns)},
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, new users, p99 latency', note: "the worse instance's p99", unit: 'ms', value: p99(freshRuns)},
+    ]
+  } finally {
+    for (const s of servers) {
+      s.child.kill('SIGTERM')
+      await new Promise((r) => (s.child.exitCode === null ? s.child.once('exit', r) : r()))
+    }
+    await store.drop()
+  }
+}
+
+// `node bench/postgres.bench.js` on its own prints the figures.
+if (import.meta.url === `file://${process.argv[1]}` && existsSync(join(import.meta.dirname, '..', 'bin', 'run.js'))) {
+  for (const r of await run({root: join(import.meta.dirname, '..')})) console.log(r)
+}

@@ -1,0 +1,281 @@
+import {isoDay} from '../clock.js'
+import {divHalfUp, fromMinor, minorDigits, toRational} from '../currency.js'
+import {requireRate} from '../fx/rates.js'
+import type {StorePort} from '../store/port.js'
+import {
+  compareEvents,
+  type EventRef,
+  type FieldEvents,
+  type FieldWrites,
+  type Kind,
+  laterEvent,
+  mergeWrites,
+  type PendingFields,
+  recordKey,
+  type RecordKey,
+  type Resolve,
+  type RevenueTable,
+  type RowOf,
+  type ValuesOf,
+  writesNewerThan,
+} from '../store/port/revenue.js'
+import type {ChargeValues, SubscriptionValues} from './store.js'
+import {monthlyMinor, usdMinor} from './money.js'
+
+/**
+ * Events in any order (docs/revenue.md, "Events in any order"): last writer wins per field.
+ *
+ * A record is the fold of its events sorted by (timestamp, id), whatever order they arrive
+ * in. What is stored to get there (FieldEvents, PendingFields of the storage port):
+ * - a full-record event (create, import row) newer than the record's base writes every
+ *   field except those partial updates newer than it wrote; older than the base it is stale;
+ * - a partial update writes each of its fields whose last writer is older; a status writes
+ *   the fields that status does not allow as null (what "a status change clears them" means
+ *   per field); an update for a record that does not exist is kept pending;
+ * - a delete newer than the base removes the record (the fields written after the delete
+ *   wait, pending, for a newer create); a delete of a record that does not exist is kept as
+ *   a tombstone. Anything older than the latest delete is stale. A record exists when its
+ *   latest full-record event is newer than its latest delete.
+ * Validation happens when an event arrives; an event that is valid in every order (see the
+ * docs) ends in the same record in every order.
+ */
+
+export type Outcome = 'created' | 'deleted' | 'duplicate' | 'pending' | 'stale' | 'updated'
+
+const KINDS: Record<RevenueTable, Kind> = {charges: 'charge', subscriptions: 'subscription'}
+
+export function kindOf(table: RevenueTable): Kind {
+  return KINDS[table]
+}
+
+export function latestOf(row: {latest_event_id: string; latest_event_timestamp: number}): EventRef {
+  return {id: row.latest_event_id, timestamp: row.latest_event_timestamp}
+}
+
+/** The writes of a partial update: each given field (null clears) stamped with its event. */
+export function stamp(fields: Record<string, unknown>, event: EventRef): FieldWrites {
+  const out: FieldWrites = {}
+  for (const [f, value] of Object.entries(fields)) if (value !== undefined) out[f] = {event, value}
+  return out
+}
+
+/** The fields each status allows only for itself (the spec's field rules). */
+const STATUS_FIELDS = {cancel: ['cancel_at', 'canceled_at'], trial: ['trial_start', 'trial_end']} as const
+
+/**
+ * The fields a subscription update writes: the given ones, and with a status the fields that
+ * status does not allow, as null (a change to active clears the cancel and trial dates).
+ */
+export function subscriptionUpdateFields(input: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(input)) if (v !== undefined) out[k] = v
+  const status = input.status
+  if (typeof status === 'string') {
+    if (status !== 'canceled') for (const f of STATUS_FIELDS.cancel) out[f] ??= null
+    if (status !== 'trialing') for (const f of STATUS_FIELDS.trial) out[f] ??= null
+  }
+  return out
+}
+
+/** Minor units of a decimal amount in a currency, half up when it has more decimals than the currency (a merge across events). */
+function minorOf(amount: number, currency: string): number {
+  const [n, den] = toRational(amount)
+  return Number(divHalfUp(n * 10n ** BigInt(minorDigits(currency)), den))
+}
+
+const has = (w: FieldWrites, f: string) => Object.hasOwn(w, f)
+
+/**
+ * A subscription's full values with partial-update writes applied: amount (a decimal in the
+ * record's currency), currency, created, status, cancel and trial dates. The USD figures are
+ * recomputed when amount, currency or created came from a write (else the full event's are
+ * kept: an import may carry the gateway's own); the fields the status does not allow read null.
+ */
+export function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites): SubscriptionValues {
+  if (Object.keys(writes).length === 0) return values
+  const v = {...values}
+  const value = (f: string) => writes[f]!.value
+  for (const f of ['created', 'status', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end'] as const) {
+    if (has(writes, f)) (v as Record<string, unknown>)[f] = value(f)
+  }
+  const money = has(writes, 'amount') || has(writes, 'currency')
+  if (money && values.currency !== null) {
+    const currency = has(writes, 'currency') ? (value('currency') as string) : values.currency
+    const amount = has(writes, 'amount') ? (value('amount') as number) : values.amount_minor === null ? null : fromMinor(values.amount_minor, values.currency)
+    v.currency = currency
+    v.amount_minor = amount === null ? null : minorOf(amount, currency)
+  }
+  if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
+    const rate = requireRate(store, v.currency, isoDay(v.created)).rate
+    v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
+    v.amount_usd_monthly_minor = monthlyMinor(v.amount_usd_minor, v.interval, v.interval_count)
+  }
+  if (v.status !== 'canceled') v.cancel_at = v.canceled_at = null
+  if (v.status !== 'trialing') v.trial_start = v.trial_end = null
+  return v
+}
+
+/**
+ * A charge's full values with partial-update writes applied: amount, currency, created,
+ * status, metadata_json. The refunded amount comes from the full event (the spec refuses it
+ * on update), re-expressed in a written currency; USD recomputed as for subscriptions.
+ */
+export function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites): ChargeValues {
+  if (Object.keys(writes).length === 0) return values
+  const v = {...values}
+  const value = (f: string) => writes[f]!.value
+  for (const f of ['created', 'status', 'metadata_json'] as const) if (has(writes, f)) (v as Record<string, unknown>)[f] = value(f)
+  const money = has(writes, 'amount') || has(writes, 'currency')
+  if (money && values.currency !== null) {
+    const currency = has(writes, 'currency') ? (value('currency') as string) : values.currency
+    const amount = has(writes, 'amount') ? (value('amount') as number) : values.amount_minor === null ? null : fromMinor(values.amount_minor, values.currency)
+    v.currency = currency
+    v.amount_minor = amount === null ? null : minorOf(amount, currency)
+    v.amount_refunded_minor = minorOf(fromMinor(values.amount_refunded_minor, values.currency), currency)
+  }
+  if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
+    const rate = requireRate(store, v.currency, isoDay(v.created)).rate
+    v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
+    v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency, rate)
+  }
+  return v
+}
+
+/** The engine's merge for a table (imports hand it to the store's import writer). */
+export function resolverOf<T extends RevenueTable>(store: StorePort, table: T): Resolve<T> {
+  return (table === 'charges'
+    ? (values: ChargeValues, writes: FieldWrites) => resolveCharge(store, values, writes)
+    : (values: SubscriptionValues, writes: FieldWrites) => resolveSubscription(store, values, writes)) as unknown as Resolve<T>
+}
+
+function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites): ValuesOf<T> {
+  return resolverOf(store, table)(values, writes)
+}
+
+/** The field order to store: null when the base is the latest event and no partial write is newer. */
+function fieldOrder(base: EventRef, latest: EventRef, fields: FieldWrites): FieldEvents | null {
+  return Object.keys(fields).length === 0 && compareEvents(base, latest) === 0 ? null : {base, fields}
+}
+
+/** What an event did to a record. */
+export type Applied<T extends RevenueTable> = {
+  /** The event a stale one lost to, and whether that is a delete. */
+  against?: {deleted: boolean; event: EventRef}
+  /** What the event did. */
+  outcome: Outcome
+  /** The record after the event (before it, for a delete); undefined when there is none. */
+  row?: ValuesOf<T>
+}
+
+type Current<T extends RevenueTable> = {fe: FieldEvents | null; key: string; kind: Kind; row: RowOf<T> | undefined; tomb: EventRef | undefined}
+
+function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey): Current<T> {
+  const kind = kindOf(table)
+  const key = recordKey(k.user_id, k.origin, k.origin_id)
+  const [row] = store.revenue.rows(table, [k])
+  const fe = row ? store.revenue.fieldEvents(table, [k])[0]! : null
+  const tomb = store.revenue.latestDeletes(kind, [key]).get(key)
+  return {fe, key, kind, row, tomb}
+}
+
+function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): void {
+  store.revenue.logEvents([{action, event, key, kind}], appliedAt)
+}
+
+/** A full-record event (a create). Call inside a write transaction. */
+export function applyFull<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef, appliedAt: string): Applied<T> {
+  const c = current(store, table, values)
+  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+  if (c.row) {
+    const base = c.fe?.base ?? latestOf(c.row)
+    const order = compareEvents(event, base)
+    if (order === 0) return {outcome: 'duplicate', row: c.row}
+    if (order < 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
+    const writes = writesNewerThan(c.fe?.fields ?? {}, event)
+    const latest = laterEvent(latestOf(c.row), event)
+    const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+    store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
+    log(store, c.kind, 'create', c.key, event, appliedAt)
+    return {outcome: 'updated', row}
+  }
+  if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
+  const pending = store.revenue.pending(c.kind, [c.key]).get(c.key)
+  const writes = pending ? writesNewerThan(pending.fields, event) : {}
+  const latest = pending ? laterEvent(pending.latest, event) : event
+  const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+  store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
+  if (pending) store.revenue.savePending(c.kind, [[c.key, null]])
+  log(store, c.kind, 'create', c.key, event, appliedAt)
+  return {outcome: 'created', row}
+}
+
+/**
+ * A partial update: `fields` by stored name (amount as a decimal number). `check` validates
+ * the record it would leave (throws to refuse: nothing is written). Call inside a write transaction.
+ */
+export function applyPartial<T extends RevenueTable>(
+  store: StorePort,
+  table: T,
+  k: RecordKey,
+  fields: Record<string, unknown>,
+  event: EventRef,
+  appliedAt: string,
+  check: (merged: ValuesOf<T>, current: RowOf<T>) => void,
+): Applied<T> {
+  const c = current(store, table, k)
+  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+  const writes = stamp(fields, event)
+  if (!c.row) {
+    if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
+    const before = store.revenue.pending(c.kind, [c.key]).get(c.key)
+    const pending: PendingFields = before
+      ? {fields: mergeWrites(before.fields, writes), latest: laterEvent(before.latest, event)}
+      : {fields: writes, latest: event}
+    store.revenue.savePending(c.kind, [[c.key, pending]])
+    log(store, c.kind, 'update', c.key, event, appliedAt)
+    return {outcome: 'pending'}
+  }
+  const base = c.fe?.base ?? latestOf(c.row)
+  if (compareEvents(event, base) <= 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
+  const before = c.fe?.fields ?? {}
+  const won: FieldWrites = {}
+  for (const [f, w] of Object.entries(writes)) {
+    const last = before[f]?.event ?? base
+    if (compareEvents(event, last) > 0) won[f] = w
+  }
+  const latest = laterEvent(latestOf(c.row), event)
+  if (Object.keys(won).length === 0 && latest !== event) return {against: {deleted: false, event: latestOf(c.row)}, outcome: 'stale', row: c.row}
+  const all = {...before, ...won}
+  // The stored values with every partial write re-applied (a write hidden by its status
+  // shows again when a later status allows it).
+  const merged = {...resolve(store, table, c.row as ValuesOf<T>, all), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+  check(merged, c.row)
+  store.revenue.save(table, [merged], [fieldOrder(base, latest, all)])
+  log(store, c.kind, 'update', c.key, event, appliedAt)
+  return {outcome: 'updated', row: merged}
+}
+
+/** A delete. Call inside a write transaction. */
+export function applyDelete<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey, event: EventRef, appliedAt: string): Applied<T> {
+  const c = current(store, table, k)
+  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+  if (c.row) {
+    const base = c.fe?.base ?? latestOf(c.row)
+    if (compareEvents(event, base) < 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
+    store.revenue.remove(table, [k])
+    // Fields written after the delete wait for a create newer than it.
+    const latest = latestOf(c.row)
+    if (compareEvents(latest, event) > 0) store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe?.fields ?? {}, event), latest}]])
+    log(store, c.kind, 'delete', c.key, event, appliedAt)
+    return {outcome: 'deleted', row: c.row}
+  }
+  if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
+  // A delete before its create: a tombstone (older creates stay out); pending writes older than it can never apply.
+  const pending = store.revenue.pending(c.kind, [c.key]).get(c.key)
+  if (pending) {
+    const kept = compareEvents(pending.latest, event) > 0 ? {fields: writesNewerThan(pending.fields, event), latest: pending.latest} : null
+    store.revenue.savePending(c.kind, [[c.key, kept]])
+  }
+  log(store, c.kind, 'delete', c.key, event, appliedAt)
+  return {outcome: 'pending'}
+}

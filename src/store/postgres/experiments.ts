@@ -1,0 +1,229 @@
+import type {
+  Adoption,
+  Allocation,
+  ArmCounts,
+  Experiment,
+  ExperimentDef,
+  ExperimentProduct,
+  ExperimentsRepository,
+  ExperimentType,
+  Exposure,
+  ExposureChange,
+  Status,
+} from '../port/experiments.js'
+import {groupBy, int, type Sql} from './support.js'
+
+type Row = {
+  allocation: Allocation
+  audience: null | string
+  audience_id: null | number
+  countries_json: string
+  created_at: string
+  id: number
+  name: string
+  seed: number
+  started_at: null | string
+  status: Status
+  stopped_at: null | string
+  type: ExperimentType
+  updated_at: string
+}
+
+const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_id, a.api_id AS audience, e.countries_json, e.seed,
+  e.created_at, e.updated_at, e.started_at, e.stopped_at FROM experiments e LEFT JOIN audiences a ON a.id = e.audience_id`
+const PRODUCT = 'p.id, p.api_id, p.base_px_minor, p."interval", p.interval_count, p.min_px_minor, p.max_px_minor'
+
+/**
+ * One exposure in one statement (the pricing hot path: one round trip). The statement's
+ * parts see one snapshot: `prev` is the arm before, `ins` adds a new visitor, `upd` moves an
+ * existing one to another arm (an override starts the exposure again).
+ */
+const EXPOSE = `WITH prev AS (SELECT arm_id FROM exposures WHERE experiment_id = $1 AND user_id = $2),
+  ins AS (INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1),
+  upd AS (UPDATE exposures SET arm_id = $4, anonymous = $3, exposed_at = $5 WHERE experiment_id = $1 AND user_id = $2 AND arm_id <> $4 RETURNING 1)
+  SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM upd)::int AS moved, (SELECT arm_id FROM prev) AS previous`
+
+/** PostgreSQL adapter of the experiments repository (the same semantics as ../sqlite/experiments.ts). */
+export class PgExperiments implements ExperimentsRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /** Several writes land together; one (or one inside a caller's transaction) needs no transaction of its own. */
+  private chunk<T>(fn: () => T, n: number): T {
+    return n <= 1 || this.sql.inTransaction() ? fn() : this.sql.tx(fn)
+  }
+
+  private hydrate(rows: Row[]): Experiment[] {
+    if (rows.length === 0) return []
+    const ids = rows.map((r) => r.id)
+    const products = groupBy(
+      this.sql.rows<ExperimentProduct & {experiment_id: number}>(
+        `SELECT ep.experiment_id, ${PRODUCT} FROM experiment_products ep JOIN products p ON p.id = ep.product_id
+         WHERE ep.experiment_id = ANY($1::bigint[]) ORDER BY ep.experiment_id, ep.position`,
+        [ids],
+      ),
+      (p) => p.experiment_id,
+    )
+    const arms = groupBy(
+      this.sql.rows<{arm_id: string; experiment_id: number; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}>(
+        'SELECT experiment_id, arm_id, multiplier, usd_price_minor, products_json FROM arms WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, position',
+        [ids],
+      ),
+      (a) => a.experiment_id,
+    )
+    return rows.map((r) => {
+      const {countries_json: countries, ...rest} = r
+      return {
+        ...rest,
+        arms: (arms.get(r.id) ?? []).map((a) => ({id: a.arm_id, multiplier: a.multiplier, products: a.products_json === null ? null : (JSON.parse(a.products_json) as string[]), usd_price_minor: a.usd_price_minor})),
+        countries: JSON.parse(countries) as string[],
+        products: (products.get(r.id) ?? []).map(({experiment_id: _e, ...p}) => p),
+      }
+    })
+  }
+
+  get(ids: readonly number[]): (Experiment | undefined)[] {
+    if (ids.length === 0) return []
+    const found = new Map(this.hydrate(this.sql.rows<Row>(`${SELECT} WHERE e.id = ANY($1::bigint[]) ORDER BY e.id`, [ids])).map((e) => [e.id, e]))
+    return ids.map((id) => found.get(id))
+  }
+
+  list(status?: Status): Experiment[] {
+    return this.hydrate(status ? this.sql.rows<Row>(`${SELECT} WHERE e.status = $1 ORDER BY e.id`, [status]) : this.sql.rows<Row>(`${SELECT} ORDER BY e.id`))
+  }
+
+  private writeParts(id: number, def: ExperimentDef): void {
+    const {sql} = this
+    sql.run('DELETE FROM experiment_products WHERE experiment_id = $1', [id])
+    sql.run('DELETE FROM arms WHERE experiment_id = $1', [id])
+    if (def.product_ids.length > 0) {
+      sql.run('INSERT INTO experiment_products (experiment_id, product_id, position) SELECT $1, product_id, ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(product_id, ord)', [id, def.product_ids])
+    }
+    if (def.arms.length > 0) {
+      const a = def.arms
+      sql.run(
+        `INSERT INTO arms (experiment_id, arm_id, position, multiplier, usd_price_minor, products_json)
+         SELECT $1, arm_id, ord - 1, multiplier, usd, products FROM unnest($2::text[], $3::float8[], $4::bigint[], $5::text[]) WITH ORDINALITY AS x(arm_id, multiplier, usd, products, ord)`,
+        [id, a.map((x) => x.id), a.map((x) => x.multiplier), a.map((x) => x.usd_price_minor), a.map((x) => (x.products === null ? null : JSON.stringify(x.products)))],
+      )
+    }
+  }
+
+  insert(defs: readonly ExperimentDef[], now: string): number[] {
+    return this.sql.tx(() =>
+      defs.map((def) => {
+        const [{id}] = this.sql.rows<{id: number}>(
+          `INSERT INTO experiments (name, type, status, allocation, audience_id, countries_json, seed, created_at, updated_at)
+           VALUES ($1, $2, 'draft', $3, $4, $5, $6, $7, $7) RETURNING id`,
+          [def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now],
+        )
+        this.writeParts(id, def)
+        return id
+      }),
+    )
+  }
+
+  replace(id: number, def: ExperimentDef, now: string): void {
+    this.sql.tx(() => {
+      this.sql.run('UPDATE experiments SET name = $1, type = $2, allocation = $3, audience_id = $4, countries_json = $5, seed = $6, updated_at = $7 WHERE id = $8', [
+        def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, id,
+      ])
+      this.writeParts(id, def)
+    })
+  }
+
+  setStatus(ids: readonly number[], status: Status, now: string): void {
+    if (ids.length === 0) return
+    // One statement, in id order (each row's write is recorded in the history in that order).
+    if (status === 'running') {
+      this.sql.run("UPDATE experiments SET status = 'running', started_at = coalesce(started_at, $1), stopped_at = NULL, updated_at = $1 WHERE id = ANY($2::bigint[])", [now, ids])
+    } else {
+      this.sql.run('UPDATE experiments SET status = $1, stopped_at = $2, updated_at = $3 WHERE id = ANY($4::bigint[])', [status, status === 'stopped' ? now : null, now, ids])
+    }
+  }
+
+  remove(ids: readonly number[]): void {
+    if (ids.length > 0) this.sql.run('DELETE FROM experiments WHERE id = ANY($1::bigint[])', [ids])
+  }
+
+  audienceIds(apiIds: readonly string[]): Map<string, number> {
+    if (apiIds.length === 0) return new Map()
+    const rows = this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM audiences WHERE api_id = ANY($1::text[])', [apiIds])
+    const found = new Map(rows.map((r) => [r.api_id, r.id]))
+    return new Map(apiIds.flatMap((a) => (found.has(a) ? [[a, found.get(a)!] as const] : [])))
+  }
+
+  productsByApiId(apiIds: readonly string[]): Map<string, ExperimentProduct> {
+    if (apiIds.length === 0) return new Map()
+    const rows = this.sql.rows<ExperimentProduct>(`SELECT ${PRODUCT} FROM products p WHERE p.api_id = ANY($1::text[])`, [apiIds])
+    return new Map(rows.map((r) => [r.api_id, r]))
+  }
+
+  productNamed(text: string): boolean {
+    return this.sql.rows('SELECT 1 FROM products WHERE api_id = $1 OR name = $1 LIMIT 1', [text]).length > 0
+  }
+
+  runningOn(productIds: readonly number[], except: number): {id: number; name: string}[] {
+    if (productIds.length === 0) return []
+    return this.sql.rows<{id: number; name: string}>(
+      `SELECT DISTINCT e.id, e.name FROM experiments e JOIN experiment_products ep ON ep.experiment_id = e.id
+       WHERE e.status = 'running' AND e.id <> $1 AND ep.product_id = ANY($2::bigint[]) ORDER BY e.id`,
+      [except, productIds],
+    )
+  }
+
+  recordExposure(x: Exposure): ExposureChange {
+    const [r] = this.sql.rows<{inserted: number; moved: number; previous: null | string}>(EXPOSE, [x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at])
+    if (r.inserted === 1) return {change: 'new'}
+    if (r.moved === 1) return {change: 'moved', previous: r.previous ?? undefined}
+    return {change: 'same'}
+  }
+
+  recordExposures(exposures: readonly Exposure[]): ExposureChange[] {
+    return this.chunk(() => exposures.map((x) => this.recordExposure(x)), exposures.length)
+  }
+
+  adoptExposures(adoptions: readonly Adoption[]): void {
+    if (adoptions.length === 0) return
+    this.chunk(() => {
+      for (const a of adoptions) {
+        // The anonymous exposure moves to the user, or is dropped where the user has one.
+        const moved = this.sql.run(
+          `UPDATE exposures SET user_id = $1, anonymous = 0 WHERE experiment_id = $2 AND user_id = $3 AND anonymous = 1
+           AND NOT EXISTS (SELECT 1 FROM exposures x WHERE x.experiment_id = $2 AND x.user_id = $1)`,
+          [a.userId, a.experimentId, a.ip],
+        )
+        if (moved === 0) this.sql.run('DELETE FROM exposures WHERE experiment_id = $1 AND user_id = $2 AND anonymous = 1', [a.experimentId, a.ip])
+      }
+    }, adoptions.length)
+  }
+
+  armCounts(experimentId: number): Map<string, ArmCounts> {
+    const out = new Map<string, ArmCounts>()
+    for (const v of this.sql.rows<{arm_id: string; n: number}>('SELECT arm_id, count(*)::int AS n FROM exposures WHERE experiment_id = $1 GROUP BY arm_id', [experimentId])) {
+      out.set(v.arm_id, {conversions: 0, revenue_minor: 0, visitors: v.n})
+    }
+    const conversions = this.sql.rows<{arm_id: string; conversions: number; revenue: number | string}>(
+      `SELECT arm_id, count(DISTINCT user_id)::int AS conversions, coalesce(sum(value), 0)::bigint AS revenue FROM (
+        SELECT e.arm_id, e.user_id, coalesce(s.amount_usd_monthly_minor, s.amount_usd_minor, 0) AS value
+          FROM exposures e JOIN subscriptions s ON s.user_id = e.user_id
+          WHERE e.experiment_id = $1 AND e.anonymous = 0 AND s.status <> 'pending'
+            AND s.product_id IN (SELECT product_id FROM experiment_products WHERE experiment_id = $1)
+            AND (s.created IS NULL OR s.created >= e.exposed_at)
+        UNION ALL
+        SELECT e.arm_id, e.user_id, coalesce(c.amount_usd_minor, 0) - c.amount_refunded_usd_minor AS value
+          FROM exposures e JOIN charges c ON c.user_id = e.user_id
+          WHERE e.experiment_id = $1 AND e.anonymous = 0 AND c.status = 'succeeded'
+            AND c.product_id IN (SELECT product_id FROM experiment_products WHERE experiment_id = $1)
+            AND (c.created IS NULL OR c.created >= e.exposed_at)
+      ) v GROUP BY arm_id`,
+      [experimentId],
+    )
+    for (const c of conversions) {
+      const row = out.get(c.arm_id) ?? {conversions: 0, revenue_minor: 0, visitors: 0}
+      row.conversions = c.conversions
+      row.revenue_minor = int(c.revenue)
+      out.set(c.arm_id, row)
+    }
+    return out
+  }
+}

@@ -1,0 +1,296 @@
+import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
+import {
+  CHARGE_COLUMNS,
+  compareEvents,
+  type EventRef,
+  type FieldEvents,
+  type FieldWrites,
+  judge,
+  type Kind,
+  laterEvent,
+  type PendingFields,
+  recordKey,
+  type Resolve,
+  type RevenueTable,
+  SUBSCRIPTION_COLUMNS,
+  type ValuesOf,
+  writesNewerThan,
+} from '../port/revenue.js'
+import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
+import {int, type Sql} from './support.js'
+
+/** PostgreSQL adapter of the imports repository: rows stream through COPY into a staging table and are merged from there. */
+export class PgImports implements ImportsRepository {
+  constructor(
+    private readonly sql: Sql,
+    private readonly revenue: PgRevenue,
+  ) {}
+
+  writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
+    return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+  }
+}
+
+/** A value in COPY's text format: \N for NULL; backslash, tab, newline and carriage return escaped. */
+function copyValue(v: unknown): string {
+  if (v === null || v === undefined) return '\\N'
+  if (typeof v === 'number') return String(v)
+  if (typeof v === 'boolean') return v ? 't' : 'f'
+  const s = String(v)
+  return /[\\\t\n\r]/.test(s) ? s.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\n', '\\n').replaceAll('\r', '\\r') : s
+}
+
+/**
+ * Each chunk goes to the session's staging table (a TEMP table: no WAL, no index) through
+ * COPY FROM STDIN, then one statement merges it into the target: an upsert whose ON
+ * CONFLICT ... WHERE keeps the event order against the row as it is when the statement
+ * gets to it (after any concurrent writer of that key committed), so a row older than the
+ * stored record never overwrites it, whoever wrote it. The batch is one transaction, as on
+ * SQLite: a run killed mid-COPY or mid-merge leaves whole batches only (the server rolls
+ * back the open transaction when the connection drops), and running the same import again
+ * inserts the rest.
+ *
+ * A batch is a write transaction of the store: it holds the store's write lock until it
+ * commits, as SQLite's BEGIN IMMEDIATE, so two imports never deadlock on each other's keys
+ * and a single write (which reads, judges, then writes under the same lock) commits before
+ * or after a batch, never in between.
+ */
+class PgImportWriter implements ImportWriter {
+  readonly counts: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
+  private open = false
+  private closed = false
+  /** A product the batch refers to was deleted: nothing of the batch may commit. */
+  private lost = false
+  /** Products the open batch refers to, checked and locked (KEY SHARE: they cannot be deleted before the batch commits). */
+  private readonly batchProducts = new Set<number>()
+  private readonly columns: readonly string[]
+  private readonly stage: string
+  private readonly merge: string
+  private readonly dryCount: string
+  /** Deletes and pending partial updates of the kind (both rare), read again at each batch's start. */
+  private tombstones: Map<string, EventRef>
+  private pending: Map<string, PendingFields>
+  private readonly kind: Kind
+  private readonly iProduct: number
+  private readonly iTs: number
+  private readonly iId: number
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly revenue: PgRevenue,
+    private readonly table: RevenueTable,
+    private readonly dryRun: boolean,
+    private readonly resolve: Resolve<RevenueTable> | undefined,
+  ) {
+    const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+    this.columns = columns
+    this.iProduct = columns.indexOf('product_id')
+    this.iTs = columns.indexOf('latest_event_timestamp')
+    this.iId = columns.indexOf('latest_event_id')
+    this.kind = table === 'charges' ? 'charge' : 'subscription'
+    this.tombstones = revenue.latestDeletes(this.kind)
+    this.pending = revenue.pending(this.kind)
+    this.stage = `pricectl_import_${table}`
+    const cols = columns.join(', ')
+    const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
+    const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
+    const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
+    // Staged rows by their state before the statement: stale (the record is newer) and
+    // unchanged (the same event) are counted from it; inserted and updated from what the
+    // upsert did. Keys are unique within a staged pass (writeChunk splits repeats). Records
+    // partial updates wrote to (field_events set: rare) are left alone and their rows
+    // returned by position (n), for the per-field rules (mergeRow).
+    const base = (a: string) => `(CASE WHEN ${a}.field_events IS NULL THEN ${a}.latest_event_timestamp ELSE (${a}.field_events::jsonb -> 'base' ->> 'timestamp')::bigint END,
+      CASE WHEN ${a}.field_events IS NULL THEN ${a}.latest_event_id ELSE ${a}.field_events::jsonb -> 'base' ->> 'id' END ${ID_ORDER})`
+    const stagedEvent = `(s.latest_event_timestamp, s.latest_event_id ${ID_ORDER})`
+    this.merge = `WITH pre AS (
+        SELECT count(*) FILTER (WHERE t.field_events IS NULL AND ${newer('t', 's')})::int AS stale,
+          coalesce(array_agg(s.n ORDER BY s.n) FILTER (WHERE t.field_events IS NOT NULL), '{}') AS slow
+        FROM ${this.stage} s JOIN ${table} t ON ${KEY}
+      ), up AS (
+        INSERT INTO ${table} AS t (${cols}) SELECT ${cols} FROM ${this.stage} ORDER BY user_id, origin, origin_id
+        ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}
+        WHERE t.field_events IS NULL AND ${newer('excluded', 't')}
+        RETURNING (xmax = 0) AS inserted
+      )
+      SELECT (SELECT count(*) FILTER (WHERE inserted) FROM up)::int AS inserted, (SELECT count(*) FILTER (WHERE NOT inserted) FROM up)::int AS updated,
+        (SELECT stale FROM pre) AS stale, (SELECT slow FROM pre) AS slow, (SELECT count(*) FROM ${this.stage})::int AS total`
+    // A dry run writes nothing: each row meets the record as stored (its base event when partial updates wrote to it).
+    this.dryCount = `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS inserted, count(*) FILTER (WHERE ${stagedEvent} > ${base('t')})::int AS updated,
+        count(*) FILTER (WHERE ${stagedEvent} < ${base('t')})::int AS stale, '{}'::int[] AS slow, count(*)::int AS total
+      FROM ${this.stage} s LEFT JOIN ${table} t ON ${KEY}`
+    // The staging table: the import columns of the target, no constraints (the target checks them).
+    sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+    sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols} FROM ${table} WITH NO DATA`)
+  }
+
+  writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
+    if (from >= to) return
+    const {counts, iId, iTs} = this
+    if (!this.open && !this.dryRun) {
+      // A write transaction: the store's write lock, held until the batch commits (SQLite's BEGIN IMMEDIATE).
+      this.sql.begin()
+      this.open = true
+      // Single writes may have deleted records or kept partial updates since the last batch.
+      this.tombstones = this.revenue.latestDeletes(this.kind)
+      this.pending = this.revenue.pending(this.kind)
+    }
+    const {tombstones, pending} = this
+    // Rows in passes with unique keys: a key's second row in the chunk goes to the second
+    // pass, so it meets the first one's result, as row-by-row writing would.
+    const passes: (readonly unknown[])[][] = []
+    const seen = new Map<string, number>()
+    for (let i = from; i < to; i++) {
+      const row = rows[i]
+      const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
+      if (tombstones.size > 0 || pending.size > 0) {
+        const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
+        const t = tombstones.get(key)
+        if (t !== undefined && compareEvents(event, t) < 0) {
+          counts.stale++
+          continue
+        }
+        const p = pending.get(key)
+        if (p !== undefined) {
+          // Rare: written on its own, after the rows before it (earlier passes flushed first).
+          this.flush(passes)
+          passes.length = 0
+          seen.clear()
+          if (this.insertPending(row, event, key, p)) continue
+          passes.push([row])
+          this.flush(passes)
+          passes.length = 0
+          continue
+        }
+      }
+      if (this.dryRun) {
+        // Nothing is written: every row meets the stored record.
+        ;(passes[0] ??= []).push(row)
+        continue
+      }
+      const n = seen.get(key) ?? 0
+      seen.set(key, n + 1)
+      ;(passes[n] ??= []).push(row)
+    }
+    this.flush(passes)
+  }
+
+  /** Copy each pass to the staging table and merge it. */
+  private flush(passes: (readonly unknown[])[][]): void {
+    const {counts} = this
+    for (const pass of passes) {
+      if (this.lost) return
+      if (!this.dryRun && !this.checkProducts(pass)) return
+      this.sql.run(`TRUNCATE ${this.stage}`)
+      this.sql.copyFrom(
+        `COPY ${this.stage} (n, ${this.columns.join(', ')}) FROM STDIN`,
+        pass.map((r, n) => `${n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
+      )
+      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; updated: number}>(this.dryRun ? this.dryCount : this.merge)
+      const inserted = int(r.inserted)
+      const updated = int(r.updated)
+      const stale = int(r.stale)
+      counts.inserted += inserted
+      counts.updated += updated
+      counts.stale += stale
+      counts.unchanged += int(r.total) - inserted - updated - stale - r.slow.length
+      for (const n of r.slow) {
+        const row = pass[n]
+        this.mergeRow(row, {id: row[this.iId] as string, timestamp: row[this.iTs] as number})
+      }
+    }
+  }
+
+  /** The row as a values object (column name -> cell). */
+  private valuesOf(row: readonly unknown[]): Record<string, unknown> {
+    const v: Record<string, unknown> = {}
+    this.columns.forEach((c, i) => (v[c] = row[i]))
+    return v
+  }
+
+  /** The row with newer partial writes merged in (the engine's resolve), at the later of the two latest events. */
+  private merged(row: readonly unknown[], writes: FieldWrites, latest: EventRef): ValuesOf<RevenueTable> {
+    const values = this.valuesOf(row)
+    if (Object.keys(writes).length > 0) {
+      if (!this.resolve) throw new Error(`import into ${this.table}: a row meets newer partial updates and the writer was given no resolve`)
+      Object.assign(values, this.resolve(values as never, writes))
+    }
+    return {...values, latest_event_id: latest.id, latest_event_timestamp: latest.timestamp} as ValuesOf<RevenueTable>
+  }
+
+  private fieldOrder(base: EventRef, latest: EventRef, writes: FieldWrites): FieldEvents | null {
+    return Object.keys(writes).length === 0 && compareEvents(base, latest) === 0 ? null : {base, fields: writes}
+  }
+
+  /** The stored latest event and field order of a row's record; undefined when there is none. */
+  private stored(row: readonly unknown[]): (EventRef & {fe: FieldEvents | null}) | undefined {
+    const [r] = this.sql.rows<{field_events: null | string; id: string; timestamp: number}>(
+      `SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${this.table} WHERE user_id = $1 AND origin = $2 AND origin_id = $3`,
+      [row[0], row[1], row[2]],
+    )
+    return r && {fe: parseFieldEvents(r.field_events), id: r.id, timestamp: int(r.timestamp)}
+  }
+
+  /**
+   * A row for a key with pending partial updates: when it makes the record, it takes the
+   * pending fields newer than it and the pending entry goes. False when the record exists
+   * (pending entries only wait for records that do not): the usual path decides.
+   */
+  private insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): boolean {
+    if (this.stored(row) !== undefined) return false
+    this.counts.inserted++
+    if (this.dryRun) return true
+    if (!this.checkProducts([row])) return true
+    const writes = writesNewerThan(p.fields, event)
+    const latest = laterEvent(p.latest, event)
+    this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+    this.revenue.savePending(this.kind, [[key, null]])
+    this.pending.delete(key)
+    return true
+  }
+
+  /** A row for a record partial updates wrote to: it becomes the base, the writes newer than it stay. */
+  private mergeRow(row: readonly unknown[], event: EventRef): void {
+    const stored = this.stored(row)!
+    const verdict = judge(event, stored.fe!.base)
+    if (verdict === 'apply') {
+      const writes = writesNewerThan(stored.fe!.fields, event)
+      const latest = laterEvent({id: stored.id, timestamp: stored.timestamp}, event)
+      this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+    }
+    if (verdict === 'apply') this.counts.updated++
+    else if (verdict === 'duplicate') this.counts.unchanged++
+    else this.counts.stale++
+  }
+
+  /** The products of rows not checked in this batch yet still exist; they are locked against deletion until the batch ends. */
+  private checkProducts(rows: readonly (readonly unknown[])[]): boolean {
+    const fresh = new Set<number>()
+    for (const r of rows) {
+      const p = r[this.iProduct] as null | number
+      if (p !== null && !this.batchProducts.has(p)) fresh.add(p)
+    }
+    if (fresh.size === 0) return true
+    const found = this.sql.rows<{id: number}>('SELECT id FROM products WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[...fresh]])
+    for (const f of found) this.batchProducts.add(int(f.id))
+    if (found.length !== fresh.size) this.lost = true
+    return !this.lost
+  }
+
+  commit(): boolean {
+    if (!this.open) return true
+    if (this.lost) return false
+    this.sql.commit()
+    this.open = false
+    this.batchProducts.clear()
+    return true
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    if (this.open) this.sql.rollback()
+    this.open = false
+    this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+  }
+}

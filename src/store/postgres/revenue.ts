@@ -1,0 +1,247 @@
+import {SNAPSHOT_PREFIX} from '../../fx/sources.js'
+import {
+  type By,
+  CHARGE_COLUMNS,
+  type EventRef,
+  type FieldEvents,
+  type FieldWrites,
+  type Figures,
+  type FxHistory,
+  type Kind,
+  type ListFilters,
+  type LoggedEvent,
+  type PendingFields,
+  type Period,
+  type RecordKey,
+  type RevenueRepository,
+  type RevenueTable,
+  type RowOf,
+  type Span,
+  SUBSCRIPTION_COLUMNS,
+  type ValuesOf,
+} from '../port/revenue.js'
+import {int, type Sql} from './support.js'
+
+export function columnsOf(table: RevenueTable): readonly string[] {
+  return table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+}
+
+/** The record's columns as the port reads them (its field order is not one: fieldEvents()). */
+function recordColumns(table: RevenueTable): string {
+  return ['id', ...columnsOf(table)].map((c) => `t.${c}`).join(', ')
+}
+
+/** Writes as stored: JSON with the fields in name order, so equal states store equal text (as SQLite's adapter). */
+export function writesJson<T extends {fields: FieldWrites}>(v: T): string {
+  const fields: FieldWrites = {}
+  for (const f of Object.keys(v.fields).sort()) fields[f] = v.fields[f]!
+  return JSON.stringify({...v, fields})
+}
+
+/** A stored field order (JSON text or NULL). */
+export function parseFieldEvents(json: null | string | undefined): FieldEvents | null {
+  return json ? (JSON.parse(json) as FieldEvents) : null
+}
+
+/** Event ids compare as plain strings (compareEvents): byte order, whatever the database's collation. */
+export const ID_ORDER = 'COLLATE "C"'
+
+/** Keys as one JSON parameter ($n), a relation of (user_id, origin, origin_id, n) in the order given. */
+export const KEYS = (p: string) => `ROWS FROM (jsonb_to_recordset(${p}::jsonb) AS (user_id text, origin text, origin_id text)) WITH ORDINALITY AS k(user_id, origin, origin_id, n)`
+
+const LIVE = `(t.created < $2 AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= $2)))`
+
+function groupKey(by: By): string {
+  if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
+  if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
+  return "'all'"
+}
+
+function empty(): Figures {
+  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
+}
+
+/** PostgreSQL adapter of the revenue repository (the same semantics as ../sqlite/revenue.ts): a chunk is one statement. */
+export class PgRevenue implements RevenueRepository {
+  constructor(private readonly sql: Sql) {}
+
+  rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[] {
+    if (keys.length === 0) return []
+    const found = this.sql.rows<RowOf<T> & {n: number}>(
+      `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
+    )
+    const out: (RowOf<T> | undefined)[] = keys.map(() => undefined)
+    for (const {n, ...row} of found) out[int(n) - 1] = row as unknown as RowOf<T>
+    return out
+  }
+
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[] {
+    if (keys.length === 0) return []
+    const found = this.sql.rows<{field_events: null | string; n: number}>(
+      `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
+    )
+    const out: (FieldEvents | null)[] = keys.map(() => null)
+    for (const r of found) out[int(r.n) - 1] = parseFieldEvents(r.field_events)
+    return out
+  }
+
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void {
+    if (values.length === 0) return
+    const cols = [...columnsOf(table), 'field_events']
+    const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
+    // Later values of the same key in one chunk replace earlier ones, as saves one by one would.
+    const last = new Map<string, Record<string, unknown>>()
+    values.forEach((v, i) => {
+      const fe = fieldEvents?.[i]
+      last.set(JSON.stringify([v.user_id, v.origin, v.origin_id]), {...v, field_events: fe ? writesJson(fe) : null})
+    })
+    this.sql.run(
+      `INSERT INTO ${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
+       ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+      [JSON.stringify([...last.values()])],
+    )
+  }
+
+  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+    if (keys && keys.length === 0) return new Map()
+    const rows = this.sql.rows<{pending: string; record_key: string}>(
+      `SELECT record_key, pending FROM pending_fields WHERE kind = $1${keys ? ' AND record_key = ANY($2::text[])' : ''}`,
+      keys ? [kind, keys] : [kind],
+    )
+    return new Map(rows.map((r) => [r.record_key, JSON.parse(r.pending) as PendingFields]))
+  }
+
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void {
+    if (entries.length === 0) return
+    // The last entry of a key wins, as entries one by one would.
+    const last = new Map<string, null | PendingFields>()
+    for (const [k, p] of entries) last.set(k, p)
+    const drop = [...last].filter(([, p]) => p === null).map(([k]) => k)
+    const keep = [...last].filter((e): e is [string, PendingFields] => e[1] !== null)
+    const write = () => {
+      if (drop.length > 0) this.sql.run('DELETE FROM pending_fields WHERE kind = $1 AND record_key = ANY($2::text[])', [kind, drop])
+      if (keep.length > 0) {
+        this.sql.run(
+          `INSERT INTO pending_fields (kind, record_key, pending) SELECT $1, k, p FROM unnest($2::text[], $3::text[]) AS x(k, p)
+           ON CONFLICT (kind, record_key) DO UPDATE SET pending = excluded.pending`,
+          [kind, keep.map(([k]) => k), keep.map(([, p]) => writesJson(p))],
+        )
+      }
+    }
+    if (drop.length > 0 && keep.length > 0 && !this.sql.inTransaction()) this.sql.tx(write)
+    else write()
+  }
+
+  remove(table: RevenueTable, keys: readonly RecordKey[]): void {
+    if (keys.length === 0) return
+    this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
+      JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id}))),
+    ])
+  }
+
+  appliedEvents(ids: readonly string[]): Set<string> {
+    if (ids.length === 0) return new Set()
+    return new Set(this.sql.rows<{event_id: string}>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [ids]).map((r) => r.event_id))
+  }
+
+  logEvents(events: readonly LoggedEvent[], appliedAt: string): void {
+    if (events.length === 0) return
+    this.sql.run(
+      `INSERT INTO events (event_id, kind, action, record_key, "timestamp", applied_at)
+       SELECT id, kind, action, key, ts, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS x(id, kind, action, key, ts)`,
+      [events.map((e) => e.event.id), events.map((e) => e.kind), events.map((e) => e.action), events.map((e) => e.key), events.map((e) => e.event.timestamp), appliedAt],
+    )
+  }
+
+  latestDeletes(kind: Kind, keys?: readonly string[]): Map<string, EventRef> {
+    if (keys && keys.length === 0) return new Map()
+    const rows = this.sql.rows<{id: string; record_key: string; timestamp: number}>(
+      `SELECT DISTINCT ON (record_key) record_key, event_id AS id, "timestamp" FROM events
+       WHERE kind = $1 AND action = 'delete'${keys ? ' AND record_key = ANY($2::text[])' : ''}
+       ORDER BY record_key, "timestamp" DESC, event_id ${ID_ORDER} DESC`,
+      keys ? [kind, keys] : [kind],
+    )
+    return new Map(rows.map((r) => [r.record_key, {id: r.id, timestamp: int(r.timestamp)}]))
+  }
+
+  list<T extends RevenueTable>(table: T, f: ListFilters): {rows: RowOf<T>[]; total: number} {
+    const where: string[] = []
+    const params: unknown[] = []
+    const p = (v: unknown) => {
+      params.push(v)
+      return `$${params.length}`
+    }
+    if (f.user_id !== undefined) where.push(`t.user_id = ${p(f.user_id)}`)
+    if (f.status !== undefined) where.push(`t.status = ${p(f.status)}`)
+    if (f.origin !== undefined) where.push(`t.origin = ${p(f.origin)}`)
+    if (f.origin_id !== undefined) where.push(`t.origin_id = ${p(f.origin_id)}`)
+    if (f.product !== undefined) where.push(`t.product_id = (SELECT id FROM products WHERE api_id = ${p(f.product)})`)
+    if (f.since !== undefined) where.push(`t.created >= ${p(f.since)}`)
+    if (f.until !== undefined) where.push(`t.created < ${p(f.until)}`)
+    const w = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
+    const total = int(this.sql.rows<{n: number}>(`SELECT count(*)::bigint AS n FROM ${table} t ${w}`, params)[0].n)
+    const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
+    // SQLite sorts NULL first; DESC here would put it first, so NULLS LAST says what SQLite does.
+    const rows = this.sql.rows<RowOf<T>>(`SELECT ${recordColumns(table)} FROM ${table} t ${w} ORDER BY t.created DESC NULLS LAST, t.id DESC${limit}`, params)
+    return {rows, total}
+  }
+
+  figures(by: By, periods: readonly Period[]): Map<string, Figures>[] {
+    if (periods.length === 0) return []
+    const key = groupKey(by)
+    // One statement for every period (one snapshot), the periods as arrays: $1 starts, $2 ends of
+    // each period are bound per row of the periods relation.
+    const per = (body: string) => body.replaceAll('$1', 'pr.s').replaceAll('$2', 'pr.e')
+    const rows = this.sql.rows<{active: number; churned: number; k: string; mrr: number | string; n: number; net: number | string; new: number; users: number}>(
+      `WITH pr AS (SELECT s, e, n FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS x(s, e, n))
+       SELECT n, k, sum(active)::bigint AS active, sum(mrr)::bigint AS mrr, sum(users)::bigint AS users, sum(new)::bigint AS new, sum(churned)::bigint AS churned, sum(net)::bigint AS net FROM (
+         SELECT pr.n, q.k, q.active, q.mrr, q.users, 0 AS new, 0 AS churned, 0 AS net FROM pr, LATERAL (
+           SELECT ${key} AS k, count(*) AS active, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users
+           FROM subscriptions t WHERE ${per(LIVE)} GROUP BY 1) q
+         UNION ALL
+         SELECT pr.n, q.k, 0, 0, 0, q.c, 0, 0 FROM pr, LATERAL (
+           SELECT ${key} AS k, count(*) AS c FROM subscriptions t WHERE t.created >= pr.s AND t.created < pr.e AND t.status IN ('active', 'canceled') GROUP BY 1) q
+         UNION ALL
+         SELECT pr.n, q.k, 0, 0, 0, 0, q.c, 0 FROM pr, LATERAL (
+           SELECT ${key} AS k, count(*) AS c FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= pr.s AND COALESCE(t.cancel_at, t.canceled_at) < pr.e GROUP BY 1) q
+         UNION ALL
+         SELECT pr.n, q.k, 0, 0, 0, 0, 0, q.net FROM pr, LATERAL (
+           SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t
+           WHERE t.status = 'succeeded' AND t.created >= pr.s AND t.created < pr.e GROUP BY 1) q
+       ) g GROUP BY n, k ORDER BY n, k COLLATE "C"`,
+      [periods.map((p) => p.start), periods.map((p) => p.end)],
+    )
+    const out = periods.map(() => new Map<string, Figures>())
+    for (const r of rows) {
+      const f = empty()
+      f.active = int(r.active)
+      f.mrr = int(r.mrr)
+      f.users = int(r.users)
+      f.new = int(r.new)
+      f.churned = int(r.churned)
+      f.net = int(r.net)
+      out[int(r.n) - 1].set(r.k, f)
+    }
+    return out
+  }
+
+  spans(by: By, until: number): Span[] {
+    return this.sql.rows<Span>(
+      `SELECT ${groupKey(by)} AS key, t.user_id AS user_id, t.created AS start,
+         CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
+       FROM subscriptions t
+       WHERE t.created IS NOT NULL AND t.created < $1 AND t.amount_usd_monthly_minor > 0
+         AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))
+       ORDER BY t.id`,
+      [until],
+    )
+  }
+
+  fxHistory(currency: string): FxHistory {
+    return this.sql
+      .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX])
+      .map((r) => ({date: r.date, rate: r.rate, snapshot: r.snapshot}))
+  }
+}

@@ -1,0 +1,169 @@
+import fc from 'fast-check'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+
+import {createCharge, deleteCharge, getCharge, listCharges, updateCharge} from '../../src/revenue/charges.js'
+import type {EventRef} from '../../src/revenue/events.js'
+import {createSubscription, deleteSubscription, listSubscriptions, updateSubscription} from '../../src/revenue/subscriptions.js'
+import {openSqliteStore as openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
+import {seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
+import {type Channel, ordered, orderStream, type Stream, streamOf} from '../helpers/revenue-order.js'
+
+/**
+ * Issue 16, point 1: partial updates in any order. Last writer wins per field; an update or
+ * delete that arrives before its create waits for it; any delivery order of a stream ends in
+ * the state of the ordered stream. The CLI, HTTP and import channels run the same property
+ * in test/commands/revenue-order.test.ts.
+ */
+
+const T = 1_767_225_600 // 2026-01-01
+const key = {origin: 'gateway_a', origin_id: 'sub_1', user_id: 'u1'}
+const ev = (id: string, timestamp: number): EventRef => ({id, timestamp})
+
+function fresh<T>(fn: (store: StorePort) => T): T {
+  return withStore(join(tempDir(), 'store.db'), (db, store) => {
+    seedCatalog(db)
+    return fn(store)
+  })
+}
+
+const subscription = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gateway_a', origin_id: 'sub_1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
+const charge = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gateway_a', origin_id: 'ch_1', product: 'lifetime', status: 'pending', user_id: 'u1'}
+const chargeKey = {...key, origin_id: 'ch_1'}
+
+describe('last writer wins per field (the issue\'s reproduction)', () => {
+  it('subscriptions: create t100 amount 10, amount 20 at t200, canceled at t300, delivered create, canceled, amount', () => {
+    fresh((store) => {
+      createSubscription(store, subscription, ev('c', T + 100))
+      updateSubscription(store, key, {cancel_at: T + 86_400, canceled_at: T + 300, status: 'canceled'}, ev('s', T + 300))
+      const late = updateSubscription(store, key, {amount: 20}, ev('a', T + 200))
+      expect(late).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', outcome: 'updated'})
+      expect(late.record).toMatchObject({amount: 20, amount_usd: 20, amount_usd_monthly: 20, cancel_at: T + 86_400, latest_event_id: 's', latest_event_timestamp: T + 300, status: 'canceled'})
+      // Nothing older than every field it names changes anything.
+      const stale = updateSubscription(store, key, {amount: 5}, ev('old', T + 150))
+      expect(stale.outcome).toBe('stale')
+      expect(listSubscriptions(store, {}).records[0]).toMatchObject({amount: 20, status: 'canceled'})
+    })
+  })
+
+  it('charges: the same with amount and status', () => {
+    fresh((store) => {
+      createCharge(store, charge, ev('c', T + 100))
+      updateCharge(store, chargeKey, {status: 'succeeded'}, ev('s', T + 300))
+      const late = updateCharge(store, chargeKey, {amount: 20, metadata: {k: 'v'}}, ev('a', T + 200))
+      expect(late.record).toMatchObject({amount: 20, amount_usd: 20, latest_event_id: 's', metadata: {k: 'v'}, status: 'succeeded'})
+      expect(getCharge(store, chargeKey)).toMatchObject({amount: 20, status: 'succeeded'})
+    })
+  })
+
+  it('a newer create replaces every field but those a still newer update wrote', () => {
+    fresh((store) => {
+      createSubscription(store, subscription, ev('c1', T + 100))
+      updateSubscription(store, key, {amount: 30}, ev('u', T + 300))
+      const r = createSubscription(store, {...subscription, amount: 15, country: 'DE', currency: 'EUR'}, ev('c2', T + 200))
+      // 30 from the update, in EUR from the create (0.8 EUR per USD).
+      expect(r.record).toMatchObject({amount: 30, amount_usd: 37.5, currency: 'EUR', latest_event_id: 'u'})
+      expect(createSubscription(store, subscription, ev('c0', T + 50)).outcome).toBe('stale')
+    })
+  })
+
+  it('a status writes the fields it does not allow as null, so an older cancel date stays cleared', () => {
+    fresh((store) => {
+      createSubscription(store, {...subscription, cancel_at: T + 86_400, status: 'canceled'}, ev('c', T + 100))
+      updateSubscription(store, key, {status: 'active'}, ev('act', T + 300))
+      updateSubscription(store, key, {cancel_at: T + 2 * 86_400, status: 'canceled'}, ev('late', T + 200))
+      expect(listSubscriptions(store, {}).records[0]).toMatchObject({cancel_at: null, status: 'active'})
+    })
+  })
+})
+
+describe('updates and deletes before their create', () => {
+  it('an update is kept (pending) and applied when the create arrives; duplicates stay idempotent', () => {
+    fresh((store) => {
+      const early = updateSubscription(store, key, {amount: 20}, ev('u', T + 200))
+      expect(early).toEqual({
+        message: 'no subscription u1 gateway_a sub_1 yet: update u is kept (pending) and applied when the subscription is created (check the key with "pricectl subscriptions list --user-id u1")',
+        outcome: 'pending',
+        record: null,
+      })
+      expect(updateSubscription(store, key, {amount: 20}, ev('u', T + 200)).outcome).toBe('duplicate')
+      expect(listSubscriptions(store, {}).total).toBe(0)
+      const created = createSubscription(store, subscription, ev('c', T + 100))
+      expect(created).toMatchObject({outcome: 'created', record: {amount: 20, latest_event_id: 'u'}})
+      expect(store.revenue.pending('subscription').size).toBe(0)
+      // An update older than the create that arrives after it lost to the create anyway.
+      fresh((other) => {
+        updateSubscription(other, key, {amount: 20}, ev('u', T + 50))
+        expect(createSubscription(other, subscription, ev('c', T + 100)).record).toMatchObject({amount: 10, latest_event_id: 'c'})
+      })
+    })
+  })
+
+  it('a delete is a tombstone: an older create stays out, a newer one makes the record', () => {
+    fresh((store) => {
+      const del = deleteSubscription(store, key, ev('d', T + 200))
+      expect(del).toMatchObject({message: expect.stringMatching(/^no subscription u1 gateway_a sub_1 yet: delete d is kept, so a create older than it will not make the subscription/), outcome: 'pending', record: null})
+      expect(createSubscription(store, subscription, ev('c', T + 100)).outcome).toBe('stale')
+      expect(listSubscriptions(store, {}).total).toBe(0)
+      expect(createSubscription(store, subscription, ev('c2', T + 300)).outcome).toBe('created')
+      expect(deleteCharge(store, chargeKey, ev('dc', T + 200)).outcome).toBe('pending')
+      expect(updateCharge(store, chargeKey, {amount: 3}, ev('older', T + 150)).outcome).toBe('stale')
+    })
+  })
+
+  it('fields written after a delete that arrives late wait for a newer create', () => {
+    fresh((store) => {
+      createSubscription(store, subscription, ev('c', T + 100))
+      updateSubscription(store, key, {amount: 40}, ev('u', T + 300))
+      expect(deleteSubscription(store, key, ev('d', T + 200)).outcome).toBe('deleted')
+      expect(listSubscriptions(store, {}).total).toBe(0)
+      // Ordered: c, d, c2, u: the create after the delete, then the update's amount.
+      expect(createSubscription(store, {...subscription, amount: 15}, ev('c2', T + 250)).record).toMatchObject({amount: 40, latest_event_id: 'u'})
+    })
+  })
+})
+
+/** The engine channel: each event through the engine's write functions, on one store emptied between runs. */
+function engineChannel(kind: 'charges' | 'subscriptions', store: StorePort, reset: () => void): Channel {
+  return {
+    async run(stream) {
+      reset()
+      for (const e of stream) {
+        const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
+        if (kind === 'subscriptions') {
+          if (e.action === 'create') createSubscription(store, e.body, e.event)
+          else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
+          else deleteSubscription(store, k, e.event)
+        } else if (e.action === 'create') createCharge(store, e.body, e.event)
+        else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
+        else deleteCharge(store, k, e.event)
+      }
+      const records: {origin_id: string}[] = kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records
+      return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
+    },
+  }
+}
+
+describe('any delivery order ends in the state of the ordered stream (engine)', () => {
+  for (const kind of ['subscriptions', 'charges'] as const) {
+    it(`${kind}: creates, partial updates, deletes and duplicates, shuffled`, async () => {
+      const store = openStore(join(tempDir(), 'store.db'))
+      const db = store.db
+      try {
+        seedCatalog(db)
+        const reset = () => db.exec('DELETE FROM subscriptions; DELETE FROM charges; DELETE FROM events; DELETE FROM pending_fields')
+        const channel = engineChannel(kind, store, reset)
+        await fc.assert(
+        fc.asyncProperty(streamOf(kind), fc.integer(), async (stream: Stream, seed: number) => {
+          const want = await channel.run(ordered(stream))
+          expect(await channel.run(orderStream(stream, seed))).toEqual(want)
+        }),
+          {numRuns: 300},
+        )
+      } finally {
+        store.close()
+      }
+    }, 120_000)
+  }
+})

@@ -1,0 +1,35 @@
+import {createProduct} from '../../src/catalog/products.js'
+import {openStore} from '../../src/store/db.js'
+import {connectPg} from '../../src/store/postgres/client.js'
+import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
+
+/** A fresh PostgreSQL store with the products the generated exports name (generate.ts). */
+export function pgStoreWithProducts(): PgDatabase {
+  const db = freshPgDatabase()
+  const store = openStore(db.url)
+  try {
+    createProduct(store, {api_id: 'prod_pro', base_px: 10, interval: 'month', interval_count: 1, name: 'Pro'})
+    createProduct(store, {api_id: 'pro_yearly', base_px: 100, interval: 'year', interval_count: 1, name: 'Pro yearly'})
+    createProduct(store, {api_id: 'lifetime', base_px: 300, interval: 'one_time', interval_count: 1, name: 'Lifetime'})
+  } finally {
+    store.close()
+  }
+  return db
+}
+
+/**
+ * What an import writes: charges by key without the surrogate id (a sequence does not roll
+ * back with a killed batch, so ids may differ from an uninterrupted run's), and row counts.
+ */
+export function pgRevenueDump(url: string): {charges: Record<string, unknown>[]; counts: Record<string, number>} {
+  const pg = connectPg(url)
+  try {
+    const charges = pg.query<Record<string, unknown>>('SELECT * FROM charges ORDER BY user_id, origin, origin_id').map(({id: _id, ...r}) => r)
+    const counts = Object.fromEntries(
+      ['charges', 'subscriptions', 'events', 'products', 'changes'].map((t) => [t, pg.query<{n: number}>(`SELECT count(*)::int AS n FROM ${t}`)[0].n]),
+    )
+    return {charges, counts}
+  } finally {
+    pg.close()
+  }
+}

@@ -1,0 +1,95 @@
+import {mkdtempSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {afterAll} from 'vitest'
+
+import {openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
+import {freshPgDatabase, type PgDatabase} from './postgres.js'
+import {dump, fileDigest} from './dump.js'
+import {tempStore} from './run.js'
+
+/**
+ * The end-to-end suites (test/e2e/) run once per adapter: vitest.config.ts runs them as the
+ * project "e2e-postgres" with PRICECTL_TEST_ADAPTER=postgres, besides the default run on
+ * SQLite. A test asks this module for its store and passes it as `--db` (or PRICECTL_DB):
+ * a new SQLite file in a temp folder, or the URL of a new database on the run's PostgreSQL
+ * (test/helpers/postgres.ts), dropped after the test file.
+ */
+export const E2E_ADAPTER: 'postgres' | 'sqlite' = process.env.PRICECTL_TEST_ADAPTER === 'postgres' ? 'postgres' : 'sqlite'
+
+/** True on the PostgreSQL pass: for the few checks that only mean something on a file (modes, WAL, bytes). */
+export const onPostgres = E2E_ADAPTER === 'postgres'
+
+const databases: PgDatabase[] = []
+afterAll(() => {
+  for (const d of databases.splice(0)) d.drop()
+})
+
+/** A fresh, empty store for one test: what `--db` is given. */
+export function e2eStore(): string {
+  if (!onPostgres) return tempStore()
+  const d = freshPgDatabase()
+  databases.push(d)
+  return d.url
+}
+
+/** A temp folder for a test's files (a store's folder is not one on PostgreSQL). */
+export function e2eDir(): string {
+  return mkdtempSync(join(tmpdir(), 'pricectl-e2e-'))
+}
+
+/** Run `fn` on the store through the storage port (either adapter), and close it. */
+export function withPort<T>(db: string, fn: (store: StorePort) => T): T {
+  const store = openStore(db)
+  try {
+    return fn(store)
+  } finally {
+    store.close()
+  }
+}
+
+/**
+ * Every table's rows, read through the storage port (the tables part): what a store holds,
+ * to compare before and after a command that must not write, on either adapter.
+ */
+export function storeRows(db: string): Record<string, unknown[][]> {
+  return withPort(db, (store) =>
+    store.tables.snapshot(() => {
+      const out: Record<string, unknown[][]> = {}
+      for (const t of store.tables.list()) {
+        out[t.name] = [...store.tables.read(t.name, t.columns.map((c) => c.name), 10_000)].flat()
+      }
+      return out
+    }),
+  )
+}
+
+/**
+ * What the store holds, to compare before and after a command that must not write: on
+ * SQLite the full dump (test/helpers/dump.ts: rows, schema, schema version), on PostgreSQL
+ * every table's rows through the port.
+ */
+export function storeState(db: string): unknown {
+  return onPostgres ? storeRows(db) : dump(db)
+}
+
+/** SHA-256 of the store file (byte-for-byte unchanged); on PostgreSQL there is no file: an empty string. */
+export function storeDigest(db: string): string {
+  return onPostgres ? '' : fileDigest(db)
+}
+
+/** Rows in one table of the store, through the port (either adapter). */
+export function tableCount(db: string, table: string): number {
+  return withPort(db, (store) => store.tables.counts()[table] ?? 0)
+}
+
+/** The rows of one table as objects by column name, through the port (either adapter). */
+export function tableRows(db: string, table: string): Record<string, unknown>[] {
+  return withPort(db, (store) => {
+    const shape = store.tables.list().find((t) => t.name === table)
+    if (!shape) throw new Error(`no table ${table}`)
+    const names = shape.columns.map((c) => c.name)
+    return store.tables.snapshot(() => [...store.tables.read(table, names, 10_000)].flat().map((row) => Object.fromEntries(names.map((n, i) => [n, row[i]]))))
+  })
+}
