@@ -2,7 +2,7 @@
 // npm run bench: runs every bench/*.bench.js (each exports `run()` returning results),
 // prints each figure with its budget and ratio, and writes BENCHMARKS.md.
 import {execFileSync} from 'node:child_process'
-import {mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {cpus, tmpdir, totalmem} from 'node:os'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -25,6 +25,8 @@ const results = []
 // Every temp file of the run (the benches' and their children's: TMPDIR is inherited) goes
 // in one folder, removed at the end, also when a bench fails or the run is interrupted.
 const runDir = mkdtempSync(join(tmpdir(), 'pricectl-bench-run-'))
+// Traversable by others (not listable): the PostgreSQL bench's server runs as another user when root.
+chmodSync(runDir, 0o711)
 process.env.TMPDIR = runDir
 const cleanup = () => rmSync(runDir, {force: true, maxRetries: 3, recursive: true})
 process.once('SIGINT', () => {
