@@ -1,6 +1,6 @@
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
-import type {Lock} from '../../pricing/locks.js'
+import {type Lock, unpackQuote} from '../../pricing/locks.js'
 
 /** A user's stored country, as the price calculation writes it. */
 export type UserCountry = {at: string; country: string; userId: string}
@@ -84,4 +84,27 @@ export interface PricingRepository {
   productApiIds(): string[]
   /** Countries that have a country price or a localization factor, sorted, without repeats. */
   pricedCountries(): string[]
+}
+
+/** A locks row as both adapters select it (their COLUMNS order), values in array mode. */
+export type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
+
+/** The port's Lock from a stored locks row: one mapping for every adapter. */
+export function lockFromRow(row: LockRow | undefined): Lock | undefined {
+  if (!row) return undefined
+  const arm = row[8]
+  return {
+    anonymous: row[3] === 1,
+    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
+    country: row[4],
+    created_at: row[10],
+    currency: row[5],
+    experiment_id: row[7],
+    ip: row[2],
+    lock_key: row[0],
+    package_id: row[6],
+    quote: unpackQuote(row[9], row[5]),
+    updated_at: row[11],
+    user_id: row[1],
+  }
 }

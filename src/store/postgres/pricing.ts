@@ -1,32 +1,12 @@
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
-import {type Lock, packQuote, unpackQuote} from '../../pricing/locks.js'
-import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+import {type Lock, packQuote} from '../../pricing/locks.js'
+import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
 import type {PgStore} from './store.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
-type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
 
 const PRODUCT = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
-
-function lockFromRow(row: LockRow | undefined): Lock | undefined {
-  if (!row) return undefined
-  const arm = row[8]
-  return {
-    anonymous: row[3] === 1,
-    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
-    country: row[4],
-    created_at: row[10],
-    currency: row[5],
-    experiment_id: row[7],
-    ip: row[2],
-    lock_key: row[0],
-    package_id: row[6],
-    quote: unpackQuote(row[9], row[5]),
-    updated_at: row[11],
-    user_id: row[1],
-  }
-}
 
 /** Whether a chunk names a key twice (then it is written one row at a time, in order). */
 function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {

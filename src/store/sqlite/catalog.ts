@@ -14,12 +14,12 @@ import type {
   SaveResult,
   StoredCoupon,
 } from '../port/catalog.js'
-import {integrationFromRow, type IntegrationRow, integrationRow} from '../port/catalog.js'
+import {type IntegrationRow, integrationRow, productFromRecord, type ProductRecord} from '../port/catalog.js'
 import {storeContents} from './contents.js'
 import {statementCache} from './statements.js'
 import {unique} from './unique.js'
 
-type ProductRow = Omit<Product, 'baseline_api_id' | 'country_prices' | 'features' | 'integrations' | 'product_trials'>
+type ProductRow = ProductRecord
 type CouponRow = Omit<StoredCoupon, 'external'>
 
 /** Ids as one JSON parameter: `IN (SELECT value FROM json_each(?))` takes a chunk of any size in one prepared statement. */
@@ -92,34 +92,7 @@ export class SqliteCatalog implements CatalogRepository {
     const trials = group(this.q(`SELECT product_id, interval, interval_count FROM product_trials ${where('product_id')} ORDER BY product_id, position`).all(...ids) as (Trial & {product_id: number})[])
     const baselines = this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
 
-    return rows.map((r) => ({
-      api_id: r.api_id,
-      base_px_minor: r.base_px_minor,
-      baseline_api_id: r.baseline_id === null ? null : (baselines.get(r.baseline_id) ?? null),
-      baseline_id: r.baseline_id,
-      country_prices: (prices.get(r.id) ?? []).map(({amount_minor, country, currency}) => ({amount_minor, country, currency})),
-      created_at: r.created_at,
-      features: (features.get(r.id) ?? []).map((f) => ({
-        api_id: f.api_id,
-        description: f.description,
-        feature_group: f.group_id === null ? null : {api_id: f.g_api_id!, description: f.g_description ?? '', id: f.group_id, name: f.g_name!},
-        group_id: f.group_id,
-        name: f.name,
-        status: f.status,
-        type: f.type,
-        unit: f.unit,
-        value: f.value,
-      })),
-      id: r.id,
-      integrations: (integrations.get(r.id) ?? []).map((i) => integrationFromRow(i)),
-      interval: r.interval,
-      interval_count: r.interval_count,
-      max_px_minor: r.max_px_minor,
-      min_px_minor: r.min_px_minor,
-      name: r.name,
-      product_trials: (trials.get(r.id) ?? []).map(({interval, interval_count}) => ({interval, interval_count})),
-      updated_at: r.updated_at,
-    }))
+    return rows.map((r) => productFromRecord(r, {baselines, features, integrations, prices, trials}))
   }
 
   saveProducts(defs: readonly ProductDef[], at: string): SaveResult {
