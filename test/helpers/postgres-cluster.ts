@@ -1,5 +1,5 @@
 import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
-import {chownSync, existsSync, mkdtempSync, rmSync} from 'node:fs'
+import {chmodSync, chownSync, cpSync, existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {createServer} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -63,9 +63,26 @@ function freePort(): Promise<number> {
   })
 }
 
+/**
+ * The server's user must reach the binaries. A project checked out below a folder only root
+ * may enter (/root, a 0700 temp folder) hides node_modules from it: then the installation
+ * (bin, lib and share side by side) is copied to a temp folder it can read, removed on stop.
+ */
+function reachableBin(bin: string, user: {gid: number; uid: number} | undefined): {bin: string; staged?: string} {
+  if (!user) return {bin}
+  try {
+    execFileSync(join(bin, 'postgres'), ['--version'], {stdio: 'ignore', ...user})
+    return {bin}
+  } catch {}
+  const staged = mkdtempSync(join(tmpdir(), 'pricectl-pg-bin-'))
+  chmodSync(staged, 0o755)
+  cpSync(dirname(bin), staged, {recursive: true, verbatimSymlinks: true})
+  return {bin: join(staged, 'bin'), staged}
+}
+
 export async function startCluster(): Promise<Cluster> {
-  const bin = binDir()
   const user = runAs()
+  const {bin, staged} = reachableBin(binDir(), user)
   const data = mkdtempSync(join(tmpdir(), 'pricectl-pg-'))
   if (user) chownSync(data, user.uid, user.gid)
   const env = {...process.env, LC_ALL: 'C', LANG: 'C'}
@@ -102,6 +119,7 @@ export async function startCluster(): Promise<Cluster> {
         await exited
       }
       rmSync(data, {force: true, maxRetries: 3, recursive: true})
+      if (staged) rmSync(staged, {force: true, maxRetries: 3, recursive: true})
     },
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
   }
