@@ -1,33 +1,19 @@
-import type {
-  Adoption,
-  Allocation,
-  ArmCounts,
-  Experiment,
-  ExperimentDef,
-  ExperimentProduct,
-  ExperimentsRepository,
-  ExperimentType,
-  Exposure,
-  ExposureChange,
-  Status,
+import {
+  type Adoption,
+  type ArmCounts,
+  type Experiment,
+  type ExperimentDef,
+  type ExperimentProduct,
+  type ExperimentsRepository,
+  experimentFromRecord,
+  type ExperimentRecord,
+  type Exposure,
+  type ExposureChange,
+  type Status,
 } from '../port/experiments.js'
 import {groupBy, int, type Sql} from './support.js'
 
-type Row = {
-  allocation: Allocation
-  audience: null | string
-  audience_id: null | number
-  countries_json: string
-  created_at: string
-  id: number
-  name: string
-  seed: number
-  started_at: null | string
-  status: Status
-  stopped_at: null | string
-  type: ExperimentType
-  updated_at: string
-}
+type Row = ExperimentRecord
 
 const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_id, a.api_id AS audience, e.countries_json, e.seed,
   e.created_at, e.updated_at, e.started_at, e.stopped_at FROM experiments e LEFT JOIN audiences a ON a.id = e.audience_id`
@@ -70,15 +56,7 @@ export class PgExperiments implements ExperimentsRepository {
       ),
       (a) => a.experiment_id,
     )
-    return rows.map((r) => {
-      const {countries_json: countries, ...rest} = r
-      return {
-        ...rest,
-        arms: (arms.get(r.id) ?? []).map((a) => ({id: a.arm_id, multiplier: a.multiplier, products: a.products_json === null ? null : (JSON.parse(a.products_json) as string[]), usd_price_minor: a.usd_price_minor})),
-        countries: JSON.parse(countries) as string[],
-        products: (products.get(r.id) ?? []).map(({experiment_id: _e, ...p}) => p),
-      }
-    })
+    return rows.map((r) => experimentFromRecord(r, arms.get(r.id) ?? [], products.get(r.id) ?? []))
   }
 
   get(ids: readonly number[]): (Experiment | undefined)[] {

@@ -1,33 +1,19 @@
 import type {DB} from '../db.js'
-import type {
-  Adoption,
-  Allocation,
-  ArmCounts,
-  Experiment,
-  ExperimentDef,
-  ExperimentProduct,
-  ExperimentsRepository,
-  ExperimentType,
-  Exposure,
-  ExposureChange,
-  Status,
+import {
+  type Adoption,
+  type ArmCounts,
+  type Experiment,
+  type ExperimentDef,
+  type ExperimentProduct,
+  type ExperimentsRepository,
+  experimentFromRecord,
+  type ExperimentRecord,
+  type Exposure,
+  type ExposureChange,
+  type Status,
 } from '../port/experiments.js'
 
-type Row = {
-  allocation: Allocation
-  audience: null | string
-  audience_id: null | number
-  countries_json: string
-  created_at: string
-  id: number
-  name: string
-  seed: number
-  started_at: null | string
-  status: Status
-  stopped_at: null | string
-  type: ExperimentType
-  updated_at: string
-}
+type Row = ExperimentRecord
 
 const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_id, a.api_id AS audience, e.countries_json, e.seed,
   e.created_at, e.updated_at, e.started_at, e.stopped_at FROM experiments e LEFT JOIN audiences a ON a.id = e.audience_id`
@@ -97,17 +83,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     const arms = this.db
       .prepare(`SELECT experiment_id, arm_id, multiplier, usd_price_minor, products_json FROM arms WHERE experiment_id IN (${marks}) ORDER BY experiment_id, position`)
       .all(...ids) as {arm_id: string; experiment_id: number; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}[]
-    return rows.map((r) => {
-      const {countries_json: countries, ...rest} = r
-      return {
-        ...rest,
-        arms: arms
-          .filter((a) => a.experiment_id === r.id)
-          .map((a) => ({id: a.arm_id, multiplier: a.multiplier, products: a.products_json === null ? null : (JSON.parse(a.products_json) as string[]), usd_price_minor: a.usd_price_minor})),
-        countries: JSON.parse(countries) as string[],
-        products: products.filter((p) => p.experiment_id === r.id).map(({experiment_id: _e, ...p}) => p),
-      }
-    })
+    return rows.map((r) => experimentFromRecord(r, arms.filter((a) => a.experiment_id === r.id), products.filter((p) => p.experiment_id === r.id)))
   }
 
   get(ids: readonly number[]): (Experiment | undefined)[] {
