@@ -6,7 +6,7 @@ import {InvalidInputError, OperationalError} from '../errors.js'
 import {isPostgresUrl, openStore, redactUrl} from './db.js'
 import {identifyStore} from './identify.js'
 import {SCHEMA_VERSION} from './migrations.js'
-import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
+import {backupFailed, checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
 import type {TableShape} from './port/tables.js'
 import {userVersion} from './restore.js'
@@ -202,9 +202,7 @@ export function backupToFile(store: StorePort, file: string, overwrite: boolean)
     renameSync(tmp, dest)
   } catch (error) {
     removeTemp(tmp)
-    const e = error as {code?: string; message: string}
-    const why = e.code === 'SQLITE_FULL' || /ENOSPC/.test(e.message) ? `the disk is full (${e.message})` : e.message
-    throw new OperationalError(`backup to ${shown} failed: ${why}; nothing was written`)
+    throw backupFailed(error, shown)
   }
   return {bytes: statSync(dest).size, path: shown, tables: result.tables}
 }

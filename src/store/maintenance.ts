@@ -1,10 +1,9 @@
 import {chmodSync, closeSync, existsSync, openSync, readSync, renameSync, statSync} from 'node:fs'
 import {resolve} from 'node:path'
 
-import {OperationalError} from '../errors.js'
 import {type DB, postgresOf, schemaVersion, sqliteOf, type Store} from './db.js'
 import {SCHEMA_VERSION} from './migrations.js'
-import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
+import {backupFailed, checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import {checkPgStore, pgStoreInfo} from './postgres/maintenance.js'
 
 export type StoreInfo = {
@@ -120,9 +119,7 @@ export async function backupStore(store: Store, file: string, overwrite: boolean
     renameSync(tmp, dest)
   } catch (error) {
     removeTemp(tmp)
-    const e = error as {code?: string; message: string}
-    const why = e.code === 'SQLITE_FULL' || /ENOSPC/.test(e.message) ? `the disk is full (${e.message})` : e.message
-    throw new OperationalError(`backup to ${shown} failed: ${why}; nothing was written`)
+    throw backupFailed(error, shown)
   }
   return {bytes: statSync(dest).size, path: shown}
 }

@@ -208,3 +208,10 @@ export function writeOutputFile(path: string, text: string, rules: OutputRules, 
   out.commit()
   return target
 }
+
+/** Why writing a backup (a store file) failed, for both `db backup` paths: its temp file is already removed. */
+export function backupFailed(error: unknown, shown: string): OperationalError {
+  const e = error as {code?: string; message: string}
+  const why = e.code === 'SQLITE_FULL' || /ENOSPC/.test(e.message) ? `the disk is full (${e.message})` : e.message
+  return new OperationalError(`backup to ${shown} failed: ${why}; nothing was written`)
+}
