@@ -74,7 +74,8 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       // Another process may have changed the store while this request waited: a fresh context.
       const current = contexts.current()
       await current.ready(body)
-      return current.store.transaction(() => calculatePriceSync(current, body, options), {write: true})
+      // PostgreSQL: lock writers do not wait for each other (a new lock is claimed by its key).
+      return current.store.transaction(() => calculatePriceSync(current, body, options), {locksOnly: true, write: true})
     })
   })
 

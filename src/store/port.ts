@@ -39,8 +39,15 @@ export interface StorePort {
    * the transaction starts (SQLite: BEGIN IMMEDIATE), so what it read cannot change
    * before it writes and it never has to upgrade a read lock; on a read-only store it is
    * a plain transaction (reads work, writes fail).
+   *
+   * `locksOnly` (with `write`): `fn` prices requests (it writes locks, user countries and
+   * exposures, nothing else) and may run twice: it has no effect outside the store before it
+   * returns. An adapter may run it first without excluding other lock writers (PostgreSQL:
+   * new locks claimed by their unique key, docs/postgres.md) and, when it needs more (a lock
+   * that changes, an exposure, a new lock another writer made first), roll it back and run
+   * it again as a plain write transaction. SQLite: a write transaction.
    */
-  transaction<T>(fn: () => T, options?: {write?: boolean}): T
+  transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T
   /**
    * How long a write waits for another writer's lock, in ms (0: fail busy at once; the
    * server retries from its write queue). Busy is SQLITE_BUSY on SQLite, SQLSTATE 55P03

@@ -40,11 +40,14 @@ export class PgPricing implements PricingRepository {
   }
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
-    return this.byPosition<LockRow, Lock | undefined>(
+    const found = this.byPosition<LockRow, Lock | undefined>(
       `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`,
       keys,
       lockFromRow,
     )
+    // A lock-writing transaction may claim (insert) the keys it read as absent, and only those.
+    if (this.store.writingLocks) for (let i = 0; i < keys.length; i++) if (!found[i] && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
+    return found
   }
 
   loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[] {
@@ -63,26 +66,40 @@ export class PgPricing implements PricingRepository {
       return
     }
     const col = <T>(f: (l: Lock) => T) => locks.map(f)
+    const columns = [
+      col((l) => l.lock_key),
+      col((l) => l.user_id),
+      col((l) => l.ip),
+      col((l) => (l.anonymous ? 1 : 0)),
+      col((l) => l.country),
+      col((l) => l.currency),
+      col((l) => l.package_id),
+      col((l) => l.experiment_id),
+      col((l) => String(l.arm_id)),
+      col((l) => packQuote(l)),
+      col((l) => l.created_at),
+      col((l) => l.updated_at),
+    ]
+    const rows = `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])`
+    if (this.store.writingLocks) {
+      // Without the exclusive write lock: new locks only, each claimed by the unique lock key.
+      // A key held by now (another writer's lock, committed meanwhile) is not written, and the
+      // transaction runs again with the write lock: its read finds that lock, and reuses it.
+      for (const l of locks) if (!this.store.absent.has(l.lock_key)) this.store.needsWriteLock(`the lock of ${l.lock_key} exists: it changes`)
+      const won = this.store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${rows} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, columns)
+      if (won.length < locks.length) this.store.needsWriteLock('another writer made a lock first')
+      for (const l of locks) {
+        this.store.absent.delete(l.lock_key)
+        this.store.claimed.add(l.lock_key)
+      }
+      return
+    }
     this.pg.run(
-      `INSERT INTO locks (${COLUMNS})
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])
+      `INSERT INTO locks (${COLUMNS}) ${rows}
        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
          quote_json = excluded.quote_json, updated_at = excluded.updated_at`,
-      [
-        col((l) => l.lock_key),
-        col((l) => l.user_id),
-        col((l) => l.ip),
-        col((l) => (l.anonymous ? 1 : 0)),
-        col((l) => l.country),
-        col((l) => l.currency),
-        col((l) => l.package_id),
-        col((l) => l.experiment_id),
-        col((l) => String(l.arm_id)),
-        col((l) => packQuote(l)),
-        col((l) => l.created_at),
-        col((l) => l.updated_at),
-      ],
+      columns,
     )
   }
 
@@ -105,7 +122,10 @@ export class PgPricing implements PricingRepository {
       for (const r of rows) this.saveUserCountries([r])
       return
     }
-    this.pg.run(
+    // In a lock-writing transaction: only the countries of the users whose new lock it claimed.
+    const locking = this.store.writingLocks
+    if (locking) for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
+    ;(locking ? this.store.raw : this.pg).run(
       `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`,
       [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)],

@@ -9,7 +9,8 @@ import type {PricingRepository} from '../port/pricing.js'
 import type {RevenueRepository} from '../port/revenue.js'
 import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
-import {PgError, type PgSync, redactUrl} from './client.js'
+import {RECORDED_TABLES} from '../schema/history.js'
+import {PgError, type PgSync, type Row, redactUrl} from './client.js'
 import {PgCatalog} from './catalog.js'
 import {PgConfig} from './config.js'
 import {PgExperiments} from './experiments.js'
@@ -30,6 +31,39 @@ const BEGIN_WRITE = 'BEGIN; SELECT pg_advisory_xact_lock(1885566834, hashtext(cu
 /** The same, only tried: `got` is false when another transaction holds it. */
 const BEGIN_TRY_WRITE = 'BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, hashtext(current_schema())) AS got'
 /**
+ * A lock-writing transaction (transaction({write: true, locksOnly: true})): the same lock,
+ * shared. Lock writers do not exclude each other (the unique lock key does: new locks are
+ * claimed with INSERT ... ON CONFLICT DO NOTHING), and every other writer still excludes them.
+ */
+const BEGIN_SHARED = 'BEGIN; SELECT pg_advisory_xact_lock_shared(1885566834, hashtext(current_schema()))'
+const BEGIN_TRY_SHARED = 'BEGIN; SELECT pg_try_advisory_xact_lock_shared(1885566834, hashtext(current_schema())) AS got'
+/**
+ * The commit of a write transaction: pricectl_data_version moves only when the transaction
+ * changed the catalog or the configuration (a table the history records, ../schema/history.ts),
+ * or emptied tables (db restore, db copy: TRUNCATE counts no rows), so lock, revenue and
+ * import writes do not make the other instances rebuild their pricing context. One round
+ * trip: the counts are the transaction's own (pg_stat_xact_user_tables), read before COMMIT.
+ */
+const CATALOG_TABLES = `ARRAY[${RECORDED_TABLES.map((t) => `'${t.table}'`).join(', ')}]::name[]`
+const commitSql = (truncated: boolean) =>
+  `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL AND (${truncated} OR EXISTS (
+     SELECT 1 FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES}) AND n_tup_ins + n_tup_upd + n_tup_del > 0))
+   RETURNING version; COMMIT`
+
+/**
+ * Thrown inside a lock-writing transaction that needs more than new locks (a lock that
+ * changes, an exposure, any other write) or whose new lock lost to another writer's: the
+ * store rolls it back and runs it again as a write transaction, which reads the winner's lock.
+ */
+class NeedsWriteLock extends Error {
+  constructor(why: string) {
+    super(`a lock-writing transaction needs the store's write lock: ${why}`)
+  }
+}
+
+/** Whether a statement only reads (what a lock-writing transaction may run besides its claims). */
+const READS = /^\s*SELECT\b/i
+/**
  * One savepoint name at every depth: PostgreSQL keeps nested savepoints of the same name,
  * and ROLLBACK TO / RELEASE take the innermost, which is the one a nested call made.
  */
@@ -49,33 +83,110 @@ const SAVEPOINT = 'SAVEPOINT pricectl_nested'
  * - otherwise: BEGIN ISOLATION LEVEL REPEATABLE READ, one snapshot for every read (SQLite's
  *   deferred transaction); one that writes after another writer committed fails with 40001
  *   (SQLite: SQLITE_BUSY_SNAPSHOT).
+ * - `write: true, locksOnly: true` (a price request of the server): BEGIN (READ COMMITTED)
+ *   and the write lock in shared mode, so lock writers run side by side (every other writer
+ *   still excludes them, and they it). What it may write: new locks of keys it read as
+ *   absent, claimed with INSERT ... ON CONFLICT (lock_key) DO NOTHING (the unique key keeps
+ *   one lock per user), and those users' countries. Anything else (a write of another
+ *   statement, a lock that changes, a claim another writer won) stops the attempt
+ *   (NeedsWriteLock): it is rolled back and run again as `write: true`.
  * - a call inside a transaction joins it through a SAVEPOINT.
- * - a transaction that wrote moves pricectl_data_version when it commits (catalogVersion()).
+ * - a write transaction that changed the catalog or configuration moves
+ *   pricectl_data_version when it commits (catalogVersion()); lock, revenue and import
+ *   writes do not.
  */
 export class PgStore implements StorePort {
   readonly kind = 'postgres'
   /** The URL for messages (password left out). */
   readonly path: string
+  /**
+   * The connection as the repositories use it: the client itself, except that inside a
+   * lock-writing transaction a statement that is not a read stops the attempt (NeedsWriteLock).
+   */
+  readonly pg: PgSync
+  /** The kind of the open top-level transaction. */
+  private mode: 'locks' | 'read' | 'write' = 'read'
+  /** In a lock-writing transaction: lock keys read as absent (claimable), and those claimed. */
+  readonly absent = new Set<string>()
+  readonly claimed = new Set<string>()
+  /** The open write transaction emptied tables (TRUNCATE): its commit moves the catalog version. */
+  private truncated = false
   private depth = 0
   private ownCommits = 0
   private lockWait = true
   private repos = new Map<string, unknown>()
+  /** Lock-writing transactions run again as write transactions (for tests and the curious). */
+  lockWriteRetries = 0
 
   constructor(
-    readonly pg: PgSync,
+    /** The client itself (the pricing repository's claims go through it). */
+    readonly raw: PgSync,
     /** The URL as given (password included): what opens this store again. */
     readonly location: string,
     readonly readOnly?: string,
   ) {
     this.path = redactUrl(location)
+    this.pg = this.guarded(raw)
+  }
+
+  /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
+  get writingLocks(): boolean {
+    return this.depth > 0 && this.mode === 'locks'
+  }
+
+  /** Stop a lock-writing attempt: the transaction runs again as a write transaction. */
+  needsWriteLock(why: string): never {
+    throw new NeedsWriteLock(why)
+  }
+
+  private guarded(raw: PgSync): PgSync {
+    const check = (sql: string) => {
+      if (this.depth > 0 && this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+    }
+    return {
+      close: () => raw.close(),
+      get closed() {
+        return raw.closed
+      },
+      copyFrom: (sql: string, data: Buffer | string) => {
+        check('COPY')
+        return raw.copyFrom(sql, data)
+      },
+      exec: (sql: string): Row[][] => {
+        check(sql)
+        if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
+        return raw.exec(sql)
+      },
+      query: <R = Row>(sql: string, params?: readonly unknown[]): R[] => {
+        check(sql)
+        return raw.query<R>(sql, params)
+      },
+      queryArrays: <R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): R[] => {
+        check(sql)
+        return raw.queryArrays<R>(sql, params)
+      },
+      run: (sql: string, params?: readonly unknown[]): number => {
+        check(sql)
+        return raw.run(sql, params)
+      },
+    }
   }
 
   close(): void {
     this.pg.close()
   }
 
-  transaction<T>(fn: () => T, options?: {write?: boolean}): T {
-    return this.run(fn, options?.write === true, this.lockWait)
+  transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T {
+    if (options?.write === true && options.locksOnly === true && this.depth === 0 && !this.readOnly) {
+      // First without excluding other lock writers; what needs more runs again with the write lock.
+      try {
+        return this.run(fn, 'locks', this.lockWait)
+      } catch (error) {
+        if (!(error instanceof NeedsWriteLock)) throw error
+        this.lockWriteRetries++
+      }
+    }
+    return this.run(fn, options?.write === true ? 'write' : 'read', this.lockWait)
   }
 
   /**
@@ -84,7 +195,7 @@ export class PgStore implements StorePort {
    */
   tryWrite(fn: () => void): boolean {
     try {
-      this.run(fn, true, false)
+      this.run(fn, 'write', false)
       return true
     } catch (error) {
       if (isBusyCode((error as PgError).code)) return false
@@ -99,7 +210,7 @@ export class PgStore implements StorePort {
    */
   beginOpen(): void {
     if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
-    this.begin(!this.readOnly, this.lockWait)
+    this.begin('write', this.lockWait)
     this.depth = 1
   }
 
@@ -113,13 +224,18 @@ export class PgStore implements StorePort {
     this.rollbackQuietly()
   }
 
-  /** BEGIN, with the write lock for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
-  private begin(write: boolean, wait: boolean): void {
+  /** BEGIN, with the write lock (shared for a lock-writing one) for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
+  private begin(mode: 'locks' | 'read' | 'write', wait: boolean): void {
+    if (this.readOnly) mode = 'read'
+    this.mode = mode
+    this.truncated = false
+    this.absent.clear()
+    this.claimed.clear()
     let got = true
     try {
-      if (!write) this.pg.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
-      else if (wait) this.pg.exec(BEGIN_WRITE)
-      else got = this.pg.exec(BEGIN_TRY_WRITE)[1][0]?.got === true
+      if (mode === 'read') this.raw.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
+      else if (wait) this.raw.exec(mode === 'locks' ? BEGIN_SHARED : BEGIN_WRITE)
+      else got = this.raw.exec(mode === 'locks' ? BEGIN_TRY_SHARED : BEGIN_TRY_WRITE)[1][0]?.got === true
     } catch (error) {
       this.rollbackQuietly()
       throw error
@@ -132,13 +248,13 @@ export class PgStore implements StorePort {
 
   private rollbackQuietly(): void {
     try {
-      this.pg.exec('ROLLBACK')
+      this.raw.exec('ROLLBACK')
     } catch {}
   }
 
-  private run<T>(fn: () => T, writing: boolean, wait: boolean): T {
+  private run<T>(fn: () => T, mode: 'locks' | 'read' | 'write', wait: boolean): T {
     if (this.depth > 0) return this.savepoint(fn)
-    this.begin(writing && !this.readOnly, wait)
+    this.begin(mode, wait)
     this.depth = 1
     let result: T
     try {
@@ -146,9 +262,7 @@ export class PgStore implements StorePort {
       if (result instanceof Promise) throw new TypeError('a store transaction function cannot return a promise (the port is synchronous)')
     } catch (error) {
       this.depth = 0
-      try {
-        this.pg.exec('ROLLBACK')
-      } catch {}
+      this.rollbackQuietly()
       throw error
     }
     this.depth = 0
@@ -157,31 +271,38 @@ export class PgStore implements StorePort {
   }
 
   private commit(): void {
-    // One round trip: the counter moves only when the transaction wrote (an xid was assigned).
+    // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
+    if (this.mode === 'locks' || this.readOnly) {
+      try {
+        this.raw.exec('COMMIT')
+      } catch (error) {
+        this.rollbackQuietly()
+        throw error
+      }
+      return
+    }
+    // One round trip: the counter moves only when the transaction changed the catalog or configuration.
     let moved: unknown[]
     try {
-      ;[moved] = this.pg.exec(
-        `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL RETURNING version; COMMIT`,
-      )
+      ;[moved] = this.raw.exec(commitSql(this.truncated))
     } catch (error) {
-      try {
-        this.pg.exec('ROLLBACK')
-      } catch {}
+      this.rollbackQuietly()
       throw error
     }
     if (moved.length > 0) this.ownCommits++
   }
 
   private savepoint<T>(fn: () => T): T {
-    this.pg.exec(SAVEPOINT)
+    this.raw.exec(SAVEPOINT)
     this.depth++
     try {
       const result = fn()
-      this.pg.exec('RELEASE SAVEPOINT pricectl_nested')
+      this.raw.exec('RELEASE SAVEPOINT pricectl_nested')
       return result
     } catch (error) {
+      if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
       try {
-        this.pg.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
+        this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
       throw error
     } finally {
