@@ -7,6 +7,7 @@
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
 //   for locked users and for new users (each request computes and writes a lock).
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
+// BENCH_PG_PARTS=serve (or import) runs one part only, for A/B runs by hand.
 // Plain ESM; imports nothing from src/.
 import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
@@ -66,7 +67,8 @@ export async function run({root}) {
     return {drop: () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), url: databaseUrl(server.url, name)}
   }
   try {
-    return [...(await importBench(root, pg, dir, freshDb)), ...(await serveBench(root, dir, freshDb))]
+    const parts = (process.env.BENCH_PG_PARTS ?? 'import,serve').split(',')
+    return [...(parts.includes('import') ? await importBench(root, pg, dir, freshDb) : []), ...(parts.includes('serve') ? await serveBench(root, dir, freshDb) : [])]
   } finally {
     await admin.end()
     await server.stop()

@@ -8,6 +8,17 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
 
 const PRODUCT = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
 
+/** A text value as an SQL literal (for statements sent with others in one round trip, which take no parameters). */
+function literal(value: null | string): string {
+  if (value === null) return 'NULL'
+  const quoted = `'${value.replaceAll("'", "''")}'`
+  // Backslashes doubled in an E'' string: the same value whatever standard_conforming_strings says.
+  return value.includes('\\') ? `E${quoted.replaceAll('\\', '\\\\')}` : quoted
+}
+
+const LOAD_LOCKS = (keys: string) =>
+  `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest(${keys}) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`
+
 /** Whether a chunk names a key twice (then it is written one row at a time, in order). */
 function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
   return new Set(rows.map(key)).size < rows.length
@@ -40,11 +51,21 @@ export class PgPricing implements PricingRepository {
   }
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
-    const found = this.byPosition<LockRow, Lock | undefined>(
-      `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`,
-      keys,
-      lockFromRow,
-    )
+    const store = this.store
+    let found: (Lock | undefined)[]
+    if (keys.length > 0 && store.unbegunRead) {
+      // The first read of a read transaction (a locked user's price): on its own, no BEGIN and COMMIT.
+      found = new Array<Lock | undefined>(keys.length).fill(undefined)
+      for (const row of store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = lockFromRow(row.slice(1) as LockRow)
+    } else if (keys.length > 0 && store.writingLocks && store.owes) {
+      // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
+      found = new Array<Lock | undefined>(keys.length).fill(undefined)
+      const [rows] = store.send(LOAD_LOCKS(`ARRAY[${keys.map(literal).join(', ')}]::text[]`))
+      for (const row of rows) {
+        const values = Object.values(row) as [number, ...unknown[]]
+        found[values[0] - 1] = lockFromRow(values.slice(1) as LockRow)
+      }
+    } else found = this.byPosition<LockRow, Lock | undefined>(LOAD_LOCKS('$1::text[]'), keys, lockFromRow)
     // A lock-writing transaction may claim (insert) the keys it read as absent, and only those.
     if (this.store.writingLocks) for (let i = 0; i < keys.length; i++) if (!found[i] && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
@@ -86,6 +107,7 @@ export class PgPricing implements PricingRepository {
       // A key held by now (another writer's lock, committed meanwhile) is not written, and the
       // transaction runs again with the write lock: its read finds that lock, and reuses it.
       for (const l of locks) if (!this.store.absent.has(l.lock_key)) this.store.needsWriteLock(`the lock of ${l.lock_key} exists: it changes`)
+      if (this.store.owes) this.store.send()
       const won = this.store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${rows} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, columns)
       if (won.length < locks.length) this.store.needsWriteLock('another writer made a lock first')
       for (const l of locks) {
@@ -124,8 +146,15 @@ export class PgPricing implements PricingRepository {
     }
     // In a lock-writing transaction: only the countries of the users whose new lock it claimed.
     const locking = this.store.writingLocks
-    if (locking) for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
-    ;(locking ? this.store.raw : this.pg).run(
+    if (locking) {
+      for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
+      // Sent with the COMMIT (one round trip less): nothing reads it before.
+      const values = rows.map((r) => `(${literal(r.userId)}, ${literal(r.country)}, ${literal(r.at)}, ${literal(r.at)})`).join(', ')
+      this.store.defer(`INSERT INTO users (user_id, country, created_at, updated_at) VALUES ${values}
+       ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`)
+      return
+    }
+    this.pg.run(
       `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`,
       [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)],

@@ -111,6 +111,13 @@ export class PgStore implements StorePort {
   readonly claimed = new Set<string>()
   /** The open write transaction emptied tables (TRUNCATE): its commit moves the catalog version. */
   private truncated = false
+  /**
+   * What the open transaction owes the server (a read or lock-writing transaction begins
+   * lazily): its BEGIN (`tried`: with a tried lock whose answer decides busy), and writes
+   * deferred to its commit; send() sends them with the next statement, in one round trip.
+   */
+  private owed?: {count: number; sql: string; tried: boolean}
+  private deferred: string[] = []
   private depth = 0
   private ownCommits = 0
   private lockWait = true
@@ -142,6 +149,7 @@ export class PgStore implements StorePort {
   private guarded(raw: PgSync): PgSync {
     const check = (sql: string) => {
       if (this.depth > 0 && this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+      if (this.owes) this.send()
     }
     return {
       close: () => raw.close(),
@@ -153,9 +161,9 @@ export class PgStore implements StorePort {
         return raw.copyFrom(sql, data)
       },
       exec: (sql: string): Row[][] => {
-        check(sql)
+        if (this.depth > 0 && this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
         if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
-        return raw.exec(sql)
+        return this.send(sql)
       },
       query: <R = Row>(sql: string, params?: readonly unknown[]): R[] => {
         check(sql)
@@ -231,22 +239,78 @@ export class PgStore implements StorePort {
     this.truncated = false
     this.absent.clear()
     this.claimed.clear()
-    let got = true
+    this.deferred = []
+    const sql =
+      mode === 'read'
+        ? this.readOnly
+          ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ'
+          : 'BEGIN ISOLATION LEVEL REPEATABLE READ'
+        : wait
+          ? mode === 'locks'
+            ? BEGIN_SHARED
+            : BEGIN_WRITE
+          : mode === 'locks'
+            ? BEGIN_TRY_SHARED
+            : BEGIN_TRY_WRITE
+    this.owed = {count: sql.split(';').length, sql, tried: mode !== 'read' && !wait}
+    // A write transaction takes its lock now (what tryWrite and the busy tests expect);
+    // the others begin with their first statement (one round trip less).
+    if (mode === 'write') this.send()
+  }
+
+  /** Whether the open transaction owes the server its BEGIN or deferred writes. */
+  get owes(): boolean {
+    return this.owed !== undefined || this.deferred.length > 0
+  }
+
+  /**
+   * Run `then` (statements without parameters) after what the transaction owes (its BEGIN,
+   * deferred writes), in one round trip; the results of `then`'s statements. A BEGIN that
+   * fails, or whose tried lock is taken (busy, 55P03), leaves no transaction open.
+   */
+  send(then?: string): Row[][] {
+    const owed = this.owed
+    const deferred = this.deferred
+    if (!owed && deferred.length === 0) return then === undefined ? [] : this.raw.exec(then)
+    this.owed = undefined
+    this.deferred = []
+    const parts = [...(owed ? [owed.sql] : []), ...deferred, ...(then === undefined ? [] : [then])]
+    let results: Row[][]
     try {
-      if (mode === 'read') this.raw.exec(this.readOnly ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ' : 'BEGIN ISOLATION LEVEL REPEATABLE READ')
-      else if (wait) this.raw.exec(mode === 'locks' ? BEGIN_SHARED : BEGIN_WRITE)
-      else got = this.raw.exec(mode === 'locks' ? BEGIN_TRY_SHARED : BEGIN_TRY_WRITE)[1][0]?.got === true
+      results = this.raw.exec(parts.join(';\n'))
     } catch (error) {
-      this.rollbackQuietly()
+      if (owed) this.rollbackQuietly()
       throw error
     }
-    if (!got) {
+    if (owed?.tried && results[1][0]?.got !== true) {
       this.rollbackQuietly()
       throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
     }
+    return then === undefined ? [] : results.slice((owed?.count ?? 0) + deferred.length)
+  }
+
+  /**
+   * In a read transaction that has not begun yet: run one statement on its own, outside it
+   * (its own snapshot), and let the transaction begin with the next statement, if any. A
+   * locked user's price reads only its lock: no BEGIN and COMMIT round trips.
+   */
+  get unbegunRead(): boolean {
+    return this.depth > 0 && this.mode === 'read' && this.owed !== undefined && this.deferred.length === 0
+  }
+
+  /** A write (statements without parameters) sent with the commit, or with the next statement. */
+  defer(sql: string): void {
+    this.deferred.push(sql)
   }
 
   private rollbackQuietly(): void {
+    // A transaction that never began has nothing to roll back.
+    if (this.owed) {
+      this.owed = undefined
+      this.deferred = []
+      return
+    }
+    this.deferred = []
     try {
       this.raw.exec('ROLLBACK')
     } catch {}
@@ -271,10 +335,15 @@ export class PgStore implements StorePort {
   }
 
   private commit(): void {
+    // A transaction that never began: nothing to commit.
+    if (this.owed && this.deferred.length === 0) {
+      this.owed = undefined
+      return
+    }
     // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
     if (this.mode === 'locks' || this.readOnly) {
       try {
-        this.raw.exec('COMMIT')
+        this.send('COMMIT')
       } catch (error) {
         this.rollbackQuietly()
         throw error
@@ -284,7 +353,7 @@ export class PgStore implements StorePort {
     // One round trip: the counter moves only when the transaction changed the catalog or configuration.
     let moved: unknown[]
     try {
-      ;[moved] = this.raw.exec(commitSql(this.truncated))
+      ;[moved] = this.send(commitSql(this.truncated))
     } catch (error) {
       this.rollbackQuietly()
       throw error
@@ -293,14 +362,15 @@ export class PgStore implements StorePort {
   }
 
   private savepoint<T>(fn: () => T): T {
-    this.raw.exec(SAVEPOINT)
+    this.send(SAVEPOINT)
     this.depth++
     try {
       const result = fn()
-      this.raw.exec('RELEASE SAVEPOINT pricectl_nested')
+      this.send('RELEASE SAVEPOINT pricectl_nested')
       return result
     } catch (error) {
       if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
+      this.deferred = [] // writes deferred inside the savepoint go with it
       try {
         this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
