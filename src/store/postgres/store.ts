@@ -61,8 +61,12 @@ class NeedsWriteLock extends Error {
   }
 }
 
-/** Whether a statement only reads (what a lock-writing transaction may run besides its claims). */
-const READS = /^\s*SELECT\b/i
+/**
+ * Whether a statement only reads (what a lock-writing transaction may run besides its
+ * claims): a SELECT, or a WITH that names no writing command (one that only seems to, a
+ * word in a literal, costs a rerun, never a write).
+ */
+const READS = /^\s*(?:SELECT\b|WITH\b(?![\s\S]*\b(?:INSERT|UPDATE|DELETE|MERGE)\b))/i
 /**
  * One savepoint name at every depth: PostgreSQL keeps nested savepoints of the same name,
  * and ROLLBACK TO / RELEASE take the innermost, which is the one a nested call made.
