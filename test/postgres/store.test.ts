@@ -9,6 +9,8 @@ import {openStore} from '../../src/store/db.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {connectPg, PgError} from '../../src/store/postgres/client.js'
 import {PG_MIGRATIONS, PG_SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
+import type {PgStore} from '../../src/store/postgres/store.js'
+import type {Lock} from '../../src/pricing/locks.js'
 import {openReaderStore} from '../../src/store/reader.js'
 import type {StorePort} from '../../src/store/port.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
@@ -24,6 +26,23 @@ function database(options?: {empty?: boolean}): PgDatabase {
   const d = freshPgDatabase(options)
   made.push(d)
   return d
+}
+function newLock(key: string, more: Partial<Lock> = {}): Lock {
+  return {
+    anonymous: false,
+    arm_id: 0,
+    country: 'DE',
+    created_at: '2026-01-01T00:00:00.000Z',
+    currency: 'EUR',
+    experiment_id: 0,
+    ip: null,
+    lock_key: key,
+    package_id: null,
+    quote: {audience: {api_id: 'default', name: 'default'}, country_source: 'request', currency_source: 'request', experiment_type: null, matching_audiences: [], products: {}, products_to_select: []},
+    updated_at: '2026-01-01T00:00:00.000Z',
+    user_id: key,
+    ...more,
+  }
 }
 function open(url: string): StorePort {
   const s = openStore(url)
@@ -193,6 +212,95 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     const w = b.pricing.catalogVersion()
     a.transaction(() => a.config.setting('k'), {write: true})
     expect(b.pricing.catalogVersion()).toBe(w)
+  })
+
+  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', () => {
+    const d = database()
+    const a = open(d.url)
+    const b = open(d.url)
+    const v = a.pricing.catalogVersion()
+    b.transaction(() => {
+      b.pricing.saveQuotes([newLock('carol')])
+      b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
+    }, {write: true})
+    b.transaction(() => b.pricing.deleteLocks(['carol']), {write: true})
+    expect(a.pricing.catalogVersion()).toBe(v)
+    b.transaction(() => b.config.saveSetting('default_country', 'FR'), {write: true})
+    expect(a.pricing.catalogVersion()).not.toBe(v)
+  })
+
+  it('lock-writing transactions (locksOnly): new locks claimed without the exclusive lock; a lost claim or any other write runs again with it', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    const locksOnly = {locksOnly: true, write: true}
+    // Two writers of locks hold the shared lock at once: b writes while a's transaction is open.
+    a.transaction(() => {
+      expect(a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
+      b.transaction(() => {
+        expect(b.pricing.loadLocks(['dora'])).toEqual([undefined])
+        b.pricing.saveQuotes([newLock('dora')])
+        b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'dora'}])
+      }, locksOnly)
+      a.pricing.saveQuotes([newLock("o'neil\\x")])
+      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: "o'neil\\x"}])
+    }, locksOnly)
+    expect(a.pricing.loadLocks(["o'neil\\x", 'dora']).map((l) => l?.lock_key)).toEqual(["o'neil\\x", 'dora'])
+    expect(a.pricing.userCountries(["o'neil\\x", 'dora'])).toEqual(['JP', 'DE'])
+    expect([a.lockWriteRetries, b.lockWriteRetries]).toEqual([0, 0])
+
+    // A claim that loses (b made the lock after a read none) writes nothing; a runs again with the
+    // write lock and finds b's lock.
+    const seen: unknown[] = []
+    a.transaction(() => {
+      const [found] = a.pricing.loadLocks(['erin'])
+      seen.push(found?.country)
+      if (found) return
+      b.transaction(() => {
+        b.pricing.loadLocks(['erin'])
+        b.pricing.saveQuotes([newLock('erin', {country: 'KW'})])
+      }, locksOnly)
+      a.pricing.saveQuotes([newLock('erin', {country: 'US'})])
+      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'erin'}])
+    }, locksOnly)
+    expect(seen).toEqual([undefined, 'KW'])
+    expect(a.lockWriteRetries).toBe(1)
+    expect(a.pricing.userCountries(['erin'])).toEqual([undefined])
+
+    // A lock that exists changes, a lock deleted, another table written: run again with the write lock.
+    const attempts: string[] = []
+    a.transaction(() => {
+      attempts.push('change')
+      a.pricing.loadLocks(['dora'])
+      a.pricing.saveQuotes([newLock('dora', {country: 'FR'})])
+    }, locksOnly)
+    a.transaction(() => {
+      attempts.push('delete')
+      a.pricing.deleteLocks(['erin'])
+    }, locksOnly)
+    a.transaction(() => {
+      attempts.push('setting')
+      a.config.saveSetting('k', 'v')
+    }, locksOnly)
+    expect(attempts).toEqual(['change', 'change', 'delete', 'delete', 'setting', 'setting'])
+    expect(a.lockWriteRetries).toBe(4)
+    expect(a.pricing.loadLocks(['dora', 'erin']).map((l) => l?.country)).toEqual(['FR', undefined])
+    expect(a.config.setting('k')).toBe('v')
+  })
+
+  it('a locked read on its own is outside the transaction; what follows it reads one snapshot', () => {
+    const d = database()
+    const a = open(d.url)
+    const b = open(d.url)
+    a.transaction(() => a.pricing.saveQuotes([newLock('fay')]), {write: true})
+    const seen = a.transaction(() => {
+      const first = a.pricing.loadLocks(['fay'])[0]?.country
+      b.transaction(() => b.config.saveSetting('k', '1'), {write: true})
+      const second = a.config.setting('k')
+      b.transaction(() => b.config.saveSetting('k', '2'), {write: true})
+      return [first, second, a.config.setting('k')]
+    })
+    expect(seen).toEqual(['DE', '1', '1'])
   })
 
   it('a nested transaction that fails rolls back its own writes only', () => {
