@@ -9,6 +9,9 @@ import {existsSync, readFileSync} from 'node:fs'
 import {arch, homedir, platform, release, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
+/** The variables pricectl itself reads: they change no help text. */
+const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMPORT_BATCH', 'PRICECTL_NOW', 'PRICECTL_PROGRESS_INTERVAL_MS'])
+
 const argv = process.argv.slice(2)
 const only = argv.length === 1 ? argv[0] : undefined
 const rootHelp = only === '--help' || only === '-h' ? builtRootHelp() : undefined
@@ -29,9 +32,6 @@ function packageJson() {
 function userAgent(pjson) {
   return `${pjson.name}/${pjson.version} ${platform()}-${arch() === 'ia32' ? 'x86' : arch()} node-${process.version}`
 }
-
-/** The variables pricectl itself reads: they change no help text. */
-const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMPORT_BATCH', 'PRICECTL_NOW', 'PRICECTL_PROGRESS_INTERVAL_MS'])
 
 /**
  * The root help rendered at build time, when this run would print the same: stdout not a

@@ -113,6 +113,7 @@ async function bundlePrice() {
     minify: true,
     outdir: join(root, 'dist'),
     platform: 'node',
+    plugins: [zodEnglishOnly()],
     splitting: true,
     target: `node${process.versions.node.split('.')[0]}`,
     write: false,
@@ -121,7 +122,26 @@ async function bundlePrice() {
     .filter((f) => f.startsWith('dist/'))
     .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
   if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
+  const locales = Object.keys(result.metafile.inputs)
+    .filter((f) => f.startsWith('dist/'))
+    .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
+  if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
   for (const out of result.outputFiles) write(out.path, out.contents)
+}
+
+/**
+ * zod's index exports all its ~40 message locales (`z.locales`, a third of the bundle's
+ * size); its schemas use English, which they import themselves. Nothing of pricectl selects a
+ * locale (bundlePrice checks), so the bundle's `z.locales` holds English only.
+ */
+function zodEnglishOnly() {
+  return {
+    name: 'zod-english-only',
+    setup(build) {
+      build.onResolve({filter: /^\.\.\/locales\/index\.js$/}, (args) => (/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? {namespace: 'zod-locales', path: 'en'} : undefined))
+      build.onLoad({filter: /.*/, namespace: 'zod-locales'}, () => ({contents: "export {default as en} from 'zod/v4/locales/en.js'", resolveDir: root}))
+    },
+  }
 }
 
 /**
