@@ -4,7 +4,6 @@
 // node-version. oclif answers it on WSL (its platform is then "wsl") and for anything else.
 // The root `--help` (or `-h`) to a pipe is oclif's text rendered at build time
 // (scripts/build.mjs renderRootHelp), printed when nothing here could change it.
-import {createHash} from 'node:crypto'
 import {existsSync, readFileSync} from 'node:fs'
 import {arch, homedir, platform, release, tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -14,7 +13,7 @@ const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMP
 
 const argv = process.argv.slice(2)
 const only = argv.length === 1 ? argv[0] : undefined
-const rootHelp = only === '--help' || only === '-h' ? builtRootHelp() : undefined
+const rootHelp = only === '--help' || only === '-h' ? await builtRootHelp() : undefined
 if (only === '--version' && !maybeWsl()) {
   process.stdout.write(userAgent(packageJson()) + '\n')
 } else if (rootHelp !== undefined) {
@@ -39,7 +38,7 @@ function userAgent(pjson) {
  * oclif reads (OCLIF_*, PRICECTL_* of its own, FORCE_COLOR, DEBUG), no user plugins or theme
  * in oclif's folders, and the manifest the text was rendered from. Else undefined: oclif answers.
  */
-function builtRootHelp() {
+async function builtRootHelp() {
   if (process.stdout.isTTY || platform() !== 'linux' || maybeWsl()) return undefined
   for (const name of Object.keys(process.env)) {
     if (name.startsWith('OCLIF_') || (name.startsWith('PRICECTL_') && !OWN_VARIABLES.has(name)) || name === 'FORCE_COLOR' || name === 'DEBUG') return undefined
@@ -57,6 +56,7 @@ function builtRootHelp() {
   const dataDir = join(process.env.XDG_DATA_HOME || join(home, '.local/share'), dirname)
   const configDir = join(process.env.XDG_CONFIG_HOME || join(home, '.config'), dirname)
   if (existsSync(join(dataDir, 'package.json')) || existsSync(join(configDir, 'theme.json'))) return undefined
+  const {createHash} = await import('node:crypto')
   const manifest = createHash('sha256').update(readFileSync(new URL('../oclif.manifest.json', import.meta.url))).digest('hex')
   if (manifest !== built.manifest) return undefined
   const agent = userAgent(pjson)
