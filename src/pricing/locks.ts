@@ -78,23 +78,37 @@ export function packQuote(lock: Lock): string {
   const q = lock.quote
   let products = ''
   for (const id in q.products) {
-    products += `${products ? ',' : ''}${JSON.stringify(id)}:${packProduct(q.products[id], lock.currency)}`
+    products += `${products ? ',' : ''}${json(id)}:${packProduct(q.products[id], lock.currency)}`
   }
-  let out = `{"country_source":${JSON.stringify(q.country_source)},"currency_source":${JSON.stringify(q.currency_source)},"products":{${products}}`
+  let out = `{"country_source":${json(q.country_source)},"currency_source":${json(q.currency_source)},"products":{${products}}`
   if (q.audience.api_id !== 'default') out += `,"audience":${JSON.stringify(q.audience)}`
   if (q.matching_audiences.length > 0) out += `,"matching_audiences":${JSON.stringify(q.matching_audiences)}`
-  if (q.experiment_type !== null) out += `,"experiment_type":${JSON.stringify(q.experiment_type)}`
+  if (q.experiment_type !== null) out += `,"experiment_type":${json(q.experiment_type)}`
   if (q.products_to_select.length > 0) out += `,"products_to_select":${JSON.stringify(q.products_to_select)}`
   return out + '}'
 }
 
 function packProduct(p: LockedProduct, lockCurrency: string): string {
-  let out = `{"interval":${JSON.stringify(p.interval)},"interval_count":${p.interval_count},"layer":${JSON.stringify(p.layer)},"price_minor":${p.price_minor}`
+  let out = `{"interval":${json(p.interval)},"interval_count":${p.interval_count},"layer":${json(p.layer)},"price_minor":${p.price_minor}`
   if (p.baseline_minor !== null) out += `,"baseline_minor":${p.baseline_minor}`
   if (p.control_minor !== p.price_minor) out += `,"control_minor":${p.control_minor}`
-  if (p.currency !== lockCurrency) out += `,"currency":${JSON.stringify(p.currency)}`
+  if (p.currency !== lockCurrency) out += `,"currency":${json(p.currency)}`
   if (p.coupon) out += `,"coupon":${JSON.stringify(p.coupon)}`
   return out + '}'
+}
+
+/**
+ * JSON.stringify of a string, remembered: a batch packs the same few product ids, layers,
+ * intervals and sources into every lock (docs/performance.md "Batch pricing").
+ */
+const jsonStrings = new Map<string, string>()
+function json(s: string): string {
+  let j = jsonStrings.get(s)
+  if (j === undefined) {
+    j = JSON.stringify(s)
+    if (jsonStrings.size < 4096) jsonStrings.set(s, j)
+  }
+  return j
 }
 
 export function unpackQuote(json: string, currency: string): LockQuote {

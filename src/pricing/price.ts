@@ -1,11 +1,11 @@
 import {nowIso} from '../clock.js'
 import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, mulDivHalfUp, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
-import {validate} from '../schemas/validate.js'
+import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import type {Lock, LockedProduct, LockQuote} from './locks.js'
+import {validatePriceRequest} from './request.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
 export type {ExplainStep, Trace} from './types.js'
@@ -102,7 +102,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
 }
 
 function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): PriceResult {
-  const req = validate(PriceRequestSchema, input, 'price request')
+  const req = validatePriceRequest(input)
   const trace = options.trace
   let ip = req.ip
   if (req.get_ip_from_request && !ip) {
