@@ -56,6 +56,8 @@ export type Server = FastifyInstance & {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null
+    /** The store's catalogVersion() read when the request arrived (SQLite; undefined otherwise): the key check and the pricing context share it. */
+    dataVersion: number | undefined
   }
   interface FastifyContextConfig {
     /** Routes under /v1 need an API key; /healthz does not. */
@@ -116,6 +118,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     trustProxy: options.trustProxy ?? false,
   }) as unknown as Server
   app.decorateRequest('caller', null)
+  app.decorateRequest('dataVersion', undefined)
 
   // JSON is the only body: without fastify's text/plain parser any other type is 415.
   // Bodies go through the commands' own reader: UTF-8, an object, the nesting limit.
@@ -128,6 +131,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     }
   })
 
+  const sqlite = store.kind === 'sqlite'
   let closing = false
   app.addHook('preClose', async () => {
     closing = true
@@ -141,7 +145,11 @@ export function buildServer(options: ServerOptions = {}): Server {
     }
     if (!request.routeOptions.config?.auth) return
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
-    const caller = keys.check(presented)
+    // One read of SQLite's data_version per request: it tells the key check whether another
+    // process committed (a revoked key) and the pricing context whether the catalog moved.
+    const version = sqlite ? store.pricing.catalogVersion() : undefined
+    request.dataVersion = version
+    const caller = keys.check(presented, version)
     if (!caller) {
       const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
       throw new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {

@@ -8,6 +8,18 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 5000
 const FIRST_RETRY_MS = 2
 const MAX_RETRY_MS = 50
 
+/**
+ * Requests that share one attempt at the write lock (group commit): `run` gets every item
+ * that joined, runs them in one transaction and answers one outcome per item, in order.
+ * An error it throws is every item's; a busy store tries the whole group again.
+ */
+export type Group<I, R> = {run: (items: readonly I[]) => Outcome<R>[] | Promise<Outcome<R>[]>}
+export type Outcome<R> = {error: unknown} | {value: R}
+
+type Member = {item: unknown; reject: (error: unknown) => void; resolve: (value: unknown) => void}
+/** The group waiting at the tail of the queue, while requests may still join it. */
+type OpenGroup = {group: Group<never, unknown>; members: Member[]; open: boolean; waiter?: Waiter}
+
 type Waiter = {
   attempt: () => unknown
   deadline: number
@@ -40,6 +52,7 @@ export class WriteQueue {
   private retry?: NodeJS.Timeout
   private pumping = false
   private backoff = FIRST_RETRY_MS
+  private openGroup?: OpenGroup
   /** Attempts that found the store locked (for tests and the curious). */
   busyAttempts = 0
 
@@ -56,11 +69,60 @@ export class WriteQueue {
    */
   run<T>(attempt: () => Promise<T> | T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, reject, resolve: resolve as (v: unknown) => void, running: false}
-      this.waiting.push(w)
-      if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
-      else w.expiry = this.expireLater(w)
+      this.enqueue(attempt, resolve as (v: unknown) => void, reject)
     })
+  }
+
+  /**
+   * Group commit: `item` joins the group waiting at the tail of the queue when that group is
+   * `group` and has not started; otherwise it opens a new one there. A group starts as any
+   * write does (at once on an idle queue), first lets the rest of this turn of the event loop
+   * arrive (every connection with a request ready is read in one poll phase), then runs all
+   * its items in one attempt. Each item's promise settles with its own outcome, after the
+   * group's commit. Arrival order is kept: nothing joins a group behind another write.
+   */
+  join<I, R>(group: Group<I, R>, item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const member: Member = {item, reject, resolve: resolve as (v: unknown) => void}
+      const tail = this.openGroup
+      if (tail && tail.open && tail.group === group && tail.waiter && this.waiting.at(-1) === tail.waiter) {
+        tail.members.push(member)
+        return
+      }
+      const g: OpenGroup = {group: group as Group<never, unknown>, members: [member], open: true}
+      this.openGroup = g
+      g.waiter = this.enqueue(
+        async () => {
+          if (g.open) {
+            await new Promise((resolve) => setImmediate(resolve))
+            g.open = false
+            if (this.openGroup === g) this.openGroup = undefined
+          }
+          return group.run(g.members.map((m) => m.item as I))
+        },
+        (outcomes) => {
+          const all = outcomes as Outcome<R>[]
+          for (let i = 0; i < g.members.length; i++) {
+            const o = all[i]
+            if ('error' in o) g.members[i].reject(o.error)
+            else g.members[i].resolve(o.value)
+          }
+        },
+        (error) => {
+          g.open = false
+          if (this.openGroup === g) this.openGroup = undefined
+          for (const m of g.members) m.reject(error)
+        },
+      )
+    })
+  }
+
+  private enqueue(attempt: () => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void): Waiter {
+    const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, reject, resolve, running: false}
+    this.waiting.push(w)
+    if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
+    else w.expiry = this.expireLater(w)
+    return w
   }
 
   private expireLater(w: Waiter): NodeJS.Timeout {
