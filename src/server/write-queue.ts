@@ -16,14 +16,17 @@ const MAX_RETRY_MS = 50
 export type Group<I, R> = {run: (items: readonly I[]) => Outcome<R>[] | Promise<Outcome<R>[]>}
 export type Outcome<R> = {error: unknown} | {value: R}
 
-type Member = {item: unknown; reject: (error: unknown) => void; resolve: (value: unknown) => void}
-/** The group waiting at the tail of the queue, while requests may still join it. */
-type OpenGroup = {group: Group<never, unknown>; members: Member[]; open: boolean; waiter?: Waiter}
+/** A request in a group, with its own budget: it gets its 503 at its own deadline, whatever the group's. */
+type Member = {deadline: number; item: unknown; reject: (error: unknown) => void; resolve: (value: unknown) => void}
+/** A group of requests sharing one waiter; `open` while requests may still join it. */
+type GroupState = {group: Group<never, unknown>; members: Member[]; open: boolean; waiter?: Waiter}
 
 type Waiter = {
   attempt: () => unknown
+  /** For a group: the latest deadline of its members (it keeps trying while one may wait). */
   deadline: number
   expiry?: NodeJS.Timeout
+  group?: GroupState
   reject: (error: unknown) => void
   resolve: (value: unknown) => void
   running: boolean
@@ -52,7 +55,7 @@ export class WriteQueue {
   private retry?: NodeJS.Timeout
   private pumping = false
   private backoff = FIRST_RETRY_MS
-  private openGroup?: OpenGroup
+  private openGroup?: GroupState
   /** Attempts that found the store locked (for tests and the curious). */
   busyAttempts = 0
 
@@ -83,42 +86,48 @@ export class WriteQueue {
    */
   join<I, R>(group: Group<I, R>, item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      const member: Member = {item, reject, resolve: resolve as (v: unknown) => void}
+      const member: Member = {deadline: Date.now() + this.budgetMs, item, reject, resolve: resolve as (v: unknown) => void}
       const tail = this.openGroup
-      if (tail && tail.open && tail.group === group && tail.waiter && this.waiting.at(-1) === tail.waiter) {
+      if (tail?.open && tail.group === group && tail.waiter && this.waiting.at(-1) === tail.waiter) {
         tail.members.push(member)
+        tail.waiter.deadline = member.deadline
         return
       }
-      const g: OpenGroup = {group: group as Group<never, unknown>, members: [member], open: true}
+      const g: GroupState = {group: group as Group<never, unknown>, members: [member], open: true}
       this.openGroup = g
+      const close = () => {
+        g.open = false
+        if (this.openGroup === g) this.openGroup = undefined
+      }
       g.waiter = this.enqueue(
         async () => {
           if (g.open) {
             await new Promise((resolve) => setImmediate(resolve))
-            g.open = false
-            if (this.openGroup === g) this.openGroup = undefined
+            close()
           }
-          return group.run(g.members.map((m) => m.item as I))
+          // The members still waiting (an expired one has had its 503), answered in this order.
+          const members = [...g.members]
+          return {members, outcomes: members.length === 0 ? [] : await group.run(members.map((m) => m.item as I))}
         },
-        (outcomes) => {
-          const all = outcomes as Outcome<R>[]
-          for (let i = 0; i < g.members.length; i++) {
-            const o = all[i]
-            if ('error' in o) g.members[i].reject(o.error)
-            else g.members[i].resolve(o.value)
+        (value) => {
+          const {members, outcomes} = value as {members: Member[]; outcomes: Outcome<R>[]}
+          for (let i = 0; i < members.length; i++) {
+            const o = outcomes[i]
+            if ('error' in o) members[i].reject(o.error)
+            else members[i].resolve(o.value)
           }
         },
         (error) => {
-          g.open = false
-          if (this.openGroup === g) this.openGroup = undefined
+          close()
           for (const m of g.members) m.reject(error)
         },
+        g,
       )
     })
   }
 
-  private enqueue(attempt: () => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void): Waiter {
-    const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, reject, resolve, running: false}
+  private enqueue(attempt: () => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void, group?: GroupState): Waiter {
+    const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, group, reject, resolve, running: false}
     this.waiting.push(w)
     if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
     else w.expiry = this.expireLater(w)
@@ -126,6 +135,27 @@ export class WriteQueue {
   }
 
   private expireLater(w: Waiter): NodeJS.Timeout {
+    const g = w.group
+    if (g) {
+      // Each member of a group gets its 503 at its own deadline; the group waits on for the others.
+      const first = Math.min(...g.members.map((m) => m.deadline))
+      return setTimeout(() => {
+        w.expiry = undefined
+        if (w.running) return
+        const now = Date.now()
+        const expired = g.members.filter((m) => m.deadline <= now)
+        g.members = g.members.filter((m) => m.deadline > now)
+        for (const m of expired) m.reject(timedOut(this.budgetMs))
+        if (g.members.length > 0) {
+          w.expiry = this.expireLater(w)
+          return
+        }
+        if (this.openGroup === g) this.openGroup = undefined
+        g.open = false
+        const i = this.waiting.indexOf(w)
+        if (i !== -1) this.waiting.splice(i, 1)
+      }, Math.max(0, first - Date.now()))
+    }
     // A write waiting behind others gets its 503 at its own deadline, not when its turn comes.
     return setTimeout(() => {
       if (w.running) return
