@@ -60,11 +60,11 @@ export const MAX_RECORD_CHARS = 1024 * 1024
  * Problems of the record itself: bytes that are not UTF-8 (decoded as U+FFFD, e.g. a
  * latin-1 export) or an oversized record.
  */
-function recordProblem(record: string[], mayHaveReplacement: boolean): string | undefined {
-  let size = 0
-  for (const cell of record) {
-    size += cell.length
-    if (mayHaveReplacement && cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+function recordProblem(record: string[], size: number, mayHaveReplacement: boolean): string | undefined {
+  if (mayHaveReplacement) {
+    for (const cell of record) {
+      if (cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+    }
   }
   if (size > MAX_RECORD_CHARS) return `record is longer than ${MAX_RECORD_CHARS} characters (the limit for one row)`
   return undefined
@@ -123,8 +123,12 @@ for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_COLUMNS, su
  */
 const READ_BYTES = 64 * 1024
 
-/** Rejected rows' cells (characters) a message may gather before it is sent, whatever its row count: memory stays bounded with long records. */
-const MAX_REJECT_CHARS = 4 * 1024 * 1024
+/**
+ * Characters of records a message may gather before it is sent, whatever its row count:
+ * the worker's memory (its old generation is capped, pipeline.ts) stays bounded with long
+ * records.
+ */
+const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 
 async function main(): Promise<void> {
   const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
@@ -136,7 +140,7 @@ async function main(): Promise<void> {
   let earlyLines: number[] = []
   let rows: unknown[][] = []
   let rejects: [number, string, string[]][] = []
-  let rejectChars = 0
+  let chars = 0
   let read = 0
   let bytes = 0
   // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
@@ -150,12 +154,11 @@ async function main(): Promise<void> {
     inFlight++
     rows = []
     rejects = []
-    rejectChars = 0
+    chars = 0
   }
 
   const reject = (line: number, reason: string, cells: string[]) => {
     rejects.push([line, reason, cells])
-    for (const c of cells) rejectChars += c.length
   }
 
   /**
@@ -165,7 +168,10 @@ async function main(): Promise<void> {
    */
   const mapRecord = (record: string[], endLine: number) => {
     read++
-    const problem = recordProblem(record, replacementBefore || reader.replacementPending)
+    let size = 0
+    for (let i = 0; i < record.length; i++) size += record[i].length
+    chars += size
+    const problem = recordProblem(record, size, replacementBefore || reader.replacementPending)
     if (problem) {
       // An oversized record goes to the rejects file shortened, cell by cell.
       reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
@@ -175,7 +181,7 @@ async function main(): Promise<void> {
       if (typeof r === 'string') reject(startLine(endLine, record), r, record)
       else rows.push(toRow(r))
     }
-    if (rows.length + rejects.length >= input.batchRows || rejectChars >= MAX_REJECT_CHARS) post()
+    if (rows.length + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
   }
 
   const reader = new CsvReader({
