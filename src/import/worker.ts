@@ -157,8 +157,11 @@ async function main(): Promise<void> {
     chars = 0
   }
 
+  // The line of the last rejected row when it was unreadable (kept across posts).
+  let lastUnreadable = -1
   const reject = (line: number, reason: string, cells: string[]) => {
     rejects.push([line, reason, cells])
+    lastUnreadable = -1
   }
 
   /**
@@ -199,9 +202,10 @@ async function main(): Promise<void> {
     },
     unreadable(line, reason) {
       // One broken record can raise several errors: report it once.
-      if (rejects.length > 0 && rejects.at(-1)![0] === line && rejects.at(-1)![1].startsWith('unreadable')) return
+      if (line === lastUnreadable) return
       read++
       reject(line, `unreadable CSV record: ${reason}`, [])
+      lastUnreadable = line
       if (mapper && rows.length + rejects.length >= input.batchRows) post()
     },
   })
