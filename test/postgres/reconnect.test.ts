@@ -55,20 +55,25 @@ function terminate(name: string): number {
  * A child process that ends the session on `name` running a statement that contains
  * `marker`, once it shows up (this thread is blocked in that statement meanwhile).
  */
-function terminateWhenRunning(name: string, marker: string): ChildProcess {
+async function terminateWhenRunning(name: string, marker: string): Promise<ChildProcess> {
   const script = `
 const pg = require('pg')
 const c = new pg.Client({connectionString: process.argv[1]})
 c.connect().then(async () => {
-  for (let i = 0; i < 400; i++) {
+  process.stdout.write('ready\\n')
+  for (let i = 0; i < 2400; i++) {
     const r = await c.query("SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE $2", [process.argv[2], '%' + process.argv[3] + '%'])
     if (r.rows.length > 0) break
     await new Promise((resolve) => setTimeout(resolve, 25))
   }
   await c.end()
 })`
-  const child = spawn(process.execPath, ['-e', script, pgServerUrl(), name, marker], {cwd: ROOT, stdio: 'ignore'})
+  const child = spawn(process.execPath, ['-e', script, pgServerUrl(), name, marker], {cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit']})
   children.push(child)
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve())
+    child.once('exit', (code) => reject(new Error(`the terminating child exited (${code}) before it connected`)))
+  })
   return child
 }
 
@@ -161,14 +166,13 @@ describe('PostgreSQL: a dropped connection', () => {
     const pg = connectPg(d.url)
     opened.push(pg)
     pg.exec('CREATE TABLE t (a bigint)')
-    const killer = terminateWhenRunning(d.name, 'pg_sleep(0.71)')
-    await new Promise((r) => setTimeout(r, 300)) // the child connects
-    expect(pg.query('SELECT 42 AS n, pg_sleep(0.71) AS s')).toEqual([{n: 42, s: ''}])
+    // The statements sleep long enough for the child (polling every 25 ms) to see them, even on a loaded machine.
+    const killer = await terminateWhenRunning(d.name, 'pg_sleep(1.51)')
+    expect(pg.query('SELECT 42 AS n, pg_sleep(1.51) AS s')).toEqual([{n: 42, s: ''}])
     await new Promise((r) => killer.once('exit', r))
 
-    const killer2 = terminateWhenRunning(d.name, 'pg_sleep(0.72)')
-    await new Promise((r) => setTimeout(r, 300))
-    const error = caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(0.72)'))
+    const killer2 = await terminateWhenRunning(d.name, 'pg_sleep(1.52)')
+    const error = caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
     await new Promise((r) => killer2.once('exit', r))
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
