@@ -93,11 +93,16 @@ let connectedOnce = false
 let lostTransaction
 
 function open() {
-  const client = new pg.Client({application_name: 'pricectl', connectionString: url, types})
+  const client = new pg.Client({application_name: 'pricectl', connectionString: url, connectionTimeoutMillis: workerData.connectTimeoutMs, types})
   const c = {broken: undefined, client}
   client.on('error', (e) => { c.broken = c.broken || e })
   client.on('end', () => { c.broken = c.broken || new Error('Connection terminated') })
-  c.ready = client.connect().then(async () => {
+  const started = Date.now()
+  c.ready = client.connect().catch((e) => {
+    // pg reports its connect timeout as "Connection terminated unexpectedly": say what it was.
+    if (Date.now() - started < workerData.connectTimeoutMs - 100) throw e
+    throw Object.assign(new Error('no answer within ' + workerData.connectTimeoutMs / 1000 + ' s'), {code: 'ETIMEDOUT'})
+  }).then(async () => {
     if (settings.size === 0) return
     const names = [...settings.keys()]
     await client.query({text: 'SELECT ' + names.map((_, i) => 'set_config($' + (2 * i + 1) + ', $' + (2 * i + 2) + ', false)').join(', '), values: names.flatMap((n) => [n, settings.get(n)])})
@@ -255,7 +260,7 @@ class WorkerClient implements PgSync {
       // loader must not apply to it (it would fail to start, and this thread would wait forever).
       execArgv: [],
       transferList: [port2],
-      workerData: {copyPath: require.resolve('pg-copy-streams'), pgPath: require.resolve('pg'), port: port2, signal: this.flag.buffer, url},
+      workerData: {connectTimeoutMs: connectTimeoutMs(url), copyPath: require.resolve('pg-copy-streams'), pgPath: require.resolve('pg'), port: port2, signal: this.flag.buffer, url},
     })
     // Neither keeps the process alive: a command that forgets to close still exits.
     this.worker.unref()
@@ -366,6 +371,18 @@ function lostMessage(lost: Lost, shown: string, why = 'connection lost'): string
 export function connectPg(url: string): PgSync {
   return new WorkerClient(url)
 }
+
+/** How long a new connection may take (libpq's connect_timeout: the URL's, else PGCONNECT_TIMEOUT, else 10 s), in ms. */
+export function connectTimeoutMs(url: string): number {
+  let given: null | string | undefined
+  try {
+    given = new URL(url).searchParams.get('connect_timeout')
+  } catch {}
+  const seconds = Number(given ?? process.env.PGCONNECT_TIMEOUT ?? DEFAULT_CONNECT_TIMEOUT_S)
+  return Number.isFinite(seconds) && seconds > 0 ? Math.round(seconds * 1000) : DEFAULT_CONNECT_TIMEOUT_S * 1000
+}
+
+const DEFAULT_CONNECT_TIMEOUT_S = 10
 
 /** A URL fit for messages: the password is left out. */
 export function redactUrl(url: string): string {
