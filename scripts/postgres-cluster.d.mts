@@ -16,7 +16,14 @@ export type ClusterOptions = {
   settings?: Record<string, string>
 }
 
-export type Cluster = {stop(): Promise<void>; url: string}
+export type Cluster = {
+  /** Shut the server down (fast) and start it again on the same port and data. */
+  restart(): Promise<void>
+  /** Shut the server down and remove its folders. */
+  stop(): Promise<void>
+  /** The maintenance database's URL. */
+  url: string
+}
 
 export function binDir(instead?: string): string
 export function runAs(instead?: string): RunAs | undefined

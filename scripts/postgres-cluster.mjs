@@ -90,8 +90,8 @@ const READY_MS = 60_000
 /**
  * Start a cluster: initdb in a new temp folder (`parent`/`prefix`XXXXXX), then the server on a
  * free port of 127.0.0.1 with trust authentication and `settings` (-c name=value). Resolves to
- * {url, stop()}: `url` is the maintenance database's, stop() shuts the server down (fast) and
- * removes its folders. On any failure nothing is left behind and the error says what failed.
+ * {url, restart(), stop()}: `url` is the maintenance database's, restart() restarts the server
+ * (same port and data), stop() shuts it down (fast) and removes its folders. On any failure nothing is left behind and the error says what failed.
  */
 export async function startCluster(options = {}) {
   const {initdbArgs = [], instead, parent = tmpdir(), prefix = 'pricectl-pg-', settings = {}} = options
@@ -115,12 +115,31 @@ export async function startCluster(options = {}) {
     }
     const port = await freePort()
     const all = {listen_addresses: '127.0.0.1', unix_socket_directories: data, ...settings}
-    child = spawn(join(bin, 'postgres'), ['-D', data, '-p', String(port), ...Object.entries(all).flatMap(([k, v]) => ['-c', `${k}=${v}`])], {
-      env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      ...user,
-    })
-    let log = ''
+    const args = ['-D', data, '-p', String(port), ...Object.entries(all).flatMap(([k, v]) => ['-c', `${k}=${v}`])]
+    child = await startServer(join(bin, 'postgres'), args, {env, stdio: ['ignore', 'ignore', 'pipe'], ...user})
+    return {
+      /** Shut the server down (fast) and start it again on the same port and data (a server restart). */
+      async restart() {
+        await stopChild(child)
+        child = await startServer(join(bin, 'postgres'), args, {env, stdio: ['ignore', 'ignore', 'pipe'], ...user})
+      },
+      async stop() {
+        await stopChild(child)
+        removeAll()
+      },
+      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    }
+  } catch (error) {
+    removeAll()
+    throw error
+  }
+}
+
+/** Spawn the server and wait until it accepts connections; on failure it is stopped and the error shows its log. */
+async function startServer(path, args, options) {
+  const child = spawn(path, args, options)
+  let log = ''
+  try {
     await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`PostgreSQL did not accept connections within ${READY_MS / 1000} s:\n${log}`)), READY_MS)
       const fail = (error) => {
@@ -134,24 +153,16 @@ export async function startCluster(options = {}) {
           resolve()
         }
       })
-      child.once('error', (error) => fail(new Error(`PostgreSQL could not be started (${join(bin, 'postgres')}): ${error.message}`)))
+      child.once('error', (error) => fail(new Error(`PostgreSQL could not be started (${path}): ${error.message}`)))
       child.once('exit', (code, signal) => fail(new Error(`PostgreSQL exited (${code ?? signal}) before accepting connections:\n${log}`)))
     })
-    child.stderr.removeAllListeners('data')
-    child.stderr.resume()
-    const running = child
-    return {
-      async stop() {
-        await stopChild(running)
-        removeAll()
-      },
-      url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    }
   } catch (error) {
-    if (child) await stopChild(child)
-    removeAll()
+    await stopChild(child)
     throw error
   }
+  child.stderr.removeAllListeners('data')
+  child.stderr.resume()
+  return child
 }
 
 /** Shut the server down (SIGINT: fast shutdown) and wait for it to exit. */

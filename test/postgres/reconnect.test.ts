@@ -1,9 +1,13 @@
 import {type ChildProcess, spawn} from 'node:child_process'
+import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
 import http from 'node:http'
-import {join} from 'node:path'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {startCluster} from '../../scripts/postgres-cluster.mjs'
 import {UnavailableError} from '../../src/errors.js'
+import {httpError} from '../../src/server/errors.js'
 import {openStore} from '../../src/store/db.js'
 import {connectPg, type PgSync, statementFacts} from '../../src/store/postgres/client.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
@@ -177,6 +181,32 @@ describe('PostgreSQL: a dropped connection', () => {
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
     expect(pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 0}])
+  })
+})
+
+describe('PostgreSQL: a server restart', () => {
+  it('the next call works once the server is back; while it is down a call fails with an operational error (HTTP 503)', async () => {
+    // A cluster of this test's own (the run's is shared): as root the server runs as another user, so its folder is beside the run's.
+    const base = process.env.PRICECTL_TEST_RUN_DIR ? dirname(process.env.PRICECTL_TEST_RUN_DIR) : tmpdir()
+    const parent = mkdtempSync(join(base, 'pricectl-restart-test-'))
+    chmodSync(parent, 0o711)
+    const cluster = await startCluster({parent})
+    try {
+      const store = openPg(cluster.url)
+      store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
+      await cluster.restart()
+      expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
+      await cluster.stop()
+      const down = caught(() => store.health())
+      expect(down).toBeInstanceOf(UnavailableError)
+      expect((down as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres was lost \(.*\) and no new connection could be made: check that the server runs and accepts connections, then retry$/)
+      const answer = httpError(down, {bodyLimit: 1})
+      expect([answer.status, answer.headers]).toEqual([503, {'retry-after': '1'}])
+      expect(answer.body.message).toBe((down as Error).message)
+    } finally {
+      await cluster.stop()
+      rmSync(parent, {force: true, recursive: true})
+    }
   })
 })
 
