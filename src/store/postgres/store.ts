@@ -56,6 +56,8 @@ const commitSql = (truncated: boolean) =>
  * store rolls it back and runs it again as a write transaction, which reads the winner's lock.
  */
 class NeedsWriteLock extends Error {
+  /** Busy's code (serialization failure): a caller that retries busy work per item passes it on whole. */
+  readonly code = '40001'
   constructor(why: string) {
     super(`a lock-writing transaction needs the store's write lock: ${why}`)
   }
