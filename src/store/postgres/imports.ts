@@ -42,10 +42,12 @@ function copyValue(v: unknown): string {
 
 /**
  * Each chunk goes to the session's staging table (a TEMP table: no WAL, no index) through
- * COPY FROM STDIN, then one statement merges it into the target: an upsert whose ON
- * CONFLICT ... WHERE keeps the event order against the row as it is when the statement
- * gets to it (after any concurrent writer of that key committed), so a row older than the
- * stored record never overwrites it, whoever wrote it. The batch is one transaction, as on
+ * COPY FROM STDIN, then one statement merges it into the target: staged rows whose key is
+ * new are inserted (a plain INSERT: the store's write lock, below, keeps any other writer
+ * from adding their keys first), and the rest are judged against their records; those newer
+ * than their record go through an upsert whose ON CONFLICT ... WHERE keeps the event order
+ * against the row as it is when the statement gets to it, so a row older than the stored
+ * record never overwrites it, whoever wrote it. The batch is one transaction, as on
  * SQLite: a run killed mid-COPY or mid-merge leaves whole batches only (the server rolls
  * back the open transaction when the connection drops), and running the same import again
  * inserts the rest.
