@@ -9,9 +9,17 @@
  * cannot be named) does not fail the build, and better-sqlite3 or oclif types cannot leak
  * into what a user's tsc reads. Like tsc, it writes everything it can and then exits 1 when
  * there were errors.
+ *
+ * Then, for a faster cold start (docs/performance.md "Cold start"): the `price` command's
+ * module graph is bundled into its own file (bundlePrice), oclif's manifest is written, and
+ * the root help is rendered once by oclif for bin/run.js (renderRootHelp).
  */
-import {existsSync, mkdirSync, rmSync, writeFileSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {arch, platform, tmpdir} from 'node:os'
 import {dirname, join, relative, resolve} from 'node:path'
+import * as esbuild from 'esbuild'
 import ts from 'typescript'
 
 const root = resolve(import.meta.dirname, '..')
@@ -69,6 +77,95 @@ const errors = [
   ...declarationDiagnostics,
 ].filter((d) => d.category === ts.DiagnosticCategory.Error)
 if (errors.length > 0) fail(errors)
+
+await bundlePrice()
+execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}, stdio: 'ignore'})
+renderRootHelp()
+
+/**
+ * The `price` command and everything it imports, in one file in place of
+ * dist/commands/price/index.js (oclif loads it by that path), with its lazy imports (batch
+ * pricing, the price impact, geoip, prompts) as chunks in dist/bundle/ (outside
+ * dist/commands, where oclif looks for commands). A cold `price` otherwise loads ~100
+ * compiled files of src/ and ~95 of zod. better-sqlite3 (native) and oclif stay where they
+ * are: the command must extend the Command class the rest of oclif knows. A `price` process
+ * loads nothing else of dist/src, so no module exists twice.
+ *
+ * A bundled file's import.meta.url is the bundle's: only createRequire(import.meta.url) (which
+ * resolves packages, the same from any folder of the package) may use it, so a file that
+ * locates a sibling (`new URL('worker.js', import.meta.url)`) fails the build here rather
+ * than the command at run time.
+ */
+async function bundlePrice() {
+  const entry = join(root, 'dist', 'commands', 'price', 'index.js')
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    allowOverwrite: true,
+    bundle: true,
+    chunkNames: 'bundle/[name]-[hash]',
+    entryPoints: {'commands/price/index': entry},
+    external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
+    format: 'esm',
+    // Names kept: errors and classes are told apart by name in places (err.name, constructor.name).
+    keepNames: true,
+    logLevel: 'error',
+    metafile: true,
+    minify: true,
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    plugins: [zodEnglishOnly()],
+    splitting: true,
+    target: `node${process.versions.node.split('.')[0]}`,
+    write: false,
+  })
+  const located = Object.keys(result.metafile.inputs)
+    .filter((f) => f.startsWith('dist/'))
+    .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
+  if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
+  const locales = Object.keys(result.metafile.inputs)
+    .filter((f) => f.startsWith('dist/'))
+    .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
+  if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
+  for (const out of result.outputFiles) write(out.path, out.contents)
+}
+
+/**
+ * zod's index exports all its ~40 message locales (`z.locales`, a third of the bundle's
+ * size); its schemas use English, which they import themselves. Nothing of pricectl selects a
+ * locale (bundlePrice checks), so the bundle's `z.locales` holds English only.
+ */
+function zodEnglishOnly() {
+  return {
+    name: 'zod-english-only',
+    setup(build) {
+      build.onResolve({filter: /^\.\.\/locales\/index\.js$/}, (args) => (/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? {namespace: 'zod-locales', path: 'en'} : undefined))
+      build.onLoad({filter: /.*/, namespace: 'zod-locales'}, () => ({contents: "export {default as en} from 'zod/v4/locales/en.js'", resolveDir: root}))
+    },
+  }
+}
+
+/**
+ * The root `--help` as oclif prints it to a pipe (80 columns, no colour), rendered here by
+ * oclif itself in an environment that changes nothing (a home without user plugins or a
+ * theme, no OCLIF_ or PRICECTL_ variables), for bin/run.js to print when its own environment
+ * changes nothing either. The one line that depends on the running node (VERSION) is left
+ * as a gap; the manifest's hash ties the text to the commands it lists.
+ */
+function renderRootHelp() {
+  const pjson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+  const home = mkdtempSync(join(tmpdir(), 'pricectl-build-'))
+  try {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OCLIF_|PRICECTL_|XDG_|DEBUG$|FORCE_COLOR$|NO_COLOR$|NODE_ENV$)/.test(k)))
+    const text = execFileSync(process.execPath, [join(root, 'bin', 'run.js'), '--help'], {cwd: home, encoding: 'utf8', env: {...env, HOME: home}, stdio: ['ignore', 'pipe', 'pipe']})
+    const userAgent = `${pjson.name}/${pjson.version} ${platform()}-${arch() === 'ia32' ? 'x86' : arch()} node-${process.version}`
+    const parts = text.split(`\n  ${userAgent}\n`)
+    if (parts.length !== 2) return // not the expected layout: bin/run.js lets oclif answer
+    const manifest = createHash('sha256').update(readFileSync(join(root, 'oclif.manifest.json'))).digest('hex')
+    write(join(root, 'dist', 'root-help.json'), JSON.stringify({after: parts[1], before: parts[0], manifest}))
+  } finally {
+    rmSync(home, {force: true, recursive: true})
+  }
+}
 
 function write(path, text) {
   mkdirSync(dirname(path), {recursive: true})

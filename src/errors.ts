@@ -41,3 +41,9 @@ export class OperationalError extends PricectlError {
  * exists): exit 1, HTTP 409. Checked after the input itself, so bad input still exits 2.
  */
 export class ConflictError extends OperationalError {}
+
+/**
+ * The store cannot be reached right now (its PostgreSQL connection was lost): exit 1, HTTP
+ * 503 with Retry-After. The message says what happened and whether retrying is safe.
+ */
+export class UnavailableError extends OperationalError {}

@@ -75,6 +75,11 @@ export class CsvReader {
 
   private replacementSeen = false
 
+  /** Whether text decoded since the last takeReplacementSeen() held U+FFFD, without resetting it. */
+  get replacementPending(): boolean {
+    return this.replacementSeen
+  }
+
   /** Feed the next bytes of the file. */
   write(bytes: Buffer): void {
     let text = this.decoder.write(bytes)

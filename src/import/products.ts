@@ -1,9 +1,7 @@
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {minorDigits, minorToDecimalString} from '../currency.js'
-import {PricingContext} from '../pricing/context.js'
+import type {PricingContext} from '../pricing/context.js'
 import {gatewayAmountMinor, gatewaySettings, isGateway} from '../pricing/gateways.js'
-import {calculatePriceSync} from '../pricing/price.js'
-import {previewCountries} from '../pricing/preview.js'
 import type {StorePort} from '../store/port.js'
 import {type CountryPrice, integrationRow} from '../store/port/catalog.js'
 import type {IntegrationMatch} from '../store/port/pricing.js'
@@ -51,6 +49,27 @@ type Candidates = {
 }
 
 const PREVIEW_USER = 'pricectl-import'
+
+/**
+ * The pricing engine, which only a cell naming several products needs (to tell them apart
+ * by price): loaded on demand (loadPricingEngine), not with the matcher. Loading it costs
+ * each import worker about 6 MB of heap and the time to load its modules, and most imports
+ * (an export without a product column, --product, a gateway id naming one product) never
+ * use it (docs/performance.md, "Import").
+ */
+type Engine = {
+  PricingContext: typeof import('../pricing/context.js').PricingContext
+  calculatePriceSync: typeof import('../pricing/price.js').calculatePriceSync
+  previewCountries: typeof import('../pricing/preview.js').previewCountries
+}
+let engine: Engine | undefined
+
+/** Load the pricing engine for ImportProducts (once per thread); before mapping rows that name products. */
+export async function loadPricingEngine(): Promise<void> {
+  if (engine) return
+  const [context, price, preview] = await Promise.all([import('../pricing/context.js'), import('../pricing/price.js'), import('../pricing/preview.js')])
+  engine = {PricingContext: context.PricingContext, calculatePriceSync: price.calculatePriceSync, previewCountries: preview.previewCountries}
+}
 
 function intervalText(interval: null | string, count: null | number): string {
   if (!interval || interval === 'one_time') return 'one-time'
@@ -135,6 +154,8 @@ export class ImportProducts {
       examples.set(p.id, ex)
     }
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
+    if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
+    const {PricingContext, calculatePriceSync, previewCountries} = engine
     this.ctx ??= new PricingContext(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)

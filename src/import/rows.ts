@@ -54,6 +54,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   /** Whether the layout reads a price id, and the gateway's converted amounts (checked once, not per row). */
   private readonly hasPrice: boolean
   private readonly hasSettled: boolean
+  /** Whether rows may name a product (a column or a constant): only then can matching need the pricing engine (loadPricingEngine). */
+  readonly readsProducts: boolean
   private readonly refunded: Set<string>
   /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
   private readonly ruleOverrides: Map<string, RuleOverride> | undefined
@@ -83,6 +85,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (missing.length > 0) throw new PricectlError(missingColumns(layout, missing), 2)
     const has = (f: Field) => (this.fields.get(f)?.length ?? 0) > 0 || this.constants.has(f)
     this.hasPrice = has('price')
+    this.readsProducts = has('product')
     this.hasSettled = has('converted_amount') && has('converted_currency')
     const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
     this.eventCols = cols(eventNames)

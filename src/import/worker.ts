@@ -7,6 +7,7 @@ import type {StorePort} from '../store/port.js'
 import {openReaderStore} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
+import {loadPricingEngine} from './products.js'
 import {RowMapper} from './rows.js'
 
 /**
@@ -59,11 +60,11 @@ export const MAX_RECORD_CHARS = 1024 * 1024
  * Problems of the record itself: bytes that are not UTF-8 (decoded as U+FFFD, e.g. a
  * latin-1 export) or an oversized record.
  */
-function recordProblem(record: string[], mayHaveReplacement: boolean): string | undefined {
-  let size = 0
-  for (const cell of record) {
-    size += cell.length
-    if (mayHaveReplacement && cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+function recordProblem(record: string[], size: number, mayHaveReplacement: boolean): string | undefined {
+  if (mayHaveReplacement) {
+    for (const cell of record) {
+      if (cell.includes('\uFFFD')) return 'not valid UTF-8 text (convert the file first: iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv)'
+    }
   }
   if (size > MAX_RECORD_CHARS) return `record is longer than ${MAX_RECORD_CHARS} characters (the limit for one row)`
   return undefined
@@ -75,10 +76,13 @@ function recordProblem(record: string[], mayHaveReplacement: boolean): string | 
  */
 function sortByKey(rows: unknown[][]): unknown[][] {
   // By user id, the key's first column: that is what places a row in the index, and a stable
-  // sort keeps equal keys in file order. The joined string is flat, so comparisons are fast.
-  const keyed = rows.map((r) => [`${r[0] as string}\u0000`, r] as const)
-  keyed.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-  return keyed.map((k) => k[1])
+  // sort keeps equal keys in file order. In place, comparing the cells themselves: no key
+  // strings or pairs allocated per row.
+  return rows.sort((a, b) => {
+    const x = a[0] as string
+    const y = b[0] as string
+    return x < y ? -1 : x > y ? 1 : 0
+  })
 }
 
 /** Records end on `endLine`; a quoted cell with line breaks started it earlier. */
@@ -111,61 +115,36 @@ for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_COLUMNS, su
   if (fn(probe).join() !== cols.join()) throw new Error('import worker: row order differs from the column list')
 }
 
+/**
+ * Bytes read (and decoded) at a time. The decoded text must stay below V8's large-object
+ * size (128 KB): a larger string is allocated straight in the old generation, where only a
+ * full mark-compact frees it, and with 1 MB reads the worker's heap grew by the file's
+ * size between two of them (docs/performance.md, "Import"). Cells are slices of this text.
+ */
+const READ_BYTES = 64 * 1024
+
+/**
+ * Characters of records a message may gather before it is sent, whatever its row count:
+ * the worker's memory (its old generation is capped, pipeline.ts) stays bounded with long
+ * records.
+ */
+const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
+
 async function main(): Promise<void> {
   const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
   let header: string[] | undefined
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
   let store: StorePort | undefined
-  // Records of the current chunk (and the line each ends on) until they are mapped.
-  let records: string[][] = []
-  let lines: number[] = []
+  // Records read before the mapper exists (the layout arrives after the header), and their lines.
+  let early: string[][] = []
+  let earlyLines: number[] = []
   let rows: unknown[][] = []
   let rejects: [number, string, string[]][] = []
+  let chars = 0
   let read = 0
   let bytes = 0
-
-  const reader = new CsvReader({
-    record(record, endLine) {
-      if (header === undefined) {
-        header = record
-        port.postMessage({header, type: 'header'} satisfies WorkerMessage)
-        return
-      }
-      records.push(record)
-      lines.push(endLine)
-    },
-    unreadable(line, reason) {
-      // One broken record can raise several errors: report it once.
-      if (rejects.length > 0 && rejects.at(-1)![0] === line && rejects.at(-1)![1].startsWith('unreadable')) return
-      read++
-      rejects.push([line, `unreadable CSV record: ${reason}`, []])
-    },
-  })
-
-  /** Map the records collected so far. */
-  // Text with U+FFFD read in this chunk or the one before (whose unfinished line this one ends).
+  // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
   let replacementBefore = false
-  const mapAll = () => {
-    const width = header!.length
-    const seen = reader.takeReplacementSeen()
-    const mayHaveReplacement = seen || replacementBefore
-    replacementBefore = seen
-    for (let i = 0; i < records.length; i++) {
-      const record = records[i]
-      read++
-      const problem = recordProblem(record, mayHaveReplacement)
-      if (problem) {
-        // An oversized record goes to the rejects file shortened, cell by cell.
-        rejects.push([startLine(lines[i], record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c))])
-        continue
-      }
-      const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
-      if (typeof r === 'string') rejects.push([startLine(lines[i], record), r, record])
-      else rows.push(toRow(r))
-    }
-    records = []
-    lines = []
-  }
 
   const post = () => {
     if (rows.length === 0 && rejects.length === 0) return
@@ -175,9 +154,63 @@ async function main(): Promise<void> {
     inFlight++
     rows = []
     rejects = []
+    chars = 0
   }
 
-  /** The main thread picks the layout from the header (or refuses the file and stops us). */
+  // The line of the last rejected row when it was unreadable (kept across posts).
+  let lastUnreadable = -1
+  const reject = (line: number, reason: string, cells: string[]) => {
+    rejects.push([line, reason, cells])
+    lastUnreadable = -1
+  }
+
+  /**
+   * Map one record as soon as it is read: its cells die young (a scavenge), instead of
+   * surviving in a chunk's worth of records until mapped and being promoted to the old
+   * generation (docs/performance.md, "Import").
+   */
+  const mapRecord = (record: string[], endLine: number) => {
+    read++
+    let size = 0
+    for (let i = 0; i < record.length; i++) size += record[i].length
+    chars += size
+    const problem = recordProblem(record, size, replacementBefore || reader.replacementPending)
+    if (problem) {
+      // An oversized record goes to the rejects file shortened, cell by cell.
+      reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
+    } else {
+      const width = header!.length
+      const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+      if (typeof r === 'string') reject(startLine(endLine, record), r, record)
+      else rows.push(toRow(r))
+    }
+    if (rows.length + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+  }
+
+  const reader = new CsvReader({
+    record(record, endLine) {
+      if (header === undefined) {
+        header = record
+        port.postMessage({header, type: 'header'} satisfies WorkerMessage)
+        return
+      }
+      if (mapper) mapRecord(record, endLine)
+      else {
+        early.push(record)
+        earlyLines.push(endLine)
+      }
+    },
+    unreadable(line, reason) {
+      // One broken record can raise several errors: report it once.
+      if (line === lastUnreadable) return
+      read++
+      reject(line, `unreadable CSV record: ${reason}`, [])
+      lastUnreadable = line
+      if (mapper && rows.length + rejects.length >= input.batchRows) post()
+    },
+  })
+
+  /** The main thread picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
   const makeMapper = async () => {
     const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
       layoutReady = resolve
@@ -186,11 +219,17 @@ async function main(): Promise<void> {
     // This thread's storage exponents are the store's record, as in the main thread.
     store = openReaderStore(input.db)
     const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
-    mapper = new RowMapper(store, input.kind, m.layout, header!, fallback)
+    const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
+    // Telling products apart by price needs the pricing engine: loaded only when rows name products.
+    if (made.readsProducts) await loadPricingEngine()
+    mapper = made
+    for (let i = 0; i < early.length; i++) mapRecord(early[i], earlyLines[i])
+    early = []
+    earlyLines = []
   }
 
   const fd = openSync(input.file, 'r')
-  const buf = Buffer.allocUnsafe(1 << 20)
+  const buf = Buffer.allocUnsafe(READ_BYTES)
   try {
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null)
@@ -198,10 +237,7 @@ async function main(): Promise<void> {
       bytes += n
       reader.write(buf.subarray(0, n))
       if (header !== undefined && mapper === undefined) await makeMapper()
-      if (mapper) {
-        mapAll()
-        if (rows.length + rejects.length >= input.batchRows) post()
-      }
+      if (mapper) replacementBefore = reader.takeReplacementSeen()
       while (inFlight >= input.maxInFlight) {
         await new Promise<void>((resolve) => {
           wake = resolve
@@ -210,7 +246,6 @@ async function main(): Promise<void> {
     }
     reader.end()
     if (header !== undefined && mapper === undefined) await makeMapper()
-    if (mapper) mapAll()
     post()
     port.postMessage({bytes, type: 'end'} satisfies WorkerMessage)
   } finally {

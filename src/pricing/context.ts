@@ -14,6 +14,7 @@ import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
 import {Segments} from './segments.js'
 import type {PricedProduct, PricingServices} from './types.js'
+import {ValueCache} from './value-cache.js'
 
 /**
  * A map that forgets everything once it holds `limit` entries: batches meet the same few
@@ -56,6 +57,9 @@ export class PricingContext implements PricingServices {
   /** Per-product quotes and rendered prices already computed by this context (see price.ts). */
   readonly quotes = new BoundedCache<string, LockedProduct>(20_000)
   readonly rendered = new BoundedCache<string, ProductPrice>(20_000)
+  /** The same, found without a key string (value-cache.ts); the string-keyed caches take what these have no room for. */
+  readonly quoteValues = new ValueCache<LockedProduct>()
+  readonly renderedValues = new ValueCache<ProductPrice>()
   /** The locks and user countries of the chunk of requests being priced (a single price: a chunk of one). */
   readonly chunk: QuoteChunk
 

@@ -78,26 +78,54 @@ export function packQuote(lock: Lock): string {
   const q = lock.quote
   let products = ''
   for (const id in q.products) {
-    products += `${products ? ',' : ''}${JSON.stringify(id)}:${packProduct(q.products[id], lock.currency)}`
+    products += `${products ? ',' : ''}${json(id)}:${packProduct(q.products[id], lock.currency)}`
   }
-  let out = `{"country_source":${JSON.stringify(q.country_source)},"currency_source":${JSON.stringify(q.currency_source)},"products":{${products}}`
+  let out = `{"country_source":${json(q.country_source)},"currency_source":${json(q.currency_source)},"products":{${products}}`
   if (q.audience.api_id !== 'default') out += `,"audience":${JSON.stringify(q.audience)}`
   if (q.matching_audiences.length > 0) out += `,"matching_audiences":${JSON.stringify(q.matching_audiences)}`
-  if (q.experiment_type !== null) out += `,"experiment_type":${JSON.stringify(q.experiment_type)}`
+  if (q.experiment_type !== null) out += `,"experiment_type":${json(q.experiment_type)}`
   if (q.products_to_select.length > 0) out += `,"products_to_select":${JSON.stringify(q.products_to_select)}`
   return out + '}'
 }
 
 function packProduct(p: LockedProduct, lockCurrency: string): string {
-  let out = `{"interval":${JSON.stringify(p.interval)},"interval_count":${p.interval_count},"layer":${JSON.stringify(p.layer)},"price_minor":${p.price_minor}`
+  let out = `{"interval":${json(p.interval)},"interval_count":${p.interval_count},"layer":${json(p.layer)},"price_minor":${p.price_minor}`
   if (p.baseline_minor !== null) out += `,"baseline_minor":${p.baseline_minor}`
   if (p.control_minor !== p.price_minor) out += `,"control_minor":${p.control_minor}`
-  if (p.currency !== lockCurrency) out += `,"currency":${JSON.stringify(p.currency)}`
+  if (p.currency !== lockCurrency) out += `,"currency":${json(p.currency)}`
   if (p.coupon) out += `,"coupon":${JSON.stringify(p.coupon)}`
   return out + '}'
 }
 
+/**
+ * JSON.stringify of a string, remembered: a batch packs the same few product ids, layers,
+ * intervals and sources into every lock (docs/performance.md "Batch pricing").
+ */
+const jsonStrings = new Map<string, string>()
+function json(s: string): string {
+  let j = jsonStrings.get(s)
+  if (j === undefined) {
+    j = JSON.stringify(s)
+    if (jsonStrings.size < 4096) jsonStrings.set(s, j)
+  }
+  return j
+}
+
 export function unpackQuote(json: string, currency: string): LockQuote {
+  // A batch of locked users reads the same few stored quotes over and over: a quote parsed
+  // once is copied (the calculation changes the objects it gets), which costs less than
+  // parsing it again (docs/performance.md "Batch pricing").
+  const known = unpacked.get(json)
+  if (known !== undefined && known.currency === currency) return copyQuote(known.quote)
+  const q = parseQuote(json, currency)
+  if (unpacked.size < 4096 && plain(q)) unpacked.set(json, {currency, quote: copyQuote(q)})
+  return q
+}
+
+/** Quotes as parsed, by stored text (with the lock currency their defaults were filled with). */
+const unpacked = new Map<string, {currency: string; quote: LockQuote}>()
+
+function parseQuote(json: string, currency: string): LockQuote {
   // Filled in place: the parsed objects are fresh, and a batch reads one lock per request.
   const q = JSON.parse(json) as LockQuote
   for (const id in q.products) {
@@ -113,6 +141,44 @@ export function unpackQuote(json: string, currency: string): LockQuote {
   q.matching_audiences ??= []
   q.products_to_select ??= []
   return q
+}
+
+/**
+ * Whether copyQuote copies all of a quote: its products (no coupon) and the audiences hold
+ * only strings, numbers and null, the other fields are strings or null, the lists strings.
+ */
+function plain(q: LockQuote): boolean {
+  const flat = (o: unknown): boolean => {
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) return false
+    for (const v of Object.values(o)) if (v !== null && typeof v === 'object') return false
+    return true
+  }
+  for (const [k, v] of Object.entries(q)) {
+    if (k === 'products') {
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return false
+      for (const p of Object.values(v as object)) if (!flat(p)) return false
+    } else if (k === 'audience') {
+      if (!flat(v)) return false
+    } else if (k === 'matching_audiences') {
+      if (!Array.isArray(v) || !v.every((a) => flat(a))) return false
+    } else if (k === 'products_to_select') {
+      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return false
+    } else if (v !== null && typeof v === 'object') return false
+  }
+  return true
+}
+
+/** A copy of a plain quote (see plain()) that shares no object with it, keys in the same order. */
+function copyQuote(q: LockQuote): LockQuote {
+  const products: Record<string, LockedProduct> = {}
+  for (const id in q.products) products[id] = {...q.products[id]}
+  return {
+    ...q,
+    audience: {...q.audience},
+    matching_audiences: q.matching_audiences.map((a) => ({...a})),
+    products,
+    products_to_select: [...q.products_to_select],
+  }
 }
 
 /** The error a write to a read-only store fails with (what SQLite itself throws: the commands report it as "the store is read-only"). */

@@ -1,11 +1,12 @@
 import {nowIso} from '../clock.js'
 import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, mulDivHalfUp, scaleMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import {type PriceRequest, type PriceResult, PriceRequest as PriceRequestSchema, type ProductPrice} from '../schemas/price.js'
-import {validate} from '../schemas/validate.js'
+import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
+import {ValueCache} from './value-cache.js'
 import type {Lock, LockedProduct, LockQuote} from './locks.js'
+import {validatePriceRequest} from './request.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
 export type {ExplainStep, Trace} from './types.js'
@@ -102,7 +103,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
 }
 
 function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): PriceResult {
-  const req = validate(PriceRequestSchema, input, 'price request')
+  const req = validatePriceRequest(input)
   const trace = options.trace
   let ip = req.ip
   if (req.get_ip_from_request && !ip) {
@@ -301,11 +302,14 @@ function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string
  */
 function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
   if (trace) return quoteLayers(ctx, product, country, currency, lock, integrations, trace)
+  const parts = [product.id, product.baseline_id, currency, lock.quote.audience.api_id, lock.experiment_id, lock.arm_id]
+  let quote = ctx.quoteValues.get(country, parts, integrations)
+  if (quote) return {...quote}
   const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}|${integrations.join(',')}`
-  let quote = ctx.quotes.get(key)
+  quote = ctx.quotes.get(key)
   if (!quote) {
     quote = quoteLayers(ctx, product, country, currency, lock, integrations, undefined)
-    ctx.quotes.set(key, quote)
+    if (!ctx.quoteValues.set(country, parts, integrations, quote)) ctx.quotes.set(key, quote)
   }
   return {...quote}
 }
@@ -509,11 +513,15 @@ function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rend
  */
 function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
   if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans)
+  // Plans are compared as one more part: the product's list, the same array for every request of a context.
+  const parts = [p.currency, p.price_minor, p.baseline_minor, p.control_minor, p.interval, p.interval_count, p.layer, plans]
+  let rendered = ctx.renderedValues.get(lock.country, parts, integrations)
+  if (rendered) return rendered
   const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}`
-  let rendered = ctx.rendered.get(key)
+  rendered = ctx.rendered.get(key)
   if (!rendered) {
     rendered = renderProductNow(ctx, lock, p, integrations, plans)
-    ctx.rendered.set(key, rendered)
+    if (!ctx.renderedValues.set(lock.country, parts, integrations, rendered)) ctx.rendered.set(key, rendered)
   }
   return rendered
 }
@@ -564,6 +572,33 @@ const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"
  * id is serialized and encoded once per combination. Keys in render()'s order.
  */
 export function writePriceLine(r: PriceResult, sink: JsonSink): void {
+  // First by value (the shared product objects by identity), without building a key string.
+  const parts: unknown[] = [r.currency, r.currency_symbol, r.package_id, r.audience.api_id, r.audience.name, r.matching_audiences.length]
+  for (const a of r.matching_audiences) parts.push(a.api_id, a.name)
+  let shared = true
+  for (const id in r.products) {
+    const p = r.products[id]
+    if (p.coupon) {
+      shared = false
+      break
+    }
+    parts.push(id, p)
+  }
+  let prefix = shared ? prefixValues.get(r.country, parts, undefined) : undefined
+  if (prefix === undefined) {
+    prefix = prefixByKey(r)
+    if (shared) prefixValues.set(r.country, parts, undefined, prefix)
+  }
+  sink.bytes(prefix)
+  sink.text(JSON.stringify(r.user_id))
+  sink.bytes(variantsEnd(r.variants))
+}
+
+/** Prefixes by value; what it has no room for goes to `prefixes` by key string. */
+const prefixValues = new ValueCache<Buffer>(32, 256)
+
+/** Everything of a line before the user id, from the string-keyed cache (or made now). */
+function prefixByKey(r: PriceResult): Buffer {
   let key: string | undefined = `${r.country}\u0000${r.currency}\u0000${r.currency_symbol}\u0000${r.package_id}\u0000${r.audience.api_id}\u0000${r.audience.name}\u0000`
   for (const a of r.matching_audiences) key += `${a.api_id}\u0001${a.name}\u0001`
   for (const id in r.products) {
@@ -589,9 +624,7 @@ export function writePriceLine(r: PriceResult, sink: JsonSink): void {
     )
     if (key !== undefined) prefixes.set(key, prefix)
   }
-  sink.bytes(prefix)
-  sink.text(JSON.stringify(r.user_id))
-  sink.bytes(variantsEnd(r.variants))
+  return prefix
 }
 
 /** `,"variants":{...}}` and the newline, encoded once per arm. */

@@ -12,14 +12,14 @@ export class AccessLog {
   constructor(private readonly write: (text: string) => void = (t) => process.stderr.write(t)) {}
 
   line(fields: {bytes?: number | string; durationMs: number; ip: string; key?: string; method: string; status: number; url: string}): void {
-    // Request-controlled text (path; the address under --trust-proxy) cannot add fields or lines.
-    const clean = (text: string) => text.replaceAll(/[\u0000-\u0020"\\\u007f]/g, (c) => encodeURIComponent(c))
     this.lines.push(`${new Date().toISOString()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(fields.url)}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
     if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(() => this.flush())
+      setImmediate(this.flushSoon)
     }
   }
+
+  private readonly flushSoon = () => this.flush()
 
   /** Also a plain message (start, stop), in order with the request lines. */
   note(message: string): void {
@@ -34,4 +34,13 @@ export class AccessLog {
     this.lines = []
     this.write(text)
   }
+}
+
+/** Request-controlled text (path; the address under --trust-proxy) cannot add fields or lines. */
+const UNSAFE = /[\u0000-\u0020"\\\u007f]/
+const UNSAFE_ALL = /[\u0000-\u0020"\\\u007f]/g
+
+function clean(text: string): string {
+  // Most paths and addresses have nothing to escape: one test, no copy.
+  return UNSAFE.test(text) ? text.replaceAll(UNSAFE_ALL, (c) => encodeURIComponent(c)) : text
 }

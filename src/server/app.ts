@@ -56,6 +56,8 @@ export type Server = FastifyInstance & {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null
+    /** The store's catalogVersion() read when the request arrived (SQLite; undefined otherwise): the key check and the pricing context share it. */
+    dataVersion: number | undefined
   }
   interface FastifyContextConfig {
     /** Routes under /v1 need an API key; /healthz does not. */
@@ -116,6 +118,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     trustProxy: options.trustProxy ?? false,
   }) as unknown as Server
   app.decorateRequest('caller', null)
+  app.decorateRequest('dataVersion', undefined)
 
   // JSON is the only body: without fastify's text/plain parser any other type is 415.
   // Bodies go through the commands' own reader: UTF-8, an object, the nesting limit.
@@ -128,36 +131,57 @@ export function buildServer(options: ServerOptions = {}): Server {
     }
   })
 
+  const sqlite = store.kind === 'sqlite'
   let closing = false
   app.addHook('preClose', async () => {
     closing = true
   })
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (closing) {
-      // A request that arrives on a kept-alive connection while the server drains.
-      reply.header('connection', 'close')
-      throw new HttpProblem(503, 'the server is shutting down: retry the request', {'retry-after': '1'})
-    }
-    if (!request.routeOptions.config?.auth) return
+  // The hooks take a callback instead of returning a promise: fastify then runs the next
+  // step in the same turn, without a promise and a microtask per hook and request.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done()
+    // A request that arrives on a kept-alive connection while the server drains.
+    reply.header('connection', 'close')
+    done(new HttpProblem(503, 'the server is shutting down: retry the request', {'retry-after': '1'}))
+  })
+
+  // The key check runs on the routes marked `config: {auth: true}` (every /v1 route), as their
+  // own onRequest hook after the one above: no per-request look at the route's options.
+  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
-    const caller = keys.check(presented)
+    // One read of SQLite's data_version per request: it tells the key check whether another
+    // process committed (a revoked key) and the pricing context whether the catalog moved.
+    const version = sqlite ? store.pricing.catalogVersion() : undefined
+    request.dataVersion = version
+    const caller = keys.check(presented, version)
     if (!caller) {
       const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
-      throw new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
-        'www-authenticate': 'Bearer realm="pricectl"',
-      })
+      done(
+        new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
+          'www-authenticate': 'Bearer realm="pricectl"',
+        }),
+      )
+      return
     }
     request.caller = caller
+    done()
+  }
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.auth) return
+    const own = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    // A HEAD route made from a GET one comes here with the GET route's hooks.
+    if (!own.includes(authenticate)) route.onRequest = [authenticate, ...own]
   })
 
   // While draining, tell clients not to reuse the connection.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close')
+    done(null, payload)
   })
 
   const accessLog = options.accessLog ?? true
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     served++
     if (accessLog) log.line({
       bytes: reply.getHeader('content-length') as number | string | undefined,
@@ -168,6 +192,7 @@ export function buildServer(options: ServerOptions = {}): Server {
       status: reply.statusCode,
       url: request.url,
     })
+    done()
   })
 
   app.setErrorHandler((error, request, reply) => {
@@ -206,7 +231,8 @@ export function buildServer(options: ServerOptions = {}): Server {
  * a charset other than UTF-8 is 415), then the commands' reader. An empty body is none.
  */
 export function jsonBody(raw: Buffer, contentType: string | undefined): Record<string, unknown> | undefined {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase()
+  // A plain `application/json` (no parameters) has no charset to read.
+  const charset = contentType?.includes(';') ? /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType)?.[1]?.toLowerCase() : undefined
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
     throw new HttpProblem(415, `Content-Type charset ${JSON.stringify(charset)}: send the body as UTF-8 JSON with "Content-Type: application/json"`)
   }

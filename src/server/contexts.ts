@@ -26,8 +26,8 @@ export class PricingContexts {
     private readonly options: {geoipDb?: string} = {},
   ) {}
 
-  current(): PricingContext {
-    const version = this.store.pricing.catalogVersion()
+  /** The context; `version` is the store's catalogVersion() when the caller has just read it (the server does, once per request). */
+  current(version = this.store.pricing.catalogVersion()): PricingContext {
     if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
       this.ctx = new PricingContext(this.store, {geoipDb: this.options.geoipDb})
       this.version = version

@@ -1,5 +1,5 @@
 import {describeError} from '../error-format.js'
-import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
+import {InvalidInputError, NotFoundError, OperationalError, UnavailableError} from '../errors.js'
 import {isBusyCode} from '../store/busy.js'
 
 /** An error answer: the HTTP status and the spec's error body `{success: false, message, ...}`. */
@@ -40,7 +40,7 @@ function capped(e: HttpError): HttpError {
 /**
  * Map anything a route throws to a status and body. The engine's own errors keep their
  * message (the same text the commands print): invalid input 400, not found 404, a state
- * of the store that prevents the request 409; a busy store 503; anything else 500.
+ * of the store that prevents the request 409; a busy or unreachable store 503; anything else 500.
  */
 export function httpError(err: unknown, limits: RequestFacts): HttpError {
   return capped(classify(err, limits))
@@ -55,6 +55,7 @@ function classify(err: unknown, limits: RequestFacts): HttpError {
   const body = {success: false as const, ...described.body, message: described.message}
   if (err instanceof InvalidInputError) return {body, status: 400}
   if (err instanceof NotFoundError) return {body, status: 404}
+  if (err instanceof UnavailableError) return {body, headers: {'retry-after': '1'}, status: 503}
   if (err instanceof OperationalError) return {body, status: 409}
   const e = err as FastifyishError
   if (isBusyCode(e?.code)) return {body, headers: {'retry-after': '1'}, status: 503}

@@ -99,24 +99,49 @@ export function presentedKey(headers: {authorization?: string; 'x-api-key'?: str
 
 export type Caller = KeyCaller
 
+/** How many distinct keys the checker remembers (a server has a handful; more are looked up each time). */
+const KNOWN_KEYS = 256
+
 /**
- * Checks keys against the store on every request: one prepared lookup by hash, so a key
- * revoked by another process stops working at once. Last use is kept in memory and
- * written by `flush()` (the server calls it every few seconds and at shutdown), so a
- * request never waits for a write.
+ * Checks the key of every request against the store, so a key revoked by another process
+ * stops working on the next request. On SQLite the answer for a key found active is
+ * remembered while the store's data version (`PRAGMA data_version`, which the server reads
+ * once per request) stays the same: it moves whenever another connection commits, a
+ * `keys revoke` or `keys create` included, and then everything remembered is dropped. The
+ * server itself never revokes keys. That saves the SHA-256 and the lookup per request. A
+ * key that is not found is never remembered. PostgreSQL (whose version counter does not
+ * see a revoke made outside a pricectl transaction) looks every key up.
+ * Last use is kept in memory and written by `flush()` (the server calls it every few
+ * seconds and at shutdown), so a request never waits for a write.
  */
 export class KeyChecker {
   private readonly used = new Map<number, string>()
   private readonly keys: KeysRepository
+  private readonly known = new Map<string, Caller>()
+  private knownVersion: number | undefined
 
   constructor(store: StorePort) {
     this.keys = store.keys
   }
 
-  check(key: string | undefined): Caller | undefined {
+  /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
+  check(key: string | undefined, version?: number): Caller | undefined {
     // Anything not shaped like a key cannot match: skip the hash and the query.
     if (!key || !KEY_SHAPE.test(key)) return undefined
-    const caller = this.keys.activeByHash(hashKey(key))
+    let caller: Caller | undefined
+    if (version === undefined) {
+      caller = this.keys.activeByHash(hashKey(key))
+    } else {
+      if (version !== this.knownVersion) {
+        this.known.clear()
+        this.knownVersion = version
+      }
+      caller = this.known.get(key)
+      if (!caller) {
+        caller = this.keys.activeByHash(hashKey(key))
+        if (caller && this.known.size < KNOWN_KEYS) this.known.set(key, caller)
+      }
+    }
     if (caller) this.used.set(caller.id, nowIso())
     return caller
   }

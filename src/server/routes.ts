@@ -13,10 +13,11 @@ import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
 import {createSubscription, deleteSubscription, getSubscription, updateSubscription, type WriteResult} from '../revenue/subscriptions.js'
 import {COUPON_STATUSES} from '../schemas/catalog.js'
+import type {PriceResult} from '../schemas/price.js'
 import type {StorePort} from '../store/port.js'
 import type {PricingContexts} from './contexts.js'
 import {httpError} from './errors.js'
-import type {WriteQueue} from './write-queue.js'
+import {type Group, isBusy, type Outcome, type WriteQueue} from './write-queue.js'
 
 type Deps = {clientIp: (request: FastifyRequest) => string; contexts: PricingContexts; store: StorePort; writes: WriteQueue}
 type KeyParams = {origin: string; origin_id: string; user_id: string}
@@ -51,6 +52,35 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     })
 
   // ---------------------------------------------------------------- prices
+  /**
+   * New locks (or changes to one), group-committed: the price requests that arrive together
+   * are priced in one write transaction (BEGIN IMMEDIATE, as the command takes it, so two
+   * processes pricing the same new user cannot both make a quote), each in its own savepoint
+   * so one request's error leaves the others' locks. A request is answered after the commit.
+   * A user priced twice in one group gets the lock the first request wrote.
+   */
+  const priceWrites: Group<{body: unknown; options: PriceOptions}, PriceResult> = {
+    async run(items) {
+      // Another process may have changed the store while these requests waited: a fresh context.
+      const current = contexts.current()
+      for (const it of items) if (current.needsReady(it.body)) await current.ready(it.body)
+      if (items.length === 1) return [{value: current.store.transaction(() => calculatePriceSync(current, items[0].body, items[0].options), {write: true})}]
+      return current.store.transaction(
+        () =>
+          items.map((it): Outcome<PriceResult> => {
+            try {
+              return {value: current.store.transaction(() => calculatePriceSync(current, it.body, it.options))}
+            } catch (error) {
+              // A busy store is the whole group's (tried again); anything else is this request's.
+              if (isBusy(error)) throw error
+              return {error}
+            }
+          }),
+        {write: true},
+      )
+    },
+  }
+
   app.post('/v1/prices', auth, async (request) => {
     const body = request.body ?? {}
     const ip = clientIp(request)
@@ -59,23 +89,18 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       throw new InvalidInputError(`get_ip_from_request: the client address ${JSON.stringify(ip)} (from X-Forwarded-For) is not an IPv4 or IPv6 address; pass ip in the body`)
     }
     const options: PriceOptions = {requestIp: ip}
-    // A locked user asking for what the lock holds writes nothing: answered in a read
-    // transaction, so it does not wait while another process holds the write lock.
-    const ctx = contexts.current()
-    await ctx.ready(body)
+    // A locked user asking for what the lock holds writes nothing and reads one row (the
+    // lock; everything else comes from the context's caches): answered without a
+    // transaction (docs/performance.md "serve"), so it never waits while another process
+    // holds the write lock.
+    const ctx = contexts.current(request.dataVersion)
+    if (ctx.needsReady(body)) await ctx.ready(body)
     try {
-      return ctx.store.transaction(() => calculatePriceSync(ctx, body, {...options, readOnly: true}))
+      return calculatePriceSync(ctx, body, {...options, readOnly: true})
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }
-    // A new lock (or a change to one): one write transaction, as the command takes it, so
-    // two processes pricing the same new user cannot both make a quote.
-    return writes.run(async () => {
-      // Another process may have changed the store while this request waited: a fresh context.
-      const current = contexts.current()
-      await current.ready(body)
-      return current.store.transaction(() => calculatePriceSync(current, body, options), {write: true})
-    })
+    return writes.join(priceWrites, {body, options})
   })
 
   // ---------------------------------------------------------------- products

@@ -8,10 +8,25 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 5000
 const FIRST_RETRY_MS = 2
 const MAX_RETRY_MS = 50
 
+/**
+ * Requests that share one attempt at the write lock (group commit): `run` gets every item
+ * that joined, runs them in one transaction and answers one outcome per item, in order.
+ * An error it throws is every item's; a busy store tries the whole group again.
+ */
+export type Group<I, R> = {run: (items: readonly I[]) => Outcome<R>[] | Promise<Outcome<R>[]>}
+export type Outcome<R> = {error: unknown} | {value: R}
+
+/** A request in a group, with its own budget: it gets its 503 at its own deadline, whatever the group's. */
+type Member = {deadline: number; item: unknown; reject: (error: unknown) => void; resolve: (value: unknown) => void}
+/** A group of requests sharing one waiter; `open` while requests may still join it. */
+type GroupState = {group: Group<never, unknown>; members: Member[]; open: boolean; waiter?: Waiter}
+
 type Waiter = {
   attempt: () => unknown
+  /** For a group: the latest deadline of its members (it keeps trying while one may wait). */
   deadline: number
   expiry?: NodeJS.Timeout
+  group?: GroupState
   reject: (error: unknown) => void
   resolve: (value: unknown) => void
   running: boolean
@@ -40,6 +55,7 @@ export class WriteQueue {
   private retry?: NodeJS.Timeout
   private pumping = false
   private backoff = FIRST_RETRY_MS
+  private openGroup?: GroupState
   /** Attempts that found the store locked (for tests and the curious). */
   busyAttempts = 0
 
@@ -56,14 +72,90 @@ export class WriteQueue {
    */
   run<T>(attempt: () => Promise<T> | T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, reject, resolve: resolve as (v: unknown) => void, running: false}
-      this.waiting.push(w)
-      if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
-      else w.expiry = this.expireLater(w)
+      this.enqueue(attempt, resolve as (v: unknown) => void, reject)
     })
   }
 
+  /**
+   * Group commit: `item` joins the group waiting at the tail of the queue when that group is
+   * `group` and has not started; otherwise it opens a new one there. A group starts as any
+   * write does (at once on an idle queue), first lets the rest of this turn of the event loop
+   * arrive (every connection with a request ready is read in one poll phase), then runs all
+   * its items in one attempt. Each item's promise settles with its own outcome, after the
+   * group's commit. Arrival order is kept: nothing joins a group behind another write.
+   */
+  join<I, R>(group: Group<I, R>, item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const member: Member = {deadline: Date.now() + this.budgetMs, item, reject, resolve: resolve as (v: unknown) => void}
+      const tail = this.openGroup
+      if (tail?.open && tail.group === group && tail.waiter && this.waiting.at(-1) === tail.waiter) {
+        tail.members.push(member)
+        tail.waiter.deadline = member.deadline
+        return
+      }
+      const g: GroupState = {group: group as Group<never, unknown>, members: [member], open: true}
+      this.openGroup = g
+      const close = () => {
+        g.open = false
+        if (this.openGroup === g) this.openGroup = undefined
+      }
+      g.waiter = this.enqueue(
+        async () => {
+          if (g.open) {
+            await new Promise((resolve) => setImmediate(resolve))
+            close()
+          }
+          // The members still waiting (an expired one has had its 503), answered in this order.
+          const members = [...g.members]
+          return {members, outcomes: members.length === 0 ? [] : await group.run(members.map((m) => m.item as I))}
+        },
+        (value) => {
+          const {members, outcomes} = value as {members: Member[]; outcomes: Outcome<R>[]}
+          for (let i = 0; i < members.length; i++) {
+            const o = outcomes[i]
+            if ('error' in o) members[i].reject(o.error)
+            else members[i].resolve(o.value)
+          }
+        },
+        (error) => {
+          close()
+          for (const m of g.members) m.reject(error)
+        },
+        g,
+      )
+    })
+  }
+
+  private enqueue(attempt: () => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void, group?: GroupState): Waiter {
+    const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, group, reject, resolve, running: false}
+    this.waiting.push(w)
+    if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
+    else w.expiry = this.expireLater(w)
+    return w
+  }
+
   private expireLater(w: Waiter): NodeJS.Timeout {
+    const g = w.group
+    if (g) {
+      // Each member of a group gets its 503 at its own deadline; the group waits on for the others.
+      const first = Math.min(...g.members.map((m) => m.deadline))
+      return setTimeout(() => {
+        w.expiry = undefined
+        if (w.running) return
+        const now = Date.now()
+        const expired = g.members.filter((m) => m.deadline <= now)
+        g.members = g.members.filter((m) => m.deadline > now)
+        for (const m of expired) m.reject(timedOut(this.budgetMs))
+        if (g.members.length > 0) {
+          w.expiry = this.expireLater(w)
+          return
+        }
+        if (this.openGroup === g) this.openGroup = undefined
+        g.open = false
+        const i = this.waiting.indexOf(w)
+        if (i !== -1) this.waiting.splice(i, 1)
+      }, Math.max(0, first - Date.now()))
+    }
     // A write waiting behind others gets its 503 at its own deadline, not when its turn comes.
     return setTimeout(() => {
       if (w.running) return

@@ -1,4 +1,6 @@
-import {readFileSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
@@ -24,6 +26,30 @@ describe('bin scripts', () => {
     const help = runBin(undefined, ['--help'])
     expect(help.code).toBe(0)
     for (const topic of ['price', 'products', 'coupons', 'fx', 'db']) expect(help.stdout).toContain(topic)
+  })
+
+  it('the root --help to a pipe comes from the build without loading oclif, byte for byte what oclif prints', () => {
+    // An environment that changes nothing (bin/run.js builtRootHelp): a home of its own, no OCLIF_/PRICECTL_ variables.
+    const home = mkdtempSync(join(tmpdir(), 'pricectl-help-home-'))
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OCLIF_|PRICECTL_|XDG_|DEBUG$|FORCE_COLOR$|NODE_ENV$)/.test(k)))
+    const help = (args: string[], env: Record<string, string> = {}) =>
+      spawnSync(process.execPath, [join(ROOT, 'bin', 'run.js'), ...args], {cwd: ROOT, encoding: 'utf8', env: {...clean, HOME: home, NODE_DEBUG: 'module', ...env}})
+    const fast = help(['--help'])
+    expect(fast.status).toBe(0)
+    expect(fast.stderr).not.toMatch(/@oclif/)
+    expect(fast.stdout).toMatch(/^VERSION\n {2}pricectl\/\d+\.\d+\.\d+ \S+ node-v[\d.]+\n\nUSAGE\n/m)
+    // oclif's own rendering at the width of a pipe (OCLIF_COLUMNS is one of the variables that make oclif answer).
+    const oclif = help(['--help'], {OCLIF_COLUMNS: '80'})
+    expect(oclif.stderr).toMatch(/@oclif/)
+    expect(fast.stdout).toBe(oclif.stdout)
+    expect(help(['-h']).stdout).toBe(fast.stdout)
+    expect(help(['help']).stdout).toBe(fast.stdout)
+    // Another width, colours or a theme: oclif answers.
+    expect(help(['--help'], {OCLIF_COLUMNS: '120'}).stdout).not.toBe(fast.stdout)
+    expect(help(['--help'], {FORCE_COLOR: '3'}).stderr).toMatch(/@oclif/)
+    mkdirSync(join(home, '.config', 'pricectl'), {recursive: true})
+    writeFileSync(join(home, '.config', 'pricectl', 'theme.json'), '{}')
+    expect(help(['--help']).stderr).toMatch(/@oclif/)
   })
 
   it('the manifest every start parses holds commands, not their zod output schemas', () => {

@@ -205,6 +205,48 @@ describe('serve: a write waiting for the store lock never delays other requests 
     expect(new WriteQueue().budgetMs).toBe(DEFAULT_WRITE_TIMEOUT_MS)
   })
 
+  it('group commit: writes that arrive together share one attempt, each with its own outcome and its own deadline', async () => {
+    const busy = Object.assign(new Error('database is locked'), {code: 'SQLITE_BUSY'})
+    let locked = false
+    const runs: number[][] = []
+    const group = {
+      run: (items: readonly number[]) => {
+        if (locked) throw busy
+        runs.push([...items])
+        return items.map((i) => (i === 3 ? {error: new Error(`item ${i} failed`)} : {value: i * 10}))
+      },
+    }
+    const q = new WriteQueue(2000)
+    // Arriving in one turn of the event loop: one attempt, answered item by item.
+    const settled = await Promise.allSettled([1, 2, 3, 4].map((i) => q.join(group, i)))
+    expect(runs).toEqual([[1, 2, 3, 4]])
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, 20, 'item 3 failed', 40])
+
+    // Another write queued between them keeps the arrival order: no joining a group behind it.
+    runs.length = 0
+    const order: string[] = []
+    const a = q.join(group, 5)
+    const b = q.run(() => order.push('product'))
+    const c = q.join(group, 6)
+    await Promise.all([a, b, c])
+    expect(runs).toEqual([[5], [6]])
+
+    // While the store is locked, each member gets its 503 at its own deadline.
+    locked = true
+    const short = new WriteQueue(300)
+    const t0 = performance.now()
+    const first = short.join(group, 7).catch((error) => ({at: performance.now() - t0, error}))
+    await new Promise((r) => setTimeout(r, 150))
+    // Joins the group still waiting? No: it started (and waits for the lock); this one opens another behind it.
+    const second = short.join(group, 8).catch((error) => ({at: performance.now() - t0, error}))
+    const [e1, e2] = (await Promise.all([first, second])) as {at: number; error: {status: number}}[]
+    expect(e1.error.status).toBe(503)
+    expect(e2.error.status).toBe(503)
+    expect(e1.at).toBeLessThan(300 + 120)
+    expect(e2.at).toBeGreaterThanOrEqual(150 + 300 - 20)
+    expect(runs).toEqual([[5], [6]])
+  })
+
   it('--write-timeout reads seconds', () => {
     expect(parseSeconds('5', '--write-timeout')).toBe(5)
     expect(parseSeconds('0.25', '--write-timeout')).toBe(0.25)

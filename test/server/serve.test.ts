@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import {writeFileSync} from 'node:fs'
 import net from 'node:net'
 import {dirname, join} from 'node:path'
@@ -115,6 +116,26 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
     expect(http.json).toEqual(cli.json)
   })
 
+  it('new users priced at the same moment are group-committed: one lock each, the quote the command shows, a user asked twice gets one quote', async () => {
+    const users = Array.from({length: 12}, (_, i) => `group-${i}`)
+    const body = (u: string, i: number) => ({country: ['DE', 'JP', 'BR', 'US'][i % 4], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: u})
+    // Each user twice, all at once: the second request of a user gets the lock the first wrote.
+    const answers = await Promise.all([...users, ...users].map((u, i) => call(s.base, 'POST', '/v1/prices', {body: body(u, i % users.length), key: s.key})))
+    for (const a of answers) expect(a.status).toBe(200)
+    for (let i = 0; i < users.length; i++) expect(answers[i + users.length].json).toEqual(answers[i].json)
+    const locks = new Database(s.db, {readonly: true})
+    try {
+      const n = locks.prepare(`SELECT count(*) FROM locks WHERE lock_key LIKE 'group-%'`).pluck().get()
+      expect(n).toBe(users.length)
+    } finally {
+      locks.close()
+    }
+    for (const [i, u] of users.entries()) {
+      const cli = await run(s.db, ['price', '-u', u, '-p', 'pro_monthly,pro_yearly', '--integration', 'gateway_a', '--json'])
+      expect(cli.json, u).toEqual(answers[i].json)
+    }
+  })
+
   it('every read endpoint answers what the command prints with --json', async () => {
     await call(s.base, 'POST', '/v1/prices', {body: {country: 'FR', products: ['lifetime'], user_id: 'reader'}, key: s.key})
     const pairs: [string, string[]][] = [
@@ -160,6 +181,8 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
 
   describe('authentication', () => {
     it('no key, a wrong key or a malformed header: 401 with the spec error body, nothing written', async () => {
+      // Last use of the key by earlier tests is written now, not by the 5 s timer in the middle of this test.
+      s.app.pricectl.keys.flush()
       const before = dump(s.db)
       const wrong = 'pk_' + 'A'.repeat(43)
       const attempts: Record<string, string>[] = [{}, {authorization: `Bearer ${wrong}`}, {'x-api-key': wrong}, {authorization: `Basic ${s.key}`}, {authorization: 'Bearer'}]

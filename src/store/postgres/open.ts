@@ -11,16 +11,37 @@ export type PgOpenOptions = {
   readOnly?: boolean
 }
 
-/** Why a connection failed, with what to check. */
-function connectError(error: unknown, shown: string): OperationalError {
+/** Why a connection failed, with what to run or check: a short message naming the URL (no password). */
+export function connectError(error: unknown, url: string): OperationalError {
   const e = error as PgError
+  const shown = redactUrl(url)
+  let where: {database: string; host: string; port: string; user: string}
+  try {
+    const u = new URL(url)
+    const database = decodeURIComponent(u.pathname.slice(1)) || process.env.PGDATABASE || 'the database'
+    where = {database, host: u.hostname || process.env.PGHOST || 'localhost', port: u.port || process.env.PGPORT || '5432', user: decodeURIComponent(u.username) || process.env.PGUSER || 'the user'}
+  } catch {
+    return new OperationalError(`cannot open the PostgreSQL store ${shown}: ${e.message} (check the URL: postgres://USER@HOST:PORT/DATABASE, special characters percent-encoded)`)
+  }
+  const code = e.code ?? ''
   const hint =
-    e.code === '3D000'
-      ? 'create it first (createdb, or CREATE DATABASE) or pass another --db'
-      : e.code === '28P01' || e.code === '28000'
-        ? 'check the user and password in the URL (or PGPASSWORD, ~/.pgpass)'
-        : 'check that the server runs and the URL is right'
-  return new OperationalError(`cannot open the PostgreSQL store ${shown}: ${e.message} (${hint})`)
+    code === '3D000'
+      ? `create it first (createdb -h ${where.host} -p ${where.port} ${where.database}, or CREATE DATABASE) or pass another --db`
+      : code === '28P01'
+        ? 'check the password: in the URL, PGPASSWORD or ~/.pgpass'
+        : code === '28000'
+          ? `check the user name in the URL, and that the server's pg_hba.conf lets ${where.user} connect to ${where.database} from this host`
+          : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+            ? `check the host name ${where.host} in the URL`
+            : code === 'ECONNREFUSED'
+              ? `nothing accepts connections on ${where.host} port ${where.port}: check that the server runs and the URL's host and port`
+              : code === 'ETIMEDOUT'
+                ? 'check the host, the port and any firewall; ?connect_timeout=SECONDS in the URL waits longer'
+                : /SSL|certificate/i.test(e.message)
+                  ? 'check sslmode (and sslrootcert for a private CA) in the URL'
+                  : 'check that the server runs and the URL is right'
+  const reason = e.message.replace(/\.$/, '') || code
+  return new OperationalError(`cannot open the PostgreSQL store ${shown}: ${reason} (${hint})`)
 }
 
 /**
@@ -38,7 +59,7 @@ export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
       const [{tables}] = pg.query<{tables: number}>('SELECT count(*) AS tables FROM pg_catalog.pg_tables WHERE schemaname = current_schema()')
       found = {mark: pgMeta(pg, 'store') ?? null, tables}
     } catch (error) {
-      throw connectError(error, shown)
+      throw connectError(error, url)
     }
     if (found.mark !== 'pricectl' && found.tables > 0 && !(found.mark === null && isHalfMade(pg))) {
       throw new OperationalError(

@@ -97,10 +97,20 @@ class SqliteImportWriter implements ImportWriter {
       this.pending = this.revenue.pending(this.kind)
     }
     const {tombstones, pending} = this
+    const insertRow = st.insertRow
+    const check = tombstones.size > 0 || pending.size > 0
     for (let i = from; i < to; i++) {
       const row = rows[i]
+      // The common row is a new record: inserted, nothing else read or allocated for it.
+      if (!check && !this.dryRun) {
+        this.batchProducts.add(row[iProduct] as number)
+        if (insertRow.run(...row).changes === 1) {
+          counts.inserted++
+          continue
+        }
+      }
       const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
-      if (tombstones.size > 0 || pending.size > 0) {
+      if (check) {
         const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
         const t = tombstones.get(key)
         if (t !== undefined && compareEvents(event, t) < 0) {
@@ -117,10 +127,12 @@ class SqliteImportWriter implements ImportWriter {
         else this.count(judge(event, parseFieldEvents(latest.field_events)!.base))
         continue
       }
-      this.batchProducts.add(row[iProduct] as number)
-      if (st.insertRow.run(...row).changes === 1) {
-        counts.inserted++
-        continue
+      if (check) {
+        this.batchProducts.add(row[iProduct] as number)
+        if (insertRow.run(...row).changes === 1) {
+          counts.inserted++
+          continue
+        }
       }
       const latest = st.latest.get(row[0], row[1], row[2]) as EventRef & {field_events: null | string}
       if (latest.field_events !== null) {

@@ -1,0 +1,269 @@
+import {type ChildProcess, spawn} from 'node:child_process'
+import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
+import http from 'node:http'
+import {tmpdir} from 'node:os'
+import {dirname, join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {startCluster} from '../../scripts/postgres-cluster.mjs'
+import {UnavailableError} from '../../src/errors.js'
+import {httpError} from '../../src/server/errors.js'
+import {openStore} from '../../src/store/db.js'
+import {connectPg, type PgSync, statementFacts} from '../../src/store/postgres/client.js'
+import type {PgStore} from '../../src/store/postgres/store.js'
+import {CATALOG} from '../helpers/catalog.js'
+import {freshPgDatabase, type PgDatabase, pgServerUrl} from '../helpers/postgres.js'
+import {ROOT, runBin} from '../helpers/run.js'
+
+/**
+ * A dropped connection (server restart, pg_terminate_backend) is replaced by the next call
+ * (docs/postgres.md#connections-and-reconnecting): the tests end the store's backend from
+ * another connection, as an operator or a restart would.
+ */
+
+const made: PgDatabase[] = []
+const opened: {close(): void}[] = []
+const children: ChildProcess[] = []
+let admin: PgSync | undefined
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  for (const s of opened.splice(0)) s.close()
+  for (const d of made.splice(0)) d.drop()
+  admin?.close()
+  admin = undefined
+})
+
+function database(): PgDatabase {
+  const d = freshPgDatabase()
+  made.push(d)
+  return d
+}
+
+function adminPg(): PgSync {
+  if (!admin) admin = connectPg(pgServerUrl())
+  return admin
+}
+
+/** End every session on `name` (pg_terminate_backend) and wait until they are gone. */
+function terminate(name: string): number {
+  const pg = adminPg()
+  const [{n}] = pg.query<{n: number}>('SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])
+  const until = Date.now() + 10_000
+  while (pg.query<{n: number}>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])[0].n > 0) {
+    if (Date.now() > until) throw new Error(`the sessions on ${name} did not end`)
+  }
+  return n
+}
+
+/**
+ * A child process that ends the session on `name` running a statement that contains
+ * `marker`, once it shows up (this thread is blocked in that statement meanwhile).
+ */
+async function terminateWhenRunning(name: string, marker: string): Promise<ChildProcess> {
+  const script = `
+const pg = require('pg')
+const c = new pg.Client({connectionString: process.argv[1]})
+c.connect().then(async () => {
+  process.stdout.write('ready\\n')
+  for (let i = 0; i < 2400; i++) {
+    const r = await c.query("SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE $2", [process.argv[2], '%' + process.argv[3] + '%'])
+    if (r.rows.length > 0) break
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  await c.end()
+})`
+  const child = spawn(process.execPath, ['-e', script, pgServerUrl(), name, marker], {cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit']})
+  children.push(child)
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve())
+    child.once('exit', (code) => reject(new Error(`the terminating child exited (${code}) before it connected`)))
+  })
+  return child
+}
+
+function openPg(url: string): PgStore {
+  const s = openStore(url) as PgStore
+  opened.push(s)
+  return s
+}
+
+function caught(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected an error')
+}
+
+describe('statementFacts: what may run twice after a lost connection', () => {
+  it('reads and uncommitted BEGINs are safe; writes, locks and COMMITs are not; session settings are remembered', () => {
+    expect(statementFacts('SELECT version FROM pricectl_data_version WHERE id = 1').safe).toBe(true)
+    expect(statementFacts('BEGIN; SELECT pg_advisory_xact_lock(1, 2)').safe).toBe(true)
+    expect(statementFacts('BEGIN ISOLATION LEVEL REPEATABLE READ').safe).toBe(true)
+    expect(statementFacts('INSERT INTO t VALUES (1)').safe).toBe(false)
+    expect(statementFacts('WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d').safe).toBe(false)
+    expect(statementFacts('SELECT * FROM t FOR UPDATE').safe).toBe(false)
+    expect(statementFacts('SELECT nextval($1)').safe).toBe(false)
+    expect(statementFacts('SELECT pg_advisory_lock(1)').safe).toBe(false)
+    const commit = statementFacts('UPDATE pricectl_data_version SET version = version + 1; COMMIT')
+    expect([commit.safe, commit.commits]).toEqual([false, true])
+    expect(statementFacts('ROLLBACK').rollback).toBe(true)
+    expect(statementFacts('ROLLBACK TO SAVEPOINT x; RELEASE SAVEPOINT x').rollback).toBe(false)
+    expect(statementFacts('SET lock_timeout = 10000').remember).toEqual([['lock_timeout', '10000']])
+    expect(statementFacts("SET SESSION search_path TO 'a b'").remember).toEqual([['search_path', 'a b']])
+    expect(statementFacts('SET LOCAL lock_timeout = 1').remember).toEqual([])
+    expect(statementFacts('SET CONSTRAINTS ALL DEFERRED').remember).toEqual([])
+    expect(statementFacts(`SELECT set_config('lock_timeout', $1, false)`, ['5']).remember).toEqual([['lock_timeout', '5']])
+    expect(statementFacts('SELECT set_config($1, $2, false), set_config($3, $4, false)', ['pricectl.actor', 'ann', 'pricectl.at', '']).remember).toEqual([
+      ['pricectl.actor', 'ann'],
+      ['pricectl.at', ''],
+    ])
+    expect(statementFacts(`SELECT set_config('x.y', '1', true)`).remember).toEqual([])
+  })
+})
+
+describe('PostgreSQL: a dropped connection', () => {
+  it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', () => {
+    const d = database()
+    const store = openPg(d.url)
+    store.setBusyTimeout(7000)
+    expect(store.health().schemaVersion).toBeGreaterThan(0)
+    const before = store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid
+    expect(terminate(d.name)).toBe(1)
+    // A read, then a write transaction (BEGIN and the write lock): both on the new connection.
+    expect(store.health().schemaVersion).toBeGreaterThan(0)
+    expect(store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid).not.toBe(before)
+    expect(store.pg.query(`SELECT current_setting('lock_timeout') AS t`)).toEqual([{t: '7s'}])
+    terminate(d.name)
+    store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('reconnect', 'yes')`), {write: true})
+    expect(store.pg.query(`SELECT value FROM settings WHERE key = 'reconnect'`)).toEqual([{value: 'yes'}])
+  })
+
+  it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', () => {
+    const d = database()
+    const store = openPg(d.url)
+    let inside: unknown
+    const error = caught(() =>
+      store.transaction(
+        () => {
+          store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
+          terminate(d.name)
+          inside = caught(() => store.pg.query('SELECT 1'))
+          // Every later call of the lost transaction fails too, rather than run outside it.
+          store.pg.run(`INSERT INTO settings (key, value) VALUES ('after', 'yes')`)
+        },
+        {write: true},
+      ),
+    )
+    for (const e of [inside, error]) {
+      expect(e).toBeInstanceOf(UnavailableError)
+      expect((e as UnavailableError).exitCode).toBe(1)
+      expect((e as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ was lost \(terminating connection due to administrator command: a server restart, or its session was ended\) inside a transaction: the transaction was rolled back, nothing of it was written; retry/)
+    }
+    expect(store.pg.query(`SELECT key FROM settings WHERE key IN ('lost', 'after')`)).toEqual([])
+    expect(store.health().schemaVersion).toBeGreaterThan(0)
+  })
+
+  it('during a statement: a read is run again on a new connection; a write is not, and the error says it may have been applied', async () => {
+    const d = database()
+    const pg = connectPg(d.url)
+    opened.push(pg)
+    pg.exec('CREATE TABLE t (a bigint)')
+    // The statements sleep long enough for the child (polling every 25 ms) to see them, even on a loaded machine.
+    const killer = await terminateWhenRunning(d.name, 'pg_sleep(1.51)')
+    expect(pg.query('SELECT 42 AS n, pg_sleep(1.51) AS s')).toEqual([{n: 42, s: ''}])
+    await new Promise((r) => killer.once('exit', r))
+
+    const killer2 = await terminateWhenRunning(d.name, 'pg_sleep(1.52)')
+    const error = caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
+    await new Promise((r) => killer2.once('exit', r))
+    expect(error).toBeInstanceOf(UnavailableError)
+    expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
+    expect(pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 0}])
+  })
+})
+
+describe('PostgreSQL: a server restart', () => {
+  it('the next call works once the server is back; while it is down a call fails with an operational error (HTTP 503)', async () => {
+    // A cluster of this test's own (the run's is shared): as root the server runs as another user, so its folder is beside the run's.
+    const base = process.env.PRICECTL_TEST_RUN_DIR ? dirname(process.env.PRICECTL_TEST_RUN_DIR) : tmpdir()
+    const parent = mkdtempSync(join(base, 'pricectl-restart-test-'))
+    chmodSync(parent, 0o711)
+    const cluster = await startCluster({parent})
+    try {
+      const store = openPg(cluster.url)
+      store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
+      await cluster.restart()
+      expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
+      await cluster.stop()
+      const down = caught(() => store.health())
+      expect(down).toBeInstanceOf(UnavailableError)
+      expect((down as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres was lost \(.*\) and no new connection could be made: check that the server runs and accepts connections, then retry$/)
+      const answer = httpError(down, {bodyLimit: 1})
+      expect([answer.status, answer.headers]).toEqual([503, {'retry-after': '1'}])
+      expect(answer.body.message).toBe((down as Error).message)
+    } finally {
+      await cluster.stop()
+      rmSync(parent, {force: true, recursive: true})
+    }
+  })
+})
+
+describe('PostgreSQL: serve after its backend is killed', () => {
+  it('keeps answering: the next request prices on a new connection', async () => {
+    const d = database()
+    for (const p of CATALOG) expect(runBin(d.url, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)}).code).toBe(0)
+    const k = runBin(d.url, ['keys', 'create', '--name', 'reconnect', '--json'])
+    expect(k.code, k.stderr).toBe(0)
+    const key = k.json.api_key as string
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'serve', '--port', '0', '--db', d.url], {cwd: ROOT, env: {...process.env, NODE_ENV: undefined} as NodeJS.ProcessEnv})
+    children.push(child)
+    let stderr = ''
+    child.stderr!.on('data', (c) => (stderr += c))
+    const until = Date.now() + 30_000
+    while (!/listening on http:\/\/127\.0\.0\.1:\d+/.test(stderr)) {
+      if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${stderr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderr)![1])
+    const price = (user: string) => post(port, key, {country: 'DE', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: user})
+
+    const first = await price('user-1')
+    expect(first.status, JSON.stringify(first.json)).toBe(200)
+    expect(terminate(d.name)).toBeGreaterThan(0)
+    const second = await price('user-2')
+    expect(second.status, JSON.stringify(second.json)).toBe(200)
+    expect(second.json.products.pro_monthly).toEqual(first.json.products.pro_monthly)
+    const again = await price('user-1')
+    expect(again.status).toBe(200)
+    expect(again.json.products.pro_monthly).toEqual(first.json.products.pro_monthly)
+    expect(await get(port, '/healthz')).toBe(200)
+    expect(child.exitCode).toBe(null)
+  })
+})
+
+function post(port: number, key: string, body: unknown): Promise<{json: any; status: number}> {
+  const text = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {headers: {authorization: `Bearer ${key}`, 'content-length': Buffer.byteLength(text), 'content-type': 'application/json'}, host: '127.0.0.1', method: 'POST', path: '/v1/prices', port},
+      (res) => {
+        let data = ''
+        res.on('data', (c) => (data += c))
+        res.on('end', () => resolve({json: JSON.parse(data), status: res.statusCode ?? 0}))
+      },
+    )
+    req.on('error', reject)
+    req.end(text)
+  })
+}
+
+function get(port: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    http.get({host: '127.0.0.1', path, port}, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    }).on('error', reject)
+  })
+}
