@@ -7,7 +7,8 @@
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
 //   for locked users and for new users (each request computes and writes a lock).
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
-// BENCH_PG_PARTS=serve (or import) runs one part only, for A/B runs by hand.
+// BENCH_PG_PARTS=import (or serve) runs one part by hand, e.g. for an A/B of the import at
+// BENCH_IMPORT_ROWS=200000 (docs/postgres.md, "Import performance").
 // Plain ESM; imports nothing from src/.
 import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
@@ -23,6 +24,7 @@ import {databaseUrl, startPostgres} from './postgres-server.js'
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_PG_IMPORT_RUNS ?? 2)
 const SERVE_SECONDS = Number(process.env.BENCH_PG_SERVE_SECONDS ?? 10)
+const PARTS = (process.env.BENCH_PG_PARTS ?? 'import,serve').split(',')
 const USERS = 1000
 const CONNECTIONS = 5 // per instance
 const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
@@ -67,8 +69,7 @@ export async function run({root}) {
     return {drop: () => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), url: databaseUrl(server.url, name)}
   }
   try {
-    const parts = (process.env.BENCH_PG_PARTS ?? 'import,serve').split(',')
-    return [...(parts.includes('import') ? await importBench(root, pg, dir, freshDb) : []), ...(parts.includes('serve') ? await serveBench(root, dir, freshDb) : [])]
+    return [...(PARTS.includes('import') ? await importBench(root, pg, dir, freshDb) : []), ...(PARTS.includes('serve') ? await serveBench(root, dir, freshDb) : [])]
   } finally {
     await admin.end()
     await server.stop()

@@ -42,10 +42,12 @@ function copyValue(v: unknown): string {
 
 /**
  * Each chunk goes to the session's staging table (a TEMP table: no WAL, no index) through
- * COPY FROM STDIN, then one statement merges it into the target: an upsert whose ON
- * CONFLICT ... WHERE keeps the event order against the row as it is when the statement
- * gets to it (after any concurrent writer of that key committed), so a row older than the
- * stored record never overwrites it, whoever wrote it. The batch is one transaction, as on
+ * COPY FROM STDIN, then one statement merges it into the target: staged rows whose key is
+ * new are inserted (a plain INSERT: the store's write lock, below, keeps any other writer
+ * from adding their keys first), and the rest are judged against their records; those newer
+ * than their record go through an upsert whose ON CONFLICT ... WHERE keeps the event order
+ * against the row as it is when the statement gets to it, so a row older than the stored
+ * record never overwrites it, whoever wrote it. The batch is one transaction, as on
  * SQLite: a run killed mid-COPY or mid-merge leaves whole batches only (the server rolls
  * back the open transaction when the connection drops), and running the same import again
  * inserts the rest.
@@ -66,6 +68,7 @@ class PgImportWriter implements ImportWriter {
   private readonly columns: readonly string[]
   private readonly stage: string
   private readonly merge: string
+  private readonly update: string
   private readonly dryCount: string
   /** Deletes and pending partial updates of the kind (both rare), read again at each batch's start. */
   private tombstones: Map<string, EventRef>
@@ -95,30 +98,43 @@ class PgImportWriter implements ImportWriter {
     const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
     const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
-    // Staged rows by their state before the statement: stale (the record is newer) and
-    // unchanged (the same event) are counted from it; inserted and updated from what the
-    // upsert did. Keys are unique within a staged pass (writeChunk splits repeats). Records
+    // Staged rows by their state before the statement. Keys are unique within a staged pass
+    // (writeChunk splits repeats). Each staged row looks its key up through the unique index
+    // (a LATERAL ... LIMIT 1: a per-row index probe whatever the planner guesses of the
+    // unanalyzed staging table, never a scan of the whole target per chunk). Rows of new keys
+    // (all of them in a first import) are inserted by a plain INSERT, with no ON CONFLICT:
+    // under the store's write lock no other writer can add their keys before the batch
+    // commits, and a speculative insert costs about twice a plain one (docs/postgres.md,
+    // "Import performance"). Of the rows whose key exists, stale ones (the record is newer)
+    // are counted; newer ones are returned by position (upd) for the upsert below; records
     // partial updates wrote to (field_events set: rare) are left alone and their rows
-    // returned by position (n), for the per-field rules (mergeRow).
+    // returned by position (slow), for the per-field rules (mergeRow).
+    this.merge = `WITH hit AS MATERIALIZED (
+        SELECT s.n, t.field_events IS NOT NULL AS partial, ${newer('t', 's')} AS stale, ${newer('s', 't')} AS newer
+        FROM ${this.stage} s CROSS JOIN LATERAL (
+          SELECT t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t
+      ), ins AS (
+        INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${this.stage} s WHERE NOT EXISTS (SELECT FROM hit WHERE hit.n = s.n)
+          ORDER BY user_id, origin, origin_id
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM ins)::int AS inserted, count(*) FILTER (WHERE NOT partial AND stale)::int AS stale,
+        coalesce(array_agg(n ORDER BY n) FILTER (WHERE partial), '{}') AS slow, coalesce(array_agg(n ORDER BY n) FILTER (WHERE NOT partial AND newer), '{}') AS upd,
+        (SELECT count(*) FROM ${this.stage})::int AS total
+      FROM hit`
+    // The staged rows newer than their records: an upsert whose ON CONFLICT ... WHERE keeps
+    // the event order against the row as it is when the statement gets to it.
+    this.update = `INSERT INTO ${table} AS t (${cols}) SELECT ${cols} FROM ${this.stage} WHERE n = ANY($1::int[]) ORDER BY user_id, origin, origin_id
+        ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}
+        WHERE t.field_events IS NULL AND ${newer('excluded', 't')}`
     const base = (a: string) => `(CASE WHEN ${a}.field_events IS NULL THEN ${a}.latest_event_timestamp ELSE (${a}.field_events::jsonb -> 'base' ->> 'timestamp')::bigint END,
       CASE WHEN ${a}.field_events IS NULL THEN ${a}.latest_event_id ELSE ${a}.field_events::jsonb -> 'base' ->> 'id' END ${ID_ORDER})`
     const stagedEvent = `(s.latest_event_timestamp, s.latest_event_id ${ID_ORDER})`
-    this.merge = `WITH pre AS (
-        SELECT count(*) FILTER (WHERE t.field_events IS NULL AND ${newer('t', 's')})::int AS stale,
-          coalesce(array_agg(s.n ORDER BY s.n) FILTER (WHERE t.field_events IS NOT NULL), '{}') AS slow
-        FROM ${this.stage} s JOIN ${table} t ON ${KEY}
-      ), up AS (
-        INSERT INTO ${table} AS t (${cols}) SELECT ${cols} FROM ${this.stage} ORDER BY user_id, origin, origin_id
-        ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}
-        WHERE t.field_events IS NULL AND ${newer('excluded', 't')}
-        RETURNING (xmax = 0) AS inserted
-      )
-      SELECT (SELECT count(*) FILTER (WHERE inserted) FROM up)::int AS inserted, (SELECT count(*) FILTER (WHERE NOT inserted) FROM up)::int AS updated,
-        (SELECT stale FROM pre) AS stale, (SELECT slow FROM pre) AS slow, (SELECT count(*) FROM ${this.stage})::int AS total`
     // A dry run writes nothing: each row meets the record as stored (its base event when partial updates wrote to it).
     this.dryCount = `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS inserted, count(*) FILTER (WHERE ${stagedEvent} > ${base('t')})::int AS updated,
         count(*) FILTER (WHERE ${stagedEvent} < ${base('t')})::int AS stale, '{}'::int[] AS slow, count(*)::int AS total
-      FROM ${this.stage} s LEFT JOIN ${table} t ON ${KEY}`
+      FROM ${this.stage} s LEFT JOIN LATERAL (
+        SELECT t.id, t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t ON true`
     // The staging table: the import columns of the target, no constraints (the target checks them).
     sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
     sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols} FROM ${table} WITH NO DATA`)
@@ -186,9 +202,9 @@ class PgImportWriter implements ImportWriter {
         `COPY ${this.stage} (n, ${this.columns.join(', ')}) FROM STDIN`,
         pass.map((r, n) => `${n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
       )
-      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; updated: number}>(this.dryRun ? this.dryCount : this.merge)
+      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge)
       const inserted = int(r.inserted)
-      const updated = int(r.updated)
+      const updated = this.dryRun ? int(r.updated) : r.upd.length > 0 ? this.sql.run(this.update, [r.upd]) : 0
       const stale = int(r.stale)
       counts.inserted += inserted
       counts.updated += updated
