@@ -1,4 +1,5 @@
 import {createProduct} from '../../src/catalog/products.js'
+import type {Lock, LockedProduct} from '../../src/pricing/locks.js'
 import {createAudience} from '../../src/segments/audiences.js'
 import type {StorePort} from '../../src/store/port.js'
 import {
@@ -86,4 +87,44 @@ export function withoutId<T extends {id: number}>(row: T | undefined): Omit<T, '
   if (!row) return row
   const {id: _id, ...rest} = row
   return rest
+}
+
+/** A locked product at `price` minor units (EUR, monthly, base layer). */
+export const lockedProduct = (price: number, more: Partial<LockedProduct> = {}): LockedProduct => ({
+  baseline_minor: null,
+  control_minor: price,
+  currency: 'EUR',
+  interval: 'month',
+  interval_count: 1,
+  layer: 'base',
+  price_minor: price,
+  ...more,
+})
+
+/** A stored quote for `key` (a user id, or an anonymous key), priced for DE in EUR. */
+export function lock(key: string, more: Partial<Lock> = {}): Lock {
+  const anonymous = more.anonymous ?? false
+  return {
+    anonymous,
+    arm_id: 0,
+    country: 'DE',
+    created_at: '2026-01-01T00:00:00.000Z',
+    currency: 'EUR',
+    experiment_id: 0,
+    ip: null,
+    lock_key: key,
+    package_id: null,
+    quote: {
+      audience: {api_id: 'default', name: 'default'},
+      country_source: 'request',
+      currency_source: 'currency of DE',
+      experiment_type: null,
+      matching_audiences: [],
+      products: {basic: lockedProduct(999)},
+      products_to_select: [],
+    },
+    updated_at: '2026-01-01T00:00:00.000Z',
+    user_id: anonymous ? null : key,
+    ...more,
+  }
 }

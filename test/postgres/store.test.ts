@@ -10,9 +10,9 @@ import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {connectPg, PgError} from '../../src/store/postgres/client.js'
 import {PG_MIGRATIONS, PG_SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
-import type {Lock} from '../../src/pricing/locks.js'
 import {openReaderStore} from '../../src/store/reader.js'
 import type {StorePort} from '../../src/store/port.js'
+import {lock} from '../helpers/contract-fixtures.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
 import {ROOT, runBin} from '../helpers/run.js'
 
@@ -26,23 +26,6 @@ function database(options?: {empty?: boolean}): PgDatabase {
   const d = freshPgDatabase(options)
   made.push(d)
   return d
-}
-function newLock(key: string, more: Partial<Lock> = {}): Lock {
-  return {
-    anonymous: false,
-    arm_id: 0,
-    country: 'DE',
-    created_at: '2026-01-01T00:00:00.000Z',
-    currency: 'EUR',
-    experiment_id: 0,
-    ip: null,
-    lock_key: key,
-    package_id: null,
-    quote: {audience: {api_id: 'default', name: 'default'}, country_source: 'request', currency_source: 'request', experiment_type: null, matching_audiences: [], products: {}, products_to_select: []},
-    updated_at: '2026-01-01T00:00:00.000Z',
-    user_id: key,
-    ...more,
-  }
 }
 function open(url: string): StorePort {
   const s = openStore(url)
@@ -220,7 +203,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     const b = open(d.url)
     const v = a.pricing.catalogVersion()
     b.transaction(() => {
-      b.pricing.saveQuotes([newLock('carol')])
+      b.pricing.saveQuotes([lock('carol')])
       b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
     }, {write: true})
     b.transaction(() => b.pricing.deleteLocks(['carol']), {write: true})
@@ -239,10 +222,10 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       expect(a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
       b.transaction(() => {
         expect(b.pricing.loadLocks(['dora'])).toEqual([undefined])
-        b.pricing.saveQuotes([newLock('dora')])
+        b.pricing.saveQuotes([lock('dora')])
         b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'dora'}])
       }, locksOnly)
-      a.pricing.saveQuotes([newLock("o'neil\\x")])
+      a.pricing.saveQuotes([lock("o'neil\\x")])
       a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: "o'neil\\x"}])
     }, locksOnly)
     expect(a.pricing.loadLocks(["o'neil\\x", 'dora']).map((l) => l?.lock_key)).toEqual(["o'neil\\x", 'dora'])
@@ -258,9 +241,9 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       if (found) return
       b.transaction(() => {
         b.pricing.loadLocks(['erin'])
-        b.pricing.saveQuotes([newLock('erin', {country: 'KW'})])
+        b.pricing.saveQuotes([lock('erin', {country: 'KW'})])
       }, locksOnly)
-      a.pricing.saveQuotes([newLock('erin', {country: 'US'})])
+      a.pricing.saveQuotes([lock('erin', {country: 'US'})])
       a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'erin'}])
     }, locksOnly)
     expect(seen).toEqual([undefined, 'KW'])
@@ -272,7 +255,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     a.transaction(() => {
       attempts.push('change')
       a.pricing.loadLocks(['dora'])
-      a.pricing.saveQuotes([newLock('dora', {country: 'FR'})])
+      a.pricing.saveQuotes([lock('dora', {country: 'FR'})])
     }, locksOnly)
     a.transaction(() => {
       attempts.push('delete')
@@ -292,7 +275,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
-    a.transaction(() => a.pricing.saveQuotes([newLock('fay')]), {write: true})
+    a.transaction(() => a.pricing.saveQuotes([lock('fay')]), {write: true})
     const seen = a.transaction(() => {
       const first = a.pricing.loadLocks(['fay'])[0]?.country
       b.transaction(() => b.config.saveSetting('k', '1'), {write: true})

@@ -1,46 +1,9 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import type {Lock, LockedProduct} from '../../src/pricing/locks.js'
+import type {Lock} from '../../src/pricing/locks.js'
 import type {StorePort} from '../../src/store/port.js'
 import {ADAPTERS} from '../helpers/adapters.js'
-
-const product = (price: number, more: Partial<LockedProduct> = {}): LockedProduct => ({
-  baseline_minor: null,
-  control_minor: price,
-  currency: 'EUR',
-  interval: 'month',
-  interval_count: 1,
-  layer: 'base',
-  price_minor: price,
-  ...more,
-})
-
-function lock(key: string, more: Partial<Lock> = {}): Lock {
-  const anonymous = more.anonymous ?? false
-  return {
-    anonymous,
-    arm_id: 0,
-    country: 'DE',
-    created_at: '2026-01-01T00:00:00.000Z',
-    currency: 'EUR',
-    experiment_id: 0,
-    ip: null,
-    lock_key: key,
-    package_id: null,
-    quote: {
-      audience: {api_id: 'default', name: 'default'},
-      country_source: 'request',
-      currency_source: 'currency of DE',
-      experiment_type: null,
-      matching_audiences: [],
-      products: {basic: product(999)},
-      products_to_select: [],
-    },
-    updated_at: '2026-01-01T00:00:00.000Z',
-    user_id: anonymous ? null : key,
-    ...more,
-  }
-}
+import {lock, lockedProduct as product} from '../helpers/contract-fixtures.js'
 
 describe.each(ADAPTERS)('pricing repository contract: $name', (adapter) => {
   let store: StorePort
