@@ -79,8 +79,21 @@ const errors = [
 if (errors.length > 0) fail(errors)
 
 await bundlePrice()
-execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}, stdio: 'ignore'})
+writeManifest()
 renderRootHelp()
+
+/**
+ * oclif's manifest, its commands in id order: oclif lists them in the order their files
+ * finished loading, which varies from run to run, and renderRootHelp ties the root help to
+ * the manifest's bytes (a rewrite in another order made bin/run.js let oclif answer).
+ */
+function writeManifest() {
+  execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, env: {...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true'}, stdio: 'ignore'})
+  const path = join(root, 'oclif.manifest.json')
+  const manifest = JSON.parse(readFileSync(path, 'utf8'))
+  const commands = Object.fromEntries(Object.keys(manifest.commands).sort().map((id) => [id, manifest.commands[id]]))
+  writeFileSync(path, JSON.stringify({...manifest, commands}, null, 2) + '\n')
+}
 
 /**
  * The `price` command and everything it imports, in one file in place of

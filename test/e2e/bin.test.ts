@@ -1,4 +1,5 @@
 import {spawnSync} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -50,6 +51,14 @@ describe('bin scripts', () => {
     mkdirSync(join(home, '.config', 'pricectl'), {recursive: true})
     writeFileSync(join(home, '.config', 'pricectl', 'theme.json'), '{}')
     expect(help(['--help']).stderr).toMatch(/@oclif/)
+  })
+
+  it('the root help the build rendered is tied to the manifest on disk (its commands in id order, whoever wrote it last)', () => {
+    const bytes = readFileSync(join(ROOT, 'oclif.manifest.json'))
+    const built = JSON.parse(readFileSync(join(ROOT, 'dist', 'root-help.json'), 'utf8')) as {manifest: string}
+    expect(built.manifest).toBe(createHash('sha256').update(bytes).digest('hex'))
+    const ids = Object.keys((JSON.parse(bytes.toString('utf8')) as {commands: Record<string, unknown>}).commands)
+    expect(ids).toEqual(ids.toSorted())
   })
 
   it('the manifest every start parses holds commands, not their zod output schemas', () => {

@@ -72,12 +72,15 @@ function build(): void {
   const built = existsSync(manifest) ? statSync(manifest).mtimeMs : 0
   const source = Math.max(newest(join(root, 'src')), newest(join(root, 'commands')))
   if (built >= source) return
-  // Emit even with type errors (tsc still writes JS): `npm run typecheck` is the gate for
-  // those, and tests of one part should not wait for another part to type-check.
   try {
     execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], {cwd: root, stdio: 'pipe'})
-  } catch {}
-  execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, stdio: 'pipe'})
+  } catch {
+    // Type errors stop the build after tsc wrote the JS: `npm run typecheck` is the gate for
+    // those, and tests of one part should not wait for another part to type-check. The
+    // manifest is then written here; a good build writes its own (in the order the root
+    // help it renders is tied to: writing it again here broke that tie).
+    execFileSync(join(root, 'node_modules', '.bin', 'oclif'), ['manifest'], {cwd: root, stdio: 'pipe'})
+  }
 }
 
 /**
