@@ -126,7 +126,7 @@ async function bundlePrice() {
     minify: true,
     outdir: join(root, 'dist'),
     platform: 'node',
-    plugins: [zodEnglishOnly()],
+    plugins: [zodEnglishOnly(), unusedSchemasDropped()],
     splitting: true,
     target: `node${process.versions.node.split('.')[0]}`,
     write: false,
@@ -140,6 +140,47 @@ async function bundlePrice() {
     .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
   if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
   for (const out of result.outputFiles) write(out.path, out.contents)
+}
+
+/**
+ * The schema modules (src/schemas/*) build every schema when they load, ~0.1G instructions of
+ * a cold `price` (docs/performance.md "Cold start, session 3"), and the price command uses
+ * few of them. Their top-level constants built by a call are marked pure for esbuild (the
+ * initializer wrapped in an arrow function called at once, marked `@__PURE__`: the same value), so the bundle
+ * keeps only those something in it refers to; the rest is dropped unbuilt. Only the bundle
+ * changes: dist/src keeps tsc's output.
+ */
+function unusedSchemasDropped() {
+  return {
+    name: 'unused-schemas-dropped',
+    setup(build) {
+      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]schemas[\\/][^\\/]+\.js$/}, (args) => ({contents: pureSchemas(readFileSync(args.path, 'utf8'), args.path), loader: 'js'}))
+    },
+  }
+}
+
+/** `text` with each top-level const initializer that calls something wrapped in a pure IIFE. */
+function pureSchemas(text, path) {
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
+  const edits = []
+  for (const statement of file.statements) {
+    if (!ts.isVariableStatement(statement) || !(statement.declarationList.flags & ts.NodeFlags.Const)) continue
+    for (const declaration of statement.declarationList.declarations) {
+      const init = declaration.initializer
+      if (!init || ts.isArrowFunction(init) || ts.isFunctionExpression(init) || ts.isClassExpression(init) || !callsSomething(init)) continue
+      edits.push([init.getStart(file), '/* @__PURE__ */ (() => ('], [init.getEnd(), '))()'])
+    }
+  }
+  let out = text
+  for (const [at, insert] of edits.sort((a, b) => b[0] - a[0])) out = out.slice(0, at) + insert + out.slice(at)
+  return out
+}
+
+/** Whether evaluating `node` calls or constructs something (function bodies not counted). */
+function callsSomething(node) {
+  if (ts.isCallExpression(node) || ts.isNewExpression(node) || ts.isTaggedTemplateExpression(node)) return true
+  if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) return false
+  return ts.forEachChild(node, callsSomething) ?? false
 }
 
 /**
