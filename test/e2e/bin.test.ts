@@ -1,6 +1,6 @@
 import {spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
-import {mkdirSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -65,6 +65,36 @@ describe('bin scripts', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, Record<string, unknown>>}
     expect(Object.keys(manifest.commands)).toContain('price')
     for (const [id, command] of Object.entries(manifest.commands)) expect(command.outputSchema, id).toBeUndefined()
+  })
+
+  it('a command through oclif loads no semver: bin/run.js checks oclif\'s engine range itself, and oclif checks when told to', () => {
+    const fast = runBin(undefined, ['help', 'price'], {env: {NODE_DEBUG: 'module'}})
+    expect(fast.code).toBe(0)
+    expect(fast.stderr).toMatch(/@oclif/)
+    expect(fast.stderr).not.toMatch(/[\\/]semver[\\/]/)
+    // A variable of the user's leaves the check to oclif (its value decides there).
+    const oclif = runBin(undefined, ['help', 'price'], {env: {NODE_DEBUG: 'module', OCLIF_DISABLE_ENGINE_WARNING: 'false'}})
+    expect(oclif.code).toBe(0)
+    expect(oclif.stderr).toMatch(/[\\/]semver[\\/]/)
+    expect(oclif.stdout).toContain('--user-id')
+    expect(oclif.stdout).toBe(fast.stdout)
+    // Node satisfies oclif's range, so neither warns.
+    expect(fast.stderr).not.toMatch(/Node version must be/)
+    expect(oclif.stderr).not.toMatch(/Node version must be/)
+  })
+
+  it('the price bundle loads no PostgreSQL adapter at start: it is a chunk imported for a postgres:// store only', () => {
+    const imported = new Set<string>()
+    const walk = (file: string) => {
+      if (imported.has(file)) return
+      imported.add(file)
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:^|[;\s}])import\s*(?:[\w{},\s$*]*from\s*)?"(\.{1,2}\/[^"]+)"/g)) walk(join(file, '..', m[1]))
+    }
+    walk(join(ROOT, 'dist', 'commands', 'price', 'index.js'))
+    expect(imported.size).toBeGreaterThan(1)
+    for (const file of imported) expect(readFileSync(file, 'utf8'), file).not.toContain('"PgStore"')
+    const chunks = readdirSync(join(ROOT, 'dist', 'bundle')).map((f) => join(ROOT, 'dist', 'bundle', f))
+    expect(chunks.filter((f) => readFileSync(f, 'utf8').includes('"PgStore"'))).toHaveLength(1)
   })
 
   it('an unknown command exits 127 (as a shell does) with a hint', () => {
