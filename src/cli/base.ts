@@ -4,9 +4,7 @@ import type {ZodType} from 'zod'
 import {describeError as describeAnyError, oneLine} from '../error-format.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {commandContext} from '../history/context.js'
-import type {Store} from '../store/db.js'
-import {isPostgresUrl, redactUrl} from '../store/postgres/client.js'
-import {type OpenOptions, openSqliteStore, resolveStorePath} from '../store/sqlite/open.js'
+import {isPostgresUrl, loadPostgresAdapter, type OpenOptions, openStore, resolveStorePath, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
 import type {ImpactOptions} from './impact.js'
@@ -43,8 +41,6 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private _store?: Store
   /** Every store this run opened (kept after closing), so an error can say which one was read-only. */
   private opened: Store[] = []
-  /** ../store/db.ts's openStore, loaded by init for a postgres:// store only (a SQLite store loads no PostgreSQL code). */
-  private openAnyStore?: typeof import('../store/db.js').openStore
 
   public override async init(): Promise<void> {
     await super.init()
@@ -59,7 +55,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.args = args as BaseArgs<T>
     // A list command's --columns / --sort / --no-header, for the table and CSV printers.
     setListOptions(this.ctor.flags && 'header' in this.ctor.flags ? (flags as Record<string, unknown>) : undefined)
-    if (isPostgresUrl(storeLocation(this.flags.db))) this.openAnyStore = (await import('../store/db.js')).openStore
+    // A SQLite store's command loads no PostgreSQL code (the price bundle; src/store/db.ts loadPostgresAdapter).
+    if (isPostgresUrl(storeLocation(this.flags.db))) await loadPostgresAdapter()
   }
 
   /** The store, opened (and migrated) on first use so commands that need none stay fast. */
@@ -70,12 +67,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Open the store of --db with options (`db info` opens without migrating); the caller closes it. */
   protected openStore(options?: OpenOptions): Store {
-    // As ../store/db.ts's openStore, whose PostgreSQL half init loaded when --db (or PRICECTL_DB) named one.
-    const location = resolveStorePath(this.flags.db)
-    let store: Store
-    if (!isPostgresUrl(location)) store = openSqliteStore(location, options)
-    else if (this.openAnyStore) store = this.openAnyStore(location, options)
-    else throw new OperationalError(`the store changed to ${redactUrl(location)} while ${this.id} ran (PRICECTL_DB changed): run the command again`)
+    const store = openStore(this.flags.db, options)
     this.opened.push(store)
     // Every recorded write of this run is attributed to this user and command (docs/history.md).
     if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
