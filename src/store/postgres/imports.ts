@@ -20,7 +20,7 @@ import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
 
-/** PostgreSQL adapter of the imports repository: rows stream through COPY into a staging table and are merged from there. */
+/** PostgreSQL adapter of the imports repository: rows stream through COPY, straight into the target when their keys are new, else into a staging table merged from there. */
 export class PgImports implements ImportsRepository {
   constructor(
     private readonly sql: Sql,
@@ -52,8 +52,10 @@ function byKey(a: readonly unknown[], b: readonly unknown[]): number {
 }
 
 /**
- * Each chunk goes to the session's staging table (a TEMP table: no WAL, no index) through
- * COPY FROM STDIN, then one statement merges it into the target: staged rows whose key is
+ * A pass of rows none of whose keys has a record (a first import, the new part of a resumed
+ * one) is copied straight into the target (copyNew). Any other goes to the session's staging
+ * table (a TEMP table: no WAL, no index) through COPY FROM STDIN, then one statement merges
+ * it into the target: staged rows whose key is
  * new are inserted (a plain INSERT: the store's write lock, below, keeps any other writer
  * from adding their keys first), and the rest are judged against their records; those newer
  * than their record go through an upsert whose ON CONFLICT ... WHERE keeps the event order
