@@ -41,6 +41,9 @@ function copyValue(v: unknown): string {
   return /[\\\t\n\r]/.test(s) ? s.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\n', '\\n').replaceAll('\r', '\\r') : s
 }
 
+/** How many rows the staging table takes before it is emptied. */
+const STAGE_ROWS = 10_000
+
 /** Rows in COPY's text format: cells joined by tabs, each row ending with a newline. */
 function copyText(rows: readonly (readonly unknown[])[]): string {
   let text = ''
@@ -95,6 +98,8 @@ class PgImportWriter implements ImportWriter {
   private readonly update: string
   private readonly dryCount: string
   private readonly probe: string
+  /** Rows in the staging table (numbered 0 to staged - 1). */
+  private staged = 0
   /**
    * Whether every record of the target is one this writer wrote (`keys` holds their keys): the
    * target was empty when the first batch began, and no other writer added a record between
@@ -134,7 +139,8 @@ class PgImportWriter implements ImportWriter {
     const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
     const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
-    // Staged rows by their state before the statement. Keys are unique within a staged pass
+    // Staged rows by their state before the statement: those of the pass, numbered from $1
+    // (earlier passes' rows stay in the table until it is emptied, see flush). Keys are unique within a staged pass
     // (writeChunk splits repeats). Each staged row looks its key up through the unique index
     // (a LATERAL ... LIMIT 1: a per-row index probe whatever the planner guesses of the
     // unanalyzed staging table, never a scan of the whole target per chunk). Rows of new keys
@@ -149,14 +155,15 @@ class PgImportWriter implements ImportWriter {
         SELECT s.n, t.field_events IS NOT NULL AS partial, ${newer('t', 's')} AS stale, ${newer('s', 't')} AS newer
         FROM ${this.stage} s CROSS JOIN LATERAL (
           SELECT t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t
+        WHERE s.n >= $1
       ), ins AS (
-        INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${this.stage} s WHERE NOT EXISTS (SELECT FROM hit WHERE hit.n = s.n)
+        INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${this.stage} s WHERE s.n >= $1 AND NOT EXISTS (SELECT FROM hit WHERE hit.n = s.n)
           ORDER BY user_id, origin, origin_id
         RETURNING 1
       )
       SELECT (SELECT count(*) FROM ins)::int AS inserted, count(*) FILTER (WHERE NOT partial AND stale)::int AS stale,
         coalesce(array_agg(n ORDER BY n) FILTER (WHERE partial), '{}') AS slow, coalesce(array_agg(n ORDER BY n) FILTER (WHERE NOT partial AND newer), '{}') AS upd,
-        (SELECT count(*) FROM ${this.stage})::int AS total
+        (SELECT count(*) FROM ${this.stage} WHERE n >= $1)::int AS total
       FROM hit`
     // The staged rows newer than their records: an upsert whose ON CONFLICT ... WHERE keeps
     // the event order against the row as it is when the statement gets to it.
@@ -170,7 +177,8 @@ class PgImportWriter implements ImportWriter {
     this.dryCount = `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS inserted, count(*) FILTER (WHERE ${stagedEvent} > ${base('t')})::int AS updated,
         count(*) FILTER (WHERE ${stagedEvent} < ${base('t')})::int AS stale, '{}'::int[] AS slow, count(*)::int AS total
       FROM ${this.stage} s LEFT JOIN LATERAL (
-        SELECT t.id, t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t ON true`
+        SELECT t.id, t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t ON true
+      WHERE s.n >= $1`
     // Whether any of the keys ($1, $2, $3: parallel arrays) has a record: one index probe per
     // key (LATERAL ... LIMIT 1, as above), stopping at the first found.
     this.probe = `SELECT EXISTS (SELECT FROM unnest($1::text[], $2::text[], $3::text[]) AS k(user_id, origin, origin_id) CROSS JOIN LATERAL (
@@ -246,12 +254,20 @@ class PgImportWriter implements ImportWriter {
         counts.inserted += pass.length
         continue
       }
-      this.sql.run(`TRUNCATE ${this.stage}`)
+      // The pass is numbered on from the rows staged before it: the table is emptied only
+      // every STAGE_ROWS rows (a TRUNCATE costs about what merging a pass does), and the
+      // statements take the rows numbered from \`first\`.
+      if (this.staged + pass.length > STAGE_ROWS) {
+        this.sql.run(`TRUNCATE ${this.stage}`)
+        this.staged = 0
+      }
+      const first = this.staged
+      this.staged += pass.length
       this.sql.copyFrom(
         `COPY ${this.stage} (n, ${this.columns.join(', ')}) FROM STDIN`,
-        pass.map((r, n) => `${n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
+        pass.map((r, n) => `${first + n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
       )
-      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge)
+      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge, [first])
       const inserted = int(r.inserted)
       const updated = this.dryRun ? int(r.updated) : r.upd.length > 0 ? this.sql.run(this.update, [r.upd]) : 0
       const stale = int(r.stale)
@@ -260,7 +276,7 @@ class PgImportWriter implements ImportWriter {
       counts.stale += stale
       counts.unchanged += int(r.total) - inserted - updated - stale - r.slow.length
       for (const n of r.slow) {
-        const row = pass[n]
+        const row = pass[n - first]
         this.mergeRow(row, {id: row[this.iId] as string, timestamp: row[this.iTs] as number})
       }
     }
