@@ -69,15 +69,14 @@ function byKey(a: readonly unknown[], b: readonly unknown[]): number {
  * A pass of rows none of whose keys has a record (a first import, the new part of a resumed
  * one) is copied straight into the target (copyNew). Any other goes to the session's staging
  * table (a TEMP table: no WAL, no index) through COPY FROM STDIN, then one statement merges
- * it into the target: staged rows whose key is
- * new are inserted (a plain INSERT: the store's write lock, below, keeps any other writer
- * from adding their keys first), and the rest are judged against their records; those newer
- * than their record go through an upsert whose ON CONFLICT ... WHERE keeps the event order
- * against the row as it is when the statement gets to it, so a row older than the stored
- * record never overwrites it, whoever wrote it. The batch is one transaction, as on
- * SQLite: a run killed mid-COPY or mid-merge leaves whole batches only (the server rolls
- * back the open transaction when the connection drops), and running the same import again
- * inserts the rest.
+ * it into the target: staged rows whose key is new are inserted (a plain INSERT: the store's
+ * write lock, below, keeps any other writer from adding their keys first), and the rest are
+ * judged against their records; those newer than their record go through an upsert whose
+ * ON CONFLICT ... WHERE keeps the event order against the row as it is when the statement
+ * gets to it, so a row older than the stored record never overwrites it, whoever wrote it.
+ * The batch is one transaction, as on SQLite: a run killed mid-COPY or mid-merge leaves
+ * whole batches only (the server rolls back the open transaction when the connection
+ * drops), and running the same import again inserts the rest.
  *
  * A batch is a write transaction of the store: it holds the store's write lock until it
  * commits, as SQLite's BEGIN IMMEDIATE, so two imports never deadlock on each other's keys
@@ -140,8 +139,8 @@ class PgImportWriter implements ImportWriter {
     const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
     // Staged rows by their state before the statement: those of the pass, numbered from $1
-    // (earlier passes' rows stay in the table until it is emptied, see flush). Keys are unique within a staged pass
-    // (writeChunk splits repeats). Each staged row looks its key up through the unique index
+    // (earlier passes' rows stay in the table until it is emptied, see flush). Keys are
+    // unique within a staged pass (writeChunk splits repeats). Each staged row looks its key up through the unique index
     // (a LATERAL ... LIMIT 1: a per-row index probe whatever the planner guesses of the
     // unanalyzed staging table, never a scan of the whole target per chunk). Rows of new keys
     // (all of them in a first import) are inserted by a plain INSERT, with no ON CONFLICT:
@@ -254,9 +253,10 @@ class PgImportWriter implements ImportWriter {
         counts.inserted += pass.length
         continue
       }
-      // The pass is numbered on from the rows staged before it: the table is emptied only
-      // every STAGE_ROWS rows (a TRUNCATE costs about what merging a pass does), and the
-      // statements take the rows numbered from \`first\`.
+      // The pass is numbered on from the rows staged before it, and the statements take the
+      // rows numbered from `first`: the table is emptied every STAGE_ROWS rows, not per pass
+      // (a TRUNCATE per pass took about half as long as the pass's merge on a re-run:
+      // docs/postgres.md, "Import performance").
       if (this.staged + pass.length > STAGE_ROWS) {
         this.sql.run(`TRUNCATE ${this.stage}`)
         this.staged = 0
