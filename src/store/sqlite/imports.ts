@@ -21,7 +21,11 @@ import {
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
 /** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */
-const IMPORT_CACHE_KB = 10_240
+const IMPORT_CACHE_KB = 4096
+/** A dry run's page cache (KB): it looks every row's key up, at random. */
+const DRY_RUN_CACHE_KB = 40_960
+/** The stage's page cache (KB). */
+const STAGE_CACHE_KB = 2048
 /** Staged rows the flush did not insert, read this many at a time. */
 const REST_CHUNK = 1000
 
@@ -55,13 +59,14 @@ const MAX_STAGED = 250_000
  * in memory, and a killed run leaves whole batches only. Foreign keys are off while the
  * writer is open; the products a batch refers to are checked once, at its commit.
  *
- * New rows of a batch (the usual case: no tombstones or pending partial updates of the kind)
- * are staged in a TEMP table, not inserted one by one: at the batch's end (or when `counts`
- * is read) one INSERT ... SELECT ... ORDER BY key sorts them into the table, so the unique
- * index is written leaf after leaf instead of at random (export ids are random), and a small
- * page cache does. Rows whose key was there already, or came earlier in the stage, then go
- * through the per-row rules in file order, as if they had been written one by one
- * (docs/performance.md, "Import", session 8).
+ * A batch's rows are staged in a TEMP table, not inserted one by one: at the batch's end (or
+ * when `counts` is read) one INSERT ... SELECT ... ORDER BY key sorts them into the table, so
+ * the unique index is written leaf after leaf instead of at random (export ids are random),
+ * and a small page cache does. Rows whose key was there already, or came earlier in the
+ * stage, then go through the per-row rules in file order, as if they had been written one by
+ * one. Only rows older than their record's tombstone (stale, skipped) and rows of keys with
+ * pending partial updates (written at once) are not staged. A dry run writes nothing and
+ * looks every row up instead (docs/performance.md, "Import", session 8).
  */
 class SqliteImportWriter implements ImportWriter {
   private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
@@ -106,7 +111,8 @@ class SqliteImportWriter implements ImportWriter {
     // New rows reach the unique index sorted (staged), so it is written leaf after leaf and a
     // larger page cache gains nothing (measured: 10 MB as fast as 40 MB); the sort's in-memory
     // runs are bounded by this size too.
-    db.pragma(`cache_size = -${IMPORT_CACHE_KB}`)
+    // A dry run reads every key at random instead: the 40 MB it had.
+    db.pragma(`cache_size = -${dryRun ? DRY_RUN_CACHE_KB : IMPORT_CACHE_KB}`)
     // Fewer WAL checkpoints while the import writes (each syncs the file, and a page rewritten
     // by several batches is copied once): the WAL may grow to about 256 MB plus a batch.
     db.pragma('wal_autocheckpoint = 65536')
@@ -136,23 +142,11 @@ class SqliteImportWriter implements ImportWriter {
     }
     const {tombstones, pending} = this
     const check = tombstones.size > 0 || pending.size > 0
-    // The common row is a new record: staged, nothing else read or allocated for it. A batch
-    // that checks rows never stages (check stays on until the batch ends: the maps only shrink).
-    if (!check && !this.dryRun) {
-      const stage = (this.stage ??= this.makeStage())
-      for (let i = from; i < to; i++) {
-        const row = rows[i]
-        this.batchProducts.add(row[iProduct] as number)
-        stage.insert.run(...row)
-      }
-      this.staged += to - from
-      if (this.staged >= MAX_STAGED) this.flush()
-      return
-    }
+    const stage = this.dryRun ? undefined : (this.stage ??= this.makeStage())
     for (let i = from; i < to; i++) {
       const row = rows[i]
-      const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
       if (check) {
+        const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
         const t = tombstones.get(key)
         if (t !== undefined && compareEvents(event, t) < 0) {
@@ -160,22 +154,32 @@ class SqliteImportWriter implements ImportWriter {
           continue
         }
         const p = pending.get(key)
-        if (p !== undefined && this.insertPending(row, event, key, p)) continue
+        if (p !== undefined) {
+          if (this.insertPending(row, event, key, p)) continue
+          // The record exists. No row of a pending key is ever staged (each goes here until
+          // one makes the record and the entry goes), so none waits in the stage.
+          if (stage) {
+            this.batchProducts.add(row[iProduct] as number)
+            this.writeExisting(row, event)
+            continue
+          }
+        }
       }
-      if (this.dryRun) {
+      if (stage === undefined) {
         const latest = st.latest.get(row[0], row[1], row[2]) as (EventRef & {field_events: null | string}) | undefined
+        const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         if (!latest) counts.inserted++
         else if (latest.field_events === null) this.count(judge(event, latest))
         else this.count(judge(event, parseFieldEvents(latest.field_events)!.base))
         continue
       }
+      // Any other row is staged: nothing else read or allocated for it; the flush inserts it
+      // or, when its key is there, applies the per-row rules.
       this.batchProducts.add(row[iProduct] as number)
-      if (st.insertRow.run(...row).changes === 1) {
-        counts.inserted++
-        continue
-      }
-      this.writeExisting(row, event)
+      stage.insert.run(...row)
+      this.staged++
     }
+    if (this.staged >= MAX_STAGED) this.flush()
   }
 
   /** A row whose key is in the table: the per-row rules (merge, apply, unchanged or stale). */
@@ -203,6 +207,9 @@ class SqliteImportWriter implements ImportWriter {
     const key = 'user_id, origin, origin_id'
     const same = (a: string, b: string) => `${a}.user_id = ${b}.user_id AND ${a}.origin = ${b}.origin AND ${a}.origin_id = ${b}.origin_id`
     db.exec(`DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} (${list})`)
+    // Written once in order and read once by the sort: its pages need no cache to speak of
+    // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
+    db.pragma(`temp.cache_size = -${STAGE_CACHE_KB}`)
     return {
       clear: db.prepare(`DELETE FROM ${name}`),
       // In key order, and in file order within a key: the first row of a new key makes it.
