@@ -73,6 +73,8 @@ class SqliteImportWriter implements ImportWriter {
   /** The temp table's statements, made on the first staged row. */
   private stage: StageStatements | undefined
   private staged = 0
+  /** The temp database's cache size before the stage was made (restored by close). */
+  private tempCacheSize: unknown
   private open = false
   private closed = false
   /** Products the open transaction refers to (the foreign key check, done per batch). */
@@ -209,6 +211,7 @@ class SqliteImportWriter implements ImportWriter {
     db.exec(`DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} (${list})`)
     // Written once in order and read once by the sort: its pages need no cache to speak of
     // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
+    this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
     db.pragma(`temp.cache_size = -${STAGE_CACHE_KB}`)
     return {
       clear: db.prepare(`DELETE FROM ${name}`),
@@ -332,6 +335,7 @@ class SqliteImportWriter implements ImportWriter {
     this.staged = 0
     if (this.stage) this.db.exec(`DROP TABLE IF EXISTS ${this.stage.name}`)
     this.stage = undefined
+    if (this.tempCacheSize !== undefined) this.db.pragma(`temp.cache_size = ${this.tempCacheSize}`)
     const {cacheSize} = this.restore
     this.db.pragma(`cache_size = ${cacheSize}`)
     this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default
