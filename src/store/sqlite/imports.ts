@@ -33,9 +33,10 @@ type StageStatements = {
   clear: Statement
   flush: Statement
   insert: Statement
+  drop: string
+  dropKeyIndex: string
   keyIndex: string
   maxId: Statement
-  name: string
   rest: Statement
 }
 
@@ -111,10 +112,10 @@ class SqliteImportWriter implements ImportWriter {
     // Product references are checked once per batch (commit) instead of once per row.
     if (!dryRun) db.pragma('foreign_keys = OFF')
     // New rows reach the unique index sorted (staged), so it is written leaf after leaf and a
-    // larger page cache gains nothing (measured: 10 MB as fast as 40 MB); the sort's in-memory
-    // runs are bounded by this size too.
-    // A dry run reads every key at random instead: the 40 MB it had.
-    db.pragma(`cache_size = -${dryRun ? DRY_RUN_CACHE_KB : IMPORT_CACHE_KB}`)
+    // larger page cache gains nothing (measured: 4 MB as fast as 40 MB); the sort's in-memory
+    // runs are bounded by this size too. A dry run reads every key at random: the 40 MB it had.
+    const cacheSize = dryRun ? DRY_RUN_CACHE_KB : IMPORT_CACHE_KB
+    db.pragma(`cache_size = -${cacheSize}`)
     // Fewer WAL checkpoints while the import writes (each syncs the file, and a page rewritten
     // by several batches is copied once): the WAL may grow to about 256 MB plus a batch.
     db.pragma('wal_autocheckpoint = 65536')
@@ -127,7 +128,7 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   private count(verdict: 'apply' | 'duplicate' | 'stale'): void {
-    if (verdict === 'apply') this.counts.updated++
+    if (verdict === 'apply') this.tally.updated++
     else if (verdict === 'duplicate') this.tally.unchanged++
     else this.tally.stale++
   }
@@ -203,32 +204,40 @@ class SqliteImportWriter implements ImportWriter {
    * table as they were bound.
    */
   private makeStage(): StageStatements {
-    const {db, columns, table} = this
-    const name = `temp.pricectl_import_${table}`
-    const list = columns.join(', ')
+    const {db, table} = this
+    const cols = this.columns
     const key = 'user_id, origin, origin_id'
-    const same = (a: string, b: string) => `${a}.user_id = ${b}.user_id AND ${a}.origin = ${b}.origin AND ${a}.origin_id = ${b}.origin_id`
-    db.exec(`DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} (${list})`)
+    // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
+    const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
+    const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
+    const limit = REST_CHUNK
+    db.exec(`DROP TABLE IF EXISTS temp.pricectl_import_${table}; CREATE TABLE temp.pricectl_import_${table} (${cols.join(', ')})`)
     // Written once in order and read once by the sort: its pages need no cache to speak of
     // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
     this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
-    db.pragma(`temp.cache_size = -${STAGE_CACHE_KB}`)
+    const cacheSize = STAGE_CACHE_KB
+    db.pragma(`temp.cache_size = -${cacheSize}`)
     return {
-      clear: db.prepare(`DELETE FROM ${name}`),
+      clear: db.prepare(`DELETE FROM temp.pricectl_import_${table}`),
+      drop: `DROP TABLE IF EXISTS temp.pricectl_import_${table}`,
+      dropKeyIndex: `DROP INDEX temp.pricectl_import_${table}_key`,
       // In key order, and in file order within a key: the first row of a new key makes it.
       // (WHERE true: an upsert after a SELECT needs one to parse.)
-      flush: db.prepare(`INSERT INTO main.${table} (${list}) SELECT ${list} FROM ${name} WHERE true ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`),
-      insert: db.prepare(`INSERT INTO ${name} VALUES (${columns.map(() => '?').join(', ')})`),
-      keyIndex: `CREATE INDEX IF NOT EXISTS ${name}_key ON pricectl_import_${table} (${key})`,
+      flush: db.prepare(
+        `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.pricectl_import_${table} WHERE true ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`,
+      ),
+      insert: db.prepare(`INSERT INTO temp.pricectl_import_${table} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS temp.pricectl_import_${table}_key ON pricectl_import_${table} (${key})`,
       maxId: db.prepare(`SELECT coalesce(max(id), 0) FROM main.${table}`).pluck(),
-      name,
       // Staged rows the flush did not insert, in file order: their key was in the table
       // before (no row of it newer than :max), or an earlier staged row has it.
-      rest: db.prepare(
-        `SELECT rowid, ${list} FROM ${name} AS s WHERE rowid > @after AND (` +
-          `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${same('t', 's')} AND t.id > @max) OR ` +
-          `EXISTS (SELECT 1 FROM ${name} AS e WHERE ${same('e', 's')} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${REST_CHUNK}`,
-      ).raw(),
+      rest: db
+        .prepare(
+          `SELECT rowid, ${cols.join(', ')} FROM temp.pricectl_import_${table} AS s WHERE rowid > @after AND (` +
+            `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
+            `EXISTS (SELECT 1 FROM temp.pricectl_import_${table} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+        )
+        .raw(),
     }
   }
 
@@ -253,7 +262,7 @@ class SqliteImportWriter implements ImportWriter {
         if (rest.length < REST_CHUNK) break
         after = rest.at(-1)![0] as number
       }
-      this.db.exec(`DROP INDEX ${stage.name}_key`)
+      this.db.exec(stage.dropKeyIndex)
     }
     stage.clear.run()
   }
@@ -333,9 +342,12 @@ class SqliteImportWriter implements ImportWriter {
     }
     this.open = false
     this.staged = 0
-    if (this.stage) this.db.exec(`DROP TABLE IF EXISTS ${this.stage.name}`)
+    if (this.stage) this.db.exec(this.stage.drop)
     this.stage = undefined
-    if (this.tempCacheSize !== undefined) this.db.pragma(`temp.cache_size = ${this.tempCacheSize}`)
+    if (this.tempCacheSize !== undefined) {
+      const cacheSize = Number(this.tempCacheSize)
+      this.db.pragma(`temp.cache_size = ${cacheSize}`)
+    }
     const {cacheSize} = this.restore
     this.db.pragma(`cache_size = ${cacheSize}`)
     this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default
