@@ -216,31 +216,54 @@ async function handle(m) {
   }
 }
 
-let waiting = false
-let current = 0
+// The call being answered: its id (the caller's) while it waits, else undefined.
+let waiting
 const answer = (reply) => {
-  waiting = false
-  port.postMessage(reply)
-  Atomics.store(flag, 0, 1)
+  port.postMessage({...reply, id: waiting})
+  waiting = undefined
+  // A count, not a 0/1 flag: every answer moves it, so a caller never takes an earlier answer's signal for its own.
+  Atomics.add(flag, 0, 1)
   Atomics.notify(flag, 0)
 }
 // Whatever escapes (a driver bug) answers the waiting caller instead of leaving it blocked.
-process.on('uncaughtException', (e) => { if (waiting) answer({error: info(e)}) })
-process.on('unhandledRejection', (e) => { if (waiting) answer({error: info(e)}) })
+process.on('uncaughtException', (e) => { if (waiting !== undefined) answer({error: info(e)}) })
+process.on('unhandledRejection', (e) => { if (waiting !== undefined) answer({error: info(e)}) })
 port.on('message', async (m) => {
-  const id = ++current
-  waiting = true
+  waiting = m.id
   let reply
   try {
     reply = await handle(m)
   } catch (e) {
     reply = {error: info(e)}
   }
-  if (!waiting || id !== current) return // answered already (uncaughtException)
+  if (waiting !== m.id) return // answered already (uncaughtException), or a later call waits now
   answer(reply)
   if (m.op === 'close') port.close()
 })
 `
+
+/** How long the caller sleeps before it looks at the port again when a signal came without a readable answer. */
+const RECEIVE_RETRY_MS = 5
+
+/**
+ * Block until the answer to call `id` arrives on `port`. The worker posts each answer (with
+ * the id of the call it answers), then bumps `flag[0]`; `signal` is the value the flag had
+ * before the call was posted. An answer to an earlier call (one the worker answered early,
+ * see uncaughtException) is dropped, and a signal whose message is not readable yet is
+ * waited out in short sleeps rather than taken for no answer: under load, three serve
+ * instances saw a wake-up with an empty port (docs/postgres.md).
+ */
+export function receiveAnswer(port: MessagePort, flag: Int32Array, id: number, signal: number): unknown {
+  for (;;) {
+    const received = receiveMessageOnPort(port)
+    if (received) {
+      if ((received.message as {id?: number}).id === id) return received.message
+      continue
+    }
+    Atomics.wait(flag, 0, signal, RECEIVE_RETRY_MS)
+    signal = Atomics.load(flag, 0)
+  }
+}
 
 class WorkerClient implements PgSync {
   private readonly flag = new Int32Array(new SharedArrayBuffer(4))
@@ -248,6 +271,8 @@ class WorkerClient implements PgSync {
   private readonly worker: Worker
   /** The URL for messages (password left out). */
   private readonly shown: string
+  /** The id of the last call: its answer carries it. */
+  private calls = 0
   closed = false
 
   constructor(url: string) {
@@ -269,12 +294,10 @@ class WorkerClient implements PgSync {
 
   private call(message: Record<string, unknown>): Reply {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
-    Atomics.store(this.flag, 0, 0)
-    this.port.postMessage(typeof message.sql === 'string' ? {...message, ...statementFacts(message.sql, message.params as readonly unknown[] | undefined)} : message)
-    Atomics.wait(this.flag, 0, 0)
-    const received = receiveMessageOnPort(this.port)
-    if (!received) throw new PgError({message: 'the PostgreSQL worker did not answer'})
-    const reply = received.message as Reply
+    const id = ++this.calls
+    const signal = Atomics.load(this.flag, 0)
+    this.port.postMessage({...message, ...(typeof message.sql === 'string' ? statementFacts(message.sql, message.params as readonly unknown[] | undefined) : {}), id})
+    const reply = receiveAnswer(this.port, this.flag, id, signal) as Reply
     if (reply.lost) throw new UnavailableError(lostMessage(reply.lost, this.shown, reply.error?.message))
     if (reply.error) throw new PgError(reply.error)
     return reply
