@@ -113,6 +113,46 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(third.counts).toEqual({inserted: 0, stale: 0, unchanged: 10, updated: 0})
   })
 
+  it('a writer meets the records other writers saved between its batches, and its own earlier rows, by the event rules', () => {
+    const w = store.imports.writer('subscriptions')
+    try {
+      w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2))])
+      expect(w.commit()).toBe(true)
+      // Single writes between two batches: a new record, and a newer event of one the import wrote.
+      store.revenue.save('subscriptions', [sub(3, {latest_event_id: 'import:300', latest_event_timestamp: 300})])
+      store.revenue.save('subscriptions', [sub(1, {latest_event_id: 'import:400', latest_event_timestamp: 400, status: 'canceled'})])
+      w.writeChunk([subscriptionRow(sub(3)), subscriptionRow(sub(4))])
+      w.writeChunk([subscriptionRow(sub(1, {latest_event_id: 'import:350', latest_event_timestamp: 350})), subscriptionRow(sub(2, {latest_event_id: 'import:500', latest_event_timestamp: 500, amount_minor: 7}))])
+      expect(w.commit()).toBe(true)
+    } finally {
+      w.close()
+    }
+    expect(w.counts).toEqual({inserted: 3, stale: 2, unchanged: 0, updated: 1})
+    expect(all()).toEqual([
+      sub(1, {latest_event_id: 'import:400', latest_event_timestamp: 400, status: 'canceled'}),
+      sub(2, {latest_event_id: 'import:500', latest_event_timestamp: 500, amount_minor: 7}),
+      sub(3, {latest_event_id: 'import:300', latest_event_timestamp: 300}),
+      sub(4),
+    ])
+  })
+
+  it('chunk after chunk of newer, older and repeated rows of existing records: each row meets its record as it is then', () => {
+    const first = store.imports.writer('subscriptions')
+    first.writeChunk(Array.from({length: 10}, (_, i) => subscriptionRow(sub(i))))
+    first.commit()
+    first.close()
+    const w = store.imports.writer('subscriptions')
+    for (let i = 0; i < 10; i += 2) {
+      const newer = sub(i, {latest_event_id: `import:${600 + i}`, latest_event_timestamp: 600 + i, amount_minor: 600 + i})
+      const older = sub(i + 1, {latest_event_id: 'import:1', latest_event_timestamp: 1, amount_minor: 1})
+      w.writeChunk([subscriptionRow(newer), subscriptionRow(older), subscriptionRow(sub(i)), subscriptionRow(sub(i + 1))])
+    }
+    w.commit()
+    w.close()
+    expect(w.counts).toEqual({inserted: 0, stale: 10, unchanged: 5, updated: 5})
+    expect(all()).toEqual(Array.from({length: 10}, (_, i) => (i % 2 === 0 ? sub(i, {latest_event_id: `import:${600 + i}`, latest_event_timestamp: 600 + i, amount_minor: 600 + i}) : sub(i))))
+  })
+
   it('a chunk of one is a single row: row by row ends as one chunk', () => {
     const rows = [sub(1), sub(2), sub(1, {latest_event_timestamp: 300}), sub(2, {latest_event_timestamp: 50})].map((v) => subscriptionRow(v))
     const w = store.imports.writer('subscriptions')

@@ -16,10 +16,11 @@ import {
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
+import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
 
-/** PostgreSQL adapter of the imports repository: rows stream through COPY into a staging table and are merged from there. */
+/** PostgreSQL adapter of the imports repository: rows stream through COPY, straight into the target when their keys are new, else into a staging table merged from there. */
 export class PgImports implements ImportsRepository {
   constructor(
     private readonly sql: Sql,
@@ -40,17 +41,42 @@ function copyValue(v: unknown): string {
   return /[\\\t\n\r]/.test(s) ? s.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\n', '\\n').replaceAll('\r', '\\r') : s
 }
 
+/** How many rows the staging table takes before it is emptied. */
+const STAGE_ROWS = 10_000
+
+/** Rows in COPY's text format: cells joined by tabs, each row ending with a newline. */
+function copyText(rows: readonly (readonly unknown[])[]): string {
+  let text = ''
+  for (const r of rows) {
+    let line = copyValue(r[0])
+    for (let i = 1; i < r.length; i++) line += '\t' + copyValue(r[i])
+    text += line + '\n'
+  }
+  return text
+}
+
+/** Rows by key (user_id, origin, origin_id), in code unit order (the columns' collation is C). */
+function byKey(a: readonly unknown[], b: readonly unknown[]): number {
+  for (let i = 0; i < 3; i++) {
+    const x = a[i] as string
+    const y = b[i] as string
+    if (x !== y) return x < y ? -1 : 1
+  }
+  return 0
+}
+
 /**
- * Each chunk goes to the session's staging table (a TEMP table: no WAL, no index) through
- * COPY FROM STDIN, then one statement merges it into the target: staged rows whose key is
- * new are inserted (a plain INSERT: the store's write lock, below, keeps any other writer
- * from adding their keys first), and the rest are judged against their records; those newer
- * than their record go through an upsert whose ON CONFLICT ... WHERE keeps the event order
- * against the row as it is when the statement gets to it, so a row older than the stored
- * record never overwrites it, whoever wrote it. The batch is one transaction, as on
- * SQLite: a run killed mid-COPY or mid-merge leaves whole batches only (the server rolls
- * back the open transaction when the connection drops), and running the same import again
- * inserts the rest.
+ * A pass of rows none of whose keys has a record (a first import, the new part of a resumed
+ * one) is copied straight into the target (copyNew). Any other goes to the session's staging
+ * table (a TEMP table: no WAL, no index) through COPY FROM STDIN, then one statement merges
+ * it into the target: staged rows whose key is new are inserted (a plain INSERT: the store's
+ * write lock, below, keeps any other writer from adding their keys first), and the rest are
+ * judged against their records; those newer than their record go through an upsert whose
+ * ON CONFLICT ... WHERE keeps the event order against the row as it is when the statement
+ * gets to it, so a row older than the stored record never overwrites it, whoever wrote it.
+ * The batch is one transaction, as on SQLite: a run killed mid-COPY or mid-merge leaves
+ * whole batches only (the server rolls back the open transaction when the connection
+ * drops), and running the same import again inserts the rest.
  *
  * A batch is a write transaction of the store: it holds the store's write lock until it
  * commits, as SQLite's BEGIN IMMEDIATE, so two imports never deadlock on each other's keys
@@ -70,6 +96,20 @@ class PgImportWriter implements ImportWriter {
   private readonly merge: string
   private readonly update: string
   private readonly dryCount: string
+  private readonly probe: string
+  /** Rows in the staging table (numbered 0 to staged - 1). */
+  private staged = 0
+  /**
+   * Whether every record of the target is one this writer wrote (`keys` holds their keys): the
+   * target was empty when the first batch began, and no other writer added a record between
+   * batches (its largest id is still the one this writer's last batch left). Then a pass none
+   * of whose keys is in `keys` needs no probe. Undefined until the first batch begins.
+   */
+  private clean: boolean | undefined
+  private readonly keys = new ImportKeys()
+  /** The target's largest id when this writer's last batch committed. */
+  private lastId: null | number = null
+  private readonly copyDirect: string
   /** Deletes and pending partial updates of the kind (both rare), read again at each batch's start. */
   private tombstones: Map<string, EventRef>
   private pending: Map<string, PendingFields>
@@ -98,8 +138,9 @@ class PgImportWriter implements ImportWriter {
     const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
     const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
-    // Staged rows by their state before the statement. Keys are unique within a staged pass
-    // (writeChunk splits repeats). Each staged row looks its key up through the unique index
+    // Staged rows by their state before the statement: those of the pass, numbered from $1
+    // (earlier passes' rows stay in the table until it is emptied, see flush). Keys are
+    // unique within a staged pass (writeChunk splits repeats). Each staged row looks its key up through the unique index
     // (a LATERAL ... LIMIT 1: a per-row index probe whatever the planner guesses of the
     // unanalyzed staging table, never a scan of the whole target per chunk). Rows of new keys
     // (all of them in a first import) are inserted by a plain INSERT, with no ON CONFLICT:
@@ -113,14 +154,15 @@ class PgImportWriter implements ImportWriter {
         SELECT s.n, t.field_events IS NOT NULL AS partial, ${newer('t', 's')} AS stale, ${newer('s', 't')} AS newer
         FROM ${this.stage} s CROSS JOIN LATERAL (
           SELECT t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t
+        WHERE s.n >= $1
       ), ins AS (
-        INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${this.stage} s WHERE NOT EXISTS (SELECT FROM hit WHERE hit.n = s.n)
+        INSERT INTO ${table} (${cols}) SELECT ${cols} FROM ${this.stage} s WHERE s.n >= $1 AND NOT EXISTS (SELECT FROM hit WHERE hit.n = s.n)
           ORDER BY user_id, origin, origin_id
         RETURNING 1
       )
       SELECT (SELECT count(*) FROM ins)::int AS inserted, count(*) FILTER (WHERE NOT partial AND stale)::int AS stale,
         coalesce(array_agg(n ORDER BY n) FILTER (WHERE partial), '{}') AS slow, coalesce(array_agg(n ORDER BY n) FILTER (WHERE NOT partial AND newer), '{}') AS upd,
-        (SELECT count(*) FROM ${this.stage})::int AS total
+        (SELECT count(*) FROM ${this.stage} WHERE n >= $1)::int AS total
       FROM hit`
     // The staged rows newer than their records: an upsert whose ON CONFLICT ... WHERE keeps
     // the event order against the row as it is when the statement gets to it.
@@ -134,7 +176,13 @@ class PgImportWriter implements ImportWriter {
     this.dryCount = `SELECT count(*) FILTER (WHERE t.id IS NULL)::int AS inserted, count(*) FILTER (WHERE ${stagedEvent} > ${base('t')})::int AS updated,
         count(*) FILTER (WHERE ${stagedEvent} < ${base('t')})::int AS stale, '{}'::int[] AS slow, count(*)::int AS total
       FROM ${this.stage} s LEFT JOIN LATERAL (
-        SELECT t.id, t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t ON true`
+        SELECT t.id, t.field_events, t.latest_event_timestamp, t.latest_event_id FROM ${table} t WHERE ${KEY} LIMIT 1) t ON true
+      WHERE s.n >= $1`
+    // Whether any of the keys ($1, $2, $3: parallel arrays) has a record: one index probe per
+    // key (LATERAL ... LIMIT 1, as above), stopping at the first found.
+    this.probe = `SELECT EXISTS (SELECT FROM unnest($1::text[], $2::text[], $3::text[]) AS k(user_id, origin, origin_id) CROSS JOIN LATERAL (
+        SELECT FROM ${table} t WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id LIMIT 1) t) AS found`
+    this.copyDirect = `COPY ${table} (${cols}) FROM STDIN`
     // The staging table: the import columns of the target, no constraints (the target checks them).
     sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
     sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols} FROM ${table} WITH NO DATA`)
@@ -150,6 +198,10 @@ class PgImportWriter implements ImportWriter {
       // Single writes may have deleted records or kept partial updates since the last batch.
       this.tombstones = this.revenue.latestDeletes(this.kind)
       this.pending = this.revenue.pending(this.kind)
+      if (this.clean !== false) {
+        const id = this.maxId()
+        this.clean = this.clean === undefined ? id === null : id === this.lastId
+      }
     }
     const {tombstones, pending} = this
     // Rows in passes with unique keys: a key's second row in the chunk goes to the second
@@ -197,12 +249,25 @@ class PgImportWriter implements ImportWriter {
     for (const pass of passes) {
       if (this.lost) return
       if (!this.dryRun && !this.checkProducts(pass)) return
-      this.sql.run(`TRUNCATE ${this.stage}`)
+      if (!this.dryRun && this.copyNew(pass, this.unseen(pass))) {
+        counts.inserted += pass.length
+        continue
+      }
+      // The pass is numbered on from the rows staged before it, and the statements take the
+      // rows numbered from `first`: the table is emptied every STAGE_ROWS rows, not per pass
+      // (a TRUNCATE per pass took about half as long as the pass's merge on a re-run:
+      // docs/postgres.md, "Import performance").
+      if (this.staged + pass.length > STAGE_ROWS) {
+        this.sql.run(`TRUNCATE ${this.stage}`)
+        this.staged = 0
+      }
+      const first = this.staged
+      this.staged += pass.length
       this.sql.copyFrom(
         `COPY ${this.stage} (n, ${this.columns.join(', ')}) FROM STDIN`,
-        pass.map((r, n) => `${n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
+        pass.map((r, n) => `${first + n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
       )
-      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge)
+      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge, [first])
       const inserted = int(r.inserted)
       const updated = this.dryRun ? int(r.updated) : r.upd.length > 0 ? this.sql.run(this.update, [r.upd]) : 0
       const stale = int(r.stale)
@@ -211,10 +276,63 @@ class PgImportWriter implements ImportWriter {
       counts.stale += stale
       counts.unchanged += int(r.total) - inserted - updated - stale - r.slow.length
       for (const n of r.slow) {
-        const row = pass[n]
+        const row = pass[n - first]
         this.mergeRow(row, {id: row[this.iId] as string, timestamp: row[this.iTs] as number})
       }
     }
+  }
+
+  /**
+   * A pass none of whose keys has a record (a first import, or the new part of a resumed one):
+   * copied straight into the target, in key order, with no staging table and no merge. The
+   * keys are probed first, under the batch's write lock: no other pricectl writer can add one
+   * of them before the batch commits (one that bypassed the lock would make the COPY fail on
+   * the unique key, never write a wrong row). Tombstones and pending partial updates were
+   * dealt with by writeChunk, and keys are unique within a pass, so each row is an insert,
+   * as the merge would have made it. False (nothing written) when a key has a record.
+   */
+  private copyNew(pass: (readonly unknown[])[], unseen: boolean): boolean {
+    if (!unseen) {
+      const users: unknown[] = []
+      const origins: unknown[] = []
+      const ids: unknown[] = []
+      for (const r of pass) {
+        users.push(r[0])
+        origins.push(r[1])
+        ids.push(r[2])
+      }
+      const [found] = this.sql.rows<{found: boolean}>(this.probe, [users, origins, ids])
+      if (found.found) return false
+    }
+    // In key order: the unique index takes its new entries leaf by leaf (about half the server
+    // time of file order). The reading threads hand chunks sorted already: then nothing to do.
+    let sorted: readonly (readonly unknown[])[] = pass
+    for (let i = 1; i < pass.length; i++) {
+      if (byKey(pass[i - 1], pass[i]) > 0) {
+        sorted = [...pass].sort(byKey)
+        break
+      }
+    }
+    this.sql.copyFrom(this.copyDirect, copyText(sorted))
+    return true
+  }
+
+  /**
+   * Whether the target surely holds none of the pass's keys, known without asking the server:
+   * it holds only records this writer wrote (clean) and none has one of these keys. The keys
+   * are remembered either way (written, or about to be, by whichever path takes the pass).
+   */
+  private unseen(pass: readonly (readonly unknown[])[]): boolean {
+    if (!this.clean || this.keys.full) return false
+    let unseen = true
+    for (const r of pass) if (!this.keys.add(r[0] as string, r[1] as string, r[2] as string)) unseen = false
+    return unseen
+  }
+
+  /** The target's largest id (null: it is empty). */
+  private maxId(): null | number {
+    const [r] = this.sql.rows<{id: null | number}>(`SELECT max(id) AS id FROM ${this.table}`)
+    return r.id === null ? null : int(r.id)
   }
 
   /** The row as a values object (column name -> cell). */
@@ -260,6 +378,7 @@ class PgImportWriter implements ImportWriter {
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
     this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+    if (this.clean) this.keys.add(row[0] as string, row[1] as string, row[2] as string)
     this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
     return true
@@ -296,6 +415,8 @@ class PgImportWriter implements ImportWriter {
   commit(): boolean {
     if (!this.open) return true
     if (this.lost) return false
+    // What the next batch compares the target's largest id with (see clean).
+    if (this.clean) this.lastId = this.maxId()
     this.sql.commit()
     this.open = false
     this.batchProducts.clear()
