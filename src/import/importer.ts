@@ -95,6 +95,14 @@ const MAX_PENDING_REJECTS = 20_000
 const WORKER_BATCH = 2000
 const MAX_IN_FLIGHT = 4
 /**
+ * Messages the file being written may send beyond MAX_IN_FLIGHT while a batch commits: the
+ * SQLite writer sorts the batch's rows into the table at its commit (most of a second for
+ * 250,000 rows), and the worker, which otherwise stops after MAX_IN_FLIGHT messages, reads
+ * on meanwhile. They are repaid by not acknowledging as many messages after the commit, so
+ * only the file being written and only around a commit holds more (at most 32 x ~250 KB).
+ */
+const COMMIT_CREDIT = 32
+/**
  * Default bound on files read at once. Each reading thread holds its own heap and up to
  * MAX_IN_FLIGHT chunks, and the one writer is the bottleneck: more readers only cost memory.
  */
@@ -209,7 +217,14 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   let inBatch = 0
   let pendingRejects: RejectedRow[] = []
   let current = 0
+  // The pipeline being written and the acknowledgements it was given ahead (COMMIT_CREDIT).
+  let writing: Pipeline | undefined
+  let credit = 0
   const commit = () => {
+    if (writing && credit === 0) {
+      for (let k = 0; k < COMMIT_CREDIT; k++) writing.ack()
+      credit = COMMIT_CREDIT
+    }
     if (!writer.commit()) throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
     // Rejects are written after their batch committed, so a resumed run never lists a row twice.
     rejects.addMany(pendingRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
@@ -249,6 +264,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     for (const [i, p] of planned.entries()) {
       current = i
       const pipeline = await ready[i].promise
+      writing = pipeline
+      credit = 0
       const before = {...writer.counts}
       const file = perFile[i]
       for await (const m of pipeline.messages) {
@@ -275,10 +292,12 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
         settled.rows += m.settled.rows
         settled.difference_minor += m.settled.difference_minor
         file.read = m.read
-        pipeline.ack()
+        if (credit > 0) credit--
+        else pipeline.ack()
         hooks.progress?.(counts.read, bytesBefore + m.bytes)
       }
       // The worker is done: stop it (awaited with the others at the end) and free its slot.
+      writing = undefined
       pipeline.close().catch(() => {})
       written[i].resolve()
       for (const k of ['inserted', 'stale', 'unchanged', 'updated'] as const) file[k] = writer.counts[k] - before[k]

@@ -65,6 +65,27 @@ describe.each(ADAPTERS)('pricing repository contract: $name', (adapter) => {
     expect(store.pricing.loadLocks(['alice'])[0]).toEqual({...last, created_at: '2026-01-01T00:00:00.000Z'})
   })
 
+  it('a chunk of many writes (more than one multi-row statement, and a remainder) is the same as its writes one by one', () => {
+    // 75 locks and 75 countries: keys repeat within the chunk (the last wins), an existing key keeps its created_at.
+    save([lock('k-3', {country: 'FR'})])
+    const locks = Array.from({length: 75}, (_, i) => lock(`k-${i % 70}`, {country: i >= 70 ? 'IT' : 'DE', updated_at: `2026-02-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`}))
+    save(locks)
+    const keys = Array.from({length: 71}, (_, i) => `k-${i}`)
+    const expected = keys.map((key, i) => {
+      if (i === 70) return undefined
+      const last = locks.findLast((l) => l.lock_key === key)!
+      return key === 'k-3' ? {...last, created_at: lock('k-3').created_at} : last
+    })
+    expect(store.pricing.loadLocks(keys)).toEqual(expected)
+
+    const rows = Array.from({length: 75}, (_, i) => ({at: `2026-03-01T00:00:${String(i % 60).padStart(2, '0')}.000Z`, country: i >= 70 ? 'JP' : i % 2 ? 'DE' : 'US', userId: `u-${i % 70}`}))
+    store.transaction(() => store.pricing.saveUserCountries(rows), {write: true})
+    expect(store.pricing.userCountries(rows.slice(0, 70).map((r) => r.userId))).toEqual(rows.slice(0, 70).map((r, i) => (i < 5 ? 'JP' : r.country)))
+    // u-0 got US then JP (moved), u-1 got DE then JP (moved); created_at is the first save's.
+    expect(store.pricing.user('u-1')).toEqual({country: 'JP', created_at: rows[1].at, updated_at: rows[71].at, user_id: 'u-1'})
+    expect(store.pricing.user('u-69')).toEqual({country: 'DE', created_at: rows[69].at, updated_at: rows[69].at, user_id: 'u-69'})
+  })
+
   it('deletes a chunk of locks, ignoring unknown keys', () => {
     save([lock('alice'), lock('bob'), lock('carol')])
     store.transaction(() => store.pricing.deleteLocks(['alice', 'nobody', 'carol']), {write: true})

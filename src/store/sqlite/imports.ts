@@ -1,3 +1,5 @@
+import type {Statement} from 'better-sqlite3'
+
 import type {DB} from '../db.js'
 import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
 import {
@@ -18,6 +20,26 @@ import {
 } from '../port/revenue.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
+/** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */
+const IMPORT_CACHE_KB = 4096
+/** A dry run's page cache (KB): it looks every row's key up, at random. */
+const DRY_RUN_CACHE_KB = 40_960
+/** The stage's page cache (KB). */
+const STAGE_CACHE_KB = 2048
+/** Staged rows the flush did not insert, read this many at a time. */
+const REST_CHUNK = 1000
+
+type StageStatements = {
+  clear: Statement
+  flush: Statement
+  insert: Statement
+  drop: string
+  dropKeyIndex: string
+  keyIndex: string
+  maxId: Statement
+  rest: Statement
+}
+
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
 export class SqliteImports implements ImportsRepository {
   constructor(
@@ -30,13 +52,30 @@ export class SqliteImports implements ImportsRepository {
   }
 }
 
+/** Rows staged at most before they are sorted into the table (a batch is usually smaller). */
+const MAX_STAGED = 250_000
+
 /**
  * Rows are written as they arrive inside one IMMEDIATE transaction per batch: nothing waits
  * in memory, and a killed run leaves whole batches only. Foreign keys are off while the
  * writer is open; the products a batch refers to are checked once, at its commit.
+ *
+ * A batch's rows are staged in a TEMP table, not inserted one by one: at the batch's end (or
+ * when `counts` is read) one INSERT ... SELECT ... ORDER BY key sorts them into the table, so
+ * the unique index is written leaf after leaf instead of at random (export ids are random),
+ * and a small page cache does. Rows whose key was there already, or came earlier in the
+ * stage, then go through the per-row rules in file order, as if they had been written one by
+ * one. Only rows older than their record's tombstone (stale, skipped) and rows of keys with
+ * pending partial updates (written at once) are not staged. A dry run writes nothing and
+ * looks every row up instead (docs/performance.md, "Import", session 8).
  */
 class SqliteImportWriter implements ImportWriter {
-  readonly counts: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
+  private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
+  /** The temp table's statements, made on the first staged row. */
+  private stage: StageStatements | undefined
+  private staged = 0
+  /** The temp database's cache size before the stage was made (restored by close). */
+  private tempCacheSize: unknown
   private open = false
   private closed = false
   /** Products the open transaction refers to (the foreign key check, done per batch). */
@@ -72,23 +111,31 @@ class SqliteImportWriter implements ImportWriter {
     this.restore = {cacheSize: db.pragma('cache_size', {simple: true}), foreignKeys: db.pragma('foreign_keys', {simple: true})}
     // Product references are checked once per batch (commit) instead of once per row.
     if (!dryRun) db.pragma('foreign_keys = OFF')
-    // Export ids are random, so the unique index is written all over: a larger page cache
-    // (40 MB, within the memory budget) while importing.
-    db.pragma('cache_size = -40960')
+    // New rows reach the unique index sorted (staged), so it is written leaf after leaf and a
+    // larger page cache gains nothing (measured: 4 MB as fast as 40 MB); the sort's in-memory
+    // runs are bounded by this size too. A dry run reads every key at random: the 40 MB it had.
+    const cacheSize = dryRun ? DRY_RUN_CACHE_KB : IMPORT_CACHE_KB
+    db.pragma(`cache_size = -${cacheSize}`)
     // Fewer WAL checkpoints while the import writes (each syncs the file, and a page rewritten
     // by several batches is copied once): the WAL may grow to about 256 MB plus a batch.
     db.pragma('wal_autocheckpoint = 65536')
   }
 
+  /** What the rows written so far did: staged rows are sorted into the table first. */
+  get counts(): ImportWriteCounts {
+    this.flush()
+    return this.tally
+  }
+
   private count(verdict: 'apply' | 'duplicate' | 'stale'): void {
-    if (verdict === 'apply') this.counts.updated++
-    else if (verdict === 'duplicate') this.counts.unchanged++
-    else this.counts.stale++
+    if (verdict === 'apply') this.tally.updated++
+    else if (verdict === 'duplicate') this.tally.unchanged++
+    else this.tally.stale++
   }
 
   writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
     if (from >= to) return
-    const {counts, st, iId, iTs, iProduct} = this
+    const {tally: counts, st, iId, iTs, iProduct} = this
     if (!this.open && !this.dryRun) {
       this.db.exec('BEGIN IMMEDIATE')
       this.open = true
@@ -97,20 +144,12 @@ class SqliteImportWriter implements ImportWriter {
       this.pending = this.revenue.pending(this.kind)
     }
     const {tombstones, pending} = this
-    const insertRow = st.insertRow
     const check = tombstones.size > 0 || pending.size > 0
+    const stage = this.dryRun ? undefined : (this.stage ??= this.makeStage())
     for (let i = from; i < to; i++) {
       const row = rows[i]
-      // The common row is a new record: inserted, nothing else read or allocated for it.
-      if (!check && !this.dryRun) {
-        this.batchProducts.add(row[iProduct] as number)
-        if (insertRow.run(...row).changes === 1) {
-          counts.inserted++
-          continue
-        }
-      }
-      const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
       if (check) {
+        const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
         const t = tombstones.get(key)
         if (t !== undefined && compareEvents(event, t) < 0) {
@@ -118,31 +157,114 @@ class SqliteImportWriter implements ImportWriter {
           continue
         }
         const p = pending.get(key)
-        if (p !== undefined && this.insertPending(row, event, key, p)) continue
+        if (p !== undefined) {
+          if (this.insertPending(row, event, key, p)) continue
+          // The record exists. No row of a pending key is ever staged (each goes here until
+          // one makes the record and the entry goes), so none waits in the stage.
+          if (stage) {
+            this.batchProducts.add(row[iProduct] as number)
+            this.writeExisting(row, event)
+            continue
+          }
+        }
       }
-      if (this.dryRun) {
+      if (stage === undefined) {
         const latest = st.latest.get(row[0], row[1], row[2]) as (EventRef & {field_events: null | string}) | undefined
+        const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         if (!latest) counts.inserted++
         else if (latest.field_events === null) this.count(judge(event, latest))
         else this.count(judge(event, parseFieldEvents(latest.field_events)!.base))
         continue
       }
-      if (check) {
-        this.batchProducts.add(row[iProduct] as number)
-        if (insertRow.run(...row).changes === 1) {
-          counts.inserted++
-          continue
-        }
-      }
-      const latest = st.latest.get(row[0], row[1], row[2]) as EventRef & {field_events: null | string}
-      if (latest.field_events !== null) {
-        this.mergeRow(row, event, latest, parseFieldEvents(latest.field_events)!)
-        continue
-      }
-      const verdict = judge(event, latest)
-      if (verdict === 'apply') st.replaceRow.run(...row.slice(3), row[0], row[1], row[2])
-      this.count(verdict)
+      // Any other row is staged: nothing else read or allocated for it; the flush inserts it
+      // or, when its key is there, applies the per-row rules.
+      this.batchProducts.add(row[iProduct] as number)
+      stage.insert.run(...row)
+      this.staged++
     }
+    if (this.staged >= MAX_STAGED) this.flush()
+  }
+
+  /** A row whose key is in the table: the per-row rules (merge, apply, unchanged or stale). */
+  private writeExisting(row: readonly unknown[], event: EventRef): void {
+    const {st} = this
+    const latest = st.latest.get(row[0], row[1], row[2]) as EventRef & {field_events: null | string}
+    if (latest.field_events !== null) {
+      this.mergeRow(row, event, latest, parseFieldEvents(latest.field_events)!)
+      return
+    }
+    const verdict = judge(event, latest)
+    if (verdict === 'apply') st.replaceRow.run(...row.slice(3), row[0], row[1], row[2])
+    this.count(verdict)
+  }
+
+  /**
+   * The stage: a TEMP table (a file SQLite discards, not the store; part of the transaction,
+   * so a rollback empties it) with the table's columns and no types, so values reach the
+   * table as they were bound.
+   */
+  private makeStage(): StageStatements {
+    const {db, table} = this
+    const cols = this.columns
+    const key = 'user_id, origin, origin_id'
+    // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
+    const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
+    const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
+    const limit = REST_CHUNK
+    db.exec(`DROP TABLE IF EXISTS temp.pricectl_import_${table}; CREATE TABLE temp.pricectl_import_${table} (${cols.join(', ')})`)
+    // Written once in order and read once by the sort: its pages need no cache to speak of
+    // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
+    this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
+    const cacheSize = STAGE_CACHE_KB
+    db.pragma(`temp.cache_size = -${cacheSize}`)
+    return {
+      clear: db.prepare(`DELETE FROM temp.pricectl_import_${table}`),
+      drop: `DROP TABLE IF EXISTS temp.pricectl_import_${table}`,
+      dropKeyIndex: `DROP INDEX temp.pricectl_import_${table}_key`,
+      // In key order, and in file order within a key: the first row of a new key makes it.
+      // (WHERE true: an upsert after a SELECT needs one to parse.)
+      flush: db.prepare(
+        `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.pricectl_import_${table} WHERE true ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`,
+      ),
+      insert: db.prepare(`INSERT INTO temp.pricectl_import_${table} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS temp.pricectl_import_${table}_key ON pricectl_import_${table} (${key})`,
+      maxId: db.prepare(`SELECT coalesce(max(id), 0) FROM main.${table}`).pluck(),
+      // Staged rows the flush did not insert, in file order: their key was in the table
+      // before (no row of it newer than :max), or an earlier staged row has it.
+      rest: db
+        .prepare(
+          `SELECT rowid, ${cols.join(', ')} FROM temp.pricectl_import_${table} AS s WHERE rowid > @after AND (` +
+            `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
+            `EXISTS (SELECT 1 FROM temp.pricectl_import_${table} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+        )
+        .raw(),
+    }
+  }
+
+  /** Sort the staged rows into the table, then write those it did not insert one by one, in file order. */
+  private flush(): void {
+    const {stage, staged} = this
+    if (stage === undefined || staged === 0) return
+    this.staged = 0
+    const max = stage.maxId.get() as number
+    const inserted = stage.flush.run().changes
+    this.tally.inserted += inserted
+    if (inserted < staged) {
+      // Rare (a re-run, or a record's events in one batch): an index finds earlier stage rows.
+      this.db.exec(stage.keyIndex)
+      const {iId, iTs} = this
+      for (let after = 0; ; ) {
+        const rest = stage.rest.all({after, max}) as unknown[][]
+        for (const r of rest) {
+          const row = r.slice(1)
+          this.writeExisting(row, {id: row[iId] as string, timestamp: row[iTs] as number})
+        }
+        if (rest.length < REST_CHUNK) break
+        after = rest.at(-1)![0] as number
+      }
+      this.db.exec(stage.dropKeyIndex)
+    }
+    stage.clear.run()
   }
 
   /** The row as a values object (column name -> cell). */
@@ -173,7 +295,7 @@ class SqliteImportWriter implements ImportWriter {
    */
   private insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): boolean {
     if (this.st.latest.get(row[0], row[1], row[2]) !== undefined) return false
-    this.counts.inserted++
+    this.tally.inserted++
     if (this.dryRun) return true
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
@@ -197,6 +319,7 @@ class SqliteImportWriter implements ImportWriter {
 
   commit(): boolean {
     if (!this.open) return true
+    this.flush()
     // The rows' products were matched earlier, through another connection; one could have
     // been deleted since (no write can happen while this transaction is open).
     const ids = [...this.batchProducts]
@@ -211,8 +334,20 @@ class SqliteImportWriter implements ImportWriter {
   close(): void {
     if (this.closed) return
     this.closed = true
-    if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
+    try {
+      // The counts cover the rows written, committed or not: staged rows are counted, then rolled back.
+      if (this.open && this.db.inTransaction) this.flush()
+    } finally {
+      if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
+    }
     this.open = false
+    this.staged = 0
+    if (this.stage) this.db.exec(this.stage.drop)
+    this.stage = undefined
+    if (this.tempCacheSize !== undefined) {
+      const cacheSize = Number(this.tempCacheSize)
+      this.db.pragma(`temp.cache_size = ${cacheSize}`)
+    }
     const {cacheSize} = this.restore
     this.db.pragma(`cache_size = ${cacheSize}`)
     this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default

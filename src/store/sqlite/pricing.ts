@@ -9,6 +9,45 @@ import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, t
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 
 /**
+ * Rows per multi-row upsert of locks and users: a batch writes one lock and one user per
+ * request, and one statement per row paid better-sqlite3's call and its result object per
+ * row (docs/performance.md "Batch pricing").
+ */
+const ROWS = 32
+const LOCK_PARAMS = 12
+const USER_PARAMS = 4
+
+/** Positional parameters: binding named ones costs more. */
+function upsertLocksSql(rows: number): string {
+  const row = `(${new Array(LOCK_PARAMS).fill('?').join(', ')})`
+  return `INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
+    VALUES ${new Array(rows).fill(row).join(', ')}
+    ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
+      currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
+      quote_json = excluded.quote_json, updated_at = excluded.updated_at`
+}
+
+function upsertUsersSql(rows: number): string {
+  return `INSERT INTO users (user_id, country, created_at, updated_at) VALUES ${new Array(rows).fill('(?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS NOT excluded.country`
+}
+
+function setLockArgs(l: Lock, args: unknown[], at: number): void {
+  args[at] = l.lock_key
+  args[at + 1] = l.user_id
+  args[at + 2] = l.ip
+  args[at + 3] = l.anonymous ? 1 : 0
+  args[at + 4] = l.country
+  args[at + 5] = l.currency
+  args[at + 6] = l.package_id
+  args[at + 7] = l.experiment_id
+  args[at + 8] = String(l.arm_id)
+  args[at + 9] = packQuote(l)
+  args[at + 10] = l.created_at
+  args[at + 11] = l.updated_at
+}
+
+/**
  * SQLite adapter of the pricing repository: every statement prepared once per store, on
  * first use. A chunk is one prepared statement run per key inside the caller's transaction:
  * for SQLite that costs less than an IN (...) list (no parameter array, no regrouping by
@@ -19,10 +58,20 @@ export class SqlitePricing implements PricingRepository {
   /** integrationMatches statements by number of types. */
   private matches = new Map<number, Statement>()
 
+  /** The parameters of one multi-row statement of each kind, filled in place. */
+  private lockArgs: unknown[] = new Array(ROWS * LOCK_PARAMS)
+  private userArgs: unknown[] = new Array(ROWS * USER_PARAMS)
+
   constructor(private readonly db: DB) {}
 
   private get stmts() {
     return (this.s ??= this.prepare())
+  }
+
+  /** The multi-row upserts, prepared when a chunk first has ROWS rows to write (a single price never does). */
+  private multi?: {locks: Statement; users: Statement}
+  private get multiRow() {
+    return (this.multi ??= {locks: this.db.prepare(upsertLocksSql(ROWS)), users: this.db.prepare(upsertUsersSql(ROWS))})
   }
 
   private prepare() {
@@ -39,16 +88,10 @@ export class SqlitePricing implements PricingRepository {
       productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
       productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
       productById: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE id = ?'),
-      // Positional parameters: binding named ones costs more, and a batch writes one lock per request.
-      upsertLock: db.prepare(`INSERT INTO locks (lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
-          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
-          quote_json = excluded.quote_json, updated_at = excluded.updated_at`),
+      upsertLock: db.prepare(upsertLocksSql(1)),
       userCountry: db.prepare('SELECT country FROM users WHERE user_id = ?').pluck(),
       userRow: db.prepare('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = ?'),
-      userUpsert: db.prepare(`INSERT INTO users (user_id, country, created_at, updated_at) VALUES (?, ?, ?, ?)
-        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS NOT excluded.country`),
+      userUpsert: db.prepare(upsertUsersSql(1)),
     }
   }
 
@@ -74,9 +117,18 @@ export class SqlitePricing implements PricingRepository {
   }
 
   saveQuotes(locks: readonly Lock[]): void {
-    const upsert = this.stmts.upsertLock
-    for (const l of locks) {
-      upsert.run(l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at)
+    const upsertLock = this.stmts.upsertLock
+    const args = this.lockArgs
+    let i = 0
+    // ROWS locks per statement while there are that many, then one at a time; rows of one
+    // statement are written in their order, so a key given twice keeps the last.
+    for (; i + ROWS <= locks.length; i += ROWS) {
+      for (let r = 0; r < ROWS; r++) setLockArgs(locks[i + r], args, r * LOCK_PARAMS)
+      this.multiRow.locks.run(...args)
+    }
+    for (; i < locks.length; i++) {
+      const l = locks[i]
+      upsertLock.run(l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at)
     }
   }
 
@@ -90,8 +142,21 @@ export class SqlitePricing implements PricingRepository {
   }
 
   saveUserCountries(rows: readonly UserCountry[]): void {
-    const upsert = this.stmts.userUpsert
-    for (const r of rows) upsert.run(r.userId, r.country, r.at, r.at)
+    const userUpsert = this.stmts.userUpsert
+    const args = this.userArgs
+    let i = 0
+    for (; i + ROWS <= rows.length; i += ROWS) {
+      for (let r = 0; r < ROWS; r++) {
+        const row = rows[i + r]
+        const at = r * USER_PARAMS
+        args[at] = row.userId
+        args[at + 1] = row.country
+        args[at + 2] = row.at
+        args[at + 3] = row.at
+      }
+      this.multiRow.users.run(...args)
+    }
+    for (; i < rows.length; i++) userUpsert.run(rows[i].userId, rows[i].country, rows[i].at, rows[i].at)
   }
 
   user(userId: string): undefined | User {

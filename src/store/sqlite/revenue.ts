@@ -44,8 +44,6 @@ export function tableStatements(db: DB, table: RevenueTable) {
     latest: db.prepare(`SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${table} WHERE user_id = ? AND origin = ? AND origin_id = ?`),
     /** Replace every column of an existing record, its field order too. */
     replace: replaceNamed(db, table, [...set, 'field_events']),
-    /** insertNew with positional values in *_COLUMNS order (imports pass row arrays). */
-    insertRow: db.prepare(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ON CONFLICT (user_id, origin, origin_id) DO NOTHING`),
     /**
      * replace with positional values: the row without its key (user_id, origin, origin_id come
      * first), then the key. Only for records written whole by their latest event (field_events
