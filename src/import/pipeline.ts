@@ -44,16 +44,22 @@ export type PipelineOptions = {
 /** The import worker's old-generation limit (MB): about four times what it keeps alive. */
 export const WORKER_OLD_GENERATION_MB = 48
 
+/** The import worker's young-generation limit (MB). */
+export const WORKER_YOUNG_GENERATION_MB = 32
+
 export function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Pipeline {
   const entry = workerEntry()
   const worker = new Worker(entry.source, {
     eval: entry.eval,
-    // Parsing allocates a string per cell: a roomier young generation lets them die there.
+    // Parsing allocates a string per cell: a roomier young generation lets them die there
+    // (32 MB, not 12: the reader is the import's critical path since the writer stages and
+    // sorts its rows, and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS;
+    // docs/performance.md "Import", session 8).
     // The old generation is capped: V8 otherwise lets it grow to ~80 MB of garbage (rows
     // promoted while they wait to be posted) between two full collections, which is most of
     // the import's peak RSS; the worker's live data stays near 12 MB (a message's rows and
     // rejects, both bounded, and the matcher's caches). docs/performance.md, "Import".
-    resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: 12},
+    resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB},
     workerData: {...input, ...entry.workerData},
   })
   const queue: WorkerMessage[] = []
