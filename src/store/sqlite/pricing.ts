@@ -126,9 +126,10 @@ export class SqlitePricing implements PricingRepository {
       for (let r = 0; r < ROWS; r++) setLockArgs(locks[i + r], args, r * LOCK_PARAMS)
       this.multiRow.locks.run(...args)
     }
+    const one = this.lockArgs.slice(0, LOCK_PARAMS)
     for (; i < locks.length; i++) {
-      const l = locks[i]
-      upsertLock.run(l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at)
+      setLockArgs(locks[i], one, 0)
+      upsertLock.run(...one)
     }
   }
 
