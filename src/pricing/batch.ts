@@ -10,7 +10,7 @@ import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../csv-cell.js'
 import type {PriceResult} from '../schemas/price.js'
 import type {PricingContext} from './context.js'
-import {calculatePriceSync, writePriceLine} from './price.js'
+import {calculatePriceSync, type JsonSink, LockedLines, priceLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -53,6 +53,8 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
       writer.spill()
     },
+    // JSONL results are written by the pricer itself (priceLine), straight into the buffer.
+    jsonl: options.output === 'jsonl' ? {sink: writer, written: () => writer.spill()} : undefined,
     result(line, result) {
       if (options.output === 'csv') writer.text(csvRows(line, result))
       else writePriceLine(result, writer)
@@ -122,6 +124,12 @@ export type BatchSink = {
   drain?: () => Promise<void> | undefined
   failure: (line: number, message: string) => void
   result: (line: number, result: PriceResult) => void
+  /**
+   * Results as writePriceLine's lines: when set, each result is written there (then
+   * `written` is called) instead of given to `result`, and a locked user's line may be
+   * printed without making its result (price.ts priceLine).
+   */
+  jsonl?: {sink: JsonSink; written: () => void}
 }
 
 /**
@@ -144,15 +152,24 @@ export function batchPricer(
   ctx.store.pricing.expectBulk()
   ctx.primeCatalog()
   const readOnly = Boolean(ctx.store.readOnly)
+  const jsonl = sink.jsonl
+  const lines = jsonl ? new LockedLines() : undefined
+  ctx.chunk.fingerprints = jsonl !== undefined
   let group: {line: number; request: unknown | Error}[] = []
 
   const priceOne = (line: number, request: unknown | Error): void => {
     summary.read++
     try {
       if (request instanceof Error) throw request
-      const result = calculatePriceSync(ctx, request)
-      summary.priced++
-      sink.result(line, result)
+      if (jsonl) {
+        priceLine(ctx, request, jsonl.sink, lines!)
+        summary.priced++
+        jsonl.written()
+      } else {
+        const result = calculatePriceSync(ctx, request)
+        summary.priced++
+        sink.result(line, result)
+      }
     } catch (error) {
       summary.failed++
       const message =

@@ -34,6 +34,14 @@ export interface PricingRepository {
   expectBulk(): void
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
   loadLocks(keys: readonly string[]): (Lock | undefined)[]
+  /**
+   * Per key, a text standing for what a reused lock's answer is made of (its country,
+   * currency, package, experiment and arm, and its stored quote), or undefined where no lock
+   * is stored. Equal texts mean equal values of all of them; the texts are compared only with
+   * texts of the same store. Cheaper than loadLocks: batch pricing reuses the line it
+   * printed for a lock of the same text (docs/performance.md "Issue 19: fourth pass").
+   */
+  loadLockFingerprints(keys: readonly string[]): (string | undefined)[]
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
   loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[]
   /**
@@ -88,6 +96,16 @@ export interface PricingRepository {
 
 /** A locks row as both adapters select it (their COLUMNS order), values in array mode. */
 export type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
+
+/**
+ * loadLockFingerprints' text of a locks row: the values it stands for as a JSON array (a
+ * text that ends where the array ends), then a comma and the stored quote.
+ */
+export function lockFingerprint(row: LockRow | undefined): string | undefined {
+  if (!row) return undefined
+  const quote = row[9] as null | string
+  return JSON.stringify([row[4], row[5], row[6], row[7], row[8]]) + (quote === null ? '' : `,${quote}`)
+}
 
 /** The port's Lock from a stored locks row: one mapping for every adapter. */
 export function lockFromRow(row: LockRow | undefined): Lock | undefined {

@@ -84,6 +84,13 @@ export class SqlitePricing implements PricingRepository {
       deleteLock: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
       gateways: db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck(),
       lockByKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
+      // One text, not a row: better-sqlite3 builds a row array per read, and most of a lock
+      // read's cost is that array and its 12 values. quote() writes each value as an SQL
+      // literal (NULL, a number, or a quoted text with its quotes doubled), so the values
+      // before the quote cannot run into each other (and a row is found even without a quote).
+      lockFingerprint: db
+        .prepare(`SELECT quote(country) || ',' || quote(currency) || ',' || quote(package_id) || ',' || quote(experiment_id) || ',' || quote(arm_id) || ifnull(',' || quote_json, '') FROM locks WHERE lock_key = ?`)
+        .pluck(),
       plans: db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck(),
       productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
       productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
@@ -110,6 +117,13 @@ export class SqlitePricing implements PricingRepository {
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
     return this.many(this.stmts.lockByKey, keys, lockFromRow)
+  }
+
+  loadLockFingerprints(keys: readonly string[]): (string | undefined)[] {
+    const stmt = this.stmts.lockFingerprint
+    const out = new Array<string | undefined>(keys.length)
+    for (let i = 0; i < keys.length; i++) out[i] = (stmt.get(keys[i]) as null | string | undefined) ?? undefined
+    return out
   }
 
   loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[] {
