@@ -654,27 +654,44 @@ function variantsEnd(v: PriceResult['variants']): Buffer {
  * (docs/performance.md "Issue 19: fourth pass").
  */
 export class LockedLines {
-  private byPrint = new Map<string, LockedLine[]>()
+  /**
+   * By a number made of the fingerprint's length and first characters, then compared whole:
+   * each fingerprint is a new string of a few hundred characters, and a Map keyed by it
+   * would hash all of them per request.
+   */
+  private buckets = new Map<number, LockedLine[]>()
+  private size = 0
 
   get(print: string, products: readonly string[] | undefined, integrations: readonly string[]): LockedLine | undefined {
-    const lines = this.byPrint.get(print)
+    const lines = this.buckets.get(bucketOf(print))
     if (lines === undefined) return undefined
-    for (const line of lines) if (sameList(line.products, products) && sameList(line.integrations, integrations)) return line
+    for (const line of lines) if (line.print === print && sameList(line.products, products) && sameList(line.integrations, integrations)) return line
     return undefined
   }
 
-  set(print: string, line: LockedLine): void {
-    let lines = this.byPrint.get(print)
+  set(line: LockedLine): void {
+    if (this.size >= 16_384) return
+    const bucket = bucketOf(line.print)
+    let lines = this.buckets.get(bucket)
     if (lines === undefined) {
-      if (this.byPrint.size >= 4096) return
       lines = []
-      this.byPrint.set(print, lines)
+      this.buckets.set(bucket, lines)
     }
-    if (lines.length < 16) lines.push(line)
+    if (lines.length >= 64) return
+    lines.push(line)
+    this.size++
   }
 }
 
-type LockedLine = {end: Buffer; integrations: readonly string[]; prefix: Buffer; products: readonly string[] | undefined}
+/** A small integer of a fingerprint's length and first 24 characters (the lock's country, currency, package and arm come first). */
+function bucketOf(print: string): number {
+  let h = print.length
+  const n = Math.min(print.length, 24)
+  for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + print.charCodeAt(i)) | 0
+  return h
+}
+
+type LockedLine = {end: Buffer; integrations: readonly string[]; prefix: Buffer; print: string; products: readonly string[] | undefined}
 
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   if (a === b) return true
@@ -720,7 +737,7 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
   const result = calculatePriceSync(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
   const prefix = linePrefix(result)
   const end = variantsEnd(result.variants)
-  if (reused) lines.set(print, {end, integrations: [...integrations], prefix, products: req!.products ? [...req!.products] : undefined})
+  if (reused) lines.set({end, integrations: [...integrations], prefix, print, products: req!.products ? [...req!.products] : undefined})
   sink.bytes(prefix)
   sink.text(JSON.stringify(result.user_id))
   sink.bytes(end)
