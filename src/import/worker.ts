@@ -6,8 +6,8 @@ import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type Subscripti
 import type {StorePort} from '../store/port.js'
 import {openReaderStore} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
-import type {ImportKind, Preset} from './presets.js'
 import {type PackedRows, RowPacker} from './packed-rows.js'
+import type {ImportKind, Preset} from './presets.js'
 import {loadPricingEngine} from './products.js'
 import {RowMapper} from './rows.js'
 

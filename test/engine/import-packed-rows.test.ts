@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import {serialize, deserialize} from 'node:v8'
+import {deserialize, serialize} from 'node:v8'
 import {describe, expect, it} from 'vitest'
 
 import {type PackedRows, RowPacker, RowUnpacker} from '../../src/import/packed-rows.js'
