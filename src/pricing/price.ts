@@ -670,7 +670,7 @@ export class LockedLines {
   }
 
   set(line: LockedLine): void {
-    if (this.size >= 16_384) return
+    if (this.size >= 4096) return
     const bucket = bucketOf(line.print)
     let lines = this.buckets.get(bucket)
     if (lines === undefined) {
