@@ -4,6 +4,7 @@ import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
+import {Checkpointer} from './checkpointer.js'
 import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
@@ -14,6 +15,8 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
  * row (docs/performance.md "Batch pricing").
  */
 const ROWS = 32
+/** Locks a bulk run writes before its WAL checkpoints move to a second thread (a small batch starts no thread). */
+const BULK_CHECKPOINT_ROWS = 5000
 const LOCK_PARAMS = 12
 const USER_PARAMS = 4
 
@@ -106,6 +109,31 @@ export class SqlitePricing implements PricingRepository {
     // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
     this.db.pragma('cache_size = -65536')
     this.db.pragma('wal_autocheckpoint = 16384')
+    this.bulk = {rows: 0}
+  }
+
+  /** A bulk run (expectBulk): the locks written so far, and the checkpointer once it has written enough. */
+  private bulk?: {checkpointer?: Checkpointer; rows: number}
+
+  /**
+   * In a bulk run, once BULK_CHECKPOINT_ROWS locks are written, WAL checkpoints run on a
+   * second thread (checkpointer.ts) as the run goes: each call asks for one of what is
+   * committed so far, so the close at the end has only the last transaction's pages to copy.
+   */
+  private checkpointSoon(rows: number): void {
+    const bulk = this.bulk
+    if (!bulk) return
+    if (bulk.checkpointer) bulk.checkpointer.request()
+    else if ((bulk.rows += rows) >= BULK_CHECKPOINT_ROWS) {
+      bulk.checkpointer = Checkpointer.start(this.db)
+      if (!bulk.checkpointer) this.bulk = undefined
+    }
+  }
+
+  /** End a bulk run: the checkpointer's connection is closed, so this one's close is the last. */
+  endBulk(): void {
+    this.bulk?.checkpointer?.stop()
+    this.bulk = undefined
   }
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
@@ -131,6 +159,7 @@ export class SqlitePricing implements PricingRepository {
       setLockArgs(locks[i], one, 0)
       upsertLock.run(...one)
     }
+    this.checkpointSoon(locks.length)
   }
 
   deleteLocks(keys: readonly string[]): void {
