@@ -32,6 +32,12 @@ export type IntegrationMatch = ProductRow & {i_count: null | number; i_interval:
 export interface PricingRepository {
   /** A long bulk run follows (batch pricing): the adapter may tune for it (SQLite: a bigger page cache, fewer WAL checkpoints). */
   expectBulk(): void
+  /**
+   * Batch pricing with its lock and user writes made by another connection while the
+   * caller prices on (SQLite: a second thread); undefined when the adapter does not offer
+   * it. See WriteBehind for what changes while it runs.
+   */
+  writeBehind?(): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
   loadLocks(keys: readonly string[]): (Lock | undefined)[]
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
@@ -84,6 +90,32 @@ export interface PricingRepository {
   productApiIds(): string[]
   /** Countries that have a country price or a localization factor, sorted, without repeats. */
   pricedCountries(): string[]
+}
+
+/**
+ * Write-behind (batch pricing, docs/performance.md "Issue 19: fourth pass"): while it runs,
+ * saveQuotes and saveUserCountries gather rows that commit() sends to the other connection
+ * as one transaction, and the caller calls the repository outside any transaction of its
+ * own. A read of a key written by a group not yet committed waits for it; what write-behind
+ * does not take (an anonymous lock, a delete, a key read again in the group that wrote it,
+ * a group the other connection could not write) throws WriteBehindAbort: the caller ends
+ * write-behind and prices the groups not committed again, the usual way.
+ */
+export interface WriteBehind {
+  /** Send the rows gathered since the last call as one transaction; its sequence number. */
+  commit(): number
+  /** Whether group `seq` is committed: true, false when it was not written, undefined when not yet (wait: false). */
+  committed(seq: number, wait: boolean): boolean | undefined
+  /** End write-behind (waits for the other connection to close); the repository writes in the caller's transactions again. */
+  end(): void
+}
+
+/** What write-behind cannot do: the caller ends it and prices the uncommitted groups again (see WriteBehind). */
+export class WriteBehindAbort extends Error {
+  constructor(why: string) {
+    super(`write-behind ended: ${why}`)
+    this.name = 'WriteBehindAbort'
+  }
 }
 
 /** A locks row as both adapters select it (their COLUMNS order), values in array mode. */
