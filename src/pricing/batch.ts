@@ -237,6 +237,7 @@ export function batchPricer(
   // Write-behind: started at the first full group; `inFlight` are the groups sent and not yet released.
   let behind: undefined | WriteBehind
   let behindTried = readOnly || !ctx.store.pricing.writeBehind
+  let behindBegun = false
   const inFlight: {counts: BatchSummary; held: HeldOutcomes; items: Item[]; seq: number}[] = []
 
   const hold = (): HeldOutcomes => {
@@ -290,9 +291,8 @@ export function batchPricer(
     for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
-  const startBehind = (items: Item[]): void => {
+  const startBehind = (): void => {
     behindTried = true
-    if (items.length < WRITE_BEHIND_MIN) return
     // An exposure is written through another repository, in the caller's transaction.
     if (ctx.store.experiments.list('running').length > 0) return
     behind = ctx.store.pricing.writeBehind?.()
@@ -324,9 +324,21 @@ export function batchPricer(
     group = []
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
     for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
-    if (!behindTried) startBehind(items)
+    if (behind && !behindBegun) {
+      // The writer started while the first group was priced the usual way: it reads the
+      // store's version now, before this thread's first read for it.
+      behindBegun = true
+      if (!behind.begin()) {
+        behind.end()
+        behind = undefined
+      }
+    }
     if (behind) priceBehind(items)
-    else priceCommitted(items)
+    else {
+      // A first full group starts the writer, which starts while this group is priced the usual way.
+      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind()
+      priceCommitted(items)
+    }
     await sink.drain?.()
   }
 

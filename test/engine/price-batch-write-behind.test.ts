@@ -101,12 +101,13 @@ async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promi
 describe('batch pricing with write-behind', () => {
   it('gives the results and the store of the usual way, write-behind running to the end or ending midway', async () => {
     // Groups of 4,999: write-behind does not start (its groups are 5,000 and more).
-    // [case, requests, groups write-behind commits before it ends]
+    // [case, requests, groups write-behind commits before it ends]: the first group is
+    // priced the usual way while the writer starts.
     const cases: [string, Record<string, unknown>[], number][] = [
-      ['new users, some met again in later groups', requests(), 3],
-      ['an anonymous visitor (a lock by IP)', requests((i) => (i === 7000 ? {country: 'GB', ip: IP, products: ['basic']} : undefined)), 3],
-      ['a user arriving from that IP in the second group', requests((i) => (i === 700 ? {country: 'GB', ip: IP, products: ['basic']} : i === 7000 ? {ip: IP, products: ['basic'], user_id: 'u-7000'} : undefined)), 1],
-      ['a new user twice in the third group', requests((i) => (i === 10_500 ? {country: 'FR', products: ['basic'], user_id: 'u-10400'} : undefined)), 2],
+      ['new users, some met again in later groups', requests(), 2],
+      ['an anonymous visitor (a lock by IP)', requests((i) => (i === 7000 ? {country: 'GB', ip: IP, products: ['basic']} : undefined)), 2],
+      ['a user arriving from that IP in the second group', requests((i) => (i === 700 ? {country: 'GB', ip: IP, products: ['basic']} : i === 7000 ? {ip: IP, products: ['basic'], user_id: 'u-7000'} : undefined)), 0],
+      ['a new user twice in the third group', requests((i) => (i === 10_500 ? {country: 'FR', products: ['basic'], user_id: 'u-10400'} : undefined)), 1],
     ]
     for (const [name, reqs, commits] of cases) {
       const usual = await batch(reqs, 4999)
@@ -132,8 +133,8 @@ describe('batch pricing with write-behind', () => {
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: 5000, chunkSize: 512}, {
           async drain() {
-            // After the first group: another connection quotes a user of the second group.
-            if (++groups === 1) await calculatePrice(new PricingContext(other), {country: 'BR', products: ['basic'], user_id: 'u-7001'})
+            // After the second group (the first written behind): another connection quotes a user of the third.
+            if (++groups === 2) await calculatePrice(new PricingContext(other), {country: 'JP', products: ['basic'], user_id: 'u-10001'})
           },
           failure: (line, message) => lines.push(`${line} ${message}`),
           result: (_line, result) => lines.push(JSON.stringify(result)),
@@ -147,11 +148,11 @@ describe('batch pricing with write-behind', () => {
       store.close()
     }
     expect(lines).toHaveLength(N)
-    // The request asked for DE; the lock the other connection wrote first (BR) is reused.
-    expect(reqs[7001]).toMatchObject({country: 'DE', user_id: 'u-7001'})
-    expect(JSON.parse(lines[7001])).toMatchObject({country: 'BR', user_id: 'u-7001'})
-    const locks = written(path).locks.filter((l) => l.lock_key === 'u-7001')
+    // The request asked for BR; the lock the other connection wrote first (JP) is reused.
+    expect(reqs[10_001]).toMatchObject({country: 'BR', user_id: 'u-10001'})
+    expect(JSON.parse(lines[10_001])).toMatchObject({country: 'JP', user_id: 'u-10001'})
+    const locks = written(path).locks.filter((l) => l.lock_key === 'u-10001')
     expect(locks).toHaveLength(1)
-    expect(locks[0]).toMatchObject({country: 'BR'})
+    expect(locks[0]).toMatchObject({country: 'JP'})
   }, 120_000)
 })

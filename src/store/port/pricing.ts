@@ -102,6 +102,11 @@ export interface PricingRepository {
  * write-behind and prices the groups not committed again, the usual way.
  */
 export interface WriteBehind {
+  /**
+   * Before the first group: after the caller's last write transaction and before its first
+   * read for write-behind (waits for the other connection to be ready). False when it could not start.
+   */
+  begin(): boolean
   /** Send the rows gathered since the last call as one transaction; its sequence number. */
   commit(): number
   /** Whether group `seq` is committed: true, false when it was not written, undefined when not yet (wait: false). */

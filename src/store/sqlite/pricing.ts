@@ -114,10 +114,12 @@ export class SqlitePricing implements PricingRepository {
     /** Same, of groups sent and not known to be committed, by sequence number. */
     inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
     locks: unknown[]
-    ready: boolean
     users: unknown[]
     writer: WriteBehindWriter
   }
+
+  /** The write-behind writer, from writeBehind() (before begin()) to end(). */
+  private writer?: WriteBehindWriter
 
   /** One read transaction around a chunk's reads while write-behind runs (the caller has none then). */
   private readTx?: ReturnType<DB['transaction']>
@@ -127,7 +129,7 @@ export class SqlitePricing implements PricingRepository {
    * as one transaction per group, so this thread prices the next group meanwhile.
    */
   writeBehind(): undefined | WriteBehind {
-    if (this.behind) return undefined
+    if (this.writer) return undefined
     const writer = WriteBehindWriter.start(this.db, {
       lock: upsertLocksSql(1),
       lockWidth: LOCK_PARAMS,
@@ -139,8 +141,15 @@ export class SqlitePricing implements PricingRepository {
     })
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
-    const b = (this.behind = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), locks: [], ready: false, users: [], writer})
+    // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
+    const b: NonNullable<SqlitePricing['behind']> = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), locks: [], users: [], writer}
+    this.writer = writer
     return {
+      begin: () => {
+        if (!writer.begin()) return false
+        this.behind = b
+        return true
+      },
       commit: () => {
         const seq = writer.commit(b.locks, b.users)
         b.inFlight.set(seq, b.current)
@@ -157,6 +166,7 @@ export class SqlitePricing implements PricingRepository {
       end: () => {
         writer.stop()
         if (this.behind === b) this.behind = undefined
+        if (this.writer === writer) this.writer = undefined
       },
     }
   }
@@ -178,10 +188,6 @@ export class SqlitePricing implements PricingRepository {
    */
   private settle(keys: readonly string[], kind: 'keys' | 'users'): void {
     const b = this.behind!
-    if (!b.ready) {
-      if (!b.writer.ready()) throw new WriteBehindAbort('the writer could not start')
-      b.ready = true
-    }
     let last = 0
     for (const k of keys) {
       if (b.current[kind].has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
@@ -220,7 +226,8 @@ export class SqlitePricing implements PricingRepository {
 
   /** End a bulk run: the checkpointer's connection is closed, so this one's close is the last. */
   endBulk(): void {
-    this.behind?.writer.stop()
+    this.writer?.stop()
+    this.writer = undefined
     this.behind = undefined
     this.bulk?.checkpointer?.stop()
     this.bulk = undefined

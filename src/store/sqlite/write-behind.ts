@@ -18,7 +18,8 @@ import type {DB} from '../db.js'
  * way. Durability is the store's: the same WAL and synchronous level, one commit per group.
  *
  * Shared status (Int32Array): [0] 1 ready, -1 could not start; [1] last committed
- * sequence number; [2] first failed sequence number (0: none); [3] 1 once stopped.
+ * sequence number; [2] first failed sequence number (0: none); [3] 1 once stopped; [4] 1
+ * once the store's version was taken (begin).
  */
 const WORKER_SOURCE = String.raw`
 const {parentPort, workerData} = require('node:worker_threads')
@@ -72,6 +73,13 @@ parentPort.on('message', (m) => {
     parentPort.close()
     return
   }
+  if (m.begin) {
+    // The caller's own commits before this are not another connection's.
+    try { version = db.pragma('data_version', {simple: true}) } catch { fail(next) }
+    Atomics.store(status, 4, 1)
+    wake(4)
+    return
+  }
   if (failed || !db) return
   try {
     if (!open) {
@@ -103,7 +111,7 @@ parentPort.on('message', (m) => {
 export type WriterSql = {lock: string; lockWidth: number; locks: string; rows: number; user: string; userWidth: number; users: string}
 
 export class WriteBehindWriter {
-  private readonly status = new Int32Array(new SharedArrayBuffer(16))
+  private readonly status = new Int32Array(new SharedArrayBuffer(20))
   private readonly worker: Worker
   /** Sequence number of the last group sent. */
   sent = 0
@@ -133,10 +141,16 @@ export class WriteBehindWriter {
     return new WriteBehindWriter(db.name, sql)
   }
 
-  /** Wait until the writer holds its first write transaction; false when it could not start. */
-  ready(): boolean {
+  /**
+   * Take the store's version as the writer's reference (after this thread's last write of
+   * its own, before its first read for write-behind); false when the writer could not start.
+   */
+  begin(): boolean {
     while (Atomics.load(this.status, 0) === 0 && Atomics.load(this.status, 3) === 0) Atomics.wait(this.status, 0, 0, 100)
-    return Atomics.load(this.status, 0) === 1
+    if (Atomics.load(this.status, 0) !== 1) return false
+    this.worker.postMessage({begin: true})
+    while (Atomics.load(this.status, 4) === 0 && Atomics.load(this.status, 3) === 0) Atomics.wait(this.status, 4, 0, 100)
+    return Atomics.load(this.status, 4) === 1 && Atomics.load(this.status, 2) === 0
   }
 
   /** Send rows of the group being priced (flat: one lock or user row after the other). */
