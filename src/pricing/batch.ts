@@ -234,7 +234,7 @@ export function batchPricer(
     ctx.store.transaction(() => priceGroup(items, sink, summary), {write: true})
   }
 
-  // Write-behind: started at the first full group; `inFlight` are the groups sent and not yet released.
+  // Write-behind: started after the first full group; `inFlight` are the groups sent and not yet released.
   let behind: undefined | WriteBehind
   let behindTried = readOnly || !ctx.store.pricing.writeBehind
   let behindBegun = false
@@ -291,11 +291,11 @@ export function batchPricer(
     for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
-  const startBehind = (): void => {
+  const startBehind = (priced: number): void => {
     behindTried = true
     // An exposure is written through another repository, in the caller's transaction.
     if (ctx.store.experiments.list('running').length > 0) return
-    behind = ctx.store.pricing.writeBehind?.()
+    behind = ctx.store.pricing.writeBehind?.(priced)
   }
 
   /** Price a group with write-behind: its rows are sent, its outcomes held until their commit. */
@@ -325,8 +325,8 @@ export function batchPricer(
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
     for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
     if (behind && !behindBegun) {
-      // The writer started while the first group was priced the usual way: it reads the
-      // store's version now, before this thread's first read for it.
+      // The writer started after the first group, priced the usual way: it reads the
+      // store's version now, before this thread's first read for write-behind.
       behindBegun = true
       if (!behind.begin()) {
         behind.end()
@@ -335,9 +335,9 @@ export function batchPricer(
     }
     if (behind) priceBehind(items)
     else {
-      // A first full group starts the writer, which starts while this group is priced the usual way.
-      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind()
       priceCommitted(items)
+      // After a first full group of new users, the writer starts while the next group is read.
+      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind(items.length)
     }
     await sink.drain?.()
   }

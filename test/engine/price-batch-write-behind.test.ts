@@ -78,8 +78,8 @@ async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promi
   let commits = 0
   const pricing = store.pricing
   const start = pricing.writeBehind.bind(pricing)
-  pricing.writeBehind = () => {
-    const handle = start()
+  pricing.writeBehind = (requests: number) => {
+    const handle = start(requests)
     if (!handle) return handle
     behind++
     return {

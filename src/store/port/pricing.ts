@@ -34,10 +34,11 @@ export interface PricingRepository {
   expectBulk(): void
   /**
    * Batch pricing with its lock and user writes made by another connection while the
-   * caller prices on (SQLite: a second thread); undefined when the adapter does not offer
-   * it. See WriteBehind for what changes while it runs.
+   * caller prices on (SQLite: a second thread), asked after `requests` were priced in this
+   * bulk run the usual way; undefined when the adapter does not offer it, or declines (SQLite:
+   * when those requests wrote few locks). See WriteBehind for what changes while it runs.
    */
-  writeBehind?(): undefined | WriteBehind
+  writeBehind?(requests: number): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
   loadLocks(keys: readonly string[]): (Lock | undefined)[]
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */

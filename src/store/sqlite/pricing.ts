@@ -16,8 +16,12 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
  * row (docs/performance.md "Batch pricing").
  */
 const ROWS = 32
-/** Locks a bulk run writes before its WAL checkpoints move to a second thread (a small batch starts no thread). */
-const BULK_CHECKPOINT_ROWS = 5000
+/**
+ * Locks a bulk run writes in its own transactions before its WAL checkpoints move to a
+ * second thread (a small batch starts no thread; a batch with write-behind, which
+ * checkpoints itself, reaches it only when write-behind ended early).
+ */
+const BULK_CHECKPOINT_ROWS = 10_000
 /** Rows of one kind gathered before write-behind hands them to its writer. */
 const ROWS_PER_MESSAGE = 256
 const LOCK_PARAMS = 12
@@ -128,8 +132,9 @@ export class SqlitePricing implements PricingRepository {
    * Batch writes on a second thread (write-behind.ts): the rows are gathered here and sent
    * as one transaction per group, so this thread prices the next group meanwhile.
    */
-  writeBehind(): undefined | WriteBehind {
-    if (this.writer) return undefined
+  writeBehind(requests: number): undefined | WriteBehind {
+    // Requests that wrote few locks (locked users) would only pay for the second thread.
+    if (this.writer || !this.bulk || this.bulk.rows < requests / 2) return undefined
     const writer = WriteBehindWriter.start(this.db, {
       lock: upsertLocksSql(1),
       lockWidth: LOCK_PARAMS,
@@ -206,8 +211,8 @@ export class SqlitePricing implements PricingRepository {
     this.bulk = {rows: 0}
   }
 
-  /** A bulk run (expectBulk): the locks written so far, and the checkpointer once it has written enough. */
-  private bulk?: {checkpointer?: Checkpointer; rows: number}
+  /** A bulk run (expectBulk): the locks written so far in the caller's transactions, and the checkpointer once they are enough. */
+  private bulk?: {checkpointer?: Checkpointer; off?: boolean; rows: number}
 
   /**
    * In a bulk run, once BULK_CHECKPOINT_ROWS locks are written, WAL checkpoints run on a
@@ -217,10 +222,11 @@ export class SqlitePricing implements PricingRepository {
   private checkpointSoon(rows: number): void {
     const bulk = this.bulk
     if (!bulk) return
+    bulk.rows += rows
     if (bulk.checkpointer) bulk.checkpointer.request()
-    else if ((bulk.rows += rows) >= BULK_CHECKPOINT_ROWS) {
+    else if (bulk.rows >= BULK_CHECKPOINT_ROWS && !bulk.off) {
       bulk.checkpointer = Checkpointer.start(this.db)
-      if (!bulk.checkpointer) this.bulk = undefined
+      bulk.off = !bulk.checkpointer
     }
   }
 
