@@ -175,9 +175,11 @@ export class WriteBehindWriter {
     return Atomics.load(this.status, 2)
   }
 
-  /** Wait until `seq` is committed or failed: whether it was committed. */
+  /** Wait until `seq` is committed or failed: whether it was committed (false too for a writer silent for 60 s). */
   wait(seq: number): boolean {
+    const until = Date.now() + 60_000
     for (;;) {
+      if (Date.now() > until) return false
       const committed = Atomics.load(this.status, 1)
       if (committed >= seq) return true
       const failed = Atomics.load(this.status, 2)
@@ -192,6 +194,11 @@ export class WriteBehindWriter {
     if (this.stopped) return
     this.stopped = true
     this.worker.postMessage({stop: true})
-    while (Atomics.load(this.status, 3) === 0) Atomics.wait(this.status, 3, 0, 100)
+    // The writer may be waiting for another connection's write lock (busy_timeout, 10 s);
+    // a writer that does not answer well after that is terminated (SQLite rolls its
+    // transaction back as after a crash).
+    const until = Date.now() + 30_000
+    while (Atomics.load(this.status, 3) === 0 && Date.now() < until) Atomics.wait(this.status, 3, 0, 100)
+    if (Atomics.load(this.status, 3) === 0) void this.worker.terminate()
   }
 }
