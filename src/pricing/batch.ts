@@ -167,13 +167,13 @@ const WRITE_BEHIND_MIN = 5000
  * call and written in one call. `handle` returns a promise only when a group was priced,
  * `finish` prices the last group.
  *
- * Outcomes go to the sink in input order, a group's only once its writes are committed (a
- * quote shown is a quote stored). Usually a group is priced, written and committed in one
- * transaction and its outcomes go to the sink inside it. With write-behind (a SQLite store,
- * full groups, no running experiment; docs/performance.md "Issue 19: fourth pass") the
+ * Outcomes go to the sink in input order. Usually a group is priced, written and committed
+ * in one transaction and its outcomes go to the sink inside it. With write-behind (a SQLite
+ * store, new users, no running experiment; docs/performance.md "Issue 19: fourth pass") the
  * rows of group k are written and committed by a second thread while group k+1 is priced,
- * and group k's outcomes are held (sink.hold) until its commit; whatever write-behind does
- * not take ends it, and the groups it did not commit are priced again the usual way.
+ * and group k's outcomes are held (sink.hold) until its commit is seen (a quote shown is a
+ * quote stored); whatever write-behind does not take ends it, and the groups it did not
+ * commit are priced again the usual way.
  */
 export function batchPricer(
   ctx: PricingContext,
