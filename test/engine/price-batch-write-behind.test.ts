@@ -105,6 +105,8 @@ describe('batch pricing with write-behind', () => {
     // priced the usual way while the writer starts.
     const cases: [string, Record<string, unknown>[], number][] = [
       ['new users, some met again in later groups', requests(), 2],
+      // Read as lock fingerprints (price.ts priceLine) while their group may be uncommitted.
+      ['users of the second group met again in the third', requests((i) => (i === 10_100 ? {country: 'DE', products: ['basic'], user_id: 'u-5100'} : i === 10_200 ? {products: ['basic', 'yearly'], user_id: 'u-5201'} : undefined)), 2],
       ['an anonymous visitor (a lock by IP)', requests((i) => (i === 7000 ? {country: 'GB', ip: IP, products: ['basic']} : undefined)), 2],
       ['a user arriving from that IP in the second group', requests((i) => (i === 700 ? {country: 'GB', ip: IP, products: ['basic']} : i === 7000 ? {ip: IP, products: ['basic'], user_id: 'u-7000'} : undefined)), 0],
       ['a new user twice in the third group', requests((i) => (i === 10_500 ? {country: 'FR', products: ['basic'], user_id: 'u-10400'} : undefined)), 1],
