@@ -35,6 +35,7 @@ const REST_CHUNK = 1000
  */
 type Stage = {
   clear: Statement
+  drop: string
   /** All of it sorted into the table at once. */
   flush: Statement
   insert: Statement
@@ -312,7 +313,8 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   private maxId(): number {
-    return this.db.prepare(`SELECT coalesce(max(id), 0) FROM main.${this.table}`).pluck().get() as number
+    const {table} = this
+    return this.db.prepare(`SELECT coalesce(max(id), 0) FROM main.${table}`).pluck().get() as number
   }
 
   private productsFound(ids: number[]): boolean {
@@ -343,12 +345,13 @@ class SqliteImportWriter implements ImportWriter {
     const {db, table} = this
     const cols = this.columns
     const key = 'user_id, origin, origin_id'
-    const name = `pricectl_import_${table}_${i}`
+    // t: the stage's name.
+    const t = `pricectl_import_${table}_${i}`
     // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
     const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
     const limit = REST_CHUNK
-    db.exec(`DROP TABLE IF EXISTS temp.${name}; CREATE TABLE temp.${name} (${cols.join(', ')})`)
+    db.exec(`DROP TABLE IF EXISTS temp.${t}; CREATE TABLE temp.${t} (${cols.join(', ')})`)
     // Written once in order and read once by the sort: its pages need no cache to speak of
     // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
     this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
@@ -356,23 +359,24 @@ class SqliteImportWriter implements ImportWriter {
     db.pragma(`temp.cache_size = -${cacheSize}`)
     // In key order, and in file order within a key: the first row of a new key makes it.
     // (WHERE true: an upsert after a SELECT needs one to parse.)
-    const into = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.${name}`
+    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.${t}`
     const order = `ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`
     return {
-      clear: db.prepare(`DELETE FROM temp.${name}`),
-      dropKeyIndex: `DROP INDEX IF EXISTS temp.${name}_key`,
-      flush: db.prepare(`${into} WHERE true ${order}`),
-      insert: db.prepare(`INSERT INTO temp.${name} VALUES (${cols.map(() => '?').join(', ')})`),
-      keyIndex: `CREATE INDEX IF NOT EXISTS temp.${name}_key ON ${name} (${key})`,
-      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM temp.${name} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
+      clear: db.prepare(`DELETE FROM temp.${t}`),
+      dropKeyIndex: `DROP INDEX IF EXISTS temp.${t}_key`,
+      drop: `DROP TABLE IF EXISTS temp.${t}`,
+      flush: db.prepare(`${select} WHERE true ${order}`),
+      insert: db.prepare(`INSERT INTO temp.${t} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS temp.${t}_key ON ${t} (${key})`,
+      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM temp.${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
       products: new Set(),
       // Staged rows the flush did not insert, in file order: their key was in the table
       // before (no row of it newer than :max), or an earlier staged row has it.
       rest: db
         .prepare(
-          `SELECT rowid, ${cols.join(', ')} FROM temp.${name} AS s WHERE rowid > @after AND (` +
+          `SELECT rowid, ${cols.join(', ')} FROM temp.${t} AS s WHERE rowid > @after AND (` +
             `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
-            `EXISTS (SELECT 1 FROM temp.${name} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+            `EXISTS (SELECT 1 FROM temp.${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
         )
         .raw(),
       staged: 0,
@@ -492,7 +496,7 @@ class SqliteImportWriter implements ImportWriter {
     }
     this.open = false
     this.ended = undefined
-    for (const [i, stage] of this.stages.entries()) if (stage) this.db.exec(`DROP TABLE IF EXISTS temp.pricectl_import_${this.table}_${i}`)
+    for (const stage of this.stages) if (stage) this.db.exec(stage.drop)
     this.stages.fill(undefined)
 
     if (this.tempCacheSize !== undefined) {
