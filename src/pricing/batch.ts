@@ -566,7 +566,7 @@ export class OutputBuffer {
   static readonly SIZE = 1 << 18
   private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
   private pos = 0
-  /** Without a stream: full buffers are kept, for append() to another OutputBuffer. */
+  /** Full buffers set aside until flush() (with a stream) or append() to another OutputBuffer (without). */
   private kept: Buffer[] = []
 
   constructor(private readonly out?: Writable) {}
@@ -589,41 +589,46 @@ export class OutputBuffer {
   }
 
   /**
-   * Hand a full buffer to the stream without waiting: results are produced inside a
-   * transaction, which cannot await; the buffer stays small and flush() waits for the drain.
+   * Set a full buffer aside: results are produced inside their group's transaction, which
+   * cannot await and may still roll back, so nothing reaches the stream before flush(),
+   * called once the group is committed (a quote shown is a quote stored).
    */
   spill(): void {
-    if (this.full) this.write()
+    if (this.full) this.cut()
   }
 
   /** The output needs writing or the stream asked to wait: the caller should flush(). */
   get pending(): boolean {
-    return this.full || Boolean(this.out?.writableNeedDrain)
+    return this.kept.length > 0 || this.full || Boolean(this.out?.writableNeedDrain)
   }
 
+  /** Write what is gathered (the caller's group is committed) and wait for the stream's drain. */
   async flush(): Promise<void> {
-    if (this.pos > 0) this.write()
+    this.emit()
     if (this.out?.writableNeedDrain) await once(this.out, 'drain')
   }
 
-  /** Write what `other` (a buffer without a stream) gathered after what this one has, without copying it. */
+  /** Take what `other` (a buffer without a stream) gathered after what this one has, without copying it; written as flush() would. */
   append(other: OutputBuffer): void {
-    if (other.pos > 0) other.write()
-    if (this.pos > 0) this.write()
-    for (const chunk of other.kept) this.emit(chunk)
+    if (other.pos > 0) other.cut()
+    if (this.pos > 0) this.cut()
+    for (const chunk of other.kept) this.kept.push(chunk)
     other.kept = []
+    this.emit()
   }
 
-  private write(): void {
-    const chunk = this.buf.subarray(0, this.pos)
+  private cut(): void {
+    this.kept.push(this.buf.subarray(0, this.pos))
     this.buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
     this.pos = 0
-    this.emit(chunk)
   }
 
-  private emit(chunk: Buffer): void {
-    if (this.out) this.out.write(chunk)
-    else this.kept.push(chunk)
+  /** With a stream: write what is kept and gathered. */
+  private emit(): void {
+    if (!this.out) return
+    if (this.pos > 0) this.cut()
+    for (const chunk of this.kept) this.out.write(chunk)
+    this.kept = []
   }
 
   private reserve(n: number): void {
