@@ -106,7 +106,8 @@ function writeManifest() {
  * dist/commands, where oclif looks for commands). A cold `price` otherwise loads ~100
  * compiled files of src/ and ~95 of zod. better-sqlite3 (native) and oclif stay where they
  * are: the command must extend the Command class the rest of oclif knows. A `price` process
- * loads nothing else of dist/src, so no module exists twice.
+ * loads nothing else of dist/src, so no module exists twice (but the copies the price schemas'
+ * bundle holds, bundleSchemasOnFirstUse).
  *
  * A bundled file's import.meta.url is the bundle's: only createRequire(import.meta.url) (which
  * resolves packages, the same from any folder of the package) may use it, so a file that
@@ -120,6 +121,8 @@ async function bundlePrice() {
     allowOverwrite: true,
     bundle: true,
     chunkNames: 'bundle/[name]-[hash]',
+    // src/store/db.ts then loads the PostgreSQL adapter (a chunk of its own) for a postgres:// store only.
+    define: {PRICECTL_POSTGRES_ON_FIRST_USE: 'true'},
     entryPoints: {'commands/price/index': entry},
     external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
     format: 'esm',
@@ -130,7 +133,7 @@ async function bundlePrice() {
     minify: true,
     outdir: join(root, 'dist'),
     platform: 'node',
-    plugins: [zodEnglishOnly(), schemasOnFirstUse(), unusedSchemasDropped(), postgresOnFirstUse()],
+    plugins: [zodEnglishOnly(), schemasOnFirstUse(), unusedSchemasDropped()],
     splitting: true,
     target: `node${process.versions.node.split('.')[0]}`,
     write: false,
@@ -237,76 +240,6 @@ let loaded = process.features.require_module ? undefined : await import(url)
 const load = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(url)))
 `
   return {contents: loader + functions.map(([, name, schema]) => `export function ${name}() {\n  return load().${schema}\n}\n`).join(''), module: resolve(dirname(path), [...modules][0])}
-}
-
-/**
- * src/store/db.ts imports the PostgreSQL adapter statically (openStore is synchronous), so a
- * `price` on a SQLite store loaded all of it (95 kB) at start. In the bundle only, db.js's
- * imports of ./postgres/ modules other than the client (isPostgresUrl, needed by every open)
- * become dynamic imports made by db.js's `loadPostgresAdapter` (a no-op in the source), which
- * BaseCommand.init awaits for a postgres:// store; esbuild puts the adapter in a chunk of
- * its own. Until then each imported name reads as a function that throws when called (and
- * of which nothing is an instance: `postgresOf` of a SQLite store stays undefined).
- */
-function postgresOnFirstUse() {
-  return {
-    name: 'postgres-on-first-use',
-    setup(build) {
-      // One chunk for the adapter's modules: one import, and fewer files shared with the start.
-      const modules = new Map()
-      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]store[\\/]db\.js$/, namespace: 'file'}, (args) => {
-        const {contents, imported} = postgresLoadedLater(readFileSync(args.path, 'utf8'), args.path)
-        modules.set(args.path, imported)
-        return {contents, loader: 'js'}
-      })
-      build.onResolve({filter: /^postgres-adapter:/}, (args) => ({namespace: 'postgres-adapter', path: args.path.slice('postgres-adapter:'.length)}))
-      build.onLoad({filter: /.*/, namespace: 'postgres-adapter'}, (args) => ({
-        contents: modules.get(args.path).map((m, i) => `export * as m${i} from ${JSON.stringify(m)}`).join('\n'),
-        resolveDir: dirname(args.path),
-      }))
-    },
-  }
-}
-
-/** db.js with its adapter imports made by loadPostgresAdapter (postgresOnFirstUse), and the modules it imports there. */
-function postgresLoadedLater(text, path) {
-  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
-  const refuse = (why) => fail([], `${path}: ${why} (scripts/build.mjs postgresOnFirstUse)`)
-  const names = new Map()
-  const modules = []
-  const edits = []
-  let loader
-  for (const statement of file.statements) {
-    if (ts.isFunctionDeclaration(statement) && statement.name?.text === 'loadPostgresAdapter') loader = statement
-    if (!ts.isImportDeclaration(statement) || !/^\.\/postgres\/(?!client\.js$)/.test(statement.moduleSpecifier.text)) continue
-    const bindings = statement.importClause?.namedBindings
-    if (statement.importClause?.isTypeOnly) continue
-    if (!bindings || !ts.isNamedImports(bindings) || statement.importClause.name) refuse(`only named imports of ${statement.moduleSpecifier.text} can be loaded later`)
-    const slot = `__postgres${modules.length}`
-    modules.push([slot, statement.moduleSpecifier.text])
-    for (const element of bindings.elements) if (!element.isTypeOnly) names.set(element.name.text, `(${slot} ?? __postgresMissing).${(element.propertyName ?? element.name).text}`)
-    edits.push([statement.getStart(file), statement.getEnd(), ''])
-  }
-  if (modules.length === 0) return {contents: text, imported: []}
-  if (!loader?.body || !loader.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword) || loader.body.statements.length > 0) refuse('expected an empty async function loadPostgresAdapter')
-  const visit = (node) => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return
-    if (ts.isIdentifier(node) && names.has(node.text)) {
-      const parent = node.parent
-      if (ts.isPropertyAccessExpression(parent) && parent.name === node) return
-      if (ts.isPropertyAssignment(parent) && parent.name === node) return
-      if (ts.isShorthandPropertyAssignment(parent) || ts.isTypeOfExpression(parent) || ((ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isFunctionDeclaration(parent) || ts.isClassDeclaration(parent) || ts.isBindingElement(parent)) && parent.name === node)) refuse(`${node.text} is used in a way postgresOnFirstUse cannot rewrite`)
-      edits.push([node.getStart(file), node.getEnd(), names.get(node.text)])
-    }
-    ts.forEachChild(node, visit)
-  }
-  visit(file)
-  const load = `const adapter = await import(${JSON.stringify('postgres-adapter:' + path)})`
-  edits.push([loader.body.getStart(file), loader.body.getEnd(), `{\n  if (${modules[0][0]}) return\n  ${load}\n${modules.map(([slot], i) => `  ${slot} = adapter.m${i}`).join('\n')}\n}`])
-  let out = text
-  for (const [start, end, insert] of edits.sort((x, y) => y[0] - x[0])) out = out.slice(0, start) + insert + out.slice(end)
-  const missing = "function __postgresNotLoaded() { throw new Error('the PostgreSQL adapter is not loaded: await loadPostgresAdapter() (src/store/db.ts) first') }\nconst __postgresMissing = new Proxy({}, {get: () => __postgresNotLoaded})\n"
-  return {contents: `${modules.map(([slot]) => `let ${slot}\n`).join('')}${missing}${out}`, imported: modules.map(([, m]) => m)}
 }
 
 /** `text` with each top-level const initializer that calls something wrapped in a pure IIFE. */
