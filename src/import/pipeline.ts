@@ -4,7 +4,8 @@ import {dirname, join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {Worker} from 'node:worker_threads'
 
-import type {MainMessage, WorkerInput, WorkerMessage} from './worker.js'
+import {RowUnpacker} from './packed-rows.js'
+import type {MainMessage, PostedMessage, WorkerInput, WorkerMessage} from './worker.js'
 
 /**
  * Start the import worker (worker.ts) and read its messages. Built, the worker is
@@ -62,7 +63,9 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB},
     workerData: {...input, ...entry.workerData},
   })
-  const queue: WorkerMessage[] = []
+  const queue: PostedMessage[] = []
+  // The worker's rows arrive packed (packed-rows.ts): unpacked as the writer takes them, in order.
+  const unpacker = new RowUnpacker()
   let waiting: (() => void) | undefined
   let failure: Error | undefined
   let exited = false
@@ -71,7 +74,7 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     waiting = undefined
     w?.()
   }
-  worker.on('message', (m: WorkerMessage) => {
+  worker.on('message', (m: PostedMessage) => {
     if (m.type === 'header' && options.onHeader) worker.postMessage(options.onHeader(m.header))
     queue.push(m)
     wakeUp()
@@ -87,7 +90,8 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
   async function* messages(): AsyncGenerator<WorkerMessage> {
     for (;;) {
       if (queue.length > 0) {
-        const m = queue.shift()!
+        const posted = queue.shift()!
+        const m: WorkerMessage = posted.type === 'batch' ? {...posted, rows: unpacker.unpack(posted.rows)} : posted
         yield m
         if (m.type === 'end' || m.type === 'error') return
         continue

@@ -6,6 +6,7 @@ import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type Subscripti
 import type {StorePort} from '../store/port.js'
 import {openReaderStore} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
+import {type PackedRows, RowPacker} from './packed-rows.js'
 import type {ImportKind, Preset} from './presets.js'
 import {loadPricingEngine} from './products.js'
 import {RowMapper} from './rows.js'
@@ -22,7 +23,11 @@ import {RowMapper} from './rows.js'
 
 export type WorkerInput = {batchRows: number; db: string; file: string; kind: ImportKind; maxInFlight: number}
 
-/** Rows as arrays in *_COLUMNS order; rejects with the line where the record starts. */
+/**
+ * Rows as arrays in *_COLUMNS order (as the main thread reads them: the worker posts them
+ * packed, PostedMessage, and the pipeline unpacks them); rejects with the line where the
+ * record starts.
+ */
 export type RowBatch = {
   bytes: number
   read: number
@@ -34,6 +39,9 @@ export type RowBatch = {
 }
 
 export type WorkerMessage = RowBatch | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
+
+/** What the worker posts: a batch's rows packed (packed-rows.ts). */
+export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, 'rows'> & {rows: PackedRows})
 
 /** What the main thread sends: the layout once the header is known, then acknowledgements. */
 export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'}
@@ -71,8 +79,11 @@ function recordProblem(record: string[], size: number, mayHaveReplacement: boole
 }
 
 /**
- * Rows in index order, so the writer's inserts land near each other in the unique index;
- * the sort is stable, so one record's events stay in file order.
+ * Rows in index order, for a PostgreSQL store: its writer copies new rows in key order and
+ * skips its own sort when a chunk comes sorted. The SQLite writer stages a batch's rows and
+ * sorts them into the table itself, so its rows are sent in file order (the sort was ~17% of
+ * this thread's busy time; docs/performance.md, "Import", session 9). The sort is stable, so
+ * one record's events stay in file order.
  */
 function sortByKey(rows: unknown[][]): unknown[][] {
   // By user id, the key's first column: that is what places a row in the index, and a stable
@@ -94,25 +105,57 @@ function startLine(endLine: number, cells: string[]): number {
   return endLine - breaks
 }
 
-/** Values as positional parameters in CHARGE_COLUMNS order. */
-function chargeRow(v: ChargeValues | SubscriptionValues): unknown[] {
+/** Values as positional parameters in CHARGE_COLUMNS order, written into `r` (reused: the packer copies them). */
+function chargeRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Array(CHARGE_COLUMNS.length)): unknown[] {
   const c = v as ChargeValues
-  return [c.user_id, c.origin, c.origin_id, c.product_id, c.country, c.created, c.status, c.currency, c.amount_minor, c.amount_refunded_minor, c.amount_usd_minor, c.amount_refunded_usd_minor, c.metadata_json, c.latest_event_timestamp, c.latest_event_id]
+  r[0] = c.user_id
+  r[1] = c.origin
+  r[2] = c.origin_id
+  r[3] = c.product_id
+  r[4] = c.country
+  r[5] = c.created
+  r[6] = c.status
+  r[7] = c.currency
+  r[8] = c.amount_minor
+  r[9] = c.amount_refunded_minor
+  r[10] = c.amount_usd_minor
+  r[11] = c.amount_refunded_usd_minor
+  r[12] = c.metadata_json
+  r[13] = c.latest_event_timestamp
+  r[14] = c.latest_event_id
+  return r
 }
 
-/** Values as positional parameters in SUBSCRIPTION_COLUMNS order. */
-function subscriptionRow(v: ChargeValues | SubscriptionValues): unknown[] {
+/** Values as positional parameters in SUBSCRIPTION_COLUMNS order, written into `r`. */
+function subscriptionRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Array(SUBSCRIPTION_COLUMNS.length)): unknown[] {
   const s = v as SubscriptionValues
-  return [
-    s.user_id, s.origin, s.origin_id, s.product_id, s.country, s.created, s.interval, s.interval_count, s.status, s.cancel_at, s.canceled_at,
-    s.trial_start, s.trial_end, s.currency, s.amount_minor, s.amount_usd_minor, s.amount_usd_monthly_minor, s.latest_event_timestamp, s.latest_event_id,
-  ]
+  r[0] = s.user_id
+  r[1] = s.origin
+  r[2] = s.origin_id
+  r[3] = s.product_id
+  r[4] = s.country
+  r[5] = s.created
+  r[6] = s.interval
+  r[7] = s.interval_count
+  r[8] = s.status
+  r[9] = s.cancel_at
+  r[10] = s.canceled_at
+  r[11] = s.trial_start
+  r[12] = s.trial_end
+  r[13] = s.currency
+  r[14] = s.amount_minor
+  r[15] = s.amount_usd_minor
+  r[16] = s.amount_usd_monthly_minor
+  r[17] = s.latest_event_timestamp
+  r[18] = s.latest_event_id
+  return r
 }
 
 // The literal orders above must be the column lists': checked once at start.
 for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_COLUMNS, subscriptionRow]] as const) {
   const probe = Object.fromEntries(cols.map((c) => [c, c])) as unknown as ChargeValues & SubscriptionValues
-  if (fn(probe).join() !== cols.join()) throw new Error('import worker: row order differs from the column list')
+  const row = fn(probe)
+  if (row.length !== cols.length || row.join() !== cols.join()) throw new Error('import worker: row order differs from the column list')
 }
 
 /**
@@ -132,13 +175,20 @@ const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 
 async function main(): Promise<void> {
   const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
+  const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+  // Rows go straight into the packer through one reused array (for PostgreSQL they are
+  // kept as arrays until the message is sorted, then packed).
+  const packer = new RowPacker(columns, input.batchRows)
+  const scratch = new Array<unknown>(columns.length)
   let header: string[] | undefined
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
   let store: StorePort | undefined
+  let sortRows = false
   // Records read before the mapper exists (the layout arrives after the header), and their lines.
   let early: string[][] = []
   let earlyLines: number[] = []
   let rows: unknown[][] = []
+  const rowCount = () => packer.rows + rows.length
   let rejects: [number, string, string[]][] = []
   let chars = 0
   let read = 0
@@ -147,10 +197,9 @@ async function main(): Promise<void> {
   let replacementBefore = false
 
   const post = () => {
-    if (rows.length === 0 && rejects.length === 0) return
-    // In key order the writer's inserts land near each other in the unique index
-    // instead of all over it; the sort runs here, beside the writing thread.
-    port.postMessage({bytes, read, rejects, rows: sortByKey(rows), settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies WorkerMessage)
+    if (rowCount() === 0 && rejects.length === 0) return
+    if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
+    port.postMessage({bytes, read, rejects, rows: packer.take(), settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage)
     inFlight++
     rows = []
     rejects = []
@@ -182,16 +231,17 @@ async function main(): Promise<void> {
       const width = header!.length
       const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
       if (typeof r === 'string') reject(startLine(endLine, record), r, record)
-      else rows.push(toRow(r))
+      else if (sortRows) rows.push(toRow(r))
+      else packer.add(toRow(r, scratch))
     }
-    if (rows.length + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+    if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
   }
 
   const reader = new CsvReader({
     record(record, endLine) {
       if (header === undefined) {
         header = record
-        port.postMessage({header, type: 'header'} satisfies WorkerMessage)
+        port.postMessage({header, type: 'header'} satisfies PostedMessage)
         return
       }
       if (mapper) mapRecord(record, endLine)
@@ -206,7 +256,7 @@ async function main(): Promise<void> {
       read++
       reject(line, `unreadable CSV record: ${reason}`, [])
       lastUnreadable = line
-      if (mapper && rows.length + rejects.length >= input.batchRows) post()
+      if (mapper && rowCount() + rejects.length >= input.batchRows) post()
     },
   })
 
@@ -218,6 +268,7 @@ async function main(): Promise<void> {
     // As the main thread opened it: on read-only media too (a dry run on a read-only store).
     // This thread's storage exponents are the store's record, as in the main thread.
     store = openReaderStore(input.db)
+    sortRows = store.kind === 'postgres'
     const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
     const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
     // Telling products apart by price needs the pricing engine: loaded only when rows name products.
@@ -247,11 +298,11 @@ async function main(): Promise<void> {
     reader.end()
     if (header !== undefined && mapper === undefined) await makeMapper()
     post()
-    port.postMessage({bytes, type: 'end'} satisfies WorkerMessage)
+    port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
   } finally {
     closeSync(fd)
     store?.close()
   }
 }
 
-main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies WorkerMessage))
+main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies PostedMessage))

@@ -9,8 +9,9 @@ import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../csv-cell.js'
 import type {PriceResult} from '../schemas/price.js'
+import {type WriteBehind, WriteBehindAbort} from '../store/port/pricing.js'
 import type {PricingContext} from './context.js'
-import {calculatePriceSync, writePriceLine} from './price.js'
+import {calculatePriceSync, type JsonSink, LockedLines, priceLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -46,12 +47,37 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
   const writer = new OutputBuffer(out)
   if (options.output === 'csv') writer.text(stringify([CSV_COLUMNS]))
 
+  const failureText = (line: number, message: string) =>
+    options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n'
   const pricer = batchPricer(ctx, {batchSize, chunkSize}, {
     drain: () => (writer.pending ? writer.flush() : undefined),
     failure(line, message) {
       options.onError?.(line, message)
-      writer.text(options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n')
+      writer.text(failureText(line, message))
       writer.spill()
+    },
+    // JSONL results are written by the pricer itself (priceLine), straight into the buffer.
+    jsonl: options.output === 'jsonl' ? {sink: writer, written: () => writer.spill()} : undefined,
+    // A group not committed yet: its lines are rendered into buffers of their own, written out on release.
+    hold() {
+      const held = new OutputBuffer()
+      const errors: [number, string][] = []
+      return {
+        failure(line, message) {
+          errors.push([line, message])
+          held.text(failureText(line, message))
+          held.spill()
+        },
+        release() {
+          for (const [line, message] of errors) options.onError?.(line, message)
+          writer.append(held)
+        },
+        result(line, result) {
+          if (options.output === 'csv') held.text(csvRows(line, result))
+          else writePriceLine(result, held)
+          held.spill()
+        },
+      }
     },
     result(line, result) {
       if (options.output === 'csv') writer.text(csvRows(line, result))
@@ -121,17 +147,41 @@ export type BatchSink = {
   /** After each group of requests: a promise when the consumer needs the batch to wait (output backpressure). */
   drain?: () => Promise<void> | undefined
   failure: (line: number, message: string) => void
+  /**
+   * Outcomes of a group whose writes are not committed yet (write-behind): what this
+   * returns takes them as they come, and release() hands them on once the group is
+   * committed (never, when the group is priced again). Without it they are kept as objects.
+   */
+  hold?: () => HeldOutcomes
   result: (line: number, result: PriceResult) => void
+  /**
+   * Results as writePriceLine's lines: when set, each result is written there (then
+   * `written` is called) instead of given to `result`, and a locked user's line may be
+   * printed without making its result (price.ts priceLine).
+   */
+  jsonl?: {sink: JsonSink; written: () => void}
 }
+
+export type HeldOutcomes = Pick<BatchSink, 'failure' | 'result'> & {release: () => void}
+
+/** Groups of new users the writes of which may go to a second connection (write-behind) from this size on. */
+const WRITE_BEHIND_MIN = 5000
 
 /**
  * The batch pricer both `price --input` and the library's priceMany drive. Requests are
  * gathered into groups of `batchSize`, each priced in one write transaction (a read
  * transaction on a read-only store: locked users only) with the clock frozen, a chunk of
  * `chunkSize` requests at a time: each chunk's locks and user countries are read in one
- * call and written in one call. Outcomes go to the sink synchronously, inside the
- * transaction; `handle` returns a promise only when a group was priced, `finish` prices
- * the last group.
+ * call and written in one call. `handle` returns a promise only when a group was priced,
+ * `finish` prices the last group.
+ *
+ * Outcomes go to the sink in input order. Usually a group is priced, written and committed
+ * in one transaction and its outcomes go to the sink inside it. With write-behind (a SQLite
+ * store, new users, no running experiment; docs/performance.md "Issue 19: fourth pass (new users)") the
+ * rows of group k are written and committed by a second thread while group k+1 is priced,
+ * and group k's outcomes are held (sink.hold) until its commit is seen (a quote shown is a
+ * quote stored); whatever write-behind does not take ends it, and the groups it did not
+ * commit are priced again the usual way.
  */
 export function batchPricer(
   ctx: PricingContext,
@@ -144,31 +194,148 @@ export function batchPricer(
   ctx.store.pricing.expectBulk()
   ctx.primeCatalog()
   const readOnly = Boolean(ctx.store.readOnly)
+  const jsonl = sink.jsonl
+  const lines = jsonl ? new LockedLines() : undefined
   let group: {line: number; request: unknown | Error}[] = []
+  type Item = (typeof group)[number]
+  // A held group (write-behind) has no jsonl: its lines wait for the commit in the hold's buffer.
+  type Outcomes = Pick<BatchSink, 'failure' | 'jsonl' | 'result'>
 
-  const priceOne = (line: number, request: unknown | Error): void => {
-    summary.read++
+  const priceOne = (line: number, request: unknown | Error, to: Outcomes, counts: BatchSummary): void => {
+    counts.read++
     try {
       if (request instanceof Error) throw request
-      const result = calculatePriceSync(ctx, request)
-      summary.priced++
-      sink.result(line, result)
+      if (to.jsonl) {
+        priceLine(ctx, request, to.jsonl.sink, lines!)
+        counts.priced++
+        to.jsonl.written()
+      } else {
+        const result = calculatePriceSync(ctx, request)
+        counts.priced++
+        to.result(line, result)
+      }
     } catch (error) {
-      summary.failed++
+      if (error instanceof WriteBehindAbort) throw error
+      counts.failed++
       const message =
         error instanceof PricectlError || error instanceof SyntaxError
           ? error.message
           : readOnly && String((error as {code?: unknown}).code).startsWith('SQLITE_READONLY')
             ? 'the store is read-only: only requests whose quote is already locked can be priced'
             : `unexpected: ${(error as Error).message}`
-      sink.failure(line, message)
+      to.failure(line, message)
     }
   }
 
+  /** Price a group's requests a chunk at a time (the caller holds the transaction, if any). */
+  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary): void => {
+    // Locks are read as fingerprints only where a locked user's line may be printed again.
+    ctx.chunk.fingerprints = to.jsonl !== undefined
+    freezeClock()
+    try {
+      for (let from = 0; from < items.length; from += chunkSize) {
+        const chunk = items.slice(from, from + chunkSize)
+        ctx.chunk.begin(chunk.map((i) => i.request))
+        try {
+          for (const item of chunk) priceOne(item.line, item.request, to, counts)
+          ctx.chunk.flush()
+        } finally {
+          ctx.chunk.close()
+        }
+      }
+    } finally {
+      thawClock()
+    }
+  }
+
+  /** The usual way: a group in one write transaction, outcomes to the sink inside it. */
+  const priceCommitted = (items: Item[]): void => {
+    ctx.store.transaction(() => priceGroup(items, sink, summary), {write: true})
+  }
+
+  // Write-behind: started after the first full group; `inFlight` are the groups sent and not yet released.
+  let behind: undefined | WriteBehind
+  let behindTried = readOnly || !ctx.store.pricing.writeBehind
+  let behindBegun = false
+  const inFlight: {counts: BatchSummary; held: HeldOutcomes; items: Item[]; seq: number}[] = []
+
+  const hold = (): HeldOutcomes => {
+    if (sink.hold) return sink.hold()
+    const outcomes: [number, PriceResult | string][] = []
+    return {
+      failure: (line, message) => outcomes.push([line, message]),
+      release() {
+        for (const [line, o] of outcomes) typeof o === 'string' ? sink.failure(line, o) : sink.result(line, o)
+      },
+      result: (line, result) => outcomes.push([line, result]),
+    }
+  }
+
+  const release = (g: (typeof inFlight)[number]): void => {
+    g.held.release()
+    summary.read += g.counts.read
+    summary.priced += g.counts.priced
+    summary.failed += g.counts.failed
+  }
+
   /**
-   * Price the requests gathered so far in one write transaction (a read transaction on a
-   * read-only store: locked users only), a chunk of CHUNK_SIZE requests at a time: each
-   * chunk's locks and user countries are read in one call and written in one call.
+   * Hand on the outcomes of committed groups, oldest first, waiting for them while more than
+   * `keep` are in flight. False when a group was not written: write-behind is then ended and
+   * that group and the later ones are priced again the usual way.
+   */
+  const settle = (keep: number): boolean => {
+    while (inFlight.length > 0) {
+      const ok = behind!.committed(inFlight[0].seq, inFlight.length > keep)
+      if (ok === undefined) return true
+      if (!ok) {
+        fallBack([])
+        return false
+      }
+      release(inFlight.shift()!)
+    }
+    return true
+  }
+
+  /** End write-behind: committed groups are handed on, the rest (and `items`) priced again the usual way. */
+  const fallBack = (items: Item[]): void => {
+    const again: Item[] = []
+    for (const g of inFlight) {
+      if (again.length === 0 && behind!.committed(g.seq, true)) release(g)
+      else again.push(...g.items)
+    }
+    inFlight.length = 0
+    behind!.end()
+    behind = undefined
+    again.push(...items)
+    for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
+  }
+
+  const startBehind = (priced: number): void => {
+    behindTried = true
+    // An exposure is written through another repository, in the caller's transaction.
+    if (ctx.store.experiments.list('running').length > 0) return
+    behind = ctx.store.pricing.writeBehind?.(priced)
+  }
+
+  /** Price a group with write-behind: its rows are sent, its outcomes held until their commit. */
+  const priceBehind = (items: Item[]): void => {
+    const counts: BatchSummary = {failed: 0, priced: 0, read: 0}
+    const held = hold()
+    try {
+      priceGroup(items, held, counts)
+    } catch (error) {
+      if (!(error instanceof WriteBehindAbort)) throw error
+      fallBack(items)
+      return
+    }
+    inFlight.push({counts, held, items, seq: behind!.commit()})
+    // The group just sent may be written while the next one is priced; an older one is waited for.
+    settle(1)
+  }
+
+  /**
+   * Price the requests gathered so far: in one write transaction (a read transaction on a
+   * read-only store: locked users only), or with write-behind.
    */
   const run = async (): Promise<void> => {
     if (group.length === 0) return
@@ -176,27 +343,33 @@ export function batchPricer(
     group = []
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
     for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
-    ctx.store.transaction(
-      () => {
-        freezeClock()
-        try {
-          for (let from = 0; from < items.length; from += chunkSize) {
-            const chunk = items.slice(from, from + chunkSize)
-            ctx.chunk.begin(chunk.map((i) => i.request))
-            try {
-              for (const item of chunk) priceOne(item.line, item.request)
-              ctx.chunk.flush()
-            } finally {
-              ctx.chunk.close()
-            }
-          }
-        } finally {
-          thawClock()
-        }
-      },
-      {write: true},
-    )
+    if (behind && !behindBegun) {
+      // The writer started after the first group, priced the usual way: it reads the
+      // store's version now, before this thread's first read for write-behind.
+      behindBegun = true
+      if (!behind.begin()) {
+        behind.end()
+        behind = undefined
+      }
+    }
+    if (behind) priceBehind(items)
+    else {
+      priceCommitted(items)
+      // After a first full group of new users, the writer starts while the next group is read.
+      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind(items.length)
+    }
     await sink.drain?.()
+  }
+
+  const finish = async (): Promise<void> => {
+    await run()
+    if (behind) {
+      if (settle(0)) {
+        behind.end()
+        behind = undefined
+      }
+      await sink.drain?.()
+    }
   }
 
   /** Gather a request; a full group is priced (a promise only then). */
@@ -205,7 +378,7 @@ export function batchPricer(
     return group.length >= batchSize ? run() : undefined
   }
 
-  return {finish: run, handle, summary}
+  return {finish, handle, summary}
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
@@ -393,8 +566,10 @@ export class OutputBuffer {
   static readonly SIZE = 1 << 18
   private buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
   private pos = 0
+  /** Without a stream: full buffers are kept, for append() to another OutputBuffer. */
+  private kept: Buffer[] = []
 
-  constructor(private readonly out: Writable) {}
+  constructor(private readonly out?: Writable) {}
 
   /** Enough is gathered that the caller should flush. */
   get full(): boolean {
@@ -423,19 +598,32 @@ export class OutputBuffer {
 
   /** The output needs writing or the stream asked to wait: the caller should flush(). */
   get pending(): boolean {
-    return this.full || this.out.writableNeedDrain
+    return this.full || Boolean(this.out?.writableNeedDrain)
   }
 
   async flush(): Promise<void> {
     if (this.pos > 0) this.write()
-    if (this.out.writableNeedDrain) await once(this.out, 'drain')
+    if (this.out?.writableNeedDrain) await once(this.out, 'drain')
+  }
+
+  /** Write what `other` (a buffer without a stream) gathered after what this one has, without copying it. */
+  append(other: OutputBuffer): void {
+    if (other.pos > 0) other.write()
+    if (this.pos > 0) this.write()
+    for (const chunk of other.kept) this.emit(chunk)
+    other.kept = []
   }
 
   private write(): void {
     const chunk = this.buf.subarray(0, this.pos)
     this.buf = Buffer.allocUnsafe(OutputBuffer.SIZE)
     this.pos = 0
-    this.out.write(chunk)
+    this.emit(chunk)
+  }
+
+  private emit(chunk: Buffer): void {
+    if (this.out) this.out.write(chunk)
+    else this.kept.push(chunk)
   }
 
   private reserve(n: number): void {

@@ -189,6 +189,18 @@ function readOnlyError(): Error {
 type Prefetchable = null | {country?: unknown; override?: unknown; ip?: unknown; user_id?: unknown}
 
 /**
+ * Keys a request may have for its lock to be read as a fingerprint (see QuoteChunk.begin):
+ * those of a request a reused lock answers as stored (price.ts writeLockedLine).
+ */
+const FINGERPRINT_KEYS: ReadonlySet<string> = new Set(['country', 'currency', 'integrations', 'package_id', 'products', 'run_experiment', 'user_id'])
+
+/** Whether a raw request looks like one writeLockedLine may answer: a user id, no IP, no override, no coupons or features. */
+function fingerprintable(r: object): boolean {
+  for (const k in r) if (!FINGERPRINT_KEYS.has(k)) return false
+  return typeof (r as {user_id?: unknown}).user_id === 'string'
+}
+
+/**
  * The locks and user countries of one chunk of price requests (docs/pricing.md "Storage"):
  * read from the store in one call per kind before the chunk is priced, written in one call
  * per kind after it (saveQuotes, deleteLocks, saveUserCountries). A single price is a
@@ -213,6 +225,15 @@ export class QuoteChunk {
   private pendingIps = new Set<string>()
   private pendingCountries = new Map<string, string>()
   private countryWrites: UserCountry[] = []
+  /**
+   * Batch pricing of JSONL lines (price.ts writeLockedLine): the locks of requests that look
+   * like a reused lock's are read as fingerprints, not as locks. Turned off for the rest of
+   * the batch when too many of them are read again whole (requests that change their lock).
+   */
+  fingerprints = false
+  private printed = new Map<string, string>()
+  private fingerprintHits = 0
+  private fingerprintMisses = 0
 
   constructor(
     private readonly repo: PricingRepository,
@@ -228,20 +249,43 @@ export class QuoteChunk {
     this.open = true
     const keys: string[] = []
     const reqs: Prefetchable[] = []
+    const printKeys: string[] = []
+    const printReqs: Prefetchable[] = []
+    const fingerprints = this.fingerprints && (this.fingerprintMisses < 64 || this.fingerprintMisses * 8 < this.fingerprintHits)
     for (const input of requests) {
       const r = input as Prefetchable
       if (!r || typeof r !== 'object') continue
       const key = typeof r.user_id === 'string' ? r.user_id : typeof r.ip === 'string' ? r.ip : undefined
       if (key === undefined) continue
-      keys.push(key)
-      reqs.push(r)
+      if (fingerprints && fingerprintable(r)) {
+        printKeys.push(key)
+        printReqs.push(r)
+      } else {
+        keys.push(key)
+        reqs.push(r)
+      }
+    }
+    const found: unknown[] = keys.length > 0 ? this.repo.loadLocks(keys) : []
+    for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], found[i] as Lock | undefined)
+    if (printKeys.length > 0) {
+      const prints = this.repo.loadLockFingerprints(printKeys)
+      for (let i = 0; i < printKeys.length; i++) {
+        const key = printKeys[i]
+        // No lock: the calculation makes one without reading the store again.
+        if (prints[i] === undefined) this.locks.set(key, undefined)
+        else {
+          this.printed.set(key, prints[i]!)
+          this.locks.delete(key)
+        }
+        keys.push(key)
+        reqs.push(printReqs[i])
+        found.push(prints[i])
+      }
     }
     if (keys.length === 0) return
-    const found = this.repo.loadLocks(keys)
     const ips: string[] = []
     const users: string[] = []
     for (let i = 0; i < keys.length; i++) {
-      this.locks.set(keys[i], found[i])
       const r = reqs[i]!
       if (typeof r.user_id !== 'string') continue
       if (!found[i] && typeof r.ip === 'string') ips.push(r.ip)
@@ -255,6 +299,20 @@ export class QuoteChunk {
       const c = this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
+  }
+
+  /**
+   * The fingerprint (PricingRepository.loadLockFingerprints) of the lock stored for `key`,
+   * when the chunk read it so and has not written that key since; undefined otherwise.
+   */
+  fingerprint(key: string): string | undefined {
+    return this.printed.get(key)
+  }
+
+  /** Whether the line of a fingerprinted lock was printed again (hit) or the lock read whole (miss). */
+  fingerprintUsed(hit: boolean): void {
+    if (hit) this.fingerprintHits++
+    else this.fingerprintMisses++
   }
 
   lock(key: string): Lock | undefined {
@@ -332,6 +390,7 @@ export class QuoteChunk {
     this.pendingIps.clear()
     this.pendingCountries.clear()
     this.countryWrites = []
+    this.printed.clear()
   }
 
   private write(key: string, lock: Lock | null, ip: null | string | undefined): void {
@@ -342,6 +401,7 @@ export class QuoteChunk {
     this.pendingIps.add(key)
     if (ip) this.pendingIps.add(ip)
     this.locks.delete(key)
+    this.printed.delete(key)
     this.anonymous.delete(key)
     if (ip) this.anonymous.delete(ip)
   }

@@ -6,7 +6,7 @@ import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import {ValueCache} from './value-cache.js'
 import type {Lock, LockedProduct, LockQuote} from './locks.js'
-import {validatePriceRequest} from './request.js'
+import {fastPriceRequest, validatePriceRequest} from './request.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
 export type {ExplainStep, Trace} from './types.js'
@@ -33,6 +33,8 @@ export type PriceOptions = {
   onLockWins?: (conflict: LockConflict) => void
   /** Sees the computed lock before it is rendered (price preview reads each product's layer). */
   onQuote?: (lock: Lock) => void
+  /** Sees a lock that answers the request as stored: reused, nothing added or changed, nothing written (priceLine). */
+  onReuse?: (lock: Lock) => void
 }
 
 /** A country or currency the request asked for that the lock overruled. */
@@ -175,6 +177,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
       // The adopted lock's visitor is now a user who can convert: the exposure follows.
       if (adopted && lock.experiment_id !== 0) ctx.experiments.adoptExposure(lock, ip!)
     }
+    if (!changed) options.onReuse?.(lock)
     return render(ctx, lock, req, wanted, integrations, trace)
   }
 
@@ -468,7 +471,7 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
     out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies)
     if (trace) noteConversions(ctx, id, p, out[id], trace)
   }
-  note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
+  if (trace) note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
   const experimented = lock.experiment_id !== 0
   return {
     audience: lock.quote.audience,
@@ -572,6 +575,13 @@ const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"
  * id is serialized and encoded once per combination. Keys in render()'s order.
  */
 export function writePriceLine(r: PriceResult, sink: JsonSink): void {
+  sink.bytes(linePrefix(r))
+  sink.text(JSON.stringify(r.user_id))
+  sink.bytes(variantsEnd(r.variants))
+}
+
+/** Everything of writePriceLine's line before the user id, encoded. */
+function linePrefix(r: PriceResult): Buffer {
   // First by value (the shared product objects by identity), without building a key string.
   const parts: unknown[] = [r.currency, r.currency_symbol, r.package_id, r.audience.api_id, r.audience.name, r.matching_audiences.length]
   for (const a of r.matching_audiences) parts.push(a.api_id, a.name)
@@ -589,9 +599,7 @@ export function writePriceLine(r: PriceResult, sink: JsonSink): void {
     prefix = prefixByKey(r)
     if (shared) prefixValues.set(r.country, parts, undefined, prefix)
   }
-  sink.bytes(prefix)
-  sink.text(JSON.stringify(r.user_id))
-  sink.bytes(variantsEnd(r.variants))
+  return prefix
 }
 
 /** Prefixes by value; what it has no room for goes to `prefixes` by key string. */
@@ -637,4 +645,110 @@ function variantsEnd(v: PriceResult['variants']): Buffer {
     variantEnds.set(key, end)
   }
   return end
+}
+
+/**
+ * The lines printed for reused locks in one batch, by lock fingerprint
+ * (PricingRepository.loadLockFingerprints), the request's product list and its gateways:
+ * a reused lock's line is the same but for the user id for every request that has these
+ * (docs/performance.md "Issue 19: fourth pass (locked users)").
+ */
+export class LockedLines {
+  /**
+   * By a number made of the fingerprint's length and first characters, then compared whole:
+   * each fingerprint is a new string of a few hundred characters, and a Map keyed by it
+   * would hash all of them per request.
+   */
+  private buckets = new Map<number, LockedLine[]>()
+  private size = 0
+
+  get(print: string, products: readonly string[] | undefined, integrations: readonly string[]): LockedLine | undefined {
+    const lines = this.buckets.get(bucketOf(print))
+    if (lines === undefined) return undefined
+    for (const line of lines) if (line.print === print && sameList(line.products, products) && sameList(line.integrations, integrations)) return line
+    return undefined
+  }
+
+  set(line: LockedLine): void {
+    if (this.size >= 4096) return
+    const bucket = bucketOf(line.print)
+    let lines = this.buckets.get(bucket)
+    if (lines === undefined) {
+      lines = []
+      this.buckets.set(bucket, lines)
+    }
+    if (lines.length >= 64) return
+    lines.push(line)
+    this.size++
+  }
+}
+
+/** A small integer of a fingerprint's length and first 24 characters (the lock's country, currency, package and arm come first). */
+function bucketOf(print: string): number {
+  let h = print.length
+  const n = Math.min(print.length, 24)
+  for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + print.charCodeAt(i)) | 0
+  return h
+}
+
+type LockedLine = {end: Buffer; integrations: readonly string[]; prefix: Buffer; print: string; products: readonly string[] | undefined}
+
+function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  if (a === b) return true
+  if (a === undefined || b === undefined || a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+const NO_GATEWAYS: readonly string[] = []
+
+/**
+ * One request of `price --input` priced and written as writePriceLine writes its result,
+ * inside a chunk the batch opened. A locked user's request that the lock answers as stored
+ * (a user id, no IP, no override, no coupons or features: fastPriceRequest's shape) whose
+ * lock the chunk read as a fingerprint (QuoteChunk.begin) is printed from an earlier line
+ * of the same fingerprint, products and gateways, without reading the lock whole or
+ * computing anything: that line holds everything the calculation reads for it (the lock's
+ * country, currency, package, arm and quote, the request's products and gateways, and this
+ * context's catalog, rates and display). Its first such line is calculated, and remembered
+ * only when the calculation reused the lock as stored and the quote holds no coupon (a
+ * coupon's block depends on the clock). Anything else is calculatePriceSync.
+ */
+export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, lines: LockedLines): void {
+  // Only a request whose lock was read as a fingerprint is looked at twice (new users are not).
+  const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
+  let print = typeof userId === 'string' ? ctx.chunk.fingerprint(userId) : undefined
+  const req = print === undefined ? undefined : fastPriceRequest(input)
+  if (req === undefined || !lockedShape(req) || req.user_id !== userId) print = undefined
+  if (print === undefined) {
+    writePriceLine(calculatePriceSync(ctx, input), sink)
+    return
+  }
+  const integrations = req!.integrations ?? NO_GATEWAYS
+  const known = lines.get(print, req!.products, integrations)
+  ctx.chunk.fingerprintUsed(known !== undefined)
+  if (known !== undefined) {
+    sink.bytes(known.prefix)
+    sink.text(JSON.stringify(req!.user_id))
+    sink.bytes(known.end)
+    return
+  }
+  let reused = false
+  const result = calculatePriceSync(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
+  const prefix = linePrefix(result)
+  const end = variantsEnd(result.variants)
+  if (reused) lines.set({end, integrations: [...integrations], prefix, print, products: req!.products ? [...req!.products] : undefined})
+  sink.bytes(prefix)
+  sink.text(JSON.stringify(result.user_id))
+  sink.bytes(end)
+}
+
+/** A request a stored lock answers as it is: a user id, no IP to adopt or record, no override. */
+function lockedShape(req: PriceRequest): boolean {
+  return req.user_id !== undefined && req.ip === undefined && !req.get_ip_from_request && !req.override && !req.override_currency && req.coupons === undefined && req.features === undefined
+}
+
+function hasCoupon(lock: Lock): boolean {
+  for (const id in lock.quote.products) if (lock.quote.products[id].coupon) return true
+  return false
 }

@@ -21,8 +21,14 @@ import type {RevenueTable, Resolve} from './revenue.js'
 /** What the rows written so far did. */
 export type ImportWriteCounts = {inserted: number; stale: number; unchanged: number; updated: number}
 
+/** How far the commit of an ended batch got (ImportWriter.commitStep). */
+export type CommitProgress = 'committed' | 'pending' | 'refused'
+
 export interface ImportWriter {
-  /** What the rows written so far did (committed or not). */
+  /**
+   * What the rows written so far did (committed or not), as of the last flush() or commit:
+   * a plain read (SQLite: rows still staged are counted when they are flushed).
+   */
   readonly counts: ImportWriteCounts
   /**
    * Write rows [from, to) of a chunk (default: all of it) into the open batch, which the
@@ -30,9 +36,31 @@ export interface ImportWriter {
    */
   writeChunk(rows: readonly (readonly unknown[])[], from?: number, to?: number): void
   /**
-   * Commit the open batch (nothing open: nothing to do). False when a product the batch's
-   * rows refer to was deleted while they were prepared: nothing is committed, and close()
-   * rolls the batch back.
+   * Write what was written so far into the table, inside the open batch, so that `counts`
+   * covers every row (the importer calls it at the end of each file). A batch ended and not
+   * yet committed (endBatch) must be finished first (finishCommit).
+   */
+  flush(): void
+  /**
+   * End the open batch: rows written from now on begin the next one, while the ended batch
+   * is committed a step at a time (commitStep) or at once (finishCommit); a kill or close()
+   * before that leaves it uncommitted, whole. One batch at a time: the one ended before must
+   * be finished first. (SQLite: its staged rows are sorted into the table in one step, and
+   * COMMIT is the next; PostgreSQL commits at once.)
+   */
+  endBatch(): void
+  /**
+   * Carry the ended batch's commit on by a step: 'pending' while it is not done, then
+   * 'committed', or 'refused' as commit() answers false (nothing of it is committed).
+   * 'committed' when no batch was ended.
+   */
+  commitStep(): CommitProgress
+  /** Finish the ended batch's commit (none: true); false as commit() (refused). */
+  finishCommit(): boolean
+  /**
+   * Commit the open batch, after a batch ended before it (nothing open: nothing to do).
+   * False when a product the batch's rows refer to was deleted while they were prepared:
+   * nothing is committed, and close() rolls the batch back.
    */
   commit(): boolean
   /** Finish: roll back a batch not committed and restore what the writer tuned for bulk work. */

@@ -32,8 +32,23 @@ export type IntegrationMatch = ProductRow & {i_count: null | number; i_interval:
 export interface PricingRepository {
   /** A long bulk run follows (batch pricing): the adapter may tune for it (SQLite: a bigger page cache, fewer WAL checkpoints). */
   expectBulk(): void
+  /**
+   * Batch pricing with its lock and user writes made by another connection while the
+   * caller prices on (SQLite: a second thread), asked after `requests` were priced in this
+   * bulk run the usual way; undefined when the adapter does not offer it, or declines (SQLite:
+   * when those requests wrote few locks). See WriteBehind for what changes while it runs.
+   */
+  writeBehind?(requests: number): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
   loadLocks(keys: readonly string[]): (Lock | undefined)[]
+  /**
+   * Per key, a text standing for what a reused lock's answer is made of (its country,
+   * currency, package, experiment and arm, and its stored quote), or undefined where no lock
+   * is stored. Equal texts mean equal values of all of them; the texts are compared only with
+   * texts of the same store. Cheaper than loadLocks: batch pricing reuses the line it
+   * printed for a lock of the same text (docs/performance.md "Issue 19: fourth pass (locked users)").
+   */
+  loadLockFingerprints(keys: readonly string[]): (string | undefined)[]
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
   loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[]
   /**
@@ -86,8 +101,49 @@ export interface PricingRepository {
   pricedCountries(): string[]
 }
 
+/**
+ * Write-behind (batch pricing, docs/performance.md "Issue 19: fourth pass (new users)"): while it runs,
+ * saveQuotes and saveUserCountries gather rows that commit() sends to the other connection
+ * as one transaction, and the caller calls the repository outside any transaction of its
+ * own. A read of a key written by a group not yet committed waits for it; what write-behind
+ * does not take (an anonymous lock, a delete, a key read again in the group that wrote it,
+ * a group the other connection could not write) throws WriteBehindAbort: the caller ends
+ * write-behind and prices the groups not committed again, the usual way.
+ */
+export interface WriteBehind {
+  /**
+   * Before the first group: after the caller's last write transaction and before its first
+   * read for write-behind (waits for the other connection to be ready). False when it could not start.
+   */
+  begin(): boolean
+  /** Send the rows gathered since the last call as one transaction; its sequence number. */
+  commit(): number
+  /** Whether group `seq` is committed: true, false when it was not written, undefined when not yet (wait: false). */
+  committed(seq: number, wait: boolean): boolean | undefined
+  /** End write-behind (waits for the other connection to close); the repository writes in the caller's transactions again. */
+  end(): void
+}
+
+/** What write-behind cannot do: the caller ends it and prices the uncommitted groups again (see WriteBehind). */
+export class WriteBehindAbort extends Error {
+  constructor(why: string) {
+    super(`write-behind ended: ${why}`)
+    this.name = 'WriteBehindAbort'
+  }
+}
+
 /** A locks row as both adapters select it (their COLUMNS order), values in array mode. */
 export type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
+
+/**
+ * loadLockFingerprints' text of a locks row: the values it stands for as a JSON array (a
+ * text that ends where the array ends), then a comma and the stored quote.
+ */
+export function lockFingerprint(row: LockRow | undefined): string | undefined {
+  if (!row) return undefined
+  const quote = row[9] as null | string
+  return JSON.stringify([row[4], row[5], row[6], row[7], row[8]]) + (quote === null ? '' : `,${quote}`)
+}
 
 /** The port's Lock from a stored locks row: one mapping for every adapter. */
 export function lockFromRow(row: LockRow | undefined): Lock | undefined {

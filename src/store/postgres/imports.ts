@@ -1,4 +1,4 @@
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
+import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -139,7 +139,7 @@ class PgImportWriter implements ImportWriter {
     const KEY = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const newer = (a: string, b: string) => `(${a}.latest_event_timestamp, ${a}.latest_event_id ${ID_ORDER}) > (${b}.latest_event_timestamp, ${b}.latest_event_id ${ID_ORDER})`
     // Staged rows by their state before the statement: those of the pass, numbered from $1
-    // (earlier passes' rows stay in the table until it is emptied, see flush). Keys are
+    // (earlier passes' rows stay in the table until it is emptied, see flushPasses). Keys are
     // unique within a staged pass (writeChunk splits repeats). Each staged row looks its key up through the unique index
     // (a LATERAL ... LIMIT 1: a per-row index probe whatever the planner guesses of the
     // unanalyzed staging table, never a scan of the whole target per chunk). Rows of new keys
@@ -221,12 +221,12 @@ class PgImportWriter implements ImportWriter {
         const p = pending.get(key)
         if (p !== undefined) {
           // Rare: written on its own, after the rows before it (earlier passes flushed first).
-          this.flush(passes)
+          this.flushPasses(passes)
           passes.length = 0
           seen.clear()
           if (this.insertPending(row, event, key, p)) continue
           passes.push([row])
-          this.flush(passes)
+          this.flushPasses(passes)
           passes.length = 0
           continue
         }
@@ -240,11 +240,11 @@ class PgImportWriter implements ImportWriter {
       seen.set(key, n + 1)
       ;(passes[n] ??= []).push(row)
     }
-    this.flush(passes)
+    this.flushPasses(passes)
   }
 
   /** Copy each pass to the staging table and merge it. */
-  private flush(passes: (readonly unknown[])[][]): void {
+  private flushPasses(passes: (readonly unknown[])[][]): void {
     const {counts} = this
     for (const pass of passes) {
       if (this.lost) return
@@ -412,7 +412,30 @@ class PgImportWriter implements ImportWriter {
     return !this.lost
   }
 
+  /** Nothing to do: each writeChunk merges its rows before it returns, so `counts` is current. */
+  flush(): void {}
+
+  /** The ended batch's commit, done at once: a PostgreSQL COMMIT returns as soon as the server has it. */
+  private ended: boolean | undefined
+
+  endBatch(): void {
+    if (this.ended !== undefined) throw new Error('import writer: a batch ended before was not finished (finishCommit)')
+    this.ended = this.commit()
+  }
+
+  commitStep(): CommitProgress {
+    return this.finishCommit() ? 'committed' : 'refused'
+  }
+
+  finishCommit(): boolean {
+    const ok = this.ended ?? true
+    // Refused: it stays so (the batch stays open until close() rolls it back).
+    if (ok) this.ended = undefined
+    return ok
+  }
+
   commit(): boolean {
+    if (!this.finishCommit()) return false
     if (!this.open) return true
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).

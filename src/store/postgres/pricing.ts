@@ -1,7 +1,7 @@
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote} from '../../pricing/locks.js'
-import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
+import {type IntegrationMatch, lockFingerprint, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
 import type {PgStore} from './store.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
@@ -51,23 +51,32 @@ export class PgPricing implements PricingRepository {
   }
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    return this.lockRows(keys, lockFromRow)
+  }
+
+  loadLockFingerprints(keys: readonly string[]): (string | undefined)[] {
+    return this.lockRows(keys, lockFingerprint)
+  }
+
+  /** The locks rows of these keys, each mapped (loadLocks, loadLockFingerprints). */
+  private lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined): (T | undefined)[] {
     const store = this.store
-    let found: (Lock | undefined)[]
+    let found: (T | undefined)[]
     if (keys.length > 0 && store.unbegunRead) {
       // The first read of a read transaction (a locked user's price): on its own, no BEGIN and COMMIT.
-      found = new Array<Lock | undefined>(keys.length).fill(undefined)
-      for (const row of store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = lockFromRow(row.slice(1) as LockRow)
+      found = new Array<T | undefined>(keys.length).fill(undefined)
+      for (const row of store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = map(row.slice(1) as LockRow)
     } else if (keys.length > 0 && store.writingLocks && store.owes) {
       // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
-      found = new Array<Lock | undefined>(keys.length).fill(undefined)
+      found = new Array<T | undefined>(keys.length).fill(undefined)
       const [rows] = store.send(LOAD_LOCKS(`ARRAY[${keys.map(literal).join(', ')}]::text[]`))
       for (const row of rows) {
         const values = Object.values(row) as [number, ...unknown[]]
-        found[values[0] - 1] = lockFromRow(values.slice(1) as LockRow)
+        found[values[0] - 1] = map(values.slice(1) as LockRow)
       }
-    } else found = this.byPosition<LockRow, Lock | undefined>(LOAD_LOCKS('$1::text[]'), keys, lockFromRow)
+    } else found = this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
     // A lock-writing transaction may claim (insert) the keys it read as absent, and only those.
-    if (this.store.writingLocks) for (let i = 0; i < keys.length; i++) if (!found[i] && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
+    if (this.store.writingLocks) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
   }
 

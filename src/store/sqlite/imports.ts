@@ -1,7 +1,7 @@
 import type {Statement} from 'better-sqlite3'
 
 import type {DB} from '../db.js'
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
+import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -29,15 +29,43 @@ const STAGE_CACHE_KB = 2048
 /** Staged rows the flush did not insert, read this many at a time. */
 const REST_CHUNK = 1000
 
-type StageStatements = {
+/**
+ * A stage: a TEMP table of rows waiting to be sorted into the table, with its statements.
+ * `staged` rows are in it, referring to `products`.
+ */
+type Stage = {
   clear: Statement
+  drop: string
+  /** All of it sorted into the table at once. */
   flush: Statement
   insert: Statement
-  drop: string
   dropKeyIndex: string
   keyIndex: string
-  maxId: Statement
+  /** Its rows in file order, a page at a time (a restage). */
+  page: Statement
+  products: Set<number>
   rest: Statement
+  staged: number
+}
+
+/**
+ * A batch ended (endBatch) and being committed in two steps: its stage's rows sorted into the
+ * table (and the rows that did not insert through the per-row rules), then its products
+ * checked and COMMIT.
+ */
+type Ended = {
+  phase: 'commit' | 'rows'
+  stage: Stage
+}
+
+/** Whether two maps of deletes hold the same events. */
+function sameEvents(a: Map<string, EventRef>, b: Map<string, EventRef>): boolean {
+  if (a.size !== b.size) return false
+  for (const [key, event] of a) {
+    const other = b.get(key)
+    if (other === undefined || compareEvents(event, other) !== 0) return false
+  }
+  return true
 }
 
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
@@ -61,24 +89,39 @@ const MAX_STAGED = 250_000
  * writer is open; the products a batch refers to are checked once, at its commit.
  *
  * A batch's rows are staged in a TEMP table, not inserted one by one: at the batch's end (or
- * when `counts` is read) one INSERT ... SELECT ... ORDER BY key sorts them into the table, so
- * the unique index is written leaf after leaf instead of at random (export ids are random),
- * and a small page cache does. Rows whose key was there already, or came earlier in the
- * stage, then go through the per-row rules in file order, as if they had been written one by
- * one. Only rows older than their record's tombstone (stale, skipped) and rows of keys with
- * pending partial updates (written at once) are not staged. A dry run writes nothing and
- * looks every row up instead (docs/performance.md, "Import", session 8).
+ * at flush()) one INSERT ... SELECT ... ORDER BY key sorts them into the table, so the unique
+ * index is written leaf after leaf instead of at random (export ids are random), and a small
+ * page cache does. Rows whose key was there already, or came earlier in the stage, then go
+ * through the per-row rules in file order, as if they had been written one by one. Only rows
+ * older than their record's tombstone (stale, skipped) and rows of keys with pending partial
+ * updates (written at once) are not staged. A dry run writes nothing and looks every row up
+ * instead (docs/performance.md, "Import", session 8).
+ *
+ * A batch ended by endBatch() is committed in two steps (commitStep) while the next batch's
+ * rows are staged in a second stage (the two take turns): its sorted INSERT, then the
+ * products check and COMMIT, after which the next batch's transaction begins at once. The
+ * importer gives the reading worker credit before the first, so it reads on meanwhile. Both
+ * batches share the transaction until then, but the next batch's rows are only in its stage
+ * (TEMP: never in the store), so a kill or rollback leaves whole batches. Rows of keys with
+ * pending partial updates would be written at once, out of turn, so a batch is ended that
+ * way only when the kind has none; and the next batch's rows, staged under the ended batch's
+ * deletes and pending updates, are staged again when its own transaction finds those
+ * changed (docs/performance.md, "Import", session 9).
  */
 class SqliteImportWriter implements ImportWriter {
   private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
-  /** The temp table's statements, made on the first staged row. */
-  private stage: StageStatements | undefined
-  private staged = 0
+  /** The two stages (made on first use) and which one takes rows. */
+  private readonly stages: (Stage | undefined)[] = [undefined, undefined]
+  private cur = 0
+  /** The batch being committed a step at a time (endBatch). */
+  private ended: Ended | undefined
+  /** The batch ended last was refused at once (endBatch's commit answered false). */
+  private refused = false
   /** The temp database's cache size before the stage was made (restored by close). */
   private tempCacheSize: unknown
   private open = false
   private closed = false
-  /** Products the open transaction refers to (the foreign key check, done per batch). */
+  /** Products of rows written at once in the open transaction (the staged rows' are their stage's). */
   private readonly batchProducts = new Set<number>()
   private readonly restore: {cacheSize: unknown; foreignKeys: unknown}
   private readonly st
@@ -121,9 +164,8 @@ class SqliteImportWriter implements ImportWriter {
     db.pragma('wal_autocheckpoint = 65536')
   }
 
-  /** What the rows written so far did: staged rows are sorted into the table first. */
+  /** What the rows written so far did, as of the last flush or commit. */
   get counts(): ImportWriteCounts {
-    this.flush()
     return this.tally
   }
 
@@ -133,19 +175,21 @@ class SqliteImportWriter implements ImportWriter {
     else this.tally.stale++
   }
 
+  /** Begin a batch's transaction: single writes may have deleted records or kept partial updates since the last one. */
+  private begin(): void {
+    this.db.exec('BEGIN IMMEDIATE')
+    this.open = true
+    this.tombstones = this.revenue.latestDeletes(this.kind)
+    this.pending = this.revenue.pending(this.kind)
+  }
+
   writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
     if (from >= to) return
     const {tally: counts, st, iId, iTs, iProduct} = this
-    if (!this.open && !this.dryRun) {
-      this.db.exec('BEGIN IMMEDIATE')
-      this.open = true
-      // Single writes may have deleted records or kept partial updates since the last batch.
-      this.tombstones = this.revenue.latestDeletes(this.kind)
-      this.pending = this.revenue.pending(this.kind)
-    }
+    if (!this.open && !this.dryRun) this.begin()
     const {tombstones, pending} = this
     const check = tombstones.size > 0 || pending.size > 0
-    const stage = this.dryRun ? undefined : (this.stage ??= this.makeStage())
+    const stage = this.dryRun ? undefined : (this.stages[this.cur] ??= this.makeStage(this.cur))
     for (let i = from; i < to; i++) {
       const row = rows[i]
       if (check) {
@@ -178,11 +222,105 @@ class SqliteImportWriter implements ImportWriter {
       }
       // Any other row is staged: nothing else read or allocated for it; the flush inserts it
       // or, when its key is there, applies the per-row rules.
-      this.batchProducts.add(row[iProduct] as number)
+      stage.products.add(row[iProduct] as number)
       stage.insert.run(...row)
-      this.staged++
+      stage.staged++
     }
-    if (this.staged >= MAX_STAGED) this.flush()
+    // (Not while a batch ended before commits: its rows must reach the table first.)
+    if (stage && stage.staged > MAX_STAGED && this.ended === undefined) this.flushStage(stage)
+  }
+
+  flush(): void {
+    if (this.ended) throw new Error('import writer: flush() while a batch ended before is not committed (finishCommit first)')
+    const stage = this.stages[this.cur]
+    if (stage) this.flushStage(stage)
+  }
+
+  endBatch(): void {
+    if (this.ended || this.refused) throw new Error('import writer: a batch ended before was not finished (finishCommit)')
+    if (!this.open) return
+    const stage = this.stages[this.cur]
+    // Rows of keys with pending updates are written at once: with such keys about, the next
+    // batch's rows could not wait for this one's commit. (Tombstones only skip rows.)
+    if (stage === undefined || stage.staged === 0 || this.pending.size > 0) {
+      this.refused = !this.commit()
+      return
+    }
+    this.ended = {phase: 'rows', stage}
+    this.cur = 1 - this.cur
+  }
+
+  commitStep(): CommitProgress {
+    if (this.refused) return 'refused'
+    const e = this.ended
+    if (e === undefined) return 'committed'
+    if (e.phase === 'rows') {
+      this.finishRows()
+      return 'pending'
+    }
+    return this.commitEnded(e) ? 'committed' : 'refused'
+  }
+
+  finishCommit(): boolean {
+    this.finishRows()
+    return this.commitStep() === 'committed'
+  }
+
+  /** Write the ended batch's rows into the table: one sorted INSERT (docs/performance.md, session 9: in key ranges it cost more than it overlapped). */
+  private finishRows(): void {
+    const e = this.ended
+    if (e === undefined || this.refused || e.phase !== 'rows') return
+    this.flushStage(e.stage, false)
+    e.phase = 'commit'
+  }
+
+  /** The ended batch's last step: products checked, COMMIT, and the next batch's transaction begun. */
+  private commitEnded(e: Ended): boolean {
+    if (!this.productsFound([...e.stage.products, ...this.batchProducts])) return false
+    this.db.exec('COMMIT')
+    this.open = false
+    this.ended = undefined
+    this.batchProducts.clear()
+    this.clearStage(e.stage)
+    const next = this.stages[this.cur]
+    if (next === undefined || next.staged === 0) return true
+    // The next batch's rows are waiting in its stage: its transaction begins now, and its
+    // rows are staged again if single writes changed the deletes or pending updates the ended
+    // batch had (none pending, see endBatch) in the moment between.
+    const tombstones = this.tombstones
+    this.begin()
+    if (this.pending.size > 0 || !sameEvents(tombstones, this.tombstones)) this.restage(next)
+    return true
+  }
+
+  /** Run a stage's rows through writeChunk again (the other stage, empty, takes them). */
+  private restage(from: Stage): void {
+    this.cur = 1 - this.cur
+    for (let after = 0; ; ) {
+      const page = from.page.all(after) as unknown[][]
+      if (page.length === 0) break
+      after = page.at(-1)![0] as number
+      this.writeChunk(page.map((r) => r.slice(1)))
+    }
+    this.clearStage(from)
+  }
+
+  private clearStage(stage: Stage): void {
+    this.db.exec(stage.dropKeyIndex)
+    stage.clear.run()
+    stage.staged = 0
+    stage.products.clear()
+  }
+
+  private maxId(): number {
+    const {table} = this
+    return this.db.prepare(`SELECT coalesce(max(id), 0) FROM main.${table}`).pluck().get() as number
+  }
+
+  private productsFound(ids: number[]): boolean {
+    const unique = [...new Set(ids)]
+    const found = (this.db.prepare(`SELECT count(*) AS n FROM products WHERE id IN (${unique.map(() => '?').join(',')})`).get(...unique) as {n: number}).n
+    return found === unique.length
   }
 
   /** A row whose key is in the table: the per-row rules (merge, apply, unchanged or stale). */
@@ -199,72 +337,85 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /**
-   * The stage: a TEMP table (a file SQLite discards, not the store; part of the transaction,
+   * A stage: a TEMP table (a file SQLite discards, not the store; part of the transaction,
    * so a rollback empties it) with the table's columns and no types, so values reach the
    * table as they were bound.
    */
-  private makeStage(): StageStatements {
+  private makeStage(i: number): Stage {
     const {db, table} = this
     const cols = this.columns
     const key = 'user_id, origin, origin_id'
+    // t: the stage's name.
+    const t = `pricectl_import_${table}_${i}`
     // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
     const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
     const limit = REST_CHUNK
-    db.exec(`DROP TABLE IF EXISTS temp.pricectl_import_${table}; CREATE TABLE temp.pricectl_import_${table} (${cols.join(', ')})`)
+    db.exec(`DROP TABLE IF EXISTS temp.${t}; CREATE TABLE temp.${t} (${cols.join(', ')})`)
     // Written once in order and read once by the sort: its pages need no cache to speak of
     // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
     this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
     const cacheSize = STAGE_CACHE_KB
     db.pragma(`temp.cache_size = -${cacheSize}`)
+    // In key order, and in file order within a key: the first row of a new key makes it.
+    // (WHERE true: an upsert after a SELECT needs one to parse.)
+    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.${t}`
+    const order = `ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`
     return {
-      clear: db.prepare(`DELETE FROM temp.pricectl_import_${table}`),
-      drop: `DROP TABLE IF EXISTS temp.pricectl_import_${table}`,
-      dropKeyIndex: `DROP INDEX temp.pricectl_import_${table}_key`,
-      // In key order, and in file order within a key: the first row of a new key makes it.
-      // (WHERE true: an upsert after a SELECT needs one to parse.)
-      flush: db.prepare(
-        `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.pricectl_import_${table} WHERE true ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`,
-      ),
-      insert: db.prepare(`INSERT INTO temp.pricectl_import_${table} VALUES (${cols.map(() => '?').join(', ')})`),
-      keyIndex: `CREATE INDEX IF NOT EXISTS temp.pricectl_import_${table}_key ON pricectl_import_${table} (${key})`,
-      maxId: db.prepare(`SELECT coalesce(max(id), 0) FROM main.${table}`).pluck(),
+      clear: db.prepare(`DELETE FROM temp.${t}`),
+      dropKeyIndex: `DROP INDEX IF EXISTS temp.${t}_key`,
+      drop: `DROP TABLE IF EXISTS temp.${t}`,
+      flush: db.prepare(`${select} WHERE true ${order}`),
+      insert: db.prepare(`INSERT INTO temp.${t} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS temp.${t}_key ON ${t} (${key})`,
+      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM temp.${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
+      products: new Set(),
       // Staged rows the flush did not insert, in file order: their key was in the table
       // before (no row of it newer than :max), or an earlier staged row has it.
       rest: db
         .prepare(
-          `SELECT rowid, ${cols.join(', ')} FROM temp.pricectl_import_${table} AS s WHERE rowid > @after AND (` +
+          `SELECT rowid, ${cols.join(', ')} FROM temp.${t} AS s WHERE rowid > @after AND (` +
             `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
-            `EXISTS (SELECT 1 FROM temp.pricectl_import_${table} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+            `EXISTS (SELECT 1 FROM temp.${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
         )
         .raw(),
+      staged: 0,
     }
   }
 
-  /** Sort the staged rows into the table, then write those it did not insert one by one, in file order. */
-  private flush(): void {
-    const {stage, staged} = this
-    if (stage === undefined || staged === 0) return
-    this.staged = 0
-    const max = stage.maxId.get() as number
+  /**
+   * Sort a stage's rows into the table at once, then write those it did not insert one by
+   * one, in file order; then empty it (`clear`: an ended batch's stage is emptied at its commit).
+   */
+  private flushStage(stage: Stage, clear = true): void {
+    const {staged} = stage
+    if (staged === 0) return
+    const max = this.maxId()
     const inserted = stage.flush.run().changes
     this.tally.inserted += inserted
     if (inserted < staged) {
       // Rare (a re-run, or a record's events in one batch): an index finds earlier stage rows.
       this.db.exec(stage.keyIndex)
-      const {iId, iTs} = this
-      for (let after = 0; ; ) {
-        const rest = stage.rest.all({after, max}) as unknown[][]
-        for (const r of rest) {
-          const row = r.slice(1)
-          this.writeExisting(row, {id: row[iId] as string, timestamp: row[iTs] as number})
-        }
-        if (rest.length < REST_CHUNK) break
-        after = rest.at(-1)![0] as number
-      }
-      this.db.exec(stage.dropKeyIndex)
+      this.writeRest(stage, max)
     }
-    stage.clear.run()
+    if (!clear) return
+    // Its products stay with the open batch (checked at its commit).
+    for (const p of stage.products) this.batchProducts.add(p)
+    this.clearStage(stage)
+  }
+
+  /** The staged rows a flush did not insert, through the per-row rules in file order (the stage's key index exists). */
+  private writeRest(stage: Stage, max: number): void {
+    const {iId, iTs} = this
+    for (let after = 0; ; ) {
+      const rest = stage.rest.all({after, max}) as unknown[][]
+      for (const r of rest) {
+        const row = r.slice(1)
+        this.writeExisting(row, {id: row[iId] as string, timestamp: row[iTs] as number})
+      }
+      if (rest.length < REST_CHUNK) break
+      after = rest.at(-1)![0] as number
+    }
   }
 
   /** The row as a values object (column name -> cell). */
@@ -318,13 +469,12 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   commit(): boolean {
+    if (!this.finishCommit()) return false
     if (!this.open) return true
     this.flush()
     // The rows' products were matched earlier, through another connection; one could have
     // been deleted since (no write can happen while this transaction is open).
-    const ids = [...this.batchProducts]
-    const found = (this.db.prepare(`SELECT count(*) AS n FROM products WHERE id IN (${ids.map(() => '?').join(',')})`).get(...ids) as {n: number}).n
-    if (found !== ids.length) return false
+    if (!this.productsFound([...this.batchProducts])) return false
     this.db.exec('COMMIT')
     this.open = false
     this.batchProducts.clear()
@@ -336,14 +486,19 @@ class SqliteImportWriter implements ImportWriter {
     this.closed = true
     try {
       // The counts cover the rows written, committed or not: staged rows are counted, then rolled back.
-      if (this.open && this.db.inTransaction) this.flush()
+      if (this.open && this.db.inTransaction) {
+        this.finishRows()
+        const stage = this.stages[this.cur]
+        if (stage) this.flushStage(stage)
+      }
     } finally {
       if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
     }
     this.open = false
-    this.staged = 0
-    if (this.stage) this.db.exec(this.stage.drop)
-    this.stage = undefined
+    this.ended = undefined
+    for (const stage of this.stages) if (stage) this.db.exec(stage.drop)
+    this.stages.fill(undefined)
+
     if (this.tempCacheSize !== undefined) {
       const cacheSize = Number(this.tempCacheSize)
       this.db.pragma(`temp.cache_size = ${cacheSize}`)

@@ -4,7 +4,9 @@ import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
-import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
+import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry, type WriteBehind, WriteBehindAbort} from '../port/pricing.js'
+import {Checkpointer} from './checkpointer.js'
+import {WriteBehindWriter} from './write-behind.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 
@@ -14,6 +16,14 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
  * row (docs/performance.md "Batch pricing").
  */
 const ROWS = 32
+/**
+ * Locks a bulk run writes in its own transactions before its WAL checkpoints move to a
+ * second thread (a small batch starts no thread; a batch with write-behind, which
+ * checkpoints itself, reaches it only when write-behind ended early).
+ */
+const BULK_CHECKPOINT_ROWS = 10_000
+/** Rows of one kind gathered before write-behind hands them to its writer. */
+const ROWS_PER_MESSAGE = 256
 const LOCK_PARAMS = 12
 const USER_PARAMS = 4
 
@@ -84,6 +94,13 @@ export class SqlitePricing implements PricingRepository {
       deleteLock: db.prepare('DELETE FROM locks WHERE lock_key = ?'),
       gateways: db.prepare(`SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = ? ORDER BY g`).pluck(),
       lockByKey: db.prepare(`SELECT ${COLUMNS} FROM locks WHERE lock_key = ?`).raw(),
+      // One text, not a row: better-sqlite3 builds a row array per read, and most of a lock
+      // read's cost is that array and its 12 values. quote() writes each value as an SQL
+      // literal (NULL, a number, or a quoted text with its quotes doubled), so the values
+      // before the quote cannot run into each other (and a row is found even without a quote).
+      lockFingerprint: db
+        .prepare(`SELECT quote(country) || ',' || quote(currency) || ',' || quote(package_id) || ',' || quote(experiment_id) || ',' || quote(arm_id) || ifnull(',' || quote_json, '') FROM locks WHERE lock_key = ?`)
+        .pluck(),
       plans: db.prepare(`SELECT currency FROM product_integrations WHERE product_id = ? AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`).pluck(),
       productApiId: db.prepare('SELECT api_id FROM products WHERE id = ?').pluck(),
       productByApiId: db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products WHERE api_id = ?'),
@@ -101,22 +118,173 @@ export class SqlitePricing implements PricingRepository {
     return out
   }
 
+  /** Write-behind's state (see writeBehind()). */
+  private behind?: {
+    /** Keys and user ids of the rows gathered for the next commit(). */
+    current: {keys: Set<string>; users: Set<string>}
+    /** Same, of groups sent and not known to be committed, by sequence number. */
+    inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
+    locks: unknown[]
+    users: unknown[]
+    writer: WriteBehindWriter
+  }
+
+  /** The write-behind writer, from writeBehind() (before begin()) to end(). */
+  private writer?: WriteBehindWriter
+
+  /** One read transaction around a chunk's reads while write-behind runs (the caller has none then). */
+  private readTx?: ReturnType<DB['transaction']>
+
+  /**
+   * Batch writes on a second thread (write-behind.ts): the rows are gathered here and sent
+   * as one transaction per group, so this thread prices the next group meanwhile.
+   */
+  writeBehind(requests: number): undefined | WriteBehind {
+    // Requests that wrote few locks (locked users) would only pay for the second thread.
+    if (this.writer || !this.bulk || this.bulk.rows < requests / 2) return undefined
+    const writer = WriteBehindWriter.start(this.db, {
+      lock: upsertLocksSql(1),
+      lockWidth: LOCK_PARAMS,
+      locks: upsertLocksSql(ROWS),
+      rows: ROWS,
+      user: upsertUsersSql(1),
+      userWidth: USER_PARAMS,
+      users: upsertUsersSql(ROWS),
+    })
+    if (!writer) return undefined
+    this.readTx ??= this.db.transaction((body: () => unknown) => body())
+    // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
+    const b: NonNullable<SqlitePricing['behind']> = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), locks: [], users: [], writer}
+    this.writer = writer
+    return {
+      begin: () => {
+        if (!writer.begin()) return false
+        this.behind = b
+        return true
+      },
+      commit: () => {
+        const seq = writer.commit(b.locks, b.users)
+        b.inFlight.set(seq, b.current)
+        b.current = {keys: new Set(), users: new Set()}
+        b.locks = []
+        b.users = []
+        return seq
+      },
+      committed: (seq, wait) => {
+        const ok = wait ? writer.wait(seq) : writer.committed >= seq ? true : writer.failedFrom !== 0 && writer.failedFrom <= seq ? false : undefined
+        if (ok) for (const k of b.inFlight.keys()) if (k <= seq) b.inFlight.delete(k)
+        return ok
+      },
+      end: () => {
+        writer.stop()
+        if (this.behind === b) this.behind = undefined
+        if (this.writer === writer) this.writer = undefined
+      },
+    }
+  }
+
+  /**
+   * Hand the rows gathered so far to the writer (into the group's transaction, not committed):
+   * a group's rows do not wait in this thread's heap until its end (they would outlive a
+   * scavenge or two and be copied).
+   */
+  private sendRows(b: NonNullable<SqlitePricing['behind']>): void {
+    b.writer.rows(b.locks, b.users)
+    b.locks = []
+    b.users = []
+  }
+
+  /**
+   * Before a write-behind read: the writer holds its transaction, no key is one this group
+   * wrote, and the groups that wrote any of them are committed (waited for).
+   */
+  private settle(keys: readonly string[], kind: 'keys' | 'users'): void {
+    const b = this.behind!
+    let last = 0
+    for (const k of keys) {
+      if (b.current[kind].has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      for (const [seq, written] of b.inFlight) if (seq > last && written[kind].has(k)) last = seq
+    }
+    if (last === 0) return
+    if (!b.writer.wait(last)) throw new WriteBehindAbort('a group was not written')
+    for (const k of b.inFlight.keys()) if (k <= last) b.inFlight.delete(k)
+  }
+
   expectBulk(): void {
     // A bigger page cache keeps the locks b-tree in memory across a batch's transactions,
     // and fewer WAL checkpoints (each one syncs the file) run while the batch writes.
     this.db.pragma('cache_size = -65536')
     this.db.pragma('wal_autocheckpoint = 16384')
+    this.bulk = {rows: 0}
+  }
+
+  /** A bulk run (expectBulk): the locks written so far in the caller's transactions, and the checkpointer once they are enough. */
+  private bulk?: {checkpointer?: Checkpointer; off?: boolean; rows: number}
+
+  /**
+   * In a bulk run, once BULK_CHECKPOINT_ROWS locks are written, WAL checkpoints run on a
+   * second thread (checkpointer.ts) as the run goes: each call asks for one of what is
+   * committed so far, so the close at the end has only the last transaction's pages to copy.
+   */
+  private checkpointSoon(rows: number): void {
+    const bulk = this.bulk
+    if (!bulk) return
+    bulk.rows += rows
+    if (bulk.checkpointer) bulk.checkpointer.request()
+    else if (bulk.rows >= BULK_CHECKPOINT_ROWS && !bulk.off) {
+      bulk.checkpointer = Checkpointer.start(this.db)
+      bulk.off = !bulk.checkpointer
+    }
+  }
+
+  /** End a bulk run: the checkpointer's connection is closed, so this one's close is the last. */
+  endBulk(): void {
+    this.writer?.stop()
+    this.writer = undefined
+    this.behind = undefined
+    this.bulk?.checkpointer?.stop()
+    this.bulk = undefined
   }
 
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    if (this.behind) {
+      this.settle(keys, 'keys')
+      return this.readTx!(() => this.many(this.stmts.lockByKey, keys, lockFromRow)) as (Lock | undefined)[]
+    }
     return this.many(this.stmts.lockByKey, keys, lockFromRow)
   }
 
+  loadLockFingerprints(keys: readonly string[]): (string | undefined)[] {
+    if (this.behind) {
+      this.settle(keys, 'keys')
+      return this.readTx!(() => this.fingerprints(keys)) as (string | undefined)[]
+    }
+    return this.fingerprints(keys)
+  }
+
+  private fingerprints(keys: readonly string[]): (string | undefined)[] {
+    const stmt = this.stmts.lockFingerprint
+    const out = new Array<string | undefined>(keys.length)
+    for (let i = 0; i < keys.length; i++) out[i] = (stmt.get(keys[i]) as null | string | undefined) ?? undefined
+    return out
+  }
+
   loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[] {
+    if (this.behind) throw new WriteBehindAbort('an anonymous lock is read')
     return this.many(this.stmts.anonymousByIp, ips, lockFromRow)
   }
 
   saveQuotes(locks: readonly Lock[]): void {
+    const b = this.behind
+    if (b) {
+      const out = b.locks
+      for (const l of locks) {
+        setLockArgs(l, out, out.length)
+        b.current.keys.add(l.lock_key)
+      }
+      if (out.length >= ROWS_PER_MESSAGE * LOCK_PARAMS) this.sendRows(b)
+      return
+    }
     const upsertLock = this.stmts.upsertLock
     const args = this.lockArgs
     let i = 0
@@ -131,18 +299,34 @@ export class SqlitePricing implements PricingRepository {
       setLockArgs(locks[i], one, 0)
       upsertLock.run(...one)
     }
+    this.checkpointSoon(locks.length)
   }
 
   deleteLocks(keys: readonly string[]): void {
+    if (this.behind) throw new WriteBehindAbort('a lock is deleted')
     const del = this.stmts.deleteLock
     for (const k of keys) del.run(k)
   }
 
   userCountries(userIds: readonly string[]): (string | undefined)[] {
+    if (this.behind) {
+      this.settle(userIds, 'users')
+      return this.readTx!(() => this.many(this.stmts.userCountry, userIds, (c: null | string | undefined) => c ?? undefined)) as (string | undefined)[]
+    }
     return this.many(this.stmts.userCountry, userIds, (c: null | string | undefined) => c ?? undefined)
   }
 
   saveUserCountries(rows: readonly UserCountry[]): void {
+    const b = this.behind
+    if (b) {
+      const out = b.users
+      for (const row of rows) {
+        out.push(row.userId, row.country, row.at, row.at)
+        b.current.users.add(row.userId)
+      }
+      if (out.length >= ROWS_PER_MESSAGE * USER_PARAMS) this.sendRows(b)
+      return
+    }
     const userUpsert = this.stmts.userUpsert
     const args = this.userArgs
     let i = 0

@@ -37,6 +37,9 @@ export class SqliteStore implements StorePort {
   }
 
   close(): void {
+    // A batch's checkpoint thread stops first: this connection's close is then the last one.
+    const pricing = this.repos.get('pricing') as SqlitePricing | undefined
+    pricing?.endBulk()
     if (this.db.open) this.db.close()
   }
 

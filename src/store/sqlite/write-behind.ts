@@ -1,0 +1,204 @@
+import {createRequire} from 'node:module'
+import {Worker} from 'node:worker_threads'
+
+import type {DB} from '../db.js'
+
+/**
+ * The lock and user upserts of a batch, written by a second thread with its own connection
+ * while this one prices the next group (docs/performance.md "Issue 19: fourth pass (new users)").
+ *
+ * The writer writes each group in one transaction (BEGIN IMMEDIATE at its first rows,
+ * COMMIT with its last), then checkpoints (PASSIVE). This thread read the group's locks
+ * while the writer still wrote earlier groups, so another connection's commit in between
+ * could make those reads stale: after each BEGIN the writer compares its `data_version`
+ * with the one of its previous BEGIN (or its start, before this thread's first read), and
+ * if another connection committed in between, that group and every later one are not
+ * written and reported failed (the batch prices them again the usual way, in its own write
+ * transactions). A group the writer cannot write (any SQLite error) is reported the same
+ * way. Durability is the store's: the same WAL and synchronous level, one commit per group.
+ *
+ * Shared status (Int32Array): [0] 1 ready, -1 could not start; [1] last committed
+ * sequence number; [2] first failed sequence number (0: none); [3] 1 once stopped; [4] 1
+ * once the store's version was taken (begin).
+ */
+const WORKER_SOURCE = String.raw`
+const {parentPort, workerData} = require('node:worker_threads')
+const Database = require(workerData.driver)
+const status = new Int32Array(workerData.signal)
+const sql = workerData.sql
+let db, s, version, failed = 0
+const wake = (i) => Atomics.notify(status, i)
+const fail = (seq) => {
+  failed = seq
+  try { if (db && db.inTransaction) db.exec('ROLLBACK') } catch {}
+  Atomics.store(status, 2, seq)
+  wake(1)
+}
+try {
+  db = new Database(workerData.path, {fileMustExist: true})
+  db.pragma('busy_timeout = 10000')
+  // Per connection, as the store opens it (src/store/db.ts): WAL is the file's, these are not.
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  db.pragma('cache_size = -65536')
+  // Checkpoints are run here after each commit (PASSIVE), not by a commit that crosses a threshold.
+  db.pragma('wal_autocheckpoint = 0')
+  s = {locks: db.prepare(sql.locks), lock: db.prepare(sql.lock), users: db.prepare(sql.users), user: db.prepare(sql.user)}
+  version = db.pragma('data_version', {simple: true})
+  Atomics.store(status, 0, 1)
+} catch {
+  Atomics.store(status, 0, -1)
+}
+wake(0)
+const rows = (values, width, many, one) => {
+  const n = values.length / width
+  const per = sql.rows * width
+  let i = 0
+  for (; i + per <= values.length; i += per) many.run(values.slice(i, i + per))
+  for (; i < values.length; i += width) one.run(values.slice(i, i + width))
+}
+// A group's rows come in several messages, the last one with the group's sequence number
+// (commit). Its transaction begins with its first rows: the write lock is not held while
+// this thread waits for them (another connection may write then, as between two groups of
+// a batch without write-behind), and a commit of another connection since the last BEGIN
+// fails the group (its reads may be older than that commit).
+let next = 1
+let open = false
+parentPort.on('message', (m) => {
+  if (m.stop) {
+    try { if (db && db.inTransaction) db.exec('ROLLBACK') } catch {}
+    try { db && db.close() } catch {}
+    Atomics.store(status, 3, 1)
+    wake(3)
+    parentPort.close()
+    return
+  }
+  if (m.begin) {
+    // The caller's own commits before this are not another connection's.
+    try { version = db.pragma('data_version', {simple: true}) } catch { fail(next) }
+    Atomics.store(status, 4, 1)
+    wake(4)
+    return
+  }
+  if (failed || !db) return
+  try {
+    if (!open) {
+      db.exec('BEGIN IMMEDIATE')
+      open = true
+      const now = db.pragma('data_version', {simple: true})
+      if (now !== version) {
+        fail(next)
+        return
+      }
+    }
+    rows(m.locks, sql.lockWidth, s.locks, s.lock)
+    rows(m.users, sql.userWidth, s.users, s.user)
+    if (m.seq === undefined) return
+    db.exec('COMMIT')
+    open = false
+  } catch {
+    fail(next)
+    return
+  }
+  Atomics.store(status, 1, m.seq)
+  wake(1)
+  next = m.seq + 1
+  try { db.pragma('wal_checkpoint(PASSIVE)') } catch {}
+})
+`
+
+/** The statements the writer runs: the adapter's own upserts (multi-row and one-row). */
+export type WriterSql = {lock: string; lockWidth: number; locks: string; rows: number; user: string; userWidth: number; users: string}
+
+export class WriteBehindWriter {
+  private readonly status = new Int32Array(new SharedArrayBuffer(20))
+  private readonly worker: Worker
+  /** Sequence number of the last group sent. */
+  sent = 0
+  private stopped = false
+
+  constructor(path: string, sql: WriterSql) {
+    const require = createRequire(import.meta.url)
+    this.worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      // CommonJS code: flags of this process such as --input-type=module must not apply to it.
+      execArgv: [],
+      workerData: {driver: require.resolve('better-sqlite3'), path, signal: this.status.buffer, sql},
+    })
+    this.worker.unref()
+    this.worker.on('error', () => {
+      // A writer that died writes nothing more: what it did not commit is priced again.
+      if (Atomics.load(this.status, 0) === 0) Atomics.store(this.status, 0, -1)
+      if (Atomics.load(this.status, 2) === 0) Atomics.store(this.status, 2, Atomics.load(this.status, 1) + 1)
+      Atomics.store(this.status, 3, 1)
+    })
+  }
+
+  /** A writer for a file store in WAL mode that this connection may write; undefined otherwise. */
+  static start(db: DB, sql: WriterSql): undefined | WriteBehindWriter {
+    if (db.memory || db.readonly || !db.name || db.inTransaction) return undefined
+    if (String(db.pragma('journal_mode', {simple: true})).toLowerCase() !== 'wal') return undefined
+    return new WriteBehindWriter(db.name, sql)
+  }
+
+  /**
+   * Take the store's version as the writer's reference (after this thread's last write of
+   * its own, before its first read for write-behind); false when the writer could not start.
+   */
+  begin(): boolean {
+    while (Atomics.load(this.status, 0) === 0 && Atomics.load(this.status, 3) === 0) Atomics.wait(this.status, 0, 0, 100)
+    if (Atomics.load(this.status, 0) !== 1) return false
+    this.worker.postMessage({begin: true})
+    while (Atomics.load(this.status, 4) === 0 && Atomics.load(this.status, 3) === 0) Atomics.wait(this.status, 4, 0, 100)
+    return Atomics.load(this.status, 4) === 1 && Atomics.load(this.status, 2) === 0
+  }
+
+  /** Send rows of the group being priced (flat: one lock or user row after the other). */
+  rows(locks: unknown[], users: unknown[]): void {
+    this.worker.postMessage({locks, users})
+  }
+
+  /** Send the group's last rows and commit it; its sequence number. */
+  commit(locks: unknown[], users: unknown[]): number {
+    this.sent++
+    this.worker.postMessage({locks, seq: this.sent, users})
+    return this.sent
+  }
+
+  /** The last sequence number committed (without waiting). */
+  get committed(): number {
+    return Atomics.load(this.status, 1)
+  }
+
+  /** The first sequence number that was not written (0: none). */
+  get failedFrom(): number {
+    return Atomics.load(this.status, 2)
+  }
+
+  /** Wait until `seq` is committed or failed: whether it was committed (false too for a writer silent for 60 s). */
+  wait(seq: number): boolean {
+    const until = Date.now() + 60_000
+    for (;;) {
+      if (Date.now() > until) return false
+      const committed = Atomics.load(this.status, 1)
+      if (committed >= seq) return true
+      const failed = Atomics.load(this.status, 2)
+      if (failed !== 0 && failed <= seq) return false
+      if (Atomics.load(this.status, 3) !== 0) return false
+      Atomics.wait(this.status, 1, committed, 100)
+    }
+  }
+
+  /** Close the writer's connection (what it has not committed is rolled back) and wait for it. */
+  stop(): void {
+    if (this.stopped) return
+    this.stopped = true
+    this.worker.postMessage({stop: true})
+    // The writer may be waiting for another connection's write lock (busy_timeout, 10 s);
+    // a writer that does not answer well after that is terminated (SQLite rolls its
+    // transaction back as after a crash).
+    const until = Date.now() + 30_000
+    while (Atomics.load(this.status, 3) === 0 && Date.now() < until) Atomics.wait(this.status, 3, 0, 100)
+    if (Atomics.load(this.status, 3) === 0) void this.worker.terminate()
+  }
+}
