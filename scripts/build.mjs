@@ -26,6 +26,10 @@ const root = resolve(import.meta.dirname, '..')
 // A clean dist/: a moved or deleted source file must not leave a stale .js that oclif loads or npm packs.
 rmSync(join(root, 'dist'), {force: true, recursive: true})
 const ENTRY = 'src/index.ts'
+/** Where the price bundle's schemas are loaded from on first use (schemasOnFirstUse). */
+const ON_FIRST_USE_ENTRY = 'bundle/price-schemas'
+/** Modules of src/ the price schemas' bundle may hold a copy of: pure functions and constants (bundleSchemasOnFirstUse). */
+const SCHEMA_COPIES = ['dist/src/currency.js', 'dist/src/dates.js']
 
 const file = ts.readConfigFile(join(root, 'tsconfig.build.json'), ts.sys.readFile)
 if (file.error) fail([file.error])
@@ -102,7 +106,8 @@ function writeManifest() {
  * dist/commands, where oclif looks for commands). A cold `price` otherwise loads ~100
  * compiled files of src/ and ~95 of zod. better-sqlite3 (native) and oclif stay where they
  * are: the command must extend the Command class the rest of oclif knows. A `price` process
- * loads nothing else of dist/src, so no module exists twice.
+ * loads nothing else of dist/src, so no module exists twice (but the copies the price schemas'
+ * bundle holds, bundleSchemasOnFirstUse).
  *
  * A bundled file's import.meta.url is the bundle's: only createRequire(import.meta.url) (which
  * resolves packages, the same from any folder of the package) may use it, so a file that
@@ -116,6 +121,8 @@ async function bundlePrice() {
     allowOverwrite: true,
     bundle: true,
     chunkNames: 'bundle/[name]-[hash]',
+    // src/store/db.ts then loads the PostgreSQL adapter (a chunk of its own) for a postgres:// store only.
+    define: {PRICECTL_POSTGRES_ON_FIRST_USE: 'true'},
     entryPoints: {'commands/price/index': entry},
     external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
     format: 'esm',
@@ -126,20 +133,22 @@ async function bundlePrice() {
     minify: true,
     outdir: join(root, 'dist'),
     platform: 'node',
-    plugins: [zodEnglishOnly(), unusedSchemasDropped(), postgresOnFirstUse()],
+    plugins: [zodEnglishOnly(), schemasOnFirstUse(), unusedSchemasDropped()],
     splitting: true,
     target: `node${process.versions.node.split('.')[0]}`,
     write: false,
   })
-  const located = Object.keys(result.metafile.inputs)
+  const schemas = await bundleSchemasOnFirstUse()
+  const inputs = [...Object.keys(result.metafile.inputs), ...Object.keys(schemas.metafile.inputs)]
+  const located = inputs
     .filter((f) => f.startsWith('dist/'))
     .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
   if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
-  const locales = Object.keys(result.metafile.inputs)
+  const locales = inputs
     .filter((f) => f.startsWith('dist/'))
     .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
   if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
-  for (const out of result.outputFiles) write(out.path, out.contents)
+  for (const out of [...result.outputFiles, ...schemas.outputFiles]) write(out.path, out.contents)
 }
 
 /**
@@ -160,73 +169,77 @@ function unusedSchemasDropped() {
 }
 
 /**
- * src/store/db.ts imports the PostgreSQL adapter statically (openStore is synchronous), so a
- * `price` on a SQLite store loaded all of it (95 kB) at start. In the bundle only, db.js's
- * imports of ./postgres/ modules other than the client (isPostgresUrl, needed by every open)
- * become dynamic imports made by db.js's `loadPostgresAdapter` (a no-op in the source), which
- * BaseCommand.init awaits for a postgres:// store; esbuild puts the adapter in a chunk of
- * its own. Until then each imported name reads as a function that throws when called (and
- * of which nothing is an instance: `postgresOf` of a SQLite store stays undefined).
+ * A cold `price` validates its request by hand (src/pricing/request.ts) and prints no schema,
+ * yet loading zod and building the two price schemas was ~0.18G instructions of its start
+ * (docs/performance.md "Cold start, session 9"). src/schemas/on-first-use.ts hands those
+ * schemas out through functions. In the price bundle each function loads, on its first call,
+ * a bundle of their module of its own (dist/bundle/price-schemas.js, bundleSchemasOnFirstUse)
+ * with a synchronous `require` of that ES module (node's require(esm)). A node without
+ * require(esm) (before 20.19, or 22 before 22.12) imports it at start instead, as before.
+ * on-first-use.ts must stay `export function NAME() { return SCHEMA }` with SCHEMA imported
+ * by name from one sibling module, or the build fails.
+ *
+ * Its own bundle and not a chunk shared with the command's: esbuild puts a whole file in one
+ * chunk, so zod would be in a chunk the command imports at start as soon as any file the
+ * command imports names zod or src/schemas/common.ts (the pricing engine's do). The schemas'
+ * bundle has its own copy of the few modules they use (bundleSchemasOnFirstUse allows only
+ * modules without state: a copy answers the same).
  */
-function postgresOnFirstUse() {
+function schemasOnFirstUse() {
   return {
-    name: 'postgres-on-first-use',
+    name: 'schemas-on-first-use',
     setup(build) {
-      // One chunk for the adapter's modules: one import, and fewer files shared with the start.
-      const modules = new Map()
-      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]store[\\/]db\.js$/, namespace: 'file'}, (args) => {
-        const {contents, imported} = postgresLoadedLater(readFileSync(args.path, 'utf8'), args.path)
-        modules.set(args.path, imported)
-        return {contents, loader: 'js'}
-      })
-      build.onResolve({filter: /^postgres-adapter:/}, (args) => ({namespace: 'postgres-adapter', path: args.path.slice('postgres-adapter:'.length)}))
-      build.onLoad({filter: /.*/, namespace: 'postgres-adapter'}, (args) => ({
-        contents: modules.get(args.path).map((m, i) => `export * as m${i} from ${JSON.stringify(m)}`).join('\n'),
-        resolveDir: dirname(args.path),
-      }))
+      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]schemas[\\/]on-first-use\.js$/}, (args) => ({contents: requiredOnFirstUse(readFileSync(args.path, 'utf8'), args.path).contents, loader: 'js'}))
     },
   }
 }
 
-/** db.js with its adapter imports made by loadPostgresAdapter (postgresOnFirstUse), and the modules it imports there. */
-function postgresLoadedLater(text, path) {
-  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
-  const refuse = (why) => fail([], `${path}: ${why} (scripts/build.mjs postgresOnFirstUse)`)
-  const names = new Map()
-  const modules = []
-  const edits = []
-  let loader
-  for (const statement of file.statements) {
-    if (ts.isFunctionDeclaration(statement) && statement.name?.text === 'loadPostgresAdapter') loader = statement
-    if (!ts.isImportDeclaration(statement) || !/^\.\/postgres\/(?!client\.js$)/.test(statement.moduleSpecifier.text)) continue
-    const bindings = statement.importClause?.namedBindings
-    if (statement.importClause?.isTypeOnly) continue
-    if (!bindings || !ts.isNamedImports(bindings) || statement.importClause.name) refuse(`only named imports of ${statement.moduleSpecifier.text} can be loaded later`)
-    const slot = `__postgres${modules.length}`
-    modules.push([slot, statement.moduleSpecifier.text])
-    for (const element of bindings.elements) if (!element.isTypeOnly) names.set(element.name.text, `(${slot} ?? __postgresMissing).${(element.propertyName ?? element.name).text}`)
-    edits.push([statement.getStart(file), statement.getEnd(), ''])
+/**
+ * The module src/schemas/on-first-use.ts hands out, bundled alone into ON_FIRST_USE_ENTRY.
+ * Modules of src/ other than the schemas are copies there: only those in SCHEMA_COPIES
+ * (functions and constants, no state another module sets, no error class a caller tells
+ * apart with instanceof) may be; anything else fails the build.
+ */
+async function bundleSchemasOnFirstUse() {
+  const path = join(root, 'dist', 'src', 'schemas', 'on-first-use.js')
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    bundle: true,
+    entryPoints: {[ON_FIRST_USE_ENTRY]: requiredOnFirstUse(readFileSync(path, 'utf8'), path).module},
+    format: 'esm',
+    keepNames: true,
+    logLevel: 'error',
+    metafile: true,
+    minify: true,
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    plugins: [zodEnglishOnly(), unusedSchemasDropped()],
+    target: `node${process.versions.node.split('.')[0]}`,
+    write: false,
+  })
+  const bundled = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f))
+  const copies = bundled.filter((f) => f.startsWith('dist/src/') && !f.startsWith('dist/src/schemas/') && !SCHEMA_COPIES.includes(f))
+  if (copies.length > 0) fail([], `the price schemas' bundle (${ON_FIRST_USE_ENTRY}.js) would hold a copy of ${copies.join(', ')}: add it to SCHEMA_COPIES in scripts/build.mjs if a copy answers the same as the command's (no state, no error class), else keep it out of src/schemas/price.ts's imports`)
+  return result
+}
+
+/** on-first-use.js with each `return SCHEMA` made a `require` of ON_FIRST_USE_ENTRY on first call, and the module it imports (schemasOnFirstUse). */
+function requiredOnFirstUse(text, path) {
+  const from = new Map()
+  for (const m of text.matchAll(/^import \{([^}]*)\} from '(\.\/[\w-]+\.js)';$/gm)) for (const name of m[1].split(',')) from.set(name.trim(), m[2])
+  const functions = [...text.matchAll(/^export function (\w+)\(\) \{\s*return (\w+);\s*\}$/gm)]
+  const exported = text.match(/^export /gm)?.length ?? 0
+  const modules = new Set(from.values())
+  if (functions.length === 0 || functions.length !== exported || modules.size !== 1 || functions.some((f) => !from.has(f[2]))) {
+    fail([], `${path}: expected only \`export function NAME() { return SCHEMA }\` with SCHEMA imported by name from one sibling module (scripts/build.mjs schemasOnFirstUse)`)
   }
-  if (modules.length === 0) return {contents: text, imported: []}
-  if (!loader?.body || !loader.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword) || loader.body.statements.length > 0) refuse('expected an empty async function loadPostgresAdapter')
-  const visit = (node) => {
-    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return
-    if (ts.isIdentifier(node) && names.has(node.text)) {
-      const parent = node.parent
-      if (ts.isPropertyAccessExpression(parent) && parent.name === node) return
-      if (ts.isPropertyAssignment(parent) && parent.name === node) return
-      if (ts.isShorthandPropertyAssignment(parent) || ts.isTypeOfExpression(parent) || ((ts.isVariableDeclaration(parent) || ts.isParameter(parent) || ts.isFunctionDeclaration(parent) || ts.isClassDeclaration(parent) || ts.isBindingElement(parent)) && parent.name === node)) refuse(`${node.text} is used in a way postgresOnFirstUse cannot rewrite`)
-      edits.push([node.getStart(file), node.getEnd(), names.get(node.text)])
-    }
-    ts.forEachChild(node, visit)
-  }
-  visit(file)
-  const load = `const adapter = await import(${JSON.stringify('postgres-adapter:' + path)})`
-  edits.push([loader.body.getStart(file), loader.body.getEnd(), `{\n  if (${modules[0][0]}) return\n  ${load}\n${modules.map(([slot], i) => `  ${slot} = adapter.m${i}`).join('\n')}\n}`])
-  let out = text
-  for (const [start, end, insert] of edits.sort((x, y) => y[0] - x[0])) out = out.slice(0, start) + insert + out.slice(end)
-  const missing = "function __postgresNotLoaded() { throw new Error('the PostgreSQL adapter is not loaded: await loadPostgresAdapter() (src/store/db.ts) first') }\nconst __postgresMissing = new Proxy({}, {get: () => __postgresNotLoaded})\n"
-  return {contents: `${modules.map(([slot]) => `let ${slot}\n`).join('')}${missing}${out}`, imported: modules.map(([, m]) => m)}
+  const loader = `import {createRequire} from 'node:module'
+import {fileURLToPath} from 'node:url'
+const url = import.meta.url.slice(0, import.meta.url.lastIndexOf('/dist/')) + ${JSON.stringify(`/dist/${ON_FIRST_USE_ENTRY}.js`)}
+let loaded = process.features.require_module ? undefined : await import(url)
+const load = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(url)))
+`
+  return {contents: loader + functions.map(([, name, schema]) => `export function ${name}() {\n  return load().${schema}\n}\n`).join(''), module: resolve(dirname(path), [...modules][0])}
 }
 
 /** `text` with each top-level const initializer that calls something wrapped in a pure IIFE. */

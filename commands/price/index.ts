@@ -6,7 +6,8 @@ import {table} from '../../src/cli/render.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, type LockConflict} from '../../src/pricing/price.js'
 import {assertNoInputConflict, requestFromFlags} from '../../src/cli/pricing/request.js'
-import {PriceResult} from '../../src/schemas/price.js'
+import {priceResultSchema} from '../../src/schemas/on-first-use.js'
+import type {PriceResult} from '../../src/schemas/price.js'
 
 export default class Price extends BaseCommand<typeof Price> {
   static override summary = 'Localized (or experimental) price of products for a user'
@@ -29,7 +30,7 @@ per JSONL line or CSV row and streams one result per line.`
     output: Flags.string({default: 'jsonl', description: 'Format of --input results', options: ['jsonl', 'csv']}),
   }
   static override get outputSchema() {
-    return PriceResult
+    return priceResultSchema()
   }
 
   async run(): Promise<PriceResult | undefined> {

@@ -2,7 +2,8 @@ import {isIP} from 'node:net'
 
 import {isCountry, isCurrency} from '../currency.js'
 import {GATEWAYS, isBlank, isPlainText} from '../schemas/common.js'
-import {type PriceRequest, PriceRequest as PriceRequestSchema} from '../schemas/price.js'
+import {priceRequestSchema} from '../schemas/on-first-use.js'
+import type {PriceRequest} from '../schemas/price.js'
 import {validate} from '../schemas/validate.js'
 
 /**
@@ -13,7 +14,7 @@ import {validate} from '../schemas/validate.js'
  * docs/performance.md "Batch pricing": zod took 6-7% of a batch and its share of the GC.
  */
 export function validatePriceRequest(input: unknown): PriceRequest {
-  return fastPriceRequest(input) ?? validate(PriceRequestSchema, input, 'price request')
+  return fastPriceRequest(input) ?? validate(priceRequestSchema(), input, 'price request')
 }
 
 const GATEWAY_SET: ReadonlySet<string> = new Set(GATEWAYS)

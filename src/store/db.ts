@@ -9,12 +9,12 @@ import {loadExponents} from './exponents.js'
 import {APPLICATION_ID, identifyStore, openReadOnly, whyReadOnly} from './identify.js'
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
 import type {StorePort} from './port.js'
-import {isPostgresUrl} from './postgres/client.js'
-export {isPostgresUrl, redactUrl} from './postgres/client.js'
-import {migratePg} from './postgres/migrations.js'
-import {openPgStore} from './postgres/open.js'
-import {PgStore} from './postgres/store.js'
+import type {migratePg} from './postgres/migrations.js'
+import type {openPgStore} from './postgres/open.js'
+import type {PgStore} from './postgres/store.js'
 import {SqliteStore} from './sqlite/store.js'
+import {isPostgresUrl} from './url.js'
+export {isPostgresUrl, redactUrl} from './url.js'
 
 export type DB = Database.Database
 
@@ -43,18 +43,37 @@ export type OpenOptions = {
  */
 export function openStore(flag?: string, options: OpenOptions = {}): Store {
   const location = resolveStorePath(flag)
-  if (isPostgresUrl(location)) return openPgStore(location, options)
+  if (isPostgresUrl(location)) return postgresAdapter().openPgStore(location, options)
   return openSqliteStore(location, options)
 }
 
+/** What this module uses of the PostgreSQL adapter (./postgres/). */
+type PostgresAdapter = {migratePg: typeof migratePg; openPgStore: typeof openPgStore; PgStore: typeof PgStore}
+
+async function importPostgresAdapter(): Promise<PostgresAdapter> {
+  const [{migratePg}, {openPgStore}, {PgStore}] = await Promise.all([import('./postgres/migrations.js'), import('./postgres/open.js'), import('./postgres/store.js')])
+  return {migratePg, openPgStore, PgStore}
+}
+
 /**
- * Load the PostgreSQL adapter before a synchronous `openStore` of a postgres:// URL. Here a
- * no-op (this module imports the adapter); the `price` command's bundle leaves the adapter
- * out of its start and loads it only through this (scripts/build.mjs postgresOnFirstUse),
- * which BaseCommand.init calls for a postgres:// store (docs/performance.md "Cold start,
- * session 3").
+ * True only in the `price` command's bundle (scripts/build.mjs bundlePrice defines it), where
+ * a SQLite store's start must not load the PostgreSQL adapter (95 kB; docs/performance.md
+ * "Cold start"): there it is loaded by loadPostgresAdapter, which BaseCommand.init awaits for
+ * a postgres:// store. Everywhere else this module loads the adapter with itself, so a
+ * synchronous openStore of a postgres:// URL works without that step.
  */
-export async function loadPostgresAdapter(): Promise<void> {}
+declare const PRICECTL_POSTGRES_ON_FIRST_USE: boolean | undefined
+let postgres: PostgresAdapter | undefined = typeof PRICECTL_POSTGRES_ON_FIRST_USE === 'boolean' && PRICECTL_POSTGRES_ON_FIRST_USE ? undefined : await importPostgresAdapter()
+
+/** Load the PostgreSQL adapter, for a synchronous `openStore` of a postgres:// URL after it; loaded already but in the price bundle. */
+export async function loadPostgresAdapter(): Promise<void> {
+  postgres ??= await importPostgresAdapter()
+}
+
+function postgresAdapter(): PostgresAdapter {
+  if (!postgres) throw new OperationalError('the PostgreSQL adapter is not loaded: await loadPostgresAdapter() (src/store/db.ts) before opening a postgres:// store')
+  return postgres
+}
 
 /** The SQLite adapter of a store, for what only a file has (backup, restore, VACUUM INTO); throws on PostgreSQL. */
 export function sqliteOf(store: StorePort, what: string): SqliteStore {
@@ -64,7 +83,8 @@ export function sqliteOf(store: StorePort, what: string): SqliteStore {
 
 /** The PostgreSQL adapter of a store, undefined for SQLite (maintenance commands pick their meaning). */
 export function postgresOf(store: StorePort): PgStore | undefined {
-  return store instanceof PgStore ? store : undefined
+  // Without the adapter loaded there is no PostgreSQL store.
+  return postgres && store instanceof postgres.PgStore ? store : undefined
 }
 
 /**
@@ -154,7 +174,7 @@ function checkNotNewer(version: number, path: string): void {
 /** `db migrate`: apply every pending migration of an open store, whichever adapter holds it. */
 export function migrateStore(store: StorePort): {from: number; to: number} {
   const pg = postgresOf(store)
-  return pg ? migratePg(pg.pg, store.path) : migrate(sqliteOf(store, 'db migrate').db, store.path)
+  return pg ? postgresAdapter().migratePg(pg.pg, store.path) : migrate(sqliteOf(store, 'db migrate').db, store.path)
 }
 
 /** Apply every migration newer than the store, each in its own transaction. */

@@ -2,6 +2,7 @@ import {createRequire} from 'node:module'
 import {MessageChannel, type MessagePort, receiveMessageOnPort, Worker} from 'node:worker_threads'
 
 import {UnavailableError} from '../../errors.js'
+import {redactUrl} from '../url.js'
 
 const require = createRequire(import.meta.url)
 
@@ -407,18 +408,6 @@ export function connectTimeoutMs(url: string): number {
 
 const DEFAULT_CONNECT_TIMEOUT_S = 10
 
-/** A URL fit for messages: the password is left out. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@')
-  }
-}
-
-/** Whether a --db value names a PostgreSQL database rather than a SQLite file. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value)
-}
+// In ../url.ts (a --db value is told apart without loading this adapter); exported here too for the adapter's modules.
+export {isPostgresUrl} from '../url.js'
+export {redactUrl}
