@@ -58,6 +58,22 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
 }
 
 /**
+ * A lock row for the write-behind writer: a new user's lock (its key the user id, no IP,
+ * no package, no experiment, created when updated) as 5 values (key, country, currency,
+ * quote, time), which the writer widens to the statement's 12; any other lock as `null`
+ * and its 12 values. Fewer values to clone per row (docs/performance.md "Follow-up
+ * (session 9)").
+ */
+function pushLockRow(l: Lock, out: unknown[]): void {
+  if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
+    out.push(l.lock_key, l.country, l.currency, packQuote(l), l.updated_at)
+  } else {
+    out.push(null)
+    setLockArgs(l, out, out.length)
+  }
+}
+
+/**
  * SQLite adapter of the pricing repository: every statement prepared once per store, on
  * first use. A chunk is one prepared statement run per key inside the caller's transaction:
  * for SQLite that costs less than an IN (...) list (no parameter array, no regrouping by
@@ -124,6 +140,8 @@ export class SqlitePricing implements PricingRepository {
     current: {keys: Set<string>; users: Set<string>}
     /** Same, of groups sent and not known to be committed, by sequence number. */
     inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
+    /** Lock rows in `locks` (compact or full, see pushLockRow). */
+    lockRows: number
     locks: unknown[]
     users: unknown[]
     writer: WriteBehindWriter
@@ -144,17 +162,15 @@ export class SqlitePricing implements PricingRepository {
     if (this.writer || !this.bulk || this.bulk.rows < requests / 2) return undefined
     const writer = WriteBehindWriter.start(this.db, {
       lock: upsertLocksSql(1),
-      lockWidth: LOCK_PARAMS,
       locks: upsertLocksSql(ROWS),
       rows: ROWS,
       user: upsertUsersSql(1),
-      userWidth: USER_PARAMS,
       users: upsertUsersSql(ROWS),
     })
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
-    const b: NonNullable<SqlitePricing['behind']> = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), locks: [], users: [], writer}
+    const b: NonNullable<SqlitePricing['behind']> = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), lockRows: 0, locks: [], users: [], writer}
     this.writer = writer
     return {
       begin: () => {
@@ -167,6 +183,7 @@ export class SqlitePricing implements PricingRepository {
         b.inFlight.set(seq, b.current)
         b.current = {keys: new Set(), users: new Set()}
         b.locks = []
+        b.lockRows = 0
         b.users = []
         return seq
       },
@@ -191,6 +208,7 @@ export class SqlitePricing implements PricingRepository {
   private sendRows(b: NonNullable<SqlitePricing['behind']>): void {
     b.writer.rows(b.locks, b.users)
     b.locks = []
+    b.lockRows = 0
     b.users = []
   }
 
@@ -279,10 +297,11 @@ export class SqlitePricing implements PricingRepository {
     if (b) {
       const out = b.locks
       for (const l of locks) {
-        setLockArgs(l, out, out.length)
+        pushLockRow(l, out)
         b.current.keys.add(l.lock_key)
       }
-      if (out.length >= ROWS_PER_MESSAGE * LOCK_PARAMS) this.sendRows(b)
+      b.lockRows += locks.length
+      if (b.lockRows >= ROWS_PER_MESSAGE) this.sendRows(b)
       return
     }
     const upsertLock = this.stmts.upsertLock
@@ -320,11 +339,12 @@ export class SqlitePricing implements PricingRepository {
     const b = this.behind
     if (b) {
       const out = b.users
+      // Three values a row: the writer gives `at` as both created_at and updated_at.
       for (const row of rows) {
-        out.push(row.userId, row.country, row.at, row.at)
+        out.push(row.userId, row.country, row.at)
         b.current.users.add(row.userId)
       }
-      if (out.length >= ROWS_PER_MESSAGE * USER_PARAMS) this.sendRows(b)
+      if (out.length >= ROWS_PER_MESSAGE * 3) this.sendRows(b)
       return
     }
     const userUpsert = this.stmts.userUpsert

@@ -50,12 +50,58 @@ try {
   Atomics.store(status, 0, -1)
 }
 wake(0)
-const rows = (values, width, many, one) => {
-  const n = values.length / width
-  const per = sql.rows * width
-  let i = 0
-  for (; i + per <= values.length; i += per) many.run(values.slice(i, i + per))
-  for (; i < values.length; i += width) one.run(values.slice(i, i + width))
+// The statements' parameters, filled in place (a multi-row statement's worth of rows).
+const lockArgs = new Array(sql.rows * 12)
+const userArgs = new Array(sql.rows * 4)
+// Lock rows come as 5 values for a new user's lock (key, country, currency, quote, time:
+// the key is the user id, no IP, no package, no experiment, created when updated) or as
+// null and the statement's 12 values; user rows as 3 values (user, country, time: created
+// and updated then). Rows are written in their order: a key given twice keeps the last.
+const locks = (values) => {
+  const a = lockArgs
+  let n = 0
+  for (let i = 0; i < values.length; ) {
+    const at = n * 12
+    if (values[i] === null) {
+      for (let j = 0; j < 12; j++) a[at + j] = values[i + 1 + j]
+      i += 13
+    } else {
+      a[at] = values[i]
+      a[at + 1] = values[i]
+      a[at + 2] = null
+      a[at + 3] = 0
+      a[at + 4] = values[i + 1]
+      a[at + 5] = values[i + 2]
+      a[at + 6] = null
+      a[at + 7] = 0
+      a[at + 8] = '0'
+      a[at + 9] = values[i + 3]
+      a[at + 10] = values[i + 4]
+      a[at + 11] = values[i + 4]
+      i += 5
+    }
+    if (++n === sql.rows) {
+      s.locks.run(a)
+      n = 0
+    }
+  }
+  for (let r = 0; r < n; r++) s.lock.run(a.slice(r * 12, r * 12 + 12))
+}
+const users = (values) => {
+  const a = userArgs
+  let n = 0
+  for (let i = 0; i < values.length; i += 3) {
+    const at = n * 4
+    a[at] = values[i]
+    a[at + 1] = values[i + 1]
+    a[at + 2] = values[i + 2]
+    a[at + 3] = values[i + 2]
+    if (++n === sql.rows) {
+      s.users.run(a)
+      n = 0
+    }
+  }
+  for (let r = 0; r < n; r++) s.user.run(a.slice(r * 4, r * 4 + 4))
 }
 // A group's rows come in several messages, the last one with the group's sequence number
 // (commit). Its transaction begins with its first rows: the write lock is not held while
@@ -91,8 +137,8 @@ parentPort.on('message', (m) => {
         return
       }
     }
-    rows(m.locks, sql.lockWidth, s.locks, s.lock)
-    rows(m.users, sql.userWidth, s.users, s.user)
+    locks(m.locks)
+    users(m.users)
     if (m.seq === undefined) return
     db.exec('COMMIT')
     open = false
@@ -108,7 +154,7 @@ parentPort.on('message', (m) => {
 `
 
 /** The statements the writer runs: the adapter's own upserts (multi-row and one-row). */
-export type WriterSql = {lock: string; lockWidth: number; locks: string; rows: number; user: string; userWidth: number; users: string}
+export type WriterSql = {lock: string; locks: string; rows: number; user: string; users: string}
 
 export class WriteBehindWriter {
   private readonly status = new Int32Array(new SharedArrayBuffer(20))
@@ -153,7 +199,7 @@ export class WriteBehindWriter {
     return Atomics.load(this.status, 4) === 1 && Atomics.load(this.status, 2) === 0
   }
 
-  /** Send rows of the group being priced (flat: one lock or user row after the other). */
+  /** Send rows of the group being priced (flat, one row after the other; see the writer's `locks` and `users`). */
   rows(locks: unknown[], users: unknown[]): void {
     this.worker.postMessage({locks, users})
   }
