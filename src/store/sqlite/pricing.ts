@@ -218,9 +218,20 @@ export class SqlitePricing implements PricingRepository {
    */
   private settle(keys: readonly string[], kind: 'keys' | 'users'): void {
     const b = this.behind!
+    // Groups the writer committed by now need no look-up (the writer is usually done with
+    // the last group early in the next one).
+    if (b.inFlight.size > 0) {
+      const committed = b.writer.committed
+      for (const k of b.inFlight.keys()) if (k <= committed) b.inFlight.delete(k)
+    }
+    const current = b.current[kind]
     let last = 0
+    if (b.inFlight.size === 0) {
+      for (const k of keys) if (current.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      return
+    }
     for (const k of keys) {
-      if (b.current[kind].has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      if (current.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
       for (const [seq, written] of b.inFlight) if (seq > last && written[kind].has(k)) last = seq
     }
     if (last === 0) return
