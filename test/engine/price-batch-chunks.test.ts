@@ -1,4 +1,4 @@
-import {copyFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {Writable} from 'node:stream'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -7,7 +7,7 @@ import {priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
-import {dump} from '../helpers/dump.js'
+import {copyOf, written} from '../helpers/pricing-store.js'
 import {tempStore} from '../helpers/run.js'
 import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -53,17 +53,7 @@ beforeAll(async () => {
   await must(fixture, ['campaigns', 'create'], {api_id: 'dach_sale', audience: 'dach', coupon: 'TEN', name: 'Sale'})
 }, 60_000)
 
-function copyOf(db: string): string {
-  const copy = tempStore()
-  copyFileSync(db, copy)
-  return copy
-}
 
-/** What pricing wrote: locks, users, exposures. */
-function written(path: string) {
-  const {tables} = dump(path)
-  return {exposures: tables.exposures, locks: tables.locks, users: tables.users}
-}
 
 async function batch(chunkSize: number): Promise<{lines: string[]; path: string}> {
   const path = copyOf(fixture)

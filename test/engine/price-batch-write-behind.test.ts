@@ -1,4 +1,4 @@
-import {copyFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {Writable} from 'node:stream'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -8,7 +8,7 @@ import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import type {SqliteStore} from '../../src/store/sqlite/store.js'
-import {dump} from '../helpers/dump.js'
+import {copyOf, written} from '../helpers/pricing-store.js'
 import {tempStore} from '../helpers/run.js'
 import {at, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -32,16 +32,7 @@ beforeAll(async () => {
   await segCatalog(fixture)
 }, 60_000)
 
-function copyOf(db: string): string {
-  const copy = tempStore()
-  copyFileSync(db, copy)
-  return copy
-}
 
-function written(path: string) {
-  const {tables} = dump(path)
-  return {exposures: tables.exposures, locks: tables.locks, users: tables.users}
-}
 
 /**
  * New users, some without a country (a stored country is read), some met again in a later

@@ -1,4 +1,4 @@
-import {copyFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {Writable} from 'node:stream'
 import fc from 'fast-check'
@@ -8,7 +8,7 @@ import {batchPricer, CHUNK_SIZE, priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {type JsonSink, writePriceLine} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
-import {dump} from '../helpers/dump.js'
+import {copyOf, written} from '../helpers/pricing-store.js'
 import {run, tempStore} from '../helpers/run.js'
 import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -44,16 +44,7 @@ beforeAll(async () => {
   }
 }, 120_000)
 
-function copyOf(db: string): string {
-  const copy = tempStore()
-  copyFileSync(db, copy)
-  return copy
-}
 
-function written(path: string) {
-  const {tables} = dump(path)
-  return {exposures: tables.exposures, locks: tables.locks, users: tables.users}
-}
 
 /** The requests through the batch pricer: with the JSONL sink (fast lines) or without (each result calculated, then written). */
 async function price(path: string, requests: unknown[], fast: boolean, chunkSize: number, then?: string): Promise<string> {
