@@ -226,6 +226,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // Rejects are written after their batch committed, so a resumed run never lists a row twice.
   const committed = (ok: boolean, batchRejects: RejectedRow[]) => {
     if (!ok) throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
+    // The reading thread copies the committed WAL into the store's file while it waits (worker.ts).
+    if (!o.dryRun) writing?.send({type: 'checkpoint'})
     rejects.addMany(batchRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
     counts.rejected += batchRejects.length
     for (const r of batchRejects) countReason(byReason, r[1])

@@ -5,6 +5,7 @@ import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
 import type {StorePort} from '../store/port.js'
 import {openReaderStore} from '../store/reader.js'
+import {ImportCheckpoints} from '../store/sqlite/imports.js'
 import {CsvReader} from './csv-reader.js'
 import {type PackedRows, RowPacker} from './packed-rows.js'
 import type {ImportKind, Preset} from './presets.js'
@@ -43,8 +44,12 @@ export type WorkerMessage = RowBatch | {bytes: number; type: 'end'} | {header: s
 /** What the worker posts: a batch's rows packed (packed-rows.ts). */
 export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, 'rows'> & {rows: PackedRows})
 
-/** What the main thread sends: the layout once the header is known, then acknowledgements. */
-export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'}
+/**
+ * What the main thread sends: the layout once the header is known, then acknowledgements,
+ * and after each batch it committed into a SQLite store, a request to checkpoint the WAL
+ * (run when this thread would otherwise wait; ImportCheckpoints).
+ */
+export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {type: 'checkpoint'}
 
 const input = workerData as WorkerInput
 const port = parentPort!
@@ -52,9 +57,12 @@ const port = parentPort!
 let inFlight = 0
 let wake: (() => void) | undefined
 let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
+/** The writer committed a batch since the last checkpoint this thread ran. */
+let checkpointWanted = false
 port.on('message', (m: MainMessage) => {
-  if (m === 'ack') {
-    inFlight--
+  if (m === 'ack' || m.type === 'checkpoint') {
+    if (m === 'ack') inFlight--
+    else checkpointWanted = true
     const w = wake
     wake = undefined
     w?.()
@@ -183,6 +191,8 @@ async function main(): Promise<void> {
   let header: string[] | undefined
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
   let store: StorePort | undefined
+  /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
+  let checkpoints: ImportCheckpoints | null | undefined
   let sortRows = false
   // Records read before the mapper exists (the layout arrives after the header), and their lines.
   let early: string[][] = []
@@ -290,6 +300,13 @@ async function main(): Promise<void> {
       if (header !== undefined && mapper === undefined) await makeMapper()
       if (mapper) replacementBefore = reader.takeReplacementSeen()
       while (inFlight >= input.maxInFlight) {
+        // Waiting for the writer: the time to copy what it committed into the file.
+        if (checkpointWanted) {
+          checkpointWanted = false
+          checkpoints ??= (store?.kind === 'sqlite' ? ImportCheckpoints.open(input.db) : undefined) ?? null
+          checkpoints?.run()
+          continue
+        }
         await new Promise<void>((resolve) => {
           wake = resolve
         })
@@ -301,6 +318,7 @@ async function main(): Promise<void> {
     port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
   } finally {
     closeSync(fd)
+    checkpoints?.close()
     store?.close()
   }
 }

@@ -1,4 +1,4 @@
-import type {Statement} from 'better-sqlite3'
+import Database, {type Statement} from 'better-sqlite3'
 
 import type {DB} from '../db.js'
 import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
@@ -66,6 +66,47 @@ function sameEvents(a: Map<string, EventRef>, b: Map<string, EventRef>): boolean
     if (other === undefined || compareEvents(event, other) !== 0) return false
   }
   return true
+}
+
+/**
+ * WAL checkpoints of an import, run by its reading thread (src/import/worker.ts) through a
+ * connection of its own when the writer has committed a batch: the frames committed so far
+ * are copied into the file while the main thread writes the next batch, so the checkpoint
+ * in the last batch's COMMIT copies only that batch's pages instead of the whole store's.
+ * PASSIVE: it never waits for, nor blocks, the writer (whose own checkpoint, if due while
+ * this one runs, is skipped). The reading thread is otherwise idle then, waiting for
+ * acknowledgements, and has no heap of its own to add (docs/performance.md, "Issue 19:
+ * import, session 10").
+ */
+export class ImportCheckpoints {
+  private constructor(private readonly db: DB) {}
+
+  /** A connection to the store at `path` when it is a file in WAL mode that may be written; undefined otherwise. */
+  static open(path: string): ImportCheckpoints | undefined {
+    let db: DB | undefined
+    try {
+      db = new Database(path, {fileMustExist: true})
+      db.pragma('busy_timeout = 0')
+      if (String(db.pragma('journal_mode', {simple: true})).toLowerCase() === 'wal') return new ImportCheckpoints(db)
+    } catch {}
+    try {
+      db?.close()
+    } catch {}
+    return undefined
+  }
+
+  /** Copy what is committed into the file (nothing when another checkpoint runs). */
+  run(): void {
+    try {
+      this.db.pragma('wal_checkpoint(PASSIVE)')
+    } catch {}
+  }
+
+  close(): void {
+    try {
+      this.db.close()
+    } catch {}
+  }
 }
 
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
