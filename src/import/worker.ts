@@ -209,7 +209,11 @@ async function main(): Promise<void> {
   const post = () => {
     if (rowCount() === 0 && rejects.length === 0) return
     if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
-    port.postMessage({bytes, read, rejects, rows: packer.take(), settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage)
+    const packed = packer.take()
+    // The typed arrays are exact-size copies made for this message: moved to the main thread,
+    // not copied again (docs/performance.md, "Issue 19: import, session 10").
+    const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
+    port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
     inFlight++
     rows = []
     rejects = []
