@@ -4,8 +4,7 @@ import {parentPort, workerData} from 'node:worker_threads'
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
 import type {StorePort} from '../store/port.js'
-import {openReaderStore} from '../store/reader.js'
-import {ImportCheckpoints} from '../store/sqlite/imports.js'
+import {openImportCheckpoints, openReaderStore, type WalCheckpoints} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
 import {type PackedRows, RowPacker} from './packed-rows.js'
 import type {ImportKind, Preset} from './presets.js'
@@ -192,7 +191,7 @@ async function main(): Promise<void> {
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
   let store: StorePort | undefined
   /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
-  let checkpoints: ImportCheckpoints | null | undefined
+  let checkpoints: null | undefined | WalCheckpoints
   let sortRows = false
   // Records read before the mapper exists (the layout arrives after the header), and their lines.
   let early: string[][] = []
@@ -307,7 +306,7 @@ async function main(): Promise<void> {
         // Waiting for the writer: the time to copy what it committed into the file.
         if (checkpointWanted) {
           checkpointWanted = false
-          checkpoints ??= (store?.kind === 'sqlite' ? ImportCheckpoints.open(input.db) : undefined) ?? null
+          checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
           checkpoints?.run()
           continue
         }

@@ -3,6 +3,7 @@ import {openReadOnly} from './identify.js'
 import type {StorePort} from './port.js'
 import {isPostgresUrl} from './postgres/client.js'
 import {openPgStore} from './postgres/open.js'
+import {ImportCheckpoints} from './sqlite/imports.js'
 import {SqliteStore} from './sqlite/store.js'
 
 /**
@@ -12,6 +13,18 @@ import {SqliteStore} from './sqlite/store.js'
  * db.ts so a worker does not load the SQLite migrations. `location` is the main store's
  * (StorePort.location): a file path, or a postgres:// URL (a read-only session there).
  */
+/** WAL checkpoints on request, through a connection of their own (src/store/sqlite/imports.ts, ImportCheckpoints). */
+export type WalCheckpoints = {close(): void; run(): void}
+
+/**
+ * For the import's reading thread: checkpoints of the store at `location` (the main store's
+ * StorePort.location), or undefined when it has none to run from here (PostgreSQL, a store
+ * not in WAL mode or that cannot be written).
+ */
+export function openImportCheckpoints(location: string): undefined | WalCheckpoints {
+  return isPostgresUrl(location) ? undefined : ImportCheckpoints.open(location)
+}
+
 export function openReaderStore(location: string): StorePort {
   if (isPostgresUrl(location)) return openPgStore(location, {readOnly: true})
   const {db} = openReadOnly(location)
