@@ -60,7 +60,7 @@ function layout(kind: ImportKind, name: string, extra: Partial<Preset>): Preset 
 
 /** Layouts: plain numbers with mapped statuses (one mapped to a status no schema knows), grouped numbers with statuses as written, the gateway's minor units; one in a zone, one with a constant user id. */
 function layouts(kind: ImportKind): Preset[] {
-  const statuses =
+  const statuses: Record<string, string> =
     kind === 'charges'
       ? {failed: 'failed', odd: 'refunded', paid: 'succeeded', pending: 'pending', refunded: 'succeeded', succeeded: 'succeeded'}
       : {active: 'active', canceled: 'canceled', in_trial: 'trialing', odd: 'paused', past_due: 'active', trialing: 'trialing'}
