@@ -81,6 +81,9 @@ export class SqliteExperiments implements ExperimentsRepository {
     }
   }
 
+  /** A visitor's stored arm (write-behind's read, made once). */
+  private readonly storedArm = (experimentId: number, visitor: string): string | undefined => this.s.armOf.get(experimentId, visitor) as string | undefined
+
   /** Several writes land together; one (or one inside a caller's transaction) needs no transaction of its own. */
   private chunk<T>(fn: () => T, n: number): T {
     return n <= 1 || this.db.inTransaction ? fn() : this.db.transaction(fn)()
@@ -186,7 +189,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     const s = this.s
     // Write-behind: the row goes with its group's locks; the change is the one the writer will make.
     const behind = this.link?.exposures
-    if (behind) return behind.record(x, () => s.armOf.get(x.experimentId, x.visitor) as string | undefined)
+    if (behind) return behind.record(x, this.storedArm)
     const anonymous = x.anonymous ? 1 : 0
     if (s.insertExposure.run(x.experimentId, x.visitor, anonymous, x.armId, x.at).changes === 1) return {change: 'new'}
     const previous = s.armOf.get(x.experimentId, x.visitor) as string | undefined

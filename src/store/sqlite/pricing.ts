@@ -75,6 +75,10 @@ function pushLockRow(l: Lock, out: unknown[]): void {
   }
 }
 
+/** What an exposure changed, when nothing more is to say (no object per exposure). */
+const NEW: ExposureChange = Object.freeze({change: 'new'})
+const SAME: ExposureChange = Object.freeze({change: 'same'})
+
 /** Write-behind's record of a group being gathered (SqlitePricing `behind.current`). */
 function newGroup(): NonNullable<SqlitePricing['behind']>['current'] {
   return {exposures: new Map(), keys: new Set(), users: new Set()}
@@ -151,7 +155,7 @@ export class SqlitePricing implements PricingRepository {
      * Keys and user ids of the rows gathered for the next commit(), and its exposures by
      * experiment and visitor: the arm, and the stored one before this group (undefined: none).
      */
-    current: {exposures: Map<string, {arm: string; experimentId: number; stored: string | undefined}>; keys: Set<string>; users: Set<string>}
+    current: {exposures: Map<number, Map<string, {arm: string; stored: string | undefined}>>; keys: Set<string>; users: Set<string>}
     /** Same, of groups sent and not known to be committed, by sequence number. */
     inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
     /** Exposure rows (write-behind.ts `exposures`: 5 values a row). */
@@ -191,7 +195,7 @@ export class SqlitePricing implements PricingRepository {
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
     const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), exposures: [], inFlight: new Map(), lockRows: 0, locks: [], users: [], writer}
     this.writer = writer
-    const exposures = {pending: (id: number) => this.pendingExposures(b, id), record: (x: Exposure, stored: () => string | undefined) => this.exposureBehind(b, x, stored)}
+    const exposures = {pending: (id: number) => this.pendingExposures(b, id), record: (x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined) => this.exposureBehind(b, x, stored)}
     return {
       begin: () => {
         if (!writer.begin()) return false
@@ -244,9 +248,10 @@ export class SqlitePricing implements PricingRepository {
    * groups that wrote the visitor are committed), and the row sent with the group's locks,
    * where the writer makes that change (the same statements).
    */
-  private exposureBehind(b: NonNullable<SqlitePricing['behind']>, x: Exposure, stored: () => string | undefined): ExposureChange {
-    const key = `${x.experimentId}\u0000${x.visitor}`
-    const mine = b.current.exposures.get(key)
+  private exposureBehind(b: NonNullable<SqlitePricing['behind']>, x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined): ExposureChange {
+    let ofExperiment = b.current.exposures.get(x.experimentId)
+    if (ofExperiment === undefined) b.current.exposures.set(x.experimentId, (ofExperiment = new Map()))
+    const mine = ofExperiment.get(x.visitor)
     let previous: string | undefined
     if (mine) previous = mine.arm
     else {
@@ -259,14 +264,14 @@ export class SqlitePricing implements PricingRepository {
         this.db.exec('BEGIN')
         this.exposureRead = committed
       }
-      previous = stored() ?? undefined
+      previous = stored(x.experimentId, x.visitor) ?? undefined
     }
-    if (previous === x.armId) return {change: 'same'}
+    if (previous === x.armId) return SAME
     b.exposures.push(x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at)
     if (mine) mine.arm = x.armId
-    else b.current.exposures.set(key, {arm: x.armId, experimentId: x.experimentId, stored: previous})
+    else ofExperiment.set(x.visitor, {arm: x.armId, stored: previous})
     b.current.keys.add(x.visitor)
-    return previous === undefined ? {change: 'new'} : {change: 'moved', previous}
+    return previous === undefined ? NEW : {change: 'moved', previous}
   }
 
   /**
@@ -291,8 +296,8 @@ export class SqlitePricing implements PricingRepository {
       b.inFlight.clear()
     }
     const out = new Map<string, number>()
-    for (const e of b.current.exposures.values()) {
-      if (e.experimentId !== experimentId || e.arm === e.stored) continue
+    for (const e of b.current.exposures.get(experimentId)?.values() ?? []) {
+      if (e.arm === e.stored) continue
       out.set(e.arm, (out.get(e.arm) ?? 0) + 1)
       if (e.stored !== undefined) out.set(e.stored, (out.get(e.stored) ?? 0) - 1)
     }

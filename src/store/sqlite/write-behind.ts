@@ -283,9 +283,9 @@ export type ExposuresBehind = {
   /**
    * Record an exposure in the group being priced: what it changes is the visitor's arm in
    * this group, else the stored one, read by `stored` once the groups that wrote the
-   * visitor are committed (waited for).
+   * visitor are committed (waited for), in a read transaction of write-behind's.
    */
-  record(x: Exposure, stored: () => string | undefined): ExposureChange
+  record(x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined): ExposureChange
   /**
    * Before arm counts are read: every group sent is committed (waited for; WriteBehindAbort
    * when one was not written). The visitors the group being priced adds (or moves away, a
