@@ -80,7 +80,7 @@ function counted(store: SqliteStore): {behind: number; commits: number} {
 }
 
 /** priceBatch on a copy of the fixture (JSONL lines out). */
-async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
+async function batch(reqs: Record<string, unknown>[], batchSize?: number, posteriorTtlMs?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
   const path = copyOf(fixture)
   const file = join(dirname(path), 'requests.jsonl')
   writeFileSync(file, reqs.map((r) => JSON.stringify(r)).join('\n') + '\n')
@@ -94,7 +94,9 @@ async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promi
   const store = openStore(path) as SqliteStore
   const counts = counted(store)
   try {
-    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {batchSize, output: 'jsonl'}))
+    const ctx = new PricingContext(store)
+    if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
+    await at(NOW, () => priceBatch(ctx, file, out, {batchSize, output: 'jsonl'}))
   } finally {
     store.close()
   }
@@ -204,5 +206,15 @@ describe('batch pricing with write-behind and a running experiment', () => {
     } finally {
       store.close()
     }
+  }, 240_000)
+
+  it('posteriors read again mid-batch count the exposures of the group not yet committed', async () => {
+    const reqs = requests()
+    const usual = await batch(reqs, 4999)
+    // Read again every 2 ms: the counts come from the store, with the group being priced added.
+    const behind = await batch(reqs, undefined, 2)
+    expect(behind).toMatchObject({behind: 1, commits: 2})
+    expect(behind.lines).toEqual(usual.lines)
+    expect(written(behind.path)).toEqual(written(usual.path))
   }, 240_000)
 })
