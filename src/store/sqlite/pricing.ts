@@ -260,7 +260,7 @@ export class SqlitePricing implements PricingRepository {
       // times more), while no group commits: its snapshot holds every group committed.
       const committed = b.writer.committed
       if (this.exposureRead !== undefined && this.exposureRead !== committed) this.endExposureRead()
-      if (this.exposureRead === undefined) {
+      if (this.exposureRead === undefined && !this.db.inTransaction) {
         this.db.exec('BEGIN')
         this.exposureRead = committed
       }
