@@ -5,8 +5,10 @@ import type {DB} from '../db.js'
 import type {Exposure, ExposureChange} from '../port/experiments.js'
 
 /**
- * The lock and user upserts of a batch, and the exposures of its running experiments, written by a second thread with its own connection
- * while this one prices the next group (docs/performance.md "Issue 19: fourth pass (new users)").
+ * The lock and user upserts of a batch, and the exposures of its running experiments
+ * (docs/performance.md "Issue 19: experiments under write-behind (session 10)"), written by
+ * a second thread with its own connection while this one prices the next group
+ * (docs/performance.md "Issue 19: fourth pass (new users)").
  *
  * The writer writes each group in one transaction (BEGIN IMMEDIATE at its first rows,
  * COMMIT with its last), then checkpoints (PASSIVE). This thread read the group's locks
