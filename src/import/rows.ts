@@ -1,5 +1,5 @@
 import type {ProductRow} from '../catalog/lookup.js'
-import {fromMinor, isCountry, isCurrency, minorDigits, minorToDecimalString} from '../currency.js'
+import {fromMinor, isCountry, isCurrency, minorDigits, minorToDecimalString, upperCode} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'
 import {type MomentOptions, readSeconds, resolveZone} from '../dates.js'
 import {PricectlError} from '../errors.js'
@@ -253,7 +253,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     const status = this.status(statusRaw)
     if (status === undefined || status === '') return this.statusReason(statusRaw)
     const currencyRaw = this.cell(cells, 'currency')
-    const currency = currencyRaw.toUpperCase()
+    const currency = upperCode(currencyRaw)
     if (!isCurrency(currency)) return `currency: unknown currency ${JSON.stringify(currencyRaw)} in ${this.columnName('currency')} (expected an ISO 4217 code such as USD)`
     const amountMinor = this.amount(this.cell(cells, 'amount'), currency, 'amount')
     if (typeof amountMinor === 'string') return amountMinor
@@ -261,7 +261,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (typeof event === 'string') return event
     const countryRaw = this.cell(cells, 'country')
     const productRef = this.cell(cells, 'product')
-    return {amountMinor, country: countryRaw === '' ? undefined : countryRaw.toUpperCase(), created, currency, event, originId, productRef, status, statusRaw, userId}
+    return {amountMinor, country: countryRaw === '' ? undefined : upperCode(countryRaw), created, currency, event, originId, productRef, status, statusRaw, userId}
   }
 
   /** The row's product; a cell naming several products is told by the row's price id (`price`), else its amount. */
@@ -293,7 +293,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private settledUsd(cells: string[], amountMinor: number, refundedMinor: number): string | undefined | {amount: number; refunded?: number} {
     if (!this.hasSettled) return undefined
     const cur = this.cell(cells, 'converted_currency')
-    if (cur !== 'usd' && cur !== 'USD' && (cur.length !== 3 || cur.toUpperCase() !== 'USD')) return undefined
+    if (cur !== 'usd' && cur !== 'USD' && (cur.length !== 3 || upperCode(cur) !== 'USD')) return undefined
     const raw = this.cell(cells, 'converted_amount')
     if (raw === '') return undefined
     const amount = this.amount(raw, 'USD', 'converted_amount')
