@@ -656,7 +656,8 @@ function linePrefix(r: PriceResult): Buffer {
     parts[n++] = id
     parts[n++] = p
   }
-  parts.length = n
+  // Setting an array's length is a slow call: only when the line has another shape than the last.
+  if (parts.length !== n) parts.length = n
   let prefix = shared ? prefixValues.get(r.country, parts, undefined) : undefined
   if (prefix === undefined) {
     prefix = prefixByKey(r)
