@@ -66,8 +66,8 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
  */
 function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): void {
   if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
-    // A remembered quote text goes to the writer once (`false` and the text, before the
-    // row), then as its number (docs/performance.md "Issue 19: fifth pass").
+    // A remembered quote text goes to the writer once (`false`, its number and the text,
+    // before the row), then as its number (docs/performance.md "Issue 19: fifth pass").
     const q = packedQuote(l)
     let quote: number | string
     if (typeof q === 'string') quote = q
