@@ -616,6 +616,8 @@ let nextSharedId = 0
 /** Everything of a line before the user id, encoded, by what it is made of. */
 const prefixes = new BoundedCache<string, Buffer>(10_000)
 const variantEnds = new BoundedCache<string, Buffer>(1000)
+/** variantEnds of a price experiment's arms (most experimented lines), by experiment and arm: no key text per line. */
+const priceArmEnds = new BoundedCache<number, Map<number | string, Buffer>>(100)
 const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}}\n')
 
 /**
@@ -704,6 +706,16 @@ function prefixByKey(r: PriceResult): Buffer {
 /** `,"variants":{...}}` and the newline, encoded once per arm. */
 function variantsEnd(v: PriceResult['variants']): Buffer {
   if (v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null) return NO_VARIANTS_END
+  if (v.experiment_type === 'price' && v.experimented_on && v.products_to_select.length === 0 && v.treatment_group === null) {
+    let arms = priceArmEnds.get(v.experiment_id)
+    if (arms === undefined) priceArmEnds.set(v.experiment_id, (arms = new Map()))
+    let end = arms.get(v.arm_id)
+    if (end === undefined) {
+      end = Buffer.from(`,"variants":${JSON.stringify(v)}}\n`)
+      if (arms.size < 100) arms.set(v.arm_id, end)
+    }
+    return end
+  }
   const key = `${v.experiment_id}\u0000${typeof v.arm_id}\u0000${v.arm_id}\u0000${v.experiment_type}\u0000${v.experimented_on}\u0000${v.treatment_group}\u0000${v.products_to_select.join('\u0000')}`
   let end = variantEnds.get(key)
   if (end === undefined) {
