@@ -2,7 +2,7 @@ import type {Statement} from 'better-sqlite3'
 
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
-import {type Lock, packQuote} from '../../pricing/locks.js'
+import {type Lock, packedQuote, packQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
 import type {Exposure, ExposureChange} from '../port/experiments.js'
 import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry, type WriteBehind, WriteBehindAbort} from '../port/pricing.js'
@@ -66,9 +66,21 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
  * and its 12 values. Fewer values to clone per row (docs/performance.md "Follow-up
  * (session 9)").
  */
-function pushLockRow(l: Lock, out: unknown[]): void {
+function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): void {
   if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
-    out.push(l.lock_key, l.country, l.currency, packQuote(l), l.updated_at)
+    // A remembered quote text goes to the writer once (`false`, its number and the text,
+    // before the row), then as its number (docs/performance.md "Issue 19: fifth pass").
+    const q = packedQuote(l)
+    let quote: number | string
+    if (typeof q === 'string') quote = q
+    else {
+      if (sent[q.id] !== true) {
+        sent[q.id] = true
+        out.push(false, q.id, q.text)
+      }
+      quote = q.id
+    }
+    out.push(l.lock_key, l.country, l.currency, quote, l.updated_at)
   } else {
     out.push(null)
     setLockArgs(l, out, out.length)
@@ -163,6 +175,8 @@ export class SqlitePricing implements PricingRepository {
     /** Lock rows in `locks` (compact or full, see pushLockRow). */
     lockRows: number
     locks: unknown[]
+    /** Numbers of the remembered quote texts (packedQuote) this writer was sent. */
+    quotesSent: boolean[]
     users: unknown[]
     writer: WriteBehindWriter
   }
@@ -193,7 +207,7 @@ export class SqlitePricing implements PricingRepository {
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
-    const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), exposures: [], inFlight: new Map(), lockRows: 0, locks: [], users: [], writer}
+    const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), exposures: [], inFlight: new Map(), lockRows: 0, locks: [], quotesSent: [], users: [], writer}
     this.writer = writer
     const exposures = {pending: (id: number) => this.pendingExposures(b, id), record: (x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined) => this.exposureBehind(b, x, stored)}
     return {
@@ -403,7 +417,7 @@ export class SqlitePricing implements PricingRepository {
     if (b) {
       const out = b.locks
       for (const l of locks) {
-        pushLockRow(l, out)
+        pushLockRow(l, out, b.quotesSent)
         b.current.keys.add(l.lock_key)
       }
       b.lockRows += locks.length

@@ -60,11 +60,19 @@ const userArgs = new Array(sql.rows * 4)
 // the key is the user id, no IP, no package, no experiment, created when updated) or as
 // null and the statement's 12 values; user rows as 3 values (user, country, time: created
 // and updated then). Rows are written in their order: a key given twice keeps the last.
+// A 5-value row's quote is its text, or the number of a text sent before as false, the
+// number and the text (not a row).
+const quotes = []
 const locks = (values) => {
   const a = lockArgs
   let n = 0
   for (let i = 0; i < values.length; ) {
     const at = n * 12
+    if (values[i] === false) {
+      quotes[values[i + 1]] = values[i + 2]
+      i += 3
+      continue
+    }
     if (values[i] === null) {
       for (let j = 0; j < 12; j++) a[at + j] = values[i + 1 + j]
       i += 13
@@ -78,7 +86,8 @@ const locks = (values) => {
       a[at + 6] = null
       a[at + 7] = 0
       a[at + 8] = '0'
-      a[at + 9] = values[i + 3]
+      const q = values[i + 3]
+      a[at + 9] = typeof q === 'number' ? quotes[q] : q
       a[at + 10] = values[i + 4]
       a[at + 11] = values[i + 4]
       i += 5
