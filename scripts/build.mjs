@@ -117,26 +117,16 @@ function writeManifest() {
 async function bundlePrice() {
   const entry = join(root, 'dist', 'commands', 'price', 'index.js')
   const result = await esbuild.build({
-    absWorkingDir: root,
+    ...bundleOptions(),
     allowOverwrite: true,
-    bundle: true,
     chunkNames: 'bundle/[name]-[hash]',
     // src/store/db.ts then loads the PostgreSQL adapter (a chunk of its own) for a postgres:// store only.
     define: {PRICECTL_POSTGRES_ON_FIRST_USE: 'true'},
     entryPoints: {'commands/price/index': entry},
     external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
-    format: 'esm',
-    // Names kept: errors and classes are told apart by name in places (err.name, constructor.name).
-    keepNames: true,
-    logLevel: 'error',
-    metafile: true,
-    minify: true,
-    outdir: join(root, 'dist'),
-    platform: 'node',
+    // schemasOnFirstUse before unusedSchemasDropped: both load dist/src/schemas/on-first-use.js, the first plugin's onLoad wins.
     plugins: [zodEnglishOnly(), schemasOnFirstUse(), unusedSchemasDropped()],
     splitting: true,
-    target: `node${process.versions.node.split('.')[0]}`,
-    write: false,
   })
   const schemas = await bundleSchemasOnFirstUse()
   const inputs = [...Object.keys(result.metafile.inputs), ...Object.keys(schemas.metafile.inputs)]
@@ -149,6 +139,28 @@ async function bundlePrice() {
     .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
   if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
   for (const out of [...result.outputFiles, ...schemas.outputFiles]) write(out.path, out.contents)
+}
+
+/**
+ * The esbuild options the price bundle and the price schemas' bundle share (bundlePrice,
+ * bundleSchemasOnFirstUse): minified ES modules for this node, into dist/, kept in memory
+ * (bundlePrice checks them before writing), with a metafile for those checks.
+ */
+function bundleOptions() {
+  return {
+    absWorkingDir: root,
+    bundle: true,
+    format: 'esm',
+    // Names kept: errors and classes are told apart by name in places (err.name, constructor.name).
+    keepNames: true,
+    logLevel: 'error',
+    metafile: true,
+    minify: true,
+    outdir: join(root, 'dist'),
+    platform: 'node',
+    target: `node${process.versions.node.split('.')[0]}`,
+    write: false,
+  }
 }
 
 /**
@@ -203,19 +215,9 @@ function schemasOnFirstUse() {
 async function bundleSchemasOnFirstUse() {
   const path = join(root, 'dist', 'src', 'schemas', 'on-first-use.js')
   const result = await esbuild.build({
-    absWorkingDir: root,
-    bundle: true,
+    ...bundleOptions(),
     entryPoints: {[ON_FIRST_USE_ENTRY]: requiredOnFirstUse(readFileSync(path, 'utf8'), path).module},
-    format: 'esm',
-    keepNames: true,
-    logLevel: 'error',
-    metafile: true,
-    minify: true,
-    outdir: join(root, 'dist'),
-    platform: 'node',
     plugins: [zodEnglishOnly(), unusedSchemasDropped()],
-    target: `node${process.versions.node.split('.')[0]}`,
-    write: false,
   })
   const bundled = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f))
   const copies = bundled.filter((f) => f.startsWith('dist/src/') && !f.startsWith('dist/src/schemas/') && !SCHEMA_COPIES.includes(f))

@@ -53,6 +53,17 @@ export function isCurrency(code: string): boolean {
   return INTL_CURRENCIES.has(code)
 }
 
+/**
+ * A typed country or currency code upper-cased: ASCII only. Unicode case mapping makes codes
+ * of other letters ("ß" is "SS", South Sudan; "ıt" is "IT"), so a text with any non-ASCII
+ * character is left as it is and fails the code check with the value the user typed.
+ */
+export function upperCode(text: string): string {
+  return NON_ASCII.test(text) ? text : text.toUpperCase()
+}
+
+const NON_ASCII = /[^\x00-\x7f]/
+
 export function isCountry(code: string): boolean {
   return Object.hasOwn(COUNTRY_CURRENCY, code)
 }

@@ -13,6 +13,7 @@
 import type {z} from 'zod'
 
 import {InvalidInputError, OperationalError} from './errors.js'
+import {upperCode} from './currency.js'
 import {importFiles} from './import/importer.js'
 import {batchPricer, CHUNK_SIZE} from './pricing/batch.js'
 import {PricingContext} from './pricing/context.js'
@@ -201,7 +202,7 @@ export function previewPrices(store: Store, options: PreviewOptions = {}): Previ
   const parsedTolerance = parseTolerance(tolerance)
   const before = options.against === undefined ? undefined : readSnapshot(options.against)
   const rows = previewRows(openedPort(store), {
-    countries: options.countries?.map((c) => c.toUpperCase()),
+    countries: options.countries?.map(upperCode),
     features: options.features,
     integrations: options.integrations,
     products: options.products,

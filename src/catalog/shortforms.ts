@@ -1,4 +1,4 @@
-import {countryCurrency} from '../currency.js'
+import {countryCurrency, upperCode} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {parseJsonValue} from '../input.js'
 
@@ -27,8 +27,8 @@ export function parseCountryPrice(text: string, what = '--country-price'): unkno
   if (text.trim().startsWith('{')) return parseJsonValue(text, what)
   const m = /^\s*([^=\s]+)\s*=\s*([^:]+?)\s*(?::\s*(\S+?))?\s*$/.exec(text)
   if (!m) throw new InvalidInputError(`${what}: expected COUNTRY=AMOUNT[:CURRENCY] such as DE=8.99:EUR, got ${JSON.stringify(text)}`)
-  const country = m[1].toUpperCase()
-  const currency = m[3] ? m[3].toUpperCase() : countryCurrency(country)
+  const country = upperCode(m[1])
+  const currency = m[3] ? upperCode(m[3]) : countryCurrency(country)
   return {amount: numberish(m[2]), country, ...(currency ? {currency} : {})}
 }
 
@@ -59,7 +59,7 @@ export function parseIntegration(text: string, what = '--integration'): unknown 
 
     case 'gateway_d': {
       expect(1)
-      return {currency: rest[0].toUpperCase(), type, ...withId('gateway_d_plan_id')}
+      return {currency: upperCode(rest[0]), type, ...withId('gateway_d_plan_id')}
     }
 
     default: {

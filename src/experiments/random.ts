@@ -35,8 +35,20 @@ function cyrb128(text: string): [number, number, number, number] {
  * an assignment is reproducible in any process and in any order.
  */
 export function seededRng(...parts: (number | string)[]): Rng {
-  let [a, b, c, d] = cyrb128(parts.join('\u0000'))
-  const next = () => {
+  const [a, b, c, d] = cyrb128(parts.join('\u0000'))
+  const next = sfc32(a, b, c, d)
+  // Discard the first outputs: sfc32 mixes its state in the first few rounds.
+  for (let i = 0; i < 12; i++) next()
+  return next
+}
+
+/**
+ * sfc32 from its state. The generator is returned, not named: a bundle built with esbuild's
+ * keepNames names each named closure when it is made (a property definition per visitor;
+ * docs/performance.md "Issue 19: experiments under write-behind (session 10)").
+ */
+function sfc32(a: number, b: number, c: number, d: number): Rng {
+  return () => {
     a |= 0
     b |= 0
     c |= 0
@@ -49,9 +61,6 @@ export function seededRng(...parts: (number | string)[]): Rng {
     c = (c + t) | 0
     return (t >>> 0) / 4_294_967_296
   }
-  // Discard the first outputs: sfc32 mixes its state in the first few rounds.
-  for (let i = 0; i < 12; i++) next()
-  return next
 }
 
 /** Standard normal (Marsaglia polar method). */

@@ -3,7 +3,7 @@ import {unzipSync} from 'fflate'
 
 import {parseJson} from '../input.js'
 import {isoDay, nowSeconds} from '../clock.js'
-import {isCurrency} from '../currency.js'
+import {isCurrency, upperCode} from '../currency.js'
 import {duplicateColumn} from '../csv-header.js'
 import {InvalidInputError} from '../errors.js'
 import {FX_FORMATS, type FxFormat, isIsoDay, MAX_FX_RATE, MIN_FX_RATE} from '../schemas/fx.js'
@@ -245,7 +245,7 @@ export function parseRateCsv(text: string, name: string, defaultDate: string | u
       continue
     }
     const raw = record[col.currency] ?? ''
-    const code = raw.toUpperCase()
+    const code = upperCode(raw)
     if (!isCurrency(code)) {
       errors.add(`line ${line}: unknown currency ${JSON.stringify(raw)} (expected an ISO 4217 code such as EUR)`)
       continue
@@ -291,7 +291,7 @@ export function parseRateJson(text: string, name: string, defaultDate: string | 
   if (tables.length !== 1) {
     throw new InvalidInputError(`${name}: expected one rate table beside "date" such as "usd": {...}, found ${tables.length === 0 ? 'none' : tables.map((t) => JSON.stringify(t)).join(', ')}`)
   }
-  const base = tables[0].toUpperCase()
+  const base = upperCode(tables[0])
   if (!isCurrency(base)) throw new InvalidInputError(`${name}: rate table ${JSON.stringify(tables[0])} is not named after an ISO 4217 currency`)
   const date = obj.date === undefined ? (defaultDate ?? today()) : obj.date
   if (typeof date !== 'string' || !isIsoDay(date)) throw new InvalidInputError(`${name}: "date" must be YYYY-MM-DD, got ${JSON.stringify(obj.date)}`)
@@ -300,7 +300,7 @@ export function parseRateJson(text: string, name: string, defaultDate: string | 
   const perBase = new Map<string, number>()
   const skippedCodes: string[] = []
   for (const [key, value] of Object.entries(table)) {
-    const code = key.toUpperCase()
+    const code = upperCode(key)
     if (!isCurrency(code)) {
       skippedCodes.push(code)
       continue

@@ -4,7 +4,7 @@ import {readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join, resolve} from 'node:path'
 
-import {isCountry} from '../currency.js'
+import {isCountry, upperCode} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
 
 /**
@@ -222,7 +222,7 @@ export function resolveCountry(ip: string, options: ResolveOptions = {}): GeoRes
     ['country_code', record.country_code],
   ] as const) {
     if (typeof value !== 'string' || value === '') continue
-    const code = value.toUpperCase()
+    const code = upperCode(value)
     if (isCountry(code)) return {country: code, reason: `${shown}: ${field} ${code}`, source: db.label}
     return {country: null, reason: `${shown}: ${field} ${JSON.stringify(value)} is not an ISO 3166 country: no country`, source: db.label}
   }

@@ -1,6 +1,6 @@
 import {createRequire} from 'node:module'
 
-import {isCountry} from '../currency.js'
+import {isCountry, upperCode} from '../currency.js'
 
 // The package's index without its 80 name locales (the main entry loads them all).
 const require = createRequire(import.meta.url)
@@ -17,7 +17,7 @@ const WORLD_BANK_ALIASES: Record<string, string> = {XKX: 'XK'}
  * for a code that names no country: World Bank aggregates (WLD, EUU, HIC, 1W, XC, ...).
  */
 export function toCountry(code: string): string | undefined {
-  const c = code.trim().toUpperCase()
+  const c = upperCode(code.trim())
   if (c.length === 2) return isCountry(c) ? c : undefined
   if (c.length === 3) {
     const a2 = WORLD_BANK_ALIASES[c] ?? iso.alpha3ToAlpha2(c)

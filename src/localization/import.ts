@@ -1,6 +1,6 @@
 import {parse} from 'csv-parse/sync'
 
-import {countryCurrency} from '../currency.js'
+import {countryCurrency, upperCode} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {decodeText, RowErrors} from '../fx/files.js'
 import {rateOn} from '../fx/rates.js'
@@ -233,7 +233,7 @@ export function parsePlain(text: string, name: string): ParsedFactors {
       continue
     }
     const raw = record[col.country] ?? ''
-    const country = raw.toUpperCase()
+    const country = upperCode(raw)
     if (!/^[A-Z]{2}$/.test(country) || !toCountry(country)) {
       errors.add(`line ${line}: unknown country ${JSON.stringify(raw)} (expected a two-letter ISO 3166 code such as DE)`)
       continue

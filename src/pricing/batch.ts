@@ -177,11 +177,13 @@ const WRITE_BEHIND_MIN = 5000
  *
  * Outcomes go to the sink in input order. Usually a group is priced, written and committed
  * in one transaction and its outcomes go to the sink inside it. With write-behind (a SQLite
- * store, new users, no running experiment; docs/performance.md "Issue 19: fourth pass (new users)") the
- * rows of group k are written and committed by a second thread while group k+1 is priced,
- * and group k's outcomes are held (sink.hold) until its commit is seen (a quote shown is a
- * quote stored); whatever write-behind does not take ends it, and the groups it did not
- * commit are priced again the usual way.
+ * store, new users; docs/performance.md "Issue 19: fourth pass (new users)") the rows of
+ * group k (its locks, users and, with a running experiment, exposures: "Issue 19:
+ * experiments under write-behind (session 10)") are written and committed in one transaction
+ * by a second thread while group k+1 is priced, and group k's outcomes are held (sink.hold)
+ * until its commit is seen (a quote shown is a quote stored, with its exposure); whatever
+ * write-behind does not take ends it, and the groups it did not commit are priced again the
+ * usual way.
  */
 export function batchPricer(
   ctx: PricingContext,
@@ -306,14 +308,14 @@ export function batchPricer(
     inFlight.length = 0
     behind!.end()
     behind = undefined
+    // Cached posteriors counted the exposures of the groups priced again: read them from the store.
+    ctx.experiments.refresh()
     again.push(...items)
     for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
   const startBehind = (priced: number): void => {
     behindTried = true
-    // An exposure is written through another repository, in the caller's transaction.
-    if (ctx.store.experiments.list('running').length > 0) return
     behind = ctx.store.pricing.writeBehind?.(priced)
   }
 

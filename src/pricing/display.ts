@@ -94,9 +94,16 @@ export function formatMoney(minor: number, currency: string, country: string): s
 }
 
 const symbols = new Map<string, string>()
+/** currencySymbol's answers by country and currency (a country's locale does not change). */
+const symbolsByCountry = new Map<string, Map<string, string>>()
 
 /** The currency part of what formatMoney prints in that country ("€", "R$", "￥", "KWD"). */
 export function currencySymbol(currency: string, country: string): string {
+  // By country, then currency: a batch asks once per request, and a key string made per
+  // call was a new text to hash each time (docs/performance.md "Issue 19: fifth pass").
+  let byCurrency = symbolsByCountry.get(country)
+  const known = byCurrency?.get(currency)
+  if (known !== undefined) return known
   const locale = localeForCountry(country)
   const key = `${locale}|${currency}`
   let s = symbols.get(key)
@@ -108,6 +115,11 @@ export function currencySymbol(currency: string, country: string): string {
       .join('')
     symbols.set(key, s)
   }
+  if (byCurrency === undefined) {
+    byCurrency = new Map()
+    symbolsByCountry.set(country, byCurrency)
+  }
+  byCurrency.set(currency, s)
   return s
 }
 

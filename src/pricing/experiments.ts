@@ -204,15 +204,16 @@ export class Experiments {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
     const r = this.repo.recordExposure({anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key})
-    // Keep cached posteriors current with this process's own visitors.
+    // Keep cached posteriors current with this process's own visitors (no closure per
+    // request: a bundle built with keepNames pays a property definition for each).
     const p = this.posteriors.get(lock.experiment_id)
     if (!p || r.change === 'same') return
-    const add = (id: string, n: number) => {
-      const i = p.index.get(id)
-      if (i !== undefined) p.outcomes[i].visitors += n
+    const i = p.index.get(arm)
+    if (i !== undefined) p.outcomes[i].visitors += 1
+    if (r.change === 'moved' && r.previous !== undefined) {
+      const j = p.index.get(r.previous)
+      if (j !== undefined) p.outcomes[j].visitors -= 1
     }
-    add(arm, 1)
-    if (r.change === 'moved' && r.previous !== undefined) add(r.previous, -1)
   }
 
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
@@ -249,15 +250,11 @@ export class Experiments {
    */
   private targets(l: Loaded, input: AssignInput, trace: Trace): boolean {
     const {exp} = l
-    const why = (detail: string) => {
-      trace?.push({detail: `experiment ${exp.id}: ${detail}`, outcome: 'skipped', step: 'experiment'})
-      return false
-    }
     if (exp.type === 'price' ? !input.products.some((p) => l.productApiIds.has(p)) : [...l.productApiIds].some((p) => !input.products.includes(p))) {
-      return why(exp.type === 'price' ? `prices none of ${input.products.join(', ')}` : `needs all of ${[...l.productApiIds].join(', ')} in the request`)
+      return skipped(exp, trace, exp.type === 'price' ? `prices none of ${input.products.join(', ')}` : `needs all of ${[...l.productApiIds].join(', ')} in the request`)
     }
-    if (l.countries && !l.countries.has(input.country)) return why(`targets ${exp.countries.join(', ')}, not ${input.country}`)
-    if (exp.audience !== null && exp.audience !== input.audienceId) return why(`targets audience ${exp.audience}, not ${input.audienceId}`)
+    if (l.countries && !l.countries.has(input.country)) return skipped(exp, trace, `targets ${exp.countries.join(', ')}, not ${input.country}`)
+    if (exp.audience !== null && exp.audience !== input.audienceId) return skipped(exp, trace, `targets audience ${exp.audience}, not ${input.audienceId}`)
     return true
   }
 
@@ -286,6 +283,12 @@ export class Experiments {
     }
     return p
   }
+}
+
+/** An experiment that does not target the request, and why (explain); false. */
+function skipped(exp: Experiment, trace: Trace, detail: string): false {
+  trace?.push({detail: `experiment ${exp.id}: ${detail}`, outcome: 'skipped', step: 'experiment'})
+  return false
 }
 
 function bound(minor: null | number): string {

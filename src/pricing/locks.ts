@@ -75,6 +75,106 @@ export type Lock = {
  * out by hand: it runs once per new lock, and building it as text skips a copy of the quote.
  */
 export function packQuote(lock: Lock): string {
+  const known = packedQuote(lock)
+  return typeof known === 'string' ? known : known.text
+}
+
+/**
+ * A packed quote remembered with everything its text is made of: a batch of new users packs
+ * the same few quotes (one per country, currency and audience) into every lock, and
+ * comparing these values costs less than building the text again and leaves no garbage
+ * (docs/performance.md "Issue 19: fifth pass"). `id` numbers the texts for this process's
+ * life (the write-behind writer gets a number for a text it was sent before).
+ */
+export type PackedQuote = {readonly id: number; readonly text: string}
+
+type PackedEntry = PackedQuote & {
+  audience: LockQuote['audience']
+  countrySource: string
+  currencySource: string
+  experimentType: LockQuote['experiment_type']
+  matching: LockQuote['matching_audiences']
+  /** Per product: id, interval, interval_count, layer, price_minor, baseline_minor, control_minor, currency. */
+  products: unknown[]
+  toSelect: string[]
+}
+
+/** Remembered packed quotes by lock currency (at most PACKED_PER_CURRENCY each, PACKED_CURRENCIES currencies). */
+const packed = new Map<string, PackedEntry[]>()
+const PACKED_PER_CURRENCY = 32
+const PACKED_CURRENCIES = 256
+let nextPackedId = 0
+const PRODUCT_VALUES = 8
+
+/** packQuote's text, remembered when it holds no coupon (then with its number); a text of its own otherwise. */
+export function packedQuote(lock: Lock): PackedQuote | string {
+  const q = lock.quote
+  let entries = packed.get(lock.currency)
+  if (entries !== undefined) for (const e of entries) if (samePacked(e, q)) return e
+  const text = packQuoteNow(lock)
+  if (entries === undefined) {
+    if (packed.size >= PACKED_CURRENCIES) return text
+    entries = []
+    packed.set(lock.currency, entries)
+  }
+  if (entries.length >= PACKED_PER_CURRENCY) return text
+  const products: unknown[] = []
+  for (const id in q.products) {
+    const p = q.products[id]
+    if (p.coupon !== undefined) return text
+    products.push(id, p.interval, p.interval_count, p.layer, p.price_minor, p.baseline_minor, p.control_minor, p.currency)
+  }
+  const e: PackedEntry = {
+    audience: q.audience,
+    countrySource: q.country_source,
+    currencySource: q.currency_source,
+    experimentType: q.experiment_type,
+    id: nextPackedId++,
+    matching: [...q.matching_audiences],
+    products,
+    text,
+    toSelect: [...q.products_to_select],
+  }
+  entries.push(e)
+  return e
+}
+
+/** Whether `q` packs to the entry's text (the lock currency is the entry's: see `packed`). */
+function samePacked(e: PackedEntry, q: LockQuote): boolean {
+  if (e.countrySource !== q.country_source || e.currencySource !== q.currency_source || e.experimentType !== q.experiment_type) return false
+  // The default audience is left out of the text; any other is written whole (compared by identity).
+  if (e.audience !== q.audience && !(e.audience.api_id === 'default' && q.audience.api_id === 'default')) return false
+  if (!sameItems(e.matching, q.matching_audiences) || !sameItems(e.toSelect, q.products_to_select)) return false
+  const v = e.products
+  let i = 0
+  for (const id in q.products) {
+    const p = q.products[id]
+    if (
+      i >= v.length ||
+      v[i] !== id ||
+      v[i + 4] !== p.price_minor ||
+      v[i + 1] !== p.interval ||
+      v[i + 2] !== p.interval_count ||
+      v[i + 3] !== p.layer ||
+      v[i + 5] !== p.baseline_minor ||
+      v[i + 6] !== p.control_minor ||
+      v[i + 7] !== p.currency ||
+      p.coupon !== undefined
+    )
+      return false
+    i += PRODUCT_VALUES
+  }
+  return i === v.length
+}
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** packQuote's text built now, without the remembered ones (exported for the tests that compare both). */
+export function packQuoteNow(lock: Lock): string {
   const q = lock.quote
   let products = ''
   for (const id in q.products) {

@@ -279,14 +279,19 @@ function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string
     currency = req.currency
     source = 'request'
   } else {
-    const withCountryPrice = (req.products ?? []).map((id) => ctx.product(id)!.countryPrices.get(country)).find(Boolean)
+    // The first requested product with a price for the country (the products are known: calculate checked them).
+    let withCountryPrice: undefined | {currency: string}
+    for (const id of req.products ?? NO_PRODUCTS) {
+      withCountryPrice = ctx.product(id)!.countryPrices.get(country)
+      if (withCountryPrice) break
+    }
     const local = countryCurrency(country)
     if (withCountryPrice) {
       currency = withCountryPrice.currency
-      source = `country price for ${country}`
+      source = sourceText('country price for ', country)
     } else if (local) {
       currency = local
-      source = `currency of ${country}`
+      source = sourceText('currency of ', country)
     } else {
       currency = 'USD'
       source = 'fallback'
@@ -299,22 +304,56 @@ function resolveCurrency(ctx: PricingContext, req: PriceRequest, country: string
   return {currency, source}
 }
 
+const NO_PRODUCTS: readonly string[] = []
+
+/**
+ * `what` and the country as one text, made once per country: the source is kept in each
+ * lock's quote, and packedQuote compares it with the one remembered (a text made per
+ * request would be flattened and compared character by character).
+ */
+function sourceText(what: 'country price for ' | 'currency of ', country: string): string {
+  const texts = what === 'currency of ' ? currencyOfTexts : countryPriceTexts
+  let text = texts.get(country)
+  if (text === undefined) {
+    text = what + country
+    if (texts.size < 1024) texts.set(country, text)
+  }
+  return text
+}
+
+const countryPriceTexts = new Map<string, string>()
+const currencyOfTexts = new Map<string, string>()
+
 /**
  * Layers 6: base price < country price < audience price < experiment arm. The layers are
  * pure for a context, so a quote made once is reused (a copy: the coupon layer adds to it).
  */
 function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
   if (trace) return quoteLayers(ctx, product, country, currency, lock, integrations, trace)
-  const parts = [product.id, product.baseline_id, currency, lock.quote.audience.api_id, lock.experiment_id, lock.arm_id]
-  let quote = ctx.quoteValues.get(country, parts, integrations)
+  const parts = QUOTE_PARTS
+  parts[0] = product.id
+  parts[1] = product.baseline_id
+  parts[2] = currency
+  parts[3] = lock.quote.audience.api_id
+  parts[4] = lock.experiment_id
+  parts[5] = lock.arm_id
+  const quote = ctx.quoteValues.get(country, parts, integrations)
   if (quote) return {...quote}
+  return {...quoteMissed(ctx, product, country, currency, lock, integrations, [...parts])}
+}
+
+/** Reused for each look-up (ValueCache.get only reads it, set copies it): no array per product per request. */
+const QUOTE_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined]
+
+/** quoteProduct's quote not found by value: by key string, or made now (`parts` its own: quoteLayers may quote a baseline product). */
+function quoteMissed(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], parts: unknown[]): LockedProduct {
   const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}|${integrations.join(',')}`
-  quote = ctx.quotes.get(key)
+  let quote = ctx.quotes.get(key)
   if (!quote) {
     quote = quoteLayers(ctx, product, country, currency, lock, integrations, undefined)
     if (!ctx.quoteValues.set(country, parts, integrations, quote)) ctx.quotes.set(key, quote)
   }
-  return {...quote}
+  return quote
 }
 
 function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
@@ -517,7 +556,15 @@ function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rend
 function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
   if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans)
   // Plans are compared as one more part: the product's list, the same array for every request of a context.
-  const parts = [p.currency, p.price_minor, p.baseline_minor, p.control_minor, p.interval, p.interval_count, p.layer, plans]
+  const parts = RENDER_PARTS
+  parts[0] = p.currency
+  parts[1] = p.price_minor
+  parts[2] = p.baseline_minor
+  parts[3] = p.control_minor
+  parts[4] = p.interval
+  parts[5] = p.interval_count
+  parts[6] = p.layer
+  parts[7] = plans
   let rendered = ctx.renderedValues.get(lock.country, parts, integrations)
   if (rendered) return rendered
   const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}`
@@ -528,6 +575,9 @@ function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integr
   }
   return rendered
 }
+
+/** Reused for each look-up, as QUOTE_PARTS (renderProductNow does not render another product). */
+const RENDER_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined]
 
 function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
   const {country} = lock
@@ -566,6 +616,8 @@ let nextSharedId = 0
 /** Everything of a line before the user id, encoded, by what it is made of. */
 const prefixes = new BoundedCache<string, Buffer>(10_000)
 const variantEnds = new BoundedCache<string, Buffer>(1000)
+/** variantEnds of a price experiment's arms (most experimented lines), by experiment and arm: no key text per line. */
+const priceArmEnds = new BoundedCache<number, Map<number | string, Buffer>>(100)
 const NO_VARIANTS_END = Buffer.from(',"variants":{"arm_id":0,"experiment_id":0,"experiment_type":null,"experimented_on":false,"products_to_select":[],"treatment_group":null}}\n')
 
 /**
@@ -583,8 +635,19 @@ export function writePriceLine(r: PriceResult, sink: JsonSink): void {
 /** Everything of writePriceLine's line before the user id, encoded. */
 function linePrefix(r: PriceResult): Buffer {
   // First by value (the shared product objects by identity), without building a key string.
-  const parts: unknown[] = [r.currency, r.currency_symbol, r.package_id, r.audience.api_id, r.audience.name, r.matching_audiences.length]
-  for (const a of r.matching_audiences) parts.push(a.api_id, a.name)
+  // One array reused for each line (the cache copies what it keeps).
+  const parts = PREFIX_PARTS
+  parts[0] = r.currency
+  parts[1] = r.currency_symbol
+  parts[2] = r.package_id
+  parts[3] = r.audience.api_id
+  parts[4] = r.audience.name
+  parts[5] = r.matching_audiences.length
+  let n = 6
+  for (const a of r.matching_audiences) {
+    parts[n++] = a.api_id
+    parts[n++] = a.name
+  }
   let shared = true
   for (const id in r.products) {
     const p = r.products[id]
@@ -592,8 +655,11 @@ function linePrefix(r: PriceResult): Buffer {
       shared = false
       break
     }
-    parts.push(id, p)
+    parts[n++] = id
+    parts[n++] = p
   }
+  // Setting an array's length is a slow call: only when the line has another shape than the last.
+  if (parts.length !== n) parts.length = n
   let prefix = shared ? prefixValues.get(r.country, parts, undefined) : undefined
   if (prefix === undefined) {
     prefix = prefixByKey(r)
@@ -601,6 +667,8 @@ function linePrefix(r: PriceResult): Buffer {
   }
   return prefix
 }
+
+const PREFIX_PARTS: unknown[] = []
 
 /** Prefixes by value; what it has no room for goes to `prefixes` by key string. */
 const prefixValues = new ValueCache<Buffer>(32, 256)
@@ -638,6 +706,16 @@ function prefixByKey(r: PriceResult): Buffer {
 /** `,"variants":{...}}` and the newline, encoded once per arm. */
 function variantsEnd(v: PriceResult['variants']): Buffer {
   if (v.experiment_id === 0 && v.arm_id === 0 && v.products_to_select.length === 0 && v.treatment_group === null) return NO_VARIANTS_END
+  if (v.experiment_type === 'price' && v.experimented_on && v.products_to_select.length === 0 && v.treatment_group === null) {
+    let arms = priceArmEnds.get(v.experiment_id)
+    if (arms === undefined) priceArmEnds.set(v.experiment_id, (arms = new Map()))
+    let end = arms.get(v.arm_id)
+    if (end === undefined) {
+      end = Buffer.from(`,"variants":${JSON.stringify(v)}}\n`)
+      if (arms.size < 100) arms.set(v.arm_id, end)
+    }
+    return end
+  }
   const key = `${v.experiment_id}\u0000${typeof v.arm_id}\u0000${v.arm_id}\u0000${v.experiment_type}\u0000${v.experimented_on}\u0000${v.treatment_group}\u0000${v.products_to_select.join('\u0000')}`
   let end = variantEnds.get(key)
   if (end === undefined) {

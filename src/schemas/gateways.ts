@@ -1,11 +1,12 @@
 import {z} from 'zod'
 
+import {upperCode} from '../currency.js'
 import {Currency, Envelope, Gateway} from './common.js'
 import {WithImpact} from './impact.js'
 
 /** Gateway settings input and the --json output of the `gateways` commands. */
 
-const upper = (v: unknown) => (typeof v === 'string' ? v.trim().toUpperCase() : v)
+const upper = (v: unknown) => (typeof v === 'string' ? upperCode(v.trim()) : v)
 
 export const AMOUNT_FORMATS = ['minor', 'decimal'] as const
 
@@ -19,7 +20,7 @@ export const AcceptedCurrencies = z.preprocess(
     if (typeof v === 'string') {
       const s = v.trim()
       if (s === '*') return '*'
-      return s.split(',').map((c) => c.trim().toUpperCase())
+      return s.split(',').map((c) => upperCode(c.trim()))
     }
     if (Array.isArray(v)) {
       if (v.length === 1 && v[0] === '*') return '*'

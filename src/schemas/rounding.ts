@@ -1,5 +1,6 @@
 import {z} from 'zod'
 
+import {upperCode} from '../currency.js'
 import {PricectlError} from '../errors.js'
 import {parseRule} from '../pricing/rounding.js'
 import {Currency, Envelope} from './common.js'
@@ -10,7 +11,7 @@ import {WithImpact} from './impact.js'
  * Currency codes are upper-cased first: `rounding set jpy ...` means JPY.
  */
 
-const UpperCurrency = z.preprocess((v) => (typeof v === 'string' ? v.trim().toUpperCase() : v), Currency)
+const UpperCurrency = z.preprocess((v) => (typeof v === 'string' ? upperCode(v.trim()) : v), Currency)
 
 /** `rounding set`: a currency and a rule that parses for that currency. */
 export const RoundingSetInput = z

@@ -1,3 +1,5 @@
+import {upperCode} from '../currency.js'
+
 /**
  * Audience rules: pure parsing, printing and evaluation (DESIGN "The price calculation",
  * step 4). A rule is a country test or a feature test; an audience matches when all of its
@@ -104,7 +106,7 @@ export function parseRuleText(text: string): Record<string, unknown> {
   const country = /^country\s+(not\s+in|not_in|in)\s+(.+)$/i.exec(t)
   if (country) {
     const operator = /^in$/i.test(country[1]) ? 'in' : 'not_in'
-    return {operator, type: 'country', values: list(country[2]).map((c) => c.toUpperCase())}
+    return {operator, type: 'country', values: list(country[2]).map(upperCode)}
   }
   if (/^country\b/i.test(t)) {
     const op = t.split(/\s+/)[1]

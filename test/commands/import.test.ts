@@ -330,6 +330,25 @@ describe('import amounts without guessing', () => {
     return writeTemp('payments.csv', [PAYMENTS_HEADER.join(','), ...lines].join('\n') + '\n')
   }
 
+  it('a country or currency cell is upper-cased as ASCII only: "ß" is no South Sudan, "uſd" no USD; "de" is DE', async () => {
+    const header = [...PAYMENTS_HEADER, 'country (metadata)']
+    const line = (id: string, currency: string, country: string) => {
+      const cells: Record<string, string> = Object.fromEntries(header.map((h) => [h, '']))
+      Object.assign(cells, {Amount: '9.99', 'Amount Refunded': '0.00', Captured: 'true', 'country (metadata)': country, Currency: currency, 'Created date (UTC)': '2026-01-05 10:00:00', 'Customer ID': `cus_${id}`, id, 'product (metadata)': 'prod_life', Status: 'Paid'})
+      return header.map((h) => cells[h]).join(',')
+    }
+    const file = writeTemp('payments-case.csv', [header.join(','), line('ch_de', 'usd', 'de'), line('ch_ss', 'usd', 'ß'), line('ch_it', 'usd', 'ıt'), line('ch_usd', 'uſd', 'DE')].join('\n') + '\n')
+    const r = await runArgs(db, ['charges', 'import', file, '--json'])
+    expect(r.json).toMatchObject({inserted: 1, read: 4, rejected: 3})
+    expect(rows(db, 'charges')).toEqual([expect.objectContaining({country: 'DE', currency: 'USD', origin_id: 'ch_de'})])
+    const bad = rejects(`${file}.rejects.csv`)
+    expect(bad.map((b) => b.reason)).toEqual([
+      expect.stringContaining('unknown country "ß"'),
+      expect.stringContaining('unknown country "ıt"'),
+      expect.stringContaining('unknown currency "uſd"'),
+    ])
+  })
+
   it('a payments row "19,999" KWD is rejected with the reason (the export writes no thousands separator); 19.999 KWD lands exactly', async () => {
     const file = payments([
       ['ch_kwd1', '19,999', 'kwd'],

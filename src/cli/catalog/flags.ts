@@ -2,6 +2,7 @@ import {Flags} from '@oclif/core'
 
 import {overlay, readBody} from '../input.js'
 import {InvalidInputError} from '../../errors.js'
+import {upperCode} from '../../currency.js'
 import {nullableNumberish, numberish, parseCountryPrice, parseExternalCoupon, parseIntegration, parseJsonObjectFlag, parseTrial} from '../../catalog/shortforms.js'
 
 /**
@@ -87,7 +88,7 @@ export function couponBody(flags: CouponFlagValues): Record<string, unknown> {
     api_id: flags['api-id'],
     coupon_external_coupons: list(flags.external, parseExternalCoupon, '--external'),
     coupon_type: flags.type === undefined ? undefined : {coupon_type: flags.type.trim()},
-    currency: flags.currency === undefined ? undefined : isNone(flags.currency) ? null : flags.currency.trim().toUpperCase(),
+    currency: flags.currency === undefined ? undefined : isNone(flags.currency) ? null : upperCode(flags.currency.trim()),
     name: flags.name,
     status: flags.status?.trim().toUpperCase(),
     value: flags.value === undefined ? undefined : numberish(flags.value),

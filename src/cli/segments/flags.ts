@@ -3,6 +3,7 @@ import {Flags} from '@oclif/core'
 import {numberish} from '../../catalog/shortforms.js'
 import {overlay, parseJsonValue, readBody} from '../input.js'
 import {InvalidInputError} from '../../errors.js'
+import {upperCode} from '../../currency.js'
 
 /**
  * Flags of the audience, package and campaign commands and how they become a body.
@@ -29,7 +30,7 @@ function list<T>(values: string[] | undefined, parse: (t: string) => T): T[] | u
 function commaList(values: string[] | undefined, flag: string, upper = false): string[] | undefined {
   if (values === undefined) return undefined
   if (values.length === 1 && isNone(values[0])) return []
-  const out = values.flatMap((v) => v.split(',')).map((v) => (upper ? v.trim().toUpperCase() : v.trim())).filter(Boolean)
+  const out = values.flatMap((v) => v.split(',')).map((v) => (upper ? upperCode(v.trim()) : v.trim())).filter(Boolean)
   if (out.length === 0) throw new InvalidInputError(`${flag}: empty value ${JSON.stringify(values.join(','))}; give a comma-separated list, or "none" to clear it`)
   return out
 }
@@ -45,7 +46,7 @@ export function parseAudiencePrice(text: string): unknown {
   const m = /^\s*([^=\s]+)\s*=\s*(?:[x*]\s*(\S+)|([^:\s]+)\s*:\s*(\S+))\s*$/i.exec(text)
   if (!m) throw new InvalidInputError(`--price: expected PRODUCT=xMULTIPLIER (e.g. pro_monthly=x0.8) or PRODUCT=AMOUNT:CURRENCY (e.g. pro_monthly=7.99:EUR), got ${JSON.stringify(text)}`)
   const [, product, multiplier, amount, currency] = m
-  return multiplier === undefined ? {amount: numberish(amount), currency: currency.toUpperCase(), product} : {multiplier: numberish(multiplier), product}
+  return multiplier === undefined ? {amount: numberish(amount), currency: upperCode(currency), product} : {multiplier: numberish(multiplier), product}
 }
 
 export const audienceFlags = {

@@ -104,8 +104,10 @@ export interface PricingRepository {
 /**
  * Write-behind (batch pricing, docs/performance.md "Issue 19: fourth pass (new users)"): while it runs,
  * saveQuotes and saveUserCountries gather rows that commit() sends to the other connection
- * as one transaction, and the caller calls the repository outside any transaction of its
- * own. A read of a key written by a group not yet committed waits for it; what write-behind
+ * as one transaction, with the exposures the store's experiments repository records meanwhile
+ * (recordExposure: the change it returns is the one that transaction makes; armCounts waits
+ * for the groups sent and counts the group being gathered), and the caller calls the
+ * repositories outside any transaction of its own. A read of a key written by a group not yet committed waits for it; what write-behind
  * does not take (an anonymous lock, a delete, a key read again in the group that wrote it,
  * a group the other connection could not write) throws WriteBehindAbort: the caller ends
  * write-behind and prices the groups not committed again, the usual way.

@@ -12,11 +12,21 @@ import {
   type ExposureChange,
   type Status,
 } from '../port/experiments.js'
+import {WriteBehindAbort} from '../port/pricing.js'
+import type {WriteBehindLink} from './write-behind.js'
 
 type Row = ExperimentRecord
 
 const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_id, a.api_id AS audience, e.countries_json, e.seed,
   e.created_at, e.updated_at, e.started_at, e.stopped_at FROM experiments e LEFT JOIN audiences a ON a.id = e.audience_id`
+
+/** An exposure's insert, and its move to another arm (an override starts the exposure again): also run by write-behind's writer. */
+export const INSERT_EXPOSURE_SQL = 'INSERT OR IGNORE INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES (?, ?, ?, ?, ?)'
+/** INSERT_EXPOSURE_SQL for several rows at once (write-behind's writer). */
+export function insertExposuresSql(rows: number): string {
+  return `${INSERT_EXPOSURE_SQL.slice(0, INSERT_EXPOSURE_SQL.indexOf('VALUES'))}VALUES ${new Array(rows).fill('(?, ?, ?, ?, ?)').join(', ')}`
+}
+export const REASSIGN_EXPOSURE_SQL = 'UPDATE exposures SET arm_id = ?, anonymous = ?, exposed_at = ? WHERE experiment_id = ? AND user_id = ? AND arm_id <> ?'
 
 /** A list of n "?" placeholders. */
 const placeholders = (n: number) => Array.from({length: n}, () => '?').join(',')
@@ -25,7 +35,11 @@ const placeholders = (n: number) => Array.from({length: n}, () => '?').join(',')
 export class SqliteExperiments implements ExperimentsRepository {
   private readonly s
 
-  constructor(private readonly db: DB) {
+  /** `link`: a batch's write-behind (write-behind.ts), which takes exposures while it runs. */
+  constructor(
+    private readonly db: DB,
+    private readonly link?: WriteBehindLink,
+  ) {
     this.s = {
       adopt: db.prepare('UPDATE OR IGNORE exposures SET user_id = ?, anonymous = 0 WHERE experiment_id = ? AND user_id = ? AND anonymous = 1'),
       armOf: db.prepare('SELECT arm_id FROM exposures WHERE experiment_id = ? AND user_id = ?').pluck(),
@@ -52,13 +66,13 @@ export class SqliteExperiments implements ExperimentsRepository {
       insert: db.prepare(`INSERT INTO experiments (name, type, status, allocation, audience_id, countries_json, seed, created_at, updated_at)
         VALUES (?, ?, 'draft', ?, ?, ?, ?, ?, ?)`),
       insertArm: db.prepare('INSERT INTO arms (experiment_id, arm_id, position, multiplier, usd_price_minor, products_json) VALUES (?, ?, ?, ?, ?, ?)'),
-      insertExposure: db.prepare('INSERT OR IGNORE INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES (?, ?, ?, ?, ?)'),
+      insertExposure: db.prepare(INSERT_EXPOSURE_SQL),
       insertProduct: db.prepare('INSERT INTO experiment_products (experiment_id, product_id, position) VALUES (?, ?, ?)'),
       listAll: db.prepare(`${SELECT} ORDER BY e.id`),
       listStatus: db.prepare(`${SELECT} WHERE e.status = ? ORDER BY e.id`),
       named: db.prepare('SELECT 1 FROM products WHERE api_id = ? OR name = ?').pluck(),
       // A re-assignment (override) to another arm starts the exposure again: earlier purchases were made at another price.
-      reassign: db.prepare('UPDATE exposures SET arm_id = ?, anonymous = ?, exposed_at = ? WHERE experiment_id = ? AND user_id = ? AND arm_id <> ?'),
+      reassign: db.prepare(REASSIGN_EXPOSURE_SQL),
       remove: db.prepare('DELETE FROM experiments WHERE id = ?'),
       replace: db.prepare('UPDATE experiments SET name = ?, type = ?, allocation = ?, audience_id = ?, countries_json = ?, seed = ?, updated_at = ? WHERE id = ?'),
       setRunning: db.prepare("UPDATE experiments SET status = 'running', started_at = coalesce(started_at, ?), stopped_at = NULL, updated_at = ? WHERE id = ?"),
@@ -66,6 +80,9 @@ export class SqliteExperiments implements ExperimentsRepository {
       visitors: db.prepare('SELECT arm_id, count(*) AS n FROM exposures WHERE experiment_id = ? GROUP BY arm_id'),
     }
   }
+
+  /** A visitor's stored arm (write-behind's read, made once). */
+  private readonly storedArm = (experimentId: number, visitor: string): string | undefined => this.s.armOf.get(experimentId, visitor) as string | undefined
 
   /** Several writes land together; one (or one inside a caller's transaction) needs no transaction of its own. */
   private chunk<T>(fn: () => T, n: number): T {
@@ -170,6 +187,9 @@ export class SqliteExperiments implements ExperimentsRepository {
   /** One exposure: the pricing hot path (a chunk of one without an array). */
   recordExposure(x: Exposure): ExposureChange {
     const s = this.s
+    // Write-behind: the row goes with its group's locks; the change is the one the writer will make.
+    const behind = this.link?.exposures
+    if (behind) return behind.record(x, this.storedArm)
     const anonymous = x.anonymous ? 1 : 0
     if (s.insertExposure.run(x.experimentId, x.visitor, anonymous, x.armId, x.at).changes === 1) return {change: 'new'}
     const previous = s.armOf.get(x.experimentId, x.visitor) as string | undefined
@@ -182,6 +202,7 @@ export class SqliteExperiments implements ExperimentsRepository {
   }
 
   adoptExposures(adoptions: readonly Adoption[]): void {
+    if (adoptions.length > 0 && this.link?.exposures) throw new WriteBehindAbort('an exposure is adopted')
     this.chunk(() => {
       for (const a of adoptions) if (this.s.adopt.run(a.userId, a.experimentId, a.ip).changes === 0) this.s.dropAnonymous.run(a.experimentId, a.ip)
     }, adoptions.length)
@@ -189,7 +210,16 @@ export class SqliteExperiments implements ExperimentsRepository {
 
   armCounts(experimentId: number): Map<string, ArmCounts> {
     const out = new Map<string, ArmCounts>()
+    // Write-behind: the groups sent are committed first, and the group being priced adds its visitors.
+    const pending = this.link?.exposures?.pending(experimentId)
     for (const v of this.s.visitors.all(experimentId) as {arm_id: string; n: number}[]) out.set(v.arm_id, {conversions: 0, revenue_minor: 0, visitors: v.n})
+    if (pending) {
+      for (const [arm, n] of pending) {
+        const row = out.get(arm)
+        if (row) row.visitors += n
+        else out.set(arm, {conversions: 0, revenue_minor: 0, visitors: n})
+      }
+    }
     for (const c of this.s.conversions.all({id: experimentId}) as {arm_id: string; conversions: number; revenue: number}[]) {
       const row = out.get(c.arm_id) ?? {conversions: 0, revenue_minor: 0, visitors: 0}
       row.conversions = c.conversions

@@ -2,11 +2,13 @@ import type {Statement} from 'better-sqlite3'
 
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
-import {type Lock, packQuote} from '../../pricing/locks.js'
+import {type Lock, packedQuote, packQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
+import type {Exposure, ExposureChange} from '../port/experiments.js'
 import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry, type WriteBehind, WriteBehindAbort} from '../port/pricing.js'
 import {Checkpointer} from './checkpointer.js'
-import {WriteBehindWriter} from './write-behind.js'
+import {INSERT_EXPOSURE_SQL, insertExposuresSql, REASSIGN_EXPOSURE_SQL} from './experiments.js'
+import {type WriteBehindLink, WriteBehindWriter} from './write-behind.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 
@@ -64,13 +66,34 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
  * and its 12 values. Fewer values to clone per row (docs/performance.md "Follow-up
  * (session 9)").
  */
-function pushLockRow(l: Lock, out: unknown[]): void {
+function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): void {
   if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
-    out.push(l.lock_key, l.country, l.currency, packQuote(l), l.updated_at)
+    // A remembered quote text goes to the writer once (`false`, its number and the text,
+    // before the row), then as its number (docs/performance.md "Issue 19: fifth pass").
+    const q = packedQuote(l)
+    let quote: number | string
+    if (typeof q === 'string') quote = q
+    else {
+      if (sent[q.id] !== true) {
+        sent[q.id] = true
+        out.push(false, q.id, q.text)
+      }
+      quote = q.id
+    }
+    out.push(l.lock_key, l.country, l.currency, quote, l.updated_at)
   } else {
     out.push(null)
     setLockArgs(l, out, out.length)
   }
+}
+
+/** What an exposure changed, when nothing more is to say (no object per exposure). */
+const NEW: ExposureChange = Object.freeze({change: 'new'})
+const SAME: ExposureChange = Object.freeze({change: 'same'})
+
+/** Write-behind's record of a group being gathered (SqlitePricing `behind.current`). */
+function newGroup(): NonNullable<SqlitePricing['behind']>['current'] {
+  return {exposures: new Map(), keys: new Set(), users: new Set()}
 }
 
 /**
@@ -88,7 +111,11 @@ export class SqlitePricing implements PricingRepository {
   private lockArgs: unknown[] = new Array(ROWS * LOCK_PARAMS)
   private userArgs: unknown[] = new Array(ROWS * USER_PARAMS)
 
-  constructor(private readonly db: DB) {}
+  /** `link`: shared with the store's experiments adapter, which sends exposures with the locks while write-behind runs. */
+  constructor(
+    private readonly db: DB,
+    private readonly link?: WriteBehindLink,
+  ) {}
 
   private get stmts() {
     return (this.s ??= this.prepare())
@@ -136,13 +163,20 @@ export class SqlitePricing implements PricingRepository {
 
   /** Write-behind's state (see writeBehind()). */
   private behind?: {
-    /** Keys and user ids of the rows gathered for the next commit(). */
-    current: {keys: Set<string>; users: Set<string>}
+    /**
+     * Keys and user ids of the rows gathered for the next commit(), and its exposures by
+     * experiment and visitor: the arm, and the stored one before this group (undefined: none).
+     */
+    current: {exposures: Map<number, Map<string, {arm: string; stored: string | undefined}>>; keys: Set<string>; users: Set<string>}
     /** Same, of groups sent and not known to be committed, by sequence number. */
     inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
+    /** Exposure rows (write-behind.ts `exposures`: 5 values a row). */
+    exposures: unknown[]
     /** Lock rows in `locks` (compact or full, see pushLockRow). */
     lockRows: number
     locks: unknown[]
+    /** Numbers of the remembered quote texts (packedQuote) this writer was sent. */
+    quotesSent: boolean[]
     users: unknown[]
     writer: WriteBehindWriter
   }
@@ -161,8 +195,11 @@ export class SqlitePricing implements PricingRepository {
     // Requests that wrote few locks (locked users) would only pay for the second thread.
     if (this.writer || !this.bulk || this.bulk.rows < requests / 2) return undefined
     const writer = WriteBehindWriter.start(this.db, {
+      exposure: INSERT_EXPOSURE_SQL,
+      exposures: insertExposuresSql(ROWS),
       lock: upsertLocksSql(1),
       locks: upsertLocksSql(ROWS),
+      reassign: REASSIGN_EXPOSURE_SQL,
       rows: ROWS,
       user: upsertUsersSql(1),
       users: upsertUsersSql(ROWS),
@@ -170,18 +207,22 @@ export class SqlitePricing implements PricingRepository {
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
-    const b: NonNullable<SqlitePricing['behind']> = {current: {keys: new Set<string>(), users: new Set<string>()}, inFlight: new Map(), lockRows: 0, locks: [], users: [], writer}
+    const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), exposures: [], inFlight: new Map(), lockRows: 0, locks: [], quotesSent: [], users: [], writer}
     this.writer = writer
+    const exposures = {pending: (id: number) => this.pendingExposures(b, id), record: (x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined) => this.exposureBehind(b, x, stored)}
     return {
       begin: () => {
         if (!writer.begin()) return false
         this.behind = b
+        if (this.link) this.link.exposures = exposures
         return true
       },
       commit: () => {
-        const seq = writer.commit(b.locks, b.users)
+        this.endExposureRead()
+        const seq = writer.commit(b.locks, b.users, b.exposures)
         b.inFlight.set(seq, b.current)
-        b.current = {keys: new Set(), users: new Set()}
+        b.current = newGroup()
+        b.exposures = []
         b.locks = []
         b.lockRows = 0
         b.users = []
@@ -193,8 +234,10 @@ export class SqlitePricing implements PricingRepository {
         return ok
       },
       end: () => {
+        this.endExposureRead()
         writer.stop()
         if (this.behind === b) this.behind = undefined
+        if (this.link?.exposures === exposures) this.link.exposures = undefined
         if (this.writer === writer) this.writer = undefined
       },
     }
@@ -206,32 +249,98 @@ export class SqlitePricing implements PricingRepository {
    * scavenge or two and be copied).
    */
   private sendRows(b: NonNullable<SqlitePricing['behind']>): void {
-    b.writer.rows(b.locks, b.users)
+    b.writer.rows(b.locks, b.users, b.exposures)
+    b.exposures = []
     b.locks = []
     b.lockRows = 0
     b.users = []
   }
 
   /**
-   * Before a write-behind read: the writer holds its transaction, no key is one this group
-   * wrote, and the groups that wrote any of them are committed (waited for).
+   * An exposure while write-behind runs (SqliteExperiments.recordExposure): its change is
+   * worked out from the visitor's arm in this group, else the stored arm (read once the
+   * groups that wrote the visitor are committed), and the row sent with the group's locks,
+   * where the writer makes that change (the same statements).
    */
-  private settle(keys: readonly string[], kind: 'keys' | 'users'): void {
+  private exposureBehind(b: NonNullable<SqlitePricing['behind']>, x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined): ExposureChange {
+    let ofExperiment = b.current.exposures.get(x.experimentId)
+    if (ofExperiment === undefined) b.current.exposures.set(x.experimentId, (ofExperiment = new Map()))
+    const mine = ofExperiment.get(x.visitor)
+    let previous: string | undefined
+    if (mine) previous = mine.arm
+    else {
+      this.settle([x.visitor], 'keys', false)
+      // One read transaction for the exposures of a chunk (an autocommit read costs several
+      // times more), while no group commits: its snapshot holds every group committed.
+      const committed = b.writer.committed
+      if (this.exposureRead !== undefined && this.exposureRead !== committed) this.endExposureRead()
+      if (this.exposureRead === undefined && !this.db.inTransaction) {
+        this.db.exec('BEGIN')
+        this.exposureRead = committed
+      }
+      previous = stored(x.experimentId, x.visitor) ?? undefined
+    }
+    if (previous === x.armId) return SAME
+    b.exposures.push(x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at)
+    if (mine) mine.arm = x.armId
+    else ofExperiment.set(x.visitor, {arm: x.armId, stored: previous})
+    b.current.keys.add(x.visitor)
+    return previous === undefined ? NEW : {change: 'moved', previous}
+  }
+
+  /**
+   * The read transaction exposures are read in while write-behind runs (exposureBehind):
+   * the writer's last committed sequence number when it began, undefined when none is open.
+   */
+  private exposureRead?: number
+
+  private endExposureRead(): void {
+    if (this.exposureRead === undefined) return
+    this.exposureRead = undefined
+    if (this.db.inTransaction) this.db.exec('COMMIT')
+  }
+
+  /** Before arm counts are read while write-behind runs: every group sent committed, and the visitors this group adds per arm. */
+  private pendingExposures(b: NonNullable<SqlitePricing['behind']>, experimentId: number): Map<string, number> {
+    this.endExposureRead()
+    let last = 0
+    for (const seq of b.inFlight.keys()) last = Math.max(last, seq)
+    if (last > 0) {
+      if (!b.writer.wait(last)) throw new WriteBehindAbort('a group was not written')
+      b.inFlight.clear()
+    }
+    const out = new Map<string, number>()
+    for (const e of b.current.exposures.get(experimentId)?.values() ?? []) {
+      if (e.arm === e.stored) continue
+      out.set(e.arm, (out.get(e.arm) ?? 0) + 1)
+      if (e.stored !== undefined) out.set(e.stored, (out.get(e.stored) ?? 0) - 1)
+    }
+    return out
+  }
+
+  /**
+   * Before a write-behind read: the writer holds its transaction, no key is one this group
+   * wrote (unless `current` is false: an exposure's visitor, whose lock this group writes),
+   * and the groups that wrote any of them are committed (waited for).
+   */
+  private settle(keys: readonly string[], kind: 'keys' | 'users', current = true): void {
     const b = this.behind!
+    // Locks and users are read in a transaction of their own, never in the exposures' snapshot.
+    if (current) this.endExposureRead()
     // Groups the writer committed by now need no look-up (the writer is usually done with
     // the last group early in the next one).
     if (b.inFlight.size > 0) {
       const committed = b.writer.committed
       for (const k of b.inFlight.keys()) if (k <= committed) b.inFlight.delete(k)
     }
-    const current = b.current[kind]
+    const here = current ? b.current[kind] : undefined
     let last = 0
     if (b.inFlight.size === 0) {
-      for (const k of keys) if (current.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      if (here) for (const k of keys) if (here.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
       return
     }
     for (const k of keys) {
-      if (current.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      if (here?.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
       for (const [seq, written] of b.inFlight) if (seq > last && written[kind].has(k)) last = seq
     }
     if (last === 0) return
@@ -308,7 +417,7 @@ export class SqlitePricing implements PricingRepository {
     if (b) {
       const out = b.locks
       for (const l of locks) {
-        pushLockRow(l, out)
+        pushLockRow(l, out, b.quotesSent)
         b.current.keys.add(l.lock_key)
       }
       b.lockRows += locks.length

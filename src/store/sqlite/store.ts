@@ -10,6 +10,7 @@ import {SqlitePricing} from './pricing.js'
 import {SqliteRevenue} from './revenue.js'
 import {SqliteSegments} from './segments.js'
 import {SqliteTables} from './tables.js'
+import {WriteBehindLink} from './write-behind.js'
 
 /**
  * The SQLite adapter: the port over one better-sqlite3 connection. Repositories are made
@@ -19,6 +20,8 @@ import {SqliteTables} from './tables.js'
 export class SqliteStore implements StorePort {
   readonly kind = 'sqlite'
   private repos = new Map<string, unknown>()
+  /** A batch's write-behind: the pricing adapter runs it, the experiments adapter sends its exposures through it. */
+  private readonly behind = new WriteBehindLink()
   // One transaction wrapper made once and handed each body as its argument: better-sqlite3
   // builds a wrapper per db.transaction() call, a measurable cost per served request.
   private readonly run: ReturnType<DB['transaction']>
@@ -84,7 +87,7 @@ export class SqliteStore implements StorePort {
   }
 
   get experiments(): SqliteExperiments {
-    return this.repo('experiments', () => new SqliteExperiments(this.db))
+    return this.repo('experiments', () => new SqliteExperiments(this.db, this.behind))
   }
 
   get history(): SqliteHistory {
@@ -100,7 +103,7 @@ export class SqliteStore implements StorePort {
   }
 
   get pricing(): SqlitePricing {
-    return this.repo('pricing', () => new SqlitePricing(this.db))
+    return this.repo('pricing', () => new SqlitePricing(this.db, this.behind))
   }
 
   get revenue(): SqliteRevenue {

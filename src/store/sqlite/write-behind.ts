@@ -2,10 +2,13 @@ import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
 
 import type {DB} from '../db.js'
+import type {Exposure, ExposureChange} from '../port/experiments.js'
 
 /**
- * The lock and user upserts of a batch, written by a second thread with its own connection
- * while this one prices the next group (docs/performance.md "Issue 19: fourth pass (new users)").
+ * The lock and user upserts of a batch, and the exposures of its running experiments
+ * (docs/performance.md "Issue 19: experiments under write-behind (session 10)"), written by
+ * a second thread with its own connection while this one prices the next group
+ * (docs/performance.md "Issue 19: fourth pass (new users)").
  *
  * The writer writes each group in one transaction (BEGIN IMMEDIATE at its first rows,
  * COMMIT with its last), then checkpoints (PASSIVE). This thread read the group's locks
@@ -43,7 +46,7 @@ try {
   db.pragma('cache_size = -65536')
   // Checkpoints are run here after each commit (PASSIVE), not by a commit that crosses a threshold.
   db.pragma('wal_autocheckpoint = 0')
-  s = {locks: db.prepare(sql.locks), lock: db.prepare(sql.lock), users: db.prepare(sql.users), user: db.prepare(sql.user)}
+  s = {locks: db.prepare(sql.locks), lock: db.prepare(sql.lock), users: db.prepare(sql.users), user: db.prepare(sql.user), exposure: db.prepare(sql.exposure), exposures: db.prepare(sql.exposures), reassign: db.prepare(sql.reassign)}
   version = db.pragma('data_version', {simple: true})
   Atomics.store(status, 0, 1)
 } catch {
@@ -57,11 +60,19 @@ const userArgs = new Array(sql.rows * 4)
 // the key is the user id, no IP, no package, no experiment, created when updated) or as
 // null and the statement's 12 values; user rows as 3 values (user, country, time: created
 // and updated then). Rows are written in their order: a key given twice keeps the last.
+// A 5-value row's quote is its text, or the number of a text sent before as false, the
+// number and the text (not a row).
+const quotes = []
 const locks = (values) => {
   const a = lockArgs
   let n = 0
   for (let i = 0; i < values.length; ) {
     const at = n * 12
+    if (values[i] === false) {
+      quotes[values[i + 1]] = values[i + 2]
+      i += 3
+      continue
+    }
     if (values[i] === null) {
       for (let j = 0; j < 12; j++) a[at + j] = values[i + 1 + j]
       i += 13
@@ -75,7 +86,8 @@ const locks = (values) => {
       a[at + 6] = null
       a[at + 7] = 0
       a[at + 8] = '0'
-      a[at + 9] = values[i + 3]
+      const q = values[i + 3]
+      a[at + 9] = typeof q === 'number' ? quotes[q] : q
       a[at + 10] = values[i + 4]
       a[at + 11] = values[i + 4]
       i += 5
@@ -102,6 +114,25 @@ const users = (values) => {
     }
   }
   for (let r = 0; r < n; r++) s.user.run(a.slice(r * 4, r * 4 + 4))
+}
+// Exposure rows come as 5 values (experiment, visitor, anonymous, arm, time), written as the
+// experiments repository writes one: inserted, or else moved to the arm (a row already on
+// that arm is left as it is). A multi-row insert that left rows out is followed by the move
+// of each of its rows in order, which ends where one row at a time would.
+const exposureArgs = new Array(sql.rows * 5)
+const reassign = (values, from, to) => {
+  for (let i = from; i < to; i += 5) s.reassign.run(values[i + 3], values[i + 2], values[i + 4], values[i], values[i + 1], values[i + 3])
+}
+const exposures = (values) => {
+  const width = sql.rows * 5
+  let from = 0
+  for (; from + width <= values.length; from += width) {
+    for (let j = 0; j < width; j++) exposureArgs[j] = values[from + j]
+    if (s.exposures.run(exposureArgs).changes < sql.rows) reassign(values, from, from + width)
+  }
+  for (let i = from; i < values.length; i += 5) {
+    if (s.exposure.run(values[i], values[i + 1], values[i + 2], values[i + 3], values[i + 4]).changes === 0) reassign(values, i, i + 5)
+  }
 }
 // A group's rows come in several messages, the last one with the group's sequence number
 // (commit). Its transaction begins with its first rows: the write lock is not held while
@@ -139,6 +170,7 @@ parentPort.on('message', (m) => {
     }
     locks(m.locks)
     users(m.users)
+    if (m.exposures) exposures(m.exposures)
     if (m.seq === undefined) return
     db.exec('COMMIT')
     open = false
@@ -153,8 +185,11 @@ parentPort.on('message', (m) => {
 })
 `
 
-/** The statements the writer runs: the adapter's own upserts (multi-row and one-row). */
-export type WriterSql = {lock: string; locks: string; rows: number; user: string; users: string}
+/**
+ * The statements the writer runs: the pricing adapter's own upserts (multi-row and one-row),
+ * and the experiments adapter's exposure insert and re-assignment (SqliteExperiments.recordExposure).
+ */
+export type WriterSql = {exposure: string; exposures: string; lock: string; locks: string; reassign: string; rows: number; user: string; users: string}
 
 export class WriteBehindWriter {
   private readonly status = new Int32Array(new SharedArrayBuffer(20))
@@ -199,15 +234,15 @@ export class WriteBehindWriter {
     return Atomics.load(this.status, 4) === 1 && Atomics.load(this.status, 2) === 0
   }
 
-  /** Send rows of the group being priced (flat, one row after the other; see the writer's `locks` and `users`). */
-  rows(locks: unknown[], users: unknown[]): void {
-    this.worker.postMessage({locks, users})
+  /** Send rows of the group being priced (flat, one row after the other; see the writer's `locks`, `users` and `exposures`). */
+  rows(locks: unknown[], users: unknown[], exposures?: unknown[]): void {
+    this.worker.postMessage(exposures?.length ? {exposures, locks, users} : {locks, users})
   }
 
   /** Send the group's last rows and commit it; its sequence number. */
-  commit(locks: unknown[], users: unknown[]): number {
+  commit(locks: unknown[], users: unknown[], exposures?: unknown[]): number {
     this.sent++
-    this.worker.postMessage({locks, seq: this.sent, users})
+    this.worker.postMessage(exposures?.length ? {exposures, locks, seq: this.sent, users} : {locks, seq: this.sent, users})
     return this.sent
   }
 
@@ -247,4 +282,30 @@ export class WriteBehindWriter {
     while (Atomics.load(this.status, 3) === 0 && Date.now() < until) Atomics.wait(this.status, 3, 0, 100)
     if (Atomics.load(this.status, 3) === 0) void this.worker.terminate()
   }
+}
+
+/**
+ * Write-behind's side of the experiments adapter: while a batch writes behind, an exposure
+ * goes to the writer with its group's lock rows and commits in the same transaction (a
+ * quote's exposure is stored iff its quote is; docs/performance.md "Issue 19: experiments
+ * under write-behind (session 10)"). SqlitePricing sets it from begin() to end().
+ */
+export type ExposuresBehind = {
+  /**
+   * Record an exposure in the group being priced: what it changes is the visitor's arm in
+   * this group, else the stored one, read by `stored` once the groups that wrote the
+   * visitor are committed (waited for), in a read transaction of write-behind's.
+   */
+  record(x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined): ExposureChange
+  /**
+   * Before arm counts are read: every group sent is committed (waited for; WriteBehindAbort
+   * when one was not written). The visitors the group being priced adds (or moves away, a
+   * negative count) per arm of this experiment.
+   */
+  pending(experimentId: number): Map<string, number>
+}
+
+/** What the adapters of one store share while write-behind runs (SqliteStore makes one). */
+export class WriteBehindLink {
+  exposures?: ExposuresBehind
 }
