@@ -20,14 +20,8 @@ import {
 } from '../port/revenue.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
-/**
- * The import's page cache (KB): rows reach the unique index sorted, so a small one does. It
- * also bounds the flush's sorter (SQLite sizes its in-memory runs by the main cache_size):
- * 3 MB keeps a 250,000-row batch within one merge pass and measured 3-5 MB less peak RSS at
- * 1M rows than 4 MB for the same main-thread CPU; 2 MB merges twice (+0.3 s of CPU).
- * docs/performance.md, "Issue 19: import RSS, session 10".
- */
-const IMPORT_CACHE_KB = 3072
+/** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */
+const IMPORT_CACHE_KB = 4096
 /** A dry run's page cache (KB): it looks every row's key up, at random. */
 const DRY_RUN_CACHE_KB = 40_960
 /** The stage's page cache (KB). */
