@@ -28,9 +28,6 @@ const TEXT_CHARS = 48 * 1024
 /** Codes of the dictionary fit in 16 bits; later new strings go as text. */
 const MAX_CODES = 0xffff
 
-/** Handed-back buffers a packer keeps (4 a message; the writer may hold ~28 messages). */
-const POOL_BUFFERS = 128
-
 /** Columns whose values repeat: coded through the dictionary. */
 const CODED_COLUMNS: ReadonlySet<string> = new Set(['country', 'currency', 'interval', 'origin', 'status'])
 
@@ -147,45 +144,17 @@ export class RowPacker {
     this.lengths = grown(this.lengths, (n) => new Uint32Array(n))
   }
 
-  /**
-   * Buffers of earlier messages the writing thread handed back (recycle), refilled by take()
-   * instead of allocating new ones: allocated on this thread, they came from its malloc arena,
-   * which would otherwise grow with every message waiting under the writer's credit
-   * (docs/performance.md, "Issue 19: import RSS, session 10").
-   */
-  private readonly pool: ArrayBuffer[] = []
-
-  /** Buffers of messages whose rows the writing thread has unpacked (at most POOL_BUFFERS kept). */
-  recycle(buffers: readonly ArrayBuffer[]): void {
-    for (const b of buffers) if (this.pool.length < POOL_BUFFERS) this.pool.push(b)
-  }
-
-  /** A view of `n` elements over a pooled buffer large enough (the smallest), or a new exact-size one. */
-  private copy<T extends Float64Array | Uint8Array | Uint16Array | Uint32Array>(a: T, n: number, make: (b: ArrayBuffer, n: number) => T): T {
-    const bytes = n * a.BYTES_PER_ELEMENT
-    let best = -1
-    for (let i = 0; i < this.pool.length; i++) {
-      const size = this.pool[i].byteLength
-      if (size >= bytes && (best === -1 || size < this.pool[best].byteLength)) best = i
-    }
-    // Some headroom on a new buffer: the next messages are a little larger or smaller.
-    const buffer = best === -1 ? new ArrayBuffer(bytes + (bytes >> 3)) : this.pool.splice(best, 1)[0]
-    const view = make(buffer, n)
-    view.set(a.subarray(0, n))
-    return view
-  }
-
-  /** The rows packed since the last take(), copied into buffers of their own (moved to the writing thread). */
+  /** The rows packed since the last take(), in exact-size copies (the buffers are reused). */
   take(): PackedRows {
     if (this.parts.length > 0) this.closeText()
     const packed: PackedRows = {
       added: this.added,
-      codes: this.copy(this.codes, this.nCodes, (b, n) => new Uint16Array(b, 0, n)),
+      codes: this.codes.slice(0, this.nCodes),
       count: this.count,
-      lengths: this.copy(this.lengths, this.nLengths, (b, n) => new Uint32Array(b, 0, n)),
-      nums: this.copy(this.nums, this.nNums, (b, n) => new Float64Array(b, 0, n)),
+      lengths: this.lengths.slice(0, this.nLengths),
+      nums: this.nums.slice(0, this.nNums),
       others: this.others,
-      tags: this.copy(this.tags, this.nTags, (b, n) => new Uint8Array(b, 0, n)),
+      tags: this.tags.slice(0, this.nTags),
       texts: this.texts,
       width: this.width,
     }

@@ -66,8 +66,6 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
   const queue: PostedMessage[] = []
   // The worker's rows arrive packed (packed-rows.ts): unpacked as the writer takes them, in order.
   const unpacker = new RowUnpacker()
-  /** Buffers of unpacked messages, handed back to the worker with the next ack (RowPacker.recycle). */
-  let returned: ArrayBuffer[] = []
   let waiting: (() => void) | undefined
   let failure: Error | undefined
   let exited = false
@@ -93,13 +91,7 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     for (;;) {
       if (queue.length > 0) {
         const posted = queue.shift()!
-        let m: WorkerMessage
-        if (posted.type === 'batch') {
-          const p = posted.rows
-          m = {...posted, rows: unpacker.unpack(p)}
-          // Unpacked: nothing reads the typed arrays again; their buffers go back with the next ack.
-          returned.push(...([p.codes.buffer, p.lengths.buffer, p.nums.buffer, p.tags.buffer] as ArrayBuffer[]))
-        } else m = posted
+        const m: WorkerMessage = posted.type === 'batch' ? {...posted, rows: unpacker.unpack(posted.rows)} : posted
         yield m
         if (m.type === 'end' || m.type === 'error') return
         continue
@@ -112,11 +104,7 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     }
   }
   return {
-    ack() {
-      const buffers = returned
-      returned = []
-      worker.postMessage({buffers, type: 'ack'} satisfies MainMessage, buffers)
-    },
+    ack: () => worker.postMessage('ack'),
     close: async () => {
       if (!exited) await worker.terminate()
     },

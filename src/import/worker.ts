@@ -46,11 +46,9 @@ export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, '
 /**
  * What the main thread sends: the layout once the header is known, then acknowledgements,
  * and after each batch it committed into a SQLite store, a request to checkpoint the WAL
- * (run when this thread would otherwise wait; ImportCheckpoints). An acknowledgement carries
- * the typed arrays' buffers of messages the main thread has unpacked since the last one
- * (moved back, for RowPacker to refill).
+ * (run when this thread would otherwise wait; ImportCheckpoints).
  */
-export type MainMessage = {buffers: ArrayBuffer[]; type: 'ack'} | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {type: 'checkpoint'}
+export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {type: 'checkpoint'}
 
 const input = workerData as WorkerInput
 const port = parentPort!
@@ -60,14 +58,10 @@ let wake: (() => void) | undefined
 let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
 /** The writer committed a batch since the last checkpoint this thread ran. */
 let checkpointWanted = false
-/** Set once the columns are known; handed-back buffers arriving before are dropped. */
-let packerOf: RowPacker | undefined
 port.on('message', (m: MainMessage) => {
-  if (m.type === 'ack' || m.type === 'checkpoint') {
-    if (m.type === 'ack') {
-      inFlight--
-      packerOf?.recycle(m.buffers)
-    } else checkpointWanted = true
+  if (m === 'ack' || m.type === 'checkpoint') {
+    if (m === 'ack') inFlight--
+    else checkpointWanted = true
     const w = wake
     wake = undefined
     w?.()
@@ -192,7 +186,6 @@ async function main(): Promise<void> {
   // Rows go straight into the packer through one reused array (for PostgreSQL they are
   // kept as arrays until the message is sorted, then packed).
   const packer = new RowPacker(columns, input.batchRows)
-  packerOf = packer
   const scratch = new Array<unknown>(columns.length)
   let header: string[] | undefined
   let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
@@ -216,8 +209,8 @@ async function main(): Promise<void> {
     if (rowCount() === 0 && rejects.length === 0) return
     if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
     const packed = packer.take()
-    // The typed arrays' buffers are this message's own: moved to the main thread, not copied
-    // again (docs/performance.md, "Issue 19: import, session 10"), and handed back with an ack.
+    // The typed arrays are exact-size copies made for this message: moved to the main thread,
+    // not copied again (docs/performance.md, "Issue 19: import, session 10").
     const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
     port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
     inFlight++
