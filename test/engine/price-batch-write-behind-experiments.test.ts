@@ -1,7 +1,4 @@
 import Database from 'better-sqlite3'
-import {writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
-import {Writable} from 'node:stream'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {createExperiment} from '../../src/experiments/manage.js'
@@ -10,7 +7,7 @@ import {PricingContext} from '../../src/pricing/context.js'
 import {openStore} from '../../src/store/db.js'
 import type {SqliteStore} from '../../src/store/sqlite/store.js'
 import type {PriceResult} from '../../src/schemas/price.js'
-import {copyOf, written} from '../helpers/pricing-store.js'
+import {batchInput, copyOf, written} from '../helpers/pricing-store.js'
 import {tempStore} from '../helpers/run.js'
 import {at, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -81,16 +78,7 @@ function counted(store: SqliteStore): {behind: number; commits: number} {
 
 /** priceBatch on a copy of the fixture (JSONL lines out). */
 async function batch(reqs: Record<string, unknown>[], batchSize?: number, posteriorTtlMs?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
-  const path = copyOf(fixture)
-  const file = join(dirname(path), 'requests.jsonl')
-  writeFileSync(file, reqs.map((r) => JSON.stringify(r)).join('\n') + '\n')
-  const chunks: Buffer[] = []
-  const out = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk)
-      done()
-    },
-  })
+  const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path) as SqliteStore
   const counts = counted(store)
   try {
@@ -100,7 +88,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize?: number, poster
   } finally {
     store.close()
   }
-  return {...counts, lines: Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean), path}
+  return {...counts, lines: lines(), path}
 }
 
 describe('batch pricing with write-behind and a running experiment', () => {

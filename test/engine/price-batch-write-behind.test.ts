@@ -1,6 +1,3 @@
-import {writeFileSync} from 'node:fs'
-import {dirname, join} from 'node:path'
-import {Writable} from 'node:stream'
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {batchPricer, priceBatch} from '../../src/pricing/batch.js'
@@ -8,7 +5,7 @@ import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import type {SqliteStore} from '../../src/store/sqlite/store.js'
-import {copyOf, written} from '../helpers/pricing-store.js'
+import {batchInput, copyOf, written} from '../helpers/pricing-store.js'
 import {tempStore} from '../helpers/run.js'
 import {at, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -54,16 +51,7 @@ function requests(extra: (i: number) => Record<string, unknown> | undefined = ()
 
 /** priceBatch on a copy of the fixture; how often write-behind started, and how many groups it committed. */
 async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
-  const path = copyOf(fixture)
-  const file = join(dirname(path), 'requests.jsonl')
-  writeFileSync(file, reqs.map((r) => JSON.stringify(r)).join('\n') + '\n')
-  const chunks: Buffer[] = []
-  const out = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk)
-      done()
-    },
-  })
+  const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path) as SqliteStore
   let behind = 0
   let commits = 0
@@ -86,7 +74,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promi
   } finally {
     store.close()
   }
-  return {behind, commits, lines: Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean), path}
+  return {behind, commits, lines: lines(), path}
 }
 
 describe('batch pricing with write-behind', () => {
