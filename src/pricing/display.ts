@@ -93,32 +93,22 @@ export function formatMoney(minor: number, currency: string, country: string): s
   return formatMoneyInLocale(minor, currency, localeForCountry(country))
 }
 
-const symbols = new Map<string, string>()
 /** currencySymbol's answers by country and currency (a country's locale does not change). */
-const symbolsByCountry = new Map<string, Map<string, string>>()
+const symbols = new Map<string, Map<string, string>>()
 
 /** The currency part of what formatMoney prints in that country ("€", "R$", "￥", "KWD"). */
 export function currencySymbol(currency: string, country: string): string {
   // By country, then currency: a batch asks once per request, and a key string made per
   // call was a new text to hash each time (docs/performance.md "Issue 19: fifth pass").
-  let byCurrency = symbolsByCountry.get(country)
-  const known = byCurrency?.get(currency)
-  if (known !== undefined) return known
-  const locale = localeForCountry(country)
-  const key = `${locale}|${currency}`
-  let s = symbols.get(key)
-  if (s === undefined) {
-    s = moneyFormatter(currency, locale, 0)
-      .formatToParts(1)
-      .filter((p) => p.type === 'currency')
-      .map((p) => p.value)
-      .join('')
-    symbols.set(key, s)
-  }
-  if (byCurrency === undefined) {
-    byCurrency = new Map()
-    symbolsByCountry.set(country, byCurrency)
-  }
+  let byCurrency = symbols.get(country)
+  let s = byCurrency?.get(currency)
+  if (s !== undefined) return s
+  s = moneyFormatter(currency, localeForCountry(country), 0)
+    .formatToParts(1)
+    .filter((p) => p.type === 'currency')
+    .map((p) => p.value)
+    .join('')
+  if (byCurrency === undefined) symbols.set(country, (byCurrency = new Map()))
   byCurrency.set(currency, s)
   return s
 }

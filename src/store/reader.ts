@@ -6,13 +6,6 @@ import {openPgStore} from './postgres/open.js'
 import {ImportCheckpoints} from './sqlite/imports.js'
 import {SqliteStore} from './sqlite/store.js'
 
-/**
- * A read-only store over its own connection, for a reader beside the main one (the import
- * worker thread): nothing is created or migrated, and amounts are read with the exponents
- * the store recorded, as in the main thread. Works on read-only media too. Kept apart from
- * db.ts so a worker does not load the SQLite migrations. `location` is the main store's
- * (StorePort.location): a file path, or a postgres:// URL (a read-only session there).
- */
 /** WAL checkpoints on request, through a connection of their own (src/store/sqlite/imports.ts, ImportCheckpoints). */
 export type WalCheckpoints = {close(): void; run(): void}
 
@@ -25,6 +18,13 @@ export function openImportCheckpoints(location: string): undefined | WalCheckpoi
   return isPostgresUrl(location) ? undefined : ImportCheckpoints.open(location)
 }
 
+/**
+ * A read-only store over its own connection, for a reader beside the main one (the import
+ * worker thread): nothing is created or migrated, and amounts are read with the exponents
+ * the store recorded, as in the main thread. Works on read-only media too. Kept apart from
+ * db.ts so a worker does not load the SQLite migrations. `location` is the main store's
+ * (StorePort.location): a file path, or a postgres:// URL (a read-only session there).
+ */
 export function openReaderStore(location: string): StorePort {
   if (isPostgresUrl(location)) return openPgStore(location, {readOnly: true})
   const {db} = openReadOnly(location)
