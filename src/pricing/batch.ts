@@ -229,8 +229,11 @@ export function batchPricer(
     }
   }
 
-  /** Price a group's requests a chunk at a time (the caller holds the transaction, if any). */
-  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary): void => {
+  /**
+   * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
+   * `afterChunk` is called after each chunk's writes with the requests priced so far.
+   */
+  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): void => {
     // Locks are read as fingerprints only where a locked user's line may be printed again.
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
@@ -244,6 +247,7 @@ export function batchPricer(
         } finally {
           ctx.chunk.close()
         }
+        afterChunk?.(from + chunk.length)
       }
     } finally {
       thawClock()
@@ -251,14 +255,17 @@ export function batchPricer(
   }
 
   /** The usual way: a group in one write transaction, outcomes to the sink inside it. */
-  const priceCommitted = (items: Item[]): void => {
-    ctx.store.transaction(() => priceGroup(items, sink, summary), {write: true})
+  const priceCommitted = (items: Item[], afterChunk?: (priced: number) => void): void => {
+    ctx.store.transaction(() => priceGroup(items, sink, summary, afterChunk), {write: true})
   }
 
-  // Write-behind: started after the first full group; `inFlight` are the groups sent and not yet released.
+  // Write-behind: its writer started during the first full group (after its first chunk),
+  // begun before the second; `inFlight` are the groups sent and not yet released.
   let behind: undefined | WriteBehind
   let behindTried = readOnly || !ctx.store.pricing.writeBehind
   let behindBegun = false
+  /** Requests of the group during which the writer started. */
+  let firstGroup = 0
   const inFlight: {counts: BatchSummary; held: HeldOutcomes; items: Item[]; seq: number}[] = []
 
   const hold = (): HeldOutcomes => {
@@ -314,7 +321,14 @@ export function batchPricer(
     for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
+  /**
+   * After the first chunk of the first full group: when it wrote locks, the writer starts
+   * (its thread gets ready while the rest of the group is priced, instead of being waited
+   * for at begin(); docs/performance.md "Issue 19: sixth pass"). begin() decides on the
+   * whole group.
+   */
   const startBehind = (priced: number): void => {
+    if (behindTried) return
     behindTried = true
     behind = ctx.store.pricing.writeBehind?.(priced)
   }
@@ -346,20 +360,20 @@ export function batchPricer(
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
     for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
     if (behind && !behindBegun) {
-      // The writer started after the first group, priced the usual way: it reads the
-      // store's version now, before this thread's first read for write-behind.
+      // The writer started during the first group, priced the usual way: it reads the
+      // store's version now, before this thread's first read for write-behind, if that
+      // group was mostly new users.
       behindBegun = true
-      if (!behind.begin()) {
+      if (!behind.begin(firstGroup)) {
         behind.end()
         behind = undefined
       }
     }
     if (behind) priceBehind(items)
-    else {
-      priceCommitted(items)
-      // After a first full group of new users, the writer starts while the next group is read.
-      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind(items.length)
-    }
+    else if (!behindTried && items.length >= WRITE_BEHIND_MIN) {
+      firstGroup = items.length
+      priceCommitted(items, startBehind)
+    } else priceCommitted(items)
     await sink.drain?.()
   }
 
