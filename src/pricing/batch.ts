@@ -92,17 +92,12 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       // Lines come a chunk at a time and are priced synchronously: no promise per request.
       for await (const items of jsonlLines(input)) {
         for (const item of items) {
-          let request: unknown
-          if ('error' in item) request = item.error
+          let waiting: Promise<void> | undefined
+          if ('error' in item) waiting = handle(item.line, item.error)
           else {
             if (!item.text.trim()) continue
-            try {
-              request = parseJson(item.text)
-            } catch (error) {
-              request = error
-            }
+            waiting = pricer.handleText(item.line, item.text)
           }
-          const waiting = handle(item.line, request)
           if (waiting) await waiting
         }
       }
@@ -189,7 +184,12 @@ export function batchPricer(
   ctx: PricingContext,
   options: {batchSize: number; chunkSize: number},
   sink: BatchSink,
-): {finish: () => Promise<void>; handle: (line: number, request: unknown) => Promise<void> | undefined; summary: BatchSummary} {
+): {
+  finish: () => Promise<void>
+  handle: (line: number, request: unknown) => Promise<void> | undefined
+  handleText: (line: number, text: string) => Promise<void> | undefined
+  summary: BatchSummary
+} {
   const {batchSize, chunkSize} = options
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
@@ -198,7 +198,10 @@ export function batchPricer(
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
-  let group: {line: number; request: unknown | Error}[] = []
+  // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
+  // then, its request dies young instead of living (and being copied by the GC) as long as
+  // its group may be priced again (docs/performance.md "Issue 19: sixth pass").
+  let group: {line: number; request: unknown | Error; text: string | undefined}[] = []
   type Item = (typeof group)[number]
   // A held group (write-behind) has no jsonl: its lines wait for the commit in the hold's buffer.
   type Outcomes = Pick<BatchSink, 'failure' | 'jsonl' | 'result'>
@@ -229,6 +232,16 @@ export function batchPricer(
     }
   }
 
+  /** An item's request: a JSONL line's text parsed (anew each time: a group priced again gets fresh objects), or the error. */
+  const request = (item: Item): unknown => {
+    if (item.text === undefined) return item.request
+    try {
+      return parseJson(item.text)
+    } catch (error) {
+      return error
+    }
+  }
+
   /**
    * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
    * `afterChunk` is called after each chunk's writes with the requests priced so far.
@@ -240,9 +253,10 @@ export function batchPricer(
     try {
       for (let from = 0; from < items.length; from += chunkSize) {
         const chunk = items.slice(from, from + chunkSize)
-        ctx.chunk.begin(chunk.map((i) => i.request))
+        const requests = chunk.map(request)
+        ctx.chunk.begin(requests)
         try {
-          for (const item of chunk) priceOne(item.line, item.request, to, counts)
+          for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
           ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
@@ -358,7 +372,11 @@ export function batchPricer(
     const items = group
     group = []
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
-    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
+    for (const item of items) {
+      // A line that may hold an IP is parsed now (its text is kept: priced, it is parsed again).
+      const r = item.text === undefined ? item.request : item.text.includes('ip') && !ctx.geoReady ? request(item) : undefined
+      if (r !== undefined && !(r instanceof Error) && ctx.needsReady(r)) await ctx.ready(r)
+    }
     if (behind && !behindBegun) {
       // The writer started during the first group, priced the usual way: it reads the
       // store's version now, before this thread's first read for write-behind, if that
@@ -390,11 +408,17 @@ export function batchPricer(
 
   /** Gather a request; a full group is priced (a promise only then). */
   const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
-    group.push({line, request})
+    group.push({line, request, text: undefined})
     return group.length >= batchSize ? run() : undefined
   }
 
-  return {finish, handle, summary}
+  /** Gather a JSONL line, parsed when its chunk is priced. */
+  const handleText = (line: number, text: string): Promise<void> | undefined => {
+    group.push({line, request: undefined, text})
+    return group.length >= batchSize ? run() : undefined
+  }
+
+  return {finish, handle, handleText, summary}
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
