@@ -96,7 +96,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
           if ('error' in item) waiting = handle(item.line, item.error)
           else {
             if (!item.text.trim()) continue
-            waiting = pricer.handleText(item.line, item.text)
+            waiting = pricer.handleText(item)
           }
           if (waiting) await waiting
         }
@@ -187,7 +187,7 @@ export function batchPricer(
 ): {
   finish: () => Promise<void>
   handle: (line: number, request: unknown) => Promise<void> | undefined
-  handleText: (line: number, text: string) => Promise<void> | undefined
+  handleText: (item: TextItem) => Promise<void> | undefined
   summary: BatchSummary
 } {
   const {batchSize, chunkSize} = options
@@ -412,9 +412,9 @@ export function batchPricer(
     return group.length >= batchSize ? run() : undefined
   }
 
-  /** Gather a JSONL line, parsed when its chunk is priced. */
-  const handleText = (line: number, text: string): Promise<void> | undefined => {
-    group.push({line, request: undefined, text})
+  /** Gather a JSONL line (the object itself: no copy to keep), parsed when its chunk is priced. */
+  const handleText = (item: TextItem): Promise<void> | undefined => {
+    group.push(item)
     return group.length >= batchSize ? run() : undefined
   }
 
@@ -433,7 +433,10 @@ function isUtf16Bom(b: Buffer): boolean {
  * Lines are decoded natively; only a line showing U+FFFD is checked byte by byte (it may
  * hold that character for real, or bytes that are not UTF-8).
  */
-type JsonlLine = {error: InvalidInputError; line: number} | {line: number; text: string}
+type JsonlLine = {error: InvalidInputError; line: number} | TextItem
+
+/** A JSONL line's text, in the shape batchPricer keeps its requests in (`request` undefined until parsed). */
+export type TextItem = {line: number; request: undefined; text: string}
 
 async function* jsonlLines(input: Readable): AsyncGenerator<JsonlLine[]> {
   const strict = new TextDecoder('utf-8', {fatal: true})
@@ -454,7 +457,7 @@ async function* jsonlLines(input: Readable): AsyncGenerator<JsonlLine[]> {
       }
     }
     if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-    return {line, text}
+    return {line, request: undefined, text}
   }
   /** The line that ends at `nl` of `buf`, with what earlier chunks held of it. */
   const finish = (buf: Buffer, from: number, to: number) => {
