@@ -14,7 +14,8 @@ import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
 
 /**
  * Lock rows the server keeps between requests (SQLite; docs/performance.md "Session 11"):
- * a locked user's price is then answered without reading the store. ~1 KB each.
+ * a locked user's price is then answered without reading the lock again.
+ * About 0.5 KB each (a quote of two products): ~5 MB at most.
  */
 export const REMEMBERED_LOCKS = 10_000
 
