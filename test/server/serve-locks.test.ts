@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {buildServer, type Server} from '../../src/server/app.js'
@@ -94,6 +95,29 @@ describe('pricectl serve: remembered locks follow every change', () => {
     expect(override.code).toBe(0)
     expect(currencyOf(override.json)).toBe('JPY')
     for (const q of await everyone('by-command')) expect(q).toEqual(override.json)
+  })
+
+  it('an anonymous lock adopted by a user is gone for its IP: the next anonymous request makes a new one', async () => {
+    const [a] = servers
+    const ip = '81.2.69.142'
+    const lockRows = () => {
+      const d = new Database(db, {readonly: true})
+      try {
+        return d.prepare('SELECT lock_key, anonymous FROM locks WHERE lock_key IN (?, ?) ORDER BY lock_key').all(ip, 'adopter')
+      } finally {
+        d.close()
+      }
+    }
+    const anonymous = await price(a.base, key, {...ASK, country: 'GB', ip})
+    expect(anonymous.status).toBe(200)
+    // Remembered under the IP.
+    expect((await price(a.base, key, {...ASK, ip})).json).toEqual(anonymous.json)
+    const adopted = await price(a.base, key, {...ASK, ip, user_id: 'adopter'})
+    expect(adopted.json).toEqual({...anonymous.json, user_id: 'adopter'})
+    expect(lockRows()).toEqual([{anonymous: 0, lock_key: 'adopter'}])
+    // The IP's lock row was deleted by this server: asked again, it is priced and stored anew.
+    expect((await price(a.base, key, {...ASK, country: 'GB', ip})).status).toBe(200)
+    expect(lockRows()).toEqual([{anonymous: 1, lock_key: ip}, {anonymous: 0, lock_key: 'adopter'}])
   })
 
   it('a product added to a remembered lock is kept in the lock, and the lock read without it answers without it', async () => {
