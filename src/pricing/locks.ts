@@ -510,13 +510,19 @@ export class QuoteChunk {
   /** End the chunk, dropping what was loaded and what was not written. */
   close(): void {
     this.open = false
-    // Clearing a Map makes it a new table: only those that hold anything.
-    for (const m of [this.locks, this.anonymous, this.countries, this.pendingIps, this.pendingCountries, this.printed]) if (m.size > 0) m.clear()
+    // Only what holds something: clear() gives a map a new table even when it is empty, and
+    // a served locked user (a chunk of one that read one lock) leaves them all empty.
+    if (this.locks.size > 0) this.locks.clear()
+    if (this.anonymous.size > 0) this.anonymous.clear()
+    if (this.countries.size > 0) this.countries.clear()
     if (this.pendingKeys.length > 0) {
       this.pendingKeys = []
       this.pending = []
     }
+    if (this.pendingIps.size > 0) this.pendingIps.clear()
+    if (this.pendingCountries.size > 0) this.pendingCountries.clear()
     if (this.countryWrites.length > 0) this.countryWrites = []
+    if (this.printed.size > 0) this.printed.clear()
   }
 
   private write(key: string, lock: Lock | null, ip: null | string | undefined): void {

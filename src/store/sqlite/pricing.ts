@@ -115,6 +115,16 @@ export class SqlitePricing implements PricingRepository {
   private lockArgs: unknown[] = new Array(ROWS * LOCK_PARAMS)
   private userArgs: unknown[] = new Array(ROWS * USER_PARAMS)
 
+  /**
+   * Lock rows read outside a transaction, by lock key (rememberLocks(); the server's):
+   * valid for the data_version last read by catalogVersion(), which drops them all when it
+   * moves (another connection committed: another server or a command on the same file). This
+   * connection's own lock writes (saveQuotes, deleteLocks) drop their keys. Inside a
+   * transaction locks are always read from the store (a write must see the latest row, and
+   * a row read there may be rolled back), and nothing read there is remembered.
+   */
+  private remembered?: {max: number; rows: Map<string, LockRow>; version: number | undefined}
+
   /** `link`: shared with the store's experiments adapter, which sends exposures with the locks while write-behind runs. */
   constructor(
     private readonly db: DB,
@@ -403,7 +413,30 @@ export class SqlitePricing implements PricingRepository {
     this.bulk = undefined
   }
 
+  /**
+   * Remember up to `max` lock rows between requests (SqlitePricing.remembered): for a
+   * long-lived process that reads catalogVersion() before each unit of work (the server, per
+   * request), so that a lock another connection changed is never answered from memory.
+   */
+  rememberLocks(max: number): void {
+    this.remembered = {max, rows: new Map(), version: undefined}
+  }
+
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    const r = this.remembered
+    if (r && keys.length === 1 && !this.behind && !this.db.inTransaction) {
+      const key = keys[0]
+      let row = r.rows.get(key)
+      if (row === undefined) {
+        row = this.stmts.lockByKey.get(key) as LockRow | undefined
+        if (row === undefined) return [undefined]
+        // Full: the oldest remembered row goes (Map keeps insertion order).
+        if (r.rows.size >= r.max) r.rows.delete(r.rows.keys().next().value!)
+        r.rows.set(key, row)
+      }
+      // lockFromRow builds a new Lock (quote copied) each time: the caller may change it.
+      return [lockFromRow(row)]
+    }
     if (this.behind) {
       this.settle(keys, 'keys')
       return this.readTx!(() => this.many(this.stmts.lockByKey, keys, lockFromRow)) as (Lock | undefined)[]
@@ -432,6 +465,7 @@ export class SqlitePricing implements PricingRepository {
   }
 
   saveQuotes(locks: readonly Lock[]): void {
+    if (this.remembered) for (const l of locks) this.remembered.rows.delete(l.lock_key)
     const b = this.behind
     if (b) {
       // Rows gathered before go first; these stay until saveUserCountries has seen them.
@@ -466,6 +500,7 @@ export class SqlitePricing implements PricingRepository {
 
   deleteLocks(keys: readonly string[]): void {
     if (this.behind) throw new WriteBehindAbort('a lock is deleted')
+    if (this.remembered) for (const k of keys) this.remembered.rows.delete(k)
     const del = this.stmts.deleteLock
     for (const k of keys) del.run(k)
   }
@@ -547,7 +582,13 @@ export class SqlitePricing implements PricingRepository {
   }
 
   catalogVersion(): number {
-    return this.stmts.dataVersion.get() as number
+    const version = this.stmts.dataVersion.get() as number
+    const r = this.remembered
+    if (r && version !== r.version) {
+      r.rows.clear()
+      r.version = version
+    }
+    return version
   }
 
   catalogSnapshot(): PricingProduct[] {
