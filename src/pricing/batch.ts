@@ -374,7 +374,8 @@ export function batchPricer(
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
     for (const item of items) {
       // A line that may hold an IP is parsed now (its text is kept: priced, it is parsed again).
-      const r = item.text === undefined ? item.request : item.text.includes('ip') && !ctx.geoReady ? request(item) : undefined
+      // A key may be spelled with JSON escapes ("\u0069p"): a line with any is parsed too.
+      const r = item.text === undefined ? item.request : !ctx.geoReady && mayHoldIp(item.text) ? request(item) : undefined
       if (r !== undefined && !(r instanceof Error) && ctx.needsReady(r)) await ctx.ready(r)
     }
     if (behind && !behindBegun) {
@@ -419,6 +420,11 @@ export function batchPricer(
   }
 
   return {finish, handle, handleText, summary}
+}
+
+/** Whether a JSONL line's text may name an IP (`ip`, `get_ip_from_request`), plainly or through escapes. */
+function mayHoldIp(text: string): boolean {
+  return text.includes('ip') || text.includes('\\u')
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'

@@ -85,6 +85,23 @@ describe('price --input prints what price --json prints', () => {
     }
   }, 120_000)
 
+  it('a line spelling its keys with JSON escapes is priced as the plain line (an IP written "\\u0069p" too)', async () => {
+    const plain = '{"ip":"81.2.69.142","products":["basic"],"user_id":"esc"}'
+    const escaped = String.raw`{"\u0069p":"81.2.69.142","products":["basic"],"user_\u0069d":"esc"}`
+    const outputs: string[] = []
+    for (const line of [plain, escaped]) {
+      const db = copyOf(fixture)
+      const file = join(dirname(db), 'requests.jsonl')
+      writeFileSync(file, line + '\n')
+      const r = await at(NOW, () => run(db, ['price', '--input', file]))
+      expect(r.stderr).not.toMatch(/line \d+:/)
+      expect(r.code).toBe(0)
+      outputs.push(r.stdout)
+    }
+    expect(JSON.parse(outputs[1]).country).toBe('GB')
+    expect(outputs[1]).toBe(outputs[0])
+  })
+
   it('the experiment and the coupons above really apply (the comparison covers them)', async () => {
     const db = copyOf(fixture)
     const file = join(dirname(db), 'requests.jsonl')
