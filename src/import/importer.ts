@@ -328,9 +328,11 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
             // stage handed back to be filled again.
             for (const [line, reason, cells] of m.rejects) pendingRejects.push([line, reason, cells, i])
             file.rejected += m.rejects.length
-            committed(writer.commitStaged(m), pendingRejects)
-            pendingRejects = []
+            const ok = writer.commitStaged(m)
+            // Before the checkpoint request (committed): the worker may be waiting for it.
             pipeline.send({stage: m.stage, type: 'free'})
+            committed(ok, pendingRejects)
+            pendingRejects = []
           }
           counts.read += m.read - file.read
           settled.rows += m.settled.rows

@@ -285,10 +285,13 @@ async function main(): Promise<void> {
   const drain = async () => {
     while (blocked || held.length > 0) {
       while (blocked) {
+        // The main thread's messages (a stage freed) are taken only while this thread waits.
+        if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
         if (stageFree[cur]) {
           blocked = false
           break
         }
+        // Waiting for the writer: the time to copy what it committed into the file.
         if (checkpointWanted) {
           runCheckpoint()
           continue
@@ -428,11 +431,7 @@ async function main(): Promise<void> {
       bytes += n
       reader.write(buf.subarray(0, n))
       if (header !== undefined && mapper === undefined) await makeMapper()
-      if (stages) {
-        await drain()
-        // The writer does not wait for this thread: its commits are copied into the file as they come.
-        if (checkpointWanted) runCheckpoint()
-      }
+      if (stages) await drain()
       if (mapper) replacementBefore = reader.takeReplacementSeen()
       while (inFlight >= input.maxInFlight) {
         // Waiting for the writer: the time to copy what it committed into the file.
