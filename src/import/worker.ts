@@ -19,6 +19,12 @@ import {RowMapper} from './rows.js'
  *
  * Records come from CsvReader (csv-reader.ts): csv-parse, with a shorter road for lines
  * without quotes.
+ *
+ * When the writer made external stages (input.stages: one file into a SQLite store), rows
+ * are not posted: this thread writes them into the stages itself (openImportStages), a batch
+ * each, and posts StagedMessage (counts, products, rejects) when one is complete, plus small
+ * progress messages; no acknowledgements, only a stage's {type: 'free'} once its batch is
+ * committed (docs/performance.md, "Issue 19: the reading worker stages rows").
  */
 
 export type WorkerInput = {

@@ -240,6 +240,13 @@ const MAX_STAGED = 250_000
  * way only when the kind has none; and the next batch's rows, staged under the ended batch's
  * deletes and pending updates, are staged again when its own transaction finds those
  * changed (docs/performance.md, "Import", session 9).
+ *
+ * External stages (externalStages): for one file, the reading thread writes the rows itself,
+ * a batch into each of two scratch files in turn, which this connection attaches; a batch is
+ * then one commitStaged(): its stage sorted into the table (rows that did not insert through
+ * the per-row rules, as above), products checked, COMMIT. Its transaction begins deferred and
+ * writes the store at once (begin): IMMEDIATE would lock the stage being filled too
+ * (docs/performance.md, "Issue 19: the reading worker stages rows").
  */
 class SqliteImportWriter implements ImportWriter {
   private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
