@@ -255,6 +255,8 @@ async function main(): Promise<void> {
   let blocked = false
   let held: (() => void)[] = []
   let inBatch = 0
+  /** The stage handed over last (with rows). */
+  let handed: number | undefined
   let stagedRows = 0
   let sinceProgress = 0
   const stageProducts = new Set<number>()
@@ -266,6 +268,7 @@ async function main(): Promise<void> {
     port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies PostedMessage)
     if (started) {
       stageFree[cur] = false
+      handed = cur
       cur = 1 - cur
     }
     started = false
@@ -455,6 +458,18 @@ async function main(): Promise<void> {
     if (stages) {
       await drain()
       if (inBatch > 0) completeStage()
+      // While the main thread sorts the last batch in, copy the batches it committed before
+      // into the store's file: its last COMMIT then checkpoints only the last batch's pages
+      // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
+      // worker stages rows").
+      while (handed !== undefined && !stageFree[handed]) {
+        if (checkpointWanted) runCheckpoint()
+        else {
+          await new Promise<void>((resolve) => {
+            wake = resolve
+          })
+        }
+      }
     } else post()
     port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
   } finally {
