@@ -35,8 +35,8 @@ export type WorkerInput = {
   maxInFlight: number
   /**
    * The writer's external stages (ImportWriter.externalStages): this thread writes the rows
-   * into them, a batch of `stageBatch` rows and rejects (or `stageRejects` rejects) each, and
-   * posts StagedMessage instead of rows.
+   * into them, a batch of `batch` rows and rejects (or fewer, at `maxRejects` rejects) each,
+   * and posts StagedMessage instead of rows.
    */
   stages?: {batch: number; maxRejects: number; paths: readonly string[]}
 }
