@@ -34,6 +34,8 @@ const REST_CHUNK = 1000
 /** The table of an external stage's file (ImportStages), and the schema names its file is attached as. */
 const EXTERNAL_TABLE = 'pricectl_import_stage'
 const externalSchema = (i: number) => `pricectl_import_stage${i}`
+/** An external stage's page size (bytes). */
+const EXTERNAL_PAGE_SIZE = 16_384
 /** An external stage's page cache (KB), on either side: written once in order, read once by the sort. */
 const EXTERNAL_CACHE_KB = 1024
 /**
@@ -647,6 +649,9 @@ class SqliteImportWriter implements ImportWriter {
       for (const [i, path] of paths.entries()) {
         const file = new Database(path)
         try {
+          // 16 KB pages (set before the table): fewer pages to write and read; measured,
+          // both threads ~3% less CPU (docs/performance.md, session 11).
+          file.pragma(`page_size = ${EXTERNAL_PAGE_SIZE}`)
           file.pragma('journal_mode = OFF')
           file.exec(`CREATE TABLE ${EXTERNAL_TABLE} (${this.columns.join(', ')})`)
         } finally {
@@ -692,7 +697,11 @@ class SqliteImportWriter implements ImportWriter {
         this.db.exec(`DETACH ${externalSchema(i)}`)
       } catch {}
     }
-    rmSync(e.dir, {force: true, recursive: true})
+    try {
+      rmSync(e.dir, {force: true, recursive: true})
+    } catch {
+      // (A platform that keeps open files from being removed: never masks how the import ended.)
+    }
   }
 
   close(): void {
