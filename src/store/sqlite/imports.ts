@@ -34,8 +34,6 @@ const REST_CHUNK = 1000
 /** The table of an external stage's file (ImportStages), and the schema names its file is attached as. */
 const EXTERNAL_TABLE = 'pricectl_import_stage'
 const externalSchema = (i: number) => `pricectl_import_stage${i}`
-/** An external stage's page size (bytes). */
-const EXTERNAL_PAGE_SIZE = 16_384
 /** An external stage's page cache (KB), on either side: written once in order, read once by the sort. */
 const EXTERNAL_CACHE_KB = 1024
 /**
@@ -151,16 +149,17 @@ export class ImportStages {
         this.dbs.push(db)
         db.pragma('journal_mode = OFF')
         db.pragma('synchronous = OFF')
-        db.pragma(`cache_size = -${EXTERNAL_CACHE_KB}`)
+        const cacheSize = EXTERNAL_CACHE_KB
+        db.pragma(`cache_size = -${cacheSize}`)
         // The writer holds no lock on a stage it was told is free; never wait for one.
         db.pragma('busy_timeout = 0')
-        const n = (db.prepare(`SELECT count(*) FROM pragma_table_info('${EXTERNAL_TABLE}')`).pluck().get() as number) || 0
-        const values = `(${Array.from({length: n}, () => '?').join(', ')})`
+        // t: the stage's table (a fixed name); one: a row's placeholders; marks: EXTERNAL_ROWS_PER_INSERT rows'.
+        const t = EXTERNAL_TABLE
+        const n = (db.prepare(`SELECT count(*) FROM pragma_table_info('${t}')`).pluck().get() as number) || 0
+        const one = `(${Array.from({length: n}, () => '?').join(', ')})`
+        const marks = Array.from({length: EXTERNAL_ROWS_PER_INSERT}, () => one).join(', ')
         this.width = n
-        this.inserts.push({
-          many: db.prepare(`INSERT INTO ${EXTERNAL_TABLE} VALUES ${Array.from({length: EXTERNAL_ROWS_PER_INSERT}, () => values).join(', ')}`),
-          one: db.prepare(`INSERT INTO ${EXTERNAL_TABLE} VALUES ${values}`),
-        })
+        this.inserts.push({many: db.prepare(`INSERT INTO ${t} VALUES ${marks}`), one: db.prepare(`INSERT INTO ${t} VALUES ${one}`)})
       }
     } catch (error) {
       this.close()
@@ -172,7 +171,8 @@ export class ImportStages {
   /** Empty stage `i` (its batch committed) and begin filling it. */
   start(i: number): void {
     const db = this.dbs[i]
-    db.exec(`DROP INDEX IF EXISTS ${EXTERNAL_TABLE}_key; DELETE FROM ${EXTERNAL_TABLE}; BEGIN`)
+    const t = EXTERNAL_TABLE
+    db.exec(`DROP INDEX IF EXISTS ${t}_key; DELETE FROM ${t}; BEGIN`)
   }
 
   /** One row (in the table's column order) into stage `i` (begun by start; rows are inserted in file order, some at complete). */
@@ -324,7 +324,8 @@ class SqliteImportWriter implements ImportWriter {
     // BEGIN IMMEDIATE would take the write lock of every attached database, the external
     // stages' too (which the reading thread fills meanwhile): a deferred BEGIN and a write to
     // the store alone take the store's lock first thing, waiting for it as IMMEDIATE would.
-    if (this.external) this.db.exec(`BEGIN; DELETE FROM main.${this.table} WHERE 0`)
+    const {table} = this
+    if (this.external) this.db.exec(`BEGIN; DELETE FROM main.${table} WHERE 0`)
     else this.db.exec('BEGIN IMMEDIATE')
     this.open = true
     this.tombstones = this.revenue.latestDeletes(this.kind)
@@ -495,15 +496,16 @@ class SqliteImportWriter implements ImportWriter {
     const {db, table} = this
     const cols = this.columns
     const key = 'user_id, origin, origin_id'
-    // t: the stage's name, in its schema (temp, or an external stage's attached file).
-    const t = external ? EXTERNAL_TABLE : `pricectl_import_${table}_${i}`
+    // t: the stage, in its schema (temp, or an external stage's attached file); name: unqualified.
+    const name = external ? EXTERNAL_TABLE : `pricectl_import_${table}_${i}`
     const schema = external ? externalSchema(i) : 'temp'
+    const t = `${schema}.${name}`
     // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
     const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
     const limit = REST_CHUNK
     if (!external) {
-      db.exec(`DROP TABLE IF EXISTS temp.${t}; CREATE TABLE temp.${t} (${cols.join(', ')})`)
+      db.exec(`DROP TABLE IF EXISTS ${t}; CREATE TABLE ${t} (${cols.join(', ')})`)
       // Written once in order and read once by the sort: its pages need no cache to speak of
       // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
       this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
@@ -512,25 +514,25 @@ class SqliteImportWriter implements ImportWriter {
     }
     // In key order, and in file order within a key: the first row of a new key makes it.
     // (WHERE true: an upsert after a SELECT needs one to parse.)
-    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM ${schema}.${t}`
+    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM ${t}`
     const order = `ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`
     return {
-      clear: db.prepare(`DELETE FROM ${schema}.${t}`),
+      clear: db.prepare(`DELETE FROM ${t}`),
       external,
-      dropKeyIndex: `DROP INDEX IF EXISTS ${schema}.${t}_key`,
-      drop: `DROP TABLE IF EXISTS ${schema}.${t}`,
+      dropKeyIndex: `DROP INDEX IF EXISTS ${t}_key`,
+      drop: `DROP TABLE IF EXISTS ${t}`,
       flush: db.prepare(`${select} WHERE true ${order}`),
-      insert: db.prepare(`INSERT INTO ${schema}.${t} VALUES (${cols.map(() => '?').join(', ')})`),
-      keyIndex: `CREATE INDEX IF NOT EXISTS ${schema}.${t}_key ON ${t} (${key})`,
-      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM ${schema}.${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
+      insert: db.prepare(`INSERT INTO ${t} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS ${t}_key ON ${name} (${key})`,
+      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
       products: new Set(),
       // Staged rows the flush did not insert, in file order: their key was in the table
       // before (no row of it newer than :max), or an earlier staged row has it.
       rest: db
         .prepare(
-          `SELECT rowid, ${cols.join(', ')} FROM ${schema}.${t} AS s WHERE rowid > @after AND (` +
+          `SELECT rowid, ${cols.join(', ')} FROM ${t} AS s WHERE rowid > @after AND (` +
             `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
-            `EXISTS (SELECT 1 FROM ${schema}.${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+            `EXISTS (SELECT 1 FROM ${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
         )
         .raw(),
       staged: 0,
@@ -651,16 +653,21 @@ class SqliteImportWriter implements ImportWriter {
         try {
           // 16 KB pages (set before the table): fewer pages to write and read; measured,
           // both threads ~3% less CPU (docs/performance.md, session 11).
-          file.pragma(`page_size = ${EXTERNAL_PAGE_SIZE}`)
+          file.pragma('page_size = 16384')
           file.pragma('journal_mode = OFF')
-          file.exec(`CREATE TABLE ${EXTERNAL_TABLE} (${this.columns.join(', ')})`)
+          const t = EXTERNAL_TABLE
+          const cols = this.columns
+          file.exec(`CREATE TABLE ${t} (${cols.join(', ')})`)
         } finally {
           file.close()
         }
-        this.db.prepare('ATTACH ? AS ' + externalSchema(i)).run(path)
-        this.db.pragma(`${externalSchema(i)}.journal_mode = OFF`)
-        this.db.pragma(`${externalSchema(i)}.synchronous = OFF`)
-        this.db.pragma(`${externalSchema(i)}.cache_size = -${EXTERNAL_CACHE_KB}`)
+        // t: the stage's schema here (a fixed name).
+        const t = externalSchema(i)
+        this.db.prepare(`ATTACH ? AS ${t}`).run(path)
+        this.db.pragma(`${t}.journal_mode = OFF`)
+        this.db.pragma(`${t}.synchronous = OFF`)
+        const cacheSize = EXTERNAL_CACHE_KB
+        this.db.pragma(`${t}.cache_size = -${cacheSize}`)
         external.stages.push(this.makeStage(i, true))
       }
     } catch (error) {
@@ -692,9 +699,10 @@ class SqliteImportWriter implements ImportWriter {
     this.external = undefined
     const attached = new Set((this.db.pragma('database_list') as {name: string}[]).map((d) => d.name))
     for (const i of [0, 1]) {
-      if (!attached.has(externalSchema(i))) continue
+      const t = externalSchema(i)
+      if (!attached.has(t)) continue
       try {
-        this.db.exec(`DETACH ${externalSchema(i)}`)
+        this.db.exec(`DETACH ${t}`)
       } catch {}
     }
     try {
