@@ -92,17 +92,12 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
       // Lines come a chunk at a time and are priced synchronously: no promise per request.
       for await (const items of jsonlLines(input)) {
         for (const item of items) {
-          let request: unknown
-          if ('error' in item) request = item.error
+          let waiting: Promise<void> | undefined
+          if ('error' in item) waiting = handle(item.line, item.error)
           else {
             if (!item.text.trim()) continue
-            try {
-              request = parseJson(item.text)
-            } catch (error) {
-              request = error
-            }
+            waiting = pricer.handleText(item)
           }
-          const waiting = handle(item.line, request)
           if (waiting) await waiting
         }
       }
@@ -189,7 +184,12 @@ export function batchPricer(
   ctx: PricingContext,
   options: {batchSize: number; chunkSize: number},
   sink: BatchSink,
-): {finish: () => Promise<void>; handle: (line: number, request: unknown) => Promise<void> | undefined; summary: BatchSummary} {
+): {
+  finish: () => Promise<void>
+  handle: (line: number, request: unknown) => Promise<void> | undefined
+  handleText: (item: TextItem) => Promise<void> | undefined
+  summary: BatchSummary
+} {
   const {batchSize, chunkSize} = options
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
@@ -198,7 +198,10 @@ export function batchPricer(
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
-  let group: {line: number; request: unknown | Error}[] = []
+  // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
+  // then, its request dies young instead of living (and being copied by the GC) as long as
+  // its group may be priced again (docs/performance.md "Issue 19: sixth pass").
+  let group: {line: number; request: unknown | Error; text: string | undefined}[] = []
   type Item = (typeof group)[number]
   // A held group (write-behind) has no jsonl: its lines wait for the commit in the hold's buffer.
   type Outcomes = Pick<BatchSink, 'failure' | 'jsonl' | 'result'>
@@ -229,21 +232,36 @@ export function batchPricer(
     }
   }
 
-  /** Price a group's requests a chunk at a time (the caller holds the transaction, if any). */
-  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary): void => {
+  /** An item's request: a JSONL line's text parsed (anew each time: a group priced again gets fresh objects), or the error. */
+  const request = (item: Item): unknown => {
+    if (item.text === undefined) return item.request
+    try {
+      return parseJson(item.text)
+    } catch (error) {
+      return error
+    }
+  }
+
+  /**
+   * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
+   * `afterChunk` is called after each chunk's writes with the requests priced so far.
+   */
+  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): void => {
     // Locks are read as fingerprints only where a locked user's line may be printed again.
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
     try {
       for (let from = 0; from < items.length; from += chunkSize) {
         const chunk = items.slice(from, from + chunkSize)
-        ctx.chunk.begin(chunk.map((i) => i.request))
+        const requests = chunk.map(request)
+        ctx.chunk.begin(requests)
         try {
-          for (const item of chunk) priceOne(item.line, item.request, to, counts)
+          for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
           ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
         }
+        afterChunk?.(from + chunk.length)
       }
     } finally {
       thawClock()
@@ -251,14 +269,17 @@ export function batchPricer(
   }
 
   /** The usual way: a group in one write transaction, outcomes to the sink inside it. */
-  const priceCommitted = (items: Item[]): void => {
-    ctx.store.transaction(() => priceGroup(items, sink, summary), {write: true})
+  const priceCommitted = (items: Item[], afterChunk?: (priced: number) => void): void => {
+    ctx.store.transaction(() => priceGroup(items, sink, summary, afterChunk), {write: true})
   }
 
-  // Write-behind: started after the first full group; `inFlight` are the groups sent and not yet released.
+  // Write-behind: its writer started during the first full group (after its first chunk),
+  // begun before the second; `inFlight` are the groups sent and not yet released.
   let behind: undefined | WriteBehind
   let behindTried = readOnly || !ctx.store.pricing.writeBehind
   let behindBegun = false
+  /** Requests of the group during which the writer started. */
+  let firstGroup = 0
   const inFlight: {counts: BatchSummary; held: HeldOutcomes; items: Item[]; seq: number}[] = []
 
   const hold = (): HeldOutcomes => {
@@ -314,7 +335,14 @@ export function batchPricer(
     for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
+  /**
+   * After the first chunk of the first full group: when it wrote locks, the writer starts
+   * (its thread gets ready while the rest of the group is priced, instead of being waited
+   * for at begin(); docs/performance.md "Issue 19: sixth pass"). begin() decides on the
+   * whole group.
+   */
   const startBehind = (priced: number): void => {
+    if (behindTried) return
     behindTried = true
     behind = ctx.store.pricing.writeBehind?.(priced)
   }
@@ -344,22 +372,26 @@ export function batchPricer(
     const items = group
     group = []
     // Loading the geolocation module is the one wait before pricing (requests with an IP).
-    for (const item of items) if (!(item.request instanceof Error) && ctx.needsReady(item.request)) await ctx.ready(item.request)
+    for (const item of items) {
+      // A line that may hold an IP is parsed now (its text is kept: priced, it is parsed again).
+      const r = item.text === undefined ? item.request : item.text.includes('ip') && !ctx.geoReady ? request(item) : undefined
+      if (r !== undefined && !(r instanceof Error) && ctx.needsReady(r)) await ctx.ready(r)
+    }
     if (behind && !behindBegun) {
-      // The writer started after the first group, priced the usual way: it reads the
-      // store's version now, before this thread's first read for write-behind.
+      // The writer started during the first group, priced the usual way: it reads the
+      // store's version now, before this thread's first read for write-behind, if that
+      // group was mostly new users.
       behindBegun = true
-      if (!behind.begin()) {
+      if (!behind.begin(firstGroup)) {
         behind.end()
         behind = undefined
       }
     }
     if (behind) priceBehind(items)
-    else {
-      priceCommitted(items)
-      // After a first full group of new users, the writer starts while the next group is read.
-      if (!behindTried && items.length >= WRITE_BEHIND_MIN) startBehind(items.length)
-    }
+    else if (!behindTried && items.length >= WRITE_BEHIND_MIN) {
+      firstGroup = items.length
+      priceCommitted(items, startBehind)
+    } else priceCommitted(items)
     await sink.drain?.()
   }
 
@@ -376,11 +408,17 @@ export function batchPricer(
 
   /** Gather a request; a full group is priced (a promise only then). */
   const handle = (line: number, request: unknown | Error): Promise<void> | undefined => {
-    group.push({line, request})
+    group.push({line, request, text: undefined})
     return group.length >= batchSize ? run() : undefined
   }
 
-  return {finish, handle, summary}
+  /** Gather a JSONL line (the object itself: no copy to keep), parsed when its chunk is priced. */
+  const handleText = (item: TextItem): Promise<void> | undefined => {
+    group.push(item)
+    return group.length >= batchSize ? run() : undefined
+  }
+
+  return {finish, handle, handleText, summary}
 }
 
 const UTF16 = '--input: the file is UTF-16 text; save it as UTF-8 (for example: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8)'
@@ -395,7 +433,10 @@ function isUtf16Bom(b: Buffer): boolean {
  * Lines are decoded natively; only a line showing U+FFFD is checked byte by byte (it may
  * hold that character for real, or bytes that are not UTF-8).
  */
-type JsonlLine = {error: InvalidInputError; line: number} | {line: number; text: string}
+type JsonlLine = {error: InvalidInputError; line: number} | TextItem
+
+/** A JSONL line's text, in the shape batchPricer keeps its requests in (`request` undefined until parsed). */
+export type TextItem = {line: number; request: undefined; text: string}
 
 async function* jsonlLines(input: Readable): AsyncGenerator<JsonlLine[]> {
   const strict = new TextDecoder('utf-8', {fatal: true})
@@ -416,7 +457,7 @@ async function* jsonlLines(input: Readable): AsyncGenerator<JsonlLine[]> {
       }
     }
     if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-    return {line, text}
+    return {line, request: undefined, text}
   }
   /** The line that ends at `nl` of `buf`, with what earlier chunks held of it. */
   const finish = (buf: Buffer, from: number, to: number) => {

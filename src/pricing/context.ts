@@ -78,6 +78,11 @@ export class PricingContext implements PricingServices {
     if (this.needsReady(input)) this.geo = await import('../geo/geoip.js')
   }
 
+  /** Whether ready() has loaded what a request with an IP needs (then no request needs it). */
+  get geoReady(): boolean {
+    return this.geo !== undefined
+  }
+
   /** Whether ready() has anything to load for this request (a batch awaits only then). */
   needsReady(input: unknown): boolean {
     if (this.geo) return false

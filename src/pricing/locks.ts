@@ -313,15 +313,29 @@ function fingerprintable(r: object): boolean {
  * stored. The writes of a request that fails stay pending (a batch commits them, as it did
  * one by one); `close()` drops what was not written (a single price's rolled-back transaction).
  */
+/** QuoteChunk `locks`: loaded, and the store has no lock for the key. */
+const NO_LOCK: unique symbol = Symbol('no lock')
+/** QuoteChunk `locks`: handed out or written; a read goes to the store. */
+const TAKEN: unique symbol = Symbol('taken')
+/** QuoteChunk `locks`: written by this chunk, not yet flushed; a read flushes first. */
+const PENDING: unique symbol = Symbol('pending')
+
 export class QuoteChunk {
   /** Whether a chunk is open (batch); calculatePriceSync opens a chunk of one otherwise. */
   open = false
-  private locks = new Map<string, Lock | undefined>()
+  /**
+   * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out or
+   * written, PENDING while a write of this chunk is pending (set, not deleted: a Map
+   * shrinks its table on delete, and a second Map of the pending writes grew again for
+   * every chunk; docs/performance.md "Issue 19: sixth pass").
+   */
+  private locks = new Map<string, Lock | typeof NO_LOCK | typeof PENDING | typeof TAKEN>()
   private anonymous = new Map<string, Lock | undefined>()
   private countries = new Map<string, string | undefined>()
-  /** Writes of this chunk: a lock to save, or null for a lock to delete; at most one per key. */
-  private pending = new Map<string, Lock | null>()
-  /** Keys and IPs of the pending writes (an anonymous lock read by IP must see them). */
+  /** Writes of this chunk, in order: a lock to save, or null for a lock to delete, and its key; at most one per key (PENDING in `locks`). */
+  private pending: (Lock | null)[] = []
+  private pendingKeys: string[] = []
+  /** IPs of the pending writes (an anonymous lock read by IP must see them, and the writes whose key is that IP: PENDING). */
   private pendingIps = new Set<string>()
   private pendingCountries = new Map<string, string>()
   private countryWrites: UserCountry[] = []
@@ -366,13 +380,13 @@ export class QuoteChunk {
       }
     }
     const found: unknown[] = keys.length > 0 ? this.repo.loadLocks(keys) : []
-    for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], found[i] as Lock | undefined)
+    for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     if (printKeys.length > 0) {
       const prints = this.repo.loadLockFingerprints(printKeys)
       for (let i = 0; i < printKeys.length; i++) {
         const key = printKeys[i]
         // No lock: the calculation makes one without reading the store again.
-        if (prints[i] === undefined) this.locks.set(key, undefined)
+        if (prints[i] === undefined) this.locks.set(key, NO_LOCK)
         else {
           this.printed.set(key, prints[i]!)
           this.locks.delete(key)
@@ -416,18 +430,21 @@ export class QuoteChunk {
   }
 
   lock(key: string): Lock | undefined {
-    if (this.pending.has(key)) this.flush()
-    if (this.locks.has(key)) {
-      const l = this.locks.get(key)
-      this.locks.delete(key)
-      return l
+    let l = this.locks.get(key)
+    if (l === PENDING) {
+      this.flush()
+      l = TAKEN
+    }
+    if (l !== undefined && l !== TAKEN) {
+      this.locks.set(key, TAKEN)
+      return l === NO_LOCK ? undefined : l
     }
     return this.repo.loadLocks([key])[0]
   }
 
   /** The anonymous lock an IP got before the user was known. */
   anonymousLock(ip: string): Lock | undefined {
-    if (this.pendingIps.has(ip)) this.flush()
+    if (this.locks.get(ip) === PENDING || this.pendingIps.has(ip)) this.flush()
     if (this.anonymous.has(ip)) {
       const l = this.anonymous.get(ip)
       this.anonymous.delete(ip)
@@ -461,17 +478,27 @@ export class QuoteChunk {
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
   flush(): void {
-    if (this.pending.size > 0) {
+    if (this.pendingKeys.length > 0) {
+      const keys = this.pendingKeys
+      const writes = this.pending
       const deleted: string[] = []
-      const saved: Lock[] = []
-      for (const [key, lock] of this.pending) {
-        if (lock === null) deleted.push(key)
-        else saved.push(lock)
+      // Mostly saves only: then the pending array itself.
+      let saved = writes as Lock[]
+      if (writes.includes(null)) {
+        saved = []
+        for (let i = 0; i < writes.length; i++) {
+          const lock = writes[i]
+          if (lock === null) deleted.push(keys[i])
+          else saved.push(lock)
+        }
       }
       if (deleted.length > 0) this.repo.deleteLocks(deleted)
       if (saved.length > 0) this.repo.saveQuotes(saved)
-      this.pending.clear()
-      this.pendingIps.clear()
+      // Written: no longer pending (writes that failed stay pending, as before).
+      this.pendingKeys = []
+      this.pending = []
+      for (const key of keys) this.locks.set(key, TAKEN)
+      if (this.pendingIps.size > 0) this.pendingIps.clear()
     }
     if (this.countryWrites.length > 0) {
       this.repo.saveUserCountries(this.countryWrites)
@@ -483,24 +510,29 @@ export class QuoteChunk {
   /** End the chunk, dropping what was loaded and what was not written. */
   close(): void {
     this.open = false
-    this.locks.clear()
-    this.anonymous.clear()
-    this.countries.clear()
-    this.pending.clear()
-    this.pendingIps.clear()
-    this.pendingCountries.clear()
-    this.countryWrites = []
-    this.printed.clear()
+    // Only what holds something: clear() gives a map a new table even when it is empty, and
+    // a served locked user (a chunk of one that read one lock) leaves them all empty.
+    if (this.locks.size > 0) this.locks.clear()
+    if (this.anonymous.size > 0) this.anonymous.clear()
+    if (this.countries.size > 0) this.countries.clear()
+    if (this.pendingKeys.length > 0) {
+      this.pendingKeys = []
+      this.pending = []
+    }
+    if (this.pendingIps.size > 0) this.pendingIps.clear()
+    if (this.pendingCountries.size > 0) this.pendingCountries.clear()
+    if (this.countryWrites.length > 0) this.countryWrites = []
+    if (this.printed.size > 0) this.printed.clear()
   }
 
   private write(key: string, lock: Lock | null, ip: null | string | undefined): void {
     if (this.readOnly) throw readOnlyError()
     // At most one pending write per key: a second one writes the first.
-    if (this.pending.has(key)) this.flush()
-    this.pending.set(key, lock)
-    this.pendingIps.add(key)
+    if (this.locks.get(key) === PENDING) this.flush()
+    this.pendingKeys.push(key)
+    this.pending.push(lock)
+    this.locks.set(key, PENDING)
     if (ip) this.pendingIps.add(ip)
-    this.locks.delete(key)
     this.printed.delete(key)
     this.anonymous.delete(key)
     if (ip) this.anonymous.delete(ip)

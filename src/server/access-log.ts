@@ -12,7 +12,7 @@ export class AccessLog {
   constructor(private readonly write: (text: string) => void = (t) => process.stderr.write(t)) {}
 
   line(fields: {bytes?: number | string; durationMs: number; ip: string; key?: string; method: string; status: number; url: string}): void {
-    this.lines.push(`${new Date().toISOString()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(fields.url)}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
+    this.lines.push(`${isoNow()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(fields.url)}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(this.flushSoon)
@@ -34,6 +34,19 @@ export class AccessLog {
     this.lines = []
     this.write(text)
   }
+}
+
+let lastMs = -1
+let lastIso = ''
+
+/** The time of a line: the same text for every line of one millisecond (a busy server writes several). */
+function isoNow(): string {
+  const ms = Date.now()
+  if (ms !== lastMs) {
+    lastMs = ms
+    lastIso = new Date(ms).toISOString()
+  }
+  return lastIso
 }
 
 /** Request-controlled text (path; the address under --trust-proxy) cannot add fields or lines. */

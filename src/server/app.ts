@@ -4,13 +4,20 @@ import {isIP, type Socket} from 'node:net'
 
 import {InvalidInputError} from '../errors.js'
 import {firstInvalidUtf8, parseJsonObject} from '../input.js'
-import {openStore, type Store} from '../store/db.js'
+import {openStore, sqliteOf, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
 import {type Caller, KeyChecker, presentedKey} from './keys.js'
 import {registerRoutes} from './routes.js'
 import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
+
+/**
+ * Lock rows the server keeps between requests (SQLite; docs/performance.md "Session 11"):
+ * a locked user's price is then answered without reading the lock again.
+ * About 0.5 KB each (a quote of two products): ~5 MB at most.
+ */
+export const REMEMBERED_LOCKS = 10_000
 
 /** Default largest request body: a price or product body is a few KB; 1 MiB leaves room. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
@@ -132,6 +139,9 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   const sqlite = store.kind === 'sqlite'
+  // Valid while data_version stays (read once per request, below): another connection's
+  // commit drops them all; the server's own lock writes drop their keys.
+  if (sqlite) sqliteOf(store, 'serve').pricing.rememberLocks(REMEMBERED_LOCKS)
   let closing = false
   app.addHook('preClose', async () => {
     closing = true

@@ -35,8 +35,10 @@ export interface PricingRepository {
   /**
    * Batch pricing with its lock and user writes made by another connection while the
    * caller prices on (SQLite: a second thread), asked after `requests` were priced in this
-   * bulk run the usual way; undefined when the adapter does not offer it, or declines (SQLite:
-   * when those requests wrote few locks). See WriteBehind for what changes while it runs.
+   * bulk run the usual way (possibly inside the caller's write transaction: the other
+   * connection gets ready meanwhile; begin() decides); undefined when the adapter does not
+   * offer it, or declines (SQLite: when those requests wrote few locks). See WriteBehind for
+   * what changes while it runs.
    */
   writeBehind?(requests: number): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
@@ -115,9 +117,11 @@ export interface PricingRepository {
 export interface WriteBehind {
   /**
    * Before the first group: after the caller's last write transaction and before its first
-   * read for write-behind (waits for the other connection to be ready). False when it could not start.
+   * read for write-behind (waits for the other connection to be ready), `priced` requests
+   * having been priced the usual way. False when it could not start, or declines (SQLite:
+   * those requests wrote few locks, or the caller is inside a transaction): call end().
    */
-  begin(): boolean
+  begin(priced: number): boolean
   /** Send the rows gathered since the last call as one transaction; its sequence number. */
   commit(): number
   /** Whether group `seq` is committed: true, false when it was not written, undefined when not yet (wait: false). */

@@ -64,9 +64,10 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
  * no package, no experiment, created when updated) as 5 values (key, country, currency,
  * quote, time), which the writer widens to the statement's 12; any other lock as `null`
  * and its 12 values. Fewer values to clone per row (docs/performance.md "Follow-up
- * (session 9)").
+ * (session 9)"). Where the row begins in `out` (saveUserCountries may mark the user's
+ * users row in it).
  */
-function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): void {
+function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): number {
   if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
     // A remembered quote text goes to the writer once (`false`, its number and the text,
     // before the row), then as its number (docs/performance.md "Issue 19: fifth pass").
@@ -80,11 +81,14 @@ function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): void {
       }
       quote = q.id
     }
+    const at = out.length
     out.push(l.lock_key, l.country, l.currency, quote, l.updated_at)
-  } else {
-    out.push(null)
-    setLockArgs(l, out, out.length)
+    return at
   }
+  const at = out.length
+  out.push(null)
+  setLockArgs(l, out, out.length)
+  return at
 }
 
 /** What an exposure changed, when nothing more is to say (no object per exposure). */
@@ -110,6 +114,16 @@ export class SqlitePricing implements PricingRepository {
   /** The parameters of one multi-row statement of each kind, filled in place. */
   private lockArgs: unknown[] = new Array(ROWS * LOCK_PARAMS)
   private userArgs: unknown[] = new Array(ROWS * USER_PARAMS)
+
+  /**
+   * Lock rows read outside a transaction, by lock key (rememberLocks(); the server's):
+   * valid for the data_version last read by catalogVersion(), which drops them all when it
+   * moves (another connection committed: another server or a command on the same file). This
+   * connection's own lock writes (saveQuotes, deleteLocks) drop their keys. Inside a
+   * transaction locks are always read from the store (a write must see the latest row, and
+   * a row read there may be rolled back), and nothing read there is remembered.
+   */
+  private remembered?: {max: number; rows: Map<string, LockRow>; version: number | undefined}
 
   /** `link`: shared with the store's experiments adapter, which sends exposures with the locks while write-behind runs. */
   constructor(
@@ -170,14 +184,22 @@ export class SqlitePricing implements PricingRepository {
     current: {exposures: Map<number, Map<string, {arm: string; stored: string | undefined}>>; keys: Set<string>; users: Set<string>}
     /** Same, of groups sent and not known to be committed, by sequence number. */
     inFlight: Map<number, {keys: Set<string>; users: Set<string>}>
+    /**
+     * Where the lock rows the last saveQuotes gathered begin in `rows` (`derivable[0..derivableN)`,
+     * in order): saveUserCountries marks a users row in its lock row instead of sending it
+     * when it is the lock's (key, country, time).
+     */
+    derivable: number[]
+    derivableN: number
     /** Exposure rows (write-behind.ts `exposures`: 5 values a row). */
     exposures: unknown[]
-    /** Lock rows in `locks` (compact or full, see pushLockRow). */
+    /** Lock rows and users rows in `rows`. */
     lockRows: number
-    locks: unknown[]
     /** Numbers of the remembered quote texts (packedQuote) this writer was sent. */
     quotesSent: boolean[]
-    users: unknown[]
+    /** Lock and users rows, in order (write-behind.ts `rows`: pushLockRow's, and `true` and 3 values a users row). */
+    rows: unknown[]
+    userRows: number
     writer: WriteBehindWriter
   }
 
@@ -207,11 +229,13 @@ export class SqlitePricing implements PricingRepository {
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.
-    const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), exposures: [], inFlight: new Map(), lockRows: 0, locks: [], quotesSent: [], users: [], writer}
+    const b: NonNullable<SqlitePricing['behind']> = {current: newGroup(), derivable: [], derivableN: 0, exposures: [], inFlight: new Map(), lockRows: 0, quotesSent: [], rows: [], userRows: 0, writer}
     this.writer = writer
     const exposures = {pending: (id: number) => this.pendingExposures(b, id), record: (x: Exposure, stored: (experimentId: number, visitor: string) => string | undefined) => this.exposureBehind(b, x, stored)}
     return {
-      begin: () => {
+      begin: (priced: number) => {
+        // Outside the caller's transactions, and only after a group of mostly new users.
+        if (this.db.inTransaction || !this.bulk || this.bulk.rows < priced / 2) return false
         if (!writer.begin()) return false
         this.behind = b
         if (this.link) this.link.exposures = exposures
@@ -219,13 +243,14 @@ export class SqlitePricing implements PricingRepository {
       },
       commit: () => {
         this.endExposureRead()
-        const seq = writer.commit(b.locks, b.users, b.exposures)
+        const seq = writer.commit(b.rows, b.exposures)
         b.inFlight.set(seq, b.current)
         b.current = newGroup()
         b.exposures = []
-        b.locks = []
+        b.rows = []
         b.lockRows = 0
-        b.users = []
+        b.userRows = 0
+        b.derivableN = 0
         return seq
       },
       committed: (seq, wait) => {
@@ -249,11 +274,12 @@ export class SqlitePricing implements PricingRepository {
    * scavenge or two and be copied).
    */
   private sendRows(b: NonNullable<SqlitePricing['behind']>): void {
-    b.writer.rows(b.locks, b.users, b.exposures)
+    b.writer.rows(b.rows, b.exposures)
     b.exposures = []
-    b.locks = []
+    b.rows = []
     b.lockRows = 0
-    b.users = []
+    b.userRows = 0
+    b.derivableN = 0
   }
 
   /**
@@ -333,15 +359,18 @@ export class SqlitePricing implements PricingRepository {
       const committed = b.writer.committed
       for (const k of b.inFlight.keys()) if (k <= committed) b.inFlight.delete(k)
     }
+    // A users row may be in its lock row (saveUserCountries): a user read looks at the keys too.
+    const users = kind === 'users'
     const here = current ? b.current[kind] : undefined
+    const hereKeys = current && users ? b.current.keys : undefined
     let last = 0
     if (b.inFlight.size === 0) {
-      if (here) for (const k of keys) if (here.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      if (here) for (const k of keys) if (here.has(k) || hereKeys?.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
       return
     }
     for (const k of keys) {
-      if (here?.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
-      for (const [seq, written] of b.inFlight) if (seq > last && written[kind].has(k)) last = seq
+      if (here?.has(k) || hereKeys?.has(k)) throw new WriteBehindAbort('a key read again in the group that wrote it')
+      for (const [seq, written] of b.inFlight) if (seq > last && (written[kind].has(k) || (users && written.keys.has(k)))) last = seq
     }
     if (last === 0) return
     if (!b.writer.wait(last)) throw new WriteBehindAbort('a group was not written')
@@ -384,7 +413,30 @@ export class SqlitePricing implements PricingRepository {
     this.bulk = undefined
   }
 
+  /**
+   * Remember up to `max` lock rows between requests (SqlitePricing.remembered): for a
+   * long-lived process that reads catalogVersion() before each unit of work (the server, per
+   * request), so that a lock another connection changed is never answered from memory.
+   */
+  rememberLocks(max: number): void {
+    this.remembered = {max, rows: new Map(), version: undefined}
+  }
+
   loadLocks(keys: readonly string[]): (Lock | undefined)[] {
+    const r = this.remembered
+    if (r && keys.length === 1 && !this.behind && !this.db.inTransaction) {
+      const key = keys[0]
+      let row = r.rows.get(key)
+      if (row === undefined) {
+        row = this.stmts.lockByKey.get(key) as LockRow | undefined
+        if (row === undefined) return [undefined]
+        // Full: the oldest remembered row goes (Map keeps insertion order).
+        if (r.rows.size >= r.max) r.rows.delete(r.rows.keys().next().value!)
+        r.rows.set(key, row)
+      }
+      // lockFromRow builds a new Lock (quote copied) each time: the caller may change it.
+      return [lockFromRow(row)]
+    }
     if (this.behind) {
       this.settle(keys, 'keys')
       return this.readTx!(() => this.many(this.stmts.lockByKey, keys, lockFromRow)) as (Lock | undefined)[]
@@ -413,15 +465,20 @@ export class SqlitePricing implements PricingRepository {
   }
 
   saveQuotes(locks: readonly Lock[]): void {
+    if (this.remembered) for (const l of locks) this.remembered.rows.delete(l.lock_key)
     const b = this.behind
     if (b) {
-      const out = b.locks
+      // Rows gathered before go first; these stay until saveUserCountries has seen them.
+      if (b.lockRows + b.userRows >= ROWS_PER_MESSAGE) this.sendRows(b)
+      const out = b.rows
+      const derivable = b.derivable
+      let n = 0
       for (const l of locks) {
-        pushLockRow(l, out, b.quotesSent)
+        derivable[n++] = pushLockRow(l, out, b.quotesSent)
         b.current.keys.add(l.lock_key)
       }
+      b.derivableN = n
       b.lockRows += locks.length
-      if (b.lockRows >= ROWS_PER_MESSAGE) this.sendRows(b)
       return
     }
     const upsertLock = this.stmts.upsertLock
@@ -443,6 +500,7 @@ export class SqlitePricing implements PricingRepository {
 
   deleteLocks(keys: readonly string[]): void {
     if (this.behind) throw new WriteBehindAbort('a lock is deleted')
+    if (this.remembered) for (const k of keys) this.remembered.rows.delete(k)
     const del = this.stmts.deleteLock
     for (const k of keys) del.run(k)
   }
@@ -458,13 +516,41 @@ export class SqlitePricing implements PricingRepository {
   saveUserCountries(rows: readonly UserCountry[]): void {
     const b = this.behind
     if (b) {
-      const out = b.users
-      // Three values a row: the writer gives `at` as both created_at and updated_at.
+      const out = b.rows
+      // A new user's users row is its lock row's key, country and time (the locks saved just
+      // before, in the same order): it is marked in the lock row and the writer makes it
+      // (docs/performance.md "Issue 19: sixth pass"); its key is in the group's keys, which
+      // settle() looks at for users too. Only while the users rows match the lock rows one
+      // for one: the rest are sent, after them, so the writer inserts users in their order.
+      const derivable = b.derivable
+      const n = b.derivableN
+      let j = 0
       for (const row of rows) {
-        out.push(row.userId, row.country, row.at)
+        if (j < n) {
+          const at = derivable[j]
+          const v = out[at]
+          if (v === null) {
+            // null and the 12 values (setLockArgs): 0 marks it.
+            if (out[at + 1] === row.userId && out[at + 2] === row.userId && out[at + 5] === row.country && out[at + 12] === row.at) {
+              out[at] = 0
+              j++
+              continue
+            }
+          } else if (v === row.userId && out[at + 1] === row.country && out[at + 4] === row.at && typeof out[at + 3] === 'number') {
+            // A 5-value row with a numbered quote: its number n as -(n + 1) marks it.
+            out[at + 3] = -(out[at + 3] as number) - 1
+            j++
+            continue
+          }
+          j = n
+        }
+        // Else `true` and three values: the writer gives `at` as both created_at and updated_at.
+        out.push(true, row.userId, row.country, row.at)
         b.current.users.add(row.userId)
+        b.userRows++
       }
-      if (out.length >= ROWS_PER_MESSAGE * 3) this.sendRows(b)
+      b.derivableN = 0
+      if (b.lockRows + b.userRows >= ROWS_PER_MESSAGE) this.sendRows(b)
       return
     }
     const userUpsert = this.stmts.userUpsert
@@ -496,7 +582,13 @@ export class SqlitePricing implements PricingRepository {
   }
 
   catalogVersion(): number {
-    return this.stmts.dataVersion.get() as number
+    const version = this.stmts.dataVersion.get() as number
+    const r = this.remembered
+    if (r && version !== r.version) {
+      r.rows.clear()
+      r.version = version
+    }
+    return version
   }
 
   catalogSnapshot(): PricingProduct[] {

@@ -56,29 +56,55 @@ wake(0)
 // The statements' parameters, filled in place (a multi-row statement's worth of rows).
 const lockArgs = new Array(sql.rows * 12)
 const userArgs = new Array(sql.rows * 4)
-// Lock rows come as 5 values for a new user's lock (key, country, currency, quote, time:
-// the key is the user id, no IP, no package, no experiment, created when updated) or as
-// null and the statement's 12 values; user rows as 3 values (user, country, time: created
-// and updated then). Rows are written in their order: a key given twice keeps the last.
-// A 5-value row's quote is its text, or the number of a text sent before as false, the
-// number and the text (not a row).
+// One stream of rows, in the order they were gathered (a key or user given twice keeps the
+// last: each table's rows are written in their order):
+// - a new user's lock as 5 values (key, country, currency, quote, time: the key is the user
+//   id, no IP, no package, no experiment, created when updated), which the statement's 12
+//   are made from. Its quote is its text, or the number n of a text sent before (false, n
+//   and the text: not a row), or -(n + 1): that text, and the user's users row is (key,
+//   country, time), made here instead of sent (docs/performance.md "Issue 19: sixth pass");
+// - null and the lock statement's 12 values: any other lock; 0 instead of null: that lock,
+//   and its user's users row is (user, country, updated);
+// - true and 3 values (user, country, time: created and updated then): a users row.
 const quotes = []
-const locks = (values) => {
+let nl = 0
+let nu = 0
+const user = (id, country, at) => {
+  const u = userArgs
+  const at4 = nu * 4
+  u[at4] = id
+  u[at4 + 1] = country
+  u[at4 + 2] = at
+  u[at4 + 3] = at
+  if (++nu === sql.rows) {
+    s.users.run(u)
+    nu = 0
+  }
+}
+const rows = (values) => {
   const a = lockArgs
-  let n = 0
+  nl = 0
+  nu = 0
   for (let i = 0; i < values.length; ) {
-    const at = n * 12
-    if (values[i] === false) {
+    const v = values[i]
+    if (v === false) {
       quotes[values[i + 1]] = values[i + 2]
       i += 3
       continue
     }
-    if (values[i] === null) {
+    if (v === true) {
+      user(values[i + 1], values[i + 2], values[i + 3])
+      i += 4
+      continue
+    }
+    const at = nl * 12
+    if (v === null || v === 0) {
       for (let j = 0; j < 12; j++) a[at + j] = values[i + 1 + j]
+      if (v === 0) user(values[i + 2], values[i + 5], values[i + 12])
       i += 13
     } else {
-      a[at] = values[i]
-      a[at + 1] = values[i]
+      a[at] = v
+      a[at + 1] = v
       a[at + 2] = null
       a[at + 3] = 0
       a[at + 4] = values[i + 1]
@@ -87,33 +113,23 @@ const locks = (values) => {
       a[at + 7] = 0
       a[at + 8] = '0'
       const q = values[i + 3]
-      a[at + 9] = typeof q === 'number' ? quotes[q] : q
+      if (typeof q === 'number') {
+        if (q < 0) {
+          a[at + 9] = quotes[-q - 1]
+          user(v, values[i + 1], values[i + 4])
+        } else a[at + 9] = quotes[q]
+      } else a[at + 9] = q
       a[at + 10] = values[i + 4]
       a[at + 11] = values[i + 4]
       i += 5
     }
-    if (++n === sql.rows) {
+    if (++nl === sql.rows) {
       s.locks.run(a)
-      n = 0
+      nl = 0
     }
   }
-  for (let r = 0; r < n; r++) s.lock.run(a.slice(r * 12, r * 12 + 12))
-}
-const users = (values) => {
-  const a = userArgs
-  let n = 0
-  for (let i = 0; i < values.length; i += 3) {
-    const at = n * 4
-    a[at] = values[i]
-    a[at + 1] = values[i + 1]
-    a[at + 2] = values[i + 2]
-    a[at + 3] = values[i + 2]
-    if (++n === sql.rows) {
-      s.users.run(a)
-      n = 0
-    }
-  }
-  for (let r = 0; r < n; r++) s.user.run(a.slice(r * 4, r * 4 + 4))
+  for (let r = 0; r < nl; r++) s.lock.run(a.slice(r * 12, r * 12 + 12))
+  for (let r = 0; r < nu; r++) s.user.run(userArgs.slice(r * 4, r * 4 + 4))
 }
 // Exposure rows come as 5 values (experiment, visitor, anonymous, arm, time), written as the
 // experiments repository writes one: inserted, or else moved to the arm (a row already on
@@ -168,8 +184,7 @@ parentPort.on('message', (m) => {
         return
       }
     }
-    locks(m.locks)
-    users(m.users)
+    rows(m.rows)
     if (m.exposures) exposures(m.exposures)
     if (m.seq === undefined) return
     db.exec('COMMIT')
@@ -215,9 +230,13 @@ export class WriteBehindWriter {
     })
   }
 
-  /** A writer for a file store in WAL mode that this connection may write; undefined otherwise. */
+  /**
+   * A writer for a file store in WAL mode that this connection may write; undefined
+   * otherwise. It may start inside the caller's transaction (its thread boots while the
+   * first group is priced); begin() is called outside any.
+   */
   static start(db: DB, sql: WriterSql): undefined | WriteBehindWriter {
-    if (db.memory || db.readonly || !db.name || db.inTransaction) return undefined
+    if (db.memory || db.readonly || !db.name) return undefined
     if (String(db.pragma('journal_mode', {simple: true})).toLowerCase() !== 'wal') return undefined
     return new WriteBehindWriter(db.name, sql)
   }
@@ -234,15 +253,15 @@ export class WriteBehindWriter {
     return Atomics.load(this.status, 4) === 1 && Atomics.load(this.status, 2) === 0
   }
 
-  /** Send rows of the group being priced (flat, one row after the other; see the writer's `locks`, `users` and `exposures`). */
-  rows(locks: unknown[], users: unknown[], exposures?: unknown[]): void {
-    this.worker.postMessage(exposures?.length ? {exposures, locks, users} : {locks, users})
+  /** Send rows of the group being priced (flat, one row after the other; see the writer's `rows` and `exposures`). */
+  rows(rows: unknown[], exposures?: unknown[]): void {
+    this.worker.postMessage(exposures?.length ? {exposures, rows} : {rows})
   }
 
   /** Send the group's last rows and commit it; its sequence number. */
-  commit(locks: unknown[], users: unknown[], exposures?: unknown[]): number {
+  commit(rows: unknown[], exposures?: unknown[]): number {
     this.sent++
-    this.worker.postMessage(exposures?.length ? {exposures, locks, seq: this.sent, users} : {locks, seq: this.sent, users})
+    this.worker.postMessage(exposures?.length ? {exposures, rows, seq: this.sent} : {rows, seq: this.sent})
     return this.sent
   }
 
