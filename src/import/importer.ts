@@ -215,6 +215,18 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // resolve: rows meeting newer partial updates take the fields those wrote (docs/revenue.md).
   const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, resolve: resolverOf(store, o.kind)})
   const rejects = new RejectsFile(rejectsTarget, planned.map((p, i) => ({file: perFile[i].file, header: p.header})))
+  // One file into a SQLite store: its reading thread writes the rows into the writer's
+  // external stages itself and posts counts, not rows; each stage is one batch, committed
+  // here as it comes. Several files share batches across files (one transaction stream):
+  // their rows come here (docs/performance.md, "Issue 19: the reading worker stages rows").
+  let stagePaths: readonly string[] | undefined
+  try {
+    stagePaths = planned.length === 1 ? writer.externalStages() : undefined
+  } catch (error) {
+    writer.close()
+    rejects.close()
+    throw error
+  }
   let inBatch = 0
   let pendingRejects: RejectedRow[] = []
   /** The rejects of the batch ended and being committed a step at a time (writer.endBatch), written once it is. */
@@ -282,7 +294,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       if (stopping) return
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
-        const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT}, {onHeader: () => layout})
+        const stages = stagePaths && {batch: batchSize, maxRejects: MAX_PENDING_REJECTS, paths: stagePaths}
+        const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT, stages}, {onHeader: () => layout})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
       } catch (error) {
@@ -309,6 +322,25 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           continue
         }
         if (m.type === 'end') break
+        if (m.type === 'staged' || m.type === 'progress') {
+          if (m.type === 'staged') {
+            // A batch the worker staged: committed now, its rejects written after it, and its
+            // stage handed back to be filled again.
+            for (const [line, reason, cells] of m.rejects) pendingRejects.push([line, reason, cells, i])
+            file.rejected += m.rejects.length
+            const ok = writer.commitStaged(m)
+            // Before the checkpoint request (committed): the worker may be waiting for it.
+            pipeline.send({stage: m.stage, type: 'free'})
+            committed(ok, pendingRejects)
+            pendingRejects = []
+          }
+          counts.read += m.read - file.read
+          settled.rows += m.settled.rows
+          settled.difference_minor += m.settled.difference_minor
+          file.read = m.read
+          hooks.progress?.(counts.read, bytesBefore + m.bytes)
+          continue
+        }
         // A message's rows in chunks up to the end of the open batch.
         for (let r = 0; r < m.rows.length; ) {
           const n = Math.min(m.rows.length - r, batchSize - inBatch)

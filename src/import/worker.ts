@@ -4,7 +4,7 @@ import {parentPort, workerData} from 'node:worker_threads'
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
 import type {StorePort} from '../store/port.js'
-import {openImportCheckpoints, openReaderStore, type WalCheckpoints} from '../store/reader.js'
+import {type ExternalStages, openImportCheckpoints, openImportStages, openReaderStore, type WalCheckpoints} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
 import {type PackedRows, RowPacker} from './packed-rows.js'
 import type {ImportKind, Preset} from './presets.js'
@@ -19,9 +19,46 @@ import {RowMapper} from './rows.js'
  *
  * Records come from CsvReader (csv-reader.ts): csv-parse, with a shorter road for lines
  * without quotes.
+ *
+ * When the writer made external stages (input.stages: one file into a SQLite store), rows
+ * are not posted: this thread writes them into the stages itself (openImportStages), a batch
+ * each, and posts StagedMessage (counts, products, rejects) when one is complete, plus small
+ * progress messages; no acknowledgements, only a stage's {type: 'free'} once its batch is
+ * committed (docs/performance.md, "Issue 19: the reading worker stages rows").
  */
 
-export type WorkerInput = {batchRows: number; db: string; file: string; kind: ImportKind; maxInFlight: number}
+export type WorkerInput = {
+  batchRows: number
+  db: string
+  file: string
+  kind: ImportKind
+  maxInFlight: number
+  /**
+   * The writer's external stages (ImportWriter.externalStages): this thread writes the rows
+   * into them, a batch of `batch` rows and rejects (or fewer, at `maxRejects` rejects) each,
+   * and posts StagedMessage instead of rows.
+   */
+  stages?: {batch: number; maxRejects: number; paths: readonly string[]}
+}
+
+/**
+ * A batch written into external stage `stage` and committed there (rows and the products
+ * they refer to), its rejects, and the file's progress; the stage is the main thread's until
+ * it sends {type: 'free'} back.
+ */
+export type StagedMessage = {
+  bytes: number
+  products: number[]
+  read: number
+  rejects: [number, string, string[]][]
+  rows: number
+  settled: {difference_minor: number; rows: number}
+  stage: number
+  type: 'staged'
+}
+
+/** Progress of a file whose rows go into external stages (no acknowledgement wanted). */
+export type ProgressMessage = {bytes: number; read: number; settled: {difference_minor: number; rows: number}; type: 'progress'}
 
 /**
  * Rows as arrays in *_COLUMNS order (as the main thread reads them: the worker posts them
@@ -38,7 +75,7 @@ export type RowBatch = {
   type: 'batch'
 }
 
-export type WorkerMessage = RowBatch | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
+export type WorkerMessage = ProgressMessage | RowBatch | StagedMessage | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
 
 /** What the worker posts: a batch's rows packed (packed-rows.ts). */
 export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, 'rows'> & {rows: PackedRows})
@@ -48,7 +85,7 @@ export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, '
  * and after each batch it committed into a SQLite store, a request to checkpoint the WAL
  * (run when this thread would otherwise wait; ImportCheckpoints).
  */
-export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {type: 'checkpoint'}
+export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'}
 
 const input = workerData as WorkerInput
 const port = parentPort!
@@ -58,9 +95,12 @@ let wake: (() => void) | undefined
 let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
 /** The writer committed a batch since the last checkpoint this thread ran. */
 let checkpointWanted = false
+/** External stages the main thread has committed (may be emptied and filled again). */
+const stageFree = [true, true]
 port.on('message', (m: MainMessage) => {
-  if (m === 'ack' || m.type === 'checkpoint') {
+  if (m === 'ack' || m.type === 'checkpoint' || m.type === 'free') {
     if (m === 'ack') inFlight--
+    else if (m.type === 'free') stageFree[m.stage] = true
     else checkpointWanted = true
     const w = wake
     wake = undefined
@@ -205,6 +245,82 @@ async function main(): Promise<void> {
   // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
   let replacementBefore = false
 
+  // External stages (input.stages): rows go into stage `cur` (begun: `started`) until the
+  // batch is full, then it is completed and handed to the main thread, and the other one
+  // takes the rows once the main thread has committed what it held (stageFree). Until then
+  // (`blocked`) records wait in `held`, in order.
+  let stages: ExternalStages | undefined
+  let cur = 0
+  let started = false
+  let blocked = false
+  let held: (() => void)[] = []
+  let inBatch = 0
+  /** The stage handed over last (with rows). */
+  let handed: number | undefined
+  let stagedRows = 0
+  let sinceProgress = 0
+  const stageProducts = new Set<number>()
+  const takeSettled = () => mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}
+
+  /** The batch in stage `cur` is full (or the file ended): committed there, and handed over. */
+  const completeStage = () => {
+    if (started) stages!.complete(cur)
+    port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies PostedMessage)
+    if (started) {
+      stageFree[cur] = false
+      handed = cur
+      cur = 1 - cur
+    }
+    started = false
+    stagedRows = 0
+    stageProducts.clear()
+    rejects = []
+    chars = 0
+    inBatch = 0
+    sinceProgress = 0
+    if (!stageFree[cur]) blocked = true
+  }
+
+  /** A row or reject counted into the staged batch (as the main thread counts a batch: rows and rejects). */
+  const counted = () => {
+    if (++inBatch >= input.stages!.batch || rejects.length >= input.stages!.maxRejects) completeStage()
+    else if (++sinceProgress >= input.batchRows) {
+      sinceProgress = 0
+      port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies PostedMessage)
+    }
+  }
+
+  /** Map the records held while the next stage was not free, waiting for it (and checkpointing meanwhile). */
+  const drain = async () => {
+    while (blocked || held.length > 0) {
+      while (blocked) {
+        // The main thread's messages (a stage freed) are taken only while this thread waits.
+        if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
+        if (stageFree[cur]) {
+          blocked = false
+          break
+        }
+        // Waiting for the writer: the time to copy what it committed into the file.
+        if (checkpointWanted) {
+          runCheckpoint()
+          continue
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve
+        })
+      }
+      let k = 0
+      while (!blocked && k < held.length) held[k++]()
+      held = held.slice(k)
+    }
+  }
+
+  const runCheckpoint = () => {
+    checkpointWanted = false
+    checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
+    checkpoints?.run()
+  }
+
   const post = () => {
     if (rowCount() === 0 && rejects.length === 0) return
     if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
@@ -231,12 +347,13 @@ async function main(): Promise<void> {
    * surviving in a chunk's worth of records until mapped and being promoted to the old
    * generation (docs/performance.md, "Import").
    */
-  const mapRecord = (record: string[], endLine: number) => {
+  const mapRecord = (record: string[], endLine: number, check = false) => {
     read++
     let size = 0
     for (let i = 0; i < record.length; i++) size += record[i].length
     chars += size
-    const problem = recordProblem(record, size, replacementBefore || reader.replacementPending)
+    // (check: a record held for a stage, mapped after its read's U+FFFD state moved on.)
+    const problem = recordProblem(record, size, check || replacementBefore || reader.replacementPending)
     if (problem) {
       // An oversized record goes to the rejects file shortened, cell by cell.
       reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
@@ -244,10 +361,25 @@ async function main(): Promise<void> {
       const width = header!.length
       const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
       if (typeof r === 'string') reject(startLine(endLine, record), r, record)
-      else if (sortRows) rows.push(toRow(r))
+      else if (stages) {
+        if (!started) {
+          stages.start(cur)
+          started = true
+        }
+        stages.insert(cur, toRow(r, scratch))
+        stageProducts.add(r.product_id as number)
+        stagedRows++
+      } else if (sortRows) rows.push(toRow(r))
       else packer.add(toRow(r, scratch))
     }
-    if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+    if (stages) counted()
+    else if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+  }
+
+  /** A record read: mapped now, or held while the next stage is not free. */
+  const take = (record: string[], endLine: number) => {
+    if (blocked) held.push(() => mapRecord(record, endLine, true))
+    else mapRecord(record, endLine)
   }
 
   const reader = new CsvReader({
@@ -257,7 +389,7 @@ async function main(): Promise<void> {
         port.postMessage({header, type: 'header'} satisfies PostedMessage)
         return
       }
-      if (mapper) mapRecord(record, endLine)
+      if (mapper) take(record, endLine)
       else {
         early.push(record)
         earlyLines.push(endLine)
@@ -266,10 +398,16 @@ async function main(): Promise<void> {
     unreadable(line, reason) {
       // One broken record can raise several errors: report it once.
       if (line === lastUnreadable) return
-      read++
-      reject(line, `unreadable CSV record: ${reason}`, [])
       lastUnreadable = line
-      if (mapper && rowCount() + rejects.length >= input.batchRows) post()
+      const unreadable = () => {
+        read++
+        reject(line, `unreadable CSV record: ${reason}`, [])
+        lastUnreadable = line
+        if (stages) counted()
+        else if (mapper && rowCount() + rejects.length >= input.batchRows) post()
+      }
+      if (blocked) held.push(unreadable)
+      else unreadable()
     },
   })
 
@@ -282,12 +420,13 @@ async function main(): Promise<void> {
     // This thread's storage exponents are the store's record, as in the main thread.
     store = openReaderStore(input.db)
     sortRows = store.kind === 'postgres'
+    if (input.stages && store.kind === 'sqlite') stages = openImportStages(input.stages.paths)
     const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
     const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
     // Telling products apart by price needs the pricing engine: loaded only when rows name products.
     if (made.readsProducts) await loadPricingEngine()
     mapper = made
-    for (let i = 0; i < early.length; i++) mapRecord(early[i], earlyLines[i])
+    for (let i = 0; i < early.length; i++) take(early[i], earlyLines[i])
     early = []
     earlyLines = []
   }
@@ -301,13 +440,12 @@ async function main(): Promise<void> {
       bytes += n
       reader.write(buf.subarray(0, n))
       if (header !== undefined && mapper === undefined) await makeMapper()
+      if (stages) await drain()
       if (mapper) replacementBefore = reader.takeReplacementSeen()
       while (inFlight >= input.maxInFlight) {
         // Waiting for the writer: the time to copy what it committed into the file.
         if (checkpointWanted) {
-          checkpointWanted = false
-          checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
-          checkpoints?.run()
+          runCheckpoint()
           continue
         }
         await new Promise<void>((resolve) => {
@@ -317,11 +455,27 @@ async function main(): Promise<void> {
     }
     reader.end()
     if (header !== undefined && mapper === undefined) await makeMapper()
-    post()
+    if (stages) {
+      await drain()
+      if (inBatch > 0) completeStage()
+      // While the main thread sorts the last batch in, copy the batches it committed before
+      // into the store's file: its last COMMIT then checkpoints only the last batch's pages
+      // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
+      // worker stages rows").
+      while (handed !== undefined && !stageFree[handed]) {
+        if (checkpointWanted) runCheckpoint()
+        else {
+          await new Promise<void>((resolve) => {
+            wake = resolve
+          })
+        }
+      }
+    } else post()
     port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
   } finally {
     closeSync(fd)
     checkpoints?.close()
+    stages?.close()
     store?.close()
   }
 }

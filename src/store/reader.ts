@@ -3,7 +3,7 @@ import {openReadOnly} from './identify.js'
 import type {StorePort} from './port.js'
 import {isPostgresUrl} from './postgres/client.js'
 import {openPgStore} from './postgres/open.js'
-import {ImportCheckpoints} from './sqlite/imports.js'
+import {ImportCheckpoints, ImportStages} from './sqlite/imports.js'
 import {SqliteStore} from './sqlite/store.js'
 
 /** WAL checkpoints on request, through a connection of their own (src/store/sqlite/imports.ts, ImportCheckpoints). */
@@ -16,6 +16,14 @@ export type WalCheckpoints = {close(): void; run(): void}
  */
 export function openImportCheckpoints(location: string): undefined | WalCheckpoints {
   return isPostgresUrl(location) ? undefined : ImportCheckpoints.open(location)
+}
+
+/** The filling side of an import writer's external stages (src/store/sqlite/imports.ts, ImportStages). */
+export type ExternalStages = {close(): void; complete(stage: number): void; insert(stage: number, row: readonly unknown[]): void; start(stage: number): void}
+
+/** For the import's reading thread: the stages at `paths` (ImportWriter.externalStages of the main thread's writer). */
+export function openImportStages(paths: readonly string[]): ExternalStages {
+  return new ImportStages(paths)
 }
 
 /**

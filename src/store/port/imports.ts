@@ -21,6 +21,12 @@ import type {RevenueTable, Resolve} from './revenue.js'
 /** What the rows written so far did. */
 export type ImportWriteCounts = {inserted: number; stale: number; unchanged: number; updated: number}
 
+/**
+ * A batch another thread staged (ImportWriter.externalStages): which stage, its rows, and
+ * the products they refer to.
+ */
+export type StagedBatch = {products: readonly number[]; rows: number; stage: number}
+
 /** How far the commit of an ended batch got (ImportWriter.commitStep). */
 export type CommitProgress = 'committed' | 'pending' | 'refused'
 
@@ -63,6 +69,21 @@ export interface ImportWriter {
    * nothing is committed, and close() rolls the batch back.
    */
   commit(): boolean
+  /**
+   * Stages another thread fills with rows (the import's reading worker, through
+   * src/store/reader.ts openImportStages), one batch each, taking turns: the places to pass
+   * it, or undefined when this writer takes rows through writeChunk only (a dry run,
+   * PostgreSQL, a kind with deletes or pending partial updates). Asked before any row is
+   * written; the stages go at close().
+   */
+  externalStages(): readonly string[] | undefined
+  /**
+   * Write one complete external stage as one batch and commit it (nothing else may be open):
+   * the same rules and counts as its rows written through writeChunk and committed. False as
+   * commit() (a product was deleted: nothing of it is committed). The stage may be refilled
+   * once this returns.
+   */
+  commitStaged(batch: StagedBatch): boolean
   /** Finish: roll back a batch not committed and restore what the writer tuned for bulk work. */
   close(): void
 }

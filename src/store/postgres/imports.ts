@@ -1,4 +1,4 @@
-import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
+import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -444,6 +444,15 @@ class PgImportWriter implements ImportWriter {
     this.open = false
     this.batchProducts.clear()
     return true
+  }
+
+  /** None: the rows come through writeChunk (its COPY is the bulk path). */
+  externalStages(): undefined {
+    return undefined
+  }
+
+  commitStaged(_batch: StagedBatch): boolean {
+    throw new Error('import writer: PostgreSQL takes no externally staged rows (externalStages is undefined)')
   }
 
   close(): void {

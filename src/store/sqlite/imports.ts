@@ -1,7 +1,10 @@
 import Database, {type Statement} from 'better-sqlite3'
+import {mkdtempSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
 
 import type {DB} from '../db.js'
-import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions} from '../port/imports.js'
+import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -28,6 +31,16 @@ const DRY_RUN_CACHE_KB = 40_960
 const STAGE_CACHE_KB = 2048
 /** Staged rows the flush did not insert, read this many at a time. */
 const REST_CHUNK = 1000
+/** The table of an external stage's file (ImportStages), and the schema names its file is attached as. */
+const EXTERNAL_TABLE = 'pricectl_import_stage'
+const externalSchema = (i: number) => `pricectl_import_stage${i}`
+/** An external stage's page cache (KB), on either side: written once in order, read once by the sort. */
+const EXTERNAL_CACHE_KB = 1024
+/**
+ * Rows an external stage's INSERT binds at once (a statement of this many VALUES rows): in a
+ * standalone script, 250,000 rows cost 0.30-0.31 s of CPU so against 0.42-0.47 s one by one.
+ */
+const EXTERNAL_ROWS_PER_INSERT = 16
 
 /**
  * A stage: a TEMP table of rows waiting to be sorted into the table, with its statements.
@@ -35,6 +48,8 @@ const REST_CHUNK = 1000
  */
 type Stage = {
   clear: Statement
+  /** In a file another thread fills (externalStages): that thread empties it, and the writer only reads it (and indexes it for a rest). */
+  external: boolean
   drop: string
   /** All of it sorted into the table at once. */
   flush: Statement
@@ -109,6 +124,85 @@ export class ImportCheckpoints {
   }
 }
 
+/**
+ * The writing side of external stages (ImportWriter.externalStages), in the import's reading
+ * thread: each stage is a file of its own (made by the main thread's writer, which attaches
+ * them), filled with one batch's rows in file order inside one transaction and handed over
+ * when it commits (complete). The main thread reads one while this thread fills the other,
+ * so they never wait for each other's locks; a stage is emptied (start) only once the main
+ * thread said its batch was committed. No journal and no sync: the files are scratch,
+ * removed with the import (docs/performance.md, "Issue 19: the reading worker stages rows").
+ */
+export class ImportStages {
+  private readonly dbs: DB[] = []
+  /** Per stage: the one-row INSERT and the EXTERNAL_ROWS_PER_INSERT-row one. */
+  private readonly inserts: {many: Statement; one: Statement}[] = []
+  /** Values of the rows not inserted yet (fewer than EXTERNAL_ROWS_PER_INSERT), of stage `bufferedStage`. */
+  private buffer: unknown[] = []
+  private buffered = 0
+  private width = 0
+
+  constructor(paths: readonly string[]) {
+    try {
+      for (const path of paths) {
+        const db = new Database(path, {fileMustExist: true})
+        this.dbs.push(db)
+        db.pragma('journal_mode = OFF')
+        db.pragma('synchronous = OFF')
+        const cacheSize = EXTERNAL_CACHE_KB
+        db.pragma(`cache_size = -${cacheSize}`)
+        // The writer holds no lock on a stage it was told is free; never wait for one.
+        db.pragma('busy_timeout = 0')
+        // t: the stage's table (a fixed name); one: a row's placeholders; marks: EXTERNAL_ROWS_PER_INSERT rows'.
+        const t = EXTERNAL_TABLE
+        const n = (db.prepare(`SELECT count(*) FROM pragma_table_info('${t}')`).pluck().get() as number) || 0
+        const one = `(${Array.from({length: n}, () => '?').join(', ')})`
+        const marks = Array.from({length: EXTERNAL_ROWS_PER_INSERT}, () => one).join(', ')
+        this.width = n
+        this.inserts.push({many: db.prepare(`INSERT INTO ${t} VALUES ${marks}`), one: db.prepare(`INSERT INTO ${t} VALUES ${one}`)})
+      }
+    } catch (error) {
+      this.close()
+      throw error
+    }
+    this.buffer = new Array(this.width * EXTERNAL_ROWS_PER_INSERT)
+  }
+
+  /** Empty stage `i` (its batch committed) and begin filling it. */
+  start(i: number): void {
+    const db = this.dbs[i]
+    const t = EXTERNAL_TABLE
+    db.exec(`DROP INDEX IF EXISTS ${t}_key; DELETE FROM ${t}; BEGIN`)
+  }
+
+  /** One row (in the table's column order) into stage `i` (begun by start; rows are inserted in file order, some at complete). */
+  insert(i: number, row: readonly unknown[]): void {
+    const {buffer, width} = this
+    const at = this.buffered * width
+    for (let c = 0; c < width; c++) buffer[at + c] = row[c]
+    if (++this.buffered < EXTERNAL_ROWS_PER_INSERT) return
+    this.inserts[i].many.run(buffer)
+    this.buffered = 0
+  }
+
+  /** Stage `i` is complete: committed, for the main thread to read. */
+  complete(i: number): void {
+    const {buffer, width} = this
+    for (let r = 0; r < this.buffered; r++) this.inserts[i].one.run(buffer.slice(r * width, (r + 1) * width))
+    this.buffered = 0
+    this.dbs[i].exec('COMMIT')
+  }
+
+  close(): void {
+    for (const db of this.dbs) {
+      try {
+        db.close()
+      } catch {}
+    }
+    this.dbs.length = 0
+  }
+}
+
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
 export class SqliteImports implements ImportsRepository {
   constructor(
@@ -148,6 +242,13 @@ const MAX_STAGED = 250_000
  * way only when the kind has none; and the next batch's rows, staged under the ended batch's
  * deletes and pending updates, are staged again when its own transaction finds those
  * changed (docs/performance.md, "Import", session 9).
+ *
+ * External stages (externalStages): for one file, the reading thread writes the rows itself,
+ * a batch into each of two scratch files in turn, which this connection attaches; a batch is
+ * then one commitStaged(): its stage sorted into the table (rows that did not insert through
+ * the per-row rules, as above), products checked, COMMIT. Its transaction begins deferred and
+ * writes the store at once (begin): IMMEDIATE would lock the stage being filled too
+ * (docs/performance.md, "Issue 19: the reading worker stages rows").
  */
 class SqliteImportWriter implements ImportWriter {
   private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
@@ -169,6 +270,8 @@ class SqliteImportWriter implements ImportWriter {
   /** Deletes and pending partial updates of the kind (both rare), read again at each batch's start. */
   private tombstones: Map<string, EventRef>
   private pending: Map<string, PendingFields>
+  /** The external stages (externalStages) and their folder, once made. */
+  private external: undefined | {dir: string; stages: Stage[]}
   private readonly columns: readonly string[]
   private readonly kind: Kind
   private readonly iProduct: number
@@ -218,7 +321,12 @@ class SqliteImportWriter implements ImportWriter {
 
   /** Begin a batch's transaction: single writes may have deleted records or kept partial updates since the last one. */
   private begin(): void {
-    this.db.exec('BEGIN IMMEDIATE')
+    // BEGIN IMMEDIATE would take the write lock of every attached database, the external
+    // stages' too (which the reading thread fills meanwhile): a deferred BEGIN and a write to
+    // the store alone take the store's lock first thing, waiting for it as IMMEDIATE would.
+    const {table} = this
+    if (this.external) this.db.exec(`BEGIN; DELETE FROM main.${table} WHERE 0`)
+    else this.db.exec('BEGIN IMMEDIATE')
     this.open = true
     this.tombstones = this.revenue.latestDeletes(this.kind)
     this.pending = this.revenue.pending(this.kind)
@@ -334,9 +442,9 @@ class SqliteImportWriter implements ImportWriter {
     return true
   }
 
-  /** Run a stage's rows through writeChunk again (the other stage, empty, takes them). */
+  /** Run a stage's rows through writeChunk again (the other stage, empty, takes them; an external stage: the current one). */
   private restage(from: Stage): void {
-    this.cur = 1 - this.cur
+    if (!from.external) this.cur = 1 - this.cur
     for (let after = 0; ; ) {
       const page = from.page.all(after) as unknown[][]
       if (page.length === 0) break
@@ -347,10 +455,12 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   private clearStage(stage: Stage): void {
-    this.db.exec(stage.dropKeyIndex)
-    stage.clear.run()
     stage.staged = 0
     stage.products.clear()
+    // An external stage is emptied by the thread that fills it (ImportStages.start).
+    if (stage.external) return
+    this.db.exec(stage.dropKeyIndex)
+    stage.clear.run()
   }
 
   private maxId(): number {
@@ -382,42 +492,47 @@ class SqliteImportWriter implements ImportWriter {
    * so a rollback empties it) with the table's columns and no types, so values reach the
    * table as they were bound.
    */
-  private makeStage(i: number): Stage {
+  private makeStage(i: number, external = false): Stage {
     const {db, table} = this
     const cols = this.columns
     const key = 'user_id, origin, origin_id'
-    // t: the stage's name.
-    const t = `pricectl_import_${table}_${i}`
+    // t: the stage, in its schema (temp, or an external stage's attached file); name: unqualified.
+    const name = external ? EXTERNAL_TABLE : `pricectl_import_${table}_${i}`
+    const schema = external ? externalSchema(i) : 'temp'
+    const t = `${schema}.${name}`
     // Fixed conditions: the stored record (t), and an earlier staged row (e), of a staged row's (s) key.
     const where = 't.user_id = s.user_id AND t.origin = s.origin AND t.origin_id = s.origin_id'
     const w = 'e.user_id = s.user_id AND e.origin = s.origin AND e.origin_id = s.origin_id'
     const limit = REST_CHUNK
-    db.exec(`DROP TABLE IF EXISTS temp.${t}; CREATE TABLE temp.${t} (${cols.join(', ')})`)
-    // Written once in order and read once by the sort: its pages need no cache to speak of
-    // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
-    this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
-    const cacheSize = STAGE_CACHE_KB
-    db.pragma(`temp.cache_size = -${cacheSize}`)
+    if (!external) {
+      db.exec(`DROP TABLE IF EXISTS ${t}; CREATE TABLE ${t} (${cols.join(', ')})`)
+      // Written once in order and read once by the sort: its pages need no cache to speak of
+      // (SQLite's default for the temp database here is 16 MB, which the peak RSS would count).
+      this.tempCacheSize ??= db.pragma('temp.cache_size', {simple: true})
+      const cacheSize = STAGE_CACHE_KB
+      db.pragma(`temp.cache_size = -${cacheSize}`)
+    }
     // In key order, and in file order within a key: the first row of a new key makes it.
     // (WHERE true: an upsert after a SELECT needs one to parse.)
-    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM temp.${t}`
+    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM ${t}`
     const order = `ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`
     return {
-      clear: db.prepare(`DELETE FROM temp.${t}`),
-      dropKeyIndex: `DROP INDEX IF EXISTS temp.${t}_key`,
-      drop: `DROP TABLE IF EXISTS temp.${t}`,
+      clear: db.prepare(`DELETE FROM ${t}`),
+      external,
+      dropKeyIndex: `DROP INDEX IF EXISTS ${t}_key`,
+      drop: `DROP TABLE IF EXISTS ${t}`,
       flush: db.prepare(`${select} WHERE true ${order}`),
-      insert: db.prepare(`INSERT INTO temp.${t} VALUES (${cols.map(() => '?').join(', ')})`),
-      keyIndex: `CREATE INDEX IF NOT EXISTS temp.${t}_key ON ${t} (${key})`,
-      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM temp.${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
+      insert: db.prepare(`INSERT INTO ${t} VALUES (${cols.map(() => '?').join(', ')})`),
+      keyIndex: `CREATE INDEX IF NOT EXISTS ${t}_key ON ${name} (${key})`,
+      page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
       products: new Set(),
       // Staged rows the flush did not insert, in file order: their key was in the table
       // before (no row of it newer than :max), or an earlier staged row has it.
       rest: db
         .prepare(
-          `SELECT rowid, ${cols.join(', ')} FROM temp.${t} AS s WHERE rowid > @after AND (` +
+          `SELECT rowid, ${cols.join(', ')} FROM ${t} AS s WHERE rowid > @after AND (` +
             `NOT EXISTS (SELECT 1 FROM main.${table} AS t WHERE ${where} AND t.id > @max) OR ` +
-            `EXISTS (SELECT 1 FROM temp.${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
+            `EXISTS (SELECT 1 FROM ${t} AS e WHERE ${w} AND e.rowid < s.rowid)) ORDER BY rowid LIMIT ${limit}`,
         )
         .raw(),
       staged: 0,
@@ -522,31 +637,111 @@ class SqliteImportWriter implements ImportWriter {
     return true
   }
 
+  externalStages(): readonly string[] | undefined {
+    if (this.external) throw new Error('import writer: external stages were made already')
+    // The per-row rules of deletes and pending partial updates (rows skipped or written at
+    // once) are writeChunk's: such a kind takes its rows there. Attached before any batch
+    // (ATTACH cannot run inside a transaction).
+    if (this.dryRun || this.open || this.tombstones.size > 0 || this.pending.size > 0) return undefined
+    const dir = mkdtempSync(join(tmpdir(), 'pricectl-import-'))
+    const paths = [0, 1].map((i) => join(dir, `stage${i}.db`))
+    const external = {dir, stages: [] as Stage[]}
+    this.external = external
+    try {
+      for (const [i, path] of paths.entries()) {
+        const file = new Database(path)
+        try {
+          // 16 KB pages (set before the table): fewer pages to write and read; measured,
+          // both threads ~3% less CPU (docs/performance.md, session 11).
+          file.pragma('page_size = 16384')
+          file.pragma('journal_mode = OFF')
+          const t = EXTERNAL_TABLE
+          const cols = this.columns
+          file.exec(`CREATE TABLE ${t} (${cols.join(', ')})`)
+        } finally {
+          file.close()
+        }
+        // t: the stage's schema here (a fixed name).
+        const t = externalSchema(i)
+        this.db.prepare(`ATTACH ? AS ${t}`).run(path)
+        this.db.pragma(`${t}.journal_mode = OFF`)
+        this.db.pragma(`${t}.synchronous = OFF`)
+        const cacheSize = EXTERNAL_CACHE_KB
+        this.db.pragma(`${t}.cache_size = -${cacheSize}`)
+        external.stages.push(this.makeStage(i, true))
+      }
+    } catch (error) {
+      this.dropExternal()
+      throw error
+    }
+    return paths
+  }
+
+  commitStaged(batch: StagedBatch): boolean {
+    const stage = this.external?.stages[batch.stage]
+    if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
+    if (this.ended || this.refused || this.open) throw new Error('import writer: commitStaged() while a batch is open')
+    if (batch.rows === 0) return true
+    stage.staged = batch.rows
+    for (const p of batch.products) stage.products.add(p)
+    this.begin()
+    // Deletes or pending partial updates written since the writer began (by single writes):
+    // the rows take the per-row road (writeChunk) as they would have, into the temp stage.
+    if (this.tombstones.size > 0 || this.pending.size > 0) this.restage(stage)
+    else this.flushStage(stage)
+    return this.commit()
+  }
+
+  /** Detach the external stages and remove their files (the reading thread's connections to them may outlive this: unlinked files). */
+  private dropExternal(): void {
+    const e = this.external
+    if (e === undefined) return
+    this.external = undefined
+    const attached = new Set((this.db.pragma('database_list') as {name: string}[]).map((d) => d.name))
+    for (const i of [0, 1]) {
+      const t = externalSchema(i)
+      if (!attached.has(t)) continue
+      try {
+        this.db.exec(`DETACH ${t}`)
+      } catch {}
+    }
+    try {
+      rmSync(e.dir, {force: true, recursive: true})
+    } catch {
+      // (A platform that keeps open files from being removed: never masks how the import ended.)
+    }
+  }
+
   close(): void {
     if (this.closed) return
     this.closed = true
     try {
-      // The counts cover the rows written, committed or not: staged rows are counted, then rolled back.
-      if (this.open && this.db.inTransaction) {
-        this.finishRows()
-        const stage = this.stages[this.cur]
-        if (stage) this.flushStage(stage)
+      try {
+        // The counts cover the rows written, committed or not: staged rows are counted, then rolled back.
+        if (this.open && this.db.inTransaction) {
+          this.finishRows()
+          const stage = this.stages[this.cur]
+          if (stage) this.flushStage(stage)
+        }
+      } finally {
+        if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
       }
-    } finally {
-      if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
-    }
-    this.open = false
-    this.ended = undefined
-    for (const stage of this.stages) if (stage) this.db.exec(stage.drop)
-    this.stages.fill(undefined)
+      this.open = false
+      this.ended = undefined
+      for (const stage of this.stages) if (stage) this.db.exec(stage.drop)
+      this.stages.fill(undefined)
 
-    if (this.tempCacheSize !== undefined) {
-      const cacheSize = Number(this.tempCacheSize)
-      this.db.pragma(`temp.cache_size = ${cacheSize}`)
+      if (this.tempCacheSize !== undefined) {
+        const cacheSize = Number(this.tempCacheSize)
+        this.db.pragma(`temp.cache_size = ${cacheSize}`)
+      }
+      const {cacheSize} = this.restore
+      this.db.pragma(`cache_size = ${cacheSize}`)
+      this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default
+      this.db.pragma(`foreign_keys = ${this.restore.foreignKeys ? 'ON' : 'OFF'}`)
+    } finally {
+      // The external stages' files go on failure too.
+      this.dropExternal()
     }
-    const {cacheSize} = this.restore
-    this.db.pragma(`cache_size = ${cacheSize}`)
-    this.db.pragma('wal_autocheckpoint = 1000') // SQLite's default
-    this.db.pragma(`foreign_keys = ${this.restore.foreignKeys ? 'ON' : 'OFF'}`)
   }
 }

@@ -1,0 +1,228 @@
+import {copyFileSync, existsSync, readdirSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {beforeAll, describe, expect, it} from 'vitest'
+
+import {importFiles} from '../../src/import/importer.js'
+import {deleteCharge} from '../../src/revenue/charges.js'
+import {openSqliteStore as openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
+import type {ImportWriter} from '../../src/store/port/imports.js'
+import {openImportStages} from '../../src/store/reader.js'
+import {PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+
+/**
+ * One file into a SQLite store: the reading worker writes the rows into the writer's external
+ * stages (scratch files) and posts counts, not rows; the main thread sorts each stage into
+ * the table and commits it as one batch (docs/performance.md, "Issue 19: the reading worker
+ * stages rows"). Several files, a dry run and a kind with deletes keep rows posted to the
+ * writer: the same rows must end in the store either way, ids included.
+ */
+
+let template: string
+beforeAll(() => {
+  template = join(tempDir(), 'template.db')
+  withStore(template, (db) => seedCatalog(db))
+})
+
+function freshStore(): string {
+  const path = join(tempDir(), 'store.db')
+  copyFileSync(template, path)
+  return path
+}
+
+/** Every charge, ids included, in id order. */
+function charges(path: string): Record<string, unknown>[] {
+  return withStore(path, (db) => db.prepare('SELECT * FROM charges ORDER BY id').all() as Record<string, unknown>[])
+}
+
+/** The import's scratch folders left in the temp folder. */
+function scratchLeft(): string[] {
+  return readdirSync(tmpdir()).filter((n) => n.startsWith('pricectl-import-'))
+}
+
+/**
+ * 300 rows and 40 of them again (the same events: unchanged, through the per-row rules
+ * after the sorted insert), rows of one record twice within the file, and 3 rejects.
+ */
+function exportFile(withRejects: boolean): string {
+  const lines = paymentsCsv(300).trimEnd().split('\n')
+  const data = lines.slice(1)
+  const bad = withRejects ? [...data.slice(5, 8)].map((l) => l.replace(/,(usd|eur),/, ',xyz,').replace(/^ch_/, 'ch_bad_')) : []
+  const body = [...data.slice(0, 150), ...bad.slice(0, 1), ...data.slice(10, 30), ...data.slice(150), ...bad.slice(1, 2), ...data.slice(200, 220), ...bad.slice(2)]
+  return writeTemp('payments.csv', [PAYMENTS_HEADER.join(','), ...body].join('\n') + '\n')
+}
+
+/** Count the writer's staged commits of an import into `store`. */
+function spyStaged(store: StorePort): {externals: number; staged: number} {
+  const seen = {externals: 0, staged: 0}
+  const make = store.imports.writer.bind(store.imports)
+  store.imports.writer = ((table: never, options: never) => {
+    const w: ImportWriter = make(table, options)
+    const externalStages = w.externalStages.bind(w)
+    const commitStaged = w.commitStaged.bind(w)
+    w.externalStages = () => {
+      const paths = externalStages()
+      if (paths) seen.externals++
+      return paths
+    }
+    w.commitStaged = (b) => {
+      seen.staged++
+      return commitStaged(b)
+    }
+    return w
+  }) as typeof store.imports.writer
+  return seen
+}
+
+async function imported(path: string, paths: string[], batchSize: number, hooks = {}) {
+  const store = openStore(path)
+  const seen = spyStaged(store)
+  try {
+    const r = await importFiles(store, {batchSize, kind: 'charges', paths}, hooks)
+    return {r, seen}
+  } finally {
+    store.close()
+  }
+}
+
+describe('import through the reading worker’s stages (SQLite, one file)', () => {
+  it('ends as rows posted to the writer: the same rows and ids, the same counts and rejects; a re-run changes nothing', async () => {
+    const empty = writeTemp('empty.csv', PAYMENTS_HEADER.join(',') + '\n')
+    // Batches are counted in file order here (rows and rejects), where posted rows count a
+    // message's rows before its rejects: with rejects, the batches (so the ids) are the same
+    // when there is one batch.
+    for (const [batch, withRejects] of [[7, false], [64, false], [250_000, true]] as const) {
+      const file = exportFile(withRejects)
+      const rejected = withRejects ? 3 : 0
+      const staged = freshStore()
+      const posted = freshStore()
+      const a = await imported(staged, [file], batch)
+      // Two files: their rows are posted to the writer (batches span files).
+      const b = await imported(posted, [file, empty], batch)
+      expect(a.seen.externals).toBe(1)
+      expect(a.seen.staged).toBeGreaterThan(0)
+      expect(b.seen).toEqual({externals: 0, staged: 0})
+      const pick = (r: typeof a.r) => ({inserted: r.inserted, read: r.read, rejected: r.rejected, stale: r.stale, unchanged: r.unchanged, updated: r.updated})
+      expect(pick(a.r)).toEqual(pick(b.r))
+      expect(a.r).toMatchObject({inserted: 300, read: 340 + rejected, rejected, unchanged: 40})
+      expect(a.r.rejected_by_reason).toEqual(b.r.rejected_by_reason)
+      expect(a.r.settled_usd).toEqual(b.r.settled_usd)
+      expect(charges(staged)).toEqual(charges(posted))
+      const again = await imported(staged, [file], batch)
+      expect(again.r).toMatchObject({inserted: 0, stale: 0, unchanged: 340, updated: 0})
+      expect(charges(staged)).toEqual(charges(posted))
+    }
+    expect(scratchLeft()).toEqual([])
+  }, 60_000)
+
+  it('a failure after some batches leaves whole batches and no scratch files; a re-run ends as an uninterrupted run', async () => {
+    const file = writeTemp('p.csv', paymentsCsv(500))
+    const path = freshStore()
+    let calls = 0
+    const failing = imported(path, [file], 50, {
+      progress: () => {
+        if (++calls === 3) throw new Error('stopped here')
+      },
+    })
+    await expect(failing).rejects.toThrow('stopped here')
+    const n = charges(path).length
+    expect(n).toBeGreaterThan(0)
+    expect(n % 50).toBe(0)
+    expect(n).toBeLessThan(500)
+    expect(scratchLeft()).toEqual([])
+    const resumed = await imported(path, [file], 50)
+    expect(resumed.r).toMatchObject({inserted: 500 - n, unchanged: n})
+    const clean = freshStore()
+    await imported(clean, [file], 50)
+    const strip = (rows: Record<string, unknown>[]) => rows.map(({id: _id, ...r}) => r).sort((x, y) => String(x.origin_id).localeCompare(String(y.origin_id)))
+    expect(strip(charges(path))).toEqual(strip(charges(clean)))
+  }, 60_000)
+
+  it('a kind with deletes takes its rows through the writer, rows older than a delete stale as before', async () => {
+    const file = writeTemp('p.csv', paymentsCsv(120))
+    const path = freshStore()
+    await imported(path, [file], 1000)
+    const first = charges(path)[0] as {origin: string; origin_id: string; user_id: string}
+    withStore(path, (_db, store) => deleteCharge(store, {origin: first.origin, origin_id: first.origin_id, user_id: first.user_id}, {id: 'del-1', timestamp: 4_000_000_000}))
+    const again = await imported(path, [file], 1000)
+    expect(again.seen).toEqual({externals: 0, staged: 0})
+    expect(again.r).toMatchObject({inserted: 0, stale: 1, unchanged: 119})
+  }, 60_000)
+})
+
+describe('the writer’s external stages (SQLite)', () => {
+  /** Charge rows in CHARGE_COLUMNS order. */
+  const rowsOf = (n: number, product: number) =>
+    Array.from({length: n}, (_, i) => [`u${i % 13}`, 'gateway_a', `ch_${i}`, product, 'US', 1_700_000_000 + i, 'succeeded', 'USD', 1000 + i, 0, 1000 + i, 0, null, 1_700_000_000 + i, `evt_${i}`])
+  const product = (store: ReturnType<typeof openStore>) => store.db.prepare("SELECT id FROM products WHERE api_id = 'pro_monthly'").pluck().get() as number
+
+  it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', () => {
+    const path = freshStore()
+    const store = openStore(path)
+    try {
+      const p = product(store)
+      const w = store.imports.writer('charges')
+      const paths = w.externalStages()!
+      expect(paths).toHaveLength(2)
+      for (const f of paths) expect(existsSync(f)).toBe(true)
+      const stages = openImportStages(paths)
+      const rows = rowsOf(40, p)
+      // Stage 0 filled and handed over, then committed while stage 1 is being filled: the
+      // writer's transaction never holds the other stage's lock.
+      stages.start(0)
+      for (const r of rows.slice(0, 25)) stages.insert(0, r)
+      stages.complete(0)
+      stages.start(1)
+      stages.insert(1, rows[25])
+      expect(w.commitStaged({products: [p], rows: 25, stage: 0})).toBe(true)
+      for (const r of rows.slice(26)) stages.insert(1, r)
+      stages.complete(1)
+      // A delete written between batches: the staged rows take the per-row rules.
+      deleteCharge(store, {origin: 'gateway_a', origin_id: 'ch_30', user_id: 'u4'}, {id: 'del', timestamp: 1_800_000_000})
+      expect(w.commitStaged({products: [p], rows: 15, stage: 1})).toBe(true)
+      // Stage 0 again, once committed: emptied first.
+      stages.start(0)
+      for (const r of rows.slice(0, 5)) stages.insert(0, r)
+      stages.complete(0)
+      expect(w.commitStaged({products: [p], rows: 5, stage: 0})).toBe(true)
+      expect(w.counts).toEqual({inserted: 39, stale: 1, unchanged: 5, updated: 0})
+      stages.close()
+      w.close()
+      for (const f of paths) expect(existsSync(f)).toBe(false)
+    } finally {
+      store.close()
+    }
+    const ids = charges(path).map((r) => r.origin_id as string)
+    expect(ids.sort()).toEqual(rowsOf(40, 0).map((r) => r[2] as string).filter((id) => id !== 'ch_30').sort())
+  })
+
+  it('none for a dry run or a kind with deletes; a refused batch commits nothing and its files go', () => {
+    const path = freshStore()
+    const store = openStore(path)
+    try {
+      expect(store.imports.writer('charges', {dryRun: true}).externalStages()).toBeUndefined()
+      deleteCharge(store, {origin: 'gateway_a', origin_id: 'x', user_id: 'u'}, {id: 'del', timestamp: 1})
+      const withDeletes = store.imports.writer('charges')
+      expect(withDeletes.externalStages()).toBeUndefined()
+      withDeletes.close()
+      const w = store.imports.writer('subscriptions')
+      const paths = w.externalStages()!
+      const stages = openImportStages(paths)
+      // (SUBSCRIPTION_COLUMNS order.)
+      const sub = (i: number, product: number) => [`u${i}`, 'gateway_a', `sub_${i}`, product, 'US', 1_700_000_000, 'month', 1, 'active', null, null, null, null, 'USD', 1000, 1000, 1000, 1_700_000_000, `evt_${i}`]
+      stages.start(0)
+      stages.insert(0, sub(1, product(store)))
+      stages.insert(0, sub(2, 999))
+      stages.complete(0)
+      // No product 999: refused, nothing committed.
+      expect(w.commitStaged({products: [product(store), 999], rows: 2, stage: 0})).toBe(false)
+      stages.close()
+      w.close()
+      for (const f of paths) expect(existsSync(f)).toBe(false)
+      expect(store.db.prepare('SELECT count(*) FROM subscriptions').pluck().get()).toBe(0)
+    } finally {
+      store.close()
+    }
+  })
+})
