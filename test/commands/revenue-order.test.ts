@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import {copyFileSync, writeFileSync} from 'node:fs'
+import {writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
@@ -9,7 +9,7 @@ import {createSubscription, deleteSubscription, listSubscriptions, updateSubscri
 import {buildServer, type Server} from '../../src/server/app.js'
 import {openStore, sqliteOf} from '../../src/store/db.js'
 import {type Channel, type Ev, ordered, orderStream, type Stream, streamOf, T0} from '../helpers/revenue-order.js'
-import {runArgs, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
+import {runArgs, seededStores, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {run} from '../helpers/run.js'
 
 /**
@@ -22,18 +22,8 @@ import {run} from '../helpers/run.js'
 
 type Kind = 'charges' | 'subscriptions'
 
-let template: string
-beforeAll(() => {
-  template = join(tempDir(), 'template.db')
-  withStore(template, (db) => seedCatalog(db))
-})
-
 /** A seeded store of its own. */
-function freshStore(): string {
-  const path = join(tempDir(), 'store.db')
-  copyFileSync(template, path)
-  return path
-}
+const freshStore = seededStores()
 
 function sorted(records: {origin_id: string}[]): {origin_id: string}[] {
   return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))

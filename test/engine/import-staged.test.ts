@@ -1,7 +1,7 @@
-import {copyFileSync, existsSync, readdirSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {importFiles} from '../../src/import/importer.js'
 import {deleteCharge} from '../../src/revenue/charges.js'
@@ -9,7 +9,7 @@ import {openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import type {ImportWriter} from '../../src/store/port/imports.js'
 import {openImportStages} from '../../src/store/reader.js'
-import {PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {PAYMENTS_HEADER, paymentsCsv, seededStores, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 
 /**
  * One file into a SQLite store: the reading worker writes the rows into the writer's external
@@ -19,17 +19,8 @@ import {PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore, writeTemp
  * writer: the same rows must end in the store either way, ids included.
  */
 
-let template: string
-beforeAll(() => {
-  template = join(tempDir(), 'template.db')
-  withStore(template, (db) => seedCatalog(db))
-})
-
-function freshStore(): string {
-  const path = join(tempDir(), 'store.db')
-  copyFileSync(template, path)
-  return path
-}
+/** A seeded store of its own. */
+const freshStore = seededStores()
 
 /** Every charge, ids included, in id order. */
 function charges(path: string): Record<string, unknown>[] {

@@ -1,6 +1,7 @@
-import {mkdtempSync, writeFileSync} from 'node:fs'
+import {copyFileSync, mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {beforeAll} from 'vitest'
 
 import {type DB, openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
@@ -168,4 +169,21 @@ export function paymentsCsv(n: number, offset = 0): string {
     )
   }
   return lines.join('\n') + '\n'
+}
+
+/**
+ * Seeded stores for a test file: the catalog is seeded once (beforeAll) into a template, and
+ * each call of the function returned copies it into a fresh temp folder.
+ */
+export function seededStores(): () => string {
+  let template: string
+  beforeAll(() => {
+    template = join(tempDir(), 'template.db')
+    withStore(template, (db) => seedCatalog(db))
+  })
+  return () => {
+    const path = join(tempDir(), 'store.db')
+    copyFileSync(template, path)
+    return path
+  }
 }
