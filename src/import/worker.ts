@@ -300,14 +300,7 @@ async function main(): Promise<void> {
           blocked = false
           break
         }
-        // Waiting for the writer: the time to copy what it committed into the file.
-        if (checkpointWanted) {
-          runCheckpoint()
-          continue
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
+        await waitForWriter()
       }
       let k = 0
       while (!blocked && k < held.length) held[k++]()
@@ -315,10 +308,20 @@ async function main(): Promise<void> {
     }
   }
 
-  const runCheckpoint = () => {
-    checkpointWanted = false
-    checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
-    checkpoints?.run()
+  /**
+   * One step of waiting for the writer: the checkpoint it asked for, if any (the time to copy
+   * what it committed into the file), else until the main thread's next message.
+   */
+  const waitForWriter = async () => {
+    if (checkpointWanted) {
+      checkpointWanted = false
+      checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
+      checkpoints?.run()
+      return
+    }
+    await new Promise<void>((resolve) => {
+      wake = resolve
+    })
   }
 
   const post = () => {
@@ -442,16 +445,7 @@ async function main(): Promise<void> {
       if (header !== undefined && mapper === undefined) await makeMapper()
       if (stages) await drain()
       if (mapper) replacementBefore = reader.takeReplacementSeen()
-      while (inFlight >= input.maxInFlight) {
-        // Waiting for the writer: the time to copy what it committed into the file.
-        if (checkpointWanted) {
-          runCheckpoint()
-          continue
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve
-        })
-      }
+      while (inFlight >= input.maxInFlight) await waitForWriter()
     }
     reader.end()
     if (header !== undefined && mapper === undefined) await makeMapper()
@@ -462,14 +456,7 @@ async function main(): Promise<void> {
       // into the store's file: its last COMMIT then checkpoints only the last batch's pages
       // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
       // worker stages rows").
-      while (handed !== undefined && !stageFree[handed]) {
-        if (checkpointWanted) runCheckpoint()
-        else {
-          await new Promise<void>((resolve) => {
-            wake = resolve
-          })
-        }
-      }
+      while (handed !== undefined && !stageFree[handed]) await waitForWriter()
     } else post()
     port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
   } finally {
