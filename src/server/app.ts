@@ -4,7 +4,7 @@ import {isIP, type Socket} from 'node:net'
 
 import {InvalidInputError} from '../errors.js'
 import {firstInvalidUtf8, parseJsonObject} from '../input.js'
-import {openStore, sqliteOf, type Store} from '../store/db.js'
+import {openStore, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
@@ -139,9 +139,9 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   const sqlite = store.kind === 'sqlite'
-  // Valid while data_version stays (read once per request, below): another connection's
-  // commit drops them all; the server's own lock writes drop their keys.
-  if (sqlite) sqliteOf(store, 'serve').pricing.rememberLocks(REMEMBERED_LOCKS)
+  // Valid while the catalog version stays (read once per request, below): another
+  // connection's commit drops them all; the server's own lock writes drop their keys.
+  store.pricing.rememberLocks?.(REMEMBERED_LOCKS)
   let closing = false
   app.addHook('preClose', async () => {
     closing = true

@@ -80,6 +80,12 @@ export interface PricingRepository {
    */
   catalogVersion(): number
   /**
+   * Remember up to `max` lock rows between units of work, for a long-lived process that reads
+   * catalogVersion() before each (the server, per request): an adapter offers it only where
+   * that version moves on every other connection's commit (SQLite's data_version).
+   */
+  rememberLocks?(max: number): void
+  /**
    * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
    * a batch reads the catalog in one call instead of one call per product it meets.
    */
