@@ -1,7 +1,8 @@
-import {readFileSync} from 'node:fs'
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
-import {pathToFileURL} from 'node:url'
+import {fileURLToPath, pathToFileURL} from 'node:url'
 import {Worker} from 'node:worker_threads'
 
 import {RowUnpacker} from './packed-rows.js'
@@ -9,8 +10,10 @@ import type {MainMessage, PostedMessage, WorkerInput, WorkerMessage} from './wor
 
 /**
  * Start the import worker (worker.ts) and read its messages. Built, the worker is
- * dist/src/import/worker.js; run from the TypeScript sources (tests, bin/dev.js) a small
- * bootstrap registers tsx in the worker first.
+ * dist/src/import/worker.js. Run from the TypeScript sources (tests, bin/dev.js) it is
+ * bundled once per process with esbuild (a dev dependency, like tsx) into
+ * node_modules/.cache/pricectl/: one file a new worker loads in a few milliseconds, where
+ * loading its thirty-odd modules through a TypeScript loader took about half a second.
  */
 export type Pipeline = {
   ack(): void
@@ -19,18 +22,29 @@ export type Pipeline = {
   send(m: MainMessage): void
 }
 
-function workerEntry(): {eval: boolean; source: string | URL; workerData: Record<string, unknown>} {
+let sourceBundle: URL | undefined
+
+function workerEntry(): URL {
   const here = new URL(import.meta.url)
-  if (!here.pathname.endsWith('.ts')) return {eval: false, source: new URL('worker.js', here), workerData: {}}
+  if (!here.pathname.endsWith('.ts')) return new URL('worker.js', here)
+  if (sourceBundle && existsSync(sourceBundle)) return sourceBundle
   const require = createRequire(import.meta.url)
-  const pkg = require.resolve('tsx/package.json')
-  const exportsMap = JSON.parse(readFileSync(pkg, 'utf8')).exports['./esm/api'].import.default as string
-  return {
-    eval: true,
-    source: `const {workerData} = require('node:worker_threads')
-import(workerData.tsx).then((m) => { m.register(); return import(workerData.entry) })`,
-    workerData: {entry: new URL('worker.ts', here).href, tsx: pathToFileURL(join(dirname(pkg), exportsMap)).href},
-  }
+  const esbuild = require('esbuild') as typeof import('esbuild')
+  const result = esbuild.buildSync({
+    bundle: true,
+    entryPoints: [fileURLToPath(new URL('worker.ts', here))],
+    format: 'esm',
+    packages: 'external',
+    platform: 'node',
+    write: false,
+  })
+  const code = result.outputFiles[0].text
+  const cache = join(dirname(require.resolve('esbuild/package.json')), '..', '.cache', 'pricectl')
+  mkdirSync(cache, {recursive: true})
+  const file = join(cache, `import-worker-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`)
+  if (!existsSync(file)) writeFileSync(file, code)
+  sourceBundle = pathToFileURL(file)
+  return sourceBundle
 }
 
 export type PipelineOptions = {
@@ -49,9 +63,7 @@ export const WORKER_OLD_GENERATION_MB = 48
 export const WORKER_YOUNG_GENERATION_MB = 32
 
 export function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Pipeline {
-  const entry = workerEntry()
-  const worker = new Worker(entry.source, {
-    eval: entry.eval,
+  const worker = new Worker(workerEntry(), {
     // Parsing allocates a string per cell: a roomier young generation lets them die there
     // (32 MB, not 12: the reader is the import's critical path since the writer stages and
     // sorts its rows, and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS;
@@ -61,7 +73,7 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     // the import's peak RSS; the worker's live data stays near 12 MB (a message's rows and
     // rejects, both bounded, and the matcher's caches). docs/performance.md, "Import".
     resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB},
-    workerData: {...input, ...entry.workerData},
+    workerData: input,
   })
   const queue: PostedMessage[] = []
   // The worker's rows arrive packed (packed-rows.ts): unpacked as the writer takes them, in order.

@@ -8,10 +8,10 @@ import {freshPgDatabase} from './postgres.js'
 
 /**
  * Every adapter of the storage port, for the contract tests in test/store-contract/:
- * each contract runs once per adapter, on a real store (a SQLite file in a temp folder; a
+ * each contract runs once per adapter (one per vitest project, below), on a real store (a SQLite file in a temp folder; a
  * fresh database on the test run's PostgreSQL, test/helpers/postgres.ts).
  */
-export const ADAPTERS: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
+const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
   {
     name: 'sqlite',
     open() {
@@ -41,3 +41,9 @@ export const ADAPTERS: {name: string; open(): {cleanup(): void; store: StorePort
     },
   },
 ]
+
+/**
+ * The adapters this project tests: PostgreSQL in the project that runs with
+ * PRICECTL_TEST_ADAPTER=postgres (vitest.config.ts), SQLite in the others.
+ */
+export const ADAPTERS = ALL.filter((a) => a.name === (process.env.PRICECTL_TEST_ADAPTER === 'postgres' ? 'postgres' : 'sqlite'))

@@ -2,10 +2,17 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 
-import {run} from './run.js'
+import {run, seededStore} from './run.js'
 
-/** Create products through the real `products create --body` command. */
+/**
+ * Create products through the real `products create --body` command: once per run for a
+ * given catalog (and PRICECTL_NOW, which the history records), copied after that.
+ */
 export async function createProducts(db: string, products: Record<string, unknown>[]): Promise<void> {
+  await seededStore(db, JSON.stringify([products, process.env.PRICECTL_NOW]), (store) => createEach(store, products))
+}
+
+async function createEach(db: string, products: Record<string, unknown>[]): Promise<void> {
   for (const [i, p] of products.entries()) {
     // A PostgreSQL store (a URL) has no folder: the body goes to a temp folder of its own.
     const dir = /^postgres(ql)?:\/\//i.test(db) ? mkdtempSync(join(tmpdir(), 'pricectl-products-')) : dirname(db)

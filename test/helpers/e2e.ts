@@ -11,7 +11,7 @@ import {tempStore} from './run.js'
 
 /**
  * The end-to-end suites (test/e2e/) run once per adapter: vitest.config.ts runs them as the
- * project "e2e-postgres" with PRICECTL_TEST_ADAPTER=postgres, besides the default run on
+ * project "postgres" with PRICECTL_TEST_ADAPTER=postgres, besides the run on
  * SQLite. A test asks this module for its store and passes it as `--db` (or PRICECTL_DB):
  * a new SQLite file in a temp folder, or the URL of a new database on the run's PostgreSQL
  * (test/helpers/postgres.ts), dropped after the test file.

@@ -6,6 +6,7 @@ import {join} from 'node:path'
 import {connectPg} from '../../src/store/postgres/client.js'
 import {openPgStore} from '../../src/store/postgres/open.js'
 import {startCluster} from './postgres-cluster.js'
+import {TEMPLATES} from './run.js'
 
 const root = join(import.meta.dirname, '..', '..')
 
@@ -19,45 +20,49 @@ function newest(dir: string): number {
 }
 
 /**
- * End-to-end tests run bin/run.js, which runs dist/: build it when the sources are newer.
- * Every temp file of the run goes under one folder of its own (TMPDIR, inherited by the
+ * vitest calls the global setup once per project (vitest.config.ts). The first call makes
+ * the run's temp folder: every temp file of the run goes under it (TMPDIR, inherited by the
  * workers and every child they start); test/helpers/test-env.ts gives each test file a
- * folder in it and removes it after the file. The teardown fails the run when anything is
- * left, so a test that leaks (or a folder made outside the setup) is caught, and removes it.
+ * folder in it and removes it after the file. The last teardown fails the run when anything
+ * is left, so a test that leaks (or a folder made outside the setup) is caught, and removes
+ * it. The projects other than "quick" also need dist/ (bin/run.js runs it: built when the
+ * sources are newer) and PostgreSQL; each is made once for the run, by the first project that
+ * needs it.
  */
-/**
- * vitest calls the global setup once per project (vitest.config.ts: the run on SQLite and the
- * end-to-end suites on PostgreSQL): the first call sets the run up, later ones share it, and
- * the last teardown tears it down.
- */
-type Shared = {ready: Promise<() => Promise<void>>; users: number}
+type Shared = {parent: string; build?: true; postgres?: Promise<{stop(): Promise<void>}>; runDir: Promise<() => Promise<void>>; users: number}
 const SHARED = Symbol.for('pricectl.test.globalSetup')
 
-export default async function setup(): Promise<() => Promise<void>> {
+export default async function setup(project: {name: string}): Promise<() => Promise<void>> {
   const g = globalThis as {[SHARED]?: Shared}
   let shared = g[SHARED]
-  if (!shared) g[SHARED] = shared = {ready: setupRun(), users: 0}
+  if (!shared) g[SHARED] = shared = {parent: tmpdir(), runDir: Promise.resolve(makeRunDir()), users: 0}
   shared.users++
-  const teardown = await shared.ready
+  const removeRunDir = await shared.runDir
+  if (project.name !== 'quick') {
+    if (!shared.build) {
+      build()
+      shared.build = true
+    }
+    shared.postgres ??= startPostgres(shared.parent)
+    await shared.postgres
+  }
   return async () => {
     if (--shared.users > 0) return
     delete g[SHARED]
-    await teardown()
+    await (await shared.postgres)?.stop()
+    await removeRunDir()
   }
 }
 
-async function setupRun(): Promise<() => Promise<void>> {
-  build()
-  const postgres = await startPostgres()
+function makeRunDir(): () => Promise<void> {
   const runDir = mkdtempSync(join(tmpdir(), 'pricectl-test-run-'))
   const previous = process.env.TMPDIR
   process.env.TMPDIR = runDir
   process.env.PRICECTL_TEST_RUN_DIR = runDir
   return async () => {
-    await postgres.stop()
     if (previous === undefined) delete process.env.TMPDIR
     else process.env.TMPDIR = previous
-    const left = readdirSync(runDir)
+    const left = readdirSync(runDir).filter((e) => e !== TEMPLATES)
     rmSync(runDir, {force: true, maxRetries: 3, recursive: true})
     if (left.length > 0) {
       // vitest reports an error thrown here but still exits 0: set the code as well.
@@ -89,9 +94,9 @@ function build(): void {
  * (test/helpers/postgres-cluster.ts). A template database migrated to the current schema is
  * made once; tests copy it.
  */
-async function startPostgres(): Promise<{stop(): Promise<void>}> {
+async function startPostgres(parent: string): Promise<{stop(): Promise<void>}> {
   const given = process.env.PRICECTL_TEST_PG_URL
-  const cluster = given ? undefined : await startCluster()
+  const cluster = given ? undefined : await startCluster(parent)
   const adminUrl = given ?? cluster!.url
   const template = `pricectl_template_${process.pid}`
   const admin = connectPg(adminUrl)

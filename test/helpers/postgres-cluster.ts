@@ -13,10 +13,12 @@ export type {Cluster} from '../../scripts/postgres-cluster.mjs'
  * node_modules (a checkout below a root-only folder).
  *
  * PRICECTL_TEST_PG_URL set to a server's postgres:// URL (a CI service) skips all this: the
- * tests create and drop their databases there.
+ * tests create and drop their databases there. `parent` holds the data folder: not the run's
+ * temp folder, which only root can enter.
  */
-export function startCluster(): Promise<Cluster> {
+export function startCluster(parent: string): Promise<Cluster> {
   return start({
+    parent,
     instead: 'set PRICECTL_TEST_PG_URL to a server',
     settings: {
       fsync: 'off',

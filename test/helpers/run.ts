@@ -1,11 +1,42 @@
-import {run as oclifRun} from '@oclif/core'
+import {type Command, Config, run as oclifRun} from '@oclif/core'
 import {captureOutput} from '@oclif/test'
 import {spawnSync} from 'node:child_process'
-import {mkdtempSync} from 'node:fs'
+import {copyFileSync, existsSync, mkdirSync, mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
+import {pathToFileURL} from 'node:url'
 
 export const ROOT = join(import.meta.dirname, '..', '..')
+
+const templates = new Map<string, Promise<string>>()
+
+/**
+ * Make `db` (a store that does not exist yet) by copying a template that `seed` made once
+ * for `key` in this worker: seeding through commands costs about half a second a test,
+ * a copy a millisecond. The templates live in the run's folder (test/helpers/global-setup.ts
+ * removes them); a PostgreSQL URL or a store that exists is seeded as asked.
+ */
+export async function seededStore(db: string, key: string, seed: (db: string) => Promise<void>): Promise<void> {
+  const runDir = process.env.PRICECTL_TEST_RUN_DIR
+  if (!runDir || /^postgres(ql)?:\/\//i.test(db) || existsSync(db)) return seed(db)
+  let template = templates.get(key)
+  if (!template) {
+    const made = (async () => {
+      const dir = join(runDir, TEMPLATES)
+      mkdirSync(dir, {recursive: true})
+      const path = join(mkdtempSync(join(dir, 'store-')), 'store.db')
+      await seed(path)
+      return path
+    })()
+    templates.set(key, made)
+    made.catch(() => templates.delete(key))
+    template = made
+  }
+  copyFileSync(await template, db)
+}
+
+/** The folder of the run's store templates (seededStore). */
+export const TEMPLATES = 'templates'
 
 /** A fresh store path in its own temp folder (the file is created by the first command). */
 export function tempStore(): string {
@@ -22,12 +53,41 @@ function parseJson(stdout: string): unknown {
   }
 }
 
+let config: Promise<Config> | undefined
+
+/**
+ * The command class for `args` from the TypeScript sources (commands/a/b.ts or
+ * commands/a/index.ts), imported through vitest's transform: no build, and the engine's
+ * modules load once per test file instead of once per command. Help and version go
+ * through oclif's own dispatch (`run` below), which needs the build.
+ */
+async function sourceCommand(args: string[]): Promise<{command: Command.Class; rest: string[]} | undefined> {
+  if (args.some((a) => a === '--help' || a === '-h' || a === '--version')) return undefined
+  let words = 0
+  while (words < args.length && /^[a-z][a-z-]*$/.test(args[words])) words++
+  for (let n = words; n > 0; n--) {
+    const base = join(ROOT, 'commands', ...args.slice(0, n))
+    const file = [`${base}.ts`, join(base, 'index.ts')].find((f) => existsSync(f))
+    if (!file) continue
+    const command = (await import(pathToFileURL(file).href)).default as Command.Class
+    command.id = args.slice(0, n).join(':')
+    return {command, rest: args.slice(n)}
+  }
+  return undefined
+}
+
 /**
  * Run a command in-process (@oclif/test captureOutput) against `db`. Arguments are passed
  * as given (runCommand would re-split them on spaces).
  */
 export async function run(db: string, args: string[]): Promise<Run> {
-  const {error, stderr, stdout} = await captureOutput(async () => oclifRun([...args, '--db', db], {root: ROOT}))
+  const argv = [...args, '--db', db]
+  const found = await sourceCommand(args)
+  const {error, stderr, stdout} = await captureOutput(async () => {
+    if (!found) return oclifRun(argv, {root: ROOT})
+    config ??= Config.load({root: ROOT})
+    return found.command.run([...found.rest, '--db', db], await config)
+  })
   const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
   return {code, json: parseJson(stdout), stderr, stdout}
 }

@@ -5,6 +5,14 @@ import {afterAll} from 'vitest'
 // Tables fit $COLUMNS when it is set: tests see whole lines, whatever terminal runs them.
 delete process.env.COLUMNS
 
+// Test files of the quick project share a worker (isolate: false, vitest.config.ts): the
+// environment a file sets (PRICECTL_NOW, PRICECTL_IMPORT_BATCH, ...) ends with the file.
+const env = {...process.env}
+afterAll(() => {
+  for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key]
+  Object.assign(process.env, env)
+})
+
 /**
  * Setup file: each test file gets its own temp folder (TMPDIR, so tmpdir(), mkdtemp and
  * every child process use it) inside the run's folder, removed after the file's last
