@@ -5,7 +5,7 @@ import {beforeAll} from 'vitest'
 
 import {type DB, openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
-import {ROOT, type Run} from './run.js'
+import {run, type Run} from './run.js'
 
 /**
  * Fixtures of the revenue tests: products and FX rates written with plain SQL (so these
@@ -71,24 +71,9 @@ export function writeTemp(name: string, text: string, dir = tempDir()): string {
   return path
 }
 
-function parseJson(stdout: string): unknown {
-  try {
-    return JSON.parse(stdout)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Run a command in-process with every argument passed as is (run() of run.ts re-splits
- * a joined string, which breaks JSON flag values).
- */
+/** Run a command in-process (run() of run.ts). */
 export async function runArgs(db: string, args: string[]): Promise<Run> {
-  const {captureOutput} = await import('@oclif/test')
-  const {run: oclifRun} = await import('@oclif/core')
-  const {error, stderr, stdout} = await captureOutput(async () => oclifRun([...args, '--db', db], {root: ROOT}))
-  const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
-  return {code, json: parseJson(stdout), stderr, stdout}
+  return run(db, args)
 }
 
 /** Stable view of a table for comparing stores (no rowids). */
