@@ -29,7 +29,7 @@ if (only === '--version' && !maybeWsl()) {
 /**
  * @oclif/core's index, which every command imports, checks on load that node satisfies its
  * `engines.node` with semver: loading semver is ~0.07G instructions of a cold `price`
- * (docs/performance.md "Cold start, session 3"). Where that range is a plain `>=X.Y.Z` and
+ * (docs/performance.md "Cold start"). Where that range is a plain `>=X.Y.Z` and
  * node's version a plain X.Y.Z, the check is done here and oclif's is skipped for that one
  * load (OCLIF_DISABLE_ENGINE_WARNING is set while the index evaluates, then removed: nothing
  * else sees it). oclif warns as before when node does not satisfy it, and checks itself for

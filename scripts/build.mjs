@@ -166,7 +166,7 @@ function bundleOptions() {
 /**
  * The schema modules (src/schemas/*) build every schema when they load, and the price command
  * uses few of them (0.085G instructions of a cold `price` saved; docs/performance.md "Cold
- * start, session 3"). Their top-level constants built by a call are marked pure for esbuild
+ * start"). Their top-level constants built by a call are marked pure for esbuild
  * (the initializer wrapped in an arrow function called at once, marked `@__PURE__`: the same
  * value at the same moment), so the bundle keeps only those something in it refers to; the
  * rest is dropped unbuilt. Only the bundle changes: dist/src keeps tsc's output.
@@ -183,7 +183,7 @@ function unusedSchemasDropped() {
 /**
  * A cold `price` validates its request by hand (src/pricing/request.ts) and prints no schema,
  * yet loading zod and building the two price schemas was ~0.18G instructions of its start
- * (docs/performance.md "Cold start, session 9"). src/schemas/on-first-use.ts hands those
+ * (docs/performance.md "Cold start"). src/schemas/on-first-use.ts hands those
  * schemas out through functions. In the price bundle each function loads, on its first call,
  * a bundle of their module of its own (dist/bundle/price-schemas.js, bundleSchemasOnFirstUse)
  * with a synchronous `require` of that ES module (node's require(esm)). A node without

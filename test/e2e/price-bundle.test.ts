@@ -17,7 +17,7 @@ function startFiles(): Set<string> {
   return imported
 }
 
-// docs/performance.md "Cold start, session 9": zod and the price schemas are loaded on first use.
+// docs/performance.md "Cold start": a cold `price` validates by hand, so zod and the price schemas load on first use.
 describe('the price bundle', () => {
   it('loads no zod at start: the schemas are a bundle of their own', () => {
     const files = startFiles()

@@ -12,9 +12,9 @@ import {tempStore} from '../helpers/run.js'
 import {at, segCatalog} from '../helpers/segments-fixtures.js'
 
 /**
- * Write-behind with a running experiment (docs/performance.md "Issue 19: experiments under
- * write-behind (session 10)"): a group's exposures go to the writer with its locks and
- * commit in the same transaction. Every result handed out has its lock and its exposure
+ * Write-behind with a running experiment (docs/performance.md "New users: write-behind"): a
+ * group's exposures go to the writer with its locks and commit in the same transaction, so
+ * an exposure is stored iff its quote is. Every result handed out has its lock and its exposure
  * stored; a user met again in a later group keeps the arm and the one exposure; an
  * overridden user's exposure moves as without write-behind; and outputs and store are those
  * of the usual way for the same requests and seed.

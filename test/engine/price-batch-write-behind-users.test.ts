@@ -9,8 +9,8 @@ import {tempStore} from '../helpers/run.js'
 import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
 
 /**
- * Write-behind's users rows (docs/performance.md "Issue 19: sixth pass"): a new user's users
- * row is not sent to the writer but marked in its lock row, and the writer makes it from the
+ * Write-behind's users rows (docs/performance.md "New users: write-behind"): a new user's
+ * users row is not sent to the writer but marked in its lock row, and the writer makes it from the
  * lock's key, country and time. What it makes must be the row that was sent before, in the
  * same order (the users table's rowids), also when marked and sent rows alternate: a lock
  * with a coupon has its quote as a text (never numbered), so its user's row is sent, and so

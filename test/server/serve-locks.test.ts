@@ -7,8 +7,8 @@ import {run, tempStore} from '../helpers/run.js'
 
 /**
  * The server remembers the lock rows it read (src/store/sqlite/pricing.ts rememberLocks,
- * docs/performance.md "Session 11"): a lock changed by anyone must be answered as changed
- * on the next request. Two servers and the command share one store file; each change is
+ * docs/performance.md "serve"): a lock changed by anyone must be answered as changed on
+ * the next request. Two servers and the command share one store file; each change is
  * made by one of them, then every one of them is asked.
  */
 
