@@ -8,7 +8,7 @@ import {copyFixtureStore, fixtureExpected, startBin, tempDir, write} from './hel
 
 /**
  * Issue 15: a change and its history entry land together or not at all. A `products import`
- * of 6,000 products through bin/run.js is killed with SIGKILL while it writes (when its WAL
+ * of 2,000 products through bin/run.js is killed with SIGKILL while it writes (when its WAL
  * starts to grow, and at points spread over the run); afterwards `db check` passes, every
  * change has its rows, and the products the store holds beyond the fixture are exactly the
  * ones the history says were inserted, with their country prices.
@@ -66,7 +66,7 @@ function expectConsistent(db: string, fixture: State, context: string): 'absent'
       expect(state(db), `${context}: nothing of the import`).toEqual(fixture)
       return 'absent'
     }
-    expect(stored, context).toHaveLength(6000)
+    expect(stored, context).toHaveLength(2000)
     expect(state(db).changes, context).toBe(fixture.changes + 1)
     return 'present'
   } finally {
@@ -85,7 +85,7 @@ describe('SIGKILL while a recorded write runs', () => {
     const dir = tempDir('pricectl-history-kill-')
     const fresh = copyFixtureStore(dir, `v${SCHEMA_VERSION}.db`)
     const fixture = state(fresh)
-    const file = write(dir, 'catalog.json', catalog(6000))
+    const file = write(dir, 'catalog.json', catalog(2000))
     const env = {PRICECTL_DB: '', PRICECTL_NOW: NOW}
 
     // The uninterrupted run: how long it takes, and that it is recorded as one change.

@@ -6,7 +6,7 @@ import {describe, expect, it} from 'vitest'
 
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {dump} from '../helpers/dump.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run, runBin} from '../helpers/run.js'
 import {copyFixtureStore, FIXTURE_STORES, fixtureExpected, startBin, tempDir} from './helpers.js'
 
 /**
@@ -49,16 +49,18 @@ describe('fixture stores of released schema versions', () => {
     },
   }
 
+  // In-process (the commands of run.ts): what is tested is the store, not the process.
   for (const version of versions) {
-    it(`${version}.db: migrate, check, and every read gives what that version wrote`, () => {
+    it(`${version}.db: migrate, check, and every read gives what that version wrote`, async () => {
       const expected = fixtureExpected(version)
       const db = copyFixtureStore(tempDir(), `${version}.db`)
-      const env = {CI: '1', PRICECTL_NOW: expected.now}
+      process.env.CI = '1'
+      process.env.PRICECTL_NOW = expected.now
       const before = dump(db)
 
-      const migrated = runBin(db, ['db', 'migrate', '--json'], {env})
+      const migrated = await run(db, ['db', 'migrate', '--json'])
       expect(migrated.code, migrated.stdout + migrated.stderr).toBe(0)
-      const check = runBin(db, ['db', 'check', '--json'], {env})
+      const check = await run(db, ['db', 'check', '--json'])
       expect(check.json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true, schema_version: SCHEMA_VERSION})
       const afterMigrate = dump(db)
       expect(afterMigrate.user_version).toBe(SCHEMA_VERSION)
@@ -67,7 +69,7 @@ describe('fixture stores of released schema versions', () => {
 
       for (const {args, json} of expected.reads) {
         CHANGED_ON_PURPOSE[`${version} ${args.join(' ')}`]?.(json)
-        const r = runBin(db, [...args, '--json'], {env})
+        const r = await run(db, [...args, '--json'])
         expect(r.code, `${args.join(' ')}: ${r.stdout} ${r.stderr}`).toBe(0)
         // The current version may add fields; what the old one printed stays the same.
         expect(comparable(args, r.json), args.join(' ')).toMatchObject(comparable(args, json))
