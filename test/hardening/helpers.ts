@@ -38,6 +38,9 @@ export function write(dir: string, name: string, content: string | Uint8Array): 
   return path
 }
 
+/** Text as a UTF-16 file with its byte order mark (what some editors on Windows save). */
+export const utf16 = (text: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])
+
 /** A stack trace line as V8 prints it (`    at fn (file:1:2)`). */
 export const STACK_LINE = /^\s+at .*(\(|file:|node:|\/).*:\d+/m
 

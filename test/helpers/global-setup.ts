@@ -25,12 +25,15 @@ function newest(dir: string): number {
  * workers and every child they start); test/helpers/test-env.ts gives each test file a
  * folder in it and removes it after the file. The last teardown fails the run when anything
  * is left, so a test that leaks (or a folder made outside the setup) is caught, and removes
- * it. The projects other than "quick" also need dist/ (bin/run.js runs it: built when the
+ * it. The projects that start bin/run.js also need dist/ (built when the
  * sources are newer) and PostgreSQL; each is made once for the run, by the first project that
  * needs it.
  */
 type Shared = {parent: string; build?: true; postgres?: Promise<{stop(): Promise<void>}>; runDir: Promise<() => Promise<void>>; users: number}
 const SHARED = Symbol.for('pricectl.test.globalSetup')
+
+/** The projects that run their commands in-process from the sources (vitest.config.ts). */
+const IN_PROCESS = new Set(['hardening', 'quick'])
 
 export default async function setup(project: {name: string}): Promise<() => Promise<void>> {
   const g = globalThis as {[SHARED]?: Shared}
@@ -38,7 +41,7 @@ export default async function setup(project: {name: string}): Promise<() => Prom
   if (!shared) g[SHARED] = shared = {parent: tmpdir(), runDir: Promise.resolve(makeRunDir()), users: 0}
   shared.users++
   const removeRunDir = await shared.runDir
-  if (project.name !== 'quick') {
+  if (!IN_PROCESS.has(project.name)) {
     if (!shared.build) {
       build()
       shared.build = true
