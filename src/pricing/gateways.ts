@@ -33,15 +33,13 @@ export type GatewaySettings = {
 
 /**
  * Settings when nothing is stored: every gateway accepts any currency and falls back to
- * USD. gateway_a and gateway_d take integer minor units (smallest-unit APIs);
- * gateway_b and gateway_c take decimal amounts.
+ * USD; its amounts are in the format its real API takes (the table's `amount_format`):
+ * integers in the smallest unit for gateway_a (Stripe), gateway_c (Chargebee) and
+ * gateway_d (Paddle), decimal numbers for gateway_b (PayPal).
  */
-export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = {
-  gateway_a: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a'},
-  gateway_b: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b'},
-  gateway_c: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c'},
-  gateway_d: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d'},
-}
+export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = Object.fromEntries(
+  GATEWAYS.map((g) => [g, {accepted_currencies: '*', amount_format: GATEWAY_TABLES[g].amount_format, fallback_currency: 'USD', gateway: g}]),
+) as Record<GatewayId, GatewaySettings>
 
 export type GatewayPrice = {amount: number; currency: string; formatted: string}
 
@@ -328,6 +326,8 @@ export type RuleFlags = {divisible_by?: string; exponent?: string; max?: string;
 
 /** A rule as `gateways show/set --json` print it: the gateway's units and the same bounds as decimal amounts. */
 export type RuleJson = {
+  /** The gateway's amount format in this store (`gateways set --amount-format`): how its `amount` is written. */
+  amount_format: AmountFormat
   currency: string
   divisible_by: number
   exponent: number
@@ -349,10 +349,11 @@ export type RuleJson = {
 
 const bound = (units: null | number, exponent: number) => (units === null ? null : minorToDecimalString(units, exponent))
 
-function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
+function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
   const shipped = gatewayRule(gateway, currency)
   const table = GATEWAY_TABLES[gateway]
   return {
+    amount_format: gatewaySettings(store, gateway).amount_format,
     currency,
     divisible_by: rule.divisible_by,
     exponent: rule.exponent,
@@ -372,7 +373,7 @@ function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): R
 
 /** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
 export function showRule(store: StorePort, gateway: GatewayId, currency: string): RuleJson {
-  return toRuleJson(gateway, currency, resolveRule(store, gateway, currency))
+  return toRuleJson(store, gateway, currency, resolveRule(store, gateway, currency))
 }
 
 export type GatewayTableJson = {
@@ -457,7 +458,7 @@ function amountToUnits(flag: string, text: string, exponent: number, currency: s
 export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
   if (flags === 'default') {
     const {reset, rule} = configureRule(store, gateway, currency, 'default')
-    return {reset, rule: toRuleJson(gateway, currency, rule)}
+    return {reset, rule: toRuleJson(store, gateway, currency, rule)}
   }
   const f = checkRuleFlags(flags)
   const current = resolveRule(store, gateway, currency)
@@ -480,5 +481,5 @@ export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, cur
     }
   }
   const {reset, rule} = configureRule(store, gateway, currency, changes)
-  return {reset, rule: toRuleJson(gateway, currency, rule)}
+  return {reset, rule: toRuleJson(store, gateway, currency, rule)}
 }

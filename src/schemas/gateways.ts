@@ -67,6 +67,8 @@ const Units = z.number().int().nullable()
 
 /** A gateway's rule for one currency (docs/money.md, "Gateway tables"): amounts in the gateway's units (10^-exponent). */
 export const GatewayRuleEntry = z.object({
+  /** The gateway's amount format in this store: minor (integers in its units) or decimal. */
+  amount_format: z.enum(AMOUNT_FORMATS),
   currency: z.string(),
   divisible_by: z.number().int(),
   exponent: z.number().int(),

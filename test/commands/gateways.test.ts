@@ -20,7 +20,7 @@ function storedGateways(db: string): unknown[] {
 const DEFAULTS = [
   {accepted_currencies: ['*'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a', source: 'default'},
   {accepted_currencies: ['*'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'default'},
-  {accepted_currencies: ['*'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c', source: 'default'},
+  {accepted_currencies: ['*'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c', source: 'default'},
   {accepted_currencies: ['*'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d', source: 'default'},
 ]
 
@@ -38,7 +38,7 @@ describe('gateways list', () => {
     expect(t.stdout).toMatch(/gateway_b\s*│\s*\*\s*│\s*USD\s*│\s*decimal\s*│\s*default/)
     const c = await run(db, ['gateways', 'list', '--output', 'csv'])
     expect(c.stdout).toBe(
-      'gateway,accepted currencies,fallback,amount format,source\ngateway_a,*,USD,minor,default\ngateway_b,*,USD,decimal,default\ngateway_c,*,USD,decimal,default\ngateway_d,*,USD,minor,default\n',
+      'gateway,accepted currencies,fallback,amount format,source\ngateway_a,*,USD,minor,default\ngateway_b,*,USD,decimal,default\ngateway_c,*,USD,minor,default\ngateway_d,*,USD,minor,default\n',
     )
   })
 })
@@ -67,7 +67,7 @@ describe('gateways set', () => {
     await run(db, ['gateways', 'set', 'gateway_c', '--accept', 'EUR,USD'])
     const r = await run(db, ['gateways', 'set', 'gateway_c', '--accept', '*', '--json'])
     expect(r.json.gateway.accepted_currencies).toEqual(['*'])
-    expect(storedGateways(db)).toEqual([{accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c'}])
+    expect(storedGateways(db)).toEqual([{accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c'}])
   })
 
   it('drops back to the defaults with --default', async () => {
@@ -178,6 +178,7 @@ describe('gateways show', () => {
     expect(r.json).toEqual({
       message: 'gateway_a USD: exponent 2, divisible by 1, from the Stripe table entry',
       rule: {
+        amount_format: 'minor',
         currency: 'USD',
         divisible_by: 1,
         exponent: 2,
@@ -197,6 +198,7 @@ describe('gateways show', () => {
     })
     const human = await run(db, ['gateways', 'show', 'gateway_a', 'ISK'])
     expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/exponent\s*│\s*2 \(amounts are sent as integers in 1\/100 ISK: 1234\.00 ISK is 123400\)/)
     expect(human.stdout).toMatch(/divisible by\s*│\s*100/)
     expect(human.stdout).toMatch(/source\s*│\s*table entry: Stripe table entry for ISK/)
     expect(human.stdout).toContain('https://docs.stripe.com/currencies#special-cases')
@@ -323,6 +325,23 @@ describe('an override changes what a quote sends to the gateway', () => {
     expect(await quote('JP')).toMatchObject({amount: 120_000, currency: 'JPY'})
     await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--default'])
     expect(await quote('IS')).toMatchObject({amount: 240_000, currency: 'ISK'})
+  })
+})
+
+describe('gateway_c (Chargebee) amounts are what Chargebee charges by default (issue 29 item 1)', () => {
+  it('sends integers in the smallest unit: USD 9.99 is 999, zero-decimal JPY unmultiplied, HUF in fillér; show says the same', async () => {
+    const db = tempStore()
+    await createProducts(db, [{api_id: 'P', base_px: 9.99, country_prices: [{amount: 1200, country: 'JP', currency: 'JPY'}], interval: 'month', interval_count: 1, name: 'P'}])
+    const r = await run(db, ['price', 'preview', '-p', 'P', '--country', 'US,HU,JP', '--integration', 'gateway_c', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const byCountry = Object.fromEntries(r.json.rows.map((row: {country: string; integrations: {gateway_c: unknown}; price: number}) => [row.country, [row.price, row.integrations.gateway_c]]))
+    expect(byCountry.US).toEqual([9.99, {amount: 999, currency: 'USD', formatted: '$9.99'}])
+    expect(byCountry.JP).toEqual([1200, {amount: 1200, currency: 'JPY', formatted: '￥1,200'}])
+    expect(byCountry.HU[1]).toMatchObject({amount: byCountry.HU[0] * 100, currency: 'HUF'})
+    const show = await run(db, ['gateways', 'show', 'gateway_c', 'HUF'])
+    expect(show.stdout).toMatch(/exponent\s*│\s*2 \(amounts are sent as integers in 1\/100 HUF: 1234\.00 HUF is 123400\)/)
+    const decimal = await run(db, ['gateways', 'show', 'gateway_b', 'HUF'])
+    expect(decimal.stdout).toMatch(/exponent\s*│\s*0 \(amounts are sent as decimal numbers with at most 0 decimals: 1234 HUF is 1234\)/)
   })
 })
 
