@@ -29,6 +29,7 @@ export function ruleRecord(r: RuleJson, sources: readonly string[]): string {
   const rows: [string, unknown][] = [
     ['gateway', `${r.gateway} (follows ${r.model})`],
     ['currency', r.currency + (r.listed === false ? ` (not in ${r.model}'s published list)` : '')],
+    ['accepted', r.accepted ? `yes: ${r.currency} prices are sent in ${r.currency}` : `no: ${r.currency} prices are sent in the fallback currency`],
     ['exponent', `${r.exponent} (${unitText(r)})`],
     ['divisible by', r.divisible_by],
     ['minimum', amount(r.min, r.min_amount, r.currency)],

@@ -22,9 +22,15 @@ export function isGateway(id: string): id is GatewayId {
 }
 export type AmountFormat = 'decimal' | 'minor'
 
+/**
+ * Which currencies a gateway is sent: "listed", the published list of the real gateway its
+ * table follows (any currency when the table records none); "*", any currency; or the
+ * operator's own list.
+ */
+export type AcceptedCurrencies = '*' | 'listed' | string[]
+
 export type GatewaySettings = {
-  /** Currency codes the gateway charges in, or "*" for any. */
-  accepted_currencies: '*' | string[]
+  accepted_currencies: AcceptedCurrencies
   amount_format: AmountFormat
   /** Currency used when the gateway does not accept the local one. */
   fallback_currency: string
@@ -32,19 +38,40 @@ export type GatewaySettings = {
 }
 
 /**
- * Settings when nothing is stored: every gateway accepts any currency and falls back to
- * USD; its amounts are in the format its real API takes (the table's `amount_format`):
+ * Settings when nothing is stored: every gateway accepts the currencies its real gateway
+ * publishes (its table's list; gateway_c's table records none: any) and falls back to USD;
+ * its amounts are in the format its real API takes (the table's `amount_format`):
  * integers in the smallest unit for gateway_a (Stripe), gateway_c (Chargebee) and
  * gateway_d (Paddle), decimal numbers for gateway_b (PayPal).
  */
 export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = Object.fromEntries(
-  GATEWAYS.map((g) => [g, {accepted_currencies: '*', amount_format: GATEWAY_TABLES[g].amount_format, fallback_currency: 'USD', gateway: g}]),
+  GATEWAYS.map((g) => [g, {accepted_currencies: 'listed', amount_format: GATEWAY_TABLES[g].amount_format, fallback_currency: 'USD', gateway: g}]),
 ) as Record<GatewayId, GatewaySettings>
+
+/** Each table's published list as a set (acceptsCurrency runs for every gateway object). */
+const LISTED = Object.fromEntries(GATEWAYS.map((g) => [g, GATEWAY_TABLES[g].currencies ? new Set(GATEWAY_TABLES[g].currencies) : undefined])) as Record<
+  GatewayId,
+  ReadonlySet<string> | undefined
+>
 
 export type GatewayPrice = {amount: number; currency: string; formatted: string}
 
 export function acceptsCurrency(settings: GatewaySettings, currency: string): boolean {
-  return settings.accepted_currencies === '*' || settings.accepted_currencies.includes(currency)
+  const accepted = settings.accepted_currencies
+  if (accepted === '*') return true
+  if (accepted === 'listed') return LISTED[settings.gateway]?.has(currency) ?? true
+  return accepted.includes(currency)
+}
+
+/** The accepted currencies in words, for messages: "any currency", "PayPal's published list (25 currencies)", "EUR,USD". */
+export function acceptedText(settings: Pick<GatewaySettings, 'accepted_currencies' | 'gateway'>): string {
+  const accepted = settings.accepted_currencies
+  if (accepted === '*') return 'any currency'
+  if (accepted === 'listed') {
+    const table = GATEWAY_TABLES[settings.gateway]
+    return table.currencies ? `${table.models}'s published list (${table.currencies.length} currencies)` : `any currency (${table.models} publishes no list)`
+  }
+  return accepted.join(',')
 }
 
 export type GatewayPriceInput = {
@@ -130,8 +157,9 @@ export type GatewaySettingsEntry = GatewaySettings & {source: 'default' | 'store
 type Row = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: GatewayId}
 
 function fromRow(row: Row): GatewaySettings {
+  const a = row.accepted_currencies
   return {
-    accepted_currencies: row.accepted_currencies === '*' ? '*' : (JSON.parse(row.accepted_currencies) as string[]),
+    accepted_currencies: a === '*' || a === 'listed' ? a : (JSON.parse(a) as string[]),
     amount_format: row.amount_format,
     fallback_currency: row.fallback_currency,
     gateway: row.gateway,
@@ -164,7 +192,8 @@ export function gatewaySettings(store: StorePort, gateway: string): GatewaySetti
 
 /** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
 export function saveGatewaySettings(store: StorePort, s: GatewaySettings): void {
-  store.config.saveGatewaySettings({accepted_currencies: s.accepted_currencies === '*' ? '*' : JSON.stringify(s.accepted_currencies), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
+  const a = s.accepted_currencies
+  store.config.saveGatewaySettings({accepted_currencies: a === '*' || a === 'listed' ? a : JSON.stringify(a), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
 }
 
 /** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
@@ -183,7 +212,7 @@ export type GatewayEntryJson = {
 
 export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
   return {
-    accepted_currencies: s.accepted_currencies === '*' ? ['*'] : [...s.accepted_currencies],
+    accepted_currencies: s.accepted_currencies === '*' || s.accepted_currencies === 'listed' ? [s.accepted_currencies] : [...s.accepted_currencies],
     amount_format: s.amount_format,
     fallback_currency: s.fallback_currency,
     gateway: s.gateway,
@@ -326,6 +355,8 @@ export type RuleFlags = {divisible_by?: string; exponent?: string; max?: string;
 
 /** A rule as `gateways show/set --json` print it: the gateway's units and the same bounds as decimal amounts. */
 export type RuleJson = {
+  /** Whether the gateway is sent this currency under the store's settings (else its fallback currency). */
+  accepted: boolean
   /** The gateway's amount format in this store (`gateways set --amount-format`): how its `amount` is written. */
   amount_format: AmountFormat
   currency: string
@@ -352,8 +383,10 @@ const bound = (units: null | number, exponent: number) => (units === null ? null
 function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
   const shipped = gatewayRule(gateway, currency)
   const table = GATEWAY_TABLES[gateway]
+  const settings = gatewaySettings(store, gateway)
   return {
-    amount_format: gatewaySettings(store, gateway).amount_format,
+    accepted: acceptsCurrency(settings, currency),
+    amount_format: settings.amount_format,
     currency,
     divisible_by: rule.divisible_by,
     exponent: rule.exponent,
