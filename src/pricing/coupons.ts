@@ -72,8 +72,6 @@ export class Coupons {
   private readonly ctx: PricingServices
   private readonly coupons = new Map<string, Coupon | null>()
   private campaignList?: Campaign[]
-  /** Gateways of the request being priced: a price after a coupon is charged too. */
-  private integrations: readonly string[] = []
 
   constructor(store: StorePort, ctx: PricingServices) {
     this.store = store
@@ -96,7 +94,6 @@ export class Coupons {
 
   /** Validate the request's coupon mapping before anything is written: coupons must exist, products must be requested. */
   prepare(req: PriceRequest): void {
-    this.integrations = req.integrations ?? []
     if (!req.coupons) return
     const problems: string[] = []
     for (const [product, ids] of parseMapping(req.coupons)) {
@@ -228,10 +225,9 @@ export class Coupons {
   private priceAfter(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
     const after = this.discounted(coupon, p, productId, requested)
     if (after === undefined || after === 0) return after
-    // Charged like any price: moved to a point the display and the gateways represent exactly.
-    const product = this.ctx.product(productId)
-    const gateways = product && product.gateways.length > 0 ? [...new Set([...product.gateways, ...this.integrations])] : this.integrations
-    return this.ctx.representable(after, p.currency, gateways).minor
+    // Charged like any price: moved to a point the display and the product's gateways
+    // represent exactly, as a lock's price is (PricingContext.chargeConstraints).
+    return this.ctx.representable(after, p.currency, this.ctx.product(productId)?.gateways ?? []).minor
   }
 
   private discounted(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {

@@ -1,12 +1,12 @@
 import {nowIso} from '../clock.js'
-import {convertMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
+import {convertMinor, fromMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {GATEWAY_TABLES, type GatewayId, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
-import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
+import {type Constraint, displayStep, gatewayDecimal, gatewayStep, type Move, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
 /**
@@ -54,7 +54,8 @@ const LISTED = Object.fromEntries(GATEWAYS.map((g) => [g, GATEWAY_TABLES[g].curr
   ReadonlySet<string> | undefined
 >
 
-export type GatewayPrice = {amount: number; currency: string; formatted: string}
+/** The spec's gateway price object; `adjusted_from` (the locked price) only when the gateway charges another amount of the same currency. */
+export type GatewayPrice = {amount: number; currency: string; formatted: string; adjusted_from?: number}
 
 export function acceptsCurrency(settings: GatewaySettings, currency: string): boolean {
   const accepted = settings.accepted_currencies
@@ -79,6 +80,8 @@ export type GatewayPriceInput = {
   country: string
   /** Currency of the price (the quote's currency). */
   currency: string
+  /** Formats an amount for the buyer (default: formatMoney in `country`'s locale). */
+  format?: (minor: number, currency: string) => string
   /** The price in integer minor units of `currency` (storage exponent). */
   priceMinor: number
   /** FX rate of a currency in units per 1 USD; undefined when none is on file. */
@@ -94,14 +97,19 @@ export type GatewayPriceInput = {
 }
 
 /**
- * The gateway's currency and the price in it, in storage minor units: the local currency
- * when the gateway accepts it, else its fallback, converted by FX and moved to the nearest
- * amount the gateway can charge exactly in that currency.
+ * The gateway's currency and the price it charges in it, in storage minor units: the local
+ * currency when the gateway accepts it, else its fallback, converted by FX; either way moved
+ * to the nearest amount the gateway can charge exactly (its step, then up to its minimum;
+ * above its maximum is an error). `moves` says what moved a price in the local currency.
  */
-export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number} {
+export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number; moves: Move[]} {
   const {currency, plans, priceMinor, rateOf, settings} = input
+  const ruleOf = input.ruleOf ?? ((c: string) => gatewayRule(settings.gateway, c))
   const planned = plans !== undefined && plans.length > 0
-  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
+  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) {
+    const r = representablePrice(priceMinor, currency, [{gateway: settings.gateway, rule: ruleOf(currency)}], 'nearest', false)
+    return {currency, minor: r.minor, moves: r.moves}
+  }
   const target = planned ? plans[0] : settings.fallback_currency
   const fromRate = rateOf(currency)
   const toRate = rateOf(target)
@@ -116,31 +124,31 @@ export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {
     }
   }
   const converted = convertMinor(priceMinor, currency, fromRate!, target, toRate!)
-  const rule = (input.ruleOf ?? ((c: string) => gatewayRule(settings.gateway, c)))(target)
-  return {currency: target, minor: representablePrice(converted, target, [{gateway: settings.gateway, rule}]).minor}
+  return {currency: target, minor: representablePrice(converted, target, [{gateway: settings.gateway, rule: ruleOf(target)}]).minor, moves: []}
 }
 
 /**
- * The spec's gateway price object. `amount` is the gateway's integer amount in its own
- * exponent for `minor` gateways (Stripe ISK 2400 kr -> 240000), the decimal number for
- * `decimal` ones; `formatted` is the same amount in the buyer's locale. A price that is
- * not a point the gateway can charge exactly (a lock made before the rule) is rounded half
- * up to the gateway's unit.
+ * The spec's gateway price object: the locked price made chargeable for the gateway.
+ * `amount` is the gateway's integer amount in its own exponent for `minor` gateways
+ * (Stripe ISK 2400 kr -> 240000), the decimal number for `decimal` ones; `formatted` is
+ * the same amount in the buyer's locale. When the gateway cannot charge the locked price
+ * itself in its currency (below its minimum, not a multiple of its step: a gateway the
+ * product is not linked to), the object carries the amount it can charge and
+ * `adjusted_from`, the locked price; `formatted` always matches `amount`.
  */
 export function gatewayPrice(input: GatewayPriceInput): GatewayPrice {
   const {currency, minor} = gatewayAmountMinor(input)
   const rule = (input.ruleOf ?? ((c: string) => gatewayRule(input.settings.gateway, c)))(currency)
-  const units = toGatewayUnits(minor, currency, rule) ?? roundToUnits(minor, currency, rule)
-  return {
+  const units = toGatewayUnits(minor, currency, rule)
+  // representablePrice returned a multiple of the gateway's step: exact in its units.
+  if (units === undefined) throw new Error(`${minor} ${currency} is not a whole number of ${input.settings.gateway} units`)
+  const price: GatewayPrice = {
     amount: input.settings.amount_format === 'minor' ? units : gatewayDecimal(units, rule),
     currency,
-    formatted: formatMoney(minor, currency, input.country),
+    formatted: input.format ? input.format(minor, currency) : formatMoney(minor, currency, input.country),
   }
-}
-
-function roundToUnits(minor: number, currency: string, rule: GatewayRule): number {
-  const scale = 10 ** (minorDigits(currency) - rule.exponent)
-  return Math.sign(minor) * Math.floor((Math.abs(minor) + scale / 2) / scale)
+  if (currency === input.currency && minor !== input.priceMinor) price.adjusted_from = fromMinor(input.priceMinor, currency)
+  return price
 }
 
 /** The constraint a gateway puts on price points in a currency it accepts; none when it falls back. */

@@ -47,7 +47,11 @@ export type PriceRequest = z.output<typeof PriceRequest>
 
 export const AudienceRef = z.object({api_id: z.string(), name: z.string()})
 
-export const GatewayPrice = z.object({amount: z.number(), currency: z.string(), formatted: z.string()})
+/**
+ * The spec's gateway price object. `adjusted_from` (beyond the spec): the locked price, when
+ * the gateway cannot charge it and the object carries the nearest amount it can (docs/money.md).
+ */
+export const GatewayPrice = z.object({adjusted_from: z.number().optional(), amount: z.number(), currency: z.string(), formatted: z.string()})
 
 export const CouponBlock = z.object({
   api_id: z.string(),

@@ -1,0 +1,81 @@
+import {describe, expect, it} from 'vitest'
+
+import {createProducts} from '../helpers/catalog.js'
+import {run, tempStore} from '../helpers/run.js'
+
+/**
+ * Issue 29, "Money: what a gateway receives": what a gateway is sent is always chargeable,
+ * through the commands, on stores with fixed FX rates.
+ */
+
+async function setRates(db: string, rates: Record<string, number>): Promise<void> {
+  for (const [c, r] of Object.entries(rates)) {
+    const set = await run(db, ['fx', 'set', c, String(r), '--source', 'test'])
+    expect(set.code, set.stderr).toBe(0)
+  }
+}
+
+async function price(db: string, args: string[]): Promise<any> {
+  const r = await run(db, ['price', ...args, '--json'])
+  expect(r.code, r.stdout + r.stderr).toBe(0)
+  return r.json
+}
+
+const monthly = (apiId: string, extra: Record<string, unknown> = {}) => ({api_id: apiId, base_px: 9.99, interval: 'month', interval_count: 1, name: apiId, ...extra})
+const stripe = (id: string) => ({gateway_a_product_id: id, type: 'gateway_a'})
+
+describe('a lock does not depend on the integrations a request names (item 2)', () => {
+  it('TWD 319.99 stays locked; gateway_b (whole TWD) gets 320 with adjusted_from, its text matching its amount; a first call naming gateway_b locks the same', async () => {
+    const db = tempStore()
+    await setRates(db, {TWD: 32})
+    await createProducts(db, [monthly('P', {country_prices: [{amount: 319.99, country: 'TW', currency: 'TWD'}], integrations: [stripe('prod_p')]})])
+    const first = await price(db, ['-u', 'twA', '-p', 'P', '--country', 'TW'])
+    expect(first.products.P.price).toBe(319.99)
+    const again = await price(db, ['-u', 'twA', '-p', 'P', '--country', 'TW', '--integration', 'gateway_b', '--integration', 'gateway_a'])
+    expect(again.products.P.price).toBe(319.99)
+    expect(again.products.P.display.price).toBe('$319.99')
+    expect(again.products.P.integrations.gateway_b).toEqual({adjusted_from: 319.99, amount: 320, currency: 'TWD', formatted: '$320'})
+    expect(again.products.P.integrations.gateway_a).toEqual({amount: 31_999, currency: 'TWD', formatted: '$319.99'})
+    const other = await price(db, ['-u', 'twB', '-p', 'P', '--country', 'TW', '--integration', 'gateway_b'])
+    expect(other.products.P.price).toBe(319.99)
+    expect(other.products.P.integrations.gateway_b).toEqual(again.products.P.integrations.gateway_b)
+  })
+
+  it('a product linked to no gateway follows every gateway\'s exactness: a TWD price is whole whatever the request names', async () => {
+    const db = tempStore()
+    await setRates(db, {TWD: 32})
+    await createProducts(db, [monthly('P')])
+    expect((await run(db, ['rounding', 'set', 'TWD', '0+: end .99 up'])).code).toBe(0)
+    const plain = await price(db, ['-u', 'u1', '-p', 'P', '--country', 'TW'])
+    const named = await price(db, ['-u', 'u2', '-p', 'P', '--country', 'TW', '--integration', 'gateway_a'])
+    // 9.99 x 32 = 319.68 -> .99 up = 319.99 -> whole (PayPal takes TWD without decimals) = 320.
+    expect(plain.products.P.price).toBe(320)
+    expect(named.products.P.price).toBe(320)
+  })
+
+  it('a 0.01 USD lock is sent to gateway_a at its 0.50 minimum, marked adjusted_from; the lock and display keep 0.01', async () => {
+    const db = tempStore()
+    await createProducts(db, [monthly('cent', {base_px: 0.01})])
+    await price(db, ['-u', 'u1', '-p', 'cent', '--country', 'US'])
+    const r = await price(db, ['-u', 'u1', '-p', 'cent', '--country', 'US', '--integration', 'gateway_a'])
+    expect(r.products.cent.price).toBe(0.01)
+    expect(r.products.cent.integrations.gateway_a).toEqual({adjusted_from: 0.01, amount: 50, currency: 'USD', formatted: '$0.50'})
+    const explain = await run(db, ['price', 'explain', '-u', 'u1', '-p', 'cent', '--country', 'US', '--integration', 'gateway_a'])
+    expect(explain.stdout).toContain("gateway_a is sent $0.50 (adjusted_from 0.01 USD): below gateway_a's minimum charge of 0.50 USD; the lock keeps 0.01 USD")
+  })
+
+  it('a locked 3.105 KWD is sent to gateway_a as 3110 (its last digit must be 0), not 3105', async () => {
+    const db = tempStore()
+    await setRates(db, {KWD: 0.3075})
+    // Charged through Paddle with a KWD plan (KWD taken with three decimals once accepted).
+    expect((await run(db, ['gateways', 'set', 'gateway_d', '--accept', 'all'])).code).toBe(0)
+    await createProducts(db, [
+      monthly('kw', {country_prices: [{amount: 3.105, country: 'KW', currency: 'KWD'}], integrations: [{currency: 'KWD', gateway_d_plan_id: 'plan_kw', type: 'gateway_d'}]}),
+    ])
+    const r = await price(db, ['-u', 'u1', '-p', 'kw', '--country', 'KW', '--integration', 'gateway_d', '--integration', 'gateway_a'])
+    expect(r.products.kw.price).toBe(3.105)
+    expect(r.products.kw.integrations.gateway_d).toMatchObject({amount: 3105, currency: 'KWD'})
+    expect(r.products.kw.integrations.gateway_a).toMatchObject({adjusted_from: 3.105, amount: 3110, currency: 'KWD'})
+    expect(r.products.kw.integrations.gateway_a.formatted).toContain('3.110')
+  })
+})
