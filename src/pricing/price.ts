@@ -5,7 +5,7 @@ import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import {ValueCache} from './value-cache.js'
-import type {Lock, LockedProduct, LockQuote} from './locks.js'
+import type {Lock, LockedProduct, LockQuote, RelabelledFrom} from './locks.js'
 import {fastPriceRequest, validatePriceRequest} from './request.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
@@ -141,7 +141,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
     if (options.onLockWins || trace) lockWins(lock, req, options, trace)
     note(trace, 'country', 'info', `${lock.country} (from the lock; ${lock.quote.country_source})`)
     if (req.override_currency && req.currency !== lock.currency) {
-      lock = swapCurrency(ctx, lock, req.currency!, integrations, trace)
+      lock = swapCurrency(ctx, lock, req.currency!, trace)
       changed = true
       note(trace, 'currency', 'applied', `override_currency: ${req.currency} replaces the locked currency, amounts kept`)
     } else {
@@ -469,37 +469,55 @@ function baselinePrice(ctx: PricingContext, product: PricedProduct, country: str
 }
 
 /**
- * override_currency: the same amounts, now in another currency (rounded half up to its
- * minor unit, then to a point the display and the gateways can represent). Refused when a
- * price that is not zero would become zero: relabelling must not make a product free.
+ * override_currency: the same amounts, now in another currency ("without recomputing the
+ * amount"): each amount as it was before the first relabelling (relabelled_from), rounded
+ * half up to the new currency's minor unit, then to the nearest point the display and the
+ * product's gateways represent exactly; never raised to a gateway's minimum (a gateway
+ * object is, see gatewayPrice). Relabelling back to the first currency restores the
+ * amounts as they were. Refused when a price that is not zero would become zero:
+ * relabelling must not make a product free.
  */
-function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, integrations: readonly string[], trace: Trace): Lock {
+function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, trace: Trace): Lock {
   const products: Record<string, LockedProduct> = {}
   for (const [id, p] of Object.entries(lock.quote.products)) {
-    const shift = minorDigitsOf(currency) - minorDigitsOf(p.currency)
-    const move = (minor: number, what: string) => {
+    const from: RelabelledFrom = p.relabelled_from ?? {
+      baseline_minor: p.baseline_minor,
+      control_minor: p.control_minor,
+      currency: p.currency,
+      price_minor: p.price_minor,
+      ...(p.coupon ? {coupon_minor: p.coupon.price_minor} : {}),
+    }
+    const linked = ctx.product(id)?.gateways ?? []
+    const relabel = (minor: number, fromCurrency: string, what: string) => {
+      if (fromCurrency === currency) return minor
+      const shift = minorDigitsOf(currency) - minorDigitsOf(fromCurrency)
       const scaled = shift >= 0 ? minor * 10 ** shift : mulDivHalfUp(minor, 1n, 10n ** BigInt(-shift))
-      const product = ctx.product(id)
-      const gateways = product ? [...new Set([...product.gateways, ...integrations])] : integrations
-      const moved = ctx.representable(scaled, currency, gateways).minor
+      const moved = ctx.representable(scaled, currency, linked, 'nearest', true).minor
       if (minor > 0 && moved === 0) {
         throw new InvalidInputError(
-          `override_currency: the ${what} of ${id}: ${fromMinor(minor, p.currency)} ${p.currency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
+          `override_currency: the ${what} of ${id}: ${fromMinor(minor, fromCurrency)} ${fromCurrency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
             `pass --override --currency ${currency} to recompute the price in ${currency} instead`,
         )
       }
       if (moved !== scaled) note(trace, `price ${id}`, 'applied', `${fromMinor(scaled, currency)} ${currency} moved to ${fromMinor(moved, currency)} so it can be shown and charged exactly`)
       return moved
     }
-    const price = move(p.price_minor, 'price')
+    const back = from.currency === currency
+    const {relabelled_from: _was, ...rest} = p
+    const coupon = p.coupon
+      ? {...p.coupon, price_minor: from.coupon_minor === undefined ? relabel(p.coupon.price_minor, p.currency, 'price after coupon') : relabel(from.coupon_minor, from.currency, 'price after coupon')}
+      : undefined
     products[id] = {
-      ...p,
-      baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, 'baseline price'),
-      control_minor: move(p.control_minor, 'control price'),
-      coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, 'price after coupon')} : undefined,
+      ...rest,
+      baseline_minor: from.baseline_minor === null ? null : relabel(from.baseline_minor, from.currency, 'baseline price'),
+      control_minor: relabel(from.control_minor, from.currency, 'control price'),
+      coupon,
       currency,
-      price_minor: price,
+      price_minor: relabel(from.price_minor, from.currency, 'price'),
+      ...(back ? {} : {relabelled_from: from}),
     }
+    if (!coupon) delete products[id].coupon
+    if (p.relabelled_from) note(trace, `price ${id}`, 'info', `relabelled from the amounts of ${fromMinor(from.price_minor, from.currency)} ${from.currency}, as before the first override_currency`)
   }
   return {...lock, currency, quote: {...lock.quote, currency_source: 'override_currency', products}}
 }

@@ -79,3 +79,35 @@ describe('a lock does not depend on the integrations a request names (item 2)', 
     expect(r.products.kw.integrations.gateway_a.formatted).toContain('3.110')
   })
 })
+
+describe('--override-currency relabels without recomputing, and never compounds (item 3)', () => {
+  it('DE 9.99 EUR -> JPY -> EUR is 9.99 EUR again; the raise to gateway_a\'s JPY minimum is only in its object', async () => {
+    const db = tempStore()
+    await setRates(db, {BHD: 0.376, EUR: 0.92, JPY: 155, KWD: 0.3075})
+    await createProducts(db, [monthly('P', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}], integrations: [stripe('prod_p')]})])
+    expect((await price(db, ['-u', 'de', '-p', 'P', '--country', 'DE'])).products.P.price).toBe(9.99)
+    const jpy = await price(db, ['-u', 'de', '-p', 'P', '--currency', 'JPY', '--override-currency', '--integration', 'gateway_a'])
+    expect(jpy.currency).toBe('JPY')
+    // The same amount relabelled: 9.99 -> 10 yen (JPY has no minor unit), not Stripe's 50 yen minimum.
+    expect(jpy.products.P.price).toBe(10)
+    expect(jpy.products.P.integrations.gateway_a).toMatchObject({adjusted_from: 10, amount: 50, currency: 'JPY'})
+    const eur = await price(db, ['-u', 'de', '-p', 'P', '--currency', 'EUR', '--override-currency', '--integration', 'gateway_a'])
+    expect(eur.currency).toBe('EUR')
+    expect(eur.products.P.price).toBe(9.99)
+    expect(eur.products.P.integrations.gateway_a).toEqual({amount: 999, currency: 'EUR', formatted: '9,99\u00A0€'})
+  })
+
+  it('a long chain ends where it started: EUR -> JPY -> KWD -> BHD -> JPY -> EUR', async () => {
+    const db = tempStore()
+    await setRates(db, {BHD: 0.376, EUR: 0.92, JPY: 155, KWD: 0.3075})
+    await createProducts(db, [monthly('P', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}], integrations: [stripe('prod_p')]})])
+    await price(db, ['-u', 'de', '-p', 'P', '--country', 'DE'])
+    const seen: [string, number][] = []
+    for (const c of ['JPY', 'KWD', 'BHD', 'JPY', 'EUR']) {
+      const r = await price(db, ['-u', 'de', '-p', 'P', '--currency', c, '--override-currency', '--integration', 'gateway_a'])
+      seen.push([r.currency, r.products.P.price])
+    }
+    // KWD and BHD take 9.99 as 9.990 (three decimals, steps of 0.010 for Stripe).
+    expect(seen).toEqual([['JPY', 10], ['KWD', 9.99], ['BHD', 9.99], ['JPY', 10], ['EUR', 9.99]])
+  })
+})
