@@ -318,7 +318,18 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
 export function chargeabilityCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
   const settings = gatewaySettingsMap(store)
   const overrides = ruleOverrides(store)
-  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways)
+  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, true)
+}
+
+/**
+ * Like chargeabilityCheck, for an amount that is not charged by itself (a coupon's fixed
+ * discount): only whether the display and the gateways can carry it exactly, not their
+ * minimum or maximum.
+ */
+export function exactnessCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
+  const settings = gatewaySettingsMap(store)
+  const overrides = ruleOverrides(store)
+  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, false)
 }
 
 function reasonFor(
@@ -327,6 +338,7 @@ function reasonFor(
   amountMinor: number,
   currency: string,
   gateways: readonly GatewayId[],
+  bounds: boolean,
 ): string | undefined {
   const constraints: Constraint[] = []
   for (const g of gateways.length > 0 ? gateways : GATEWAYS) {
@@ -344,7 +356,7 @@ function reasonFor(
     const [lo, hi] = nearestPoints(amountMinor, currency, constraints)
     return `${text(amountMinor)} ${currency} cannot be shown and charged exactly (${reasons.join('; ')}): use ${text(lo)}${hi === lo ? '' : ` or ${text(hi)}`}`
   }
-  if (amountMinor === 0 || gateways.length === 0) return undefined
+  if (!bounds || amountMinor === 0 || gateways.length === 0) return undefined
   try {
     const r = representablePrice(amountMinor, currency, constraints)
     if (r.minor !== amountMinor) return `${text(amountMinor)} ${currency} cannot be charged (${r.moves.map((m) => m.reason).join('; ')}): use ${text(r.minor)} or more`

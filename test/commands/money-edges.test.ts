@@ -111,3 +111,47 @@ describe('--override-currency relabels without recomputing, and never compounds 
     expect(seen).toEqual([['JPY', 10], ['KWD', 9.99], ['BHD', 9.99], ['JPY', 10], ['EUR', 9.99]])
   })
 })
+
+describe('coupons never lose precision silently (item 5)', () => {
+  const couponArgs = (apiId: string, type: string, value: string, extra: string[] = []) => ['coupons', 'create', '--api-id', apiId, '--name', apiId, '--type', type, '--value', value, ...extra, '--json']
+
+  it('refuses (exit 2, nothing written) a fixed amount the currency and the coupon\'s gateways cannot carry: 1.005 KWD', async () => {
+    const db = tempStore()
+    const r = await run(db, couponArgs('KW1005', 'fixed_amount', '1.005', ['--currency', 'KWD']))
+    expect(r.code).toBe(2)
+    expect(r.json.message).toBe(
+      'invalid coupon: value: a fixed discount of 1.005 KWD cannot be shown and charged exactly (gateway_a takes KWD with 3 decimals, amounts divisible by 10; gateway_c takes KWD with 2 decimals): use 1.000 or 1.010 (a coupon with no external coupon may be used with any gateway)',
+    )
+    const linked = await run(db, couponArgs('KW1005', 'fixed_amount', '1.005', ['--currency', 'KWD', '--external', 'GATEWAY_A=promo_kw']))
+    expect(linked.code).toBe(2)
+    expect(linked.json.message).toContain('(gateway_a takes KWD with 3 decimals, amounts divisible by 10): use 1.000 or 1.010')
+    expect((await run(db, ['coupons', 'list', '--json'])).json.coupons).toEqual([])
+    // Carried exactly: accepted, and an update to an amount that is not is refused the same way.
+    expect((await run(db, couponArgs('KW1', 'fixed_amount', '1.010', ['--currency', 'KWD']))).code).toBe(0)
+    const update = await run(db, ['coupons', 'update', 'KW1', '--value', '1.005', '--json'])
+    expect(update.code).toBe(2)
+    expect(update.json.message).toContain('invalid coupon update: value: a fixed discount of 1.005 KWD cannot be shown and charged exactly')
+  })
+
+  it('a price after a coupon that is not chargeable moves down, in the buyer\'s favour, and says so; the discount shown is the one charged', async () => {
+    const db = tempStore()
+    await setRates(db, {KWD: 0.3075})
+    await createProducts(db, [monthly('P', {country_prices: [{amount: 3.1, country: 'KW', currency: 'KWD'}], integrations: [stripe('prod_p')]})])
+    expect((await run(db, couponArgs('PCT15', 'percentage', '15'))).code).toBe(0)
+    const r = await price(db, ['-u', 'u1', '-p', 'P', '--country', 'KW', '--coupon', 'P=PCT15'])
+    // 3.100 - 15% = 2.635, which Stripe cannot charge (steps of 0.010): 2.630, not 2.640.
+    expect(r.products.P.coupon.display.price_numeric).toBe(2.63)
+    expect(r.products.P.coupon.display.pct_discount_to_baseline).toBe(15.16)
+    const explain = await run(db, ['price', 'explain', '-u', 'u2', '-p', 'P', '--country', 'KW', '--coupon', 'P=PCT15'])
+    expect(explain.stdout).toContain("2.635 KWD rounded down in the buyer's favour so it can be shown and charged exactly")
+  })
+
+  it('a coupon on a price held at the gateway minimum shows a discount of 0', async () => {
+    const db = tempStore()
+    await createProducts(db, [monthly('min', {base_px: 0.5, integrations: [stripe('prod_min')]})])
+    expect((await run(db, couponArgs('PCT33', 'percentage', '33'))).code).toBe(0)
+    const r = await price(db, ['-u', 'u1', '-p', 'min', '--country', 'US', '--coupon', 'min=PCT33'])
+    expect(r.products.min.price).toBe(0.5)
+    expect(r.products.min.coupon.display).toMatchObject({pct_discount_to_baseline: 0, price_numeric: 0.5})
+  })
+})
