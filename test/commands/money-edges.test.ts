@@ -155,3 +155,61 @@ describe('coupons never lose precision silently (item 5)', () => {
     expect(r.products.min.coupon.display).toMatchObject({pct_discount_to_baseline: 0, price_numeric: 0.5})
   })
 })
+
+describe('bounds are checked when prices are written; a preview prices what it can (item 6)', () => {
+  const create = (db: string, apiId: string, basePx: string, extra: string[] = []) =>
+    run(db, ['products', 'create', '--api-id', apiId, '--name', apiId, '--base-px', basePx, '--interval', 'month', '--interval-count', '1', ...extra, '--json'])
+
+  it('products create/update refuse a base_px outside a linked gateway\'s USD minimum or maximum, naming the value and the limit', async () => {
+    const db = tempStore()
+    const big = await create(db, 'big', '1000000000', ['--integration', 'gateway_a:prod_big'])
+    expect(big.code).toBe(2)
+    expect(big.json.message).toBe(
+      'invalid product: base_px: 1000000000.00 USD is above gateway_a\'s maximum charge of 999999.99 USD: lower the price or see "pricectl gateways show gateway_a USD"',
+    )
+    const small = await create(db, 'small', '0.10', ['--integration', 'gateway_a:prod_small'])
+    expect(small.code).toBe(2)
+    expect(small.json.message).toBe("invalid product: base_px: 0.10 USD cannot be charged (below gateway_a's minimum charge of 0.50 USD): use 0.50 or more")
+    expect((await run(db, ['products', 'list', '--json'])).json.products).toEqual([])
+    // No linked gateway: no bounds (it may be charged anywhere, in any currency).
+    expect((await create(db, 'free', '0.10')).code).toBe(0)
+    const linked = await run(db, ['products', 'update', 'free', '--integration', 'gateway_a:prod_free', '--json'])
+    expect(linked.code).toBe(2)
+    expect(linked.json.message).toContain("base_px: 0.10 USD cannot be charged (below gateway_a's minimum charge of 0.50 USD)")
+  })
+
+  it('audience prices and experiment arm prices are checked against the product\'s gateways too', async () => {
+    const db = tempStore()
+    expect((await create(db, 'P', '9.99', ['--integration', 'gateway_a:prod_p'])).code).toBe(0)
+    const audience = await run(db, ['audiences', 'create', '--api-id', 'a1', '--name', 'A1', '--rule', 'country in DE', '--price', 'P=0.20:EUR', '--json'])
+    expect(audience.code, audience.stdout).toBe(2)
+    expect(audience.json.message).toBe("invalid audience: prices[0] (P): 0.20 EUR cannot be charged (below gateway_a's minimum charge of 0.50 EUR): use 0.50 or more")
+    expect((await run(db, ['audiences', 'list', '--json'])).json.audiences).toEqual([])
+    const arm = await run(db, ['experiments', 'create', '--name', 'E', '-p', 'P', '--arm', 'usd:2000000', '--json'])
+    expect(arm.code, arm.stdout).toBe(2)
+    expect(arm.json.message).toBe(
+      'arm price not chargeable: arm 1 (2000000 USD): P would cost 2000000 USD, which is above gateway_a\'s maximum charge of 999999.99 USD: lower the price or see "pricectl gateways show gateway_a USD"',
+    )
+    const cheap = await run(db, ['experiments', 'create', '--name', 'E', '-p', 'P', '--arm', 'x0.01', '--json'])
+    expect(cheap.code).toBe(2)
+    expect(cheap.json.message).toContain("P would cost 0.1 USD, which cannot be charged (below gateway_a's minimum charge of 0.50 USD)")
+  })
+
+  it('price preview reports the product it cannot price in "errors" and prices the rest (exit 1)', async () => {
+    const db = tempStore()
+    expect((await create(db, 'big', '5000', ['--integration', 'gateway_a:prod_big'])).code).toBe(0)
+    expect((await create(db, 'ok', '9.99', ['--integration', 'gateway_a:prod_ok'])).code).toBe(0)
+    // Stripe's maximum lowered afterwards (an account limit): big is no longer chargeable in USD.
+    expect((await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'USD', '--max', '1000'])).code).toBe(0)
+    const r = await run(db, ['price', 'preview', '--country', 'US,DE', '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json.errors).toEqual([
+      {audience: 'default', country: 'US', message: '5000.00 USD is above gateway_a\'s maximum charge of 1000.00 USD: lower the price or see "pricectl gateways show gateway_a USD"', product: 'big'},
+    ])
+    expect(r.json.rows.map((row: {country: string; product: string}) => `${row.product} ${row.country}`)).toEqual(['big DE', 'ok DE', 'ok US'])
+    const text = await run(db, ['price', 'preview', '--country', 'US,DE'])
+    expect(text.code).toBe(1)
+    expect(text.stdout).toMatch(/ok\s*│\s*US/)
+    expect(text.stderr).toContain('error: big in US: 5000.00 USD is above gateway_a\'s maximum charge of 1000.00 USD')
+  })
+})
