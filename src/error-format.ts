@@ -13,7 +13,11 @@ export function describeError(err: unknown): {body: Record<string, unknown>; cod
 
 /** Quoted values longer than this are shortened in messages (a 10,000-character cell stays readable). */
 const MAX_QUOTED = 80
-const LONG_QUOTED = new RegExp(`"((?:[^"\\\\]|\\\\.){${MAX_QUOTED},})"`, 'g')
+/**
+ * Every quoted value, short ones too: matching only long ones would pair the closing quote
+ * of a short value with the opening quote of the next and cut the text between them.
+ */
+const QUOTED = /"((?:[^"\\]|\\.)*)"/g
 
 /**
  * One line, whatever the input held: line breaks joined with "; " (or a space after a
@@ -27,7 +31,7 @@ export function oneLine(message: string): string {
     .reduce((acc, l) => (acc === '' ? l : `${acc}${/[:;,]$/.test(acc) ? ' ' : '; '}${l}`), '')
   // eslint-disable-next-line no-control-regex
   const visible = joined.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replaceAll('\t', ' ')
-  return visible.replace(LONG_QUOTED, (_, inner: string) => `"${inner.slice(0, MAX_QUOTED)}..." (${inner.length} characters)`)
+  return visible.replace(QUOTED, (all: string, inner: string) => (inner.length < MAX_QUOTED ? all : `"${inner.slice(0, MAX_QUOTED)}..." (${inner.length} characters)`))
 }
 
 function describeRaw(err: unknown): {body: Record<string, unknown>; code: number; message: string} {

@@ -10,7 +10,7 @@ export default class GatewaysList extends BaseCommand<typeof GatewaysList> {
   static override summary = 'List the gateway price settings'
   static override description = `List the gateway price settings: accepted currencies, fallback currency and amount format of each gateway
 
-"source" says whether the settings were stored with "pricectl gateways set" or are the defaults.`
+"listed" is the published currency list of the gateway a table follows ("pricectl gateways show GATEWAY" prints it), "*" any currency. "source" says whether the settings were stored with "pricectl gateways set" or are the defaults.`
   static override examples = ['<%= config.bin %> gateways list', '<%= config.bin %> gateways list --json']
   static override flags = {
     ...listFlags,

@@ -5,7 +5,7 @@ import {impactFlags} from '../../src/cli/impact-flags.js'
 import {describeRule} from '../../src/cli/gateway-rules.js'
 import {overlay, readBody} from '../../src/cli/input.js'
 import {InvalidInputError} from '../../src/errors.js'
-import {checkRuleFlags, configureGateway, configureRuleFromFlags, gatewayEntryJson, type RuleFlags} from '../../src/pricing/gateways.js'
+import {acceptedText, checkRuleFlags, configureGateway, configureRuleFromFlags, gatewayEntryJson, type RuleFlags} from '../../src/pricing/gateways.js'
 import {Currency, Gateway} from '../../src/schemas/common.js'
 import {GatewaysSetOutput} from '../../src/schemas/gateways.js'
 import {validate} from '../../src/schemas/validate.js'
@@ -18,12 +18,14 @@ export default class GatewaysSet extends BaseCommand<typeof GatewaysSet> {
   static override description = `Configure a gateway's price objects, or with --currency override its currency table for one currency
 
 Without --currency: which currencies the gateway accepts, its fallback currency and its amount format. Settings not given keep their current value. A price in a currency the gateway does not accept is converted to the fallback currency by FX.
+--accept listed (the default) is the published currency list of the gateway its table follows (Stripe, PayPal, Paddle; gateway_c's Chargebee table records none: any currency); --accept all (or any, or *) sends every currency as it is; a comma-separated list is your own.
 "minor" amounts are integers in the gateway's units (999 for USD 9.99, 1200 for JPY 1200, 240000 for ISK 2400 at gateway_a); "decimal" amounts are numbers in currency units.
 
 With --currency CODE: override the gateway's rule for that currency (docs/money.md, "Gateway tables"). --exponent is the decimal places of the gateway's amounts, --divisible-by the multiple its amounts must be of (in its units), --min and --max the smallest and largest charge as amounts of the currency (0.50, 999999.99) or none. Fields not given keep the rule in force; --default drops the override. See the rule with "pricectl gateways show GATEWAY CODE".`
   static override examples = [
     '<%= config.bin %> gateways set gateway_b --accept EUR,USD,GBP --fallback USD',
-    `<%= config.bin %> gateways set gateway_c --accept '*' --amount-format minor`,
+    '<%= config.bin %> gateways set gateway_b --accept all',
+    '<%= config.bin %> gateways set gateway_b --accept listed',
     '<%= config.bin %> gateways set gateway_b --default',
     '<%= config.bin %> gateways set gateway_a --currency ISK --exponent 2 --divisible-by 100',
     '<%= config.bin %> gateways set gateway_d --currency USD --min 0.70 --max none',
@@ -31,7 +33,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
   ]
   static override flags = {
     ...impactFlags,
-    accept: Flags.string({description: 'Accepted currencies: a comma-separated list (EUR,USD) or * for any'}),
+    accept: Flags.string({description: "Accepted currencies: listed (the gateway's published list, the default), all (any currency; also any or *), or a comma-separated list (EUR,USD)"}),
     'amount-format': Flags.string({description: 'minor (integer gateway units) or decimal'}),
     body: Flags.string({description: 'JSON body {"accepted_currencies", "fallback_currency", "amount_format"} from FILE, or - for stdin'}),
     currency: Flags.string({description: "Override the gateway's currency table for this currency (with --exponent, --divisible-by, --min, --max or --default)"}),
@@ -67,8 +69,8 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     const {dryRun, impact, result: {reset, settings}} = await this.priceImpact(() => configureGateway(this.store, this.args.gateway, this.flags.default ? 'default' : changes))
     const gateway = gatewayEntryJson(settings)
     const message = (dryRun ? 'dry run: ' : '') + (reset
-      ? `${gateway.gateway} uses its defaults: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
-      : `${gateway.gateway}: accepts ${gateway.accepted_currencies.join(',')}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`)
+      ? `${gateway.gateway} uses its defaults: accepts ${acceptedText(settings)}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
+      : `${gateway.gateway}: accepts ${acceptedText(settings)}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`)
     this.log(message)
     return {dry_run: dryRun, gateway, impact, message, success: true as const}
   }

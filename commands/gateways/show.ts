@@ -34,6 +34,7 @@ Without: the table's default and every entry and stored override. docs/money.md 
       if (!this.jsonEnabled()) {
         this.log(ruleRecord(rule, sources))
         if (rule.listed === false) this.note(`warning: ${currency} is not in ${rule.model}'s published list of currencies`)
+        if (!rule.accepted) this.note(`${gateway} is not sent ${currency}: prices in ${currency} go to it in its fallback currency (see "pricectl gateways list"; "pricectl gateways set ${gateway} --accept" changes it)`)
       }
       return {message, rule, success: true as const}
     }

@@ -5,7 +5,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {parseExperimentId} from '../../src/experiments/manage.js'
-import {comparePrices, describeChange, parseTolerance, previewPrices, readSnapshot, snapshotJson} from '../../src/pricing/preview.js'
+import {comparePrices, describeChange, parseTolerance, type PreviewError, previewPrices, readSnapshot, snapshotJson} from '../../src/pricing/preview.js'
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
 
 export default class PricePreview extends BaseCommand<typeof PricePreview> {
@@ -20,7 +20,9 @@ store's default country. --against FILE compares with a snapshot made by
 currency changed, or a row was added or removed; --update then rewrites FILE.
 --audience prices as given audiences (x audiences); --experiment ID prices under each of
 its arms (x arms, --arm to pick), whatever the experiment's status: what a visitor of the
-arm would be quoted.`
+arm would be quoted.
+A product that cannot be priced (a price above a gateway's maximum, a missing FX rate) is
+reported in "errors" (and on stderr) and the other products are priced; the run exits 1.`
   static override examples = [
     '<%= config.bin %> price preview',
     '<%= config.bin %> price preview -p pro_monthly --country DE,FR,IN --integration gateway_a',
@@ -60,7 +62,9 @@ arm would be quoted.`
     }
     // Read the snapshot first: a bad file is reported before any pricing.
     const before = flags.against ? readSnapshot(flags.against) : undefined
+    const errors: PreviewError[] = []
     const rows = previewPrices(this.store, {
+      errors,
       arms: list(flags.arm),
       audiences: list(flags.audience),
       countries: list(flags.country)?.map((c) => c.toUpperCase()),
@@ -69,19 +73,33 @@ arm would be quoted.`
       integrations: list(flags.integration),
       products: list(flags.product),
     })
+    // A product that cannot be priced is reported and the rest priced; the run then exits 1.
+    const reportErrors = (): void => {
+      if (errors.length === 0) return
+      for (const e of errors) process.stderr.write(`error: ${e.product} in ${e.country}${e.audience === 'default' ? '' : ` (${e.audience})`}${e.arm === undefined ? '' : ` arm ${e.arm}`}: ${e.message}\n`)
+      const products = [...new Set(errors.map((e) => e.product))]
+      process.stderr.write(`price preview: ${products.length} product${products.length === 1 ? '' : 's'} could not be priced (${products.join(', ')}); the other prices are above\n`)
+      this.exit(1)
+    }
     if (!before) {
-      if (this.jsonEnabled()) return {rows, success: true as const}
+      const result = {...(errors.length > 0 ? {errors} : {}), rows, success: true as const}
+      if (this.jsonEnabled()) {
+        if (errors.length === 0) return result
+        this.logJson(result)
+        this.exit(1)
+      }
       if (flags.output === 'json') process.stdout.write(snapshotJson(rows))
       else if (flags.output === 'csv') process.stdout.write(csv(rows, columns(rows)))
       else this.log(table(rows, columns(rows)))
+      reportErrors()
       return undefined
     }
     const {changes, failed} = comparePrices(before, rows, tolerance)
     const passed = failed === 0 || flags.update
     if (flags.update) writeFileSync(flags.against!, flags.against!.endsWith('.csv') ? csv(rows, columns(rows)) : snapshotJson(rows))
-    const result = {comparison: {against: flags.against!, changes, failed, passed, tolerance: flags.tolerance}, rows, success: true as const}
+    const result = {comparison: {against: flags.against!, changes, failed, passed, tolerance: flags.tolerance}, ...(errors.length > 0 ? {errors} : {}), rows, success: true as const}
     if (this.jsonEnabled()) {
-      if (passed) return result
+      if (passed && errors.length === 0) return result
       this.logJson(result)
     } else for (const c of changes) this.log(describeChange(c))
     const summary = flags.update
@@ -91,6 +109,7 @@ arm would be quoted.`
         : `price gate passed: ${rows.length} prices match ${flags.against} (tolerance ${flags.tolerance})`
     process.stderr.write(summary + '\n')
     if (!passed) this.exit(1)
+    reportErrors()
     return undefined
   }
 }

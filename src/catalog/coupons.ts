@@ -3,6 +3,7 @@ import {fromMinor, toMinor} from '../currency.js'
 import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {COUPON_SOURCES, CouponInput, type CouponOutput, CouponPatch, windowEnd, windowStart} from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
+import {exactnessCheck, type GatewayId} from '../pricing/gateways.js'
 import type {CouponDef, StoredCoupon} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
 import {failRows, type Item, type RowError} from './products.js'
@@ -175,6 +176,21 @@ function parseDef(value: unknown, problems: string[]): CouponDef | undefined {
   }
 }
 
+/**
+ * Why a fixed discount cannot be taken off exactly, or undefined when it can: the display
+ * and the gateways of its external coupons (every gateway when it has none) must carry
+ * the amount in its currency (1.005 KWD: Stripe takes KWD in steps of 0.010, Chargebee
+ * with two decimals), else part of it would silently disappear from the price. Checked
+ * when the amount, currency or external coupons change (a stored coupon keeps working).
+ */
+function amountProblem(check: ReturnType<typeof exactnessCheck>, d: CouponDef, old?: Coupon): string | undefined {
+  if (d.coupon_type !== 'fixed_amount' || d.amount_minor === null || d.currency === null) return undefined
+  if (old && old.amount_minor === d.amount_minor && old.currency === d.currency && JSON.stringify(old.external.map((e) => e.source)) === JSON.stringify(d.external.map((e) => e.source))) return undefined
+  const gateways = [...new Set(d.external.map((e) => e.source.toLowerCase() as GatewayId))]
+  const reason = check(d.amount_minor, d.currency, gateways)
+  return reason === undefined ? undefined : `value: a fixed discount of ${reason}${gateways.length === 0 ? ' (a coupon with no external coupon may be used with any gateway)' : ''}`
+}
+
 /** Save the coupons that differ from the stored ones, in one chunk; an identical coupon is not touched (updated_at stays). */
 function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): {inserted: string[]; unchanged: string[]; updated: string[]} {
   const unchanged: string[] = []
@@ -193,6 +209,8 @@ export function createCoupon(store: StorePort, input: unknown): Coupon {
   const d = parseDef(input, problems)
   if (!d) throw new InvalidInputError(`invalid coupon: ${problems.join('; ')}`)
   return store.transaction(() => {
+    const problem = amountProblem(exactnessCheck(store), d)
+    if (problem) throw new InvalidInputError(`invalid coupon: ${problem}`)
     if (getCoupon(store, d.api_id)) throw new ConflictError(`api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
     writeDefs(store, [d], new Map())
     return getCoupon(store, d.api_id)!
@@ -218,6 +236,8 @@ export function updateCoupon(store: StorePort, apiId: string, patch: Record<stri
     const problems: string[] = []
     const d = parseDef(merged, problems)
     if (!d) throw new InvalidInputError(`invalid coupon update: ${problems.join('; ')}`)
+    const problem = amountProblem(exactnessCheck(store), d, existing)
+    if (problem) throw new InvalidInputError(`invalid coupon update: ${problem}`)
     const r = writeDefs(store, [d], new Map([[apiId, existing]]))
     return {changed: r.unchanged.length === 0, coupon: getCoupon(store, apiId)!}
   }, {write: true})
@@ -249,6 +269,12 @@ export function upsertCoupons(store: StorePort, items: Item[]): {inserted: strin
         .map((c) => fromStored(c))
         .map((c) => [c.api_id, c]),
     )
+    const check = exactnessCheck(store)
+    for (const [i, d] of defs.entries()) {
+      const problem = amountProblem(check, d, existing.get(d.api_id))
+      if (problem) errors.push({label: items[i]?.label ?? d.api_id, message: problem})
+    }
+    if (errors.length) failRows(errors, items.length)
     return writeDefs(store, defs, existing)
   }, {write: true})
 }

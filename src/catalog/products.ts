@@ -296,11 +296,21 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
   }
 }
 
-/** Country prices the display or a gateway the product charges through cannot represent exactly (docs/money.md). */
+/**
+ * Country prices the display or a gateway the product charges through cannot represent
+ * exactly, and a base price outside a linked gateway's minimum or maximum in USD
+ * (docs/money.md, "Bounds are checked when prices are written").
+ */
 function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
   const unchargeable = chargeabilityCheck(store)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
+    const before = now.byApiId.get(def.api_id)
+    // Checked when the base price or the gateways change (a stored product keeps working).
+    if (!before || before.base_px_minor !== def.base_px_minor || integrationGateways(before.integrations).join() !== gateways.join()) {
+      const reason = gateways.length > 0 ? unchargeable(def.base_px_minor, 'USD', gateways) : undefined
+      if (reason) errors.push({label, message: `base_px: ${reason}`})
+    }
     // A price already stored unchanged is not refused again (an old store, a rename).
     const stored = new Set((now.byApiId.get(def.api_id)?.country_prices ?? []).map((c) => `${c.country}|${c.currency}|${c.amount_minor}`))
     def.country_prices.forEach((c, i) => {

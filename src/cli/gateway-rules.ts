@@ -9,6 +9,14 @@ function amount(decimal: null | string, units: null | number, currency: string):
   return decimal === null ? 'none' : `${decimal} ${currency} (${units} units)`
 }
 
+/** How the gateway's `amount` is written: "integers in 1/100 HUF (1234.00 HUF is 123400)". */
+function unitText(r: RuleJson): string {
+  const example = `1234${r.exponent > 0 ? '.' + '0'.repeat(r.exponent) : ''} ${r.currency}`
+  return r.amount_format === 'minor'
+    ? `amounts are sent as integers in 1/${10 ** r.exponent} ${r.currency}: ${example} is ${1234 * 10 ** r.exponent}`
+    : `amounts are sent as decimal numbers with at most ${r.exponent} decimal${r.exponent === 1 ? '' : 's'}: ${example} is 1234`
+}
+
 /** One line: "exponent 2, divisible by 100, min none, max 999999.99 ISK (table entry)". */
 export function describeRule(r: RuleJson): string {
   const min = r.min === null ? 'no minimum' : `min ${r.min} ${r.currency}`
@@ -21,7 +29,8 @@ export function ruleRecord(r: RuleJson, sources: readonly string[]): string {
   const rows: [string, unknown][] = [
     ['gateway', `${r.gateway} (follows ${r.model})`],
     ['currency', r.currency + (r.listed === false ? ` (not in ${r.model}'s published list)` : '')],
-    ['exponent', `${r.exponent} (amounts are sent in 1/${10 ** r.exponent} ${r.currency})`],
+    ['accepted', r.accepted ? `yes: ${r.currency} prices are sent in ${r.currency}` : `no: ${r.currency} prices are sent in the fallback currency`],
+    ['exponent', `${r.exponent} (${unitText(r)})`],
     ['divisible by', r.divisible_by],
     ['minimum', amount(r.min, r.min_amount, r.currency)],
     ['maximum', amount(r.max, r.max_amount, r.currency)],

@@ -5,6 +5,7 @@ import {type ArmInput, BASELINE, checkArms, ExperimentInput, type ExperimentOutp
 import {formatIssues, validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {armIdOut, armUsdMinor, describeArm} from './model.js'
+import {chargeabilityCheck, type GatewayId} from '../pricing/gateways.js'
 import {freshSeed} from './random.js'
 import type {Arm, Experiment, ExperimentDef, ExperimentProduct, Status} from './store.js'
 
@@ -115,6 +116,29 @@ export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: 
   }
 }
 
+/**
+ * An arm whose USD price (base_px x multiplier, or usd_price) a gateway its product is
+ * linked to cannot charge in USD (below its minimum, above its maximum) is refused when
+ * written (exit 2), like a base price (docs/money.md, "Bounds are checked when prices are
+ * written"). Prices in other currencies are fitted to the gateways when quoted.
+ */
+function checkChargeable(store: StorePort, type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): void {
+  if (type !== 'price') return
+  const unchargeable = chargeabilityCheck(store)
+  const problems: string[] = []
+  for (const p of products) {
+    const gateways = (store.pricing.product(p.api_id)?.gateways ?? []) as GatewayId[]
+    if (gateways.length === 0) continue
+    for (const arm of arms) {
+      const price = armUsdMinor(arm, p)
+      if (price === undefined) continue
+      const reason = unchargeable(Math.round(price), 'USD', gateways)
+      if (reason) problems.push(`arm ${arm.id} (${describeArm({type}, arm)}): ${p.api_id} would cost ${usd(price)}, which ${reason.replace(/^[\d.]+ USD /, '')}`)
+    }
+  }
+  if (problems.length > 0) throw new InvalidInputError(`arm price not chargeable: ${problems.join('; ')}`)
+}
+
 function floor4(x: number, dir: 'down' | 'up'): number {
   const f = dir === 'up' ? Math.ceil(x * 10_000) : Math.floor(x * 10_000)
   return f / 10_000
@@ -147,6 +171,7 @@ function resolve(store: StorePort, input: Merged, seed: number): ExperimentDef {
   const arms = resolveArms(input.arms)
   const products = wanted.map((p) => found.get(p)!)
   checkBounds(input.type, arms, products)
+  checkChargeable(store, input.type, arms, products)
   return {allocation: input.allocation, arms, audience_id: audienceId, countries: input.countries ?? [], name: input.name, product_ids: products.map((p) => p.id), seed, type: input.type}
 }
 

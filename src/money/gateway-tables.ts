@@ -27,6 +27,12 @@ type Entry = Partial<GatewayRule> & {note?: string}
 
 export type GatewayTable = {
   /**
+   * The amounts the real gateway's API takes, the default of `gateways set --amount-format`:
+   * `minor`, an integer in its units (10^-exponent: Stripe, Chargebee, Paddle); `decimal`,
+   * the decimal number (PayPal).
+   */
+  amount_format: 'decimal' | 'minor'
+  /**
    * The model's published list of the currencies it charges in, when it publishes one.
    * Informational only: `gateways show` says whether a currency is on it; pricing never
    * reads it (which currencies a gateway is sent is `gateways set --accept`).
@@ -75,6 +81,8 @@ function withMinimums(entries: Record<string, Entry>, minimums: Record<string, n
 
 export const GATEWAY_TABLES: Readonly<Record<GatewayId, GatewayTable>> = {
   gateway_a: {
+    // "provide an amount value of 500" for 500 JPY, 1000 for USD 10.00: the smallest unit.
+    amount_format: 'minor',
     currencies: STRIPE_CURRENCIES,
     // Two decimals unless listed; "up to eight digits for all other currencies" than IDR.
     default: {divisible_by: 1, exponent: 2, max_amount: 99_999_999, min_amount: null},
@@ -103,6 +111,8 @@ export const GATEWAY_TABLES: Readonly<Record<GatewayId, GatewayTable>> = {
     ],
   },
   gateway_b: {
+    // The Money object's value is a decimal string ("10.00", "1200" for JPY).
+    amount_format: 'decimal',
     currencies: ['AUD', 'BRL', 'CAD', 'CNY', 'CZK', 'DKK', 'EUR', 'HKD', 'HUF', 'ILS', 'JPY', 'MYR', 'MXN', 'TWD', 'NZD', 'NOK', 'PHP', 'PLN', 'GBP', 'RUB', 'SGD', 'SEK', 'CHF', 'THB', 'USD'],
     // Decimal amounts with the currency's ISO digits ("an integer for currencies like JPY ... a decimal fraction for currencies like TND").
     default: {divisible_by: 1, exponent: 'iso', max_amount: null, min_amount: null},
@@ -116,6 +126,8 @@ export const GATEWAY_TABLES: Readonly<Record<GatewayId, GatewayTable>> = {
     ],
   },
   gateway_c: {
+    // Integers in the smallest unit: USD 10.00 is 1000, zero-decimal currencies unmultiplied (JPY 1200 is 1200).
+    amount_format: 'minor',
     // Whole numbers "in cents"; two decimals at most for every currency that is not zero-decimal.
     default: {divisible_by: 1, exponent: 'iso', max_amount: null, min_amount: null},
     entries: Object.fromEntries(
@@ -130,6 +142,8 @@ export const GATEWAY_TABLES: Readonly<Record<GatewayId, GatewayTable>> = {
     ],
   },
   gateway_d: {
+    // "a string in the lowest denomination for a currency" (USD 10.00 is "1000").
+    amount_format: 'minor',
     currencies: ['USD', 'EUR', 'GBP', 'JPY', 'AUD', 'CAD', 'CHF', 'HKD', 'SGD', 'SEK', 'ARS', 'BRL', 'CNY', 'COP', 'CZK', 'DKK', 'HUF', 'ILS', 'INR', 'KRW', 'MXN', 'NOK', 'NZD', 'PLN', 'RUB', 'THB', 'TRY', 'TWD', 'UAH', 'ZAR'],
     // Strings in the lowest denomination of the currency, with its decimal_places.
     default: {divisible_by: 1, exponent: 'iso', max_amount: null, min_amount: null},

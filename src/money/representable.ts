@@ -68,9 +68,9 @@ function roundToStep(minor: number, step: number, direction: 'down' | 'nearest' 
   return rem * 2 >= step ? down + step : down
 }
 
-/** The step all parties can represent: the display's and every constraining gateway's. */
-export function priceStep(currency: string, constraints: readonly Constraint[]): number {
-  let step = displayStep(currency)
+/** The step all parties can represent: the display's (unless `display` is false) and every constraining gateway's. */
+export function priceStep(currency: string, constraints: readonly Constraint[], display = true): number {
+  let step = display ? displayStep(currency) : 1
   for (const c of constraints) step = lcm(step, gatewayStep(currency, c.rule))
   return step
 }
@@ -78,16 +78,23 @@ export function priceStep(currency: string, constraints: readonly Constraint[]):
 /**
  * The nearest price point the display and every gateway in `constraints` can represent
  * exactly (ties move up), kept inside each gateway's minimum and maximum; `direction`
- * forces the way to move (a price clamped to a bound must stay inside it).
- * Returns the price and what moved it.
+ * forces the way to move (a price clamped to a bound must stay inside it). `display: false`
+ * leaves the display's step out (a gateway object moves a locked price only as far as its
+ * gateway needs). Returns the price and what moved it.
  */
-export function representablePrice(minor: number, currency: string, constraints: readonly Constraint[], direction: 'down' | 'nearest' | 'up' = 'nearest'): {minor: number; moves: Move[]} {
+export function representablePrice(
+  minor: number,
+  currency: string,
+  constraints: readonly Constraint[],
+  direction: 'down' | 'nearest' | 'up' = 'nearest',
+  withDisplay = true,
+): {minor: number; moves: Move[]} {
   const moves: Move[] = []
-  const step = priceStep(currency, constraints)
+  const step = priceStep(currency, constraints, withDisplay)
   let price = roundToStep(minor, step, direction)
   if (price !== minor) {
     const who = constraints.filter((c) => minor % gatewayStep(currency, c.rule) !== 0).map((c) => c.gateway)
-    const display = minor % displayStep(currency) !== 0
+    const display = withDisplay && minor % displayStep(currency) !== 0
     const reasons = [...(display ? [`the display shows ${currency} in steps of ${minorToDecimalString(displayStep(currency), minorDigits(currency))}`] : []), ...who.map((g) => `${g} cannot charge ${minorToDecimalString(minor, minorDigits(currency))} ${currency} exactly`)]
     moves.push({from: minor, reason: reasons.join('; ') || `price points of ${currency} move in steps of ${step} minor units`, to: price})
   }

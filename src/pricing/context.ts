@@ -8,7 +8,8 @@ import {Experiments} from './experiments.js'
 import * as display from './display.js'
 import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway-tables.js'
 import {type Constraint, type Move, representablePrice} from '../money/representable.js'
-import {gatewayConstraint, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
+import {GATEWAYS} from '../schemas/common.js'
+import {gatewayConstraint, type GatewayPrice, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
 import {type LockedProduct, QuoteChunk} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
 import {applyRounding, ruleFor} from './rounding.js'
@@ -111,7 +112,7 @@ export class PricingContext implements PricingServices {
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
   }
 
-  private gatewayPrices = new BoundedCache<string, {amount: number; currency: string; formatted: string}>(20_000)
+  private gatewayPrices = new BoundedCache<string, GatewayPrice>(20_000)
   private overrides?: Map<string, RuleOverride>
 
   private settingsOf(gateway: string): ReturnType<typeof gatewaySettings> {
@@ -130,14 +131,21 @@ export class PricingContext implements PricingServices {
     return gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
   }
 
-  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string, plans?: readonly string[]): {amount: number; currency: string; formatted: string} {
+  /** The gateway object of a locked price: that price made chargeable for the gateway (gateways.ts gatewayPrice). */
+  gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string, plans?: readonly string[]): GatewayPrice {
     const key = `${gateway}|${priceMinor}|${currency}|${country}|${plans?.join(',') ?? ''}`
     const known = this.gatewayPrices.get(key)
     if (known) return known
     const settings = this.settingsOf(gateway)
-    const result = gatewayPrice({country, currency, plans, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, ruleOf: (c) => this.ruleOf(gateway, c), settings})
+    const result = gatewayPrice({country, currency, format: (m, c) => this.formatCached(m, c, country), plans, priceMinor, rateOf: (c: string) => this.rate(c)?.rate, ruleOf: (c) => this.ruleOf(gateway, c), settings})
     this.gatewayPrices.set(key, result)
     return result
+  }
+
+  /** Why a gateway's object moves a locked price (price explain): representablePrice's moves for that gateway alone. */
+  gatewayMoves(gateway: string, minor: number, currency: string): Move[] {
+    const g = this.settingsOf(gateway).gateway
+    return representablePrice(minor, currency, [{gateway: g, rule: this.ruleOf(g, currency)}], 'nearest', false).moves
   }
 
   /** What the gateways that charge `currency` themselves ask of its price points (fallback gateways ask nothing). */
@@ -151,9 +159,25 @@ export class PricingContext implements PricingServices {
     return out
   }
 
-  /** The nearest price point the display and `gateways` can represent exactly, and what moved it. */
-  representable(minor: number, currency: string, gateways: readonly string[], direction: 'down' | 'nearest' | 'up' = 'nearest'): {minor: number; moves: Move[]} {
-    return representablePrice(minor, currency, this.constraints(currency, gateways), direction)
+  /**
+   * What a product's price points must satisfy, whatever gateways a request names (docs/money.md,
+   * "The displayed price is the charged price"): the rules of the gateways it is linked to
+   * (its integrations), bounds included; a product linked to none may be charged through any
+   * gateway, so every gateway's exactness applies, not their bounds. `exact` drops the
+   * bounds in any case (a relabelled price is never raised to a minimum).
+   */
+  chargeConstraints(currency: string, linked: readonly string[], exact = false): Constraint[] {
+    const all = linked.length === 0
+    const constraints = this.constraints(currency, all ? GATEWAYS : linked)
+    return all || exact ? constraints.map((c) => ({gateway: c.gateway, rule: {...c.rule, max_amount: null, min_amount: null}})) : constraints
+  }
+
+  /**
+   * The nearest price point the display and a product's gateways (`linked`, see
+   * chargeConstraints) represent exactly, and what moved it.
+   */
+  representable(minor: number, currency: string, linked: readonly string[], direction: 'down' | 'nearest' | 'up' = 'nearest', exact = false): {minor: number; moves: Move[]} {
+    return representablePrice(minor, currency, this.chargeConstraints(currency, linked, exact), direction)
   }
 
   /** Batches format the same few prices over and over: remember them (bounded). */

@@ -59,7 +59,8 @@ function stillValid(c: LockedCoupon, seconds: number): boolean {
   return inWindow({active_from_s: null, active_till_s: c.valid_till_s}, seconds) === 'inside'
 }
 
-type Candidate = {campaign: Campaign | null; coupon: Coupon; priceMinor: number}
+/** A coupon considered for a product: the price after it, and before that was made chargeable (`exactMinor`). */
+type Candidate = {campaign: Campaign | null; coupon: Coupon; exactMinor: number; priceMinor: number}
 
 /**
  * Coupon layer (DESIGN step 7): the request's `coupons` mapping and campaigns. Several
@@ -72,8 +73,6 @@ export class Coupons {
   private readonly ctx: PricingServices
   private readonly coupons = new Map<string, Coupon | null>()
   private campaignList?: Campaign[]
-  /** Gateways of the request being priced: a price after a coupon is charged too. */
-  private integrations: readonly string[] = []
 
   constructor(store: StorePort, ctx: PricingServices) {
     this.store = store
@@ -96,7 +95,6 @@ export class Coupons {
 
   /** Validate the request's coupon mapping before anything is written: coupons must exist, products must be requested. */
   prepare(req: PriceRequest): void {
-    this.integrations = req.integrations ?? []
     if (!req.coupons) return
     const problems: string[] = []
     for (const [product, ids] of parseMapping(req.coupons)) {
@@ -188,7 +186,7 @@ export class Coupons {
         trace?.push({detail: `${apiId} (request) not applied: ${reason}`, outcome: 'skipped', step})
         continue
       }
-      candidates.push({campaign: null, coupon, priceMinor: this.priceAfter(coupon, p, productId, true)!})
+      candidates.push({campaign: null, coupon, ...this.priceAfter(coupon, p, productId, true)!})
     }
     for (const c of campaigns) {
       if (c.products.length && !c.products.includes(productId)) {
@@ -206,14 +204,15 @@ export class Coupons {
         trace?.push({detail: `${c.coupon} (campaign ${c.api_id}) not applied: no FX rate for ${coupon!.currency} (add one with "pricectl fx set ${coupon!.currency} RATE")`, outcome: 'skipped', step})
         continue
       }
-      candidates.push({campaign: c, coupon: coupon!, priceMinor: after})
+      candidates.push({campaign: c, coupon: coupon!, ...after})
     }
     if (candidates.length === 0) return undefined
     let best = candidates[0]
     for (const c of candidates) if (c.priceMinor < best.priceMinor) best = c
     for (const c of candidates) {
       const origin = c.campaign ? `campaign ${c.campaign.api_id}` : 'request'
-      const what = `${c.coupon.api_id} (${origin}, ${describe(c.coupon)}): ${money(p.price_minor, p.currency)} -> ${money(c.priceMinor, p.currency)}`
+      const moved = c.exactMinor === c.priceMinor ? '' : ` (${money(c.exactMinor, p.currency)} ${c.priceMinor < c.exactMinor ? 'rounded down in the buyer\'s favour' : 'raised to the gateway minimum'} so it can be shown and charged exactly)`
+      const what = `${c.coupon.api_id} (${origin}, ${describe(c.coupon)}): ${money(p.price_minor, p.currency)} -> ${money(c.priceMinor, p.currency)}${moved}`
       const converted = this.conversion(c.coupon, p.currency, trace)
       if (c === best) trace?.push({detail: `${what}${candidates.length > 1 ? ', the lowest price of ' + candidates.length + ' coupons' : ''}${converted}`, outcome: 'applied', step})
       else trace?.push({detail: `${what} not applied: ${best.coupon.api_id} gives ${money(best.priceMinor, p.currency)}${c.priceMinor === best.priceMinor ? ' and comes first' : ''} (coupons do not stack)${converted}`, outcome: 'skipped', step})
@@ -222,16 +221,18 @@ export class Coupons {
   }
 
   /**
-   * Price after one coupon. A fixed amount in another currency is converted at today's
-   * rates; without a rate, a requested coupon is an input error, a campaign's is skipped.
+   * Price after one coupon (`priceMinor`) and before it was made chargeable (`exactMinor`).
+   * A fixed amount in another currency is converted at today's rates; without a rate, a
+   * requested coupon is an input error, a campaign's is skipped.
    */
-  private priceAfter(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
+  private priceAfter(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): undefined | {exactMinor: number; priceMinor: number} {
     const after = this.discounted(coupon, p, productId, requested)
-    if (after === undefined || after === 0) return after
-    // Charged like any price: moved to a point the display and the gateways represent exactly.
-    const product = this.ctx.product(productId)
-    const gateways = product && product.gateways.length > 0 ? [...new Set([...product.gateways, ...this.integrations])] : this.integrations
-    return this.ctx.representable(after, p.currency, gateways).minor
+    if (after === undefined) return undefined
+    if (after === 0) return {exactMinor: 0, priceMinor: 0}
+    // Charged like any price: a point the display and the product's gateways represent
+    // exactly (PricingContext.chargeConstraints). A discount is never made smaller to get
+    // there: the price moves down, in the buyer's favour, unless a gateway's minimum holds it.
+    return {exactMinor: after, priceMinor: this.ctx.representable(after, p.currency, this.ctx.product(productId)?.gateways ?? [], 'down').minor}
   }
 
   private discounted(coupon: Coupon, p: LockedProduct, productId: string, requested: boolean): number | undefined {
@@ -297,7 +298,9 @@ export class Coupons {
         local_currency_symbol: this.ctx.display.symbol(currency, country),
         local_price_formatted: afterText,
         local_price_formatted_with_baseline_strike: after < p.price_minor ? this.ctx.display.strike(fmt(p.price_minor), afterText) : afterText,
-        pct_discount_to_baseline: c.type === 'percentage' ? c.value : this.ctx.display.discount(after, p.price_minor),
+        // The discount charged: a percentage's own value when the price after it is exact,
+        // else what was really taken off (0 when a gateway minimum held the price).
+        pct_discount_to_baseline: c.type === 'percentage' && after === percentOff(p.price_minor, c.value) ? c.value : this.ctx.display.discount(after, p.price_minor),
         price_numeric: fromMinor(after, currency),
         usd_price_formatted: fmt(usd, 'USD'),
         usd_price_numeric: fromMinor(usd, 'USD'),

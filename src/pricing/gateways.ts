@@ -1,12 +1,12 @@
 import {nowIso} from '../clock.js'
-import {convertMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
+import {convertMinor, fromMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import {GATEWAYS} from '../schemas/common.js'
 import {GatewaySettingsInput} from '../schemas/gateways.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {GATEWAY_TABLES, type GatewayId, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
-import {type Constraint, displayStep, gatewayDecimal, gatewayStep, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
+import {type Constraint, displayStep, gatewayDecimal, gatewayStep, type Move, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
 import {formatMoney} from './display.js'
 
 /**
@@ -22,9 +22,15 @@ export function isGateway(id: string): id is GatewayId {
 }
 export type AmountFormat = 'decimal' | 'minor'
 
+/**
+ * Which currencies a gateway is sent: "listed", the published list of the real gateway its
+ * table follows (any currency when the table records none); "*", any currency; or the
+ * operator's own list.
+ */
+export type AcceptedCurrencies = '*' | 'listed' | string[]
+
 export type GatewaySettings = {
-  /** Currency codes the gateway charges in, or "*" for any. */
-  accepted_currencies: '*' | string[]
+  accepted_currencies: AcceptedCurrencies
   amount_format: AmountFormat
   /** Currency used when the gateway does not accept the local one. */
   fallback_currency: string
@@ -32,21 +38,41 @@ export type GatewaySettings = {
 }
 
 /**
- * Settings when nothing is stored: every gateway accepts any currency and falls back to
- * USD. gateway_a and gateway_d take integer minor units (smallest-unit APIs);
- * gateway_b and gateway_c take decimal amounts.
+ * Settings when nothing is stored: every gateway accepts the currencies its real gateway
+ * publishes (its table's list; gateway_c's table records none: any) and falls back to USD;
+ * its amounts are in the format its real API takes (the table's `amount_format`):
+ * integers in the smallest unit for gateway_a (Stripe), gateway_c (Chargebee) and
+ * gateway_d (Paddle), decimal numbers for gateway_b (PayPal).
  */
-export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = {
-  gateway_a: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a'},
-  gateway_b: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b'},
-  gateway_c: {accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c'},
-  gateway_d: {accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d'},
-}
+export const DEFAULT_GATEWAY_SETTINGS: Readonly<Record<GatewayId, GatewaySettings>> = Object.fromEntries(
+  GATEWAYS.map((g) => [g, {accepted_currencies: 'listed', amount_format: GATEWAY_TABLES[g].amount_format, fallback_currency: 'USD', gateway: g}]),
+) as Record<GatewayId, GatewaySettings>
 
-export type GatewayPrice = {amount: number; currency: string; formatted: string}
+/** Each table's published list as a set (acceptsCurrency runs for every gateway object). */
+const LISTED = Object.fromEntries(GATEWAYS.map((g) => [g, GATEWAY_TABLES[g].currencies ? new Set(GATEWAY_TABLES[g].currencies) : undefined])) as Record<
+  GatewayId,
+  ReadonlySet<string> | undefined
+>
+
+/** The spec's gateway price object; `adjusted_from` (the locked price) only when the gateway charges another amount of the same currency. */
+export type GatewayPrice = {amount: number; currency: string; formatted: string; adjusted_from?: number}
 
 export function acceptsCurrency(settings: GatewaySettings, currency: string): boolean {
-  return settings.accepted_currencies === '*' || settings.accepted_currencies.includes(currency)
+  const accepted = settings.accepted_currencies
+  if (accepted === '*') return true
+  if (accepted === 'listed') return LISTED[settings.gateway]?.has(currency) ?? true
+  return accepted.includes(currency)
+}
+
+/** The accepted currencies in words, for messages: "any currency", "PayPal's published list (25 currencies)", "EUR,USD". */
+export function acceptedText(settings: Pick<GatewaySettings, 'accepted_currencies' | 'gateway'>): string {
+  const accepted = settings.accepted_currencies
+  if (accepted === '*') return 'any currency'
+  if (accepted === 'listed') {
+    const table = GATEWAY_TABLES[settings.gateway]
+    return table.currencies ? `${table.models}'s published list (${table.currencies.length} currencies)` : `any currency (${table.models} publishes no list)`
+  }
+  return accepted.join(',')
 }
 
 export type GatewayPriceInput = {
@@ -54,6 +80,8 @@ export type GatewayPriceInput = {
   country: string
   /** Currency of the price (the quote's currency). */
   currency: string
+  /** Formats an amount for the buyer (default: formatMoney in `country`'s locale). */
+  format?: (minor: number, currency: string) => string
   /** The price in integer minor units of `currency` (storage exponent). */
   priceMinor: number
   /** FX rate of a currency in units per 1 USD; undefined when none is on file. */
@@ -69,14 +97,19 @@ export type GatewayPriceInput = {
 }
 
 /**
- * The gateway's currency and the price in it, in storage minor units: the local currency
- * when the gateway accepts it, else its fallback, converted by FX and moved to the nearest
- * amount the gateway can charge exactly in that currency.
+ * The gateway's currency and the price it charges in it, in storage minor units: the local
+ * currency when the gateway accepts it, else its fallback, converted by FX; either way moved
+ * to the nearest amount the gateway can charge exactly (its step, then up to its minimum;
+ * above its maximum is an error). `moves` says what moved a price in the local currency.
  */
-export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number} {
+export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {currency: string; minor: number; moves: Move[]} {
   const {currency, plans, priceMinor, rateOf, settings} = input
+  const ruleOf = input.ruleOf ?? ((c: string) => gatewayRule(settings.gateway, c))
   const planned = plans !== undefined && plans.length > 0
-  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) return {currency, minor: priceMinor}
+  if (planned ? plans.includes(currency) : acceptsCurrency(settings, currency)) {
+    const r = representablePrice(priceMinor, currency, [{gateway: settings.gateway, rule: ruleOf(currency)}], 'nearest', false)
+    return {currency, minor: r.minor, moves: r.moves}
+  }
   const target = planned ? plans[0] : settings.fallback_currency
   const fromRate = rateOf(currency)
   const toRate = rateOf(target)
@@ -91,31 +124,31 @@ export function gatewayAmountMinor(input: Omit<GatewayPriceInput, 'country'>): {
     }
   }
   const converted = convertMinor(priceMinor, currency, fromRate!, target, toRate!)
-  const rule = (input.ruleOf ?? ((c: string) => gatewayRule(settings.gateway, c)))(target)
-  return {currency: target, minor: representablePrice(converted, target, [{gateway: settings.gateway, rule}]).minor}
+  return {currency: target, minor: representablePrice(converted, target, [{gateway: settings.gateway, rule: ruleOf(target)}]).minor, moves: []}
 }
 
 /**
- * The spec's gateway price object. `amount` is the gateway's integer amount in its own
- * exponent for `minor` gateways (Stripe ISK 2400 kr -> 240000), the decimal number for
- * `decimal` ones; `formatted` is the same amount in the buyer's locale. A price that is
- * not a point the gateway can charge exactly (a lock made before the rule) is rounded half
- * up to the gateway's unit.
+ * The spec's gateway price object: the locked price made chargeable for the gateway.
+ * `amount` is the gateway's integer amount in its own exponent for `minor` gateways
+ * (Stripe ISK 2400 kr -> 240000), the decimal number for `decimal` ones; `formatted` is
+ * the same amount in the buyer's locale. When the gateway cannot charge the locked price
+ * itself in its currency (below its minimum, not a multiple of its step: a gateway the
+ * product is not linked to), the object carries the amount it can charge and
+ * `adjusted_from`, the locked price; `formatted` always matches `amount`.
  */
 export function gatewayPrice(input: GatewayPriceInput): GatewayPrice {
   const {currency, minor} = gatewayAmountMinor(input)
   const rule = (input.ruleOf ?? ((c: string) => gatewayRule(input.settings.gateway, c)))(currency)
-  const units = toGatewayUnits(minor, currency, rule) ?? roundToUnits(minor, currency, rule)
-  return {
+  const units = toGatewayUnits(minor, currency, rule)
+  // representablePrice returned a multiple of the gateway's step: exact in its units.
+  if (units === undefined) throw new Error(`${minor} ${currency} is not a whole number of ${input.settings.gateway} units`)
+  const price: GatewayPrice = {
     amount: input.settings.amount_format === 'minor' ? units : gatewayDecimal(units, rule),
     currency,
-    formatted: formatMoney(minor, currency, input.country),
+    formatted: input.format ? input.format(minor, currency) : formatMoney(minor, currency, input.country),
   }
-}
-
-function roundToUnits(minor: number, currency: string, rule: GatewayRule): number {
-  const scale = 10 ** (minorDigits(currency) - rule.exponent)
-  return Math.sign(minor) * Math.floor((Math.abs(minor) + scale / 2) / scale)
+  if (currency === input.currency && minor !== input.priceMinor) price.adjusted_from = fromMinor(input.priceMinor, currency)
+  return price
 }
 
 /** The constraint a gateway puts on price points in a currency it accepts; none when it falls back. */
@@ -132,8 +165,9 @@ export type GatewaySettingsEntry = GatewaySettings & {source: 'default' | 'store
 type Row = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: GatewayId}
 
 function fromRow(row: Row): GatewaySettings {
+  const a = row.accepted_currencies
   return {
-    accepted_currencies: row.accepted_currencies === '*' ? '*' : (JSON.parse(row.accepted_currencies) as string[]),
+    accepted_currencies: a === '*' || a === 'listed' ? a : (JSON.parse(a) as string[]),
     amount_format: row.amount_format,
     fallback_currency: row.fallback_currency,
     gateway: row.gateway,
@@ -166,7 +200,8 @@ export function gatewaySettings(store: StorePort, gateway: string): GatewaySetti
 
 /** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
 export function saveGatewaySettings(store: StorePort, s: GatewaySettings): void {
-  store.config.saveGatewaySettings({accepted_currencies: s.accepted_currencies === '*' ? '*' : JSON.stringify(s.accepted_currencies), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
+  const a = s.accepted_currencies
+  store.config.saveGatewaySettings({accepted_currencies: a === '*' || a === 'listed' ? a : JSON.stringify(a), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
 }
 
 /** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
@@ -185,7 +220,7 @@ export type GatewayEntryJson = {
 
 export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
   return {
-    accepted_currencies: s.accepted_currencies === '*' ? ['*'] : [...s.accepted_currencies],
+    accepted_currencies: s.accepted_currencies === '*' || s.accepted_currencies === 'listed' ? [s.accepted_currencies] : [...s.accepted_currencies],
     amount_format: s.amount_format,
     fallback_currency: s.fallback_currency,
     gateway: s.gateway,
@@ -283,7 +318,18 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
 export function chargeabilityCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
   const settings = gatewaySettingsMap(store)
   const overrides = ruleOverrides(store)
-  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways)
+  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, true)
+}
+
+/**
+ * Like chargeabilityCheck, for an amount that is not charged by itself (a coupon's fixed
+ * discount): only whether the display and the gateways can carry it exactly, not their
+ * minimum or maximum.
+ */
+export function exactnessCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
+  const settings = gatewaySettingsMap(store)
+  const overrides = ruleOverrides(store)
+  return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, false)
 }
 
 function reasonFor(
@@ -292,6 +338,7 @@ function reasonFor(
   amountMinor: number,
   currency: string,
   gateways: readonly GatewayId[],
+  bounds: boolean,
 ): string | undefined {
   const constraints: Constraint[] = []
   for (const g of gateways.length > 0 ? gateways : GATEWAYS) {
@@ -309,7 +356,7 @@ function reasonFor(
     const [lo, hi] = nearestPoints(amountMinor, currency, constraints)
     return `${text(amountMinor)} ${currency} cannot be shown and charged exactly (${reasons.join('; ')}): use ${text(lo)}${hi === lo ? '' : ` or ${text(hi)}`}`
   }
-  if (amountMinor === 0 || gateways.length === 0) return undefined
+  if (!bounds || amountMinor === 0 || gateways.length === 0) return undefined
   try {
     const r = representablePrice(amountMinor, currency, constraints)
     if (r.minor !== amountMinor) return `${text(amountMinor)} ${currency} cannot be charged (${r.moves.map((m) => m.reason).join('; ')}): use ${text(r.minor)} or more`
@@ -328,6 +375,10 @@ export type RuleFlags = {divisible_by?: string; exponent?: string; max?: string;
 
 /** A rule as `gateways show/set --json` print it: the gateway's units and the same bounds as decimal amounts. */
 export type RuleJson = {
+  /** Whether the gateway is sent this currency under the store's settings (else its fallback currency). */
+  accepted: boolean
+  /** The gateway's amount format in this store (`gateways set --amount-format`): how its `amount` is written. */
+  amount_format: AmountFormat
   currency: string
   divisible_by: number
   exponent: number
@@ -349,10 +400,13 @@ export type RuleJson = {
 
 const bound = (units: null | number, exponent: number) => (units === null ? null : minorToDecimalString(units, exponent))
 
-function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
+function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
   const shipped = gatewayRule(gateway, currency)
   const table = GATEWAY_TABLES[gateway]
+  const settings = gatewaySettings(store, gateway)
   return {
+    accepted: acceptsCurrency(settings, currency),
+    amount_format: settings.amount_format,
     currency,
     divisible_by: rule.divisible_by,
     exponent: rule.exponent,
@@ -372,7 +426,7 @@ function toRuleJson(gateway: GatewayId, currency: string, rule: ResolvedRule): R
 
 /** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
 export function showRule(store: StorePort, gateway: GatewayId, currency: string): RuleJson {
-  return toRuleJson(gateway, currency, resolveRule(store, gateway, currency))
+  return toRuleJson(store, gateway, currency, resolveRule(store, gateway, currency))
 }
 
 export type GatewayTableJson = {
@@ -457,7 +511,7 @@ function amountToUnits(flag: string, text: string, exponent: number, currency: s
 export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
   if (flags === 'default') {
     const {reset, rule} = configureRule(store, gateway, currency, 'default')
-    return {reset, rule: toRuleJson(gateway, currency, rule)}
+    return {reset, rule: toRuleJson(store, gateway, currency, rule)}
   }
   const f = checkRuleFlags(flags)
   const current = resolveRule(store, gateway, currency)
@@ -480,5 +534,5 @@ export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, cur
     }
   }
   const {reset, rule} = configureRule(store, gateway, currency, changes)
-  return {reset, rule: toRuleJson(gateway, currency, rule)}
+  return {reset, rule: toRuleJson(store, gateway, currency, rule)}
 }

@@ -3,7 +3,6 @@ import {convertMinor, countryCurrency, fromMinor, scaleMinor} from '../currency.
 import {InvalidInputError} from '../errors.js'
 import {listFactors} from '../localization/factors.js'
 import type {StorePort} from '../store/port.js'
-import {GATEWAYS} from '../schemas/common.js'
 import {PricingContext} from './context.js'
 import {integrationGateways} from './gateways.js'
 
@@ -57,9 +56,8 @@ export function localizeProduct(store: StorePort, apiId: string, options: {count
       continue
     }
     const local = scaleMinor(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate), f.factor)
-    // A country price must be chargeable by every gateway the product uses (all four when it names none).
-    const gateways = integrationGateways(product.integrations)
-    const amount = ctx.representable(ctx.round(local, currency).minor, currency, gateways.length > 0 ? gateways : GATEWAYS).minor
+    // A country price must be chargeable by every gateway the product uses (every gateway's exactness when it names none).
+    const amount = ctx.representable(ctx.round(local, currency).minor, currency, integrationGateways(product.integrations)).minor
     const before = existing.get(f.country)
     if (before && before.currency === currency && before.amount_minor === amount) {
       unchanged++

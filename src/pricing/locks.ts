@@ -14,6 +14,22 @@ export type LockedProduct = {
   price_minor: number
   /** Coupon applied when the quote was made, kept with the lock. */
   coupon?: LockedCoupon
+  /**
+   * The amounts before the first `override_currency` relabelling, in their currency: every
+   * later relabelling starts from them, so a chain never compounds (9.99 EUR -> JPY -> EUR
+   * is 9.99 EUR again). Absent when the product was never relabelled.
+   */
+  relabelled_from?: RelabelledFrom
+}
+
+/** What a product's amounts were before it was relabelled (LockedProduct.relabelled_from). */
+export type RelabelledFrom = {
+  baseline_minor: null | number
+  /** The price after the coupon, when the product had one. */
+  coupon_minor?: number
+  control_minor: number
+  currency: string
+  price_minor: number
 }
 
 /**
@@ -121,7 +137,7 @@ export function packedQuote(lock: Lock): PackedQuote | string {
   const products: unknown[] = []
   for (const id in q.products) {
     const p = q.products[id]
-    if (p.coupon !== undefined) return text
+    if (p.coupon !== undefined || p.relabelled_from !== undefined) return text
     products.push(id, p.interval, p.interval_count, p.layer, p.price_minor, p.baseline_minor, p.control_minor, p.currency)
   }
   const e: PackedEntry = {
@@ -159,7 +175,8 @@ function samePacked(e: PackedEntry, q: LockQuote): boolean {
       v[i + 5] !== p.baseline_minor ||
       v[i + 6] !== p.control_minor ||
       v[i + 7] !== p.currency ||
-      p.coupon !== undefined
+      p.coupon !== undefined ||
+      p.relabelled_from !== undefined
     )
       return false
     i += PRODUCT_VALUES
@@ -194,6 +211,7 @@ function packProduct(p: LockedProduct, lockCurrency: string): string {
   if (p.control_minor !== p.price_minor) out += `,"control_minor":${p.control_minor}`
   if (p.currency !== lockCurrency) out += `,"currency":${json(p.currency)}`
   if (p.coupon) out += `,"coupon":${JSON.stringify(p.coupon)}`
+  if (p.relabelled_from) out += `,"relabelled_from":${JSON.stringify(p.relabelled_from)}`
   return out + '}'
 }
 

@@ -43,7 +43,16 @@ export type PreviewOptions = {
   features?: Record<string, boolean | number | string>
   integrations?: string[]
   products?: string[]
+  /**
+   * When given, a product that cannot be priced in a country (invalid input: a price above
+   * a gateway's maximum, a missing rate) is reported here and the other products are priced;
+   * otherwise the first such error is thrown.
+   */
+  errors?: PreviewError[]
 }
+
+/** A product a preview could not price in a country (and audience, and arm), and why. */
+export type PreviewError = {arm?: number | string; audience: string; country: string; message: string; product: string}
 
 /**
  * The default countries of a preview: every country that has a country price or a
@@ -116,6 +125,28 @@ export function previewPrices(store: StorePort, options: PreviewOptions = {}): R
 }
 
 function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Row[] {
+  if (!options.errors) return previewProducts(ctx, country, products, options, armId)
+  try {
+    return previewProducts(ctx, country, products, options, armId)
+  } catch (error) {
+    if (!(error instanceof InvalidInputError) || products.length === 0) throw error
+  }
+  // One product spoils the request: price them one by one, so the others still get rows.
+  const rows: Row[] = []
+  for (const product of products) {
+    try {
+      rows.push(...previewProducts(ctx, country, [product], options, armId))
+    } catch (error) {
+      if (!(error instanceof InvalidInputError)) throw error
+      const e: PreviewError = {audience: ctx.segments.force ?? 'default', country, message: error.message, product}
+      if (armId !== undefined) e.arm = armIdOut(armId)
+      options.errors.push(e)
+    }
+  }
+  return rows
+}
+
+function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Row[] {
   const layers: Record<string, string> = {}
   const r = calculatePriceSync(
     ctx,

@@ -5,7 +5,7 @@ import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import {ValueCache} from './value-cache.js'
-import type {Lock, LockedProduct, LockQuote} from './locks.js'
+import type {Lock, LockedProduct, LockQuote, RelabelledFrom} from './locks.js'
 import {fastPriceRequest, validatePriceRequest} from './request.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
@@ -141,7 +141,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
     if (options.onLockWins || trace) lockWins(lock, req, options, trace)
     note(trace, 'country', 'info', `${lock.country} (from the lock; ${lock.quote.country_source})`)
     if (req.override_currency && req.currency !== lock.currency) {
-      lock = swapCurrency(ctx, lock, req.currency!, integrations, trace)
+      lock = swapCurrency(ctx, lock, req.currency!, trace)
       changed = true
       note(trace, 'currency', 'applied', `override_currency: ${req.currency} replaces the locked currency, amounts kept`)
     } else {
@@ -157,7 +157,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
     for (const id of wanted) {
       if (lock.quote.products[id]) continue
       // A product the lock lacks is priced under the same country, currency, audience and arm.
-      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, integrations, trace)
+      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
       fresh.add(id)
       changed = true
     }
@@ -233,7 +233,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
     lock.quote.products_to_select = assignment.products_to_select
   }
   // 6-7. Price layers and coupons, per product.
-  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, integrations, trace)
+  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
   ctx.coupons.apply(lock, req, trace)
   if (!options.dryRun) {
     ctx.chunk.saveLock(lock)
@@ -328,8 +328,8 @@ const currencyOfTexts = new Map<string, string>()
  * Layers 6: base price < country price < audience price < experiment arm. The layers are
  * pure for a context, so a quote made once is reused (a copy: the coupon layer adds to it).
  */
-function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
-  if (trace) return quoteLayers(ctx, product, country, currency, lock, integrations, trace)
+function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
+  if (trace) return quoteLayers(ctx, product, country, currency, lock, trace)
   const parts = QUOTE_PARTS
   parts[0] = product.id
   parts[1] = product.baseline_id
@@ -337,26 +337,26 @@ function quoteProduct(ctx: PricingContext, product: PricedProduct, country: stri
   parts[3] = lock.quote.audience.api_id
   parts[4] = lock.experiment_id
   parts[5] = lock.arm_id
-  const quote = ctx.quoteValues.get(country, parts, integrations)
+  const quote = ctx.quoteValues.get(country, parts, undefined)
   if (quote) return {...quote}
-  return {...quoteMissed(ctx, product, country, currency, lock, integrations, [...parts])}
+  return {...quoteMissed(ctx, product, country, currency, lock, [...parts])}
 }
 
 /** Reused for each look-up (ValueCache.get only reads it, set copies it): no array per product per request. */
 const QUOTE_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined]
 
 /** quoteProduct's quote not found by value: by key string, or made now (`parts` its own: quoteLayers may quote a baseline product). */
-function quoteMissed(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], parts: unknown[]): LockedProduct {
-  const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}|${integrations.join(',')}`
+function quoteMissed(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, parts: unknown[]): LockedProduct {
+  const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}`
   let quote = ctx.quotes.get(key)
   if (!quote) {
-    quote = quoteLayers(ctx, product, country, currency, lock, integrations, undefined)
-    if (!ctx.quoteValues.set(country, parts, integrations, quote)) ctx.quotes.set(key, quote)
+    quote = quoteLayers(ctx, product, country, currency, lock, undefined)
+    if (!ctx.quoteValues.set(country, parts, undefined, quote)) ctx.quotes.set(key, quote)
   }
   return quote
 }
 
-function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): LockedProduct {
+function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
   const step = `price ${product.api_id}`
   const rate = ctx.rate(currency)!
   // Base: USD base price -> local currency, times the country's localization factor, then rounded.
@@ -410,12 +410,14 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
     price = audiencePrice
     layer = 'audience'
   }
-  // The displayed price is the charged price: a point the display or a gateway that
-  // charges this currency cannot represent moves to the nearest one that all can.
-  const charging = product.gateways.length === 0 ? integrations : [...new Set([...product.gateways, ...integrations])]
+  // The displayed price is the charged price: a point the display or a gateway the product
+  // is linked to (any gateway's exactness when it names none) cannot represent moves to the
+  // nearest one that all can. The gateways a request names do not change the lock: each
+  // gateway object is the locked price made chargeable for its gateway (gatewayPrice).
+  const charging = product.gateways
   price = fitPrice(ctx, price, currency, charging, step, trace)
   const control = price
-  let baseline = baselinePrice(ctx, product, country, currency, lock, integrations, trace)
+  let baseline = baselinePrice(ctx, product, country, currency, lock, trace)
   const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace, country)
   if (armPrice !== undefined) {
     price = fitPrice(ctx, armPrice, currency, charging, step, trace, (m) => withinBounds(m, currency, rate.rate, product.min_px_minor, product.max_px_minor))
@@ -453,11 +455,11 @@ function monthsPerPeriod(interval: string, count: number): [bigint, bigint] {
  * The baseline product's price for the same country and currency, brought to this
  * product's billing period (a yearly plan is compared with 12 months of the monthly one).
  */
-function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, integrations: readonly string[], trace: Trace): null | number {
+function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): null | number {
   if (product.baseline_id === null) return null
   const base = ctx.productById(product.baseline_id)
   if (!base || base.id === product.id) return null
-  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, integrations, undefined)
+  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, undefined)
   if (base.interval === 'one_time' || product.interval === 'one_time') return quoted.price_minor
   const [bn, bd] = monthsPerPeriod(base.interval, base.interval_count)
   const [pn, pd] = monthsPerPeriod(product.interval, product.interval_count)
@@ -467,37 +469,55 @@ function baselinePrice(ctx: PricingContext, product: PricedProduct, country: str
 }
 
 /**
- * override_currency: the same amounts, now in another currency (rounded half up to its
- * minor unit, then to a point the display and the gateways can represent). Refused when a
- * price that is not zero would become zero: relabelling must not make a product free.
+ * override_currency: the same amounts, now in another currency ("without recomputing the
+ * amount"): each amount as it was before the first relabelling (relabelled_from), rounded
+ * half up to the new currency's minor unit, then to the nearest point the display and the
+ * product's gateways represent exactly; never raised to a gateway's minimum (a gateway
+ * object is, see gatewayPrice). Relabelling back to the first currency restores the
+ * amounts as they were. Refused when a price that is not zero would become zero:
+ * relabelling must not make a product free.
  */
-function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, integrations: readonly string[], trace: Trace): Lock {
+function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, trace: Trace): Lock {
   const products: Record<string, LockedProduct> = {}
   for (const [id, p] of Object.entries(lock.quote.products)) {
-    const shift = minorDigitsOf(currency) - minorDigitsOf(p.currency)
-    const move = (minor: number, what: string) => {
+    const from: RelabelledFrom = p.relabelled_from ?? {
+      baseline_minor: p.baseline_minor,
+      control_minor: p.control_minor,
+      currency: p.currency,
+      price_minor: p.price_minor,
+      ...(p.coupon ? {coupon_minor: p.coupon.price_minor} : {}),
+    }
+    const linked = ctx.product(id)?.gateways ?? []
+    const relabel = (minor: number, fromCurrency: string, what: string) => {
+      if (fromCurrency === currency) return minor
+      const shift = minorDigitsOf(currency) - minorDigitsOf(fromCurrency)
       const scaled = shift >= 0 ? minor * 10 ** shift : mulDivHalfUp(minor, 1n, 10n ** BigInt(-shift))
-      const product = ctx.product(id)
-      const gateways = product ? [...new Set([...product.gateways, ...integrations])] : integrations
-      const moved = ctx.representable(scaled, currency, gateways).minor
+      const moved = ctx.representable(scaled, currency, linked, 'nearest', true).minor
       if (minor > 0 && moved === 0) {
         throw new InvalidInputError(
-          `override_currency: the ${what} of ${id}: ${fromMinor(minor, p.currency)} ${p.currency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
+          `override_currency: the ${what} of ${id}: ${fromMinor(minor, fromCurrency)} ${fromCurrency} would become ${fromMinor(moved, currency)} ${currency}, a paid product made free; ` +
             `pass --override --currency ${currency} to recompute the price in ${currency} instead`,
         )
       }
       if (moved !== scaled) note(trace, `price ${id}`, 'applied', `${fromMinor(scaled, currency)} ${currency} moved to ${fromMinor(moved, currency)} so it can be shown and charged exactly`)
       return moved
     }
-    const price = move(p.price_minor, 'price')
+    const back = from.currency === currency
+    const {relabelled_from: _was, ...rest} = p
+    const coupon = p.coupon
+      ? {...p.coupon, price_minor: from.coupon_minor === undefined ? relabel(p.coupon.price_minor, p.currency, 'price after coupon') : relabel(from.coupon_minor, from.currency, 'price after coupon')}
+      : undefined
     products[id] = {
-      ...p,
-      baseline_minor: p.baseline_minor === null ? null : move(p.baseline_minor, 'baseline price'),
-      control_minor: move(p.control_minor, 'control price'),
-      coupon: p.coupon ? {...p.coupon, price_minor: move(p.coupon.price_minor, 'price after coupon')} : undefined,
+      ...rest,
+      baseline_minor: from.baseline_minor === null ? null : relabel(from.baseline_minor, from.currency, 'baseline price'),
+      control_minor: relabel(from.control_minor, from.currency, 'control price'),
+      coupon,
       currency,
-      price_minor: price,
+      price_minor: relabel(from.price_minor, from.currency, 'price'),
+      ...(back ? {} : {relabelled_from: from}),
     }
+    if (!coupon) delete products[id].coupon
+    if (p.relabelled_from) note(trace, `price ${id}`, 'info', `relabelled from the amounts of ${fromMinor(from.price_minor, from.currency)} ${from.currency}, as before the first override_currency`)
   }
   return {...lock, currency, quote: {...lock.quote, currency_source: 'override_currency', products}}
 }
@@ -533,10 +553,14 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
   }
 }
 
-/** Explain: the rates behind price_usd and behind each gateway that charges in its fallback currency. */
+/** Explain: the rates behind price_usd and behind each gateway that charges in its fallback currency, and each gateway object that moved. */
 function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rendered: ProductPrice, trace: ExplainStep[]): void {
   ctx.noteRate(trace, p.currency)
   for (const [g, gp] of Object.entries(rendered.integrations)) {
+    if (gp.adjusted_from !== undefined) {
+      const reasons = ctx.gatewayMoves(g, p.price_minor, p.currency).map((m) => m.reason)
+      note(trace, `price ${id}`, 'applied', `${g} is sent ${gp.formatted} (adjusted_from ${gp.adjusted_from} ${p.currency}): ${reasons.join('; ')}; the lock keeps ${fromMinor(p.price_minor, p.currency)} ${p.currency}`)
+    }
     if (gp.currency === p.currency) continue
     ctx.noteRate(trace, gp.currency)
     const rates = [p.currency, gp.currency].filter((c) => c !== 'USD').map((c) => ctx.describeRate(c))

@@ -36,7 +36,8 @@ export interface PricingServices {
   noteRate(trace: Trace, currency: string): void
   product(apiId: string): PricedProduct | undefined
   rate(currency: string): FxRate | undefined
-  representable(minor: number, currency: string, gateways: readonly string[], direction?: 'down' | 'nearest' | 'up'): {minor: number; moves: Move[]}
+  /** The nearest point a product linked to `linked` gateways can show and charge (PricingContext.chargeConstraints). */
+  representable(minor: number, currency: string, linked: readonly string[], direction?: 'down' | 'nearest' | 'up', exact?: boolean): {minor: number; moves: Move[]}
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string}
   toUsdMinor(minor: number, currency: string): number
 }

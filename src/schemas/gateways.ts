@@ -1,6 +1,7 @@
 import {z} from 'zod'
 
 import {upperCode} from '../currency.js'
+import {GATEWAY_TABLES} from '../money/gateway-tables.js'
 import {Currency, Envelope, Gateway} from './common.js'
 import {WithImpact} from './impact.js'
 
@@ -14,22 +15,30 @@ export const AmountFormat = z.enum(AMOUNT_FORMATS, {
   error: (iss) => `unknown amount format ${JSON.stringify(iss.input)} (expected minor or decimal)`,
 })
 
-/** "*" (any currency) or a non-empty list of currency codes; "EUR,USD" as typed is split. */
+/** Words that mean "any currency": "*" as stored, "all" and "any" as typed. */
+const ALL = new Set(['*', 'all', 'any'])
+
+/**
+ * "*" (any currency; "all" and "any" as typed), "listed" (the gateway's published list) or
+ * a non-empty list of currency codes; "EUR,USD" as typed is split.
+ */
 export const AcceptedCurrencies = z.preprocess(
   (v) => {
     if (typeof v === 'string') {
       const s = v.trim()
-      if (s === '*') return '*'
+      if (ALL.has(s.toLowerCase())) return '*'
+      if (s.toLowerCase() === 'listed') return 'listed'
       return s.split(',').map((c) => upperCode(c.trim()))
     }
     if (Array.isArray(v)) {
-      if (v.length === 1 && v[0] === '*') return '*'
+      if (v.length === 1 && typeof v[0] === 'string' && ALL.has(v[0].trim().toLowerCase())) return '*'
+      if (v.length === 1 && typeof v[0] === 'string' && v[0].trim().toLowerCase() === 'listed') return 'listed'
       return v.map(upper)
     }
     return v
   },
-  z.union([z.literal('*'), z.array(Currency).min(1, {error: 'list at least one currency, or "*" for any'})], {
-    error: (iss) => `expected "*" or a list of currency codes such as EUR,USD, got ${JSON.stringify(iss.input)}`,
+  z.union([z.literal('*'), z.literal('listed'), z.array(Currency).min(1, {error: 'list at least one currency, "listed" for the published list, or "all" for any'})], {
+    error: (iss) => `expected "listed", "all" (or "*") or a list of currency codes such as EUR,USD, got ${JSON.stringify(iss.input)}`,
   }),
 )
 
@@ -42,18 +51,28 @@ export const GatewaySettingsInput = z
   })
   .superRefine((v, ctx) => {
     // Falling back to a currency the gateway refuses would produce prices it cannot charge.
-    if (v.accepted_currencies !== '*' && !v.accepted_currencies.includes(v.fallback_currency)) {
+    const a = v.accepted_currencies
+    if (a === 'listed') {
+      const table = GATEWAY_TABLES[v.gateway]
+      if (table.currencies && !table.currencies.includes(v.fallback_currency)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${v.fallback_currency} is not in ${table.models}'s published list of currencies that ${v.gateway} accepts: pick another --fallback, or --accept a list that has it`,
+          path: ['fallback_currency'],
+        })
+      }
+    } else if (a !== '*' && !a.includes(v.fallback_currency)) {
       ctx.addIssue({
         code: 'custom',
-        message: `${v.fallback_currency} is not among the accepted currencies ${v.accepted_currencies.join(',')}: add it to --accept or pick another --fallback`,
+        message: `${v.fallback_currency} is not among the accepted currencies ${a.join(',')}: add it to --accept or pick another --fallback`,
         path: ['fallback_currency'],
       })
     }
   })
-  .transform((v) => ({...v, accepted_currencies: v.accepted_currencies === '*' ? ('*' as const) : [...new Set(v.accepted_currencies)]}))
+  .transform((v) => ({...v, accepted_currencies: v.accepted_currencies === '*' || v.accepted_currencies === 'listed' ? v.accepted_currencies : [...new Set(v.accepted_currencies)]}))
 
 const GatewayEntry = z.object({
-  /** Currency codes, or ["*"] when the gateway accepts any currency. */
+  /** Currency codes; ["*"] when the gateway accepts any currency, ["listed"] for its published list. */
   accepted_currencies: z.array(z.string()),
   amount_format: z.enum(AMOUNT_FORMATS),
   fallback_currency: z.string(),
@@ -67,6 +86,10 @@ const Units = z.number().int().nullable()
 
 /** A gateway's rule for one currency (docs/money.md, "Gateway tables"): amounts in the gateway's units (10^-exponent). */
 export const GatewayRuleEntry = z.object({
+  /** Whether the gateway is sent this currency under the store's settings (else its fallback currency). */
+  accepted: z.boolean(),
+  /** The gateway's amount format in this store: minor (integers in its units) or decimal. */
+  amount_format: z.enum(AMOUNT_FORMATS),
   currency: z.string(),
   divisible_by: z.number().int(),
   exponent: z.number().int(),

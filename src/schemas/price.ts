@@ -47,7 +47,11 @@ export type PriceRequest = z.output<typeof PriceRequest>
 
 export const AudienceRef = z.object({api_id: z.string(), name: z.string()})
 
-export const GatewayPrice = z.object({amount: z.number(), currency: z.string(), formatted: z.string()})
+/**
+ * The spec's gateway price object. `adjusted_from` (beyond the spec): the locked price, when
+ * the gateway cannot charge it and the object carries the nearest amount it can (docs/money.md).
+ */
+export const GatewayPrice = z.object({adjusted_from: z.number().optional(), amount: z.number(), currency: z.string(), formatted: z.string()})
 
 export const CouponBlock = z.object({
   api_id: z.string(),
@@ -141,10 +145,21 @@ export const PriceChange = z.object({
   product: z.string(),
 })
 
+/** A product `price preview` could not price in a country, and why (the run exits 1). */
+export const PreviewError = z.object({
+  arm: z.union([z.number(), z.string()]).optional(),
+  audience: z.string(),
+  country: z.string(),
+  message: z.string(),
+  product: z.string(),
+})
+
 export const PricePreviewOutput = z.object({
   comparison: z
     .object({against: z.string(), changes: z.array(PriceChange), failed: z.number().int(), passed: z.boolean(), tolerance: z.string()})
     .optional(),
+  /** Products that could not be priced (present only when some could not; exit 1). */
+  errors: z.array(PreviewError).optional(),
   rows: z.array(PreviewRow),
   success: z.literal(true),
 })

@@ -7,6 +7,7 @@ import type {AudienceDef, StoredAudience} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
 import {patchFields, refuseRename, resolveProducts} from './common.js'
 import {ruleText} from './rules.js'
+import {chargeabilityCheck, type GatewayId} from '../pricing/gateways.js'
 
 /** Audiences: the rules and their JSON shape, over the segments repository of the storage port (no SQL here). */
 
@@ -73,6 +74,12 @@ function parseDef(store: StorePort, input: unknown, what: string): Def {
   }
 }
 
+/** The product api_ids of an audience input's prices, by position (undefined where not a string). */
+function productApiIds(input: unknown): (string | undefined)[] {
+  const prices = (input as {prices?: unknown} | null)?.prices
+  return Array.isArray(prices) ? prices.map((p) => (typeof (p as {product?: unknown})?.product === 'string' ? (p as {product: string}).product : undefined)) : []
+}
+
 function defOf(a: Audience): Def {
   return {
     api_id: a.api_id,
@@ -88,9 +95,30 @@ function same(a: Def, b: Def): boolean {
   return key(a) === key(b)
 }
 
+/**
+ * An audience price (a fixed amount) outside a gateway its product is linked to cannot be
+ * charged: refused when written, like a country price (docs/money.md, "Bounds are checked
+ * when prices are written"). Prices stored unchanged are not checked again.
+ */
+function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: string, apiIds: (string | undefined)[]): void {
+  const unchargeable = chargeabilityCheck(store)
+  const stored = new Set((old?.prices ?? []).map((p) => `${p.product_id}|${p.currency}|${p.amount_minor}`))
+  const problems: string[] = []
+  d.prices.forEach((p, i) => {
+    if (p.amount_minor === null || p.currency === null || stored.has(`${p.product_id}|${p.currency}|${p.amount_minor}`)) return
+    const apiId = apiIds[i] ?? store.pricing.productApiId(p.product_id)
+    const product = apiId === undefined ? undefined : store.pricing.product(apiId)
+    if (!product) return
+    const reason = unchargeable(p.amount_minor, p.currency, product.gateways as GatewayId[])
+    if (reason) problems.push(`prices[${i}] (${apiId}): ${reason}`)
+  })
+  if (problems.length > 0) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')}`)
+}
+
 export function createAudience(store: StorePort, input: unknown): Audience {
   const d = parseDef(store, input, 'audience')
   return store.transaction(() => {
+    checkChargeable(store, d, undefined, 'audience', productApiIds(input))
     if (getAudience(store, d.api_id)) {
       throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
     }
@@ -105,8 +133,10 @@ export function updateAudience(store: StorePort, apiId: string, patch: Record<st
     const existing = requireAudience(store, apiId)
     const fields = patchFields(patch, ['created_at', 'updated_at', 'rules_text'])
     refuseRename(fields, apiId, 'audiences')
-    const d = parseDef(store, {...inputOf(existing), ...fields}, 'audience update')
+    const merged = {...inputOf(existing), ...fields}
+    const d = parseDef(store, merged, 'audience update')
     if (same(d, defOf(existing))) return {audience: existing, changed: false}
+    checkChargeable(store, d, defOf(existing), 'audience update', productApiIds(merged))
     store.segments.saveAudiences([d], isoWithOffset())
     return {audience: getAudience(store, apiId)!, changed: true}
   }, {write: true})

@@ -18,10 +18,10 @@ function storedGateways(db: string): unknown[] {
 }
 
 const DEFAULTS = [
-  {accepted_currencies: ['*'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a', source: 'default'},
-  {accepted_currencies: ['*'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'default'},
-  {accepted_currencies: ['*'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c', source: 'default'},
-  {accepted_currencies: ['*'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d', source: 'default'},
+  {accepted_currencies: ['listed'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_a', source: 'default'},
+  {accepted_currencies: ['listed'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'default'},
+  {accepted_currencies: ['listed'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c', source: 'default'},
+  {accepted_currencies: ['listed'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_d', source: 'default'},
 ]
 
 describe('gateways list', () => {
@@ -35,10 +35,10 @@ describe('gateways list', () => {
     const db = tempStore()
     const t = await run(db, ['gateways', 'list'])
     expect(t.stdout).toMatch(/gateway\s*│\s*accepted currencies\s*│\s*fallback\s*│\s*amount format\s*│\s*source/)
-    expect(t.stdout).toMatch(/gateway_b\s*│\s*\*\s*│\s*USD\s*│\s*decimal\s*│\s*default/)
+    expect(t.stdout).toMatch(/gateway_b\s*│\s*listed\s*│\s*USD\s*│\s*decimal\s*│\s*default/)
     const c = await run(db, ['gateways', 'list', '--output', 'csv'])
     expect(c.stdout).toBe(
-      'gateway,accepted currencies,fallback,amount format,source\ngateway_a,*,USD,minor,default\ngateway_b,*,USD,decimal,default\ngateway_c,*,USD,decimal,default\ngateway_d,*,USD,minor,default\n',
+      'gateway,accepted currencies,fallback,amount format,source\ngateway_a,listed,USD,minor,default\ngateway_b,listed,USD,decimal,default\ngateway_c,listed,USD,minor,default\ngateway_d,listed,USD,minor,default\n',
     )
   })
 })
@@ -67,7 +67,7 @@ describe('gateways set', () => {
     await run(db, ['gateways', 'set', 'gateway_c', '--accept', 'EUR,USD'])
     const r = await run(db, ['gateways', 'set', 'gateway_c', '--accept', '*', '--json'])
     expect(r.json.gateway.accepted_currencies).toEqual(['*'])
-    expect(storedGateways(db)).toEqual([{accepted_currencies: '*', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_c'}])
+    expect(storedGateways(db)).toEqual([{accepted_currencies: '*', amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_c'}])
   })
 
   it('drops back to the defaults with --default', async () => {
@@ -178,6 +178,8 @@ describe('gateways show', () => {
     expect(r.json).toEqual({
       message: 'gateway_a USD: exponent 2, divisible by 1, from the Stripe table entry',
       rule: {
+        accepted: true,
+        amount_format: 'minor',
         currency: 'USD',
         divisible_by: 1,
         exponent: 2,
@@ -197,6 +199,7 @@ describe('gateways show', () => {
     })
     const human = await run(db, ['gateways', 'show', 'gateway_a', 'ISK'])
     expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/exponent\s*│\s*2 \(amounts are sent as integers in 1\/100 ISK: 1234\.00 ISK is 123400\)/)
     expect(human.stdout).toMatch(/divisible by\s*│\s*100/)
     expect(human.stdout).toMatch(/source\s*│\s*table entry: Stripe table entry for ISK/)
     expect(human.stdout).toContain('https://docs.stripe.com/currencies#special-cases')
@@ -323,6 +326,74 @@ describe('an override changes what a quote sends to the gateway', () => {
     expect(await quote('JP')).toMatchObject({amount: 120_000, currency: 'JPY'})
     await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'ISK', '--default'])
     expect(await quote('IS')).toMatchObject({amount: 240_000, currency: 'ISK'})
+  })
+})
+
+describe('gateway_c (Chargebee) amounts are what Chargebee charges by default (issue 29 item 1)', () => {
+  it('sends integers in the smallest unit: USD 9.99 is 999, zero-decimal JPY unmultiplied, HUF in fillér; show says the same', async () => {
+    const db = tempStore()
+    await createProducts(db, [{api_id: 'P', base_px: 9.99, country_prices: [{amount: 1200, country: 'JP', currency: 'JPY'}], interval: 'month', interval_count: 1, name: 'P'}])
+    const r = await run(db, ['price', 'preview', '-p', 'P', '--country', 'US,HU,JP', '--integration', 'gateway_c', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const byCountry = Object.fromEntries(r.json.rows.map((row: {country: string; integrations: {gateway_c: unknown}; price: number}) => [row.country, [row.price, row.integrations.gateway_c]]))
+    expect(byCountry.US).toEqual([9.99, {amount: 999, currency: 'USD', formatted: '$9.99'}])
+    expect(byCountry.JP).toEqual([1200, {amount: 1200, currency: 'JPY', formatted: '￥1,200'}])
+    expect(byCountry.HU[1]).toMatchObject({amount: byCountry.HU[0] * 100, currency: 'HUF'})
+    const show = await run(db, ['gateways', 'show', 'gateway_c', 'HUF'])
+    expect(show.stdout).toMatch(/exponent\s*│\s*2 \(amounts are sent as integers in 1\/100 HUF: 1234\.00 HUF is 123400\)/)
+    const decimal = await run(db, ['gateways', 'show', 'gateway_b', 'HUF'])
+    expect(decimal.stdout).toMatch(/exponent\s*│\s*0 \(amounts are sent as decimal numbers with at most 0 decimals: 1234 HUF is 1234\)/)
+  })
+})
+
+describe('a gateway is sent only the currencies it accepts (issue 29 item 4)', () => {
+  const products = [{api_id: 'P', base_px: 9.99, interval: 'month', interval_count: 1, name: 'P'}]
+  const objects = async (db: string, countries: string, gateways: string[]) => {
+    const r = await run(db, ['price', 'preview', '-p', 'P', '--country', countries, ...gateways.flatMap((g) => ['--integration', g]), '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    return Object.fromEntries(r.json.rows.map((row: {country: string; integrations: Record<string, {currency: string}>}) => [row.country, row.integrations]))
+  }
+
+  it('by default each follows its published list and falls back to USD: PayPal gets no KWD, ISK or VND, Paddle no KWD', async () => {
+    const db = tempStore()
+    await createProducts(db, products)
+    const o = await objects(db, 'KW,IS,VN,DE,JP', ['gateway_a', 'gateway_b', 'gateway_c', 'gateway_d'])
+    for (const c of ['KW', 'IS', 'VN']) expect(o[c].gateway_b.currency, c).toBe('USD')
+    expect(o.KW.gateway_d.currency).toBe('USD')
+    // Stripe's list has them; Chargebee's table records no list (any currency).
+    expect([o.KW.gateway_a.currency, o.IS.gateway_a.currency, o.VN.gateway_a.currency]).toEqual(['KWD', 'ISK', 'VND'])
+    expect(o.KW.gateway_c.currency).toBe('KWD')
+    // Listed currencies stay local.
+    expect([o.DE.gateway_b.currency, o.JP.gateway_b.currency, o.DE.gateway_d.currency, o.JP.gateway_d.currency]).toEqual(['EUR', 'JPY', 'EUR', 'JPY'])
+    expect(o.KW.gateway_b).toMatchObject({currency: 'USD'})
+    expect(typeof o.KW.gateway_d.amount === 'number' && Number.isInteger(o.KW.gateway_d.amount)).toBe(true)
+    const show = await run(db, ['gateways', 'show', 'gateway_b', 'KWD', '--json'])
+    expect(show.json.rule).toMatchObject({accepted: false, listed: false})
+  })
+
+  it('--accept all (also any, *) sends every currency as it is; --accept listed goes back', async () => {
+    const db = tempStore()
+    await createProducts(db, products)
+    for (const word of ['all', 'any', '*']) {
+      const set = await run(db, ['gateways', 'set', 'gateway_b', '--accept', word, '--json'])
+      expect(set.code).toBe(0)
+      expect(set.json.gateway.accepted_currencies).toEqual(['*'])
+      expect(set.json.message).toBe('gateway_b: accepts any currency, falls back to USD, decimal amounts')
+    }
+    expect((await objects(db, 'KW', ['gateway_b'])).KW.gateway_b).toMatchObject({currency: 'KWD'})
+    const listed = await run(db, ['gateways', 'set', 'gateway_b', '--accept', 'listed', '--json'])
+    expect(listed.json.gateway.accepted_currencies).toEqual(['listed'])
+    expect(listed.json.message).toBe("gateway_b: accepts PayPal's published list (25 currencies), falls back to USD, decimal amounts")
+    expect(storedGateways(db)).toEqual([{accepted_currencies: 'listed', amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b'}])
+    expect((await objects(db, 'KW', ['gateway_b'])).KW.gateway_b).toMatchObject({currency: 'USD'})
+  })
+
+  it('refuses a fallback the published list does not have (exit 2, nothing stored)', async () => {
+    const db = tempStore()
+    const r = await run(db, ['gateways', 'set', 'gateway_d', '--fallback', 'KWD', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.message).toContain("KWD is not in Paddle's published list of currencies that gateway_d accepts")
+    expect(storedGateways(db)).toEqual([])
   })
 })
 

@@ -85,10 +85,13 @@ describe('gateway_a (Stripe) amounts are what the display shows', () => {
     ])
     expect(c.code).toBe(2)
     expect(c.json.message).toContain('gateway_c takes KWD with 2 decimals')
-    // Asking for gateway_a too moves the price before it is locked, and explain says why.
+    // Asking for gateway_a too leaves the lock as it is (the price the user sees): gateway_a's
+    // object carries the nearest amount it can charge, says it moved, and explain says why.
     const both = await run(db, ['price', 'explain', '-u', 'kw2', '-p', 'kwc', '--country', 'KW', '--integration', 'gateway_a', '--json'])
     expect(both.code, both.stdout).toBe(0)
-    expect(JSON.stringify(both.json)).toContain('moved to 20')
+    expect(both.json.result.products.kwc.price).toBe(19.995)
+    expect(both.json.result.products.kwc.integrations.gateway_a).toMatchObject({adjusted_from: 19.995, amount: 20_000, currency: 'KWD'})
+    expect(JSON.stringify(both.json)).toContain('gateway_a cannot charge 19.995 KWD exactly; the lock keeps 19.995 KWD')
   })
 
   it('a fallback conversion to KWD lands on an amount gateway_a can charge', async () => {

@@ -76,6 +76,19 @@ describe('rounding set', () => {
     expect(storedRules(db)).toEqual([])
   })
 
+  it('prints the whole message of an overlapping range, quoted values and all (issue 29 item 7)', async () => {
+    const db = tempStore()
+    const r = await run(db, ['rounding', 'set', 'EUR', '0-10: end .99 up; 5+: keep', '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.message).toBe(
+      'invalid rounding rule: rule: invalid rounding rule "0-10: end .99 up; 5+: keep": position 19: range starts at 5 but the previous range ends at 10: ranges must be contiguous (see "pricectl rounding set --help")',
+    )
+    const text = await run(db, ['rounding', 'set', 'EUR', '0-10: end .99 up; 5+: keep'])
+    expect(text.stderr).toContain('ranges must be contiguous (see "pricectl rounding set --help")')
+    expect(text.stderr).not.toContain('characters)')
+    expect(storedRules(db)).toEqual([])
+  })
+
   it('refuses an unknown currency with exit 2', async () => {
     const db = tempStore()
     const r = await run(db, ['rounding', 'set', 'XYZ', '0+: keep', '--json'])

@@ -27,6 +27,9 @@ const coupon = fc.record({
   value: small(10, 50),
 })
 
+// The amounts before an override_currency relabelling (issue 29 item 3).
+const relabelledFrom = fc.record({baseline_minor: small(null, 999), control_minor: small(999), currency: small('EUR', 'KWD'), price_minor: small(999, 9990)})
+
 const product: fc.Arbitrary<LockedProduct> = fc
   .record({
     baseline_minor: small(null, 999, 1000),
@@ -37,10 +40,12 @@ const product: fc.Arbitrary<LockedProduct> = fc
     interval_count: small(1, 3),
     layer: small('base', 'country_price', 'experiment'),
     price_minor: small(899, 999, 0),
+    relabelled_from: fc.option(relabelledFrom, {freq: 4, nil: undefined}),
   })
   .map((p) => {
     const out: LockedProduct = {...p}
     if (p.coupon === undefined) delete out.coupon
+    if (p.relabelled_from === undefined) delete out.relabelled_from
     return out
   })
 
@@ -88,8 +93,8 @@ describe('packed quotes remembered (packedQuote)', () => {
           expect(packQuote(l)).toBe(expected)
           const known = packedQuote(l)
           expect(typeof known === 'string' ? known : known.text).toBe(expected)
-          // A quote with a coupon is never remembered (its block is written whole).
-          if (Object.values(l.quote.products).some((p) => p.coupon)) expect(typeof known).toBe('string')
+          // A quote with a coupon or relabelled amounts is never remembered (those blocks are written whole).
+          if (Object.values(l.quote.products).some((p) => p.coupon || p.relabelled_from)) expect(typeof known).toBe('string')
           // The text still reads back as the quote.
           expect(unpackQuote(expected, l.currency).products).toEqual(l.quote.products)
         }
