@@ -172,6 +172,6 @@ export function figures(all: readonly Stretch[], periods: readonly Period[]): Ma
 }
 
 /** The stretches that add MRR (what movements and cohorts are computed from). */
-export function paying(all: readonly Stretch[]): Span[] {
+export function paying(all: readonly Stretch[]): Stretch[] {
   return all.filter((s) => s.mrr > 0)
 }
