@@ -27,6 +27,8 @@ const KINDS: [RegExp, string | ((m: RegExpExecArray) => string)][] = [
   [/^bad interval count /, 'bad interval count'],
   [/^bad interval /, 'bad interval'],
   [/^bad quantity /, 'bad quantity'],
+  [/^cancel before created: /, 'cancel before created'],
+  [/^trial ends before it starts: /, 'trial ends before it starts'],
 ]
 
 /** The kind of a reject reason: a known one, else the reason up to its first value or note. */

@@ -23,11 +23,15 @@ import {type ImportKind, normHeader, type Preset} from './presets.js'
  * product is matched and USD amounts computed here, so the writer only decides
  * insert / update / unchanged / stale.
  *
- * The row's event: its timestamp is the latest date among the layout's event columns
- * (an export row is the record as of its last change); its id is `import:` + that
- * timestamp, so the same row imported again is the same event (unchanged) and a re-run
- * changes nothing. A row whose dates did not move is that same event even if another
- * cell changed: corrections go through `update` (a newer event).
+ * The row's event (docs/revenue.md, "Import rows as events"): its timestamp is the latest
+ * date among the layout's event columns (an export row is the record as of its last change),
+ * leaving out a scheduled end (a column of `cancel_at`) unless the row is canceled: a date
+ * still to come is not when the row was written. Its id is
+ * `import:<timestamp>:<precedence>:<fingerprint>`: rows of one record with the same
+ * timestamp are ordered by how far their status has moved (a refunded or lost-dispute
+ * charge after the paid one; a canceled subscription after the active one), then by a hash
+ * of their values, so any delivery order ends in one state; the same row imported again is
+ * the same event (unchanged) and a re-run changes nothing.
  */
 
 /**
@@ -59,6 +63,12 @@ function plainId(s: string): boolean {
   return printable
 }
 
+/**
+ * A subscription import row's values: the record's, and the trial dates the row showed
+ * whatever its status (the subscription's history keeps them: SUBSCRIPTION_IMPORT_COLUMNS).
+ */
+export type SubscriptionImportValues = SubscriptionValues & {seen_trial_end?: null | number; seen_trial_start?: null | number}
+
 /** Mapped values (their latest_event_* fields are the row's event), or why the row is rejected. */
 export type RowResult<V> = string | V
 
@@ -71,6 +81,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   /** Dates without an offset are read in the layout's zone (--tz), UTC by default. */
   private readonly dateOptions: MomentOptions
   private readonly eventCols: number[]
+  /** Event columns that are a scheduled end (read as cancel_at): event dates of canceled rows only. */
+  private readonly scheduledCols: ReadonlySet<number>
   private readonly fields: Map<Field, number[]>
   private readonly fx: FxTable
   private readonly headers: string[]
@@ -120,6 +132,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.hasSettled = has('converted_amount') && has('converted_currency')
     const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
     this.eventCols = cols(eventNames)
+    const cancelCols = new Set(this.fields.get('cancel_at') ?? [])
+    this.scheduledCols = new Set(this.eventCols.filter((i) => cancelCols.has(i)))
     const metaIdx = new Map<number, string>()
     if (layout.metadata_suffix) {
       const suffix = layout.metadata_suffix.toLowerCase()
@@ -218,9 +232,11 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return `bad amount ${JSON.stringify(raw)} in ${this.columnName(field)}: ${amountProblem(raw, this.amountFormat, false, currency, digits, 'ISO 4217')}`
   }
 
-  private eventTimestamp(cells: string[], created: number): number | string {
+  private eventTimestamp(cells: string[], created: number, status: string): number | string {
     let latest = created
+    const canceled = status === 'canceled'
     for (const i of this.eventCols) {
+      if (!canceled && this.scheduledCols.has(i)) continue
       const raw = cells[i]?.trim()
       if (!raw) continue
       const t = readSeconds(raw, this.dateOptions)
@@ -257,7 +273,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (!isCurrency(currency)) return `currency: unknown currency ${JSON.stringify(currencyRaw)} in ${this.columnName('currency')} (expected an ISO 4217 code such as USD)`
     const amountMinor = this.amount(this.cell(cells, 'amount'), currency, 'amount')
     if (typeof amountMinor === 'string') return amountMinor
-    const event = this.eventTimestamp(cells, created)
+    const event = this.eventTimestamp(cells, created, status)
     if (typeof event === 'string') return event
     const countryRaw = this.cell(cells, 'country')
     const productRef = this.cell(cells, 'product')
@@ -409,7 +425,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       status: b.status,
       user_id: b.userId,
     }
-    values.latest_event_id = importEventId(b.event)
+    const moved = refundedMinor === 0 ? 0 : refundedMinor < amountMinor ? 1 : 2
+    values.latest_event_id = importEventId(b.event, (CHARGE_PRECEDENCE[b.status] ?? 0) + moved, chargeFingerprint(values))
     return values
   }
 
@@ -472,7 +489,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       trial_start: trialing ? dates.trial_start : undefined,
     }
     const order = dateOrderProblems({...input, created: b.created})
-    if (order.length > 0) return order.map((p) => `${p.field}: ${p.message}`).join('; ')
+    if (order.length > 0) return order.map((p) => `${ORDER_PROBLEMS[p.field] ?? 'dates out of order'}: ${p.field} ${p.message}`).join('; ')
     const product = this.product(b.productRef, b, '', interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
@@ -503,9 +520,55 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       trial_start: input.trial_start ?? null,
       user_id: b.userId,
     }
-    values.latest_event_id = importEventId(b.event)
-    return values
+    values.latest_event_id = importEventId(b.event, SUBSCRIPTION_PRECEDENCE[b.status] ?? 0, subscriptionFingerprint(values, dates.trial_start, dates.trial_end))
+    const out: SubscriptionImportValues = values
+    out.seen_trial_start = dates.trial_start ?? null
+    out.seen_trial_end = dates.trial_end ?? null
+    return out
   }
+}
+
+/**
+ * How far a status has moved, for rows of one record with the same timestamp (a status only
+ * moves forward: pending, then paid or failed, then refunded in part, then in full; a
+ * subscription from pending through trialing and active to canceled).
+ */
+const CHARGE_PRECEDENCE: Record<string, number> = {failed: 1, pending: 0, succeeded: 1}
+const SUBSCRIPTION_PRECEDENCE: Record<string, number> = {active: 2, canceled: 3, pending: 0, trialing: 1}
+
+/** FNV-1a (32 bits) of a text, as 8 hex digits. */
+function fnv1a(text: string): string {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return (h >>> 0).toString(16).padStart(8, '0')
+}
+
+const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v))
+
+function chargeFingerprint(v: ChargeValues): string {
+  return fnv1a(
+    [v.product_id, v.country, v.created, v.status, v.currency, v.amount_minor, v.amount_refunded_minor, v.amount_usd_minor, v.amount_refunded_usd_minor, v.metadata_json]
+      .map(cell)
+      .join('\u0001'),
+  )
+}
+
+function subscriptionFingerprint(v: SubscriptionValues, trialStart: number | undefined, trialEnd: number | undefined): string {
+  return fnv1a(
+    [v.product_id, v.country, v.created, v.interval, v.interval_count, v.status, v.cancel_at, v.canceled_at, trialStart, trialEnd, v.currency, v.amount_minor, v.amount_usd_minor]
+      .map(cell)
+      .join('\u0001'),
+  )
+}
+
+/** What a moment out of order is, named in a reject reason (its kind, src/import/reasons.ts). */
+const ORDER_PROBLEMS: Record<string, string> = {
+  cancel_at: 'cancel before created',
+  canceled_at: 'cancel before created',
+  trial_end: 'trial ends before it starts',
 }
 
 function noRate(currency: string): string {
@@ -526,11 +589,12 @@ function missingColumns(layout: Preset, missing: string[]): string {
 }
 
 /**
- * The event id of an export row: its moment. A row is the record as of its latest date,
- * so the same row read again (a re-run, a resumed run) is the same event: "unchanged".
+ * The event id of an export row: its moment, how far its status moved, and a hash of its
+ * values. A row is the record as of its latest date, so the same row read again (a re-run,
+ * a resumed run) is the same event: "unchanged".
  */
-function importEventId(ts: number): string {
-  return `import:${ts}`
+function importEventId(ts: number, precedence: number, fingerprint: string): string {
+  return `import:${ts}:${precedence}:${fingerprint}`
 }
 
 /**

@@ -2,7 +2,9 @@ import {closeSync, openSync, readSync} from 'node:fs'
 import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
-import {CHARGE_COLUMNS, type ChargeValues, SUBSCRIPTION_COLUMNS, type SubscriptionValues} from '../revenue/store.js'
+import {CHARGE_COLUMNS, type ChargeValues, type SubscriptionValues} from '../revenue/store.js'
+import {SUBSCRIPTION_IMPORT_COLUMNS} from '../store/port/revenue.js'
+import type {SubscriptionImportValues} from './rows.js'
 import type {StorePort} from '../store/port.js'
 import {type ExternalStages, openImportCheckpoints, openImportStages, openReaderStore, type WalCheckpoints} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
@@ -173,9 +175,9 @@ function chargeRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Arra
   return r
 }
 
-/** Values as positional parameters in SUBSCRIPTION_COLUMNS order, written into `r`. */
-function subscriptionRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Array(SUBSCRIPTION_COLUMNS.length)): unknown[] {
-  const s = v as SubscriptionValues
+/** Values as positional parameters in SUBSCRIPTION_IMPORT_COLUMNS order, written into `r`. */
+function subscriptionRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Array(SUBSCRIPTION_IMPORT_COLUMNS.length)): unknown[] {
+  const s = v as SubscriptionImportValues
   r[0] = s.user_id
   r[1] = s.origin
   r[2] = s.origin_id
@@ -195,11 +197,13 @@ function subscriptionRow(v: ChargeValues | SubscriptionValues, r: unknown[] = ne
   r[16] = s.amount_usd_monthly_minor
   r[17] = s.latest_event_timestamp
   r[18] = s.latest_event_id
+  r[19] = s.seen_trial_start ?? null
+  r[20] = s.seen_trial_end ?? null
   return r
 }
 
 // The literal orders above must be the column lists': checked once at start.
-for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_COLUMNS, subscriptionRow]] as const) {
+for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_IMPORT_COLUMNS, subscriptionRow]] as const) {
   const probe = Object.fromEntries(cols.map((c) => [c, c])) as unknown as ChargeValues & SubscriptionValues
   const row = fn(probe)
   if (row.length !== cols.length || row.join() !== cols.join()) throw new Error('import worker: row order differs from the column list')
@@ -222,7 +226,7 @@ const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 
 async function main(): Promise<void> {
   const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
-  const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+  const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
   // Rows go straight into the packer through one reused array (for PostgreSQL they are
   // kept as arrays until the message is sorted, then packed).
   const packer = new RowPacker(columns, input.batchRows)

@@ -5,6 +5,8 @@ import type {StorePort} from '../store/port.js'
 import type {Span} from '../store/port/revenue.js'
 import {byCustomer, changes, percent} from './metrics.js'
 import {day, monthStart} from './periods.js'
+import {historyStretches} from './report.js'
+import {paying} from './timeline.js'
 
 /**
  * `revenue cohorts`: customers grouped by signup month (the UTC month their MRR first went
@@ -107,7 +109,7 @@ export function revenueCohorts(store: StorePort, o: {since?: number; until?: num
   if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)
   if (until - since > 100 * 366 * DAY) throw new InvalidInputError('the cohorts cover more than 100 years: narrow --since/--until')
   // Spans ending by the end of until's month are all that month k can see.
-  const cohorts = cohortTable(store.revenue.spans('month', monthStart(until - 1, 1)), since, until)
+  const cohorts = cohortTable(paying(historyStretches(store, 'month', monthStart(until - 1, 1))), since, until)
   const customers = cohorts.reduce((n, c) => n + c.customers, 0)
   return {
     cohorts,

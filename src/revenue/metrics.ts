@@ -157,18 +157,43 @@ export function percent(part: number, base: number): null | number {
   return base > 0 ? Math.round((part / base) * 10_000) / 100 : null
 }
 
+/** A number of months as an exact fraction [numerator, denominator] (a week is 12/52 of a month). */
+export type Months = readonly [bigint, bigint]
+
+/** n / d rounded half up (n, d >= 0, d > 0). */
+function divHalfUp(n: bigint, d: bigint): bigint {
+  return (2n * n + d) / (2n * d)
+}
+
 /**
- * The rates of one period: logo (customer) churn, revenue (gross MRR) churn and net revenue
- * retention in percent of the start of the period, null when nothing was paying at its
- * start; LTV in cents = ARPU / logo churn rate, ARPU per month and the churn rate brought to
- * a month (`monthsPerPeriod`), null while no customer churned.
+ * The movements of several periods pooled: their counts and amounts summed, so rates of the
+ * sums are each period's rate weighted by its starting base (the total row of a time report).
  */
-export function rates(m: Movements, arpuCents: null | number, monthsPerPeriod: number) {
+export function pooled(periods: readonly Movements[]): Movements {
+  const out = noMovements()
+  for (const m of periods) for (const k of Object.keys(out) as (keyof Movements)[]) out[k] += m[k]
+  return out
+}
+
+/**
+ * The rates of one period (or of pooled periods): logo (customer) churn, revenue (gross MRR)
+ * churn and net revenue retention in percent of the start, null when nothing was paying at
+ * the start; LTV in cents = ARPA / logo churn rate, with ARPA = `mrr` / `payingUsers` per
+ * month and the churn rate brought to a month (`months` per period), computed exactly and
+ * rounded to the cent once; null while no customer churned or none pays.
+ */
+export function rates(m: Movements, mrr: number, payingUsers: number, months: Months) {
   const lost = m.churned + m.contraction
-  const logoChurn = m.starting_customers > 0 ? m.churned_customers / m.starting_customers : null
+  let ltv: null | number = null
+  if (payingUsers > 0 && m.starting_customers > 0 && m.churned_customers > 0) {
+    // (mrr / users) x months / (churned / starting)
+    const n = BigInt(mrr) * BigInt(m.starting_customers) * months[0]
+    const d = BigInt(payingUsers) * BigInt(m.churned_customers) * months[1]
+    ltv = Number(divHalfUp(n, d))
+  }
   return {
     logo_churn_rate: percent(m.churned_customers, m.starting_customers),
-    ltv: arpuCents !== null && logoChurn !== null && logoChurn > 0 ? Math.round((arpuCents * monthsPerPeriod) / logoChurn) : null,
+    ltv,
     net_revenue_retention: percent(m.starting_mrr - lost + m.expansion, m.starting_mrr),
     revenue_churn_rate: percent(lost, m.starting_mrr),
   }

@@ -5,6 +5,7 @@ import type {StorePort} from '../store/port.js'
 import {
   compareEvents,
   type EventRef,
+  eventOfRecord,
   type FieldEvents,
   type FieldWrites,
   type Kind,
@@ -178,6 +179,15 @@ function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKe
   return {fe, key, kind, row, tomb}
 }
 
+/**
+ * A subscription's history takes every full-record event (a stale one too: it tells what the
+ * subscription was at its moment) and every applied update, as the record stood after it
+ * (docs/revenue.md, "Subscription history").
+ */
+function remember<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef): void {
+  if (table === 'subscriptions') store.revenue.saveSubscriptionEvents([eventOfRecord(values as SubscriptionValues, event)])
+}
+
 function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): void {
   store.revenue.logEvents([{action, event, key, kind}], appliedAt)
 }
@@ -190,11 +200,15 @@ export function applyFull<T extends RevenueTable>(store: StorePort, table: T, va
     const base = c.fe?.base ?? latestOf(c.row)
     const order = compareEvents(event, base)
     if (order === 0) return {outcome: 'duplicate', row: c.row}
-    if (order < 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
+    if (order < 0) {
+      remember(store, table, values, event)
+      return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
+    }
     const writes = writesNewerThan(c.fe?.fields ?? {}, event)
     const latest = laterEvent(latestOf(c.row), event)
     const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
     store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
+    remember(store, table, values, event)
     log(store, c.kind, 'create', c.key, event, appliedAt)
     return {outcome: 'updated', row}
   }
@@ -205,6 +219,7 @@ export function applyFull<T extends RevenueTable>(store: StorePort, table: T, va
   const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
   store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
   if (pending) store.revenue.savePending(c.kind, [[c.key, null]])
+  remember(store, table, values, event)
   log(store, c.kind, 'create', c.key, event, appliedAt)
   return {outcome: 'created', row}
 }
@@ -251,6 +266,7 @@ export function applyPartial<T extends RevenueTable>(
   const merged = {...resolve(store, table, c.row as ValuesOf<T>, all), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
   check(merged, c.row)
   store.revenue.save(table, [merged], [fieldOrder(base, latest, all)])
+  remember(store, table, merged, event)
   log(store, c.kind, 'update', c.key, event, appliedAt)
   return {outcome: 'updated', row: merged}
 }
@@ -263,6 +279,7 @@ export function applyDelete<T extends RevenueTable>(store: StorePort, table: T, 
     const base = c.fe?.base ?? latestOf(c.row)
     if (compareEvents(event, base) < 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
     store.revenue.remove(table, [k])
+    if (table === 'subscriptions') store.revenue.dropSubscriptionEvents(k, event)
     // Fields written after the delete wait for a create newer than it.
     const latest = latestOf(c.row)
     if (compareEvents(latest, event) > 0) store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe?.fields ?? {}, event), latest}]])

@@ -5,9 +5,6 @@
 
 export type Bucket = 'month' | 'quarter' | 'week'
 
-/** Months in one period of a bucket, for rates brought to a month (a week is 12/52 of a month, as amount_usd_monthly counts it). */
-export const MONTHS_PER: Record<Bucket, number> = {month: 1, quarter: 3, week: 12 / 52}
-
 /** The ISO date (UTC) of a moment. */
 export function day(seconds: number): string {
   return new Date(seconds * 1000).toISOString().slice(0, 10)

@@ -3,20 +3,20 @@ import {fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {ReportRow, RevenueReport} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
-import type {Figures, Period, Span} from '../store/port/revenue.js'
-import {type Movements, movements, noMovements, rates} from './metrics.js'
-import {type Bucket, buckets, day, MONTHS_PER, monthStart} from './periods.js'
+import type {Period} from '../store/port/revenue.js'
+import {type Movements, movements, noMovements, pooled, rates, type Months} from './metrics.js'
+import {type Bucket, buckets, day, monthStart} from './periods.js'
+import {figures, noFigures, paying, type Stretch, stretches, type SubscriptionFigures} from './timeline.js'
 
 /**
- * `revenue report`: figures in USD from the stored records (docs/revenue.md defines
- * each). There is no status history, so "live at a moment" is read from the current
- * record: an active subscription is live from its created date on, a canceled one from
- * created until its cancel_at (else canceled_at); trialing and pending ones are not.
+ * `revenue report`: figures in USD from the history of subscriptions (timeline.ts: each
+ * subscription's state over time, from the events it took) and the stored charges
+ * (docs/revenue.md defines each):
  *
- * - mrr: sum of amount_usd_monthly of the subscriptions live at the end of the period
- * - active_subscriptions: how many are live then; arpu = mrr / distinct users among them
- * - new_subscriptions: created in the period and active or canceled now (they paid)
- * - churned_subscriptions: canceled, with cancel_at (else canceled_at) in the period
+ * - mrr: the MRR of the subscriptions live at the end of the period
+ * - active_subscriptions: how many are live then; free_subscriptions: those of them adding no
+ *   MRR; arpu = mrr / distinct paying users (MRR above 0) then
+ * - new_subscriptions / churned_subscriptions: began / stopped being live in the period
  * - net_revenue: succeeded charges created in the period, minus what was refunded of them
  * - MRR movements, customers, churn and retention rates, LTV: metrics.ts
  */
@@ -32,22 +32,20 @@ export type ReportOptions = {
   until?: number
 }
 
-function empty(): Figures {
-  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
-}
-
 const usd = (cents: number) => fromMinor(cents, 'USD')
 
-function row(key: string, f: Figures, m: Movements, monthsPerPeriod: number): ReportRow {
-  const arpu = f.users > 0 ? Math.round(f.mrr / f.users) : null
-  const r = rates(m, arpu, monthsPerPeriod)
+/** Months in a period: rational, so LTV is exact (week 12/52, month 1, quarter 3, else days x 12/365). */
+const BUCKET_MONTHS: Record<Bucket, Months> = {month: [1n, 1n], quarter: [3n, 1n], week: [12n, 52n]}
+
+function row(key: string, f: SubscriptionFigures, net: number, m: Movements, months: Months, pool?: Movements): ReportRow {
+  const r = rates(pool ?? m, f.mrr, f.paying_users, months)
   return {
     active_subscriptions: f.active,
-    arpu: arpu === null ? null : usd(arpu),
+    arpu: f.paying_users > 0 ? usd(Math.round(f.mrr / f.paying_users)) : null,
     churned_subscriptions: f.churned,
     key,
     mrr: usd(f.mrr),
-    net_revenue: usd(f.net),
+    net_revenue: usd(net),
     new_subscriptions: f.new,
     starting_mrr: usd(m.starting_mrr),
     new_mrr: usd(m.new),
@@ -65,22 +63,28 @@ function row(key: string, f: Figures, m: Movements, monthsPerPeriod: number): Re
     revenue_churn_rate: r.revenue_churn_rate,
     net_revenue_retention: r.net_revenue_retention,
     ltv: r.ltv === null ? null : usd(r.ltv),
+    free_subscriptions: f.free,
   }
 }
 
-/** A window's length in months (365/12 days each), for the rates of totals and group rows. */
-function monthsIn(p: Period): number {
-  return ((p.end - p.start) / 86_400) * (12 / 365)
+/** A window's length in months (365/12 days each), for the rates of group rows. */
+function monthsIn(p: Period): Months {
+  return [BigInt(p.end - p.start) * 12n, 365n * 86_400n]
 }
 
-function groupSpans(spans: readonly Span[]): Map<string, Span[]> {
-  const out = new Map<string, Span[]>()
-  for (const s of spans) {
+function groupBy<T extends {key: string}>(items: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>()
+  for (const s of items) {
     const list = out.get(s.key)
     if (list) list.push(s)
     else out.set(s.key, [s])
   }
   return out
+}
+
+/** The live stretches of every subscription that began before `until`, grouped as `by` says. */
+export function historyStretches(store: StorePort, by: 'country' | 'month' | 'product', until: number): Stretch[] {
+  return stretches(store.revenue.history(by)).filter((s) => s.start < until)
 }
 
 export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport {
@@ -95,24 +99,33 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     const bucket = o.by
     const years = new Date(until * 1000).getUTCFullYear() - new Date(since * 1000).getUTCFullYear()
     if (years > (bucket === 'week' ? 20 : 100)) throw new InvalidInputError(`the report covers more than ${bucket === 'week' ? 20 : 100} years: narrow --since/--until`)
-    // Every period and the totals in one call to the store ("month" groups every period as "all").
+    // Every period and the totals from one read of the history and one of the charges.
     const periods = buckets(bucket, since, until)
-    const figures = store.revenue.figures('month', [...periods, window])
-    const spans = store.revenue.spans('month', until)
+    const all = historyStretches(store, 'month', until)
+    const subs = figures(all, [...periods, window])
+    const nets = store.revenue.netRevenue('month', [...periods, window])
+    const spans = paying(all)
     const moves = movements(spans, periods)
-    for (const [i, p] of periods.entries()) rows.push(row(p.key, figures[i].get('all') ?? empty(), moves[i], MONTHS_PER[bucket]))
-    totals = row('total', figures.at(-1)!.get('all') ?? empty(), movements(spans, [window])[0], monthsIn(window))
+    for (const [i, p] of periods.entries()) rows.push(row(p.key, subs[i].get('all') ?? noFigures(), nets[i].get('all') ?? 0, moves[i], BUCKET_MONTHS[bucket]))
+    // The total's rates are the periods' pooled (docs/revenue.md, "Rates"): a rate per period, as its rows have.
+    const k = periods.length
+    totals = row('total', subs[k].get('all') ?? noFigures(), nets[k].get('all') ?? 0, movements(spans, [window])[0], BUCKET_MONTHS[bucket], pooled(moves))
   } else {
-    const [groups] = store.revenue.figures(o.by, [window])
-    const spans = groupSpans(store.revenue.spans(o.by, until))
-    for (const k of [...groups.keys()].sort()) {
+    const all = historyStretches(store, o.by, until)
+    const [subs] = figures(all, [window])
+    const [nets] = store.revenue.netRevenue(o.by, [window])
+    const spans = groupBy(paying(all))
+    const keys = new Set([...subs.keys(), ...nets.keys()])
+    for (const k of [...keys].sort()) {
       const group = spans.get(k)
-      rows.push(row(k, groups.get(k)!, group ? movements(group, [window])[0] : noMovements(), monthsIn(window)))
+      rows.push(row(k, subs.get(k) ?? noFigures(), nets.get(k) ?? 0, group ? movements(group, [window])[0] : noMovements(), monthsIn(window)))
     }
     rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || (a.key < b.key ? -1 : 1))
-    // Distinct users do not add up across groups: the totals are their own query.
-    const all = store.revenue.figures('month', [window])[0].get('all') ?? empty()
-    totals = row('total', all, movements(store.revenue.spans('month', until), [window])[0], monthsIn(window))
+    // Distinct users do not add up across groups: the totals are their own read.
+    const whole = historyStretches(store, 'month', until)
+    const [wholeSubs] = figures(whole, [window])
+    const [wholeNet] = store.revenue.netRevenue('month', [window])
+    totals = row('total', wholeSubs.get('all') ?? noFigures(), wholeNet.get('all') ?? 0, movements(paying(whole), [window])[0], monthsIn(window))
   }
   const last = day(until - 1)
   return {

@@ -343,6 +343,8 @@ export const ReportRow = z.object({
   revenue_churn_rate: percent,
   net_revenue_retention: percent,
   ltv: z.number().nullable(),
+  // Live subscriptions adding no MRR (free plans, one-time products): in active_subscriptions, not in ARPU
+  free_subscriptions: z.number(),
 })
 export type ReportRow = z.output<typeof ReportRow>
 

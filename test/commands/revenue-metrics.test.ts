@@ -30,8 +30,9 @@ import {tempStore} from '../helpers/run.js'
  * Feb 0%, 0%, 280/250 = 112%, ARPU 305/5 = 61.00, LTV none (no churn)
  * Mar 0%, 40/305 = 13.11%, 265/305 = 86.89%, ARPU 300/6 = 50.00, LTV none
  * Apr 1/6 = 16.67%, 25/300 = 8.33%, 275/300 = 91.67%, ARPU 285/6 = 47.50, LTV 47.50 x 6 = 285.00
- * Window (Jan 1 to May 1, 120 days = 120 x 12/365 months): 2/4 = 50%, (55 + 40)/240 =
- * 39.58%, (240 + 30 - 40 - 55)/240 = 72.92%, LTV 47.50 x 3.9452 / 0.5 = 374.79.
+ * Total (the months pooled, docs/revenue.md "Rates"): logo churn (1 + 0 + 0 + 1) / (4 + 4 + 5
+ * + 6) = 2/19 = 10.53%, revenue churn (30 + 40 + 25) / (240 + 250 + 305 + 300) = 95/1095 =
+ * 8.68%, NRR (210 + 280 + 265 + 275) / 1095 = 94.06%, LTV 47.50 / (2/19) = 451.25.
  */
 let db: string
 
@@ -58,7 +59,7 @@ beforeAll(async () => {
 })
 
 const WINDOW = ['--since', '2026-01-01', '--until', '2026-04-30']
-const ZERO = {contraction_mrr: 0, churned_customers: 0, churned_mrr: 0, expansion_mrr: 0, net_revenue: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
+const ZERO = {contraction_mrr: 0, free_subscriptions: 0, churned_customers: 0, churned_mrr: 0, expansion_mrr: 0, net_revenue: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
 
 describe('revenue report: MRR movements, churn, retention, LTV', () => {
   it('by month and over the window equal the hand computation', async () => {
@@ -79,19 +80,20 @@ describe('revenue report: MRR movements, churn, retention, LTV', () => {
       contraction_mrr: 40,
       customers: 6,
       expansion_mrr: 30,
+      free_subscriptions: 0,
       key: 'total',
-      logo_churn_rate: 50,
-      ltv: 374.79,
+      logo_churn_rate: 10.53,
+      ltv: 451.25,
       mrr: 285,
       net_new_mrr: 45,
       net_revenue: 0,
-      net_revenue_retention: 72.92,
+      net_revenue_retention: 94.06,
       new_customers: 3,
       new_mrr: 75,
       new_subscriptions: 6,
       reactivated_customers: 1,
       reactivation_mrr: 35,
-      revenue_churn_rate: 39.58,
+      revenue_churn_rate: 8.68,
       starting_customers: 4,
       starting_mrr: 240,
     })
@@ -125,14 +127,14 @@ describe('revenue report: MRR movements, churn, retention, LTV', () => {
     expect(r.stdout).toMatch(/│ 2026-01 +│ 4 +│ 1 +│ 0 +│ 1 +│ 4 +│/)
     expect(r.stdout).toMatch(/│ 2026-01 +│ 25% +│ 12\.5% +│ 87\.5% +│ \$62\.50 +│ \$250\.00 +│/)
     expect(r.stdout).toMatch(/│ 2026-02 +│ 0% +│ 0% +│ 112% +│ \$61\.00 +│ - +│/)
-    expect(r.stdout).toMatch(/│ total +│ 50% +│ 39\.58% +│ 72\.92% +│ \$47\.50 +│ \$374\.79 +│/)
+    expect(r.stdout).toMatch(/│ total +│ 10\.53% +│ 8\.68% +│ 94\.06% +│ \$47\.50 +│ \$451\.25 +│/)
     expect(r.stdout).not.toContain('MRR trend') // not a terminal
     const csv = await runArgs(db, ['revenue', 'report', ...WINDOW, '--output', 'csv'])
     const [head, jan] = csv.stdout.trim().split('\n')
     expect(head).toBe(
-      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv',
+      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions',
     )
-    expect(jan).toBe('2026-01,250,4,1,1,0,62.5,240,40,0,0,30,0,10,4,4,1,0,1,25,12.5,87.5,250')
+    expect(jan).toBe('2026-01,250,4,1,1,0,62.5,240,40,0,0,30,0,10,4,4,1,0,1,25,12.5,87.5,250,0')
   })
 })
 

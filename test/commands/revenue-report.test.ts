@@ -22,14 +22,16 @@ import {tempStore} from '../helpers/run.js'
  * u2 12.50 throughout; u3 new 10 in February; u4 new 30.33 in March; u6 churns 20 on 02-15.
  * Jan: start 82.50 (u1 u2 u6), +9.99 -> 92.49; NRR 92.49 / 82.50 = 112.11%.
  * Feb: start 92.49, new 10, churned 20 -> 82.49; logo churn 1/3 = 33.33%, revenue churn
- *      20 / 92.49 = 21.62%, NRR 72.49 / 92.49 = 78.38%; LTV = ARPU 27.50 / (1/3) = 82.50.
+ *      20 / 92.49 = 21.62%, NRR 72.49 / 92.49 = 78.38%; LTV = ARPU (82.49 / 3) / (1/3) = 82.49
+ *      (exact: ARPU is not rounded to 27.50 before the division).
  * Mar: start 82.49, new 30.33 -> 112.82; no churn: NRR 100%, no LTV.
- * Window (90 days = 90 x 12/365 months): logo 1/3, revenue 20 / 82.50 = 24.24%, NRR
- * (82.50 + 9.99 - 20) / 82.50 = 87.87%, LTV 28.21 x 2.9589 x 3 = 250.41.
+ * Total (the months pooled): logo churn 1 / (3 + 3 + 3) = 11.11%, revenue churn 20 / (82.50
+ * + 92.49 + 82.49) = 7.77%, NRR (92.49 + 72.49 + 82.49) / 257.48 = 96.11%, LTV (112.82 / 4)
+ * / (1/9) = 253.845 -> 253.85.
  * By country: DE u1 50 + 9.99 and u3 new 10; US u4 new (nothing at the start: no rates);
  * FR u2 unchanged; unknown u6 churned (100%).
  */
-const NONE = {churned_customers: 0, churned_mrr: 0, contraction_mrr: 0, expansion_mrr: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
+const NONE = {free_subscriptions: 0, churned_customers: 0, churned_mrr: 0, contraction_mrr: 0, expansion_mrr: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
 let db: string
 
 async function sub(id: string, user: string, product: string, amount: string, currency: string, created: string, status: string, extra: string[] = []) {
@@ -70,7 +72,7 @@ describe('revenue report', () => {
     expect(r.json).toMatchObject({by: 'month', currency: 'USD', since: '2026-01-01', success: true, until: '2026-03-31'})
     expect(r.json.rows).toEqual([
       {...NONE, active_subscriptions: 4, arpu: 30.83, churned_subscriptions: 0, customers: 3, expansion_mrr: 9.99, key: '2026-01', logo_churn_rate: 0, ltv: null, mrr: 92.49, net_new_mrr: 9.99, net_revenue: 9.99, net_revenue_retention: 112.11, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.5},
-      {...NONE, active_subscriptions: 4, arpu: 27.5, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 3, key: '2026-02', logo_churn_rate: 33.33, ltv: 82.5, mrr: 82.49, net_new_mrr: -10, net_revenue: 112.5, net_revenue_retention: 78.38, new_customers: 1, new_mrr: 10, new_subscriptions: 1, revenue_churn_rate: 21.62, starting_customers: 3, starting_mrr: 92.49},
+      {...NONE, active_subscriptions: 4, arpu: 27.5, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 3, key: '2026-02', logo_churn_rate: 33.33, ltv: 82.49, mrr: 82.49, net_new_mrr: -10, net_revenue: 112.5, net_revenue_retention: 78.38, new_customers: 1, new_mrr: 10, new_subscriptions: 1, revenue_churn_rate: 21.62, starting_customers: 3, starting_mrr: 92.49},
       {...NONE, active_subscriptions: 5, arpu: 28.21, churned_subscriptions: 0, customers: 4, key: '2026-03', logo_churn_rate: 0, ltv: null, mrr: 112.82, net_new_mrr: 30.33, net_revenue: 0, net_revenue_retention: 100, new_customers: 1, new_mrr: 30.33, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.49},
     ])
     expect(r.json.totals).toEqual({
@@ -83,16 +85,16 @@ describe('revenue report', () => {
       customers: 4,
       expansion_mrr: 9.99,
       key: 'total',
-      logo_churn_rate: 33.33,
-      ltv: 250.41,
+      logo_churn_rate: 11.11,
+      ltv: 253.85,
       mrr: 112.82,
       net_new_mrr: 30.32,
       net_revenue: 122.49,
-      net_revenue_retention: 87.87,
+      net_revenue_retention: 96.11,
       new_customers: 2,
       new_mrr: 40.33,
       new_subscriptions: 3,
-      revenue_churn_rate: 24.24,
+      revenue_churn_rate: 7.77,
       starting_customers: 3,
       starting_mrr: 82.5,
     })
@@ -124,10 +126,10 @@ describe('revenue report', () => {
     expect(table.stdout).toContain('revenue 2026-01-01 to 2026-03-31 by month: MRR 112.82 USD')
     const csv = await runArgs(db, ['revenue', 'report', ...WINDOW, '--output', 'csv'])
     expect(csv.stdout.trim().split('\n')).toEqual([
-      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv',
-      '2026-01,92.49,4,1,0,9.99,30.83,82.5,0,9.99,0,0,0,9.99,3,3,0,0,0,0,0,112.11,',
-      '2026-02,82.49,4,1,1,112.5,27.5,92.49,10,0,0,20,0,-10,3,3,1,0,1,33.33,21.62,78.38,82.5',
-      '2026-03,112.82,5,1,0,0,28.21,82.49,30.33,0,0,0,0,30.33,3,4,1,0,0,0,0,100,',
+      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions',
+      '2026-01,92.49,4,1,0,9.99,30.83,82.5,0,9.99,0,0,0,9.99,3,3,0,0,0,0,0,112.11,,0',
+      '2026-02,82.49,4,1,1,112.5,27.5,92.49,10,0,0,20,0,-10,3,3,1,0,1,33.33,21.62,78.38,82.49,0',
+      '2026-03,112.82,5,1,0,0,28.21,82.49,30.33,0,0,0,0,30.33,3,4,1,0,0,0,0,100,,0',
     ])
     const defaults = await runArgs(db, ['revenue', 'report', '--json'])
     expect(defaults.json).toMatchObject({since: '2025-04-01', until: '2026-03-31'})

@@ -122,13 +122,13 @@ describe('rates', () => {
     const [jan, , mar] = movements(SPANS, MONTHS)
     // January: 1 of 4 customers churned: 25%; 30 of 240 lost: 12.5%; NRR (240 - 30) / 240 = 87.5%;
     // ARPU 62.50 (250 / 4 users) / 25% = 250.00.
-    expect(rates(jan, 6250, 1)).toEqual({logo_churn_rate: 25, ltv: 25_000, net_revenue_retention: 87.5, revenue_churn_rate: 12.5})
+    expect(rates(jan, 6250, 1, [1n, 1n])).toEqual({logo_churn_rate: 25, ltv: 25_000, net_revenue_retention: 87.5, revenue_churn_rate: 12.5})
     // March: no customer lost: LTV has no finite value; 40 / 305 = 13.11%; (305 - 40) / 305 = 86.89%.
-    expect(rates(mar, 5000, 1)).toEqual({logo_churn_rate: 0, ltv: null, net_revenue_retention: 86.89, revenue_churn_rate: 13.11})
+    expect(rates(mar, 5000, 1, [1n, 1n])).toEqual({logo_churn_rate: 0, ltv: null, net_revenue_retention: 86.89, revenue_churn_rate: 13.11})
     // A quarter's churn rate is per quarter: ARPU 50.00 x 3 months / 25% = 600.00.
-    expect(rates({...noMovements(), churned_customers: 1, starting_customers: 4, starting_mrr: 1}, 5000, 3).ltv).toBe(60_000)
+    expect(rates({...noMovements(), churned_customers: 1, starting_customers: 4, starting_mrr: 1}, 5000, 1, [3n, 1n]).ltv).toBe(60_000)
     // Nothing paying at the start: no rate.
-    expect(rates(noMovements(), null, 1)).toEqual({logo_churn_rate: null, ltv: null, net_revenue_retention: null, revenue_churn_rate: null})
+    expect(rates(noMovements(), 0, 0, [1n, 1n])).toEqual({logo_churn_rate: null, ltv: null, net_revenue_retention: null, revenue_churn_rate: null})
   })
 })
 

@@ -2,7 +2,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {setRate} from '../../src/fx/repository.js'
 import type {StorePort} from '../../src/store/port.js'
-import {recordKey} from '../../src/store/port/revenue.js'
+import {figures, paying, stretches} from '../../src/revenue/timeline.js'
+import {eventOfRecord, recordKey} from '../../src/store/port/revenue.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 import {addProduct, charge, keyOf, subscription, withoutId} from '../helpers/contract-fixtures.js'
 
@@ -94,7 +95,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(store.revenue.list('charges', {status: 'failed', user_id: 'u2'}).total).toBe(1)
   })
 
-  it('report figures: one map per period, grouped as asked', () => {
+  it('net charge revenue: one map per period, grouped as asked; subscription figures from the history', () => {
     const jan = Date.UTC(2026, 0, 1) / 1000
     const feb = Date.UTC(2026, 1, 1) / 1000
     const mar = Date.UTC(2026, 2, 1) / 1000
@@ -103,17 +104,22 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
       subscription({amount_usd_monthly_minor: 500, cancel_at: feb + 5, country: 'DE', created: jan + 20, origin_id: 's2', product_id: product, status: 'canceled', user_id: 'u2'}),
     ])
     store.revenue.save('charges', [charge({amount_refunded_usd_minor: 100, amount_usd_minor: 700, created: feb + 1, product_id: product})])
-    const [j, f] = store.revenue.figures('month', [
+    const periods = [
       {end: feb, start: jan},
       {end: mar, start: feb},
-    ])
-    expect(j.get('all')).toEqual({active: 2, churned: 0, mrr: 1500, net: 0, new: 2, users: 2})
-    expect(f.get('all')).toEqual({active: 1, churned: 1, mrr: 1000, net: 600, new: 0, users: 1})
-    const [byCountry] = store.revenue.figures('country', [{end: feb, start: jan}])
+    ]
+    const [jn, fn] = store.revenue.netRevenue('month', periods)
+    expect(jn.get('all') ?? 0).toBe(0)
+    expect(fn.get('all')).toBe(600)
+    expect(store.revenue.netRevenue('country', [{end: mar, start: feb}])[0]).toEqual(new Map([['DE', 600]]))
+    expect(store.revenue.netRevenue('product', [{end: mar, start: feb}])[0].get('pro_monthly')).toBe(600)
+    expect(store.revenue.netRevenue('month', [])).toEqual([])
+    const [j, f] = figures(stretches(store.revenue.history('month')), periods)
+    expect(j.get('all')).toEqual({active: 2, churned: 0, free: 0, mrr: 1500, new: 2, paying_users: 2})
+    expect(f.get('all')).toEqual({active: 1, churned: 1, free: 0, mrr: 1000, new: 0, paying_users: 1})
+    const [byCountry] = figures(stretches(store.revenue.history('country')), [{end: feb, start: jan}])
     expect([...byCountry.keys()].sort()).toEqual(['DE', 'US'])
     expect(byCountry.get('DE')!.mrr).toBe(500)
-    expect(store.revenue.figures('product', [{end: mar, start: feb}])[0].get('pro_monthly')!.net).toBe(600)
-    expect(store.revenue.figures('month', [])).toEqual([])
   })
 
   it('lists by the gateway id alone, across users and gateways', () => {
@@ -129,7 +135,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(store.revenue.list('charges', {origin_id: 'sub_x'}).total).toBe(0)
   })
 
-  it('spans: the paying stretches of subscriptions begun before a moment, grouped as asked', () => {
+  it('history: the paying stretches of subscriptions (a record without stored events is its own history), grouped as asked', () => {
     const jan = Date.UTC(2026, 0, 1) / 1000
     const feb = Date.UTC(2026, 1, 1) / 1000
     store.revenue.save('subscriptions', [
@@ -146,15 +152,45 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
       subscription({amount_usd_monthly_minor: 700, created: jan, origin_id: 'no_end', product_id: product, status: 'canceled'}),
       subscription({amount_usd_monthly_minor: 700, created: feb, origin_id: 'later', product_id: product}),
     ])
-    const sorted = (by: 'country' | 'month' | 'product') => store.revenue.spans(by, feb).sort((a, b) => a.start - b.start)
-    expect(sorted('month')).toEqual([
+    const spans = (by: 'country' | 'month' | 'product', until: number) =>
+      paying(stretches(store.revenue.history(by)))
+        .filter((s) => s.start < until)
+        .map(({sub: _sub, ...s}) => s)
+        .sort((a, b) => a.start - b.start)
+    expect(spans('month', feb)).toEqual([
       {end: null, key: 'all', mrr: 1000, start: jan, user_id: 'u1'},
       {end: feb, key: 'all', mrr: 500, start: jan + 1, user_id: 'u2'},
       {end: jan + 9, key: 'all', mrr: 300, start: jan + 2, user_id: 'u3'},
     ])
-    expect(sorted('country').map((s) => s.key)).toEqual(['US', 'DE', 'unknown'])
-    expect(sorted('product').map((s) => s.key)).toEqual(['pro_monthly', 'pro_monthly', 'pro_monthly'])
-    expect(store.revenue.spans('month', jan)).toEqual([])
+    expect(spans('country', feb).map((s) => s.key)).toEqual(['US', 'DE', 'unknown'])
+    expect(spans('product', feb).map((s) => s.key)).toEqual(['pro_monthly', 'pro_monthly', 'pro_monthly'])
+    expect(spans('month', jan)).toEqual([])
+    expect(store.revenue.history('month').every((e) => e.record)).toBe(true)
+  })
+
+  it('subscription events: saved once per id, read with the record as the history of existing subscriptions only', () => {
+    const s1 = subscription({amount_usd_monthly_minor: 1000, created: 1000, latest_event_id: 'import:3000:2:b', latest_event_timestamp: 3000, origin_id: 's1', product_id: product})
+    store.revenue.save('subscriptions', [s1])
+    const first = {...eventOfRecord(s1, {id: 'import:1000:2:a', timestamp: 1000}), amount_usd_monthly_minor: 500, trial_end: 900, trial_start: 800}
+    const last = eventOfRecord(s1)
+    store.revenue.saveSubscriptionEvents([first, last])
+    // The same id again is left as it is (an import row read again).
+    store.revenue.saveSubscriptionEvents([{...first, amount_usd_monthly_minor: 1}])
+    // A subscription that does not exist (deleted): its events are not history.
+    store.revenue.saveSubscriptionEvents([{...first, origin_id: 'gone'}])
+    const history = store.revenue.history('product').sort((a, b) => a.event_timestamp - b.event_timestamp || Number(a.record) - Number(b.record))
+    expect(history).toEqual([
+      {...first, key: 'pro_monthly', record: false},
+      {...last, key: 'pro_monthly', record: false},
+      {...last, key: 'pro_monthly', record: true},
+    ])
+    // The month's growth from 500 to 1000 at the later event; the record's event is not counted twice.
+    expect(stretches(store.revenue.history('month')).map(({end, mrr, start}) => ({end, mrr, start}))).toEqual([
+      {end: 3000, mrr: 500, start: 1000},
+      {end: null, mrr: 1000, start: 3000},
+    ])
+    store.revenue.dropSubscriptionEvents(keyOf(s1), {id: 'import:3000:2:b', timestamp: 3000})
+    expect(store.revenue.history('month').filter((e) => !e.record).map((e) => e.event_id)).toEqual(['import:3000:2:b'])
   })
 
   it('FX history of a currency is ascending by date, each rate tagged snapshot or not', () => {

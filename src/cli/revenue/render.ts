@@ -94,6 +94,7 @@ export function csvColumns(by: string): Column<ReportRow>[] {
     'revenue_churn_rate',
     'net_revenue_retention',
     'ltv',
+    'free_subscriptions',
   ] as const
   return [{header: by, value: (r) => r.key}, ...[...first, ...rest].map((f) => ({header: f, value: (r: ReportRow) => r[f]}))]
 }

@@ -93,6 +93,120 @@ export const CHARGE_COLUMNS = [
   'latest_event_id',
 ] as const satisfies readonly (keyof ChargeValues)[]
 
+/**
+ * Columns of a subscription import row: the record's (SUBSCRIPTION_COLUMNS), then the trial
+ * dates the export row showed whatever its status. The record keeps trial dates only while
+ * trialing (the spec's rule); the subscription's history (SubscriptionEvent) keeps them, so
+ * a trial that ended without payment stays a trial there. A row of SUBSCRIPTION_COLUMNS
+ * alone is taken too (no trial dates seen beyond the record's).
+ */
+export const SUBSCRIPTION_IMPORT_COLUMNS = [...SUBSCRIPTION_COLUMNS, 'seen_trial_start', 'seen_trial_end'] as const
+
+/**
+ * One event of a subscription's history (docs/revenue.md, "Subscription history"): the
+ * subscription as an event showed it at the event's moment. Every import row and every
+ * applied single write is one; the report derives the subscription's state over time from
+ * them, so the order they were delivered in does not matter. Trial dates are the ones the
+ * event showed, kept whatever the status.
+ */
+export type SubscriptionEvent = {
+  amount_minor: null | number
+  amount_usd_monthly_minor: null | number
+  cancel_at: null | number
+  canceled_at: null | number
+  country: null | string
+  created: null | number
+  currency: null | string
+  event_id: string
+  event_timestamp: number
+  interval: null | string
+  interval_count: null | number
+  origin: string
+  origin_id: string
+  product_id: null | number
+  status: string
+  trial_end: null | number
+  trial_start: null | number
+  user_id: string
+}
+
+/** Column order of the subscription_events table. */
+export const SUBSCRIPTION_EVENT_COLUMNS = [
+  'user_id',
+  'origin',
+  'origin_id',
+  'event_id',
+  'event_timestamp',
+  'product_id',
+  'country',
+  'created',
+  'interval',
+  'interval_count',
+  'status',
+  'cancel_at',
+  'canceled_at',
+  'trial_start',
+  'trial_end',
+  'currency',
+  'amount_minor',
+  'amount_usd_monthly_minor',
+] as const satisfies readonly (keyof SubscriptionEvent)[]
+
+/** A subscription's record as the event that wrote it (trial dates as the record has them). */
+export function eventOfRecord(v: SubscriptionValues, event: EventRef = {id: v.latest_event_id, timestamp: v.latest_event_timestamp}): SubscriptionEvent {
+  return {
+    amount_minor: v.amount_minor,
+    amount_usd_monthly_minor: v.amount_usd_monthly_minor,
+    cancel_at: v.cancel_at,
+    canceled_at: v.canceled_at,
+    country: v.country,
+    created: v.created,
+    currency: v.currency,
+    event_id: event.id,
+    event_timestamp: event.timestamp,
+    interval: v.interval,
+    interval_count: v.interval_count,
+    origin: v.origin,
+    origin_id: v.origin_id,
+    product_id: v.product_id,
+    status: v.status,
+    trial_end: v.trial_end,
+    trial_start: v.trial_start,
+    user_id: v.user_id,
+  }
+}
+
+/**
+ * The event of a subscription import row (SUBSCRIPTION_IMPORT_COLUMNS, or SUBSCRIPTION_COLUMNS
+ * alone): the record's values at the row's event, with the trial dates the row showed.
+ */
+export function eventOfImportRow(row: readonly unknown[]): SubscriptionEvent {
+  const v: Record<string, unknown> = {}
+  SUBSCRIPTION_COLUMNS.forEach((c, i) => (v[c] = row[i]))
+  const e = eventOfRecord(v as SubscriptionValues)
+  const n = SUBSCRIPTION_COLUMNS.length
+  e.trial_start = (row[n] as null | number | undefined) ?? e.trial_start
+  e.trial_end = (row[n + 1] as null | number | undefined) ?? e.trial_end
+  return e
+}
+
+/**
+ * SQL of the event columns (SUBSCRIPTION_EVENT_COLUMNS order) read from a table of import rows
+ * aliased `s` (a stage with SUBSCRIPTION_IMPORT_COLUMNS).
+ */
+export const EVENT_FROM_IMPORT_SQL = SUBSCRIPTION_EVENT_COLUMNS.map((c) =>
+  c === 'event_id' ? 's.latest_event_id' : c === 'event_timestamp' ? 's.latest_event_timestamp' : c === 'trial_start' || c === 'trial_end' ? `COALESCE(s.seen_${c}, s.${c})` : `s.${c}`,
+).join(', ')
+
+/**
+ * One event of a subscription's history as the report reads it (RevenueRepository.history):
+ * the event, with the report's group of the event (country, product api_id or "all") and,
+ * per subscription, the record's latest event (`latest_*`), which the history ends with.
+ * `record` marks the record itself read as an event (its latest), for records whose latest
+ * event has no stored event (one merged from partial updates kept for it).
+ */
+export type HistoryEvent = SubscriptionEvent & {key: string; record: boolean}
+
 export type RevenueTable = 'charges' | 'subscriptions'
 export type ValuesOf<T extends RevenueTable> = T extends 'charges' ? ChargeValues : SubscriptionValues
 export type RowOf<T extends RevenueTable> = T extends 'charges' ? ChargeRow : SubscriptionRow
@@ -207,18 +321,14 @@ export type ListFilters = {
 /** How `revenue report` groups: by month (one group "all" per period), country or product api_id. */
 export type By = 'country' | 'month' | 'product'
 
-/** The figures of one group of one period, in USD cents (docs/revenue.md defines each). */
-export type Figures = {active: number; churned: number; mrr: number; net: number; new: number; users: number}
 
 /** A period [start, end) in UNIX seconds. */
 export type Period = {end: number; start: number}
 
 /**
- * One paying stretch of a subscription, what MRR movements and cohorts are computed from
- * (src/revenue/metrics.ts): the subscription adds `mrr` USD cents a month to its user's
- * MRR at every moment t with start < t <= end (the same "live" rule as the report's
- * figures: an active subscription from `created` on, a canceled one until its cancel_at,
- * else canceled_at). `end` is null while it runs. `key` is the report's group (country,
+ * One stretch of a subscription's life, derived from its history (src/revenue/timeline.ts):
+ * the subscription adds `mrr` USD cents a month to its user's MRR at every moment t with
+ * start < t <= end; `end` is null while it runs. `key` is the report's group (country,
  * product api_id, or "all").
  */
 export type Span = {end: null | number; key: string; mrr: number; start: number; user_id: string}
@@ -260,17 +370,26 @@ export interface RevenueRepository {
   latestDeletes(kind: Kind, keys?: readonly string[]): Map<string, EventRef>
   /** Records matching the filters, newest first (created, then id), and the total before the limit. */
   list<T extends RevenueTable>(table: T, filters: ListFilters): {rows: RowOf<T>[]; total: number}
-  /** The report's figures per group, one map per period, in order. */
-  figures(by: By, periods: readonly Period[]): Map<string, Figures>[]
   /**
-   * Every paying stretch of a subscription that began before `until` (UNIX seconds), grouped
-   * as `by` says: subscriptions `active` or `canceled` with a `created` date and
-   * `amount_usd_monthly_minor` > 0, a canceled one only when it ended after it began
-   * (end = COALESCE(cancel_at, canceled_at) > created). In any order (the engine groups and
-   * sorts). The whole history is read (a customer's earlier stretches tell a reactivation
-   * from a new customer); one row per subscription, so it is bulk by nature.
+   * Net charge revenue per group (USD cents: `succeeded` charges created in the period, their
+   * USD amount minus the USD value refunded), one map per period, in order.
    */
-  spans(by: By, until: number): Span[]
+  netRevenue(by: By, periods: readonly Period[]): Map<string, number>[]
+  /**
+   * Record subscription events (an import row, an applied single write). An event id a
+   * subscription has already is left as it is (the same row imported again).
+   */
+  saveSubscriptionEvents(events: readonly SubscriptionEvent[]): void
+  /** Forget the events of a subscription older than `before` (a delete: a newer create starts afresh). */
+  dropSubscriptionEvents(key: RecordKey, before: EventRef): void
+  /**
+   * The history of every subscription that exists, grouped as `by` says (the group of each
+   * event: its country, else the user's stored country, else "unknown"; its product's api_id):
+   * every stored event of the subscription, and the record itself as an event (`record`
+   * true; its latest event, trial dates as the record has them). In any order (the engine
+   * sorts); the whole history is read, so it is bulk by nature.
+   */
+  history(by: By): HistoryEvent[]
   /** One currency's FX history (units per USD), read once per currency by imports. */
   fxHistory(currency: string): FxHistory
 }

@@ -3,6 +3,7 @@ import {
   CHARGE_COLUMNS,
   compareEvents,
   type EventRef,
+  eventOfImportRow,
   type FieldEvents,
   type FieldWrites,
   judge,
@@ -13,6 +14,7 @@ import {
   type Resolve,
   type RevenueTable,
   SUBSCRIPTION_COLUMNS,
+  SUBSCRIPTION_IMPORT_COLUMNS,
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
@@ -91,7 +93,9 @@ class PgImportWriter implements ImportWriter {
   private lost = false
   /** Products the open batch refers to, checked and locked (KEY SHARE: they cannot be deleted before the batch commits). */
   private readonly batchProducts = new Set<number>()
+  /** The columns of an import row (subscriptions: the record's, then the trial dates seen) and of the record. */
   private readonly columns: readonly string[]
+  private readonly recordColumns: readonly string[]
   private readonly stage: string
   private readonly merge: string
   private readonly update: string
@@ -126,7 +130,8 @@ class PgImportWriter implements ImportWriter {
     private readonly resolve: Resolve<RevenueTable> | undefined,
   ) {
     const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
-    this.columns = columns
+    this.recordColumns = columns
+    this.columns = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
     this.iProduct = columns.indexOf('product_id')
     this.iTs = columns.indexOf('latest_event_timestamp')
     this.iId = columns.indexOf('latest_event_id')
@@ -185,7 +190,8 @@ class PgImportWriter implements ImportWriter {
     this.copyDirect = `COPY ${table} (${cols}) FROM STDIN`
     // The staging table: the import columns of the target, no constraints (the target checks them).
     sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
-    sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols} FROM ${table} WITH NO DATA`)
+    const seen = table === 'subscriptions' ? ', NULL::bigint AS seen_trial_start, NULL::bigint AS seen_trial_end' : ''
+    sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols}${seen} FROM ${table} WITH NO DATA`)
   }
 
   writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
@@ -208,14 +214,21 @@ class PgImportWriter implements ImportWriter {
     // pass, so it meets the first one's result, as row-by-row writing would.
     const passes: (readonly unknown[])[][] = []
     const seen = new Map<string, number>()
+    const width = this.columns.length
+    /** Subscription rows for the history (every row not stale against a delete). */
+    const history: (readonly unknown[])[] = []
     for (let i = from; i < to; i++) {
-      const row = rows[i]
+      let row = rows[i]
+      // A subscription row of the record's columns alone: no trial dates seen beyond the record's.
+      if (row.length < width) row = [...row, ...Array.from({length: width - row.length}, () => null)]
+      if (this.table === 'subscriptions' && !this.dryRun) history.push(row)
       const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
       if (tombstones.size > 0 || pending.size > 0) {
         const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         const t = tombstones.get(key)
         if (t !== undefined && compareEvents(event, t) < 0) {
           counts.stale++
+          if (history.at(-1) === row) history.pop()
           continue
         }
         const p = pending.get(key)
@@ -241,6 +254,7 @@ class PgImportWriter implements ImportWriter {
       ;(passes[n] ??= []).push(row)
     }
     this.flushPasses(passes)
+    if (history.length > 0 && !this.lost) this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
   }
 
   /** Copy each pass to the staging table and merge it. */
@@ -313,7 +327,8 @@ class PgImportWriter implements ImportWriter {
         break
       }
     }
-    this.sql.copyFrom(this.copyDirect, copyText(sorted))
+    const n = this.recordColumns.length
+    this.sql.copyFrom(this.copyDirect, copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
     return true
   }
 
@@ -338,7 +353,7 @@ class PgImportWriter implements ImportWriter {
   /** The row as a values object (column name -> cell). */
   private valuesOf(row: readonly unknown[]): Record<string, unknown> {
     const v: Record<string, unknown> = {}
-    this.columns.forEach((c, i) => (v[c] = row[i]))
+    this.recordColumns.forEach((c, i) => (v[c] = row[i]))
     return v
   }
 

@@ -1,7 +1,7 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
 import type {PgSync} from './client.js'
-import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL} from './schema.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
 export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
@@ -42,6 +42,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       pg.exec(PG_V4_SQL)
     },
     version: 4,
+  },
+  {
+    name: 'subscription history: one row per event a subscription took (docs/revenue.md)',
+    up(pg) {
+      pg.exec(PG_V5_SQL)
+    },
+    version: 5,
   },
 ]
 

@@ -5,8 +5,8 @@ import {
   type EventRef,
   type FieldEvents,
   type FieldWrites,
-  type Figures,
   type FxHistory,
+  type HistoryEvent,
   type Kind,
   type ListFilters,
   type LoggedEvent,
@@ -16,8 +16,9 @@ import {
   type RevenueRepository,
   type RevenueTable,
   type RowOf,
-  type Span,
   SUBSCRIPTION_COLUMNS,
+  SUBSCRIPTION_EVENT_COLUMNS,
+  type SubscriptionEvent,
   type ValuesOf,
 } from '../port/revenue.js'
 import {int, type Sql} from './support.js'
@@ -49,16 +50,10 @@ export const ID_ORDER = 'COLLATE "C"'
 /** Keys as one JSON parameter ($n), a relation of (user_id, origin, origin_id, n) in the order given. */
 export const KEYS = (p: string) => `ROWS FROM (jsonb_to_recordset(${p}::jsonb) AS (user_id text, origin text, origin_id text)) WITH ORDINALITY AS k(user_id, origin, origin_id, n)`
 
-const LIVE = `(t.created < $2 AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= $2)))`
-
 function groupKey(by: By): string {
   if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
   if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
   return "'all'"
-}
-
-function empty(): Figures {
-  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
 }
 
 /** PostgreSQL adapter of the revenue repository (the same semantics as ../sqlite/revenue.ts): a chunk is one statement. */
@@ -188,55 +183,50 @@ export class PgRevenue implements RevenueRepository {
     return {rows, total}
   }
 
-  figures(by: By, periods: readonly Period[]): Map<string, Figures>[] {
+  netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
     if (periods.length === 0) return []
-    const key = groupKey(by)
-    // One statement for every period (one snapshot), the periods as arrays: $1 starts, $2 ends of
-    // each period are bound per row of the periods relation.
-    const per = (body: string) => body.replaceAll('$1', 'pr.s').replaceAll('$2', 'pr.e')
-    const rows = this.sql.rows<{active: number; churned: number; k: string; mrr: number | string; n: number; net: number | string; new: number; users: number}>(
+    // One statement for every period (one snapshot), the periods as arrays.
+    const rows = this.sql.rows<{k: string; n: number; net: number | string}>(
       `WITH pr AS (SELECT s, e, n FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS x(s, e, n))
-       SELECT n, k, sum(active)::bigint AS active, sum(mrr)::bigint AS mrr, sum(users)::bigint AS users, sum(new)::bigint AS new, sum(churned)::bigint AS churned, sum(net)::bigint AS net FROM (
-         SELECT pr.n, q.k, q.active, q.mrr, q.users, 0 AS new, 0 AS churned, 0 AS net FROM pr, LATERAL (
-           SELECT ${key} AS k, count(*) AS active, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users
-           FROM subscriptions t WHERE ${per(LIVE)} GROUP BY 1) q
-         UNION ALL
-         SELECT pr.n, q.k, 0, 0, 0, q.c, 0, 0 FROM pr, LATERAL (
-           SELECT ${key} AS k, count(*) AS c FROM subscriptions t WHERE t.created >= pr.s AND t.created < pr.e AND t.status IN ('active', 'canceled') GROUP BY 1) q
-         UNION ALL
-         SELECT pr.n, q.k, 0, 0, 0, 0, q.c, 0 FROM pr, LATERAL (
-           SELECT ${key} AS k, count(*) AS c FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= pr.s AND COALESCE(t.cancel_at, t.canceled_at) < pr.e GROUP BY 1) q
-         UNION ALL
-         SELECT pr.n, q.k, 0, 0, 0, 0, 0, q.net FROM pr, LATERAL (
-           SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t
-           WHERE t.status = 'succeeded' AND t.created >= pr.s AND t.created < pr.e GROUP BY 1) q
-       ) g GROUP BY n, k ORDER BY n, k COLLATE "C"`,
+       SELECT pr.n, q.k, q.net FROM pr, LATERAL (
+         SELECT ${groupKey(by)} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0)::bigint AS net FROM charges t
+         WHERE t.status = 'succeeded' AND t.created >= pr.s AND t.created < pr.e GROUP BY 1) q
+       ORDER BY pr.n, q.k COLLATE "C"`,
       [periods.map((p) => p.start), periods.map((p) => p.end)],
     )
-    const out = periods.map(() => new Map<string, Figures>())
-    for (const r of rows) {
-      const f = empty()
-      f.active = int(r.active)
-      f.mrr = int(r.mrr)
-      f.users = int(r.users)
-      f.new = int(r.new)
-      f.churned = int(r.churned)
-      f.net = int(r.net)
-      out[int(r.n) - 1].set(r.k, f)
-    }
+    const out = periods.map(() => new Map<string, number>())
+    for (const r of rows) out[int(r.n) - 1].set(r.k, int(r.net))
     return out
   }
 
-  spans(by: By, until: number): Span[] {
-    return this.sql.rows<Span>(
-      `SELECT ${groupKey(by)} AS key, t.user_id AS user_id, t.created AS start,
-         CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
-       FROM subscriptions t
-       WHERE t.created IS NOT NULL AND t.created < $1 AND t.amount_usd_monthly_minor > 0
-         AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))
-       ORDER BY t.id`,
-      [until],
+  saveSubscriptionEvents(events: readonly SubscriptionEvent[]): void {
+    if (events.length === 0) return
+    const cols = SUBSCRIPTION_EVENT_COLUMNS.join(', ')
+    this.sql.run(
+      `INSERT INTO subscription_events (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::subscription_events, $1::jsonb) ON CONFLICT DO NOTHING`,
+      [JSON.stringify(events.map((e) => Object.fromEntries(SUBSCRIPTION_EVENT_COLUMNS.map((c) => [c, e[c]]))))],
     )
+  }
+
+  dropSubscriptionEvents(key: RecordKey, before: EventRef): void {
+    this.sql.run(
+      `DELETE FROM subscription_events WHERE user_id = $1 AND origin = $2 AND origin_id = $3 AND (event_timestamp, event_id ${ID_ORDER}) < ($4::bigint, $5::text ${ID_ORDER})`,
+      [key.user_id, key.origin, key.origin_id, before.timestamp, before.id],
+    )
+  }
+
+  history(by: By): HistoryEvent[] {
+    const cols = SUBSCRIPTION_EVENT_COLUMNS.map((c) => `t.${c}`).join(', ')
+    const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
+    // One statement: one snapshot.
+    return this.sql
+      .rows<HistoryEvent>(
+        `SELECT ${groupKey(by)} AS key, false AS record, ${cols} FROM subscription_events t
+           WHERE EXISTS (SELECT FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
+         UNION ALL
+         SELECT ${groupKey(by)} AS key, true AS record, ${record} FROM subscriptions t`,
+      )
+      .map((r) => ({...r, event_timestamp: int(r.event_timestamp)}))
   }
 
   fxHistory(currency: string): FxHistory {

@@ -90,3 +90,44 @@ CREATE TABLE pending_fields (
   PRIMARY KEY (kind, record_key)
 ) WITHOUT ROWID;
 `
+
+/**
+ * Schema version 5: the history of subscriptions (docs/revenue.md, "Subscription history").
+ * One row per event a subscription took (an import row, an applied single write): the
+ * subscription as that event showed it, trial dates kept whatever the status. The report
+ * derives each subscription's state over time from its events, so the order rows and files
+ * were delivered in does not matter. Event ids are unique per subscription (an import row's
+ * id is its moment, precedence and fingerprint: the same row again is the same event). No
+ * foreign key on product_id: the history keeps the plan an event named.
+ */
+export const SUBSCRIPTION_EVENTS_SQL = `
+CREATE TABLE subscription_events (
+  user_id                  TEXT NOT NULL,
+  origin                   TEXT NOT NULL,
+  origin_id                TEXT NOT NULL,
+  event_id                 TEXT NOT NULL,
+  event_timestamp          INTEGER NOT NULL,
+  product_id               INTEGER,
+  country                  TEXT,
+  created                  INTEGER,
+  interval                 TEXT,
+  interval_count           INTEGER,
+  status                   TEXT NOT NULL,
+  cancel_at                INTEGER,
+  canceled_at              INTEGER,
+  trial_start              INTEGER,
+  trial_end                INTEGER,
+  currency                 TEXT,
+  amount_minor             INTEGER,
+  amount_usd_monthly_minor INTEGER,
+  PRIMARY KEY (user_id, origin, origin_id, event_id)
+) WITHOUT ROWID;
+`
+
+/** Every subscription a store held before version 5 starts its history with its record, as of its latest event. */
+export const SUBSCRIPTION_EVENTS_BACKFILL_SQL = `
+INSERT INTO subscription_events (user_id, origin, origin_id, event_id, event_timestamp, product_id, country, created, interval, interval_count,
+  status, cancel_at, canceled_at, trial_start, trial_end, currency, amount_minor, amount_usd_monthly_minor)
+SELECT user_id, origin, origin_id, latest_event_id, latest_event_timestamp, product_id, country, created, interval, interval_count,
+  status, cancel_at, canceled_at, trial_start, trial_end, currency, amount_minor, amount_usd_monthly_minor FROM subscriptions;
+`

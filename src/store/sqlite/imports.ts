@@ -8,6 +8,8 @@ import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter,
 import {
   CHARGE_COLUMNS,
   compareEvents,
+  EVENT_FROM_IMPORT_SQL,
+  eventOfImportRow,
   type EventRef,
   type FieldEvents,
   type FieldWrites,
@@ -19,6 +21,8 @@ import {
   type Resolve,
   type RevenueTable,
   SUBSCRIPTION_COLUMNS,
+  SUBSCRIPTION_EVENT_COLUMNS,
+  SUBSCRIPTION_IMPORT_COLUMNS,
   writesNewerThan,
 } from '../port/revenue.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
@@ -53,6 +57,8 @@ type Stage = {
   drop: string
   /** All of it sorted into the table at once. */
   flush: Statement
+  /** Subscriptions: every row into the history (subscription_events), the ones it has already left alone. */
+  history: Statement | undefined
   insert: Statement
   dropKeyIndex: string
   keyIndex: string
@@ -272,7 +278,9 @@ class SqliteImportWriter implements ImportWriter {
   private pending: Map<string, PendingFields>
   /** The external stages (externalStages) and their folder, once made. */
   private external: undefined | {dir: string; stages: Stage[]}
+  /** The columns of an import row (subscriptions: the record's, then the trial dates seen) and of the record. */
   private readonly columns: readonly string[]
+  private readonly recordColumns: readonly string[]
   private readonly kind: Kind
   private readonly iProduct: number
   private readonly iTs: number
@@ -285,8 +293,9 @@ class SqliteImportWriter implements ImportWriter {
     private readonly dryRun: boolean,
     private readonly resolve: Resolve<RevenueTable> | undefined,
   ) {
-    const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
+    const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
     this.columns = columns
+    this.recordColumns = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
     this.kind = table === 'charges' ? 'charge' : 'subscription'
     // The key is the first three columns (user_id, origin, origin_id).
     this.iProduct = columns.indexOf('product_id')
@@ -339,8 +348,11 @@ class SqliteImportWriter implements ImportWriter {
     const {tombstones, pending} = this
     const check = tombstones.size > 0 || pending.size > 0
     const stage = this.dryRun ? undefined : (this.stages[this.cur] ??= this.makeStage(this.cur))
+    const width = this.columns.length
     for (let i = from; i < to; i++) {
-      const row = rows[i]
+      let row = rows[i]
+      // A subscription row of the record's columns alone: no trial dates seen beyond the record's.
+      if (row.length < width) row = [...row, ...Array.from({length: width - row.length}, () => null)]
       if (check) {
         const event: EventRef = {id: row[iId] as string, timestamp: row[iTs] as number}
         const key = recordKey(row[0] as string, row[1] as string, row[2] as string)
@@ -357,6 +369,7 @@ class SqliteImportWriter implements ImportWriter {
           if (stage) {
             this.batchProducts.add(row[iProduct] as number)
             this.writeExisting(row, event)
+            this.remember(row)
             continue
           }
         }
@@ -483,8 +496,13 @@ class SqliteImportWriter implements ImportWriter {
       return
     }
     const verdict = judge(event, latest)
-    if (verdict === 'apply') st.replaceRow.run(...row.slice(3), row[0], row[1], row[2])
+    if (verdict === 'apply') st.replaceRow.run(...row.slice(3, this.recordColumns.length), row[0], row[1], row[2])
     this.count(verdict)
+  }
+
+  /** A subscription row written at once (not staged) into the history. */
+  private remember(row: readonly unknown[]): void {
+    if (this.table === 'subscriptions') this.revenue.saveSubscriptionEvents([eventOfImportRow(row)])
   }
 
   /**
@@ -514,7 +532,8 @@ class SqliteImportWriter implements ImportWriter {
     }
     // In key order, and in file order within a key: the first row of a new key makes it.
     // (WHERE true: an upsert after a SELECT needs one to parse.)
-    const select = `INSERT INTO main.${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM ${t}`
+    const rec = this.recordColumns.join(', ')
+    const select = `INSERT INTO main.${table} (${rec}) SELECT ${rec} FROM ${t}`
     const order = `ORDER BY ${key}, rowid ON CONFLICT (${key}) DO NOTHING`
     return {
       clear: db.prepare(`DELETE FROM ${t}`),
@@ -522,6 +541,12 @@ class SqliteImportWriter implements ImportWriter {
       dropKeyIndex: `DROP INDEX IF EXISTS ${t}_key`,
       drop: `DROP TABLE IF EXISTS ${t}`,
       flush: db.prepare(`${select} WHERE true ${order}`),
+      history:
+        table === 'subscriptions'
+          ? db.prepare(
+              `INSERT INTO main.subscription_events (${SUBSCRIPTION_EVENT_COLUMNS.join(', ')}) SELECT ${EVENT_FROM_IMPORT_SQL} FROM ${t} AS s WHERE true ORDER BY ${key} ON CONFLICT DO NOTHING`,
+            )
+          : undefined,
       insert: db.prepare(`INSERT INTO ${t} VALUES (${cols.map(() => '?').join(', ')})`),
       keyIndex: `CREATE INDEX IF NOT EXISTS ${t}_key ON ${name} (${key})`,
       page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),
@@ -547,6 +572,7 @@ class SqliteImportWriter implements ImportWriter {
     const {staged} = stage
     if (staged === 0) return
     const max = this.maxId()
+    stage.history?.run()
     const inserted = stage.flush.run().changes
     this.tally.inserted += inserted
     if (inserted < staged) {
@@ -608,6 +634,7 @@ class SqliteImportWriter implements ImportWriter {
     const latest = laterEvent(p.latest, event)
     this.batchProducts.add(row[this.iProduct] as number)
     this.st.insertNew.run({...this.merged(row, writes, latest), field_events: this.fieldOrder(event, latest, writes)})
+    this.remember(row)
     this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
     return true

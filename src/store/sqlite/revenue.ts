@@ -4,10 +4,10 @@ import {
   CHARGE_COLUMNS,
   compareEvents,
   type EventRef,
-  type Figures,
   type FieldEvents,
   type FieldWrites,
   type FxHistory,
+  type HistoryEvent,
   type Kind,
   type ListFilters,
   type LoggedEvent,
@@ -17,8 +17,9 @@ import {
   type RevenueRepository,
   type RevenueTable,
   type RowOf,
-  type Span,
   SUBSCRIPTION_COLUMNS,
+  SUBSCRIPTION_EVENT_COLUMNS,
+  type SubscriptionEvent,
   type ValuesOf,
 } from '../port/revenue.js'
 import {SNAPSHOT} from './fx.js'
@@ -77,28 +78,28 @@ export function parseFieldEvents(json: null | string | undefined): FieldEvents |
   return json ? (JSON.parse(json) as FieldEvents) : null
 }
 
-const LIVE = `(t.created < @end AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @end)))`
-
 function groupKey(by: By): string {
   if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
   if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
   return "'all'"
 }
 
-function empty(): Figures {
-  return {active: 0, churned: 0, mrr: 0, net: 0, new: 0, users: 0}
-}
-
 /** SQLite adapter of the revenue repository: every statement prepared once per store. */
 export class SqliteRevenue implements RevenueRepository {
   private readonly tables = new Map<RevenueTable, TableStatements>()
-  private readonly reports = new Map<By, ReturnType<SqliteRevenue['prepareFigures']>>()
-  private readonly spanStatements = new Map<By, ReturnType<DB['prepare']>>()
+  private readonly nets = new Map<By, ReturnType<DB['prepare']>>()
+  private readonly histories = new Map<By, ReturnType<DB['prepare']>>()
   private readonly s
 
   constructor(private readonly db: DB) {
     this.s = {
       applied: db.prepare('SELECT 1 FROM events WHERE event_id = ?').pluck(),
+      dropEvents: db.prepare(
+        'DELETE FROM subscription_events WHERE user_id = ? AND origin = ? AND origin_id = ? AND (event_timestamp < ? OR (event_timestamp = ? AND event_id < ?))',
+      ),
+      saveEvent: db.prepare(
+        `INSERT INTO subscription_events (${SUBSCRIPTION_EVENT_COLUMNS.join(', ')}) VALUES (${SUBSCRIPTION_EVENT_COLUMNS.map((c) => `@${c}`).join(', ')}) ON CONFLICT DO NOTHING`,
+      ),
       deletesOf: db.prepare("SELECT record_key, event_id AS id, timestamp FROM events WHERE kind = ? AND action = 'delete'"),
       fx: db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true),
       latestDelete: db.prepare("SELECT event_id AS id, timestamp FROM events WHERE kind = ? AND record_key = ? AND action = 'delete' ORDER BY timestamp DESC, event_id DESC LIMIT 1"),
@@ -219,54 +220,44 @@ export class SqliteRevenue implements RevenueRepository {
     return {rows, total}
   }
 
-  private prepareFigures(by: By) {
-    const key = groupKey(by)
-    const db = this.db
-    return {
-      churned: db.prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) >= @start AND COALESCE(t.cancel_at, t.canceled_at) < @end GROUP BY k`),
-      live: db.prepare(`SELECT ${key} AS k, count(*) AS n, COALESCE(sum(t.amount_usd_monthly_minor), 0) AS mrr, count(DISTINCT t.user_id) AS users FROM subscriptions t WHERE ${LIVE} GROUP BY k`),
-      net: db.prepare(`SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`),
-      started: db.prepare(`SELECT ${key} AS k, count(*) AS n FROM subscriptions t WHERE t.created >= @start AND t.created < @end AND t.status IN ('active', 'canceled') GROUP BY k`),
+  netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
+    let st = this.nets.get(by)
+    if (!st) {
+      st = this.db.prepare(
+        `SELECT ${groupKey(by)} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`,
+      )
+      this.nets.set(by, st)
     }
-  }
-
-  figures(by: By, periods: readonly Period[]): Map<string, Figures>[] {
-    let st = this.reports.get(by)
-    if (!st) this.reports.set(by, (st = this.prepareFigures(by)))
     const q = st
     // One read transaction: every period sees the same store.
-    return this.db.transaction(() =>
-      periods.map(({end, start}) => {
-        const out = new Map<string, Figures>()
-        const get = (k: string) => {
-          let f = out.get(k)
-          if (!f) out.set(k, (f = empty()))
-          return f
-        }
-        const p = {end, start}
-        for (const r of q.live.all(p) as {k: string; mrr: number; n: number; users: number}[]) Object.assign(get(r.k), {active: r.n, mrr: r.mrr, users: r.users})
-        for (const r of q.started.all(p) as {k: string; n: number}[]) get(r.k).new = r.n
-        for (const r of q.churned.all(p) as {k: string; n: number}[]) get(r.k).churned = r.n
-        for (const r of q.net.all(p) as {k: string; net: number}[]) get(r.k).net = r.net
-        return out
-      }),
-    )()
+    return this.db.transaction(() => periods.map(({end, start}) => new Map((q.all({end, start}) as {k: string; net: number}[]).map((r) => [r.k, r.net]))))()
   }
 
-  spans(by: By, until: number): Span[] {
-    let st = this.spanStatements.get(by)
+  saveSubscriptionEvents(events: readonly SubscriptionEvent[]): void {
+    this.chunk(() => {
+      for (const e of events) this.s.saveEvent.run(e)
+    }, events.length)
+  }
+
+  dropSubscriptionEvents(key: RecordKey, before: EventRef): void {
+    this.s.dropEvents.run(key.user_id, key.origin, key.origin_id, before.timestamp, before.timestamp, before.id)
+  }
+
+  history(by: By): HistoryEvent[] {
+    let st = this.histories.get(by)
     if (!st) {
-      const key = groupKey(by)
+      const cols = (t: string) => SUBSCRIPTION_EVENT_COLUMNS.map((c) => `${t}.${c}`).join(', ')
+      const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
       st = this.db.prepare(
-        `SELECT ${key} AS key, t.user_id AS user_id, t.created AS start,
-           CASE WHEN t.status = 'active' THEN NULL ELSE COALESCE(t.cancel_at, t.canceled_at) END AS "end", t.amount_usd_monthly_minor AS mrr
-         FROM subscriptions t
-         WHERE t.created IS NOT NULL AND t.created < ? AND t.amount_usd_monthly_minor > 0
-           AND (t.status = 'active' OR (t.status = 'canceled' AND COALESCE(t.cancel_at, t.canceled_at) > t.created))`,
+        `SELECT ${groupKey(by)} AS key, 0 AS record, ${cols('t')} FROM subscription_events t
+           WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
+         UNION ALL
+         SELECT ${groupKey(by)} AS key, 1 AS record, ${record} FROM subscriptions t`,
       )
-      this.spanStatements.set(by, st)
+      this.histories.set(by, st)
     }
-    return st.all(until) as Span[]
+    const q = st
+    return this.db.transaction(() => ((q as unknown as {all: () => unknown[]}).all() as (Omit<HistoryEvent, 'record'> & {record: number})[]).map((r) => ({...r, record: r.record === 1})))()
   }
 
   fxHistory(currency: string): FxHistory {

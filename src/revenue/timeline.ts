@@ -1,0 +1,177 @@
+import {compareEvents, type HistoryEvent, type Period, type Span} from '../store/port/revenue.js'
+
+/**
+ * A subscription's state over time, from its history (docs/revenue.md, "Subscription
+ * history"): the events it took (import rows, single writes), each the subscription as of
+ * its moment. Sorted by (timestamp, id), the order every event obeys, so the result is the
+ * same whatever order rows, files and writes were delivered in.
+ *
+ * - The first event describes the subscription from its beginning (an export row is all we
+ *   may know of the months before it); each later event from its own moment on. At moment t
+ *   the subscription is as the last event before t says (start < t <= end, as MRR counts).
+ * - An event shows the subscription live (counted in MRR and active) when its status is
+ *   `active` or `canceled`: from `created`, or from `trial_end` when it had a trial (a trial
+ *   is not MRR: it starts counting when it ends), until `cancel_at` (else `canceled_at`) when
+ *   canceled. A trial that ended without payment (canceled at or before its trial end) is
+ *   never live: never in MRR, churn or cohorts.
+ * - A status that stops the subscription (`canceled`, or `pending` such as an unpaid one)
+ *   takes effect from the event's moment: the months before keep their MRR, and the churn
+ *   falls when it happened. An amount or plan that changes in place is an expansion or
+ *   contraction at the moment of the event that shows it.
+ */
+
+/** A live stretch of one subscription (`sub`: its record key), with the MRR it adds (0: free or one-time). */
+export type Stretch = Span & {sub: string}
+
+const LIVE_STATUSES: ReadonlySet<string> = new Set(['active', 'canceled'])
+
+/** The stretch (lo, hi] of an event's window in which it shows the subscription live, or undefined. */
+function liveIn(e: HistoryEvent, lo: number, hi: number): undefined | {end: number; start: number} {
+  if (!LIVE_STATUSES.has(e.status) || e.created === null) return undefined
+  let from = e.created
+  if (e.trial_end !== null && e.trial_end > from) from = e.trial_end
+  let to = Number.POSITIVE_INFINITY
+  if (e.status === 'canceled') {
+    const end = e.cancel_at ?? e.canceled_at
+    if (end === null) return undefined
+    to = end
+  }
+  const start = Math.max(from, lo)
+  const end = Math.min(to, hi)
+  return start < end ? {end, start} : undefined
+}
+
+/** The events of one subscription in event order, its record last unless the record's event is stored. */
+function ordered(events: HistoryEvent[]): HistoryEvent[] {
+  const record = events.find((e) => e.record)
+  let out = events.filter((e) => !e.record)
+  if (record && !out.some((e) => e.event_id === record.event_id)) out.push(record)
+  // Events newer than the record's latest cannot be (the record takes every newer event); kept out all the same.
+  if (record) out = out.filter((e) => compareEvents({id: e.event_id, timestamp: e.event_timestamp}, {id: record.event_id, timestamp: record.event_timestamp}) <= 0)
+  return out.sort((a, b) => compareEvents({id: a.event_id, timestamp: a.event_timestamp}, {id: b.event_id, timestamp: b.event_timestamp}))
+}
+
+/** The live stretches of every subscription of a history (RevenueRepository.history). */
+export function stretches(history: readonly HistoryEvent[]): Stretch[] {
+  const subs = new Map<string, HistoryEvent[]>()
+  for (const e of history) {
+    const sub = `${e.user_id}\u0000${e.origin}\u0000${e.origin_id}`
+    const list = subs.get(sub)
+    if (list) list.push(e)
+    else subs.set(sub, [e])
+  }
+  const out: Stretch[] = []
+  for (const [sub, events] of subs) {
+    const list = ordered(events)
+    let last: Stretch | undefined
+    for (const [i, e] of list.entries()) {
+      const lo = i === 0 ? Number.NEGATIVE_INFINITY : list[i].event_timestamp
+      const hi = i === list.length - 1 ? Number.POSITIVE_INFINITY : list[i + 1].event_timestamp
+      const live = liveIn(e, lo, hi)
+      if (!live) continue
+      const mrr = e.amount_usd_monthly_minor ?? 0
+      const end = live.end === Number.POSITIVE_INFINITY ? null : live.end
+      // One stretch while nothing the report sees changes.
+      if (last && last.end === live.start && last.mrr === mrr && last.key === e.key) {
+        last.end = end
+        continue
+      }
+      last = {end, key: e.key, mrr, start: live.start, sub, user_id: e.user_id}
+      out.push(last)
+    }
+  }
+  return out
+}
+
+/** What `revenue report` counts of subscriptions in one group of one period (USD cents). */
+export type SubscriptionFigures = {
+  /** Live at the period's end. */
+  active: number
+  /** Stopped being live in the period (a cancel, an unpaid status). */
+  churned: number
+  /** Live at the end and adding no MRR (a free plan, a one-time product). */
+  free: number
+  mrr: number
+  /** Began being live in the period. */
+  new: number
+  /** Distinct users with MRR above 0 at the end. */
+  paying_users: number
+}
+
+export function noFigures(): SubscriptionFigures {
+  return {active: 0, churned: 0, free: 0, mrr: 0, new: 0, paying_users: 0}
+}
+
+/** The first index of sorted `xs` with xs[i] >= t (`strict`: > t). */
+function lowerBound(xs: readonly number[], t: number, strict = false): number {
+  let lo = 0
+  let hi = xs.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if (strict ? xs[mid] <= t : xs[mid] < t) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/**
+ * The figures of each group, one map per period (periods sorted by start, each [start, end);
+ * they may overlap, e.g. the buckets and then the whole window). A subscription's stretches
+ * that touch (one ends where the next begins, in the same group) are one run: it begins
+ * (new) and ends (churned) once.
+ */
+export function figures(all: readonly Stretch[], periods: readonly Period[]): Map<string, SubscriptionFigures>[] {
+  const out = periods.map(() => new Map<string, SubscriptionFigures>())
+  const users = periods.map(() => new Map<string, Set<string>>())
+  const get = (i: number, key: string) => {
+    let f = out[i].get(key)
+    if (!f) out[i].set(key, (f = noFigures()))
+    return f
+  }
+  // Run boundaries: the starts and ends where no stretch of the same subscription and group continues.
+  const ends = new Set<string>()
+  const starts = new Set<string>()
+  for (const s of all) {
+    starts.add(`${s.sub}\u0001${s.key}\u0001${s.start}`)
+    if (s.end !== null) ends.add(`${s.sub}\u0001${s.key}\u0001${s.end}`)
+  }
+  const order = periods.map((p, i) => ({i, p})).sort((a, b) => a.p.end - b.p.end)
+  const byEnd = order.map((o) => o.p.end)
+  const counted = periods.map(() => ({churned: new Set<string>(), new: new Set<string>()}))
+  for (const s of all) {
+    // Live at a period's end e: start < e <= end.
+    const from = lowerBound(byEnd, s.start, true)
+    const to = s.end === null ? byEnd.length : lowerBound(byEnd, s.end, true)
+    for (let j = from; j < to; j++) {
+      const i = order[j].i
+      const f = get(i, s.key)
+      f.active++
+      f.mrr += s.mrr
+      if (s.mrr > 0) {
+        let u = users[i].get(s.key)
+        if (!u) users[i].set(s.key, (u = new Set()))
+        u.add(s.user_id)
+      } else f.free++
+    }
+    const begins = !ends.has(`${s.sub}\u0001${s.key}\u0001${s.start}`)
+    const stops = s.end !== null && !starts.has(`${s.sub}\u0001${s.key}\u0001${s.end}`)
+    if (!begins && !stops) continue
+    for (const [i, p] of periods.entries()) {
+      if (begins && s.start >= p.start && s.start < p.end && !counted[i].new.has(`${s.sub}\u0001${s.key}`)) {
+        counted[i].new.add(`${s.sub}\u0001${s.key}`)
+        get(i, s.key).new++
+      }
+      if (stops && s.end! >= p.start && s.end! < p.end && !counted[i].churned.has(`${s.sub}\u0001${s.key}`)) {
+        counted[i].churned.add(`${s.sub}\u0001${s.key}`)
+        get(i, s.key).churned++
+      }
+    }
+  }
+  for (const [i, groups] of users.entries()) for (const [key, u] of groups) get(i, key).paying_users = u.size
+  return out
+}
+
+/** The stretches that add MRR (what movements and cohorts are computed from). */
+export function paying(all: readonly Stretch[]): Stretch[] {
+  return all.filter((s) => s.mrr > 0)
+}
