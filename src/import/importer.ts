@@ -295,7 +295,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
         const stages = stagePaths && {batch: batchSize, maxRejects: MAX_PENDING_REJECTS, paths: stagePaths}
-        const pipeline = startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT, stages}, {onHeader: () => layout})
+        const pipeline = await startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT, stages}, {onHeader: () => layout})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
       } catch (error) {

@@ -1,16 +1,16 @@
 import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
-import {Worker} from 'node:worker_threads'
+import {MessageChannel, Worker} from 'node:worker_threads'
 
 import {RowUnpacker} from './packed-rows.js'
 import type {MainMessage, PostedMessage, WorkerInput, WorkerMessage} from './worker.js'
 
 /**
- * Start the import worker (worker.ts) and read its messages. Built, the worker is
- * dist/src/import/worker.js. Run from the TypeScript sources (tests, bin/dev.js) it is
+ * Start the import's reader (worker.ts) and read its messages. Built, its worker is
+ * dist/src/import/reader-worker.js. Run from the TypeScript sources (tests, bin/dev.js) it is
  * bundled once per process with esbuild (a dev dependency, like tsx) into
  * node_modules/.cache/pricectl/: one file a new worker loads in a few milliseconds, where
  * loading its thirty-odd modules through a TypeScript loader took about half a second.
@@ -26,13 +26,13 @@ let sourceBundle: URL | undefined
 
 function workerEntry(): URL {
   const here = new URL(import.meta.url)
-  if (!here.pathname.endsWith('.ts')) return new URL('worker.js', here)
+  if (!here.pathname.endsWith('.ts')) return new URL('reader-worker.js', here)
   if (sourceBundle && existsSync(sourceBundle)) return sourceBundle
   const require = createRequire(import.meta.url)
   const esbuild = require('esbuild') as typeof import('esbuild')
   const result = esbuild.buildSync({
     bundle: true,
-    entryPoints: [fileURLToPath(new URL('worker.ts', here))],
+    entryPoints: [fileURLToPath(new URL('reader-worker.ts', here))],
     format: 'esm',
     packages: 'external',
     platform: 'node',
@@ -62,12 +62,25 @@ export const WORKER_OLD_GENERATION_MB = 48
 /** The import worker's young-generation limit (MB). */
 export const WORKER_YOUNG_GENERATION_MB = 32
 
-export function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Pipeline {
+/**
+ * Regular files up to this size are read in the writer's thread, over a MessageChannel: a
+ * worker costs about 0.3 s to start and load the engine, more than reading such a file
+ * beside the writer takes (docs/performance.md, "Import").
+ */
+export const IN_THREAD_MAX_BYTES = 1024 * 1024
+
+type Reader = {
+  close(): Promise<void>
+  on(event: 'error' | 'exit' | 'message', listener: (value: any) => void): unknown
+  postMessage(m: MainMessage): void
+}
+
+function readerWorker(input: WorkerInput): Reader {
   const worker = new Worker(workerEntry(), {
     // Parsing allocates a string per cell: a roomier young generation lets them die there
     // (32 MB, not 12: the reader is the import's critical path since the writer stages and
     // sorts its rows, and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS;
-    // docs/performance.md "Import", session 8).
+    // docs/performance.md "Import").
     // The old generation is capped: V8 otherwise lets it grow to ~80 MB of garbage (rows
     // promoted while they wait to be posted) between two full collections, which is most of
     // the import's peak RSS; the worker's live data stays near 12 MB (a message's rows and
@@ -75,6 +88,42 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
     resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB},
     workerData: input,
   })
+  let exited = false
+  worker.on('exit', () => (exited = true))
+  return {
+    close: async () => {
+      if (!exited) await worker.terminate()
+    },
+    on: (event, listener) => worker.on(event, listener),
+    postMessage: (m) => worker.postMessage(m),
+  }
+}
+
+async function readerInThread(input: WorkerInput): Promise<Reader> {
+  const {readExport} = await import('./worker.js')
+  const {port1, port2} = new MessageChannel()
+  readExport(input, port2)
+  return {
+    close: async () => {
+      port1.close()
+      port2.close()
+    },
+    on: (event, listener) => (event === 'message' ? port1.on('message', listener) : port1),
+    postMessage: (m) => port1.postMessage(m),
+  }
+}
+
+function smallFile(path: string): boolean {
+  try {
+    const s = statSync(path)
+    return s.isFile() && s.size <= IN_THREAD_MAX_BYTES
+  } catch {
+    return false
+  }
+}
+
+export async function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Promise<Pipeline> {
+  const worker = smallFile(input.file) ? await readerInThread(input) : readerWorker(input)
   const queue: PostedMessage[] = []
   // The worker's rows arrive packed (packed-rows.ts): unpacked as the writer takes them, in order.
   const unpacker = new RowUnpacker()
@@ -117,9 +166,7 @@ export function startPipeline(input: WorkerInput, options: PipelineOptions = {})
   }
   return {
     ack: () => worker.postMessage('ack'),
-    close: async () => {
-      if (!exited) await worker.terminate()
-    },
+    close: () => worker.close(),
     messages: messages(),
     send: (m) => worker.postMessage(m),
   }

@@ -1,5 +1,4 @@
 import {closeSync, openSync, readSync} from 'node:fs'
-import {parentPort, workerData} from 'node:worker_threads'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, type SubscriptionValues} from '../revenue/store.js'
@@ -88,27 +87,6 @@ export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, '
  * (run when this thread would otherwise wait; ImportCheckpoints).
  */
 export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'}
-
-const input = workerData as WorkerInput
-const port = parentPort!
-
-let inFlight = 0
-let wake: (() => void) | undefined
-let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
-/** The writer committed a batch since the last checkpoint this thread ran. */
-let checkpointWanted = false
-/** External stages the main thread has committed (may be emptied and filled again). */
-const stageFree = [true, true]
-port.on('message', (m: MainMessage) => {
-  if (m === 'ack' || m.type === 'checkpoint' || m.type === 'free') {
-    if (m === 'ack') inFlight--
-    else if (m.type === 'free') stageFree[m.stage] = true
-    else checkpointWanted = true
-    const w = wake
-    wake = undefined
-    w?.()
-  } else if (m.type === 'layout') layoutReady?.(m)
-})
 
 /** The largest record an export row may be; larger is a broken file, not a payment. */
 export const MAX_RECORD_CHARS = 1024 * 1024
@@ -224,251 +202,278 @@ const READ_BYTES = 64 * 1024
  */
 const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 
-async function main(): Promise<void> {
-  const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
-  const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
-  // Rows go straight into the packer through one reused array (for PostgreSQL they are
-  // kept as arrays until the message is sorted, then packed).
-  const packer = new RowPacker(columns, input.batchRows)
-  const scratch = new Array<unknown>(columns.length)
-  let header: string[] | undefined
-  let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
-  let store: StorePort | undefined
-  /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
-  let checkpoints: null | undefined | WalCheckpoints
-  let sortRows = false
-  // Records read before the mapper exists (the layout arrives after the header), and their lines.
-  let early: string[][] = []
-  let earlyLines: number[] = []
-  let rows: unknown[][] = []
-  const rowCount = () => packer.rows + rows.length
-  let rejects: [number, string, string[]][] = []
-  let chars = 0
-  let read = 0
-  let bytes = 0
-  // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
-  let replacementBefore = false
-
-  // External stages (input.stages): rows go into stage `cur` (begun: `started`) until the
-  // batch is full, then it is completed and handed to the main thread, and the other one
-  // takes the rows once the main thread has committed what it held (stageFree). Until then
-  // (`blocked`) records wait in `held`, in order.
-  let stages: ExternalStages | undefined
-  let cur = 0
-  let started = false
-  let blocked = false
-  let held: (() => void)[] = []
-  let inBatch = 0
-  /** The stage handed over last (with rows). */
-  let handed: number | undefined
-  let stagedRows = 0
-  let sinceProgress = 0
-  const stageProducts = new Set<number>()
-  const takeSettled = () => mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}
-
-  /** The batch in stage `cur` is full (or the file ended): committed there, and handed over. */
-  const completeStage = () => {
-    if (started) stages!.complete(cur)
-    port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies PostedMessage)
-    if (started) {
-      stageFree[cur] = false
-      handed = cur
-      cur = 1 - cur
-    }
-    started = false
-    stagedRows = 0
-    stageProducts.clear()
-    rejects = []
-    chars = 0
-    inBatch = 0
-    sinceProgress = 0
-    if (!stageFree[cur]) blocked = true
-  }
-
-  /** A row or reject counted into the staged batch (as the main thread counts a batch: rows and rejects). */
-  const counted = () => {
-    if (++inBatch >= input.stages!.batch || rejects.length >= input.stages!.maxRejects) completeStage()
-    else if (++sinceProgress >= input.batchRows) {
-      sinceProgress = 0
-      port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies PostedMessage)
-    }
-  }
-
-  /** Map the records held while the next stage was not free, waiting for it (and checkpointing meanwhile). */
-  const drain = async () => {
-    while (blocked || held.length > 0) {
-      while (blocked) {
-        // The main thread's messages (a stage freed) are taken only while this thread waits.
-        if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
-        if (stageFree[cur]) {
-          blocked = false
-          break
-        }
-        await waitForWriter()
-      }
-      let k = 0
-      while (!blocked && k < held.length) held[k++]()
-      held = held.slice(k)
-    }
-  }
-
-  /**
-   * One step of waiting for the writer: the checkpoint it asked for, if any (the time to copy
-   * what it committed into the file), else until the main thread's next message.
-   */
-  const waitForWriter = async () => {
-    if (checkpointWanted) {
-      checkpointWanted = false
-      checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
-      checkpoints?.run()
-      return
-    }
-    await new Promise<void>((resolve) => {
-      wake = resolve
-    })
-  }
-
-  const post = () => {
-    if (rowCount() === 0 && rejects.length === 0) return
-    if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
-    const packed = packer.take()
-    // The typed arrays are exact-size copies made for this message: moved to the main thread,
-    // not copied again (docs/performance.md, "Issue 19: import, session 10").
-    const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
-    port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
-    inFlight++
-    rows = []
-    rejects = []
-    chars = 0
-  }
-
-  // The line of the last rejected row when it was unreadable (kept across posts).
-  let lastUnreadable = -1
-  const reject = (line: number, reason: string, cells: string[]) => {
-    rejects.push([line, reason, cells])
-    lastUnreadable = -1
-  }
-
-  /**
-   * Map one record as soon as it is read: its cells die young (a scavenge), instead of
-   * surviving in a chunk's worth of records until mapped and being promoted to the old
-   * generation (docs/performance.md, "Import").
-   */
-  const mapRecord = (record: string[], endLine: number, check = false) => {
-    read++
-    let size = 0
-    for (let i = 0; i < record.length; i++) size += record[i].length
-    chars += size
-    // (check: a record held for a stage, mapped after its read's U+FFFD state moved on.)
-    const problem = recordProblem(record, size, check || replacementBefore || reader.replacementPending)
-    if (problem) {
-      // An oversized record goes to the rejects file shortened, cell by cell.
-      reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
-    } else {
-      const width = header!.length
-      const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
-      if (typeof r === 'string') reject(startLine(endLine, record), r, record)
-      else if (stages) {
-        if (!started) {
-          stages.start(cur)
-          started = true
-        }
-        stages.insert(cur, toRow(r, scratch))
-        stageProducts.add(r.product_id as number)
-        stagedRows++
-      } else if (sortRows) rows.push(toRow(r))
-      else packer.add(toRow(r, scratch))
-    }
-    if (stages) counted()
-    else if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
-  }
-
-  /** A record read: mapped now, or held while the next stage is not free. */
-  const take = (record: string[], endLine: number) => {
-    if (blocked) held.push(() => mapRecord(record, endLine, true))
-    else mapRecord(record, endLine)
-  }
-
-  const reader = new CsvReader({
-    record(record, endLine) {
-      if (header === undefined) {
-        header = record
-        port.postMessage({header, type: 'header'} satisfies PostedMessage)
-        return
-      }
-      if (mapper) take(record, endLine)
-      else {
-        early.push(record)
-        earlyLines.push(endLine)
-      }
-    },
-    unreadable(line, reason) {
-      // One broken record can raise several errors: report it once.
-      if (line === lastUnreadable) return
-      lastUnreadable = line
-      const unreadable = () => {
-        read++
-        reject(line, `unreadable CSV record: ${reason}`, [])
-        lastUnreadable = line
-        if (stages) counted()
-        else if (mapper && rowCount() + rejects.length >= input.batchRows) post()
-      }
-      if (blocked) held.push(unreadable)
-      else unreadable()
-    },
-  })
-
-  /** The main thread picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
-  const makeMapper = async () => {
-    const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
-      layoutReady = resolve
-    })
-    // As the main thread opened it: on read-only media too (a dry run on a read-only store).
-    // This thread's storage exponents are the store's record, as in the main thread.
-    store = openReaderStore(input.db)
-    sortRows = store.kind === 'postgres'
-    if (input.stages && store.kind === 'sqlite') stages = openImportStages(input.stages.paths)
-    const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
-    const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
-    // Telling products apart by price needs the pricing engine: loaded only when rows name products.
-    if (made.readsProducts) await loadPricingEngine()
-    mapper = made
-    for (let i = 0; i < early.length; i++) take(early[i], earlyLines[i])
-    early = []
-    earlyLines = []
-  }
-
-  const fd = openSync(input.file, 'r')
-  const buf = Buffer.allocUnsafe(READ_BYTES)
-  try {
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null)
-      if (n === 0) break
-      bytes += n
-      reader.write(buf.subarray(0, n))
-      if (header !== undefined && mapper === undefined) await makeMapper()
-      if (stages) await drain()
-      if (mapper) replacementBefore = reader.takeReplacementSeen()
-      while (inFlight >= input.maxInFlight) await waitForWriter()
-    }
-    reader.end()
-    if (header !== undefined && mapper === undefined) await makeMapper()
-    if (stages) {
-      await drain()
-      if (inBatch > 0) completeStage()
-      // While the main thread sorts the last batch in, copy the batches it committed before
-      // into the store's file: its last COMMIT then checkpoints only the last batch's pages
-      // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
-      // worker stages rows").
-      while (handed !== undefined && !stageFree[handed]) await waitForWriter()
-    } else post()
-    port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
-  } finally {
-    closeSync(fd)
-    checkpoints?.close()
-    stages?.close()
-    store?.close()
-  }
+/** What the reader talks to the writer through: a worker's parentPort, or one end of a MessageChannel in the writer's thread. */
+export type ReaderPort = {
+  on(event: 'message', listener: (m: MainMessage) => void): unknown
+  postMessage(m: PostedMessage, transfer?: ArrayBuffer[]): void
 }
 
-main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies PostedMessage))
+/** Read input.file and post what it holds to the writer over `port` (see the top of this file). */
+export function readExport(input: WorkerInput, port: ReaderPort): void {
+  let inFlight = 0
+  let wake: (() => void) | undefined
+  let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
+  /** The writer committed a batch since the last checkpoint this thread ran. */
+  let checkpointWanted = false
+  /** External stages the main thread has committed (may be emptied and filled again). */
+  const stageFree = [true, true]
+  port.on('message', (m: MainMessage) => {
+    if (m === 'ack' || m.type === 'checkpoint' || m.type === 'free') {
+      if (m === 'ack') inFlight--
+      else if (m.type === 'free') stageFree[m.stage] = true
+      else checkpointWanted = true
+      const w = wake
+      wake = undefined
+      w?.()
+    } else if (m.type === 'layout') layoutReady?.(m)
+  })
+
+  async function main(): Promise<void> {
+    const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
+    const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
+    // Rows go straight into the packer through one reused array (for PostgreSQL they are
+    // kept as arrays until the message is sorted, then packed).
+    const packer = new RowPacker(columns, input.batchRows)
+    const scratch = new Array<unknown>(columns.length)
+    let header: string[] | undefined
+    let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
+    let store: StorePort | undefined
+    /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
+    let checkpoints: null | undefined | WalCheckpoints
+    let sortRows = false
+    // Records read before the mapper exists (the layout arrives after the header), and their lines.
+    let early: string[][] = []
+    let earlyLines: number[] = []
+    let rows: unknown[][] = []
+    const rowCount = () => packer.rows + rows.length
+    let rejects: [number, string, string[]][] = []
+    let chars = 0
+    let read = 0
+    let bytes = 0
+    // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
+    let replacementBefore = false
+
+    // External stages (input.stages): rows go into stage `cur` (begun: `started`) until the
+    // batch is full, then it is completed and handed to the main thread, and the other one
+    // takes the rows once the main thread has committed what it held (stageFree). Until then
+    // (`blocked`) records wait in `held`, in order.
+    let stages: ExternalStages | undefined
+    let cur = 0
+    let started = false
+    let blocked = false
+    let held: (() => void)[] = []
+    let inBatch = 0
+    /** The stage handed over last (with rows). */
+    let handed: number | undefined
+    let stagedRows = 0
+    let sinceProgress = 0
+    const stageProducts = new Set<number>()
+    const takeSettled = () => mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}
+
+    /** The batch in stage `cur` is full (or the file ended): committed there, and handed over. */
+    const completeStage = () => {
+      if (started) stages!.complete(cur)
+      port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies PostedMessage)
+      if (started) {
+        stageFree[cur] = false
+        handed = cur
+        cur = 1 - cur
+      }
+      started = false
+      stagedRows = 0
+      stageProducts.clear()
+      rejects = []
+      chars = 0
+      inBatch = 0
+      sinceProgress = 0
+      if (!stageFree[cur]) blocked = true
+    }
+
+    /** A row or reject counted into the staged batch (as the main thread counts a batch: rows and rejects). */
+    const counted = () => {
+      if (++inBatch >= input.stages!.batch || rejects.length >= input.stages!.maxRejects) completeStage()
+      else if (++sinceProgress >= input.batchRows) {
+        sinceProgress = 0
+        port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies PostedMessage)
+      }
+    }
+
+    /** Map the records held while the next stage was not free, waiting for it (and checkpointing meanwhile). */
+    const drain = async () => {
+      while (blocked || held.length > 0) {
+        while (blocked) {
+          // The main thread's messages (a stage freed) are taken only while this thread waits.
+          if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
+          if (stageFree[cur]) {
+            blocked = false
+            break
+          }
+          await waitForWriter()
+        }
+        let k = 0
+        while (!blocked && k < held.length) held[k++]()
+        held = held.slice(k)
+      }
+    }
+
+    /**
+     * One step of waiting for the writer: the checkpoint it asked for, if any (the time to copy
+     * what it committed into the file), else until the main thread's next message.
+     */
+    const waitForWriter = async () => {
+      if (checkpointWanted) {
+        checkpointWanted = false
+        checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
+        checkpoints?.run()
+        return
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve
+      })
+    }
+
+    const post = () => {
+      if (rowCount() === 0 && rejects.length === 0) return
+      if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
+      const packed = packer.take()
+      // The typed arrays are exact-size copies made for this message: moved to the main thread,
+      // not copied again (docs/performance.md, "Issue 19: import, session 10").
+      const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
+      port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
+      inFlight++
+      rows = []
+      rejects = []
+      chars = 0
+    }
+
+    // The line of the last rejected row when it was unreadable (kept across posts).
+    let lastUnreadable = -1
+    const reject = (line: number, reason: string, cells: string[]) => {
+      rejects.push([line, reason, cells])
+      lastUnreadable = -1
+    }
+
+    /**
+     * Map one record as soon as it is read: its cells die young (a scavenge), instead of
+     * surviving in a chunk's worth of records until mapped and being promoted to the old
+     * generation (docs/performance.md, "Import").
+     */
+    const mapRecord = (record: string[], endLine: number, check = false) => {
+      read++
+      let size = 0
+      for (let i = 0; i < record.length; i++) size += record[i].length
+      chars += size
+      // (check: a record held for a stage, mapped after its read's U+FFFD state moved on.)
+      const problem = recordProblem(record, size, check || replacementBefore || reader.replacementPending)
+      if (problem) {
+        // An oversized record goes to the rejects file shortened, cell by cell.
+        reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
+      } else {
+        const width = header!.length
+        const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+        if (typeof r === 'string') reject(startLine(endLine, record), r, record)
+        else if (stages) {
+          if (!started) {
+            stages.start(cur)
+            started = true
+          }
+          stages.insert(cur, toRow(r, scratch))
+          stageProducts.add(r.product_id as number)
+          stagedRows++
+        } else if (sortRows) rows.push(toRow(r))
+        else packer.add(toRow(r, scratch))
+      }
+      if (stages) counted()
+      else if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+    }
+
+    /** A record read: mapped now, or held while the next stage is not free. */
+    const take = (record: string[], endLine: number) => {
+      if (blocked) held.push(() => mapRecord(record, endLine, true))
+      else mapRecord(record, endLine)
+    }
+
+    const reader = new CsvReader({
+      record(record, endLine) {
+        if (header === undefined) {
+          header = record
+          port.postMessage({header, type: 'header'} satisfies PostedMessage)
+          return
+        }
+        if (mapper) take(record, endLine)
+        else {
+          early.push(record)
+          earlyLines.push(endLine)
+        }
+      },
+      unreadable(line, reason) {
+        // One broken record can raise several errors: report it once.
+        if (line === lastUnreadable) return
+        lastUnreadable = line
+        const unreadable = () => {
+          read++
+          reject(line, `unreadable CSV record: ${reason}`, [])
+          lastUnreadable = line
+          if (stages) counted()
+          else if (mapper && rowCount() + rejects.length >= input.batchRows) post()
+        }
+        if (blocked) held.push(unreadable)
+        else unreadable()
+      },
+    })
+
+    /** The main thread picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
+    const makeMapper = async () => {
+      const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
+        layoutReady = resolve
+      })
+      // As the main thread opened it: on read-only media too (a dry run on a read-only store).
+      // This thread's storage exponents are the store's record, as in the main thread.
+      store = openReaderStore(input.db)
+      sortRows = store.kind === 'postgres'
+      if (input.stages && store.kind === 'sqlite') stages = openImportStages(input.stages.paths)
+      const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
+      const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
+      // Telling products apart by price needs the pricing engine: loaded only when rows name products.
+      if (made.readsProducts) await loadPricingEngine()
+      mapper = made
+      for (let i = 0; i < early.length; i++) take(early[i], earlyLines[i])
+      early = []
+      earlyLines = []
+    }
+
+    const fd = openSync(input.file, 'r')
+    const buf = Buffer.allocUnsafe(READ_BYTES)
+    try {
+      for (;;) {
+        const n = readSync(fd, buf, 0, buf.length, null)
+        if (n === 0) break
+        bytes += n
+        reader.write(buf.subarray(0, n))
+        if (header !== undefined && mapper === undefined) await makeMapper()
+        if (stages) await drain()
+        if (mapper) replacementBefore = reader.takeReplacementSeen()
+        while (inFlight >= input.maxInFlight) await waitForWriter()
+      }
+      reader.end()
+      if (header !== undefined && mapper === undefined) await makeMapper()
+      if (stages) {
+        await drain()
+        if (inBatch > 0) completeStage()
+        // While the main thread sorts the last batch in, copy the batches it committed before
+        // into the store's file: its last COMMIT then checkpoints only the last batch's pages
+        // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
+        // worker stages rows").
+        while (handed !== undefined && !stageFree[handed]) await waitForWriter()
+      } else post()
+      port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
+    } finally {
+      closeSync(fd)
+      checkpoints?.close()
+      stages?.close()
+      store?.close()
+    }
+  }
+
+  main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies PostedMessage))
+}
