@@ -45,7 +45,7 @@ export function seededRng(...parts: (number | string)[]): Rng {
 /**
  * sfc32 from its state. The generator is returned, not named: a bundle built with esbuild's
  * keepNames names each named closure when it is made (a property definition per visitor;
- * docs/performance.md "Issue 19: experiments under write-behind (session 10)").
+ * docs/performance.md "New users: write-behind").
  */
 function sfc32(a: number, b: number, c: number, d: number): Rng {
   return () => {

@@ -218,7 +218,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // One file into a SQLite store: its reading thread writes the rows into the writer's
   // external stages itself and posts counts, not rows; each stage is one batch, committed
   // here as it comes. Several files share batches across files (one transaction stream):
-  // their rows come here (docs/performance.md, "Issue 19: the reading worker stages rows").
+  // their rows come here (docs/performance.md, "One file into SQLite: staged by the reading worker").
   let stagePaths: readonly string[] | undefined
   try {
     stagePaths = planned.length === 1 ? writer.externalStages() : undefined

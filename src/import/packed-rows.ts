@@ -1,7 +1,7 @@
 /**
  * The import worker's rows as they cross to the writing thread: packed by cell kind into a
- * few flat arrays and strings, not one array per row (docs/performance.md, "Import",
- * session 9). Structured cloning walks every object and string it is given: 2,000 rows of
+ * few flat arrays and strings, not one array per row (docs/performance.md, "Posted
+ * rows"). Structured cloning walks every object and string it is given: 2,000 rows of
  * 15 cells were 2,000 arrays and ~30,000 values to write in the reading thread and to
  * allocate again in the writing one. Packed, the numbers are one Float64Array, the strings
  * of a few values (origin, status, currency, country, interval) codes into a dictionary that

@@ -37,7 +37,7 @@ import {type ImportKind, normHeader, type Preset} from './presets.js'
 /**
  * The schemas (ImportedCharge, ImportedSubscription) run only for rows that may fail them:
  * zod's safeParse of every row was ~14% of the reading thread's busy time (docs/performance.md,
- * "Import", session 9). A row passes them surely when its amounts are not negative, its
+ * "Import"). A row passes them surely when its amounts are not negative, its
  * country (if any) is known, its status is one of the kind's, its ids are plain (below) and its
  * metadata is short; any other row is checked by the schema, whose messages the reasons are.
  */

@@ -25,7 +25,7 @@ import {RowMapper} from './rows.js'
  * are not posted: this thread writes them into the stages itself (openImportStages), a batch
  * each, and posts StagedMessage (counts, products, rejects) when one is complete, plus small
  * progress messages; no acknowledgements, only a stage's {type: 'free'} once its batch is
- * committed (docs/performance.md, "Issue 19: the reading worker stages rows").
+ * committed (docs/performance.md, "One file into SQLite: staged by the reading worker").
  */
 
 export type WorkerInput = {
@@ -109,7 +109,7 @@ function recordProblem(record: string[], size: number, mayHaveReplacement: boole
  * Rows in index order, for a PostgreSQL store: its writer copies new rows in key order and
  * skips its own sort when a chunk comes sorted. The SQLite writer stages a batch's rows and
  * sorts them into the table itself, so its rows are sent in file order (the sort was ~17% of
- * this thread's busy time; docs/performance.md, "Import", session 9). The sort is stable, so
+ * this thread's busy time; docs/performance.md, "Import"). The sort is stable, so
  * one record's events stay in file order.
  */
 function sortByKey(rows: unknown[][]): unknown[][] {
@@ -337,7 +337,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
       const packed = packer.take()
       // The typed arrays are exact-size copies made for this message: moved to the main thread,
-      // not copied again (docs/performance.md, "Issue 19: import, session 10").
+      // not copied again (docs/performance.md, "One file into SQLite: staged by the reading worker").
       const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
       port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
       inFlight++
@@ -462,8 +462,8 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         if (inBatch > 0) completeStage()
         // While the main thread sorts the last batch in, copy the batches it committed before
         // into the store's file: its last COMMIT then checkpoints only the last batch's pages
-        // (this thread has nothing else to do; docs/performance.md, "Issue 19: the reading
-        // worker stages rows").
+        // (this thread has nothing else to do; docs/performance.md, "One file into SQLite:
+        // staged by the reading worker").
         while (handed !== undefined && !stageFree[handed]) await waitForWriter()
       } else post()
       port.postMessage({bytes, type: 'end'} satisfies PostedMessage)

@@ -172,9 +172,9 @@ const WRITE_BEHIND_MIN = 5000
  *
  * Outcomes go to the sink in input order. Usually a group is priced, written and committed
  * in one transaction and its outcomes go to the sink inside it. With write-behind (a SQLite
- * store, new users; docs/performance.md "Issue 19: fourth pass (new users)") the rows of
- * group k (its locks, users and, with a running experiment, exposures: "Issue 19:
- * experiments under write-behind (session 10)") are written and committed in one transaction
+ * store, new users; docs/performance.md "New users: write-behind") the rows of
+ * group k (its locks, users and, with a running experiment, exposures: the same
+ * section) are written and committed in one transaction
  * by a second thread while group k+1 is priced, and group k's outcomes are held (sink.hold)
  * until its commit is seen (a quote shown is a quote stored, with its exposure); whatever
  * write-behind does not take ends it, and the groups it did not commit are priced again the
@@ -200,7 +200,7 @@ export function batchPricer(
   const lines = jsonl ? new LockedLines() : undefined
   // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
   // then, its request dies young instead of living (and being copied by the GC) as long as
-  // its group may be priced again (docs/performance.md "Issue 19: sixth pass").
+  // its group may be priced again (docs/performance.md "New users: write-behind").
   let group: {line: number; request: unknown | Error; text: string | undefined}[] = []
   type Item = (typeof group)[number]
   // A held group (write-behind) has no jsonl: its lines wait for the commit in the hold's buffer.
@@ -338,7 +338,7 @@ export function batchPricer(
   /**
    * After the first chunk of the first full group: when it wrote locks, the writer starts
    * (its thread gets ready while the rest of the group is priced, instead of being waited
-   * for at begin(); docs/performance.md "Issue 19: sixth pass"). begin() decides on the
+   * for at begin(); docs/performance.md "New users: write-behind"). begin() decides on the
    * whole group.
    */
   const startBehind = (priced: number): void => {

@@ -113,7 +113,7 @@ export class Coupons {
   apply(lock: Lock, req: PriceRequest, trace: Trace, scope?: {fresh: Set<string>; products: string[]}): boolean {
     // A new lock without a coupon mapping, with no campaign defined and nothing to explain:
     // the loop below would choose nothing (a batch of new users takes this way; it saves
-    // the per-product texts and arrays, docs/performance.md "Issue 19: fifth pass").
+    // the per-product texts and arrays, docs/performance.md "Batch pricing").
     if (!scope && !trace && req.coupons === undefined && this.campaigns().length === 0) return false
     const products = scope?.products ?? Object.keys(lock.quote.products)
     const mapping = parseMapping(req.coupons)

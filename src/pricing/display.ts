@@ -99,7 +99,7 @@ const symbols = new Map<string, Map<string, string>>()
 /** The currency part of what formatMoney prints in that country ("€", "R$", "￥", "KWD"). */
 export function currencySymbol(currency: string, country: string): string {
   // By country, then currency: a batch asks once per request, and a key string made per
-  // call was a new text to hash each time (docs/performance.md "Issue 19: fifth pass").
+  // call was a new text to hash each time (docs/performance.md "Batch pricing").
   let byCurrency = symbols.get(country)
   let s = byCurrency?.get(currency)
   if (s !== undefined) return s

@@ -99,7 +99,7 @@ export function packQuote(lock: Lock): string {
  * A packed quote remembered with everything its text is made of: a batch of new users packs
  * the same few quotes (one per country, currency and audience) into every lock, and
  * comparing these values costs less than building the text again and leaves no garbage
- * (docs/performance.md "Issue 19: fifth pass"). `id` numbers the texts for this process's
+ * (docs/performance.md "Batch pricing"). `id` numbers the texts for this process's
  * life (the write-behind writer gets a number for a text it was sent before).
  */
 export type PackedQuote = {readonly id: number; readonly text: string}
@@ -345,7 +345,7 @@ export class QuoteChunk {
    * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out or
    * written, PENDING while a write of this chunk is pending (set, not deleted: a Map
    * shrinks its table on delete, and a second Map of the pending writes grew again for
-   * every chunk; docs/performance.md "Issue 19: sixth pass").
+   * every chunk; docs/performance.md "New users: write-behind").
    */
   private locks = new Map<string, Lock | typeof NO_LOCK | typeof PENDING | typeof TAKEN>()
   private anonymous = new Map<string, Lock | undefined>()

@@ -753,7 +753,7 @@ function variantsEnd(v: PriceResult['variants']): Buffer {
  * The lines printed for reused locks in one batch, by lock fingerprint
  * (PricingRepository.loadLockFingerprints), the request's product list and its gateways:
  * a reused lock's line is the same but for the user id for every request that has these
- * (docs/performance.md "Issue 19: fourth pass (locked users)").
+ * (docs/performance.md "Locked users: fingerprints and printed lines").
  */
 export class LockedLines {
   /**

@@ -5,7 +5,7 @@ import {PriceRequest, PriceResult} from './price.js'
  * hand-written fast path does not take (src/pricing/request.ts), and the `price` command's
  * `outputSchema` (read by the contract tests). Functions, not the constants: in the `price`
  * command's bundle these build zod and the two schemas on their first call instead of at
- * start (scripts/build.mjs schemasOnFirstUse; docs/performance.md "Cold start, session 9").
+ * start (scripts/build.mjs schemasOnFirstUse; docs/performance.md "Cold start").
  * Here they return the constants of ./price.ts, the same objects every other module uses.
  */
 export function priceRequestSchema(): typeof PriceRequest {

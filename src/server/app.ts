@@ -13,7 +13,7 @@ import {registerRoutes} from './routes.js'
 import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
 
 /**
- * Lock rows the server keeps between requests (SQLite; docs/performance.md "Session 11"):
+ * Lock rows the server keeps between requests (SQLite; docs/performance.md "serve"):
  * a locked user's price is then answered without reading the lock again.
  * About 0.5 KB each (a quote of two products): ~5 MB at most.
  */

@@ -48,7 +48,7 @@ export interface PricingRepository {
    * currency, package, experiment and arm, and its stored quote), or undefined where no lock
    * is stored. Equal texts mean equal values of all of them; the texts are compared only with
    * texts of the same store. Cheaper than loadLocks: batch pricing reuses the line it
-   * printed for a lock of the same text (docs/performance.md "Issue 19: fourth pass (locked users)").
+   * printed for a lock of the same text (docs/performance.md "Locked users: fingerprints and printed lines").
    */
   loadLockFingerprints(keys: readonly string[]): (string | undefined)[]
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
@@ -110,7 +110,7 @@ export interface PricingRepository {
 }
 
 /**
- * Write-behind (batch pricing, docs/performance.md "Issue 19: fourth pass (new users)"): while it runs,
+ * Write-behind (batch pricing, docs/performance.md "New users: write-behind"): while it runs,
  * saveQuotes and saveUserCountries gather rows that commit() sends to the other connection
  * as one transaction, with the exposures the store's experiments repository records meanwhile
  * (recordExposure: the change it returns is the one that transaction makes; armCounts waits

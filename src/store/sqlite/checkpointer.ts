@@ -7,7 +7,7 @@ import type {DB} from '../db.js'
  * WAL checkpoints of a bulk run (batch pricing) done on a second thread with its own
  * connection, while this one goes on writing: the run's last close otherwise copies the
  * whole WAL into the file (tens of MB for 100,000 new users) on the main thread, at the
- * end, with nothing to overlap it (docs/performance.md "Issue 19: fourth pass (new users)").
+ * end, with nothing to overlap it (docs/performance.md "New users: write-behind").
  *
  * The checkpoints are PASSIVE: they copy what is committed and never wait for, nor block,
  * the writer. Durability is unchanged: the same WAL, the same synchronous level, the same

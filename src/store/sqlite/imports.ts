@@ -96,8 +96,8 @@ function sameEvents(a: Map<string, EventRef>, b: Map<string, EventRef>): boolean
  * in the last batch's COMMIT copies only that batch's pages instead of the whole store's.
  * PASSIVE: it never waits for, nor blocks, the writer (whose own checkpoint, if due while
  * this one runs, is skipped). The reading thread is otherwise idle then, waiting for
- * acknowledgements, and has no heap of its own to add (docs/performance.md, "Issue 19:
- * import, session 10").
+ * acknowledgements, and has no heap of its own to add (docs/performance.md, "One file
+ * into SQLite: staged by the reading worker").
  */
 export class ImportCheckpoints {
   private constructor(private readonly db: DB) {}
@@ -137,7 +137,7 @@ export class ImportCheckpoints {
  * when it commits (complete). The main thread reads one while this thread fills the other,
  * so they never wait for each other's locks; a stage is emptied (start) only once the main
  * thread said its batch was committed. No journal and no sync: the files are scratch,
- * removed with the import (docs/performance.md, "Issue 19: the reading worker stages rows").
+ * removed with the import (docs/performance.md, "One file into SQLite: staged by the reading worker").
  */
 export class ImportStages {
   private readonly dbs: DB[] = []
@@ -236,7 +236,7 @@ const MAX_STAGED = 250_000
  * through the per-row rules in file order, as if they had been written one by one. Only rows
  * older than their record's tombstone (stale, skipped) and rows of keys with pending partial
  * updates (written at once) are not staged. A dry run writes nothing and looks every row up
- * instead (docs/performance.md, "Import", session 8).
+ * instead (docs/performance.md, "Import").
  *
  * A batch ended by endBatch() is committed in two steps (commitStep) while the next batch's
  * rows are staged in a second stage (the two take turns): its sorted INSERT, then the
@@ -247,14 +247,14 @@ const MAX_STAGED = 250_000
  * pending partial updates would be written at once, out of turn, so a batch is ended that
  * way only when the kind has none; and the next batch's rows, staged under the ended batch's
  * deletes and pending updates, are staged again when its own transaction finds those
- * changed (docs/performance.md, "Import", session 9).
+ * changed (docs/performance.md, "Import").
  *
  * External stages (externalStages): for one file, the reading thread writes the rows itself,
  * a batch into each of two scratch files in turn, which this connection attaches; a batch is
  * then one commitStaged(): its stage sorted into the table (rows that did not insert through
  * the per-row rules, as above), products checked, COMMIT. Its transaction begins deferred and
  * writes the store at once (begin): IMMEDIATE would lock the stage being filled too
- * (docs/performance.md, "Issue 19: the reading worker stages rows").
+ * (docs/performance.md, "One file into SQLite: staged by the reading worker").
  */
 class SqliteImportWriter implements ImportWriter {
   private readonly tally: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
@@ -428,7 +428,7 @@ class SqliteImportWriter implements ImportWriter {
     return this.commitStep() === 'committed'
   }
 
-  /** Write the ended batch's rows into the table: one sorted INSERT (docs/performance.md, session 9: in key ranges it cost more than it overlapped). */
+  /** Write the ended batch's rows into the table: one sorted INSERT (in key ranges it cost more than it overlapped: docs/performance.md, "Tried and rejected"). */
   private finishRows(): void {
     const e = this.ended
     if (e === undefined || this.refused || e.phase !== 'rows') return
@@ -679,7 +679,7 @@ class SqliteImportWriter implements ImportWriter {
         const file = new Database(path)
         try {
           // 16 KB pages (set before the table): fewer pages to write and read; measured,
-          // both threads ~3% less CPU (docs/performance.md, session 11).
+          // both threads ~3% less CPU (docs/performance.md, "Import").
           file.pragma('page_size = 16384')
           file.pragma('journal_mode = OFF')
           const t = EXTERNAL_TABLE

@@ -63,14 +63,14 @@ function setLockArgs(l: Lock, args: unknown[], at: number): void {
  * A lock row for the write-behind writer: a new user's lock (its key the user id, no IP,
  * no package, no experiment, created when updated) as 5 values (key, country, currency,
  * quote, time), which the writer widens to the statement's 12; any other lock as `null`
- * and its 12 values. Fewer values to clone per row (docs/performance.md "Follow-up
- * (session 9)"). Where the row begins in `out` (saveUserCountries may mark the user's
+ * and its 12 values. Fewer values to clone per row (docs/performance.md "New users:
+ * write-behind"). Where the row begins in `out` (saveUserCountries may mark the user's
  * users row in it).
  */
 function pushLockRow(l: Lock, out: unknown[], sent: boolean[]): number {
   if (l.user_id === l.lock_key && l.ip === null && !l.anonymous && l.package_id === null && l.experiment_id === 0 && l.arm_id === 0 && l.created_at === l.updated_at) {
     // A remembered quote text goes to the writer once (`false`, its number and the text,
-    // before the row), then as its number (docs/performance.md "Issue 19: fifth pass").
+    // before the row), then as its number (docs/performance.md "Batch pricing").
     const q = packedQuote(l)
     let quote: number | string
     if (typeof q === 'string') quote = q
@@ -519,7 +519,7 @@ export class SqlitePricing implements PricingRepository {
       const out = b.rows
       // A new user's users row is its lock row's key, country and time (the locks saved just
       // before, in the same order): it is marked in the lock row and the writer makes it
-      // (docs/performance.md "Issue 19: sixth pass"); its key is in the group's keys, which
+      // (docs/performance.md "New users: write-behind"); its key is in the group's keys, which
       // settle() looks at for users too. Only while the users rows match the lock rows one
       // for one: the rest are sent, after them, so the writer inserts users in their order.
       const derivable = b.derivable

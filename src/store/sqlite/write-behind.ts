@@ -6,9 +6,9 @@ import type {Exposure, ExposureChange} from '../port/experiments.js'
 
 /**
  * The lock and user upserts of a batch, and the exposures of its running experiments
- * (docs/performance.md "Issue 19: experiments under write-behind (session 10)"), written by
+ * (docs/performance.md "New users: write-behind"), written by
  * a second thread with its own connection while this one prices the next group
- * (docs/performance.md "Issue 19: fourth pass (new users)").
+ * (docs/performance.md "New users: write-behind").
  *
  * The writer writes each group in one transaction (BEGIN IMMEDIATE at its first rows,
  * COMMIT with its last), then checkpoints (PASSIVE). This thread read the group's locks
@@ -62,7 +62,7 @@ const userArgs = new Array(sql.rows * 4)
 //   id, no IP, no package, no experiment, created when updated), which the statement's 12
 //   are made from. Its quote is its text, or the number n of a text sent before (false, n
 //   and the text: not a row), or -(n + 1): that text, and the user's users row is (key,
-//   country, time), made here instead of sent (docs/performance.md "Issue 19: sixth pass");
+//   country, time), made here instead of sent (docs/performance.md "New users: write-behind");
 // - null and the lock statement's 12 values: any other lock; 0 instead of null: that lock,
 //   and its user's users row is (user, country, updated);
 // - true and 3 values (user, country, time: created and updated then): a users row.
@@ -306,8 +306,7 @@ export class WriteBehindWriter {
 /**
  * Write-behind's side of the experiments adapter: while a batch writes behind, an exposure
  * goes to the writer with its group's lock rows and commits in the same transaction (a
- * quote's exposure is stored iff its quote is; docs/performance.md "Issue 19: experiments
- * under write-behind (session 10)"). SqlitePricing sets it from begin() to end().
+ * quote's exposure is stored iff its quote is; docs/performance.md "New users: write-behind"). SqlitePricing sets it from begin() to end().
  */
 export type ExposuresBehind = {
   /**
