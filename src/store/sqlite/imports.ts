@@ -209,6 +209,16 @@ export class ImportStages {
   }
 }
 
+/**
+ * Every row of a stage `t` of subscription rows into the history, in key order; the events a
+ * subscription has already are left as they are (the same row imported again).
+ */
+function historyStatement(db: DB, t: string, key: string): Statement {
+  const cols = SUBSCRIPTION_EVENT_COLUMNS.join(', ')
+  const select = EVENT_FROM_IMPORT_SQL
+  return db.prepare(`INSERT INTO main.subscription_events (${cols}) SELECT ${select} FROM ${t} AS s WHERE true ORDER BY ${key} ON CONFLICT DO NOTHING`)
+}
+
 /** SQLite adapter of the imports repository: every statement prepared once per store. */
 export class SqliteImports implements ImportsRepository {
   constructor(
@@ -541,12 +551,7 @@ class SqliteImportWriter implements ImportWriter {
       dropKeyIndex: `DROP INDEX IF EXISTS ${t}_key`,
       drop: `DROP TABLE IF EXISTS ${t}`,
       flush: db.prepare(`${select} WHERE true ${order}`),
-      history:
-        table === 'subscriptions'
-          ? db.prepare(
-              `INSERT INTO main.subscription_events (${SUBSCRIPTION_EVENT_COLUMNS.join(', ')}) SELECT ${EVENT_FROM_IMPORT_SQL} FROM ${t} AS s WHERE true ORDER BY ${key} ON CONFLICT DO NOTHING`,
-            )
-          : undefined,
+      history: table === 'subscriptions' ? historyStatement(db, t, key) : undefined,
       insert: db.prepare(`INSERT INTO ${t} VALUES (${cols.map(() => '?').join(', ')})`),
       keyIndex: `CREATE INDEX IF NOT EXISTS ${t}_key ON ${name} (${key})`,
       page: db.prepare(`SELECT rowid, ${cols.join(', ')} FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT ${limit}`).raw(),

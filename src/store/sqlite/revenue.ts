@@ -84,6 +84,12 @@ function groupKey(by: By): string {
   return "'all'"
 }
 
+/** The INSERT of a subscription event bound by name; an id the subscription has already is left as it is. */
+function insertEvent(db: DB) {
+  const cols = SUBSCRIPTION_EVENT_COLUMNS
+  return db.prepare(`INSERT INTO subscription_events (${cols.join(', ')}) VALUES (${cols.map((c) => `@${c}`).join(', ')}) ON CONFLICT DO NOTHING`)
+}
+
 /** SQLite adapter of the revenue repository: every statement prepared once per store. */
 export class SqliteRevenue implements RevenueRepository {
   private readonly tables = new Map<RevenueTable, TableStatements>()
@@ -97,9 +103,7 @@ export class SqliteRevenue implements RevenueRepository {
       dropEvents: db.prepare(
         'DELETE FROM subscription_events WHERE user_id = ? AND origin = ? AND origin_id = ? AND (event_timestamp < ? OR (event_timestamp = ? AND event_id < ?))',
       ),
-      saveEvent: db.prepare(
-        `INSERT INTO subscription_events (${SUBSCRIPTION_EVENT_COLUMNS.join(', ')}) VALUES (${SUBSCRIPTION_EVENT_COLUMNS.map((c) => `@${c}`).join(', ')}) ON CONFLICT DO NOTHING`,
-      ),
+      saveEvent: insertEvent(db),
       deletesOf: db.prepare("SELECT record_key, event_id AS id, timestamp FROM events WHERE kind = ? AND action = 'delete'"),
       fx: db.prepare(`SELECT date, rate, ${SNAPSHOT} AS snapshot FROM fx_rates WHERE currency = ? ORDER BY date`).raw(true),
       latestDelete: db.prepare("SELECT event_id AS id, timestamp FROM events WHERE kind = ? AND record_key = ? AND action = 'delete' ORDER BY timestamp DESC, event_id DESC LIMIT 1"),
@@ -223,8 +227,9 @@ export class SqliteRevenue implements RevenueRepository {
   netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
     let st = this.nets.get(by)
     if (!st) {
+      const key = groupKey(by)
       st = this.db.prepare(
-        `SELECT ${groupKey(by)} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`,
+        `SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`,
       )
       this.nets.set(by, st)
     }
@@ -246,13 +251,16 @@ export class SqliteRevenue implements RevenueRepository {
   history(by: By): HistoryEvent[] {
     let st = this.histories.get(by)
     if (!st) {
-      const cols = (t: string) => SUBSCRIPTION_EVENT_COLUMNS.map((c) => `${t}.${c}`).join(', ')
-      const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
+      const key = groupKey(by)
+      // The columns both tables share (the record's latest event is its event).
+      const cols = SUBSCRIPTION_EVENT_COLUMNS.filter((c) => c !== 'event_id' && c !== 'event_timestamp')
+        .map((c) => `t.${c}`)
+        .join(', ')
       st = this.db.prepare(
-        `SELECT ${groupKey(by)} AS key, 0 AS record, ${cols('t')} FROM subscription_events t
+        `SELECT ${key} AS key, 0 AS record, t.event_id, t.event_timestamp, ${cols} FROM subscription_events t
            WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
          UNION ALL
-         SELECT ${groupKey(by)} AS key, 1 AS record, ${record} FROM subscriptions t`,
+         SELECT ${key} AS key, 1 AS record, t.latest_event_id, t.latest_event_timestamp, ${cols} FROM subscriptions t`,
       )
       this.histories.set(by, st)
     }
