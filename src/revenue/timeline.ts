@@ -1,4 +1,4 @@
-import {compareEvents, type HistoryEvent, type Period, type Span} from '../store/port/revenue.js'
+import type {HistoryEvent, Period, Span} from '../store/port/revenue.js'
 
 /**
  * A subscription's state over time, from its history (docs/revenue.md, "Subscription
@@ -41,14 +41,20 @@ function liveIn(e: HistoryEvent, lo: number, hi: number): undefined | {end: numb
   return start < end ? {end, start} : undefined
 }
 
-/** The events of one subscription in event order, its record last unless the record's event is stored. */
+/** The events of one subscription in event order (the record, read as an event when its latest is not stored, is the latest). */
 function ordered(events: HistoryEvent[]): HistoryEvent[] {
-  const record = events.find((e) => e.record)
-  let out = events.filter((e) => !e.record)
-  if (record && !out.some((e) => e.event_id === record.event_id)) out.push(record)
-  // Events newer than the record's latest cannot be (the record takes every newer event); kept out all the same.
-  if (record) out = out.filter((e) => compareEvents({id: e.event_id, timestamp: e.event_timestamp}, {id: record.event_id, timestamp: record.event_timestamp}) <= 0)
-  return out.sort((a, b) => compareEvents({id: a.event_id, timestamp: a.event_timestamp}, {id: b.event_id, timestamp: b.event_timestamp}))
+  if (events.length === 1) return events
+  const out = events.filter((e) => !e.record)
+  if (out.length === events.length) return out.sort(byEvent)
+  // A record read as an event and a stored event with its id: the stored one (it keeps the trial dates the event showed).
+  for (const r of events) if (r.record && !out.some((e) => e.event_id === r.event_id)) out.push(r)
+  return out.sort(byEvent)
+}
+
+/** Event order (compareEvents of the storage port): timestamp, then id as a plain string. */
+function byEvent(a: HistoryEvent, b: HistoryEvent): number {
+  if (a.event_timestamp !== b.event_timestamp) return a.event_timestamp < b.event_timestamp ? -1 : 1
+  return a.event_id === b.event_id ? 0 : a.event_id < b.event_id ? -1 : 1
 }
 
 /** The live stretches of every subscription of a history (RevenueRepository.history). */

@@ -200,8 +200,7 @@ export const EVENT_FROM_IMPORT_SQL = SUBSCRIPTION_EVENT_COLUMNS.map((c) =>
 
 /**
  * One event of a subscription's history as the report reads it (RevenueRepository.history):
- * the event, with the report's group of the event (country, product api_id or "all") and,
- * per subscription, the record's latest event (`latest_*`), which the history ends with.
+ * the event, with the report's group of the event (country, product api_id or "all").
  * `record` marks the record itself read as an event (its latest), for records whose latest
  * event has no stored event (one merged from partial updates kept for it).
  */
@@ -386,8 +385,9 @@ export interface RevenueRepository {
    * The history of every subscription that exists, grouped as `by` says (the group of each
    * event: its country, else the user's stored country, else "unknown"; its product's api_id):
    * every stored event of the subscription, and the record itself as an event (`record`
-   * true; its latest event, trial dates as the record has them). In any order (the engine
-   * sorts); the whole history is read, so it is bulk by nature.
+   * true; its latest event, trial dates as the record has them) when its latest event is not
+   * stored (partial updates that waited for their create). In any order (the engine sorts);
+   * the whole history is read, so it is bulk by nature.
    */
   history(by: By): HistoryEvent[]
   /** One currency's FX history (units per USD), read once per currency by imports. */

@@ -224,9 +224,13 @@ export class PgRevenue implements RevenueRepository {
         `SELECT ${groupKey(by)} AS key, false AS record, ${cols} FROM subscription_events t
            WHERE EXISTS (SELECT FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
          UNION ALL
-         SELECT ${groupKey(by)} AS key, true AS record, ${record} FROM subscriptions t`,
+         SELECT ${groupKey(by)} AS key, true AS record, ${record} FROM subscriptions t
+           WHERE NOT EXISTS (SELECT FROM subscription_events e WHERE e.user_id = t.user_id AND e.origin = t.origin AND e.origin_id = t.origin_id AND e.event_id = t.latest_event_id)`,
       )
-      .map((r) => ({...r, event_timestamp: int(r.event_timestamp)}))
+      .map((r) => {
+        r.event_timestamp = int(r.event_timestamp)
+        return r
+      })
   }
 
   fxHistory(currency: string): FxHistory {

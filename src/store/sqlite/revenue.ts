@@ -260,12 +260,15 @@ export class SqliteRevenue implements RevenueRepository {
         `SELECT ${key} AS key, 0 AS record, t.event_id, t.event_timestamp, ${cols} FROM subscription_events t
            WHERE EXISTS (SELECT 1 FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
          UNION ALL
-         SELECT ${key} AS key, 1 AS record, t.latest_event_id, t.latest_event_timestamp, ${cols} FROM subscriptions t`,
+         SELECT ${key} AS key, 1 AS record, t.latest_event_id, t.latest_event_timestamp, ${cols} FROM subscriptions t
+           WHERE NOT EXISTS (SELECT 1 FROM subscription_events e WHERE e.user_id = t.user_id AND e.origin = t.origin AND e.origin_id = t.origin_id AND e.event_id = t.latest_event_id)`,
       )
       this.histories.set(by, st)
     }
     const q = st
-    return this.db.transaction(() => ((q as unknown as {all: () => unknown[]}).all() as (Omit<HistoryEvent, 'record'> & {record: number})[]).map((r) => ({...r, record: r.record === 1})))()
+    const rows = this.db.transaction(() => (q as unknown as {all: () => unknown[]}).all())() as (Omit<HistoryEvent, 'record'> & {record: boolean | number})[]
+    for (const r of rows) r.record = r.record === 1
+    return rows as HistoryEvent[]
   }
 
   fxHistory(currency: string): FxHistory {
