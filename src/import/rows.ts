@@ -546,21 +546,18 @@ function fnv1a(text: string): string {
   return (h >>> 0).toString(16).padStart(8, '0')
 }
 
-const cell = (v: unknown) => (v === null || v === undefined ? '' : String(v))
+/** The values a fingerprint hashes, one separator after each (null and absent as empty). */
+const cell = (v: unknown) => (v === null || v === undefined ? '\u0001' : `${v as number | string}\u0001`)
 
 function chargeFingerprint(v: ChargeValues): string {
   return fnv1a(
-    [v.product_id, v.country, v.created, v.status, v.currency, v.amount_minor, v.amount_refunded_minor, v.amount_usd_minor, v.amount_refunded_usd_minor, v.metadata_json]
-      .map(cell)
-      .join('\u0001'),
+    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.status) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_refunded_minor) + cell(v.amount_usd_minor) + cell(v.amount_refunded_usd_minor) + cell(v.metadata_json),
   )
 }
 
 function subscriptionFingerprint(v: SubscriptionValues, trialStart: number | undefined, trialEnd: number | undefined): string {
   return fnv1a(
-    [v.product_id, v.country, v.created, v.interval, v.interval_count, v.status, v.cancel_at, v.canceled_at, trialStart, trialEnd, v.currency, v.amount_minor, v.amount_usd_minor]
-      .map(cell)
-      .join('\u0001'),
+    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.interval) + cell(v.interval_count) + cell(v.status) + cell(v.cancel_at) + cell(v.canceled_at) + cell(trialStart) + cell(trialEnd) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_usd_minor),
   )
 }
 
