@@ -489,7 +489,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       trial_start: trialing ? dates.trial_start : undefined,
     }
     const order = dateOrderProblems({...input, created: b.created})
-    if (order.length > 0) return order.map((p) => `${ORDER_PROBLEMS[p.field] ?? 'dates out of order'}: ${p.field} ${p.message}`).join('; ')
+    if (order.length > 0) return order.map((p) => `${ORDER_PROBLEMS[p.field] ?? 'dates out of order'}: ${p.field}: ${p.message}`).join('; ')
     const product = this.product(b.productRef, b, '', interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)

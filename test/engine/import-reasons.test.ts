@@ -8,9 +8,9 @@ import {countReason, reasonKind, sortedReasons} from '../../src/import/reasons.j
  */
 describe('reject reason kinds', () => {
   it('moments out of order are named by the problem, not by a field and a number', () => {
-    expect(reasonKind('cancel before created: cancel_at 2026-01-15T00:00:00Z is before created 2026-02-01T00:00:00Z')).toBe('cancel before created')
-    expect(reasonKind('cancel before created: canceled_at 2026-01-01T00:00:00Z is before created 2026-02-01T00:00:00Z; cancel before created: cancel_at 2026-01-15T00:00:00Z is before created 2026-02-01T00:00:00Z')).toBe('cancel before created')
-    expect(reasonKind('trial ends before it starts: trial_end 2026-01-01T00:00:00Z is before trial_start 2026-01-05T00:00:00Z')).toBe('trial ends before it starts')
+    expect(reasonKind('cancel before created: cancel_at: 2026-01-15T00:00:00Z is before created 2026-02-01T00:00:00Z')).toBe('cancel before created')
+    expect(reasonKind('cancel before created: canceled_at: 2026-01-01T00:00:00Z is before created 2026-02-01T00:00:00Z; cancel before created: cancel_at: 2026-01-15T00:00:00Z is before created 2026-02-01T00:00:00Z')).toBe('cancel before created')
+    expect(reasonKind('trial ends before it starts: trial_end: 2026-01-01T00:00:00Z is before trial_start 2026-01-05T00:00:00Z')).toBe('trial ends before it starts')
   })
 
   it('counts per kind, the most frequent first', () => {
