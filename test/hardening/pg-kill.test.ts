@@ -1,6 +1,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 
+import {connectPg} from '../../src/store/postgres/client.js'
 import type {PgDatabase} from '../helpers/postgres.js'
 import {paymentsCsv, rng} from './generate.js'
 import {type ChildResult, fixtureExpected, startBin, tempDir, write} from './helpers.js'
@@ -10,7 +11,9 @@ import {pgRevenueDump, pgStoreWithProducts} from './pg-helpers.js'
  * Issue 18: a `charges import` into PostgreSQL (COPY into a staging table, merged per chunk,
  * a transaction per batch) killed with SIGKILL while it copies, then run again, ends in
  * the store of one uninterrupted import, with the same rejects file. Kill points are seeded
- * and spread over the time the import writes. Records are compared by key: the `id` of a
+ * and spread over the rows the import commits (the k-th kill lands once the store holds a
+ * k-th slice of them, whatever the machine's speed), between the batch's COPY and merge of
+ * the next chunk. Records are compared by key: the `id` of a
  * row is a sequence's, and a sequence does not roll back with a killed batch.
  */
 
@@ -18,9 +21,23 @@ const KILLS = Number(process.env.PG_KILLS ?? 3)
 const NOW = fixtureExpected().now
 const ARGS = (file: string) => ['charges', 'import', file, '--batch-size', '600']
 
-function run(url: string, file: string): {done: Promise<ChildResult>; kill: () => void; started: number} {
+function run(url: string, file: string): {done: Promise<ChildResult>; kill: () => void} {
   const job = startBin(ARGS(file), {env: {PRICECTL_DB: url, PRICECTL_NOW: NOW}})
-  return {done: job.done, kill: () => job.child.kill('SIGKILL'), started: Date.now()}
+  return {done: job.done, kill: () => job.child.kill('SIGKILL')}
+}
+
+/** Kill once the store holds more than `rows` charges (polled every few ms); returns a stop. */
+function killAfterRows(url: string, rows: number, kill: () => void): () => void {
+  const pg = connectPg(url)
+  const timer = setInterval(() => {
+    try {
+      if (pg.query<{n: number}>('SELECT count(*)::int AS n FROM charges')[0].n > rows) kill()
+    } catch {}
+  }, 5)
+  return () => {
+    clearInterval(timer)
+    pg.close()
+  }
 }
 
 describe('PostgreSQL: SIGKILL a charges import mid-COPY, then the same import again', () => {
@@ -32,18 +49,11 @@ describe('PostgreSQL: SIGKILL a charges import mid-COPY, then the same import ag
       dbs.push(baseDb)
       const baseDir = tempDir('pricectl-pgkill-base-')
       const baseFile = write(baseDir, 'payments.csv', content)
-      const base = run(baseDb.url, baseFile)
-      const baseResult = await base.done
-      const duration = Date.now() - base.started
+      const baseResult = await run(baseDb.url, baseFile).done
       expect(baseResult.code, baseResult.stderr).toBe(1) // the bad rows are rejected
       const expected = pgRevenueDump(baseDb.url)
       expect(expected.counts.charges).toBe(12_000 - 4)
       const expectedRejects = readFileSync(`${baseFile}.rejects.csv`, 'utf8')
-
-      // Start-up (node, oclif, connecting) takes a good part of a run: kills land after it.
-      const probe = Date.now()
-      await startBin(['db', 'info', '--json'], {env: {PRICECTL_DB: baseDb.url}}).done
-      const boot = Math.min(Date.now() - probe, duration * 0.5)
 
       const next = rng(18)
       let killedMidway = 0
@@ -52,15 +62,15 @@ describe('PostgreSQL: SIGKILL a charges import mid-COPY, then the same import ag
         const db = pgStoreWithProducts()
         dbs.push(db)
         const file = write(tempDir('pricectl-pgkill-run-'), 'payments.csv', content)
-        const at = Math.round(boot + ((k + next()) / KILLS) * (duration - boot) * 0.97)
+        const at = Math.round(((k + next()) / KILLS) * expected.counts.charges)
         const job = run(db.url, file)
-        const timer = setTimeout(job.kill, at)
+        const stop = killAfterRows(db.url, at, job.kill)
         const killed = await job.done
-        clearTimeout(timer)
+        stop()
         if (killed.signal === 'SIGKILL') killedMidway++
         const left = pgRevenueDump(db.url).counts.charges
         if (left > 0 && left < expected.counts.charges) partial++
-        const context = `kill ${k + 1} at ${at} ms of ${duration} ms (${killed.signal ?? `exit ${killed.code}`}), ${left} charges then`
+        const context = `kill ${k + 1} after ${at} of ${expected.counts.charges} charges (${killed.signal ?? `exit ${killed.code}`}), ${left} charges then`
 
         const again = await run(db.url, file).done
         expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)

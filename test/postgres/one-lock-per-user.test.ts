@@ -8,7 +8,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {connectPg} from '../../src/store/postgres/client.js'
 import {CATALOG} from '../helpers/catalog.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run} from '../helpers/run.js'
 
 /**
  * Issue 18, item 2: one lock per user across several `serve` instances and a CLI batch
@@ -17,7 +17,8 @@ import {ROOT, runBin} from '../helpers/run.js'
  * exactly one lock per user, and every answer for a user is that lock's price.
  */
 
-const USERS = 1000
+/** Enough for every server to meet the batch and the others on hundreds of new users. */
+const USERS = 500
 const SERVERS = 3
 /** Requests in flight per server. */
 const IN_FLIGHT = 8
@@ -95,17 +96,18 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
   it.each(['staggered', 'same order'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
     database = freshPgDatabase()
     const db = database.url
-    for (const p of CATALOG) {
-      const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)})
-      expect(r.code, r.stderr).toBe(0)
-    }
-    const k = runBin(db, ['keys', 'create', '--name', 'load', '--json'])
+    // The catalog and the key are set up in-process: the processes under test are the servers and the batch.
+    const dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
+    const catalog = join(dir, 'catalog.json')
+    writeFileSync(catalog, JSON.stringify(CATALOG))
+    const imported = await run(db, ['products', 'import', catalog, '--json'])
+    expect(imported.code, imported.stderr).toBe(0)
+    const k = await run(db, ['keys', 'create', '--name', 'load', '--json'])
     expect(k.code, k.stderr).toBe(0)
     const key = k.json.api_key as string
     const ports = await Promise.all(Array.from({length: SERVERS}, () => serve(db)))
 
     // The batch: every user, in the US (the servers ask for DE, JP and KW).
-    const dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
     const input = join(dir, 'requests.jsonl')
     writeFileSync(input, Array.from({length: USERS}, (_, i) => JSON.stringify({country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)})).join('\n') + '\n')
     const batch = start(['price', '--input', input, '--output', 'jsonl', '--db', db])
