@@ -3,7 +3,7 @@ import {Worker} from 'node:worker_threads'
 import {workerUrl} from '../../workers.js'
 import type {DB} from '../db.js'
 import type {Exposure, ExposureChange} from '../port/experiments.js'
-import type {WriterData, WriterMessage, WriterSql} from './write-behind-worker.js'
+import type {WriterData, WriterMessage, WriterSql} from './write-behind-thread.js'
 
 /**
  * The lock and user upserts of a batch, and the exposures of its running experiments
@@ -23,7 +23,8 @@ import type {WriterData, WriterMessage, WriterSql} from './write-behind-worker.j
  *
  * Shared status (Int32Array): [0] 1 ready, -1 could not start; [1] last committed
  * sequence number; [2] first failed sequence number (0: none); [3] 1 once stopped; [4] 1
- * once the store's version was taken (begin). The writer's code is write-behind-worker.ts.
+ * once the store's version was taken (begin). The writer's code is write-behind-thread.ts
+ * (its thread's entry: write-behind-worker.ts).
  */
 export class WriteBehindWriter {
   private readonly status = new Int32Array(new SharedArrayBuffer(20))
