@@ -185,10 +185,11 @@ export function runWriter(data: WriterData, port: MessagePort): void {
       port.close()
       return
     }
+    // A writer that could not start is sent nothing but stop: begin() sees its status (-1).
+    if (!db || !s) return
     if ('begin' in m) {
       // The caller's own commits before this are not another connection's.
       try {
-        if (!db) throw new Error('the writer has no connection')
         version = db.pragma('data_version', {simple: true})
       } catch {
         fail(next)
@@ -197,10 +198,8 @@ export function runWriter(data: WriterData, port: MessagePort): void {
       wake(4)
       return
     }
-    if (failed || !db) return
+    if (failed) return
     try {
-      // Set with the connection: the caller sends rows only once the writer is ready (begin()).
-      if (!s) throw new Error('the writer has no statements')
       if (!open) {
         db.exec('BEGIN IMMEDIATE')
         open = true
