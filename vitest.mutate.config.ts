@@ -20,6 +20,7 @@ export default defineConfig({
       'test/engine/money-core-examples.test.ts',
       'test/engine/segments-rules-examples.test.ts',
       'test/engine/rounding-display-examples.test.ts',
+      'test/engine/write-behind-writer.test.ts',
     ],
     // Leaves out the slow whole-path property test of experiments-bounds.test.ts.
     env: {PRICECTL_MUTATE: '1'},

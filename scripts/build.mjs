@@ -28,6 +28,12 @@ rmSync(join(root, 'dist'), {force: true, recursive: true})
 const ENTRY = 'src/index.ts'
 /** Where the price bundle's schemas are loaded from on first use (schemasOnFirstUse). */
 const ON_FIRST_USE_ENTRY = 'bundle/price-schemas'
+/**
+ * The module that gives a worker thread its file (workerUrl): bundled, its import.meta.url is
+ * the bundle's file, in dist/bundle/ or dist/commands/price/, and it finds dist/src/ from
+ * there (bundlePrice lets it use import.meta).
+ */
+const WORKER_LOCATOR = 'dist/src/workers.js'
 /** Modules of src/ the price schemas' bundle may hold a copy of: pure functions and constants (bundleSchemasOnFirstUse). */
 const SCHEMA_COPIES = ['dist/src/currency.js', 'dist/src/dates.js']
 
@@ -112,7 +118,8 @@ function writeManifest() {
  * A bundled file's import.meta.url is the bundle's: only createRequire(import.meta.url) (which
  * resolves packages, the same from any folder of the package) may use it, so a file that
  * locates a sibling (`new URL('worker.js', import.meta.url)`) fails the build here rather
- * than the command at run time.
+ * than the command at run time. The one exception is WORKER_LOCATOR (src/workers.ts), which
+ * locates the worker modules in dist/src/ from whichever file of dist/ it is in.
  */
 async function bundlePrice() {
   const entry = join(root, 'dist', 'commands', 'price', 'index.js')
@@ -131,7 +138,7 @@ async function bundlePrice() {
   const schemas = await bundleSchemasOnFirstUse()
   const inputs = [...Object.keys(result.metafile.inputs), ...Object.keys(schemas.metafile.inputs)]
   const located = inputs
-    .filter((f) => f.startsWith('dist/'))
+    .filter((f) => f.startsWith('dist/') && f !== WORKER_LOCATOR)
     .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
   if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
   const locales = inputs

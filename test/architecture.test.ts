@@ -1,6 +1,7 @@
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
+import {WORKERS} from '../src/workers.js'
 import {cyclePath, cycles, type Import, readSources, sourceFiles, sqlIn} from './helpers/import-graph.js'
 
 /**
@@ -157,6 +158,32 @@ describe('the storage port holds the handle', () => {
     const drivers = sources
       .filter((s) => !s.file.startsWith('src/store/postgres/') && /(require(\.resolve)?\(|from\s+|import\s*\()\s*['"](pg|pg-copy-streams)['"]/.test(s.text))
       .map((s) => s.file)
-    expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/client.ts (in its worker) only').toEqual([])
+    expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/client-worker.ts (the PostgreSQL client\'s thread) only').toEqual([])
+  })
+})
+
+/** What a source does wrong in starting a worker thread: code evaluated from a string, or a file not given by workerUrl. */
+function workerOffences(text: string): string[] {
+  const found = [...text.matchAll(/\beval\s*:\s*true\b/g)].map((m) => m[0])
+  for (const m of text.matchAll(/\bnew Worker\(\s*([^,)]*)/g)) if (!m[1].startsWith('workerUrl(')) found.push(m[0])
+  return found
+}
+
+// Worker code is modules of src/ the type checker, the tests and the mutation runs see (docs/architecture.md).
+describe('workers', () => {
+  it('recognises a worker started from a string or located by hand (a blind detector would pass the tests below)', () => {
+    expect(workerOffences("new Worker(SOURCE, {eval: true, execArgv: []})")).toHaveLength(2)
+    expect(workerOffences("new Worker(new URL('reader-worker.js', import.meta.url))")).toHaveLength(1)
+    expect(workerOffences("new Worker(workerUrl('store/sqlite/checkpointer-worker'), {execArgv: []})")).toEqual([])
+  })
+
+  it('every worker thread of src/ runs a module located by src/workers.ts, none evaluates a string', () => {
+    const bad = sources.flatMap((s) => workerOffences(s.text).map((o) => `${s.file}: ${o}`))
+    expect(bad, 'put the worker code in a module of src/, add it to WORKERS in src/workers.ts and start it with workerUrl(NAME)').toEqual([])
+    expect(sources.filter((s) => /\bnew Worker\(/.test(s.text)).length).toBeGreaterThanOrEqual(WORKERS.length)
+  })
+
+  it('each of WORKERS (src/workers.ts) is a module of src/', () => {
+    expect(WORKERS.filter((name) => !files.has(`src/${name}.ts`))).toEqual([])
   })
 })

@@ -1,50 +1,19 @@
-import {createHash} from 'node:crypto'
-import {existsSync, mkdirSync, statSync, writeFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
-import {dirname, join} from 'node:path'
-import {fileURLToPath, pathToFileURL} from 'node:url'
+import {statSync} from 'node:fs'
 import {MessageChannel, Worker} from 'node:worker_threads'
 
+import {workerUrl} from '../workers.js'
 import {RowUnpacker} from './packed-rows.js'
 import type {MainMessage, PostedMessage, WorkerInput, WorkerMessage} from './worker.js'
 
 /**
- * Start the import's reader (worker.ts) and read its messages. Built, its worker is
- * dist/src/import/reader-worker.js. Run from the TypeScript sources (tests, bin/dev.js) it is
- * bundled once per process with esbuild (a dev dependency, like tsx) into
- * node_modules/.cache/pricectl/: one file a new worker loads in a few milliseconds, where
- * loading its thirty-odd modules through a TypeScript loader took about half a second.
+ * Start the import's reader (worker.ts, run by reader-worker.ts in a worker thread: located
+ * by ../workers.ts) and read its messages.
  */
 export type Pipeline = {
   ack(): void
   close(): Promise<void>
   messages: AsyncGenerator<WorkerMessage>
   send(m: MainMessage): void
-}
-
-let sourceBundle: URL | undefined
-
-function workerEntry(): URL {
-  const here = new URL(import.meta.url)
-  if (!here.pathname.endsWith('.ts')) return new URL('reader-worker.js', here)
-  if (sourceBundle && existsSync(sourceBundle)) return sourceBundle
-  const require = createRequire(import.meta.url)
-  const esbuild = require('esbuild') as typeof import('esbuild')
-  const result = esbuild.buildSync({
-    bundle: true,
-    entryPoints: [fileURLToPath(new URL('reader-worker.ts', here))],
-    format: 'esm',
-    packages: 'external',
-    platform: 'node',
-    write: false,
-  })
-  const code = result.outputFiles[0].text
-  const cache = join(dirname(require.resolve('esbuild/package.json')), '..', '.cache', 'pricectl')
-  mkdirSync(cache, {recursive: true})
-  const file = join(cache, `import-worker-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`)
-  if (!existsSync(file)) writeFileSync(file, code)
-  sourceBundle = pathToFileURL(file)
-  return sourceBundle
 }
 
 export type PipelineOptions = {
@@ -76,7 +45,7 @@ type Reader = {
 }
 
 function readerWorker(input: WorkerInput): Reader {
-  const worker = new Worker(workerEntry(), {
+  const worker = new Worker(workerUrl('import/reader-worker'), {
     // Parsing allocates a string per cell: a roomier young generation lets them die there
     // (32 MB, not 12: the reader is the import's critical path since the writer stages and
     // sorts its rows, and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS;

@@ -1,9 +1,11 @@
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore} from '../helpers/e2e.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {WORKERS} from '../../src/workers.js'
+import {CATALOG} from '../helpers/catalog.js'
+import {e2eDir, e2eStore, onPostgres} from '../helpers/e2e.js'
+import {ROOT, type Run, runBin} from '../helpers/run.js'
 
 /** The files the price bundle imports at start (its static imports, followed). */
 function startFiles(): Set<string> {
@@ -34,5 +36,69 @@ describe('the price bundle', () => {
     expect(r.code).toBe(2)
     expect(r.json).toMatchObject({success: false})
     expect(r.json.message).toContain('coupons.pro_monthly: expected "coupon1,coupon2"')
+  })
+})
+
+type RecordedWorker = {errors: string[]; file: string; signal?: number[]}
+
+/**
+ * `price --input` on a store with one product, through bin/run.js, with the worker threads
+ * it starts recorded (test/helpers/record-workers.mjs): the file each ran and its shared flags at exit.
+ */
+function batchWithWorkers(userIds: string[]): {run: Run; workers: RecordedWorker[]} {
+  const db = e2eStore()
+  const dir = e2eDir()
+  const product = CATALOG.find((p) => p.api_id === 'pro_monthly')!
+  writeFileSync(join(dir, 'product.json'), JSON.stringify(product))
+  expect(runBin(db, ['products', 'create', '--body', join(dir, 'product.json')]).code).toBe(0)
+  const countries = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP']
+  writeFileSync(join(dir, 'requests.jsonl'), userIds.map((id, i) => JSON.stringify({country: countries[i % countries.length], products: ['pro_monthly'], user_id: id}) + '\n').join(''))
+  const record = join(dir, 'workers.jsonl')
+  writeFileSync(record, '')
+  const run = runBin(db, ['price', '--input', join(dir, 'requests.jsonl')], {
+    env: {NODE_OPTIONS: `--import ${join(ROOT, 'test', 'helpers', 'record-workers.mjs')}`, PRICECTL_RECORD_WORKERS: record},
+  })
+  const workers = readFileSync(record, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as RecordedWorker)
+  return {run, workers}
+}
+
+const priced = (run: Run) => run.stdout.trim().split('\n').filter((line) => (JSON.parse(line) as {success?: boolean}).success === true).length
+
+// The workers' code is modules of src/ (src/workers.ts): built, dist/src/NAME.js, which the
+// price bundle (a file elsewhere in dist/) must find.
+describe('the price bundle runs its workers from dist/src/', () => {
+  it('every worker module is built', () => {
+    for (const name of WORKERS) expect(existsSync(join(ROOT, 'dist', 'src', `${name}.js`)), name).toBe(true)
+  })
+
+  it.skipIf(onPostgres)('a batch of new users writes behind (groups 2 and 3 committed by the writer thread)', () => {
+    const {run, workers} = batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i}`))
+    expect(run.code).toBe(0)
+    expect(priced(run)).toBe(15_000)
+    expect(workers).toEqual([{errors: [], file: expect.stringMatching(/\/dist\/src\/store\/sqlite\/write-behind-worker\.js$/), signal: [1, 2, 0, 1, 1]}])
+  })
+
+  it.skipIf(onPostgres)('a batch whose write-behind ends (a user twice in a group) checkpoints on the checkpointer thread', () => {
+    const {run, workers} = batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i === 7000 ? 6000 : i}`))
+    expect(run.code).toBe(0)
+    expect(priced(run)).toBe(15_000)
+    expect(workers.map((w) => w.file.slice(w.file.lastIndexOf('/dist/')))).toEqual(['/dist/src/store/sqlite/write-behind-worker.js', '/dist/src/store/sqlite/checkpointer-worker.js'])
+    expect(workers.map((w) => w.errors)).toEqual([[], []])
+    // The writer started and committed nothing; the checkpointer was asked for checkpoints, and stopped.
+    expect(workers[0].signal).toEqual([1, 0, 0, 1, 1])
+    expect(workers[1].signal?.[0]).toBeGreaterThan(0)
+    expect(workers[1].signal?.slice(1)).toEqual([1, 1])
+  })
+
+  it.runIf(onPostgres)('a batch on PostgreSQL runs its queries on the client thread', () => {
+    const {run, workers} = batchWithWorkers(Array.from({length: 200}, (_, i) => `u-${i}`))
+    expect(run.code).toBe(0)
+    expect(priced(run)).toBe(200)
+    expect(workers.length).toBeGreaterThan(0)
+    for (const w of workers) {
+      expect(w.file).toMatch(/\/dist\/src\/store\/postgres\/client-worker\.js$/)
+      expect(w.errors).toEqual([])
+      expect(w.signal?.[0]).toBeGreaterThan(0)
+    }
   })
 })

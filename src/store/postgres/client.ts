@@ -1,21 +1,16 @@
-import {createRequire} from 'node:module'
 import {MessageChannel, type MessagePort, receiveMessageOnPort, Worker} from 'node:worker_threads'
 
 import {UnavailableError} from '../../errors.js'
+import {workerUrl} from '../../workers.js'
 import {redactUrl} from '../url.js'
-
-const require = createRequire(import.meta.url)
+import type {ClientCall, ClientData, ClientRequest, Lost, PgErrorInfo, Reply, StatementFacts} from './client-worker.js'
 
 /**
  * A synchronous PostgreSQL client. The storage port is synchronous (../port.ts), and `pg`
  * is not: one worker thread holds the connection, and each call posts its request to the
  * worker and blocks this thread on Atomics.wait until the worker has the answer (then read
  * with receiveMessageOnPort). One round trip per call, no promise on the caller's side.
- *
- * The worker's code is a string evaluated by the worker (eval: true), not a file beside
- * this one: the same code runs from the built dist/ and from the TypeScript sources under
- * vitest, and no loader has to find a .js next to a .ts. It loads `pg` (and
- * `pg-copy-streams` for COPY) from the paths this module resolves.
+ * The worker's code is client-worker.ts; it loads `pg` (and `pg-copy-streams` for COPY).
  *
  * A connection that drops (server restart, pg_terminate_backend) is replaced by the next
  * call (docs/postgres.md#connections-and-reconnecting): outside a transaction a call is run
@@ -42,13 +37,6 @@ export class PgError extends Error {
   }
 }
 
-type PgErrorInfo = {code?: string; constraint?: string; detail?: string; message: string; table?: string}
-
-/** How a call failed because its connection was lost (see lostMessage). */
-type Lost = 'commit' | 'reconnect' | 'statement' | 'transaction'
-
-type Reply = {error?: PgErrorInfo; lost?: Lost; results?: {rowCount: null | number; rows: unknown[]}[]; rowCount?: null | number; rows?: unknown[]}
-
 export type Row = Record<string, unknown>
 
 /** The synchronous client the PostgreSQL adapter runs on. */
@@ -67,181 +55,6 @@ export interface PgSync {
   close(): void
   readonly closed: boolean
 }
-
-const WORKER_SOURCE = String.raw`
-const {workerData} = require('node:worker_threads')
-const {pipeline} = require('node:stream/promises')
-const {Readable} = require('node:stream')
-const pg = require(workerData.pgPath)
-const {port, url} = workerData
-const flag = new Int32Array(workerData.signal)
-// BIGINT (int8) and COUNT(*) come back as JS numbers: the store keeps minor units and epochs
-// within Number.MAX_SAFE_INTEGER (docs/money.md), as SQLite hands them out.
-const types = {
-  getTypeParser(oid, format) {
-    if (oid === 20) return (v) => (v === null ? null : Number(v))
-    return pg.types.getTypeParser(oid, format)
-  },
-}
-const info = (e) => ({code: e.code, constraint: e.constraint, detail: e.detail, message: e.message || String(e), table: e.table})
-
-// The session settings the caller made (name -> value), made again on every new connection.
-const settings = new Map()
-// The connection: {client, ready, broken}; undefined until a call needs one (after a loss too).
-let conn
-let connectedOnce = false
-// Why the connection died inside a transaction, when it did: every call fails until the caller's ROLLBACK.
-let lostTransaction
-
-function open() {
-  const client = new pg.Client({application_name: 'pricectl', connectionString: url, connectionTimeoutMillis: workerData.connectTimeoutMs, types})
-  const c = {broken: undefined, client}
-  client.on('error', (e) => { c.broken = c.broken || e })
-  client.on('end', () => { c.broken = c.broken || new Error('Connection terminated') })
-  const started = Date.now()
-  c.ready = client.connect().catch((e) => {
-    // pg reports its connect timeout as "Connection terminated unexpectedly": say what it was.
-    if (Date.now() - started < workerData.connectTimeoutMs - 100) throw e
-    throw Object.assign(new Error('no answer within ' + workerData.connectTimeoutMs / 1000 + ' s'), {code: 'ETIMEDOUT'})
-  }).then(async () => {
-    if (settings.size === 0) return
-    const names = [...settings.keys()]
-    await client.query({text: 'SELECT ' + names.map((_, i) => 'set_config($' + (2 * i + 1) + ', $' + (2 * i + 2) + ', false)').join(', '), values: names.flatMap((n) => [n, settings.get(n)])})
-  })
-  c.ready.catch((e) => { c.broken = c.broken || e })
-  return c
-}
-
-function discard(c) {
-  if (conn === c) conn = undefined
-  c.client.end().catch(() => {})
-}
-
-// Whether an error means the connection is gone (rather than the statement failed).
-const GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'ENOTCONN', 'ECONNABORTED'])
-function dead(e, c) {
-  if (c.broken) return true
-  const code = (e && e.code) || ''
-  return /^(08|57P)/.test(code) || GONE.has(code) || (e && (e.severity === 'FATAL' || e.severity === 'PANIC')) || /Connection terminated|not queryable/.test((e && e.message) || '')
-}
-
-async function execute(client, m) {
-  if (m.op === 'query') {
-    const r = await client.query({rowMode: m.arrays ? 'array' : undefined, text: m.sql, values: m.params})
-    return {rowCount: r.rowCount, rows: r.rows}
-  }
-  if (m.op === 'exec') {
-    const r = await client.query(m.sql)
-    return {results: (Array.isArray(r) ? r : [r]).map((x) => ({rowCount: x.rowCount, rows: x.rows}))}
-  }
-  if (m.op === 'copy') {
-    const {from} = require(workerData.copyPath)
-    const stream = client.query(from(m.sql))
-    await pipeline(Readable.from([Buffer.from(m.data)]), stream)
-    return {rowCount: stream.rowCount}
-  }
-  throw new Error('unknown operation ' + m.op)
-}
-
-function done(m, reply) {
-  for (const [name, value] of m.remember || []) {
-    if (name === null) settings.clear()
-    else if (value === null) settings.delete(name)
-    else settings.set(name, value)
-  }
-  return reply
-}
-
-// Run m on a new connection: the old one died before m went out, or m is safe to run twice.
-async function again(m) {
-  const c = (conn = open())
-  try {
-    await c.ready
-  } catch (e) {
-    discard(c)
-    return {error: info(e), lost: 'reconnect'}
-  }
-  try {
-    return done(m, await execute(c.client, m))
-  } catch (e) {
-    if (!dead(e, c)) throw e
-    discard(c)
-    return {error: info(e), lost: m.safe ? 'reconnect' : 'statement'}
-  }
-}
-
-async function handle(m) {
-  if (m.op === 'close') {
-    if (conn) await conn.client.end().catch(() => {})
-    conn = undefined
-    return {}
-  }
-  if (lostTransaction) {
-    if (!m.rollback) return {error: lostTransaction, lost: 'transaction'}
-    lostTransaction = undefined
-    return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
-  }
-  const c = conn || (conn = open())
-  try {
-    await c.ready
-  } catch (e) {
-    discard(c)
-    // The first connection's own failure (a wrong URL, password, database) is the caller's to report.
-    if (!connectedOnce) throw e
-    return {error: info(e), lost: 'reconnect'}
-  }
-  connectedOnce = true
-  const status = c.client.getTransactionStatus() // I: idle, T: in a transaction, E: in a failed one
-  if (c.broken) {
-    // Died before m went out (killed while idle): nothing of m ran.
-    discard(c)
-    if (status !== 'I') {
-      if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
-      lostTransaction = info(c.broken)
-      return {error: lostTransaction, lost: 'transaction'}
-    }
-    return again(m)
-  }
-  try {
-    return done(m, await execute(c.client, m))
-  } catch (e) {
-    if (!dead(e, c)) throw e
-    discard(c)
-    if (status !== 'I') {
-      if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
-      lostTransaction = info(e)
-      return {error: lostTransaction, lost: m.commits ? 'commit' : 'transaction'}
-    }
-    if (m.safe) return again(m)
-    return {error: info(e), lost: 'statement'}
-  }
-}
-
-// The call being answered: its id (the caller's) while it waits, else undefined.
-let waiting
-const answer = (reply) => {
-  port.postMessage({...reply, id: waiting})
-  waiting = undefined
-  // A count, not a 0/1 flag: every answer moves it, so a caller never takes an earlier answer's signal for its own.
-  Atomics.add(flag, 0, 1)
-  Atomics.notify(flag, 0)
-}
-// Whatever escapes (a driver bug) answers the waiting caller instead of leaving it blocked.
-process.on('uncaughtException', (e) => { if (waiting !== undefined) answer({error: info(e)}) })
-process.on('unhandledRejection', (e) => { if (waiting !== undefined) answer({error: info(e)}) })
-port.on('message', async (m) => {
-  waiting = m.id
-  let reply
-  try {
-    reply = await handle(m)
-  } catch (e) {
-    reply = {error: info(e)}
-  }
-  if (waiting !== m.id) return // answered already (uncaughtException), or a later call waits now
-  answer(reply)
-  if (m.op === 'close') port.close()
-})
-`
 
 /** How long the caller sleeps before it looks at the port again when a signal came without a readable answer. */
 const RECEIVE_RETRY_MS = 5
@@ -280,24 +93,24 @@ class WorkerClient implements PgSync {
     this.shown = redactUrl(url)
     const {port1, port2} = new MessageChannel()
     this.port = port1
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // The worker's code is CommonJS: flags of this process such as --input-type=module or a
-      // loader must not apply to it (it would fail to start, and this thread would wait forever).
+    this.worker = new Worker(workerUrl('store/postgres/client-worker'), {
+      // A plain .js module: none of this process's flags (a loader such as tsx's) is of use to
+      // it, and one that failed it would leave this thread waiting forever for its answers.
       execArgv: [],
       transferList: [port2],
-      workerData: {connectTimeoutMs: connectTimeoutMs(url), copyPath: require.resolve('pg-copy-streams'), pgPath: require.resolve('pg'), port: port2, signal: this.flag.buffer, url},
+      workerData: {connectTimeoutMs: connectTimeoutMs(url), port: port2, signal: this.flag.buffer, url} satisfies ClientData,
     })
     // Neither keeps the process alive: a command that forgets to close still exits.
     this.worker.unref()
     this.port.unref()
   }
 
-  private call(message: Record<string, unknown>): Reply {
+  private call(message: ClientCall): Reply {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
     const id = ++this.calls
     const signal = Atomics.load(this.flag, 0)
-    this.port.postMessage({...message, ...(typeof message.sql === 'string' ? statementFacts(message.sql, message.params as readonly unknown[] | undefined) : {}), id})
+    const request: ClientRequest = {...message, ...('sql' in message ? statementFacts(message.sql, 'params' in message ? message.params : undefined) : {}), id}
+    this.port.postMessage(request)
     const reply = receiveAnswer(this.port, this.flag, id, signal) as Reply
     if (reply.lost) throw new UnavailableError(lostMessage(reply.lost, this.shown, reply.error?.message))
     if (reply.error) throw new PgError(reply.error)
@@ -341,7 +154,7 @@ class WorkerClient implements PgSync {
  * connection rolls that back), whether it commits, whether it is a plain ROLLBACK, and the
  * session settings it makes (`remember`: [name, value]; value null: RESET; name null: RESET ALL).
  */
-export function statementFacts(sql: string, params?: readonly unknown[]): {commits: boolean; remember: [null | string, null | string][]; rollback: boolean; safe: boolean} {
+export function statementFacts(sql: string, params?: readonly unknown[]): StatementFacts {
   const commits = /\bCOMMIT\b/i.test(sql)
   const rollback = /^\s*(ROLLBACK|ABORT)\s*;?\s*$/i.test(sql)
   const begins = /^\s*(BEGIN|START\s+TRANSACTION)\b/i.test(sql)

@@ -1,7 +1,8 @@
-import {createRequire} from 'node:module'
 import {Worker} from 'node:worker_threads'
 
+import {workerUrl} from '../../workers.js'
 import type {DB} from '../db.js'
+import type {CheckpointerData} from './checkpointer-worker.js'
 
 /**
  * WAL checkpoints of a bulk run (batch pricing) done on a second thread with its own
@@ -12,47 +13,20 @@ import type {DB} from '../db.js'
  * The checkpoints are PASSIVE: they copy what is committed and never wait for, nor block,
  * the writer. Durability is unchanged: the same WAL, the same synchronous level, the same
  * final checkpoint at close (of what is left). The worker is unref'd: a process that
- * forgets to stop it still exits (as after a crash, SQLite recovers from the WAL).
+ * forgets to stop it still exits (as after a crash, SQLite recovers from the WAL). Its code is
+ * checkpointer-worker.ts.
  */
-const WORKER_SOURCE = String.raw`
-const {workerData} = require('node:worker_threads')
-const Database = require(workerData.driver)
-const flag = new Int32Array(workerData.signal)
-// flag[0]: checkpoints asked (this thread waits for it to change); flag[1]: 1 = stop; flag[2]: 1 = stopped.
-let db
-try {
-  db = new Database(workerData.path, {fileMustExist: true})
-  db.pragma('busy_timeout = 0')
-} catch {}
-let seen = 0
-while (db && Atomics.load(flag, 1) === 0) {
-  Atomics.wait(flag, 0, seen)
-  seen = Atomics.load(flag, 0)
-  if (Atomics.load(flag, 1) !== 0) break
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)')
-  } catch {}
-}
-try {
-  db?.close()
-} catch {}
-Atomics.store(flag, 2, 1)
-Atomics.notify(flag, 2)
-`
-
 export class Checkpointer {
   private readonly flag = new Int32Array(new SharedArrayBuffer(12))
   private readonly worker: Worker
   private stopped = false
 
   private constructor(path: string) {
-    const require = createRequire(import.meta.url)
-    this.worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // CommonJS code: flags of this process such as --input-type=module must not apply to it.
+    this.worker = new Worker(workerUrl('store/sqlite/checkpointer-worker'), {
+      // A plain .js module: none of this process's flags (a loader such as tsx's) is of use to it.
       execArgv: [],
       resourceLimits: {maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4},
-      workerData: {driver: require.resolve('better-sqlite3'), path, signal: this.flag.buffer},
+      workerData: {path, signal: this.flag.buffer} satisfies CheckpointerData,
     })
     this.worker.unref()
     this.worker.on('error', () => {

@@ -9,6 +9,7 @@ import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, t
 import {Checkpointer} from './checkpointer.js'
 import {INSERT_EXPOSURE_SQL, insertExposuresSql, REASSIGN_EXPOSURE_SQL} from './experiments.js'
 import {type WriteBehindLink, WriteBehindWriter} from './write-behind.js'
+import type {WriterSql} from './write-behind-thread.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 
@@ -42,6 +43,20 @@ function upsertLocksSql(rows: number): string {
 function upsertUsersSql(rows: number): string {
   return `INSERT INTO users (user_id, country, created_at, updated_at) VALUES ${new Array(rows).fill('(?, ?, ?, ?)').join(', ')}
     ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS NOT excluded.country`
+}
+
+/** The statements write-behind's writer runs, `rows` rows to a multi-row statement (write-behind-thread.ts). */
+export function writerSql(rows: number): WriterSql {
+  return {
+    exposure: INSERT_EXPOSURE_SQL,
+    exposures: insertExposuresSql(rows),
+    lock: upsertLocksSql(1),
+    locks: upsertLocksSql(rows),
+    reassign: REASSIGN_EXPOSURE_SQL,
+    rows,
+    user: upsertUsersSql(1),
+    users: upsertUsersSql(rows),
+  }
 }
 
 function setLockArgs(l: Lock, args: unknown[], at: number): void {
@@ -216,16 +231,7 @@ export class SqlitePricing implements PricingRepository {
   writeBehind(requests: number): undefined | WriteBehind {
     // Requests that wrote few locks (locked users) would only pay for the second thread.
     if (this.writer || !this.bulk || this.bulk.rows < requests / 2) return undefined
-    const writer = WriteBehindWriter.start(this.db, {
-      exposure: INSERT_EXPOSURE_SQL,
-      exposures: insertExposuresSql(ROWS),
-      lock: upsertLocksSql(1),
-      locks: upsertLocksSql(ROWS),
-      reassign: REASSIGN_EXPOSURE_SQL,
-      rows: ROWS,
-      user: upsertUsersSql(1),
-      users: upsertUsersSql(ROWS),
-    })
+    const writer = WriteBehindWriter.start(this.db, writerSql(ROWS))
     if (!writer) return undefined
     this.readTx ??= this.db.transaction((body: () => unknown) => body())
     // The repository works the write-behind way from begin() on: until then it writes in the caller's transactions.

@@ -1,0 +1,237 @@
+import {Readable} from 'node:stream'
+import {pipeline} from 'node:stream/promises'
+import {type MessagePort, workerData} from 'node:worker_threads'
+import pg from 'pg'
+
+/**
+ * The PostgreSQL client's thread (client.ts): it holds the connection, runs each call it is
+ * posted and posts the answer back, then bumps the shared flag the caller waits on with
+ * Atomics.wait. A dropped connection is replaced as client.ts describes.
+ */
+
+/** What WorkerClient hands this worker. */
+export type ClientData = {connectTimeoutMs: number; port: MessagePort; signal: SharedArrayBuffer; url: string}
+
+/** An error PostgreSQL (or the connection) reported, as it crosses to the caller. */
+export type PgErrorInfo = {code?: string; constraint?: string; detail?: string; message: string; table?: string}
+
+/** How a call failed because its connection was lost (client.ts lostMessage). */
+export type Lost = 'commit' | 'reconnect' | 'statement' | 'transaction'
+
+/**
+ * What the worker needs to know of a statement to recover from a lost connection
+ * (client.ts statementFacts); `remember`: [name, value], value null: RESET; name null: RESET ALL.
+ */
+export type StatementFacts = {commits: boolean; remember: [null | string, null | string][]; rollback: boolean; safe: boolean}
+
+/** A call: one statement (query, exec, copy) or the end of the connection. */
+export type ClientCall =
+  | {arrays?: boolean; op: 'query'; params?: readonly unknown[]; sql: string}
+  | {data: Uint8Array; op: 'copy'; sql: string}
+  | {op: 'close'}
+  | {op: 'exec'; sql: string}
+
+/** A call as posted: with its id (its answer carries it back) and, for a statement, its facts. */
+export type ClientRequest = ClientCall & Partial<StatementFacts> & {id: number}
+
+type Result = {rowCount: null | number; rows: unknown[]}
+
+export type Reply = {error?: PgErrorInfo; lost?: Lost; results?: Result[]; rowCount?: null | number; rows?: unknown[]}
+
+type Conn = {broken: unknown; readonly client: pg.Client; ready: Promise<void>}
+
+const data = workerData as ClientData
+const {port, url} = data
+const flag = new Int32Array(data.signal)
+// BIGINT (int8) and COUNT(*) come back as JS numbers: the store keeps minor units and epochs
+// within Number.MAX_SAFE_INTEGER (docs/money.md), as SQLite hands them out.
+const types: pg.CustomTypesConfig = {
+  getTypeParser(oid, format) {
+    if (oid === 20) return (v: null | string) => (v === null ? null : Number(v))
+    return pg.types.getTypeParser(oid, format)
+  },
+}
+
+/** The fields of a thrown value that say what it was (none for a value that is not an object). */
+function fields(e: unknown): {code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown; severity?: unknown; table?: unknown} {
+  return typeof e === 'object' && e !== null ? e : {}
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+
+function info(e: unknown): PgErrorInfo {
+  const f = fields(e)
+  return {code: text(f.code), constraint: text(f.constraint), detail: text(f.detail), message: text(f.message) || String(e), table: text(f.table)}
+}
+
+// The session settings the caller made (name -> value), made again on every new connection.
+const settings = new Map<string, string>()
+// The connection; undefined until a call needs one (after a loss too).
+let conn: Conn | undefined
+let connectedOnce = false
+// Why the connection died inside a transaction, when it did: every call fails until the caller's ROLLBACK.
+let lostTransaction: PgErrorInfo | undefined
+
+function open(): Conn {
+  const client = new pg.Client({application_name: 'pricectl', connectionString: url, connectionTimeoutMillis: data.connectTimeoutMs, types})
+  const c: {broken: unknown; readonly client: pg.Client} = {broken: undefined, client}
+  client.on('error', (e) => {
+    c.broken = c.broken || e
+  })
+  client.on('end', () => {
+    c.broken = c.broken || new Error('Connection terminated')
+  })
+  const started = Date.now()
+  const ready = client
+    .connect()
+    .catch((e: unknown) => {
+      // pg reports its connect timeout as "Connection terminated unexpectedly": say what it was.
+      if (Date.now() - started < data.connectTimeoutMs - 100) throw e
+      throw Object.assign(new Error('no answer within ' + data.connectTimeoutMs / 1000 + ' s'), {code: 'ETIMEDOUT'})
+    })
+    .then(async () => {
+      if (settings.size === 0) return
+      const names = [...settings.keys()]
+      await client.query({text: 'SELECT ' + names.map((_, i) => 'set_config($' + (2 * i + 1) + ', $' + (2 * i + 2) + ', false)').join(', '), values: names.flatMap((n) => [n, settings.get(n)])})
+    })
+  ready.catch((e: unknown) => {
+    c.broken = c.broken || e
+  })
+  return Object.assign(c, {ready})
+}
+
+function discard(c: Conn): void {
+  if (conn === c) conn = undefined
+  c.client.end().catch(() => {})
+}
+
+// Whether an error means the connection is gone (rather than the statement failed).
+const GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'ENOTCONN', 'ECONNABORTED'])
+function dead(e: unknown, c: Conn): boolean {
+  if (c.broken) return true
+  const f = fields(e)
+  const code = text(f.code) || ''
+  return /^(08|57P)/.test(code) || GONE.has(code) || f.severity === 'FATAL' || f.severity === 'PANIC' || /Connection terminated|not queryable/.test(text(f.message) || '')
+}
+
+async function execute(client: pg.Client, m: ClientRequest): Promise<Reply> {
+  if (m.op === 'query') {
+    const r = m.arrays ? await client.query({rowMode: 'array', text: m.sql, values: m.params as unknown[] | undefined}) : await client.query({text: m.sql, values: m.params as unknown[] | undefined})
+    return {rowCount: r.rowCount, rows: r.rows}
+  }
+  if (m.op === 'exec') {
+    // Several statements (the simple protocol) answer with one result each.
+    const r: pg.QueryResult | pg.QueryResult[] = await client.query(m.sql)
+    return {results: (Array.isArray(r) ? r : [r]).map((x) => ({rowCount: x.rowCount, rows: x.rows}))}
+  }
+  if (m.op === 'copy') {
+    const {from} = await import('pg-copy-streams')
+    const stream = client.query(from(m.sql))
+    await pipeline(Readable.from([Buffer.from(m.data)]), stream)
+    return {rowCount: stream.rowCount}
+  }
+  throw new Error('unknown operation ' + m.op)
+}
+
+function done(m: ClientRequest, reply: Reply): Reply {
+  for (const [name, value] of m.remember || []) {
+    if (name === null) settings.clear()
+    else if (value === null) settings.delete(name)
+    else settings.set(name, value)
+  }
+  return reply
+}
+
+// Run m on a new connection: the old one died before m went out, or m is safe to run twice.
+async function again(m: ClientRequest): Promise<Reply> {
+  const c = (conn = open())
+  try {
+    await c.ready
+  } catch (e) {
+    discard(c)
+    return {error: info(e), lost: 'reconnect'}
+  }
+  try {
+    return done(m, await execute(c.client, m))
+  } catch (e) {
+    if (!dead(e, c)) throw e
+    discard(c)
+    return {error: info(e), lost: m.safe ? 'reconnect' : 'statement'}
+  }
+}
+
+async function handle(m: ClientRequest): Promise<Reply> {
+  if (m.op === 'close') {
+    if (conn) await conn.client.end().catch(() => {})
+    conn = undefined
+    return {}
+  }
+  if (lostTransaction) {
+    if (!m.rollback) return {error: lostTransaction, lost: 'transaction'}
+    lostTransaction = undefined
+    return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
+  }
+  const c = conn || (conn = open())
+  try {
+    await c.ready
+  } catch (e) {
+    discard(c)
+    // The first connection's own failure (a wrong URL, password, database) is the caller's to report.
+    if (!connectedOnce) throw e
+    return {error: info(e), lost: 'reconnect'}
+  }
+  connectedOnce = true
+  const status = c.client.getTransactionStatus() // I: idle, T: in a transaction, E: in a failed one
+  if (c.broken) {
+    // Died before m went out (killed while idle): nothing of m ran.
+    discard(c)
+    if (status !== 'I') {
+      if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
+      lostTransaction = info(c.broken)
+      return {error: lostTransaction, lost: 'transaction'}
+    }
+    return again(m)
+  }
+  try {
+    return done(m, await execute(c.client, m))
+  } catch (e) {
+    if (!dead(e, c)) throw e
+    discard(c)
+    if (status !== 'I') {
+      if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
+      lostTransaction = info(e)
+      return {error: lostTransaction, lost: m.commits ? 'commit' : 'transaction'}
+    }
+    if (m.safe) return again(m)
+    return {error: info(e), lost: 'statement'}
+  }
+}
+
+// The call being answered: its id (the caller's) while it waits, else undefined.
+let waiting: number | undefined
+const answer = (reply: Reply) => {
+  port.postMessage({...reply, id: waiting})
+  waiting = undefined
+  // A count, not a 0/1 flag: every answer moves it, so a caller never takes an earlier answer's signal for its own.
+  Atomics.add(flag, 0, 1)
+  Atomics.notify(flag, 0)
+}
+// Whatever escapes (a driver bug) answers the waiting caller instead of leaving it blocked.
+process.on('uncaughtException', (e) => {
+  if (waiting !== undefined) answer({error: info(e)})
+})
+process.on('unhandledRejection', (e) => {
+  if (waiting !== undefined) answer({error: info(e)})
+})
+port.on('message', async (m: ClientRequest) => {
+  waiting = m.id
+  let reply: Reply
+  try {
+    reply = await handle(m)
+  } catch (e) {
+    reply = {error: info(e)}
+  }
+  if (waiting !== m.id) return // answered already (uncaughtException), or a later call waits now
+  answer(reply)
+  if (m.op === 'close') port.close()
+})

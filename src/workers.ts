@@ -1,0 +1,59 @@
+import {createHash} from 'node:crypto'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {basename, dirname, join} from 'node:path'
+import {fileURLToPath, pathToFileURL} from 'node:url'
+
+/** The modules worker threads run, by their path under src/ without the extension. */
+export const WORKERS = ['import/reader-worker', 'store/postgres/client-worker', 'store/sqlite/checkpointer-worker', 'store/sqlite/write-behind-worker'] as const
+
+export type WorkerName = (typeof WORKERS)[number]
+
+const sourceBundles = new Map<WorkerName, URL>()
+
+/**
+ * The file a worker thread runs for the module src/NAME.ts.
+ *
+ * Built, it is dist/src/NAME.js: beside this module's file (dist/src/workers.js), or, from the
+ * file of the price bundle this module was bundled into (dist/commands/price/index.js or a
+ * chunk in dist/bundle/; scripts/build.mjs bundlePrice), in dist/src/ of the same dist/ folder.
+ *
+ * Run from the TypeScript sources (tests, bin/dev.js), which plain node cannot load in a
+ * worker, the module is bundled once per process with esbuild (a dev dependency, like tsx)
+ * into node_modules/.cache/pricectl/: one file a new worker loads in a few milliseconds,
+ * where loading the import reader's thirty-odd modules through a TypeScript loader took about
+ * half a second.
+ */
+export function workerUrl(name: WorkerName): URL {
+  const here = import.meta.url
+  const file = new URL(here).pathname
+  if (file.endsWith('.ts')) return sourceBundle(name)
+  const src = file.endsWith('/workers.js') ? new URL('./', here) : new URL('src/', here.slice(0, here.lastIndexOf('/dist/') + '/dist/'.length))
+  const url = new URL(`${name}.js`, src)
+  // A worker whose file is missing fails on its own thread, unseen by a caller that waits on Atomics for it.
+  if (!existsSync(url)) throw new Error(`pricectl's worker module ${fileURLToPath(url)} is missing: reinstall pricectl`)
+  return url
+}
+
+function sourceBundle(name: WorkerName): URL {
+  const known = sourceBundles.get(name)
+  if (known && existsSync(known)) return known
+  const require = createRequire(import.meta.url)
+  const esbuild = require('esbuild') as typeof import('esbuild')
+  const result = esbuild.buildSync({
+    bundle: true,
+    entryPoints: [fileURLToPath(new URL(`${name}.ts`, import.meta.url))],
+    format: 'esm',
+    packages: 'external',
+    platform: 'node',
+    write: false,
+  })
+  const code = result.outputFiles[0].text
+  const cache = join(dirname(require.resolve('esbuild/package.json')), '..', '.cache', 'pricectl')
+  mkdirSync(cache, {recursive: true})
+  const file = join(cache, `${basename(name)}-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`)
+  if (!existsSync(file)) writeFileSync(file, code)
+  const url = pathToFileURL(file)
+  sourceBundles.set(name, url)
+  return url
+}
