@@ -31,7 +31,7 @@ export function onTerminal(args: string[], answers: TerminalAnswer[] = [], optio
   const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')
   const env: Record<string, string | undefined> = {...process.env, ...options.env}
   delete env.CI
-  const timeoutMs = options.timeoutMs ?? 45_000
+  const timeoutMs = options.timeoutMs ?? 30_000
   const pending = answers.map((a) => (typeof a === 'string' ? {after: PROMPT, typed: `${a}\r`} : 'keys' in a ? {after: a.after ?? PROMPT, typed: a.keys} : {after: a.after ?? PROMPT, typed: `${a.text}\r`}))
   return new Promise<TerminalRun>((resolve, reject) => {
     const child = spawn('script', ['-qfec', command, '/dev/null'], {cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe']})
@@ -46,7 +46,7 @@ export function onTerminal(args: string[], answers: TerminalAnswer[] = [], optio
       child.kill('SIGKILL')
       reject(new Error(`${why}\n$ pricectl ${args.join(' ')}\n--- output so far ---\n${output}`))
     }
-    const timer = setTimeout(() => fail(`the command on a terminal did not exit within ${timeoutMs} ms (${pending.length} of ${answers.length} answers not typed yet)`), timeoutMs)
+    const timer = setTimeout(() => fail(`the command on a terminal did not exit within ${timeoutMs} ms (${pending.length > 0 ? `answer ${answers.length - pending.length + 1} of ${answers.length} waits for ${String(pending[0].after)}` : `every answer typed`})`), timeoutMs)
     const typeWhatIsDue = () => {
       while (pending.length > 0) {
         const {after, typed} = pending[0]
