@@ -20,10 +20,11 @@ const CURRENT = `v${SCHEMA_VERSION}.db`
  * or an input and are written whole; only an empty file or a pricectl store is opened; a
  * store on read-only media can be read; a backup that fails leaves nothing behind.
  *
- * The read-only and full-disk cases need real file systems: each command runs in its own
- * user and mount namespace (`unshare -Urm`) with a read-only bind mount of its folder or a
- * tiny tmpfs, which goes away with the command. Tests run as root here, and root ignores
- * file modes, so chmod cannot make a store read-only; a read-only mount stops root too.
+ * The read-only and full-disk cases need real file systems: the commands run in a user and
+ * mount namespace of their own (`unshare -Urm`) with a read-only bind mount of the folder or
+ * a tiny tmpfs, which goes away with them; a test's many commands run in one namespace and
+ * one process (readOnlyMany). Tests run as root here, and root ignores file modes, so chmod
+ * cannot make a store read-only; a read-only mount stops root too.
  */
 
 const dirs: string[] = []
@@ -107,7 +108,7 @@ function readOnly(dir: string, db: string, args: string[], env: Record<string, s
 }
 
 /** A pricectl command for runMany: its arguments, and variables set for it alone. */
-type Command = {args: string[]; env?: Record<string, string>}
+type Invocation = {args: string[]; env?: Record<string, string>}
 
 /** test/hardening/run-many.mjs: several commands in one node process, each as bin/run.js runs it. */
 const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
@@ -118,7 +119,7 @@ const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
  * oclif start once, instead of once per command. Each command's exit code, stdout and stderr
  * come back as bin/run.js's would.
  */
-function runMany(commands: Command[], spawn: (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>): Run[] {
+function runMany(commands: Invocation[], spawn: (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>): Run[] {
   const r = spawn([RUN_MANY, ROOT, JSON.stringify(commands)], ['pipe', 'pipe', 'pipe', 'pipe'])
   const said = `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
   expect(r.status, `mount failed: ${said}`).not.toBe(99)
@@ -134,7 +135,7 @@ function runMany(commands: Command[], spawn: (args: string[], stdio: 'pipe'[]) =
  * one namespace and one process (runMany), each with PRICECTL_DB=db and `env` as readOnly
  * runs one.
  */
-function readOnlyMany(dirs: string[], db: string, commands: Command[], env: Record<string, string> = {}): Run[] {
+function readOnlyMany(dirs: string[], db: string, commands: Invocation[], env: Record<string, string> = {}): Run[] {
   // The folders are the first arguments, after their count; then RUN_MANY's.
   const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99; shift; n=$((n - 1)); done; exec "$NODE" "$@"'
   return runMany(commands, (args, stdio) =>
@@ -148,7 +149,7 @@ function readOnlyMany(dirs: string[], db: string, commands: Command[], env: Reco
 }
 
 /** `commands` as `user` (spawnSync's uid and gid; none: as this user) from /, in one process (runMany). */
-function asUserMany(user: {gid?: number; uid?: number}, commands: Command[]): Run[] {
+function asUserMany(user: {gid?: number; uid?: number}, commands: Invocation[]): Run[] {
   if (user.uid) reachableByOthers(RUN_MANY)
   return runMany(commands, (args, stdio) => spawnSync(process.execPath, args, {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, stdio, ...user}))
 }
