@@ -1,20 +1,9 @@
-import {spawnSync} from 'node:child_process'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {createProducts} from '../helpers/catalog.js'
 import {e2eStore} from '../helpers/e2e.js'
-import {ROOT, runBin} from '../helpers/run.js'
-
-/** The command on a pseudo-terminal (`script`), answers typed after a pause (as in tty.test.ts). */
-function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
-  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const typed = answers.map((a) => `sleep 2; printf '%s\\r' '${a}'`).join('; ')
-  const env = {...process.env}
-  delete env.CI
-  const r = spawnSync('bash', ['-c', `(${typed}; sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
-  return {code: r.status ?? 1, output: r.stdout + r.stderr}
-}
+import {runBin} from '../helpers/run.js'
+import {onTerminal} from '../helpers/terminal.js'
 
 describe('experiments conclude on a terminal', () => {
   it('shows the impact of more than a handful of price changes and asks first; "no" writes nothing, "yes" concludes', async () => {
@@ -24,14 +13,14 @@ describe('experiments conclude on a terminal', () => {
       {api_id: 'pro', base_px: 10, country_prices: countries.map(([country, amount, currency]) => ({amount, country, currency})), interval: 'month', interval_count: 1, name: 'Pro'},
     ])
     expect(runBin(db, ['experiments', 'create', '--name', 'cheap', '-p', 'pro', '--arm', 'x0.8', '--start']).code).toBe(0)
-    const no = onTerminal(['experiments', 'conclude', '1', '1', '--db', db], ['n'])
+    const no = await onTerminal(['experiments', 'conclude', '1', '1', '--db', db], [{after: 'Apply this change', text: 'n'}])
     // The shared impact table (products x countries) comes before the question.
     expect(no.output).toMatch(/│ pro\s+│ AD\s+│ default/)
     expect(no.output).toMatch(/Apply this change \(\d+ prices change\)\?/)
     expect(no.output).toContain('not confirmed: nothing written')
     expect(no.code).toBe(1)
     expect(runBin(db, ['experiments', 'show', '1', '--json']).json.experiment.status).toBe('running')
-    const yes = onTerminal(['experiments', 'conclude', '1', '1', '--db', db], ['y'])
+    const yes = await onTerminal(['experiments', 'conclude', '1', '1', '--db', db], [{after: 'Apply this change', text: 'y'}])
     expect(yes.code, yes.output).toBe(0)
     expect(yes.output).toContain('concluded experiment 1 "cheap" with arm 1 (x0.8): stopped it; 7 of 7 prices change')
     expect(runBin(db, ['products', 'get', 'pro', '--json']).json.base_px).toBe(7.99)

@@ -1,19 +1,8 @@
-import {spawnSync} from 'node:child_process'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {e2eStore} from '../helpers/e2e.js'
-import {ROOT, runBin} from '../helpers/run.js'
-
-/** As in tty.test.ts: the command on a real pseudo-terminal (`script`), answers typed after a pause. */
-function onTerminal(args: string[], answers: string[]): {code: number; output: string} {
-  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const typed = answers.map((a) => `sleep 2; printf '%s\\r' '${a}'`).join('; ')
-  const env = {...process.env}
-  delete env.CI
-  const r = spawnSync('bash', ['-c', `(${typed ? `${typed}; ` : ''}sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
-  return {code: r.status ?? 1, output: r.stdout + r.stderr}
-}
+import {runBin} from '../helpers/run.js'
+import {onTerminal} from '../helpers/terminal.js'
 
 function storeWithProduct(): string {
   const db = e2eStore()
@@ -25,9 +14,9 @@ const EUR_RULE = '0+: end .49 nearest'
 const storedEur = (db: string) => (runBin(db, ['rounding', 'list', '--json']).json.rules.some((r: {currency: string; source: string}) => r.currency === 'EUR' && r.source === 'store') ? 'store' : 'default')
 
 describe('a change of many prices asks on a terminal', () => {
-  it('shows the summary and writes nothing when not confirmed', () => {
+  it('shows the summary and writes nothing when not confirmed', async () => {
     const db = storeWithProduct()
-    const r = onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], ['n'])
+    const r = await onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], [{after: 'Apply this change', text: 'n'}])
     expect(r.output).toMatch(/price impact: \d+ prices change in 1 product x \d+ countries/)
     expect(r.output).toMatch(/Apply this change \(\d+ prices change\)\?/)
     expect(r.output).toContain('not confirmed: nothing written')
@@ -35,20 +24,20 @@ describe('a change of many prices asks on a terminal', () => {
     expect(storedEur(db)).toBe('default')
   })
 
-  it('writes when confirmed; --yes does not ask', () => {
+  it('writes when confirmed; --yes does not ask', async () => {
     const db = storeWithProduct()
-    const r = onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], ['y'])
+    const r = await onTerminal(['rounding', 'set', 'EUR', EUR_RULE, '--db', db], [{after: 'Apply this change', text: 'y'}])
     expect(r.output).toContain('Apply this change')
     expect(r.code).toBe(0)
     expect(storedEur(db)).toBe('store')
-    const yes = onTerminal(['rounding', 'set', 'EUR', '0+: end .99 nearest', '--yes', '--db', db], [])
+    const yes = await onTerminal(['rounding', 'set', 'EUR', '0+: end .99 nearest', '--yes', '--db', db], [])
     expect(yes.output).not.toContain('Apply this change')
     expect(yes.code).toBe(0)
   })
 
-  it('a change of a handful of prices does not ask; without a terminal nothing asks', () => {
+  it('a change of a handful of prices does not ask; without a terminal nothing asks', async () => {
     const db = storeWithProduct()
-    const few = onTerminal(['localization', 'set', 'FR', '0.8', '--db', db], [])
+    const few = await onTerminal(['localization', 'set', 'FR', '0.8', '--db', db], [])
     expect(few.output).not.toContain('Apply this change')
     expect(few.output).toMatch(/price impact: 1 price changes in 1 product x 1 country/)
     expect(few.code).toBe(0)

@@ -1,20 +1,12 @@
-import {spawnSync} from 'node:child_process'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {ROOT, runBin, tempStore} from '../helpers/run.js'
+import {runBin, tempStore} from '../helpers/run.js'
+import {onTerminal} from '../helpers/terminal.js'
 
-/** As in tty.test.ts: the command on a real pseudo-terminal (`script`). */
-function onTerminal(args: string[]): {code: number; output: string} {
-  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const env: NodeJS.ProcessEnv = {...process.env, PRICECTL_NOW: '2026-04-20'}
-  delete env.CI
-  const r = spawnSync('bash', ['-c', `sleep 0.5 | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
-  return {code: r.status ?? 1, output: r.stdout + r.stderr}
-}
+const env = {PRICECTL_NOW: '2026-04-20'}
 
 describe('revenue report: the MRR trend chart is for terminals only', () => {
-  it('draws it on a terminal, never when piped or with --json', () => {
+  it('draws it on a terminal, never when piped or with --json', async () => {
     const db = tempStore()
     expect(runBin(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '10', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
     const subs: [string, string, string][] = [
@@ -27,7 +19,7 @@ describe('revenue report: the MRR trend chart is for terminals only', () => {
       expect(r.code, r.stderr).toBe(0)
     }
     const window = ['--since', '2026-01-01', '--until', '2026-04-30', '--db', db]
-    const tty = onTerminal(['revenue', 'report', ...window])
+    const tty = await onTerminal(['revenue', 'report', ...window], [], {env})
     expect(tty.code, tty.output).toBe(0)
     expect(tty.output).toContain('MRR trend (USD), 2026-01 .. 2026-04')
     expect(tty.output).toMatch(/\$230\.00 ┤/) // the axis in formatted currency, up to the last MRR
@@ -37,7 +29,7 @@ describe('revenue report: the MRR trend chart is for terminals only', () => {
     expect(piped.code).toBe(0)
     expect(piped.stdout).toContain('MRR movements')
     expect(piped.stdout).not.toContain('MRR trend')
-    const json = onTerminal(['revenue', 'report', ...window, '--json'])
+    const json = await onTerminal(['revenue', 'report', ...window, '--json'], [], {env})
     expect(json.output).not.toContain('MRR trend')
     expect(JSON.parse(json.output.replaceAll('\r', '')).totals.mrr).toBe(230)
   })

@@ -1,29 +1,17 @@
-import {spawnSync} from 'node:child_process'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {e2eStore} from '../helpers/e2e.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {runBin} from '../helpers/run.js'
+import {onTerminal} from '../helpers/terminal.js'
 
 /**
- * Prompts happen on a terminal only. `script` (util-linux) gives the command a real
- * pseudo-terminal; the answers are typed into it after a pause, each followed by Enter, or
- * as raw keys ({keys: '\\003'} is Ctrl-C, in printf's octal escapes), later: before the prompt
- * is up, Ctrl-C would be the terminal's SIGINT rather than a key the prompt reads.
+ * Prompts happen on a terminal only: test/helpers/terminal.ts runs the command on a real
+ * pseudo-terminal and types each answer once its prompt is up.
  */
-function onTerminal(args: string[], answers: (string | {keys: string})[]): {code: number; output: string} {
-  const command = [process.execPath, join(ROOT, 'bin', 'run.js'), ...args].map((a) => `'${a}'`).join(' ')
-  const typed = answers.map((a) => (typeof a === 'string' ? `sleep 1.5; printf '%s\\r' '${a}'` : `sleep 4; printf '${a.keys}'`)).join('; ')
-  const env = {...process.env}
-  delete env.CI
-  const r = spawnSync('bash', ['-c', `(${typed}; sleep 1.5) | script -qfec "${command.replaceAll('"', '\\"')}" /dev/null`], {encoding: 'utf8', env})
-  return {code: r.status ?? 1, output: r.stdout + r.stderr}
-}
-
 describe('prompts on a terminal, never without one', () => {
-  it('asks for a missing required flag on a terminal', () => {
+  it('asks for a missing required flag on a terminal', async () => {
     const db = e2eStore()
-    const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], ['9.99'])
+    const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', text: '9.99'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(0)
     expect(runBin(db, ['products', 'get', 'tty', '--json']).json.base_px).toBe(9.99)
@@ -41,29 +29,29 @@ describe('prompts on a terminal, never without one', () => {
     expect(runBin(db, ['products', 'get', 'x']).code).toBe(0)
   })
 
-  it('Ctrl-C in a prompt exits 130 and writes nothing', () => {
+  it('Ctrl-C in a prompt exits 130 and writes nothing', async () => {
     const db = e2eStore()
-    const r = onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{keys: '\\003'}])
+    const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', keys: '\x03'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(130)
     expect(runBin(db, ['products', 'get', 'tty']).code).toBe(1)
   })
 
-  it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', () => {
+  it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', async () => {
     const db = e2eStore()
-    const yes = onTerminal(['prodcts', 'list', '--db', db], ['y'])
+    const yes = await onTerminal(['prodcts', 'list', '--db', db], [{after: 'Did you mean', text: 'y'}])
     expect(yes.output).toContain('Did you mean')
     expect(yes.output).toContain('products list')
     expect(yes.output).toContain('no products yet')
     expect(yes.code).toBe(0)
-    const no = onTerminal(['prodcts', 'list', '--db', db], ['n'])
+    const no = await onTerminal(['prodcts', 'list', '--db', db], [{after: 'Did you mean', text: 'n'}])
     expect(no.code).toBe(127)
   })
 
-  it('confirms a delete on a terminal', () => {
+  it('confirms a delete on a terminal', async () => {
     const db = e2eStore()
     expect(runBin(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
-    const r = onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
+    const r = await onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
     expect(r.code).toBe(0)
     expect(runBin(db, ['products', 'get', 'y']).code).toBe(1)
   })

@@ -20,10 +20,11 @@ const CURRENT = `v${SCHEMA_VERSION}.db`
  * or an input and are written whole; only an empty file or a pricectl store is opened; a
  * store on read-only media can be read; a backup that fails leaves nothing behind.
  *
- * The read-only and full-disk cases need real file systems: each command runs in its own
- * user and mount namespace (`unshare -Urm`) with a read-only bind mount of its folder or a
- * tiny tmpfs, which goes away with the command. Tests run as root here, and root ignores
- * file modes, so chmod cannot make a store read-only; a read-only mount stops root too.
+ * The read-only and full-disk cases need real file systems: the commands run in a user and
+ * mount namespace of their own (`unshare -Urm`) with a read-only bind mount of the folder or
+ * a tiny tmpfs, which goes away with them; a test's many commands run in one namespace and
+ * one process (readOnlyMany). Tests run as root here, and root ignores file modes, so chmod
+ * cannot make a store read-only; a read-only mount stops root too.
  */
 
 const dirs: string[] = []
@@ -104,6 +105,53 @@ function readOnly(dir: string, db: string, args: string[], env: Record<string, s
   })
   expect(r.status, `mount failed: ${r.stderr}`).not.toBe(99)
   return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
+}
+
+/** A pricectl command for runMany: its arguments, and variables set for it alone. */
+type Invocation = {args: string[]; env?: Record<string, string>}
+
+/** test/hardening/run-many.mjs: several commands in one node process, each as bin/run.js runs it. */
+const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
+
+/**
+ * Run `commands` one after another in one process (RUN_MANY) started by `spawn` (with
+ * RUN_MANY's arguments): a read-only namespace or another user is set up once, and node and
+ * oclif start once, instead of once per command. Each command's exit code, stdout and stderr
+ * come back as bin/run.js's would.
+ */
+function runMany(commands: Invocation[], spawn: (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>): Run[] {
+  const r = spawn([RUN_MANY, ROOT, JSON.stringify(commands)], ['pipe', 'pipe', 'pipe', 'pipe'])
+  const said = `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
+  expect(r.status, `mount failed: ${said}`).not.toBe(99)
+  // Nothing gets past the runner's capture: every byte a command wrote is in its own result.
+  expect([r.status, String(r.stdout), String(r.stderr)], said).toEqual([0, '', ''])
+  const results = JSON.parse(String(r.output[3])) as {code: number; stderr: string; stdout: string}[]
+  expect(results, said).toHaveLength(commands.length)
+  return results.map((result) => asRun(result))
+}
+
+/**
+ * pricectl with the folder of the store (or each of `dirs`) mounted read-only: `commands` in
+ * one namespace and one process (runMany), each with PRICECTL_DB=db and `env` as readOnly
+ * runs one.
+ */
+function readOnlyMany(dirs: string[], db: string, commands: Invocation[], env: Record<string, string> = {}): Run[] {
+  // The folders are the first arguments, after their count; then RUN_MANY's.
+  const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" || exit 99; shift; n=$((n - 1)); done; exec "$NODE" "$@"'
+  return runMany(commands, (args, stdio) =>
+    spawnSync('unshare', ['-Urm', 'sh', '-c', script, 'sh', String(dirs.length), ...dirs, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: {...process.env, BIN, CI: '1', DEBUG: '', NODE: process.execPath, NODE_ENV: '', PRICECTL_DB: db, ...env},
+      stdio,
+    }),
+  )
+}
+
+/** `commands` as `user` (spawnSync's uid and gid; none: as this user) from /, in one process (runMany). */
+function asUserMany(user: {gid?: number; uid?: number}, commands: Invocation[]): Run[] {
+  if (user.uid) reachableByOthers(RUN_MANY)
+  return runMany(commands, (args, stdio) => spawnSync(process.execPath, args, {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, stdio, ...user}))
 }
 
 // ------------------------------------------------------------------ item 1: output paths
@@ -398,8 +446,18 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     const dir = folder()
     const db = copyFixtureStore(dir, CURRENT) // read where it lies: nothing is written, not even the mark
     const digest = sha(db)
-    for (const {args, json} of expected.reads) {
-      const r = readOnly(dir, db, [...args, '--json'], env)
+    const backup = join(folder(), 'backup.db')
+    const more = [['db', 'check'], ['price', 'explain', '-u', 'alice', '-p', 'pro_monthly'], ['fx', 'list'], ['revenue', 'report', '--by', 'product', '--output', 'csv']]
+    // All in one process in one read-only namespace (readOnlyMany), in this order: the reads
+    // with --json, the others, the backup (without PRICECTL_NOW), then `db check` of the backup.
+    const results = readOnlyMany([dir], db, [
+      ...expected.reads.map(({args}) => ({args: [...args, '--json'], env})),
+      ...more.map((args) => ({args, env})),
+      {args: ['db', 'backup', backup]},
+      {args: ['db', 'check', '--json', '--db', backup]},
+    ])
+    for (const [i, {args, json}] of expected.reads.entries()) {
+      const r = results[i]
       expect(r.code, `${args.join(' ')}: ${r.stdout} ${r.stderr}`).toBe(0)
       if (args[0] === 'db' && args[1] === 'info') {
         expect(r.json).toMatchObject({counts: json.counts, journal_mode: 'wal', read_only: 'it is on a read-only file system', schema_version: json.schema_version})
@@ -407,16 +465,16 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
         expect(r.json, args.join(' ')).toMatchObject(json)
       }
     }
-    for (const args of [['db', 'check'], ['price', 'explain', '-u', 'alice', '-p', 'pro_monthly'], ['fx', 'list'], ['revenue', 'report', '--by', 'product', '--output', 'csv']]) {
-      const r = readOnly(dir, db, args, env)
+    for (const [i, args] of more.entries()) {
+      const r = results[expected.reads.length + i]
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
     }
-    const backup = join(folder(), 'backup.db')
-    expect(readOnly(dir, db, ['db', 'backup', backup]).code).toBe(0)
+    const [backedUp, checked] = results.slice(-2)
+    expect(backedUp.code).toBe(0)
     expect(sha(db)).toBe(digest)
     expect(entries(dir)).toEqual(['store.db'])
     // The backup is a complete store.
-    expect(asRun(inNamespace('exec "$NODE" "$BIN" db check --json --db "$B"', {B: backup})).json).toMatchObject({ok: true})
+    expect(checked.json).toMatchObject({ok: true})
   })
 
   it('a write command says the store is read-only (exit 1), not "run pricectl db check"', {timeout: 180_000}, () => {
@@ -424,28 +482,29 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     const db = copyFixtureStore(dir, CURRENT)
     const input = payments(folder())
     const digest = sha(db)
-    for (const args of [
+    const writes = [
       ['products', 'create', '--api-id', 'x', '--name', 'X', '--base-px', '1', '--interval', 'month', '--interval-count', '1'],
       ['price', '-u', 'new_user', '-p', 'pro_monthly'],
       ['fx', 'set', 'EUR', '0.9'],
       ['charges', 'import', input],
       ['db', 'migrate'],
-    ]) {
-      for (const json of [false, true]) {
-        const r = readOnly(dir, db, [...args, ...(json ? ['--json'] : [])], env)
-        const context = args.join(' ')
-        if (args[1] === 'migrate') {
-          // Nothing to migrate: it reports so without writing.
-          expect(r.code, `${context}: ${r.stderr}`).toBe(0)
-          continue
-        }
-        expectCleanFailure(r, json, context)
-        expect(r.code, context).toBe(1)
-        const message = json ? r.json.message : r.stderr
-        expect(message, context).toContain(`the store ${db} is read-only (it is on a read-only file system) and this command changes it`)
-        expect(message, context).toContain('pass --db COPY')
-        expect(message, context).not.toContain('run "pricectl db check"')
+    ].flatMap((args) => [false, true].map((json) => ({args, json})))
+    // All in one process in one read-only namespace (readOnlyMany), in this order.
+    const results = readOnlyMany([dir], db, writes.map(({args, json}) => ({args: [...args, ...(json ? ['--json'] : [])], env})))
+    for (const [i, {args, json}] of writes.entries()) {
+      const r = results[i]
+      const context = args.join(' ')
+      if (args[1] === 'migrate') {
+        // Nothing to migrate: it reports so without writing.
+        expect(r.code, `${context}: ${r.stderr}`).toBe(0)
+        continue
       }
+      expectCleanFailure(r, json, context)
+      expect(r.code, context).toBe(1)
+      const message = json ? r.json.message : r.stderr
+      expect(message, context).toContain(`the store ${db} is read-only (it is on a read-only file system) and this command changes it`)
+      expect(message, context).toContain('pass --db COPY')
+      expect(message, context).not.toContain('run "pricectl db check"')
     }
     expect(sha(db)).toBe(digest)
     expect(entries(dir)).toEqual(['store.db'])
@@ -470,10 +529,10 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     for (const suffix of ['', '-wal', '-shm']) copyFileSync(src + suffix, join(both, 'store.db' + suffix))
     for (const suffix of ['', '-wal']) copyFileSync(src + suffix, join(walOnly, 'store.db' + suffix))
     writer.close()
-    const r = readOnly(both, join(both, 'store.db'), ['db', 'info', '--json'])
+    // Both folders read-only, both commands in one process (readOnlyMany).
+    const [r, refused] = readOnlyMany([both, walOnly], join(both, 'store.db'), [{args: ['db', 'info', '--json']}, {args: ['products', 'list'], env: {PRICECTL_DB: join(walOnly, 'store.db')}}])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json.counts.charges).toBe(4) // three in the file, one in the -wal
-    const refused = readOnly(walOnly, join(walOnly, 'store.db'), ['products', 'list'])
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(`Error: cannot read the store at ${join(walOnly, 'store.db')}: it is read-only and its -wal file holds changes SQLite can only read with a -shm file it cannot create; open it once where it is writable\n`)
     expect(entries(walOnly)).toEqual(['store.db', 'store.db-wal'])
@@ -505,16 +564,12 @@ describe('a store this user may not write (file modes)', () => {
       chmodSync(db, 0o444)
       chmodSync(dir, 0o555)
     }
-    const bin = (args: string[]): Run => {
-      const r = spawnSync(process.execPath, [BIN, ...args, '--db', db], {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, ...asUser})
-      return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
-    }
     try {
-      const info = bin(['db', 'info', '--json'])
+      // The three in one process, in this order (asUserMany).
+      const [info, list, write] = asUserMany(asUser, [['db', 'info', '--json'], ['products', 'list', '--json'], ['fx', 'set', 'EUR', '0.9', '--json']].map((args) => ({args: [...args, '--db', db]})))
       expect(info.code, info.stderr).toBe(0)
       expect(info.json).toMatchObject({read_only: 'the file is not writable by this user', schema_version: SCHEMA_VERSION})
-      expect(bin(['products', 'list', '--json']).json.products).toHaveLength(4)
-      const write = bin(['fx', 'set', 'EUR', '0.9', '--json'])
+      expect(list.json.products).toHaveLength(4)
       expect(write.code).toBe(1)
       expect(write.json.message).toContain(`the store ${db} is read-only (the file is not writable by this user) and this command changes it`)
       expect(sha(db)).toBe(digest)
@@ -533,15 +588,12 @@ describe('a store this user may not write (file modes)', () => {
     if (root) chownSync(db, 65_534, 65_534)
     const asUser = root ? {gid: 65_534, uid: 65_534} : {}
     if (root) for (const d of [dir, BIN]) reachableByOthers(d)
-    const bin = (args: string[]): Run => {
-      const r = spawnSync(process.execPath, [BIN, ...args, '--db', db], {cwd: '/', encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', HOME: tmpdir()}, ...asUser})
-      return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
-    }
     try {
       const reason = `its folder ${dir} (where SQLite keeps the -wal and -shm files) is not writable by this user`
-      expect(bin(['db', 'info', '--json']).json).toMatchObject({read_only: reason})
-      expect(bin(['products', 'get', 'pro_monthly', '--json']).code).toBe(0)
-      const write = bin(['coupons', 'delete', 'SAVE5', '--yes', '--json'])
+      // The three in one process, in this order (asUserMany).
+      const [info, get, write] = asUserMany(asUser, [['db', 'info', '--json'], ['products', 'get', 'pro_monthly', '--json'], ['coupons', 'delete', 'SAVE5', '--yes', '--json']].map((args) => ({args: [...args, '--db', db]})))
+      expect(info.json).toMatchObject({read_only: reason})
+      expect(get.code).toBe(0)
       expect(write.code).toBe(1)
       expect(write.json.message).toContain(`is read-only (${reason})`)
       expect(entries(dir)).toEqual(['store.db'])
