@@ -77,19 +77,37 @@ async function sourceCommand(args: string[]): Promise<{command: Command.Class; r
 }
 
 /**
- * Run a command in-process (@oclif/test captureOutput) against `db`. Arguments are passed
- * as given (runCommand would re-split them on spaces).
+ * Run a command in-process (@oclif/test captureOutput) against `db` (none: no `--db`, the
+ * command's default or PRICECTL_DB). Arguments are passed as given (runCommand would re-split
+ * them on spaces).
  */
-export async function run(db: string, args: string[]): Promise<Run> {
-  const argv = [...args, '--db', db]
+export async function run(db: string | undefined, args: string[]): Promise<Run> {
+  const dbArgs = db === undefined ? [] : ['--db', db]
   const found = await sourceCommand(args)
   const {error, stderr, stdout} = await captureOutput(async () => {
-    if (!found) return oclifRun(argv, {root: ROOT})
+    if (!found) return oclifRun([...args, ...dbArgs], {root: ROOT})
     config ??= Config.load({root: ROOT})
-    return found.command.run([...found.rest, '--db', db], await config)
+    return found.command.run([...found.rest, ...dbArgs], await config)
   })
   const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
   return {code, json: parseJson(stdout), stderr, stdout}
+}
+
+/**
+ * Run `fn` with `env` set in this process (what runBin's `env` is to a child), and the
+ * variables as they were after it: an in-process command reads them as a child would.
+ */
+export async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
+  Object.assign(process.env, env)
+  try {
+    return await fn()
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
 }
 
 /** Run bin/run.js (the build) in a child process, as a user would. */
