@@ -1,4 +1,4 @@
-import {type Command, Config, run as oclifRun} from '@oclif/core'
+import {type Command, Config, run as oclifRun, settings} from '@oclif/core'
 import {captureOutput} from '@oclif/test'
 import {spawnSync} from 'node:child_process'
 import {copyFileSync, existsSync, mkdirSync, mkdtempSync} from 'node:fs'
@@ -77,6 +77,22 @@ async function sourceCommand(args: string[]): Promise<{command: Command.Class; r
 }
 
 /**
+ * oclif's own dispatch (help, version, unknown commands, plugins) on the build, as bin/run.js
+ * does: under vitest NODE_ENV is "test", where oclif would swap the manifest's dist/ paths
+ * (the help class, the command_not_found hook) for the TypeScript sources and fail to
+ * import them natively.
+ */
+async function oclifDispatch(argv: string[]): Promise<unknown> {
+  const saved = settings.enableAutoTranspile
+  settings.enableAutoTranspile = false
+  try {
+    return await oclifRun(argv, {root: ROOT})
+  } finally {
+    settings.enableAutoTranspile = saved
+  }
+}
+
+/**
  * Run a command in-process (@oclif/test captureOutput) against `db` (none: no `--db`, the
  * command's default or PRICECTL_DB). Arguments are passed as given (runCommand would re-split
  * them on spaces).
@@ -85,7 +101,7 @@ export async function run(db: string | undefined, args: string[]): Promise<Run> 
   const dbArgs = db === undefined ? [] : ['--db', db]
   const found = await sourceCommand(args)
   const {error, stderr, stdout} = await captureOutput(async () => {
-    if (!found) return oclifRun([...args, ...dbArgs], {root: ROOT})
+    if (!found) return oclifDispatch([...args, ...dbArgs])
     config ??= Config.load({root: ROOT})
     return found.command.run([...found.rest, ...dbArgs], await config)
   })
