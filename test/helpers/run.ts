@@ -59,7 +59,7 @@ let config: Promise<Config> | undefined
  * The command class for `args` from the TypeScript sources (commands/a/b.ts or
  * commands/a/index.ts), imported through vitest's transform: no build, and the engine's
  * modules load once per test file instead of once per command. Help and version go
- * through oclif's own dispatch (`run` below), which needs the build.
+ * through oclif's own dispatch (`oclifDispatch` below), which needs the build.
  */
 async function sourceCommand(args: string[]): Promise<{command: Command.Class; rest: string[]} | undefined> {
   if (args.some((a) => a === '--help' || a === '-h' || a === '--version')) return undefined
