@@ -7,22 +7,28 @@ import {describe, expect, it} from 'vitest'
 import {e2eStore} from '../helpers/e2e.js'
 import {ROOT, run, runBin} from '../helpers/run.js'
 
-/** The conventions of an oclif CLI: help, suggestions, completion, exit codes, usage hints. */
+/**
+ * The conventions of an oclif CLI: help, suggestions, completion, exit codes, usage hints.
+ * In-process (test/helpers/run.ts; help and unknown commands through oclif's own dispatch
+ * and the build's help class and hook), but for what a shell sees of the process: the exit
+ * code and everything printed, once for an unknown command and once for a usage error, and
+ * completion, whose files go where the process's HOME and XDG variables say.
+ */
 
 describe('help', () => {
-  it('"help TOPIC" and "TOPIC -h" list the topic\'s commands with their summaries', () => {
-    const help = runBin(undefined, ['help', 'products'])
+  it('"help TOPIC" and "TOPIC -h" list the topic\'s commands with their summaries', async () => {
+    const help = await run(undefined, ['help', 'products'])
     expect(help.code, help.stderr).toBe(0)
     expect(help.stdout).toContain('$ pricectl products COMMAND')
     expect(help.stdout).toMatch(/products list\s+List products\n/)
     expect(help.stdout).toMatch(/products create\s+Create a product\n/)
-    const short = runBin(undefined, ['products', '-h'])
+    const short = await run(undefined, ['products', '-h'])
     expect(short.code, short.stderr).toBe(0)
     expect(short.stdout).toBe(help.stdout)
   })
 
-  it('"COMMAND -h" is the command\'s help: the summary once, then usage, flags and the longer description', () => {
-    const r = runBin(undefined, ['products', 'list', '-h'])
+  it('"COMMAND -h" is the command\'s help: the summary once, then usage, flags and the longer description', async () => {
+    const r = await run(undefined, ['products', 'list', '-h'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.startsWith('List products\n')).toBe(true)
     expect(r.stdout).toContain('$ pricectl products list')
@@ -39,22 +45,23 @@ describe('help', () => {
 })
 
 describe('an unknown command', () => {
-  it('names the nearest command, with spaces, and exits 127', () => {
+  it('names the nearest command, with spaces, and exits 127', async () => {
     const db = e2eStore()
+    // bin/run.js: the exit code the shell sees and all the process prints.
     const r = runBin(db, ['prodcts', 'list'])
     expect(r.code).toBe(127)
     expect(r.stdout).toBe('')
     expect(r.stderr).toBe('Error: "prodcts list" is not a pricectl command. Did you mean "pricectl products list"? See "pricectl --help" for the list of commands.\n')
-    expect(runBin(db, ['products', 'lst']).stderr).toContain('Did you mean "pricectl products list"?')
+    expect((await run(db, ['products', 'lst'])).stderr).toContain('Did you mean "pricectl products list"?')
     // A mistyped topic alone suggests the topic.
-    expect(runBin(db, ['prodcts']).stderr).toContain('Did you mean "pricectl products"?')
+    expect((await run(db, ['prodcts'])).stderr).toContain('Did you mean "pricectl products"?')
   })
 
-  it('suggests nothing when nothing is close, and answers in JSON under --json', () => {
-    const far = runBin(undefined, ['xyzzy'])
+  it('suggests nothing when nothing is close, and answers in JSON under --json', async () => {
+    const far = await run(undefined, ['xyzzy'])
     expect(far.code).toBe(127)
     expect(far.stderr).toBe('Error: "xyzzy" is not a pricectl command. See "pricectl --help" for the list of commands.\n')
-    const json = runBin(undefined, ['prodcts', 'list', '--json'])
+    const json = await run(undefined, ['prodcts', 'list', '--json'])
     expect(json.code).toBe(127)
     expect(json.json).toEqual({message: '"prodcts list" is not a pricectl command. Did you mean "pricectl products list"? See "pricectl --help" for the list of commands.', success: false})
   })
@@ -88,8 +95,8 @@ describe('shell completion', () => {
     expect(readdirSync(env.HOME).sort()).toEqual(['cache'])
   })
 
-  it('fish: "autocomplete fish" prints a completion file for topics, commands, flags and their values', () => {
-    const r = runBin(undefined, ['autocomplete', 'fish'])
+  it('fish: "autocomplete fish" prints a completion file for topics, commands, flags and their values', async () => {
+    const r = await run(undefined, ['autocomplete', 'fish'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain("complete -c pricectl -f -a '(__pricectl_complete)'")
     expect(r.stdout).toContain("printf '%s\\t%s\\n' 'products' 'Products: base price, interval, country prices, integrations'")
@@ -114,17 +121,18 @@ describe('shell completion', () => {
 describe('exit codes', () => {
   it('a usage error exits 2 and ends with the --help to read; under --json the message is the bare error', async () => {
     const db = e2eStore()
+    // bin/run.js: the exit code the shell sees and all the process prints.
     const flag = runBin(db, ['products', 'create', '--colour', 'red'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^Error: Nonexistent flag: --colour.* See "pricectl products create --help"\.\n$/)
-    const arg = runBin(db, ['products', 'get'])
+    const arg = await run(db, ['products', 'get'])
     expect(arg.code).toBe(2)
     expect(arg.stderr).toMatch(/^Error: Missing 1 required arg: api_id.* See "pricectl products get --help"\.\n$/)
     const json = await run(db, ['products', 'get', '--json'])
     expect(json.code).toBe(2)
     expect(json.json.message).not.toContain('--help')
     // Not a usage error: no hint.
-    const missing = runBin(db, ['products', 'get', 'ghost'])
+    const missing = await run(db, ['products', 'get', 'ghost'])
     expect(missing.code).toBe(1)
     expect(missing.stderr).not.toContain('--help')
   })

@@ -1,47 +1,51 @@
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {EXPERIMENT_CATALOG} from '../helpers/experiment-fixtures.js'
-import {e2eDir, e2eStore} from '../helpers/e2e.js'
-import {runBin} from '../helpers/run.js'
+import {experimentStore} from '../helpers/experiment-fixtures.js'
+import {e2eStore} from '../helpers/e2e.js'
+import {run, runBin, withEnv} from '../helpers/run.js'
 
-function storeWithCatalog(): string {
+async function storeWithCatalog(): Promise<string> {
   const db = e2eStore()
-  const dir = e2eDir()
-  for (const p of EXPERIMENT_CATALOG) {
-    const file = join(dir, `${p.api_id}.json`)
-    writeFileSync(file, JSON.stringify(p))
-    expect(runBin(db, ['products', 'create', '--body', file]).code).toBe(0)
-  }
+  await experimentStore(db)
   return db
 }
 
-/** bin/run.js in child processes: arms hold across processes, results and simulate end to end. */
+/**
+ * Experiments end to end on either adapter: arms hold in the store (and a separate process
+ * reads them), results and simulate. In-process (test/helpers/run.ts) but for that one
+ * process: each command opens the store, reads and closes it, so a later in-process call
+ * reads what the store holds.
+ */
 describe('experiments end to end', () => {
-  it('arms are sticky across processes, reproducible from the seed, and feed the results', () => {
-    const a = storeWithCatalog()
-    const b = storeWithCatalog()
+  it('arms are sticky across processes, reproducible from the seed, and feed the results', async () => {
+    const a = await storeWithCatalog()
+    const b = await storeWithCatalog()
     for (const db of [a, b]) {
-      const r = runBin(db, ['experiments', 'create', '--name', 'e2e', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'x1.3', '--seed', '99', '--start', '--json'])
+      const r = await run(db, ['experiments', 'create', '--name', 'e2e', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'x1.3', '--seed', '99', '--start', '--json'])
       expect(r.code, r.stderr).toBe(0)
     }
     const users = ['ann', 'ben', 'cat', 'dan', 'eve', 'fay']
-    const arms = users.map((u) => runBin(a, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json']).json.variants.arm_id)
+    const arms: unknown[] = []
+    for (const u of users) arms.push((await run(a, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json'])).json.variants.arm_id)
     for (const arm of arms) expect(['baseline', 1, 2]).toContain(arm)
-    // Each later call, in a new process, returns the same arm and price.
+    // Each later call returns the same arm and price.
     for (const [i, u] of users.entries()) {
-      const again = runBin(a, ['price', '-u', u, '-p', 'pro_monthly', '--json'])
+      const again = await run(a, ['price', '-u', u, '-p', 'pro_monthly', '--json'])
       expect(again.json.variants.arm_id).toBe(arms[i])
     }
+    // And in a new process (bin/run.js): the arm is the store's, not this process's.
+    const other = runBin(a, ['price', '-u', 'ann', '-p', 'pro_monthly', '--json'])
+    expect(other.code, other.stderr).toBe(0)
+    expect(other.json.variants.arm_id).toBe(arms[0])
     // Another store with the same seed and the same visitors in the same order: the same arms.
-    const replay = users.map((u) => runBin(b, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json']).json.variants.arm_id)
+    const replay: unknown[] = []
+    for (const u of users) replay.push((await run(b, ['price', '-u', u, '-p', 'pro_monthly', '--country', 'US', '--json'])).json.variants.arm_id)
     expect(replay).toEqual(arms)
 
     // ann converts: a subscription created after her exposure (a second later, as the fixture did).
-    const sub = runBin(a, ['subscriptions', 'create', '--user-id', 'ann', '--product', 'pro_monthly', '--amount', '10', '--currency', 'USD', '--status', 'active', '--origin', 'gateway_a', '--origin-id', 'sub_1', '--created', String(Math.floor(Date.now() / 1000) + 1)])
+    const sub = await run(a, ['subscriptions', 'create', '--user-id', 'ann', '--product', 'pro_monthly', '--amount', '10', '--currency', 'USD', '--status', 'active', '--origin', 'gateway_a', '--origin-id', 'sub_1', '--created', String(Math.floor(Date.now() / 1000) + 1)])
     expect(sub.code, sub.stderr).toBe(0)
-    const results = runBin(a, ['experiments', 'results', '1', '--json'])
+    const results = await run(a, ['experiments', 'results', '1', '--json'])
     expect(results.code).toBe(0)
     expect(results.json.visitors).toBe(6)
     expect(results.json.conversions).toBe(1)
@@ -51,12 +55,14 @@ describe('experiments end to end', () => {
     expect(annArm.conversions).toBe(1)
   })
 
-  it('simulate runs in a fresh temporary store when no store is given', () => {
-    const r = runBin(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--arm', 'x1.3', '--demand', '7.99=0.2,10=0.2,12.99=0.115', '--visitors', '1000', '--json'], {env: {PRICECTL_DB: ''}})
+  it('simulate runs in a fresh temporary store when no store is given', async () => {
+    // No --db and PRICECTL_DB empty, as a shell without a store gives it.
+    const noStore = {PRICECTL_DB: ''}
+    const r = await withEnv(noStore, () => run(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--arm', 'x1.3', '--demand', '7.99=0.2,10=0.2,12.99=0.115', '--visitors', '1000', '--json']))
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({best_arm: 'baseline', product: 'sim_product', store: null, success: true, visitors: 1000})
     expect(r.json.policies.oracle.revenue_per_visitor).toBeGreaterThan(r.json.policies.uniform.revenue_per_visitor)
-    const text = runBin(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--demand', '8=0.3,10=0.2', '--visitors', '300', '--keep'], {env: {PRICECTL_DB: ''}})
+    const text = await withEnv(noStore, () => run(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--demand', '8=0.3,10=0.2', '--visitors', '300', '--keep']))
     expect(text.code).toBe(0)
     expect(text.stdout).toContain('● thompson')
     expect(text.stderr).toMatch(/kept the simulation store: .*simulation\.db/)

@@ -4,7 +4,7 @@ import {describe, expect, it} from 'vitest'
 
 import {e2eStore, onPostgres, tableCount, tableRows} from '../helpers/e2e.js'
 import {paymentsCsv, seedCatalog, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run, withEnv} from '../helpers/run.js'
 
 const ROWS = 30_000
 const BATCH = 500
@@ -22,12 +22,12 @@ function charges(db: string): unknown[] {
 }
 
 /** The revenue fixtures' catalog in a new store; on PostgreSQL moved there from a SQLite file by `db copy`. */
-function seeded(): string {
+async function seeded(): Promise<string> {
   const file = join(tempDir(), 'store.db')
   withStore(file, seedCatalog)
   if (!onPostgres) return file
   const db = e2eStore()
-  const copied = runBin(undefined, ['db', 'copy', file, db, '--json'])
+  const copied = await run(undefined, ['db', 'copy', file, db, '--json'])
   if (copied.code !== 0) throw new Error(copied.stdout + copied.stderr)
   return db
 }
@@ -52,35 +52,40 @@ function killAfterFirstBatch(db: string, file: string): Promise<{signal: NodeJS.
   })
 }
 
+/**
+ * What is about the process runs bin/run.js: the import it kills, and the progress bar on a
+ * terminal. Seeding, checks and the imports compared with the killed one run in-process
+ * (test/helpers/run.ts): what they test is the store.
+ */
 describe('charges import end to end (bin/run.js)', () => {
   it('killed after its first batch: whole batches only, db check passes, a re-run ends like an uninterrupted run', async () => {
     const file = writeTemp('payments.csv', paymentsCsv(ROWS))
-    const killed = seeded()
+    const killed = await seeded()
     const r = await killAfterFirstBatch(killed, file)
     expect(r.signal).toBe('SIGKILL')
     const committed = count(killed)
     expect(committed).toBeGreaterThan(0)
     expect(committed).toBeLessThan(ROWS)
     expect(committed % BATCH).toBe(0)
-    const check = runBin(killed, ['db', 'check', '--json'])
+    const check = await run(killed, ['db', 'check', '--json'])
     expect(check.code).toBe(0)
     expect(check.json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 
-    const resumed = runBin(killed, ['charges', 'import', file, '--json'], {env: {PRICECTL_IMPORT_BATCH: String(BATCH)}})
+    const resumed = await withEnv({PRICECTL_IMPORT_BATCH: String(BATCH)}, () => run(killed, ['charges', 'import', file, '--json']))
     expect(resumed.code).toBe(0)
     expect(resumed.json).toMatchObject({inserted: ROWS - committed, read: ROWS, rejected: 0, stale: 0, unchanged: committed, updated: 0})
 
-    const clean = seeded()
-    const whole = runBin(clean, ['charges', 'import', file, '--json'])
+    const clean = await seeded()
+    const whole = await run(clean, ['charges', 'import', file, '--json'])
     expect(whole.json).toMatchObject({inserted: ROWS, read: ROWS, rejected: 0})
     expect(count(killed)).toBe(ROWS)
     expect(charges(killed)).toEqual(charges(clean))
-    const again = runBin(clean, ['charges', 'import', file, '--json'])
+    const again = await run(clean, ['charges', 'import', file, '--json'])
     expect(again.json).toMatchObject({inserted: 0, unchanged: ROWS, updated: 0})
   })
 
-  it('shows a progress bar with rows and rows/s on a terminal', () => {
-    const db = seeded()
+  it('shows a progress bar with rows and rows/s on a terminal', async () => {
+    const db = await seeded()
     const file = writeTemp('p.csv', paymentsCsv(2000))
     // `script` gives the command a pseudo-terminal, as a person at a terminal has.
     const cmd = `${process.execPath} ${join(ROOT, 'bin', 'run.js')} charges import ${file} --db ${db}`
@@ -91,10 +96,10 @@ describe('charges import end to end (bin/run.js)', () => {
     expect(r.stdout).toContain('2000 inserted')
   })
 
-  it('prints nothing but the JSON summary under --json', () => {
-    const db = seeded()
+  it('prints nothing but the JSON summary under --json', async () => {
+    const db = await seeded()
     const file = writeTemp('p.csv', paymentsCsv(100))
-    const r = runBin(db, ['charges', 'import', file, '--json'], {env: {PRICECTL_PROGRESS_INTERVAL_MS: '0'}})
+    const r = await withEnv({PRICECTL_PROGRESS_INTERVAL_MS: '0'}, () => run(db, ['charges', 'import', file, '--json']))
     expect(r.code).toBe(0)
     expect(r.stderr).toBe('')
     expect(r.json).toMatchObject({inserted: 100, success: true})

@@ -5,7 +5,7 @@ import {parse} from 'csv-parse/sync'
 import {describe, expect, it} from 'vitest'
 
 import {dumpTable, PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run, withEnv} from '../helpers/run.js'
 
 function seeded(): string {
   const db = join(tempDir(), 'store.db')
@@ -17,8 +17,12 @@ function count(db: string): number {
   return withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM charges').get() as {n: number}).n)
 }
 
+/**
+ * The import killed part way runs bin/run.js (a process killed); the rest runs in-process
+ * (test/helpers/run.ts): what it tests is the store and the summary.
+ */
 describe('charges import of a folder end to end (bin/run.js)', () => {
-  it('three monthly exports with a row repeated across files and a bad row: counts, the rejects file names the source file, a re-run imports nothing new', () => {
+  it('three monthly exports with a row repeated across files and a bad row: counts, the rejects file names the source file, a re-run imports nothing new', async () => {
     const db = seeded()
     const dir = tempDir()
     const rows = paymentsCsv(1500).trimEnd().split('\n').slice(1)
@@ -29,7 +33,7 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
     mar[10] = mar[10].replace(/^(ch_\w+),[^,]*,/, '$1,2026-13-45 10:00:00,')
     for (const [name, lines] of [['2026-01.csv', jan], ['2026-02.csv', feb], ['2026-03.csv', mar]] as const) writeFileSync(join(dir, name), [head, ...lines].join('\n') + '\n')
 
-    const r = runBin(db, ['charges', 'import', dir, '--json'], {env: {PRICECTL_PROGRESS_INTERVAL_MS: '0'}})
+    const r = await withEnv({PRICECTL_PROGRESS_INTERVAL_MS: '0'}, () => run(db, ['charges', 'import', dir, '--json']))
     expect(r.code).toBe(1)
     expect(r.stderr).toBe('')
     expect(r.json).toMatchObject({inserted: 1499, read: 1501, rejected: 1, stale: 0, success: false, unchanged: 1, updated: 0})
@@ -44,7 +48,7 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
     expect(bad[0].reason).toMatch(/^bad date "2026-13-45 10:00:00"/)
     expect(count(db)).toBe(1499)
 
-    const again = runBin(db, ['charges', 'import', dir, '--json'])
+    const again = await run(db, ['charges', 'import', dir, '--json'])
     expect(again.code).toBe(1)
     expect(again.json).toMatchObject({inserted: 0, read: 1501, rejected: 1, stale: 0, unchanged: 1500, updated: 0})
     expect(again.json.files.map((f: any) => f.inserted)).toEqual([0, 0, 0])
@@ -78,11 +82,11 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
     expect(committed).toBeGreaterThan(15_000)
     expect(committed).toBeLessThan(45_000)
     expect(committed % BATCH).toBe(0)
-    const resumed = runBin(killed, ['charges', 'import', dir, '--json'], {env: {PRICECTL_IMPORT_BATCH: String(BATCH)}})
+    const resumed = await withEnv({PRICECTL_IMPORT_BATCH: String(BATCH)}, () => run(killed, ['charges', 'import', dir, '--json']))
     expect(resumed.code).toBe(0)
     expect(resumed.json).toMatchObject({inserted: 45_000 - committed, read: 45_000, rejected: 0, unchanged: committed, updated: 0})
     const clean = seeded()
-    expect(runBin(clean, ['charges', 'import', dir, '--json']).json).toMatchObject({inserted: 45_000})
+    expect((await run(clean, ['charges', 'import', dir, '--json'])).json).toMatchObject({inserted: 45_000})
     expect(withStore(killed, (d) => dumpTable(d, 'charges'))).toEqual(withStore(clean, (d) => dumpTable(d, 'charges')))
   })
 })

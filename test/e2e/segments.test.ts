@@ -1,57 +1,54 @@
-import {writeFileSync} from 'node:fs'
-import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {e2eDir, e2eStore, tableCount as count} from '../helpers/e2e.js'
-import {runBin} from '../helpers/run.js'
+import {createProducts} from '../helpers/catalog.js'
+import {e2eStore, tableCount as count} from '../helpers/e2e.js'
+import {run, runBin, withEnv} from '../helpers/run.js'
 import {SEG_PRODUCTS} from '../helpers/segments-fixtures.js'
 
-/** bin/run.js (the build) in child processes: segmentation and coupons as an operator uses them. */
+/**
+ * Segmentation and coupons as an operator uses them, on either adapter: in-process
+ * (test/helpers/run.ts), but for the lock a separate process (bin/run.js) reads back.
+ */
 describe('audiences, packages, campaigns and coupons end to end', () => {
   let db: string
   const env = {PRICECTL_NOW: '2026-03-10T12:00:00Z'}
-  const bin = (args: string[], now = env.PRICECTL_NOW) => runBin(db, args, {env: {PRICECTL_NOW: now}})
-  const ok = (args: string[]) => {
-    const r = bin(args)
+  const cmd = (args: string[]) => withEnv(env, () => run(db, args))
+  const ok = async (args: string[]) => {
+    const r = await cmd(args)
     expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
     return r
   }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     db = e2eStore()
-    const dir = e2eDir()
-    for (const p of SEG_PRODUCTS) {
-      const file = join(dir, `${p.api_id}.json`)
-      writeFileSync(file, JSON.stringify(p))
-      ok(['products', 'create', '--body', file])
-    }
-    ok(['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'])
-    ok(['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'])
-    ok(['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'])
-    ok(['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'])
-    ok(['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'])
-    ok(['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'])
-    ok(['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'])
-    ok(['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'])
+    await withEnv(env, () => createProducts(db, SEG_PRODUCTS))
+    await ok(['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'])
+    await ok(['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'])
+    await ok(['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'])
+    await ok(['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'])
+    await ok(['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'])
+    await ok(['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'])
+    await ok(['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'])
+    await ok(['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'])
   })
 
-  it('bad rules and unknown products exit 2 and write nothing', () => {
-    const op = bin(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats about 3'])
+  it('bad rules and unknown products exit 2 and write nothing', async () => {
+    const op = await cmd(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats about 3'])
     expect(op.code).toBe(2)
     expect(op.stderr).toContain('unknown operator "about"')
     expect(op.stderr).not.toMatch(/\n\s+at /)
-    const gt = bin(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats gt many', '--json'])
+    const gt = await cmd(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats gt many', '--json'])
     expect(gt.code).toBe(2)
     expect(gt.json).toEqual({message: expect.stringContaining('"gt" compares numbers: "many" is not a number'), success: false})
-    const pkg = bin(['packages', 'create', '--api-id', 'x', '--name', 'X', '--product', 'basic,nope'])
+    const pkg = await cmd(['packages', 'create', '--api-id', 'x', '--name', 'X', '--product', 'basic,nope'])
     expect(pkg.code).toBe(2)
     expect(pkg.stderr).toContain('products[1]: unknown product "nope"')
     expect(count(db, 'audiences')).toBe(2)
     expect(count(db, 'packages')).toBe(1)
   })
 
-  it('prices the audience package with the campaign coupon, and the lock keeps them across processes', () => {
-    const first = ok(['price', '-u', 'anna', '--country', 'AT', '--feature', 'seats=10', '--json'])
+  it('prices the audience package with the campaign coupon, and the lock keeps them across processes', async () => {
+    const first = await ok(['price', '-u', 'anna', '--country', 'AT', '--feature', 'seats=10', '--json'])
     expect(first.json.matching_audiences.map((a: {api_id: string}) => a.api_id)).toEqual(['power', 'dach'])
     expect(first.json.package_id).toBe('dach_pkg')
     expect(Object.keys(first.json.products)).toEqual(['basic', 'yearly'])
@@ -63,17 +60,19 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     expect(yearly.price).toBe(49.99)
     expect(yearly.coupon.display.price_numeric).toBe(37.49)
 
-    ok(['campaigns', 'delete', 'spring_dach', '--yes'])
-    ok(['audiences', 'update', 'dach', '--rule', 'country in CH'])
-    const again = ok(['price', '-u', 'anna', '--json'])
+    await ok(['campaigns', 'delete', 'spring_dach', '--yes'])
+    await ok(['audiences', 'update', 'dach', '--rule', 'country in CH'])
+    // Another process (bin/run.js) reads the lock the first price wrote.
+    const again = runBin(db, ['price', '-u', 'anna', '--json'], {env})
+    expect(again.code, again.stderr).toBe(0)
     expect(again.json).toEqual(first.json)
-    const table = ok(['price', '-u', 'anna'])
+    const table = await ok(['price', '-u', 'anna'])
     expect(table.stdout).toContain('audience power, package dach_pkg')
     expect(table.stdout).toContain('SPRING: ')
   })
 
-  it('converts a fixed coupon, never applies an expired one, and explain says why', () => {
-    const r = ok(['price', 'explain', '-u', 'ben', '-p', 'basic', '--country', 'DE', '--coupon', 'basic=GONE,FIVE', '--json'])
+  it('converts a fixed coupon, never applies an expired one, and explain says why', async () => {
+    const r = await ok(['price', 'explain', '-u', 'ben', '-p', 'basic', '--country', 'DE', '--coupon', 'basic=GONE,FIVE', '--json'])
     // 5 USD = 2.50 EUR off the 10 EUR country price.
     expect(r.json.result.products.basic.coupon).toMatchObject({api_id: 'FIVE', currency_code: 'USD', type: 'fixed_amount', value: 5})
     expect(r.json.result.products.basic.coupon.display.price_numeric).toBe(7.5)
@@ -83,9 +82,9 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     expect(count(db, 'locks')).toBe(1) // explain wrote nothing
   })
 
-  it('lists what was configured', () => {
-    expect(ok(['audiences', 'list']).stdout).toContain('feature seats gt 9')
-    expect(ok(['packages', 'list', '--json']).json.packages[0]).toMatchObject({api_id: 'dach_pkg', audience: 'dach', products: ['basic', 'yearly']})
-    expect(ok(['campaigns', 'list', '--json']).json.campaigns).toEqual([])
+  it('lists what was configured', async () => {
+    expect((await ok(['audiences', 'list'])).stdout).toContain('feature seats gt 9')
+    expect((await ok(['packages', 'list', '--json'])).json.packages[0]).toMatchObject({api_id: 'dach_pkg', audience: 'dach', products: ['basic', 'yearly']})
+    expect((await ok(['campaigns', 'list', '--json'])).json.campaigns).toEqual([])
   })
 })

@@ -1,4 +1,4 @@
-import {type Command, Config, run as oclifRun} from '@oclif/core'
+import {type Command, Config, run as oclifRun, settings} from '@oclif/core'
 import {captureOutput} from '@oclif/test'
 import {spawnSync} from 'node:child_process'
 import {copyFileSync, existsSync, mkdirSync, mkdtempSync} from 'node:fs'
@@ -59,7 +59,7 @@ let config: Promise<Config> | undefined
  * The command class for `args` from the TypeScript sources (commands/a/b.ts or
  * commands/a/index.ts), imported through vitest's transform: no build, and the engine's
  * modules load once per test file instead of once per command. Help and version go
- * through oclif's own dispatch (`run` below), which needs the build.
+ * through oclif's own dispatch (`oclifDispatch` below), which needs the build.
  */
 async function sourceCommand(args: string[]): Promise<{command: Command.Class; rest: string[]} | undefined> {
   if (args.some((a) => a === '--help' || a === '-h' || a === '--version')) return undefined
@@ -77,19 +77,53 @@ async function sourceCommand(args: string[]): Promise<{command: Command.Class; r
 }
 
 /**
- * Run a command in-process (@oclif/test captureOutput) against `db`. Arguments are passed
- * as given (runCommand would re-split them on spaces).
+ * oclif's own dispatch (help, version, unknown commands, plugins) on the build, as bin/run.js
+ * does: under vitest NODE_ENV is "test", where oclif would swap the manifest's dist/ paths
+ * (the help class, the command_not_found hook) for the TypeScript sources and fail to
+ * import them natively.
  */
-export async function run(db: string, args: string[]): Promise<Run> {
-  const argv = [...args, '--db', db]
+async function oclifDispatch(argv: string[]): Promise<unknown> {
+  const saved = settings.enableAutoTranspile
+  settings.enableAutoTranspile = false
+  try {
+    return await oclifRun(argv, {root: ROOT})
+  } finally {
+    settings.enableAutoTranspile = saved
+  }
+}
+
+/**
+ * Run a command in-process (@oclif/test captureOutput) against `db` (none: no `--db`, the
+ * command's default or PRICECTL_DB). Arguments are passed as given (runCommand would re-split
+ * them on spaces).
+ */
+export async function run(db: string | undefined, args: string[]): Promise<Run> {
+  const dbArgs = db === undefined ? [] : ['--db', db]
   const found = await sourceCommand(args)
   const {error, stderr, stdout} = await captureOutput(async () => {
-    if (!found) return oclifRun(argv, {root: ROOT})
+    if (!found) return oclifDispatch([...args, ...dbArgs])
     config ??= Config.load({root: ROOT})
-    return found.command.run([...found.rest, '--db', db], await config)
+    return found.command.run([...found.rest, ...dbArgs], await config)
   })
   const code = error ? ((error as {oclif?: {exit?: number}}).oclif?.exit ?? 1) : 0
   return {code, json: parseJson(stdout), stderr, stdout}
+}
+
+/**
+ * Run `fn` with `env` set in this process (what runBin's `env` is to a child), and the
+ * variables as they were after it: an in-process command reads them as a child would.
+ */
+export async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]))
+  Object.assign(process.env, env)
+  try {
+    return await fn()
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
 }
 
 /** Run bin/run.js (the build) in a child process, as a user would. */
