@@ -42,6 +42,9 @@ function sourceBundle(name: WorkerName): URL {
   const esbuild = require('esbuild') as typeof import('esbuild')
   const result = esbuild.buildSync({
     bundle: true,
+    // The bundle is written to the cache: a worker it starts (the import reader's PostgreSQL
+    // client) must still be found from the sources, so import.meta.url stays this file's.
+    define: {'import.meta.url': JSON.stringify(import.meta.url)},
     entryPoints: [fileURLToPath(new URL(`${name}.ts`, import.meta.url))],
     format: 'esm',
     packages: 'external',

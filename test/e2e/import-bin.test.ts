@@ -72,7 +72,7 @@ describe('charges import end to end (bin/run.js)', () => {
     expect(check.json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 
     const resumed = await withEnv({PRICECTL_IMPORT_BATCH: String(BATCH)}, () => run(killed, ['charges', 'import', file, '--json']))
-    expect(resumed.code).toBe(0)
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0)
     expect(resumed.json).toMatchObject({inserted: ROWS - committed, read: ROWS, rejected: 0, stale: 0, unchanged: committed, updated: 0})
 
     const clean = await seeded()
