@@ -1,6 +1,6 @@
 import {beforeEach, describe, expect, it} from 'vitest'
 
-import {run, tempStore} from '../helpers/run.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 import {at, count, coupon, must, segCatalog, steps} from '../helpers/segments-fixtures.js'
 
 /** Every price call here happens on 2026-03-01 UTC unless a test says otherwise. */
@@ -24,10 +24,13 @@ describe('audiences in price', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
-    await must(db, ['audiences', 'create'], {api_id: 'a1', name: 'Level ten', priority: 1, rules: ['feature level gt 9']})
-    await must(db, ['audiences', 'create'], {api_id: 'a3', name: 'Germany', prices: [{multiplier: 0.8, product: 'basic'}, {amount: 30, currency: 'USD', product: 'yearly'}], priority: 3, rules: ['country in DE']})
-    await must(db, ['audiences', 'create'], {api_id: 'a2', name: 'Has level', priority: 2, rules: ['feature level exists']})
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'coupons-in-price:audiences', async (store) => {
+      await segCatalog(store)
+      await must(store, ['audiences', 'create'], {api_id: 'a1', name: 'Level ten', priority: 1, rules: ['feature level gt 9']})
+      await must(store, ['audiences', 'create'], {api_id: 'a3', name: 'Germany', prices: [{multiplier: 0.8, product: 'basic'}, {amount: 30, currency: 'USD', product: 'yearly'}], priority: 3, rules: ['country in DE']})
+      await must(store, ['audiences', 'create'], {api_id: 'a2', name: 'Has level', priority: 2, rules: ['feature level exists']})
+    })
   })
 
   it('matching_audiences is ordered by priority; "10" gt "9" holds for a numeric feature', async () => {
@@ -72,8 +75,11 @@ describe('coupons in price', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
-    for (const c of COUPONS) await must(db, ['coupons', 'create'], c)
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'coupons-in-price:coupons', async (store) => {
+      await segCatalog(store)
+      for (const c of COUPONS) await must(store, ['coupons', 'create'], c)
+    })
   })
 
   it('the coupon block has every field of the spec; price stays pre-coupon', async () => {

@@ -1,13 +1,16 @@
 import {beforeEach, describe, expect, it} from 'vitest'
 
-import {run, tempStore} from '../helpers/run.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 import {count, must, segCatalog, steps, withBody} from '../helpers/segments-fixtures.js'
 
 describe('packages', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'packages:catalog', async (store) => {
+      await segCatalog(store)
+    })
   })
 
   it('create, get, list, update and delete', async () => {
@@ -59,13 +62,16 @@ describe('packages in price', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
-    await must(db, ['audiences', 'create'], {api_id: 'students', name: 'Students', priority: 5, rules: ['feature student eq yes']})
-    await must(db, ['audiences', 'create'], {api_id: 'power', name: 'Power', priority: 10, rules: ['feature level gt 9']})
-    await must(db, ['packages', 'create'], {api_id: 'de_pkg', countries: ['DE'], name: 'Germany', products: ['basic', 'yearly']})
-    await must(db, ['packages', 'create'], {api_id: 'students_pkg', audience: 'students', name: 'Students', products: ['yearly']})
-    await must(db, ['packages', 'create'], {api_id: 'de_students', audience: 'students', countries: ['DE'], name: 'German students', products: ['lifetime']})
-    await must(db, ['packages', 'create'], {api_id: 'manual', name: 'Manual', products: ['lifetime', 'basic']})
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'packages:segments', async (store) => {
+      await segCatalog(store)
+      await must(store, ['audiences', 'create'], {api_id: 'students', name: 'Students', priority: 5, rules: ['feature student eq yes']})
+      await must(store, ['audiences', 'create'], {api_id: 'power', name: 'Power', priority: 10, rules: ['feature level gt 9']})
+      await must(store, ['packages', 'create'], {api_id: 'de_pkg', countries: ['DE'], name: 'Germany', products: ['basic', 'yearly']})
+      await must(store, ['packages', 'create'], {api_id: 'students_pkg', audience: 'students', name: 'Students', products: ['yearly']})
+      await must(store, ['packages', 'create'], {api_id: 'de_students', audience: 'students', countries: ['DE'], name: 'German students', products: ['lifetime']})
+      await must(store, ['packages', 'create'], {api_id: 'manual', name: 'Manual', products: ['lifetime', 'basic']})
+    })
   })
 
   it('without --product prices the package segmented for the country', async () => {
