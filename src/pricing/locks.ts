@@ -115,7 +115,7 @@ type PackedEntry = PackedQuote & {
   toSelect: string[]
 }
 
-/** Remembered packed quotes by lock currency (at most PACKED_PER_CURRENCY each, PACKED_CURRENCIES currencies). */
+/** Remembered packed quotes by lock currency (the latest PACKED_PER_CURRENCY each, PACKED_CURRENCIES currencies). */
 const packed = new Map<string, PackedEntry[]>()
 const PACKED_PER_CURRENCY = 32
 const PACKED_CURRENCIES = 256
@@ -133,7 +133,9 @@ export function packedQuote(lock: Lock): PackedQuote | string {
     entries = []
     packed.set(lock.currency, entries)
   }
-  if (entries.length >= PACKED_PER_CURRENCY) return text
+  // The oldest gives way: a long-running process (serve, or quotes of earlier catalogs)
+  // keeps numbering the quotes it prices now instead of keeping the first ones forever.
+  if (entries.length >= PACKED_PER_CURRENCY) entries.shift()
   const products: unknown[] = []
   for (const id in q.products) {
     const p = q.products[id]

@@ -121,4 +121,14 @@ describe('packed quotes remembered (packedQuote)', () => {
     expect(packQuote(swapped)).toBe(packQuoteNow(swapped))
     expect(packQuote(two)).not.toBe(packQuote(swapped))
   })
+
+  it('keeps numbering new quotes once a currency has met more than its room of them (the oldest give way)', () => {
+    const base = fc.sample(lock, {numRuns: 1, seed: 11})[0]
+    const at = (price: number): Lock => ({...base, currency: 'SEK', quote: {...base.quote, products: {pro: {baseline_minor: null, control_minor: 999, currency: 'SEK', interval: 'month', interval_count: 1, layer: 'base', price_minor: price}}}})
+    // More distinct quotes than one currency remembers, as a long-running process meets.
+    for (let price = 100; price < 200; price++) packedQuote(at(price))
+    const late = packedQuote(at(500))
+    expect(typeof late).toBe('object')
+    expect(packedQuote(at(500))).toBe(late)
+  })
 })
