@@ -466,7 +466,7 @@ describe('write commands: malformed --body files', () => {
       ['latin1.json', Buffer.from(valid, 'latin1'), /not UTF-8/],
       ['binary.json', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x0d, 0x0a, 0x0a]), /not UTF-8|NUL|malformed/],
       ['newline-in-snippet.json', '\n\n{\n"a"\n:\n\n', /malformed JSON/],
-      // Refused for its depth before it is parsed (docs/hardening.md, Decision: JSON nesting).
+      // Refused for its depth before it is parsed (docs/hardening.md, "JSON nesting").
       ['deep.json', '['.repeat(100_000) + ']'.repeat(100_000), /--body: JSON nested more than 64 levels deep \(line 1\)/],
     ]
     for (const [name, content, message] of files) {

@@ -8,7 +8,7 @@ import {dump} from '../helpers/dump.js'
 import {run, tempStore} from '../helpers/run.js'
 
 /**
- * docs/hardening.md "Decision: JSON nesting": every JSON input of the commands refuses
+ * docs/hardening.md "JSON nesting": every JSON input of the commands refuses
  * nesting deeper than 64 levels with exit 2, before anything recurses over it (5,000
  * levels used to overflow the stack: exit 1, "Maximum call stack size exceeded").
  */
