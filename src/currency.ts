@@ -4,16 +4,10 @@ import {createRequire} from 'node:module'
 import {InvalidInputError} from './errors.js'
 
 /**
- * Currencies, countries and exact money arithmetic (docs/money.md).
- *
- * Three exponents, never confused:
- * - storage: ISO 4217 minor units from the `currency-codes` data package, recorded in each
- *   store per currency (src/store/exponents.ts installs a store's record here), so a store
- *   means the same under any Node/ICU;
- * - display: CLDR's digits, from the snapshot below (the ICU a runtime carries varies);
- * - gateway: each gateway's own table (src/money/gateway-tables.ts).
- * Amounts are integer minor units; conversion and scaling are exact rational arithmetic on
- * the shortest decimal form of a rate or factor (1.005 is 1005/1000, not the nearest double).
+ * Currencies, countries and exact money arithmetic (docs/money.md). Three exponents, never
+ * confused: storage (ISO 4217, recorded per store), display (CLDR, the snapshot below) and
+ * gateway (src/money/gateway-tables.ts). Amounts are integer minor units; rates and factors
+ * are exact rationals of their shortest decimal form, so 1.005 is 1005/1000.
  */
 
 /**

@@ -3,21 +3,11 @@ import {createRequire} from 'node:module'
 import {InvalidInputError} from './errors.js'
 
 /**
- * The one reader of dates and times: every command flag, HTTP header, import cell and
- * environment variable that names a moment goes through readMoment().
- *
- * Accepted: UNIX seconds (10 digits, as the spec's timestamps), a date `YYYY-MM-DD`,
- * and a date-time `YYYY-MM-DD[T ]HH:MM[:SS[.fff]]` with `Z`, `UTC` or an offset
- * (`+02:00`, `+0200`, `+02`), or without one: then it is wall-clock time in the given
- * IANA zone (`--tz`), UTC by default, never the machine's zone. A date is the start of
- * that day in the zone.
- * Impossible values (2026-02-30, month 13, 24:00, 12:61, a wall-clock time the zone's
- * clocks skip) are refused, never rolled over as Date.parse does.
- *
- * The calendar arithmetic is a days-in-month table and integer day counting, cheap enough
- * for a million import rows; the time-zone rules come from luxon (the IANA database
- * through Intl), loaded only when a zone other than UTC is in play. A property test
- * checks the arithmetic against luxon.
+ * The one reader of dates and times (readMoment): every flag, header, import cell and
+ * variable that names a moment, so all accept the same forms and refuse impossible values
+ * instead of rolling them over as Date.parse does (docs/revenue.md, "Dates and time zones").
+ * Calendar arithmetic is a days-in-month table, cheap enough for a million import rows; zone
+ * rules come from luxon, loaded only for a zone other than UTC (test/engine/dates.test.ts).
  */
 
 export type Day = {day: number; month: number; year: number}

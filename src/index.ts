@@ -1,14 +1,8 @@
 /**
- * pricectl as a library: `import {openStore, price, priceMany, ...} from 'pricectl'`.
- *
- * A thin facade over the engine, for Node scripts (CI price gates, backfills) that would
- * otherwise spawn the CLI. Inputs and outputs are the spec's bodies (snake_case, as
- * `--json` prints them); options are objects; failures are the typed errors below. Library
- * code never writes to stdout or stderr, never prompts and never exits the process: what
- * the CLI prints, the functions return. See docs/library.md.
- *
- * Keep this file thin: every function opens nothing of its own, holds no state beyond the
- * store handle, and forwards to the engine (src/pricing, src/import, src/revenue).
+ * pricectl as a library (docs/library.md): a thin facade over the engine for scripts that
+ * would otherwise spawn the CLI. Bodies as the spec's (`--json`'s), typed errors, and never
+ * stdout, a prompt or an exit. Keep it thin: no state beyond the store handle, every function
+ * forwards to the engine.
  */
 import type {z} from 'zod'
 

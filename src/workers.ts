@@ -12,17 +12,10 @@ export type WorkerName = (typeof WORKERS)[number]
 const sourceBundles = new Map<WorkerName, URL>()
 
 /**
- * The file a worker thread runs for the module src/NAME.ts.
- *
- * Built, it is dist/src/NAME.js: beside this module's file (dist/src/workers.js), or, from the
- * file of the price bundle this module was bundled into (dist/commands/price/index.js or a
- * chunk in dist/bundle/; scripts/build.mjs bundlePrice), in dist/src/ of the same dist/ folder.
- *
- * Run from the TypeScript sources (tests, bin/dev.js), which plain node cannot load in a
- * worker, the module is bundled once per process with esbuild (a dev dependency, like tsx)
- * into node_modules/.cache/pricectl/: one file a new worker loads in a few milliseconds,
- * where loading the import reader's thirty-odd modules through a TypeScript loader took about
- * half a second.
+ * The file a worker thread runs for src/NAME.ts: built, dist/src/NAME.js (also from inside the
+ * price bundle, scripts/build.mjs); from the TypeScript sources (tests, bin/dev.js), a bundle
+ * esbuild makes once per process in node_modules/.cache/pricectl/, because loading the import
+ * reader's thirty-odd modules through a TypeScript loader takes about half a second.
  */
 export function workerUrl(name: WorkerName): URL {
   const here = import.meta.url

@@ -2,21 +2,15 @@
 import {CommandHelp, Help} from '@oclif/core/help'
 
 /**
- * A command's help opens with its one-line summary; the DESCRIPTION section then holds the
- * longer description only, without the summary again (oclif repeats it) and without a
- * first line that only restates the summary.
- */
-/**
- * oclif renders every text of a help page as an EJS template, compiling each one; a text
- * without a tag renders as itself, so only texts with `<%` go to EJS. The root help renders
- * a description per topic and command: the compiles were a tenth of `--help`
- * (docs/performance.md "Cold start").
+ * oclif compiles every text of a help page as an EJS template; only texts with `<%` need it,
+ * and the compiles were a tenth of `--help` (docs/performance.md "Cold start").
  */
 function renderTemplatesOnly(formatter: {render: (input: string) => string}): void {
   const render = formatter.render
   formatter.render = (input) => (input.includes('<%') ? render(input) : input)
 }
 
+/** DESCRIPTION holds the longer description only: oclif would repeat the summary above it. */
 class PricectlCommandHelp extends CommandHelp {
   constructor(...args: ConstructorParameters<typeof CommandHelp>) {
     super(...args)

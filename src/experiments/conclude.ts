@@ -57,18 +57,10 @@ class DryRun extends Error {
 }
 
 /**
- * `experiments conclude ID ARM`: stop the experiment and make the arm's prices the
- * products' prices, in one write transaction (stop, product updates, the record that it
- * was concluded). What is written (docs/experiments.md, "conclude"):
- * - no country target: each product's base_px becomes the arm's USD price (as a visitor
- *   priced in USD without a localization factor sees it) and each of its country prices
- *   becomes what the arm quotes in that country and currency;
- * - a country target: only those countries change, each gets the arm's price there as a
- *   country price (base_px and other countries stay);
- * - the baseline arm: prices stay; the experiment is stopped.
- * The price impact is the difference of lock-free previews before and after, inside the
- * transaction; `dryRun` computes it the same way and rolls everything back. (The CLI
- * also wraps it in the shared price-impact measure: --max-changes, the confirmation.)
+ * `experiments conclude ID ARM`: stop the experiment and make the arm's prices the products'
+ * prices (docs/experiments.md, "conclude"), in one write transaction. The price impact is the
+ * difference of lock-free previews before and after inside it; `dryRun` computes the same and
+ * rolls everything back.
  */
 export function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
   const e = requireExperiment(store, id)

@@ -1,16 +1,10 @@
 import {beta, type Rng} from './random.js'
 
 /**
- * The value model shared by the bandit and `experiments results` (pure functions).
- *
- * Revenue per visitor of an arm = P(conversion) x value of a conversion.
- * - P(conversion): Beta(1 + conversions, 1 + visitors - conversions), a uniform prior
- *   updated by what the store recorded.
- * - value of a conversion (USD cents): the arm's observed revenue per conversion,
- *   shrunk towards the arm's nominal USD monthly price by one pseudo-conversion, so an arm
- *   with no sale yet is valued at its price and one odd sale does not dominate.
- * Conversion is where the uncertainty is (a few percent of visitors buy); the value of a
- * sale is known well from the arm's price, so it is not sampled.
+ * The value model shared by the bandit and `experiments results` (docs/experiments.md,
+ * "Thompson sampling on revenue per visitor"): P(conversion) is sampled from a Beta, the value
+ * of a conversion is not (the arm's price already says it well), shrunk towards the nominal
+ * price by one pseudo-conversion so one odd sale does not dominate.
  */
 export type ArmOutcome = {
   arm_id: string

@@ -8,18 +8,9 @@ export type FxRate = {currency: string; date: string; rate: number; source: stri
 
 /**
  * Which rate converts a currency on a day (docs/fx-localization-geoip.md, "Which rate is
- * used"). Pricing asks for today; revenue for the record's created day. Operator rates
- * (manual, imported) outrank the bundled snapshot whatever their dates, and a rate
- * applies from its own date on, so one dated after today is not used today:
- *
- * 1. the operator's latest rate dated on or before the day;
- * 2. else the snapshot's latest rate dated on or before the day;
- * 3. else (a day older than every rate) the operator's earliest rate dated on or before
- *    today: history converts at the first rate on file;
- * 4. else the snapshot's earliest rate, whatever its date: the bundled floor a fresh
- *    store prices with, also when the clock is set before the snapshot's date.
- *
- * The store applies the rule (ConfigRepository.ratesOn / rateOn; SQLite: src/store/sqlite/config.ts).
+ * used"): operator rates outrank the bundled snapshot whatever their dates, and a rate applies
+ * from its own date on. Pricing asks for today, revenue for the record's created day; the
+ * store applies the rule (ConfigRepository.ratesOn / rateOn).
  */
 
 /** Today (UTC) by the clock module, so PRICECTL_NOW can pin it. */

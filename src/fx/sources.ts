@@ -1,16 +1,8 @@
 /**
- * Where a rate comes from, as the selection rule and `fx prune` see it. fx_rates has no
- * column for it: the kind is read from the `source` label, here and in the SQL of the
- * store adapter (src/store/sqlite/fx.ts: the two must agree; a test checks that they do).
- *
- * - `snapshot`: the bundled default snapshot; its label starts with SNAPSHOT_PREFIX, a
- *   prefix operators cannot use (FxSource refuses it).
- * - `import`: the default labels of `fx import` (`ECB eurofxref (FILE)`, `csv (FILE)`,
- *   `json (FILE)`).
- * - `manual`: everything else: `fx set` (label `manual` unless --source names one) and
- *   imports given their own --source label.
- *
- * Operator rates (manual and import) outrank the snapshot whatever their dates.
+ * A rate's kind (snapshot, import, manual: docs/fx-localization-geoip.md, "Kinds of rates"),
+ * as the selection rule and `fx prune` see it. fx_rates has no column for it: it is read from
+ * the `source` label, here and in the store adapter's SQL (src/store/sqlite/fx.ts), which
+ * must agree (a test checks). Operators cannot use SNAPSHOT_PREFIX (FxSource refuses it).
  */
 export type FxKind = 'import' | 'manual' | 'snapshot'
 export const FX_KINDS = ['snapshot', 'manual', 'import'] as const

@@ -1,22 +1,11 @@
 import type {Period, Span} from '../store/port/revenue.js'
 
 /**
- * MRR movements, churn, retention and LTV (docs/revenue.md, "Metrics"), computed from the
- * paying stretches of subscriptions (`store.revenue.spans`), per customer (user_id), the
- * way ChartMogul, Baremetrics and ProfitWell count them:
- *
- * - A customer's MRR at a moment t is the sum of `mrr` over their spans with start < t <= end.
- * - Each moment the customer's MRR changes is a movement; changes of one customer on one UTC
- *   day (inside one period) are one movement, so an upgrade recorded as "old subscription
- *   ends, new one starts" a few seconds apart is an expansion, not a churn and a
- *   reactivation.
- * - A movement from 0 to more is `new` the first time the customer pays, `reactivation`
- *   after that; from more to 0 is `churned` (the MRR lost); otherwise `expansion` or
- *   `contraction` by the difference.
- * - A movement at moment t belongs to the period with start <= t < end: MRR at a period's
- *   start plus its movements is the MRR at its end.
- *
- * All amounts are integer USD cents per month.
+ * MRR movements, churn, retention and LTV (docs/revenue.md, "Metrics"), per customer
+ * (user_id) from the paying stretches of subscriptions, counted as ChartMogul, Baremetrics
+ * and ProfitWell do. A customer's changes on one UTC day are one movement, so an upgrade
+ * recorded as "old ends, new starts" is an expansion, not a churn and a reactivation.
+ * Amounts are integer USD cents per month.
  */
 
 export type Movements = {

@@ -24,21 +24,10 @@ import type {ChargeValues, SubscriptionValues} from './store.js'
 import {monthlyMinor, usdMinor} from './money.js'
 
 /**
- * Events in any order (docs/revenue.md, "Events in any order"): last writer wins per field.
- *
- * A record is the fold of its events sorted by (timestamp, id), whatever order they arrive
- * in. What is stored to get there (FieldEvents, PendingFields of the storage port):
- * - a full-record event (create, import row) newer than the record's base writes every
- *   field except those partial updates newer than it wrote; older than the base it is stale;
- * - a partial update writes each of its fields whose last writer is older; a status writes
- *   the fields that status does not allow as null (what "a status change clears them" means
- *   per field); an update for a record that does not exist is kept pending;
- * - a delete newer than the base removes the record (the fields written after the delete
- *   wait, pending, for a newer create); a delete of a record that does not exist is kept as
- *   a tombstone. Anything older than the latest delete is stale. A record exists when its
- *   latest full-record event is newer than its latest delete.
- * Validation happens when an event arrives; an event that is valid in every order (see the
- * docs) ends in the same record in every order.
+ * Events in any order (docs/revenue.md, "Events in any order"): a record is the fold of its
+ * events sorted by (timestamp, id), last writer wins per field, whatever order they arrive
+ * in. The storage port keeps what that needs (FieldEvents: each field's last writer;
+ * PendingFields: updates waiting for their create; tombstones of deletes).
  */
 
 export type Outcome = 'created' | 'deleted' | 'duplicate' | 'pending' | 'stale' | 'updated'

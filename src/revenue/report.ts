@@ -9,16 +9,8 @@ import {type Bucket, buckets, day, monthStart} from './periods.js'
 import {figures, noFigures, paying, type Stretch, stretches, type SubscriptionFigures} from './timeline.js'
 
 /**
- * `revenue report`: figures in USD from the history of subscriptions (timeline.ts: each
- * subscription's state over time, from the events it took) and the stored charges
- * (docs/revenue.md defines each):
- *
- * - mrr: the MRR of the subscriptions live at the end of the period
- * - active_subscriptions: how many are live then; free_subscriptions: those of them adding no
- *   MRR; arpu = mrr / distinct paying users (MRR above 0) then
- * - new_subscriptions / churned_subscriptions: began / stopped being live in the period
- * - net_revenue: succeeded charges created in the period, minus what was refunded of them
- * - MRR movements, customers, churn and retention rates, LTV: metrics.ts
+ * `revenue report`: figures in USD (docs/revenue.md defines each) from the subscriptions'
+ * history (timeline.ts), the stored charges and the movements of metrics.ts.
  */
 
 /** Rows per week, month or quarter (UTC), or per country or product over the window. */

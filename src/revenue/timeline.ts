@@ -1,23 +1,11 @@
 import type {HistoryEvent, Period, Span} from '../store/port/revenue.js'
 
 /**
- * A subscription's state over time, from its history (docs/revenue.md, "Subscription
- * history"): the events it took (import rows, single writes), each the subscription as of
- * its moment. Sorted by (timestamp, id), the order every event obeys, so the result is the
- * same whatever order rows, files and writes were delivered in.
- *
- * - The first event describes the subscription from its beginning (an export row is all we
- *   may know of the months before it); each later event from its own moment on. At moment t
- *   the subscription is as the last event before t says (start < t <= end, as MRR counts).
- * - An event shows the subscription live (counted in MRR and active) when its status is
- *   `active` or `canceled`: from `created`, or from `trial_end` when it had a trial (a trial
- *   is not MRR: it starts counting when it ends), until `cancel_at` (else `canceled_at`) when
- *   canceled. A trial that ended without payment (canceled at or before its trial end) is
- *   never live: never in MRR, churn or cohorts.
- * - A status that stops the subscription (`canceled`, or `pending` such as an unpaid one)
- *   takes effect from the event's moment: the months before keep their MRR, and the churn
- *   falls when it happened. An amount or plan that changes in place is an expansion or
- *   contraction at the moment of the event that shows it.
+ * A subscription's state over time (docs/revenue.md, "Subscription history"): its events
+ * sorted by (timestamp, id), the first describing it from its beginning and each later one
+ * from its own moment on, so the result is the same whatever order rows, files and writes
+ * arrived in. A status change takes effect from its event's moment: earlier months keep
+ * their MRR.
  */
 
 /** A live stretch of one subscription (`sub`: its record key), with the MRR it adds (0: free or one-time). */

@@ -2,18 +2,11 @@ import {PricingContext} from '../pricing/context.js'
 import type {StorePort} from '../store/port.js'
 
 /**
- * One PricingContext for the server, as long as the store does not change under it.
- * The context caches the catalog, rates, rules, segments and experiments (that is what
- * makes pricing fast), so it is replaced:
- * - when another connection (a `pricectl` command, an import) committed anything:
- *   the store's catalogVersion() (SQLite's `PRAGMA data_version`) moves, checked on every request (a few
- *   microseconds; a new context per request would make a locked quote ~8x slower);
- * - when a write through the server itself changed the store (the routes call
- *   `invalidate()`): the server's own commits do not move its data_version;
- * - when the day (UTC) changed since it read the FX rates: a rate scheduled for today
- *   applies from today.
- * Price requests write locks and exposures on the server's connection; the context
- * keeps those current itself, so they do not replace it.
+ * One cached PricingContext for the server (docs/serve.md, "Freshness of the catalog"): a new
+ * one per request would make a locked quote ~8x slower. It is replaced when another connection
+ * moved the store's catalogVersion(), when the server's own write calls `invalidate()` (its
+ * commits do not move its data_version), and when the UTC day changed (a scheduled rate).
+ * Locks and exposures the server writes are kept current in place.
  */
 export class PricingContexts {
   private ctx?: PricingContext

@@ -103,16 +103,11 @@ export type Caller = KeyCaller
 const KNOWN_KEYS = 256
 
 /**
- * Checks the key of every request against the store, so a key revoked by another process
- * stops working on the next request. On SQLite the answer for a key found active is
- * remembered while the store's data version (`PRAGMA data_version`, which the server reads
- * once per request) stays the same: it moves whenever another connection commits, a
- * `keys revoke` or `keys create` included, and then everything remembered is dropped. The
- * server itself never revokes keys. That saves the SHA-256 and the lookup per request. A
- * key that is not found is never remembered. PostgreSQL (whose version counter does not
- * see a revoke made outside a pricectl transaction) looks every key up.
- * Last use is kept in memory and written by `flush()` (the server calls it every few
- * seconds and at shutdown), so a request never waits for a write.
+ * Checks every request's key against the store, so a key revoked by another process stops
+ * working on the next request (docs/serve.md, "Authentication: API keys"). On SQLite an active key is
+ * remembered while `PRAGMA data_version` stays put (a revoke elsewhere moves it), saving the
+ * hash and lookup; PostgreSQL looks every key up. Last use is written by `flush()`, so a
+ * request never waits for a write.
  */
 export class KeyChecker {
   private readonly used = new Map<number, string>()

@@ -37,18 +37,11 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
- * The server's writes, in arrival order, without ever blocking the event loop.
- *
- * better-sqlite3 is synchronous: with a busy timeout, a write that finds the store locked
- * by another process (an import, a `pricectl` command) would spin inside SQLite and stop
- * every other request (health, reads, 401s) for as long as it waits. The server's
- * connection therefore has no busy timeout: an attempt (a function that starts with
- * BEGIN IMMEDIATE) fails at once with SQLITE_BUSY, and is tried again from a timer with a
- * growing, jittered backoff until the lock is free or its time budget is spent (503 with
- * Retry-After). Only the oldest waiting write retries; the others wait behind it, so
- * writes are served first come, first served and cannot starve each other. An attempt
- * that fails with SQLITE_BUSY wrote nothing (its transaction never began). PostgreSQL: the
- * same, with the store's write lock (an advisory lock) tried at BEGIN and 55P03 for busy.
+ * The server's writes in arrival order, never blocking the event loop (docs/serve.md, "Writes
+ * while another process writes"): better-sqlite3 is synchronous, so waiting for the lock
+ * inside SQLite would stop every request. An attempt fails at once when busy (it wrote
+ * nothing) and the oldest waiting write retries from a timer until its budget is spent;
+ * the others queue behind it, first come, first served. PostgreSQL: 55P03 is busy.
  */
 export class WriteQueue {
   private readonly waiting: Waiter[] = []

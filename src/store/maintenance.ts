@@ -95,16 +95,10 @@ export function checkStore(db: DB): CheckResult {
 }
 
 /**
- * Consistent copy through SQLite's online backup API, safe while another process
- * writes; the copy is owner-only like the store from its first byte.
- *
- * All pages are copied in one step: the step reads one snapshot (WAL: writers go on),
- * whereas the default 100 pages per step restarts from scratch whenever another process
- * commits in between, so under a steady writer a big store was never copied.
- *
- * The copy is made in `FILE.PID.tmp` beside FILE and renamed over it when complete: a
- * failure (a full disk) removes the temporary file and the journal SQLite kept beside it,
- * and leaves an existing FILE as it was.
+ * Consistent copy through SQLite's online backup API (docs/hardening.md, "Backups"), owner-only
+ * from its first byte. All pages in one step, which reads one snapshot: smaller steps restart
+ * whenever another process commits, so under a steady writer they never finish. Written to
+ * `FILE.PID.tmp` and renamed when complete, so a failure leaves an existing FILE as it was.
  */
 export async function backupStore(store: Store, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
   const shown = resolve(file)

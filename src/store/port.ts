@@ -10,15 +10,10 @@ import type {SegmentsRepository} from './port/segments.js'
 import type {TablesRepository} from './port/tables.js'
 
 /**
- * The storage port: everything the engine asks of a store. The engine holds a StorePort,
- * never a database handle, and no SQL lives outside the adapters (src/store/sqlite/ today;
- * PostgreSQL later implements the same interfaces, and test/store-contract/ is what any
- * adapter must pass).
- *
- * Methods are synchronous and shaped for bulk work (the locks of a chunk of requests in one
- * call, a chunk of quotes saved in one call, import rows written a chunk at a time, a
- * catalog snapshot read once): better-sqlite3 is synchronous, and that is what keeps batch
- * pricing free of a promise per request. A network adapter pays one round trip per chunk.
+ * The storage port: everything the engine asks of a store, so the engine holds no database
+ * handle and no SQL lives outside the adapters (docs/architecture.md, "The storage port's
+ * contracts"; test/store-contract/ is what an adapter must pass). Synchronous and chunk-shaped:
+ * no promise per request in batch pricing, one round trip per chunk on a network adapter.
  */
 export interface StorePort {
   /** Which adapter holds the store. */
@@ -34,18 +29,10 @@ export interface StorePort {
   readonly readOnly?: string
   close(): void
   /**
-   * Run `fn` in one transaction: everything it writes lands together or not at all.
-   * A call inside another joins it (a savepoint). `write: true` takes the write lock when
-   * the transaction starts (SQLite: BEGIN IMMEDIATE), so what it read cannot change
-   * before it writes and it never has to upgrade a read lock; on a read-only store it is
-   * a plain transaction (reads work, writes fail).
-   *
-   * `locksOnly` (with `write`): `fn` prices requests (it writes locks, user countries and
-   * exposures, nothing else) and may run twice: it has no effect outside the store before it
-   * returns. An adapter may run it first without excluding other lock writers (PostgreSQL:
-   * new locks claimed by their unique key, docs/postgres.md) and, when it needs more (a lock
-   * that changes, an exposure, a new lock another writer made first), roll it back and run
-   * it again as a plain write transaction. SQLite: a write transaction.
+   * Run `fn` in one transaction (a savepoint inside another). `write` takes the write lock at
+   * the start, so what it read cannot change before it writes. `locksOnly`: `fn` only prices
+   * and may run twice, so an adapter may first run it beside other lock writers
+   * (docs/postgres.md, "serve on PostgreSQL").
    */
   transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T
   /**

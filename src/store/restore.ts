@@ -9,22 +9,10 @@ import {SCHEMA_VERSION} from './migrations.js'
 import {checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 
 /**
- * `db restore FILE`: put a backup (made by `db backup`, or a copy of a closed store) in
- * place of the store.
- *
- * - FILE must be a pricectl store (identify.ts, from its bytes: a foreign file is refused
- *   untouched) of a schema version this pricectl understands, without a -wal file holding
- *   changes beside it;
- * - it is copied to `STORE.PID.tmp` beside the store, migrated there when older, checked
- *   (integrity, foreign keys) and closed cleanly (no -wal/-shm left), then renamed over the
- *   store: a failure at any step leaves the store as it was;
- * - the store's own -wal and -shm files are removed before the rename (a -wal of the old
- *   store replayed onto the restored file would corrupt it); when they are still there
- *   after this process checkpointed and closed the store, another process has it open,
- *   and the restore is refused.
- *
- * Restore must not run while other processes (serve, an import) use the store: that is
- * detected when they hold it open at the moment of the swap, not when they open it later.
+ * `db restore FILE` (docs/hardening.md, "Restore"): the backup is copied beside the store,
+ * migrated and checked there, then renamed over it, so a failure leaves the store as it was.
+ * The store's -wal must be gone first (replayed onto the restored file it would corrupt it);
+ * when it is still there after closing, another process has the store open: refused.
  */
 
 export type RestorePlan = {

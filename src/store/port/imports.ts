@@ -1,21 +1,10 @@
 import type {RevenueTable, Resolve} from './revenue.js'
 
 /**
- * The imports part of the storage port (see ../port.ts): bulk import rows streamed into the
- * revenue tables a chunk at a time, in batches that commit whole.
- *
- * A row is an array in the table's column order (SUBSCRIPTION_COLUMNS / CHARGE_COLUMNS of
- * ./revenue.ts) and is a full-record event (its latest_event_* columns), so the writer keeps
- * the event rules of single writes (FieldEvents in ./revenue.ts): a new key is inserted; an
- * existing record takes the row when the row is newer than the record's base event, except
- * the fields partial updates newer than the row wrote, which stay ("updated"); the same event
- * is "unchanged", an older one "stale"; a row older than the record's delete (tombstone) is
- * stale too. A row that inserts a record with pending partial updates (PendingFields) takes
- * those newer than the row and drops the pending entry. Merging values is the engine's
- * `resolve` (options), called only in those cases: a record written whole by its latest
- * event (the common case) costs what it did before. That is what makes an import resumable
- * and idempotent: running it again after a kill inserts the rest, and a finished one again
- * changes nothing.
+ * The imports part of the storage port: rows streamed into the revenue tables a chunk at a
+ * time, in batches that commit whole. A row is a full-record event in the table's column
+ * order and keeps the event rules of single writes (docs/architecture.md, "The storage port's
+ * contracts"), which is what makes an import resumable and idempotent.
  */
 
 /** What the rows written so far did. */

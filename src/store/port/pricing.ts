@@ -18,16 +18,10 @@ export type PricingProduct = ProductRow & {
 export type IntegrationMatch = ProductRow & {i_count: null | number; i_interval: null | string; i_type: string}
 
 /**
- * The pricing part of the storage port (see ../port.ts): locks (the quotes users got),
- * users' stored countries and the catalog reads of the price calculation. Methods are
- * synchronous and shaped for bulk work: a single price is a chunk of one. Batch pricing
- * calls them once per chunk of requests (src/pricing/batch.ts, docs/pricing.md "Storage").
- *
- * Results of the `load*` and `userCountries` calls are in the order of their input, one
- * entry per input (undefined where the store holds nothing); repeated inputs are allowed.
- * The `save*` and `delete*` calls take effect in input order (a key saved twice keeps the
- * last); an empty chunk is a no-op. Writes need a write transaction of the caller's
- * (StorePort.transaction with {write: true}).
+ * The pricing part of the storage port: locks (the quotes users got), users' stored countries
+ * and the catalog reads of the price calculation, a chunk of requests per call (a single price
+ * is a chunk of one). Results come in input order, writes apply in input order, inside the
+ * caller's write transaction (docs/architecture.md, "The storage port's contracts").
  */
 export interface PricingRepository {
   /** A long bulk run follows (batch pricing): the adapter may tune for it (SQLite: a bigger page cache, fewer WAL checkpoints). */
@@ -110,15 +104,10 @@ export interface PricingRepository {
 }
 
 /**
- * Write-behind (batch pricing, docs/performance.md "New users: write-behind"): while it runs,
- * saveQuotes and saveUserCountries gather rows that commit() sends to the other connection
- * as one transaction, with the exposures the store's experiments repository records meanwhile
- * (recordExposure: the change it returns is the one that transaction makes; armCounts waits
- * for the groups sent and counts the group being gathered), and the caller calls the
- * repositories outside any transaction of its own. A read of a key written by a group not yet committed waits for it; what write-behind
- * does not take (an anonymous lock, a delete, a key read again in the group that wrote it,
- * a group the other connection could not write) throws WriteBehindAbort: the caller ends
- * write-behind and prices the groups not committed again, the usual way.
+ * Write-behind (docs/pricing.md, "Write-behind"): while it runs, saveQuotes, saveUserCountries
+ * and recordExposure gather a group that commit() sends to the other connection as one
+ * transaction; the caller uses the repositories outside any transaction of its own. What it
+ * cannot take throws WriteBehindAbort, and the caller prices the uncommitted groups again.
  */
 export interface WriteBehind {
   /**

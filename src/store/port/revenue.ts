@@ -253,16 +253,10 @@ export type FieldWrite = {event: EventRef; value: unknown}
 export type FieldWrites = Record<string, FieldWrite>
 
 /**
- * The event order of a record's fields. `base` is the full-record event (a create, an import
- * row) every field was last written by; `fields` are the fields partial updates newer than
- * `base` wrote since, with their values. A record without any (null) was written whole by its
- * latest event: every field is stamped with latest_event_*.
- *
- * The rules every adapter keeps (and the engine relies on; last writer wins per field):
- * - a full-record event newer than `base` becomes the base: the fields it does not win are
- *   the `fields` newer than it, which stay; older ones are dropped;
- * - a full-record event older than `base` is stale; the same one again is unchanged;
- * - a partial update wins each field whose stamp (its `fields` entry, else `base`) is older.
+ * The event order of a record's fields: `base` is the full-record event every field was last
+ * written by, `fields` what newer partial updates wrote since (null: written whole by its
+ * latest event). Last writer wins per field; the rules every adapter keeps are in
+ * docs/architecture.md, "The storage port's contracts".
  */
 export type FieldEvents = {base: EventRef; fields: FieldWrites}
 

@@ -1,13 +1,8 @@
 /**
- * The tables part of the storage port (see ../port.ts): a whole store read and written
- * table by table, for `db copy` (and `db backup` / `db restore` of a PostgreSQL store), which
- * move a store between adapters. Bulk-shaped: rows go a chunk at a time, so a big revenue
- * table is never held whole.
- *
- * The portable shape of a store is its tables and columns by name, with values as SQLite
- * stores them: integers as bigint (ids and amounts are exact whatever their size), REAL
- * columns as numbers, text as strings, NULL as null. An adapter converts its own types
- * (PostgreSQL booleans, bigints, ...) to and from these.
+ * The tables part of the storage port: a whole store read and written table by table, a chunk
+ * of rows at a time, for `db copy` (and `db backup` / `db restore` on PostgreSQL). Values are
+ * portable as SQLite stores them (integers as bigint, so ids and amounts stay exact); each
+ * adapter converts its own types.
  */
 
 /** One value of a row. */

@@ -6,19 +6,11 @@ import {redactUrl} from '../url.js'
 import type {ClientCall, ClientData, ClientRequest, Lost, PgErrorInfo, Reply, StatementFacts} from './client-worker.js'
 
 /**
- * A synchronous PostgreSQL client. The storage port is synchronous (../port.ts), and `pg`
- * is not: one worker thread holds the connection, and each call posts its request to the
- * worker and blocks this thread on Atomics.wait until the worker has the answer (then read
- * with receiveMessageOnPort). One round trip per call, no promise on the caller's side.
- * The worker's code is client-worker.ts; it loads `pg` (and `pg-copy-streams` for COPY).
- *
- * A connection that drops (server restart, pg_terminate_backend) is replaced by the next
- * call (docs/postgres.md#connections-and-reconnecting): outside a transaction a call is run
- * again once on a new connection when that is safe (the old one died before the statement
- * went out, or the statement only reads, or opens a transaction without committing it);
- * inside a transaction the call fails with an UnavailableError (exit 1, HTTP 503), as does
- * every later call of that transaction until its ROLLBACK. Session settings the caller made
- * (SET, set_config(..., false)) are made again on the new connection.
+ * A synchronous PostgreSQL client, because the storage port is synchronous and `pg` is not:
+ * a worker thread (client-worker.ts) holds the connection and each call blocks on
+ * Atomics.wait until its answer is there. A dropped connection is replaced by the next call,
+ * rerunning it only when that cannot apply anything twice
+ * (docs/postgres.md#connections-and-reconnecting).
  */
 
 /** An error PostgreSQL (or the connection) reported, with its SQLSTATE code when there is one. */

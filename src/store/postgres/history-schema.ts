@@ -1,27 +1,12 @@
 import {RECORDED_TABLES} from '../schema/history.js'
 
 /**
- * Change history on PostgreSQL (docs/history.md, docs/postgres.md): the same `changes` and
- * `change_rows` as SQLite, written by real triggers stored in the database (plpgsql), one
- * per recorded table, instead of SQLite's per-connection TEMP triggers.
- *
- * The context (who, when, which command) is per session, in settings of the connection
- * (`pricectl.actor`, `pricectl.at`, `pricectl.command`, `pricectl.summary`,
- * `pricectl.reverts`) that the history repository sets with set_config(); the change the
- * context's writes go to is `pricectl.change_id`, set by the first recorded write. A setting
- * made inside a transaction that rolls back is rolled back with it, so a rolled-back write
- * leaves neither a change nor a change id behind. A session without a context (psql, another
- * client) writes unrecorded, and nothing fails: as on SQLite, `revert` then notices that a
- * row is no longer what the change left.
- *
- * Schema version 3 of the PostgreSQL store (./migrations.ts): SQLite's history tables with
- * `key`, `before` and `after` as jsonb (compared and queried as JSON, whatever wrote them:
- * the triggers, or `db copy` from a SQLite store), the trigger function, and the triggers.
- *
- * Images are `to_jsonb` of the row (minus excluded columns), keys the primary key's values
- * in key order. pricectl_history_install() (re)creates the trigger of every recorded table
- * from the live schema (primary keys read from pg_index), so a migration that changes a
- * recorded table calls it again; one that adds a table adds it to RECORDED_TABLES.
+ * Change history on PostgreSQL (docs/history.md, "On PostgreSQL"): real plpgsql triggers
+ * stored with the tables, since a TEMP trigger per connection (SQLite's way) cannot be had;
+ * the context is per session in `pricectl.*` settings, rolled back with a failed transaction.
+ * Schema version 3 (./migrations.ts). pricectl_history_install() recreates the triggers from
+ * the live schema: a migration that changes a recorded table calls it again, one that adds a
+ * table adds it to RECORDED_TABLES.
  */
 export function historySql(): string {
   const specs = RECORDED_TABLES.map((t) => `(${lit(t.table)}, ${arr(t.exclude ?? [])}, ${arr(t.ignoreUpdatesOf ?? [])})`).join(',\n    ')

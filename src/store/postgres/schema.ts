@@ -8,22 +8,10 @@ import {SEGMENTS_SQL} from '../schema/segments.js'
 import {historySql} from './history-schema.js'
 
 /**
- * PostgreSQL DDL of every table, translated from the SQLite schema (src/store/schema/*.ts),
- * so both adapters have the same tables, columns, keys, CHECKs, uniques and indexes:
- *
- * - `INTEGER PRIMARY KEY` (SQLite's rowid) becomes a BIGINT identity (BY DEFAULT, so a copy
- *   between stores keeps ids; `db copy` moves the sequence past them);
- * - every other INTEGER becomes BIGINT (minor units, UNIX epochs, counts: all within
- *   Number.MAX_SAFE_INTEGER, read back as JS numbers by client.ts);
- * - REAL becomes DOUBLE PRECISION (FX rates, factors, multipliers: the same IEEE doubles);
- * - TEXT gets COLLATE "C": comparisons and ORDER BY go by code point as in SQLite, whatever
- *   locale the database was created with (api_ids, currency codes, dates sort the same);
- * - WITHOUT ROWID (a SQLite storage choice) is dropped;
- * - foreign keys are DEFERRABLE (INITIALLY IMMEDIATE: checked per statement as before), so
- *   `revert` can restore children before their parent and have them checked at commit
- *   (SET CONSTRAINTS ALL DEFERRED, SQLite's defer_foreign_keys).
- *
- * The SQLite texts are the released migrations' and never change, so neither does this.
+ * PostgreSQL DDL translated from the SQLite schema, so both adapters have the same tables,
+ * keys, checks and indexes (docs/postgres.md, "Schema, types and ordering"). Foreign keys are
+ * DEFERRABLE so `revert` can restore children before their parent. The SQLite texts are the
+ * released migrations' and never change, so neither does this.
  */
 export function pgDdl(sqlite: string): string {
   return sqlite

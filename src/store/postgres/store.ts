@@ -76,30 +76,11 @@ const READS = /^\s*(?:SELECT\b|WITH\b(?![\s\S]*\b(?:INSERT|UPDATE|DELETE|MERGE)\
 const SAVEPOINT = 'SAVEPOINT pricectl_nested'
 
 /**
- * The PostgreSQL adapter: the port over one connection (client.ts, synchronous through a
- * worker thread). Opened by ./open.ts (identify, migrate); this module loads no migrations,
- * so a reader store (../reader.ts) stays light.
- *
- * Transactions, as SQLite's (docs/postgres.md):
- * - `write: true`: BEGIN (READ COMMITTED), then a transaction-scoped advisory lock, the
- *   store's write lock, before anything is read: writers serialize, and every read of the
- *   transaction sees what the previous writer committed and nothing can change it before
- *   this one commits (SQLite's BEGIN IMMEDIATE). With a busy timeout of 0 (the server) the
- *   lock is only tried: a taken lock fails at once with 55P03 (SQLITE_BUSY's meaning).
- * - otherwise: BEGIN ISOLATION LEVEL REPEATABLE READ, one snapshot for every read (SQLite's
- *   deferred transaction); one that writes after another writer committed fails with 40001
- *   (SQLite: SQLITE_BUSY_SNAPSHOT).
- * - `write: true, locksOnly: true` (a price request of the server): BEGIN (READ COMMITTED)
- *   and the write lock in shared mode, so lock writers run side by side (every other writer
- *   still excludes them, and they it). What it may write: new locks of keys it read as
- *   absent, claimed with INSERT ... ON CONFLICT (lock_key) DO NOTHING (the unique key keeps
- *   one lock per user), and those users' countries. Anything else (a write of another
- *   statement, a lock that changes, a claim another writer won) stops the attempt
- *   (NeedsWriteLock): it is rolled back and run again as `write: true`.
- * - a call inside a transaction joins it through a SAVEPOINT.
- * - a write transaction that changed the catalog or configuration moves
- *   pricectl_data_version when it commits (catalogVersion()); lock, revenue and import
- *   writes do not.
+ * The PostgreSQL adapter: the port over one synchronous connection (client.ts). It loads no
+ * migrations (./open.ts does), so a reader store stays light. Its transactions mean what
+ * SQLite's do (docs/postgres.md, "Transactions and locks"): writers take an advisory write
+ * lock before reading; `locksOnly` takes it shared and throws NeedsWriteLock to be rerun
+ * exclusively when it must write more than new locks.
  */
 export class PgStore implements StorePort {
   readonly kind = 'postgres'

@@ -31,18 +31,10 @@ function jsonbSafe(v: Cell): Cell {
 type Transactions = {transaction<T>(fn: () => T, options?: {write?: boolean}): T}
 
 /**
- * PostgreSQL adapter of the tables repository (../port/tables.ts), for `db copy`.
- *
- * - The tables are those of the store's schema (current_schema()) but the adapter's own
- *   (pricectl_meta, pricectl_data_version); their order follows the foreign keys.
- * - Reads run on the snapshot of a REPEATABLE READ transaction, through a cursor fetched a
- *   chunk at a time; integers are read as text and handed over as bigint, so they stay exact
- *   past 2^53 whatever the client's BIGINT parser does.
- * - replace() is one write transaction (the store's write lock): TRUNCATE of every table
- *   (nothing recorded in the history: TRUNCATE fires no row trigger), the foreign keys
- *   dropped, rows loaded with COPY FROM STDIN a chunk at a time, the foreign keys added back
- *   (PostgreSQL checks every row then, as pg_restore does), and every identity sequence moved
- *   past the ids loaded. It needs the rights of the tables' owner (the user that migrated them).
+ * PostgreSQL adapter of the tables repository, for `db copy` (docs/postgres.md, "Moving a
+ * store"). Reads a chunk at a time on one snapshot, integers as text so they stay exact past
+ * 2^53. replace() is one write transaction: TRUNCATE (no history rows), foreign keys dropped,
+ * COPY, keys added back (every row checked, as pg_restore does), sequences moved past the ids.
  */
 export class PgTables implements TablesRepository {
   private cursors = 0

@@ -89,17 +89,11 @@ export function tableColumns(db: Database.Database, table: string): {columns: st
 }
 
 /**
- * Make this connection record its writes: a per-connection context (the TEMP table
- * `change_context`, set by the history repository) and TEMP triggers on every recorded
- * table, generated from the live schema. TEMP, not stored: the context is per connection
- * (two processes write the same file), and triggers in the store itself could not read a
- * TEMP table. A connection without them (the sqlite3 shell, an older pricectl) writes
- * unrecorded; nothing fails. Because the triggers are generated at each open from the
- * tables as they are, a migration that changes a recorded table needs nothing more; one
- * that adds a table adds it to RECORDED_TABLES. Safe to call again (it replaces them).
- *
- * Each trigger creates the change row on the first recorded write of the context (so a
- * command that changes nothing leaves no entry), then appends the row's images.
+ * Make this connection record its writes (docs/history.md): a context TEMP table and TEMP
+ * triggers on every recorded table, generated from the live schema at each open. TEMP because
+ * the context is per connection (two processes write one file) and stored triggers could not
+ * read it; generated, so a migration that adds a table only adds it to RECORDED_TABLES. Safe
+ * to call again.
  */
 export function installHistoryTriggers(db: Database.Database): void {
   db.exec(`CREATE TEMP TABLE IF NOT EXISTS change_context (
