@@ -74,7 +74,7 @@ export function retentionColumns(by: string): Column<ReportRow>[] {
   ]
 }
 
-/** Every field of a row, for CSV: the first seven as before, the movements and rates after them. */
+/** Every field of a row, for CSV: the period and the headline figures, then the movements and rates. */
 export function csvColumns(by: string): Column<ReportRow>[] {
   const first = ['mrr', 'active_subscriptions', 'new_subscriptions', 'churned_subscriptions', 'net_revenue', 'arpu'] as const
   const rest = [

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3'
 
 /**
- * Change history (issue 15, docs/history.md): every write to the catalog and the
+ * Change history (docs/history.md): every write to the catalog and the
  * configuration, with who made it, which command, and the row before and after.
  *
  * `changes` holds one row per command run (or server request) that changed something;
