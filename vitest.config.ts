@@ -48,8 +48,8 @@ export default defineConfig({
       // (test/helpers/test-env.ts ends the environment changes of a file with the file).
       {extends: true, test: {exclude: NOT_QUICK, globalSetup, include: QUICK, isolate: false, name: 'quick'}},
       {extends: true, test: {globalSetup, include: HARDENING, isolate: false, name: 'hardening'}},
-      {extends: true, test: {globalSetup, include: PROCESS, name: 'process'}},
-      {extends: true, test: {env: {PRICECTL_TEST_ADAPTER: 'postgres'}, globalSetup, include: ['test/e2e/**/*.test.ts', 'test/store-contract/**/*.test.ts'], name: 'postgres'}},
+      {extends: true, test: {globalSetup, include: PROCESS, isolate: false, name: 'process'}},
+      {extends: true, test: {env: {PRICECTL_TEST_ADAPTER: 'postgres'}, globalSetup, include: ['test/e2e/**/*.test.ts', 'test/store-contract/**/*.test.ts'], isolate: false, name: 'postgres'}},
     ],
   },
 })

@@ -3,12 +3,14 @@ import http from 'node:http'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {CATALOG} from '../helpers/catalog.js'
+import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {e2eStore} from '../helpers/e2e.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run, runBin} from '../helpers/run.js'
 
 /**
  * `pricectl serve` as operators run it: bin/run.js in a child process, stopped with SIGTERM.
+ * The store around it is seeded and read by the commands in-process: the server is what runs
+ * as a process here.
  */
 
 type Served = {child: ChildProcess; exited: Promise<number | null>; port: number; stderr: () => string; stdout: () => string}
@@ -44,13 +46,10 @@ async function serve(db: string, args: string[] = []): Promise<Served> {
   return {child, exited, port, stderr: () => err, stdout: () => out}
 }
 
-function setup(): {db: string; key: string} {
+async function setup(): Promise<{db: string; key: string}> {
   const db = e2eStore()
-  for (const p of CATALOG) {
-    const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)})
-    if (r.code !== 0) throw new Error(r.stdout + r.stderr)
-  }
-  const k = runBin(db, ['keys', 'create', '--name', 'e2e', '--json'])
+  await createProducts(db, CATALOG)
+  const k = await run(db, ['keys', 'create', '--name', 'e2e', '--json'])
   if (k.code !== 0) throw new Error(k.stdout + k.stderr)
   return {db, key: k.json.api_key}
 }
@@ -67,7 +66,7 @@ function get(port: number, path: string): Promise<number> {
 
 describe('pricectl serve (bin/run.js)', () => {
   it('SIGTERM lets the request in flight finish, refuses new connections, closes the store and exits 0', async () => {
-    const {db, key} = setup()
+    const {db, key} = await setup()
     const s = await serve(db)
     expect(s.port).toBeGreaterThan(0)
     expect(await get(s.port, '/healthz')).toBe(200)
@@ -106,14 +105,14 @@ describe('pricectl serve (bin/run.js)', () => {
     expect(log).toContain('store closed')
 
     // The quote was locked before the store closed; the key's last use was written at shutdown.
-    const cli = runBin(db, ['price', '-u', 'in-flight', '-p', 'pro_monthly', '--integration', 'gateway_a', '--json'])
+    const cli = await run(db, ['price', '-u', 'in-flight', '-p', 'pro_monthly', '--integration', 'gateway_a', '--json'])
     expect(cli.json).toEqual(r.json)
-    expect(runBin(db, ['keys', 'list', '--json']).json.keys[0].last_used_at).toMatch(/^\d{4}-/)
-    expect(runBin(db, ['db', 'check', '--json']).json.ok).toBe(true)
+    expect((await run(db, ['keys', 'list', '--json'])).json.keys[0].last_used_at).toMatch(/^\d{4}-/)
+    expect((await run(db, ['db', 'check', '--json'])).json.ok).toBe(true)
   })
 
   it('--json prints the stop summary; --no-access-log keeps the start and stop notes only', async () => {
-    const {db, key} = setup()
+    const {db, key} = await setup()
     const s = await serve(db, ['--json', '--no-access-log'])
     const r = await fetch(`http://127.0.0.1:${s.port}/v1/products`, {headers: {'x-api-key': key}})
     expect(r.status).toBe(200)
