@@ -2,7 +2,7 @@ import {describe, expect, it} from 'vitest'
 
 import {createProducts} from '../helpers/catalog.js'
 import {e2eStore} from '../helpers/e2e.js'
-import {runBin} from '../helpers/run.js'
+import {run} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
 describe('experiments conclude on a terminal', () => {
@@ -12,17 +12,17 @@ describe('experiments conclude on a terminal', () => {
     await createProducts(db, [
       {api_id: 'pro', base_px: 10, country_prices: countries.map(([country, amount, currency]) => ({amount, country, currency})), interval: 'month', interval_count: 1, name: 'Pro'},
     ])
-    expect(runBin(db, ['experiments', 'create', '--name', 'cheap', '-p', 'pro', '--arm', 'x0.8', '--start']).code).toBe(0)
+    expect((await run(db, ['experiments', 'create', '--name', 'cheap', '-p', 'pro', '--arm', 'x0.8', '--start'])).code).toBe(0)
     const no = await onTerminal(['experiments', 'conclude', '1', '1', '--db', db], [{after: 'Apply this change', text: 'n'}])
     // The shared impact table (products x countries) comes before the question.
     expect(no.output).toMatch(/│ pro\s+│ AD\s+│ default/)
     expect(no.output).toMatch(/Apply this change \(\d+ prices change\)\?/)
     expect(no.output).toContain('not confirmed: nothing written')
     expect(no.code).toBe(1)
-    expect(runBin(db, ['experiments', 'show', '1', '--json']).json.experiment.status).toBe('running')
+    expect((await run(db, ['experiments', 'show', '1', '--json'])).json.experiment.status).toBe('running')
     const yes = await onTerminal(['experiments', 'conclude', '1', '1', '--db', db], [{after: 'Apply this change', text: 'y'}])
     expect(yes.code, yes.output).toBe(0)
     expect(yes.output).toContain('concluded experiment 1 "cheap" with arm 1 (x0.8): stopped it; 7 of 7 prices change')
-    expect(runBin(db, ['products', 'get', 'pro', '--json']).json.base_px).toBe(7.99)
+    expect((await run(db, ['products', 'get', 'pro', '--json'])).json.base_px).toBe(7.99)
   }, 60_000)
 })

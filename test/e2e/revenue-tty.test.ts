@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {runBin, tempStore} from '../helpers/run.js'
+import {run, runBin, tempStore} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
 const env = {PRICECTL_NOW: '2026-04-20'}
@@ -8,14 +8,14 @@ const env = {PRICECTL_NOW: '2026-04-20'}
 describe('revenue report: the MRR trend chart is for terminals only', () => {
   it('draws it on a terminal, never when piped or with --json', async () => {
     const db = tempStore()
-    expect(runBin(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '10', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+    expect((await run(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '10', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
     const subs: [string, string, string][] = [
       ['s1', '100', '2026-01-10'],
       ['s2', '50', '2026-02-10'],
       ['s3', '80', '2026-03-10'],
     ]
     for (const [id, amount, created] of subs) {
-      const r = runBin(db, ['subscriptions', 'create', '--user-id', id, '--origin', 'gateway_b', '--origin-id', id, '--product', 'pro', '--amount', amount, '--currency', 'USD', '--created', created, '--status', 'active'])
+      const r = await run(db, ['subscriptions', 'create', '--user-id', id, '--origin', 'gateway_b', '--origin-id', id, '--product', 'pro', '--amount', amount, '--currency', 'USD', '--created', created, '--status', 'active'])
       expect(r.code, r.stderr).toBe(0)
     }
     const window = ['--since', '2026-01-01', '--until', '2026-04-30', '--db', db]

@@ -1,12 +1,13 @@
 import {describe, expect, it} from 'vitest'
 
 import {e2eStore} from '../helpers/e2e.js'
-import {runBin} from '../helpers/run.js'
+import {run, runBin} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
 /**
  * Prompts happen on a terminal only: test/helpers/terminal.ts runs the command on a real
- * pseudo-terminal and types each answer once its prompt is up.
+ * pseudo-terminal and types each answer once its prompt is up. What a test reads back from
+ * the store, or sets up in it, runs in-process.
  */
 describe('prompts on a terminal, never without one', () => {
   it('asks for a missing required flag on a terminal', async () => {
@@ -14,7 +15,7 @@ describe('prompts on a terminal, never without one', () => {
     const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', text: '9.99'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(0)
-    expect(runBin(db, ['products', 'get', 'tty', '--json']).json.base_px).toBe(9.99)
+    expect((await run(db, ['products', 'get', 'tty', '--json'])).json.base_px).toBe(9.99)
   })
 
   it('without a terminal lists the missing flags and exits 2; delete needs --yes', () => {
@@ -34,7 +35,7 @@ describe('prompts on a terminal, never without one', () => {
     const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', keys: '\x03'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(130)
-    expect(runBin(db, ['products', 'get', 'tty']).code).toBe(1)
+    expect((await run(db, ['products', 'get', 'tty'])).code).toBe(1)
   })
 
   it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', async () => {
@@ -50,9 +51,9 @@ describe('prompts on a terminal, never without one', () => {
 
   it('confirms a delete on a terminal', async () => {
     const db = e2eStore()
-    expect(runBin(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+    expect((await run(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
     const r = await onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
     expect(r.code).toBe(0)
-    expect(runBin(db, ['products', 'get', 'y']).code).toBe(1)
+    expect((await run(db, ['products', 'get', 'y'])).code).toBe(1)
   })
 })
