@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
+import {run} from '../helpers/run.js'
 import {copyFixtureStore, fixtureExpected, startBin, tempDir, write} from './helpers.js'
 
 /**
@@ -74,10 +75,11 @@ function expectConsistent(db: string, fixture: State, context: string): 'absent'
   }
 }
 
+/** `db check` in-process: the kill is what needs a process, not the check. */
 async function dbCheck(db: string, context: string): Promise<void> {
-  const r = await startBin(['db', 'check', '--json'], {env: {PRICECTL_DB: db}}).done
+  const r = await run(db, ['db', 'check', '--json'])
   expect(r.code, `${context}: ${r.stdout}${r.stderr}`).toBe(0)
-  expect(JSON.parse(r.stdout), context).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
+  expect(r.json, context).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 }
 
 describe('SIGKILL while a recorded write runs', () => {
