@@ -1,11 +1,12 @@
 import {nowSeconds} from '../clock.js'
-import {fromMinor, toMinor} from '../currency.js'
-import {ConflictError, InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
-import {COUPON_SOURCES, CouponInput, type CouponOutput, CouponPatch, windowEnd, windowStart} from '../schemas/catalog.js'
+import {toMinor} from '../currency.js'
+import {ConflictError, InvalidInputError, OperationalError} from '../errors.js'
+import {CouponInput, type CouponOutput, CouponPatch} from '../schemas/catalog.js'
 import {formatIssues} from '../schemas/validate.js'
 import {exactnessCheck, type GatewayId} from '../pricing/gateways.js'
-import type {CouponDef, StoredCoupon} from '../store/port/catalog.js'
+import type {CouponDef} from '../store/port/catalog.js'
 import type {StorePort} from '../store/port.js'
+import {type Coupon, fromStoredCoupon, getCoupon, requireCoupon} from './coupon-reads.js'
 import {failRows, type Item, type RowError} from './products.js'
 
 /**
@@ -14,87 +15,11 @@ import {failRows, type Item, type RowError} from './products.js'
  * minor units of its currency.
  */
 
-export type CouponSource = (typeof COUPON_SOURCES)[number]
-
-/** A coupon as the price command reads it. */
-export type Coupon = {
-  active_from: null | string
-  /** First second (UNIX) the coupon applies, or null (no start). */
-  active_from_s: null | number
-  active_till: null | string
-  /** Last second (UNIX) the coupon applies (a bare date lasts through that day, UTC), or null. */
-  active_till_s: null | number
-  /** Fixed amount in minor units of `currency`; null for percentage coupons. */
-  amount_minor: null | number
-  api_id: string
-  coupon_type: 'fixed_amount' | 'percentage'
-  created_at: string
-  currency: null | string
-  /** Links to the same coupon in gateways; `id` is the service's own id of the link. */
-  external: {external_id: string; id: number; source: CouponSource}[]
-  id: number
-  name: string
-  /** Percent off (0 < p <= 100); null for fixed-amount coupons. */
-  percent: null | number
-  status: 'ACTIVE' | 'NOT_ACTIVE'
-  updated_at: string
-  /** The spec's `value`: the percent, or the fixed amount in currency units. */
-  value: number
-}
+export {type Coupon, type CouponSource, fromStoredCoupon, getCoupon, inWindow, isCouponActive, listCoupons, requireCoupon} from './coupon-reads.js'
 
 /** ISO 8601 with an explicit UTC offset, as the spec's created_at / updated_at. */
 export function isoWithOffset(seconds = nowSeconds()): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00')
-}
-
-function fromStored(r: StoredCoupon): Coupon {
-  return {
-    ...r,
-    active_from_s: r.active_from === null ? null : windowStart(r.active_from),
-    active_till_s: r.active_till === null ? null : windowEnd(r.active_till),
-    value: r.coupon_type === 'percentage' ? r.percent! : fromMinor(r.amount_minor!, r.currency!),
-  }
-}
-
-/** The coupon with `apiId`, or undefined. */
-export function getCoupon(store: StorePort, apiId: string): Coupon | undefined {
-  const c = store.catalog.getCoupons([apiId])[0]
-  return c && fromStored(c)
-}
-
-export function requireCoupon(store: StorePort, apiId: string): Coupon {
-  const c = getCoupon(store, apiId)
-  if (!c) throw new NotFoundError(`no coupon with api_id ${JSON.stringify(apiId)} (list them with: pricectl coupons list)`)
-  return c
-}
-
-/**
- * Where a moment stands against an active window (UNIX seconds; null = open end). Both
- * ends are inside: `active_from`'s second is the first second a coupon or campaign applies,
- * `active_till`'s the last (a bare date: 23:59:59 UTC). Coupons, campaigns and the coupons
- * kept in locks all ask this one function, so they cannot disagree about a boundary.
- */
-export function inWindow(w: {active_from_s: null | number; active_till_s: null | number}, seconds: number): 'after' | 'before' | 'inside' {
-  if (w.active_from_s !== null && seconds < w.active_from_s) return 'before'
-  if (w.active_till_s !== null && seconds > w.active_till_s) return 'after'
-  return 'inside'
-}
-
-/** Whether a coupon can be applied at `seconds`: ACTIVE and inside its window. */
-export function isCouponActive(c: Coupon, seconds = nowSeconds()): boolean {
-  return c.status === 'ACTIVE' && inWindow(c, seconds) === 'inside'
-}
-
-/**
- * Coupons, optionally filtered. `name` matches case-insensitively anywhere in the
- * coupon's name ("spring" finds "Spring Sale 25%").
- */
-export function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Coupon[] {
-  const q = filter.name?.toLowerCase()
-  return store.catalog
-    .listCoupons()
-    .map((c) => fromStored(c))
-    .filter((c) => (q === undefined || c.name.toLowerCase().includes(q)) && (filter.status === undefined || c.status === filter.status))
 }
 
 /** The spec's coupon object. */
@@ -266,7 +191,7 @@ export function upsertCoupons(store: StorePort, items: Item[]): {inserted: strin
     const existing = new Map(
       store.catalog
         .getCoupons(defs.map((d) => d.api_id))
-        .map((c) => fromStored(c))
+        .map((c) => fromStoredCoupon(c))
         .map((c) => [c.api_id, c]),
     )
     const check = exactnessCheck(store)

@@ -1,11 +1,11 @@
 import {getCoupon, inWindow, isCouponActive, isoWithOffset} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
-import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
-import {windowEnd, windowStart} from '../schemas/catalog.js'
+import {ConflictError, InvalidInputError} from '../errors.js'
+import {windowEnd, windowStart} from '../schemas/no-zod.js'
 import {CampaignInput, type CampaignOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
-import type {StoredCampaign} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
+import {type Campaign, getCampaign, requireCampaign} from './campaign-reads.js'
 import {resolveAudience, resolveProducts} from './common.js'
 
 /**
@@ -13,51 +13,7 @@ import {resolveAudience, resolveProducts} from './common.js'
  * audience; none = everyone) inside an active window, optionally limited to products.
  */
 
-export type Campaign = {
-  active_from: null | string
-  /** First second (UNIX) of the window, or null (open). */
-  active_from_s: null | number
-  active_till: null | string
-  /** Last second (UNIX) of the window (a bare date lasts through that day, UTC), or null. */
-  active_till_s: null | number
-  api_id: string
-  audience: null | string
-  audience_id: null | number
-  countries: string[]
-  coupon: string
-  coupon_id: number
-  created_at: string
-  id: number
-  name: string
-  /** Product api_ids the campaign is limited to; empty = every product of the quote. */
-  products: string[]
-  updated_at: string
-}
-
-function fromStored(r: StoredCampaign): Campaign {
-  return {
-    ...r,
-    active_from_s: r.active_from === null ? null : windowStart(r.active_from),
-    active_till_s: r.active_till === null ? null : windowEnd(r.active_till),
-  }
-}
-
-export function listCampaigns(store: StorePort): Campaign[] {
-  return store
-    .segments.listCampaigns()
-    .map((r) => fromStored(r))
-}
-
-export function getCampaign(store: StorePort, apiId: string): Campaign | undefined {
-  const c = store.segments.getCampaigns([apiId])[0]
-  return c && fromStored(c)
-}
-
-export function requireCampaign(store: StorePort, apiId: string): Campaign {
-  const c = getCampaign(store, apiId)
-  if (!c) throw new NotFoundError(`no campaign with api_id ${JSON.stringify(apiId)} (list them with: pricectl campaigns list)`)
-  return c
-}
+export {type Campaign, getCampaign, listCampaigns, requireCampaign} from './campaign-reads.js'
 
 /** Where a campaign stands now: its window first, then whether its coupon can apply. */
 export function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): CampaignOutput['state'] {

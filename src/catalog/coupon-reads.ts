@@ -1,0 +1,92 @@
+import {nowSeconds} from '../clock.js'
+import {fromMinor} from '../currency.js'
+import {NotFoundError} from '../errors.js'
+import type {COUPON_SOURCES} from '../schemas/catalog.js'
+import {windowEnd, windowStart} from '../schemas/no-zod.js'
+import type {StoredCoupon} from '../store/port/catalog.js'
+import type {StorePort} from '../store/port.js'
+
+/**
+ * Coupons as the price command reads them, over the catalog repository of the storage port.
+ * No zod: the writes, which validate with the coupon schemas, are in ./coupons.ts (which
+ * re-exports this module), so a cold `price` loads no schema (docs/performance.md "Cold start").
+ */
+
+export type CouponSource = (typeof COUPON_SOURCES)[number]
+
+/** A coupon as the price command reads it. */
+export type Coupon = {
+  active_from: null | string
+  /** First second (UNIX) the coupon applies, or null (no start). */
+  active_from_s: null | number
+  active_till: null | string
+  /** Last second (UNIX) the coupon applies (a bare date lasts through that day, UTC), or null. */
+  active_till_s: null | number
+  /** Fixed amount in minor units of `currency`; null for percentage coupons. */
+  amount_minor: null | number
+  api_id: string
+  coupon_type: 'fixed_amount' | 'percentage'
+  created_at: string
+  currency: null | string
+  /** Links to the same coupon in gateways; `id` is the service's own id of the link. */
+  external: {external_id: string; id: number; source: CouponSource}[]
+  id: number
+  name: string
+  /** Percent off (0 < p <= 100); null for fixed-amount coupons. */
+  percent: null | number
+  status: 'ACTIVE' | 'NOT_ACTIVE'
+  updated_at: string
+  /** The spec's `value`: the percent, or the fixed amount in currency units. */
+  value: number
+}
+
+/** A stored coupon as read: its window in UNIX seconds, its value in currency units. */
+export function fromStoredCoupon(r: StoredCoupon): Coupon {
+  return {
+    ...r,
+    active_from_s: r.active_from === null ? null : windowStart(r.active_from),
+    active_till_s: r.active_till === null ? null : windowEnd(r.active_till),
+    value: r.coupon_type === 'percentage' ? r.percent! : fromMinor(r.amount_minor!, r.currency!),
+  }
+}
+
+/** The coupon with `apiId`, or undefined. */
+export function getCoupon(store: StorePort, apiId: string): Coupon | undefined {
+  const c = store.catalog.getCoupons([apiId])[0]
+  return c && fromStoredCoupon(c)
+}
+
+export function requireCoupon(store: StorePort, apiId: string): Coupon {
+  const c = getCoupon(store, apiId)
+  if (!c) throw new NotFoundError(`no coupon with api_id ${JSON.stringify(apiId)} (list them with: pricectl coupons list)`)
+  return c
+}
+
+/**
+ * Where a moment stands against an active window (UNIX seconds; null = open end). Both
+ * ends are inside: `active_from`'s second is the first second a coupon or campaign applies,
+ * `active_till`'s the last (a bare date: 23:59:59 UTC). Coupons, campaigns and the coupons
+ * kept in locks all ask this one function, so they cannot disagree about a boundary.
+ */
+export function inWindow(w: {active_from_s: null | number; active_till_s: null | number}, seconds: number): 'after' | 'before' | 'inside' {
+  if (w.active_from_s !== null && seconds < w.active_from_s) return 'before'
+  if (w.active_till_s !== null && seconds > w.active_till_s) return 'after'
+  return 'inside'
+}
+
+/** Whether a coupon can be applied at `seconds`: ACTIVE and inside its window. */
+export function isCouponActive(c: Coupon, seconds = nowSeconds()): boolean {
+  return c.status === 'ACTIVE' && inWindow(c, seconds) === 'inside'
+}
+
+/**
+ * Coupons, optionally filtered. `name` matches case-insensitively anywhere in the
+ * coupon's name ("spring" finds "Spring Sale 25%").
+ */
+export function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Coupon[] {
+  const q = filter.name?.toLowerCase()
+  return store.catalog
+    .listCoupons()
+    .map((c) => fromStoredCoupon(c))
+    .filter((c) => (q === undefined || c.name.toLowerCase().includes(q)) && (filter.status === undefined || c.status === filter.status))
+}
