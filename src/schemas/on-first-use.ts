@@ -1,4 +1,5 @@
 import {createRequire} from 'node:module'
+import {fileURLToPath} from 'node:url'
 
 import type * as PriceSchemas from './price.js'
 
@@ -9,15 +10,26 @@ import type * as PriceSchemas from './price.js'
  * with ./price.ts is about a fifth of its start (docs/performance.md "Cold start"), so this
  * module loads ./price.ts on the first call, with a synchronous `require` of that ES module
  * (node's require(esm)): the callers are synchronous. A node without require(esm) (before
- * 20.19, or 22 before 22.12), or the TypeScript sources (tests, bin/dev.js: node cannot
- * require a .ts file), import it with this module instead. Either way the functions return
- * the constants of ./price.ts, the same objects every other module uses.
+ * 20.19, or 22 before 22.12) imports it with this module instead, as do the TypeScript
+ * sources (tests, bin/dev.js), which node cannot require.
+ *
+ * Built, the module is ./price.js beside this file in dist/src/schemas/ or, where this code is
+ * in the `price` command's bundle, the bundle's entry for it, which shares the bundle's
+ * modules (scripts/build.mjs bundlePrice). So a process has one copy of each module, and
+ * every caller gets the schema objects every other module imports.
  */
-const features = process.features as {require_module?: boolean}
-let loaded: typeof PriceSchemas | undefined = features.require_module && import.meta.url.endsWith('.js') ? undefined : await import('./price.js')
+const here = import.meta.url
+const built = here.endsWith('/dist/src/schemas/on-first-use.js')
+  ? new URL('./price.js', here).href
+  : here.endsWith('.js')
+    ? `${here.slice(0, here.lastIndexOf('/dist/'))}/dist/bundle/price-schemas.js`
+    : undefined
+const requireModule = (process.features as {require_module?: boolean}).require_module === true
+// Not a literal specifier: the bundle takes ./price.ts (and zod) in through its own entry only.
+let loaded = built && requireModule ? undefined : ((await import(built ?? './price.js')) as typeof PriceSchemas)
 
 function schemas(): typeof PriceSchemas {
-  return (loaded ??= createRequire(import.meta.url)('./price.js') as typeof PriceSchemas)
+  return (loaded ??= createRequire(here)(fileURLToPath(built!)) as typeof PriceSchemas)
 }
 
 /** The PriceRequest schema. */
