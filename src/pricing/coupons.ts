@@ -1,11 +1,11 @@
 import type {z} from 'zod'
 
-import {type Coupon, getCoupon, inWindow} from '../catalog/coupon-reads.js'
+import {type Coupon, getCoupon, inWindow} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
 import {convertMinor, fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {CouponBlock, PriceRequest} from '../schemas/price.js'
-import {type Campaign, listCampaigns} from '../segments/campaign-reads.js'
+import {type Campaign, listCampaigns} from '../segments/campaigns.js'
 import {segmentText} from '../segments/common.js'
 import type {StorePort} from '../store/port.js'
 import type {Lock, LockedCoupon, LockedProduct} from './locks.js'
