@@ -231,22 +231,9 @@ function json(s: string): string {
   return j
 }
 
+/** A stored quote (packQuote's text) as a quote: the fields left out get their usual values, products the lock currency. */
 export function unpackQuote(json: string, currency: string): LockQuote {
-  // A batch of locked users reads the same few stored quotes over and over: a quote parsed
-  // once is copied (the calculation changes the objects it gets), which costs less than
-  // parsing it again (docs/performance.md "Batch pricing").
-  const known = unpacked.get(json)
-  if (known !== undefined && known.currency === currency) return copyQuote(known.quote)
-  const q = parseQuote(json, currency)
-  if (unpacked.size < 4096 && plain(q)) unpacked.set(json, {currency, quote: copyQuote(q)})
-  return q
-}
-
-/** Quotes as parsed, by stored text (with the lock currency their defaults were filled with). */
-const unpacked = new Map<string, {currency: string; quote: LockQuote}>()
-
-function parseQuote(json: string, currency: string): LockQuote {
-  // Filled in place: the parsed objects are fresh, and a batch reads one lock per request.
+  // Filled in place: the parsed objects are fresh (the calculation changes the objects it gets).
   const q = JSON.parse(json) as LockQuote
   for (const id in q.products) {
     const p = q.products[id] as Partial<LockedProduct> & {price_minor: number}
@@ -261,44 +248,6 @@ function parseQuote(json: string, currency: string): LockQuote {
   q.matching_audiences ??= []
   q.products_to_select ??= []
   return q
-}
-
-/**
- * Whether copyQuote copies all of a quote: its products (no coupon) and the audiences hold
- * only strings, numbers and null, the other fields are strings or null, the lists strings.
- */
-function plain(q: LockQuote): boolean {
-  const flat = (o: unknown): boolean => {
-    if (o === null || typeof o !== 'object' || Array.isArray(o)) return false
-    for (const v of Object.values(o)) if (v !== null && typeof v === 'object') return false
-    return true
-  }
-  for (const [k, v] of Object.entries(q)) {
-    if (k === 'products') {
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) return false
-      for (const p of Object.values(v as object)) if (!flat(p)) return false
-    } else if (k === 'audience') {
-      if (!flat(v)) return false
-    } else if (k === 'matching_audiences') {
-      if (!Array.isArray(v) || !v.every((a) => flat(a))) return false
-    } else if (k === 'products_to_select') {
-      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return false
-    } else if (v !== null && typeof v === 'object') return false
-  }
-  return true
-}
-
-/** A copy of a plain quote (see plain()) that shares no object with it, keys in the same order. */
-function copyQuote(q: LockQuote): LockQuote {
-  const products: Record<string, LockedProduct> = {}
-  for (const id in q.products) products[id] = {...q.products[id]}
-  return {
-    ...q,
-    audience: {...q.audience},
-    matching_audiences: q.matching_audiences.map((a) => ({...a})),
-    products,
-    products_to_select: [...q.products_to_select],
-  }
 }
 
 /** The error a write to a read-only store fails with (what SQLite itself throws: the commands report it as "the store is read-only"). */

@@ -4,7 +4,7 @@ import {unpackQuote} from '../../src/pricing/locks.js'
 
 const STORED = '{"country_source":"request","currency_source":"currency of US","products":{"pro":{"interval":"month","interval_count":1,"layer":"base","price_minor":999}},"matching_audiences":[{"api_id":"a","name":"A"}]}'
 
-describe('unpackQuote of a stored quote met again (batch of locked users)', () => {
+describe('unpackQuote of a stored quote read more than once', () => {
   it('gives an equal quote that shares no object with the one before, keys in stored order', () => {
     const first = unpackQuote(STORED, 'USD')
     const second = unpackQuote(STORED, 'USD')
