@@ -207,7 +207,7 @@ function loadedWith(entry: string): Map<string, string[]> {
   return reached
 }
 
-// docs/performance.md "Cold start": zod and the schemas are about a fifth of a cold `price`, which validates by hand.
+// docs/performance.md "Cold start": zod and the schemas are about a sixth of a cold `price`, which validates by hand.
 describe('a cold price', () => {
   it('follows imports through the sources (a blind walk would pass the test below)', () => {
     const loaded = loadedWith('commands/price/index.ts')

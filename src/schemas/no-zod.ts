@@ -2,7 +2,7 @@ import {readMoment} from '../dates.js'
 
 /**
  * What the schemas define without zod: constants and predicates the engine uses on paths
- * that must not load zod and the schemas (about a fifth of a cold `price`; docs/performance.md
+ * that must not load zod and the schemas (about a sixth of a cold `price`; docs/performance.md
  * "Cold start"). The schema modules re-export them; engine modules a cold `price` imports
  * take them from here (test/architecture.test.ts keeps zod out of that path).
  */

@@ -7,7 +7,7 @@ import type * as PriceSchemas from './price.js'
  * The price schemas for the paths that need them only now and then: a request the
  * hand-written fast path does not take (src/pricing/request.ts), and the `price` command's
  * `outputSchema` (read by the contract tests). A cold `price` needs neither, and loading zod
- * with ./price.ts is about a fifth of its start (docs/performance.md "Cold start"), so this
+ * with ./price.ts is about a sixth of its start (docs/performance.md "Cold start"), so this
  * module loads ./price.ts on the first call, with a synchronous `require` of that ES module
  * (node's require(esm)): the callers are synchronous. A node without require(esm) (before
  * 20.19, or 22 before 22.12) imports it with this module instead, as do the TypeScript
