@@ -26,16 +26,13 @@ const root = resolve(import.meta.dirname, '..')
 // A clean dist/: a moved or deleted source file must not leave a stale .js that oclif loads or npm packs.
 rmSync(join(root, 'dist'), {force: true, recursive: true})
 const ENTRY = 'src/index.ts'
-/** Where the price bundle's schemas are loaded from on first use (schemasOnFirstUse). */
-const ON_FIRST_USE_ENTRY = 'bundle/price-schemas'
 /**
- * The module that gives a worker thread its file (workerUrl): bundled, its import.meta.url is
- * the bundle's file, in dist/bundle/ or dist/commands/price/, and it finds dist/src/ from
- * there (bundlePrice lets it use import.meta).
+ * The modules that locate a file of dist/src/ by the dist/ folder they are in, bundled or
+ * not: the worker modules (src/workers.ts workerUrl) and the price schemas required on first
+ * use (src/schemas/on-first-use.ts). Bundled, their import.meta.url is the bundle's file, in
+ * dist/bundle/ or dist/commands/price/; bundlePrice lets them use import.meta.
  */
-const WORKER_LOCATOR = 'dist/src/workers.js'
-/** Modules of src/ the price schemas' bundle may hold a copy of: pure functions and constants (bundleSchemasOnFirstUse). */
-const SCHEMA_COPIES = ['dist/src/currency.js', 'dist/src/dates.js']
+const LOCATORS = ['dist/src/workers.js', 'dist/src/schemas/on-first-use.js']
 
 const file = ts.readConfigFile(join(root, 'tsconfig.build.json'), ts.sys.readFile)
 if (file.error) fail([file.error])
@@ -108,55 +105,33 @@ function writeManifest() {
 /**
  * The `price` command and everything it imports, in one file in place of
  * dist/commands/price/index.js (oclif loads it by that path), with its lazy imports (batch
- * pricing, the price impact, geoip, prompts) as chunks in dist/bundle/ (outside
- * dist/commands, where oclif looks for commands). A cold `price` otherwise loads ~100
- * compiled files of src/ and ~95 of zod. better-sqlite3 (native) and oclif stay where they
- * are: the command must extend the Command class the rest of oclif knows. A `price` process
- * loads nothing else of dist/src, so no module exists twice (but the copies the price schemas'
- * bundle holds, bundleSchemasOnFirstUse).
+ * pricing, the price impact, geoip, prompts, the PostgreSQL adapter) as chunks in
+ * dist/bundle/ (outside dist/commands, where oclif looks for commands): esbuild's own tree
+ * shaking and code splitting, no plugin. A cold `price` otherwise loads ~100 compiled files
+ * of src/ (docs/performance.md "Speed mechanisms"). better-sqlite3 (native) and oclif stay
+ * where they are: the command must extend the Command class the rest of oclif knows. A
+ * `price` process loads nothing else of dist/src, so no module exists twice. The price
+ * schemas are a second entry (dist/bundle/price-schemas.js), which src/schemas/on-first-use.ts
+ * requires when a request needs them.
  *
  * A bundled file's import.meta.url is the bundle's: only createRequire(import.meta.url) (which
  * resolves packages, the same from any folder of the package) may use it, so a file that
  * locates a sibling (`new URL('worker.js', import.meta.url)`) fails the build here rather
- * than the command at run time. The one exception is WORKER_LOCATOR (src/workers.ts), which
- * locates the worker modules in dist/src/ from whichever file of dist/ it is in.
+ * than the command at run time. The exceptions are the LOCATORS, which find dist/src/ from
+ * whichever file of dist/ they are in.
  */
 async function bundlePrice() {
   const entry = join(root, 'dist', 'commands', 'price', 'index.js')
   const result = await esbuild.build({
-    ...bundleOptions(),
+    absWorkingDir: root,
     allowOverwrite: true,
+    bundle: true,
     chunkNames: 'bundle/[name]-[hash]',
     // src/store/db.ts then loads the PostgreSQL adapter (a chunk of its own) for a postgres:// store only.
     define: {PRICECTL_POSTGRES_ON_FIRST_USE: 'true'},
-    entryPoints: {'commands/price/index': entry},
+    // The price schemas, which src/schemas/on-first-use.ts requires on first use: an entry of the same build, so they share its modules.
+    entryPoints: {'bundle/price-schemas': join(root, 'dist', 'src', 'schemas', 'price.js'), 'commands/price/index': entry},
     external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
-    // schemasOnFirstUse before unusedSchemasDropped: both load dist/src/schemas/on-first-use.js, the first plugin's onLoad wins.
-    plugins: [zodEnglishOnly(), schemasOnFirstUse(), unusedSchemasDropped()],
-    splitting: true,
-  })
-  const schemas = await bundleSchemasOnFirstUse()
-  const inputs = [...Object.keys(result.metafile.inputs), ...Object.keys(schemas.metafile.inputs)]
-  const located = inputs
-    .filter((f) => f.startsWith('dist/') && f !== WORKER_LOCATOR)
-    .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
-  if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
-  const locales = inputs
-    .filter((f) => f.startsWith('dist/'))
-    .filter((f) => /\.locales\b|\blocales\b[^;]*from\s*['"]zod|['"]zod\/[^'"]*locales/.test(readFileSync(join(root, f), 'utf8')))
-  if (locales.length > 0) fail([], `${locales.join(', ')} may use zod's locales, which the price bundle leaves out: remove zodEnglishOnly from scripts/build.mjs bundlePrice`)
-  for (const out of [...result.outputFiles, ...schemas.outputFiles]) write(out.path, out.contents)
-}
-
-/**
- * The esbuild options the price bundle and the price schemas' bundle share (bundlePrice,
- * bundleSchemasOnFirstUse): minified ES modules for this node, into dist/, kept in memory
- * (bundlePrice checks them before writing), with a metafile for those checks.
- */
-function bundleOptions() {
-  return {
-    absWorkingDir: root,
-    bundle: true,
     format: 'esm',
     // Names kept: errors and classes are told apart by name in places (err.name, constructor.name).
     keepNames: true,
@@ -165,129 +140,16 @@ function bundleOptions() {
     minify: true,
     outdir: join(root, 'dist'),
     platform: 'node',
+    splitting: true,
     target: `node${process.versions.node.split('.')[0]}`,
+    // Kept in memory until checked.
     write: false,
-  }
-}
-
-/**
- * The schema modules (src/schemas/*) build every schema when they load, and the price command
- * uses few of them (0.085G instructions of a cold `price` saved; docs/performance.md "Cold
- * start"). Their top-level constants built by a call are marked pure for esbuild
- * (the initializer wrapped in an arrow function called at once, marked `@__PURE__`: the same
- * value at the same moment), so the bundle keeps only those something in it refers to; the
- * rest is dropped unbuilt. Only the bundle changes: dist/src keeps tsc's output.
- */
-function unusedSchemasDropped() {
-  return {
-    name: 'unused-schemas-dropped',
-    setup(build) {
-      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]schemas[\\/][^\\/]+\.js$/}, (args) => ({contents: pureSchemas(readFileSync(args.path, 'utf8'), args.path), loader: 'js'}))
-    },
-  }
-}
-
-/**
- * A cold `price` validates its request by hand (src/pricing/request.ts) and prints no schema,
- * yet loading zod and building the two price schemas was ~0.18G instructions of its start
- * (docs/performance.md "Cold start"). src/schemas/on-first-use.ts hands those
- * schemas out through functions. In the price bundle each function loads, on its first call,
- * a bundle of their module of its own (dist/bundle/price-schemas.js, bundleSchemasOnFirstUse)
- * with a synchronous `require` of that ES module (node's require(esm)). A node without
- * require(esm) (before 20.19, or 22 before 22.12) imports it at start instead, as before.
- * on-first-use.ts must stay `export function NAME() { return SCHEMA }` with SCHEMA imported
- * by name from one sibling module, or the build fails.
- *
- * Its own bundle and not a chunk shared with the command's: esbuild puts a whole file in one
- * chunk, so zod would be in a chunk the command imports at start as soon as any file the
- * command imports names zod or src/schemas/common.ts (the pricing engine's do). The schemas'
- * bundle has its own copy of the few modules they use (bundleSchemasOnFirstUse allows only
- * modules without state: a copy answers the same).
- */
-function schemasOnFirstUse() {
-  return {
-    name: 'schemas-on-first-use',
-    setup(build) {
-      build.onLoad({filter: /[\\/]dist[\\/]src[\\/]schemas[\\/]on-first-use\.js$/}, (args) => ({contents: requiredOnFirstUse(readFileSync(args.path, 'utf8'), args.path).contents, loader: 'js'}))
-    },
-  }
-}
-
-/**
- * The module src/schemas/on-first-use.ts hands out, bundled alone into ON_FIRST_USE_ENTRY.
- * Modules of src/ other than the schemas are copies there: only those in SCHEMA_COPIES
- * (functions and constants, no state another module sets, no error class a caller tells
- * apart with instanceof) may be; anything else fails the build.
- */
-async function bundleSchemasOnFirstUse() {
-  const path = join(root, 'dist', 'src', 'schemas', 'on-first-use.js')
-  const result = await esbuild.build({
-    ...bundleOptions(),
-    entryPoints: {[ON_FIRST_USE_ENTRY]: requiredOnFirstUse(readFileSync(path, 'utf8'), path).module},
-    plugins: [zodEnglishOnly(), unusedSchemasDropped()],
   })
-  const bundled = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f))
-  const copies = bundled.filter((f) => f.startsWith('dist/src/') && !f.startsWith('dist/src/schemas/') && !SCHEMA_COPIES.includes(f))
-  if (copies.length > 0) fail([], `the price schemas' bundle (${ON_FIRST_USE_ENTRY}.js) would hold a copy of ${copies.join(', ')}: add it to SCHEMA_COPIES in scripts/build.mjs if a copy answers the same as the command's (no state, no error class), else keep it out of src/schemas/price.ts's imports`)
-  return result
-}
-
-/** on-first-use.js with each `return SCHEMA` made a `require` of ON_FIRST_USE_ENTRY on first call, and the module it imports (schemasOnFirstUse). */
-function requiredOnFirstUse(text, path) {
-  const from = new Map()
-  for (const m of text.matchAll(/^import \{([^}]*)\} from '(\.\/[\w-]+\.js)';$/gm)) for (const name of m[1].split(',')) from.set(name.trim(), m[2])
-  const functions = [...text.matchAll(/^export function (\w+)\(\) \{\s*return (\w+);\s*\}$/gm)]
-  const exported = text.match(/^export /gm)?.length ?? 0
-  const modules = new Set(from.values())
-  if (functions.length === 0 || functions.length !== exported || modules.size !== 1 || functions.some((f) => !from.has(f[2]))) {
-    fail([], `${path}: expected only \`export function NAME() { return SCHEMA }\` with SCHEMA imported by name from one sibling module (scripts/build.mjs schemasOnFirstUse)`)
-  }
-  const loader = `import {createRequire} from 'node:module'
-import {fileURLToPath} from 'node:url'
-const url = import.meta.url.slice(0, import.meta.url.lastIndexOf('/dist/')) + ${JSON.stringify(`/dist/${ON_FIRST_USE_ENTRY}.js`)}
-let loaded = process.features.require_module ? undefined : await import(url)
-const load = () => (loaded ??= createRequire(import.meta.url)(fileURLToPath(url)))
-`
-  return {contents: loader + functions.map(([, name, schema]) => `export function ${name}() {\n  return load().${schema}\n}\n`).join(''), module: resolve(dirname(path), [...modules][0])}
-}
-
-/** `text` with each top-level const initializer that calls something wrapped in a pure IIFE. */
-function pureSchemas(text, path) {
-  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS)
-  const edits = []
-  for (const statement of file.statements) {
-    if (!ts.isVariableStatement(statement) || !(statement.declarationList.flags & ts.NodeFlags.Const)) continue
-    for (const declaration of statement.declarationList.declarations) {
-      const init = declaration.initializer
-      if (!init || ts.isArrowFunction(init) || ts.isFunctionExpression(init) || ts.isClassExpression(init) || !callsSomething(init)) continue
-      edits.push([init.getStart(file), '/* @__PURE__ */ (() => ('], [init.getEnd(), '))()'])
-    }
-  }
-  let out = text
-  for (const [at, insert] of edits.sort((a, b) => b[0] - a[0])) out = out.slice(0, at) + insert + out.slice(at)
-  return out
-}
-
-/** Whether evaluating `node` calls or constructs something (function bodies not counted). */
-function callsSomething(node) {
-  if (ts.isCallExpression(node) || ts.isNewExpression(node) || ts.isTaggedTemplateExpression(node)) return true
-  if (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) return false
-  return ts.forEachChild(node, callsSomething) ?? false
-}
-
-/**
- * zod's index exports all its ~40 message locales (`z.locales`, a third of the bundle's
- * size); its schemas use English, which they import themselves. Nothing of pricectl selects a
- * locale (bundlePrice checks), so the bundle's `z.locales` holds English only.
- */
-function zodEnglishOnly() {
-  return {
-    name: 'zod-english-only',
-    setup(build) {
-      build.onResolve({filter: /^\.\.\/locales\/index\.js$/}, (args) => (/[\\/]node_modules[\\/]zod[\\/]/.test(args.importer) ? {namespace: 'zod-locales', path: 'en'} : undefined))
-      build.onLoad({filter: /.*/, namespace: 'zod-locales'}, () => ({contents: "export {default as en} from 'zod/v4/locales/en.js'", resolveDir: root}))
-    },
-  }
+  const located = Object.keys(result.metafile.inputs)
+    .filter((f) => f.startsWith('dist/') && !LOCATORS.includes(f))
+    .filter((f) => readFileSync(join(root, f), 'utf8').replaceAll('createRequire(import.meta.url)', '').includes('import.meta'))
+  if (located.length > 0) fail([], `the price bundle would move import.meta.url of ${located.join(', ')}: leave that file out of the bundle (scripts/build.mjs bundlePrice) or resolve it through createRequire`)
+  for (const out of result.outputFiles) write(out.path, out.contents)
 }
 
 /**

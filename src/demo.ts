@@ -1,7 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
-import {upsertCoupons} from './catalog/coupons.js'
+import {upsertCoupons} from './catalog/coupon-writes.js'
 import {readProductsFile} from './catalog/files.js'
 import {type Item, loadProducts, upsertProducts, type WriteResult} from './catalog/products.js'
 import {parseJsonValue} from './input.js'

@@ -187,3 +187,38 @@ describe('workers', () => {
     expect(WORKERS.filter((name) => !files.has(`src/${name}.ts`))).toEqual([])
   })
 })
+
+/**
+ * The files a module loads with itself: runtime static imports followed, each with the chain
+ * that reached it first (type-only imports are erased, `import()` loads on call).
+ */
+function loadedWith(entry: string): Map<string, string[]> {
+  const bySource = new Map(sources.map((s) => [s.file, s]))
+  const reached = new Map<string, string[]>([[entry, [entry]]])
+  const queue = [entry]
+  while (queue.length > 0) {
+    const file = queue.shift()!
+    for (const i of bySource.get(file)?.imports ?? []) {
+      if (i.typeOnly || i.dynamic || reached.has(i.target)) continue
+      reached.set(i.target, [...reached.get(file)!, i.target])
+      if (bySource.has(i.target)) queue.push(i.target)
+    }
+  }
+  return reached
+}
+
+// docs/performance.md "Cold start": zod and the schemas are about a sixth of a cold `price`, which validates by hand.
+describe('a cold price', () => {
+  it('follows imports through the sources (a blind walk would pass the test below)', () => {
+    const loaded = loadedWith('commands/price/index.ts')
+    expect(loaded.get('src/pricing/price.ts')).toBeDefined()
+    expect(loaded.get('src/schemas/on-first-use.ts')).toBeDefined()
+    expect(loaded.has('src/schemas/price.ts')).toBe(false)
+    expect(loadedWith('commands/price/explain.ts').get('zod')).toEqual(['commands/price/explain.ts', 'zod'])
+  })
+
+  it('loads no zod with the price command: schema constants come from src/schemas/no-zod.ts, the price schemas on first use (src/schemas/on-first-use.ts)', () => {
+    const chain = loadedWith('commands/price/index.ts').get('zod')
+    expect(chain?.join(' -> '), 'take what the price path needs from a module without zod (src/schemas/no-zod.ts, src/catalog/coupon-reads.ts, ...) or load it on first use').toBeUndefined()
+  })
+})

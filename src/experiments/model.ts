@@ -1,6 +1,6 @@
 import {fromMinor, scaleMinor} from '../currency.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
-import {BASELINE} from '../schemas/experiments.js'
+import {BASELINE} from '../schemas/no-zod.js'
 import type {ArmOutcome} from './stats.js'
 import type {Arm, ArmCounts, Experiment, ExperimentProduct} from './store.js'
 

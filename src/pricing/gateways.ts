@@ -1,9 +1,7 @@
 import {nowIso} from '../clock.js'
 import {convertMinor, fromMinor, MAX_MINOR, minorDigits, minorToDecimalString} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
-import {GATEWAYS} from '../schemas/common.js'
-import {GatewaySettingsInput} from '../schemas/gateways.js'
-import {validate} from '../schemas/validate.js'
+import {GATEWAYS} from '../schemas/no-zod.js'
 import type {StorePort} from '../store/port.js'
 import {GATEWAY_TABLES, type GatewayId, type GatewayRule, gatewayRule, type ResolvedRule, type RuleOverride, type RuleSource} from '../money/gateway-tables.js'
 import {type Constraint, displayStep, gatewayDecimal, gatewayStep, type Move, nearestPoints, representablePrice, toGatewayUnits} from '../money/representable.js'
@@ -226,26 +224,6 @@ export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
     gateway: s.gateway,
     source: s.source,
   }
-}
-
-const SETTABLE = ['accepted_currencies', 'fallback_currency', 'amount_format'] as const
-
-/**
- * `gateways set`: merge the given fields over the gateway's current settings, validate
- * the result and store it; or, with "default", drop the stored settings.
- */
-export function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): {reset: boolean; settings: GatewaySettingsEntry} {
-  const current = gatewaySettings(store, gateway)
-  if (changes === 'default') {
-    resetGatewaySettings(store, current.gateway)
-    return {reset: true, settings: gatewaySettings(store, gateway)}
-  }
-  const unknown = Object.keys(changes).filter((k) => !(SETTABLE as readonly string[]).includes(k))
-  if (unknown.length > 0) throw new InvalidInputError(`unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (expected ${SETTABLE.join(', ')})`)
-  const {source: _source, ...base} = current
-  const valid = validate(GatewaySettingsInput, {...base, ...changes, gateway: current.gateway}, `settings of ${current.gateway}`)
-  saveGatewaySettings(store, valid)
-  return {reset: false, settings: {...valid, source: 'store'}}
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import {isIP} from 'node:net'
 
 import {isCountry, isCurrency} from '../currency.js'
-import {GATEWAYS, isBlank, isPlainText} from '../schemas/common.js'
+import {GATEWAYS, isBlank, isPlainText} from '../schemas/no-zod.js'
 import {priceRequestSchema} from '../schemas/on-first-use.js'
 import type {PriceRequest} from '../schemas/price.js'
 import {validate} from '../schemas/validate.js'

@@ -1,7 +1,8 @@
 import {convertMinor, fromMinor, scaleMinor} from '../currency.js'
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {type Audience, listAudiences} from '../segments/audiences.js'
-import {isSegmented, listPackages, type Package, packageSegment} from '../segments/packages.js'
+import type {Audience} from '../segments/audiences.js'
+import {isSegmented, packageSegment} from '../segments/common.js'
+import type {Package} from '../segments/packages.js'
 import {explainRule, type FeatureValues, ruleMatches, ruleText} from '../segments/rules.js'
 import type {StorePort} from '../store/port.js'
 import type {PricedProduct, PricingServices, Trace} from './types.js'
@@ -39,7 +40,7 @@ export class Segments {
 
   private loadAudiences(): LoadedAudience[] {
     if (!this.audienceList) {
-      const all = listAudiences(this.store)
+      const all = this.store.segments.listAudiences()
       this.audienceList = all.map((a) => ({...a, ref: {api_id: a.api_id, name: a.name}}))
       this.priceMaps = new Map(all.map((a) => [a.api_id, new Map(a.prices.map((p) => [p.product_id, {amountMinor: p.amount_minor, currency: p.currency, multiplier: p.multiplier}]))]))
     }
@@ -136,7 +137,7 @@ export class Segments {
   }
 
   private loadPackages(): Package[] {
-    this.packageList ??= listPackages(this.store)
+    this.packageList ??= this.store.segments.listPackages()
     return this.packageList
   }
 

@@ -1,8 +1,10 @@
 import {z} from 'zod'
 
 import {decimalPlaces, isCurrency, minorDigits} from '../currency.js'
-import {readMoment} from '../dates.js'
 import {Amount, blankError, Country, Currency, Envelope, Interval, isBlank, IsoDate, isPlainText, Name, RecurringInterval} from './common.js'
+import {windowEnd, windowStart} from './no-zod.js'
+
+export {windowEnd, windowStart}
 
 /**
  * Catalog schemas: products (country prices, integration objects, features, trials),
@@ -414,29 +416,6 @@ export const CouponPatch = strictObject(Object.fromEntries(Object.entries(coupon
   [K in keyof typeof couponShape]: z.ZodOptional<(typeof couponShape)[K]>
 })
 export type CouponPatch = z.output<typeof CouponPatch>
-
-/**
- * A window's date or date-time (validated by IsoDate) as a moment. Without an offset it
- * is UTC, so a window means the same on every machine.
- */
-function windowMoment(s: string): {dayEnd?: number; seconds: number} {
-  const m = readMoment(s)
-  if (!('problem' in m)) return m
-  // Only a value stored before this reader existed can get here (Date.parse let 24:00 through).
-  const ms = Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(s) ? s : `${s.replace(' ', 'T')}Z`)
-  return {seconds: Number.isNaN(ms) ? 0 : Math.floor(ms / 1000)}
-}
-
-/** First second (UNIX) of an active window given as an ISO date or date-time. */
-export function windowStart(s: string): number {
-  return windowMoment(s).seconds
-}
-
-/** Last second (UNIX) of an active window: a bare date lasts through the end of that day, UTC. */
-export function windowEnd(s: string): number {
-  const m = windowMoment(s)
-  return m.dayEnd === undefined ? m.seconds : m.dayEnd - 1
-}
 
 export const CouponOutput = z.object({
   active_from: z.string().nullable(),

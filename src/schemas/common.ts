@@ -2,16 +2,14 @@ import {z} from 'zod'
 
 import {isCountry, isCurrency} from '../currency.js'
 import {MAX_SECONDS, readSeconds} from '../dates.js'
+import {GATEWAYS, INTERVALS, isBlank, isPlainMultilineText, isPlainText, ORIGINS, RECURRING_INTERVALS} from './no-zod.js'
+
+export {GATEWAYS, INTERVALS, isBlank, isPlainMultilineText, isPlainText, ORIGINS, RECURRING_INTERVALS}
 
 /**
  * Shared building blocks of every schema. Messages name the value so a rejected
  * input says what was wrong with what.
  */
-
-export const INTERVALS = ['day', 'week', 'month', 'year', 'one_time'] as const
-export const RECURRING_INTERVALS = ['day', 'week', 'month', 'year'] as const
-export const ORIGINS = ['gateway_a', 'gateway_b', 'gateway_c'] as const
-export const GATEWAYS = ['gateway_a', 'gateway_b', 'gateway_c', 'gateway_d'] as const
 
 export const Country = z
   .string()
@@ -66,29 +64,9 @@ export const IsoDate = z.string().superRefine((s, ctx) => {
   if (typeof r === 'string') ctx.addIssue({code: 'custom', input: s, message: `expected an ISO date such as 2026-01-31, got ${JSON.stringify(s)} (${r}; a date-time such as 2026-01-31T10:00:00+02:00 is accepted too, UTC unless it carries an offset)`})
 })
 
-/**
- * Text that can be stored and shown as given: no control characters (NUL, escape
- * sequences garble terminals and other tools) and no lone UTF-16 surrogates (SQLite would
- * store them as U+FFFD, silently changing the value). Names may span lines (tab, CR, LF).
- */
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-// eslint-disable-next-line no-control-regex
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
-export function isPlainText(s: string): boolean {
-  return !CONTROL.test(s) && !LONE_SURROGATE.test(s)
-}
-export function isPlainMultilineText(s: string): boolean {
-  return !CONTROL_BUT_LINES.test(s) && !LONE_SURROGATE.test(s)
-}
 const plainTextError = (iss: {input?: unknown}) =>
   `must not contain control characters or broken unicode, got ${JSON.stringify(String(iss.input)).slice(0, 100)}`
 
-/** Whitespace only: an id no one can type back or see in a table; refused like an empty one. */
-export function isBlank(s: string): boolean {
-  return s.trim() === ''
-}
 export const blankError = (iss: {input?: unknown}) => `must not be blank, got ${JSON.stringify(iss.input)} (whitespace only)`
 
 /** Identifiers (api_id, origin_id, user_id): non-empty, not blank, printable, bounded. */

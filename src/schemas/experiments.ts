@@ -3,7 +3,10 @@ import {z} from 'zod'
 import {decimalPlaces} from '../currency.js'
 import {RequiredId} from './catalog.js'
 import {Country, Envelope, Name} from './common.js'
+import {BASELINE} from './no-zod.js'
 import {PriceChange} from './price.js'
+
+export {BASELINE}
 
 /**
  * Experiment schemas: the body of `experiments create` / `update` (validated before
@@ -22,7 +25,6 @@ function strictObject<S extends z.core.$ZodLooseShape>(shape: S) {
 export const EXPERIMENT_TYPES = ['price', 'packaging'] as const
 export const ALLOCATIONS = ['thompson', 'uniform'] as const
 export const STATUSES = ['draft', 'running', 'stopped'] as const
-export const BASELINE = 'baseline'
 export const MAX_ARMS = 20
 export const MAX_MULTIPLIER = 100
 

@@ -1,5 +1,6 @@
 import {InvalidInputError} from '../errors.js'
 import type {StorePort} from '../store/port.js'
+import type {StoredPackage} from '../store/port/segments.js'
 
 /** Helpers shared by the audience, package and campaign repositories. */
 
@@ -46,4 +47,13 @@ export function segmentText(countries: string[], audience: null | string): strin
   if (countries.length) parts.push(`countr${countries.length === 1 ? 'y' : 'ies'} ${countries.join(', ')}`)
   if (audience) parts.push(`audience ${audience}`)
   return parts.length ? parts.join(' and ') : 'everyone'
+}
+
+/** Whether a package is picked automatically (it has a segment) or only by --package-id. */
+export function isSegmented(p: Pick<StoredPackage, 'audience_id' | 'countries'>): boolean {
+  return p.countries.length > 0 || p.audience_id !== null
+}
+
+export function packageSegment(p: Pick<StoredPackage, 'audience' | 'countries'>): string {
+  return p.audience === null && p.countries.length === 0 ? 'no segment (picked by --package-id only)' : segmentText(p.countries, p.audience)
 }

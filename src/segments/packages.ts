@@ -4,11 +4,13 @@ import {PackageInput, type PackageOutput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
 import type {PackageDef, StoredPackage} from '../store/port/segments.js'
 import type {StorePort} from '../store/port.js'
-import {patchFields, refuseRename, resolveAudience, resolveProducts, segmentText} from './common.js'
+import {isSegmented, patchFields, refuseRename, resolveAudience, resolveProducts, segmentText} from './common.js'
 
 /** Packages: named sets of products, segmented by countries and/or audience; over the segments repository of the storage port (no SQL here). */
 
 export type Package = StoredPackage
+
+export {isSegmented, packageSegment} from './common.js'
 
 export function listPackages(store: StorePort): Package[] {
   return store.segments.listPackages()
@@ -26,15 +28,6 @@ export function requirePackage(store: StorePort, apiId: string): Package {
 
 export function packageResponse(p: Package): PackageOutput {
   return {api_id: p.api_id, audience: p.audience, countries: p.countries, created_at: p.created_at, name: p.name, products: p.products, updated_at: p.updated_at}
-}
-
-/** Whether a package is picked automatically (it has a segment) or only by --package-id. */
-export function isSegmented(p: Pick<Package, 'audience_id' | 'countries'>): boolean {
-  return p.countries.length > 0 || p.audience_id !== null
-}
-
-export function packageSegment(p: Pick<Package, 'audience' | 'countries'>): string {
-  return p.audience === null && p.countries.length === 0 ? 'no segment (picked by --package-id only)' : segmentText(p.countries, p.audience)
 }
 
 type Def = PackageDef & {audience: null | string}

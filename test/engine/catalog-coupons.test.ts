@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {couponResponse, createCoupon, deleteCoupon, getCoupon, isCouponActive, listCoupons, updateCoupon, upsertCoupons} from '../../src/catalog/coupons.js'
+import {createCoupon, deleteCoupon, updateCoupon, upsertCoupons} from '../../src/catalog/coupon-writes.js'
+import {couponResponse, getCoupon, isCouponActive, listCoupons} from '../../src/catalog/coupons.js'
 import {minorDigits} from '../../src/currency.js'
 import {ConflictError, InvalidInputError, OperationalError} from '../../src/errors.js'
 import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'

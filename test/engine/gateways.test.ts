@@ -5,8 +5,8 @@ import {fromMinor, isCurrency, minorDigits, toMinor} from '../../src/currency.js
 import {InvalidInputError} from '../../src/errors.js'
 import {GATEWAY_TABLES, gatewayRule} from '../../src/money/gateway-tables.js'
 import {gatewayStep, representablePrice} from '../../src/money/representable.js'
+import {configureGateway} from '../../src/pricing/gateway-settings.js'
 import {
-  configureGateway,
   configureRuleFromFlags,
   DEFAULT_GATEWAY_SETTINGS,
   gatewayPrice,

@@ -1,0 +1,49 @@
+import {getCoupon, isoWithOffset} from '../catalog/coupons.js'
+import {ConflictError, InvalidInputError} from '../errors.js'
+import {windowEnd, windowStart} from '../schemas/no-zod.js'
+import {CampaignInput} from '../schemas/segments.js'
+import {validate} from '../schemas/validate.js'
+import type {StorePort} from '../store/port.js'
+import {type Campaign, getCampaign, requireCampaign} from './campaigns.js'
+import {resolveAudience, resolveProducts} from './common.js'
+
+/** Writing campaigns (src/segments/campaigns.ts reads them): validated with the campaign schema. */
+
+export function createCampaign(store: StorePort, input: unknown): Campaign {
+  const c = validate(CampaignInput, input, 'campaign')
+  return store.transaction(() => {
+    const coupon = getCoupon(store, c.coupon)
+    if (!coupon) throw new InvalidInputError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
+    const audienceId = resolveAudience(store, c.audience, 'campaign')
+    const products = c.products ?? []
+    resolveProducts(store, products, (i) => `products[${i}]`, 'campaign')
+    if (c.active_from && c.active_till && windowStart(c.active_from) > windowEnd(c.active_till)) {
+      throw new InvalidInputError(`invalid campaign: active_till: ${c.active_till} is before active_from ${c.active_from}`)
+    }
+    if (getCampaign(store, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
+    store.segments.addCampaigns(
+      [
+        {
+          active_from: c.active_from ?? null,
+          active_till: c.active_till ?? null,
+          api_id: c.api_id,
+          audience_id: audienceId,
+          countries: c.countries ?? [],
+          coupon_id: coupon.id,
+          name: c.name,
+          products,
+        },
+      ],
+      isoWithOffset(),
+    )
+    return getCampaign(store, c.api_id)!
+  }, {write: true})
+}
+
+export function deleteCampaign(store: StorePort, apiId: string): Campaign {
+  return store.transaction(() => {
+    const c = requireCampaign(store, apiId)
+    store.segments.deleteCampaign(c.id)
+    return c
+  }, {write: true})
+}
