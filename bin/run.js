@@ -4,10 +4,8 @@
 // node-version. oclif answers it on WSL (its platform is then "wsl") and for anything else.
 // The root `--help` (or `-h`) to a pipe is oclif's text rendered at build time
 // (scripts/build.mjs renderRootHelp), printed when nothing here could change it.
-// Everything else runs through oclif, whose index is imported with its engine check done here
-// when it can be (importOclif).
+// Everything else runs through oclif.
 import {existsSync, readFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
 import {arch, homedir, platform, release, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -22,44 +20,8 @@ if (only === '--version' && !maybeWsl()) {
 } else if (rootHelp !== undefined) {
   process.stdout.write(rootHelp)
 } else {
-  const {execute} = await importOclif()
+  const {execute} = await import('@oclif/core')
   await execute({dir: import.meta.url})
-}
-
-/**
- * @oclif/core's index, which every command imports, checks on load that node satisfies its
- * `engines.node` with semver: loading semver is ~0.07G instructions of a cold `price`
- * (docs/performance.md "Cold start"). Where that range is a plain `>=X.Y.Z` and
- * node's version a plain X.Y.Z, the check is done here and oclif's is skipped for that one
- * load (OCLIF_DISABLE_ENGINE_WARNING is set while the index evaluates, then removed: nothing
- * else sees it). oclif warns as before when node does not satisfy it, and checks itself for
- * any other range or version, or when the variable is set already.
- */
-async function importOclif() {
-  if (process.env.OCLIF_DISABLE_ENGINE_WARNING !== undefined || !satisfiesOclifEngine()) return import('@oclif/core')
-  process.env.OCLIF_DISABLE_ENGINE_WARNING = 'true'
-  try {
-    return await import('@oclif/core')
-  } finally {
-    delete process.env.OCLIF_DISABLE_ENGINE_WARNING
-  }
-}
-
-/** Whether node satisfies @oclif/core's `engines.node`, when both are plain enough to compare without semver. */
-function satisfiesOclifEngine() {
-  let range
-  try {
-    range = createRequire(import.meta.url)('@oclif/core/package.json').engines?.node
-  } catch {
-    return false
-  }
-  const min = typeof range === 'string' ? /^>=\s*(\d+)\.(\d+)\.(\d+)$/.exec(range.trim()) : null
-  const have = /^(\d+)\.(\d+)\.(\d+)$/.exec(process.versions.node)
-  if (!min || !have) return false
-  for (let i = 1; i <= 3; i++) {
-    if (Number(have[i]) !== Number(min[i])) return Number(have[i]) > Number(min[i])
-  }
-  return true
 }
 
 function packageJson() {

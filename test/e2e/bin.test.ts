@@ -67,22 +67,6 @@ describe('bin scripts', () => {
     for (const [id, command] of Object.entries(manifest.commands)) expect(command.outputSchema, id).toBeUndefined()
   })
 
-  it('a command through oclif loads no semver: bin/run.js checks oclif\'s engine range itself, and oclif checks when told to', () => {
-    const fast = runBin(undefined, ['help', 'price'], {env: {NODE_DEBUG: 'module'}})
-    expect(fast.code).toBe(0)
-    expect(fast.stderr).toMatch(/@oclif/)
-    expect(fast.stderr).not.toMatch(/[\\/]semver[\\/]/)
-    // A variable of the user's leaves the check to oclif (its value decides there).
-    const oclif = runBin(undefined, ['help', 'price'], {env: {NODE_DEBUG: 'module', OCLIF_DISABLE_ENGINE_WARNING: 'false'}})
-    expect(oclif.code).toBe(0)
-    expect(oclif.stderr).toMatch(/[\\/]semver[\\/]/)
-    expect(oclif.stdout).toContain('--user-id')
-    expect(oclif.stdout).toBe(fast.stdout)
-    // Node satisfies oclif's range, so neither warns.
-    expect(fast.stderr).not.toMatch(/Node version must be/)
-    expect(oclif.stderr).not.toMatch(/Node version must be/)
-  })
-
   it('the price bundle loads no PostgreSQL adapter at start: it is a chunk imported for a postgres:// store only', () => {
     const imported = new Set<string>()
     const walk = (file: string) => {
