@@ -19,8 +19,9 @@ import type {MainMessage} from './worker.js'
 
 /**
  * Bulk import of gateway exports. A worker thread (worker.ts) reads the file with
- * csv-parse and maps and validates every row; this side writes: batched upserts keyed by
- * (user_id, origin, origin_id), each batch one transaction. Every row is an event
+ * csv-parse, maps and validates every row and writes the rows into the writer's stages; this
+ * side commits each stage as a batch: upserts keyed by (user_id, origin, origin_id), each
+ * batch one transaction. Every row is an event
  * (rows.ts), so a re-run is all "unchanged", and a run killed after some batches leaves
  * whole batches only: running it again inserts the rest and ends in the same state as an
  * uninterrupted run.
@@ -87,25 +88,11 @@ export type ImportHooks = {
 export const DEFAULT_BATCH = 250_000
 /** Rejected rows kept until their batch commits; more commit the batch early (bounded memory). */
 const MAX_PENDING_REJECTS = 20_000
+/** Rows between two progress messages of the reading thread. */
+const PROGRESS_ROWS = 2000
 /**
- * Rows per message from the worker, and how many messages may wait unacknowledged. Four
- * keep the writer fed as well as eight did (1M rows: 8.0 s either way) and take about 10 MB
- * off the peak RSS that the import's memory budget counts.
- */
-const WORKER_BATCH = 2000
-const MAX_IN_FLIGHT = 4
-/**
- * Messages the file being written may send beyond MAX_IN_FLIGHT while a batch commits: the
- * SQLite writer sorts the batch's rows into the table in the step after the batch ends (most
- * of a second for 250,000 rows), and the worker, which otherwise stops after MAX_IN_FLIGHT
- * messages, reads on meanwhile. They are repaid by not acknowledging as many messages after
- * the commit, so only the file being written and only around a commit holds more (24 x ~250
- * KB serialized, more once read: ~6 MB of peak RSS; 32 measured 1M / 100k up to 1.22x).
- */
-const COMMIT_CREDIT = 24
-/**
- * Default bound on files read at once. Each reading thread holds its own heap and up to
- * MAX_IN_FLIGHT chunks, and the one writer is the bottleneck: more readers only cost memory.
+ * Default bound on files read at once. Each reading thread holds its own heap, and a file
+ * waits for the stages until the writer reaches it: more readers only cost memory.
  */
 export const MAX_DEFAULT_JOBS = 4
 export const MAX_JOBS = 16
@@ -157,9 +144,10 @@ function deferred<T>(): Deferred<T> {
 /**
  * Import one or several exports. Every file is opened and its header mapped before
  * anything is written (a file that cannot be read or whose layout is unknown is refused,
- * exit 2, naming it). Then up to `jobs` worker threads read and validate files at once,
- * while this thread writes their rows file after file, in the order of the sources, through
- * one writer: one batched transaction stream, one summary, one rejects file.
+ * exit 2, naming it). Then up to `jobs` worker threads start on files at once (each reads its
+ * header and loads what its mapper needs), and the files' rows are written one file after
+ * the other, in the order of the sources, through one writer and its two stages: a file's
+ * batches are its own, then the next file's begin; one summary, one rejects file.
  */
 export async function importFiles(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
@@ -210,74 +198,32 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   const settled = {difference_minor: 0, rows: 0}
   const perFile: ImportFileResult[] = planned.map((p) => ({file: resolve(p.file), inserted: 0, preset: p.layout.name, read: 0, rejected: 0, stale: 0, unchanged: 0, updated: 0}))
 
-  // Rows are written as they arrive, in batches of batchSize rows that commit whole (the
-  // store's import writer): nothing waits in memory, and a killed run leaves whole batches only.
+  // The reading thread stages rows in batches of batchSize rows and rejects, each committed
+  // whole by the store's import writer: nothing waits in memory, and a killed run leaves
+  // whole batches only.
   // resolve: rows meeting newer partial updates take the fields those wrote (docs/revenue.md).
   const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, resolve: resolverOf(store, o.kind)})
   const rejects = new RejectsFile(rejectsTarget, planned.map((p, i) => ({file: perFile[i].file, header: p.header})))
-  // One file into a SQLite store: its reading thread writes the rows into the writer's
-  // external stages itself and posts counts, not rows; each stage is one batch, committed
-  // here as it comes. Several files share batches across files (one transaction stream):
-  // their rows come here (docs/performance.md, "One file into SQLite: staged by the reading worker").
-  let stagePaths: readonly string[] | undefined
+  // The stages the reading threads write rows into, one file after another.
+  let stagePaths: readonly string[]
   try {
-    stagePaths = planned.length === 1 ? writer.externalStages() : undefined
+    stagePaths = writer.externalStages()
   } catch (error) {
     writer.close()
     rejects.close()
     throw error
   }
-  let inBatch = 0
-  let pendingRejects: RejectedRow[] = []
-  /** The rejects of the batch ended and being committed a step at a time (writer.endBatch), written once it is. */
-  let endedRejects: RejectedRow[] | undefined
   let current = 0
-  // The pipeline being written and the acknowledgements it was given ahead (COMMIT_CREDIT).
+  // The pipeline being written.
   let writing: Pipeline | undefined
-  let credit = 0
   // Rejects are written after their batch committed, so a resumed run never lists a row twice.
   const committed = (ok: boolean, batchRejects: RejectedRow[]) => {
     if (!ok) throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
     // The reading thread copies the committed WAL into the store's file while it waits (worker.ts).
     if (!o.dryRun) writing?.send({type: 'checkpoint'})
-    rejects.addMany(batchRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
+    rejects.addMany(batchRejects.sort((a, b) => a[0] - b[0]))
     counts.rejected += batchRejects.length
     for (const r of batchRejects) countReason(byReason, r[1])
-  }
-  /** Finish the commit of the batch ended before, if any. */
-  const finishEnded = () => {
-    if (endedRejects === undefined) return
-    const ended = endedRejects
-    endedRejects = undefined
-    committed(writer.finishCommit(), ended)
-  }
-  /** One step of the ended batch's commit, after each message's rows. */
-  const commitStep = () => {
-    if (endedRejects === undefined) return
-    const progress = writer.commitStep()
-    if (progress === 'pending') return
-    const ended = endedRejects
-    endedRejects = undefined
-    committed(progress === 'committed', ended)
-  }
-  /** The open batch is full: it commits a step at a time while the next one's rows are written (credit first: the worker reads on meanwhile). */
-  const endBatch = () => {
-    finishEnded()
-    if (writing && credit === 0) {
-      for (let k = 0; k < COMMIT_CREDIT; k++) writing.ack()
-      credit = COMMIT_CREDIT
-    }
-    writer.endBatch()
-    endedRejects = pendingRejects
-    pendingRejects = []
-    inBatch = 0
-  }
-  /** Commit everything written (the end of the import). */
-  const commit = () => {
-    finishEnded()
-    committed(writer.commit(), pendingRejects)
-    pendingRejects = []
-    inBatch = 0
   }
 
   // Up to `jobs` files are read at once (p-limit, first come first served, so a file starts
@@ -294,8 +240,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       if (stopping) return
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
-        const stages = stagePaths && {batch: batchSize, maxRejects: MAX_PENDING_REJECTS, paths: stagePaths}
-        const pipeline = await startPipeline({batchRows: WORKER_BATCH, db: store.location, file: p.file, kind: o.kind, maxInFlight: MAX_IN_FLIGHT, stages}, {onHeader: () => layout})
+        const input = {batch: batchSize, db: store.location, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stages: stagePaths}
+        const pipeline = await startPipeline(input, {onHeader: () => layout})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
       } catch (error) {
@@ -312,7 +258,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       current = i
       const pipeline = await ready[i].promise
       writing = pipeline
-      credit = 0
+      // The stages are this file's now (the file before has ended: its last batch committed).
+      for (const stage of [0, 1]) pipeline.send({stage, type: 'free'})
       const before = {...writer.counts}
       const file = perFile[i]
       for await (const m of pipeline.messages) {
@@ -322,58 +269,28 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           continue
         }
         if (m.type === 'end') break
-        if (m.type === 'staged' || m.type === 'progress') {
-          if (m.type === 'staged') {
-            // A batch the worker staged: committed now, its rejects written after it, and its
-            // stage handed back to be filled again.
-            for (const [line, reason, cells] of m.rejects) pendingRejects.push([line, reason, cells, i])
-            file.rejected += m.rejects.length
-            const ok = writer.commitStaged(m)
-            // Before the checkpoint request (committed): the worker may be waiting for it.
-            pipeline.send({stage: m.stage, type: 'free'})
-            committed(ok, pendingRejects)
-            pendingRejects = []
-          }
-          counts.read += m.read - file.read
-          settled.rows += m.settled.rows
-          settled.difference_minor += m.settled.difference_minor
-          file.read = m.read
-          hooks.progress?.(counts.read, bytesBefore + m.bytes)
-          continue
+        if (m.type === 'staged') {
+          // A batch the worker staged: committed now, its rejects written after it, and its
+          // stage handed back to be filled again.
+          file.rejected += m.rejects.length
+          const ok = writer.commitStaged(m)
+          // Before the checkpoint request (committed): the worker may be waiting for it.
+          pipeline.send({stage: m.stage, type: 'free'})
+          committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
         }
-        // A message's rows in chunks up to the end of the open batch.
-        for (let r = 0; r < m.rows.length; ) {
-          const n = Math.min(m.rows.length - r, batchSize - inBatch)
-          writer.writeChunk(m.rows, r, r + n)
-          r += n
-          inBatch += n
-          if (inBatch >= batchSize) endBatch()
-        }
-        for (const [line, reason, cells] of m.rejects) {
-          pendingRejects.push([line, reason, cells, i])
-          file.rejected++
-          if (++inBatch >= batchSize || pendingRejects.length >= MAX_PENDING_REJECTS) endBatch()
-        }
-        commitStep()
         counts.read += m.read - file.read
         settled.rows += m.settled.rows
         settled.difference_minor += m.settled.difference_minor
         file.read = m.read
-        if (credit > 0) credit--
-        else pipeline.ack()
         hooks.progress?.(counts.read, bytesBefore + m.bytes)
       }
       // The worker is done: stop it (awaited with the others at the end) and free its slot.
       writing = undefined
       pipeline.close().catch(() => {})
       written[i].resolve()
-      // The file's counts: the batch ended before commits, the rows staged since are written.
-      finishEnded()
-      writer.flush()
       for (const k of ['inserted', 'stale', 'unchanged', 'updated'] as const) file[k] = writer.counts[k] - before[k]
       bytesBefore += p.size
     }
-    commit()
   } finally {
     stopping = true
     limit.clearQueue()

@@ -2,15 +2,13 @@ import {statSync} from 'node:fs'
 import {MessageChannel, Worker} from 'node:worker_threads'
 
 import {workerUrl} from '../workers.js'
-import {RowUnpacker} from './packed-rows.js'
-import type {MainMessage, PostedMessage, WorkerInput, WorkerMessage} from './worker.js'
+import type {MainMessage, WorkerInput, WorkerMessage} from './worker.js'
 
 /**
  * Start the import's reader (worker.ts, run by reader-worker.ts in a worker thread: located
  * by ../workers.ts) and read its messages.
  */
 export type Pipeline = {
-  ack(): void
   close(): Promise<void>
   messages: AsyncGenerator<WorkerMessage>
   send(m: MainMessage): void
@@ -47,13 +45,11 @@ type Reader = {
 function readerWorker(input: WorkerInput): Reader {
   const worker = new Worker(workerUrl('import/reader-worker'), {
     // Parsing allocates a string per cell: a roomier young generation lets them die there
-    // (32 MB, not 12: the reader is the import's critical path since the writer stages and
-    // sorts its rows, and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS;
-    // docs/performance.md "Import").
-    // The old generation is capped: V8 otherwise lets it grow to ~80 MB of garbage (rows
-    // promoted while they wait to be posted) between two full collections, which is most of
-    // the import's peak RSS; the worker's live data stays near 12 MB (a message's rows and
-    // rejects, both bounded, and the matcher's caches). docs/performance.md, "Import".
+    // (32 MB, not 12: the reader, which also stages the rows, is the import's critical path,
+    // and fewer scavenges cut its CPU ~10% for ~16 MB of peak RSS).
+    // The old generation is capped: V8 otherwise lets it grow to ~80 MB of garbage between
+    // two full collections, which is most of the import's peak RSS; the worker's live data
+    // stays near 12 MB (a batch's rejects, bounded, and the matcher's caches).
     resourceLimits: {maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB},
     workerData: input,
   })
@@ -93,9 +89,7 @@ function smallFile(path: string): boolean {
 
 export async function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Promise<Pipeline> {
   const worker = smallFile(input.file) ? await readerInThread(input) : readerWorker(input)
-  const queue: PostedMessage[] = []
-  // The worker's rows arrive packed (packed-rows.ts): unpacked as the writer takes them, in order.
-  const unpacker = new RowUnpacker()
+  const queue: WorkerMessage[] = []
   let waiting: (() => void) | undefined
   let failure: Error | undefined
   let exited = false
@@ -104,7 +98,7 @@ export async function startPipeline(input: WorkerInput, options: PipelineOptions
     waiting = undefined
     w?.()
   }
-  worker.on('message', (m: PostedMessage) => {
+  worker.on('message', (m: WorkerMessage) => {
     if (m.type === 'header' && options.onHeader) worker.postMessage(options.onHeader(m.header))
     queue.push(m)
     wakeUp()
@@ -120,8 +114,7 @@ export async function startPipeline(input: WorkerInput, options: PipelineOptions
   async function* messages(): AsyncGenerator<WorkerMessage> {
     for (;;) {
       if (queue.length > 0) {
-        const posted = queue.shift()!
-        const m: WorkerMessage = posted.type === 'batch' ? {...posted, rows: unpacker.unpack(posted.rows)} : posted
+        const m = queue.shift()!
         yield m
         if (m.type === 'end' || m.type === 'error') return
         continue
@@ -134,7 +127,6 @@ export async function startPipeline(input: WorkerInput, options: PipelineOptions
     }
   }
   return {
-    ack: () => worker.postMessage('ack'),
     close: () => worker.close(),
     messages: messages(),
     send: (m) => worker.postMessage(m),

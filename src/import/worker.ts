@@ -7,45 +7,39 @@ import type {SubscriptionImportValues} from './rows.js'
 import type {StorePort} from '../store/port.js'
 import {type ExternalStages, openImportCheckpoints, openImportStages, openReaderStore, type WalCheckpoints} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
-import {type PackedRows, RowPacker} from './packed-rows.js'
 import type {ImportKind, Preset} from './presets.js'
 import {loadPricingEngine} from './products.js'
 import {RowMapper} from './rows.js'
 
 /**
- * The import's reading half, in a worker thread: stream the file through csv-parse,
- * map and validate each row (RowMapper, reading products and FX rates through its own
- * read-only store, openReaderStore), and post batches of ready rows to the main thread, which only
- * writes. At most MAX_IN_FLIGHT batches wait unacknowledged, so memory stays flat.
- *
- * Records come from CsvReader (csv-reader.ts): csv-parse, with a shorter road for lines
- * without quotes.
- *
- * When the writer made external stages (input.stages: one file into a SQLite store), rows
- * are not posted: this thread writes them into the stages itself (openImportStages), a batch
- * each, and posts StagedMessage (counts, products, rejects) when one is complete, plus small
- * progress messages; no acknowledgements, only a stage's {type: 'free'} once its batch is
- * committed (docs/performance.md, "One file into SQLite: staged by the reading worker").
+ * The import's reading half, in a worker thread (or, for a small file, in the writer's
+ * thread: pipeline.ts): stream the file through CsvReader (csv-parse, with a shorter road for
+ * lines without quotes), map and validate each row (RowMapper, reading products and FX rates
+ * through its own read-only store, openReaderStore), and write the rows into the writer's
+ * stages (two scratch SQLite files, openImportStages), a batch each, taking turns. What
+ * crosses to the writer are counts: StagedMessage when a stage holds a whole batch (its rows,
+ * products and rejects), ProgressMessage in between. A stage is filled again only once the
+ * writer sent {type: 'free'} for it (its batch committed), so memory and scratch space stay
+ * bounded; the writer frees both when it reaches this file (docs/performance.md, "Import").
  */
 
 export type WorkerInput = {
-  batchRows: number
+  /** Rows and rejects per batch (a stage), and rejects at most (a stage ends earlier with more). */
+  batch: number
+  maxRejects: number
   db: string
   file: string
   kind: ImportKind
-  maxInFlight: number
-  /**
-   * The writer's external stages (ImportWriter.externalStages): this thread writes the rows
-   * into them, a batch of `batch` rows and rejects (or fewer, at `maxRejects` rejects) each,
-   * and posts StagedMessage instead of rows.
-   */
-  stages?: {batch: number; maxRejects: number; paths: readonly string[]}
+  /** Rows between two progress messages. */
+  progressRows: number
+  /** The writer's stages (ImportWriter.externalStages). */
+  stages: readonly string[]
 }
 
 /**
- * A batch written into external stage `stage` and committed there (rows and the products
- * they refer to), its rejects, and the file's progress; the stage is the main thread's until
- * it sends {type: 'free'} back.
+ * A batch written into stage `stage` and committed there (rows and the products they refer
+ * to), its rejects, and the file's progress; the stage is the writer's until it sends
+ * {type: 'free'} back.
  */
 export type StagedMessage = {
   bytes: number
@@ -53,40 +47,26 @@ export type StagedMessage = {
   read: number
   rejects: [number, string, string[]][]
   rows: number
-  settled: {difference_minor: number; rows: number}
+  settled: Settled
   stage: number
   type: 'staged'
 }
 
-/** Progress of a file whose rows go into external stages (no acknowledgement wanted). */
-export type ProgressMessage = {bytes: number; read: number; settled: {difference_minor: number; rows: number}; type: 'progress'}
+/** Rows of a batch whose USD amount is the gateway's converted amount, and its difference to the store's FX (minor units). */
+export type Settled = {difference_minor: number; rows: number}
+
+/** Progress of the file between two staged batches. */
+export type ProgressMessage = {bytes: number; read: number; settled: Settled; type: 'progress'}
+
+export type WorkerMessage = ProgressMessage | StagedMessage | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
 
 /**
- * Rows as arrays in *_COLUMNS order (as the main thread reads them: the worker posts them
- * packed, PostedMessage, and the pipeline unpacks them); rejects with the line where the
- * record starts.
+ * What the writer sends: the layout once the header is known; a stage freed (its batch
+ * committed, or this file's turn come); and after each batch it committed into a SQLite
+ * store, a request to checkpoint the WAL (run when this thread would otherwise wait;
+ * ImportCheckpoints).
  */
-export type RowBatch = {
-  bytes: number
-  read: number
-  rejects: [number, string, string[]][]
-  rows: unknown[][]
-  /** Rows of the batch whose USD amount is the gateway's converted amount, and its difference to the store's FX (minor units). */
-  settled: {difference_minor: number; rows: number}
-  type: 'batch'
-}
-
-export type WorkerMessage = ProgressMessage | RowBatch | StagedMessage | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
-
-/** What the worker posts: a batch's rows packed (packed-rows.ts). */
-export type PostedMessage = Exclude<WorkerMessage, RowBatch> | (Omit<RowBatch, 'rows'> & {rows: PackedRows})
-
-/**
- * What the main thread sends: the layout once the header is known, then acknowledgements,
- * and after each batch it committed into a SQLite store, a request to checkpoint the WAL
- * (run when this thread would otherwise wait; ImportCheckpoints).
- */
-export type MainMessage = 'ack' | {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'}
+export type MainMessage = {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'}
 
 /** The largest record an export row may be; larger is a broken file, not a payment. */
 export const MAX_RECORD_CHARS = 1024 * 1024
@@ -105,24 +85,6 @@ function recordProblem(record: string[], size: number, mayHaveReplacement: boole
   return undefined
 }
 
-/**
- * Rows in index order, for a PostgreSQL store: its writer copies new rows in key order and
- * skips its own sort when a chunk comes sorted. The SQLite writer stages a batch's rows and
- * sorts them into the table itself, so its rows are sent in file order (the sort was ~17% of
- * this thread's busy time; docs/performance.md, "Import"). The sort is stable, so
- * one record's events stay in file order.
- */
-function sortByKey(rows: unknown[][]): unknown[][] {
-  // By user id, the key's first column: that is what places a row in the index, and a stable
-  // sort keeps equal keys in file order. In place, comparing the cells themselves: no key
-  // strings or pairs allocated per row.
-  return rows.sort((a, b) => {
-    const x = a[0] as string
-    const y = b[0] as string
-    return x < y ? -1 : x > y ? 1 : 0
-  })
-}
-
 /** Records end on `endLine`; a quoted cell with line breaks started it earlier. */
 function startLine(endLine: number, cells: string[]): number {
   let breaks = 0
@@ -132,7 +94,7 @@ function startLine(endLine: number, cells: string[]): number {
   return endLine - breaks
 }
 
-/** Values as positional parameters in CHARGE_COLUMNS order, written into `r` (reused: the packer copies them). */
+/** Values as positional parameters in CHARGE_COLUMNS order, written into `r` (reused: the stage copies them). */
 function chargeRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Array(CHARGE_COLUMNS.length)): unknown[] {
   const c = v as ChargeValues
   r[0] = c.user_id
@@ -195,72 +157,56 @@ for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_IMPORT_COLU
  */
 const READ_BYTES = 64 * 1024
 
-/**
- * Characters of records a message may gather before it is sent, whatever its row count:
- * the worker's memory (its old generation is capped, pipeline.ts) stays bounded with long
- * records.
- */
-const MAX_MESSAGE_CHARS = 4 * 1024 * 1024
 
 /** What the reader talks to the writer through: a worker's parentPort, or one end of a MessageChannel in the writer's thread. */
 export type ReaderPort = {
   on(event: 'message', listener: (m: MainMessage) => void): unknown
-  postMessage(m: PostedMessage, transfer?: ArrayBuffer[]): void
+  postMessage(m: WorkerMessage): void
 }
 
-/** Read input.file and post what it holds to the writer over `port` (see the top of this file). */
+/** Read input.file into the writer's stages, telling it over `port` (see the top of this file). */
 export function readExport(input: WorkerInput, port: ReaderPort): void {
-  let inFlight = 0
   let wake: (() => void) | undefined
   let layoutReady: ((m: Extract<MainMessage, {type: 'layout'}>) => void) | undefined
   /** The writer committed a batch since the last checkpoint this thread ran. */
   let checkpointWanted = false
-  /** External stages the main thread has committed (may be emptied and filled again). */
-  const stageFree = [true, true]
+  /** Stages this thread may fill: none until the writer reaches this file. */
+  const stageFree = [false, false]
   port.on('message', (m: MainMessage) => {
-    if (m === 'ack' || m.type === 'checkpoint' || m.type === 'free') {
-      if (m === 'ack') inFlight--
-      else if (m.type === 'free') stageFree[m.stage] = true
-      else checkpointWanted = true
-      const w = wake
-      wake = undefined
-      w?.()
-    } else if (m.type === 'layout') layoutReady?.(m)
+    if (m.type === 'layout') {
+      layoutReady?.(m)
+      return
+    }
+    if (m.type === 'free') stageFree[m.stage] = true
+    else checkpointWanted = true
+    const w = wake
+    wake = undefined
+    w?.()
   })
 
   async function main(): Promise<void> {
     const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
     const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
-    // Rows go straight into the packer through one reused array (for PostgreSQL they are
-    // kept as arrays until the message is sorted, then packed).
-    const packer = new RowPacker(columns, input.batchRows)
     const scratch = new Array<unknown>(columns.length)
     let header: string[] | undefined
     let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
     let store: StorePort | undefined
     /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
     let checkpoints: null | undefined | WalCheckpoints
-    let sortRows = false
-    // Records read before the mapper exists (the layout arrives after the header), and their lines.
-    let early: string[][] = []
-    let earlyLines: number[] = []
-    let rows: unknown[][] = []
-    const rowCount = () => packer.rows + rows.length
     let rejects: [number, string, string[]][] = []
-    let chars = 0
     let read = 0
     let bytes = 0
     // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
     let replacementBefore = false
 
-    // External stages (input.stages): rows go into stage `cur` (begun: `started`) until the
-    // batch is full, then it is completed and handed to the main thread, and the other one
-    // takes the rows once the main thread has committed what it held (stageFree). Until then
-    // (`blocked`) records wait in `held`, in order.
+    // Rows go into stage `cur` (begun: `started`) until the batch is full, then it is completed
+    // and handed to the writer, and the other one takes the rows once the writer has committed
+    // what it held (stageFree). Until then (`blocked`) records wait in `held`, in order; so do
+    // the records read before the mapper exists (the layout arrives after the header).
     let stages: ExternalStages | undefined
     let cur = 0
     let started = false
-    let blocked = false
+    let blocked = true
     let held: (() => void)[] = []
     let inBatch = 0
     /** The stage handed over last (with rows). */
@@ -273,7 +219,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     /** The batch in stage `cur` is full (or the file ended): committed there, and handed over. */
     const completeStage = () => {
       if (started) stages!.complete(cur)
-      port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies PostedMessage)
+      port.postMessage({bytes, products: [...stageProducts], read, rejects, rows: stagedRows, settled: takeSettled(), stage: cur, type: 'staged'} satisfies WorkerMessage)
       if (started) {
         stageFree[cur] = false
         handed = cur
@@ -283,18 +229,17 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       stagedRows = 0
       stageProducts.clear()
       rejects = []
-      chars = 0
       inBatch = 0
       sinceProgress = 0
       if (!stageFree[cur]) blocked = true
     }
 
-    /** A row or reject counted into the staged batch (as the main thread counts a batch: rows and rejects). */
+    /** A row or reject counted into the batch. */
     const counted = () => {
-      if (++inBatch >= input.stages!.batch || rejects.length >= input.stages!.maxRejects) completeStage()
-      else if (++sinceProgress >= input.batchRows) {
+      if (++inBatch >= input.batch || rejects.length >= input.maxRejects) completeStage()
+      else if (++sinceProgress >= input.progressRows) {
         sinceProgress = 0
-        port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies PostedMessage)
+        port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies WorkerMessage)
       }
     }
 
@@ -302,7 +247,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     const drain = async () => {
       while (blocked || held.length > 0) {
         while (blocked) {
-          // The main thread's messages (a stage freed) are taken only while this thread waits.
+          // The writer's messages (a stage freed) are taken only while this thread waits.
           if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
           if (stageFree[cur]) {
             blocked = false
@@ -318,7 +263,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
 
     /**
      * One step of waiting for the writer: the checkpoint it asked for, if any (the time to copy
-     * what it committed into the file), else until the main thread's next message.
+     * what it committed into the file), else until its next message.
      */
     const waitForWriter = async () => {
       if (checkpointWanted) {
@@ -332,21 +277,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       })
     }
 
-    const post = () => {
-      if (rowCount() === 0 && rejects.length === 0) return
-      if (rows.length > 0) for (const row of sortByKey(rows)) packer.add(row)
-      const packed = packer.take()
-      // The typed arrays are exact-size copies made for this message: moved to the main thread,
-      // not copied again (docs/performance.md, "One file into SQLite: staged by the reading worker").
-      const moved = [packed.codes.buffer, packed.lengths.buffer, packed.nums.buffer, packed.tags.buffer] as ArrayBuffer[]
-      port.postMessage({bytes, read, rejects, rows: packed, settled: mapper?.takeSettled() ?? {difference_minor: 0, rows: 0}, type: 'batch'} satisfies PostedMessage, moved)
-      inFlight++
-      rows = []
-      rejects = []
-      chars = 0
-    }
-
-    // The line of the last rejected row when it was unreadable (kept across posts).
+    // The line of the last rejected row when it was unreadable.
     let lastUnreadable = -1
     const reject = (line: number, reason: string, cells: string[]) => {
       rejects.push([line, reason, cells])
@@ -362,7 +293,6 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       read++
       let size = 0
       for (let i = 0; i < record.length; i++) size += record[i].length
-      chars += size
       // (check: a record held for a stage, mapped after its read's U+FFFD state moved on.)
       const problem = recordProblem(record, size, check || replacementBefore || reader.replacementPending)
       if (problem) {
@@ -372,19 +302,20 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         const width = header!.length
         const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
         if (typeof r === 'string') reject(startLine(endLine, record), r, record)
-        else if (stages) {
+        else {
           if (!started) {
+            // Opened at the first row: a file read ahead of the writer never touches the stages
+            // (the file before may be filling them, its pages locked).
+            stages ??= openImportStages(input.stages)
             stages.start(cur)
             started = true
           }
-          stages.insert(cur, toRow(r, scratch))
+          stages!.insert(cur, toRow(r, scratch))
           stageProducts.add(r.product_id as number)
           stagedRows++
-        } else if (sortRows) rows.push(toRow(r))
-        else packer.add(toRow(r, scratch))
+        }
       }
-      if (stages) counted()
-      else if (rowCount() + rejects.length >= input.batchRows || chars >= MAX_MESSAGE_CHARS) post()
+      counted()
     }
 
     /** A record read: mapped now, or held while the next stage is not free. */
@@ -397,14 +328,10 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       record(record, endLine) {
         if (header === undefined) {
           header = record
-          port.postMessage({header, type: 'header'} satisfies PostedMessage)
+          port.postMessage({header, type: 'header'} satisfies WorkerMessage)
           return
         }
-        if (mapper) take(record, endLine)
-        else {
-          early.push(record)
-          earlyLines.push(endLine)
-        }
+        take(record, endLine)
       },
       unreadable(line, reason) {
         // One broken record can raise several errors: report it once.
@@ -414,32 +341,26 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           read++
           reject(line, `unreadable CSV record: ${reason}`, [])
           lastUnreadable = line
-          if (stages) counted()
-          else if (mapper && rowCount() + rejects.length >= input.batchRows) post()
+          counted()
         }
         if (blocked) held.push(unreadable)
         else unreadable()
       },
     })
 
-    /** The main thread picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
+    /** The writer picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
     const makeMapper = async () => {
       const m = await new Promise<Extract<MainMessage, {type: 'layout'}>>((resolve) => {
         layoutReady = resolve
       })
-      // As the main thread opened it: on read-only media too (a dry run on a read-only store).
-      // This thread's storage exponents are the store's record, as in the main thread.
+      // As the writer opened it: on read-only media too (a dry run on a read-only store).
+      // This thread's storage exponents are the store's record, as in the writer's thread.
       store = openReaderStore(input.db)
-      sortRows = store.kind === 'postgres'
-      if (input.stages && store.kind === 'sqlite') stages = openImportStages(input.stages.paths)
       const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
       const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
       // Telling products apart by price needs the pricing engine: loaded only when rows name products.
       if (made.readsProducts) await loadPricingEngine()
       mapper = made
-      for (let i = 0; i < early.length; i++) take(early[i], earlyLines[i])
-      early = []
-      earlyLines = []
     }
 
     const fd = openSync(input.file, 'r')
@@ -451,22 +372,20 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         bytes += n
         reader.write(buf.subarray(0, n))
         if (header !== undefined && mapper === undefined) await makeMapper()
-        if (stages) await drain()
-        if (mapper) replacementBefore = reader.takeReplacementSeen()
-        while (inFlight >= input.maxInFlight) await waitForWriter()
+        if (mapper) {
+          await drain()
+          replacementBefore = reader.takeReplacementSeen()
+        }
       }
       reader.end()
       if (header !== undefined && mapper === undefined) await makeMapper()
-      if (stages) {
-        await drain()
-        if (inBatch > 0) completeStage()
-        // While the main thread sorts the last batch in, copy the batches it committed before
-        // into the store's file: its last COMMIT then checkpoints only the last batch's pages
-        // (this thread has nothing else to do; docs/performance.md, "One file into SQLite:
-        // staged by the reading worker").
-        while (handed !== undefined && !stageFree[handed]) await waitForWriter()
-      } else post()
-      port.postMessage({bytes, type: 'end'} satisfies PostedMessage)
+      await drain()
+      if (inBatch > 0) completeStage()
+      // While the writer commits the last batch, copy the batches it committed before into the
+      // store's file: its last COMMIT then checkpoints only the last batch's pages (this thread
+      // has nothing else to do; docs/performance.md, "Import").
+      while (handed !== undefined && !stageFree[handed]) await waitForWriter()
+      port.postMessage({bytes, type: 'end'} satisfies WorkerMessage)
     } finally {
       closeSync(fd)
       checkpoints?.close()
@@ -475,5 +394,5 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     }
   }
 
-  main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies PostedMessage))
+  main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies WorkerMessage))
 }

@@ -2,6 +2,7 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {StorePort} from '../../src/store/port.js'
 import type {SubscriptionValues} from '../../src/store/port/revenue.js'
+import {openImportStages} from '../../src/store/reader.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 import {addProduct, subscription, subscriptionRow, withoutId} from '../helpers/contract-fixtures.js'
 
@@ -69,7 +70,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     expect(byRow.counts.updated + byRow.counts.unchanged + byRow.counts.stale).toBeGreaterThan(1000)
   })
 
-  it('batches ended while the next one is written (endBatch, commitStep) end as rows flushed one by one; a batch not finished is not committed', () => {
+  it('batches staged by the reading thread (externalStages, commitStaged) end as rows flushed one by one; a stage not committed leaves nothing', () => {
     let s = 11
     const next = () => (s = (s * 48_271) % 2_147_483_647)
     const row = (k: number, ts: number, over: Partial<SubscriptionValues> = {}) =>
@@ -105,49 +106,34 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     one.close()
     const byRow = {counts: {...one.counts}, rows: all()}
 
-    // Batches of 300 rows, each committed a step per 100-row chunk of the next.
+    /** Rows [from, to) into stage `i`, filled through a connection of its own as the reading thread does. */
+    const stage = (stages: ReturnType<typeof openImportStages>, i: number, from: number, to: number) => {
+      stages.start(i)
+      for (const r of rows.slice(from, to)) stages.insert(i, r)
+      stages.complete(i)
+      return {products: [product], rows: to - from, stage: i}
+    }
+
+    // Batches of 300 rows, the stages taking turns.
     reopen()
     const w = store.imports.writer('subscriptions')
-    let ended = false
-    for (let i = 0; i < rows.length; i += 100) {
-      w.writeChunk(rows, i, i + 100)
-      if ((i + 100) % 300 === 0) {
-        if (ended) expect(w.finishCommit()).toBe(true)
-        w.endBatch()
-        ended = true
-      } else if (ended) {
-        const progress = w.commitStep()
-        expect(progress).not.toBe('refused')
-        ended = progress === 'pending'
-      }
-    }
-    expect(w.commit()).toBe(true)
+    const stages = openImportStages(w.externalStages())
+    for (let i = 0; i < rows.length; i += 300) expect(w.commitStaged(stage(stages, (i / 300) % 2, i, i + 300))).toBe(true)
+    stages.close()
     w.close()
     expect(w.counts).toEqual(byRow.counts)
     expect(all()).toEqual(byRow.rows)
 
-    // Ended and closed before its commit finished: SQLite commits it only then (PostgreSQL at endBatch).
-    reopen()
-    const first = store.imports.writer('subscriptions')
-    first.writeChunk(rows, 0, 300)
-    expect(first.commit()).toBe(true)
-    first.close()
-    const committed = all()
+    // A stage filled and not committed when the writer closes: nothing of it is in the store.
     reopen()
     const killed = store.imports.writer('subscriptions')
-    killed.writeChunk(rows, 0, 300)
-    killed.endBatch()
-    killed.writeChunk(rows, 300, 400)
-    expect(killed.commitStep()).not.toBe('refused')
-    killed.writeChunk(rows, 400, 600)
-    expect(killed.finishCommit()).toBe(true)
-    killed.writeChunk(rows, 600, 900)
-    killed.endBatch()
-    killed.writeChunk(rows, 900, 1000)
+    const killedStages = openImportStages(killed.externalStages())
+    expect(killed.commitStaged(stage(killedStages, 0, 0, 300))).toBe(true)
+    const committed = all()
+    stage(killedStages, 1, 300, 600)
+    killedStages.close()
     killed.close()
-    // Rows 0-299 committed; on SQLite rows 300-999 not (the batch of rows 300-899 ended, its
-    // commit not finished; rows 900-999 were the open batch).
-    if (adapter.name === 'sqlite') expect(all()).toEqual(committed)
+    expect(all()).toEqual(committed)
     const again = store.imports.writer('subscriptions')
     again.writeChunk(rows)
     expect(again.commit()).toBe(true)

@@ -11,14 +11,18 @@ import type {RevenueTable, Resolve} from './revenue.js'
 export type ImportWriteCounts = {inserted: number; stale: number; unchanged: number; updated: number}
 
 /**
- * A batch another thread staged (ImportWriter.externalStages): which stage, its rows, and
- * the products they refer to.
+ * A batch the import's reading thread staged (ImportWriter.externalStages): which stage, its
+ * rows, and the products they refer to.
  */
 export type StagedBatch = {products: readonly number[]; rows: number; stage: number}
 
-/** How far the commit of an ended batch got (ImportWriter.commitStep). */
-export type CommitProgress = 'committed' | 'pending' | 'refused'
-
+/**
+ * A writer of import rows. The import's reading thread writes rows into the writer's stages
+ * (externalStages: two scratch SQLite files it fills in turn) and each stage is committed as
+ * one batch (commitStaged). writeChunk writes rows given here under the same rules (what
+ * commitStaged does with a stage's rows when the kind has deletes or pending partial updates,
+ * or on PostgreSQL; the store-contract tests hold both stores to the rules through it).
+ */
 export interface ImportWriter {
   /**
    * What the rows written so far did (committed or not), as of the last flush() or commit:
@@ -30,50 +34,28 @@ export interface ImportWriter {
    * first row begins. A dry run writes nothing and counts what the rows would do.
    */
   writeChunk(rows: readonly (readonly unknown[])[], from?: number, to?: number): void
-  /**
-   * Write what was written so far into the table, inside the open batch, so that `counts`
-   * covers every row (the importer calls it at the end of each file). A batch ended and not
-   * yet committed (endBatch) must be finished first (finishCommit).
-   */
+  /** Write what was written so far into the table, inside the open batch, so that `counts` covers every row. */
   flush(): void
   /**
-   * End the open batch: rows written from now on begin the next one, while the ended batch
-   * is committed a step at a time (commitStep) or at once (finishCommit); a kill or close()
-   * before that leaves it uncommitted, whole. One batch at a time: the one ended before must
-   * be finished first. (SQLite: its staged rows are sorted into the table in one step, and
-   * COMMIT is the next; PostgreSQL commits at once.)
-   */
-  endBatch(): void
-  /**
-   * Carry the ended batch's commit on by a step: 'pending' while it is not done, then
-   * 'committed', or 'refused' as commit() answers false (nothing of it is committed).
-   * 'committed' when no batch was ended.
-   */
-  commitStep(): CommitProgress
-  /** Finish the ended batch's commit (none: true); false as commit() (refused). */
-  finishCommit(): boolean
-  /**
-   * Commit the open batch, after a batch ended before it (nothing open: nothing to do).
-   * False when a product the batch's rows refer to was deleted while they were prepared:
-   * nothing is committed, and close() rolls the batch back.
+   * Commit the open batch (nothing open: nothing to do). False when a product the batch's
+   * rows refer to was deleted while they were prepared: nothing is committed, and close()
+   * rolls the batch back.
    */
   commit(): boolean
   /**
-   * Stages another thread fills with rows (the import's reading worker, through
-   * src/store/reader.ts openImportStages), one batch each, taking turns: the places to pass
-   * it, or undefined when this writer takes rows through writeChunk only (a dry run,
-   * PostgreSQL, a kind with deletes or pending partial updates). Asked before any row is
-   * written; the stages go at close().
+   * The two stages the import's reading thread fills with rows (src/store/reader.ts
+   * openImportStages), one batch each, taking turns: scratch files in a private temp folder,
+   * with a table of the import's columns. Made once, before any row is written; they go at close().
    */
-  externalStages(): readonly string[] | undefined
+  externalStages(): readonly string[]
   /**
-   * Write one complete external stage as one batch and commit it (nothing else may be open):
-   * the same rules and counts as its rows written through writeChunk and committed. False as
-   * commit() (a product was deleted: nothing of it is committed). The stage may be refilled
-   * once this returns.
+   * Write one complete stage as one batch and commit it (nothing else may be open): the same
+   * rules and counts as its rows written through writeChunk and committed (a dry run: counted
+   * only). False as commit() (a product was deleted: nothing of it is committed). The stage
+   * may be refilled once this returns.
    */
   commitStaged(batch: StagedBatch): boolean
-  /** Finish: roll back a batch not committed and restore what the writer tuned for bulk work. */
+  /** Finish: roll back a batch not committed, remove the stages, and restore what the writer tuned for bulk work. */
   close(): void
 }
 

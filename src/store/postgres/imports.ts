@@ -1,4 +1,6 @@
-import type {CommitProgress, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
+import Database from 'better-sqlite3'
+
+import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -18,6 +20,7 @@ import {
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
+import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../sqlite/import-stages.js'
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
@@ -46,6 +49,12 @@ function copyValue(v: unknown): string {
 /** How many rows the staging table takes before it is emptied. */
 const STAGE_ROWS = 10_000
 
+/**
+ * Rows of a stage file written at a time (commitStaged): each page is one writeChunk, its
+ * passes one COPY each (larger passes overlapped less and gained nothing: docs/postgres.md).
+ */
+const STAGE_PAGE_ROWS = 2000
+
 /** Rows in COPY's text format: cells joined by tabs, each row ending with a newline. */
 function copyText(rows: readonly (readonly unknown[])[]): string {
   let text = ''
@@ -68,6 +77,10 @@ function byKey(a: readonly unknown[], b: readonly unknown[]): number {
 }
 
 /**
+ * The import's reading thread writes the rows into stage files (externalStages, scratch SQLite
+ * files, as for a SQLite store); a batch is one stage, read back a page at a time (commitStaged)
+ * and written as writeChunk writes rows: each page in passes with unique keys.
+ *
  * A pass of rows none of whose keys has a record (a first import, the new part of a resumed
  * one) is copied straight into the target (copyNew). Any other goes to the session's staging
  * table (a TEMP table: no WAL, no index) through COPY FROM STDIN, then one statement merges
@@ -111,6 +124,8 @@ class PgImportWriter implements ImportWriter {
    */
   private clean: boolean | undefined
   private readonly keys = new ImportKeys()
+  /** The stage files (externalStages), read through connections of their own, and their folder. */
+  private external: undefined | {dir: string; stages: Database.Database[]}
   /** The target's largest id when this writer's last batch committed. */
   private lastId: null | number = null
   private readonly copyDirect: string
@@ -319,14 +334,8 @@ class PgImportWriter implements ImportWriter {
       if (found.found) return false
     }
     // In key order: the unique index takes its new entries leaf by leaf (about half the server
-    // time of file order). The reading threads hand chunks sorted already: then nothing to do.
-    let sorted: readonly (readonly unknown[])[] = pass
-    for (let i = 1; i < pass.length; i++) {
-      if (byKey(pass[i - 1], pass[i]) > 0) {
-        sorted = [...pass].sort(byKey)
-        break
-      }
-    }
+    // time of file order).
+    const sorted = [...pass].sort(byKey)
     const n = this.recordColumns.length
     this.sql.copyFrom(this.copyDirect, copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
     return true
@@ -430,27 +439,7 @@ class PgImportWriter implements ImportWriter {
   /** Nothing to do: each writeChunk merges its rows before it returns, so `counts` is current. */
   flush(): void {}
 
-  /** The ended batch's commit, done at once: a PostgreSQL COMMIT returns as soon as the server has it. */
-  private ended: boolean | undefined
-
-  endBatch(): void {
-    if (this.ended !== undefined) throw new Error('import writer: a batch ended before was not finished (finishCommit)')
-    this.ended = this.commit()
-  }
-
-  commitStep(): CommitProgress {
-    return this.finishCommit() ? 'committed' : 'refused'
-  }
-
-  finishCommit(): boolean {
-    const ok = this.ended ?? true
-    // Refused: it stays so (the batch stays open until close() rolls it back).
-    if (ok) this.ended = undefined
-    return ok
-  }
-
   commit(): boolean {
-    if (!this.finishCommit()) return false
     if (!this.open) return true
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).
@@ -461,20 +450,55 @@ class PgImportWriter implements ImportWriter {
     return true
   }
 
-  /** None: the rows come through writeChunk (its COPY is the bulk path). */
-  externalStages(): undefined {
-    return undefined
+  externalStages(): readonly string[] {
+    if (this.external) throw new Error('import writer: external stages were made already')
+    const {dir, paths} = makeStageFiles(this.columns)
+    this.external = {dir, stages: []}
+    try {
+      for (const path of paths) {
+        const db = new Database(path, {fileMustExist: true, readonly: true})
+        this.external.stages.push(db)
+        db.pragma(`cache_size = -${STAGE_CACHE_KB}`)
+      }
+    } catch (error) {
+      this.dropExternal()
+      throw error
+    }
+    return paths
   }
 
-  commitStaged(_batch: StagedBatch): boolean {
-    throw new Error('import writer: PostgreSQL takes no externally staged rows (externalStages is undefined)')
+  /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. */
+  commitStaged(batch: StagedBatch): boolean {
+    const db = this.external?.stages[batch.stage]
+    if (db === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
+    if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
+    if (batch.rows === 0) return true
+    const page = db.prepare(stagePageSql(STAGE_TABLE, this.columns, STAGE_PAGE_ROWS)).raw()
+    for (const rows of stagePages(page, STAGE_PAGE_ROWS)) this.writeChunk(rows)
+    return this.commit()
+  }
+
+  private dropExternal(): void {
+    const e = this.external
+    if (e === undefined) return
+    this.external = undefined
+    for (const db of e.stages) {
+      try {
+        db.close()
+      } catch {}
+    }
+    removeStageFiles(e.dir)
   }
 
   close(): void {
     if (this.closed) return
     this.closed = true
-    if (this.open) this.sql.rollback()
-    this.open = false
-    this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+    try {
+      if (this.open) this.sql.rollback()
+      this.open = false
+      this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+    } finally {
+      this.dropExternal()
+    }
   }
 }
