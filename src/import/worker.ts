@@ -304,8 +304,8 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         if (typeof r === 'string') reject(startLine(endLine, record), r, record)
         else {
           if (!started) {
-            // Opened at the first row: a file read ahead of the writer never touches the stages
-            // (the file before may be filling them, its pages locked).
+            // Opened at the first row, so only once the writer has reached this file: a file
+            // read ahead never touches the stages while the file before fills them.
             stages ??= openImportStages(input.stages)
             stages.start(cur)
             started = true

@@ -1,15 +1,16 @@
-import {existsSync, readdirSync} from 'node:fs'
+import {existsSync, readdirSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {importFiles} from '../../src/import/importer.js'
+import {IN_THREAD_MAX_BYTES} from '../../src/import/pipeline.js'
 import {deleteCharge} from '../../src/revenue/charges.js'
 import {openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import type {ImportWriter} from '../../src/store/port/imports.js'
 import {openImportStages} from '../../src/store/reader.js'
-import {PAYMENTS_HEADER, paymentsCsv, seededStores, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {PAYMENTS_HEADER, paymentsCsv, seededStores, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 
 /**
  * The reading worker writes the rows into the writer's stages (two scratch SQLite files) and
@@ -141,6 +142,35 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     expect(again.seen).toEqual({externals: 1, staged: 1})
     expect(again.r).toMatchObject({inserted: 0, stale: 1, unchanged: 119})
   }, 60_000)
+
+  it('several files read by workers at once: each file takes the stages in turn, the same rows as one file after another', async () => {
+    const ROWS = 8000
+    // Files above the in-thread limit (worker threads), whose batch outgrows a stage's page
+    // cache; the third file's worker starts (its slot freed by the first file) while the
+    // second file is being staged.
+    const dir = tempDir()
+    const files = [0, 1, 2].map((k) => writeTemp(`p${k}.csv`, paymentsCsv(ROWS, k * ROWS), dir))
+    for (const f of files) expect(statSync(f).size).toBeGreaterThan(IN_THREAD_MAX_BYTES)
+    const together = freshStore()
+    const serial = freshStore()
+    const store = openStore(together)
+    let r: Awaited<ReturnType<typeof importFiles>>
+    try {
+      r = await importFiles(store, {jobs: 2, kind: 'charges', paths: files})
+    } finally {
+      store.close()
+    }
+    const one = openStore(serial)
+    try {
+      await importFiles(one, {jobs: 1, kind: 'charges', paths: files})
+    } finally {
+      one.close()
+    }
+    expect(r).toMatchObject({inserted: 3 * ROWS, read: 3 * ROWS, rejected: 0})
+    expect(r.files.map((f) => f.inserted)).toEqual([ROWS, ROWS, ROWS])
+    expect(charges(together)).toEqual(charges(serial))
+    expect(scratchLeft()).toEqual([])
+  }, 120_000)
 
   it('a dry run reads through the stages, counts and writes nothing', async () => {
     const file = writeTemp('p.csv', paymentsCsv(120))
