@@ -25,8 +25,9 @@ const built = here.endsWith('/dist/src/schemas/on-first-use.js')
     ? `${here.slice(0, here.lastIndexOf('/dist/'))}/dist/bundle/price-schemas.js`
     : undefined
 const requireModule = (process.features as {require_module?: boolean}).require_module === true
-// Not a literal specifier: the bundle takes ./price.ts (and zod) in through its own entry only.
-let loaded = built && requireModule ? undefined : ((await import(built ?? './price.js')) as typeof PriceSchemas)
+// From the sources the specifier is a literal, so a worker bundled from them (src/workers.ts)
+// carries ./price.ts; built, it is the module's own file or the bundle's entry for it.
+let loaded = built && requireModule ? undefined : ((built ? await import(built) : await import('./price.js')) as typeof PriceSchemas)
 
 function schemas(): typeof PriceSchemas {
   return (loaded ??= createRequire(here)(fileURLToPath(built!)) as typeof PriceSchemas)

@@ -3,7 +3,7 @@ import {openReadOnly} from './identify.js'
 import type {StorePort} from './port.js'
 import {isPostgresUrl} from './postgres/client.js'
 import {openPgStore} from './postgres/open.js'
-import {ImportStages} from './sqlite/import-stages.js'
+import {ImportStages} from './import-stages.js'
 import {ImportCheckpoints} from './sqlite/imports.js'
 import {SqliteStore} from './sqlite/store.js'
 
@@ -19,7 +19,7 @@ export function openImportCheckpoints(location: string): undefined | WalCheckpoi
   return isPostgresUrl(location) ? undefined : ImportCheckpoints.open(location)
 }
 
-/** The filling side of an import writer's stages (src/store/sqlite/import-stages.ts, ImportStages). */
+/** The filling side of an import writer's stages (src/store/import-stages.ts, ImportStages). */
 export type ExternalStages = {close(): void; complete(stage: number): void; insert(stage: number, row: readonly unknown[]): void; start(stage: number): void}
 
 /** For the import's reading thread: the stages at `paths` (ImportWriter.externalStages of the main thread's writer). */

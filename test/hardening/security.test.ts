@@ -265,6 +265,8 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
       // constraint definitions from pg_get_constraintdef(); rows go through COPY, never SQL.
       'quote(name)', 'quote(t.name)', 'quote(table)', 'quote(column)', 'quote(f.table)', 'quote(f.name)', 'f.def', 'literal(quote(table))', 'literal(column)',
       "key.map(quote).join(', ')", "tables.map((t) => quote(t.name)).join(', ')", 'select', 'cursor',
+      // src/store/import-stages.ts: the stage table's fixed name, the kind's fixed column list, a page cache size.
+      'STAGE_TABLE', "columns.join(', ')", 'STAGE_CACHE_KB',
     ])
     const vetted = (e: string) =>
       allowed.has(e) ||

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3'
 
 import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
@@ -20,7 +19,7 @@ import {
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
-import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../sqlite/import-stages.js'
+import {makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
@@ -125,7 +124,7 @@ class PgImportWriter implements ImportWriter {
   private clean: boolean | undefined
   private readonly keys = new ImportKeys()
   /** The stage files (externalStages), read through connections of their own, and their folder. */
-  private external: undefined | {dir: string; stages: Database.Database[]}
+  private external: undefined | {dir: string; stages: StageReader[]}
   /** The target's largest id when this writer's last batch committed. */
   private lastId: null | number = null
   private readonly copyDirect: string
@@ -456,9 +455,7 @@ class PgImportWriter implements ImportWriter {
     this.external = {dir, stages: []}
     try {
       for (const path of paths) {
-        const db = new Database(path, {fileMustExist: true, readonly: true})
-        this.external.stages.push(db)
-        db.pragma(`cache_size = -${STAGE_CACHE_KB}`)
+        this.external.stages.push(new StageReader(path))
       }
     } catch (error) {
       this.dropExternal()
@@ -469,12 +466,11 @@ class PgImportWriter implements ImportWriter {
 
   /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. */
   commitStaged(batch: StagedBatch): boolean {
-    const db = this.external?.stages[batch.stage]
-    if (db === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
+    const stage = this.external?.stages[batch.stage]
+    if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
     if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
     if (batch.rows === 0) return true
-    const page = db.prepare(stagePageSql(STAGE_TABLE, this.columns, STAGE_PAGE_ROWS)).raw()
-    for (const rows of stagePages(page, STAGE_PAGE_ROWS)) this.writeChunk(rows)
+    for (const rows of stage.pages(this.columns, STAGE_PAGE_ROWS)) this.writeChunk(rows)
     return this.commit()
   }
 
@@ -482,9 +478,9 @@ class PgImportWriter implements ImportWriter {
     const e = this.external
     if (e === undefined) return
     this.external = undefined
-    for (const db of e.stages) {
+    for (const stage of e.stages) {
       try {
-        db.close()
+        stage.close()
       } catch {}
     }
     removeStageFiles(e.dir)

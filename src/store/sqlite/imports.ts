@@ -22,7 +22,7 @@ import {
   SUBSCRIPTION_IMPORT_COLUMNS,
   writesNewerThan,
 } from '../port/revenue.js'
-import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from './import-stages.js'
+import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
 /** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */

@@ -3,7 +3,7 @@ import {mkdtempSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
-import type {DB} from '../db.js'
+import type {DB} from './db.js'
 
 /**
  * An import's stages: two scratch SQLite files the reading thread fills with rows, a batch
@@ -70,6 +70,24 @@ export function* stagePages(page: Statement, size: number): Generator<unknown[][
     after = rows.at(-1)![0] as number
     yield rows.map((r) => r.slice(1))
     if (rows.length < size) return
+  }
+}
+
+/** A stage file read through a connection of its own (the PostgreSQL writer): its rows page by page. */
+export class StageReader {
+  private readonly db: DB
+
+  constructor(path: string) {
+    this.db = new Database(path, {fileMustExist: true, readonly: true})
+    this.db.pragma(`cache_size = -${STAGE_CACHE_KB}`)
+  }
+
+  pages(columns: readonly string[], size: number): Generator<unknown[][]> {
+    return stagePages(this.db.prepare(stagePageSql(STAGE_TABLE, columns, size)).raw(), size)
+  }
+
+  close(): void {
+    this.db.close()
   }
 }
 
