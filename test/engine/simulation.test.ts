@@ -22,7 +22,10 @@ function freshStore() {
 }
 
 describe('simulation acceptance: Thompson against uniform and the oracle', () => {
-  it('after 5,000 visitors Thompson gives >= 60% of the last 1,000 to the best arm and earns >= uniform, in >= 18 of 20 seeds', async () => {
+  // The many-seed runs (20 x 5,000 and 100 x 300 visitors) are left out of mutation runs (vitest.mutate.config.ts).
+  const slow = it.skipIf(process.env.PRICECTL_MUTATE === '1')
+
+  slow('after 5,000 visitors Thompson gives >= 60% of the last 1,000 to the best arm and earns >= uniform, in >= 18 of 20 seeds', async () => {
     const demand = parseDemand(DEMAND)
     const outcomes: {seed: number; share: number; thompson: number; uniform: number}[] = []
     for (let seed = 1; seed <= 20; seed++) {
@@ -61,7 +64,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
     expect(runs[0].policies.thompson!.series.at(-1)!.visitors).toBe(1500)
   })
 
-  it('on simulated data the 95% interval holds the true conversion rate in 90-99% of repetitions', async () => {
+  slow('on simulated data the 95% interval holds the true conversion rate in 90-99% of repetitions', async () => {
     const {setup, store} = freshStore()
     const demand = parseDemand(DEMAND)
     let held = 0
