@@ -1,5 +1,5 @@
 import {execFileSync} from 'node:child_process'
-import {existsSync, mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
+import {accessSync, constants, existsSync, mkdtempSync, readdirSync, rmSync, statfsSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
@@ -38,7 +38,10 @@ const IN_PROCESS = new Set(['hardening', 'quick'])
 export default async function setup(project: {name: string}): Promise<() => Promise<void>> {
   const g = globalThis as {[SHARED]?: Shared}
   let shared = g[SHARED]
-  if (!shared) g[SHARED] = shared = {parent: tmpdir(), runDir: Promise.resolve(makeRunDir()), users: 0}
+  if (!shared) {
+    const parent = testTempParent()
+    g[SHARED] = shared = {parent, runDir: Promise.resolve(makeRunDir(parent)), users: 0}
+  }
   shared.users++
   const removeRunDir = await shared.runDir
   if (!IN_PROCESS.has(project.name)) {
@@ -57,8 +60,29 @@ export default async function setup(project: {name: string}): Promise<() => Prom
   }
 }
 
-function makeRunDir(): () => Promise<void> {
-  const runDir = mkdtempSync(join(tmpdir(), 'pricectl-test-run-'))
+/**
+ * Where the run's temp folder goes: PRICECTL_TEST_TMPDIR when set, else /dev/shm when it is a
+ * writable tmpfs with 2 GB free, else the system's temp folder. Stores in memory-backed files
+ * are still real SQLite files and PostgreSQL data folders; they only skip the disk's flushes
+ * and journal writes, which were 15% of the quick suite's wall time on a disk-backed /tmp.
+ * (Docker's default /dev/shm is 64 MB: too small, so the system's temp folder is used.)
+ */
+function testTempParent(): string {
+  const given = process.env.PRICECTL_TEST_TMPDIR
+  if (given) return given
+  const shm = '/dev/shm'
+  try {
+    accessSync(shm, constants.W_OK)
+    const fs = statfsSync(shm)
+    if (fs.bavail * fs.bsize >= 2 * 1024 ** 3) return shm
+  } catch {
+    // No /dev/shm (macOS, Windows) or not writable: the system's temp folder.
+  }
+  return tmpdir()
+}
+
+function makeRunDir(parent: string): () => Promise<void> {
+  const runDir = mkdtempSync(join(parent, 'pricectl-test-run-'))
   const previous = process.env.TMPDIR
   process.env.TMPDIR = runDir
   process.env.PRICECTL_TEST_RUN_DIR = runDir
