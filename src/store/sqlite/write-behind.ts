@@ -6,9 +6,8 @@ import type {Exposure, ExposureChange} from '../port/experiments.js'
 import type {WriterData, WriterMessage, WriterSql} from './write-behind-thread.js'
 
 /**
- * The lock and user upserts of a batch, and the exposures of its running experiments
- * (docs/performance.md "New users: write-behind"), written by
- * a second thread with its own connection while this one prices the next group
+ * The lock and user upserts of a batch, and the exposures of its running experiments,
+ * written by a second thread with its own connection while this one prices the next group
  * (docs/performance.md "New users: write-behind").
  *
  * The writer writes each group in one transaction (BEGIN IMMEDIATE at its first rows,
