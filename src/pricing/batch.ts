@@ -22,6 +22,8 @@ export type BatchOptions = {
   format?: 'csv' | 'jsonl'
   onError?: (line: number, message: string) => void
   output: 'csv' | 'jsonl'
+  /** Smallest group whose rows may be written behind (docs/performance.md "New users: write-behind"); default WRITE_BEHIND_MIN. */
+  writeBehindMin?: number
 }
 
 /**
@@ -49,7 +51,7 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   const failureText = (line: number, message: string) =>
     options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n'
-  const pricer = batchPricer(ctx, {batchSize, chunkSize}, {
+  const pricer = batchPricer(ctx, {batchSize, chunkSize, writeBehindMin: options.writeBehindMin}, {
     drain: () => (writer.pending ? writer.flush() : undefined),
     failure(line, message) {
       options.onError?.(line, message)
@@ -159,8 +161,11 @@ export type BatchSink = {
 
 export type HeldOutcomes = Pick<BatchSink, 'failure' | 'result'> & {release: () => void}
 
-/** Groups of new users the writes of which may go to a second connection (write-behind) from this size on. */
-const WRITE_BEHIND_MIN = 5000
+/**
+ * Groups of new users the writes of which may go to a second connection (write-behind) from
+ * this size on: below it the second thread's start and messages cost more than they save.
+ */
+export const WRITE_BEHIND_MIN = 5000
 
 /**
  * The batch pricer both `price --input` and the library's priceMany drive. Requests are
@@ -182,7 +187,7 @@ const WRITE_BEHIND_MIN = 5000
  */
 export function batchPricer(
   ctx: PricingContext,
-  options: {batchSize: number; chunkSize: number},
+  options: {batchSize: number; chunkSize: number; writeBehindMin?: number},
   sink: BatchSink,
 ): {
   finish: () => Promise<void>
@@ -191,6 +196,7 @@ export function batchPricer(
   summary: BatchSummary
 } {
   const {batchSize, chunkSize} = options
+  const writeBehindMin = options.writeBehindMin ?? WRITE_BEHIND_MIN
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
   ctx.store.pricing.expectBulk()
@@ -389,7 +395,7 @@ export function batchPricer(
       }
     }
     if (behind) priceBehind(items)
-    else if (!behindTried && items.length >= WRITE_BEHIND_MIN) {
+    else if (!behindTried && items.length >= writeBehindMin) {
       firstGroup = items.length
       priceCommitted(items, startBehind)
     } else priceCommitted(items)

@@ -21,7 +21,10 @@ import {at, segCatalog} from '../helpers/segments-fixtures.js'
  */
 const NOW = '2026-03-01T00:00:00Z'
 const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP']
-const N = 12_000
+/** Groups of 500 in chunks of 50, written behind from 500 on: the default's shape (5,000, 512) at a tenth. */
+const GROUP = 500
+const CHUNK = 50
+const N = 1200
 
 let fixture: string
 let experimentId: number
@@ -39,16 +42,16 @@ beforeAll(async () => {
 }, 60_000)
 
 /**
- * New users in the experiment; from 6,000 on, users of the group before met again (odd
- * users, 5,000 requests later: locked, same arm) and users of earlier groups overridden
- * (even users, 6,000 requests later: a new draw, the exposure may move), none twice in one
+ * New users in the experiment; from 600 on, users of the group before met again (odd
+ * users, 500 requests later: locked, same arm) and users of earlier groups overridden
+ * (even users, 600 requests later: a new draw, the exposure may move), none twice in one
  * group. Some requests do not take part (run_experiment false, a product outside it).
  */
 function requests(): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = []
   for (let i = 0; i < N; i++) {
-    if (i >= 6000 && i % 7 === 0 && i % 2 === 0) out.push({country: COUNTRIES[i % 5], override: true, products: ['basic'], user_id: `u-${i - 6000}`})
-    else if (i >= 6000 && i % 11 === 0 && i % 2 === 1) out.push({products: ['basic', 'yearly'], user_id: `u-${i - 5000}`})
+    if (i >= 600 && i % 7 === 0 && i % 2 === 0) out.push({country: COUNTRIES[i % 5], override: true, products: ['basic'], user_id: `u-${i - 600}`})
+    else if (i >= 600 && i % 11 === 0 && i % 2 === 1) out.push({products: ['basic', 'yearly'], user_id: `u-${i - 500}`})
     else if (i % 17 === 0) out.push({country: 'US', products: ['basic'], run_experiment: false, user_id: `u-${i}`})
     else if (i % 19 === 0) out.push({country: 'DE', products: ['lifetime'], user_id: `u-${i}`})
     else out.push({country: COUNTRIES[i % COUNTRIES.length], products: ['basic', 'yearly'], user_id: `u-${i}`})
@@ -77,14 +80,14 @@ function counted(store: SqliteStore): {behind: number; commits: number} {
 }
 
 /** priceBatch on a copy of the fixture (JSONL lines out). */
-async function batch(reqs: Record<string, unknown>[], batchSize?: number, posteriorTtlMs?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
+async function batch(reqs: Record<string, unknown>[], batchSize = GROUP, posteriorTtlMs?: number): Promise<{behind: number; commits: number; lines: string[]; path: string}> {
   const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path) as SqliteStore
   const counts = counted(store)
   try {
     const ctx = new PricingContext(store)
     if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
-    await at(NOW, () => priceBatch(ctx, file, out, {batchSize, output: 'jsonl'}))
+    await at(NOW, () => priceBatch(ctx, file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     store.close()
   }
@@ -127,7 +130,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
     try {
       const ctx = new PricingContext(store)
       await at(NOW, async () => {
-        const pricer = batchPricer(ctx, {batchSize: 5000, chunkSize: 512}, {
+        const pricer = batchPricer(ctx, {batchSize: GROUP, chunkSize: CHUNK, writeBehindMin: GROUP}, {
           drain() {
             check()
             return undefined
@@ -147,12 +150,12 @@ describe('batch pricing with write-behind and a running experiment', () => {
     expect(counts).toEqual({behind: 1, commits: 2})
     expect(checked).toBe(N)
     expect(exposed).toBeGreaterThan(N / 2)
-  }, 120_000)
+  }, 60_000)
 
   it('gives the results and the store of the usual way: same arms, one exposure per user met again, moved exposures moved', async () => {
     const reqs = requests()
-    // Groups of 4,999: write-behind does not start (its groups are 5,000 and more).
-    const usual = await batch(reqs, 4999)
+    // Groups of 499: write-behind does not start (its groups are 500 and more).
+    const usual = await batch(reqs, GROUP - 1)
     expect(usual.behind).toBe(0)
     const behind = await batch(reqs)
     expect(behind).toMatchObject({behind: 1, commits: 2})
@@ -167,7 +170,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
     expect(exposures.size).toBe(stored.exposures.length)
     let metAgain = 0
     let moved = 0
-    for (let i = 6000; i < N; i++) {
+    for (let i = 600; i < N; i++) {
       const r = reqs[i]
       const first = results[Number(String(r.user_id).slice(2))]
       if (first.user_id !== r.user_id) continue
@@ -182,7 +185,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
       expect(results[i].variants).toEqual(first.variants)
       expect(exposures.get(String(r.user_id))?.arm_id).toBe(String(first.variants.arm_id))
     }
-    expect(metAgain).toBeGreaterThan(300)
+    expect(metAgain).toBeGreaterThan(30)
     expect(moved).toBeGreaterThan(0)
 
     // The visitor counts `experiments results` reads: one per exposed user, on its last arm.
@@ -194,15 +197,15 @@ describe('batch pricing with write-behind and a running experiment', () => {
     } finally {
       store.close()
     }
-  }, 240_000)
+  }, 60_000)
 
   it('posteriors read again mid-batch count the exposures of the group not yet committed', async () => {
     const reqs = requests()
-    const usual = await batch(reqs, 4999)
+    const usual = await batch(reqs, GROUP - 1)
     // Read again every 2 ms: the counts come from the store, with the group being priced added.
     const behind = await batch(reqs, undefined, 2)
     expect(behind).toMatchObject({behind: 1, commits: 2})
     expect(behind.lines).toEqual(usual.lines)
     expect(written(behind.path)).toEqual(written(usual.path))
-  }, 240_000)
+  }, 60_000)
 })

@@ -18,7 +18,10 @@ import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
  */
 const NOW = '2026-03-01T00:00:00Z'
 const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP']
-const N = 12_000
+/** Groups of 500 in chunks of 50, written behind from 500 on: the default's shape (5,000, 512) at a tenth. */
+const GROUP = 500
+const CHUNK = 50
+const N = 1200
 
 let fixture: string
 
@@ -36,19 +39,19 @@ afterEach(() => {
 function requests(): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = []
   for (let i = 0; i < N; i++) {
-    if (i >= 6000 && i % 97 === 0) out.push({country: 'JP', override: true, products: ['basic'], user_id: `u-${i - 5500}`})
-    else if (i % 1999 === 0) out.push({coupons: {basic: 'TEN'}, country: COUNTRIES[i % COUNTRIES.length], products: ['basic'], user_id: `u-${i}`})
+    if (i >= 600 && i % 19 === 0) out.push({country: 'JP', override: true, products: ['basic'], user_id: `u-${i - 550}`})
+    else if (i % 199 === 0) out.push({coupons: {basic: 'TEN'}, country: COUNTRIES[i % COUNTRIES.length], products: ['basic'], user_id: `u-${i}`})
     else if (i % 13 === 0) out.push({products: ['basic'], user_id: `u-${i}`})
     else out.push({country: COUNTRIES[i % COUNTRIES.length], products: ['basic', 'yearly'], user_id: `u-${i}`})
   }
   return out
 }
 
-async function batch(reqs: Record<string, unknown>[], batchSize?: number): Promise<{lines: string[]; path: string}> {
+async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promise<{lines: string[]; path: string}> {
   const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path)
   try {
-    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {batchSize, output: 'jsonl'}))
+    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     store.close()
   }
@@ -81,8 +84,8 @@ function usersRows(sent: unknown[][]): {made: number; sent: number} {
 describe('batch pricing with write-behind: users rows', () => {
   it('a users row the writer makes from its lock row is the one sent before, in the same order', async () => {
     const reqs = requests()
-    // Groups of 4,999: write-behind does not start (its groups are 5,000 and more).
-    const usual = await batch(reqs, 4999)
+    // Groups of 499: write-behind does not start (its groups are 500 and more).
+    const usual = await batch(reqs, GROUP - 1)
     const sent: unknown[][] = []
     const rows = WriteBehindWriter.prototype.rows
     const commit = WriteBehindWriter.prototype.commit
@@ -103,10 +106,10 @@ describe('batch pricing with write-behind: users rows', () => {
     expect(stored.locks).toEqual(written(usual.path).locks)
     // Both kinds were written behind: made from lock rows (most) and sent (coupons' users, and the rest of their chunk).
     const users = usersRows(sent)
-    expect(users.made).toBeGreaterThan(5000)
+    expect(users.made).toBeGreaterThan(500)
     expect(users.sent).toBeGreaterThan(0)
-    // Groups 2 and 3 (7,000 requests) were written behind: a users row for each new lock, none for the overrides' users that kept their country.
-    expect(users.made + users.sent).toBeGreaterThan(6500)
-    expect(users.made + users.sent).toBeLessThanOrEqual(7000)
-  }, 120_000)
+    // Groups 2 and 3 (700 requests) were written behind: a users row for each new lock, none for the overrides' users that kept their country.
+    expect(users.made + users.sent).toBeGreaterThan(650)
+    expect(users.made + users.sent).toBeLessThanOrEqual(700)
+  }, 60_000)
 })

@@ -1,23 +1,41 @@
 import Database from 'better-sqlite3'
-import {copyFileSync, existsSync, readFileSync} from 'node:fs'
+import {copyFileSync, existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {dump, type StoreDump} from '../helpers/dump.js'
-import {run as runInProcess} from '../helpers/run.js'
-import {type ChildResult, copyFixtureStore, fixtureExpected, paymentsCsv, rng, startBin, subscriptionsCsv, tempDir, write} from './helpers.js'
+import {run} from '../helpers/run.js'
+import {copyFixtureStore, fixtureExpected, paymentsCsv, startBin, subscriptionsCsv, tempDir, write} from './helpers.js'
 
 /**
- * Crash safety (issue 7, item 3): an import killed with SIGKILL at a random point leaves
- * a store that passes `db check`, and running the same import again ends in exactly the
- * store (and rejects file) of an uninterrupted run. Kill points are seeded and spread
- * over the run's duration. Small batches give the kills about forty commits to fall between
- * (what the test is about) without importing tens of thousands of rows each time.
+ * Crash safety (issue 7, item 3): an import killed with SIGKILL leaves a store that passes
+ * `db check`, and running the same import again ends in exactly the store (and rejects file)
+ * of an uninterrupted run. Each importer is killed once at each of its distinct points,
+ * watched on the store rather than timed: a batched import (600 rows in batches of 100, six
+ * commits) before its first commit (its stage files made, nothing committed), between commits
+ * (half its rows in) and in its last batch (all but that batch in); `products import`, one
+ * transaction, inside it (holding the write lock) and after its commit (not yet checkpointed).
+ * Only the killed run is a process: the uninterrupted run, the check and the re-run run
+ * in-process.
  */
 
-const KILLS = Number(process.env.CRASH_KILLS ?? 4)
 const NOW = fixtureExpected().now
+const ROWS = 600
+const BATCH = 100
+
+/** What a kill point watches, polled every few ms while the import runs. */
+type Watch = {
+  /** Another connection holds the store's write lock (a BEGIN IMMEDIATE here is busy). */
+  locked(): boolean
+  /** Rows of the importer's table committed by the run so far. */
+  rows(): number
+  /** The run has made its stage files (in its own temp folder). */
+  staged(): boolean
+}
+
+/** `total`: the rows the uninterrupted run adds to the table. */
+type KillPoint = {name: string; now: (w: Watch, total: number) => boolean}
 
 type Importer = {
   args: (file: string) => string[]
@@ -25,11 +43,19 @@ type Importer = {
   content: () => string
   ext: string
   name: string
+  points: KillPoint[]
   /** Rejects file written beside the input (gateway exports). */
   rejects: boolean
-  /** The table a batch commits rows to: the k-th kill lands after the k-th slice of them (else after a slice of the run's time). */
-  table?: 'charges' | 'subscriptions'
+  table: 'charges' | 'products' | 'subscriptions'
 }
+
+/** A batched import's points: before its first commit, between two commits, in its last batch. */
+const BATCHED: KillPoint[] = [
+  {name: 'before the first commit', now: (w) => w.staged()},
+  {name: 'between commits', now: (w, total) => w.rows() >= total / 2},
+  // At least total - BATCH rows in: every batch but the last committed (no earlier batch gets there).
+  {name: 'in the last batch', now: (w, total) => w.rows() >= total - BATCH},
+]
 
 function catalog(n: number): string {
   const products = Array.from({length: n}, (_, i) => ({
@@ -46,54 +72,87 @@ function catalog(n: number): string {
 }
 
 const IMPORTERS: Importer[] = [
-  {args: (f) => ['charges', 'import', f, '--batch-size', '100'], content: () => paymentsCsv(4_000, {bad: [17, 999, 2_501, 3_998]}), ext: 'csv', name: 'charges import', rejects: true, table: 'charges'},
-  {args: (f) => ['subscriptions', 'import', f, '--batch-size', '100'], content: () => subscriptionsCsv(4_000, {bad: [3, 2_000, 3_999]}), ext: 'csv', name: 'subscriptions import', rejects: true, table: 'subscriptions'},
-  {args: (f) => ['products', 'import', f], content: () => catalog(2000), ext: 'json', name: 'products import', rejects: false},
+  // Bad rows in the first batch, in the middle and in the last one.
+  {args: (f) => ['charges', 'import', f, '--batch-size', String(BATCH)], content: () => paymentsCsv(ROWS, {bad: [17, 250, 401, ROWS - 2]}), ext: 'csv', name: 'charges import', points: BATCHED, rejects: true, table: 'charges'},
+  {args: (f) => ['subscriptions', 'import', f, '--batch-size', String(BATCH)], content: () => subscriptionsCsv(ROWS, {bad: [3, 300, ROWS - 1]}), ext: 'csv', name: 'subscriptions import', points: BATCHED, rejects: true, table: 'subscriptions'},
+  {
+    args: (f) => ['products', 'import', f],
+    content: () => catalog(300),
+    ext: 'json',
+    name: 'products import',
+    points: [
+      {name: 'inside its transaction', now: (w) => w.locked()},
+      {name: 'after its commit', now: (w) => w.rows() > 0},
+    ],
+    rejects: false,
+    table: 'products',
+  },
 ]
 
-function run(db: string, args: string[]): {done: Promise<ChildResult>; kill: () => void; started: number} {
-  const job = startBin(args, {env: {PRICECTL_DB: db, PRICECTL_NOW: NOW}})
-  return {done: job.done, kill: () => job.child.kill('SIGKILL'), started: Date.now()}
-}
-
-function committed(db: string, table: string): number {
+function count(db: string, table: string): number {
   const d = new Database(db, {readonly: true})
   try {
-    return (d.prepare(`SELECT count(*) AS n FROM ${table}`).get() as {n: number}).n
+    return d.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number
   } finally {
     d.close()
   }
 }
 
-/** Kill once the store holds more than `rows` rows of `table` beyond what it held (polled every few ms); returns a stop. */
-function killAfterRows(db: string, table: string, rows: number, kill: () => void): () => void {
-  const start = committed(db, table)
+/** Poll `point` on the store (every 3 ms) while a run writes to it, and kill the run when it holds; returns a stop. */
+function killAt(db: string, table: string, stages: string, point: KillPoint, total: number, kill: () => void): () => void {
+  const start = count(db, table)
   const reader = new Database(db, {fileMustExist: true, readonly: true})
-  const count = reader.prepare(`SELECT count(*) AS n FROM ${table}`).pluck()
+  const rows = reader.prepare(`SELECT count(*) FROM ${table}`).pluck()
+  const writer = new Database(db, {fileMustExist: true, timeout: 0})
+  const w: Watch = {
+    locked() {
+      try {
+        writer.exec('BEGIN IMMEDIATE')
+        writer.exec('ROLLBACK')
+        return false
+      } catch {
+        return true
+      }
+    },
+    rows: () => (rows.get() as number) - start,
+    staged: () => readdirSync(stages).some((name) => name.startsWith('pricectl-import-')),
+  }
   const timer = setInterval(() => {
     try {
-      if ((count.get() as number) - start > rows) kill()
+      if (point.now(w, total)) {
+        clearInterval(timer)
+        kill()
+      }
     } catch {}
   }, 3)
   return () => {
     clearInterval(timer)
     reader.close()
+    writer.close()
   }
 }
 
 /** `db check` in-process: the kill is what needs a process, not the check. */
 async function dbCheck(db: string): Promise<void> {
-  const r = await runInProcess(db, ['db', 'check', '--json'])
+  const r = await run(db, ['db', 'check', '--json'])
   expect(r.code, r.stdout + r.stderr).toBe(0)
   expect(JSON.parse(r.stdout)).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 }
 
-describe('SIGKILL at random points of an import, then the same import again', () => {
+let fresh: string
+
+beforeAll(async () => {
+  // Set for the file (test/helpers/test-env.ts puts it back): the in-process runs read it.
+  process.env.PRICECTL_NOW = NOW
+  // The current schema, checked (so marked) once: a kill point that watches the write lock
+  // sees the import's transaction, not an upgrade of the store.
+  fresh = copyFixtureStore(tempDir('pricectl-crash-'), `v${SCHEMA_VERSION}.db`)
+  await dbCheck(fresh)
+})
+
+describe('SIGKILL at each kind of point of an import, then the same import again', () => {
   for (const imp of IMPORTERS) {
     it(`${imp.name}: db check passes after each kill and the re-run ends in the uninterrupted store`, async () => {
-      const dir = tempDir('pricectl-crash-')
-      // The current schema: a migration in every run would take the time the kills should land in.
-      const fresh = copyFixtureStore(dir, `v${SCHEMA_VERSION}.db`)
       const content = imp.content()
 
       // The uninterrupted run: what every interrupted-then-resumed run must end in.
@@ -101,48 +160,34 @@ describe('SIGKILL at random points of an import, then the same import again', ()
       const baseDb = join(baseDir, 'store.db')
       copyFileSync(fresh, baseDb)
       const baseFile = write(baseDir, `input.${imp.ext}`, content)
-      const base = run(baseDb, imp.args(baseFile))
-      const baseResult = await base.done
-      const duration = Date.now() - base.started
-      expect([0, 1], baseResult.stderr).toContain(baseResult.code)
+      const base = await run(baseDb, imp.args(baseFile))
+      expect([0, 1], base.stderr).toContain(base.code)
       const expected: StoreDump = dump(baseDb)
       const expectedRejects = imp.rejects ? readFileSync(`${baseFile}.rejects.csv`, 'utf8') : undefined
+      const total = count(baseDb, imp.table) - count(fresh, imp.table)
+      expect(total).toBeGreaterThan(BATCH)
 
-      // Start-up (node, oclif, opening the store) takes a good part of a run: timed kill
-      // points are spread over the time after it, where the import reads and writes.
-      let boot = 0
-      if (!imp.table) {
-        const probe = Date.now()
-        await startBin(['db', 'info', '--json'], {env: {PRICECTL_DB: baseDb}}).done
-        boot = Math.min(Date.now() - probe, duration * 0.5)
-      }
-
-      const next = rng(imp.name.length * 7919)
       let killedMidway = 0
-      for (let k = 0; k < KILLS; k++) {
+      for (const point of imp.points) {
         const runDir = tempDir('pricectl-crash-run-')
         const db = join(runDir, 'store.db')
         copyFileSync(fresh, db)
         const file = write(runDir, `input.${imp.ext}`, content)
-        // The k-th kill lands in the k-th slice of the work after start-up: of the rows a
-        // batched import commits (whatever the machine's speed), else of the run's time.
-        const share = (k + next()) / KILLS
-        const at = Math.round(boot + share * (duration - boot) * 0.97)
-        const job = run(db, imp.args(file))
-        const timer = imp.table ? undefined : setTimeout(job.kill, at)
-        const stop = imp.table ? killAfterRows(db, imp.table, Math.round(share * (committed(baseDb, imp.table) - committed(fresh, imp.table))), job.kill) : undefined
+        // The run's own temp folder, where its stage files show.
+        const stages = tempDir('pricectl-crash-tmp-')
+        const job = startBin(imp.args(file), {env: {PRICECTL_DB: db, PRICECTL_NOW: NOW, TMPDIR: stages}})
+        const stop = killAt(db, imp.table, stages, point, total, () => job.child.kill('SIGKILL'))
         const killed = await job.done
-        clearTimeout(timer)
-        stop?.()
-        if (killed.signal === "SIGKILL") killedMidway++
-        if (process.env.CRASH_DEBUG) process.stderr.write(`${imp.name}: kill at ${at}/${duration} ms -> ${killed.signal ?? killed.code}, store rows ${JSON.stringify(Object.fromEntries(Object.entries(dump(db).tables).filter(([t]) => ["charges", "subscriptions", "products"].includes(t)).map(([t, r]) => [t, r.length])))}\n`)
-        const context = `${imp.name}, kill ${k + 1} at ${at} ms of ${duration} ms (${killed.signal ?? `exit ${killed.code}`})`
+        stop()
+        if (killed.signal === 'SIGKILL') killedMidway++
+        const context = `${imp.name}, killed ${point.name} (${killed.signal ?? `exit ${killed.code}`})`
+        if (process.env.CRASH_DEBUG) process.stderr.write(`${context}: ${count(db, imp.table) - count(fresh, imp.table)} of ${total} rows in\n`)
 
         await dbCheck(db).catch((error: Error) => {
           throw new Error(`${context}: ${error.message}`)
         })
-        const again = await run(db, imp.args(file)).done
-        expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)
+        const again = await run(db, imp.args(file))
+        expect(again.code, `${context}: ${again.stderr}`).toBe(base.code)
         const after = dump(db)
         // The history names the command line, and with it this run's input file.
         const expectedHere: StoreDump = {...expected, tables: {...expected.tables, changes: expected.tables.changes.map((c) => ({...c, command: String(c.command).replaceAll(baseFile, file)}))}}
@@ -153,8 +198,8 @@ describe('SIGKILL at random points of an import, then the same import again', ()
           expect(readFileSync(`${file}.rejects.csv`, 'utf8'), context).toBe(expectedRejects.replaceAll(baseFile, file))
         }
       }
-      // Most kills really interrupted the import (not all can: a slice may fall after its end).
-      expect(killedMidway).toBeGreaterThanOrEqual(Math.ceil(KILLS / 2))
-    }, 180_000)
+      // Most kills really interrupted the import (the last point may come after its end).
+      expect(killedMidway).toBeGreaterThanOrEqual(Math.ceil(imp.points.length / 2))
+    }, 120_000)
   }
 })

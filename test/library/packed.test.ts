@@ -1,5 +1,5 @@
 import {spawnSync, type SpawnSyncReturns} from 'node:child_process'
-import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -8,7 +8,7 @@ import {ROOT} from '../helpers/run.js'
 
 /**
  * The package as a user gets it: `npm pack`, the tarball installed into a temp project
- * (offline: its dependencies come from a hard-linked copy of this checkout's node_modules),
+ * (offline: its dependencies come from a copy of this checkout's production dependencies),
  * both examples of docs/library.md run with node, and a consumer file type-checked with tsc.
  */
 
@@ -33,6 +33,26 @@ function docExamples(): Map<string, string> {
   return out
 }
 
+/**
+ * What of `modules` (this checkout's node_modules) the packed package needs: the top-level
+ * folders (`name` or `@scope/name`) that package-lock.json marks neither dev nor devOptional,
+ * and their command links in .bin (without those npm reinstalls the package, from a registry).
+ */
+function productionEntries(modules: string): string[] {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {packages: Record<string, {dev?: boolean; devOptional?: boolean}>}
+  const folders = new Set<string>()
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    const m = /^node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)
+    if (m && !entry.dev && !entry.devOptional && existsSync(join(modules, m[1]!))) folders.add(m[1]!)
+  }
+  const bin = join(modules, '.bin')
+  const links = (existsSync(bin) ? readdirSync(bin) : []).filter((name) => {
+    const target = /^\.\.\/((?:@[^/]+\/)?[^/]+)\//.exec(readlinkSync(join(bin, name)))
+    return target !== null && folders.has(target[1]!)
+  })
+  return [...folders, ...links.map((name) => join('.bin', name))].sort()
+}
+
 beforeAll(() => {
   expect(existsSync(join(ROOT, 'dist', 'src', 'index.d.ts')), 'dist/src/index.d.ts is missing: run npm run build').toBe(true)
   const dir = mkdtempSync(join(tmpdir(), 'pricectl-packed-'))
@@ -42,13 +62,20 @@ beforeAll(() => {
   project = join(dir, 'project')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({name: 'consumer', private: true, type: 'module'}))
-  // Dependencies without a network: hard links of this checkout's node_modules. npm's own
-  // index of the folder is a hard link too and npm rewrites it in place: unlink it first,
-  // so the install cannot change this checkout's (or another checkout's) copy.
-  const lock = join(ROOT, 'node_modules', '.package-lock.json')
+  // Dependencies without a network: the production dependencies of this checkout
+  // (productionEntries: ~94 MB of the ~340 MB; `npm ls --omit=dev` is no help in a worktree
+  // whose node_modules is a link, where it calls every dev dependency extraneous),
+  // hard-linked when the temp folder is on the same device, else copied (a tmpfs). npm's own
+  // index of the folder is not among them: npm rewrites that file in place, and a hard link
+  // would carry the install's change into this checkout's (or another checkout's) copy.
+  const modules = realpathSync(join(ROOT, 'node_modules'))
+  const lock = join(modules, '.package-lock.json')
   const lockBefore = existsSync(lock) ? statSync(lock).mtimeMs : undefined
-  ok(sh('cp', ['-al', join(ROOT, 'node_modules'), join(project, 'node_modules')]))
-  for (const own of ['.package-lock.json', 'pricectl', '.bin/pricectl']) rmSync(join(project, 'node_modules', own), {force: true, recursive: true})
+  const entries = productionEntries(modules)
+  expect(entries).toContain('better-sqlite3')
+  const link = statSync(modules).dev === statSync(dir).dev ? ['-l'] : []
+  mkdirSync(join(project, 'node_modules'))
+  ok(sh('cp', ['-a', ...link, '--parents', ...entries, join(project, 'node_modules')], {cwd: modules}))
   ok(sh('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', '--cache', join(dir, 'npm-cache'), tarball]))
   expect(existsSync(lock) ? statSync(lock).mtimeMs : undefined).toBe(lockBefore)
   installed = join(project, 'node_modules', 'pricectl')
