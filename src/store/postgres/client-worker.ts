@@ -5,7 +5,7 @@ import type Pg from 'pg'
 
 // pg asks, as it loads, whether it runs in a Cloudflare Worker (pg/lib/stream.js): on a Node.js
 // without a global `navigator` (20; 21 and later have one) by making a fetch Response, which
-// loads Node's fetch (undici) on this thread: a third of the CPU a connection's thread
+// loads Node's fetch (undici) on this thread: about a fifth of the CPU a connection's thread
 // costs before it connects. The navigator Node.js 21 has, set before pg loads, gives pg the
 // same answer (not Cloudflare) without it; pg is imported after it, not hoisted above it.
 if (!('navigator' in globalThis)) {
