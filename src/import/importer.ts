@@ -49,6 +49,10 @@ export type ImportOptions = {
   userId?: string
   /** The column holding user ids, instead of the layout's. */
   userIdColumn?: string
+  /** Files up to this size (bytes) are read beside the writer, larger ones by worker threads (default IN_THREAD_MAX_BYTES, 1 MiB). */
+  inThreadMaxBytes?: number
+  /** The reading threads' page cache per stage (KB): a bigger batch spills to the stage file as it is staged (default STAGE_CACHE_KB, 1,024). */
+  stageCacheKb?: number
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
@@ -240,8 +244,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       if (stopping) return
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
-        const input = {batch: batchSize, db: store.location, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stages: stagePaths}
-        const pipeline = await startPipeline(input, {onHeader: () => layout})
+        const input = {batch: batchSize, db: store.location, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stageCacheKb: o.stageCacheKb, stages: stagePaths}
+        const pipeline = await startPipeline(input, {inThreadMaxBytes: o.inThreadMaxBytes, onHeader: () => layout})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
       } catch (error) {

@@ -21,6 +21,8 @@ export type PipelineOptions = {
    * wait for the writer to reach its file. The header message is still delivered.
    */
   onHeader?: (header: string[]) => MainMessage
+  /** Regular files up to this size (bytes) are read in this thread; default IN_THREAD_MAX_BYTES. */
+  inThreadMaxBytes?: number
 }
 
 /** The import worker's old-generation limit (MB): about four times what it keeps alive. */
@@ -78,17 +80,17 @@ async function readerInThread(input: WorkerInput): Promise<Reader> {
   }
 }
 
-function smallFile(path: string): boolean {
+function smallFile(path: string, max: number): boolean {
   try {
     const s = statSync(path)
-    return s.isFile() && s.size <= IN_THREAD_MAX_BYTES
+    return s.isFile() && s.size <= max
   } catch {
     return false
   }
 }
 
 export async function startPipeline(input: WorkerInput, options: PipelineOptions = {}): Promise<Pipeline> {
-  const worker = smallFile(input.file) ? await readerInThread(input) : readerWorker(input)
+  const worker = smallFile(input.file, options.inThreadMaxBytes ?? IN_THREAD_MAX_BYTES) ? await readerInThread(input) : readerWorker(input)
   const queue: WorkerMessage[] = []
   let waiting: (() => void) | undefined
   let failure: Error | undefined

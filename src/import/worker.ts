@@ -34,6 +34,8 @@ export type WorkerInput = {
   progressRows: number
   /** The writer's stages (ImportWriter.externalStages). */
   stages: readonly string[]
+  /** The page cache of this thread's stage connections (KB; default STAGE_CACHE_KB). */
+  stageCacheKb?: number
 }
 
 /**
@@ -306,7 +308,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           if (!started) {
             // Opened at the first row, so only once the writer has reached this file: a file
             // read ahead never touches the stages while the file before fills them.
-            stages ??= openImportStages(input.stages)
+            stages ??= openImportStages(input.stages, input.stageCacheKb)
             stages.start(cur)
             started = true
           }

@@ -126,10 +126,24 @@ export class PricingContext implements PricingServices {
 
   /** A gateway's rule for a currency: the store's override, else its shipped table. */
   ruleOf(gateway: string, currency: string): GatewayRule {
-    this.overrides ??= ruleOverrides(this.store)
-    const g = this.settingsOf(gateway).gateway
-    return gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
+    const key = `${gateway}|${currency}`
+    let rule = this.resolvedRules.get(key)
+    if (rule === undefined) {
+      this.overrides ??= ruleOverrides(this.store)
+      const g = this.settingsOf(gateway).gateway
+      rule = gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
+      this.resolvedRules.set(key, rule)
+    }
+    return rule
   }
+
+  /**
+   * ruleOf and chargeConstraints by their arguments: every product of every quote asks them
+   * again (a price-impact snapshot prices each product in ~150 countries), and their
+   * inputs (settings, overrides) are read once per context. Read-only values: callers copy.
+   */
+  private resolvedRules = new Map<string, GatewayRule>()
+  private charged = new Map<string, Constraint[]>()
 
   /** The gateway object of a locked price: that price made chargeable for the gateway (gateways.ts gatewayPrice). */
   gatewayPrice(gateway: string, priceMinor: number, currency: string, country: string, plans?: readonly string[]): GatewayPrice {
@@ -167,9 +181,15 @@ export class PricingContext implements PricingServices {
    * bounds in any case (a relabelled price is never raised to a minimum).
    */
   chargeConstraints(currency: string, linked: readonly string[], exact = false): Constraint[] {
-    const all = linked.length === 0
-    const constraints = this.constraints(currency, all ? GATEWAYS : linked)
-    return all || exact ? constraints.map((c) => ({gateway: c.gateway, rule: {...c.rule, max_amount: null, min_amount: null}})) : constraints
+    const key = `${currency}|${exact ? 1 : 0}|${linked.join(',')}`
+    let out = this.charged.get(key)
+    if (out === undefined) {
+      const all = linked.length === 0
+      const constraints = this.constraints(currency, all ? GATEWAYS : linked)
+      out = all || exact ? constraints.map((c) => ({gateway: c.gateway, rule: {divisible_by: c.rule.divisible_by, exponent: c.rule.exponent, max_amount: null, min_amount: null}})) : constraints
+      this.charged.set(key, out)
+    }
+    return out
   }
 
   /**

@@ -112,14 +112,15 @@ export class ImportStages {
   private buffered = 0
   private width = 0
 
-  constructor(paths: readonly string[]) {
+  /** `cacheKb`: each stage connection's page cache; a batch bigger than it spills to its file as it is staged. */
+  constructor(paths: readonly string[], cacheKb = STAGE_CACHE_KB) {
     try {
       for (const path of paths) {
         const db = new Database(path, {fileMustExist: true})
         this.dbs.push(db)
         db.pragma('journal_mode = OFF')
         db.pragma('synchronous = OFF')
-        db.pragma(`cache_size = -${STAGE_CACHE_KB}`)
+        db.pragma(`cache_size = -${cacheKb}`)
         // The writer holds no lock on a stage it was told is free; never wait for one.
         db.pragma('busy_timeout = 0')
         // one: a row's placeholders; marks: ROWS_PER_INSERT rows'.

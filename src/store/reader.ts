@@ -22,9 +22,12 @@ export function openImportCheckpoints(location: string): undefined | WalCheckpoi
 /** The filling side of an import writer's stages (src/store/import-stages.ts, ImportStages). */
 export type ExternalStages = {close(): void; complete(stage: number): void; insert(stage: number, row: readonly unknown[]): void; start(stage: number): void}
 
-/** For the import's reading thread: the stages at `paths` (ImportWriter.externalStages of the main thread's writer). */
-export function openImportStages(paths: readonly string[]): ExternalStages {
-  return new ImportStages(paths)
+/**
+ * For the import's reading thread: the stages at `paths` (ImportWriter.externalStages of the
+ * main thread's writer), each with a page cache of `cacheKb` (default STAGE_CACHE_KB).
+ */
+export function openImportStages(paths: readonly string[], cacheKb?: number): ExternalStages {
+  return new ImportStages(paths, cacheKb)
 }
 
 /**

@@ -1,3 +1,4 @@
+import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -91,6 +92,29 @@ describe('the price bundle runs its workers from dist/src/', () => {
     expect(workers[0].signal).toEqual([1, 0, 0, 1, 1])
     expect(workers[1].signal?.[0]).toBeGreaterThan(0)
     expect(workers[1].signal?.slice(1)).toEqual([1, 1])
+  })
+
+  it.runIf(onPostgres)('a PostgreSQL connection\'s thread does not load fetch (undici) for pg\'s Cloudflare check', () => {
+    // The built client (dist/src/store/postgres/client.ts) with its worker thread started under a
+    // hook that prints, as the thread exits, the fetch modules it loaded (src/store/postgres/client-worker.ts).
+    const hook = `data:text/javascript,${encodeURIComponent("import {writeSync} from 'node:fs'; process.on('exit', () => writeSync(1, JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))) + '\\n'))")}`
+    const script = `
+      import {createRequire, syncBuiltinESMExports} from 'node:module'
+      const threads = createRequire(import.meta.url)('node:worker_threads')
+      const started = []
+      threads.Worker = class extends threads.Worker {
+        constructor(file, options) { super(file, {...options, execArgv: ['--import', ${JSON.stringify(hook)}]}); started.push(this) }
+      }
+      syncBuiltinESMExports()
+      const {connectPg} = await import(${JSON.stringify(join(ROOT, 'dist', 'src', 'store', 'postgres', 'client.js'))})
+      const pg = connectPg(${JSON.stringify(e2eStore())})
+      pg.query('SELECT 1')
+      const exited = new Promise((resolve) => started[0].once('exit', resolve))
+      pg.close()
+      await exited`
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {cwd: ROOT, encoding: 'utf8'})
+    expect(r.status, r.stderr).toBe(0)
+    expect(r.stdout).toBe('[]\n')
   })
 
   it.runIf(onPostgres)('a batch on PostgreSQL runs its queries on the client thread', () => {

@@ -7,7 +7,8 @@ import type {EventRef} from '../../src/revenue/events.js'
 import {createSubscription, deleteSubscription, listSubscriptions, updateSubscription} from '../../src/revenue/subscriptions.js'
 import {openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
-import {seedCatalog, tempDir, withStore} from '../helpers/revenue-fixtures.js'
+import {seedCatalog, seededStores, tempDir, withStore} from '../helpers/revenue-fixtures.js'
+import {compareEvents} from '../../src/revenue/events.js'
 import {type Channel, ordered, orderStream, type Stream, streamOf} from '../helpers/revenue-order.js'
 
 /**
@@ -21,11 +22,11 @@ const T = 1_767_225_600 // 2026-01-01
 const key = {origin: 'gateway_a', origin_id: 'sub_1', user_id: 'u1'}
 const ev = (id: string, timestamp: number): EventRef => ({id, timestamp})
 
+/** Stores with the catalog, copied from one seeded once (beforeAll). */
+const seeded = seededStores()
+
 function fresh<T>(fn: (store: StorePort) => T): T {
-  return withStore(join(tempDir(), 'store.db'), (db, store) => {
-    seedCatalog(db)
-    return fn(store)
-  })
+  return withStore(seeded(), (_db, store) => fn(store))
 }
 
 const subscription = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gateway_a', origin_id: 'sub_1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
@@ -145,6 +146,29 @@ function engineChannel(kind: 'charges' | 'subscriptions', store: StorePort, rese
   }
 }
 
+type Hazards = {createAfterNewer: number; deleteFirst: number; redeliveredLate: number; tieReversed: number; updateFirst: number}
+
+/**
+ * The hazards a delivery order puts before the rules, per record: an update or a delete
+ * before any create, a create older than an event already delivered, a same-second tie
+ * against id order, a redelivery after a newer event.
+ */
+function hazards(stream: Stream, into: Hazards): void {
+  const seen = new Map<string, Stream>()
+  for (const e of stream) {
+    const before = seen.get(e.key) ?? []
+    if (!before.some((b) => b.action === 'create')) {
+      if (e.action === 'update') into.updateFirst++
+      if (e.action === 'delete') into.deleteFirst++
+    }
+    const newer = before.filter((b) => compareEvents(b.event, e.event) > 0)
+    if (e.action === 'create' && newer.length > 0) into.createAfterNewer++
+    if (newer.some((b) => b.event.timestamp === e.event.timestamp)) into.tieReversed++
+    if (newer.length > 0 && before.some((b) => b.event.id === e.event.id)) into.redeliveredLate++
+    seen.set(e.key, [...before, e])
+  }
+}
+
 describe('any delivery order ends in the state of the ordered stream (engine)', () => {
   for (const kind of ['subscriptions', 'charges'] as const) {
     it(`${kind}: creates, partial updates, deletes and duplicates, shuffled`, async () => {
@@ -154,14 +178,18 @@ describe('any delivery order ends in the state of the ordered stream (engine)', 
         seedCatalog(db)
         const reset = () => db.exec('DELETE FROM subscriptions; DELETE FROM charges; DELETE FROM events; DELETE FROM pending_fields')
         const channel = engineChannel(kind, store, reset)
+        const seen: Hazards = {createAfterNewer: 0, deleteFirst: 0, redeliveredLate: 0, tieReversed: 0, updateFirst: 0}
         await fc.assert(
         fc.asyncProperty(streamOf(kind), fc.integer(), async (stream: Stream, seed: number) => {
           const want = await channel.run(ordered(stream))
-          expect(await channel.run(orderStream(stream, seed))).toEqual(want)
+          const shuffled = orderStream(stream, seed)
+          hazards(shuffled, seen)
+          expect(await channel.run(shuffled)).toEqual(want)
         }),
-          // Mutation runs (vitest.mutate.config.ts) try 60 streams: a broken rule fails in the first few.
-          {numRuns: process.env.PRICECTL_MUTATE === '1' ? 60 : 300},
+          // 100 streams, not 300: each hazard is met dozens of times in them (counted below); mutation runs (vitest.mutate.config.ts) try 60.
+          {numRuns: process.env.PRICECTL_MUTATE === '1' ? 60 : 100},
         )
+        for (const [k, n] of Object.entries(seen)) expect(n, k).toBeGreaterThan(process.env.PRICECTL_MUTATE === '1' ? 2 : 10)
       } finally {
         store.close()
       }

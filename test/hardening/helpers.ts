@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3'
 import {spawn} from 'node:child_process'
 import {chmodSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -70,12 +71,61 @@ export function expectCleanFailure(r: Run, json: boolean, context = ''): void {
 
 /** The store did not change (every table, the schema and its version). */
 export function expectUnchanged(db: string, before: StoreDump, context = ''): void {
-  const after = dump(db)
-  if (JSON.stringify(after) === JSON.stringify(before)) return
+  expectSameStore(dump(db), before, context)
+}
+
+/** `after` is `before` (dumps of a store: every table, the schema and its version). */
+export function expectSameStore(after: StoreDump, before: StoreDump, context = ''): void {
+  if (after === before || JSON.stringify(after) === JSON.stringify(before)) return
   for (const t of Object.keys({...before.tables, ...after.tables})) {
     expect(after.tables[t], `${context}: table ${t} changed`).toEqual(before.tables[t])
   }
   expect(after, context).toEqual(before)
+}
+
+/**
+ * A store whose dump is taken again only when another connection committed to it: `PRAGMA
+ * data_version` of a connection held open here changes exactly then. Commands that are
+ * refused (most of a fuzzing run) then cost no dump before and after each, and the
+ * comparison is expectUnchanged's whenever something was committed. `known`: the store's
+ * dump when the caller has it (a copy of a store dumped before).
+ */
+export class WatchedStore {
+  private readonly connection: Database.Database
+  private state: StoreDump
+  private version: number
+
+  constructor(
+    readonly path: string,
+    known?: StoreDump,
+  ) {
+    this.connection = new Database(path, {fileMustExist: true})
+    this.version = this.dataVersion()
+    this.state = known ?? dump(path)
+  }
+
+  /** The store's dump as it is now. */
+  current(): StoreDump {
+    const version = this.dataVersion()
+    if (version !== this.version) {
+      this.version = version
+      this.state = dump(this.path)
+    }
+    return this.state
+  }
+
+  /** The store is `before` (a current() taken earlier). */
+  expectUnchanged(before: StoreDump, context = ''): void {
+    expectSameStore(this.current(), before, context)
+  }
+
+  close(): void {
+    this.connection.close()
+  }
+
+  private dataVersion(): number {
+    return this.connection.pragma('data_version', {simple: true}) as number
+  }
 }
 
 export type ChildResult = {code: null | number; signal: NodeJS.Signals | null; stderr: string; stdout: string}

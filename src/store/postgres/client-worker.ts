@@ -1,7 +1,17 @@
 import {Readable} from 'node:stream'
 import {pipeline} from 'node:stream/promises'
 import {type MessagePort, workerData} from 'node:worker_threads'
-import pg from 'pg'
+import type Pg from 'pg'
+
+// pg asks, as it loads, whether it runs in a Cloudflare Worker (pg/lib/stream.js): on a Node.js
+// without a global `navigator` (20; 21 and later have one) by making a fetch Response, which
+// loads Node's fetch (undici) on this thread: about a fifth of the CPU a connection's thread
+// costs before it connects. The navigator Node.js 21 has, set before pg loads, gives pg the
+// same answer (not Cloudflare) without it; pg is imported after it, not hoisted above it.
+if (!('navigator' in globalThis)) {
+  Object.defineProperty(globalThis, 'navigator', {configurable: true, value: {userAgent: `Node.js/${process.versions.node.split('.')[0]}`}, writable: true})
+}
+const pg = (await import('pg')).default
 
 /**
  * The PostgreSQL client's thread (client.ts): it holds the connection, runs each call it is
@@ -38,14 +48,14 @@ type Result = {rowCount: null | number; rows: unknown[]}
 
 export type Reply = {error?: PgErrorInfo; lost?: Lost; results?: Result[]; rowCount?: null | number; rows?: unknown[]}
 
-type Conn = {broken: unknown; readonly client: pg.Client; ready: Promise<void>}
+type Conn = {broken: unknown; readonly client: Pg.Client; ready: Promise<void>}
 
 const data = workerData as ClientData
 const {port, url} = data
 const flag = new Int32Array(data.signal)
 // BIGINT (int8) and COUNT(*) come back as JS numbers: the store keeps minor units and epochs
 // within Number.MAX_SAFE_INTEGER (docs/money.md), as SQLite hands them out.
-const types: pg.CustomTypesConfig = {
+const types: Pg.CustomTypesConfig = {
   getTypeParser(oid, format) {
     if (oid === 20) return (v: null | string) => (v === null ? null : Number(v))
     return pg.types.getTypeParser(oid, format)
@@ -74,7 +84,7 @@ let lostTransaction: PgErrorInfo | undefined
 
 function open(): Conn {
   const client = new pg.Client({application_name: 'pricectl', connectionString: url, connectionTimeoutMillis: data.connectTimeoutMs, types})
-  const c: {broken: unknown; readonly client: pg.Client} = {broken: undefined, client}
+  const c: {broken: unknown; readonly client: Pg.Client} = {broken: undefined, client}
   client.on('error', (e) => {
     c.broken = c.broken || e
   })
@@ -114,14 +124,14 @@ function dead(e: unknown, c: Conn): boolean {
   return /^(08|57P)/.test(code) || GONE.has(code) || f.severity === 'FATAL' || f.severity === 'PANIC' || /Connection terminated|not queryable/.test(text(f.message) || '')
 }
 
-async function execute(client: pg.Client, m: ClientRequest): Promise<Reply> {
+async function execute(client: Pg.Client, m: ClientRequest): Promise<Reply> {
   if (m.op === 'query') {
     const r = m.arrays ? await client.query({rowMode: 'array', text: m.sql, values: m.params as unknown[] | undefined}) : await client.query({text: m.sql, values: m.params as unknown[] | undefined})
     return {rowCount: r.rowCount, rows: r.rows}
   }
   if (m.op === 'exec') {
     // Several statements (the simple protocol) answer with one result each.
-    const r: pg.QueryResult | pg.QueryResult[] = await client.query(m.sql)
+    const r: Pg.QueryResult | Pg.QueryResult[] = await client.query(m.sql)
     return {results: (Array.isArray(r) ? r : [r]).map((x) => ({rowCount: x.rowCount, rows: x.rows}))}
   }
   if (m.op === 'copy') {
