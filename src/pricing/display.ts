@@ -119,8 +119,25 @@ export function currencySymbol(currency: string, country: string): string {
  */
 export function strike(text: string): string {
   let out = ''
-  for (const ch of text) out += /\p{Cf}/u.test(ch) ? ch : ch + '\u0336'
+  for (const ch of text) out += isFormatChar(ch) ? ch : ch + '\u0336'
   return out
+}
+
+const FORMAT_CHAR = /\p{Cf}/u
+/**
+ * Whether a character is a format character (\p{Cf}), remembered per character: V8 drops a
+ * regex's compiled code at a GC, and compiling \p{Cf} again costs 0.1-2 ms, a strike per
+ * price between GCs (experiments-bounds.test.ts's property: strike was 30% of its pricing).
+ * Prices use few characters; at most 4,096 are kept.
+ */
+const formatChars = new Map<string, boolean>()
+function isFormatChar(ch: string): boolean {
+  let f = formatChars.get(ch)
+  if (f === undefined) {
+    f = FORMAT_CHAR.test(ch)
+    if (formatChars.size < 4096) formatChars.set(ch, f)
+  }
+  return f
 }
 
 /** The baseline struck out, a space, then the price; just the price when there is no baseline. */

@@ -196,15 +196,14 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
   if (products.length === 0) return {countryPrices, rows}
   for (const persona of personas) {
     ctx.experiments.pin = persona.experiment && {armId: persona.experiment.arm, experimentId: persona.experiment.id}
-    // Only the keys that are set: a request of the common shape skips the schema (request.ts fastPriceRequest).
-    const features = Object.keys(persona.features).length > 0 ? {features: persona.features} : {}
     for (const country of countries) {
       const quote = (ids: string[] | undefined) => {
-        const r = calculatePriceSync(
-          ctx,
-          {country, ...features, override: true, ...(ids && {products: ids}), run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER},
-          {dryRun: true},
-        )
+        // No empty `features` and no `products: undefined`: such a request takes
+        // validatePriceRequest's fast path instead of the schema (16% of a snapshot).
+        const request: Record<string, unknown> = {country, override: true, run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER}
+        if (Object.keys(persona.features).length > 0) request.features = persona.features
+        if (ids) request.products = ids
+        const r = calculatePriceSync(ctx, request, {dryRun: true})
         const arm = r.variants.experiment_id ? `${r.variants.experiment_id}:${r.variants.arm_id}` : undefined
         for (const [product, p] of Object.entries(r.products)) {
           if (persona.package && scope.products && !scope.products.includes(product)) continue

@@ -2,7 +2,7 @@ import {spawn} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore, tableCount, tableRows} from '../helpers/e2e.js'
+import {e2eSeeded, tableCount, tableRows} from '../helpers/e2e.js'
 import {experimentStore} from '../helpers/experiment-fixtures.js'
 import {ROOT} from '../helpers/run.js'
 
@@ -25,8 +25,7 @@ function start(db: string, args: string[]): Promise<{code: number; stderr: strin
  */
 describe('experiments create --start under a race', () => {
   it('three processes, one experiment: the loser exits 1 and leaves no draft', async () => {
-    const db = e2eStore()
-    await experimentStore(db)
+    const db = await e2eSeeded('experiments', (file) => experimentStore(file))
     const runs = await Promise.all(
       ['a', 'b', 'c'].map((name) => start(db, ['experiments', 'create', '--name', name, '-p', 'pro_monthly', '--arm', 'x0.8', '--start', '--json'])),
     )

@@ -1,14 +1,11 @@
 import {describe, expect, it} from 'vitest'
 
 import {experimentStore} from '../helpers/experiment-fixtures.js'
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded, itWithoutStore} from '../helpers/e2e.js'
 import {run, runBin, withEnv} from '../helpers/run.js'
 
-async function storeWithCatalog(): Promise<string> {
-  const db = e2eStore()
-  await experimentStore(db)
-  return db
-}
+/** The experiments' catalog, written once and copied (test/helpers/e2e.ts e2eSeeded). */
+const storeWithCatalog = () => e2eSeeded('experiments', (db) => experimentStore(db))
 
 /**
  * Experiments end to end on either adapter: arms hold in the store (and a separate process
@@ -55,7 +52,7 @@ describe('experiments end to end', () => {
     expect(annArm.conversions).toBe(1)
   })
 
-  it('simulate runs in a fresh temporary store when no store is given', async () => {
+  itWithoutStore('simulate runs in a fresh temporary store when no store is given', async () => {
     // No --db and PRICECTL_DB empty, as a shell without a store gives it.
     const noStore = {PRICECTL_DB: ''}
     const r = await withEnv(noStore, () => run(undefined, ['experiments', 'simulate', '--arm', 'x0.8', '--arm', 'x1.3', '--demand', '7.99=0.2,10=0.2,12.99=0.115', '--visitors', '1000', '--json']))

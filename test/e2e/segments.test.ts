@@ -1,7 +1,7 @@
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {createProducts} from '../helpers/catalog.js'
-import {e2eStore, tableCount as count} from '../helpers/e2e.js'
+import {e2eSeeded, tableCount as count} from '../helpers/e2e.js'
 import {run, runBin, withEnv} from '../helpers/run.js'
 import {SEG_PRODUCTS} from '../helpers/segments-fixtures.js'
 
@@ -19,17 +19,24 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     return r
   }
 
+  // The setup runs the commands once, on a SQLite file (on PostgreSQL moved by `db copy`): test/helpers/e2e.ts e2eSeeded.
   beforeAll(async () => {
-    db = e2eStore()
-    await withEnv(env, () => createProducts(db, SEG_PRODUCTS))
-    await ok(['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'])
-    await ok(['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'])
-    await ok(['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'])
-    await ok(['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'])
-    await ok(['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'])
-    await ok(['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'])
-    await ok(['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'])
-    await ok(['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'])
+    db = await e2eSeeded('segments', async (file) => {
+      await withEnv(env, () => createProducts(file, SEG_PRODUCTS))
+      for (const args of [
+        ['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'],
+        ['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'],
+        ['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'],
+        ['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'],
+        ['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'],
+        ['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'],
+        ['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'],
+        ['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'],
+      ]) {
+        const r = await withEnv(env, () => run(file, args))
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
+      }
+    })
   })
 
   it('bad rules and unknown products exit 2 and write nothing', async () => {

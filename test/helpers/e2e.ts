@@ -1,13 +1,13 @@
 import {mkdtempSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterAll} from 'vitest'
+import {afterAll, it} from 'vitest'
 
 import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import {freshPgDatabase, type PgDatabase} from './postgres.js'
 import {dump, fileDigest} from './dump.js'
-import {tempStore} from './run.js'
+import {run, seededStore, tempStore} from './run.js'
 
 /**
  * The end-to-end suites (test/e2e/) run once per adapter: vitest.config.ts runs them as the
@@ -28,10 +28,58 @@ afterAll(() => {
 
 /** A fresh, empty store for one test: what `--db` is given. */
 export function e2eStore(): string {
-  if (!onPostgres) return tempStore()
-  const d = freshPgDatabase()
-  databases.push(d)
-  return d.url
+  return onPostgres ? pgDatabase() : tempStore()
+}
+
+/**
+ * `it` for a test that opens no store (help, the manifest, the build's files, completion):
+ * it is the same on either adapter, so it runs in the SQLite pass only; the PostgreSQL pass
+ * would repeat it unchanged.
+ */
+export const itWithoutStore = it.skipIf(onPostgres)
+
+/** A new database on the run's PostgreSQL, a copy of `template` (default: the migrated empty one), dropped after the file. */
+function pgDatabase(template?: string): string {
+  // freshPgDatabase copies the database PRICECTL_TEST_PG_TEMPLATE names (test/helpers/postgres.ts pgTemplate).
+  const saved = process.env.PRICECTL_TEST_PG_TEMPLATE
+  if (template) process.env.PRICECTL_TEST_PG_TEMPLATE = template
+  try {
+    const d = freshPgDatabase()
+    databases.push(d)
+    return d.url
+  } finally {
+    if (saved === undefined) delete process.env.PRICECTL_TEST_PG_TEMPLATE
+    else process.env.PRICECTL_TEST_PG_TEMPLATE = saved
+  }
+}
+
+/** The template databases of this file's seeds, by key (PostgreSQL). */
+const pgTemplates = new Map<string, Promise<string>>()
+
+/**
+ * A new store holding what `seed` writes, for setup that is not what the test is about.
+ * `seed` runs once per test file and key, on a SQLite file, which later calls copy
+ * (test/helpers/run.ts seededStore); on PostgreSQL `db copy` moves that file into a template
+ * database once, and each call gets a new database made from it (CREATE DATABASE ...
+ * TEMPLATE, a file copy on the server). Setup through commands costs a command each time,
+ * on PostgreSQL a catalog write's price impact alone about a second of CPU; a copy
+ * costs milliseconds. `seed` gets a SQLite path: commands (test/helpers/run.ts run) or SQL.
+ */
+export async function e2eSeeded(key: string, seed: (db: string) => Promise<void> | void): Promise<string> {
+  const file = tempStore()
+  await seededStore(file, `e2e:${key}`, async (db) => seed(db))
+  if (!onPostgres) return file
+  let template = pgTemplates.get(key)
+  if (!template) {
+    template = (async () => {
+      const url = pgDatabase()
+      const copied = await run(undefined, ['db', 'copy', file, url, '--yes', '--json'])
+      if (copied.code !== 0) throw new Error(`db copy of the seed "${key}" to PostgreSQL failed: ${copied.stdout} ${copied.stderr}`)
+      return new URL(url).pathname.slice(1)
+    })()
+    pgTemplates.set(key, template)
+  }
+  return pgDatabase(await template)
 }
 
 /** A temp folder for a test's files (a store's folder is not one on PostgreSQL). */
