@@ -12,7 +12,7 @@ import {GATEWAYS} from '../schemas/no-zod.js'
 import {gatewayConstraint, type GatewayPrice, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
 import {type LockedProduct, QuoteChunk} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
-import {applyRounding, ruleFor} from './rounding.js'
+import {applyRounding, ruleFor, ruleResolver} from './rounding.js'
 import {Segments} from './segments.js'
 import type {PricedProduct, PricingServices} from './types.js'
 import {ValueCache} from './value-cache.js'
@@ -98,15 +98,28 @@ export class PricingContext implements PricingServices {
   }
 
   localizationFactor(country: string): number | undefined {
-    if (!this.factors.has(country)) this.factors.set(country, this.store.config.localizationFactor(country))
+    if (!this.factors.has(country)) this.factors.set(country, this.configPrimed ? undefined : this.store.config.localizationFactor(country))
     return this.factors.get(country)
+  }
+
+  /** primeConfig() ran: every stored factor and rule is known, so a miss is "none stored". */
+  private configPrimed?: (currency: string) => ReturnType<typeof ruleFor>
+
+  /**
+   * Read every localization factor and rounding rule in one query each, for pricing every
+   * country (a price-impact snapshot): one query per country and currency otherwise.
+   */
+  primeConfig(): void {
+    if (this.configPrimed) return
+    for (const f of this.store.config.localizationFactors()) if (!this.factors.has(f.country)) this.factors.set(f.country, f.factor)
+    this.configPrimed = ruleResolver(this.store)
   }
 
   /** Apply the currency's rounding rule (stored, else built-in default). */
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string} {
     let r = this.rules.get(currency)
     if (!r) {
-      r = ruleFor(this.store, currency)
+      r = this.configPrimed ? this.configPrimed(currency) : ruleFor(this.store, currency)
       this.rules.set(currency, r)
     }
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}

@@ -176,6 +176,8 @@ function namedCountries(store: StorePort, ctx: PricingContext, products: string[
  */
 export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Snapshot {
   const ctx = new PricingContext(store)
+  // Every country and currency is priced: their factors and rounding rules in one query each.
+  ctx.primeConfig()
   const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : store.pricing.productApiIds()
   const named = namedCountries(store, ctx, products)
   const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(ctx), ...named])].sort()
@@ -220,9 +222,7 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
           }
           if (arm) row.arm = arm
           rows.set(`${product}|${country}|${persona.key}`, row)
-          for (const other of copies.get(country) ?? []) {
-            rows.set(`${product}|${other}|${persona.key}`, {...row, country: other, display: ctx.display.format(row.minor, row.currency, other)})
-          }
+          for (const other of copies.get(country) ?? []) rows.set(`${product}|${other}|${persona.key}`, copyRow(row, other, ctx.display.format))
         }
       }
       if (persona.package) {
@@ -251,6 +251,29 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
   }
   ctx.experiments.pin = undefined
   return {countryPrices, rows}
+}
+
+/**
+ * A row for a country priced like `row`'s (same currency, nothing else tells them apart), with
+ * that country's display format, made when read: only the rows of changed prices are shown.
+ */
+function copyRow(row: SnapshotRow, country: string, format: (minor: number, currency: string, country: string) => string): SnapshotRow {
+  let display: string | undefined
+  const copy: SnapshotRow = {
+    audience: row.audience,
+    country,
+    currency: row.currency,
+    get display() {
+      display ??= format(row.minor, row.currency, country)
+      return display
+    },
+    minor: row.minor,
+    persona: row.persona,
+    price: row.price,
+    product: row.product,
+  }
+  if (row.arm !== undefined) copy.arm = row.arm
+  return copy
 }
 
 /** Whether a row is what its persona stands for: an audience's member in that audience, an arm's user in that arm. */

@@ -34,9 +34,9 @@ export const DEFAULT_TIMEOUTS = {
   keepAliveMs: 72_000,
   /** The whole request, body included, must have arrived within this. */
   requestMs: 30_000,
+  /** How often node:http looks for connections past those timeouts (a timeout is noticed up to this late). */
+  checkMs: 1000,
 }
-/** How often node:http looks for connections past those timeouts. */
-const TIMEOUT_CHECK_MS = 1000
 
 export type ServerOptions = {
   /** One line per request (default true). */
@@ -101,7 +101,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     bodyLimit,
     // Slow clients cannot pin the server: the timeouts are node:http options at creation.
     http: {
-      connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      connectionsCheckingInterval: timeouts.checkMs,
       headersTimeout: timeouts.headersMs,
       keepAliveTimeout: timeouts.keepAliveMs,
       requestTimeout: timeouts.requestMs,

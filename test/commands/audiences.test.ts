@@ -1,13 +1,14 @@
 import {beforeEach, describe, expect, it} from 'vitest'
 
-import {run, tempStore} from '../helpers/run.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 import {count, must, segCatalog, withBody} from '../helpers/segments-fixtures.js'
 
 describe('audiences', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'audiences:catalog', segCatalog)
   })
 
   it('creates from flags: rules in their text form, prices as multiplier or fixed amount', async () => {

@@ -1,15 +1,18 @@
 import {beforeEach, describe, expect, it} from 'vitest'
 
-import {run, tempStore} from '../helpers/run.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 import {at, count, coupon, must, segCatalog, steps, withBody} from '../helpers/segments-fixtures.js'
 
 describe('campaigns', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
-    await segCatalog(db)
-    await must(db, ['coupons', 'create'], coupon('SPRING25', {coupon_type: 'percentage', value: 25}))
-    await must(db, ['audiences', 'create'], {api_id: 'students', name: 'Students', rules: ['feature student eq yes']})
+    // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
+    await seededStore(db, 'campaigns:catalog', async (store) => {
+      await segCatalog(store)
+      await must(store, ['coupons', 'create'], coupon('SPRING25', {coupon_type: 'percentage', value: 25}))
+      await must(store, ['audiences', 'create'], {api_id: 'students', name: 'Students', rules: ['feature student eq yes']})
+    })
   })
 
   it('create from flags, get, list with the state now, delete', async () => {

@@ -338,9 +338,17 @@ describe('experiments results', () => {
 
   it('reports visitors, conversions, rates with intervals, revenue and the probability of being best', async () => {
     await run(db, ['experiments', 'create', '--name', 'r', '-p', 'pro_monthly', '--arm', 'x0.8', '--allocation', 'uniform', '--seed', '11', '--start'])
+    // The 40 visitors priced in one batch (price --input, one result line per request in order):
+    // what is tested is the results, the single price path is tested above.
     const arms: Record<string, string[]> = {}
-    for (let i = 0; i < 40; i++) {
-      const q = (await run(db, ['price', '-u', `r${i}`, '-p', 'pro_monthly', '--country', 'US', '--json'])).json
+    const requests = join(dirname(db), 'visitors.jsonl')
+    writeFileSync(requests, Array.from({length: 40}, (_, i) => JSON.stringify({country: 'US', products: ['pro_monthly'], user_id: `r${i}`})).join('\n'))
+    const batch = await run(db, ['price', '--input', requests])
+    expect(batch.code, batch.stderr).toBe(0)
+    const quotes = batch.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(quotes).toHaveLength(40)
+    for (const [i, q] of quotes.entries()) {
+      expect(q.user_id).toBe(`r${i}`)
       ;(arms[String(q.variants.arm_id)] ??= []).push(`r${i}`)
     }
     // Every baseline visitor buys at 10 USD; one of the x0.8 visitors buys at 7.99.

@@ -6,7 +6,7 @@ import {countryCurrency, isCountry} from '../../src/currency.js'
 import {osUser} from '../../src/history/context.js'
 import {buildServer} from '../../src/server/app.js'
 import {dump} from '../helpers/dump.js'
-import {run, tempStore} from '../helpers/run.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 
 /**
  * Change history (issue 15, item 3): every write to the catalog and the configuration is
@@ -26,12 +26,15 @@ function countryPrices(): {amount: number; country: string; currency: string}[] 
   return chosen.map((country, i) => ({amount: 10 + (i % 50) + 0.99, country, currency: ['USD', 'EUR'].includes(countryCurrency(country) ?? '') ? countryCurrency(country)! : 'EUR'}))
 }
 
+/** The product created through the real command, once per worker (and PRICECTL_NOW, which the history records), copied after that. */
 async function starterWith203(db: string): Promise<{prices: unknown}> {
-  const body = {api_id: 'starter_monthly', base_px: 9.99, country_prices: countryPrices(), interval: 'month', interval_count: 1, name: 'Starter Monthly'}
-  const file = join(dirname(db), 'starter.json')
-  writeFileSync(file, JSON.stringify(body))
-  const created = await run(db, ['products', 'create', '--body', file, '--json'])
-  expect(created.code, created.stdout + created.stderr).toBe(0)
+  await seededStore(db, `history:starter203:${process.env.PRICECTL_NOW}`, async (store) => {
+    const body = {api_id: 'starter_monthly', base_px: 9.99, country_prices: countryPrices(), interval: 'month', interval_count: 1, name: 'Starter Monthly'}
+    const file = join(dirname(store), 'starter.json')
+    writeFileSync(file, JSON.stringify(body))
+    const created = await run(store, ['products', 'create', '--body', file, '--json'])
+    expect(created.code, created.stdout + created.stderr).toBe(0)
+  })
   const got = await run(db, ['products', 'get', 'starter_monthly', '--json'])
   expect(got.json.country_prices).toHaveLength(203)
   return {prices: got.json.country_prices}
@@ -121,7 +124,12 @@ describe('history and revert', () => {
 
   it('refuses (exit 1, nothing written) when a later change wrote the same rows, unless --force', async () => {
     const db = tempStore()
+    // A pinned clock: both updates land a minute after the create and in the same second, so
+    // only the first moves the product's updated_at (the second writes the DE country price
+    // alone), on any machine load.
+    vi.stubEnv('PRICECTL_NOW', '2026-11-01T10:00:00Z')
     await starterWith203(db)
+    vi.stubEnv('PRICECTL_NOW', '2026-11-01T10:01:00Z')
     expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR'])).code).toBe(0)
     const first = await latest(db)
     expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=8.99:EUR'])).code).toBe(0)

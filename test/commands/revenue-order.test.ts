@@ -33,10 +33,38 @@ function records(db: string, kind: Kind): unknown {
   return withStore(db, (_db, store) => sorted(kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records))
 }
 
-function property(channel: Channel, kind: Kind, numRuns: number, options: Parameters<typeof streamOf>[1] = {}) {
+/** The ordered stream through the engine's own functions, on a store of its own: what every front end must end with. */
+function engine(kind: Kind): Channel {
+  return {
+    async run(stream) {
+      const db = freshStore()
+      withStore(db, (_db, store) => {
+        for (const e of stream) {
+          const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
+          if (kind === 'subscriptions') {
+            if (e.action === 'create') createSubscription(store, e.body, e.event)
+            else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
+            else deleteSubscription(store, k, e.event)
+          } else if (e.action === 'create') createCharge(store, e.body, e.event)
+          else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
+          else deleteCharge(store, k, e.event)
+        }
+      })
+      return records(db, kind)
+    },
+  }
+}
+
+/**
+ * A shuffled stream through `channel` ends as the ordered stream. The CLI and the HTTP API
+ * compare with the ordered stream through the engine (`engine`), not through themselves: as
+ * strong (a front end that maps an event wrongly fails either way, and here also when it is
+ * wrong in every order) at half the commands and requests.
+ */
+function property(channel: Channel, kind: Kind, numRuns: number, options: Parameters<typeof streamOf>[1] = {}, oracle: Channel = channel) {
   return fc.assert(
     fc.asyncProperty(streamOf(kind, {maxLength: 8, ...options}), fc.integer(), async (stream: Stream, seed: number) => {
-      const want = await channel.run(ordered(stream))
+      const want = await oracle.run(ordered(stream))
       expect(await channel.run(orderStream(stream, seed))).toEqual(want)
     }),
     {numRuns},
@@ -77,7 +105,7 @@ describe('the CLI (in-process)', () => {
   })
 
   for (const kind of ['subscriptions', 'charges'] as const) {
-    it(`${kind}: any shuffle ends as the ordered stream`, () => property(cli(kind), kind, 6), 120_000)
+    it(`${kind}: any shuffle ends as the ordered stream`, () => property(cli(kind), kind, 6, {}, engine(kind)), 120_000)
   }
 })
 
@@ -133,7 +161,7 @@ describe('the HTTP API (inject)', () => {
 
   for (const kind of ['subscriptions', 'charges'] as const) {
     // The spec has no charge delete endpoint: charge streams there have none.
-    it(`${kind}: any shuffle ends as the ordered stream`, () => property(http(kind), kind, 40, {deletes: kind === 'subscriptions'}), 120_000)
+    it(`${kind}: any shuffle ends as the ordered stream`, () => property(http(kind), kind, 40, {deletes: kind === 'subscriptions'}, engine(kind)), 120_000)
   }
 })
 

@@ -1,7 +1,13 @@
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore, storeDigest, storeState} from '../helpers/e2e.js'
+import {e2eSeeded, e2eStore, storeDigest, storeState} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
+
+/** A store `demo` filled, made once and copied (test/helpers/e2e.ts e2eSeeded). */
+const demoStore = () =>
+  e2eSeeded('demo', async (db) => {
+    expect((await run(db, ['demo'])).code).toBe(0)
+  })
 
 /**
  * The catalog commands on either adapter, in-process (test/helpers/run.ts): what is tested is
@@ -38,8 +44,7 @@ describe('catalog end to end', () => {
   })
 
   it('export piped into import changes nothing', async () => {
-    const db = e2eStore()
-    expect((await run(db, ['demo'])).code).toBe(0)
+    const db = await demoStore()
     const before = storeState(db)
     const exported = await run(db, ['products', 'export', '--output', 'csv'])
     expect(exported.code).toBe(0)
@@ -57,8 +62,7 @@ describe('catalog end to end', () => {
   })
 
   it('delete without a terminal needs --yes', async () => {
-    const db = e2eStore()
-    expect((await run(db, ['demo'])).code).toBe(0)
+    const db = await demoStore()
     const r = await run(db, ['coupons', 'delete', 'WELCOME10'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('refusing to delete coupon WELCOME10 without --yes')

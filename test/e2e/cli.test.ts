@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded, e2eStore, itWithoutStore} from '../helpers/e2e.js'
 import {ROOT, run, runBin} from '../helpers/run.js'
 
 /**
@@ -16,7 +16,7 @@ import {ROOT, run, runBin} from '../helpers/run.js'
  */
 
 describe('help', () => {
-  it('"help TOPIC" and "TOPIC -h" list the topic\'s commands with their summaries', async () => {
+  itWithoutStore('"help TOPIC" and "TOPIC -h" list the topic\'s commands with their summaries', async () => {
     const help = await run(undefined, ['help', 'products'])
     expect(help.code, help.stderr).toBe(0)
     expect(help.stdout).toContain('$ pricectl products COMMAND')
@@ -27,7 +27,7 @@ describe('help', () => {
     expect(short.stdout).toBe(help.stdout)
   })
 
-  it('"COMMAND -h" is the command\'s help: the summary once, then usage, flags and the longer description', async () => {
+  itWithoutStore('"COMMAND -h" is the command\'s help: the summary once, then usage, flags and the longer description', async () => {
     const r = await run(undefined, ['products', 'list', '-h'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout.startsWith('List products\n')).toBe(true)
@@ -37,7 +37,7 @@ describe('help', () => {
     expect(r.stdout.match(/^List products$/gm)).toHaveLength(1)
   })
 
-  it('every command has a short summary', () => {
+  itWithoutStore('every command has a short summary', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, {summary?: string}>}
     const missing = Object.entries(manifest.commands).filter(([, c]) => !c.summary || c.summary.length > 70 || c.summary.includes('\n'))
     expect(missing.map(([id]) => id)).toEqual([])
@@ -45,7 +45,7 @@ describe('help', () => {
 })
 
 describe('an unknown command', () => {
-  it('names the nearest command, with spaces, and exits 127', async () => {
+  itWithoutStore('names the nearest command, with spaces, and exits 127', async () => {
     const db = e2eStore()
     // bin/run.js: the exit code the shell sees and all the process prints.
     const r = runBin(db, ['prodcts', 'list'])
@@ -57,7 +57,7 @@ describe('an unknown command', () => {
     expect((await run(db, ['prodcts'])).stderr).toContain('Did you mean "pricectl products"?')
   })
 
-  it('suggests nothing when nothing is close, and answers in JSON under --json', async () => {
+  itWithoutStore('suggests nothing when nothing is close, and answers in JSON under --json', async () => {
     const far = await run(undefined, ['xyzzy'])
     expect(far.code).toBe(127)
     expect(far.stderr).toBe('Error: "xyzzy" is not a pricectl command. See "pricectl --help" for the list of commands.\n')
@@ -74,7 +74,7 @@ describe('shell completion', () => {
     return {HOME: home, XDG_CACHE_HOME: join(home, 'cache'), XDG_CONFIG_HOME: join(home, 'config'), XDG_DATA_HOME: join(home, 'data')}
   }
 
-  it('bash and zsh: the setup line points at generated functions that know the commands and flags', () => {
+  itWithoutStore('bash and zsh: the setup line points at generated functions that know the commands and flags', () => {
     const env = sandbox()
     for (const shell of ['bash', 'zsh']) {
       const instructions = runBin(undefined, ['autocomplete', shell], {env})
@@ -95,7 +95,7 @@ describe('shell completion', () => {
     expect(readdirSync(env.HOME).sort()).toEqual(['cache'])
   })
 
-  it('fish: "autocomplete fish" prints a completion file for topics, commands, flags and their values', async () => {
+  itWithoutStore('fish: "autocomplete fish" prints a completion file for topics, commands, flags and their values', async () => {
     const r = await run(undefined, ['autocomplete', 'fish'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain("complete -c pricectl -f -a '(__pricectl_complete)'")
@@ -142,8 +142,10 @@ describe('exit codes', () => {
     ['campaigns', ['campaigns', 'create', '--api-id', 'c', '--name', 'C', '--coupon', 'SPRING25', '--country', 'DE'], /api_id: campaign "c" already exists/],
     ['audiences', ['audiences', 'create', '--api-id', 'a', '--name', 'A', '--rule', 'country in DE'], /api_id: audience "a" already exists/],
   ])('creating %s with an api_id that exists is a conflict: exit 1, nothing written', async (_what, args, message) => {
-    const db = e2eStore()
-    expect((await run(db, ['demo'])).code).toBe(0)
+    // The demo's store, made once and copied (test/helpers/e2e.ts e2eSeeded).
+    const db = await e2eSeeded('demo', async (file) => {
+      expect((await run(file, ['demo'])).code).toBe(0)
+    })
     const first = await run(db, [...args, '--json'])
     expect(first.code, first.stdout).toBe(0)
     const again = await run(db, [...args, '--json'])

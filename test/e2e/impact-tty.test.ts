@@ -1,15 +1,17 @@
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
-/** Setup and read-backs run in-process; the command on the terminal (or without one) is a process. */
-async function storeWithProduct(): Promise<string> {
-  const db = e2eStore()
-  expect((await run(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '9.99', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
-  return db
-}
+/**
+ * Setup and read-backs run in-process; the command on the terminal (or without one) is a
+ * process. The store with the product is made once and copied (test/helpers/e2e.ts e2eSeeded).
+ */
+const storeWithProduct = () =>
+  e2eSeeded('product pro', async (db) => {
+    expect((await run(db, ['products', 'create', '--api-id', 'pro', '--name', 'Pro', '--base-px', '9.99', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
+  })
 
 const EUR_RULE = '0+: end .49 nearest'
 const storedEur = async (db: string) => ((await run(db, ['rounding', 'list', '--json'])).json.rules.some((r: {currency: string; source: string}) => r.currency === 'EUR' && r.source === 'store') ? 'store' : 'default')

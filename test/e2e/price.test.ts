@@ -1,7 +1,7 @@
 import {beforeAll, describe, expect, it} from 'vitest'
 
 import {CATALOG, createProducts} from '../helpers/catalog.js'
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
 
 /**
@@ -12,8 +12,7 @@ import {run, runBin} from '../helpers/run.js'
 describe('price end to end', () => {
   let db: string
   beforeAll(async () => {
-    db = e2eStore()
-    await createProducts(db, CATALOG)
+    db = await e2eSeeded('catalog', (file) => createProducts(file, CATALOG))
   })
 
   it('a lock made by one process is returned by the next, until --override', async () => {

@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 
 import {CATALOG, createProducts} from '../helpers/catalog.js'
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded, e2eStore} from '../helpers/e2e.js'
 import {ROOT, run, runBin} from '../helpers/run.js'
 
 /**
@@ -46,12 +46,18 @@ async function serve(db: string, args: string[] = []): Promise<Served> {
   return {child, exited, port, stderr: () => err, stdout: () => out}
 }
 
+/** The key the seed made: every copy of the seeded store holds it. */
+let seededKey = ''
+
+/** A store with the catalog and an API key, made once and copied (test/helpers/e2e.ts e2eSeeded). */
 async function setup(): Promise<{db: string; key: string}> {
-  const db = e2eStore()
-  await createProducts(db, CATALOG)
-  const k = await run(db, ['keys', 'create', '--name', 'e2e', '--json'])
-  if (k.code !== 0) throw new Error(k.stdout + k.stderr)
-  return {db, key: k.json.api_key}
+  const db = await e2eSeeded('catalog and key', async (file) => {
+    await createProducts(file, CATALOG)
+    const k = await run(file, ['keys', 'create', '--name', 'e2e', '--json'])
+    if (k.code !== 0) throw new Error(k.stdout + k.stderr)
+    seededKey = k.json.api_key
+  })
+  return {db, key: seededKey}
 }
 
 /** A request on its own connection (no pooling), so "refused" means a new connection was refused. */

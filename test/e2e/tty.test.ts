@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eSeeded, e2eStore} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
@@ -18,16 +18,17 @@ describe('prompts on a terminal, never without one', () => {
     expect((await run(db, ['products', 'get', 'tty', '--json'])).json.base_px).toBe(9.99)
   })
 
-  it('without a terminal lists the missing flags and exits 2; delete needs --yes', () => {
+  it('without a terminal lists the missing flags and exits 2; delete needs --yes', async () => {
     const db = e2eStore()
+    // bin/run.js for the two commands that would ask on a terminal: the process has none.
     const r = runBin(db, ['products', 'create', '--api-id', 'x'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('missing required flags: --name, --base-px, --interval, --interval-count')
-    expect(runBin(db, ['products', 'create', '--api-id', 'x', '--name', 'X', '--base-px', '1', '--interval', 'month', '--interval-count', '1']).code).toBe(0)
+    expect((await run(db, ['products', 'create', '--api-id', 'x', '--name', 'X', '--base-px', '1', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
     const del = runBin(db, ['products', 'delete', 'x'])
     expect(del.code).toBe(2)
     expect(del.stderr).toContain('without --yes')
-    expect(runBin(db, ['products', 'get', 'x']).code).toBe(0)
+    expect((await run(db, ['products', 'get', 'x'])).code).toBe(0)
   })
 
   it('Ctrl-C in a prompt exits 130 and writes nothing', async () => {
@@ -50,8 +51,10 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('confirms a delete on a terminal', async () => {
-    const db = e2eStore()
-    expect((await run(db, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
+    // A store with product y, made once and copied (test/helpers/e2e.ts e2eSeeded).
+    const db = await e2eSeeded('product y', async (file) => {
+      expect((await run(file, ['products', 'create', '--api-id', 'y', '--name', 'Y', '--base-px', '1', '--interval', 'month', '--interval-count', '1'])).code).toBe(0)
+    })
     const r = await onTerminal(['products', 'delete', 'y', '--db', db], ['y'])
     expect(r.code).toBe(0)
     expect((await run(db, ['products', 'get', 'y'])).code).toBe(1)

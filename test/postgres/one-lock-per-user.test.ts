@@ -3,7 +3,7 @@ import {mkdtempSync, writeFileSync} from 'node:fs'
 import http from 'node:http'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {connectPg} from '../../src/store/postgres/client.js'
 import {CATALOG} from '../helpers/catalog.js'
@@ -14,7 +14,8 @@ import {ROOT, run} from '../helpers/run.js'
  * Issue 18, item 2: one lock per user across several `serve` instances and a CLI batch
  * pricing the same new users at once, on one PostgreSQL store. Each caller asks for a
  * different country, so a second quote for a user would show up as a different price:
- * exactly one lock per user, and every answer for a user is that lock's price.
+ * exactly one lock per user, and every answer for a user is that lock's price. The servers,
+ * the store and its catalog are made once; each walk prices new users of its own.
  */
 
 /** Enough for every server to meet the batch and the others on hundreds of new users. */
@@ -25,7 +26,7 @@ const IN_FLIGHT = 8
 
 const children: ChildProcess[] = []
 let database: PgDatabase | undefined
-afterEach(() => {
+afterAll(() => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
   database?.drop()
   database = undefined
@@ -86,29 +87,39 @@ function quoted(result: any): string {
   return JSON.stringify({amount: p.integrations.gateway_a.amount, currency: p.integrations.gateway_a.currency ?? p.currency})
 }
 
-const userId = (i: number) => `user-${String(i).padStart(4, '0')}`
 const SERVER_COUNTRIES = ['DE', 'JP', 'KW']
 
 describe('PostgreSQL: one lock per user across 3 serve instances and a price --input batch', () => {
-  // Staggered: each server starts at a different user, so the servers meet the batch more
-  // than each other. Same order: the servers walk the users in step, so they claim the same
-  // new user at the same moment and the losing claims are exercised end to end.
-  it.each(['staggered', 'same order'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
+  let db: string
+  let dir: string
+  let key: string
+  let ports: number[]
+
+  beforeAll(async () => {
     database = freshPgDatabase()
-    const db = database.url
+    db = database.url
     // The catalog and the key are set up in-process: the processes under test are the servers and the batch.
-    const dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
+    dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
     const catalog = join(dir, 'catalog.json')
     writeFileSync(catalog, JSON.stringify(CATALOG))
     const imported = await run(db, ['products', 'import', catalog, '--json'])
     expect(imported.code, imported.stderr).toBe(0)
     const k = await run(db, ['keys', 'create', '--name', 'load', '--json'])
     expect(k.code, k.stderr).toBe(0)
-    const key = k.json.api_key as string
-    const ports = await Promise.all(Array.from({length: SERVERS}, () => serve(db)))
+    key = k.json.api_key as string
+    ports = await Promise.all(Array.from({length: SERVERS}, () => serve(db)))
+  }, 120_000)
+
+  // Staggered: each server starts at a different user, so the servers meet the batch more
+  // than each other. Same order: the servers walk the users in step, so they claim the same
+  // new user at the same moment and the losing claims are exercised end to end.
+  it.each(['staggered', 'same order'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
+    // New users of this walk's own: the other walk's locks are not this one's.
+    const prefix = walk === 'staggered' ? 'stag-' : 'same-'
+    const userId = (i: number) => `${prefix}${String(i).padStart(4, '0')}`
 
     // The batch: every user, in the US (the servers ask for DE, JP and KW).
-    const input = join(dir, 'requests.jsonl')
+    const input = join(dir, `requests-${prefix}jsonl`)
     writeFileSync(input, Array.from({length: USERS}, (_, i) => JSON.stringify({country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)})).join('\n') + '\n')
     const batch = start(['price', '--input', input, '--output', 'jsonl', '--db', db])
 
@@ -146,10 +157,11 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
 
     const pg = connectPg(db)
     try {
-      const [row] = pg.query<{keys: number; locks: number; users: number}>('SELECT count(*) AS locks, count(DISTINCT lock_key) AS keys, (SELECT count(*) FROM users) AS users FROM locks')
+      const mine = `starts_with(lock_key, '${prefix}')`
+      const [row] = pg.query<{keys: number; locks: number; users: number}>(`SELECT count(*) AS locks, count(DISTINCT lock_key) AS keys, (SELECT count(*) FROM users WHERE starts_with(user_id, '${prefix}')) AS users FROM locks WHERE ${mine}`)
       expect(row).toEqual({keys: USERS, locks: USERS, users: USERS})
       // Each lock's country is the country of the answer everyone got.
-      const countries = pg.queryArrays<[string, string]>('SELECT lock_key, country FROM locks')
+      const countries = pg.queryArrays<[string, string]>(`SELECT lock_key, country FROM locks WHERE ${mine}`)
       const currency: Record<string, string> = {DE: 'EUR', JP: 'JPY', KW: 'KWD', US: 'USD'}
       for (const [user, country] of countries) expect(JSON.parse([...answers.get(user)!][0]).currency).toBe(currency[country])
     } finally {
