@@ -157,7 +157,7 @@ for (const [cols, fn] of [[CHARGE_COLUMNS, chargeRow], [SUBSCRIPTION_IMPORT_COLU
  * full mark-compact frees it, and with 1 MB reads the worker's heap grew by the file's
  * size between two of them (docs/performance.md, "Import"). Cells are slices of this text.
  */
-const READ_BYTES = 64 * 1024
+export const READ_BYTES = 64 * 1024
 
 
 /** What the reader talks to the writer through: a worker's parentPort, or one end of a MessageChannel in the writer's thread. */

@@ -71,15 +71,18 @@ describe('audiences in price', () => {
   })
 })
 
+/** The catalog and COUPONS, through the commands (seeded once per worker: test/helpers/run.ts seededStore). */
+async function withCoupons(store: string): Promise<void> {
+  await segCatalog(store)
+  for (const c of COUPONS) await must(store, ['coupons', 'create'], c)
+}
+
 describe('coupons in price', () => {
   let db: string
   beforeEach(async () => {
     db = tempStore()
     // Seeded once per worker and copied for each test (test/helpers/run.ts seededStore).
-    await seededStore(db, 'coupons-in-price:coupons', async (store) => {
-      await segCatalog(store)
-      for (const c of COUPONS) await must(store, ['coupons', 'create'], c)
-    })
+    await seededStore(db, 'coupons-in-price:coupons', withCoupons)
   })
 
   it('the coupon block has every field of the spec; price stays pre-coupon', async () => {
@@ -212,8 +215,7 @@ describe('coupons in price', () => {
 describe('locks keep the audience, package and coupon they were computed with', () => {
   it('changing or deleting them later does not change a locked quote, until --override', async () => {
     const db = tempStore()
-    await segCatalog(db)
-    for (const c of COUPONS) await must(db, ['coupons', 'create'], c)
+    await seededStore(db, 'coupons-in-price:coupons', withCoupons)
     await must(db, ['audiences', 'create'], {api_id: 'germany', name: 'Germany', prices: [{multiplier: 2, product: 'basic'}], rules: ['country in DE']})
     await must(db, ['packages', 'create'], {api_id: 'de_pkg', audience: 'germany', name: 'DE', products: ['basic']})
     await must(db, ['campaigns', 'create'], {api_id: 'de_sale', audience: 'germany', coupon: 'TEN', name: 'DE sale'})

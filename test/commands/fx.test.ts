@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3'
 import {strToU8, zipSync} from 'fflate'
 import {mkdtempSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -7,7 +6,8 @@ import {describe, expect, it} from 'vitest'
 
 import {defaultFxSnapshot} from '../../src/store/seed.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
-import {run, tempStore} from '../helpers/run.js'
+import {fileDigest} from '../helpers/dump.js'
+import {run, seededStore, tempStore} from '../helpers/run.js'
 import {at, steps} from '../helpers/segments-fixtures.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'pricectl-fx-cmd-'))
@@ -20,20 +20,12 @@ function fixture(name: string, content: string | Uint8Array): string {
 const ECB_LATEST = `Date, USD, JPY, GBP, KRW, \n13 April 2026, 1.1684, 186.75, 0.87058, 1740.86, \n`
 const ECB_HIST = 'Date,USD,JPY,CYP,GBP,\n2026-04-13,1.1684,186.75,N/A,0.87058,\n2026-04-10,1.1711,186.43,N/A,0.87105,\n1999-01-04,1.1789,133.73,0.58231,0.7111,\n'
 
-/** Every row of every table, to prove a rejected command wrote nothing. */
-function dump(db: string): string {
-  const d = new Database(db, {readonly: true})
-  try {
-    const tables = d.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {name: string}[]
-    return JSON.stringify(tables.map(({name}) => [name, d.prepare(`SELECT * FROM "${name}"`).all()]))
-  } finally {
-    d.close()
-  }
-}
-
+/** A store made by its first command (migrated, the default snapshot seeded): once per worker, copied after that. */
 async function freshStore(): Promise<string> {
   const db = tempStore()
-  expect((await run(db, ['fx', 'list', '--json'])).code).toBe(0)
+  await seededStore(db, 'fx:fresh', async (store) => {
+    expect((await run(store, ['fx', 'list', '--json'])).code).toBe(0)
+  })
   return db
 }
 
@@ -132,10 +124,10 @@ describe('fx import', () => {
   it('a currency,rate CSV with --date; a dry run writes nothing', async () => {
     const db = await freshStore()
     const file = fixture('rates.csv', 'currency,rate\nEUR,0.9\nchf,0.8\n')
-    const before = dump(db)
+    const before = fileDigest(db)
     const dry = await run(db, ['fx', 'import', file, '--date', '2030-01-01', '--dry-run', '--json'])
     expect(dry.json).toMatchObject({dry_run: true, format: 'csv', rates_written: 2})
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
     const r = await run(db, ['fx', 'import', file, '--date', '2030-01-01', '--source', 'treasury', '--json'])
     expect(r.json).toMatchObject({dates: {count: 1, from: '2030-01-01'}, rates_written: 2, source: 'treasury'})
     // Dated after today: listed as scheduled after the rate that prices CHF now.
@@ -155,16 +147,16 @@ describe('fx import', () => {
 
   it('an unknown currency exits 2 naming code and line, and leaves the store unchanged', async () => {
     const db = await freshStore()
-    const before = dump(db)
+    const before = fileDigest(db)
     const r = await run(db, ['fx', 'import', fixture('bad.csv', 'EUR,0.9,2030-01-01\nABC,1.5,2030-01-01\nGBP,0.7,2030-01-01\n'), '--json'])
     expect(r.code).toBe(2)
     expect(r.json).toEqual({message: expect.stringContaining('line 2: unknown currency "ABC"'), success: false})
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
   })
 
   it('input errors exit 2: missing file, unknown layout, bad --format', async () => {
     const db = await freshStore()
-    const before = dump(db)
+    const before = fileDigest(db)
     const missing = await run(db, ['fx', 'import', join(dir, 'nope.csv'), '--json'])
     expect(missing.code).toBe(2)
     expect(missing.json.message).toBe(`cannot read ${join(dir, 'nope.csv')}: no such file`)
@@ -173,7 +165,7 @@ describe('fx import', () => {
     expect(odd.stderr).toContain('--format ecb|csv|json')
     const fmt = await run(db, ['fx', 'import', fixture('x.csv', 'EUR,1\n'), '--format', 'xml'])
     expect(fmt.code).toBe(2)
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
   })
 })
 
@@ -220,12 +212,12 @@ describe('fx set', () => {
     [['fx', 'set'], 'missing required flags: CURRENCY, RATE'],
   ])('%j exits 2 and writes nothing', async (args, message) => {
     const db = await freshStore()
-    const before = dump(db)
+    const before = fileDigest(db)
     const r = await run(db, [...args, '--json'])
     expect(r.code).toBe(2)
     expect(r.json.success).toBe(false)
     expect(r.json.message).toContain(message)
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
   })
 })
 
@@ -239,7 +231,7 @@ describe('FX sources the operator controls', () => {
   const explain = (db: string, args: string[], now = NOW) => at(now, () => run(db, ['price', 'explain', ...args, '--json']))
 
   async function catalogStore(): Promise<string> {
-    const db = await freshStore()
+    const db = tempStore()
     await createProducts(db, CATALOG)
     return db
   }
@@ -312,10 +304,10 @@ describe('FX sources the operator controls', () => {
   it('fx prune by source says what it removed and what came back; --dry-run writes nothing', async () => {
     const db = await catalogStore()
     await at(NOW, () => run(db, ['fx', 'import', fixture('ecb-prune.csv', ECB_HIST)]))
-    const before = dump(db)
+    const before = fileDigest(db)
     const dry = await at(NOW, () => run(db, ['fx', 'prune', '--source', 'import', '--dry-run', '--json']))
     expect(dry.json).toMatchObject({dry_run: true, removed: 9})
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
     const r = await at(NOW, () => run(db, ['fx', 'prune', '--source', 'import', '--yes']))
     expect(r.code).toBe(0)
     expect(r.stdout).toBe('removed 9 rates of 3 currencies, dated 1999-01-04..2026-04-13, from ECB eurofxref (ecb-prune.csv)\n')
@@ -325,11 +317,11 @@ describe('FX sources the operator controls', () => {
 
   it('fx prune refuses to leave a currency in use without a rate (exit 1, nothing written); bad flags exit 2', async () => {
     const db = await catalogStore()
-    const before = dump(db)
+    const before = fileDigest(db)
     const r = await at(NOW, () => run(db, ['fx', 'prune', '--source', 'snapshot', '--yes', '--json']))
     expect(r.code).toBe(1)
     expect(r.json.message).toMatch(/refusing to remove \d+ rates: EUR \(country prices\), JPY \(country prices\), KWD \(country prices\) would have no FX rate usable today/)
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
     const forced = await at(NOW, () => run(db, ['fx', 'prune', '--source', 'snapshot', '--currency', 'KWD', '--force', '--yes']))
     expect(forced.code).toBe(0)
     expect(forced.stderr).toContain('warning: KWD is used by country prices and has no FX rate usable today')
@@ -353,12 +345,12 @@ describe('FX sources the operator controls', () => {
 
   it('fx set and fx import refuse the snapshot\'s label', async () => {
     const db = await freshStore()
-    const before = dump(db)
+    const before = fileDigest(db)
     const set = await run(db, ['fx', 'set', 'EUR', '0.9', '--source', 'default snapshot (mine)', '--json'])
     expect(set.code).toBe(2)
     expect(set.json.message).toContain('"default snapshot" labels the bundled snapshot')
     const imp = await run(db, ['fx', 'import', fixture('label.csv', 'EUR,0.9\n'), '--source', 'Default Snapshot', '--json'])
     expect(imp.code).toBe(2)
-    expect(dump(db)).toBe(before)
+    expect(fileDigest(db)).toBe(before)
   })
 })

@@ -3,6 +3,7 @@ import {join} from 'node:path'
 import {parse} from 'csv-parse/sync'
 import {beforeEach, describe, expect, it} from 'vitest'
 
+import {READ_BYTES} from '../../src/import/worker.js'
 import {configureRule} from '../../src/pricing/gateways.js'
 import {PAYMENTS_HEADER, paymentsCsv, runArgs, seedCatalog, setRates, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 import {ROOT, tempStore} from '../helpers/run.js'
@@ -179,19 +180,21 @@ describe('import behaviour', () => {
     expect(dryAgain.json).toMatchObject({inserted: 0, unchanged: 40})
   })
 
-  it('rows with bytes that are not UTF-8 are rejected wherever they fall in a large file, also across a 1 MB read', async () => {
-    const lines = paymentsCsv(20_000).split('\n')
+  it('rows with bytes that are not UTF-8 are rejected wherever they fall in a file, also across a read', async () => {
+    // The reader decodes the file READ_BYTES (64 KB) at a time, in a worker or, for a file up
+    // to 1 MB like this one, in the writer's thread (the same readExport), and checks cells
+    // only where the text read held a replacement character: put a latin-1 byte (é) just
+    // before the end of the first read, in a record that ends in the next read (whose own
+    // text is clean), and another in the third read.
+    const rowsInFile = 2000
+    const lines = paymentsCsv(rowsInFile).split('\n')
     const bytes = Buffer.from(lines.join('\n'))
-    // The reader decodes the file 1 MB at a time and checks cells only where the text read
-    // held a replacement character: put a latin-1 byte (é) just before the end of the first
-    // 1 MB read, in a record that ends in the next read (whose own text is clean), and
-    // another in the third read.
-    const boundary = 1 << 20
+    const boundary = READ_BYTES
     expect(bytes.length).toBeGreaterThan(3 * boundary)
     const lineOf = (offset: number) => bytes.subarray(0, offset).toString('latin1').split('\n').length
     expect(bytes.indexOf(0x0a, boundary - 2)).toBeGreaterThan(boundary)
     bytes[boundary - 2] = 0xe9
-    const deep = 16_000
+    const deep = 1600
     const deepAt = bytes.indexOf(Buffer.from(`\n${lines[deep]}`)) + 1
     expect(deepAt).toBeGreaterThan(2 * boundary)
     bytes[bytes.indexOf('Pro plan', deepAt) + 2] = 0xe9
@@ -199,7 +202,7 @@ describe('import behaviour', () => {
     writeFileSync(file, bytes)
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.code).toBe(1)
-    expect(r.json).toMatchObject({inserted: 20_000 - 2, read: 20_000, rejected: 2})
+    expect(r.json).toMatchObject({inserted: rowsInFile - 2, read: rowsInFile, rejected: 2})
     const bad = rejects(`${file}.rejects.csv`)
     expect(bad.map((b) => Number(b.line))).toEqual([lineOf(boundary - 2), deep + 1])
     for (const b of bad) expect(b.reason).toMatch(/^not valid UTF-8 text/)

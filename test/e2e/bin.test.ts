@@ -5,7 +5,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore} from '../helpers/e2e.js'
+import {e2eStore, itWithoutStore} from '../helpers/e2e.js'
 import {ROOT, runBin} from '../helpers/run.js'
 
 describe('bin scripts', () => {
@@ -20,7 +20,7 @@ describe('bin scripts', () => {
     expect(built.stderr).toMatch(/\(import\) \S+\/dist\/commands\/db\/info\.js/)
   })
 
-  it('--version and --help answer from the manifest', () => {
+  itWithoutStore('--version and --help answer from the manifest', () => {
     const version = runBin(undefined, ['--version'])
     expect(version.code).toBe(0)
     expect(version.stdout).toMatch(/^pricectl\/\d+\.\d+\.\d+ /)
@@ -29,7 +29,7 @@ describe('bin scripts', () => {
     for (const topic of ['price', 'products', 'coupons', 'fx', 'db']) expect(help.stdout).toContain(topic)
   })
 
-  it('the root --help to a pipe comes from the build without loading oclif, byte for byte what oclif prints', () => {
+  itWithoutStore('the root --help to a pipe comes from the build without loading oclif, byte for byte what oclif prints', () => {
     // An environment that changes nothing (bin/run.js builtRootHelp): a home of its own, no OCLIF_/PRICECTL_ variables.
     const home = mkdtempSync(join(tmpdir(), 'pricectl-help-home-'))
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(OCLIF_|PRICECTL_|XDG_|DEBUG$|FORCE_COLOR$|NODE_ENV$)/.test(k)))
@@ -53,7 +53,7 @@ describe('bin scripts', () => {
     expect(help(['--help']).stderr).toMatch(/@oclif/)
   })
 
-  it('the root help the build rendered is tied to the manifest on disk (its commands in id order, whoever wrote it last)', () => {
+  itWithoutStore('the root help the build rendered is tied to the manifest on disk (its commands in id order, whoever wrote it last)', () => {
     const bytes = readFileSync(join(ROOT, 'oclif.manifest.json'))
     const built = JSON.parse(readFileSync(join(ROOT, 'dist', 'root-help.json'), 'utf8')) as {manifest: string}
     expect(built.manifest).toBe(createHash('sha256').update(bytes).digest('hex'))
@@ -61,13 +61,13 @@ describe('bin scripts', () => {
     expect(ids).toEqual(ids.toSorted())
   })
 
-  it('the manifest every start parses holds commands, not their zod output schemas', () => {
+  itWithoutStore('the manifest every start parses holds commands, not their zod output schemas', () => {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'oclif.manifest.json'), 'utf8')) as {commands: Record<string, Record<string, unknown>>}
     expect(Object.keys(manifest.commands)).toContain('price')
     for (const [id, command] of Object.entries(manifest.commands)) expect(command.outputSchema, id).toBeUndefined()
   })
 
-  it('the price bundle loads no PostgreSQL adapter at start: it is a chunk imported for a postgres:// store only', () => {
+  itWithoutStore('the price bundle loads no PostgreSQL adapter at start: it is a chunk imported for a postgres:// store only', () => {
     const imported = new Set<string>()
     const walk = (file: string) => {
       if (imported.has(file)) return
@@ -81,7 +81,7 @@ describe('bin scripts', () => {
     expect(chunks.filter((f) => readFileSync(f, 'utf8').includes('"PgStore"'))).toHaveLength(1)
   })
 
-  it('an unknown command exits 127 (as a shell does) with a hint', () => {
+  itWithoutStore('an unknown command exits 127 (as a shell does) with a hint', () => {
     const r = runBin(e2eStore(), ['nosuch'])
     expect(r.code).toBe(127)
     expect(r.stderr).toContain('nosuch')

@@ -4,8 +4,8 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {WORKERS} from '../../src/workers.js'
-import {CATALOG} from '../helpers/catalog.js'
-import {e2eDir, e2eStore, onPostgres} from '../helpers/e2e.js'
+import {CATALOG, createProducts} from '../helpers/catalog.js'
+import {e2eDir, e2eSeeded, e2eStore, itWithoutStore, onPostgres} from '../helpers/e2e.js'
 import {ROOT, type Run, runBin} from '../helpers/run.js'
 
 /** The files a file of the price bundle imports when it loads (its static imports, followed). */
@@ -22,7 +22,7 @@ function startFiles(entry = join(ROOT, 'dist', 'commands', 'price', 'index.js'))
 
 // docs/performance.md "Cold start": a cold `price` validates by hand, so zod and the price schemas load on first use.
 describe('the price bundle', () => {
-  it('loads no zod at start: the schemas are an entry of their own, sharing the bundle\'s modules', () => {
+  itWithoutStore('loads no zod at start: the schemas are an entry of their own, sharing the bundle\'s modules', () => {
     const files = startFiles()
     expect(files.size).toBeGreaterThan(1)
     for (const file of files) expect(readFileSync(file, 'utf8'), file).not.toContain('"ZodObject"')
@@ -49,12 +49,10 @@ type RecordedWorker = {errors: string[]; file: string; signal?: number[]}
  * `price --input` on a store with one product, through bin/run.js, with the worker threads
  * it starts recorded (test/helpers/record-workers.mjs): the file each ran and its shared flags at exit.
  */
-function batchWithWorkers(userIds: string[]): {run: Run; workers: RecordedWorker[]} {
-  const db = e2eStore()
+async function batchWithWorkers(userIds: string[]): Promise<{run: Run; workers: RecordedWorker[]}> {
+  // The store with the product is made once and copied (test/helpers/e2e.ts e2eSeeded): the batch is the process here.
+  const db = await e2eSeeded('pro_monthly', (file) => createProducts(file, [CATALOG.find((p) => p.api_id === 'pro_monthly')!]))
   const dir = e2eDir()
-  const product = CATALOG.find((p) => p.api_id === 'pro_monthly')!
-  writeFileSync(join(dir, 'product.json'), JSON.stringify(product))
-  expect(runBin(db, ['products', 'create', '--body', join(dir, 'product.json')]).code).toBe(0)
   const countries = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP']
   writeFileSync(join(dir, 'requests.jsonl'), userIds.map((id, i) => JSON.stringify({country: countries[i % countries.length], products: ['pro_monthly'], user_id: id}) + '\n').join(''))
   const record = join(dir, 'workers.jsonl')
@@ -71,19 +69,19 @@ const priced = (run: Run) => run.stdout.trim().split('\n').filter((line) => (JSO
 // The workers' code is modules of src/ (src/workers.ts): built, dist/src/NAME.js, which the
 // price bundle (a file elsewhere in dist/) must find.
 describe('the price bundle runs its workers from dist/src/', () => {
-  it('every worker module is built', () => {
+  itWithoutStore('every worker module is built', () => {
     for (const name of WORKERS) expect(existsSync(join(ROOT, 'dist', 'src', `${name}.js`)), name).toBe(true)
   })
 
-  it.skipIf(onPostgres)('a batch of new users writes behind (groups 2 and 3 committed by the writer thread)', () => {
-    const {run, workers} = batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i}`))
+  it.skipIf(onPostgres)('a batch of new users writes behind (groups 2 and 3 committed by the writer thread)', async () => {
+    const {run, workers} = await batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i}`))
     expect(run.code).toBe(0)
     expect(priced(run)).toBe(15_000)
     expect(workers).toEqual([{errors: [], file: expect.stringMatching(/\/dist\/src\/store\/sqlite\/write-behind-worker\.js$/), signal: [1, 2, 0, 1, 1]}])
   })
 
-  it.skipIf(onPostgres)('a batch whose write-behind ends (a user twice in a group) checkpoints on the checkpointer thread', () => {
-    const {run, workers} = batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i === 7000 ? 6000 : i}`))
+  it.skipIf(onPostgres)('a batch whose write-behind ends (a user twice in a group) checkpoints on the checkpointer thread', async () => {
+    const {run, workers} = await batchWithWorkers(Array.from({length: 15_000}, (_, i) => `u-${i === 7000 ? 6000 : i}`))
     expect(run.code).toBe(0)
     expect(priced(run)).toBe(15_000)
     expect(workers.map((w) => w.file.slice(w.file.lastIndexOf('/dist/')))).toEqual(['/dist/src/store/sqlite/write-behind-worker.js', '/dist/src/store/sqlite/checkpointer-worker.js'])
@@ -117,8 +115,8 @@ describe('the price bundle runs its workers from dist/src/', () => {
     expect(r.stdout).toBe('[]\n')
   })
 
-  it.runIf(onPostgres)('a batch on PostgreSQL runs its queries on the client thread', () => {
-    const {run, workers} = batchWithWorkers(Array.from({length: 200}, (_, i) => `u-${i}`))
+  it.runIf(onPostgres)('a batch on PostgreSQL runs its queries on the client thread', async () => {
+    const {run, workers} = await batchWithWorkers(Array.from({length: 200}, (_, i) => `u-${i}`))
     expect(run.code).toBe(0)
     expect(priced(run)).toBe(200)
     expect(workers.length).toBeGreaterThan(0)

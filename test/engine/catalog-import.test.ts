@@ -1,5 +1,6 @@
 import fc from 'fast-check'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {copyFileSync} from 'node:fs'
+import {afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 
 import {csvItems, jsonItems, productsCsv, productsJson} from '../../src/catalog/files.js'
 import {createProduct, exportProducts, getProduct, upsertProducts} from '../../src/catalog/products.js'
@@ -8,10 +9,23 @@ import {openStore, type Store} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 
+let template: string
+beforeAll(() => {
+  template = tempStore()
+  openStore(template).close()
+})
+
+/** A new store: a copy of one created (and migrated) once. */
+function newStore(): string {
+  const copy = tempStore()
+  copyFileSync(template, copy)
+  return copy
+}
+
 let store: Store
 let path: string
 beforeEach(() => {
-  path = tempStore()
+  path = newStore()
   store = openStore(path)
 })
 afterEach(() => store.close())
@@ -111,7 +125,7 @@ good,Good again,5,month,1,,
     let run = 0
     fc.assert(
       fc.property(fc.uniqueArray(product, {maxLength: 5, minLength: 1, selector: (p) => p.name}), (list) => {
-        const dbPath = tempStore()
+        const dbPath = newStore()
         const s = openStore(dbPath)
         try {
           const items = list

@@ -1,6 +1,6 @@
-import {writeFileSync} from 'node:fs'
+import {copyFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it} from 'vitest'
 
 import {experimentResults} from '../../src/experiments/results.js'
 import {conversionProbability, parseDemand, readDemandFile, simulate, simulationArms} from '../../src/experiments/simulate.js'
@@ -15,10 +15,23 @@ import {tempStore} from '../helpers/run.js'
 const DEMAND = '7.99=0.20,10=0.20,12.99=0.115'
 const ARMS = [{multiplier: 0.8}, {multiplier: 1.3}]
 
+/** The store simulationArms set up (its synthetic product), made once: each run takes a copy. */
+let template: string
+let setup: ReturnType<typeof simulationArms>
+beforeAll(() => {
+  template = tempStore()
+  const store = openStore(template)
+  try {
+    setup = simulationArms(store, {arms: ARMS, basePx: '10'})
+  } finally {
+    store.close()
+  }
+})
+
 function freshStore() {
-  const store = openStore(tempStore())
-  const setup = simulationArms(store, {arms: ARMS, basePx: '10'})
-  return {setup, store}
+  const path = tempStore()
+  copyFileSync(template, path)
+  return {setup, store: openStore(path)}
 }
 
 describe('simulation acceptance: Thompson against uniform and the oracle', () => {

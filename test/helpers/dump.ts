@@ -13,14 +13,15 @@ import {existsSync, readFileSync} from 'node:fs'
  */
 export type StoreDump = {schema: string[]; tables: Record<string, Record<string, unknown>[]>; user_version: number}
 
-export function dump(path: string): StoreDump {
+/** `only`: the tables to read (the others are left out of `tables`; the schema is whole). */
+export function dump(path: string, only?: readonly string[]): StoreDump {
   // Read-write open (a read-only one cannot recover a WAL) but nothing is written.
   const db = new Database(path, {fileMustExist: true})
   try {
     const objects = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name").all() as {name: string; sql: null | string; type: string}[]
     const tables: StoreDump['tables'] = {}
     for (const o of objects) {
-      if (o.type !== 'table') continue
+      if (o.type !== 'table' || (only && !only.includes(o.name))) continue
       const withoutRowid = /WITHOUT\s+ROWID/i.test(o.sql ?? '')
       const order = withoutRowid ? (db.pragma(`table_info(${JSON.stringify(o.name)})`) as {name: string; pk: number}[]).filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => JSON.stringify(c.name)).join(', ') : 'rowid'
       tables[o.name] = db.prepare(`SELECT * FROM ${JSON.stringify(o.name)} ORDER BY ${order}`).all() as Record<string, unknown>[]

@@ -14,7 +14,7 @@ export function copyOf(db: string): string {
 
 /** What pricing wrote: locks, users, exposures. */
 export function written(path: string) {
-  const {tables} = dump(path)
+  const {tables} = dump(path, ['exposures', 'locks', 'users'])
   return {exposures: tables.exposures, locks: tables.locks, users: tables.users}
 }
 

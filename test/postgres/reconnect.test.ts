@@ -11,9 +11,9 @@ import {httpError} from '../../src/server/errors.js'
 import {openStore} from '../../src/store/db.js'
 import {connectPg, type PgSync, statementFacts} from '../../src/store/postgres/client.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
-import {CATALOG} from '../helpers/catalog.js'
+import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {freshPgDatabase, type PgDatabase, pgServerUrl} from '../helpers/postgres.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run} from '../helpers/run.js'
 
 /**
  * A dropped connection (server restart, pg_terminate_backend) is replaced by the next call
@@ -213,8 +213,9 @@ describe('PostgreSQL: a server restart', () => {
 describe('PostgreSQL: serve after its backend is killed', () => {
   it('keeps answering: the next request prices on a new connection', async () => {
     const d = database()
-    for (const p of CATALOG) expect(runBin(d.url, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(p)}).code).toBe(0)
-    const k = runBin(d.url, ['keys', 'create', '--name', 'reconnect', '--json'])
+    // The catalog and the key in-process: the process under test is the server.
+    await createProducts(d.url, CATALOG)
+    const k = await run(d.url, ['keys', 'create', '--name', 'reconnect', '--json'])
     expect(k.code, k.stderr).toBe(0)
     const key = k.json.api_key as string
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'serve', '--port', '0', '--db', d.url], {cwd: ROOT, env: {...process.env, NODE_ENV: undefined} as NodeJS.ProcessEnv})
