@@ -10,7 +10,7 @@ import {APPLICATION_ID} from '../../src/store/identify.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {dump, fileDigest} from '../helpers/dump.js'
 import {ROOT, run, type Run} from '../helpers/run.js'
-import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, paymentsCsv, tempDir, write} from './helpers.js'
+import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, type Invocation, paymentsCsv, RUN_MANY, runMany, tempDir, write} from './helpers.js'
 
 /** The fixture store of the current schema: stores on read-only media are not migrated. */
 const CURRENT = `v${SCHEMA_VERSION}.db`
@@ -105,29 +105,6 @@ function readOnly(dir: string, db: string, args: string[], env: Record<string, s
   })
   expect(r.status, `mount failed: ${r.stderr}`).not.toBe(99)
   return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
-}
-
-/** A pricectl command for runMany: its arguments, and variables set for it alone. */
-type Invocation = {args: string[]; env?: Record<string, string>}
-
-/** test/hardening/run-many.mjs: several commands in one node process, each as bin/run.js runs it. */
-const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
-
-/**
- * Run `commands` one after another in one process (RUN_MANY) started by `spawn` (with
- * RUN_MANY's arguments): a read-only namespace or another user is set up once, and node and
- * oclif start once, instead of once per command. Each command's exit code, stdout and stderr
- * come back as bin/run.js's would.
- */
-function runMany(commands: Invocation[], spawn: (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>): Run[] {
-  const r = spawn([RUN_MANY, ROOT, JSON.stringify(commands)], ['pipe', 'pipe', 'pipe', 'pipe'])
-  const said = `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
-  expect(r.status, `mount failed: ${said}`).not.toBe(99)
-  // Nothing gets past the runner's capture: every byte a command wrote is in its own result.
-  expect([r.status, String(r.stdout), String(r.stderr)], said).toEqual([0, '', ''])
-  const results = JSON.parse(String(r.output[3])) as {code: number; stderr: string; stdout: string}[]
-  expect(results, said).toHaveLength(commands.length)
-  return results.map((result) => asRun(result))
 }
 
 /**
