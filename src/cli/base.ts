@@ -1,4 +1,4 @@
-import {Command, Errors, Flags, Interfaces, toConfiguredId} from '@oclif/core'
+import {Command, Errors, Flags, Interfaces, toConfiguredId, ux} from '@oclif/core'
 import type {ZodType} from 'zod'
 
 import {describeError as describeAnyError, oneLine} from '../error-format.js'
@@ -89,6 +89,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // its CSV reader) is most of a cold command's module graph otherwise (docs/performance.md).
     const {withPriceImpact} = await import('./impact.js')
     return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: this.store}, write, scope, options)
+  }
+
+  /**
+   * The --json output: 2-space JSON, as oclif prints it. Without a JSON theme (pricectl sets
+   * none) oclif's colorizeJson tokenizes the text only to print it unchanged, slicing the
+   * rest of the text at every token: quadratic in its length (a price impact or revenue
+   * report of a few hundred KB took seconds).
+   */
+  public override logJson(json: unknown): void {
+    if (this.config.theme?.json) super.logJson(json)
+    else ux.stdout(JSON.stringify(json, undefined, 2))
   }
 
   /** Progress and notes: stderr, silent under --json. */

@@ -89,6 +89,7 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
   }
   const r = measureImpact(io.store, write, scope, (i) => (over(i) ? 'rollback' : 'commit'))
   if (!r.committed) throw refuse(r.impact)
-  if (r.impact.changed > 0 || r.impact.dropped.length > 0 || r.impact.added > 0) io.note(renderImpact(r.impact, {limit: APPLIED_ROWS}))
+  // The table is for people: not even made under --json (notes are silent there).
+  if (!io.json && (r.impact.changed > 0 || r.impact.dropped.length > 0 || r.impact.added > 0)) io.note(renderImpact(r.impact, {limit: APPLIED_ROWS}))
   return {dryRun: false, impact: r.impact, result: r.result}
 }

@@ -127,6 +127,14 @@ describe('products create / get round trip', () => {
     expect(missing.json).toEqual({message: 'no product with api_id "nope" (list them with: pricectl products list)', success: false})
   })
 
+  it('--json prints 2-space JSON and a newline, results and errors alike', async () => {
+    const got = await run(db, ['products', 'get', 'pro_base', '--json'])
+    expect(got.stdout).toBe(`${JSON.stringify(got.json, null, 2)}\n`)
+    const missing = await run(db, ['products', 'get', 'nope', '--json'])
+    expect(missing.json).toEqual({message: 'no product with api_id "nope" (list them with: pricectl products list)', success: false})
+    expect(missing.stdout).toBe(`${JSON.stringify(missing.json, null, 2)}\n`)
+  })
+
   it('flags override --body fields', async () => {
     const r = await run(db, ['products', 'create', '--body', file(JSON.stringify(body)), '--name', 'Renamed', '--base-px', '11', '--country-price', 'FR=9:EUR', '--json'])
     expect(r.json).toMatchObject({base_px: 11, country_prices: [{country: 'FR', currency: 'EUR', local_price: 9}], name: 'Renamed'})

@@ -2,8 +2,8 @@ import {spawn, spawnSync} from 'node:child_process'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore, onPostgres, tableCount, tableRows} from '../helpers/e2e.js'
-import {paymentsCsv, seedCatalog, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {e2eSeeded, tableCount, tableRows} from '../helpers/e2e.js'
+import {paymentsCsv, seedCatalog, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 import {ROOT, run, withEnv} from '../helpers/run.js'
 
 const ROWS = 30_000
@@ -21,16 +21,8 @@ function charges(db: string): unknown[] {
     .map(({id: _id, ...rest}) => rest)
 }
 
-/** The revenue fixtures' catalog in a new store; on PostgreSQL moved there from a SQLite file by `db copy`. */
-async function seeded(): Promise<string> {
-  const file = join(tempDir(), 'store.db')
-  withStore(file, seedCatalog)
-  if (!onPostgres) return file
-  const db = e2eStore()
-  const copied = await run(undefined, ['db', 'copy', file, db, '--json'])
-  if (copied.code !== 0) throw new Error(copied.stdout + copied.stderr)
-  return db
-}
+/** The revenue fixtures' catalog in a new store, made once and copied (test/helpers/e2e.ts e2eSeeded: on PostgreSQL by `db copy`). */
+const seeded = () => e2eSeeded('revenue catalog', (file) => withStore(file, seedCatalog))
 
 /** Start an import of bin/run.js and SIGKILL it as soon as it reports its first committed batch. */
 function killAfterFirstBatch(db: string, file: string): Promise<{signal: NodeJS.Signals | null; stderr: string}> {

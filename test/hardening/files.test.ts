@@ -4,13 +4,13 @@ import {createHash} from 'node:crypto'
 import {chmodSync, chownSync, copyFileSync, existsSync, linkSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {APPLICATION_ID} from '../../src/store/identify.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {dump, fileDigest} from '../helpers/dump.js'
 import {ROOT, run, type Run} from '../helpers/run.js'
-import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, paymentsCsv, tempDir, write} from './helpers.js'
+import {BIN, copyFixtureStore, expectCleanFailure, fixtureExpected, type Invocation, paymentsCsv, RUN_MANY, runMany, tempDir, write} from './helpers.js'
 
 /** The fixture store of the current schema: stores on read-only media are not migrated. */
 const CURRENT = `v${SCHEMA_VERSION}.db`
@@ -105,29 +105,6 @@ function readOnly(dir: string, db: string, args: string[], env: Record<string, s
   })
   expect(r.status, `mount failed: ${r.stderr}`).not.toBe(99)
   return asRun({code: r.status, stderr: r.stderr, stdout: r.stdout})
-}
-
-/** A pricectl command for runMany: its arguments, and variables set for it alone. */
-type Invocation = {args: string[]; env?: Record<string, string>}
-
-/** test/hardening/run-many.mjs: several commands in one node process, each as bin/run.js runs it. */
-const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
-
-/**
- * Run `commands` one after another in one process (RUN_MANY) started by `spawn` (with
- * RUN_MANY's arguments): a read-only namespace or another user is set up once, and node and
- * oclif start once, instead of once per command. Each command's exit code, stdout and stderr
- * come back as bin/run.js's would.
- */
-function runMany(commands: Invocation[], spawn: (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>): Run[] {
-  const r = spawn([RUN_MANY, ROOT, JSON.stringify(commands)], ['pipe', 'pipe', 'pipe', 'pipe'])
-  const said = `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
-  expect(r.status, `mount failed: ${said}`).not.toBe(99)
-  // Nothing gets past the runner's capture: every byte a command wrote is in its own result.
-  expect([r.status, String(r.stdout), String(r.stderr)], said).toEqual([0, '', ''])
-  const results = JSON.parse(String(r.output[3])) as {code: number; stderr: string; stdout: string}[]
-  expect(results, said).toHaveLength(commands.length)
-  return results.map((result) => asRun(result))
 }
 
 /**
@@ -618,52 +595,68 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
     return db
   }
 
-  /** Mount a tmpfs of `size` on a new folder, optionally put `existing` in as FILE, back up onto FILE, list what is there. */
-  function backupOnto(db: string, size: string, options: {existing?: string; fill?: boolean; force?: boolean} = {}) {
-    const out = folder('pricectl-full-')
-    const script = [
-      'mount -t tmpfs -o size=$SIZE tmpfs "$OUT" || exit 99',
-      options.existing ? 'cp "$EXISTING" "$OUT/backup.db"' : ':',
-      // Fill the rest of the disk.
-      options.fill ? 'dd if=/dev/zero of="$OUT/filler" bs=4096 2>/dev/null; :' : ':',
-      `"$NODE" "$BIN" db backup "$OUT/backup.db" --db "$DB" --json ${options.force ? '--force' : ''}`,
-      'echo "__EXIT=$?"',
-      'cd "$OUT" && ls -A',
-      options.existing ? 'echo "__SHA=$(sha256sum backup.db | cut -c1-64)"' : ':',
-    ].join('\n')
-    const r = inNamespace(script, {DB: db, EXISTING: options.existing ?? '', OUT: out, SIZE: size})
-    expect(r.code, r.stderr).not.toBe(99)
-    const [json, rest] = r.stdout.split('__EXIT=')
-    const [code, ...tail] = rest.trim().split('\n')
-    const shaLine = tail.find((l) => l.startsWith('__SHA='))
-    return {
-      code: Number(code),
-      files: tail.filter((l) => !l.startsWith('__SHA=')).sort(),
-      json: JSON.parse(json),
-      sha: shaLine?.slice(6),
-      stderr: r.stderr,
-    }
+  /** The big store (bigStore), made once: the backups only read it. */
+  let big: string
+  beforeAll(() => {
+    big = bigStore()
+  })
+
+  type Onto = {existing?: string; fill?: boolean; force?: boolean; size: string}
+
+  /**
+   * For each case: mount a tmpfs of `size` on a new folder, optionally put `existing` in as
+   * FILE and fill the rest of the disk, then back up `db` onto each FILE, every backup in one
+   * namespace and one process (runMany), and list what each folder holds afterwards.
+   */
+  function backupsOnto(db: string, cases: Onto[]) {
+    const env: Record<string, string> = {}
+    const setup: string[] = []
+    const after: string[] = []
+    const lists = cases.map((_, i) => join(folder('pricectl-full-list-'), `list-${i}`))
+    const outs = cases.map((c, i) => {
+      const out = folder('pricectl-full-')
+      Object.assign(env, {[`EXISTING${i}`]: c.existing ?? '', [`LIST${i}`]: lists[i], [`OUT${i}`]: out, [`SIZE${i}`]: c.size})
+      setup.push(
+        `mount -t tmpfs -o size=$SIZE${i} tmpfs "$OUT${i}" || exit 99`,
+        c.existing ? `cp "$EXISTING${i}" "$OUT${i}/backup.db"` : ':',
+        // Fill the rest of the disk.
+        c.fill ? `dd if=/dev/zero of="$OUT${i}/filler" bs=4096 2>/dev/null; :` : ':',
+      )
+      // What is left, written beside (not on) the full disk: the runner's stdout is its own.
+      after.push(`(cd "$OUT${i}" && ls -A && ${c.existing ? 'echo "__SHA=$(sha256sum backup.db | cut -c1-64)"' : ':'}) > "$LIST${i}"`)
+      return out
+    })
+    const script = [...setup, '"$NODE" "$@" || exit $?', ...after].join('\n')
+    const results = runMany(
+      cases.map((c, i) => ({args: ['db', 'backup', join(outs[i], 'backup.db'), '--json', ...(c.force ? ['--force'] : [])], env: {PRICECTL_DB: db}})),
+      (args, stdio) => spawnSync('unshare', ['-Urm', 'sh', '-c', script, 'sh', ...args], {cwd: ROOT, encoding: 'utf8', env: {...process.env, BIN, CI: '1', DEBUG: '', NODE: process.execPath, NODE_ENV: '', ...env}, stdio}),
+    )
+    return results.map((r, i) => {
+      const listed = readFileSync(lists[i], 'utf8').trim().split('\n').filter((l) => l !== '')
+      const shaLine = listed.find((l) => l.startsWith('__SHA='))
+      return {code: r.code, files: listed.filter((l) => !l.startsWith('__SHA=')).sort(), json: r.json, sha: shaLine?.slice(6), stderr: r.stderr}
+    })
   }
 
   it('exits 1 and leaves nothing behind: no FILE, no FILE-journal, no temporary file', () => {
-    const db = bigStore()
-    for (const size of ['1m', '8m']) {
-      const r = backupOnto(db, size)
+    const sizes = ['1m', '8m']
+    const results = backupsOnto(big, [...sizes.map((size) => ({size})), {fill: true, size: '1m'}])
+    const full = results.pop()!
+    for (const [i, r] of results.entries()) {
       expect(r.code, r.stderr).toBe(1)
       expect(r.json).toEqual({message: expect.stringMatching(/^backup to .*backup\.db failed: the disk is full .*; nothing was written$/), success: false})
-      expect(r.files, size).toEqual([])
+      expect(r.files, sizes[i]).toEqual([])
     }
-    const full = backupOnto(db, '1m', {fill: true})
     expect(full.code).toBe(1)
     expect(full.files).toEqual(['filler'])
   })
 
   it('--force onto an existing backup: the old backup stays as it was, with no -journal, -wal or -shm beside it', () => {
-    const db = bigStore()
     const old = copyFixtureStore(folder(), CURRENT)
     const oldSha = sha(old)
-    for (const fill of [false, true]) {
-      const r = backupOnto(db, '2m', {existing: old, fill, force: true})
+    const fills = [false, true]
+    for (const [i, r] of backupsOnto(big, fills.map((fill) => ({existing: old, fill, force: true, size: '2m'}))).entries()) {
+      const fill = fills[i]
       expect(r.code, r.stderr).toBe(1)
       expect(r.files).toEqual(fill ? ['backup.db', 'filler'] : ['backup.db'])
       expect(r.sha).toBe(oldSha)

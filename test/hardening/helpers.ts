@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {chmodSync, copyFileSync, mkdtempSync, readFileSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -146,3 +146,36 @@ export function startBin(args: string[], options: {cwd?: string; env?: Record<st
   return {child, done}
 }
 
+/** A pricectl command for runMany: its arguments, and variables set for it alone. */
+export type Invocation = {args: string[]; env?: Record<string, string>}
+
+/** test/hardening/run-many.mjs: several commands in one node process, each as bin/run.js runs it. */
+export const RUN_MANY = join(ROOT, 'test', 'hardening', 'run-many.mjs')
+
+/** How runMany starts RUN_MANY (with these arguments and stdio): node from ROOT by default. */
+export type RunManySpawn = (args: string[], stdio: 'pipe'[]) => ReturnType<typeof spawnSync>
+
+const nodeFromRoot: RunManySpawn = (args, stdio) =>
+  spawnSync(process.execPath, args, {cwd: ROOT, encoding: 'utf8', env: {...process.env, CI: '1', DEBUG: '', NODE_ENV: ''}, maxBuffer: 256 * 1024 * 1024, stdio})
+
+/**
+ * Run `commands` one after another in one process (RUN_MANY, started by `spawn`): node and
+ * oclif start once instead of once per command (and a namespace or another user is set up
+ * once). Each command's exit code, stdout and stderr come back as bin/run.js's would.
+ */
+export function runMany(commands: Invocation[], spawn: RunManySpawn = nodeFromRoot): Run[] {
+  const r = spawn([RUN_MANY, ROOT, JSON.stringify(commands)], ['pipe', 'pipe', 'pipe', 'pipe'])
+  const said = `exit ${r.status}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`
+  expect(r.status, `mount failed: ${said}`).not.toBe(99)
+  // Nothing gets past the runner's capture: every byte a command wrote is in its own result.
+  expect([r.status, String(r.stdout), String(r.stderr)], said).toEqual([0, '', ''])
+  const results = JSON.parse(String(r.output[3])) as {code: number; stderr: string; stdout: string}[]
+  expect(results, said).toHaveLength(commands.length)
+  return results.map(({code, stderr, stdout}) => {
+    let json: unknown
+    try {
+      json = JSON.parse(stdout)
+    } catch {}
+    return {code, json, stderr, stdout}
+  })
+}

@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3'
 import {parse} from 'csv-parse/sync'
-import {execFileSync} from 'node:child_process'
 import {chmodSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {beforeAll, describe, expect, it} from 'vitest'
@@ -9,7 +8,7 @@ import {csv} from '../../src/cli/render.js'
 import {openSqliteStore as openStore} from '../../src/store/db.js'
 import {dump} from '../helpers/dump.js'
 import {ROOT, run, runBin} from '../helpers/run.js'
-import {BIN, copyFixtureStore, expectCleanFailure, expectUnchanged, fixtureExpected, PAYMENTS_HEADER, tempDir, write} from './helpers.js'
+import {copyFixtureStore, expectCleanFailure, expectUnchanged, fixtureExpected, PAYMENTS_HEADER, tempDir, write} from './helpers.js'
 
 /**
  * Security (issue 7, item 5): CSV output neutralises formulas, SQL never carries values
@@ -244,7 +243,7 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
     expect(tables).toEqual(expect.arrayContaining(['products', 'charges', 'users', 'locks']))
     expect((d.prepare('SELECT count(*) AS n FROM products').get() as {n: number}).n).toBe(3 + HOSTILE_IDS.length)
     d.close()
-    expect(runBin(db, ['db', 'check', '--json']).json).toMatchObject({ok: true})
+    expect((await run(db, ['db', 'check', '--json'])).json).toMatchObject({ok: true})
   })
 
   it('no SQL text is built from values: every ${...} inside SQL is a vetted constant or placeholder list', () => {
@@ -291,10 +290,21 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
 // ------------------------------------------------------------------ permissions
 
 describe('the store and its backups are owner-only', () => {
-  it('a new store: folder 0700, file 0600, WAL and shared-memory files 0600, even under umask 000', () => {
+  /** Run `fn` under umask 000 (this process's: the commands run in-process), then put the umask back. */
+  async function underUmask000<T>(fn: () => Promise<T>): Promise<T> {
+    const saved = process.umask(0)
+    try {
+      return await fn()
+    } finally {
+      process.umask(saved)
+    }
+  }
+
+  it('a new store: folder 0700, file 0600, WAL and shared-memory files 0600, even under umask 000', async () => {
     const dir = tempDir('pricectl-perm-')
     const db = join(dir, 'nested', 'deeper', 'store.db')
-    execFileSync('sh', ['-c', `umask 000 && "${process.execPath}" "${BIN}" db info --json --db "${db}" >/dev/null`], {env: {...process.env, CI: '1'}})
+    const r = await underUmask000(() => run(db, ['db', 'info', '--json']))
+    expect(r.code, r.stderr).toBe(0)
     expect(statSync(join(dir, 'nested')).mode & 0o777).toBe(0o700)
     expect(statSync(join(dir, 'nested', 'deeper')).mode & 0o777).toBe(0o700)
     expect(statSync(db).mode & 0o777).toBe(0o600)
@@ -305,20 +315,21 @@ describe('the store and its backups are owner-only', () => {
     store.close()
   })
 
-  it('db backup: a new copy and an overwritten one are 0600, even under umask 000', () => {
+  it('db backup: a new copy and an overwritten one are 0600, even under umask 000', async () => {
     const dir = tempDir('pricectl-perm-')
     const db = copyFixtureStore(dir)
     const copy = join(dir, 'copy.db')
-    execFileSync('sh', ['-c', `umask 000 && "${process.execPath}" "${BIN}" db backup "${copy}" --db "${db}" >/dev/null`], {env: {...process.env, CI: '1'}})
+    const made = await underUmask000(() => run(db, ['db', 'backup', copy]))
+    expect(made.code, made.stderr).toBe(0)
     expect(statSync(copy).mode & 0o777).toBe(0o600)
     const loose = join(dir, 'loose.db')
     writeFileSync(loose, '')
     chmodSync(loose, 0o644)
-    const r = runBin(db, ['db', 'backup', loose, '--force', '--json'])
+    const r = await run(db, ['db', 'backup', loose, '--force', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(statSync(loose).mode & 0o777).toBe(0o600)
     // Without --force an existing file is refused, untouched.
-    const refused = runBin(db, ['db', 'backup', loose])
+    const refused = await run(db, ['db', 'backup', loose])
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/exists.*--force/)
   })

@@ -5,6 +5,7 @@ import {afterAll, it} from 'vitest'
 
 import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
+import type {PgStore} from '../../src/store/postgres/store.js'
 import {freshPgDatabase, type PgDatabase} from './postgres.js'
 import {dump, fileDigest} from './dump.js'
 import {run, seededStore, tempStore} from './run.js'
@@ -23,6 +24,7 @@ export const onPostgres = E2E_ADAPTER === 'postgres'
 
 const databases: PgDatabase[] = []
 afterAll(() => {
+  for (const store of readers.splice(0)) store.close()
   for (const d of databases.splice(0)) d.drop()
 })
 
@@ -97,12 +99,34 @@ export function withPort<T>(db: string, fn: (store: StorePort) => T): T {
   }
 }
 
+/** The stores the read-backs below opened on PostgreSQL, by URL, open until the file ends: closed before the databases are dropped. */
+const readers: StorePort[] = []
+const readerOf = new Map<string, StorePort>()
+
+/**
+ * Run `fn` on the store for a read-back: on SQLite as withPort; on PostgreSQL on one store
+ * per database kept open for the file, since each open costs a thread, a connection and
+ * the schema checks (a third of a second of CPU), more than most read-backs. Between
+ * read-backs it is an idle connection outside any transaction, so each one reads what the
+ * commands have committed.
+ */
+function readBack<T>(db: string, fn: (store: StorePort) => T): T {
+  if (!onPostgres) return withPort(db, fn)
+  let store = readerOf.get(db)
+  if (!store) {
+    store = openStore(db)
+    readerOf.set(db, store)
+    readers.push(store)
+  }
+  return fn(store)
+}
+
 /**
  * Every table's rows, read through the storage port (the tables part): what a store holds,
  * to compare before and after a command that must not write, on either adapter.
  */
 export function storeRows(db: string): Record<string, unknown[][]> {
-  return withPort(db, (store) =>
+  return readBack(db, (store) =>
     store.tables.snapshot(() => {
       const out: Record<string, unknown[][]> = {}
       for (const t of store.tables.list()) {
@@ -116,10 +140,17 @@ export function storeRows(db: string): Record<string, unknown[][]> {
 /**
  * What the store holds, to compare before and after a command that must not write: on
  * SQLite the full dump (test/helpers/dump.ts: rows, schema, schema version), on PostgreSQL
- * every table's rows through the port.
+ * every row of every table of the port's list (tables.list) in PostgreSQL's text form, in
+ * one statement: reading them through tables.read costs five round trips a table.
  */
 export function storeState(db: string): unknown {
-  return onPostgres ? storeRows(db) : dump(db)
+  if (!onPostgres) return dump(db)
+  return readBack(db, (store) => {
+    const names = store.tables.list().map((t) => t.name)
+    const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
+    const [row] = (store as PgStore).raw.queryArrays<string[][]>(`SELECT ${names.map((n) => `(SELECT coalesce(array_agg(x::text ORDER BY x::text), '{}') FROM ${quoted(n)} x)`).join(', ')}`)
+    return Object.fromEntries(names.map((n, i) => [n, row[i]]))
+  })
 }
 
 /** SHA-256 of the store file (byte-for-byte unchanged); on PostgreSQL there is no file: an empty string. */
@@ -129,12 +160,12 @@ export function storeDigest(db: string): string {
 
 /** Rows in one table of the store, through the port (either adapter). */
 export function tableCount(db: string, table: string): number {
-  return withPort(db, (store) => store.tables.counts()[table] ?? 0)
+  return readBack(db, (store) => store.tables.counts()[table] ?? 0)
 }
 
 /** The rows of one table as objects by column name, through the port (either adapter). */
 export function tableRows(db: string, table: string): Record<string, unknown>[] {
-  return withPort(db, (store) => {
+  return readBack(db, (store) => {
     const shape = store.tables.list().find((t) => t.name === table)
     if (!shape) throw new Error(`no table ${table}`)
     const names = shape.columns.map((c) => c.name)

@@ -3,9 +3,9 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {connectPg} from '../../src/store/postgres/client.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
-import {runBin} from '../helpers/run.js'
+import {run} from '../helpers/run.js'
 
-/** `db info | check | migrate` on a PostgreSQL store, through bin/run.js (docs/postgres.md). */
+/** `db info | check | migrate` on a PostgreSQL store (docs/postgres.md), in-process: what is tested is the commands' output. */
 
 const made: PgDatabase[] = []
 afterEach(() => {
@@ -18,9 +18,9 @@ function database(options?: {empty?: boolean}): PgDatabase {
 }
 
 describe('db commands on PostgreSQL', () => {
-  it('db migrate creates the store in an empty database (opening it does, as on SQLite), then has nothing to do', () => {
+  it('db migrate creates the store in an empty database (opening it does, as on SQLite), then has nothing to do', async () => {
     const {url} = database({empty: true})
-    const first = runBin(url, ['db', 'migrate', '--json'])
+    const first = await run(url, ['db', 'migrate', '--json'])
     expect(first.code, first.stderr).toBe(0)
     expect(first.json).toMatchObject({success: true, to: SCHEMA_VERSION})
     const pg = connectPg(url)
@@ -29,13 +29,13 @@ describe('db commands on PostgreSQL', () => {
     } finally {
       pg.close()
     }
-    const again = runBin(undefined, ['db', 'migrate', '--json', '--db', url])
+    const again = await run(undefined, ['db', 'migrate', '--json', '--db', url])
     expect(again.json).toMatchObject({from: SCHEMA_VERSION, message: `store is at schema version ${SCHEMA_VERSION}; nothing to do`, to: SCHEMA_VERSION})
   })
 
-  it('db info: the URL without password, server version, database and schema, schema version, counts', () => {
+  it('db info: the URL without password, server version, database and schema, schema version, counts', async () => {
     const d = database()
-    const r = runBin(d.url, ['db', 'info', '--json'])
+    const r = await run(d.url, ['db', 'info', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({
       counts: {charges: 0, coupons: 0, experiments: 0, locks: 0, products: 0, subscriptions: 0, users: 0},
@@ -51,13 +51,13 @@ describe('db commands on PostgreSQL', () => {
     expect(r.json.counts.fx_rates).toBeGreaterThan(100)
     expect(r.json.server_version).toMatch(/^\d+/)
     expect(r.json.size_bytes).toBeGreaterThan(0)
-    const table = runBin(d.url, ['db', 'info'])
+    const table = await run(d.url, ['db', 'info'])
     expect(table.stdout).toMatch(/server\s+│ PostgreSQL \d+/)
   })
 
-  it('db check: ok on a sound store; a broken foreign key and a sequence behind its ids fail it (exit 1) with what to do', () => {
+  it('db check: ok on a sound store; a broken foreign key and a sequence behind its ids fail it (exit 1) with what to do', async () => {
     const d = database()
-    const ok = runBin(d.url, ['db', 'check', '--json'])
+    const ok = await run(d.url, ['db', 'check', '--json'])
     expect(ok.code, ok.stderr).toBe(0)
     expect(ok.json).toEqual({foreign_key_violations: 0, integrity: 'ok', ok: true, schema_version: SCHEMA_VERSION, success: true})
     const pg = connectPg(d.url)
@@ -69,7 +69,7 @@ describe('db commands on PostgreSQL', () => {
     } finally {
       pg.close()
     }
-    const bad = runBin(d.url, ['db', 'check'])
+    const bad = await run(d.url, ['db', 'check'])
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain('1 row(s) of country_prices break country_prices_product_id_fkey')
     expect(bad.stderr).toContain('the id sequence of products is behind its largest id')

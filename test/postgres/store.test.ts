@@ -14,7 +14,7 @@ import {openReaderStore} from '../../src/store/reader.js'
 import type {StorePort} from '../../src/store/port.js'
 import {lock} from '../helpers/contract-fixtures.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
-import {ROOT, runBin} from '../helpers/run.js'
+import {ROOT, run} from '../helpers/run.js'
 
 const made: PgDatabase[] = []
 const opened: {close(): void}[] = []
@@ -132,11 +132,11 @@ describe('opening a PostgreSQL store', () => {
     expect(pg.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'products'`)).toEqual([{n: 1}])
   })
 
-  it('says what is wrong with a URL that reaches no database', () => {
+  it('says what is wrong with a URL that reaches no database', async () => {
     const u = new URL(database({empty: true}).url)
     u.pathname = '/no_such_database'
     expect(() => openStore(u.toString())).toThrow(/cannot open the PostgreSQL store .*no_such_database.*create it first/)
-    const r = runBin(undefined, ['db', 'info', '--db', 'postgres://nobody:secret@127.0.0.1:1/x'])
+    const r = await run(undefined, ['db', 'info', '--db', 'postgres://nobody:secret@127.0.0.1:1/x'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/cannot open the PostgreSQL store postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/x/)
     expect(r.stderr).not.toContain('secret')
