@@ -114,6 +114,8 @@ export class ImportStages {
 
   /** `cacheKb`: each stage connection's page cache; a batch bigger than it spills to its file as it is staged. */
   constructor(paths: readonly string[], cacheKb = STAGE_CACHE_KB) {
+    // It goes into a PRAGMA's text: a positive integer only.
+    if (!Number.isSafeInteger(cacheKb) || cacheKb <= 0) throw new RangeError(`stage cache size must be a positive whole number of KB, got ${String(cacheKb)}`)
     try {
       for (const path of paths) {
         const db = new Database(path, {fileMustExist: true})

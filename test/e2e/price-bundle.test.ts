@@ -94,25 +94,30 @@ describe('the price bundle runs its workers from dist/src/', () => {
 
   it.runIf(onPostgres)('a PostgreSQL connection\'s thread does not load fetch (undici) for pg\'s Cloudflare check', () => {
     // The built client (dist/src/store/postgres/client.ts) with its worker thread started under a
-    // hook that prints, as the thread exits, the fetch modules it loaded (src/store/postgres/client-worker.ts).
-    const hook = `data:text/javascript,${encodeURIComponent("import {writeSync} from 'node:fs'; process.on('exit', () => writeSync(1, JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))) + '\\n'))")}`
+    // hook that writes, every few milliseconds, the fetch modules the thread has loaded
+    // (src/store/postgres/client-worker.ts), whole files only (a rename). Not at the thread's
+    // exit: close() terminates it, and a terminated thread may not run its exit handlers.
+    const out = join(e2eDir(), 'loaded.json')
+    const hook = `data:text/javascript,${encodeURIComponent(`import {renameSync, writeFileSync} from 'node:fs'; setInterval(() => { writeFileSync(${JSON.stringify(out + '.tmp')}, JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici')))); renameSync(${JSON.stringify(out + '.tmp')}, ${JSON.stringify(out)}) }, 5).unref()`)}`
     const script = `
       import {createRequire, syncBuiltinESMExports} from 'node:module'
+      import {existsSync} from 'node:fs'
+      import {setTimeout as sleep} from 'node:timers/promises'
       const threads = createRequire(import.meta.url)('node:worker_threads')
-      const started = []
       threads.Worker = class extends threads.Worker {
-        constructor(file, options) { super(file, {...options, execArgv: ['--import', ${JSON.stringify(hook)}]}); started.push(this) }
+        constructor(file, options) { super(file, {...options, execArgv: ['--import', ${JSON.stringify(hook)}]}) }
       }
       syncBuiltinESMExports()
       const {connectPg} = await import(${JSON.stringify(join(ROOT, 'dist', 'src', 'store', 'postgres', 'client.js'))})
       const pg = connectPg(${JSON.stringify(e2eStore())})
       pg.query('SELECT 1')
-      const exited = new Promise((resolve) => started[0].once('exit', resolve))
-      pg.close()
-      await exited`
+      // The query answered: pg is loaded and connected; wait for the hook's next write.
+      for (let i = 0; i < 1000 && !existsSync(${JSON.stringify(out)}); i++) await sleep(10)
+      await sleep(50)
+      pg.close()`
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {cwd: ROOT, encoding: 'utf8'})
     expect(r.status, r.stderr).toBe(0)
-    expect(r.stdout).toBe('[]\n')
+    expect(readFileSync(out, 'utf8')).toBe('[]')
   })
 
   it.runIf(onPostgres)('a batch on PostgreSQL runs its queries on the client thread', async () => {

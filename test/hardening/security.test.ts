@@ -265,7 +265,10 @@ describe('SQL is parameterised: hostile ids change nothing they should not', () 
       'quote(name)', 'quote(t.name)', 'quote(table)', 'quote(column)', 'quote(f.table)', 'quote(f.name)', 'f.def', 'literal(quote(table))', 'literal(column)',
       "key.map(quote).join(', ')", "tables.map((t) => quote(t.name)).join(', ')", 'select', 'cursor',
       // src/store/import-stages.ts: the stage table's fixed name, the kind's fixed column list, a page cache size.
-      'STAGE_TABLE', "columns.join(', ')", 'STAGE_CACHE_KB',
+      // (or an importFiles option, checked to be a positive integer by ImportStages).
+      'STAGE_TABLE', "columns.join(', ')", 'STAGE_CACHE_KB', 'cacheKb',
+      // src/store/schema/history.ts: the recorded tables' fixed names, quoted.
+      'RECORDED_SQL_LIST',
     ])
     const vetted = (e: string) =>
       allowed.has(e) ||

@@ -26,6 +26,8 @@ const databases: PgDatabase[] = []
 afterAll(() => {
   for (const store of readers.splice(0)) store.close()
   for (const d of databases.splice(0)) d.drop()
+  // The templates were among them: the next file of this worker makes its own.
+  pgTemplates.clear()
 })
 
 /** A fresh, empty store for one test: what `--db` is given. */
