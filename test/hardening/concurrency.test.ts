@@ -4,7 +4,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {ROOT, run} from '../helpers/run.js'
-import {type ChildResult, copyFixtureStore, fixtureExpected, paymentsCsv, startBin, subscriptionsCsv, tempDir, write} from './helpers.js'
+import {type ChildResult, copyFixtureStore, fixtureExpected, paymentsCsv, startBin, startMany, subscriptionsCsv, tempDir, write} from './helpers.js'
 
 /**
  * Concurrency (issue 7, item 2): two overlapping charges imports, a subscriptions import,
@@ -68,22 +68,20 @@ describe('imports and price calls from separate processes at once', () => {
     start('charges import B', ['charges', 'import', chargesB, '--batch-size', '500', '--json'])
     start('subscriptions import', ['subscriptions', 'import', subs, '--batch-size', '500', '--json'])
     start('price stream backward', ['price', '--input', backward])
-    // Single writes while the imports run: each is a read-then-write transaction.
-    const singles: {args: string[]; name: string; result: ChildResult}[] = []
-    const sequence = (async () => {
-      const steps: [string, string[]][] = [
+    // Single writes while the imports run: each is a read-then-write transaction, one after
+    // the other in one more process (startMany: each as bin/run.js runs it).
+    const steps: [string, string[]][] = [
         ['price (single)', ['price', '-u', 'cu_1', '-p', 'lifetime', '-p', 'pro_monthly', '--integration', 'gateway_a', '--json']],
         ['coupons create', ['coupons', 'create', '--api-id', 'CONC1', '--name', 'Concurrent 1', '--type', 'percentage', '--value', '5']],
         ['price (single, new user)', ['price', '-u', 'solo_1', '-p', 'lifetime', '--country', 'DE', '--json']],
         ['audiences create', ['audiences', 'create', '--api-id', 'conc_aud', '--name', 'Concurrent', '--rule', 'country in PL']],
         ['products update', ['products', 'update', 'pro_yearly', '--base-px', '98']],
         ['price (single, new user)', ['price', '-u', 'solo_2', '-p', 'lifetime', '--country', 'FR', '--json']],
-      ]
-      for (const [name, args] of steps) singles.push({args, name, result: await startBin(args, {env}).done})
-    })()
+    ]
+    const sequence = startMany(steps.map(([, args]) => ({args})), env)
 
     const results = await Promise.all(jobs.map(async (j) => ({...j, result: await j.done})))
-    await sequence
+    const singles: {args: string[]; name: string; result: {code: null | number; stderr: string; stdout: string}}[] = (await sequence).map((result, i) => ({args: steps[i][1], name: steps[i][0], result}))
     for (const j of [...results, ...singles]) {
       const what = `${j.name}: exit ${j.result.code}\n${j.result.stderr.slice(0, 500)}\n${j.result.stdout.slice(0, 300)}`
       expect(j.result.code, what).toBe(0)
@@ -130,8 +128,8 @@ describe('imports and price calls from separate processes at once', () => {
     const single = JSON.parse(singles[0].result.stdout)
     expect(single).toEqual(f.get('cu_1'))
 
-    const check = startBin(['db', 'check', '--json'], {env})
-    expect(JSON.parse((await check.done).stdout)).toMatchObject({integrity: 'ok', ok: true})
+    // The check in-process: the processes under test are the ones above.
+    expect((await run(db, ['db', 'check', '--json'])).json).toMatchObject({integrity: 'ok', ok: true})
   }, 120_000)
 
   it('writes that start while another process holds the write lock wait for it instead of failing busy', async () => {

@@ -171,11 +171,38 @@ export function runMany(commands: Invocation[], spawn: RunManySpawn = nodeFromRo
   expect([r.status, String(r.stdout), String(r.stderr)], said).toEqual([0, '', ''])
   const results = JSON.parse(String(r.output[3])) as {code: number; stderr: string; stdout: string}[]
   expect(results, said).toHaveLength(commands.length)
-  return results.map(({code, stderr, stdout}) => {
-    let json: unknown
-    try {
-      json = JSON.parse(stdout)
-    } catch {}
-    return {code, json, stderr, stdout}
+  return results.map(({code, stderr, stdout}) => ({code, json: parseJson(stdout), stderr, stdout}))
+}
+
+/** runMany without blocking this thread (the test reads other children meanwhile): node from ROOT, `env` added to this process's. */
+export function startMany(commands: Invocation[], env: Record<string, string> = {}): Promise<Run[]> {
+  const child = spawn(process.execPath, [RUN_MANY, ROOT, JSON.stringify(commands)], {
+    cwd: ROOT,
+    env: {...process.env, CI: '1', DEBUG: '', NODE_ENV: '', ...env},
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   })
+  const out = ['', '', '']
+  for (const [i, stream] of [child.stdout!, child.stderr!, child.stdio[3] as NodeJS.ReadableStream].entries()) stream.setEncoding('utf8').on('data', (d: string) => (out[i] += d))
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code) => {
+      try {
+        const said = `exit ${code}\nstdout: ${out[0]}\nstderr: ${out[1]}`
+        expect([code, out[0], out[1]], said).toEqual([0, '', ''])
+        const results = JSON.parse(out[2]) as {code: number; stderr: string; stdout: string}[]
+        expect(results, said).toHaveLength(commands.length)
+        resolve(results.map(({code, stderr, stdout}) => ({code, json: parseJson(stdout), stderr, stdout})))
+      } catch (error) {
+        reject(error)
+      }
+    })
+  })
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
 }
