@@ -8,7 +8,7 @@ import {createCharge, deleteCharge, listCharges, updateCharge} from '../../src/r
 import {createSubscription, deleteSubscription, listSubscriptions, updateSubscription} from '../../src/revenue/subscriptions.js'
 import {buildServer, type Server} from '../../src/server/app.js'
 import {openStore, sqliteOf} from '../../src/store/db.js'
-import {type Channel, type Ev, ordered, orderStream, type Stream, streamOf, T0} from '../helpers/revenue-order.js'
+import {applyEvent, type Channel, type Ev, ordered, orderStream, type Stream, streamOf, T0} from '../helpers/revenue-order.js'
 import {runArgs, seededStores, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {run} from '../helpers/run.js'
 
@@ -40,14 +40,7 @@ function engine(kind: Kind): Channel {
       const db = freshStore()
       withStore(db, (_db, store) => {
         for (const e of stream) {
-          const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
-          if (kind === 'subscriptions') {
-            if (e.action === 'create') createSubscription(store, e.body, e.event)
-            else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
-            else deleteSubscription(store, k, e.event)
-          } else if (e.action === 'create') createCharge(store, e.body, e.event)
-          else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
-          else deleteCharge(store, k, e.event)
+          applyEvent(kind, store, e)
         }
       })
       return records(db, kind)

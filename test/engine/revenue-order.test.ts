@@ -9,7 +9,7 @@ import {openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import {seedCatalog, seededStores, tempDir, withStore} from '../helpers/revenue-fixtures.js'
 import {compareEvents} from '../../src/revenue/events.js'
-import {type Channel, ordered, orderStream, type Stream, streamOf} from '../helpers/revenue-order.js'
+import {applyEvent, type Channel, ordered, orderStream, type Stream, streamOf} from '../helpers/revenue-order.js'
 
 /**
  * Issue 16, point 1: partial updates in any order. Last writer wins per field; an update or
@@ -131,14 +131,7 @@ function engineChannel(kind: 'charges' | 'subscriptions', store: StorePort, rese
     async run(stream) {
       reset()
       for (const e of stream) {
-        const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
-        if (kind === 'subscriptions') {
-          if (e.action === 'create') createSubscription(store, e.body, e.event)
-          else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
-          else deleteSubscription(store, k, e.event)
-        } else if (e.action === 'create') createCharge(store, e.body, e.event)
-        else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
-        else deleteCharge(store, k, e.event)
+        applyEvent(kind, store, e)
       }
       const records: {origin_id: string}[] = kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records
       return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))

@@ -1,6 +1,9 @@
 import fc from 'fast-check'
 
+import {createCharge, deleteCharge, updateCharge} from '../../src/revenue/charges.js'
 import {compareEvents, type EventRef} from '../../src/revenue/events.js'
+import {createSubscription, deleteSubscription, updateSubscription} from '../../src/revenue/subscriptions.js'
+import type {StorePort} from '../../src/store/port.js'
 
 /**
  * Streams of revenue events for the "any order" property (issue 16, point 1): creates
@@ -101,4 +104,16 @@ export function orderStream(stream: Stream, seed: number): Stream {
     ;[out[i], out[j]] = [out[j]!, out[i]!]
   }
   return out
+}
+
+/** One event of a stream through the engine's write function for it (user u1, gateway_a). */
+export function applyEvent(kind: 'charges' | 'subscriptions', store: StorePort, e: Ev): void {
+  const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
+  if (kind === 'subscriptions') {
+    if (e.action === 'create') createSubscription(store, e.body, e.event)
+    else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
+    else deleteSubscription(store, k, e.event)
+  } else if (e.action === 'create') createCharge(store, e.body, e.event)
+  else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
+  else deleteCharge(store, k, e.event)
 }
