@@ -135,6 +135,7 @@ function isFormatChar(ch: string): boolean {
   let f = formatChars.get(ch)
   if (f === undefined) {
     f = FORMAT_CHAR.test(ch)
+    // Stryker disable next-line all: the cap bounds memory only; no answer depends on it.
     if (formatChars.size < 4096) formatChars.set(ch, f)
   }
   return f
