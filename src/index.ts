@@ -12,7 +12,7 @@ import {importFiles} from './import/importer.js'
 import {batchPricer, CHUNK_SIZE} from './pricing/batch.js'
 import {PricingContext} from './pricing/context.js'
 import {calculatePrice} from './pricing/price.js'
-import {comparePrices, parseTolerance, previewPrices as previewRows, readSnapshot} from './pricing/preview.js'
+import {comparePrices, gateComparison, parseTolerance, previewPrices as previewRows, readSnapshot} from './pricing/preview.js'
 import {requireMoment, resolveZone} from './dates.js'
 import {revenueReport as report} from './revenue/report.js'
 import type {PricePreviewOutput, PriceRequest as PriceRequestSchema, PriceResult} from './schemas/price.js'
@@ -202,8 +202,10 @@ export function previewPrices(store: Store, options: PreviewOptions = {}): Previ
     products: options.products,
   })
   if (!before) return {rows, success: true}
-  const {changes, failed} = comparePrices(before, rows, parsedTolerance)
-  return {comparison: {against: options.against!, changes, failed, passed: failed === 0, tolerance}, rows, success: true}
+  // The rows asked for are the scope: snapshot rows of other products or countries are not compared.
+  const scope = {countries: options.countries?.map(upperCode), products: options.products}
+  const comparison = gateComparison(options.against!, comparePrices(before, rows, parsedTolerance, scope), tolerance)
+  return {comparison, rows, success: comparison.passed}
 }
 
 export type ImportOptions = {

@@ -5,7 +5,7 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {InvalidInputError} from '../../src/errors.js'
 import {parseExperimentId} from '../../src/experiments/manage.js'
-import {comparePrices, describeChange, parseTolerance, type PreviewError, previewPrices, readSnapshot, snapshotJson} from '../../src/pricing/preview.js'
+import {comparePrices, describeChange, gateComparison, githubAnnotations, junitReport, rowKey, parseTolerance, type PreviewError, type PreviewScope, previewPrices, readSnapshot, rowWhere, scopeFlags, snapshotJson} from '../../src/pricing/preview.js'
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
 
 export default class PricePreview extends BaseCommand<typeof PricePreview> {
@@ -17,7 +17,10 @@ be quoted them, without an experiment arm, and writes nothing: no lock, no user,
 exposure. Default countries: those with a country price or a localization factor, plus the
 store's default country. --against FILE compares with a snapshot made by
 "price preview --output json > FILE" and exits 1 when a price moved beyond --tolerance, a
-currency changed, or a row was added or removed; --update then rewrites FILE.
+currency changed, or a row was added or removed; --update then rewrites FILE. Snapshot rows
+outside -p, --country, --audience or --arm are not compared (and --update keeps them).
+On GitHub Actions (GITHUB_ACTIONS=true) a failing gate also prints an ::error annotation per
+changed price; --junit FILE writes a JUnit XML report for other CI systems.
 --audience prices as given audiences (x audiences); --experiment ID prices under each of
 its arms (x arms, --arm to pick), whatever the experiment's status: what a visitor of the
 arm would be quoted.
@@ -29,6 +32,7 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
     '<%= config.bin %> price preview --output json > prices.json',
     '<%= config.bin %> price preview --against prices.json --tolerance 1%',
     '<%= config.bin %> price preview --against prices.json --update',
+    '<%= config.bin %> price preview --against prices.json --junit price-gate.xml',
     '<%= config.bin %> price preview -p pro_monthly --experiment 3 --arm all --country US,DE',
     '<%= config.bin %> price preview --audience all --country IN',
   ]
@@ -40,6 +44,7 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
     experiment: Flags.string({description: 'A price experiment (any status) whose arms to preview: one row per arm, with an "arm" column'}),
     feature: Flags.string({description: 'User feature KEY=VALUE, to price as a matching audience would (repeatable)', multiple: true}),
     integration: Flags.string({description: 'Include the amount of this gateway (repeatable): gateway_a..gateway_d', multiple: true}),
+    junit: Flags.string({description: 'With --against: also write the comparison as a JUnit XML report to this file (one test case per price)'}),
     output: Flags.string({default: 'table', description: 'Output format (--json: json)', options: ['table', 'csv', 'json']}),
     product: Flags.string({char: 'p', description: 'Product api_id (repeatable, or comma-separated; default: every product)', multiple: true}),
     tolerance: Flags.string({default: '0', description: 'With --against: allowed move, in currency units (0.05) or percent (1%)'}),
@@ -52,7 +57,7 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
   async run() {
     const {flags} = this
     const list = (v?: string[]) => v?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)
-    if ((flags.update || flags.tolerance !== '0') && !flags.against) throw new InvalidInputError('--update and --tolerance compare with a snapshot: add --against FILE')
+    if ((flags.update || flags.tolerance !== '0' || flags.junit) && !flags.against) throw new InvalidInputError('--update, --tolerance and --junit compare with a snapshot: add --against FILE')
     const tolerance = parseTolerance(flags.tolerance)
     const features: Record<string, string> = {}
     for (const f of flags.feature ?? []) {
@@ -82,7 +87,7 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
       this.exit(1)
     }
     if (!before) {
-      const result = {...(errors.length > 0 ? {errors} : {}), rows, success: true as const}
+      const result = {...(errors.length > 0 ? {errors} : {}), rows, success: errors.length === 0}
       if (this.jsonEnabled()) {
         if (errors.length === 0) return result
         this.logJson(result)
@@ -94,28 +99,53 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
       reportErrors()
       return undefined
     }
-    const {changes, failed} = comparePrices(before, rows, tolerance)
-    const passed = failed === 0 || flags.update
-    if (flags.update) writeFileSync(flags.against!, flags.against!.endsWith('.csv') ? csv(rows, columns(rows)) : snapshotJson(rows))
-    const result = {comparison: {against: flags.against!, changes, failed, passed, tolerance: flags.tolerance}, ...(errors.length > 0 ? {errors} : {}), rows, success: true as const}
+    const every = (v?: string[]) => (v?.some((x) => x === 'all') ? undefined : v)
+    const scope: PreviewScope = {arms: every(list(flags.arm)), audiences: every(list(flags.audience)), countries: list(flags.country)?.map((c) => c.toUpperCase()), products: list(flags.product)}
+    const comparison = comparePrices(before, rows, tolerance, scope)
+    const {changes, compared, failed, notCompared} = comparison
+    if (flags.update) {
+      // Rows outside the flags stay as the snapshot has them: narrowing a refresh never drops them.
+      const kept = notCompared.map((r) => ({...(r.record as PreviewRow), ...r}) as PreviewRow & {record?: unknown})
+      for (const k of kept) delete k.record
+      const fresh = [...rows, ...kept].sort((a, b) => rowKey(a).localeCompare(rowKey(b)))
+      writeFileSync(flags.against!, flags.against!.endsWith('.csv') ? csv(fresh, columns(fresh, new Set(kept))) : snapshotJson(fresh))
+    }
+    if (flags.junit) writeFileSync(flags.junit, junitReport(flags.against!, rows, comparison, scope))
+    const gate = gateComparison(flags.against!, comparison, flags.tolerance, flags.update)
+    const {passed} = gate
+    const result = {comparison: gate, ...(errors.length > 0 ? {errors} : {}), rows, success: passed && errors.length === 0}
     if (this.jsonEnabled()) {
-      if (passed && errors.length === 0) return result
+      if (result.success) return result
       this.logJson(result)
     } else for (const c of changes) this.log(describeChange(c))
     const summary = flags.update
-      ? `price gate: ${failed} difference(s) from ${flags.against}; snapshot updated with ${rows.length} prices`
+      ? `price gate: ${failed} difference(s) from ${flags.against}; snapshot updated with ${rows.length} prices${notCompared.length > 0 ? ` (its ${notCompared.length} other rows kept)` : ''}`
       : failed
-        ? `price gate failed: ${failed} of ${rows.length} prices differ from ${flags.against} beyond tolerance ${flags.tolerance}; if intended, run "pricectl price preview --against ${flags.against} --update" and commit it`
-        : `price gate passed: ${rows.length} prices match ${flags.against} (tolerance ${flags.tolerance})`
+        ? `price gate failed: ${failed} of ${compared} prices differ from ${flags.against} beyond tolerance ${flags.tolerance}; if intended, run "pricectl price preview --against ${flags.against} --update" and commit it`
+        : `price gate passed: ${compared} prices match ${flags.against} (tolerance ${flags.tolerance})`
     process.stderr.write(summary + '\n')
+    if (notCompared.length > 0) {
+      const shown = notCompared.slice(0, 5).map((r) => rowWhere(r)).join(', ')
+      process.stderr.write(`price gate: ${notCompared.length} snapshot row${notCompared.length === 1 ? ' was' : 's were'} outside ${scopeFlags(scope)} and not compared (${shown}${notCompared.length > 5 ? ', ...' : ''})\n`)
+    }
+    if (!passed && process.env.GITHUB_ACTIONS === 'true') for (const line of githubAnnotations(changes, flags.against!)) process.stderr.write(line + '\n')
     if (!passed) this.exit(1)
     reportErrors()
     return undefined
   }
 }
 
-function columns(rows: PreviewRow[]) {
-  const gateways = [...new Set(rows.flatMap((r) => Object.keys(r.integrations ?? {})))].sort()
+/**
+ * The table's and CSV's columns. `kept`: rows of a CSV snapshot that --update keeps as the
+ * file has them (their cells are the file's, gateway columns included).
+ */
+function columns(rows: PreviewRow[], kept: ReadonlySet<object> = new Set()) {
+  const cells = (r: PreviewRow) => r as unknown as Record<string, unknown>
+  const gateways = [...new Set(rows.flatMap((r) => (kept.has(r) ? Object.keys(r).filter((k) => k.startsWith('gateway_') && cells(r)[k]) : Object.keys(r.integrations ?? {}))))].sort()
+  return columnsOf(rows, gateways).map((c) => ({header: c.header, value: (r: PreviewRow) => (kept.has(r) ? String(cells(r)[c.header] ?? '') : c.value(r))}))
+}
+
+function columnsOf(rows: PreviewRow[], gateways: string[]) {
   return [
     {header: 'product', value: (r: PreviewRow) => r.product},
     {header: 'country', value: (r: PreviewRow) => r.country},

@@ -202,7 +202,10 @@ export function parseTolerance(s: string): Tolerance {
 }
 
 /** The rows of a snapshot file: `price preview --output json` or `--output csv`. */
-export function readSnapshot(file: string): Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'>[] {
+/** A snapshot row: what the gate compares, and the record as the file has it (what `--update` keeps of rows it did not compare). */
+export type SnapshotRow = Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'> & {record: Record<string, unknown>}
+
+export function readSnapshot(file: string): SnapshotRow[] {
   let text: string
   try {
     text = readFileSync(file, 'utf8')
@@ -230,7 +233,7 @@ export function readSnapshot(file: string): Pick<Row, 'arm' | 'audience' | 'coun
       if (typeof r[f] !== 'string' || r[f] === '') throw bad(`row ${i + 1} has no ${f}`)
     }
     if (!Number.isFinite(price)) throw bad(`row ${i + 1} has no numeric price (got ${JSON.stringify(r.price)})`)
-    const row: Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'> = {audience: typeof r.audience === 'string' && r.audience ? r.audience : 'default', country: r.country as string, currency: r.currency as string, price, product: r.product as string}
+    const row: SnapshotRow = {audience: typeof r.audience === 'string' && r.audience ? r.audience : 'default', country: r.country as string, currency: r.currency as string, price, product: r.product as string, record: r}
     // Previews of an experiment's arms (--experiment) name the arm of each row.
     if ((typeof r.arm === 'string' && r.arm !== '') || typeof r.arm === 'number') row.arm = armIdOut(String(r.arm))
     return row
@@ -255,8 +258,14 @@ export type PriceChange = {
  * moved beyond the tolerance, a changed currency, and an added or removed row all fail
  * (each is a change to what customers are charged that the snapshot must record).
  */
-export function comparePrices(before: ReturnType<typeof readSnapshot>, after: Row[], tolerance: Tolerance): {changes: PriceChange[]; failed: number} {
-  const old = new Map(before.map((r) => [rowKey(r), r]))
+export function comparePrices<B extends Pick<Row, 'arm' | 'audience' | 'country' | 'currency' | 'price' | 'product'>>(
+  before: B[],
+  after: Row[],
+  tolerance: Tolerance,
+  scope: PreviewScope = {},
+): {changes: PriceChange[]; compared: number; failed: number; notCompared: B[]} {
+  const notCompared = before.filter((r) => !inScope(r, scope))
+  const old = new Map(before.filter((r) => inScope(r, scope)).map((r) => [rowKey(r), r]))
   const fresh = new Map(after.map((r) => [rowKey(r), r]))
   const changes: PriceChange[] = []
   const keys = [...new Set([...old.keys(), ...fresh.keys()])].sort()
@@ -281,12 +290,99 @@ export function comparePrices(before: ReturnType<typeof readSnapshot>, after: Ro
     const beyond = tolerance.kind === 'absolute' ? Math.abs(diffMinor) > tolerance.value * scale + 1e-9 : pct === null || Math.abs(pct) > tolerance.value
     changes.push({...base, after: a.price, before: b.price, change: beyond ? 'changed' : 'within_tolerance', currency_after: a.currency, currency_before: b.currency, pct_change: pct})
   }
-  return {changes, failed: changes.filter((c) => c.change !== 'within_tolerance').length}
+  return {changes, compared: keys.length, failed: changes.filter((c) => c.change !== 'within_tolerance').length, notCompared}
+}
+
+/** The `comparison` of `price preview --against --json` (and of the library's previewPrices). */
+export function gateComparison(against: string, result: ReturnType<typeof comparePrices<SnapshotRow>>, tolerance: string, update = false) {
+  return {
+    against,
+    changes: result.changes,
+    compared: result.compared,
+    failed: result.failed,
+    not_compared: result.notCompared.map(({record: _, ...key}) => key),
+    passed: result.failed === 0 || update,
+    tolerance,
+  }
+}
+
+/**
+ * What a preview was narrowed to by its flags (-p, --country, --audience, --arm): snapshot
+ * rows outside it are not compared (and `--update` keeps them), so a gate on one product
+ * against the whole catalog's snapshot checks that product. An unset list is every value.
+ */
+export type PreviewScope = {arms?: string[]; audiences?: string[]; countries?: string[]; products?: string[]}
+
+export function inScope(r: Pick<Row, 'arm' | 'audience' | 'country' | 'product'>, scope: PreviewScope): boolean {
+  return (
+    (!scope.products || scope.products.includes(r.product)) &&
+    (!scope.countries || scope.countries.includes(r.country)) &&
+    (!scope.audiences || scope.audiences.includes(r.audience)) &&
+    (!scope.arms || (r.arm !== undefined && scope.arms.includes(String(r.arm))))
+  )
+}
+
+/** Which flags narrowed the preview, for messages: "-p/--country". */
+export function scopeFlags(scope: PreviewScope): string {
+  const names: [keyof PreviewScope, string][] = [['products', '-p'], ['countries', '--country'], ['audiences', '--audience'], ['arms', '--arm']]
+  return names.filter(([k]) => scope[k]).map(([, f]) => f).join('/')
+}
+
+/** The snapshot's key of a row, for messages: "pro_monthly DE", "(audience)", "arm 3". */
+export function rowWhere(r: Pick<Row, 'arm' | 'audience' | 'country' | 'product'>): string {
+  return `${r.product} ${r.country}${r.audience === 'default' ? '' : ` (${r.audience})`}${r.arm === undefined ? '' : ` arm ${r.arm}`}`
+}
+
+/**
+ * GitHub Actions error annotations, one per change that fails the gate: the workflow command
+ * `::error file=F,title=T::MESSAGE` (the runner reads them from stdout and stderr; they are
+ * printed on stderr so stdout stays the result). Properties escape % \r \n : and ,; the
+ * message % \r \n.
+ */
+export function githubAnnotations(changes: PriceChange[], file: string): string[] {
+  const data = (v: string) => v.replaceAll('%', '%25').replaceAll('\r', '%0D').replaceAll('\n', '%0A')
+  const property = (v: string) => data(v).replaceAll(':', '%3A').replaceAll(',', '%2C')
+  return changes
+    .filter((c) => c.change !== 'within_tolerance')
+    .map((c) => `::error file=${property(file)},title=${property(`price gate: ${rowWhere(c)}`)}::${data(describeChange(c))}`)
+}
+
+/**
+ * A JUnit XML report of a gate (--junit), for CI systems that show test reports: one test
+ * case per compared row, failed when its change fails the gate; a snapshot row outside the
+ * preview's flags is a skipped case.
+ */
+export function junitReport(against: string, rows: Row[], result: ReturnType<typeof comparePrices<SnapshotRow>>, scope: PreviewScope): string {
+  const xml = (v: string) => v.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;').replaceAll("'", '&apos;')
+  const changed = new Map(result.changes.map((c) => [rowKey(c), c]))
+  const keys = new Map<string, Pick<Row, 'arm' | 'audience' | 'country' | 'product'>>()
+  for (const r of rows) keys.set(rowKey(r), r)
+  for (const c of result.changes) keys.set(rowKey(c), c)
+  const cases = [...keys.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, r]) => {
+      const c = changed.get(key)
+      const open = `    <testcase classname="price gate.${xml(r.product)}" name="${xml(rowWhere(r))}"`
+      if (!c || c.change === 'within_tolerance') return `${open}/>`
+      return `${open}>\n      <failure type="${c.change}" message="${xml(describeChange(c))}"/>\n    </testcase>`
+    })
+  const skipped = result.notCompared.map((r) => `    <testcase classname="price gate.${xml(r.product)}" name="${xml(rowWhere(r))}">\n      <skipped message="outside ${xml(scopeFlags(scope))}: not compared"/>\n    </testcase>`)
+  const counts = `tests="${cases.length + skipped.length}" failures="${result.failed}" errors="0" skipped="${skipped.length}"`
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="pricectl price gate" ${counts}>`,
+    `  <testsuite name="price preview --against ${xml(against)}" ${counts}>`,
+    ...cases,
+    ...skipped,
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n')
 }
 
 /** One line of the diff a person reads in a CI log. */
 export function describeChange(c: PriceChange): string {
-  const where = `${c.product} ${c.country}${c.audience === 'default' ? '' : ` (${c.audience})`}${c.arm === undefined ? '' : ` arm ${c.arm}`}`
+  const where = rowWhere(c)
   switch (c.change) {
     case 'added':
       return `+ ${where}: new row, ${c.after} ${c.currency_after}`

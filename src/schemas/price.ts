@@ -156,10 +156,21 @@ export const PreviewError = z.object({
 
 export const PricePreviewOutput = z.object({
   comparison: z
-    .object({against: z.string(), changes: z.array(PriceChange), failed: z.number().int(), passed: z.boolean(), tolerance: z.string()})
+    .object({
+      against: z.string(),
+      changes: z.array(PriceChange),
+      /** Rows compared: the fresh rows and the snapshot's rows within the flags, counted once. */
+      compared: z.number().int(),
+      failed: z.number().int(),
+      /** Snapshot rows outside -p, --country, --audience or --arm: not compared (and kept by --update). */
+      not_compared: z.array(z.object({arm: z.union([z.number(), z.string()]).optional(), audience: z.string(), country: z.string(), currency: z.string(), price: z.number(), product: z.string()})),
+      passed: z.boolean(),
+      tolerance: z.string(),
+    })
     .optional(),
   /** Products that could not be priced (present only when some could not; exit 1). */
   errors: z.array(PreviewError).optional(),
   rows: z.array(PreviewRow),
-  success: z.literal(true),
+  /** What the exit code says: false when the gate failed or a product could not be priced (exit 1). */
+  success: z.boolean(),
 })

@@ -172,6 +172,7 @@ describe('previewPrices', () => {
     writeFileSync(snapshot, JSON.stringify({rows: moved}))
     const diff = previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly']})
     expect(diff.comparison).toMatchObject({failed: 1, passed: false})
+    expect(diff.success).toBe(false)
     expect(diff.comparison!.changes).toEqual([expect.objectContaining({change: 'changed', country: 'DE', product: 'basic_monthly'})])
     // Within a tolerance of 2 currency units the move passes.
     expect(previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly'], tolerance: '2'}).comparison!.passed).toBe(true)
