@@ -4,7 +4,6 @@ import {
   CHARGE_COLUMNS,
   compareEvents,
   type EventRef,
-  eventOfImportRow,
   type FieldEvents,
   type FieldWrites,
   judge,
@@ -23,6 +22,7 @@ import {makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
+import {eventOfImportRow} from '../rows.js'
 
 /** PostgreSQL adapter of the imports repository: rows stream through COPY, straight into the target when their keys are new, else into a staging table merged from there. */
 export class PgImports implements ImportsRepository {

@@ -5,8 +5,6 @@ import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOpt
 import {
   CHARGE_COLUMNS,
   compareEvents,
-  EVENT_FROM_IMPORT_SQL,
-  eventOfImportRow,
   type EventRef,
   type FieldEvents,
   type FieldWrites,
@@ -22,8 +20,17 @@ import {
   SUBSCRIPTION_IMPORT_COLUMNS,
   writesNewerThan,
 } from '../port/revenue.js'
+import {eventOfImportRow} from '../rows.js'
 import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
+
+/**
+ * SQL of the event columns (SUBSCRIPTION_EVENT_COLUMNS order) read from a table of import rows
+ * aliased `s` (a stage with SUBSCRIPTION_IMPORT_COLUMNS).
+ */
+const EVENT_FROM_IMPORT_SQL = SUBSCRIPTION_EVENT_COLUMNS.map((c) =>
+  c === 'event_id' ? 's.latest_event_id' : c === 'event_timestamp' ? 's.latest_event_timestamp' : c === 'trial_start' || c === 'trial_end' ? `COALESCE(s.seen_${c}, s.${c})` : `s.${c}`,
+).join(', ')
 
 /** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */
 const IMPORT_CACHE_KB = 4096
