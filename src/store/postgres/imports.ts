@@ -1,5 +1,5 @@
 
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
+import type {ExternalStages, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -18,7 +18,7 @@ import {
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
-import {makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
+import {ImportStages, makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
@@ -33,6 +33,11 @@ export class PgImports implements ImportsRepository {
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
     return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+  }
+
+  /** The stages are scratch SQLite files on PostgreSQL too (PgImportWriter reads them into COPY). */
+  fillStages(paths: readonly string[], cacheKb?: number): ExternalStages {
+    return new ImportStages(paths, cacheKb)
   }
 }
 

@@ -1,7 +1,7 @@
 import Database, {type Statement} from 'better-sqlite3'
 
 import type {DB} from '../db.js'
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
+import type {ExternalStages, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch, WalCheckpoints} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
@@ -21,7 +21,7 @@ import {
   writesNewerThan,
 } from '../port/revenue.js'
 import {eventOfImportRow} from '../rows.js'
-import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
+import {ImportStages, makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
 
 /**
@@ -121,11 +121,22 @@ function historyStatement(db: DB, t: string, key: string): Statement {
 export class SqliteImports implements ImportsRepository {
   constructor(
     private readonly db: DB,
-    private readonly revenue: SqliteRevenue,
+    /** The store's revenue repository, made when a writer needs it (the reading thread's store only fills stages). */
+    private readonly revenue: () => SqliteRevenue,
+    /** The store's file (StorePort.location): the checkpoints' connection opens it. */
+    private readonly location: string,
   ) {}
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
-    return new SqliteImportWriter(this.db, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+    return new SqliteImportWriter(this.db, this.revenue(), table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+  }
+
+  fillStages(paths: readonly string[], cacheKb?: number): ExternalStages {
+    return new ImportStages(paths, cacheKb)
+  }
+
+  checkpoints(): undefined | WalCheckpoints {
+    return ImportCheckpoints.open(this.location)
   }
 }
 
