@@ -72,6 +72,14 @@ export interface PricingRepository {
    */
   catalogVersion(): number
   /**
+   * catalogVersion() where it is a local read that moves on every commit of another
+   * connection, whatever it wrote (SQLite's data_version): a long-lived process reads it once
+   * per unit of work (the server, per request) and keeps what it read from the store while it
+   * stays (API keys, remembered locks, the pricing context). Left out where the version costs
+   * a round trip or counts catalog changes only (PostgreSQL).
+   */
+  commitVersion?(): number
+  /**
    * Remember up to `max` lock rows between units of work, for a long-lived process that reads
    * catalogVersion() before each (the server, per request): an adapter offers it only where
    * that version moves on every other connection's commit (SQLite's data_version).

@@ -599,6 +599,10 @@ export class SqlitePricing implements PricingRepository {
     return version
   }
 
+  commitVersion(): number {
+    return this.catalogVersion()
+  }
+
   catalogSnapshot(): PricingProduct[] {
     const db = this.db
     const rows = db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id').all() as ProductRow[]
