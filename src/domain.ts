@@ -3,7 +3,7 @@
  * their quotes, product rows, users, FX rates, localization factors, gateway rules, audience
  * rules and the catalog records products are made of. Type declarations only: this module
  * imports nothing and holds no code, so the port can depend on it without depending on the
- * engine (docs/architecture.md, "Domain types and the port"; test/architecture.test.ts checks it).
+ * engine (docs/architecture.md, "What may import what"; test/architecture.test.ts checks it).
  * The engine modules that work with a type re-export it from here, and where a zod schema
  * or a constant list describes the same values, its module checks at compile time that both
  * agree (src/schemas/catalog.ts, src/fx/sources.ts, src/money/gateway-tables.ts,
