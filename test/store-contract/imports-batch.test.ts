@@ -140,4 +140,12 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     again.close()
     expect(all()).toEqual(byRow.rows)
   })
+
+  it('checkpoints, where the adapter offers them, run on a store in WAL mode through a connection of their own', () => {
+    if (!store.imports.checkpoints) return
+    const checkpoints = store.imports.checkpoints()
+    expect(checkpoints).toBeDefined()
+    checkpoints!.run()
+    checkpoints!.close()
+  })
 })
