@@ -1,7 +1,7 @@
 import type {FeatureOutput, Lock, Trial} from '../domain.js'
 import {unpackQuote} from '../pricing/locks.js'
 import {type CountryPrice, integrationFromRow, type IntegrationRow, type Product} from './port/catalog.js'
-import type {Allocation, Experiment, ExperimentProduct, ExperimentType, Status} from './port/experiments.js'
+import type {Experiment, ExperimentProduct} from './port/experiments.js'
 import {eventOfRecord, SUBSCRIPTION_COLUMNS, type SubscriptionEvent, type SubscriptionValues} from './port/revenue.js'
 
 /**
@@ -97,21 +97,7 @@ export function productFromRecord(r: ProductRecord, lists: ProductLists): Produc
 // ---- experiments
 
 /** An experiments row as both adapters select it (with its audience's api_id). */
-export type ExperimentRecord = {
-  allocation: Allocation
-  audience: null | string
-  audience_id: null | number
-  countries_json: string
-  created_at: string
-  id: number
-  name: string
-  seed: number
-  started_at: null | string
-  status: Status
-  stopped_at: null | string
-  type: ExperimentType
-  updated_at: string
-}
+export type ExperimentRecord = Omit<Experiment, 'arms' | 'countries' | 'products'> & {countries_json: string}
 
 /** An arms row as both adapters select it. */
 export type ArmRecord = {arm_id: string; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}
