@@ -1,4 +1,5 @@
 import {join} from 'node:path'
+import ts from 'typescript'
 import {describe, expect, it} from 'vitest'
 
 import {WORKERS} from '../src/workers.js'
@@ -159,6 +160,109 @@ describe('the storage port holds the handle', () => {
       .filter((s) => !s.file.startsWith('src/store/postgres/') && /(require(\.resolve)?\(|from\s+|import\s*\()\s*['"](pg|pg-copy-streams)['"]/.test(s.text))
       .map((s) => s.file)
     expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/client-worker.ts (the PostgreSQL client\'s thread) only').toEqual([])
+  })
+})
+
+/** The plain types the engine and the port exchange: type declarations only (docs/architecture.md, "Domain types"). */
+const DOMAIN = 'src/domain.ts'
+const isPort = (f: string) => f === 'src/store/port.ts' || f.startsWith('src/store/port/')
+
+/**
+ * What a file outside src/store/ may import from it: the port and its errors, opening a store
+ * (src/store/db.ts; src/store/reader.ts, a worker thread's read-only store), telling a busy
+ * store's error from a failure (src/store/busy.ts), and the safe writing of files beside the
+ * store (src/store/output-file.ts). The db commands (commands/db/) run the store's own
+ * operations too: backup, copy, restore, info and check.
+ */
+const STORE_ENTRY_POINTS = ['src/store/db.ts', 'src/store/reader.ts', 'src/store/busy.ts', 'src/store/output-file.ts']
+const STORE_OPERATIONS = ['src/store/copy.ts', 'src/store/maintenance.ts', 'src/store/restore.ts']
+
+function storeEntryAllowed(file: string, target: string): boolean {
+  if (isPort(target) || STORE_ENTRY_POINTS.includes(target)) return true
+  return file.startsWith('commands/db/') && STORE_OPERATIONS.includes(target)
+}
+
+/** Code that asks which adapter holds a store: a read of `store.kind`, or a comparison of a `.kind` with an adapter's name. */
+const KIND_READ = /\bstore\??\.kind\b/
+const KIND_TEST = /\.kind\s*[!=]==?\s*['"](sqlite|postgres)['"]|['"](sqlite|postgres)['"]\s*[!=]==?\s*[\w.?]*\.kind\b/
+
+/** What compiling `text` leaves to run: empty for a module of type declarations only. */
+function compiled(file: string, text: string): string {
+  const js = ts.transpileModule(text, {compilerOptions: {module: ts.ModuleKind.ESNext, removeComments: true, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: false}, fileName: file}).outputText
+  return js.replace(/^export \{\};?$/m, '').trim()
+}
+
+describe('domain types apart from the store', () => {
+  it('recognises runtime code, reads of the adapter and store imports (a blind detector would pass the tests below)', () => {
+    expect(compiled('x.ts', 'export type A = {b: number}\nexport interface C { d: string }')).toBe('')
+    expect(compiled('x.ts', "import type {A} from './a.js'\nexport type B = A")).toBe('')
+    expect(compiled('x.ts', 'export const A = 1')).not.toBe('')
+    expect(KIND_READ.test("const sqlite = store.kind === 'sqlite'")).toBe(true)
+    expect(KIND_READ.test('checkpoints ??= store?.kind')).toBe(true)
+    expect(KIND_TEST.test("const result = this.store.kind === 'postgres'")).toBe(true)
+    expect(KIND_TEST.test("if ('sqlite' !== opened.kind) return")).toBe(true)
+    expect(KIND_TEST.test("input.kind === 'charges' ? chargeRow : subscriptionRow")).toBe(false)
+    expect(storeEntryAllowed('src/pricing/context.ts', 'src/store/settings.ts')).toBe(false)
+    expect(storeEntryAllowed('src/pricing/context.ts', 'src/store/port/pricing.ts')).toBe(true)
+    expect(storeEntryAllowed('commands/db/backup.ts', 'src/store/copy.ts')).toBe(true)
+  })
+
+  it(`${DOMAIN} holds type declarations only and imports nothing`, () => {
+    const domain = sources.find((s) => s.file === DOMAIN)!
+    expect(domain, `${DOMAIN} is the domain module (docs/architecture.md)`).toBeDefined()
+    expect(domain.imports.map((i) => i.specifier), 'the domain types depend on nothing: declare what they need in the module').toEqual([])
+    expect(compiled(domain.file, domain.text), 'only types: put code that works on them in the engine or an adapter').toBe('')
+  })
+
+  it('the port imports the domain types, its own parts and the errors only, and nothing at run time but its errors', () => {
+    const bad = sources
+      .filter((s) => isPort(s.file))
+      .flatMap((s) =>
+        s.imports
+          .filter((i) => {
+            const errors = (s.file === 'src/store/port/errors.ts' && i.target === 'src/errors.ts') || i.target === 'src/store/port/errors.ts'
+            if (errors) return false
+            if (!i.typeOnly || i.dynamic) return true
+            return i.target !== DOMAIN && !isPort(i.target)
+          })
+          .map((i) => `${s.file} -> ${i.specifier}${i.typeOnly ? ' (type)' : ''}`),
+      )
+    expect(bad, `the port describes data: take the types from ${DOMAIN}, and let the adapters (src/store/rows.ts) or the engine hold the code`).toEqual([])
+  })
+
+  it('no import cycle runs through the port or the domain types, not even through type imports', () => {
+    const edges = graph(() => true)
+    const found = cycles(edges)
+      .filter((c) => c.some((f) => isPort(f) || f === DOMAIN))
+      .map((c) => cyclePath(edges, c))
+    expect(found, `a type the port needs from the engine belongs in ${DOMAIN}`).toEqual([])
+  })
+
+  it('outside src/store/ only the port and the entry points are imported from it (opening a store, its errors, output files; the db commands its operations)', () => {
+    const bad = importsOf((f) => !f.startsWith('src/store/'), (i) => i.target.startsWith('src/store/')).filter((line) => {
+      const [file, specifier] = line.split(' -> ')
+      const target = sources.find((s) => s.file === file)!.imports.find((i) => i.specifier === specifier)!.target
+      return !storeEntryAllowed(file, target)
+    })
+    expect(bad, 'the engine holds a StorePort: add a repository method (src/store/port/<part>.ts), or move the pure part into the engine; see docs/architecture.md').toEqual([])
+  })
+
+  it('src/store/reader.ts gives the engine openReaderStore only (what else a worker thread needs of the store is a port method)', () => {
+    const names = sources
+      .filter((s) => !s.file.startsWith('src/store/'))
+      .flatMap((s) => [...s.text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'[./]*\/store\/reader\.js'/g)].flatMap((m) => m[1].split(',').map((n) => `${s.file}: ${n.trim()}`)))
+    expect(names.length, 'the import worker opens its store through src/store/reader.ts').toBeGreaterThan(0)
+    expect(names.filter((n) => !n.endsWith(': openReaderStore')), 'fill stages and run checkpoints through ImportsRepository (src/store/port/imports.ts)').toEqual([])
+  })
+
+  it('no code outside src/store/ asks which adapter holds a store (store.kind; the CLI may print it)', () => {
+    const bad = sources
+      .filter((s) => !s.file.startsWith('src/store/'))
+      .flatMap((s) => {
+        const reads = isCli(s.file) || s.file.startsWith('commands/') ? [] : [...s.text.matchAll(new RegExp(KIND_READ, 'g'))].map((m) => m[0])
+        return [...reads, ...[...s.text.matchAll(new RegExp(KIND_TEST, 'g'))].map((m) => m[0])].map((m) => `${s.file}: ${m}`)
+      })
+    expect(bad, 'offer the difference as a port capability (an optional method, as PricingRepository.commitVersion or ImportsRepository.checkpoints) or dispatch inside src/store/').toEqual([])
   })
 })
 

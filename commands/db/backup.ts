@@ -2,8 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {z} from 'zod'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {backupToFile} from '../../src/store/copy.js'
-import {backupStore} from '../../src/store/maintenance.js'
+import {backupAnyStore} from '../../src/store/copy.js'
 
 export default class DbBackup extends BaseCommand<typeof DbBackup> {
   static override args = {file: Args.string({description: 'Where to write the copy', required: true})}
@@ -20,9 +19,7 @@ Of a PostgreSQL store: a portable pricectl SQLite store file with everything in 
 
   async run() {
     // A PostgreSQL store has no file to copy: its contents go into a new SQLite store file.
-    const result = this.store.kind === 'postgres'
-      ? backupToFile(this.store, this.args.file, this.flags.force)
-      : await backupStore(this.store, this.args.file, this.flags.force)
+    const result = await backupAnyStore(this.store, this.args.file, this.flags.force)
     this.log(`backed up ${this.store.path} to ${result.path} (${result.bytes} bytes)`)
     return {bytes: result.bytes, path: result.path, success: true as const}
   }

@@ -1,18 +1,9 @@
 import type {IntegrationMatch} from '../store/port/pricing.js'
 import type {StorePort} from '../store/port.js'
+import type {ProductRow} from '../domain.js'
 
 /** The product columns other parts of the engine need (pricing, revenue, experiments). */
-export type ProductRow = {
-  api_id: string
-  base_px_minor: number
-  baseline_id: null | number
-  id: number
-  interval: 'day' | 'month' | 'one_time' | 'week' | 'year'
-  interval_count: number
-  max_px_minor: null | number
-  min_px_minor: null | number
-  name: string
-}
+export type {ProductRow}
 
 export function productByApiId(store: StorePort, apiId: string): ProductRow | undefined {
   return store.pricing.productRow(apiId)

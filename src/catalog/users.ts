@@ -1,5 +1,6 @@
 import {NotFoundError} from '../errors.js'
 import type {StorePort} from '../store/port.js'
+import type {User} from '../domain.js'
 
 /**
  * Users are written by the price command (their country); here they are read back. An id
@@ -8,7 +9,7 @@ import type {StorePort} from '../store/port.js'
  * keeps the IP's country). The `country` of subscriptions and charges stays on those
  * records and does not change the stored country (docs/pricing.md).
  */
-export type User = {country: null | string; created_at: string; updated_at: string; user_id: string}
+export type {User}
 
 export function getUser(store: StorePort, userId: string): User | undefined {
   // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).

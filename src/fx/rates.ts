@@ -2,9 +2,10 @@ import {isoDay, nowSeconds} from '../clock.js'
 import {InvalidInputError} from '../errors.js'
 import type {StorePort} from '../store/port.js'
 import {type FxKind, fxKind} from './sources.js'
+import type {FxRate} from '../domain.js'
 
 /** A rate: units of `currency` per 1 USD, as of `date`. */
-export type FxRate = {currency: string; date: string; rate: number; source: string}
+export type {FxRate}
 
 /**
  * Which rate converts a currency on a day (docs/fx-localization-geoip.md, "Which rate is

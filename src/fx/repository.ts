@@ -1,5 +1,5 @@
 import type {StorePort} from '../store/port.js'
-import {defaultFxSnapshot} from '../store/seed.js'
+import {defaultFxSnapshot} from './snapshot.js'
 import {type FxRate, fxToday, rateOn, ratesOn} from './rates.js'
 import {type FxKind, fxKind} from './sources.js'
 

@@ -1,11 +1,14 @@
+import type {Expect, FxKind, SameType, SourceFilter} from '../domain.js'
+
 /**
  * A rate's kind (snapshot, import, manual: docs/fx-localization-geoip.md, "Kinds of rates"),
  * as the selection rule and `fx prune` see it. fx_rates has no column for it: it is read from
  * the `source` label, here and in the store adapter's SQL (src/store/sqlite/fx.ts), which
  * must agree (a test checks). Operators cannot use SNAPSHOT_PREFIX (FxSource refuses it).
  */
-export type FxKind = 'import' | 'manual' | 'snapshot'
+export type {FxKind}
 export const FX_KINDS = ['snapshot', 'manual', 'import'] as const
+type _KindsChecked = Expect<SameType<(typeof FX_KINDS)[number], FxKind>>
 
 export const SNAPSHOT_PREFIX = 'default snapshot ('
 
@@ -17,7 +20,7 @@ export function fxKind(source: string): FxKind {
 }
 
 /** What `fx prune --source` matched: a kind, or a label (exact, or with `*` wildcards). */
-export type SourceFilter = {kind: FxKind} | {label: string}
+export type {SourceFilter}
 
 export function parseSourceFilter(text: string): SourceFilter {
   const t = text.trim()

@@ -2,8 +2,7 @@ import {readSeconds} from '../dates.js'
 import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import type {ImpactScope} from '../pricing/impact.js'
 import type {StorePort} from '../store/port.js'
-import type {ChangeRecord, ChangeRow} from '../store/port/history.js'
-import {RECORDED_TABLES} from '../store/schema/history.js'
+import {type ChangeRecord, type ChangeRow, RECORDED_TABLES} from '../store/port/history.js'
 import {commandContext} from './context.js'
 
 export type HistoryQuery = {actor?: string; limit?: number; product?: string; since?: string; table?: string}

@@ -5,7 +5,8 @@ import {CHARGE_COLUMNS, type ChargeValues, type SubscriptionValues} from '../rev
 import {SUBSCRIPTION_IMPORT_COLUMNS} from '../store/port/revenue.js'
 import type {SubscriptionImportValues} from './rows.js'
 import type {StorePort} from '../store/port.js'
-import {type ExternalStages, openImportCheckpoints, openImportStages, openReaderStore, type WalCheckpoints} from '../store/reader.js'
+import type {ExternalStages, WalCheckpoints} from '../store/port/imports.js'
+import {openReaderStore} from '../store/reader.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {loadPricingEngine} from './products.js'
@@ -16,7 +17,7 @@ import {RowMapper} from './rows.js'
  * thread: pipeline.ts): stream the file through CsvReader (csv-parse, with a shorter road for
  * lines without quotes), map and validate each row (RowMapper, reading products and FX rates
  * through its own read-only store, openReaderStore), and write the rows into the writer's
- * stages (two scratch SQLite files, openImportStages), a batch each, taking turns. What
+ * stages (two scratch SQLite files, ImportsRepository.fillStages), a batch each, taking turns. What
  * crosses to the writer are counts: StagedMessage when a stage holds a whole batch (its rows,
  * products and rejects), ProgressMessage in between. A stage is filled again only once the
  * writer sent {type: 'free'} for it (its batch committed), so memory and scratch space stay
@@ -270,7 +271,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     const waitForWriter = async () => {
       if (checkpointWanted) {
         checkpointWanted = false
-        checkpoints ??= (store?.kind === 'sqlite' ? openImportCheckpoints(input.db) : undefined) ?? null
+        checkpoints ??= store?.imports.checkpoints?.() ?? null
         checkpoints?.run()
         return
       }
@@ -308,7 +309,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           if (!started) {
             // Opened at the first row, so only once the writer has reached this file: a file
             // read ahead never touches the stages while the file before fills them.
-            stages ??= openImportStages(input.stages, input.stageCacheKb)
+            stages ??= store!.imports.fillStages(input.stages, input.stageCacheKb)
             stages.start(cur)
             started = true
           }

@@ -1,4 +1,5 @@
 import type {StorePort} from '../store/port.js'
+import type {LocalizationFactor} from '../domain.js'
 
 /**
  * The localization_factors table: one factor per country (a price level ratio, 1 = US),
@@ -6,7 +7,7 @@ import type {StorePort} from '../store/port.js'
  * USD base price by it; a country without a factor is priced at FX + rounding only.
  */
 
-export type LocalizationFactor = {country: string; factor: number; source: string; year: null | number}
+export type {LocalizationFactor}
 
 /** The factor for a country, or undefined when none is on file. */
 export function localizationFactor(store: StorePort, country: string): number | undefined {

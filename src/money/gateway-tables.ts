@@ -1,5 +1,6 @@
 import {minorDigits} from '../currency.js'
 import type {GATEWAYS} from '../schemas/common.js'
+import type {Expect, GatewayId, GatewayRule, RuleOverride, SameType} from '../domain.js'
 
 /**
  * Per-gateway currency tables, shipped as data (docs/money.md, "Gateway tables"): how
@@ -9,19 +10,8 @@ import type {GATEWAYS} from '../schemas/common.js'
  * `gateways set GATEWAY --currency CODE ...` stores an override of any entry.
  */
 
-export type GatewayId = (typeof GATEWAYS)[number]
-
-/** How a gateway takes amounts in one currency. Amounts are in the gateway's units (10^-exponent). */
-export type GatewayRule = {
-  /** Amounts must be whole multiples of this many gateway units (Stripe ISK: 100, KWD: 10). */
-  divisible_by: number
-  /** Decimal places of the gateway's amounts (Stripe JPY 0, ISK 2, KWD 3). */
-  exponent: number
-  /** Largest amount it charges, in its units; null when it publishes none. */
-  max_amount: null | number
-  /** Smallest amount it charges, in its units; null when it publishes none. */
-  min_amount: null | number
-}
+export type {GatewayId, GatewayRule}
+type _GatewaysChecked = Expect<SameType<(typeof GATEWAYS)[number], GatewayId>>
 
 type Entry = Partial<GatewayRule> & {note?: string}
 
@@ -163,7 +153,7 @@ export type RuleSource = 'default' | 'store' | 'table'
 export type ResolvedRule = GatewayRule & {note?: string; source: RuleSource; source_text: string}
 
 /** A stored override of one entry (`gateways set --currency`), fields left null keep the table's. */
-export type RuleOverride = Partial<GatewayRule> & {currency: string; gateway: GatewayId}
+export type {RuleOverride}
 
 /** The rule a gateway applies to a currency: a stored override, else the table's entry, else its default. */
 export function gatewayRule(gateway: GatewayId, currency: string, override?: RuleOverride): ResolvedRule {

@@ -3,6 +3,8 @@ import {z} from 'zod'
 import {decimalPlaces, isCurrency, minorDigits} from '../currency.js'
 import {Amount, blankError, Country, Currency, Envelope, Interval, isBlank, IsoDate, isPlainText, Name, RecurringInterval} from './common.js'
 import {windowEnd, windowStart} from './no-zod.js'
+import type * as domain from '../domain.js'
+import type {Expect, SameType} from '../domain.js'
 
 export {windowEnd, windowStart}
 
@@ -91,6 +93,7 @@ export const IntegrationInput = z.discriminatedUnion(
   },
 )
 export type IntegrationInput = z.output<typeof IntegrationInput>
+type _IntegrationChecked = Expect<SameType<IntegrationInput, domain.IntegrationInput>>
 
 export const FEATURE_STATUSES = ['active', 'inactive'] as const
 export const FEATURE_TYPES = ['boolean', 'numeric'] as const
@@ -130,6 +133,7 @@ export type FeatureInput = z.output<typeof FeatureInput>
 /** A free trial offered with a product: `interval_count` x `interval` (e.g. 14 x day). */
 export const TrialInput = strictObject({interval: RecurringInterval, interval_count: RequiredInt})
 export type Trial = z.output<typeof TrialInput>
+type _TrialChecked = Expect<SameType<Trial, domain.Trial>>
 
 const OptionalUsd = UsdAmount.nullable().optional()
 
@@ -260,6 +264,7 @@ export const FeatureOutput = z.object({
   value: z.number(),
 })
 export type FeatureOutput = z.output<typeof FeatureOutput>
+type _FeatureChecked = Expect<SameType<FeatureOutput, domain.FeatureOutput>>
 
 export const TrialOutput = z.object({interval: z.enum(['day', 'week', 'month', 'year']), interval_count: z.number()})
 
@@ -353,6 +358,7 @@ export const ProductExported = Envelope.extend({
 export const COUPON_TYPES = ['percentage', 'fixed_amount'] as const
 export const COUPON_STATUSES = ['ACTIVE', 'NOT_ACTIVE'] as const
 export const COUPON_SOURCES = ['GATEWAY_A', 'GATEWAY_C', 'GATEWAY_D'] as const
+type _SourcesChecked = Expect<SameType<(typeof COUPON_SOURCES)[number], domain.CouponSource>>
 
 const CouponType = z.enum(COUPON_TYPES, {error: (iss) => `unknown coupon type ${show(iss.input)} (expected percentage or fixed_amount)`})
 

@@ -1,4 +1,5 @@
 import {upperCode} from '../currency.js'
+import type {CountryOperator, CountryRule, Expect, FeatureOperator, FeatureRule, Literal, Rule, SameType} from '../domain.js'
 
 /**
  * Audience rules: pure parsing, printing and evaluation (DESIGN "The price calculation",
@@ -12,19 +13,9 @@ import {upperCode} from '../currency.js'
  */
 
 export const FEATURE_OPERATORS = ['eq', 'neq', 'in', 'gt', 'gte', 'lt', 'lte', 'exists'] as const
-export type FeatureOperator = (typeof FEATURE_OPERATORS)[number]
 export const COUNTRY_OPERATORS = ['in', 'not_in'] as const
-export type CountryOperator = (typeof COUNTRY_OPERATORS)[number]
-
-export type Literal = boolean | number | string
-
-export type CountryRule = {operator: CountryOperator; type: 'country'; values: string[]}
-export type FeatureRule =
-  | {feature: string; operator: 'eq' | 'neq'; type: 'feature'; value: Literal}
-  | {feature: string; operator: 'exists'; type: 'feature'}
-  | {feature: string; operator: 'gt' | 'gte' | 'lt' | 'lte'; type: 'feature'; value: number}
-  | {feature: string; operator: 'in'; type: 'feature'; values: Literal[]}
-export type Rule = CountryRule | FeatureRule
+export type {CountryOperator, CountryRule, FeatureOperator, FeatureRule, Literal, Rule}
+type _OperatorsChecked = [Expect<SameType<(typeof FEATURE_OPERATORS)[number], FeatureOperator>>, Expect<SameType<(typeof COUNTRY_OPERATORS)[number], CountryOperator>>]
 
 export type FeatureValues = Record<string, boolean | number | string>
 

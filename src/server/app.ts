@@ -138,7 +138,8 @@ export function buildServer(options: ServerOptions = {}): Server {
     }
   })
 
-  const sqlite = store.kind === 'sqlite'
+  // Offered where it moves on every other connection's commit (SQLite's data_version).
+  const commitVersion = store.pricing.commitVersion?.bind(store.pricing)
   // Valid while the catalog version stays (read once per request, below): another
   // connection's commit drops them all; the server's own lock writes drop their keys.
   store.pricing.rememberLocks?.(REMEMBERED_LOCKS)
@@ -162,7 +163,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
     // One read of SQLite's data_version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
-    const version = sqlite ? store.pricing.catalogVersion() : undefined
+    const version = commitVersion?.()
     request.dataVersion = version
     const caller = keys.check(presented, version)
     if (!caller) {

@@ -3,8 +3,9 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
-import {isPostgresUrl, openStore, redactUrl} from './db.js'
+import {isPostgresUrl, openStore, postgresOf, redactUrl, type Store} from './db.js'
 import {identifyStore} from './identify.js'
+import {backupStore} from './maintenance.js'
 import {SCHEMA_VERSION} from './migrations.js'
 import {backupFailed, checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
@@ -173,6 +174,15 @@ function sameDatabase(a: string, b: string): boolean {
     }
   }
   return key(a) === key(b)
+}
+
+/**
+ * `db backup FILE`, whichever adapter holds the store: a SQLite file is copied page by page
+ * (./maintenance.ts backupStore); a store that is not a file (PostgreSQL) goes into a new SQLite store file
+ * through `db copy` (backupToFile).
+ */
+export async function backupAnyStore(store: Store, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
+  return postgresOf(store) ? backupToFile(store, file, overwrite) : backupStore(store, file, overwrite)
 }
 
 /**

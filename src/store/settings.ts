@@ -1,3 +1,4 @@
+import {DEFAULT_COUNTRY_SETTING, FALLBACK_COUNTRY} from '../settings.js'
 import type {DB} from './db.js'
 
 /** Store-wide settings (one store = one organisation). */
@@ -13,10 +14,6 @@ export function orgId(db: DB): number {
   return Number(getSetting(db, 'org_id') ?? 1)
 }
 
-/** The setting of the country used when neither the request, the user nor the IP gives one. */
-export const DEFAULT_COUNTRY_SETTING = 'default_country'
-/** The default country when the store has none set. */
-export const FALLBACK_COUNTRY = 'US'
 
 /** Country used when neither the request, the user nor the IP gives one. */
 export function defaultCountry(db: DB): string {

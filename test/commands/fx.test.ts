@@ -4,7 +4,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {defaultFxSnapshot} from '../../src/store/seed.js'
+import {defaultFxSnapshot} from '../../src/fx/snapshot.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {fileDigest} from '../helpers/dump.js'
 import {run, seededStore, tempStore} from '../helpers/run.js'

@@ -6,7 +6,7 @@ import {rateOn} from '../../src/fx/rates.js'
 import {setRate, storedRate} from '../../src/fx/repository.js'
 import {parseSourceFilter} from '../../src/fx/sources.js'
 import {type DB, openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {defaultFxSnapshot} from '../../src/store/seed.js'
+import {defaultFxSnapshot} from '../../src/fx/snapshot.js'
 import {tempStore} from '../helpers/run.js'
 
 /** fx delete and fx prune on a real store seeded with the bundled snapshot; "today" fixed. */

@@ -5,7 +5,7 @@ import {fxKind} from '../../src/fx/sources.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
 import {PricingContexts} from '../../src/server/contexts.js'
 import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {defaultFxSnapshot} from '../../src/store/seed.js'
+import {defaultFxSnapshot} from '../../src/fx/snapshot.js'
 import {tempStore} from '../helpers/run.js'
 
 /**

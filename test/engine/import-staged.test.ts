@@ -9,7 +9,6 @@ import {deleteCharge} from '../../src/revenue/charges.js'
 import {openSqliteStore as openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import type {ImportWriter} from '../../src/store/port/imports.js'
-import {openImportStages} from '../../src/store/reader.js'
 import {PAYMENTS_HEADER, paymentsCsv, seededStores, tempDir, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 
 /**
@@ -213,7 +212,7 @@ describe('the writer’s external stages (SQLite)', () => {
       const paths = w.externalStages()
       expect(paths).toHaveLength(2)
       for (const f of paths) expect(existsSync(f)).toBe(true)
-      const stages = openImportStages(paths)
+      const stages = store.imports.fillStages(paths)
       const rows = rowsOf(40, p)
       // Stage 0 filled and handed over, then committed while stage 1 is being filled: the
       // writer's transaction never holds the other stage's lock.
@@ -251,7 +250,7 @@ describe('the writer’s external stages (SQLite)', () => {
       const p = product(store)
       const dry = store.imports.writer('charges', {dryRun: true})
       const dryPaths = dry.externalStages()
-      const dryStages = openImportStages(dryPaths)
+      const dryStages = store.imports.fillStages(dryPaths)
       dryStages.start(0)
       for (const r of rowsOf(10, p)) dryStages.insert(0, r)
       dryStages.complete(0)
@@ -264,7 +263,7 @@ describe('the writer’s external stages (SQLite)', () => {
 
       const w = store.imports.writer('subscriptions')
       const paths = w.externalStages()
-      const stages = openImportStages(paths)
+      const stages = store.imports.fillStages(paths)
       // (SUBSCRIPTION_IMPORT_COLUMNS order.)
       const sub = (i: number, product: number) => [`u${i}`, 'gateway_a', `sub_${i}`, product, 'US', 1_700_000_000, 'month', 1, 'active', null, null, null, null, 'USD', 1000, 1000, 1000, 1_700_000_000, `evt_${i}`, null, null]
       stages.start(0)

@@ -1,7 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {StorePort} from '../../src/store/port.js'
-import {defaultFxSnapshot} from '../../src/store/seed.js'
+import {defaultFxSnapshot} from '../../src/fx/snapshot.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 
 describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {

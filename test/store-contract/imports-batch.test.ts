@@ -1,8 +1,8 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {StorePort} from '../../src/store/port.js'
+import type {ExternalStages} from '../../src/store/port/imports.js'
 import type {SubscriptionValues} from '../../src/store/port/revenue.js'
-import {openImportStages} from '../../src/store/reader.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 import {addProduct, subscription, subscriptionRow, withoutId} from '../helpers/contract-fixtures.js'
 
@@ -107,7 +107,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     const byRow = {counts: {...one.counts}, rows: all()}
 
     /** Rows [from, to) into stage `i`, filled through a connection of its own as the reading thread does. */
-    const stage = (stages: ReturnType<typeof openImportStages>, i: number, from: number, to: number) => {
+    const stage = (stages: ExternalStages, i: number, from: number, to: number) => {
       stages.start(i)
       for (const r of rows.slice(from, to)) stages.insert(i, r)
       stages.complete(i)
@@ -117,7 +117,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     // Batches of 150 rows, the stages taking turns.
     reopen()
     const w = store.imports.writer('subscriptions')
-    const stages = openImportStages(w.externalStages())
+    const stages = store.imports.fillStages(w.externalStages())
     for (let i = 0; i < rows.length; i += 150) expect(w.commitStaged(stage(stages, (i / 150) % 2, i, i + 150))).toBe(true)
     stages.close()
     w.close()
@@ -127,7 +127,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     // A stage filled and not committed when the writer closes: nothing of it is in the store.
     reopen()
     const killed = store.imports.writer('subscriptions')
-    const killedStages = openImportStages(killed.externalStages())
+    const killedStages = store.imports.fillStages(killed.externalStages())
     expect(killed.commitStaged(stage(killedStages, 0, 0, 150))).toBe(true)
     const committed = all()
     stage(killedStages, 1, 150, 300)
@@ -139,5 +139,13 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     expect(again.commit()).toBe(true)
     again.close()
     expect(all()).toEqual(byRow.rows)
+  })
+
+  it('checkpoints, where the adapter offers them, run on a store in WAL mode through a connection of their own', () => {
+    if (!store.imports.checkpoints) return
+    const checkpoints = store.imports.checkpoints()
+    expect(checkpoints).toBeDefined()
+    checkpoints!.run()
+    checkpoints!.close()
   })
 })

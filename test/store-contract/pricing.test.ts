@@ -1,6 +1,7 @@
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import type {Lock} from '../../src/pricing/locks.js'
+import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import {ADAPTERS} from '../helpers/adapters.js'
 import {lock, lockedProduct as product} from '../helpers/contract-fixtures.js'
@@ -163,6 +164,19 @@ describe.each(ADAPTERS)('pricing repository contract: $name', (adapter) => {
     expect(typeof v).toBe('number')
     save([lock('alice')])
     expect(store.pricing.catalogVersion()).toBe(v)
+  })
+
+  it("commitVersion, where the adapter offers it, is the catalog version and moves on every other connection's commit, whatever it wrote", () => {
+    if (!store.pricing.commitVersion) return
+    const v = store.pricing.commitVersion()
+    expect(v).toBe(store.pricing.catalogVersion())
+    const other = openStore(store.location)
+    try {
+      other.keys.insert([{created_at: 'x', hash: 'h-other', name: 'other', prefix: 'p-other'}])
+    } finally {
+      other.close()
+    }
+    expect(store.pricing.commitVersion()).not.toBe(v)
   })
 
   it('a new store has no products to price', () => {

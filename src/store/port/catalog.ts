@@ -1,4 +1,4 @@
-import type {COUPON_SOURCES, FeatureOutput, IntegrationInput, Trial} from '../../schemas/catalog.js'
+import type {CouponSource, FeatureOutput, IntegrationInput, ProductInterval, Trial} from '../../domain.js'
 
 /**
  * The catalog part of the storage port (see ../port.ts): products (with their country
@@ -25,7 +25,7 @@ export type FeatureDef = {
   value: number
 }
 
-export type ProductInterval = 'day' | 'month' | 'one_time' | 'week' | 'year'
+export type {ProductInterval}
 
 /** A product's whole definition in minor units, store-independent (baseline by api_id): what saveProducts writes. */
 export type ProductDef = {
@@ -66,7 +66,7 @@ export type Product = {
 /** How many stored records point at a product (deleting it unlinks them). */
 export type ProductUses = {audience_prices: number; charges: number; experiments: number; packages: number; subscriptions: number}
 
-export type CouponSource = (typeof COUPON_SOURCES)[number]
+export type {CouponSource}
 
 /** A coupon's definition: what saveCoupons writes. Percent for percentage coupons, minor units of `currency` for fixed ones. */
 export type CouponDef = {
@@ -178,47 +178,3 @@ export function integrationFromRow(i: IntegrationRow): IntegrationInput {
   }
 }
 
-/** A product's own row, without its lists (how both adapters read the products table). */
-export type ProductRecord = Omit<Product, 'baseline_api_id' | 'country_prices' | 'features' | 'integrations' | 'product_trials'>
-
-/** A product's lists as the adapters read them, one map per list keyed by product id. */
-export type ProductLists = {
-  /** Baseline product id -> its api_id. */
-  baselines: Map<number, string>
-  features: Map<number, (Omit<FeatureOutput, 'feature_group'> & {g_api_id: null | string; g_description: null | string; g_name: null | string})[]>
-  integrations: Map<number, IntegrationRow[]>
-  prices: Map<number, CountryPrice[]>
-  trials: Map<number, Trial[]>
-}
-
-/** One product from its row and its lists: the one place a stored product becomes the port's Product. */
-export function productFromRecord(r: ProductRecord, lists: ProductLists): Product {
-  return {
-    api_id: r.api_id,
-    base_px_minor: r.base_px_minor,
-    baseline_api_id: r.baseline_id === null ? null : (lists.baselines.get(r.baseline_id) ?? null),
-    baseline_id: r.baseline_id,
-    country_prices: (lists.prices.get(r.id) ?? []).map(({amount_minor, country, currency}) => ({amount_minor, country, currency})),
-    created_at: r.created_at,
-    features: (lists.features.get(r.id) ?? []).map((f) => ({
-      api_id: f.api_id,
-      description: f.description,
-      feature_group: f.group_id === null ? null : {api_id: f.g_api_id!, description: f.g_description ?? '', id: f.group_id, name: f.g_name!},
-      group_id: f.group_id,
-      name: f.name,
-      status: f.status,
-      type: f.type,
-      unit: f.unit,
-      value: f.value,
-    })),
-    id: r.id,
-    integrations: (lists.integrations.get(r.id) ?? []).map((i) => integrationFromRow(i)),
-    interval: r.interval,
-    interval_count: r.interval_count,
-    max_px_minor: r.max_px_minor,
-    min_px_minor: r.min_px_minor,
-    name: r.name,
-    product_trials: (lists.trials.get(r.id) ?? []).map(({interval, interval_count}) => ({interval, interval_count})),
-    updated_at: r.updated_at,
-  }
-}

@@ -1,7 +1,4 @@
-import type {FxRate} from '../../fx/rates.js'
-import type {SourceFilter} from '../../fx/sources.js'
-import type {LocalizationFactor} from '../../localization/factors.js'
-import type {RuleOverride} from '../../money/gateway-tables.js'
+import type {FxRate, LocalizationFactor, RuleOverride, SourceFilter} from '../../domain.js'
 
 /** A gateway's stored settings, as written (accepted currencies: '*' or a JSON array). */
 export type StoredGatewaySettings = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: string}

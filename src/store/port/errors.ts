@@ -18,3 +18,11 @@ export class UniqueConflictError extends ConflictError {
     super(`${key}: ${entity} ${key} ${JSON.stringify(value)} is already taken in the store (choose another ${key})`)
   }
 }
+
+/** What write-behind cannot do: the caller ends it and prices the uncommitted groups again (see WriteBehind). */
+export class WriteBehindAbort extends Error {
+  constructor(why: string) {
+    super(`write-behind ended: ${why}`)
+    this.name = 'WriteBehindAbort'
+  }
+}

@@ -109,33 +109,3 @@ export interface ExperimentsRepository {
   armCounts(experimentId: number): Map<string, ArmCounts>
 }
 
-/** An experiments row as both adapters select it (with its audience's api_id). */
-export type ExperimentRecord = {
-  allocation: Allocation
-  audience: null | string
-  audience_id: null | number
-  countries_json: string
-  created_at: string
-  id: number
-  name: string
-  seed: number
-  started_at: null | string
-  status: Status
-  stopped_at: null | string
-  type: ExperimentType
-  updated_at: string
-}
-
-/** An arms row as both adapters select it. */
-export type ArmRecord = {arm_id: string; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}
-
-/** One experiment from its row, its arms and its products (in their stored order): one mapping for every adapter. */
-export function experimentFromRecord(r: ExperimentRecord, arms: readonly ArmRecord[], products: readonly (ExperimentProduct & {experiment_id: number})[]): Experiment {
-  const {countries_json: countries, ...rest} = r
-  return {
-    ...rest,
-    arms: arms.map((a) => ({id: a.arm_id, multiplier: a.multiplier, products: a.products_json === null ? null : (JSON.parse(a.products_json) as string[]), usd_price_minor: a.usd_price_minor})),
-    countries: JSON.parse(countries) as string[],
-    products: products.map(({experiment_id: _e, ...p}) => p),
-  }
-}

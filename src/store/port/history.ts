@@ -5,6 +5,48 @@
  * who the writes are attributed to, reads the history, and restores row images.
  */
 
+/** A table whose writes the history records (RECORDED_TABLES). */
+export type RecordedTable = {
+  /** Columns left out of the images (a key's hash is no one's business). */
+  exclude?: string[]
+  /** Updates that change only these columns are not recorded (bookkeeping, not configuration). */
+  ignoreUpdatesOf?: string[]
+  /** Recorded, but `revert` refuses it (restoring a revoked API key would re-open access). */
+  noRevert?: boolean
+  table: string
+}
+
+/**
+ * The tables whose writes are recorded: the catalog and the configuration. Not recorded:
+ * revenue (subscriptions, charges, events), locks and users (quotes), exposures,
+ * currency_exponents (the store's own bookkeeping), and the history tables themselves.
+ */
+export const RECORDED_TABLES: readonly RecordedTable[] = [
+  {table: 'settings'},
+  {table: 'products'},
+  {table: 'country_prices'},
+  {table: 'product_integrations'},
+  {table: 'feature_groups'},
+  {table: 'product_features'},
+  {table: 'product_trials'},
+  {table: 'coupons'},
+  {table: 'coupon_external_coupons'},
+  {table: 'fx_rates'},
+  {table: 'rounding_rules'},
+  {table: 'localization_factors'},
+  {table: 'gateways'},
+  {table: 'gateway_currency_rules'},
+  {table: 'audiences'},
+  {table: 'audience_prices'},
+  {table: 'packages'},
+  {table: 'package_products'},
+  {table: 'campaigns'},
+  {table: 'experiments'},
+  {table: 'experiment_products'},
+  {table: 'arms'},
+  {exclude: ['hash'], ignoreUpdatesOf: ['last_used_at'], noRevert: true, table: 'api_keys'},
+]
+
 /** Who writes from now on, on this connection. */
 export type ChangeContext = {
   actor: string

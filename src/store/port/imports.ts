@@ -43,8 +43,8 @@ export interface ImportWriter {
    */
   commit(): boolean
   /**
-   * The two stages the import's reading thread fills with rows (src/store/reader.ts
-   * openImportStages), one batch each, taking turns: scratch files in a private temp folder,
+   * The two stages the import's reading thread fills with rows (ImportsRepository.fillStages
+   * of its own store), one batch each, taking turns: scratch files in a private temp folder,
    * with a table of the import's columns. Made once, before any row is written; they go at close().
    */
   externalStages(): readonly string[]
@@ -68,10 +68,29 @@ export type ImportWriterOptions<T extends RevenueTable> = {
   resolve?: Resolve<T>
 }
 
+/** The filling side of an import writer's stages (ImportsRepository.fillStages): a stage is started, filled and completed, in turns. */
+export type ExternalStages = {close(): void; complete(stage: number): void; insert(stage: number, row: readonly unknown[]): void; start(stage: number): void}
+
+/** Checkpoints of a store's write-ahead log on request, through a connection of their own (ImportsRepository.checkpoints). */
+export type WalCheckpoints = {close(): void; run(): void}
+
 export interface ImportsRepository {
   /**
    * A writer of import rows into `table`. The store is tuned for bulk writes until close()
    * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).
    */
   writer<T extends RevenueTable>(table: T, options?: ImportWriterOptions<T>): ImportWriter
+  /**
+   * For the import's reading thread, on its own store (openReaderStore): the stages at `paths`
+   * (ImportWriter.externalStages of the writer), each filled through a connection of its own
+   * with a page cache of `cacheKb` (default STAGE_CACHE_KB, src/store/import-stages.ts).
+   */
+  fillStages(paths: readonly string[], cacheKb?: number): ExternalStages
+  /**
+   * For the import's reading thread: checkpoints of the store's write-ahead log, run through a
+   * connection of their own while the writer commits (docs/performance.md, "Import"); undefined
+   * when the store has none to run (SQLite: not in WAL mode, or it cannot be written). An
+   * adapter without a log to checkpoint from there leaves the method out (PostgreSQL).
+   */
+  checkpoints?(): undefined | WalCheckpoints
 }

@@ -1,6 +1,4 @@
-import type {ProductRow} from '../../catalog/lookup.js'
-import type {User} from '../../catalog/users.js'
-import {type Lock, unpackQuote} from '../../pricing/locks.js'
+import type {Lock, ProductRow, User} from '../../domain.js'
 
 /** A user's stored country, as the price calculation writes it. */
 export type UserCountry = {at: string; country: string; userId: string}
@@ -74,6 +72,14 @@ export interface PricingRepository {
    */
   catalogVersion(): number
   /**
+   * catalogVersion() where it is a local read that moves on every commit of another
+   * connection, whatever it wrote (SQLite's data_version): a long-lived process reads it once
+   * per unit of work (the server, per request) and keeps what it read from the store while it
+   * stays (API keys, remembered locks, the pricing context). Left out where the version costs
+   * a round trip or counts catalog changes only (PostgreSQL).
+   */
+  commitVersion?(): number
+  /**
    * Remember up to `max` lock rows between units of work, for a long-lived process that reads
    * catalogVersion() before each (the server, per request): an adapter offers it only where
    * that version moves on every other connection's commit (SQLite's data_version).
@@ -123,45 +129,4 @@ export interface WriteBehind {
   committed(seq: number, wait: boolean): boolean | undefined
   /** End write-behind (waits for the other connection to close); the repository writes in the caller's transactions again. */
   end(): void
-}
-
-/** What write-behind cannot do: the caller ends it and prices the uncommitted groups again (see WriteBehind). */
-export class WriteBehindAbort extends Error {
-  constructor(why: string) {
-    super(`write-behind ended: ${why}`)
-    this.name = 'WriteBehindAbort'
-  }
-}
-
-/** A locks row as both adapters select it (their COLUMNS order), values in array mode. */
-export type LockRow = [string, null | string, null | string, number, string, string, null | string, number, string, string, string, string]
-
-/**
- * loadLockFingerprints' text of a locks row: the values it stands for as a JSON array (a
- * text that ends where the array ends), then a comma and the stored quote.
- */
-export function lockFingerprint(row: LockRow | undefined): string | undefined {
-  if (!row) return undefined
-  const quote = row[9] as null | string
-  return JSON.stringify([row[4], row[5], row[6], row[7], row[8]]) + (quote === null ? '' : `,${quote}`)
-}
-
-/** The port's Lock from a stored locks row: one mapping for every adapter. */
-export function lockFromRow(row: LockRow | undefined): Lock | undefined {
-  if (!row) return undefined
-  const arm = row[8]
-  return {
-    anonymous: row[3] === 1,
-    arm_id: arm === '0' ? 0 : /^\d+$/.test(arm) ? Number(arm) : arm,
-    country: row[4],
-    created_at: row[10],
-    currency: row[5],
-    experiment_id: row[7],
-    ip: row[2],
-    lock_key: row[0],
-    package_id: row[6],
-    quote: unpackQuote(row[9], row[5]),
-    updated_at: row[11],
-    user_id: row[1],
-  }
 }

@@ -177,28 +177,6 @@ export function eventOfRecord(v: SubscriptionValues, event: EventRef = {id: v.la
 }
 
 /**
- * The event of a subscription import row (SUBSCRIPTION_IMPORT_COLUMNS, or SUBSCRIPTION_COLUMNS
- * alone): the record's values at the row's event, with the trial dates the row showed.
- */
-export function eventOfImportRow(row: readonly unknown[]): SubscriptionEvent {
-  const v: Record<string, unknown> = {}
-  SUBSCRIPTION_COLUMNS.forEach((c, i) => (v[c] = row[i]))
-  const e = eventOfRecord(v as SubscriptionValues)
-  const n = SUBSCRIPTION_COLUMNS.length
-  e.trial_start = (row[n] as null | number | undefined) ?? e.trial_start
-  e.trial_end = (row[n + 1] as null | number | undefined) ?? e.trial_end
-  return e
-}
-
-/**
- * SQL of the event columns (SUBSCRIPTION_EVENT_COLUMNS order) read from a table of import rows
- * aliased `s` (a stage with SUBSCRIPTION_IMPORT_COLUMNS).
- */
-export const EVENT_FROM_IMPORT_SQL = SUBSCRIPTION_EVENT_COLUMNS.map((c) =>
-  c === 'event_id' ? 's.latest_event_id' : c === 'event_timestamp' ? 's.latest_event_timestamp' : c === 'trial_start' || c === 'trial_end' ? `COALESCE(s.seen_${c}, s.${c})` : `s.${c}`,
-).join(', ')
-
-/**
  * One event of a subscription's history as the report reads it (RevenueRepository.history):
  * the event, with the report's group of the event (country, product api_id or "all").
  * `record` marks the record itself read as an event (its latest), for records whose latest

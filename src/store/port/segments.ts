@@ -1,4 +1,4 @@
-import type {Rule} from '../../segments/rules.js'
+import type {Rule} from '../../domain.js'
 import type {SaveResult} from './catalog.js'
 
 /**

@@ -11,7 +11,8 @@ import type {
   SaveResult,
   StoredCoupon,
 } from '../port/catalog.js'
-import {type IntegrationRow, integrationRow, productFromRecord, type ProductRecord} from '../port/catalog.js'
+import {type IntegrationRow, integrationRow} from '../port/catalog.js'
+import {productFromRecord, type ProductRecord} from '../rows.js'
 import {storeContents} from './contents.js'
 import {groupBy, inOrder, type Sql, unique} from './support.js'
 

@@ -1,16 +1,5 @@
-import {
-  type Adoption,
-  type ArmCounts,
-  type Experiment,
-  type ExperimentDef,
-  type ExperimentProduct,
-  type ExperimentsRepository,
-  experimentFromRecord,
-  type ExperimentRecord,
-  type Exposure,
-  type ExposureChange,
-  type Status,
-} from '../port/experiments.js'
+import type {Adoption, ArmCounts, Experiment, ExperimentDef, ExperimentProduct, ExperimentsRepository, Exposure, ExposureChange, Status} from '../port/experiments.js'
+import {experimentFromRecord, type ExperimentRecord} from '../rows.js'
 import {groupBy, int, type Sql} from './support.js'
 
 type Row = ExperimentRecord

@@ -1,10 +1,9 @@
 
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
+import type {ExternalStages, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
   type EventRef,
-  eventOfImportRow,
   type FieldEvents,
   type FieldWrites,
   judge,
@@ -19,10 +18,11 @@ import {
   type ValuesOf,
   writesNewerThan,
 } from '../port/revenue.js'
-import {makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
+import {ImportStages, makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import {int, type Sql} from './support.js'
+import {eventOfImportRow} from '../rows.js'
 
 /** PostgreSQL adapter of the imports repository: rows stream through COPY, straight into the target when their keys are new, else into a staging table merged from there. */
 export class PgImports implements ImportsRepository {
@@ -33,6 +33,11 @@ export class PgImports implements ImportsRepository {
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
     return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+  }
+
+  /** The stages are scratch SQLite files on PostgreSQL too (PgImportWriter reads them into COPY). */
+  fillStages(paths: readonly string[], cacheKb?: number): ExternalStages {
+    return new ImportStages(paths, cacheKb)
   }
 }
 

@@ -1,7 +1,8 @@
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote} from '../../pricing/locks.js'
-import {type IntegrationMatch, lockFingerprint, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry} from '../port/pricing.js'
+import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
 import type {PgStore} from './store.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'

@@ -1,5 +1,5 @@
 import {knownCurrencies, packageExponents, useRecordedExponents} from '../../currency.js'
-import {defaultFxSnapshot} from '../seed.js'
+import {defaultFxSnapshot} from '../../fx/snapshot.js'
 import type {PgSync} from './client.js'
 
 /** Settings and data a new store starts with: the same as SQLite's (../seed.ts). */

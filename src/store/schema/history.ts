@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3'
 
+import {RECORDED_TABLES, type RecordedTable} from '../port/history.js'
+
 /**
  * Change history (docs/history.md): every write to the catalog and the
  * configuration, with who made it, which command, and the row before and after.
@@ -34,46 +36,7 @@ CREATE TABLE change_rows (
 CREATE INDEX change_rows_change ON change_rows (change_id);
 `
 
-export type RecordedTable = {
-  /** Columns left out of the images (a key's hash is no one's business). */
-  exclude?: string[]
-  /** Updates that change only these columns are not recorded (bookkeeping, not configuration). */
-  ignoreUpdatesOf?: string[]
-  /** Recorded, but `revert` refuses it (restoring a revoked API key would re-open access). */
-  noRevert?: boolean
-  table: string
-}
-
-/**
- * The tables whose writes are recorded: the catalog and the configuration. Not recorded:
- * revenue (subscriptions, charges, events), locks and users (quotes), exposures,
- * currency_exponents (the store's own bookkeeping), and the history tables themselves.
- */
-export const RECORDED_TABLES: readonly RecordedTable[] = [
-  {table: 'settings'},
-  {table: 'products'},
-  {table: 'country_prices'},
-  {table: 'product_integrations'},
-  {table: 'feature_groups'},
-  {table: 'product_features'},
-  {table: 'product_trials'},
-  {table: 'coupons'},
-  {table: 'coupon_external_coupons'},
-  {table: 'fx_rates'},
-  {table: 'rounding_rules'},
-  {table: 'localization_factors'},
-  {table: 'gateways'},
-  {table: 'gateway_currency_rules'},
-  {table: 'audiences'},
-  {table: 'audience_prices'},
-  {table: 'packages'},
-  {table: 'package_products'},
-  {table: 'campaigns'},
-  {table: 'experiments'},
-  {table: 'experiment_products'},
-  {table: 'arms'},
-  {exclude: ['hash'], ignoreUpdatesOf: ['last_used_at'], noRevert: true, table: 'api_keys'},
-]
+export {RECORDED_TABLES, type RecordedTable}
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 

@@ -14,7 +14,8 @@ import type {
   SaveResult,
   StoredCoupon,
 } from '../port/catalog.js'
-import {type IntegrationRow, integrationRow, productFromRecord, type ProductRecord} from '../port/catalog.js'
+import {type IntegrationRow, integrationRow} from '../port/catalog.js'
+import {productFromRecord, type ProductRecord} from '../rows.js'
 import {storeContents} from './contents.js'
 import {statementCache} from './statements.js'
 import {unique} from './unique.js'

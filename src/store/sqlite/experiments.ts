@@ -1,18 +1,7 @@
 import type {DB} from '../db.js'
-import {
-  type Adoption,
-  type ArmCounts,
-  type Experiment,
-  type ExperimentDef,
-  type ExperimentProduct,
-  type ExperimentsRepository,
-  experimentFromRecord,
-  type ExperimentRecord,
-  type Exposure,
-  type ExposureChange,
-  type Status,
-} from '../port/experiments.js'
-import {WriteBehindAbort} from '../port/pricing.js'
+import type {Adoption, ArmCounts, Experiment, ExperimentDef, ExperimentProduct, ExperimentsRepository, Exposure, ExposureChange, Status} from '../port/experiments.js'
+import {experimentFromRecord, type ExperimentRecord} from '../rows.js'
+import {WriteBehindAbort} from '../port/errors.js'
 import type {WriteBehindLink} from './write-behind.js'
 
 type Row = ExperimentRecord

@@ -1,12 +1,10 @@
 import Database, {type Statement} from 'better-sqlite3'
 
 import type {DB} from '../db.js'
-import type {ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch} from '../port/imports.js'
+import type {ExternalStages, ImportsRepository, ImportWriteCounts, ImportWriter, ImportWriterOptions, StagedBatch, WalCheckpoints} from '../port/imports.js'
 import {
   CHARGE_COLUMNS,
   compareEvents,
-  EVENT_FROM_IMPORT_SQL,
-  eventOfImportRow,
   type EventRef,
   type FieldEvents,
   type FieldWrites,
@@ -22,8 +20,17 @@ import {
   SUBSCRIPTION_IMPORT_COLUMNS,
   writesNewerThan,
 } from '../port/revenue.js'
-import {makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
+import {eventOfImportRow} from '../rows.js'
+import {ImportStages, makeStageFiles, removeStageFiles, STAGE_CACHE_KB, STAGE_TABLE, stagePages, stagePageSql} from '../import-stages.js'
 import {parseFieldEvents, type SqliteRevenue, writesJson} from './revenue.js'
+
+/**
+ * SQL of the event columns (SUBSCRIPTION_EVENT_COLUMNS order) read from a table of import rows
+ * aliased `s` (a stage with SUBSCRIPTION_IMPORT_COLUMNS).
+ */
+const EVENT_FROM_IMPORT_SQL = SUBSCRIPTION_EVENT_COLUMNS.map((c) =>
+  c === 'event_id' ? 's.latest_event_id' : c === 'event_timestamp' ? 's.latest_event_timestamp' : c === 'trial_start' || c === 'trial_end' ? `COALESCE(s.seen_${c}, s.${c})` : `s.${c}`,
+).join(', ')
 
 /** The import's page cache (KB): rows reach the unique index sorted, so a small one does. */
 const IMPORT_CACHE_KB = 4096
@@ -114,11 +121,22 @@ function historyStatement(db: DB, t: string, key: string): Statement {
 export class SqliteImports implements ImportsRepository {
   constructor(
     private readonly db: DB,
-    private readonly revenue: SqliteRevenue,
+    /** The store's revenue repository, made when a writer needs it (the reading thread's store only fills stages). */
+    private readonly revenue: () => SqliteRevenue,
+    /** The store's file (StorePort.location): the checkpoints' connection opens it. */
+    private readonly location: string,
   ) {}
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
-    return new SqliteImportWriter(this.db, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+    return new SqliteImportWriter(this.db, this.revenue(), table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+  }
+
+  fillStages(paths: readonly string[], cacheKb?: number): ExternalStages {
+    return new ImportStages(paths, cacheKb)
+  }
+
+  checkpoints(): undefined | WalCheckpoints {
+    return ImportCheckpoints.open(this.location)
   }
 }
 

@@ -5,7 +5,9 @@ import type {User} from '../../catalog/users.js'
 import {type Lock, packedQuote, packQuote} from '../../pricing/locks.js'
 import type {DB} from '../db.js'
 import type {Exposure, ExposureChange} from '../port/experiments.js'
-import {type IntegrationMatch, lockFromRow, type LockRow, type PricingProduct, type PricingRepository, type UserCountry, type WriteBehind, WriteBehindAbort} from '../port/pricing.js'
+import {WriteBehindAbort} from '../port/errors.js'
+import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry, WriteBehind} from '../port/pricing.js'
+import {lockFromRow, type LockRow} from '../rows.js'
 import {Checkpointer} from './checkpointer.js'
 import {INSERT_EXPOSURE_SQL, insertExposuresSql, REASSIGN_EXPOSURE_SQL} from './experiments.js'
 import {type WriteBehindLink, WriteBehindWriter} from './write-behind.js'
@@ -595,6 +597,10 @@ export class SqlitePricing implements PricingRepository {
       r.version = version
     }
     return version
+  }
+
+  commitVersion(): number {
+    return this.catalogVersion()
   }
 
   catalogSnapshot(): PricingProduct[] {

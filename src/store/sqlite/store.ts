@@ -95,7 +95,7 @@ export class SqliteStore implements StorePort {
   }
 
   get imports(): SqliteImports {
-    return this.repo('imports', () => new SqliteImports(this.db, this.revenue))
+    return this.repo('imports', () => new SqliteImports(this.db, () => this.revenue, this.location))
   }
 
   get keys(): SqliteKeys {
