@@ -1,6 +1,7 @@
 import {userInfo} from 'node:os'
 
 import {nowIso} from '../clock.js'
+import {maskApiKeys} from '../secrets.js'
 import type {ChangeContext} from '../store/port/history.js'
 
 /** The OS user running this process: `whoami`, else $USER, else "unknown". */
@@ -19,7 +20,8 @@ const SECRET_FLAG = /(secret|token|password|passwd|api[-_]?key|credential|auth)/
 
 /**
  * The command line as the history shows it: `pricectl products update pro --country-price DE=9.99:EUR`,
- * with the value of any flag that looks like a secret replaced by "***", and without --db
+ * with the value of any flag that looks like a secret replaced by "***", a full API key cut
+ * to its prefix (`pk_AbC12xyz***`), and without --db
  * (the history is in that store).
  */
 export function commandLine(bin: string, id: string | undefined, argv: readonly string[]): string {
@@ -43,7 +45,9 @@ export function commandLine(bin: string, id: string | undefined, argv: readonly 
       }
       continue
     }
-    out.push(/^[\w@%+=:,./-]+$/.test(a) ? a : shellQuote(a))
+    // A key given as an argument (`keys revoke <key>`) is as secret as one given to a flag.
+    const shown = maskApiKeys(a)
+    out.push(/^[\w@%+=:,./-]+$/.test(a) ? shown : shellQuote(shown))
   }
   return out.join(' ')
 }

@@ -1,8 +1,11 @@
+import {maskApiKeys} from '../secrets.js'
+
 /**
  * Access log: one line per response on stderr,
  *   2026-01-31T12:00:00.000Z 127.0.0.1 "POST /v1/prices" 200 812 1.4ms pk_AbC12xyz
  * (time, client address, method and path, status, body bytes, time in the server, key
- * prefix or "-"). Lines are gathered and written once per event-loop turn, so a busy
+ * prefix or "-"; an `api_key` query parameter or a full key in the path is masked,
+ * src/secrets.ts). Lines are gathered and written once per event-loop turn, so a busy
  * server makes one write for many requests instead of one each.
  */
 export class AccessLog {
@@ -12,7 +15,7 @@ export class AccessLog {
   constructor(private readonly write: (text: string) => void = (t) => process.stderr.write(t)) {}
 
   line(fields: {bytes?: number | string; durationMs: number; ip: string; key?: string; method: string; status: number; url: string}): void {
-    this.lines.push(`${isoNow()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(fields.url)}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
+    this.lines.push(`${isoNow()} ${clean(fields.ip) || '-'} "${fields.method} ${clean(maskApiKeys(fields.url))}" ${fields.status} ${fields.bytes ?? '-'} ${fields.durationMs.toFixed(1)}ms ${fields.key ?? '-'}\n`)
     if (!this.scheduled) {
       this.scheduled = true
       setImmediate(this.flushSoon)

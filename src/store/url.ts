@@ -8,13 +8,20 @@ export function isPostgresUrl(value: string): boolean {
   return /^postgres(ql)?:\/\//i.test(value)
 }
 
-/** A URL fit for messages: the password is left out. */
+/** Query parameters of a connection URL that hold a secret (libpq's and pg's names). */
+const SECRET_PARAMS = new Set(['password', 'sslpassword'])
+
+/**
+ * A URL fit for messages: the password is masked, both as `user:pass@` and as the
+ * `password` and `sslpassword` query parameters (`postgres://app@host/db?password=...`).
+ */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url)
     if (u.password) u.password = '***'
-    return u.toString()
+    for (const key of [...u.searchParams.keys()]) if (SECRET_PARAMS.has(key.toLowerCase())) u.searchParams.set(key, '***')
+    return u.toString().replaceAll('%2A%2A%2A', '***')
   } catch {
-    return url.replace(/:[^:@/]*@/, ':***@')
+    return url.replace(/:[^:@/]*@/, ':***@').replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***')
   }
 }

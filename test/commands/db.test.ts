@@ -128,3 +128,14 @@ describe('db restore', () => {
     expect(r.json.message).toContain(`${copy} has a -wal file beside it holding changes`)
   })
 })
+
+describe('a PostgreSQL URL in messages', () => {
+  it('masks a password given as a query parameter, as user:pass@ is', async () => {
+    for (const args of [['db', 'info'], ['db', 'check']]) {
+      const r = await run('postgres://app@127.0.0.1:1/pricing?sslmode=disable&password=s3cret&sslpassword=k3y', args)
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr).toContain('postgres://app@127.0.0.1:1/pricing?sslmode=disable&password=***&sslpassword=***')
+      expect(r.stdout + r.stderr).not.toMatch(/s3cret|k3y/)
+    }
+  })
+})

@@ -176,6 +176,13 @@ describe('who and which command', () => {
     expect(commandLine('pricectl', 'x', ['--api-key', 'pk_secret', '--token=abc', '--db=/x', '--name', 'two words'])).toBe("pricectl x --api-key *** --token=*** --name 'two words'")
   })
 
+  it('a full API key given as an argument keeps only the prefix keys list shows', () => {
+    const key = `pk_AbC12xyz${'Q'.repeat(35)}`
+    expect(commandLine('pricectl', 'keys:revoke', [key, '--yes'])).toBe('pricectl keys revoke pk_AbC12xyz*** --yes')
+    // A prefix is not a secret: it stays.
+    expect(commandLine('pricectl', 'keys:revoke', ['pk_AbC12xyz', '--yes'])).toBe('pricectl keys revoke pk_AbC12xyz --yes')
+  })
+
   it('a server request is attributed to its API key, its path without the query', () => {
     expect(requestContext('ci', 'POST', '/v1/products/pro?x=1')).toMatchObject({actor: 'key:ci', command: 'POST /v1/products/pro'})
   })

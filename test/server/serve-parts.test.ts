@@ -49,4 +49,19 @@ describe('serve: the parts', () => {
     expect(lines[0]).toMatch(/^\d{4}-\d{2}-\d{2}T\S+Z 127\.0\.0\.1 "GET \/v1\/products" 200 12 0\.4ms pk_AbC12xyz$/)
     expect(lines[1]).toMatch(/ ::1 "GET \/v1\/x%22%0A2026%20fake%20line" 404 - 1\.0ms -$/)
   })
+
+  it('the access log masks an api_key query parameter and a full key in the path', async () => {
+    const out: string[] = []
+    const log = new AccessLog((t) => out.push(t))
+    const key = `pk_AbC12xyz${'Q'.repeat(35)}`
+    log.line({durationMs: 1, ip: '127.0.0.1', method: 'GET', status: 401, url: `/v1/products?limit=2&api_key=${key}&x=1`})
+    log.line({durationMs: 1, ip: '127.0.0.1', method: 'GET', status: 401, url: '/v1/products?api_key=wrong-but-secret'})
+    log.line({durationMs: 1, ip: '127.0.0.1', method: 'DELETE', status: 404, url: `/v1/keys/${key}`})
+    await new Promise((r) => setImmediate(r))
+    const lines = out.join('').trimEnd().split('\n')
+    expect(lines[0]).toContain('"GET /v1/products?limit=2&api_key=***&x=1"')
+    expect(lines[1]).toContain('"GET /v1/products?api_key=***"')
+    expect(lines[2]).toContain('"DELETE /v1/keys/pk_AbC12xyz***"')
+    expect(out.join('')).not.toMatch(/QQQQ|wrong-but-secret/)
+  })
 })
