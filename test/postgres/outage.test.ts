@@ -1,6 +1,7 @@
 import {type ChildProcess, spawn} from 'node:child_process'
 import {chmodSync, mkdtempSync, rmSync} from 'node:fs'
 import http from 'node:http'
+import {connect, createServer, type Socket} from 'node:net'
 import {tmpdir} from 'node:os'
 import {dirname, join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
@@ -13,6 +14,7 @@ import {openStore} from '../../src/store/db.js'
 import {connectPg} from '../../src/store/postgres/client.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {ROOT, run} from '../helpers/run.js'
+import {pathToFileURL} from 'node:url'
 
 /**
  * PostgreSQL goes away under `serve` and comes back (docs/serve.md "Outages"): the server
@@ -247,10 +249,12 @@ describe('serve while PostgreSQL is down', () => {
     await cluster.halt()
     const during = await request(port, 'POST', '/v1/prices', priceBody('during'))
     expect([during.status, during.headers['retry-after']]).toEqual([503, '1'])
+    const stopping = Date.now()
     child.kill('SIGTERM')
     const code = await new Promise((resolve) => child.once('exit', resolve))
     const {stderr, stdout} = served.output()
     expect(code, stderr).toBe(0)
+    expect(Date.now() - stopping).toBeLessThan(3000)
     expect(JSON.parse(stdout)).toMatchObject({requests: 2, signal: 'SIGTERM', success: true})
     expect(stderr).toMatch(/key use times of 1 key not written: /)
     expect(stderr).not.toMatch(/^\s+at /m)
@@ -279,5 +283,109 @@ describe('KeyChecker.flush while PostgreSQL is down', () => {
     } finally {
       store.close()
     }
+  })
+})
+
+/**
+ * A TCP proxy to PostgreSQL whose hold() makes every connection it carries half-open: nothing
+ * more is passed either way and nothing is closed, as when a network path dies. Connections made
+ * after hold() pass.
+ */
+async function holdingProxy(target: number): Promise<{close(): void; hold(): void; port: number}> {
+  const pairs: {a: Socket; b: Socket; held: boolean}[] = []
+  const server = createServer((a) => {
+    const b = connect(target, '127.0.0.1')
+    const pair = {a, b, held: false}
+    pairs.push(pair)
+    a.on('data', (d) => pair.held || b.write(d))
+    b.on('data', (d) => pair.held || a.write(d))
+    for (const [x, y] of [[a, b], [b, a]]) {
+      x.on('error', () => y.destroy())
+      x.on('close', () => pair.held || y.destroy())
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    close() {
+      for (const p of pairs) p.a.destroy(), p.b.destroy()
+      server.close()
+    },
+    hold() {
+      for (const p of pairs) p.held = true
+    },
+    port: (server.address() as {port: number}).port,
+  }
+}
+
+/** A store in a process of its own (it blocks while a statement waits): one health() per line read, answered as a JSON line. */
+const HEALTH_LOOP = `
+import {createInterface} from 'node:readline'
+const {openStore} = await import(process.argv[2])
+const store = openStore(process.argv[1], {statementTimeoutMs: 1000})
+const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n')
+say({statement_timeout: store.pg.query('SHOW statement_timeout')[0].statement_timeout})
+for await (const _ of createInterface({input: process.stdin})) {
+  const t = Date.now()
+  try {
+    store.health()
+    say({ms: Date.now() - t, ok: true})
+  } catch (e) {
+    say({error: e.constructor.name, message: e.message, ms: Date.now() - t})
+  }
+}
+`
+
+describe('a connection that stops answering (half-open)', () => {
+  it('is dropped a second past the statement timeout (503 material), and the next call opens a new connection', async () => {
+    const db = await freshStore()
+    const proxy = await holdingProxy(Number(new URL(db).port))
+    const via = new URL(db)
+    via.port = String(proxy.port)
+    const child = spawn(process.execPath, ['--input-type=module', '-e', HEALTH_LOOP, via.toString(), pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'db.js')).href], {cwd: ROOT})
+    children.push(child)
+    let out = ''
+    let err = ''
+    child.stdout!.on('data', (c) => (out += c))
+    child.stderr!.on('data', (c) => (err += c))
+    const next = async (n: number): Promise<any> => {
+      const until = Date.now() + 10_000
+      while (out.split('\n').length - 1 <= n) {
+        if (Date.now() > until || child.exitCode !== null) throw new Error(`no answer ${n + 1} from the store's process within 10 s: ${out} ${err}`)
+        await sleep(20)
+      }
+      return JSON.parse(out.split('\n')[n])
+    }
+    try {
+      expect(await next(0)).toEqual({statement_timeout: '1s'})
+      child.stdin!.write('\n')
+      expect(await next(1)).toMatchObject({ok: true})
+      proxy.hold()
+      child.stdin!.write('\n')
+      const silent = await next(2)
+      expect(silent).toMatchObject({error: 'UnavailableError'})
+      expect(silent.message).toMatch(/was lost \(no answer within 2 s, the statement timeout and a second: .*\) while a statement ran/)
+      expect(silent.ms).toBeGreaterThanOrEqual(1900)
+      expect(silent.ms).toBeLessThan(4000)
+      child.stdin!.write('\n')
+      expect(await next(3)).toMatchObject({ok: true})
+    } finally {
+      child.kill('SIGKILL')
+      proxy.close()
+    }
+  })
+
+  it('statement_timeout: the URL\'s wins over the opener\'s (serve: 5 s); none by default', async () => {
+    const db = await freshStore()
+    const show = (url: string, options: {statementTimeoutMs?: number}) => {
+      const store = openStore(url, options)
+      try {
+        return (store as unknown as {pg: {query(sql: string): {statement_timeout: string}[]}}).pg.query('SHOW statement_timeout')[0].statement_timeout
+      } finally {
+        store.close()
+      }
+    }
+    expect(show(db, {statementTimeoutMs: 5000})).toBe('5s')
+    expect(show(`${db}?statement_timeout=2500`, {statementTimeoutMs: 5000})).toBe('2500ms')
+    expect(show(db, {})).toBe('0')
   })
 })

@@ -215,6 +215,12 @@ function silent(e: unknown): boolean {
   return text(fields(e).message) === 'Query read timeout'
 }
 
+/** What a lost call says: pg's "Query read timeout" in words. */
+function lostInfo(e: unknown): PgErrorInfo {
+  if (!silent(e)) return info(e)
+  return {code: 'ETIMEDOUT', message: `no answer within ${(queryTimeoutMs() ?? 0) / 1000} s, the statement timeout and a second`}
+}
+
 async function execute(client: Pg.Client, m: ClientRequest): Promise<Reply> {
   // pg's per-query read timeout (its types leave it out).
   const timeout = {query_timeout: queryTimeoutMs()}
@@ -261,7 +267,7 @@ async function again(m: ClientRequest): Promise<Reply> {
   } catch (e) {
     if (!dead(e, c)) throw e
     discard(c)
-    return {error: info(e), lost: m.safe && !silent(e) ? 'reconnect' : 'statement'}
+    return {error: lostInfo(e), lost: m.safe && !silent(e) ? 'reconnect' : 'statement'}
   }
 }
 
@@ -318,11 +324,11 @@ async function handle(m: ClientRequest): Promise<Reply> {
     discard(c)
     if (status !== 'I') {
       if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
-      lostTransaction = info(e)
+      lostTransaction = lostInfo(e)
       return {error: lostTransaction, lost: m.commits ? 'commit' : 'transaction'}
     }
     if (m.safe && !silent(e)) return again(m)
-    return {error: info(e), lost: 'statement'}
+    return {error: lostInfo(e), lost: 'statement'}
   }
 }
 
