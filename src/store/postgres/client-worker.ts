@@ -200,7 +200,6 @@ function queryTimeoutMs(): number | undefined {
   return ms > 0 ? ms + QUERY_GRACE_MS : undefined
 }
 
-
 // Whether an error means the connection is gone (rather than the statement failed).
 const GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'ENOTCONN', 'ECONNABORTED'])
 function dead(e: unknown, c: Conn): boolean {
@@ -288,8 +287,11 @@ async function handle(m: ClientRequest): Promise<Reply> {
     return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
   }
   if (down) {
-    // The server is down: answer at once until the connection tried in the background is made.
-    if (!conn?.connected || conn.broken) {
+    // The server is down: answer at once until the connection tried in the background is made
+    // (one made and lost again before any call used it is tried anew).
+    if (conn?.broken) discard(conn)
+    if (!conn?.connected) {
+      tryLater()
       if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
       return {error: down, lost: 'reconnect'}
     }
