@@ -7,6 +7,7 @@ import {dirname, join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {type Cluster, startCluster} from '../../scripts/postgres-cluster.mjs'
+import {UnavailableError} from '../../src/errors.js'
 import {ErrorBody} from '../../src/schemas/common.js'
 import {Health} from '../../src/schemas/server.js'
 import {createKey, findKey, KeyChecker} from '../../src/server/keys.js'
@@ -261,6 +262,43 @@ describe('serve while PostgreSQL is down', () => {
   })
 })
 
+describe('the client while PostgreSQL is down', () => {
+  it('fails each call at once, and the first call after the return that finds the background connection made uses it, even one made and lost again before any call', async () => {
+    const db = await freshStore()
+    const store = openStore(db)
+    const firstOk = async (): Promise<number> => {
+      const from = Date.now()
+      for (;;) {
+        try {
+          store.health()
+          return Date.now() - from
+        } catch (error) {
+          expect(error).toBeInstanceOf(UnavailableError)
+          if (Date.now() - from > 5000) throw error
+          await sleep(20)
+        }
+      }
+    }
+    try {
+      store.health()
+      await cluster.halt()
+      expect(() => store.health()).toThrow(UnavailableError)
+      const started = Date.now()
+      for (let i = 0; i < 100; i++) expect(() => store.health()).toThrow(/no new connection could be made/)
+      expect(Date.now() - started).toBeLessThan(500)
+      // Back long enough for the background connection, then down again before any call used it.
+      await cluster.start()
+      await sleep(1000)
+      await cluster.halt()
+      expect(() => store.health()).toThrow(UnavailableError)
+      await cluster.start()
+      expect(await firstOk()).toBeLessThan(1000)
+    } finally {
+      store.close()
+    }
+  })
+})
+
 describe('KeyChecker.flush while PostgreSQL is down', () => {
   it('does not throw, warns once, and writes the use once the store is back', async () => {
     const db = await freshStore()
@@ -289,13 +327,14 @@ describe('KeyChecker.flush while PostgreSQL is down', () => {
 /**
  * A TCP proxy to PostgreSQL whose hold() makes every connection it carries half-open: nothing
  * more is passed either way and nothing is closed, as when a network path dies. Connections made
- * after hold() pass.
+ * after hold() pass, unless silent (a host that answers nothing: they are held from the start).
  */
-async function holdingProxy(target: number): Promise<{close(): void; hold(): void; port: number}> {
+async function holdingProxy(target: number): Promise<{close(): void; hold(): void; port: number; silent: boolean}> {
   const pairs: {a: Socket; b: Socket; held: boolean}[] = []
+  const proxy = {silent: false}
   const server = createServer((a) => {
     const b = connect(target, '127.0.0.1')
-    const pair = {a, b, held: false}
+    const pair = {a, b, held: proxy.silent}
     pairs.push(pair)
     a.on('data', (d) => pair.held || b.write(d))
     b.on('data', (d) => pair.held || a.write(d))
@@ -305,7 +344,7 @@ async function holdingProxy(target: number): Promise<{close(): void; hold(): voi
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return {
+  return Object.assign(proxy, {
     close() {
       for (const p of pairs) p.a.destroy(), p.b.destroy()
       server.close()
@@ -314,7 +353,7 @@ async function holdingProxy(target: number): Promise<{close(): void; hold(): voi
       for (const p of pairs) p.held = true
     },
     port: (server.address() as {port: number}).port,
-  }
+  })
 }
 
 /** A store in a process of its own (it blocks while a statement waits): one health() per line read, answered as a JSON line. */
@@ -335,39 +374,74 @@ for await (const _ of createInterface({input: process.stdin})) {
 }
 `
 
+/** HEALTH_LOOP on `db` through the proxy on `port`; next(n): its answer n (0: the statement timeout it shows), waited for up to 10 s. */
+function healthLoop(db: string, port: number, query = ''): {child: ChildProcess; next: (n: number) => Promise<any>} {
+  const via = new URL(db)
+  via.port = String(port)
+  via.search = query
+  const child = spawn(process.execPath, ['--input-type=module', '-e', HEALTH_LOOP, via.toString(), pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'db.js')).href], {cwd: ROOT})
+  children.push(child)
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (c) => (out += c))
+  child.stderr!.on('data', (c) => (err += c))
+  const next = async (n: number): Promise<any> => {
+    child.stdin!.write('\n'.repeat(n === 0 ? 0 : 1))
+    const until = Date.now() + 10_000
+    while (out.split('\n').length - 1 <= n) {
+      if (Date.now() > until || child.exitCode !== null) throw new Error(`no answer ${n} from the store's process within 10 s: ${out} ${err}`)
+      await sleep(10)
+    }
+    return JSON.parse(out.split('\n')[n])
+  }
+  return {child, next}
+}
+
 describe('a connection that stops answering (half-open)', () => {
   it('is dropped a second past the statement timeout (503 material), and the next call opens a new connection', async () => {
     const db = await freshStore()
     const proxy = await holdingProxy(Number(new URL(db).port))
-    const via = new URL(db)
-    via.port = String(proxy.port)
-    const child = spawn(process.execPath, ['--input-type=module', '-e', HEALTH_LOOP, via.toString(), pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'db.js')).href], {cwd: ROOT})
-    children.push(child)
-    let out = ''
-    let err = ''
-    child.stdout!.on('data', (c) => (out += c))
-    child.stderr!.on('data', (c) => (err += c))
-    const next = async (n: number): Promise<any> => {
-      const until = Date.now() + 10_000
-      while (out.split('\n').length - 1 <= n) {
-        if (Date.now() > until || child.exitCode !== null) throw new Error(`no answer ${n + 1} from the store's process within 10 s: ${out} ${err}`)
-        await sleep(20)
-      }
-      return JSON.parse(out.split('\n')[n])
-    }
+    const {child, next} = healthLoop(db, proxy.port)
     try {
       expect(await next(0)).toEqual({statement_timeout: '1s'})
-      child.stdin!.write('\n')
       expect(await next(1)).toMatchObject({ok: true})
       proxy.hold()
-      child.stdin!.write('\n')
       const silent = await next(2)
       expect(silent).toMatchObject({error: 'UnavailableError'})
       expect(silent.message).toMatch(/was lost \(no answer within 2 s, the statement timeout and a second: .*\) while a statement ran/)
       expect(silent.ms).toBeGreaterThanOrEqual(1900)
       expect(silent.ms).toBeLessThan(4000)
-      child.stdin!.write('\n')
       expect(await next(3)).toMatchObject({ok: true})
+    } finally {
+      child.kill('SIGKILL')
+      proxy.close()
+    }
+  })
+
+  it('a host that answers nothing at all: one call waits for the statement timeout, one for connect_timeout, the rest fail at once; back, the next calls work', async () => {
+    const db = await freshStore()
+    const proxy = await holdingProxy(Number(new URL(db).port))
+    const {child, next} = healthLoop(db, proxy.port, '?connect_timeout=2')
+    try {
+      expect(await next(0)).toEqual({statement_timeout: '1s'})
+      expect(await next(1)).toMatchObject({ok: true})
+      proxy.hold()
+      proxy.silent = true
+      expect(await next(2)).toMatchObject({error: 'UnavailableError', message: expect.stringMatching(/no answer within 2 s/)})
+      const reconnect = await next(3)
+      expect(reconnect).toMatchObject({error: 'UnavailableError', message: expect.stringMatching(/no answer within 2 s\b.*no new connection could be made/)})
+      expect(reconnect.ms).toBeGreaterThanOrEqual(1900)
+      for (let n = 4; n < 24; n++) {
+        const r = await next(n)
+        expect(r).toMatchObject({error: 'UnavailableError'})
+        expect(r.ms).toBeLessThan(50)
+      }
+      proxy.silent = false
+      const back = Date.now()
+      let n = 24
+      while ((await next(n)).ok !== true) n++
+      // A background attempt started while silent takes its connect_timeout (2 s) to fail; the next one gets through.
+      expect(Date.now() - back).toBeLessThan(3000)
     } finally {
       child.kill('SIGKILL')
       proxy.close()
