@@ -19,6 +19,10 @@ export type ClusterOptions = {
 export type Cluster = {
   /** Shut the server down (fast) and start it again on the same port and data. */
   restart(): Promise<void>
+  /** Shut the server down (fast), keeping its data and port: an outage, ended by start(). */
+  halt(): Promise<void>
+  /** Start the server again after halt() (same port and data); nothing when it runs. */
+  start(): Promise<void>
   /** Shut the server down and remove its folders. */
   stop(): Promise<void>
   /** The maintenance database's URL. */

@@ -81,8 +81,8 @@ const READY_MS = 60_000
 /**
  * Start a cluster: initdb in a new temp folder (`parent`/`prefix`XXXXXX), then the server on a
  * free port of 127.0.0.1 with trust authentication and `settings` (-c name=value). Resolves to
- * {url, restart(), stop()}: `url` is the maintenance database's, restart() restarts the server
- * (same port and data), stop() shuts it down (fast) and removes its folders. On any failure nothing is left behind and the error says what failed.
+ * {url, restart(), halt(), start(), stop()}: `url` is the maintenance database's, restart() restarts the server
+ * (same port and data), halt() and start() stop and start it (an outage), stop() shuts it down (fast) and removes its folders. On any failure nothing is left behind and the error says what failed.
  */
 export async function startCluster(options = {}) {
   const {initdbArgs = [], instead, parent = tmpdir(), prefix = 'pricectl-pg-', settings = {}} = options
@@ -112,6 +112,15 @@ export async function startCluster(options = {}) {
       /** Shut the server down (fast) and start it again on the same port and data (a server restart). */
       async restart() {
         await stopChild(child)
+        child = await startServer(join(bin, 'postgres'), args, {env, stdio: ['ignore', 'ignore', 'pipe'], ...user})
+      },
+      /** Shut the server down (fast), keeping its data and port: an outage, ended by start(). */
+      async halt() {
+        await stopChild(child)
+      },
+      /** Start the server again after halt() (same port and data); nothing when it runs. */
+      async start() {
+        if (child.exitCode === null && child.signalCode === null) return
         child = await startServer(join(bin, 'postgres'), args, {env, stdio: ['ignore', 'ignore', 'pipe'], ...user})
       },
       async stop() {

@@ -33,8 +33,12 @@ export type KeyList = z.output<typeof KeyList>
 export const KeyRevoked = Envelope.extend({key: ApiKeyRecord, success: z.literal(true)})
 export type KeyRevoked = z.output<typeof KeyRevoked>
 
-/** GET /healthz (no key needed): the store answers and has the expected schema. */
-export const Health = Envelope.extend({schema_version: z.number().int()})
+/**
+ * GET /healthz (no key needed), 200: the store answers and has the expected schema. When the
+ * store cannot be reached (PostgreSQL down) it is 503 with Retry-After and the error body
+ * (common.ts ErrorBody), at once (docs/serve.md "Outages").
+ */
+export const Health = Envelope.extend({schema_version: z.number().int(), success: z.literal(true)})
 
 /** What `serve --json` prints when the server has stopped. */
 export const ServeStopped = Envelope.extend({

@@ -2,13 +2,14 @@ import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} f
 import {maxHeaderSize, STATUS_CODES} from 'node:http'
 import {isIP, type Socket} from 'node:net'
 
-import {InvalidInputError} from '../errors.js'
+import {InvalidInputError, UnavailableError} from '../errors.js'
 import {firstInvalidUtf8, parseJsonObject} from '../input.js'
 import {openStore, type Store} from '../store/db.js'
 import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
 import {type Caller, KeyChecker, presentedKey} from './keys.js'
+import {StoreOutage} from './outage.js'
 import {registerRoutes} from './routes.js'
 import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
 
@@ -38,6 +39,16 @@ export const DEFAULT_TIMEOUTS = {
   checkMs: 1000,
 }
 
+/**
+ * PostgreSQL: the server's statement_timeout (ms) unless the URL sets one (docs/postgres.md
+ * "Timeouts"). Its statements take milliseconds; the event loop waits for each, so a connection
+ * that stops answering (half-open) is dropped this long and a second after, not minutes.
+ */
+export const SERVE_STATEMENT_TIMEOUT_MS = 5000
+
+/** How often the key use times are written (KeyChecker.flush), ms. */
+export const KEY_FLUSH_MS = 5000
+
 export type ServerOptions = {
   /** One line per request (default true). */
   accessLog?: boolean
@@ -54,10 +65,12 @@ export type ServerOptions = {
   trustProxy?: boolean
   /** How long a write may wait for another process's write lock before it gets 503 (ms). */
   writeTimeoutMs?: number
+  /** PostgreSQL's statement_timeout in ms (default SERVE_STATEMENT_TIMEOUT_MS; the URL's `statement_timeout` wins). */
+  statementTimeoutMs?: number
 }
 
 export type Server = FastifyInstance & {
-  pricectl: {accessLog: AccessLog; contexts: PricingContexts; keys: KeyChecker; requests: () => number; store: Store; writes: WriteQueue}
+  pricectl: {accessLog: AccessLog; contexts: PricingContexts; keys: KeyChecker; outage: StoreOutage; requests: () => number; store: Store; writes: WriteQueue}
 }
 
 declare module 'fastify' {
@@ -87,14 +100,16 @@ export function clientIp(request: FastifyRequest): string {
 export function buildServer(options: ServerOptions = {}): Server {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
-  const store = openStore(options.db)
+  const store = openStore(options.db, {statementTimeoutMs: options.statementTimeoutMs ?? SERVE_STATEMENT_TIMEOUT_MS})
   // Never wait inside the store (SQLite's busy wait, PostgreSQL's lock wait): a busy wait would hold the event loop and every request with
   // it. Writes wait for another process's lock in the write queue instead (write-queue.ts).
   store.setBusyTimeout(0)
-  const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
-  const keys = new KeyChecker(store)
-  const contexts = new PricingContexts(store, {geoipDb: options.geoipDb})
   const log = new AccessLog(options.log)
+  const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
+  const keys = new KeyChecker(store, {warn: (message) => log.note(message)})
+  const contexts = new PricingContexts(store, {geoipDb: options.geoipDb})
+  // PostgreSQL down: every request that needs the store gets 503 with Retry-After (errors.ts), the log one note each way.
+  const outage = new StoreOutage(store.path, (message) => log.note(message))
   let served = 0
 
   const app = Fastify({
@@ -194,6 +209,8 @@ export function buildServer(options: ServerOptions = {}): Server {
   const accessLog = options.accessLog ?? true
   app.addHook('onResponse', (request, reply, done) => {
     served++
+    // A request that got past the key check and did not fail read the store: it answers.
+    if (outage.down && request.caller && reply.statusCode < 500) outage.answered()
     if (accessLog) log.line({
       bytes: reply.getHeader('content-length') as number | string | undefined,
       durationMs: reply.elapsedTime,
@@ -207,6 +224,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   app.setErrorHandler((error, request, reply) => {
+    outage.failed(error)
     const {body, headers, status} = httpError(error, {bodyLimit, contentType: request.headers['content-type']})
     if (status === 500) log.note(`error in ${request.method} ${request.url}: ${(error as Error)?.stack ?? String(error)}`)
     reply.code(status)
@@ -218,22 +236,38 @@ export function buildServer(options: ServerOptions = {}): Server {
     reply.code(404).send({message: capMessage(`no endpoint ${request.method} ${request.url.split('?')[0]} (the endpoints are listed in docs/serve.md)`), success: false})
   })
 
+  // Answers at once during an outage too (the client does not wait for a connection while the server is down): 503, Retry-After.
   app.get('/healthz', async () => {
-    return {message: 'ok', schema_version: store.health().schemaVersion, success: true}
+    let schemaVersion: number
+    try {
+      schemaVersion = store.health().schemaVersion
+    } catch (error) {
+      if (!(error instanceof UnavailableError)) throw error
+      outage.failed(error)
+      throw new HttpProblem(503, `the store ${store.path} is unavailable: ${error.message}`, {'retry-after': '1'})
+    }
+    outage.answered()
+    return {message: 'ok', schema_version: schemaVersion, success: true}
   })
 
   registerRoutes(app, {clientIp, contexts, store, writes})
 
-  const flushTimer = setInterval(() => keys.flush(), 5000)
+  // flush() never throws: a store that is down keeps the times for a later flush (one warning).
+  const flushTimer = setInterval(() => keys.flush(), KEY_FLUSH_MS)
   flushTimer.unref()
   app.addHook('onClose', async () => {
     clearInterval(flushTimer)
-    keys.flush()
-    store.close()
+    // A store that is down: the times are dropped, with a warning; the shutdown goes on (exit 0).
+    keys.flush({final: true})
+    try {
+      store.close()
+    } catch (error) {
+      log.note(`closing the store: ${(error as Error)?.message ?? String(error)}`)
+    }
     log.flush()
   })
 
-  app.pricectl = {accessLog: log, contexts, keys, requests: () => served, store, writes}
+  app.pricectl = {accessLog: log, contexts, keys, outage, requests: () => served, store, writes}
   return app
 }
 

@@ -40,7 +40,8 @@ function capped(e: HttpError): HttpError {
 /**
  * Map anything a route throws to a status and body. The engine's own errors keep their
  * message (the same text the commands print): invalid input 400, not found 404, a state
- * of the store that prevents the request 409; a busy or unreachable store 503; anything else 500.
+ * of the store that prevents the request 409; a busy, unreachable or overloaded store (a statement
+ * past PostgreSQL's statement_timeout) 503; anything else 500.
  */
 export function httpError(err: unknown, limits: RequestFacts): HttpError {
   return capped(classify(err, limits))
@@ -59,6 +60,8 @@ function classify(err: unknown, limits: RequestFacts): HttpError {
   if (err instanceof OperationalError) return {body, status: 409}
   const e = err as FastifyishError
   if (isBusyCode(e?.code)) return {body, headers: {'retry-after': '1'}, status: 503}
+  // PostgreSQL's statement_timeout (serve: 5 s) cancelled a statement: the store is overloaded, not the request wrong.
+  if (e?.code === '57014') return {body, headers: {'retry-after': '1'}, status: 503}
   // Fastify's own request errors (body too large, bad content type, malformed request).
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return {body: {message: `request body is over ${limits.bodyLimit} bytes (the server's --body-limit); send one request per call`, success: false}, status: 413}

@@ -114,9 +114,14 @@ export class KeyChecker {
   private readonly keys: KeysRepository
   private readonly known = new Map<string, Caller>()
   private knownVersion: number | undefined
+  private readonly warn: (message: string) => void
+  /** A flush failed and none has written since: its warning was given. */
+  private failing = false
 
-  constructor(store: StorePort) {
+  /** `warn`: where a flush that could not write says so (once until one writes again). */
+  constructor(store: StorePort, options: {warn?: (message: string) => void} = {}) {
     this.keys = store.keys
+    this.warn = options.warn ?? (() => {})
   }
 
   /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
@@ -141,13 +146,36 @@ export class KeyChecker {
     return caller
   }
 
-  flush(): void {
-    if (this.used.size === 0) return
+  /**
+   * Write the last use times gathered since the last flush. Never throws (the server calls it
+   * from a timer): a busy store keeps the times for the next flush, and so does a store that
+   * cannot be reached (PostgreSQL down) or fails otherwise, with one warning until a flush writes
+   * again (last use is informational, one entry per key: nothing grows). `final` (the server
+   * stops): what cannot be written is dropped, with a warning. True when nothing is left unwritten.
+   */
+  flush(options: {final?: boolean} = {}): boolean {
+    if (this.used.size === 0) return true
     const entries = [...this.used]
     this.used.clear()
-    // A busy store keeps the times for the next flush; last use is informational.
-    if (!this.keys.recordUse(entries)) {
-      for (const [id, at] of entries) if (!this.used.has(id)) this.used.set(id, at)
+    let written: boolean
+    try {
+      written = this.keys.recordUse(entries)
+    } catch (error) {
+      const n = `${entries.length} key${entries.length === 1 ? '' : 's'}`
+      const why = (error as Error)?.message ?? String(error)
+      if (options.final) {
+        this.warn(`key use times of ${n} not written: ${why} (dropped: the server stops)`)
+        return false
+      }
+      if (!this.failing) this.warn(`key use times of ${n} not written (${why}): kept, and written when the store answers again`)
+      this.failing = true
+      written = false
     }
+    if (!written) {
+      for (const [id, at] of entries) if (!this.used.has(id)) this.used.set(id, at)
+      return false
+    }
+    this.failing = false
+    return true
   }
 }

@@ -35,6 +35,11 @@ export function resolveStorePath(flag?: string): string {
 export type OpenOptions = {
   /** Apply pending migrations (default true). `db info` opens without. */
   migrate?: boolean
+  /**
+   * PostgreSQL: the session's statement_timeout in ms unless the URL sets `statement_timeout`
+   * (`serve`: SERVE_STATEMENT_TIMEOUT_MS); none by default. SQLite has no such thing.
+   */
+  statementTimeoutMs?: number
 }
 
 /**

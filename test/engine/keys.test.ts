@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
-import {InvalidInputError, NotFoundError} from '../../src/errors.js'
+import {InvalidInputError, NotFoundError, UnavailableError} from '../../src/errors.js'
 import {createKey, findKey, hashKey, KeyChecker, listKeys, presentedKey, revokeKey} from '../../src/server/keys.js'
 import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {tempStore} from '../helpers/run.js'
@@ -89,6 +89,43 @@ describe('API keys', () => {
     expect(listKeys(store)[0].last_used_at).toBeNull()
     checker.flush()
     expect(listKeys(store)[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+  })
+
+  it('flush() never throws: a store that cannot be reached keeps the times (one warning) until it answers; the final flush drops them, saying so', () => {
+    const {key} = createKey(store, {name: 'x'})
+    const warnings: string[] = []
+    // The keys repository of a PostgreSQL store that is down: every write fails as the client's do.
+    let down = true
+    const recordUse = store.keys.recordUse.bind(store.keys)
+    const keys = Object.assign(Object.create(store.keys), {
+      recordUse(uses: readonly (readonly [number, string])[]) {
+        if (down) throw new UnavailableError('the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made')
+        return recordUse(uses)
+      },
+    })
+    const checker = new KeyChecker({keys} as unknown as Store, {warn: (m) => warnings.push(m)})
+    checker.check(key)
+    expect(checker.flush()).toBe(false)
+    checker.check(key)
+    expect(checker.flush()).toBe(false)
+    expect(warnings).toEqual([
+      'key use times of 1 key not written (the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made): kept, and written when the store answers again',
+    ])
+    expect(listKeys(store)[0].last_used_at).toBeNull()
+    down = false
+    expect(checker.flush()).toBe(true)
+    const written = listKeys(store)[0].last_used_at
+    expect(written).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+    // Down again: a new outage warns again; the server's last flush drops what it cannot write.
+    down = true
+    checker.check(key)
+    expect(checker.flush()).toBe(false)
+    expect(checker.flush({final: true})).toBe(false)
+    expect(warnings).toHaveLength(3)
+    expect(warnings[2]).toMatch(/^key use times of 1 key not written: the connection .* \(dropped: the server stops\)$/)
+    down = false
+    expect(checker.flush()).toBe(true)
+    expect(listKeys(store)[0].last_used_at).toBe(written)
   })
 
   it('reads the key from Authorization: Bearer or X-Api-Key', () => {

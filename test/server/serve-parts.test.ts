@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {InvalidInputError, NotFoundError, OperationalError} from '../../src/errors.js'
+import {InvalidInputError, NotFoundError, OperationalError, UnavailableError} from '../../src/errors.js'
 import {AccessLog} from '../../src/server/access-log.js'
 import {HttpProblem, httpError} from '../../src/server/errors.js'
 import {parseSize} from '../../src/server/serve.js'
@@ -32,6 +32,11 @@ describe('serve: the parts', () => {
     expect(busy.status).toBe(503)
     expect(busy.headers).toEqual({'retry-after': '1'})
     expect(httpError(Object.assign(new Error('too big'), {code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413}), limits).body.message).toContain('over 1000 bytes')
+    // A store that is down, or a statement past PostgreSQL's statement_timeout: 503, try again.
+    const down = httpError(new UnavailableError('the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made'), limits)
+    expect([down.status, down.headers, down.body.success]).toEqual([503, {'retry-after': '1'}, false])
+    const slow = httpError(Object.assign(new Error('canceling statement due to statement timeout'), {code: '57014'}), limits)
+    expect(slow).toEqual({body: {message: 'canceling statement due to statement timeout', success: false}, headers: {'retry-after': '1'}, status: 503})
     const boom = httpError(new TypeError('x is undefined'), limits)
     expect(boom).toEqual({body: {message: 'x is undefined', success: false}, status: 500})
   })

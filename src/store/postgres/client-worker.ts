@@ -19,8 +19,20 @@ const pg = (await import('pg')).default
  * Atomics.wait. A dropped connection is replaced as client.ts describes.
  */
 
-/** What WorkerClient hands this worker. */
-export type ClientData = {connectTimeoutMs: number; port: MessagePort; signal: SharedArrayBuffer; url: string}
+/**
+ * What WorkerClient hands this worker: the connect timeout, TCP keepalive's first probe after
+ * this long idle, how long after a failed reconnect the next is tried (all ms), and the URL's
+ * statement_timeout (PostgreSQL's text, e.g. "5000" or "5s"), if it sets one.
+ */
+export type ClientData = {
+  connectTimeoutMs: number
+  keepAliveMs: number
+  port: MessagePort
+  retryMs: number
+  signal: SharedArrayBuffer
+  statementTimeout?: string
+  url: string
+}
 
 /** An error PostgreSQL (or the connection) reported, as it crosses to the caller. */
 export type PgErrorInfo = {code?: string; constraint?: string; detail?: string; message: string; table?: string}
@@ -48,7 +60,8 @@ type Result = {rowCount: null | number; rows: unknown[]}
 
 export type Reply = {error?: PgErrorInfo; lost?: Lost; results?: Result[]; rowCount?: null | number; rows?: unknown[]}
 
-type Conn = {broken: unknown; readonly client: Pg.Client; ready: Promise<void>}
+/** A connection: `connected` once its ready promise resolved; `broken` with why it is not usable (any more). */
+type Conn = {broken: unknown; readonly client: Pg.Client; connected: boolean; ready: Promise<void>}
 
 const data = workerData as ClientData
 const {port, url} = data
@@ -81,10 +94,25 @@ let conn: Conn | undefined
 let connectedOnce = false
 // Why the connection died inside a transaction, when it did: every call fails until the caller's ROLLBACK.
 let lostTransaction: PgErrorInfo | undefined
+/**
+ * Why no new connection could be made, while none can (the server is down): every call fails
+ * at once with it instead of waiting for a connection attempt, and a new connection is tried
+ * in the background `retryMs` after each failed one; the first call that finds it made uses it.
+ */
+let down: PgErrorInfo | undefined
+let retry: NodeJS.Timeout | undefined
 
 function open(): Conn {
-  const client = new pg.Client({application_name: 'pricectl', connectionString: url, connectionTimeoutMillis: data.connectTimeoutMs, types})
-  const c: {broken: unknown; readonly client: Pg.Client} = {broken: undefined, client}
+  const client = new pg.Client({
+    application_name: 'pricectl',
+    connectionString: url,
+    connectionTimeoutMillis: data.connectTimeoutMs,
+    // A connection whose peer is gone while it is idle (a half-open one) fails by itself; one in use, by the query timeout.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: data.keepAliveMs,
+    types,
+  })
+  const c: {broken: unknown; readonly client: Pg.Client; connected: boolean} = {broken: undefined, client, connected: false}
   client.on('error', (e) => {
     c.broken = c.broken || e
   })
@@ -104,15 +132,72 @@ function open(): Conn {
       const names = [...settings.keys()]
       await client.query({text: 'SELECT ' + names.map((_, i) => 'set_config($' + (2 * i + 1) + ', $' + (2 * i + 2) + ', false)').join(', '), values: names.flatMap((n) => [n, settings.get(n)])})
     })
-  ready.catch((e: unknown) => {
-    c.broken = c.broken || e
-  })
+  ready.then(
+    () => {
+      c.connected = true
+    },
+    (e: unknown) => {
+      c.broken = c.broken || e
+    },
+  )
   return Object.assign(c, {ready})
 }
 
 function discard(c: Conn): void {
   if (conn === c) conn = undefined
+  // end() waits for the server's goodbye, which a half-open connection never sends: the socket goes too.
   c.client.end().catch(() => {})
+  setTimeout(() => socketOf(c.client)?.destroy(), CLOSE_WAIT_MS).unref()
+}
+
+/** How long a connection's end may wait for the server before its socket is destroyed (ms). */
+const CLOSE_WAIT_MS = 1000
+
+function socketOf(client: Pg.Client): undefined | {destroy(): void} {
+  return (client as unknown as {connection?: {stream?: {destroy(): void}}}).connection?.stream
+}
+
+/** The server is down: calls fail at once with `why` until a connection tried in the background is made. */
+function goDown(why: PgErrorInfo): void {
+  down = why
+  tryLater()
+}
+
+function tryLater(): void {
+  if (retry || conn) return
+  retry = setTimeout(() => {
+    retry = undefined
+    if (!down || conn) return
+    const c = (conn = open())
+    c.ready.catch((e: unknown) => {
+      discard(c)
+      if (down) down = info(e)
+      tryLater()
+    })
+  }, data.retryMs)
+}
+
+/**
+ * The statement timeout in force (the caller's last SET of it, else the URL's) in ms, PostgreSQL's
+ * units read ("5000", "5s", "1min"); 0 when there is none (or it is not understood).
+ */
+function statementTimeoutMs(value: string | undefined): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?\s*$/i.exec(value ?? '')
+  if (!m) return 0
+  const unit = {d: 86_400_000, h: 3_600_000, min: 60_000, ms: 1, s: 1000, us: 0.001}[(m[2] ?? 'ms').toLowerCase() as 'ms']
+  return Math.ceil(Number(m[1]) * unit)
+}
+
+const QUERY_GRACE_MS = 1000
+
+/**
+ * How long a statement may go unanswered before its connection counts as dead (a half-open
+ * connection, a server that stopped answering): the statement timeout and QUERY_GRACE_MS, by
+ * which PostgreSQL has answered with its own cancel (57014) if it is there; none without one.
+ */
+function queryTimeoutMs(): number | undefined {
+  const ms = statementTimeoutMs(settings.get('statement_timeout') ?? data.statementTimeout)
+  return ms > 0 ? ms + QUERY_GRACE_MS : undefined
 }
 
 // Whether an error means the connection is gone (rather than the statement failed).
@@ -121,17 +206,31 @@ function dead(e: unknown, c: Conn): boolean {
   if (c.broken) return true
   const f = fields(e)
   const code = text(f.code) || ''
-  return /^(08|57P)/.test(code) || GONE.has(code) || f.severity === 'FATAL' || f.severity === 'PANIC' || /Connection terminated|not queryable/.test(text(f.message) || '')
+  return /^(08|57P)/.test(code) || GONE.has(code) || f.severity === 'FATAL' || f.severity === 'PANIC' || /Connection terminated|not queryable/.test(text(f.message) || '') || silent(e)
+}
+
+/** Whether a statement got no answer within the query timeout: its connection is dropped, and the statement is not run again. */
+function silent(e: unknown): boolean {
+  return text(fields(e).message) === 'Query read timeout'
+}
+
+/** What a lost call says: pg's "Query read timeout" in words. */
+function lostInfo(e: unknown): PgErrorInfo {
+  if (!silent(e)) return info(e)
+  return {code: 'ETIMEDOUT', message: `no answer within ${(queryTimeoutMs() ?? 0) / 1000} s, the statement timeout and a second`}
 }
 
 async function execute(client: Pg.Client, m: ClientRequest): Promise<Reply> {
+  // pg's per-query read timeout (its types leave it out).
+  const timeout = {query_timeout: queryTimeoutMs()}
   if (m.op === 'query') {
-    const r = m.arrays ? await client.query({rowMode: 'array', text: m.sql, values: m.params as unknown[] | undefined}) : await client.query({text: m.sql, values: m.params as unknown[] | undefined})
+    const values = m.params as unknown[] | undefined
+    const r = m.arrays ? await client.query(Object.assign({rowMode: 'array' as const, text: m.sql, values}, timeout)) : await client.query(Object.assign({text: m.sql, values}, timeout))
     return {rowCount: r.rowCount, rows: r.rows}
   }
   if (m.op === 'exec') {
-    // Several statements (the simple protocol) answer with one result each.
-    const r: Pg.QueryResult | Pg.QueryResult[] = await client.query(m.sql)
+    // Several statements (the simple protocol: no values) answer with one result each.
+    const r: Pg.QueryResult | Pg.QueryResult[] = await client.query(Object.assign({text: m.sql}, timeout))
     return {results: (Array.isArray(r) ? r : [r]).map((x) => ({rowCount: x.rowCount, rows: x.rows}))}
   }
   if (m.op === 'copy') {
@@ -159,6 +258,7 @@ async function again(m: ClientRequest): Promise<Reply> {
     await c.ready
   } catch (e) {
     discard(c)
+    goDown(info(e))
     return {error: info(e), lost: 'reconnect'}
   }
   try {
@@ -166,20 +266,36 @@ async function again(m: ClientRequest): Promise<Reply> {
   } catch (e) {
     if (!dead(e, c)) throw e
     discard(c)
-    return {error: info(e), lost: m.safe ? 'reconnect' : 'statement'}
+    return {error: lostInfo(e), lost: m.safe && !silent(e) ? 'reconnect' : 'statement'}
   }
 }
 
 async function handle(m: ClientRequest): Promise<Reply> {
   if (m.op === 'close') {
-    if (conn) await conn.client.end().catch(() => {})
+    clearTimeout(retry)
+    down = undefined
+    const c = conn
     conn = undefined
+    // A server that is gone (or a half-open connection) never answers end(): its socket is destroyed after a wait.
+    if (c) await Promise.race([c.client.end().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS))])
+    if (c) socketOf(c.client)?.destroy()
     return {}
   }
   if (lostTransaction) {
     if (!m.rollback) return {error: lostTransaction, lost: 'transaction'}
     lostTransaction = undefined
     return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
+  }
+  if (down) {
+    // The server is down: answer at once until the connection tried in the background is made
+    // (one made and lost again before any call used it is tried anew).
+    if (conn?.broken) discard(conn)
+    if (!conn?.connected) {
+      tryLater()
+      if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
+      return {error: down, lost: 'reconnect'}
+    }
+    down = undefined
   }
   const c = conn || (conn = open())
   try {
@@ -188,6 +304,7 @@ async function handle(m: ClientRequest): Promise<Reply> {
     discard(c)
     // The first connection's own failure (a wrong URL, password, database) is the caller's to report.
     if (!connectedOnce) throw e
+    goDown(info(e))
     return {error: info(e), lost: 'reconnect'}
   }
   connectedOnce = true
@@ -209,11 +326,11 @@ async function handle(m: ClientRequest): Promise<Reply> {
     discard(c)
     if (status !== 'I') {
       if (m.rollback) return {results: [{rowCount: null, rows: []}], rowCount: null, rows: []}
-      lostTransaction = info(e)
+      lostTransaction = lostInfo(e)
       return {error: lostTransaction, lost: m.commits ? 'commit' : 'transaction'}
     }
-    if (m.safe) return again(m)
-    return {error: info(e), lost: 'statement'}
+    if (m.safe && !silent(e)) return again(m)
+    return {error: lostInfo(e), lost: 'statement'}
   }
 }
 

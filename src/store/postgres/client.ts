@@ -9,7 +9,9 @@ import type {ClientCall, ClientData, ClientRequest, Lost, PgErrorInfo, Reply, St
  * A synchronous PostgreSQL client, because the storage port is synchronous and `pg` is not:
  * a worker thread (client-worker.ts) holds the connection and each call blocks on
  * Atomics.wait until its answer is there. A dropped connection is replaced by the next call,
- * rerunning it only when that cannot apply anything twice
+ * rerunning it only when that cannot apply anything twice; while no new connection can be
+ * made, calls fail at once (UnavailableError) and one is tried in the background; a statement
+ * unanswered past the statement timeout drops its connection
  * (docs/postgres.md#connections-and-reconnecting).
  */
 
@@ -90,7 +92,15 @@ class WorkerClient implements PgSync {
       // it, and one that failed it would leave this thread waiting forever for its answers.
       execArgv: [],
       transferList: [port2],
-      workerData: {connectTimeoutMs: connectTimeoutMs(url), port: port2, signal: this.flag.buffer, url} satisfies ClientData,
+      workerData: {
+        connectTimeoutMs: connectTimeoutMs(url),
+        keepAliveMs: KEEPALIVE_MS,
+        port: port2,
+        retryMs: RECONNECT_RETRY_MS,
+        signal: this.flag.buffer,
+        statementTimeout: urlStatementTimeout(url),
+        url,
+      } satisfies ClientData,
     })
     // Neither keeps the process alive: a command that forgets to close still exits.
     this.worker.unref()
@@ -212,6 +222,21 @@ export function connectTimeoutMs(url: string): number {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_S = 10
+
+/** TCP keepalive: the first probe after this long idle (ms); the probes' interval and count are the system's. */
+export const KEEPALIVE_MS = 10_000
+
+/** While the server is down, a new connection is tried in the background this often (ms); calls meanwhile fail at once. */
+export const RECONNECT_RETRY_MS = 250
+
+/** The URL's `statement_timeout` parameter (pg sends it when it connects), if it has one. */
+export function urlStatementTimeout(url: string): string | undefined {
+  try {
+    return new URL(url).searchParams.get('statement_timeout') ?? undefined
+  } catch {
+    return undefined
+  }
+}
 
 // In ../url.ts (a --db value is told apart without loading this adapter); exported here too for the adapter's modules.
 export {isPostgresUrl} from '../url.js'

@@ -1,5 +1,5 @@
 import {OperationalError} from '../../errors.js'
-import {connectPg, PgError, type PgSync, redactUrl} from './client.js'
+import {connectPg, PgError, type PgSync, redactUrl, urlStatementTimeout} from './client.js'
 import {checkNotNewerPg, migratePg, pgMeta, pgSchemaVersion} from './migrations.js'
 import {loadExponentsPg} from './seed.js'
 import {PgStore} from './store.js'
@@ -9,6 +9,8 @@ export type PgOpenOptions = {
   migrate?: boolean
   /** Open for reading only (the import worker's reader): nothing is created, migrated or recorded. */
   readOnly?: boolean
+  /** The session's statement_timeout (ms), unless the URL sets `statement_timeout` (docs/postgres.md "Timeouts"). */
+  statementTimeoutMs?: number
 }
 
 /** Why a connection failed, with what to run or check: a short message naming the URL (no password). */
@@ -78,6 +80,9 @@ export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
     checkNotNewerPg(version, shown)
     if ((options.migrate ?? true) || version === 0) migratePg(pg, shown)
     if (pgSchemaVersion(pg) >= 2) loadExponentsPg(pg)
+    // After the migrations, which may take longer. The client drops a connection whose statement
+    // is unanswered a second past it: a half-open connection is noticed (client-worker.ts).
+    if (options.statementTimeoutMs !== undefined && urlStatementTimeout(url) === undefined) pg.exec(`SET statement_timeout = ${Math.max(0, Math.floor(options.statementTimeoutMs))}`)
     return new PgStore(pg, url)
   } catch (error) {
     pg.close()
