@@ -7,7 +7,7 @@ import {isPostgresUrl, openStore, postgresOf, redactUrl, type Store} from './db.
 import {identifyStore} from './identify.js'
 import {backupStore} from './maintenance.js'
 import {SCHEMA_VERSION} from './migrations.js'
-import {backupFailed, checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
+import {backupFailed, checkOutput, placeOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import type {StorePort} from './port.js'
 import type {TableShape} from './port/tables.js'
 import {userVersion} from './restore.js'
@@ -139,7 +139,7 @@ export function openCopyDestination(spec: string, source: string, label = 'DEST'
     const store = openStore(spec)
     return {finish: () => store.close(), store}
   }
-  const {exists, path} = checkOutput(spec, {force: true, label: `db copy ${label}`, store: isPostgresUrl(source) ? undefined : resolve(source)})
+  const {exists, path} = checkOutput(spec, {force: true, label: `db copy ${label}`, store: isPostgresUrl(source) ? undefined : resolve(source), stream: false})
   if (exists) {
     const store = openStore(path)
     return {finish: () => store.close(), store}
@@ -197,6 +197,7 @@ export function backupToFile(store: StorePort, file: string, overwrite: boolean)
   removeStaleTemps(dest)
   const tmp = tempPathFor(dest)
   let result: CopyResult
+  let bytes: number
   try {
     const copy = openStore(tmp)
     try {
@@ -209,12 +210,12 @@ export function backupToFile(store: StorePort, file: string, overwrite: boolean)
       throw new OperationalError(`row counts differ: ${bad.join(', ')}`)
     }
     chmodSync(tmp, 0o600)
-    renameSync(tmp, dest)
+    bytes = placeOutput(tmp, dest)
   } catch (error) {
     removeTemp(tmp)
     throw backupFailed(error, shown)
   }
-  return {bytes: statSync(dest).size, path: shown, tables: result.tables}
+  return {bytes, path: shown, tables: result.tables}
 }
 
 export type FileRestorePlan = {backup: string; backupVersion: number; held: {rows: number; table: string}[]}

@@ -3,7 +3,7 @@ import {resolve} from 'node:path'
 
 import {type DB, postgresOf, schemaVersion, sqliteOf, type Store} from './db.js'
 import {SCHEMA_VERSION} from './migrations.js'
-import {backupFailed, checkOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
+import {backupFailed, checkOutput, placeOutput, removeStaleTemps, removeTemp, tempPathFor} from './output-file.js'
 import {checkPgStore, pgStoreInfo} from './postgres/maintenance.js'
 
 export type StoreInfo = {
@@ -105,15 +105,16 @@ export async function backupStore(store: Store, file: string, overwrite: boolean
   const {path: dest} = checkOutput(file, {force: overwrite, label: 'backup', store: store.path})
   removeStaleTemps(dest)
   const tmp = tempPathFor(dest)
+  let bytes: number
   try {
     closeSync(openSync(tmp, 'wx', 0o600))
     chmodSync(tmp, 0o600) // whatever the umask
     await sqliteOf(store, 'db backup').db.backup(tmp, {progress: () => 0x7fffffff})
     chmodSync(tmp, 0o600)
-    renameSync(tmp, dest)
+    bytes = placeOutput(tmp, dest)
   } catch (error) {
     removeTemp(tmp)
     throw backupFailed(error, shown)
   }
-  return {bytes: statSync(dest).size, path: shown}
+  return {bytes, path: shown}
 }

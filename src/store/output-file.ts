@@ -1,4 +1,5 @@
-import {closeSync, fchmodSync, fsyncSync, openSync, readdirSync, realpathSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
+import {closeSync, fchmodSync, fsyncSync, openSync, readdirSync, readSync, realpathSync, renameSync, rmSync, statSync, writeSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {basename, dirname, join, resolve} from 'node:path'
 
 import {InvalidInputError, OperationalError} from '../errors.js'
@@ -11,7 +12,10 @@ import {InvalidInputError, OperationalError} from '../errors.js'
  *   hard link counts too): exit 2, nothing written;
  * - an existing file needs `--force` (the rejects CSV of an earlier import is the exception);
  * - the content goes to `FILE.PID.tmp` in the same folder and is renamed over FILE when
- *   complete, so FILE is never half-written and a failure leaves the old FILE as it was.
+ *   complete, so FILE is never half-written and a failure leaves the old FILE as it was;
+ * - a FIFO or a character device (`/dev/stdout`, `/dev/null`, a process substitution) is
+ *   written into, never renamed over (that would replace /dev/null with a regular file), and
+ *   needs no --force: there is nothing to overwrite. A block device or a socket is refused.
  */
 
 export type OutputRules = {
@@ -27,6 +31,8 @@ export type OutputRules = {
   replaceable?: (path: string) => boolean
   /** The store of the command. */
   store?: string
+  /** False where the output must be a file (a store): a FIFO or character device is refused. */
+  stream?: boolean
 }
 
 type Identity = {inode?: string; real: string}
@@ -90,22 +96,61 @@ export function checkOutput(path: string, rules: OutputRules): {exists: boolean;
   }
   if (!folder?.isDirectory()) throw new InvalidInputError(`${rules.label}: folder ${dirname(target.real)} does not exist (create it, or pass another path)`)
   let exists = false
+  let stream = false
   try {
     const s = statSync(target.real)
     if (s.isDirectory()) throw new InvalidInputError(`${rules.label}: ${resolve(path)} is a folder; give the path of a file`)
+    if (s.isBlockDevice() || s.isSocket()) throw new InvalidInputError(`${rules.label}: ${resolve(path)} is a ${s.isSocket() ? 'socket' : 'block device'}, not a file; give the path of a file`)
+    stream = s.isFIFO() || s.isCharacterDevice()
+    if (stream && rules.stream === false) throw new InvalidInputError(`${rules.label}: ${resolve(path)} is a ${s.isFIFO() ? 'FIFO' : 'device'}, not a file; give the path of a file`)
     exists = true
   } catch (error) {
     if (error instanceof InvalidInputError) throw error
   }
-  if (exists && !rules.force && !rules.replaceable?.(target.real)) {
+  if (exists && !stream && !rules.force && !rules.replaceable?.(target.real)) {
     throw new InvalidInputError(`${resolve(path)} exists: ${rules.existsHint ?? 'pass --force to overwrite it'}`)
   }
   return {exists, path: target.real}
 }
 
-/** The temporary file an output is written to before it is renamed into place. */
+/** Whether `path` is a FIFO or a character device: written into, never replaced. */
+export function isStream(path: string): boolean {
+  try {
+    const s = statSync(path)
+    return s.isFIFO() || s.isCharacterDevice()
+  } catch {
+    return false
+  }
+}
+
+/** The temporary file an output is written to before it is put in place (placeOutput): beside it, or in the temp folder for a FIFO or device. */
 export function tempPathFor(path: string): string {
-  return `${path}.${process.pid}.tmp`
+  return isStream(path) ? join(tmpdir(), `pricectl-${basename(path)}.${process.pid}.tmp`) : `${path}.${process.pid}.tmp`
+}
+
+/**
+ * Put a complete temporary output in place: renamed over a file; copied into a FIFO or
+ * character device and then removed. Returns its size in bytes.
+ */
+export function placeOutput(tmp: string, dest: string): number {
+  const bytes = statSync(tmp).size
+  if (!isStream(dest)) {
+    renameSync(tmp, dest)
+    return bytes
+  }
+  const from = openSync(tmp, 'r')
+  const to = openSync(dest, 'w')
+  try {
+    const buffer = Buffer.allocUnsafe(1 << 16)
+    for (let n; (n = readSync(from, buffer, 0, buffer.length, null)) > 0; ) {
+      for (let at = 0; at < n; ) at += writeSync(to, buffer, at, n - at)
+    }
+  } finally {
+    closeSync(from)
+    closeSync(to)
+  }
+  rmSync(tmp, {force: true})
+  return bytes
 }
 
 /** Every file a temporary output may leave (SQLite adds its journals to a backup's). */
@@ -145,13 +190,26 @@ function alive(pid: number): boolean {
 /** An output file written whole: into a temporary file beside it, renamed over it by commit(). */
 export class OutputFile {
   private fd: number | undefined
+  /** The file written: the temporary file, or the path itself for a FIFO or device. */
   readonly tmp: string
+  private readonly direct: boolean
 
   /** `mode` is exact (0600 for files with customer data), else the default 0666 less the umask. */
   constructor(
     readonly path: string,
     mode?: number,
   ) {
+    this.direct = isStream(path)
+    if (this.direct) {
+      // A FIFO or device: written into as it goes (a reader may be waiting on it).
+      this.tmp = path
+      try {
+        this.fd = openSync(path, 'w')
+      } catch (error) {
+        throw new OperationalError(`cannot write ${path}: ${(error as Error).message}`)
+      }
+      return
+    }
     removeStaleTemps(path)
     this.tmp = tempPathFor(path)
     try {
@@ -175,6 +233,11 @@ export class OutputFile {
 
   /** Flush to disk and put the file in place. */
   commit(): void {
+    if (this.direct) {
+      closeSync(this.fd!)
+      this.fd = undefined
+      return
+    }
     try {
       fsyncSync(this.fd!)
       closeSync(this.fd!)
@@ -196,7 +259,7 @@ export class OutputFile {
       }
       this.fd = undefined
     }
-    removeTemp(this.tmp)
+    if (!this.direct) removeTemp(this.tmp)
   }
 }
 

@@ -96,7 +96,7 @@ export function planRestore(file: string, storePath: string): RestorePlan {
   const same = checkSame(backup, storePath)
   if (same) throw new InvalidInputError(`db restore: ${backup} is ${same}; give a backup file, or pass --db with the store to replace`)
   mkdirSync(dirname(storePath), {mode: 0o700, recursive: true})
-  const {path: target} = checkOutput(storePath, {force: true, inputs: [{path: backup, what: 'the backup to restore'}], label: 'db restore'})
+  const {path: target} = checkOutput(storePath, {force: true, inputs: [{path: backup, what: 'the backup to restore'}], label: 'db restore', stream: false})
   // Refuses a target that is not a pricectl store (never overwritten).
   const targetKind = identifyStore(target).kind
   let held: RestorePlan['held'] = []
