@@ -334,6 +334,33 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(a.pricing.loadLocks(['ivy', 'jo']).map((l) => l?.country)).toEqual(['FR', 'KW'])
   })
 
+  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    let failed: unknown
+    try {
+      a.transaction(() => {
+        expect(() =>
+          a.transaction(() => {
+            a.pricing.loadLocks(['max'])
+            a.pricing.saveQuotes([lock('max', {country: 'US'})])
+            throw new Error('this request fails after its lock was written')
+          }),
+        ).toThrow('this request fails')
+        b.transaction(() => {
+          b.pricing.loadLocks(['max'])
+          b.pricing.saveQuotes([lock('max', {country: 'KW'})])
+        }, {locksOnly: true, write: true})
+        a.pricing.saveQuotes([lock('max', {country: 'US'})])
+      }, {write: true})
+    } catch (error) {
+      failed = error
+    }
+    expect((failed as PgError).code).toBe('40001')
+    expect(a.pricing.loadLocks(['max'])[0]?.country).toBe('KW')
+  })
+
   it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', () => {
     const d = database()
     const a = open(d.url) as PgStore

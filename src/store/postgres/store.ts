@@ -387,6 +387,7 @@ export class PgStore implements StorePort {
   private savepoint<T>(fn: () => T): T {
     this.send(SAVEPOINT)
     this.depth++
+    const claims = this.claimed.size
     try {
       const result = fn()
       this.send('RELEASE SAVEPOINT pricectl_nested')
@@ -394,6 +395,13 @@ export class PgStore implements StorePort {
     } catch (error) {
       if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
       this.deferred = [] // writes deferred inside the savepoint go with it
+      // Locks claimed inside it are absent again: saved later in this transaction, they are claimed anew.
+      if (this.claimed.size > claims) {
+        for (const key of [...this.claimed].slice(claims)) {
+          this.claimed.delete(key)
+          this.absent.add(key)
+        }
+      }
       try {
         this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
