@@ -158,7 +158,9 @@ export async function priceMany(store: Store, requests: AsyncIterable<PriceReque
       })()
     },
     failure: (index, message) => group.push({index, outcome: {index, message, success: false}}),
+    mark: () => group.length,
     result: (index, outcome) => group.push({index, outcome}),
+    rewind: (mark) => (group.length = mark as number),
   })
   let index = 0
   for await (const request of requests as AsyncIterable<PriceRequest>) {

@@ -52,10 +52,18 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
 
   const failureText = (line: number, message: string) =>
     options.output === 'csv' ? stringify([[line, '', '', '', '', '', '', '', '', '', '', '', safeCell(message)]]) : JSON.stringify({line, message, success: false}) + '\n'
+  // Failures of the group being priced, reported once it is committed (it may be priced again).
+  let errors: [number, string][] = []
   const pricer = batchPricer(ctx, {batchSize, chunkSize, writeBehindMin: options.writeBehindMin}, {
-    drain: () => (writer.pending ? writer.flush() : undefined),
+    drain() {
+      if (errors.length > 0) {
+        for (const [line, message] of errors) options.onError?.(line, message)
+        errors = []
+      }
+      return writer.pending ? writer.flush() : undefined
+    },
     failure(line, message) {
-      options.onError?.(line, message)
+      if (options.onError) errors.push([line, message])
       writer.text(failureText(line, message))
       writer.spill()
     },
@@ -82,10 +90,16 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
         },
       }
     },
+    mark: () => ({errors: errors.length, output: writer.mark()}),
     result(line, result) {
       if (options.output === 'csv') writer.text(csvRows(line, result))
       else writePriceLine(result, writer)
       writer.spill()
+    },
+    rewind(mark) {
+      const m = mark as {errors: number; output: OutputMark}
+      errors.length = m.errors
+      writer.rewind(m.output)
     },
   })
   const handle = pricer.handle
@@ -145,6 +159,13 @@ export type BatchSink = {
   /** After each group of requests: a promise when the consumer needs the batch to wait (output backpressure). */
   drain?: () => Promise<void> | undefined
   failure: (line: number, message: string) => void
+  /**
+   * Where the outcomes given so far end (before a group's transaction): rewind() takes back
+   * what came after it, when the transaction runs the group again. A sink without them must
+   * not be used with a store that runs transactions again (PostgreSQL).
+   */
+  mark?: () => unknown
+  rewind?: (mark: unknown) => void
   /**
    * Outcomes of a group whose writes are not committed yet (write-behind): what this
    * returns takes them as they come, and release() hands them on once the group is
@@ -275,9 +296,28 @@ export function batchPricer(
     }
   }
 
-  /** The usual way: a group in one write transaction, outcomes to the sink inside it. */
+  /**
+   * The usual way: a group in one write transaction, outcomes to the sink inside it. As a
+   * lock-writing transaction (locksOnly): on PostgreSQL it takes no store-wide lock and may
+   * run again (a new lock it claims was made by a server meanwhile, or it writes more than new
+   * locks), so each run first takes back what an earlier run gave the sink.
+   */
   const priceCommitted = (items: Item[], afterChunk?: (priced: number) => void): void => {
-    ctx.store.transaction(() => priceGroup(items, sink, summary, afterChunk), {write: true})
+    const before = {...summary}
+    const mark = sink.mark?.()
+    let runs = 0
+    ctx.store.transaction(
+      () => {
+        if (runs++ > 0) {
+          sink.rewind?.(mark)
+          Object.assign(summary, before)
+          // Posteriors cached by the run rolled back counted its exposures.
+          ctx.experiments.refresh()
+        }
+        priceGroup(items, sink, summary, afterChunk)
+      },
+      {locksOnly: true, write: true},
+    )
   }
 
   // Write-behind: its writer started during the first full group (after its first chunk),
@@ -614,6 +654,8 @@ export function requestFromCsv(row: Record<string, string>): Record<string, unkn
   return r
 }
 
+type OutputMark = {kept: number; pos: number}
+
 /**
  * Output gathered in large buffers and written with backpressure. Text is encoded straight
  * into the buffer and encoded fragments are copied, so a batch never builds one big string.
@@ -662,6 +704,23 @@ export class OutputBuffer {
   async flush(): Promise<void> {
     this.emit()
     if (this.out?.writableNeedDrain) await once(this.out, 'drain')
+  }
+
+  /** Where the output gathered so far ends: rewind() drops what came after (nothing is written in between). */
+  mark(): OutputMark {
+    return {kept: this.kept.length, pos: this.pos}
+  }
+
+  /** Drop what was gathered since mark() (a group priced again); flush() and append() must not have run since. */
+  rewind(mark: OutputMark): void {
+    if (this.kept.length > mark.kept) {
+      // The buffer current at the mark was cut since: its first mark.pos bytes are kept.
+      const cut = this.kept[mark.kept]
+      this.kept.length = mark.kept
+      this.buf = Buffer.allocUnsafe(Math.max(OutputBuffer.SIZE, mark.pos))
+      cut.copy(this.buf, 0, 0, mark.pos)
+    }
+    this.pos = mark.pos
   }
 
   /** Take what `other` (a buffer without a stream) gathered after what this one has, without copying it; written as flush() would. */

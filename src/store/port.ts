@@ -31,8 +31,8 @@ export interface StorePort {
   /**
    * Run `fn` in one transaction (a savepoint inside another). `write` takes the write lock at
    * the start, so what it read cannot change before it writes. `locksOnly`: `fn` only prices
-   * and may run twice, so an adapter may first run it beside other lock writers
-   * (docs/postgres.md, "serve on PostgreSQL").
+   * and may run more than once (each run first takes back what an earlier one handed out), so
+   * an adapter may run it beside other lock writers (docs/postgres.md, "serve on PostgreSQL").
    */
   transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T
   /**

@@ -7,6 +7,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
 import {tempStore} from '../helpers/run.js'
 import {at, segCatalog} from '../helpers/segments-fixtures.js'
 
@@ -56,5 +57,56 @@ describe('batch pricing output', () => {
     expect(partial).toBe('')
     expect(shown).toHaveLength(n)
     expect(missing.slice(0, 3)).toEqual([])
+  }, 120_000)
+  it('a group its store runs again (PostgreSQL: a lost claim, or the write lock needed) is written, counted and reported once', async () => {
+    // Each group's locksOnly transaction runs the group once, rolls that back, and runs it again.
+    const n = 3000
+    const file = join(dirname(db), 'again.jsonl')
+    const lines = Array.from({length: n}, (_, i) => (i === 1234 ? '{"user_id": ' : JSON.stringify({country: 'DE', products: ['basic', 'yearly'], user_id: `again-${i}`})))
+    writeFileSync(file, lines.join('\n') + '\n')
+    const inner = openStore(db)
+    const ABORT = new Error('run again')
+    let reruns = 0
+    const store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop !== 'transaction') return Reflect.get(target, prop)
+        return <T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T => {
+          if (!options?.locksOnly) return target.transaction(fn, options)
+          return target.transaction(() => {
+            try {
+              target.transaction(() => {
+                fn()
+                throw ABORT
+              })
+            } catch (error) {
+              if (error !== ABORT) throw error
+            }
+            reruns++
+            return fn()
+          }, options)
+        }
+      },
+    }) as StorePort
+    let text = ''
+    const out = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString('utf8')
+        done()
+      },
+    })
+    const errors: number[] = []
+    try {
+      const summary = await at('2026-03-01T00:00:00Z', () =>
+        priceBatch(new PricingContext(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
+      )
+      expect(summary).toEqual({failed: 1, priced: n - 1, read: n})
+    } finally {
+      inner.close()
+    }
+    expect(reruns).toBe(2)
+    expect(errors).toEqual([1235])
+    const shown = text.trim().split('\n').map((l) => JSON.parse(l) as {line?: number; user_id?: string})
+    expect(shown).toHaveLength(n)
+    expect(shown.map((l) => l.user_id ?? `line ${l.line}`)).toEqual(lines.map((_, i) => (i === 1234 ? 'line 1235' : `again-${i}`)))
   }, 120_000)
 })

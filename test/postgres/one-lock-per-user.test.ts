@@ -112,15 +112,23 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
 
   // Staggered: each server starts at a different user, so the servers meet the batch more
   // than each other. Same order: the servers walk the users in step, so they claim the same
-  // new user at the same moment and the losing claims are exercised end to end.
-  it.each(['staggered', 'same order'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
-    // New users of this walk's own: the other walk's locks are not this one's.
-    const prefix = walk === 'staggered' ? 'stag-' : 'same-'
+  // new user at the same moment and the losing claims are exercised end to end. Write lock:
+  // as same order, but the batch also changes a lock (an override of a user it priced first),
+  // so its group runs with the store's write lock, which the servers' claims do not wait for:
+  // its own claims lose to theirs and it runs again.
+  it.each(['staggered', 'same order', 'write lock'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
+    // New users of this walk's own: the other walks' locks are not this one's.
+    const prefix = walk === 'staggered' ? 'stag-' : walk === 'same order' ? 'same-' : 'wlck-'
     const userId = (i: number) => `${prefix}${String(i).padStart(4, '0')}`
 
     // The batch: every user, in the US (the servers ask for DE, JP and KW).
     const input = join(dir, `requests-${prefix}jsonl`)
-    writeFileSync(input, Array.from({length: USERS}, (_, i) => JSON.stringify({country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)})).join('\n') + '\n')
+    const changed = [
+      {country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: 'changed-by-batch'},
+      {country: 'FR', integrations: ['gateway_a'], override: true, products: ['pro_monthly'], user_id: 'changed-by-batch'},
+    ]
+    const requests = Array.from({length: USERS}, (_, i) => ({country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: userId(i)}))
+    writeFileSync(input, [...(walk === 'write lock' ? changed : []), ...requests].map((r) => JSON.stringify(r)).join('\n') + '\n')
     const batch = start(['price', '--input', input, '--output', 'jsonl', '--db', db])
 
     const answers = new Map<string, Set<string>>()
@@ -147,9 +155,11 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
     )
     const b = await batch.done
     expect(b.code, b.stderr).toBe(0)
-    const lines = b.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const all = b.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    const lines = all.filter((l) => l.user_id !== 'changed-by-batch')
     expect(lines).toHaveLength(USERS)
     for (const l of lines) note(l.user_id, l)
+    if (walk === 'write lock') expect(all.slice(0, 2).map((l) => JSON.parse(quoted(l)).currency)).toEqual(['USD', 'EUR'])
 
     expect(answers.size).toBe(USERS)
     const split = [...answers].filter(([, set]) => set.size !== 1)

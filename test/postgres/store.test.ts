@@ -212,12 +212,12 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(a.pricing.catalogVersion()).not.toBe(v)
   })
 
-  it('lock-writing transactions (locksOnly): new locks claimed without the exclusive lock; a lost claim or any other write runs again with it', () => {
+  it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const locksOnly = {locksOnly: true, write: true}
-    // Two writers of locks hold the shared lock at once: b writes while a's transaction is open.
+    // Two writers of locks at once: b writes while a's transaction is open.
     a.transaction(() => {
       expect(a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
       b.transaction(() => {
@@ -232,8 +232,8 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(a.pricing.userCountries(["o'neil\\x", 'dora'])).toEqual(['JP', 'DE'])
     expect([a.lockWriteRetries, b.lockWriteRetries]).toEqual([0, 0])
 
-    // A claim that loses (b made the lock after a read none) writes nothing; a runs again with the
-    // write lock and finds b's lock.
+    // A claim that loses (b made the lock after a read none) writes nothing; a runs again, still
+    // without the write lock, and its read finds b's lock (the quote it answers is the one stored).
     const seen: unknown[] = []
     a.transaction(() => {
       const [found] = a.pricing.loadLocks(['erin'])
@@ -247,7 +247,8 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'erin'}])
     }, locksOnly)
     expect(seen).toEqual([undefined, 'KW'])
-    expect(a.lockWriteRetries).toBe(1)
+    expect([a.lostClaimRetries, a.lockWriteRetries]).toEqual([1, 0])
+    expect(a.pricing.loadLocks(['erin'])[0]?.country).toBe('KW')
     expect(a.pricing.userCountries(['erin'])).toEqual([undefined])
 
     // A lock that exists changes, a lock deleted, another table written: run again with the write lock.
@@ -266,9 +267,127 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       a.config.saveSetting('k', 'v')
     }, locksOnly)
     expect(attempts).toEqual(['change', 'change', 'delete', 'delete', 'setting', 'setting'])
-    expect(a.lockWriteRetries).toBe(4)
+    expect(a.lockWriteRetries).toBe(3)
     expect(a.pricing.loadLocks(['dora', 'erin']).map((l) => l?.country)).toEqual(['FR', undefined])
     expect(a.config.setting('k')).toBe('v')
+  })
+
+  it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
+    a.transaction(() => {
+      a.config.saveSetting('holder', 'a')
+      b.transaction(() => {
+        b.pricing.loadLocks(['gus'])
+        b.pricing.saveQuotes([lock('gus', {country: 'JP'})])
+        b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: 'gus'}])
+      }, {locksOnly: true, write: true})
+      // Committed while a still holds the write lock.
+      expect(a.pricing.loadLocks(['gus'])[0]?.country).toBe('JP')
+    }, {write: true})
+    expect([b.lockWriteRetries, b.lostClaimRetries]).toEqual([0, 0])
+  })
+
+  it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    // A plain write transaction (a command): busy (40001), nothing written, the winner's lock kept.
+    let failed: unknown
+    try {
+      a.transaction(() => {
+        expect(a.pricing.loadLocks(['hal'])).toEqual([undefined])
+        b.transaction(() => {
+          b.pricing.loadLocks(['hal'])
+          b.pricing.saveQuotes([lock('hal', {country: 'KW'})])
+        }, {locksOnly: true, write: true})
+        a.pricing.saveQuotes([lock('hal', {country: 'US'})])
+        a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'hal'}])
+      }, {write: true})
+    } catch (error) {
+      failed = error
+    }
+    expect((failed as PgError).code).toBe('40001')
+    expect(a.pricing.loadLocks(['hal'])[0]?.country).toBe('KW')
+    expect(a.pricing.userCountries(['hal'])).toEqual([undefined])
+
+    // A lock-writing transaction run again with the write lock (it also changes a lock) claims
+    // as well: it loses to b's new lock, runs again and reads it.
+    a.transaction(() => a.pricing.saveQuotes([lock('ivy')]), {write: true})
+    const seen: unknown[] = []
+    a.transaction(() => {
+      const [ivy, jo] = a.pricing.loadLocks(['ivy', 'jo'])
+      seen.push(jo?.country)
+      if (seen.length === 2) {
+        b.transaction(() => {
+          b.pricing.loadLocks(['jo'])
+          b.pricing.saveQuotes([lock('jo', {country: 'KW'})])
+        }, {locksOnly: true, write: true})
+      }
+      a.pricing.saveQuotes([{...ivy!, country: 'FR'}, ...(jo ? [] : [lock('jo', {country: 'US'})])])
+    }, {locksOnly: true, write: true})
+    // Locks only, then with the write lock (ivy changes) losing jo, then again finding it.
+    expect(seen).toEqual([undefined, undefined, 'KW'])
+    expect([a.lockWriteRetries, a.lostClaimRetries]).toEqual([1, 1])
+    expect(a.pricing.loadLocks(['ivy', 'jo']).map((l) => l?.country)).toEqual(['FR', 'KW'])
+  })
+
+  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    let failed: unknown
+    try {
+      a.transaction(() => {
+        expect(() =>
+          a.transaction(() => {
+            a.pricing.loadLocks(['max'])
+            a.pricing.saveQuotes([lock('max', {country: 'US'})])
+            throw new Error('this request fails after its lock was written')
+          }),
+        ).toThrow('this request fails')
+        b.transaction(() => {
+          b.pricing.loadLocks(['max'])
+          b.pricing.saveQuotes([lock('max', {country: 'KW'})])
+        }, {locksOnly: true, write: true})
+        a.pricing.saveQuotes([lock('max', {country: 'US'})])
+      }, {write: true})
+    } catch (error) {
+      failed = error
+    }
+    expect((failed as PgError).code).toBe('40001')
+    expect(a.pricing.loadLocks(['max'])[0]?.country).toBe('KW')
+  })
+
+  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    const v = b.pricing.catalogVersion()
+    // As serve writes: new locks and countries, in lock-writing transactions.
+    a.transaction(() => {
+      a.pricing.loadLocks(['kim', 'lee'])
+      a.pricing.saveQuotes([lock('kim'), lock('lee')])
+      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}])
+    }, {locksOnly: true, write: true})
+    // A changed lock (with the write lock), a deleted one.
+    a.transaction(() => {
+      a.pricing.loadLocks(['kim'])
+      a.pricing.saveQuotes([lock('kim', {country: 'FR'})])
+    }, {locksOnly: true, write: true})
+    a.transaction(() => a.pricing.deleteLocks(['lee']), {write: true})
+    expect(b.pricing.catalogVersion()).toBe(v)
+    // The server's key-use flush.
+    const [key] = a.keys.insert([{created_at: '2026-01-01T00:00:00.000Z', hash: 'h'.repeat(64), name: 'k', prefix: 'pk_test'}])
+    const w = b.pricing.catalogVersion()
+    expect(w).not.toBe(v) // a new key is configuration
+    expect(a.keys.recordUse([[key!.id, '2026-01-02T00:00:00.000Z']])).toBe(true)
+    expect(a.keys.find([{id: key!.id}])[0]?.last_used_at).toBe('2026-01-02T00:00:00.000Z')
+    expect(b.pricing.catalogVersion()).toBe(w)
+    a.transaction(() => a.config.saveSetting('default_country', 'FR'), {write: true})
+    expect(b.pricing.catalogVersion()).not.toBe(w)
   })
 
   it('a locked read on its own is outside the transaction; what follows it reads one snapshot', () => {

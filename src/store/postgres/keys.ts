@@ -1,4 +1,5 @@
 import type {ApiKeyRow, KeyCaller, KeyRef, KeysRepository, NewApiKey} from '../port/keys.js'
+import {isBusyCode} from '../busy.js'
 import type {PgStore} from './store.js'
 
 const COLUMNS = 'id, name, prefix, created_at, revoked_at, last_used_at'
@@ -53,13 +54,20 @@ export class PgKeys implements KeysRepository {
   recordUse(uses: readonly (readonly [id: number, at: string])[]): boolean {
     if (uses.length === 0) return true
     if (this.pg.closed) return false
-    // Never wait for another writer here (a wait would stall every request): the write lock is only tried.
-    const last = [...new Map(uses)] // a key used twice keeps its last time, as one update after another would
-    return this.store.tryWrite(() => {
+    const last = [...new Map(uses)].sort((x, y) => x[0] - y[0]) // a key used twice keeps its last time, as one update after another would
+    // One statement on its own (its own transaction), without the store's write lock: it
+    // touches the keys' rows only, and commits no catalog change (the catalog version stays,
+    // so no instance reloads its catalog for it). A row another writer holds is not waited
+    // for beyond the busy timeout (the server's: at once): false, tried again at the next flush.
+    try {
       this.pg.run('UPDATE api_keys AS k SET last_used_at = u.at FROM unnest($1::bigint[], $2::text[]) AS u(id, at) WHERE k.id = u.id', [
         last.map(([id]) => id),
         last.map(([, at]) => at),
       ])
-    })
+      return true
+    } catch (error) {
+      if (isBusyCode((error as {code?: unknown}).code)) return false
+      throw error
+    }
   }
 }

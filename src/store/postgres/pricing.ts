@@ -20,6 +20,28 @@ function literal(value: null | string): string {
 const LOAD_LOCKS = (keys: string) =>
   `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest(${keys}) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`
 
+/** Locks as rows: the parameters of ROWS ($1..$12, COLUMNS' order). */
+const ROWS = `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])`
+
+/** ROWS' parameters: one array per column. */
+function lockColumns(locks: readonly Lock[]): unknown[][] {
+  const col = <T>(f: (l: Lock) => T) => locks.map(f)
+  return [
+    col((l) => l.lock_key),
+    col((l) => l.user_id),
+    col((l) => l.ip),
+    col((l) => (l.anonymous ? 1 : 0)),
+    col((l) => l.country),
+    col((l) => l.currency),
+    col((l) => l.package_id),
+    col((l) => l.experiment_id),
+    col((l) => String(l.arm_id)),
+    col((l) => packQuote(l)),
+    col((l) => l.created_at),
+    col((l) => l.updated_at),
+  ]
+}
+
 /** Whether a chunk names a key twice (then it is written one row at a time, in order). */
 function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
   return new Set(rows.map(key)).size < rows.length
@@ -76,8 +98,8 @@ export class PgPricing implements PricingRepository {
         found[values[0] - 1] = map(values.slice(1) as LockRow)
       }
     } else found = this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
-    // A lock-writing transaction may claim (insert) the keys it read as absent, and only those.
-    if (this.store.writingLocks) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
+    // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
+    if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
   }
 
@@ -96,42 +118,46 @@ export class PgPricing implements PricingRepository {
       for (const l of locks) this.saveQuotes([l])
       return
     }
-    const col = <T>(f: (l: Lock) => T) => locks.map(f)
-    const columns = [
-      col((l) => l.lock_key),
-      col((l) => l.user_id),
-      col((l) => l.ip),
-      col((l) => (l.anonymous ? 1 : 0)),
-      col((l) => l.country),
-      col((l) => l.currency),
-      col((l) => l.package_id),
-      col((l) => l.experiment_id),
-      col((l) => String(l.arm_id)),
-      col((l) => packQuote(l)),
-      col((l) => l.created_at),
-      col((l) => l.updated_at),
-    ]
-    const rows = `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])`
-    if (this.store.writingLocks) {
-      // Without the exclusive write lock: new locks only, each claimed by the unique lock key.
-      // A key held by now (another writer's lock, committed meanwhile) is not written, and the
-      // transaction runs again with the write lock: its read finds that lock, and reuses it.
-      for (const l of locks) if (!this.store.absent.has(l.lock_key)) this.store.needsWriteLock(`the lock of ${l.lock_key} exists: it changes`)
-      if (this.store.owes) this.store.send()
-      const won = this.store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${rows} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, columns)
-      if (won.length < locks.length) this.store.needsWriteLock('another writer made a lock first')
-      for (const l of locks) {
-        this.store.absent.delete(l.lock_key)
-        this.store.claimed.add(l.lock_key)
-      }
+    const store = this.store
+    if (!store.claiming) {
+      this.upsert(locks)
       return
     }
+    // A lock read as absent is claimed: written only when no other writer (another server, a
+    // batch: lock writers take no store-wide lock) made it since. A writer that loses runs
+    // again and reads the lock that won, so a user's quote is the one stored, whoever wrote first.
+    let claims = locks
+    let changes: readonly Lock[] = []
+    if (!locks.every((l) => store.absent.has(l.lock_key))) {
+      claims = locks.filter((l) => store.absent.has(l.lock_key))
+      changes = locks.filter((l) => !store.absent.has(l.lock_key))
+      // A lock that exists changes (or was not read first): only with the write lock.
+      if (store.writingLocks) store.needsWriteLock(`the lock of ${changes[0].lock_key} exists: it changes`)
+    }
+    if (claims.length > 0) {
+      // In a lock-writing transaction the claim goes past the guard (it is no read), after its BEGIN.
+      if (store.owes) store.send()
+      const won = store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
+      if (won.length < claims.length) {
+        const got = new Set(won.map(([k]) => k))
+        store.lostClaim(claims.filter((l) => !got.has(l.lock_key)).map((l) => l.lock_key))
+      }
+      for (const l of claims) {
+        store.absent.delete(l.lock_key)
+        store.claimed.add(l.lock_key)
+      }
+    }
+    if (changes.length > 0) this.upsert(changes)
+  }
+
+  /** Insert new locks, and update existing ones (created_at kept): a write transaction's locks not read as absent. */
+  private upsert(locks: readonly Lock[]): void {
     this.pg.run(
-      `INSERT INTO locks (${COLUMNS}) ${rows}
+      `INSERT INTO locks (${COLUMNS}) ${ROWS}
        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
          quote_json = excluded.quote_json, updated_at = excluded.updated_at`,
-      columns,
+      lockColumns(locks),
     )
   }
 

@@ -31,13 +31,6 @@ const BEGIN_WRITE = 'BEGIN; SELECT pg_advisory_xact_lock(1885566834, hashtext(cu
 /** The same, only tried: `got` is false when another transaction holds it. */
 const BEGIN_TRY_WRITE = 'BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, hashtext(current_schema())) AS got'
 /**
- * A lock-writing transaction (transaction({write: true, locksOnly: true})): the same lock,
- * shared. Lock writers do not exclude each other (the unique lock key does: new locks are
- * claimed with INSERT ... ON CONFLICT DO NOTHING), and every other writer still excludes them.
- */
-const BEGIN_SHARED = 'BEGIN; SELECT pg_advisory_xact_lock_shared(1885566834, hashtext(current_schema()))'
-const BEGIN_TRY_SHARED = 'BEGIN; SELECT pg_try_advisory_xact_lock_shared(1885566834, hashtext(current_schema())) AS got'
-/**
  * The commit of a write transaction: pricectl_data_version moves only when the transaction
  * changed the catalog or the configuration (a table the history records, ../schema/history.ts),
  * or emptied tables (db restore, db copy: TRUNCATE counts no rows), so lock, revenue and
@@ -52,8 +45,8 @@ const commitSql = (truncated: boolean) =>
 
 /**
  * Thrown inside a lock-writing transaction that needs more than new locks (a lock that
- * changes, an exposure, any other write) or whose new lock lost to another writer's: the
- * store rolls it back and runs it again as a write transaction, which reads the winner's lock.
+ * changes, an exposure, any other write): the store rolls it back and runs it again as a
+ * write transaction.
  */
 class NeedsWriteLock extends Error {
   /** Busy's code (serialization failure): a caller that retries busy work per item passes it on whole. */
@@ -62,6 +55,26 @@ class NeedsWriteLock extends Error {
     super(`a lock-writing transaction needs the store's write lock: ${why}`)
   }
 }
+
+/**
+ * Thrown when a claim of new locks (INSERT ... ON CONFLICT DO NOTHING) lost to another
+ * writer's, committed between this transaction's read of the key and its claim: the
+ * transaction rolls back, and one that may run again (locksOnly) does, re-reading the lock
+ * that won; a plain write transaction fails busy, as on a serialization failure.
+ */
+export class LostClaim extends Error {
+  readonly code = '40001'
+  constructor(readonly keys: readonly string[]) {
+    super(`another writer made the lock of ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', ...' : ''} first: try again`)
+  }
+}
+
+/**
+ * How many times a lock-writing transaction runs again after lost claims before it fails
+ * busy: each run that loses finds the winners' locks stored and reuses them, so a run loses
+ * only to locks made since its own read (in practice once, rarely twice).
+ */
+const LOST_CLAIM_RUNS = 20
 
 /**
  * Whether a statement only reads (what a lock-writing transaction may run besides its
@@ -79,8 +92,8 @@ const SAVEPOINT = 'SAVEPOINT pricectl_nested'
  * The PostgreSQL adapter: the port over one synchronous connection (client.ts). It loads no
  * migrations (./open.ts does), so a reader store stays light. Its transactions mean what
  * SQLite's do (docs/postgres.md, "Transactions and locks"): writers take an advisory write
- * lock before reading; `locksOnly` takes it shared and throws NeedsWriteLock to be rerun
- * exclusively when it must write more than new locks.
+ * lock before reading; `locksOnly` takes none (new locks are claimed by their unique key) and
+ * throws NeedsWriteLock to be rerun with it when it must write more than new locks.
  */
 export class PgStore implements StorePort {
   readonly kind = 'postgres'
@@ -93,7 +106,10 @@ export class PgStore implements StorePort {
   readonly pg: PgSync
   /** The kind of the open top-level transaction. */
   private mode: 'locks' | 'read' | 'write' = 'read'
-  /** In a lock-writing transaction: lock keys read as absent (claimable), and those claimed. */
+  /**
+   * In a writing transaction: lock keys read as absent (a lock saved for one is a claim,
+   * INSERT ... ON CONFLICT DO NOTHING: another writer may make it meanwhile), and those claimed.
+   */
   readonly absent = new Set<string>()
   readonly claimed = new Set<string>()
   /** The open write transaction emptied tables (TRUNCATE): its commit moves the catalog version. */
@@ -111,6 +127,8 @@ export class PgStore implements StorePort {
   private repos = new Map<string, unknown>()
   /** Lock-writing transactions run again as write transactions (for tests and the curious). */
   lockWriteRetries = 0
+  /** Transactions run again because a claim of a new lock lost (for tests and the curious). */
+  lostClaimRetries = 0
 
   constructor(
     /** The client itself (the pricing repository's claims go through it). */
@@ -126,6 +144,16 @@ export class PgStore implements StorePort {
   /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
   get writingLocks(): boolean {
     return this.depth > 0 && this.mode === 'locks'
+  }
+
+  /** Inside a transaction that writes (lock-writing or write): saving a lock read as absent is a claim. */
+  get claiming(): boolean {
+    return this.depth > 0 && this.mode !== 'read'
+  }
+
+  /** A claim lost to another writer's lock: the transaction rolls back (and runs again when it may). */
+  lostClaim(keys: readonly string[]): never {
+    throw new LostClaim(keys)
   }
 
   /** Stop a lock-writing attempt: the transaction runs again as a write transaction. */
@@ -173,12 +201,19 @@ export class PgStore implements StorePort {
 
   transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T {
     if (options?.write === true && options.locksOnly === true && this.depth === 0 && !this.readOnly) {
-      // First without excluding other lock writers; what needs more runs again with the write lock.
-      try {
-        return this.run(fn, 'locks', this.lockWait)
-      } catch (error) {
-        if (!(error instanceof NeedsWriteLock)) throw error
-        this.lockWriteRetries++
+      // Without the write lock; a lost claim runs again so (its read finds the lock that won),
+      // what needs more than new locks runs again with the write lock.
+      let mode: 'locks' | 'write' = 'locks'
+      for (let lost = 0; ; ) {
+        try {
+          return this.run(fn, mode, this.lockWait)
+        } catch (error) {
+          if (error instanceof NeedsWriteLock && mode === 'locks') {
+            this.lockWriteRetries++
+            mode = 'write'
+          } else if (error instanceof LostClaim && ++lost < LOST_CLAIM_RUNS) this.lostClaimRetries++
+          else throw error
+        }
       }
     }
     return this.run(fn, options?.write === true ? 'write' : 'read', this.lockWait)
@@ -219,7 +254,10 @@ export class PgStore implements StorePort {
     this.rollbackQuietly()
   }
 
-  /** BEGIN, with the write lock (shared for a lock-writing one) for a write transaction; a failure (busy, lock_timeout) leaves no transaction open. */
+  /**
+   * BEGIN, with the write lock for a write transaction (a lock-writing one takes none: READ
+   * COMMITTED, claims by the unique key); a failure (busy, lock_timeout) leaves no transaction open.
+   */
   private begin(mode: 'locks' | 'read' | 'write', wait: boolean): void {
     if (this.readOnly) mode = 'read'
     this.mode = mode
@@ -232,14 +270,12 @@ export class PgStore implements StorePort {
         ? this.readOnly
           ? 'BEGIN READ ONLY ISOLATION LEVEL REPEATABLE READ'
           : 'BEGIN ISOLATION LEVEL REPEATABLE READ'
-        : wait
-          ? mode === 'locks'
-            ? BEGIN_SHARED
-            : BEGIN_WRITE
-          : mode === 'locks'
-            ? BEGIN_TRY_SHARED
+        : mode === 'locks'
+          ? 'BEGIN'
+          : wait
+            ? BEGIN_WRITE
             : BEGIN_TRY_WRITE
-    this.owed = {count: sql.split(';').length, sql, tried: mode !== 'read' && !wait}
+    this.owed = {count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
     // A write transaction takes its lock now (what tryWrite and the busy tests expect);
     // the others begin with their first statement (one round trip less).
     if (mode === 'write') this.send()
@@ -351,6 +387,7 @@ export class PgStore implements StorePort {
   private savepoint<T>(fn: () => T): T {
     this.send(SAVEPOINT)
     this.depth++
+    const claims = this.claimed.size
     try {
       const result = fn()
       this.send('RELEASE SAVEPOINT pricectl_nested')
@@ -358,6 +395,13 @@ export class PgStore implements StorePort {
     } catch (error) {
       if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
       this.deferred = [] // writes deferred inside the savepoint go with it
+      // Locks claimed inside it are absent again: saved later in this transaction, they are claimed anew.
+      if (this.claimed.size > claims) {
+        for (const key of [...this.claimed].slice(claims)) {
+          this.claimed.delete(key)
+          this.absent.add(key)
+        }
+      }
       try {
         this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
