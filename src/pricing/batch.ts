@@ -115,9 +115,12 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
           parser.destroy(error as Error)
         }
       })()
-      for await (const {info, record} of parser as AsyncIterable<{info: {lines: number}; record: Record<string, string>}>) {
+      for await (const {info, record} of parser as AsyncIterable<{info: {columns: {name: string}[]; index: number; lines: number}; record: Record<string, string>}>) {
         let request: unknown
         try {
+          // More cells than the header names would be dropped by csv-parse: the row is refused
+          // instead (a list such as "pro_monthly,pro_yearly" needs quotes or ";").
+          if (info.index > info.columns.length) throw new InvalidInputError(`${info.index} cells under a header of ${info.columns.length} (${info.columns.map((c) => c.name).join(', ')}): quote a cell that holds a comma, and separate products with ";"`)
           request = requestFromCsv(record)
         } catch (error) {
           request = error as Error
