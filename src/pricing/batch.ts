@@ -8,6 +8,7 @@ import {checkJsonDepth, parseJson} from '../input.js'
 import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../csv-cell.js'
+import {reservedKeyProblem} from '../schemas/no-zod.js'
 import type {PriceResult} from '../schemas/price.js'
 import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
@@ -591,6 +592,8 @@ function object(v: string | undefined, column: string): Record<string, string> |
   for (const pair of v.split(';')) {
     const eq = pair.indexOf('=')
     if (eq <= 0) throw new InvalidInputError(`${column}: expected KEY=VALUE;KEY=VALUE, got "${v}"`)
+    const reserved = reservedKeyProblem(pair.slice(0, eq).trim(), 'key')
+    if (reserved) throw new InvalidInputError(`${column}: ${reserved}`)
     out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim()
   }
   return out

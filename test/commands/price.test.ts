@@ -170,6 +170,23 @@ describe('price', () => {
     expect(lockCount(db)).toBe(0)
   })
 
+  it('refuses a feature named __proto__ in --body, --feature and a CSV batch instead of dropping it', async () => {
+    const file = join(dirname(db), 'proto.json')
+    writeFileSync(file, '{"features": {"__proto__": "gold", "plan": "pro"}, "products": ["pro_monthly"], "user_id": "u"}')
+    const body = await run(db, ['price', '--body', file, '--json'])
+    expect(body.code).toBe(2)
+    expect(body.json.message).toMatch(/features: "__proto__" cannot be a feature name \(JavaScript reserves it\); rename it/)
+    const flag = await run(db, ['price', '-u', 'u', '-p', 'pro_monthly', '--feature', '__proto__=gold'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain('"__proto__" cannot be a key name')
+    const csv = join(dirname(db), 'proto.csv')
+    writeFileSync(csv, 'user_id,products,features\nu,pro_monthly,__proto__=gold\n')
+    const batch = await run(db, ['price', '--input', csv, '--output', 'csv'])
+    expect(batch.code).toBe(1)
+    expect(batch.stdout).toContain('features: ""__proto__"" cannot be a key name (JavaScript reserves it); rename it')
+    expect(lockCount(db)).toBe(0)
+  })
+
   it('without products and packages, says what to pass', async () => {
     const r = await run(db, ['price', '-u', 'u1', '--country', 'BR', '--json'])
     expect(r.code).toBe(2)
