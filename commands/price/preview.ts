@@ -4,6 +4,7 @@ import {writeFileSync} from 'node:fs'
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {InvalidInputError} from '../../src/errors.js'
+import {reservedKeyProblem} from '../../src/schemas/no-zod.js'
 import {parseExperimentId} from '../../src/experiments/manage.js'
 import {comparePrices, describeChange, gateComparison, githubAnnotations, junitReport, rowKey, parseTolerance, type PreviewError, type PreviewScope, previewPrices, readSnapshot, rowWhere, scopeFlags, snapshotJson} from '../../src/pricing/preview.js'
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
@@ -63,6 +64,8 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
     for (const f of flags.feature ?? []) {
       const i = f.indexOf('=')
       if (i <= 0) throw new InvalidInputError(`--feature: expected KEY=VALUE, got ${JSON.stringify(f)}`)
+      const reserved = reservedKeyProblem(f.slice(0, i), 'feature')
+      if (reserved) throw new InvalidInputError(`--feature: ${reserved}`)
       features[f.slice(0, i)] = f.slice(i + 1)
     }
     // Read the snapshot first: a bad file is reported before any pricing.

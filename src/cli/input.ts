@@ -1,5 +1,6 @@
 import {InvalidInputError} from '../errors.js'
 import {decodeUtf8, parseJsonObject, readInput} from '../input.js'
+import {reservedKeyProblem} from '../schemas/no-zod.js'
 import {isInteractive} from './tty.js'
 
 // The neutral readers and parsers, for the commands that take them from here with the flag helpers.
@@ -22,6 +23,8 @@ export function parseKeyValues(items: string[] | undefined, flag: string): Recor
   for (const item of items) {
     const eq = item.indexOf('=')
     if (eq <= 0) throw new InvalidInputError(`${flag}: expected KEY=VALUE, got "${item}"`)
+    const reserved = reservedKeyProblem(item.slice(0, eq), 'key')
+    if (reserved) throw new InvalidInputError(`${flag}: ${reserved}`)
     out[item.slice(0, eq)] = item.slice(eq + 1)
   }
   return out

@@ -8,6 +8,7 @@ import {checkJsonDepth, parseJson} from '../input.js'
 import {freezeClock, thawClock} from '../clock.js'
 import {InvalidInputError, PricectlError} from '../errors.js'
 import {safeCell} from '../csv-cell.js'
+import {reservedKeyProblem} from '../schemas/no-zod.js'
 import type {PriceResult} from '../schemas/price.js'
 import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
@@ -129,9 +130,12 @@ export async function priceBatch(ctx: PricingContext, file: string, out: Writabl
           parser.destroy(error as Error)
         }
       })()
-      for await (const {info, record} of parser as AsyncIterable<{info: {lines: number}; record: Record<string, string>}>) {
+      for await (const {info, record} of parser as AsyncIterable<{info: {columns: {name: string}[]; index: number; lines: number}; record: Record<string, string>}>) {
         let request: unknown
         try {
+          // More cells than the header names would be dropped by csv-parse: the row is refused
+          // instead (a list such as "pro_monthly,pro_yearly" needs quotes or ";").
+          if (info.index > info.columns.length) throw new InvalidInputError(`${info.index} cells under a header of ${info.columns.length} (${info.columns.map((c) => c.name).join(', ')}): quote a cell that holds a comma, and separate products with ";"`)
           request = requestFromCsv(record)
         } catch (error) {
           request = error as Error
@@ -628,6 +632,8 @@ function object(v: string | undefined, column: string): Record<string, string> |
   for (const pair of v.split(';')) {
     const eq = pair.indexOf('=')
     if (eq <= 0) throw new InvalidInputError(`${column}: expected KEY=VALUE;KEY=VALUE, got "${v}"`)
+    const reserved = reservedKeyProblem(pair.slice(0, eq).trim(), 'key')
+    if (reserved) throw new InvalidInputError(`${column}: ${reserved}`)
     out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim()
   }
   return out

@@ -2,7 +2,7 @@ import {z} from 'zod'
 
 import {isCountry, isCurrency} from '../currency.js'
 import {MAX_SECONDS, readSeconds} from '../dates.js'
-import {GATEWAYS, INTERVALS, isBlank, isPlainMultilineText, isPlainText, ORIGINS, RECURRING_INTERVALS} from './no-zod.js'
+import {GATEWAYS, INTERVALS, isBlank, isPlainMultilineText, isPlainText, ORIGINS, RECURRING_INTERVALS, reservedKeyProblem} from './no-zod.js'
 
 export {GATEWAYS, INTERVALS, isBlank, isPlainMultilineText, isPlainText, ORIGINS, RECURRING_INTERVALS}
 
@@ -83,3 +83,17 @@ export const Name = z.string().trim().min(1, {error: 'must not be empty'}).max(5
 export const Envelope = z.object({message: z.string(), success: z.boolean()})
 
 export const ErrorBody = z.object({error_message: z.string().optional(), message: z.string(), success: z.literal(false)})
+
+/**
+ * A key-value object whose keys are the user's (metadata, features) with `__proto__` refused:
+ * JSON.parse keeps it as a key, but setting it on an object sets the prototype instead, so
+ * the pair would vanish without a word (and a rule on it could never match).
+ */
+export function userKeys<S extends z.ZodType>(schema: S, what: string) {
+  return z.preprocess((value, ctx) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.hasOwn(value, '__proto__')) {
+      ctx.issues.push({code: 'custom', input: value, message: reservedKeyProblem('__proto__', what)!})
+    }
+    return value
+  }, schema)
+}

@@ -58,3 +58,12 @@ export function windowEnd(s: string): number {
   const m = windowMoment(s)
   return m.dayEnd === undefined ? m.seconds : m.dayEnd - 1
 }
+
+/**
+ * Why a user's key (a feature, a metadata key) cannot be used, or undefined: `__proto__`
+ * set on an object changes its prototype instead of adding the pair, which then vanishes
+ * without a word (schemas: userKeys in common.ts).
+ */
+export function reservedKeyProblem(key: string, what: string): string | undefined {
+  return key === '__proto__' ? `"__proto__" cannot be a ${what} name (JavaScript reserves it); rename it` : undefined
+}

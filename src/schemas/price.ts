@@ -1,7 +1,7 @@
 import {isIP} from 'node:net'
 import {z} from 'zod'
 
-import {Country, Currency, Gateway, Id, Interval} from './common.js'
+import {Country, Currency, Gateway, Id, Interval, userKeys} from './common.js'
 
 /**
  * The Calculate price body (spec) plus the names DESIGN.md decides for what the spec
@@ -22,7 +22,7 @@ export const PriceRequest = z
       )
       .optional(),
     currency: Currency.optional(),
-    features: z.record(z.string().min(1).max(200), FeatureValue, {error: (iss) => `expected an object of feature -> value, got ${JSON.stringify(iss.input)}`}).optional(),
+    features: userKeys(z.record(z.string().min(1).max(200), FeatureValue, {error: (iss) => `expected an object of feature -> value, got ${JSON.stringify(iss.input)}`}), 'feature').optional(),
     get_ip_from_request: z.boolean().optional(),
     integrations: z.array(Gateway).optional(),
     ip: z

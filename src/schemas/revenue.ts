@@ -1,7 +1,7 @@
 import {z} from 'zod'
 
 import {DECIMAL_SEPARATORS, THOUSANDS_SEPARATORS} from '../import/amounts.js'
-import {Amount, Country, Currency, Envelope, Id, Origin, PositiveInt, RecurringInterval, Timestamp} from './common.js'
+import {Amount, Country, Currency, Envelope, Id, Origin, PositiveInt, RecurringInterval, Timestamp, userKeys} from './common.js'
 
 /**
  * Revenue tracking: the spec's subscription and charge inputs and records, the event
@@ -139,9 +139,12 @@ export const SubscriptionUpdate = z.strictObject(subscriptionUpdateShape, {error
 export type SubscriptionUpdate = z.output<typeof SubscriptionUpdate>
 
 /** Free-form key-value data, bounded so a charge stays a row and not a blob. */
-export const Metadata = z
-  .record(z.string(), z.unknown(), {error: (iss) => `expected an object of key-value pairs, got ${show(iss.input)}`})
-  .refine((m) => JSON.stringify(m).length <= 16_384, {error: 'must be at most 16384 characters as JSON'})
+export const Metadata = userKeys(
+  z
+    .record(z.string(), z.unknown(), {error: (iss) => `expected an object of key-value pairs, got ${show(iss.input)}`})
+    .refine((m) => JSON.stringify(m).length <= 16_384, {error: 'must be at most 16384 characters as JSON'}),
+  'metadata key',
+)
 
 const chargeCreateShape = {
   amount: Amount,

@@ -3,6 +3,7 @@ import {z} from 'zod'
 import {decimalPlaces, isCurrency, minorDigits} from '../currency.js'
 import {asNumber, COUNTRY_OPERATORS, FEATURE_OPERATORS, featureOperator, parseRuleText, type Rule, RuleSyntaxError} from '../segments/rules.js'
 import {RequiredId} from './catalog.js'
+import {reservedKeyProblem} from './no-zod.js'
 import {Country, Currency, Envelope, IsoDate, Name} from './common.js'
 
 /**
@@ -56,6 +57,7 @@ const FeatureKey = z
   .min(1, {error: 'must not be empty'})
   .max(200, {error: 'must be at most 200 characters'})
   .regex(/^\S+$/, {error: (iss) => `must not contain spaces, got ${show(iss.input)}`})
+  .refine((k) => reservedKeyProblem(k, 'feature') === undefined, {error: reservedKeyProblem('__proto__', 'feature')})
 
 const CountryRuleInput = strictObject({
   operator: z.preprocess(

@@ -1,4 +1,5 @@
 import {upperCode} from '../currency.js'
+import {reservedKeyProblem} from '../schemas/no-zod.js'
 import type {CountryOperator, CountryRule, Expect, FeatureOperator, FeatureRule, Literal, Rule, SameType} from '../domain.js'
 
 /**
@@ -106,6 +107,8 @@ export function parseRuleText(text: string): Record<string, unknown> {
   const feature = /^feature\s+(\S+)\s+(\S+)(?:\s+(.*))?$/i.exec(t)
   if (!feature) throw new RuleSyntaxError(`cannot read rule "${t}" (expected ${RULE_FORMS})`)
   const [, key, opText, rest] = feature
+  const reserved = reservedKeyProblem(key, 'feature')
+  if (reserved) throw new RuleSyntaxError(`${reserved}, in "${t}"`)
   const operator = featureOperator(opText)
   if (!operator) throw new RuleSyntaxError(`unknown operator "${opText}" in "${t}" (expected one of ${FEATURE_OPERATORS.join(', ')})`)
   const value = rest?.trim() ?? ''

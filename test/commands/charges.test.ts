@@ -19,6 +19,19 @@ describe('charges create | update | get | list | delete', () => {
     process.env.PRICECTL_NOW = '1767312000'
   })
 
+  it('refuses a metadata key named __proto__ (it would vanish) and writes nothing', async () => {
+    const r = await runArgs(db, [...create({}, ['--metadata', '__proto__=x', '--event-id', 'evt_proto']), '--json'])
+    expect(r.code).toBe(2)
+    expect(r.json.message).toBe('--metadata: "__proto__" cannot be a key name (JavaScript reserves it); rename it')
+    const file = join(tempDir(), 'charge.json')
+    writeFileSync(file, '{"amount": 49, "created": 1767225600, "currency": "GBP", "metadata": {"__proto__": {"x": 1}}, "origin": "gateway_a", "origin_id": "ch_proto", "product": "lifetime", "status": "succeeded", "user_id": "u1"}')
+    const body = await runArgs(db, ['charges', 'create', '--body', file, '--json'])
+    expect(body.code).toBe(2)
+    expect(body.json.message).toMatch(/metadata: "__proto__" cannot be a metadata key name/)
+    const list = await runArgs(db, ['charges', 'list', '--json'])
+    expect(JSON.stringify(list.json)).not.toContain('ch_proto')
+  })
+
   it('creates a charge: amount_refunded defaults to 0, metadata is free-form, USD at the created date', async () => {
     const r = await runArgs(db, [...create({}, ['--metadata', 'invoice=in_1', '--metadata', 'channel=web', '--event-id', 'evt_1']), '--json'])
     expect(r.code).toBe(0)

@@ -9,6 +9,11 @@ import {asNumber, explainRule, parseRuleText, type Rule, ruleMatches, ruleText} 
 const rule = (r: unknown): Rule => validate(RuleInput, r, 'rule')
 
 describe('audience rules: parsing', () => {
+  it('refuses a rule on the feature "__proto__", in text and object form: it could never match', () => {
+    expect(() => parseRuleText('feature __proto__ eq x')).toThrow(/"__proto__" cannot be a feature name \(JavaScript reserves it\); rename it, in "feature __proto__ eq x"/)
+    expect(() => rule({feature: '__proto__', operator: 'exists', type: 'feature'})).toThrow(/feature: "__proto__" cannot be a feature name/)
+  })
+
   it.each([
     ['country in de, AT', {operator: 'in', type: 'country', values: ['DE', 'AT']}],
     ['country not in US', {operator: 'not_in', type: 'country', values: ['US']}],
