@@ -1,9 +1,10 @@
 import Database, {type Statement} from 'better-sqlite3'
-import {mkdtempSync, rmSync} from 'node:fs'
+import {mkdtempSync, readdirSync, rmSync, statSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 import type {DB} from './db.js'
+import {alive} from './output-file.js'
 
 /**
  * An import's stages: two scratch SQLite files the reading thread fills with rows, a batch
@@ -24,9 +25,43 @@ export const STAGE_CACHE_KB = 1024
  */
 const ROWS_PER_INSERT = 16
 
+/** Stage folders are named after the process that made them: `pricectl-import-PID-XXXXXX`. */
+const STAGE_DIR = /^pricectl-import-(?:(\d+)-)?[A-Za-z0-9]{6}$/
+
+/** A stage folder without a process id in its name (made by an older pricectl) is swept once this old. */
+const UNOWNED_STAGE_MS = 24 * 3600 * 1000
+
+/**
+ * Remove the stage folders of imports whose process is gone (a SIGKILL or a power cut
+ * leaves them: megabytes of customer rows in the temp folder), before an import makes its own.
+ */
+export function sweepStaleStages(parent = tmpdir()): string[] {
+  const swept: string[] = []
+  let names: string[]
+  try {
+    names = readdirSync(parent)
+  } catch {
+    return swept
+  }
+  for (const name of names) {
+    const m = STAGE_DIR.exec(name)
+    if (!m) continue
+    const path = join(parent, name)
+    try {
+      if (m[1] !== undefined ? Number(m[1]) === process.pid || alive(Number(m[1])) : Date.now() - statSync(path).mtimeMs < UNOWNED_STAGE_MS) continue
+      rmSync(path, {force: true, recursive: true})
+      swept.push(path)
+    } catch {
+      // Another user's folder, or gone already: not ours to report.
+    }
+  }
+  return swept
+}
+
 /** The folder and the two files of an import's stages, each with an empty STAGE_TABLE of `columns` (no types: values come back as bound). */
 export function makeStageFiles(columns: readonly string[]): {dir: string; paths: string[]} {
-  const dir = mkdtempSync(join(tmpdir(), 'pricectl-import-'))
+  sweepStaleStages()
+  const dir = mkdtempSync(join(tmpdir(), `pricectl-import-${process.pid}-`))
   const paths = [0, 1].map((i) => join(dir, `stage${i}.db`))
   try {
     for (const path of paths) {

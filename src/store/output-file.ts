@@ -178,7 +178,8 @@ export function removeStaleTemps(path: string): void {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this id runs (one of another user counts: EPERM). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true

@@ -281,3 +281,30 @@ describe('the writer’s external stages (SQLite)', () => {
     }
   })
 })
+
+describe('stage folders a killed import left', () => {
+  it('are swept before the next import makes its own: a dead process\'s and an old unnamed one, never a live one\'s', async () => {
+    const {mkdirSync, utimesSync, writeFileSync} = await import('node:fs')
+    const {spawnSync} = await import('node:child_process')
+    const {sweepStaleStages} = await import('../../src/store/import-stages.js')
+    const parent = tempDir()
+    // A process id that is surely gone: a child that has exited.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!
+    const folder = (name: string) => {
+      mkdirSync(join(parent, name))
+      writeFileSync(join(parent, name, 'stage0.db'), 'rows')
+      return join(parent, name)
+    }
+    const ofDead = folder(`pricectl-import-${dead}-AbC123`)
+    const ofLive = folder(`pricectl-import-${process.ppid}-AbC123`)
+    const ofThis = folder(`pricectl-import-${process.pid}-XyZ789`)
+    const oldUnnamed = folder('pricectl-import-Old123')
+    const day = Date.now() / 1000 - 25 * 3600
+    utimesSync(oldUnnamed, day, day)
+    const newUnnamed = folder('pricectl-import-New123')
+    const other = folder('pricectl-importer-AbC123')
+    expect(sweepStaleStages(parent).sort()).toEqual([ofDead, oldUnnamed].sort())
+    for (const kept of [ofLive, ofThis, newUnnamed, other]) expect(existsSync(kept), kept).toBe(true)
+    for (const gone of [ofDead, oldUnnamed]) expect(existsSync(gone), gone).toBe(false)
+  })
+})
