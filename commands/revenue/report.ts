@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, outputWidth, paragraph, table} from '../../src/cli/render.js'
 import {tzFlag, window} from '../../src/cli/revenue/flags.js'
-import {csvColumns, customerColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
+import {chargesOnlyNote, csvColumns, customerColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
 import {barChart, type By, revenueReport} from '../../src/revenue/report.js'
 import {RevenueReport} from '../../src/schemas/revenue.js'
 
@@ -38,6 +38,10 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
     const f = this.flags
     const by = f.by as By
     const report = revenueReport(this.store, {by, ...window(f.since, f.until, f.tz)})
+    if (f.output !== 'json') {
+      const hint = chargesOnlyNote(this.store)
+      if (hint) this.note(hint)
+    }
     if (f.output === 'json') {
       if (!this.jsonEnabled()) this.log(JSON.stringify(report, null, 2))
     } else if (f.output === 'csv') {

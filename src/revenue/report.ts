@@ -123,7 +123,7 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
   return {
     by: o.by,
     currency: 'USD',
-    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${totals.mrr} USD, ${totals.active_subscriptions} active subscriptions, net charge revenue ${totals.net_revenue} USD`,
+    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${usdText(totals.mrr)}, ${totals.active_subscriptions} active subscriptions, net charge revenue ${usdText(totals.net_revenue)}`,
     rows,
     since: day(since),
     success: true,
@@ -131,6 +131,11 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     until: last,
   }
 }
+
+const USD_TEXT = new Intl.NumberFormat('en-US', {currency: 'USD', style: 'currency'})
+
+/** An amount in USD as the tables show it ("$10,614,353.50"): cents, so the text is exact. */
+export const usdText = (v: number): string => USD_TEXT.format(v)
 
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
 
