@@ -93,7 +93,9 @@ export function resultsReport(r: ExperimentResults): string {
   )
   const verdict =
     r.visitors === 0
-      ? `no winner yet: no visitors yet (start the experiment and price some users: "pricectl experiments start ${e.id}")`
+      ? e.status === 'running'
+        ? 'no winner yet: no visitors yet (it is running: users priced from now on are exposed, e.g. "pricectl price --product PRODUCT --user-id USER")'
+        : `no winner yet: no visitors yet (start the experiment, then price some users: "pricectl experiments start ${e.id}")`
       : r.best_arm === null
         ? 'no winner yet: no conversions recorded (record subscriptions or charges of exposed users)'
         : `best so far: arm ${r.best_arm} (${pct(r.arms.find((a) => a.arm_id === r.best_arm)!.probability_best)} likely; ${r.draws} draws, seed ${r.seed})` +
