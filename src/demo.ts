@@ -5,6 +5,7 @@ import {upsertCoupons} from './catalog/coupon-writes.js'
 import {readProductsFile} from './catalog/files.js'
 import {type Item, loadProducts, upsertProducts, type WriteResult} from './catalog/products.js'
 import {parseJsonValue} from './input.js'
+import {nowSeconds} from './clock.js'
 import {InvalidInputError} from './errors.js'
 import type {StorePort} from './store/port.js'
 
@@ -33,7 +34,34 @@ function couponItems(path: string): Item[] {
   const doc = parseJsonValue(text, path) as unknown
   const list = Array.isArray(doc) ? doc : (doc as {coupons?: unknown[]} | null)?.coupons
   if (!Array.isArray(list)) throw new InvalidInputError(`${path}: expected {"coupons": [...]}`)
-  return list.map((value, i) => ({label: `coupon ${i + 1}`, value}))
+  return list.map((value, i) => ({label: `coupon ${i + 1}`, value: datedFromNow(value)}))
+}
+
+/** The month the demo's coupon dates are written for (fixtures/demo/coupons.json). */
+const DEMO_MONTH = 2026 * 12 + 2
+
+/**
+ * A demo coupon with its window moved by whole months from March 2026 to the current month
+ * (PRICECTL_NOW respected): the tour's SPRING25 is current whenever the demo is loaded, and
+ * loading it again within a month changes nothing.
+ */
+function datedFromNow(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value
+  const now = new Date(nowSeconds() * 1000)
+  const shift = now.getUTCFullYear() * 12 + now.getUTCMonth() - DEMO_MONTH
+  const move = (d: unknown) => {
+    const m = typeof d === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(d) : null
+    if (!m) return d
+    const month = Number(m[1]) * 12 + Number(m[2]) - 1 + shift
+    const y = Math.floor(month / 12)
+    const mo = month - y * 12
+    const last = new Date(Date.UTC(y, mo + 1, 0)).getUTCDate()
+    // A window's last day of a month stays the last day (May 31 -> Jun 30).
+    const day = Number(m[3]) === new Date(Date.UTC(Number(m[1]), Number(m[2]), 0)).getUTCDate() ? last : Math.min(Number(m[3]), last)
+    return `${String(y).padStart(4, '0')}-${String(mo + 1).padStart(2, '0')}-${String(day).padStart(2, '0')}`
+  }
+  const c = value as Record<string, unknown>
+  return {...c, active_from: move(c.active_from), active_till: move(c.active_till)}
 }
 
 export function loadDemo(store: StorePort, dir: string): DemoResult {
@@ -90,7 +118,7 @@ export function nextSteps(store: StorePort): string[] {
     'pricectl products list',
     `pricectl products get ${product}`,
     'pricectl coupons list',
-    `pricectl price --product ${product} --country DE`,
+    `pricectl price --product ${product} --country DE --user-id demo_user`,
     `pricectl price --product ${product} --product pro_yearly --country JP --user-id demo_user --integration gateway_a`,
     'pricectl user get demo_user',
   ]

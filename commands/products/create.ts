@@ -32,7 +32,7 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
     ])
     const {dryRun, impact, result: p} = await this.priceImpact(() => createProduct(this.store, body), {products: [String(body.api_id)]})
     const message = `${dryRun ? 'dry run: would create' : 'created'} product ${p.api_id}`
-    this.log(`${message} (${p.name}): ${fromMinor(p.base_px_minor, 'USD')} USD ${billing(p)}, ${p.country_prices.length} country prices, ${p.integrations.length} integrations`)
+    this.log(`${message} (${p.name}): ${fromMinor(p.base_px_minor, 'USD')} USD ${billing(p)}, ${p.country_prices.length} country price${p.country_prices.length === 1 ? '' : 's'}, ${p.integrations.length} integration${p.integrations.length === 1 ? '' : 's'}`)
     return {...createdResponse(p, message), dry_run: dryRun, impact}
   }
 }

@@ -3,7 +3,7 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../../src/cli/base.js'
 import {csv, table} from '../../src/cli/render.js'
 import {tzFlag, window} from '../../src/cli/revenue/flags.js'
-import {cohortTables} from '../../src/cli/revenue/render.js'
+import {chargesOnlyNote, cohortTables} from '../../src/cli/revenue/render.js'
 import {revenueCohorts} from '../../src/revenue/cohorts.js'
 import {RevenueCohorts} from '../../src/schemas/revenue.js'
 
@@ -29,6 +29,10 @@ export default class RevenueCohortsCommand extends BaseCommand<typeof RevenueCoh
   async run() {
     const f = this.flags
     const result = revenueCohorts(this.store, window(f.since, f.until, f.tz))
+    if (f.output !== 'json') {
+      const hint = chargesOnlyNote(this.store)
+      if (hint) this.note(hint)
+    }
     if (f.output === 'json') {
       if (!this.jsonEnabled()) this.log(JSON.stringify(result, null, 2))
     } else if (f.output === 'csv') {

@@ -1,9 +1,9 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../../src/cli/base.js'
-import {csv, table} from '../../src/cli/render.js'
+import {csv, outputWidth, paragraph, table} from '../../src/cli/render.js'
 import {tzFlag, window} from '../../src/cli/revenue/flags.js'
-import {csvColumns, customerColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
+import {chargesOnlyNote, csvColumns, customerColumns, movementColumns, mrrTrend, retentionColumns, summaryColumns} from '../../src/cli/revenue/render.js'
 import {barChart, type By, revenueReport} from '../../src/revenue/report.js'
 import {RevenueReport} from '../../src/schemas/revenue.js'
 
@@ -38,6 +38,10 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
     const f = this.flags
     const by = f.by as By
     const report = revenueReport(this.store, {by, ...window(f.since, f.until, f.tz)})
+    if (f.output !== 'json') {
+      const hint = chargesOnlyNote(this.store)
+      if (hint) this.note(hint)
+    }
     if (f.output === 'json') {
       if (!this.jsonEnabled()) this.log(JSON.stringify(report, null, 2))
     } else if (f.output === 'csv') {
@@ -58,7 +62,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
       const mrr = report.rows.some((r) => r.mrr > 0)
       if (report.rows.length > 0) {
         this.log('')
-        this.log(barChart(`${mrr ? 'MRR' : 'net charge revenue'} (USD) by ${by}`, report.rows.map((r) => ({label: r.key, value: mrr ? r.mrr : r.net_revenue}))))
+        this.log(barChart(`${mrr ? 'MRR' : 'net charge revenue'} (USD) by ${by}`, report.rows.map((r) => ({label: r.key, value: mrr ? r.mrr : r.net_revenue})), 40, outputWidth()))
       }
       // A trend line of MRR, for people at a terminal only (never piped, never --json).
       if (process.stdout.isTTY && mrr && report.rows.length > 1 && by !== 'country' && by !== 'product') {
@@ -66,7 +70,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
         this.log(await mrrTrend(report.rows))
       }
       this.log('')
-      this.log(report.message)
+      this.log(paragraph(report.message))
     }
     return report
   }

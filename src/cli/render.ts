@@ -87,17 +87,57 @@ export function wrapText(text: string, width: number): string {
 
 const widthOf = (text: string) => Math.max(0, ...text.split('\n').map((l) => stringWidth(l)))
 
+/** The widest word of a text: a cell is never split inside one (a number, an identifier). */
+const widestWord = (text: string) => Math.max(0, ...text.split(/\s+/).map((w) => stringWidth(w)))
+
+/**
+ * Wrap text to `width` at whitespace only, so no word (number, identifier) is split; a word
+ * wider than the width (only when the whole terminal is narrower) falls back to wrapText.
+ */
+export function wrapWords(text: string, width: number): string {
+  const out: string[] = []
+  for (const line of text.split('\n')) {
+    let current = ''
+    for (const word of line.split(/\s+/).filter((w) => w !== '')) {
+      if (stringWidth(word) > width) {
+        if (current) out.push(current)
+        current = ''
+        out.push(wrapText(word, width))
+        continue
+      }
+      if (current && stringWidth(current) + 1 + stringWidth(word) > width) {
+        out.push(current)
+        current = word
+      } else current = current ? `${current} ${word}` : word
+    }
+    if (current || line.trim() === '') out.push(current)
+  }
+  return out.join('\n')
+}
+
+/** A sentence for people, wrapped between words to the output width (whole without a limit). */
+export function paragraph(text: string): string {
+  const width = outputWidth()
+  return Number.isFinite(width) ? wrapWords(text, width) : text
+}
+
 /**
  * A table for people (cli-table3): no rule between rows, no colours (it reads the same
- * piped), and as wide as the output allows, long cells wrapped.
+ * piped), and as wide as the output allows, long cells wrapped between words. A table that
+ * cannot fit without splitting a word (a number, an identifier) is printed as records
+ * instead, one "key │ value" block per row (as psql's \x), every value whole.
  */
-function render(head: string[] | undefined, body: string[][]): string {
+function render(head: string[] | undefined, body: string[][], keys: string[] | undefined = head): string {
   const n = Math.max(head?.length ?? 0, ...body.map((r) => r.length))
   const natural = Array.from({length: n}, (_, i) => Math.max(1, widthOf(head?.[i] ?? ''), ...body.map((r) => widthOf(r[i] ?? ''))))
   // Each column: a space either side and one border; plus the closing border.
-  const words = (h: string) => Math.max(0, ...h.split(/[\s_]+/).map((w) => stringWidth(w)))
-  const widths = fitWidths(natural, outputWidth() - (3 * n + 1), head?.map(words))
-  const fit = (row: string[]) => row.map((c, i) => (widthOf(c) > widths[i] ? wrapText(c, widths[i]) : c))
+  const budget = outputWidth() - (3 * n + 1)
+  const floors = Array.from({length: n}, (_, i) => Math.max(widestWord(head?.[i] ?? ''), ...body.map((r) => widestWord(r[i] ?? ''))))
+  if (natural.reduce((a, b) => a + b, 0) > budget && floors.reduce((a, b) => a + b, 0) > budget) {
+    return keys ? records(keys, body) : records([], body.map((r) => r.slice(1)), body.map((r) => r[0] ?? ''))
+  }
+  const widths = fitWidths(natural, budget, floors)
+  const fit = (row: string[]) => row.map((c, i) => (widthOf(c) > widths[i] ? wrapWords(c, widths[i]) : c))
   const t = new Table({
     colWidths: widths.map((w) => w + 2),
     head: head ? fit(head) : [],
@@ -105,6 +145,36 @@ function render(head: string[] | undefined, body: string[][]): string {
   })
   for (const row of body) t.push(fit(row))
   return t.toString()
+}
+
+/**
+ * Rows as records fitting the output width: with `keys` (column headers) one block per row
+ * under a "─[ RECORD n ]─" line; without, one block of key/value rows (`labels`). A value
+ * goes beside its key when its words fit there, else under it, indented.
+ */
+function records(keys: string[], body: string[][], labels?: string[]): string {
+  const width = outputWidth()
+  const blocks = labels ? [body.map((r, i) => [labels[i], r.join(' ')] as const)] : body.map((r) => keys.map((k, i) => [k, r[i] ?? ''] as const))
+  const keyWidth = Math.max(0, ...blocks.flat().map(([k]) => stringWidth(k)))
+  const out: string[] = []
+  for (const [b, block] of blocks.entries()) {
+    if (!labels) {
+      const title = `─[ RECORD ${b + 1} ]`
+      out.push(title + '─'.repeat(Math.max(0, Math.min(width, keyWidth + 30) - stringWidth(title))))
+    }
+    for (const [key, value] of block) {
+      const beside = width - keyWidth - 3
+      if (beside >= 8 && widestWord(value) <= beside) {
+        const lines = wrapWords(value, beside).split('\n')
+        const pad = (k: string) => k + ' '.repeat(keyWidth - stringWidth(k))
+        out.push(...lines.map((l, i) => `${pad(i === 0 ? key : '')} │ ${l}`.trimEnd()))
+      } else {
+        out.push(`${key}:`)
+        out.push(...wrapWords(value, Math.max(1, width - 2)).split('\n').map((l) => `  ${l}`.trimEnd()))
+      }
+    }
+  }
+  return out.join('\n')
 }
 
 /**
@@ -147,6 +217,7 @@ export function table<R>(rows: R[], columns: Column<R>[]): string {
   return render(
     s.header ? s.columns.map((c) => c.header) : undefined,
     s.rows.map((r) => s.columns.map((c) => cell(c.value(r)))),
+    s.columns.map((c) => c.header),
   )
 }
 

@@ -19,10 +19,10 @@ function padEnd(s: string, n: number): string {
 }
 
 /** Horizontal bars: one row per label, scaled to the largest value (or `max`). */
-export function barChart(rows: {label: string; text: string; value: number}[], options: {max?: number; title?: string; width?: number} = {}): string {
-  const width = options.width ?? 30
+export function barChart(rows: {label: string; text: string; value: number}[], options: {max?: number; maxLine?: number; title?: string; width?: number} = {}): string {
   const max = options.max ?? Math.max(0, ...rows.map((r) => r.value))
   const labelWidth = Math.max(0, ...rows.map((r) => [...r.label].length))
+  const width = fitWidth(options.width ?? 30, options.maxLine, labelWidth, rows)
   const lines = rows.map((r) => `${padEnd(r.label, labelWidth)} │${padEnd(bar(max > 0 ? r.value / max : 0, width), width)}│ ${r.text}`)
   return [options.title, ...lines].filter((l) => l !== undefined).join('\n')
 }
@@ -31,10 +31,10 @@ export function barChart(rows: {label: string; text: string; value: number}[], o
  * Point estimates with intervals on one axis from 0: `├──●──┤` per row, so overlapping
  * intervals (no clear winner yet) are visible at a glance.
  */
-export function intervalChart(rows: {hi: number; label: string; lo: number; point: number; text: string}[], options: {title?: string; width?: number} = {}): string {
-  const width = options.width ?? 40
+export function intervalChart(rows: {hi: number; label: string; lo: number; point: number; text: string}[], options: {maxLine?: number; title?: string; width?: number} = {}): string {
   const max = Math.max(0, ...rows.map((r) => Math.max(r.hi, r.point)))
   const labelWidth = Math.max(0, ...rows.map((r) => [...r.label].length))
+  const width = Math.max(fitWidth(options.width ?? 40, options.maxLine, labelWidth, rows), String(round3(max)).length + 2)
   const at = (x: number) => (max > 0 ? Math.min(width - 1, Math.max(0, Math.round((x / max) * (width - 1)))) : 0)
   const lines = rows.map((r) => {
     const cells = Array.from({length: width}, () => ' ')
@@ -48,6 +48,16 @@ export function intervalChart(rows: {hi: number; label: string; lo: number; poin
   })
   const axis = `${' '.repeat(labelWidth)} 0${' '.repeat(Math.max(1, width - String(round3(max)).length))}${round3(max)}`
   return [options.title, ...lines, axis].filter((l) => l !== undefined).join('\n')
+}
+
+/**
+ * The plot's width: `preferred`, narrowed so a whole line (label, " │", plot, "│ ", text)
+ * fits `maxLine` columns, never below 8.
+ */
+function fitWidth(preferred: number, maxLine: number | undefined, labelWidth: number, rows: {text: string}[]): number {
+  if (maxLine === undefined || !Number.isFinite(maxLine)) return preferred
+  const text = Math.max(0, ...rows.map((r) => [...r.text].length))
+  return Math.max(8, Math.min(preferred, maxLine - labelWidth - 4 - text))
 }
 
 function round3(x: number): number {

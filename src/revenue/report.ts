@@ -123,7 +123,7 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
   return {
     by: o.by,
     currency: 'USD',
-    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${totals.mrr} USD, ${totals.active_subscriptions} active subscriptions, net charge revenue ${totals.net_revenue} USD`,
+    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${usdText(totals.mrr)}, ${totals.active_subscriptions} active subscriptions, net charge revenue ${usdText(totals.net_revenue)}`,
     rows,
     since: day(since),
     success: true,
@@ -132,17 +132,25 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
   }
 }
 
+const USD_TEXT = new Intl.NumberFormat('en-US', {currency: 'USD', style: 'currency'})
+
+/** An amount in USD as the tables show it ("$10,614,353.50"): cents, so the text is exact. */
+export const usdText = (v: number): string => USD_TEXT.format(v)
+
 const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉']
 
 /** A horizontal bar chart in Unicode blocks (eighths), one bar per row. */
-export function barChart(title: string, items: {label: string; value: number}[], width = 40): string {
+export function barChart(title: string, items: {label: string; value: number}[], width = 40, maxLine = Number.POSITIVE_INFINITY): string {
   const max = Math.max(0, ...items.map((i) => i.value))
   const labelWidth = Math.max(0, ...items.map((i) => i.label.length))
+  const figure = (v: number) => v.toLocaleString('en-US', {maximumFractionDigits: 2, minimumFractionDigits: 2})
+  // Narrowed so a whole line (label, " │", bar, " ", figure) fits maxLine, never below 8.
+  if (Number.isFinite(maxLine)) width = Math.max(8, Math.min(width, maxLine - labelWidth - 4 - Math.max(0, ...items.map((i) => figure(i.value).length))))
   const lines = [title]
   for (const i of items) {
     const eighths = max > 0 ? Math.round((Math.max(0, i.value) / max) * width * 8) : 0
     const bar = '█'.repeat(Math.floor(eighths / 8)) + EIGHTHS[eighths % 8]
-    lines.push(`${i.label.padEnd(labelWidth)} │${bar.padEnd(width + 1)} ${i.value.toLocaleString('en-US', {maximumFractionDigits: 2, minimumFractionDigits: 2})}`)
+    lines.push(`${i.label.padEnd(labelWidth)} │${bar.padEnd(width + 1)} ${figure(i.value)}`)
   }
   return lines.join('\n')
 }

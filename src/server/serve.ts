@@ -13,6 +13,19 @@ export type ServeOptions = ServerOptions & {
 export const DEFAULT_GRACE_MS = 10_000
 
 /**
+ * The address the server is bound to, as the start line says it: the one actually bound
+ * (not the first URL fastify derives from it), and for 0.0.0.0 or :: that it is every
+ * interface, with the local URL to try.
+ */
+export function boundAddress(address: ReturnType<import('node:net').Server['address']>): {text: string; url: string} {
+  if (address === null || typeof address === 'string') return {text: String(address), url: String(address)}
+  const url = `http://${address.address.includes(':') ? `[${address.address}]` : address.address}:${address.port}`
+  if (address.address === '0.0.0.0') return {text: `${url} (every IPv4 interface; from this machine http://127.0.0.1:${address.port})`, url}
+  if (address.address === '::') return {text: `${url} (every interface; from this machine http://[::1]:${address.port})`, url}
+  return {text: url, url}
+}
+
+/**
  * Run the server until SIGTERM or SIGINT, then shut down gracefully: stop accepting
  * connections, let requests in flight finish (a second signal, or the grace period, cuts
  * what is left), flush key use times and close the store.
@@ -20,14 +33,15 @@ export const DEFAULT_GRACE_MS = 10_000
 export async function serve(options: ServeOptions): Promise<ServeStopped> {
   const app = buildServer(options)
   const {accessLog: log, store} = app.pricectl
-  let url: string
+  let where: {text: string; url: string}
   try {
-    url = await app.listen({host: options.host, port: options.port})
+    await app.listen({host: options.host, port: options.port})
+    where = boundAddress(app.server.address())
   } catch (error) {
     await app.close()
     throw new OperationalError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message} (pass another --port or --host)`)
   }
-  log.note(`pricectl serve: listening on ${url} (store ${store.path}${options.trustProxy ? '; client address from X-Forwarded-For' : ''}); SIGTERM or Ctrl-C stops it`)
+  log.note(`pricectl serve: listening on ${where.text} (store ${store.path}${options.trustProxy ? '; client address from X-Forwarded-For' : ''}); SIGTERM or Ctrl-C stops it`)
   if (activeKeyCount(store) === 0) log.note('no active API keys: every /v1 request gets 401; create one with: pricectl keys create --name NAME')
 
   let stop: (signal: NodeJS.Signals) => void = () => {}
@@ -52,7 +66,7 @@ export async function serve(options: ServeOptions): Promise<ServeStopped> {
   const requests = app.pricectl.requests()
   const message = `stopped after ${requests} request${requests === 1 ? '' : 's'}; store closed`
   log.note(message)
-  return {message, requests, signal, success: true, url}
+  return {message, requests, signal, success: true, url: where.url}
 }
 
 /** `--body-limit`: bytes, or a number with kb / mb (1024-based), e.g. 512kb, 2mb. */

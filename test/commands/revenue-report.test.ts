@@ -123,7 +123,7 @@ describe('revenue report', () => {
     expect(table.stdout).toContain('│ total')
     expect(table.stdout).toContain('MRR (USD) by month')
     expect(table.stdout).toMatch(/2026-03 │█{40} +112\.82/)
-    expect(table.stdout).toContain('revenue 2026-01-01 to 2026-03-31 by month: MRR 112.82 USD')
+    expect(table.stdout).toContain('revenue 2026-01-01 to 2026-03-31 by month: MRR $112.82, ')
     const csv = await runArgs(db, ['revenue', 'report', ...WINDOW, '--output', 'csv'])
     expect(csv.stdout.trim().split('\n')).toEqual([
       'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions',

@@ -1,9 +1,11 @@
 import fc from 'fast-check'
+import {writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import stringWidth from 'string-width'
 import {afterEach, beforeAll, describe, expect, it} from 'vitest'
 
 import {fitWidths, wrapText} from '../../src/cli/render.js'
-import {run, tempStore} from '../helpers/run.js'
+import {run, tempStore, withEnv} from '../helpers/run.js'
 
 const lines = (text: string) => text.split('\n').filter((l) => l !== '')
 /** The widest line of the tables in an output (sentences around them may be longer). */
@@ -112,5 +114,68 @@ describe('--columns, --sort and --no-header on lists', () => {
     const next = await run(db, ['rounding', 'test', 'EUR', '9.5', '1.2'])
     expect(next.code, next.stderr).toBe(0)
     expect(next.stdout).toMatch(/amount\s*│\s*rounded/)
+  })
+})
+
+/**
+ * Issue 32 item 9: at a narrow width every line fits (display width, not length); a table
+ * that cannot fit without splitting a word becomes records ("key │ value" blocks, as psql's
+ * \x), no number or identifier split and every value whole; a wide output is unchanged.
+ */
+describe('narrow terminals', () => {
+  let db: string
+  beforeAll(async () => {
+    db = tempStore()
+    await withEnv({PRICECTL_NOW: '2026-03-01'}, async () => {
+      expect((await run(db, ['demo'])).code).toBe(0)
+      expect((await run(db, ['experiments', 'create', '--name', 'pro price', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'x1.2', '--seed', '3', '--start'])).code).toBe(0)
+      const requests = join(dirname(db), 'visitors.jsonl')
+      writeFileSync(requests, Array.from({length: 30}, (_, i) => JSON.stringify({country: 'US', products: ['pro_monthly'], user_id: `v${i}`})).join('\n'))
+      expect((await run(db, ['price', '--input', requests])).code).toBe(0)
+      for (const i of [1, 2, 3]) {
+        const sub = ['subscriptions', 'create', '--user-id', `v${i}`, '--origin', 'gateway_a', '--origin-id', `s${i}`, '--product', 'pro_monthly', '--amount', '1234567.5', '--currency', 'USD']
+        expect((await run(db, [...sub, '--created', '2026-01-10T08:30:00Z', '--status', 'active', '--event-timestamp', '2026-01-10T08:30:05Z'])).code).toBe(0)
+      }
+    })
+  })
+  const commands = [['products', 'list'], ['revenue', 'report'], ['experiments', 'results', '1']]
+  const at = (columns: string, args: string[]) => withEnv({COLUMNS: columns, PRICECTL_NOW: '2026-03-01'}, () => run(db, args))
+  /** A word of the output stands whole on one line (not split across lines). */
+  const whole = (out: string, word: string) => out.split('\n').some((l) => l.split(/[\s│]+/).includes(word))
+
+  for (const columns of ['60', '40']) {
+    it(`every line of products list, revenue report and experiments results fits COLUMNS=${columns}, no number split`, async () => {
+      for (const args of commands) {
+        const r = await at(columns, args)
+        expect(r.code, r.stderr).toBe(0)
+        for (const line of r.stdout.split('\n')) expect(stringWidth(line), `${args.join(' ')}: ${line}`).toBeLessThanOrEqual(Number(columns))
+      }
+      const products = (await run(db, ['products', 'list', '--json'])).json.products as {api_id: string; base_px: number; integrations: unknown[]; max_px: null | number; min_px: null | number; name: string}[]
+      const list = (await at(columns, ['products', 'list'])).stdout
+      expect(list).toContain('─[ RECORD 7 ]')
+      for (const p of products) {
+        expect(whole(list, p.api_id), p.api_id).toBe(true)
+        for (const n of [p.base_px, p.min_px, p.max_px]) if (n !== null) expect(whole(list, String(n)), String(n)).toBe(true)
+        expect(list).toContain(`│ ${p.name}`)
+      }
+      // Integration ids stand whole where the width allows it (each is one word).
+      for (const word of ['gateway_a:prod_basic_monthly', 'gateway_d:pro_monthly_eur:EUR']) expect(whole(list, word), word).toBe(true)
+      const report = (await at(columns, ['revenue', 'report'])).stdout
+      expect(whole(report, '$3,703,702.50')).toBe(true)
+      const results = await at(columns, ['experiments', 'results', '1'])
+      const json = (await at(columns, ['experiments', 'results', '1', '--json'])).json
+      for (const arm of json.arms) {
+        expect(whole(results.stdout, `${(arm.probability_best * 100).toFixed(1)}%`)).toBe(true)
+        expect(whole(results.stdout, arm.revenue_per_visitor_ci[1].toFixed(4))).toBe(true)
+      }
+    })
+  }
+
+  it('a wide output keeps the table, unchanged', async () => {
+    for (const columns of ['200', '']) {
+      const list = (await at(columns, ['products', 'list'])).stdout
+      expect(list).not.toContain('RECORD')
+      expect(list).toMatch(/│ basic_monthly\s+│ Basic Monthly\s+│ 4\.99\s+│/)
+    }
   })
 })

@@ -41,8 +41,8 @@ async function serve(db: string, args: string[] = []): Promise<Served> {
   child.stderr!.on('data', (d) => (err += d))
   child.stdout!.on('data', (d) => (out += d))
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  await waitFor('the listening line', () => /listening on http:\/\/127\.0\.0\.1:\d+/.test(err) || child.exitCode !== null)
-  const port = Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(err)?.[1])
+  await waitFor('the listening line', () => /listening on http:\/\/[\d.]+:\d+/.test(err) || child.exitCode !== null)
+  const port = Number(/listening on http:\/\/[\d.]+:(\d+)/.exec(err)?.[1])
   return {child, exited, port, stderr: () => err, stdout: () => out}
 }
 
@@ -71,6 +71,17 @@ function get(port: number, path: string): Promise<number> {
 }
 
 describe('pricectl serve (bin/run.js)', () => {
+  it('logs the address actually bound: --host 0.0.0.0 says every interface, not 127.0.0.1 (issue 32 item 13)', async () => {
+    const {db} = await setup()
+    const s = await serve(db, ['--host', '0.0.0.0', '--json'])
+    expect(s.stderr()).toMatch(new RegExp(`listening on http://0\\.0\\.0\\.0:${s.port} \\(every IPv4 interface; from this machine http://127\\.0\\.0\\.1:${s.port}\\)`))
+    // Reachable at the local address it names (and the server is past its start: SIGTERM is handled).
+    expect((await fetch(`http://127.0.0.1:${s.port}/v1/products`)).status).toBe(401)
+    s.child.kill('SIGTERM')
+    expect(await s.exited).toBe(0)
+    expect(JSON.parse(s.stdout()).url).toBe(`http://0.0.0.0:${s.port}`)
+  })
+
   it('SIGTERM lets the request in flight finish, refuses new connections, closes the store and exits 0', async () => {
     const {db, key} = await setup()
     const s = await serve(db)

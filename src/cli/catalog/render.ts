@@ -2,6 +2,7 @@ import {type Column, csv, recordTable, table} from '../render.js'
 import {fromMinor} from '../../currency.js'
 import {describeIntegration} from '../../schemas/catalog.js'
 import type {Coupon} from '../../catalog/coupons.js'
+import {nowSeconds} from '../../clock.js'
 import type {Product} from '../../catalog/products.js'
 
 /** Human output of the catalog commands (tables on stdout); --json prints the spec's shapes instead. */
@@ -67,6 +68,18 @@ export function couponValue(c: Coupon): string {
   return c.coupon_type === 'percentage' ? `${c.value}%` : `${c.value} ${c.currency}`
 }
 
+/**
+ * The status people read: the stored status, and for an ACTIVE coupon whether its window
+ * holds now ("ACTIVE, expired 2026-05-31", "ACTIVE, from 2026-03-01"); --json keeps the
+ * stored status (the spec's field).
+ */
+export function couponStatus(c: Coupon, now = nowSeconds()): string {
+  if (c.status !== 'ACTIVE') return c.status
+  if (c.active_till_s !== null && now > c.active_till_s) return `ACTIVE, expired ${c.active_till}`
+  if (c.active_from_s !== null && now < c.active_from_s) return `ACTIVE, from ${c.active_from}`
+  return c.status
+}
+
 function window(c: Coupon): string {
   if (!c.active_from && !c.active_till) return 'always'
   return `${c.active_from ?? '…'} .. ${c.active_till ?? '…'}`
@@ -78,7 +91,7 @@ export function couponDetail(c: Coupon): string {
     ['name', c.name],
     ['discount', `${couponValue(c)} (${c.coupon_type})`],
     ['active', window(c)],
-    ['status', c.status],
+    ['status', couponStatus(c)],
     ['external coupons', c.external.map((e) => `${e.source}=${e.external_id}`).join('\n')],
     ['created', c.created_at],
     ['updated', c.updated_at],
@@ -90,9 +103,10 @@ const couponColumns: Column<Coupon>[] = [
   {header: 'name', value: (c) => c.name},
   {header: 'discount', value: (c) => couponValue(c)},
   {header: 'active', value: (c) => window(c)},
-  {header: 'status', value: (c) => c.status},
+  {header: 'status', value: (c) => couponStatus(c)},
   {header: 'external', value: (c) => c.external.map((e) => `${e.source}=${e.external_id}`).join(' ')},
 ]
 
 export const couponsTable = (cs: Coupon[]) => table(cs, couponColumns)
-export const couponsCsvList = (cs: Coupon[]) => csv(cs, couponColumns)
+// CSV keeps the stored status (ACTIVE / NOT_ACTIVE) for scripts; the window is in `active`.
+export const couponsCsvList = (cs: Coupon[]) => csv(cs, couponColumns.map((c) => (c.header === 'status' ? {header: 'status', value: (x: Coupon) => x.status} : c)))

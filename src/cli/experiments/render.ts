@@ -1,4 +1,4 @@
-import {type Column, csv, recordTable, table} from '../render.js'
+import {type Column, csv, outputWidth, paragraph, recordTable, table} from '../render.js'
 import {fromMinor} from '../../currency.js'
 import type {ExperimentOutput, ExperimentResults, SimulationResult} from '../../schemas/experiments.js'
 import {barChart, intervalChart, lineChart} from '../../experiments/chart.js'
@@ -85,22 +85,24 @@ export function resultsReport(r: ExperimentResults): string {
   const body = table(r.arms, resultColumns)
   const chart = intervalChart(
     r.arms.map((a) => ({hi: a.revenue_per_visitor_ci[1], label: String(a.arm_id), lo: a.revenue_per_visitor_ci[0], point: a.revenue_per_visitor, text: `${money(a.revenue_per_visitor)} USD`})),
-    {title: 'revenue per visitor (● observed, ├─┤ 95% credible interval)'},
+    {maxLine: outputWidth(), title: paragraph('revenue per visitor (● observed, ├─┤ 95% credible interval)')},
   )
   const best = barChart(
     r.arms.map((a) => ({label: String(a.arm_id), text: pct(a.probability_best), value: a.probability_best})),
-    {max: 1, title: 'probability of being best'},
+    {max: 1, maxLine: outputWidth(), title: 'probability of being best'},
   )
   const verdict =
     r.visitors === 0
-      ? `no winner yet: no visitors yet (start the experiment and price some users: "pricectl experiments start ${e.id}")`
+      ? e.status === 'running'
+        ? 'no winner yet: no visitors yet (it is running: users priced from now on are exposed, e.g. "pricectl price --product PRODUCT --user-id USER")'
+        : `no winner yet: no visitors yet (start the experiment, then price some users: "pricectl experiments start ${e.id}")`
       : r.best_arm === null
         ? 'no winner yet: no conversions recorded (record subscriptions or charges of exposed users)'
         : `best so far: arm ${r.best_arm} (${pct(r.arms.find((a) => a.arm_id === r.best_arm)!.probability_best)} likely; ${r.draws} draws, seed ${r.seed})` +
           (r.sample.enough
             ? `; apply it with "pricectl experiments conclude ${e.id} ${r.best_arm} --dry-run"`
             : `; below the minimum sample (${r.sample.min_visitors} visitors, ${r.sample.min_conversions} conversions per arm): not a winner yet`)
-  return [head, body, chart, '', best, '', verdict].join('\n')
+  return [paragraph(head), body, chart, '', best, '', paragraph(verdict)].join('\n')
 }
 
 export function simulationReport(r: SimulationResult): string {

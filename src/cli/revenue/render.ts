@@ -1,4 +1,5 @@
 import type {Column} from '../render.js'
+import {usdText} from '../../revenue/report.js'
 import type {RevenueCohorts, ReportRow} from '../../schemas/revenue.js'
 
 /**
@@ -8,10 +9,18 @@ import type {RevenueCohorts, ReportRow} from '../../schemas/revenue.js'
  * plain numbers.
  */
 
-const USD = new Intl.NumberFormat('en-US', {currency: 'USD', style: 'currency'})
-
 export function money(v: null | number): string {
-  return v === null ? '-' : USD.format(v)
+  return v === null ? '-' : usdText(v)
+}
+
+/**
+ * The note for a store with charges and no subscriptions: MRR, subscription counts and
+ * cohorts come from subscriptions only, so they read 0 or empty there.
+ */
+export function chargesOnlyNote(store: {tables: {counts(): Record<string, number>}}): string | undefined {
+  const counts = store.tables.counts()
+  if ((counts.subscriptions ?? 0) > 0 || (counts.charges ?? 0) === 0) return undefined
+  return `note: this store holds charges and no subscriptions: MRR, subscription counts and cohorts come from subscriptions only (one-time charges count in net charge revenue); record subscriptions with "pricectl subscriptions create" or "pricectl subscriptions import"`
 }
 
 /** A loss shown as a negative amount ("-$40.00"), none as "$0.00". */
