@@ -313,6 +313,10 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           // Before the checkpoint request (committed): the worker may be waiting for it.
           pipeline.send({stage: m.stage, type: 'free'})
           committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
+          // A turn of the event loop after each batch: the reading thread's messages can keep
+          // one turn busy for the whole import (a MessagePort delivers what arrives while it
+          // is drained), and a signal is only seen between turns.
+          if (signal !== undefined) await new Promise((resolve) => setImmediate(resolve))
         }
         counts.read += m.read - file.read
         settled.rows += m.settled.rows
