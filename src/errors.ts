@@ -3,11 +3,11 @@
  * InvalidInputError -> 2 (nothing was written), every other PricectlError -> 1.
  */
 export class PricectlError extends Error {
-  readonly exitCode: 1 | 2
+  readonly exitCode: 1 | 2 | 130 | 143
   /** Extra fields for the JSON error body (for example `error_message` of the user lookup). */
   readonly body: Record<string, unknown>
 
-  constructor(message: string, exitCode: 1 | 2, body: Record<string, unknown> = {}) {
+  constructor(message: string, exitCode: 1 | 2 | 130 | 143, body: Record<string, unknown> = {}) {
     super(message)
     this.name = new.target.name
     this.exitCode = exitCode
@@ -47,3 +47,17 @@ export class ConflictError extends OperationalError {}
  * 503 with Retry-After. The message says what happened and whether retrying is safe.
  */
 export class UnavailableError extends OperationalError {}
+
+/**
+ * The work was stopped by SIGINT (Ctrl-C) or SIGTERM between two of its transactions: exit
+ * 130 or 143 (128 + the signal's number, what a shell reports for a command the signal
+ * killed). The message says what was committed and that running the same command again
+ * continues.
+ */
+export class InterruptedError extends PricectlError {
+  constructor(message: string, signal: InterruptSignal, body: Record<string, unknown> = {}) {
+    super(message, signal === 'SIGTERM' ? 143 : 130, {...body, signal})
+  }
+}
+
+export type InterruptSignal = 'SIGINT' | 'SIGTERM'

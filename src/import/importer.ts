@@ -5,7 +5,7 @@ import pLimit from 'p-limit'
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {fromMinor} from '../currency.js'
 import {resolveZone} from '../dates.js'
-import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {InterruptedError, type InterruptSignal, InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
 import {resolverOf} from '../revenue/order.js'
 import type {StorePort} from '../store/port.js'
@@ -82,6 +82,12 @@ export type SettledUsd = {difference_usd: number; difference_usd_minor: number; 
 export type ImportHooks = {
   /** After each batch: rows read so far and bytes of the files read so far (all files). */
   progress?: (rows: number, bytes: number) => void
+  /**
+   * Aborted (its reason 'SIGINT' or 'SIGTERM'): the import stops before its next batch, cleans
+   * up as after any failure (stages removed, the rejects of committed batches put in place)
+   * and throws an InterruptedError that says how many rows are committed.
+   */
+  signal?: AbortSignal
 }
 
 /**
@@ -256,17 +262,43 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     })
   }
 
+  // An abort (SIGINT, SIGTERM) is seen between two batches, never inside one (a commit is
+  // synchronous): the batches committed are whole, and the next run goes on from them.
+  const {signal} = hooks
+  const interrupted = () => {
+    const committedRows = writer.counts.inserted + writer.counts.updated + writer.counts.unchanged + writer.counts.stale
+    const what = o.dryRun ? 'dry run, nothing was written' : `${committedRows} row${committedRows === 1 ? '' : 's'} committed`
+    return new InterruptedError(`interrupted: ${what}; run the same command again to continue`, (signal?.reason ?? 'SIGINT') as InterruptSignal, {
+      committed: o.dryRun ? 0 : committedRows,
+      dry_run: Boolean(o.dryRun),
+    })
+  }
+  const stop = new Promise<never>((_, reject) => {
+    if (signal === undefined) return
+    const abort = () => reject(interrupted())
+    if (signal.aborted) abort()
+    else signal.addEventListener('abort', abort, {once: true})
+  })
+  stop.catch(() => {})
+  /** A step of the import, or the interruption if it comes first. */
+  const unlessInterrupted = <T>(step: Promise<T>): Promise<T> => (signal === undefined ? step : Promise.race([step, stop]))
+
   let bytesBefore = 0
   try {
     for (const [i, p] of planned.entries()) {
       current = i
-      const pipeline = await ready[i].promise
+      const pipeline = await unlessInterrupted(ready[i].promise)
       writing = pipeline
       // The stages are this file's now (the file before has ended: its last batch committed).
       for (const stage of [0, 1]) pipeline.send({stage, type: 'free'})
       const before = {...writer.counts}
       const file = perFile[i]
-      for await (const m of pipeline.messages) {
+      for (;;) {
+        const next = await unlessInterrupted(pipeline.messages.next())
+        if (next.done) break
+        // Queued messages may already be waiting: none is acted on once interrupted.
+        if (signal?.aborted) throw interrupted()
+        const m = next.value
         if (m.type === 'error') throw new OperationalError(`cannot import ${p.file}: ${m.message}`)
         if (m.type === 'header') {
           if (JSON.stringify(m.header) !== JSON.stringify(p.raw)) throw new OperationalError(`${p.file} changed while it was being imported (its header is not the one read first): run the import again`)
@@ -281,6 +313,10 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           // Before the checkpoint request (committed): the worker may be waiting for it.
           pipeline.send({stage: m.stage, type: 'free'})
           committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
+          // A turn of the event loop after each batch: the reading thread's messages can keep
+          // one turn busy for the whole import (a MessagePort delivers what arrives while it
+          // is drained), and a signal is only seen between turns.
+          if (signal !== undefined) await new Promise((resolve) => setImmediate(resolve))
         }
         counts.read += m.read - file.read
         settled.rows += m.settled.rows

@@ -1,3 +1,5 @@
+import {holdTerminal} from '../interrupt.js'
+
 /**
  * Import progress on stderr: a bar (rows, rows/s) on a terminal, a plain line every few
  * seconds otherwise (CI logs), nothing under --json.
@@ -32,9 +34,17 @@ export async function startProgress(o: ProgressOptions): Promise<Progress> {
       },
       cliProgress.Presets.shades_classic,
     )
+    // The bar hides the cursor and turns line wrap off: held until stop(), restored however the process ends.
+    const release = holdTerminal(process.stderr)
     bar.start(Math.max(1, o.totalBytes), 0, {rate: 0, rows: 0})
     return {
-      stop: () => bar.stop(),
+      stop() {
+        try {
+          bar.stop()
+        } finally {
+          release()
+        }
+      },
       update: (rows, bytes) => bar.update(Math.min(bytes, o.totalBytes), {rate: rate(rows, started), rows}),
     }
   }
