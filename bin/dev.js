@@ -17,4 +17,7 @@ for (const command of Object.values(config.rootPlugin?.manifest?.commands ?? {})
   const source = [...rel.slice(1, -1), rel.at(-1).replace(/\.js$/, '.ts')]
   if (existsSync(join(root, ...source))) command.relativePath = source
 }
-await execute({development: true, loadOptions: config})
+// As bin/run.js: `--version` or `-v` followed by more (`--version --json`) is the version command.
+const given = process.argv.slice(2)
+const args = ['--version', '-v'].includes(given[0]) && given.length > 1 ? ['version', ...given.slice(1)] : given
+await execute({args, development: true, loadOptions: config})

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `pricectl --version` answers without loading oclif (about half of its start-up; see
+// `pricectl --version` (or `-v`) answers without loading oclif (about half of its start-up; see
 // docs/performance.md "Cold start"), with oclif's own text: name/version platform-arch
-// node-version. oclif answers it on WSL (its platform is then "wsl") and for anything else.
+// node-version. oclif answers it on WSL (its platform is then "wsl"). Followed by anything
+// (`--version --json`), it is the `version` command, which oclif would not run: it prints
+// its text for a leading --version whatever follows.
 // The root `--help` (or `-h`) to a pipe is oclif's text rendered at build time
 // (scripts/build.mjs renderRootHelp), printed when nothing here could change it.
 // Everything else runs through oclif.
@@ -12,16 +14,18 @@ import {join} from 'node:path'
 /** The variables pricectl itself reads: they change no help text. */
 const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMPORT_BATCH', 'PRICECTL_NOW', 'PRICECTL_PROGRESS_INTERVAL_MS'])
 
-const argv = process.argv.slice(2)
+const VERSION_FLAGS = new Set(['--version', '-v'])
+const given = process.argv.slice(2)
+const argv = VERSION_FLAGS.has(given[0]) && given.length > 1 ? ['version', ...given.slice(1)] : given
 const only = argv.length === 1 ? argv[0] : undefined
 const rootHelp = only === '--help' || only === '-h' ? await builtRootHelp() : undefined
-if (only === '--version' && !maybeWsl()) {
+if (VERSION_FLAGS.has(only) && !maybeWsl()) {
   process.stdout.write(userAgent(packageJson()) + '\n')
 } else if (rootHelp !== undefined) {
   process.stdout.write(rootHelp)
 } else {
   const {execute} = await import('@oclif/core')
-  await execute({dir: import.meta.url})
+  await execute({args: argv, dir: import.meta.url})
 }
 
 function packageJson() {

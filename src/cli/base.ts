@@ -9,6 +9,7 @@ import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
 import type {ImpactOptions} from './impact.js'
 import {setListOptions} from './list-options.js'
+import {nearest} from './nearest.js'
 import {isInteractive} from './tty.js'
 
 export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>
@@ -174,12 +175,29 @@ export function describeError(err: unknown): {body: Record<string, unknown>; cod
     if (err instanceof Errors.CLIError) {
       // oclif's own parse errors (unknown flag, missing argument, bad option) are usage errors.
       const message = err.message.split('\n').filter((l) => l.trim() && !l.startsWith('See more help')).join(' ').trim()
-      return {body: {}, code: err.oclif?.exit ?? 2, message: oneLine(message)}
+      return {body: {}, code: err.oclif?.exit ?? 2, message: oneLine(message + flagSuggestion(err))}
     }
     // Ctrl-C in a prompt: the shell's code for SIGINT, as if the prompt had not caught it.
     if ((err as {name?: string})?.name === 'ExitPromptError') return {body: {}, code: EXIT_INTERRUPTED, message: 'interrupted'}
   }
   return describeAnyError(err)
+}
+
+/**
+ * For oclif's "Nonexistent flag: --colums": the command's nearest flag, as ` (did you mean
+ * --columns?)`; '' for other errors or when no flag is close.
+ */
+function flagSuggestion(err: Errors.CLIError): string {
+  const e = err as Errors.CLIError & {flags?: unknown; parse?: {input?: {flags?: Record<string, {char?: string; hidden?: boolean}>}}}
+  const defined = e.parse?.input?.flags
+  if (!Array.isArray(e.flags) || e.flags.length !== 1 || !defined || !err.message.startsWith('Nonexistent flag')) return ''
+  const typed = String(e.flags[0]).replace(/=.*$/, '').replace(/^-+/, '')
+  const shown = Object.entries(defined).filter(([, f]) => !f.hidden)
+  // A negation (--no-header) is no entry of its own: allowNo adds it.
+  const names = [...shown.map(([name]) => name), ...shown.filter(([, f]) => (f as {allowNo?: boolean}).allowNo).map(([name]) => `no-${name}`)]
+  // Flags are short: one edit in three letters is a typo (--colums, --countyr), more is another word (--bogus is not --json).
+  const suggestion = nearest(typed, names, Math.max(1, Math.floor(typed.length / 3)))
+  return suggestion ? ` (did you mean --${suggestion}?)` : ''
 }
 
 export {InvalidInputError}

@@ -161,11 +161,11 @@ function resolve(store: StorePort, input: Merged, seed: number): ExperimentDef {
   if (input.type === 'packaging') for (const a of input.arms) for (const p of a.products ?? []) if (!wanted.includes(p)) wanted.push(p)
   const found = store.experiments.productsByApiId(wanted)
   const unknown = wanted.filter((p) => !found.has(p))
-  if (unknown.length > 0) throw new InvalidInputError(`unknown product${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => JSON.stringify(p)).join(', ')} (see "pricectl products list")`)
+  if (unknown.length > 0) throw new NotFoundError(`unknown product${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => JSON.stringify(p)).join(', ')} (see "pricectl products list")`)
   let audienceId: null | number = null
   if (input.audience) {
     const id = store.experiments.audienceIds([input.audience]).get(input.audience)
-    if (id === undefined) throw new InvalidInputError(`audience: unknown audience ${JSON.stringify(input.audience)} (see "pricectl audiences list")`)
+    if (id === undefined) throw new NotFoundError(`audience: unknown audience ${JSON.stringify(input.audience)} (see "pricectl audiences list")`)
     audienceId = id
   }
   const arms = resolveArms(input.arms)

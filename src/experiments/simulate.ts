@@ -2,7 +2,7 @@ import {decodeUtf8, parseJson, readInput} from '../input.js'
 
 import {nowSeconds} from '../clock.js'
 import {minorDigits} from '../currency.js'
-import {InvalidInputError} from '../errors.js'
+import {InvalidInputError, NotFoundError} from '../errors.js'
 import {PricingContext} from '../pricing/context.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
 import {calculatePrice, calculatePriceSync} from '../pricing/price.js'
@@ -168,7 +168,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
   const pointsWanted = Math.max(2, Math.min(options.points ?? 50, n))
   const {product} = options
   const productRow = store.experiments.productsByApiId([product]).get(product)
-  if (!productRow) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(product)} (see "pricectl products list")`)
+  if (!productRow) throw new NotFoundError(`--product: unknown product ${JSON.stringify(product)} (see "pricectl products list")`)
 
   // A visitor is one lock: running experiments of the store's own on this product would take them.
   for (const e of store.experiments.list('running')) if (e.products.some((p) => p.api_id === product)) stopExperiment(store, e.id)

@@ -5,7 +5,7 @@ import pLimit from 'p-limit'
 import {productByApiId, type ProductRow} from '../catalog/lookup.js'
 import {fromMinor} from '../currency.js'
 import {resolveZone} from '../dates.js'
-import {InterruptedError, type InterruptSignal, InvalidInputError, OperationalError, PricectlError} from '../errors.js'
+import {InterruptedError, type InterruptSignal, InvalidInputError, NotFoundError, OperationalError, PricectlError} from '../errors.js'
 import {checkOutput} from '../store/output-file.js'
 import {resolverOf} from '../revenue/order.js'
 import type {StorePort} from '../store/port.js'
@@ -185,7 +185,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
     fallback = productByApiId(store, o.product)
-    if (!fallback) throw new InvalidInputError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
+    if (!fallback) throw new NotFoundError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
 
   // Every file's layout, before any row is written: each file is detected on its own header.

@@ -3,7 +3,7 @@ import type {z} from 'zod'
 import {type Coupon, getCoupon, inWindow} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
 import {convertMinor, fromMinor} from '../currency.js'
-import {InvalidInputError} from '../errors.js'
+import {InvalidInputError, NotFoundError} from '../errors.js'
 import type {CouponBlock, PriceRequest} from '../schemas/price.js'
 import {type Campaign, listCampaigns} from '../segments/campaigns.js'
 import {segmentText} from '../segments/common.js'
@@ -97,11 +97,14 @@ export class Coupons {
   prepare(req: PriceRequest): void {
     if (!req.coupons) return
     const problems: string[] = []
+    const unknown: string[] = []
     for (const [product, ids] of parseMapping(req.coupons)) {
       if (req.products && !req.products.includes(product)) problems.push(`coupons.${product}: product "${product}" is not in this request (products: ${req.products.join(', ')})`)
-      for (const id of ids) if (!this.coupon(id)) problems.push(`coupons.${product}: unknown coupon "${id}"`)
+      for (const id of ids) if (!this.coupon(id)) unknown.push(`coupons.${product}: unknown coupon "${id}"`)
     }
-    if (problems.length) throw new InvalidInputError(`invalid price request: ${problems.join('; ')} (see "pricectl coupons list")`)
+    // A malformed mapping is invalid input (exit 2, HTTP 400); a coupon that does not exist is not found (exit 1, HTTP 404).
+    if (problems.length) throw new InvalidInputError(`invalid price request: ${problems.join('; ')}`)
+    if (unknown.length) throw new NotFoundError(`invalid price request: ${unknown.join('; ')} (see "pricectl coupons list")`)
   }
 
   /**

@@ -2,7 +2,7 @@ import {parse as parseCsv} from 'csv-parse/sync'
 import {readFileSync} from 'node:fs'
 
 import {minorDigits} from '../currency.js'
-import {InvalidInputError, OperationalError} from '../errors.js'
+import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import {type PreviewRow as Row} from '../schemas/price.js'
 import {armIdOut} from '../experiments/model.js'
 import type {StorePort} from '../store/port.js'
@@ -71,7 +71,7 @@ function previewAudiences(ctx: PricingContext, wanted: string[] | undefined): (s
   for (const a of wanted) {
     if (a === 'all') out.push(...known, 'default')
     else if (a === 'default' || known.includes(a)) out.push(a)
-    else throw new InvalidInputError(`--audience: unknown audience ${JSON.stringify(a)} (known: ${[...known, 'default'].join(', ')}; or "all"; see "pricectl audiences list")`)
+    else throw new NotFoundError(`--audience: unknown audience ${JSON.stringify(a)} (known: ${[...known, 'default'].join(', ')}; or "all"; see "pricectl audiences list")`)
   }
   return [...new Set(out)]
 }
@@ -83,7 +83,7 @@ function previewArms(store: StorePort, experiment: number | undefined, wanted: s
     return {armIds: [undefined]}
   }
   const e = store.experiments.get([experiment])[0]
-  if (!e) throw new InvalidInputError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
+  if (!e) throw new NotFoundError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
   if (e.type !== 'price') throw new InvalidInputError(`--experiment ${experiment} is a packaging experiment: its arms choose products, not prices; preview a price experiment`)
   const ids = e.arms.map((a) => a.id)
   const products = e.products.map((p) => p.api_id)
@@ -129,7 +129,7 @@ function previewCountry(ctx: PricingContext, country: string, products: string[]
   try {
     return previewProducts(ctx, country, products, options, armId)
   } catch (error) {
-    if (!(error instanceof InvalidInputError) || products.length === 0) throw error
+    if (!(error instanceof InvalidInputError || error instanceof NotFoundError) || products.length === 0) throw error
   }
   // One product spoils the request: price them one by one, so the others still get rows.
   const rows: Row[] = []
@@ -137,7 +137,7 @@ function previewCountry(ctx: PricingContext, country: string, products: string[]
     try {
       rows.push(...previewProducts(ctx, country, [product], options, armId))
     } catch (error) {
-      if (!(error instanceof InvalidInputError)) throw error
+      if (!(error instanceof InvalidInputError || error instanceof NotFoundError)) throw error
       const e: PreviewError = {audience: ctx.segments.force ?? 'default', country, message: error.message, product}
       if (armId !== undefined) e.arm = armIdOut(armId)
       options.errors.push(e)

@@ -1,6 +1,6 @@
 import {nowIso} from '../clock.js'
 import {convertMinor, countryCurrency, fromMinor, minorDigits as minorDigitsOf, mulDivHalfUp, scaleMinor} from '../currency.js'
-import {InvalidInputError} from '../errors.js'
+import {InvalidInputError, NotFoundError} from '../errors.js'
 import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
@@ -114,7 +114,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
   }
   const lockKey = req.user_id ?? ip!
   for (const id of req.products ?? []) {
-    if (!ctx.product(id)) throw new InvalidInputError(`unknown product "${id}" (see "pricectl products list")`)
+    if (!ctx.product(id)) throw new NotFoundError(`unknown product "${id}" (see "pricectl products list")`)
   }
   const integrations = req.integrations ?? []
   ctx.coupons.prepare(req)

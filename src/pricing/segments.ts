@@ -1,5 +1,5 @@
 import {convertMinor, fromMinor, scaleMinor} from '../currency.js'
-import {InvalidInputError, OperationalError} from '../errors.js'
+import {InvalidInputError, NotFoundError, OperationalError} from '../errors.js'
 import type {Audience} from '../segments/audiences.js'
 import {isSegmented, packageSegment} from '../segments/common.js'
 import type {Package} from '../segments/packages.js'
@@ -151,7 +151,7 @@ export class Segments {
     const packages = this.loadPackages()
     if (packageId) {
       const pkg = packages.find((p) => p.api_id === packageId)
-      if (!pkg) throw new InvalidInputError(`unknown package "${packageId}" (see "pricectl packages list")`)
+      if (!pkg) throw new NotFoundError(`unknown package "${packageId}" (see "pricectl packages list")`)
       trace?.push({detail: `package ${pkg.api_id} from the request (package_id): ${pkg.products.join(', ')}`, outcome: 'chose', step: 'package'})
       return {api_id: pkg.api_id, products: nonEmpty(pkg)}
     }

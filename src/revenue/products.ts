@@ -1,5 +1,5 @@
 import {type IntegrationRef, productByApiId, productByIntegration, type ProductRow} from '../catalog/lookup.js'
-import {InvalidInputError} from '../errors.js'
+import {NotFoundError} from '../errors.js'
 import type {IntegrationObject} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
 
@@ -7,12 +7,12 @@ import type {StorePort} from '../store/port.js'
 export function resolveProduct(store: StorePort, ref: IntegrationObject | string): ProductRow {
   if (typeof ref === 'string') {
     const p = productByApiId(store, ref)
-    if (!p) throw new InvalidInputError(`product: unknown product ${JSON.stringify(ref)} (list them with "pricectl products list", or pass an integration object)`)
+    if (!p) throw new NotFoundError(`product: unknown product ${JSON.stringify(ref)} (list them with "pricectl products list", or pass an integration object)`)
     return p
   }
   const p = productByIntegration(store, ref as IntegrationRef)
   if (!p) {
-    throw new InvalidInputError(
+    throw new NotFoundError(
       `product: no product has the integration ${JSON.stringify(ref)} (add it with "pricectl products update API_ID" and its integrations, or pass the product's api_id)`,
     )
   }

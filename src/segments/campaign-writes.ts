@@ -1,5 +1,5 @@
 import {getCoupon, isoWithOffset} from '../catalog/coupons.js'
-import {ConflictError, InvalidInputError} from '../errors.js'
+import {ConflictError, InvalidInputError, NotFoundError} from '../errors.js'
 import {windowEnd, windowStart} from '../schemas/no-zod.js'
 import {CampaignInput} from '../schemas/segments.js'
 import {validate} from '../schemas/validate.js'
@@ -13,7 +13,7 @@ export function createCampaign(store: StorePort, input: unknown): Campaign {
   const c = validate(CampaignInput, input, 'campaign')
   return store.transaction(() => {
     const coupon = getCoupon(store, c.coupon)
-    if (!coupon) throw new InvalidInputError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
+    if (!coupon) throw new NotFoundError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
     const audienceId = resolveAudience(store, c.audience, 'campaign')
     const products = c.products ?? []
     resolveProducts(store, products, (i) => `products[${i}]`, 'campaign')

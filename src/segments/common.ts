@@ -1,10 +1,10 @@
-import {InvalidInputError} from '../errors.js'
+import {InvalidInputError, NotFoundError} from '../errors.js'
 import type {StorePort} from '../store/port.js'
 import type {StoredPackage} from '../store/port/segments.js'
 
 /** Helpers shared by the audience, package and campaign repositories. */
 
-/** Product ids of api_ids, in order; every unknown one is named in one exit-2 error (`field(i)` is its body path). */
+/** Product ids of api_ids, in order; every unknown one is named in one not-found error (exit 1, HTTP 404) (`field(i)` is its body path). */
 export function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): number[] {
   const found = store.catalog.productIds(apiIds)
   const ids: number[] = []
@@ -14,15 +14,15 @@ export function resolveProducts(store: StorePort, apiIds: string[], field: (i: n
     if (id !== undefined) ids.push(id)
     else problems.push(`${field(i)}: unknown product ${JSON.stringify(apiId)}`)
   })
-  if (problems.length) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')} (see "pricectl products list")`)
+  if (problems.length) throw new NotFoundError(`invalid ${what}: ${problems.join('; ')} (see "pricectl products list")`)
   return ids
 }
 
-/** Audience id of an api_id (null stays null); an unknown one is an input error. */
+/** Audience id of an api_id (null stays null); an unknown one is not found (exit 1, HTTP 404). */
 export function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): null | number {
   if (apiId === null || apiId === undefined) return null
   const id = store.segments.audienceIds([apiId]).get(apiId)
-  if (id === undefined) throw new InvalidInputError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
+  if (id === undefined) throw new NotFoundError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
   return id
 }
 

@@ -46,15 +46,16 @@ describe('campaigns', () => {
   })
 
   it.each([
-    [{api_id: 'c', coupon: 'NOPE', name: 'C'}, 'coupon: unknown coupon "NOPE"'],
-    [{api_id: 'c', audience: 'ghosts', coupon: 'SPRING25', name: 'C'}, 'audience: unknown audience "ghosts"'],
-    [{api_id: 'c', coupon: 'SPRING25', name: 'C', products: ['nope']}, 'products[0]: unknown product "nope"'],
-    [{api_id: 'c', countries: ['ZZ'], coupon: 'SPRING25', name: 'C'}, 'countries[0]: unknown country "ZZ"'],
-    [{active_from: '2026-05-01', active_till: '2026-04-01', api_id: 'c', coupon: 'SPRING25', name: 'C'}, 'active_till: 2026-04-01 is before active_from 2026-05-01'],
-    [{active_till: 'soon', api_id: 'c', coupon: 'SPRING25', name: 'C'}, 'active_till: expected an ISO date'],
-  ])('bad campaign %j exits 2 and writes nothing', async (body, message) => {
+    // A coupon, audience or product that does not exist: exit 1 (not found); a bad value: exit 2.
+    [{api_id: 'c', coupon: 'NOPE', name: 'C'}, 'coupon: unknown coupon "NOPE"', 1],
+    [{api_id: 'c', audience: 'ghosts', coupon: 'SPRING25', name: 'C'}, 'audience: unknown audience "ghosts"', 1],
+    [{api_id: 'c', coupon: 'SPRING25', name: 'C', products: ['nope']}, 'products[0]: unknown product "nope"', 1],
+    [{api_id: 'c', countries: ['ZZ'], coupon: 'SPRING25', name: 'C'}, 'countries[0]: unknown country "ZZ"', 2],
+    [{active_from: '2026-05-01', active_till: '2026-04-01', api_id: 'c', coupon: 'SPRING25', name: 'C'}, 'active_till: 2026-04-01 is before active_from 2026-05-01', 2],
+    [{active_till: 'soon', api_id: 'c', coupon: 'SPRING25', name: 'C'}, 'active_till: expected an ISO date', 2],
+  ])('bad campaign %j exits %s and writes nothing', async (body, message, code) => {
     const r = await withBody(db, ['campaigns', 'create'], body)
-    expect(r.code).toBe(2)
+    expect(r.code).toBe(code)
     expect(r.json.message).toContain(message)
     expect(count(db, 'campaigns')).toBe(0)
   })

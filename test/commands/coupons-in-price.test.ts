@@ -162,9 +162,9 @@ describe('coupons in price', () => {
     expect(r.json.products.basic.coupon.display).toMatchObject({pct_discount_to_baseline: 20, price_numeric: 800})
   })
 
-  it('refuses an unknown coupon or a product not in the request: exit 2, no lock', async () => {
+  it('refuses an unknown coupon (exit 1) or a product not in the request (exit 2): no lock', async () => {
     const unknown = await price(db, ['-u', 'bad1', '-p', 'basic', '--coupon', 'basic=NOPE'])
-    expect(unknown.code).toBe(2)
+    expect(unknown.code).toBe(1)
     expect(unknown.json.message).toContain('coupons.basic: unknown coupon "NOPE"')
     const outside = await price(db, ['-u', 'bad2', '-p', 'basic', '--coupon', 'yearly=TEN'])
     expect(outside.code).toBe(2)

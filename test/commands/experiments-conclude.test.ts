@@ -157,7 +157,7 @@ describe('price preview --experiment / --arm / --audience (x arms, x audiences)'
     expect(noExp.code).toBe(2)
     expect(noExp.json.message).toContain('add --experiment ID')
     const aud = await run(db, ['price', 'preview', '--audience', 'teachers', '--json'])
-    expect(aud.code).toBe(2)
+    expect(aud.code).toBe(1)
     expect(aud.json.message).toContain('unknown audience "teachers" (known: students, default')
   })
 

@@ -65,12 +65,12 @@ describe('experiments create | update | list | show | start | stop', () => {
     expect(count(db, 'experiments')).toBe(0)
   })
 
-  it('refuses unknown products and audiences, and a missing name without a terminal', async () => {
+  it('refuses unknown products and audiences (exit 1), and a missing name without a terminal (exit 2)', async () => {
     const unknown = await run(db, ['experiments', 'create', '--name', 'x', '-p', 'nope', '--arm', 'x0.9', '--json'])
-    expect(unknown.code).toBe(2)
+    expect(unknown.code).toBe(1)
     expect(unknown.json.message).toBe('unknown product "nope" (see "pricectl products list")')
     const audience = await run(db, ['experiments', 'create', '--name', 'x', '-p', 'pro_monthly', '--arm', 'x0.9', '--audience', 'students', '--json'])
-    expect(audience.code).toBe(2)
+    expect(audience.code).toBe(1)
     expect(audience.json.message).toContain('audience: unknown audience "students" (see "pricectl audiences list")')
     const nameless = await run(db, ['experiments', 'create', '-p', 'pro_monthly', '--arm', 'x0.9', '--json'])
     expect(nameless.code).toBe(2)
@@ -410,12 +410,20 @@ describe('experiments simulate', () => {
     [['--arm', 'x0.8', '--demand', '10'], '--demand: expected PRICE=PROBABILITY, got "10"'],
     [['--demand', '10=0.1'], 'missing arms: pass --arm'],
     [['--arm', 'x0.8', '--demand', '10=0.1', '--visitors', '0'], '--visitors: expected a whole number from 1'],
-    [['--arm', 'x0.8', '--demand', '10=0.1', '-p', 'nope'], 'unknown product "nope"'],
   ])('bad input %j exits 2', async (args, message) => {
     const db = tempStore()
     await experimentStore(db)
     const r = await run(db, ['experiments', 'simulate', ...args, '--json'])
     expect(r.code).toBe(2)
+    expect(r.json.message).toContain(message)
+  })
+
+  it('an unknown --product is not found: exit 1', async () => {
+    const db = tempStore()
+    await experimentStore(db)
+    const r = await run(db, ['experiments', 'simulate', '--arm', 'x0.8', '--demand', '10=0.1', '-p', 'nope', '--json'])
+    expect(r.code).toBe(1)
+    const message = 'unknown product "nope"'
     expect(r.json.message).toContain(message)
   })
 })

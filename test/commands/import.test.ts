@@ -275,7 +275,8 @@ describe('import behaviour', () => {
     expect(noCols.code).toBe(2)
     expect(noCols.json.message).toMatch(/the file has no column for origin_id \(nope\), user_id, created, currency, status/)
     const product = await runArgs(db, ['charges', 'import', payments, '--product', 'ghost', '--json'])
-    expect(product.code).toBe(2)
+    // A product that does not exist is not found (exit 1), like every unknown named thing.
+    expect(product.code).toBe(1)
     expect(product.json.message).toContain('--product: unknown product "ghost"')
     const missing = await runArgs(db, ['charges', 'import', join(tempDir(), 'nope.csv'), '--json'])
     expect(missing.code).toBe(2)

@@ -30,15 +30,16 @@ describe('packages', () => {
   })
 
   it.each([
-    [{api_id: 'p', name: 'P', products: ['basic', 'nope']}, 'products[1]: unknown product "nope"'],
-    [{api_id: 'p', name: 'P', products: []}, 'products: needs at least one product'],
-    [{api_id: 'p', name: 'P', products: ['basic', 'basic']}, 'products[1]: product "basic" is listed twice'],
-    [{api_id: 'p', countries: ['DEU'], name: 'P', products: ['basic']}, 'countries[0]: unknown country "DEU"'],
-    [{api_id: 'p', audience: 'ghosts', name: 'P', products: ['basic']}, 'audience: unknown audience "ghosts"'],
-    [{api_id: 'p', name: 'P', product: ['basic'], products: ['basic']}, 'unknown field "product"'],
-  ])('bad package %j exits 2 and writes nothing', async (body, message) => {
+    // A product or audience that does not exist: exit 1 (not found); a bad value: exit 2.
+    [{api_id: 'p', name: 'P', products: ['basic', 'nope']}, 'products[1]: unknown product "nope"', 1],
+    [{api_id: 'p', name: 'P', products: []}, 'products: needs at least one product', 2],
+    [{api_id: 'p', name: 'P', products: ['basic', 'basic']}, 'products[1]: product "basic" is listed twice', 2],
+    [{api_id: 'p', countries: ['DEU'], name: 'P', products: ['basic']}, 'countries[0]: unknown country "DEU"', 2],
+    [{api_id: 'p', audience: 'ghosts', name: 'P', products: ['basic']}, 'audience: unknown audience "ghosts"', 1],
+    [{api_id: 'p', name: 'P', product: ['basic'], products: ['basic']}, 'unknown field "product"', 2],
+  ])('bad package %j exits %s and writes nothing', async (body, message, code) => {
     const r = await withBody(db, ['packages', 'create'], body)
-    expect(r.code).toBe(2)
+    expect(r.code).toBe(code)
     expect(r.json.message).toContain(message)
     expect(count(db, 'packages')).toBe(0)
   })
@@ -98,7 +99,7 @@ describe('packages in price', () => {
     expect(r.json.package_id).toBe('manual')
     expect(Object.keys(r.json.products)).toEqual(['lifetime', 'basic'])
     const unknown = await run(db, ['price', '-u', 'u3', '--country', 'US', '--package-id', 'nope', '--json'])
-    expect(unknown.code).toBe(2)
+    expect(unknown.code).toBe(1)
     expect(unknown.json.message).toContain('unknown package "nope"')
   })
 

@@ -147,7 +147,6 @@ describe('price', () => {
   })
 
   it.each([
-    [['-p', 'nope'], 'unknown product "nope"'],
     [['-p', 'pro_monthly', '--ip', '999.1.1.1'], 'not an IPv4 or IPv6 address'],
     [['-p', 'pro_monthly', '--currency', 'XYZ'], 'unknown currency "XYZ"'],
     [['-p', 'pro_monthly', '--country', 'DEU'], 'unknown country "DEU"'],
@@ -157,6 +156,14 @@ describe('price', () => {
     expect(r.code).toBe(2)
     expect(r.json.success).toBe(false)
     expect(r.json.message).toContain(message)
+    expect(lockCount(db)).toBe(0)
+  })
+
+  it('an unknown product is not found: exit 1, and writes no lock', async () => {
+    const r = await run(db, ['price', '-u', 'bad', '-p', 'nope', '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json.success).toBe(false)
+    expect(r.json.message).toContain('unknown product "nope"')
     expect(lockCount(db)).toBe(0)
   })
 

@@ -39,7 +39,7 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     })
   })
 
-  it('bad rules and unknown products exit 2 and write nothing', async () => {
+  it('bad rules exit 2, unknown products 1, and both write nothing', async () => {
     const op = await cmd(['audiences', 'create', '--api-id', 'x', '--name', 'X', '--rule', 'feature seats about 3'])
     expect(op.code).toBe(2)
     expect(op.stderr).toContain('unknown operator "about"')
@@ -48,7 +48,7 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     expect(gt.code).toBe(2)
     expect(gt.json).toEqual({message: expect.stringContaining('"gt" compares numbers: "many" is not a number'), success: false})
     const pkg = await cmd(['packages', 'create', '--api-id', 'x', '--name', 'X', '--product', 'basic,nope'])
-    expect(pkg.code).toBe(2)
+    expect(pkg.code).toBe(1)
     expect(pkg.stderr).toContain('products[1]: unknown product "nope"')
     expect(count(db, 'audiences')).toBe(2)
     expect(count(db, 'packages')).toBe(1)

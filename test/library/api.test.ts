@@ -106,7 +106,8 @@ describe('price', () => {
     expect((bad as InvalidInputError).exitCode).toBe(2)
     expect((bad as Error).message).toMatch(/user_id/)
     const unknown = await price(store, {products: ['no_such_product'], user_id: 'lib_u2'}).catch((e: unknown) => e)
-    expect(unknown).toBeInstanceOf(PricectlError)
+    expect(unknown).toBeInstanceOf(NotFoundError)
+    expect((unknown as NotFoundError).exitCode).toBe(1)
     expect((unknown as Error).message).toMatch(/no_such_product/)
     expect([NotFoundError, ConflictError, OperationalError].every((c) => c.prototype instanceof PricectlError)).toBe(true)
   })
@@ -223,9 +224,11 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
     expect(existsSync(`${file}.rejects.csv`)).toBe(true)
   })
 
-  it('throws InvalidInputError for a missing file or a bad option', async () => {
+  it('throws InvalidInputError for a missing file, NotFoundError for an unknown product', async () => {
     await expect(importCharges(rev, join(dir, 'none.csv'))).rejects.toThrow(InvalidInputError)
-    await expect(importSubscriptions(rev, clean('subscriptions-gateway-a.csv', 2), {product: 'no_such'})).rejects.toThrow(/unknown product/)
+    const unknown = importSubscriptions(rev, clean('subscriptions-gateway-a.csv', 2), {product: 'no_such'})
+    await expect(unknown).rejects.toThrow(NotFoundError)
+    await expect(unknown).rejects.toThrow(/unknown product "no_such"/)
   })
 
   it('revenueReport: the spec body, by month, country or product, with Date, seconds or text bounds', () => {

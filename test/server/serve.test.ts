@@ -249,13 +249,24 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
       const sub = await call(s.base, 'GET', '/v1/subscriptions/u9/gateway_a/sub_9', {key: s.key})
       expect(sub.status).toBe(404)
       expect(sub.json.message).toContain('no subscription u9 gateway_a sub_9')
+      // A product, coupon or package named in a request body is not found either: 404, as the command exits 1.
+      const before = dump(s.db)
+      for (const [body, message] of [
+        [{products: ['nope'], user_id: 'bad-2'}, /unknown product "nope"/],
+        [{coupons: {pro_monthly: 'NOPE'}, products: ['pro_monthly'], user_id: 'bad-5'}, /coupons.pro_monthly: unknown coupon "NOPE"/],
+        [{country: 'US', package_id: 'nope', user_id: 'bad-6'}, /unknown package "nope"/],
+      ] as const) {
+        const r = await call(s.base, 'POST', '/v1/prices', {body, key: s.key})
+        expect(r.status, JSON.stringify(body)).toBe(404)
+        expect(r.json.message).toMatch(message)
+      }
+      expect(dump(s.db)).toEqual(before)
     })
 
     it('invalid bodies are 400 naming the field and the value, and write nothing', async () => {
       const before = dump(s.db)
       const cases: [string, string, unknown, RegExp][] = [
         ['POST', '/v1/prices', {country: 'XX', products: ['pro_monthly'], user_id: 'bad-1'}, /country: unknown country "XX"/],
-        ['POST', '/v1/prices', {products: ['nope'], user_id: 'bad-2'}, /unknown product "nope"/],
         ['POST', '/v1/prices', {products: ['pro_monthly'], user_id: 'bad-3', userid: 'x'}, /userid/],
         ['POST', '/v1/prices', {products: ['pro_monthly']}, /user_id: give user_id or ip/],
         ['POST', '/v1/prices', {integrations: ['gateway_z'], products: ['pro_monthly'], user_id: 'bad-4'}, /integrations\[0\]: unknown gateway "gateway_z"/],

@@ -1,6 +1,7 @@
 import type {Hook} from '@oclif/core'
 import {toConfiguredId} from '@oclif/core/util/ids'
 
+import {nearest} from '../nearest.js'
 import {isInteractive} from '../tty.js'
 
 /**
@@ -31,23 +32,6 @@ type Known = {commands: {aliases: string[]; hidden: boolean; id: string}[]; topi
 
 /** The visible command, alias or topic nearest to `id` by edit distance; none when nothing is close. */
 export function closestCommand(id: string, config: Known): string | undefined {
-  let best: {distance: number; id: string} | undefined
   const names = [...config.commands.filter((c) => !c.hidden).flatMap((c) => [c.id, ...c.aliases]), ...config.topics.filter((t) => !t.hidden).map((t) => t.name)]
-  for (const candidate of names) {
-    const distance = editDistance(id, candidate)
-    if (!best || distance < best.distance) best = {distance, id: candidate}
-  }
-  // More edits than half the typed length is a different word, not a typo.
-  return best && best.distance <= Math.max(2, Math.ceil(id.length / 2)) ? best.id : undefined
-}
-
-/** Levenshtein distance (two rows). */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({length: b.length + 1}, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1))
-    prev = row
-  }
-  return prev[b.length]
+  return nearest(id, names)
 }
