@@ -331,6 +331,35 @@ describe('serve: hostile and broken requests', () => {
     expect(s.logs.join('')).toMatch(/ 127\.0\.0\.1 "- -" 431 \d+ /)
   })
 
+  it('requests node:http or the router refuse before a route runs get the error body, a status and an access-log line (#32.18)', async () => {
+    const cases: {close: boolean; log: RegExp; message: RegExp; request: string; status: number}[] = [
+      // HTTP/1.1 without Host.
+      {close: true, log: /"GET \/healthz" 400 \d+ /, message: /Host header/, request: 'GET /healthz HTTP/1.1\r\n\r\n', status: 400},
+      // An expectation the server does not meet.
+      {close: true, log: /"GET \/healthz" 417 \d+ /, message: /Expect: foo/, request: 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n', status: 417},
+      // A path segment over 4,096 bytes.
+      {close: false, log: /"GET \/v1\/products\/a{5000}" 414 \d+ /, message: /over 4096/, request: `GET /v1/products/${'a'.repeat(5000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, status: 414},
+      // CONNECT: this is not a proxy.
+      {close: true, log: /"CONNECT example\.com:443" 405 \d+ /, message: /CONNECT/, request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 405},
+      // A malformed percent-encoded path.
+      {close: false, log: /"GET \/v1\/products\/%E0%A4%A" 400 \d+ /, message: /percent/, request: 'GET /v1/products/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', status: 400},
+    ]
+    for (const c of cases) {
+      s.logs.length = 0
+      const r = await raw(s.base, [c.request])
+      expect(r.text, c.request.slice(0, 40)).toMatch(new RegExp(`^HTTP/1\\.1 ${c.status} `))
+      const head = r.text.slice(0, r.text.indexOf('\r\n\r\n')).toLowerCase()
+      expect(head).toContain('content-type: application/json')
+      if (c.close) expect(head).toContain('connection: close')
+      expect(bodyOf(r.text)).toEqual({message: expect.stringMatching(c.message), success: false})
+      await new Promise((resolve) => setImmediate(resolve))
+      s.app.pricectl.accessLog.flush()
+      expect(s.logs.join(''), c.request.slice(0, 40)).toMatch(c.log)
+    }
+    // The server still answers.
+    expect((await call(s.base, 'GET', '/healthz')).status).toBe(200)
+  })
+
   it('error messages are capped: 60,000 unknown keys get a short answer (#13.9)', async () => {
     const body: Record<string, unknown> = {products: ['pro_monthly'], user_id: 'many-keys'}
     for (let i = 0; i < 60_000; i++) body[`k${i}`] = 1
