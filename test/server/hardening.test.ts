@@ -360,6 +360,28 @@ describe('serve: hostile and broken requests', () => {
     expect((await call(s.base, 'GET', '/healthz')).status).toBe(200)
   })
 
+  it('a DELETE body is ignored, as documented: any type, any content, and the connection stays usable (#32.21)', async () => {
+    const path = '/v1/subscriptions/del-body/gateway_a/sub_x'
+    const bodies: [string | undefined, string][] = [
+      ['application/json', '{"status": "canceled"}'],
+      ['application/json', '{not json'],
+      ['text/plain', 'please delete'],
+      [undefined, 'no type at all'],
+      ['application/json; charset=iso-8859-1', '{}'],
+    ]
+    for (const [type, payload] of bodies) {
+      const r = await s.app.inject({headers: {authorization: `Bearer ${s.key}`, ...(type ? {'content-type': type} : {})}, method: 'DELETE', payload, url: path})
+      expect(r.statusCode, `${type}: ${payload}`).toBe(202)
+      expect(r.json()).toMatchObject({record: null, success: true})
+    }
+    // Over a real connection: the unread body is discarded, the next request on the connection is answered.
+    const del = await call(s.base, 'DELETE', path, {body: 'x'.repeat(100_000), headers: {'content-type': 'text/plain'}, key: s.key})
+    expect(del.status).toBe(202)
+    expect((await call(s.base, 'GET', '/healthz')).status).toBe(200)
+    // The key is still checked first.
+    expect((await s.app.inject({method: 'DELETE', payload: '{}', url: path})).statusCode).toBe(401)
+  })
+
   it('error messages are capped: 60,000 unknown keys get a short answer (#13.9)', async () => {
     const body: Record<string, unknown> = {products: ['pro_monthly'], user_id: 'many-keys'}
     for (let i = 0; i < 60_000; i++) body[`k${i}`] = 1
