@@ -9,6 +9,7 @@ import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
 import {type Caller, KeyChecker, presentedKey} from './keys.js'
+import {LoadWatch} from './load.js'
 import {StoreOutage} from './outage.js'
 import {registerRoutes} from './routes.js'
 import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
@@ -111,6 +112,8 @@ export function buildServer(options: ServerOptions = {}): Server {
   // PostgreSQL down: every request that needs the store gets 503 with Retry-After (errors.ts), the log one note each way.
   const outage = new StoreOutage(store.path, (message) => log.note(message))
   let served = 0
+  // A request timeout under saturation is the server's fault, not the client's (503, not 408).
+  const load = new LoadWatch()
   const accessLog = options.accessLog ?? true
 
   const app = Fastify({
@@ -129,7 +132,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     requestTimeout: timeouts.requestMs,
     // Errors node:http finds before fastify sees a request (a malformed request line,
     // headers over the size limit, a timeout) get the spec's error body too.
-    clientErrorHandler: (error, socket) => clientError(error, socket, timeouts, accessLog ? log : undefined),
+    clientErrorHandler: (error, socket) => clientError(error, socket, {load, log: accessLog ? log : undefined, timeouts}),
     // Errors found before routing (a malformed or over-long path) get the spec's error body
     // and an access-log line too (fastify runs no hooks for them).
     frameworkErrors: (error, request, reply) => {
@@ -273,8 +276,8 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
   app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
     const body = JSON.stringify({message: 'CONNECT is not supported: pricectl serve is not a proxy (the endpoints are listed in docs/serve.md)', success: false})
-    answerRaw(socket, 405, body, 'Allow: GET, HEAD, POST, DELETE\r\n')
     if (accessLog) log.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: socketIp(socket), method: 'CONNECT', status: 405, url: request.url ?? '-'})
+    answerRaw(socket, 405, body, 'Allow: GET, HEAD, POST, DELETE\r\n')
   })
 
   // flush() never throws: a store that is down keeps the times for a later flush (one warning).
@@ -282,6 +285,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   flushTimer.unref()
   app.addHook('onClose', async () => {
     clearInterval(flushTimer)
+    load.stop()
     // A store that is down: the times are dropped, with a warning; the shutdown goes on (exit 0).
     keys.flush({final: true})
     try {
@@ -344,16 +348,24 @@ function answerRaw(socket: Socket, status: number, body: string, extraHeaders = 
   if (socket.writable && !(socket as Socket & {_httpMessage?: {headersSent?: boolean}})._httpMessage?.headersSent) {
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`)
   }
-  socket.destroySoon()
+  socket.destroy()
 }
 
 /** node:http's clientError: answer with the spec's error body and close the connection. */
-function clientError(error: Error & {code?: string; reason?: string}, socket: Socket, timeouts: typeof DEFAULT_TIMEOUTS, log: AccessLog | undefined): void {
+function clientError(error: Error & {code?: string; reason?: string}, socket: Socket, o: {load: LoadWatch; log: AccessLog | undefined; timeouts: typeof DEFAULT_TIMEOUTS}): void {
+  const {log, timeouts} = o
   // A reset connection has no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   let status = 400
   let message: string
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+  let extraHeaders = ''
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && o.load.busy()) {
+    // node:http counts from the accept or the first byte parsed: a loop this busy had no turn
+    // to read what the client sent at once, so the client did not pause (docs/serve.md "Timeouts").
+    status = 503
+    extraHeaders = 'Retry-After: 1\r\n'
+    message = `the server is busy (its event loop ran ${Math.round(o.load.utilization() * 100)}% of the last second) and did not read the request in time: send it again after Retry-After`
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     status = 408
     message = `the request did not arrive in time (headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s): send it again without pauses`
   } else if (error.code === 'HPE_HEADER_OVERFLOW') {
@@ -366,6 +378,8 @@ function clientError(error: Error & {code?: string; reason?: string}, socket: So
     message = `malformed HTTP request (${error.code ?? 'error'}: ${error.reason ?? error.message}): send an HTTP/1.1 request`
   }
   const body = JSON.stringify({success: false, message: capMessage(message)})
-  answerRaw(socket, status, body)
-  log?.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: socketIp(socket), method: '-', status, url: '-'})
+  // The address before the socket is destroyed (it has none after).
+  const ip = socketIp(socket)
+  answerRaw(socket, status, body, extraHeaders)
+  log?.line({bytes: Buffer.byteLength(body), durationMs: 0, ip, method: '-', status, url: '-'})
 }

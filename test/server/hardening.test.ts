@@ -340,7 +340,7 @@ describe('serve: hostile and broken requests', () => {
       // A path segment over 4,096 bytes.
       {close: false, log: /"GET \/v1\/products\/a{5000}" 414 \d+ /, message: /over 4096/, request: `GET /v1/products/${'a'.repeat(5000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, status: 414},
       // CONNECT: this is not a proxy.
-      {close: true, log: /"CONNECT example\.com:443" 405 \d+ /, message: /CONNECT/, request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 405},
+      {close: true, log: / 127\.0\.0\.1 "CONNECT example\.com:443" 405 \d+ /, message: /CONNECT/, request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 405},
       // A malformed percent-encoded path.
       {close: false, log: /"GET \/v1\/products\/%E0%A4%A" 400 \d+ /, message: /percent/, request: 'GET /v1/products/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', status: 400},
     ]
@@ -443,6 +443,42 @@ describe('serve: the documented timeouts are the server\'s (#13.8)', () => {
       // A request sent at once is unaffected.
       expect((await call(s.base, 'POST', '/v1/prices', {body, key: s.key})).status).toBe(200)
       expect(dump(s.db).tables.locks).toHaveLength(1)
+    } finally {
+      await s.app.close()
+    }
+  })
+
+  it('a request sent at once that the server had no turn to read (event loop busy) gets 503 + Retry-After "the server is busy", not 408 (#32.22)', async () => {
+    const t = {checkMs: 100, headersMs: 300, requestMs: 600}
+    const s = await start({timeouts: t})
+    try {
+      const accepted = new Promise<void>((resolve) => s.app.server.once('connection', () => resolve()))
+      const socket = net.connect(Number(new URL(s.base).port), '127.0.0.1')
+      let text = ''
+      socket.on('data', (d) => (text += d))
+      socket.on('error', () => {})
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+      await Promise.all([accepted, new Promise((resolve) => socket.once('connect', resolve))])
+      // The whole request at once; then the event loop is held 1.5 s (as by thousands of other
+      // requests under saturation), past the 0.3 s headers timeout, before the server reads it.
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+      const until = performance.now() + 1500
+      while (performance.now() < until) {
+        // busy
+      }
+      await closed
+      expect(text).toMatch(/^HTTP\/1\.1 503 /)
+      const head = text.slice(0, text.indexOf('\r\n\r\n')).toLowerCase()
+      expect(head).toContain('retry-after: 1')
+      expect(head).toContain('connection: close')
+      expect(bodyOf(text)).toEqual({message: expect.stringMatching(/^the server is busy .* did not read the request in time: send it again after Retry-After$/), success: false})
+      await new Promise((resolve) => setImmediate(resolve))
+      s.app.pricectl.accessLog.flush()
+      expect(s.logs.join('')).toMatch(/ 127\.0\.0\.1 "- -" 503 \d+ /)
+      // Once the loop is free again a client that pauses still gets 408.
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      const paused = await raw(s.base, ['GET /healthz HTTP/1.1\r\n'])
+      expect(paused.text).toMatch(/^HTTP\/1\.1 408 /)
     } finally {
       await s.app.close()
     }
