@@ -1,5 +1,6 @@
 import {PricectlError} from './errors.js'
 import {isBusyCode} from './store/busy.js'
+import {diskFullHint} from './store/disk-full.js'
 
 /**
  * Turn anything thrown into an exit code, a one-line message and extra JSON fields: the
@@ -53,11 +54,16 @@ function describeRaw(err: unknown): {body: Record<string, unknown>; code: number
     if (e.code.startsWith('SQLITE_CANTOPEN')) {
       return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check that the store's folder exists and is writable: SQLite keeps -wal and -shm files beside the store)`}
     }
-    if (e.code === 'SQLITE_FULL' || e.code.startsWith('SQLITE_IOERR')) {
+    if (e.code === 'SQLITE_FULL') {
+      // The store's disk, or the temp folder where SQLite and imports write temporary data.
+      return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (${diskFullHint()})`}
+    }
+    if (e.code.startsWith('SQLITE_IOERR')) {
       return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (check free space and the file system of the store's folder)`}
     }
     return {body: {}, code: 1, message: `store error ${e.code}: ${e.message} (run "pricectl db check")`}
   }
   const message = (e?.message ?? String(err)).split('\n')[0]
+  if (e?.code === 'ENOSPC') return {body: {}, code: 1, message: `${message} (${diskFullHint({path: (e as {path?: string}).path})})`}
   return {body: {}, code: 1, message: message || 'unexpected error (set DEBUG=1 for details)'}
 }

@@ -132,8 +132,10 @@ export const MAX_JSON_DEPTH = 64
 /**
  * Refuse JSON text nested deeper than MAX_JSON_DEPTH, naming the line where it goes too
  * deep. One pass over the text, string-aware; malformed text is left to JSON.parse.
+ * `lines: false` leaves the line out: the text is one line (or cell) of a file whose own line
+ * number the caller reports (price --input), so "line 1" would contradict it.
  */
-export function checkJsonDepth(text: string, what?: string): void {
+export function checkJsonDepth(text: string, what?: string, options: {lines?: boolean} = {}): void {
   if (!mayNestTooDeep(text)) return
   let depth = 0
   for (let i = 0; i < text.length; i++) {
@@ -147,8 +149,8 @@ export function checkJsonDepth(text: string, what?: string): void {
       }
     } else if (c === 0x5b || c === 0x7b) {
       if (++depth > MAX_JSON_DEPTH) {
-        const line = text.slice(0, i).split('\n').length
-        throw new InvalidInputError(`${what ? `${what}: ` : ''}JSON nested more than ${MAX_JSON_DEPTH} levels deep (line ${line}); no pricectl input needs more than a few levels`)
+        const where = options.lines === false ? '' : ` (line ${text.slice(0, i).split('\n').length})`
+        throw new InvalidInputError(`${what ? `${what}: ` : ''}JSON nested more than ${MAX_JSON_DEPTH} levels deep${where}; no pricectl input needs more than a few levels`)
       }
     } else if (c === 0x5d || c === 0x7d) depth--
   }
@@ -167,9 +169,9 @@ function mayNestTooDeep(text: string): boolean {
   return false
 }
 
-/** JSON text to a value, with the depth limit; errors are input errors naming `what`. */
-export function parseJson(text: string, what?: string): unknown {
-  checkJsonDepth(text, what)
+/** JSON text to a value, with the depth limit; errors are input errors naming `what` (options: checkJsonDepth's). */
+export function parseJson(text: string, what?: string, options: {lines?: boolean} = {}): unknown {
+  checkJsonDepth(text, what, options)
   try {
     return JSON.parse(text)
   } catch (error) {

@@ -6,7 +6,9 @@ import {SUBSCRIPTION_IMPORT_COLUMNS} from '../store/port/revenue.js'
 import type {SubscriptionImportValues} from './rows.js'
 import type {StorePort} from '../store/port.js'
 import type {ExternalStages, WalCheckpoints} from '../store/port/imports.js'
+import {diskFullHint} from '../store/disk-full.js'
 import {openReaderStore} from '../store/reader.js'
+import {isPostgresUrl} from '../store/url.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {loadPricingEngine} from './products.js'
@@ -397,5 +399,12 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     }
   }
 
-  main().catch((error: Error) => port.postMessage({message: error?.message ?? String(error), type: 'error'} satisfies WorkerMessage))
+  main().catch((error: Error & {code?: string}) => {
+    let message = error?.message ?? String(error)
+    // This thread writes the stage files (in the temp folder) and checkpoints into the store's file: name the one that is full.
+    if (error?.code === 'SQLITE_FULL' || error?.code === 'ENOSPC') {
+      message += ` (${diskFullHint({store: isPostgresUrl(input.db) ? {kind: 'postgres'} : {kind: 'sqlite', path: input.db}})})`
+    }
+    port.postMessage({message, type: 'error'} satisfies WorkerMessage)
+  })
 }

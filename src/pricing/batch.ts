@@ -268,7 +268,8 @@ export function batchPricer(
   const request = (item: Item): unknown => {
     if (item.text === undefined) return item.request
     try {
-      return parseJson(item.text)
+      // The failure names the input's line; the text is that one line.
+      return parseJson(item.text, undefined, {lines: false})
     } catch (error) {
       return error
     }
@@ -621,7 +622,8 @@ function list(v: string | undefined): string[] | undefined {
 function object(v: string | undefined, column: string): Record<string, string> | undefined {
   if (!v) return undefined
   if (v.startsWith('{')) {
-    checkJsonDepth(v, column)
+    // A cell: its row's line is reported with the failure.
+    checkJsonDepth(v, column, {lines: false})
     try {
       return JSON.parse(v) as Record<string, string>
     } catch {

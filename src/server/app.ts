@@ -1,5 +1,5 @@
 import Fastify, {type FastifyInstance, type FastifyReply, type FastifyRequest} from 'fastify'
-import {maxHeaderSize, STATUS_CODES} from 'node:http'
+import {type IncomingMessage, maxHeaderSize, type ServerResponse, STATUS_CODES} from 'node:http'
 import {isIP, type Socket} from 'node:net'
 
 import {InvalidInputError, UnavailableError} from '../errors.js'
@@ -9,6 +9,7 @@ import {AccessLog} from './access-log.js'
 import {PricingContexts} from './contexts.js'
 import {capMessage, HttpProblem, httpError} from './errors.js'
 import {type Caller, KeyChecker, presentedKey} from './keys.js'
+import {LoadWatch} from './load.js'
 import {StoreOutage} from './outage.js'
 import {registerRoutes} from './routes.js'
 import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from './write-queue.js'
@@ -111,6 +112,9 @@ export function buildServer(options: ServerOptions = {}): Server {
   // PostgreSQL down: every request that needs the store gets 503 with Retry-After (errors.ts), the log one note each way.
   const outage = new StoreOutage(store.path, (message) => log.note(message))
   let served = 0
+  // A request timeout under saturation is the server's fault, not the client's (503, not 408).
+  const load = new LoadWatch()
+  const accessLog = options.accessLog ?? true
 
   const app = Fastify({
     bodyLimit,
@@ -120,18 +124,23 @@ export function buildServer(options: ServerOptions = {}): Server {
       headersTimeout: timeouts.headersMs,
       keepAliveTimeout: timeouts.keepAliveMs,
       requestTimeout: timeouts.requestMs,
+      // An HTTP/1.1 request without Host gets the error body and a log line from the hook below, not node's empty 400.
+      requireHostHeader: false,
     },
     // fastify assigns these again after creating the server: they must agree.
     keepAliveTimeout: timeouts.keepAliveMs,
     requestTimeout: timeouts.requestMs,
     // Errors node:http finds before fastify sees a request (a malformed request line,
     // headers over the size limit, a timeout) get the spec's error body too.
-    clientErrorHandler: (error, socket) => clientError(error, socket, timeouts, log),
-    // Errors found before routing (a malformed or over-long path) get the spec's error body too.
-    frameworkErrors: (error, _request, reply) => {
-      const message = error.message.length > 200 ? `${error.message.slice(0, 200)}...` : error.message
+    clientErrorHandler: (error, socket) => clientError(error, socket, {load, log: accessLog ? log : undefined, timeouts}),
+    // Errors found before routing (a malformed or over-long path) get the spec's error body
+    // and an access-log line too (fastify runs no hooks for them).
+    frameworkErrors: (error, request, reply) => {
       const r = reply as unknown as FastifyReply
-      r.code(error.statusCode ?? 400).send({message, success: false})
+      const {message, status} = frameworkError(error as Error & {code?: string; statusCode?: number}, request.url)
+      const body = JSON.stringify({message, success: false})
+      r.code(status).header('content-type', 'application/json; charset=utf-8').send(body)
+      if (accessLog) log.line({bytes: Buffer.byteLength(body), durationMs: r.elapsedTime, ip: clientIp(request), method: request.method, status, url: request.url})
     },
     // Shutdown answers with the spec's error body (below), not fastify's own.
     return503OnClosing: false,
@@ -165,7 +174,12 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   // The hooks take a callback instead of returning a promise: fastify then runs the next
   // step in the same turn, without a promise and a microtask per hook and request.
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
+    // HTTP/1.1 requires Host (RFC 9112 3.2); node:http's own refusal would be an empty 400 without a log line.
+    if (request.raw.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
+      reply.header('connection', 'close')
+      return done(new HttpProblem(400, 'HTTP/1.1 request without a Host header: send "Host: HOST:PORT" (every HTTP/1.1 client does)'))
+    }
     if (!closing) return done()
     // A request that arrives on a kept-alive connection while the server drains.
     reply.header('connection', 'close')
@@ -206,7 +220,6 @@ export function buildServer(options: ServerOptions = {}): Server {
     done(null, payload)
   })
 
-  const accessLog = options.accessLog ?? true
   app.addHook('onResponse', (request, reply, done) => {
     served++
     // A request that got past the key check and did not fail read the store: it answers.
@@ -252,11 +265,27 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   registerRoutes(app, {clientIp, contexts, store, writes})
 
+  // What node:http answers itself without these (an empty 417; CONNECT: the socket dropped
+  // without an answer) gets the error body and an access-log line like any request.
+  app.server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
+    const expect = String(request.headers.expect).slice(0, 100)
+    const body = JSON.stringify({message: `Expect: ${expect} is not supported (only "Expect: 100-continue"): send the request without it`, success: false})
+    response.writeHead(417, {connection: 'close', 'content-length': Buffer.byteLength(body), 'content-type': 'application/json; charset=utf-8'})
+    response.end(body)
+    if (accessLog) log.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: socketIp(request.socket), method: request.method ?? '-', status: 417, url: request.url ?? '-'})
+  })
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const body = JSON.stringify({message: 'CONNECT is not supported: pricectl serve is not a proxy (the endpoints are listed in docs/serve.md)', success: false})
+    if (accessLog) log.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: socketIp(socket), method: 'CONNECT', status: 405, url: request.url ?? '-'})
+    answerRaw(socket, 405, body, 'Allow: GET, HEAD, POST, DELETE\r\n')
+  })
+
   // flush() never throws: a store that is down keeps the times for a later flush (one warning).
   const flushTimer = setInterval(() => keys.flush(), KEY_FLUSH_MS)
   flushTimer.unref()
   app.addHook('onClose', async () => {
     clearInterval(flushTimer)
+    load.stop()
     // A store that is down: the times are dropped, with a warning; the shutdown goes on (exit 0).
     keys.flush({final: true})
     try {
@@ -294,14 +323,49 @@ export function jsonBody(raw: Buffer, contentType: string | undefined): Record<s
 
 const utf8 = new TextDecoder('utf-8', {fatal: true})
 
+/** The status and message of an error fastify finds before routing (frameworkErrors). */
+function frameworkError(error: Error & {code?: string; statusCode?: number}, url: string): {message: string; status: number} {
+  const path = JSON.stringify(url.length > 100 ? `${url.slice(0, 100)}...` : url)
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return {message: `path ${path} is not a valid url component: malformed percent-encoding (write each reserved byte as %XX, two hex digits, of UTF-8)`, status: 400}
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return {message: `a path segment of ${path} is over 4096 bytes (ids are at most 255 characters): send the id itself`, status: 414}
+  }
+  const message = error.message.length > 200 ? `${error.message.slice(0, 200)}...` : error.message
+  return {message, status: error.statusCode ?? 400}
+}
+
+/** The client address of a connection (IPv4 on a dual-stack socket as a.b.c.d). */
+function socketIp(socket: Socket): string {
+  const ip = socket.remoteAddress ?? ''
+  return ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip
+}
+
+/** Answer on the bare socket with the spec's error body and close the connection. */
+function answerRaw(socket: Socket, status: number, body: string, extraHeaders = ''): void {
+  // As node:http does: answer only when no response has begun on this connection.
+  if (socket.writable && !(socket as Socket & {_httpMessage?: {headersSent?: boolean}})._httpMessage?.headersSent) {
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
+}
+
 /** node:http's clientError: answer with the spec's error body and close the connection. */
-function clientError(error: Error & {code?: string; reason?: string}, socket: Socket, timeouts: typeof DEFAULT_TIMEOUTS, log: AccessLog): void {
+function clientError(error: Error & {code?: string; reason?: string}, socket: Socket, o: {load: LoadWatch; log: AccessLog | undefined; timeouts: typeof DEFAULT_TIMEOUTS}): void {
+  const {log, timeouts} = o
   // A reset connection has no one to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return
-  const ip = socket.remoteAddress ?? ''
   let status = 400
   let message: string
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+  let extraHeaders = ''
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && o.load.busy()) {
+    // node:http counts from the accept or the first byte parsed: a loop this busy had no turn
+    // to read what the client sent at once, so the client did not pause (docs/serve.md "Timeouts").
+    status = 503
+    extraHeaders = 'Retry-After: 1\r\n'
+    message = `the server is busy (its event loop ran ${Math.round(o.load.utilization() * 100)}% of the last second) and did not read the request in time: send it again after Retry-After`
+  } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     status = 408
     message = `the request did not arrive in time (headers within ${timeouts.headersMs / 1000} s, the whole request within ${timeouts.requestMs / 1000} s): send it again without pauses`
   } else if (error.code === 'HPE_HEADER_OVERFLOW') {
@@ -314,10 +378,8 @@ function clientError(error: Error & {code?: string; reason?: string}, socket: So
     message = `malformed HTTP request (${error.code ?? 'error'}: ${error.reason ?? error.message}): send an HTTP/1.1 request`
   }
   const body = JSON.stringify({success: false, message: capMessage(message)})
-  // As node:http does: answer only when no response has begun on this connection.
-  if (socket.writable && !(socket as Socket & {_httpMessage?: {headersSent?: boolean}})._httpMessage?.headersSent) {
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
-  }
-  socket.destroy()
-  log.line({bytes: Buffer.byteLength(body), durationMs: 0, ip: ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip, method: '-', status, url: '-'})
+  // The address before the socket is destroyed (it has none after).
+  const ip = socketIp(socket)
+  answerRaw(socket, status, body, extraHeaders)
+  log?.line({bytes: Buffer.byteLength(body), durationMs: 0, ip, method: '-', status, url: '-'})
 }

@@ -25,6 +25,22 @@ type KeyParams = {origin: string; origin_id: string; user_id: string}
 const auth = {config: {auth: true}}
 
 /**
+ * A DELETE's body is ignored (docs/serve.md), whatever its type or content: the request goes
+ * on as one without a body, never parsed (no 400 for malformed JSON, no 415 for its type).
+ * node:http reads and discards the unread bytes when the response is sent, so the connection
+ * stays usable; the request timeout still bounds how long they may take.
+ */
+function ignoreBody(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  const headers = request.headers
+  if (headers['content-type'] !== undefined || headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0') {
+    delete headers['content-type']
+    delete headers['transfer-encoding']
+    headers['content-length'] = '0'
+  }
+  done()
+}
+
+/**
  * The spec's endpoints. Each calls the engine function its command calls, with the
  * request body where the command has `--body` plus flags, and answers what the command's
  * `--json` prints. Nothing here re-validates: the engine validates before it writes.
@@ -178,7 +194,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     success: true as const,
   }))
 
-  app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request, reply) => {
+  app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', {...auth, onRequest: ignoreBody}, async (request, reply) => {
     const event = eventOfRequest(request)
     const r = await write(request, () => deleteSubscription(store, keyOf(request.params), event))
     return written(reply, r)

@@ -5,6 +5,7 @@ import {dirname, join, resolve} from 'node:path'
 
 import {useRecordedExponents} from '../currency.js'
 import {OperationalError} from '../errors.js'
+import {noteOpenedStore} from './disk-full.js'
 import {loadExponents} from './exponents.js'
 import {APPLICATION_ID, identifyStore, openReadOnly, whyReadOnly} from './identify.js'
 import {MIGRATIONS, SCHEMA_VERSION} from './migrations.js'
@@ -58,7 +59,12 @@ export type OpenOptions = {
  */
 export function openStore(flag?: string, options: OpenOptions = {}): Store {
   const location = resolveStorePath(flag)
-  if (isPostgresUrl(location)) return postgresAdapter().openPgStore(location, options)
+  // A full disk's message names the folder that filled up (disk-full.ts): it needs to know where the store is.
+  if (isPostgresUrl(location)) {
+    noteOpenedStore({kind: 'postgres'})
+    return postgresAdapter().openPgStore(location, options)
+  }
+  noteOpenedStore({kind: 'sqlite', path: location})
   return openSqliteStore(location, options)
 }
 

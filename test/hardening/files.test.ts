@@ -683,7 +683,7 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
     expect(r.stdout.split('__EXIT=')[1].trim().split('\n')).toEqual(['1', 'filler', 'rejects.csv', 'line,reason,id', '2,old,x'])
   })
 
-  it('a full disk under the store: the error says to check free space, not to run db check', () => {
+  it('a full disk under the store: the error names the store\'s folder, not db check', () => {
     const out = folder('pricectl-full-')
     const input = write(folder(), 'payments.csv', paymentsCsv(20_000))
     const script = [
@@ -693,7 +693,22 @@ describe.skipIf(skipMounts)(mountsOr('db backup onto a full disk'), () => {
     ].join('\n')
     const r = asRun(inNamespace(script, {FIXTURE: join(ROOT, 'fixtures', 'stores', CURRENT), INPUT: input, OUT: out}))
     expect(r.code, r.stderr).toBe(1)
-    expect(r.json.message).toBe("store error SQLITE_FULL: database or disk is full (check free space and the file system of the store's folder)")
+    // The store's folder is the full one (its disk has under 64 MB free; the temp folder is another disk with room).
+    expect(r.json.message).toBe(`store error SQLITE_FULL: database or disk is full (the store's folder (${out}) is full; free space there)`)
+  })
+
+  it('a full temp folder (TMPDIR) under an import: the error names it, not the store\'s disk (#32.21)', () => {
+    const temp = folder('pricectl-tmpdir-full-')
+    const db = copyFixtureStore(folder(), CURRENT)
+    const input = write(folder(), 'payments.csv', paymentsCsv(20_000))
+    const script = [
+      'mount -t tmpfs -o size=400k tmpfs "$TEMP" || exit 99',
+      'TMPDIR="$TEMP" exec "$NODE" "$BIN" charges import "$INPUT" --batch-size 5000 --db "$DB" --json',
+    ].join('\n')
+    const r = asRun(inNamespace(script, {DB: db, INPUT: input, TEMP: temp}))
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.json.message).toMatch(/database or disk is full|ENOSPC/)
+    expect(r.json.message).toContain(`the temp folder TMPDIR (${temp}) is full; free space there or point TMPDIR elsewhere`)
   })
 
   it('products export --force onto a full disk keeps the old file and leaves no temporary file', () => {

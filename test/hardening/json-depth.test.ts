@@ -78,7 +78,13 @@ describe('JSON nested too deep is invalid input (#13.6)', () => {
     const r = await run(db, ['price', '--input', input])
     const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))
     expect(lines.map((l) => l.user_id ?? l.success)).toEqual(['ok-1', false, 'ok-2'])
-    expect(lines[1].message).toMatch(MESSAGE)
+    // The failure names the input's line (2); the message does not name another (#32.21: it said "(line 1)").
+    expect(lines[1]).toEqual({line: 2, message: 'JSON nested more than 64 levels deep; no pricectl input needs more than a few levels', success: false})
+    // A CSV cell likewise: the row's line, no line of the cell's own.
+    const csv = file('deep.csv', ['user_id,country,products,features', 'ok-3,US,pro_monthly,', `deep,US,pro_monthly,"{""a"": ${deep(100)}}"`].join('\n'))
+    const c = await run(db, ['price', '--input', csv, '--output', 'jsonl'])
+    const rows = c.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    expect(rows[1]).toEqual({line: 3, message: 'features: JSON nested more than 64 levels deep; no pricectl input needs more than a few levels', success: false})
   })
 
   it('the limit is 64 levels, counted outside strings', () => {

@@ -331,6 +331,57 @@ describe('serve: hostile and broken requests', () => {
     expect(s.logs.join('')).toMatch(/ 127\.0\.0\.1 "- -" 431 \d+ /)
   })
 
+  it('requests node:http or the router refuse before a route runs get the error body, a status and an access-log line (#32.18)', async () => {
+    const cases: {close: boolean; log: RegExp; message: RegExp; request: string; status: number}[] = [
+      // HTTP/1.1 without Host.
+      {close: true, log: /"GET \/healthz" 400 \d+ /, message: /Host header/, request: 'GET /healthz HTTP/1.1\r\n\r\n', status: 400},
+      // An expectation the server does not meet.
+      {close: true, log: /"GET \/healthz" 417 \d+ /, message: /Expect: foo/, request: 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n', status: 417},
+      // A path segment over 4,096 bytes.
+      {close: false, log: /"GET \/v1\/products\/a{5000}" 414 \d+ /, message: /over 4096/, request: `GET /v1/products/${'a'.repeat(5000)} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, status: 414},
+      // CONNECT: this is not a proxy.
+      {close: true, log: / 127\.0\.0\.1 "CONNECT example\.com:443" 405 \d+ /, message: /CONNECT/, request: 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', status: 405},
+      // A malformed percent-encoded path.
+      {close: false, log: /"GET \/v1\/products\/%E0%A4%A" 400 \d+ /, message: /percent/, request: 'GET /v1/products/%E0%A4%A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', status: 400},
+    ]
+    for (const c of cases) {
+      s.logs.length = 0
+      const r = await raw(s.base, [c.request])
+      expect(r.text, c.request.slice(0, 40)).toMatch(new RegExp(`^HTTP/1\\.1 ${c.status} `))
+      const head = r.text.slice(0, r.text.indexOf('\r\n\r\n')).toLowerCase()
+      expect(head).toContain('content-type: application/json')
+      if (c.close) expect(head).toContain('connection: close')
+      expect(bodyOf(r.text)).toEqual({message: expect.stringMatching(c.message), success: false})
+      await new Promise((resolve) => setImmediate(resolve))
+      s.app.pricectl.accessLog.flush()
+      expect(s.logs.join(''), c.request.slice(0, 40)).toMatch(c.log)
+    }
+    // The server still answers.
+    expect((await call(s.base, 'GET', '/healthz')).status).toBe(200)
+  })
+
+  it('a DELETE body is ignored, as documented: any type, any content, and the connection stays usable (#32.21)', async () => {
+    const path = '/v1/subscriptions/del-body/gateway_a/sub_x'
+    const bodies: [string | undefined, string][] = [
+      ['application/json', '{"status": "canceled"}'],
+      ['application/json', '{not json'],
+      ['text/plain', 'please delete'],
+      [undefined, 'no type at all'],
+      ['application/json; charset=iso-8859-1', '{}'],
+    ]
+    for (const [type, payload] of bodies) {
+      const r = await s.app.inject({headers: {authorization: `Bearer ${s.key}`, ...(type ? {'content-type': type} : {})}, method: 'DELETE', payload, url: path})
+      expect(r.statusCode, `${type}: ${payload}`).toBe(202)
+      expect(r.json()).toMatchObject({record: null, success: true})
+    }
+    // Over a real connection: the unread body is discarded, the next request on the connection is answered.
+    const del = await call(s.base, 'DELETE', path, {body: 'x'.repeat(100_000), headers: {'content-type': 'text/plain'}, key: s.key})
+    expect(del.status).toBe(202)
+    expect((await call(s.base, 'GET', '/healthz')).status).toBe(200)
+    // The key is still checked first.
+    expect((await s.app.inject({method: 'DELETE', payload: '{}', url: path})).statusCode).toBe(401)
+  })
+
   it('error messages are capped: 60,000 unknown keys get a short answer (#13.9)', async () => {
     const body: Record<string, unknown> = {products: ['pro_monthly'], user_id: 'many-keys'}
     for (let i = 0; i < 60_000; i++) body[`k${i}`] = 1
@@ -392,6 +443,42 @@ describe('serve: the documented timeouts are the server\'s (#13.8)', () => {
       // A request sent at once is unaffected.
       expect((await call(s.base, 'POST', '/v1/prices', {body, key: s.key})).status).toBe(200)
       expect(dump(s.db).tables.locks).toHaveLength(1)
+    } finally {
+      await s.app.close()
+    }
+  })
+
+  it('a request sent at once that the server had no turn to read (event loop busy) gets 503 + Retry-After "the server is busy", not 408 (#32.22)', async () => {
+    const t = {checkMs: 100, headersMs: 300, requestMs: 600}
+    const s = await start({timeouts: t})
+    try {
+      const accepted = new Promise<void>((resolve) => s.app.server.once('connection', () => resolve()))
+      const socket = net.connect(Number(new URL(s.base).port), '127.0.0.1')
+      let text = ''
+      socket.on('data', (d) => (text += d))
+      socket.on('error', () => {})
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+      await Promise.all([accepted, new Promise((resolve) => socket.once('connect', resolve))])
+      // The whole request at once; then the event loop is held 1.5 s (as by thousands of other
+      // requests under saturation), past the 0.3 s headers timeout, before the server reads it.
+      socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+      const until = performance.now() + 1500
+      while (performance.now() < until) {
+        // busy
+      }
+      await closed
+      expect(text).toMatch(/^HTTP\/1\.1 503 /)
+      const head = text.slice(0, text.indexOf('\r\n\r\n')).toLowerCase()
+      expect(head).toContain('retry-after: 1')
+      expect(head).toContain('connection: close')
+      expect(bodyOf(text)).toEqual({message: expect.stringMatching(/^the server is busy .* did not read the request in time: send it again after Retry-After$/), success: false})
+      await new Promise((resolve) => setImmediate(resolve))
+      s.app.pricectl.accessLog.flush()
+      expect(s.logs.join('')).toMatch(/ 127\.0\.0\.1 "- -" 503 \d+ /)
+      // Once the loop is free again a client that pauses still gets 408.
+      await new Promise((resolve) => setTimeout(resolve, 1200))
+      const paused = await raw(s.base, ['GET /healthz HTTP/1.1\r\n'])
+      expect(paused.text).toMatch(/^HTTP\/1\.1 408 /)
     } finally {
       await s.app.close()
     }
