@@ -55,6 +55,15 @@ export type ImpactIO = {
   store: StorePort
 }
 
+/**
+ * The rows --max-change-pct looks at: what anyone in a country is quoted (the default persona,
+ * and the package layer). An audience's or an experiment arm's price is the stated purpose of
+ * the command that sets it (its --price or --arm names the move); those rows still count
+ * against --max-changes and the terminal's confirmation. Concluding an experiment moves the
+ * default rows, so it is checked.
+ */
+const CATALOG_PERSONAS = new Set(['default', 'package'])
+
 /** Moves named in a refusal. */
 const REFUSAL_MOVES = 5
 
@@ -82,7 +91,7 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
   const limitPct = flags['max-change-pct'] ?? DEFAULT_MAX_CHANGE_PCT
   // A person who answered yes (here, or to a delete's question) or passed --yes is not stopped by the threshold.
   let accepted = Boolean(flags.yes || options.confirmed)
-  const beyond = (i: PriceImpact): PriceImpactChange[] => (accepted ? [] : largestMoves(i.changes).filter((c) => moveSize(c) > limitPct))
+  const beyond = (i: PriceImpact): PriceImpactChange[] => (accepted ? [] : largestMoves(i.changes).filter((c) => CATALOG_PERSONAS.has(c.audience) && moveSize(c) > limitPct))
   const tooLarge = (i: PriceImpact, moves: PriceImpactChange[]) => {
     const named = moves.slice(0, REFUSAL_MOVES).map((c) => describeMove(c)).join(', ')
     const more = moves.length > REFUSAL_MOVES ? ` and ${moves.length - REFUSAL_MOVES} more` : ''
