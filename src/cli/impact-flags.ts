@@ -1,5 +1,7 @@
 import {Flags} from '@oclif/core'
 
+import {InvalidInputError} from '../errors.js'
+
 /**
  * Without --yes, a change that moves a price by more than this many percent is asked about on
  * a terminal and refused without one (docs/change-control.md): a repricing by mistake (a
@@ -19,7 +21,7 @@ export const impactFlags = {
     helpValue: 'PCT',
     async parse(input: string) {
       const n = Number(input.trim())
-      if (input.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--max-change-pct: expected a percent >= 0 such as 25, got ${JSON.stringify(input)}`)
+      if (input.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidInputError(`--max-change-pct: expected a percent >= 0 such as 25, got ${JSON.stringify(input)}`)
       return n
     },
   })(),

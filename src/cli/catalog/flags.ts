@@ -75,7 +75,7 @@ export function applyListEdits(body: Record<string, unknown>, flags: ProductEdit
     for (const text of removeCp ?? []) {
       const country = upperCode(text.trim())
       if (!prices.some((c) => c.country === country)) {
-        const have = prices.map((c) => c.country).join(', ') || 'none'
+        const have = prices.map((c) => c.country).sort().join(', ') || 'none'
         throw new InvalidInputError(`--remove-country-price: product ${stored.api_id} has no country price for ${JSON.stringify(text)} (its country prices: ${have})`)
       }
       prices = prices.filter((c) => c.country !== country)
