@@ -56,13 +56,14 @@ export type ImpactIO = {
 }
 
 /**
- * The rows --max-change-pct looks at: what anyone in a country is quoted (the default persona,
- * and the package layer). An audience's or an experiment arm's price is the stated purpose of
- * the command that sets it (its --price or --arm names the move); those rows still count
- * against --max-changes and the terminal's confirmation. Concluding an experiment moves the
- * default rows, so it is checked.
+ * The rows --max-change-pct looks at: what anyone in a country is quoted (the default persona:
+ * a user without features, a country-wide audience included). The price of an audience with
+ * feature rules or of an experiment arm is the stated purpose of the command that sets it
+ * (its --price or --arm names the move), and a package row moves when the package shows
+ * other products; those rows still count against --max-changes and the terminal's
+ * confirmation. Concluding an experiment moves the default rows, so it is checked.
  */
-const CATALOG_PERSONAS = new Set(['default', 'package'])
+const CATALOG_PERSONAS = new Set(['default'])
 
 /** Moves named in a refusal. */
 const REFUSAL_MOVES = 5

@@ -115,7 +115,8 @@ describe('audiences', () => {
 
   it('updates: given fields replace stored ones, rules and prices as whole lists; an unchanged update says so', async () => {
     await must(db, ['audiences', 'create'], {api_id: 'dach', name: 'DACH', prices: [{multiplier: 0.5, product: 'basic'}], rules: ['country in DE', 'feature x exists']})
-    const r = await run(db, ['audiences', 'update', 'dach', '--rule', 'country in AT', '--json'])
+    // Country rules only: the x0.5 price now reaches everyone in AT, a move beyond --max-change-pct (--yes without a terminal).
+    const r = await run(db, ['audiences', 'update', 'dach', '--rule', 'country in AT', '--yes', '--json'])
     expect(r.code).toBe(0)
     expect(r.json.audience.rules_text).toEqual(['country in AT'])
     expect(r.json.audience.prices).toHaveLength(1)
