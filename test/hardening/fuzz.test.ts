@@ -421,7 +421,7 @@ describe('write commands: malformed flag values', () => {
 /** Commands with --body and a valid body (the spec's field names). */
 const BODIES: {args: string[]; body: (n: number) => Record<string, unknown>; name: string}[] = [
   {args: ['products', 'create'], body: (n) => ({api_id: `fzb_${n}`, base_px: 9.99, interval: 'month', interval_count: 1, name: `Fuzz body ${n}`}), name: 'products create'},
-  {args: ['products', 'update', 'pro_monthly'], body: () => ({base_px: 11.99, name: 'Pro Monthly'}), name: 'products update'},
+  {args: ['products', 'update', 'pro_monthly', '--yes'], body: () => ({base_px: 11.99, name: 'Pro Monthly'}), name: 'products update'},
   {args: ['coupons', 'create'], body: (n) => ({api_id: `FZB${n}`, coupon_type: 'percentage', name: `Body coupon ${n}`, value: 5}), name: 'coupons create'},
   {args: ['audiences', 'create'], body: (n) => ({api_id: `audb_${n}`, name: `Body audience ${n}`, priority: 1, rules: ['country in FR,BE']}), name: 'audiences create'},
   {args: ['packages', 'create'], body: (n) => ({api_id: `pkgb_${n}`, countries: ['FR'], name: `Body package ${n}`, products: ['pro_monthly']}), name: 'packages create'},
@@ -429,7 +429,7 @@ const BODIES: {args: string[]; body: (n: number) => Record<string, unknown>; nam
   {args: ['experiments', 'create'], body: (n) => ({arms: [{multiplier: 0.9}], name: `Body experiment ${n}`, products: ['lifetime']}), name: 'experiments create'},
   {args: ['fx', 'set', 'GBP', '0.8'], body: () => ({date: '2026-02-02', source: 'body'}), name: 'fx set'},
   {args: ['gateways', 'set', 'gateway_c'], body: () => ({accepted_currencies: ['EUR', 'USD'], fallback_currency: 'USD'}), name: 'gateways set'},
-  {args: ['localization', 'set', 'BR', '0.5'], body: () => ({source: 'body', year: 2023}), name: 'localization set'},
+  {args: ['localization', 'set', 'BR', '0.5', '--yes'], body: () => ({source: 'body', year: 2023}), name: 'localization set'},
   {args: ['subscriptions', 'create'], body: (n) => ({amount: 9.99, created: 1_772_323_200, currency: 'USD', origin: 'gateway_a', origin_id: `subb_${n}`, product: 'pro_monthly', status: 'active', user_id: `fzb_${n}`}), name: 'subscriptions create'},
   {args: ['subscriptions', 'update', 'alice', 'gateway_a', 'sub_1'], body: () => ({amount: 88}), name: 'subscriptions update'},
   {args: ['charges', 'create'], body: (n) => ({amount: 49, created: 1_772_323_200, currency: 'EUR', metadata: {a: 'b'}, origin: 'gateway_b', origin_id: `chb_${n}`, product: 'lifetime', status: 'succeeded', user_id: `fzb_${n}`}), name: 'charges create'},
