@@ -120,7 +120,8 @@ describe('audiences', () => {
     expect(r.code).toBe(0)
     expect(r.json.audience.rules_text).toEqual(['country in AT'])
     expect(r.json.audience.prices).toHaveLength(1)
-    const cleared = await run(db, ['audiences', 'update', 'dach', '--price', 'none', '--json'])
+    // AT's prices go back from x0.5 (+100%): --yes without a terminal.
+    const cleared = await run(db, ['audiences', 'update', 'dach', '--price', 'none', '--yes', '--json'])
     expect(cleared.json.audience.prices).toEqual([])
     const same = await run(db, ['audiences', 'update', 'dach', '--name', 'DACH', '--json'])
     expect(same.json.message).toBe('audience dach unchanged (the update matches what is stored)')

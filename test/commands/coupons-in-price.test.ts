@@ -229,7 +229,8 @@ describe('locks keep the audience, package and coupon they were computed with', 
     expect((await run(db, ['campaigns', 'delete', 'de_sale', '--yes'])).code).toBe(0)
     expect((await run(db, ['coupons', 'update', 'TEN', '--status', 'NOT_ACTIVE'])).code).toBe(0)
     expect((await run(db, ['packages', 'update', 'de_pkg', '--product', 'yearly'])).code).toBe(0)
-    expect((await run(db, ['audiences', 'update', 'germany', '--rule', 'country in FR', '--price', 'none'])).code).toBe(0)
+    // DE's basic goes back from x2 (-50%): --yes without a terminal.
+    expect((await run(db, ['audiences', 'update', 'germany', '--rule', 'country in FR', '--price', 'none', '--yes'])).code).toBe(0)
 
     const again = await price(db, ['-u', 'locked'])
     expect(again.json).toEqual(first.json)

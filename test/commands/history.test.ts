@@ -67,7 +67,7 @@ describe('history and revert', () => {
     const change = await latest(db)
     expect(change).toMatchObject({
       actor: osUser(),
-      command: 'pricectl products update starter_monthly --country-price DE=9.99:EUR',
+      command: 'pricectl products update starter_monthly --country-price DE=9.99:EUR --yes',
       reverted_by: null,
       reverts: null,
       summary: null,
