@@ -17,7 +17,7 @@ export const DEFAULT_MAX_CHANGE_PCT = 25
 export const impactFlags = {
   'dry-run': Flags.boolean({description: 'Report the price impact (each price that would change), write nothing'}),
   'max-change-pct': Flags.custom<number>({
-    description: `Without --yes, a change that moves any price by more than PCT percent (or changes its currency, or stops quoting it) is asked about on a terminal and refused (exit 2, nothing written) without one [default: ${DEFAULT_MAX_CHANGE_PCT}]`,
+    description: `Without --yes, a change that moves a country's price (a user without features) by more than PCT percent, changes its currency or stops quoting it is asked about on a terminal and refused without one (exit 2, nothing written) [default: ${DEFAULT_MAX_CHANGE_PCT}]`,
     helpValue: 'PCT',
     async parse(input: string) {
       const n = Number(input.trim())

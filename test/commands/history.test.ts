@@ -113,7 +113,7 @@ describe('history and revert', () => {
       [change.id, null, change.id + 1],
       [change.id - 1, null, null],
     ])
-    expect(after.json.changes[0]).toMatchObject({command: `pricectl revert ${change.id}`, summary: `revert of change ${change.id}`})
+    expect(after.json.changes[0]).toMatchObject({command: `pricectl revert ${change.id} --yes`, summary: `revert of change ${change.id}`})
     expect((await run(db, ['db', 'check', '--json'])).json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 
     // Reverting twice is refused; reverting the revert brings the update back.

@@ -116,7 +116,8 @@ export function applyListEdits(body: Record<string, unknown>, flags: ProductEdit
 
 /** The stored country prices a replacing update (--country-price, --body) drops, as COUNTRY=AMOUNT:CURRENCY. */
 export function droppedCountryPrices(body: Record<string, unknown>, stored: Product): string[] {
-  if (body.country_prices === undefined) return []
+  // [] is refused by the update itself (the spec's "one or more"): no question first.
+  if (body.country_prices === undefined || (Array.isArray(body.country_prices) && body.country_prices.length === 0)) return []
   const given = Array.isArray(body.country_prices) ? body.country_prices : []
   const kept = new Set(given.map((c) => (c && typeof c === 'object' && typeof (c as {country?: unknown}).country === 'string' ? upperCode((c as {country: string}).country) : '')))
   return (exportShape(defOf(stored)).country_prices ?? []).filter((c) => !kept.has(c.country)).map((c) => `${c.country}=${c.amount}:${c.currency}`)
