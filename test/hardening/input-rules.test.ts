@@ -280,7 +280,8 @@ describe('item 16: the spec\'s "one or more" and "10-digit" rules', () => {
     // Dropping the stored country prices needs --yes without a terminal.
     const cleared = await ok(['products', 'update', 'p1', '--body', writeTemp('u.json', '{"country_prices": null}'), '--yes'])
     expect(cleared.country_prices).toEqual([])
-    await ok(['products', 'update', 'p1', '--country-price', 'DE=4.99:EUR'])
+    // 4.99 EUR over the converted 5 USD is +25.06%: --yes without a terminal.
+    await ok(['products', 'update', 'p1', '--country-price', 'DE=4.99:EUR', '--yes'])
     expect((await ok(['products', 'update', 'p1', '--country-price', 'none', '--yes'])).country_prices).toEqual([])
   })
 
