@@ -309,7 +309,8 @@ const COMMANDS: Command[] = [
     fields: [f('year', 'int'), f('source', 'name')],
     name: 'localization set',
     positional: [['BR', 'country'], ['0.5', 'factor']],
-    valid: () => ({source: 'fuzz', year: '2024'}),
+    // BR's prices move by about -50%: beyond --max-change-pct, so --yes.
+    valid: () => ({source: 'fuzz', year: '2024', yes: ''}),
   },
   {
     fields: [f('country', 'country')],
@@ -526,7 +527,7 @@ const IMPORTERS: Importer[] = [
     valid: () => JSON.stringify([{api_id: 'imp_j', base_px: 5, interval: 'week', interval_count: 2, name: 'Imported J'}], null, 1),
   },
   {args: (file) => ['fx', 'import', file, '--format', 'csv'], ext: 'csv', name: 'fx import', text: 'EUR', valid: () => 'currency,rate,date\nEUR,0.91,2026-02-01\nGBP,0.78,2026-02-01\n'},
-  {args: (file) => ['localization', 'import', file, '--format', 'csv'], ext: 'csv', name: 'localization import', text: 'FR', valid: () => 'country,factor\nFR,0.9\nPL,0.55\n'},
+  {args: (file) => ['localization', 'import', file, '--format', 'csv', '--yes'], ext: 'csv', name: 'localization import', text: 'FR', valid: () => 'country,factor\nFR,0.9\nPL,0.55\n'},
   {args: (file) => ['charges', 'import', file], ext: 'csv', name: 'charges import', partial: true, text: 'u_1', valid: () => paymentsCsv(3)},
   {args: (file) => ['subscriptions', 'import', file], ext: 'csv', name: 'subscriptions import', partial: true, text: 'u_1', valid: () => subscriptionsCsv(3)},
 ]
