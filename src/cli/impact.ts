@@ -116,7 +116,8 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
       process.stderr.write(renderImpact(probe.impact, {limit: APPLIED_ROWS}) + '\n')
       const {confirm} = await import('@inquirer/prompts')
       const why = large.length > 0 ? `, ${large.length} by more than ${limitPct}%` : ''
-      const ok = await confirm({default: false, message: `Apply this change (${probe.impact.changed} prices change${why})?`})
+      const n = probe.impact.changed
+      const ok = await confirm({default: false, message: `Apply this change (${n} ${n === 1 ? 'price changes' : 'prices change'}${why})?`})
       if (!ok) throw new OperationalError(`not confirmed: nothing written (${probe.impact.summary}); see every price with --dry-run`)
       accepted = true
     }
