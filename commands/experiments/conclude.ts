@@ -23,8 +23,10 @@ arm's price as a country price and nothing else changes. "baseline" only stops i
 Prints the price impact (before -> after per product x country, lock-free previews);
 --dry-run prints it and writes nothing. Locks made during the experiment keep their
 price until "price --override". An experiment is concluded once. On a terminal, a change of
-many prices is shown and confirmed first (--yes skips); --max-changes N refuses (exit 1,
-nothing written) a conclusion that changes more than N prices (docs/change-control.md).`
+many prices is shown and confirmed first (--yes skips); without a terminal, a conclusion
+that moves a country's price by more than --max-change-pct (25%) needs --yes (exit 2,
+nothing written); --max-changes N refuses (exit 1, nothing written) a conclusion that
+changes more than N prices (docs/change-control.md).`
   static override examples = [
     '<%= config.bin %> experiments conclude 3 2 --dry-run',
     '<%= config.bin %> experiments conclude 3 2',

@@ -68,9 +68,9 @@ export async function requireFields(input: Record<string, unknown>, fields: Requ
 }
 
 /** Destructive commands: --yes, or a confirmation on a terminal; never a silent default. */
-export async function confirmDestructive(yes: boolean | undefined, what: string): Promise<void> {
+export async function confirmDestructive(yes: boolean | undefined, what: string, instead?: string): Promise<void> {
   if (yes) return
-  if (!isInteractive()) throw new InvalidInputError(`refusing to ${what} without --yes (no terminal to confirm on)`)
+  if (!isInteractive()) throw new InvalidInputError(`refusing to ${what} without --yes (no terminal to confirm on)${instead ? `: ${instead}` : ''}`)
   const {confirm} = await import('@inquirer/prompts')
   const ok = await confirm({default: false, message: `Really ${what}?`})
   if (!ok) throw new InvalidInputError(`not confirmed: did not ${what}`)

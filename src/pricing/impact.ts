@@ -349,13 +349,44 @@ export function pct(n: number): string {
   return `${n > 0 ? '+' : ''}${n}%`
 }
 
-/** "42 prices change in 3 products x 14 countries; largest +12.5% FR team_yearly; drops 202 country prices (starter_monthly)". */
-export function summarize(i: Pick<PriceImpact, 'added' | 'changed' | 'countries' | 'dropped' | 'largest' | 'products'>): string {
+/**
+ * How far a change moves a price, for ranking and for --max-change-pct: the percent's size;
+ * a price no longer quoted moves 100%; a currency change (or a price from zero) cannot be
+ * measured in percent and counts as beyond any threshold. New prices move nothing.
+ */
+export function moveSize(c: PriceImpactChange): number {
+  if (c.change === 'added') return 0
+  if (c.change === 'removed') return 100
+  if (c.change === 'currency' || c.pct_change === null) return Number.POSITIVE_INFINITY
+  return Math.abs(c.pct_change)
+}
+
+/** The changes (not new prices), largest move first; ties keep their order (product, country, audience). */
+export function largestMoves(changes: readonly PriceImpactChange[]): PriceImpactChange[] {
+  return changes.filter((c) => c.change !== 'added').sort((x, y) => moveSize(y) - moveSize(x))
+}
+
+/** One move as the summary and messages name it: "+83% IN pro_monthly", "IN pro_monthly INR -> USD", "IN pro_monthly no longer quoted". */
+export function describeMove(c: PriceImpactChange): string {
+  const who = `${c.country} ${c.product}${c.audience === 'default' ? '' : ` (${c.audience})`}`
+  if (c.change === 'removed') return `${who} no longer quoted`
+  if (c.change === 'currency') return `${who} ${c.before!.currency} -> ${c.after!.currency}`
+  if (c.pct_change === null) return `${who} ${c.before!.display} -> ${c.after!.display}`
+  return `${pct(c.pct_change)} ${who}`
+}
+
+/** Moves the summary names. */
+const SUMMARY_MOVES = 3
+
+/** "largest moves +83% IN pro_monthly, -12.5% FR team_yearly; 42 prices change in 3 products x 14 countries; drops 202 country prices (starter_monthly: 202)". */
+export function summarize(i: Pick<PriceImpact, 'added' | 'changed' | 'countries' | 'dropped' | 'largest' | 'products'> & {changes?: readonly PriceImpactChange[]}): string {
   const parts: string[] = []
   if (i.changed === 0) parts.push('no price changes')
   else {
+    // The largest moves first: a summary read in a log must show what matters before the counts.
+    const top = i.changes ? largestMoves(i.changes).slice(0, SUMMARY_MOVES).map((c) => describeMove(c)) : i.largest ? [`${pct(i.largest.pct_change)} ${i.largest.country} ${i.largest.product}`] : []
+    if (top.length > 0) parts.push(`${top.length === 1 ? 'largest move' : 'largest moves'} ${top.join(', ')}`)
     parts.push(`${i.changed} ${i.changed === 1 ? 'price changes' : 'prices change'} in ${i.products} ${i.products === 1 ? 'product' : 'products'} x ${i.countries} ${i.countries === 1 ? 'country' : 'countries'}`)
-    if (i.largest) parts.push(`largest ${pct(i.largest.pct_change)} ${i.largest.country} ${i.largest.product}`)
   }
   if (i.added > 0) parts.push(`${i.added} new ${i.added === 1 ? 'price' : 'prices'}`)
   const drops = i.dropped.reduce((n, d) => n + d.count, 0)

@@ -115,11 +115,13 @@ describe('audiences', () => {
 
   it('updates: given fields replace stored ones, rules and prices as whole lists; an unchanged update says so', async () => {
     await must(db, ['audiences', 'create'], {api_id: 'dach', name: 'DACH', prices: [{multiplier: 0.5, product: 'basic'}], rules: ['country in DE', 'feature x exists']})
-    const r = await run(db, ['audiences', 'update', 'dach', '--rule', 'country in AT', '--json'])
+    // Country rules only: the x0.5 price now reaches everyone in AT, a move beyond --max-change-pct (--yes without a terminal).
+    const r = await run(db, ['audiences', 'update', 'dach', '--rule', 'country in AT', '--yes', '--json'])
     expect(r.code).toBe(0)
     expect(r.json.audience.rules_text).toEqual(['country in AT'])
     expect(r.json.audience.prices).toHaveLength(1)
-    const cleared = await run(db, ['audiences', 'update', 'dach', '--price', 'none', '--json'])
+    // AT's prices go back from x0.5 (+100%): --yes without a terminal.
+    const cleared = await run(db, ['audiences', 'update', 'dach', '--price', 'none', '--yes', '--json'])
     expect(cleared.json.audience.prices).toEqual([])
     const same = await run(db, ['audiences', 'update', 'dach', '--name', 'DACH', '--json'])
     expect(same.json.message).toBe('audience dach unchanged (the update matches what is stored)')

@@ -17,7 +17,7 @@ describe('campaigns', () => {
 
   it('create from flags, get, list with the state now, delete', async () => {
     const r = await at('2026-03-10T12:00:00Z', () =>
-      run(db, ['campaigns', 'create', '--api-id', 'spring', '--name', 'Spring', '--coupon', 'SPRING25', '--country', 'DE,AT', '--product', 'basic', '--active-from', '2026-03-01', '--active-till', '2026-03-31', '--json']),
+      run(db, ['campaigns', 'create', '--api-id', 'spring', '--name', 'Spring', '--coupon', 'SPRING25', '--country', 'DE,AT', '--product', 'basic', '--active-from', '2026-03-01', '--active-till', '2026-03-31', '--yes', '--json']),
     )
     expect(r.code).toBe(0)
     expect(r.json.campaign).toMatchObject({
@@ -90,7 +90,7 @@ describe('campaigns', () => {
   })
 
   it('deleting its coupon needs --force and takes the campaign with it', async () => {
-    await must(db, ['campaigns', 'create'], {api_id: 'spring', coupon: 'SPRING25', name: 'Spring'})
+    await must(db, ['campaigns', 'create', '--yes'], {api_id: 'spring', coupon: 'SPRING25', name: 'Spring'})
     const refused = await run(db, ['coupons', 'delete', 'SPRING25', '--yes', '--json'])
     expect(refused.code).toBe(1)
     expect(refused.json.message).toContain('used by campaign spring')

@@ -28,7 +28,7 @@ describe('audiences in price', () => {
     await seededStore(db, 'coupons-in-price:audiences', async (store) => {
       await segCatalog(store)
       await must(store, ['audiences', 'create'], {api_id: 'a1', name: 'Level ten', priority: 1, rules: ['feature level gt 9']})
-      await must(store, ['audiences', 'create'], {api_id: 'a3', name: 'Germany', prices: [{multiplier: 0.8, product: 'basic'}, {amount: 30, currency: 'USD', product: 'yearly'}], priority: 3, rules: ['country in DE']})
+      await must(store, ['audiences', 'create', '--yes'], {api_id: 'a3', name: 'Germany', prices: [{multiplier: 0.8, product: 'basic'}, {amount: 30, currency: 'USD', product: 'yearly'}], priority: 3, rules: ['country in DE']})
       await must(store, ['audiences', 'create'], {api_id: 'a2', name: 'Has level', priority: 2, rules: ['feature level exists']})
     })
   })
@@ -216,7 +216,7 @@ describe('locks keep the audience, package and coupon they were computed with', 
   it('changing or deleting them later does not change a locked quote, until --override', async () => {
     const db = tempStore()
     await seededStore(db, 'coupons-in-price:coupons', withCoupons)
-    await must(db, ['audiences', 'create'], {api_id: 'germany', name: 'Germany', prices: [{multiplier: 2, product: 'basic'}], rules: ['country in DE']})
+    await must(db, ['audiences', 'create', '--yes'], {api_id: 'germany', name: 'Germany', prices: [{multiplier: 2, product: 'basic'}], rules: ['country in DE']})
     await must(db, ['packages', 'create'], {api_id: 'de_pkg', audience: 'germany', name: 'DE', products: ['basic']})
     await must(db, ['campaigns', 'create'], {api_id: 'de_sale', audience: 'germany', coupon: 'TEN', name: 'DE sale'})
     const first = await price(db, ['-u', 'locked', '--country', 'DE'])
@@ -229,7 +229,8 @@ describe('locks keep the audience, package and coupon they were computed with', 
     expect((await run(db, ['campaigns', 'delete', 'de_sale', '--yes'])).code).toBe(0)
     expect((await run(db, ['coupons', 'update', 'TEN', '--status', 'NOT_ACTIVE'])).code).toBe(0)
     expect((await run(db, ['packages', 'update', 'de_pkg', '--product', 'yearly'])).code).toBe(0)
-    expect((await run(db, ['audiences', 'update', 'germany', '--rule', 'country in FR', '--price', 'none'])).code).toBe(0)
+    // DE's basic goes back from x2 (-50%): --yes without a terminal.
+    expect((await run(db, ['audiences', 'update', 'germany', '--rule', 'country in FR', '--price', 'none', '--yes'])).code).toBe(0)
 
     const again = await price(db, ['-u', 'locked'])
     expect(again.json).toEqual(first.json)

@@ -51,7 +51,7 @@ describe('demo', () => {
   it('restores demo rows that were changed, and leaves other products alone', async () => {
     const db = tempStore()
     await run(db, ['demo'])
-    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1'])
+    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1', '--yes'])
     await run(db, ['products', 'create', '--api-id', 'mine', '--name', 'Mine', '--base-px', '3', '--interval', 'week', '--interval-count', '2'])
     // Overwriting a changed row of a store in use needs --yes (issue 15: no surprise writes).
     const r = await run(db, ['demo', '--yes', '--json'])
@@ -85,7 +85,7 @@ describe('demo', () => {
   it('names the demo rows it would overwrite in a changed demo store', async () => {
     const db = tempStore()
     await run(db, ['demo'])
-    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1'])
+    await run(db, ['products', 'update', 'pro_monthly', '--base-px', '1', '--yes'])
     const r = await run(db, ['demo', '--json'])
     expect(r.code).toBe(2)
     expect(r.json.message).toContain('demo would overwrite pro_monthly with the demo\'s version; nothing was written')

@@ -60,8 +60,9 @@ describe('experiments conclude', () => {
   })
 
   it('stops the experiment and applies the arm\'s prices; --json gives the impact as data', async () => {
-    const r = await run(db, ['experiments', 'conclude', '1', '1', '--json'])
-    expect(r.code).toBe(0)
+    // The arm moves prices beyond --max-change-pct: --yes without a terminal.
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--yes', '--json'])
+    expect(r.code, r.stdout).toBe(0)
     expect(r.json).toMatchObject({arm_id: 1, dry_run: false, experiment: {id: 1, status: 'stopped'}, stopped: true, success: true})
     expect(r.json.changes).toContainEqual({
       after: 7.99,
@@ -99,11 +100,12 @@ describe('experiments conclude', () => {
     const n = dry.json.impact.changed as number
     expect(n).toBeGreaterThanOrEqual(2)
     const before = dump(db)
-    const r = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n - 1), '--json'])
+    // --yes does not lift --max-changes.
+    const r = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n - 1), '--yes', '--json'])
     expect(r.code).toBe(1)
     expect(r.json.message).toContain(`${n} prices would change, more than --max-changes ${n - 1}: nothing written`)
     expect(dump(db)).toEqual(before)
-    const ok = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n), '--json'])
+    const ok = await run(db, ['experiments', 'conclude', '1', '1', '--max-changes', String(n), '--yes', '--json'])
     expect(ok.code).toBe(0)
     expect(ok.json.impact.changed).toBe(n)
     expect(ok.json.changes).toHaveLength(2)

@@ -248,7 +248,8 @@ describe('FX sources the operator controls', () => {
     const list = await at(NOW, () => run(db, ['fx', 'list', '--currency', 'EUR', '--json']))
     expect(list.json.rates.map((r: {date: string; status: string}) => `${r.date} ${r.status}`)).toEqual(['2026-09-29 current', '2031-01-01 scheduled'])
     // An import dated today is used: the scheduled rate no longer freezes EUR.
-    const imported = await at(NOW, () => run(db, ['fx', 'import', fixture('today.csv', 'EUR,0.5,2026-11-01\n')]))
+    // EUR halves (-42%): beyond --max-change-pct without a terminal, so --yes.
+    const imported = await at(NOW, () => run(db, ['fx', 'import', fixture('today.csv', 'EUR,0.5,2026-11-01\n'), '--yes']))
     expect(imported.code).toBe(0)
     const now = await price(db, ['-u', 'u3', '-p', 'pro_yearly', '--country', 'DE'])
     expect(now.json.products.pro_yearly.price).toBe(49.99) // 99 USD x 0.5, EUR rounding rule
@@ -284,7 +285,8 @@ describe('FX sources the operator controls', () => {
 
   it('fx delete removes a rate of yours and says what; the price goes back to the snapshot', async () => {
     const db = await catalogStore()
-    await at(NOW, () => run(db, ['fx', 'set', 'EUR', '0.5', '--date', '2026-10-01']))
+    // A move beyond --max-change-pct: --yes without a terminal.
+    await at(NOW, () => run(db, ['fx', 'set', 'EUR', '0.5', '--date', '2026-10-01', '--yes']))
     expect((await price(db, ['-u', 'u1', '-p', 'pro_yearly', '--country', 'DE'])).json.products.pro_yearly.price).toBe(49.99)
     const refused = await at(NOW, () => run(db, ['fx', 'delete', 'EUR', '--date', '2026-10-01']))
     expect(refused.code).toBe(2)

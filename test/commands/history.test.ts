@@ -59,14 +59,15 @@ describe('history and revert', () => {
     const {prices} = await starterWith203(db)
 
     vi.stubEnv('PRICECTL_NOW', '2026-11-01T10:01:00Z')
-    const updated = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR'])
+    // Dropping the other 202 country prices needs --yes without a terminal.
+    const updated = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--yes'])
     expect(updated.code, updated.stderr).toBe(0)
     expect((await run(db, ['products', 'get', 'starter_monthly', '--json'])).json.country_prices).toHaveLength(1)
 
     const change = await latest(db)
     expect(change).toMatchObject({
       actor: osUser(),
-      command: 'pricectl products update starter_monthly --country-price DE=9.99:EUR',
+      command: 'pricectl products update starter_monthly --country-price DE=9.99:EUR --yes',
       reverted_by: null,
       reverts: null,
       summary: null,
@@ -99,7 +100,8 @@ describe('history and revert', () => {
     expect(dry.json.impact.summary).toMatch(/prices? change/)
     expect(dump(db)).toEqual(before)
 
-    const reverted = await run(db, ['revert', String(change.id)])
+    // Bringing 202 country prices back moves them beyond --max-change-pct: --yes without a terminal.
+    const reverted = await run(db, ['revert', String(change.id), '--yes'])
     expect(reverted.code, reverted.stderr).toBe(0)
     expect(reverted.stderr).toContain('price impact: ')
     expect(reverted.stdout).toMatch(new RegExp(`^reverted change ${change.id} as change ${change.id + 1} \\(country_prices: 1 deleted, 203 inserted; products: 1 updated\\)`))
@@ -111,14 +113,14 @@ describe('history and revert', () => {
       [change.id, null, change.id + 1],
       [change.id - 1, null, null],
     ])
-    expect(after.json.changes[0]).toMatchObject({command: `pricectl revert ${change.id}`, summary: `revert of change ${change.id}`})
+    expect(after.json.changes[0]).toMatchObject({command: `pricectl revert ${change.id} --yes`, summary: `revert of change ${change.id}`})
     expect((await run(db, ['db', 'check', '--json'])).json).toMatchObject({foreign_key_violations: 0, integrity: 'ok', ok: true})
 
     // Reverting twice is refused; reverting the revert brings the update back.
     const twice = await run(db, ['revert', String(change.id)])
     expect(twice.code).toBe(1)
     expect(twice.stderr).toMatch(`change ${change.id} was already reverted by change ${change.id + 1}: to bring change ${change.id} back, run "pricectl revert ${change.id + 1}"`)
-    expect((await run(db, ['revert', String(change.id + 1)])).code).toBe(0)
+    expect((await run(db, ['revert', String(change.id + 1), '--yes'])).code).toBe(0)
     expect((await run(db, ['products', 'get', 'starter_monthly', '--json'])).json.country_prices).toEqual([{country: 'DE', currency: 'EUR', local_price: 9.99}])
   })
 
@@ -130,9 +132,9 @@ describe('history and revert', () => {
     vi.stubEnv('PRICECTL_NOW', '2026-11-01T10:00:00Z')
     await starterWith203(db)
     vi.stubEnv('PRICECTL_NOW', '2026-11-01T10:01:00Z')
-    expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR'])).code).toBe(0)
+    expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--yes'])).code).toBe(0)
     const first = await latest(db)
-    expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=8.99:EUR'])).code).toBe(0)
+    expect((await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=8.99:EUR', '--yes'])).code).toBe(0)
     const second = await latest(db)
 
     const before = dump(db)
@@ -143,7 +145,7 @@ describe('history and revert', () => {
     expect(refused.json.message).toContain(`revert ${second.id} first, or pass --force`)
     expect(dump(db)).toEqual(before)
 
-    const forced = await run(db, ['revert', String(first.id), '--force'])
+    const forced = await run(db, ['revert', String(first.id), '--force', '--yes'])
     expect(forced.code, forced.stderr).toBe(0)
     expect(forced.stderr).toContain('warning: --force overwrites 1 row written after change')
     expect((await run(db, ['products', 'get', 'starter_monthly', '--json'])).json.country_prices).toHaveLength(203)
@@ -163,7 +165,8 @@ describe('history and revert', () => {
 
     // The create was followed by the delete and its revert: refused without --force.
     expect((await run(db, ['revert', String(created.id)])).code).toBe(1)
-    expect((await run(db, ['revert', String(created.id), '--force'])).code).toBe(0)
+    // Reverting the create removes the product's prices: --yes without a terminal.
+    expect((await run(db, ['revert', String(created.id), '--force', '--yes'])).code).toBe(0)
     expect((await run(db, ['products', 'list', '--json'])).json.products).toEqual([])
     expect((await run(db, ['db', 'check', '--json'])).json).toMatchObject({ok: true})
   })

@@ -200,7 +200,8 @@ describe('bounds are checked when prices are written; a preview prices what it c
     expect((await create(db, 'big', '5000', ['--integration', 'gateway_a:prod_big'])).code).toBe(0)
     expect((await create(db, 'ok', '9.99', ['--integration', 'gateway_a:prod_ok'])).code).toBe(0)
     // Stripe's maximum lowered afterwards (an account limit): big is no longer chargeable in USD.
-    expect((await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'USD', '--max', '1000'])).code).toBe(0)
+    // Prices the bound makes unquotable count as moved beyond --max-change-pct: --yes without a terminal.
+    expect((await run(db, ['gateways', 'set', 'gateway_a', '--currency', 'USD', '--max', '1000', '--yes'])).code).toBe(0)
     const r = await run(db, ['price', 'preview', '--country', 'US,DE', '--json'])
     expect(r.code).toBe(1)
     expect(r.json.errors).toEqual([

@@ -63,7 +63,8 @@ describe('gateway_a (Stripe) amounts are what the display shows', () => {
     expect(update.code).toBe(2)
     expect(countryPrices(db)).toEqual([])
     // The nearest valid amount is accepted and charged as shown.
-    const ok = await run(db, ['products', 'update', 'p1999', '--country-price', 'KW=19.99:KWD', '--json'])
+    // 19.99 KWD is far above the converted 19.99 USD: a move beyond --max-change-pct, so --yes.
+    const ok = await run(db, ['products', 'update', 'p1999', '--country-price', 'KW=19.99:KWD', '--yes', '--json'])
     expect(ok.code, ok.stdout).toBe(0)
     const kw = await run(db, ['price', '-u', 'kw', '-p', 'p1999', '--country', 'KW', '--integration', 'gateway_a', '--json'])
     expect(kw.json.products.p1999.integrations.gateway_a.amount).toBe(19_990)

@@ -58,7 +58,7 @@ describe('products update replacing 203 country prices (issue 15)', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toMatch(/drops 202 country prices of starter_monthly: AD, AE, AF/)
     expect(r.stdout).toMatch(/│ starter_monthly │ JP +│ default +│ €9\.99 +│ ￥[\d,]+ +│ EUR -> JPY/)
-    expect(r.stdout).toMatch(/price impact: \d+ prices change in 1 product x \d+ countries; .*drops 202 country prices \(starter_monthly: 202\)/)
+    expect(r.stdout).toMatch(/price impact: largest moves [^;]+; \d+ prices change in 1 product x \d+ countries; .*drops 202 country prices \(starter_monthly: 202\)/)
     expect(r.stdout).toContain('dry run: would update product starter_monthly')
     expect(fileDigest(db)).toBe(before)
 
@@ -74,24 +74,25 @@ describe('products update replacing 203 country prices (issue 15)', () => {
     expect(fileDigest(db)).toBe(before)
   })
 
-  it('--max-changes exceeded: exit 1, nothing written, the impact in the JSON error; within it, or without a terminal, written', async () => {
+  it('--max-changes exceeded: exit 1 even with --yes, nothing written, the impact in the JSON error; within it, written', async () => {
     const db = await issueStore()
     const before = dump(db)
     const digest = fileDigest(db)
-    const r = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '5'])
+    // --yes allows dropping the 202 country prices without a terminal; it does not lift --max-changes.
+    const r = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '5', '--yes'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/Error: \d+ prices would change, more than --max-changes 5: nothing written \(.*drops 202 country prices/)
     expect(r.stderr).toContain('review them with --dry-run')
-    const j = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '5', '--json'])
+    const j = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '5', '--yes', '--json'])
     expect(j.code).toBe(1)
     expect(j.json).toMatchObject({impact: {dropped: [{count: 202, product: 'starter_monthly'}]}, success: false})
     expect(dump(db)).toEqual(before)
     expect(fileDigest(db)).toBe(digest)
 
-    const ok = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '1000'])
+    const ok = await run(db, ['products', 'update', 'starter_monthly', '--country-price', 'DE=9.99:EUR', '--max-changes', '1000', '--yes'])
     expect(ok.code, ok.stderr).toBe(0)
     expect(ok.stdout).toBe('updated product starter_monthly\n')
-    expect(ok.stderr).toMatch(/price impact: \d+ prices change .*drops 202 country prices/)
+    expect(ok.stderr).toMatch(/price impact: largest moves [^;]+; \d+ prices change .*drops 202 country prices/)
     expect((await must(db, ['products', 'get', 'starter_monthly'])).country_prices).toHaveLength(1)
   })
 })
@@ -106,7 +107,7 @@ describe('localization import reports prices, not factor counts (issue 15)', () 
     expect(r.stdout).toMatch(/│ team_yearly +│ FR +│ default +│ [\d\s]+,\d\d\s€ +│ [\d\s]+,\d\d\s€ +│ -2\d\.\d+% /)
     // starter_monthly has a country price in FR (and in IN): the factors do not move it.
     expect(r.stdout).not.toMatch(/starter_monthly/)
-    expect(r.stdout).toMatch(/price impact: 2 prices change in 1 product x 2 countries; largest -\d+(\.\d+)?% IN team_yearly/)
+    expect(r.stdout).toMatch(/price impact: largest moves -\d+(\.\d+)?% IN team_yearly, -2\d(\.\d+)?% FR team_yearly; 2 prices change in 1 product x 2 countries/)
     expect(r.stdout).toContain('dry run: would write 2 factors')
     expect(fileDigest(db)).toBe(before)
     const j = await run(db, ['localization', 'import', csv, '--dry-run', '--json'])
@@ -129,15 +130,15 @@ const CASES: Record<string, Case> = {
   'products delete': {args: ['products', 'delete', 'lifetime', '--yes'], changes: 'some'},
   'products import': {args: ['products', 'import', 'FILE:products.json'], changes: 'some'},
   // A hand-set country price (DE 8.99 EUR) replaced by the factor's price.
-  'products localize': {args: ['products', 'localize', 'pro_monthly', '--country', 'DE'], changes: 'some', setup: [['localization', 'set', 'DE', '0.5']]},
+  'products localize': {args: ['products', 'localize', 'pro_monthly', '--country', 'DE'], changes: 'some', setup: [['localization', 'set', 'DE', '0.5', '--yes']]},
   'localization set': {args: ['localization', 'set', 'IN', '0.3'], changes: 'some'},
-  'localization clear': {args: ['localization', 'clear', '--yes'], changes: 'some', setup: [['localization', 'set', 'IN', '0.3']]},
+  'localization clear': {args: ['localization', 'clear', '--yes'], changes: 'some', setup: [['localization', 'set', 'IN', '0.3', '--yes']]},
   'localization import': {args: ['localization', 'import', 'FILE:factors.csv'], changes: 'some'},
   'rounding set': {args: ['rounding', 'set', 'EUR', '0+: end .49 nearest'], changes: 'some'},
   'fx set': {args: ['fx', 'set', 'GBP', '0.5'], changes: 'some'},
   'fx import': {args: ['fx', 'import', 'FILE:eurofxref.csv'], changes: 'some'},
-  'fx delete': {args: ['fx', 'delete', 'GBP', '--yes'], changes: 'some', setup: [['fx', 'set', 'GBP', '0.5']]},
-  'fx prune': {args: ['fx', 'prune', '--source', 'manual', '--yes'], changes: 'some', setup: [['fx', 'set', 'GBP', '0.5']]},
+  'fx delete': {args: ['fx', 'delete', 'GBP', '--yes'], changes: 'some', setup: [['fx', 'set', 'GBP', '0.5', '--yes']]},
+  'fx prune': {args: ['fx', 'prune', '--source', 'manual', '--yes'], changes: 'some', setup: [['fx', 'set', 'GBP', '0.5', '--yes']]},
   'coupons create': {args: ['coupons', 'create', '--api-id', 'TEN', '--name', 'Ten', '--type', 'percentage', '--value', '10'], changes: 'none'},
   'coupons update': {
     args: ['coupons', 'update', 'TEN', '--value', '20'],
@@ -159,12 +160,12 @@ const CASES: Record<string, Case> = {
   'audiences update': {
     args: ['audiences', 'update', 'students', '--price', 'pro_yearly=x0.4'],
     changes: 'some',
-    setup: [['audiences', 'create', '--api-id', 'students', '--name', 'Students', '--rule', 'feature student eq yes', '--price', 'pro_yearly=x0.5']],
+    setup: [['audiences', 'create', '--api-id', 'students', '--name', 'Students', '--rule', 'feature student eq yes', '--price', 'pro_yearly=x0.5', '--yes']],
   },
   'audiences delete': {
     args: ['audiences', 'delete', 'students', '--yes'],
     changes: 'some',
-    setup: [['audiences', 'create', '--api-id', 'students', '--name', 'Students', '--rule', 'feature student eq yes', '--price', 'pro_yearly=x0.5']],
+    setup: [['audiences', 'create', '--api-id', 'students', '--name', 'Students', '--rule', 'feature student eq yes', '--price', 'pro_yearly=x0.5', '--yes']],
   },
   'packages create': {args: ['packages', 'create', '--api-id', 'de', '--name', 'DE', '--product', 'pro_yearly', '--country', 'DE'], changes: 'added'},
   'packages update': {args: ['packages', 'update', 'de', '--product', 'pro_yearly,lifetime'], changes: 'added', setup: [['packages', 'create', '--api-id', 'de', '--name', 'DE', '--product', 'pro_yearly', '--country', 'DE']]},
@@ -219,8 +220,8 @@ describe('--max-changes: exit 1 and nothing written when exceeded', () => {
     expect(r.json.message).toMatch(/prices would change, more than --max-changes 0: nothing written/)
     expect(PriceImpact.parse(r.json.impact).changed).toBeGreaterThan(0)
     expect(fileDigest(db)).toBe(digest)
-    // Without a terminal and within the limit, the change is written and its impact returned.
-    const ok = await run(db, [...args, '--max-changes', String(r.json.impact.changed), '--json'])
+    // Within the limit and with --yes (some of these move a price by more than 25%), the change is written and its impact returned.
+    const ok = await run(db, [...args, '--max-changes', String(r.json.impact.changed), '--yes', '--json'])
     expect(ok.code, ok.stdout).toBe(0)
     expect(ok.json).toMatchObject({dry_run: false, impact: {changed: r.json.impact.changed}})
     expect(dump(db)).not.toEqual(before)

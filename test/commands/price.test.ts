@@ -51,7 +51,8 @@ describe('price', () => {
   it('keeps a lock: later calls return the first quote even after the base price changes, until --override', async () => {
     const first = await run(db, ['price', '-u', 'u1', '-p', 'pro_yearly', '--country', 'US', '--json'])
     expect(first.json.products.pro_yearly.price).toBe(99)
-    const upd = await run(db, ['products', 'update', 'pro_yearly', '--base-px', '149', '--json'])
+    // +50%: beyond --max-change-pct without a terminal, so --yes.
+    const upd = await run(db, ['products', 'update', 'pro_yearly', '--base-px', '149', '--yes', '--json'])
     expect(upd.code).toBe(0)
     const again = await run(db, ['price', '-u', 'u1', '-p', 'pro_yearly', '--json'])
     expect(again.json).toEqual(first.json)

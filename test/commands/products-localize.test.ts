@@ -10,8 +10,8 @@ describe('products localize', () => {
     db = tempStore()
     await createProducts(db, CATALOG)
     await run(db, ['fx', 'set', 'INR', '80', '--date', '2020-01-01'])
-    await run(db, ['localization', 'set', 'IN', '0.3'])
-    await run(db, ['localization', 'set', 'DE', '0.9'])
+    await run(db, ['localization', 'set', 'IN', '0.3', '--yes'])
+    await run(db, ['localization', 'set', 'DE', '0.9', '--yes'])
   })
 
   it('--dry-run shows the parity prices and writes nothing', async () => {

@@ -210,8 +210,9 @@ describe('bad input exits 2, names the field and the value, and leaves the store
 describe('products update / list / delete', () => {
   it('update overwrites country prices and integrations, keeps the rest, and prints the get shape', async () => {
     await run(db, ['products', 'create', '--body', file(JSON.stringify(body))])
-    const u = await run(db, ['products', 'update', 'pro_monthly', '--country-price', 'FR=9.49:EUR', '--integration', 'gateway_c:plan_new', '--base-px', '10.99', '--json'])
-    expect(u.code).toBe(0)
+    // --country-price replaces the list: dropping the stored ones needs --yes without a terminal.
+    const u = await run(db, ['products', 'update', 'pro_monthly', '--country-price', 'FR=9.49:EUR', '--integration', 'gateway_c:plan_new', '--base-px', '10.99', '--yes', '--json'])
+    expect(u.code, u.stdout).toBe(0)
     expect(u.json).toMatchObject({
       base_px: 10.99,
       country_prices: [{country: 'FR', currency: 'EUR', local_price: 9.49}],

@@ -17,8 +17,9 @@ describe('experiments conclude on a terminal', () => {
     })
     const no = await onTerminal(['experiments', 'conclude', '1', '1', '--db', db], [{after: 'Apply this change', text: 'n'}])
     // The shared impact table (products x countries) comes before the question.
-    expect(no.output).toMatch(/│ pro\s+│ AD\s+│ default/)
-    expect(no.output).toMatch(/Apply this change \(\d+ prices change\)\?/)
+    // Largest moves first: the rows shown are the countries whose price moves most.
+    expect(no.output).toMatch(/│ pro\s+│ [A-Z]{2}\s+│ default/)
+    expect(no.output).toMatch(/Apply this change \(\d+ prices change(, \d+ by more than 25%)?\)\?/)
     expect(no.output).toContain('not confirmed: nothing written')
     expect(no.code).toBe(1)
     expect((await run(db, ['experiments', 'show', '1', '--json'])).json.experiment.status).toBe('running')

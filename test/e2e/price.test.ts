@@ -19,7 +19,7 @@ describe('price end to end', () => {
     const first = await run(db, ['price', '-u', 'e2e', '-p', 'pro_yearly', '--country', 'GB', '--json'])
     expect(first.code).toBe(0)
     expect(first.json.currency).toBe('GBP')
-    expect((await run(db, ['products', 'update', 'pro_yearly', '--base-px', '10'])).code).toBe(0)
+    expect((await run(db, ['products', 'update', 'pro_yearly', '--base-px', '10', '--yes'])).code).toBe(0)
     const second = runBin(db, ['price', '-u', 'e2e', '-p', 'pro_yearly', '--json'])
     expect(second.json).toEqual(first.json)
     const third = await run(db, ['price', '-u', 'e2e', '-p', 'pro_yearly', '--override', '--country', 'US', '--json'])

@@ -24,14 +24,14 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     db = await e2eSeeded('segments', async (file) => {
       await withEnv(env, () => createProducts(file, SEG_PRODUCTS))
       for (const args of [
-        ['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01'],
+        ['fx', 'set', 'EUR', '0.5', '--date', '2020-01-01', '--yes'],
         ['coupons', 'create', '--api-id', 'SPRING', '--name', 'Spring', '--type', 'percentage', '--value', '25', '--active-till', '2026-03-31', '--external', 'GATEWAY_A=promo_spring'],
         ['coupons', 'create', '--api-id', 'FIVE', '--name', 'Five dollars', '--type', 'fixed_amount', '--value', '5', '--currency', 'USD'],
         ['coupons', 'create', '--api-id', 'GONE', '--name', 'Gone', '--type', 'percentage', '--value', '90', '--active-till', '2026-01-01'],
         ['audiences', 'create', '--api-id', 'power', '--name', 'Power users', '--priority', '10', '--rule', 'feature seats gt 9'],
         ['audiences', 'create', '--api-id', 'dach', '--name', 'DACH', '--priority', '5', '--rule', 'country in DE,AT,CH'],
         ['packages', 'create', '--api-id', 'dach_pkg', '--name', 'DACH', '--product', 'basic,yearly', '--audience', 'dach'],
-        ['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly'],
+        ['campaigns', 'create', '--api-id', 'spring_dach', '--name', 'Spring DACH', '--coupon', 'SPRING', '--audience', 'dach', '--product', 'yearly', '--yes'],
       ]) {
         const r = await withEnv(env, () => run(file, args))
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
@@ -68,7 +68,7 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     expect(yearly.coupon.display.price_numeric).toBe(37.49)
 
     await ok(['campaigns', 'delete', 'spring_dach', '--yes'])
-    await ok(['audiences', 'update', 'dach', '--rule', 'country in CH'])
+    await ok(['audiences', 'update', 'dach', '--rule', 'country in CH', '--yes'])
     // Another process (bin/run.js) reads the lock the first price wrote.
     const again = runBin(db, ['price', '-u', 'anna', '--json'], {env})
     expect(again.code, again.stderr).toBe(0)

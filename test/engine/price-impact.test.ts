@@ -31,7 +31,7 @@ describe('diffSnapshots: the math', () => {
     ])
     expect(i.changes[0]).toMatchObject({after: {currency: 'EUR', display: '11.25 EUR', price: 11.25}, before: {display: '10 EUR', price: 10}, change: 'changed'})
     expect(i).toMatchObject({added: 0, changed: 2, compared: 4, countries: 1, largest: {country: 'DE', pct_change: 12.5, product: 'a'}, products: 2})
-    expect(i.summary).toBe('2 prices change in 2 products x 1 country; largest +12.5% DE a')
+    expect(i.summary).toBe('largest moves +12.5% DE a, -10% DE b; 2 prices change in 2 products x 1 country')
   })
 
   it('compares whole minor units: a float wobble is no change, one cent is', () => {
@@ -52,7 +52,8 @@ describe('diffSnapshots: the math', () => {
     expect(i.changed).toBe(2)
     expect(i.added).toBe(1)
     expect(i.largest).toBeNull()
-    expect(i.summary).toBe('2 prices change in 2 products x 1 country; 1 new price')
+    // Unmeasurable in percent: a currency change ranks first, a price no longer quoted counts as 100%.
+    expect(i.summary).toBe('largest moves DE a EUR -> USD, DE gone no longer quoted; 2 prices change in 2 products x 1 country; 1 new price')
   })
 
   it('a price that can no longer be quoted is removed with the reason', () => {
@@ -76,7 +77,7 @@ describe('diffSnapshots: the math', () => {
 
   it('summarize words singulars', () => {
     expect(summarize({added: 0, changed: 1, countries: 1, dropped: [], largest: {country: 'FR', pct_change: -5, product: 'x'}, products: 1})).toBe(
-      '1 price changes in 1 product x 1 country; largest -5% FR x',
+      'largest move -5% FR x; 1 price changes in 1 product x 1 country',
     )
   })
 })

@@ -309,7 +309,8 @@ const COMMANDS: Command[] = [
     fields: [f('year', 'int'), f('source', 'name')],
     name: 'localization set',
     positional: [['BR', 'country'], ['0.5', 'factor']],
-    valid: () => ({source: 'fuzz', year: '2024'}),
+    // BR's prices move by about -50%: beyond --max-change-pct, so --yes.
+    valid: () => ({source: 'fuzz', year: '2024', yes: ''}),
   },
   {
     fields: [f('country', 'country')],
@@ -421,7 +422,7 @@ describe('write commands: malformed flag values', () => {
 /** Commands with --body and a valid body (the spec's field names). */
 const BODIES: {args: string[]; body: (n: number) => Record<string, unknown>; name: string}[] = [
   {args: ['products', 'create'], body: (n) => ({api_id: `fzb_${n}`, base_px: 9.99, interval: 'month', interval_count: 1, name: `Fuzz body ${n}`}), name: 'products create'},
-  {args: ['products', 'update', 'pro_monthly'], body: () => ({base_px: 11.99, name: 'Pro Monthly'}), name: 'products update'},
+  {args: ['products', 'update', 'pro_monthly', '--yes'], body: () => ({base_px: 11.99, name: 'Pro Monthly'}), name: 'products update'},
   {args: ['coupons', 'create'], body: (n) => ({api_id: `FZB${n}`, coupon_type: 'percentage', name: `Body coupon ${n}`, value: 5}), name: 'coupons create'},
   {args: ['audiences', 'create'], body: (n) => ({api_id: `audb_${n}`, name: `Body audience ${n}`, priority: 1, rules: ['country in FR,BE']}), name: 'audiences create'},
   {args: ['packages', 'create'], body: (n) => ({api_id: `pkgb_${n}`, countries: ['FR'], name: `Body package ${n}`, products: ['pro_monthly']}), name: 'packages create'},
@@ -429,7 +430,7 @@ const BODIES: {args: string[]; body: (n: number) => Record<string, unknown>; nam
   {args: ['experiments', 'create'], body: (n) => ({arms: [{multiplier: 0.9}], name: `Body experiment ${n}`, products: ['lifetime']}), name: 'experiments create'},
   {args: ['fx', 'set', 'GBP', '0.8'], body: () => ({date: '2026-02-02', source: 'body'}), name: 'fx set'},
   {args: ['gateways', 'set', 'gateway_c'], body: () => ({accepted_currencies: ['EUR', 'USD'], fallback_currency: 'USD'}), name: 'gateways set'},
-  {args: ['localization', 'set', 'BR', '0.5'], body: () => ({source: 'body', year: 2023}), name: 'localization set'},
+  {args: ['localization', 'set', 'BR', '0.5', '--yes'], body: () => ({source: 'body', year: 2023}), name: 'localization set'},
   {args: ['subscriptions', 'create'], body: (n) => ({amount: 9.99, created: 1_772_323_200, currency: 'USD', origin: 'gateway_a', origin_id: `subb_${n}`, product: 'pro_monthly', status: 'active', user_id: `fzb_${n}`}), name: 'subscriptions create'},
   {args: ['subscriptions', 'update', 'alice', 'gateway_a', 'sub_1'], body: () => ({amount: 88}), name: 'subscriptions update'},
   {args: ['charges', 'create'], body: (n) => ({amount: 49, created: 1_772_323_200, currency: 'EUR', metadata: {a: 'b'}, origin: 'gateway_b', origin_id: `chb_${n}`, product: 'lifetime', status: 'succeeded', user_id: `fzb_${n}`}), name: 'charges create'},
@@ -526,7 +527,7 @@ const IMPORTERS: Importer[] = [
     valid: () => JSON.stringify([{api_id: 'imp_j', base_px: 5, interval: 'week', interval_count: 2, name: 'Imported J'}], null, 1),
   },
   {args: (file) => ['fx', 'import', file, '--format', 'csv'], ext: 'csv', name: 'fx import', text: 'EUR', valid: () => 'currency,rate,date\nEUR,0.91,2026-02-01\nGBP,0.78,2026-02-01\n'},
-  {args: (file) => ['localization', 'import', file, '--format', 'csv'], ext: 'csv', name: 'localization import', text: 'FR', valid: () => 'country,factor\nFR,0.9\nPL,0.55\n'},
+  {args: (file) => ['localization', 'import', file, '--format', 'csv', '--yes'], ext: 'csv', name: 'localization import', text: 'FR', valid: () => 'country,factor\nFR,0.9\nPL,0.55\n'},
   {args: (file) => ['charges', 'import', file], ext: 'csv', name: 'charges import', partial: true, text: 'u_1', valid: () => paymentsCsv(3)},
   {args: (file) => ['subscriptions', 'import', file], ext: 'csv', name: 'subscriptions import', partial: true, text: 'u_1', valid: () => subscriptionsCsv(3)},
 ]

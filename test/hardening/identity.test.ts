@@ -41,7 +41,7 @@ describe('--override recomputes the quote, not the country (flag > stored > IP >
   it('a user locked in FR, overridden with no country or IP, is quoted again in FR and stays FR', async () => {
     const first = await run(db, ['price', '-u', 'ov1', '-p', 'pro_monthly', '--country', 'FR', '--currency', 'USD', '--json'])
     expect(first.json).toMatchObject({country: 'FR', currency: 'USD'})
-    expect((await run(db, ['products', 'update', 'pro_monthly', '--base-px', '12.99', '--json'])).code).toBe(0)
+    expect((await run(db, ['products', 'update', 'pro_monthly', '--base-px', '12.99', '--yes', '--json'])).code).toBe(0)
     const over = await run(db, ['price', '-u', 'ov1', '-p', 'pro_monthly', '--override', '--json'])
     expect(over.code).toBe(0)
     // The country is kept; currency and price are recomputed (the currency flag was not sent again).

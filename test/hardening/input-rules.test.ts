@@ -277,10 +277,12 @@ describe('item 16: the spec\'s "one or more" and "10-digit" rules', () => {
     await refused(['products', 'create', '--body', product({country_prices: []})], /country_prices: must list one or more country prices \(the spec's rule\); to have none, leave the field out, or send null on update to remove them all \(CLI: --country-price none\)/)
     await ok(['products', 'create', '--body', product({country_prices: [{amount: 4.99, country: 'DE', currency: 'EUR'}]})])
     await refused(['products', 'update', 'p1', '--body', writeTemp('u.json', '{"country_prices": []}')], /country_prices: must list one or more/)
-    const cleared = await ok(['products', 'update', 'p1', '--body', writeTemp('u.json', '{"country_prices": null}')])
+    // Dropping the stored country prices needs --yes without a terminal.
+    const cleared = await ok(['products', 'update', 'p1', '--body', writeTemp('u.json', '{"country_prices": null}'), '--yes'])
     expect(cleared.country_prices).toEqual([])
-    await ok(['products', 'update', 'p1', '--country-price', 'DE=4.99:EUR'])
-    expect((await ok(['products', 'update', 'p1', '--country-price', 'none'])).country_prices).toEqual([])
+    // 4.99 EUR over the converted 5 USD is +25.06%: --yes without a terminal.
+    await ok(['products', 'update', 'p1', '--country-price', 'DE=4.99:EUR', '--yes'])
+    expect((await ok(['products', 'update', 'p1', '--country-price', 'none', '--yes'])).country_prices).toEqual([])
   })
 
   it('a product without country prices exports and imports back unchanged', async () => {

@@ -58,7 +58,8 @@ describe('CSV output: cells starting with = + - @ tab or CR are neutralised', ()
     await ok(['campaigns', 'create', '--api-id', 'csv_cmp', '--name', HOSTILE.campaign, '--coupon', 'CSV1', '--country', 'NO'])
     await ok(['experiments', 'create', '--name', 'csv experiment', '-p', HOSTILE.api, '--arm', 'x0.9'])
     await ok(['fx', 'set', 'NOK', '10.5', '--date', '2026-03-01', '--source', HOSTILE.source])
-    await ok(['localization', 'set', 'NO', '1.2', '--source', HOSTILE.source])
+    // NO moves by +30%: beyond --max-change-pct, so --yes.
+    await ok(['localization', 'set', 'NO', '1.2', '--source', HOSTILE.source, '--yes'])
     await ok(['subscriptions', 'create', '--user-id', HOSTILE.user, '--origin', 'gateway_a', '--origin-id', '=sub', '--product', HOSTILE.api, '--amount', '5', '--currency', 'USD', '--created', '1772323200', '--status', 'active', '--country', 'NO'])
     await ok(['charges', 'create', '--user-id', HOSTILE.user, '--origin', 'gateway_a', '--origin-id', '@ch', '--product', HOSTILE.api, '--amount', '5', '--currency', 'USD', '--created', '1772323200', '--status', 'succeeded', '--metadata', `note=${HOSTILE.source}`])
     delete process.env.PRICECTL_NOW

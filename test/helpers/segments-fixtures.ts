@@ -53,7 +53,7 @@ export async function segCatalog(db: string): Promise<void> {
     ['EUR', '0.5'],
     ['JPY', '100'],
   ]) {
-    const r = await run(db, ['fx', 'set', currency, rate, '--date', '2020-01-01', '--json'])
+    const r = await run(db, ['fx', 'set', currency, rate, '--date', '2020-01-01', '--yes', '--json'])
     if (r.code !== 0) throw new Error(`fx set ${currency} failed: ${r.stdout} ${r.stderr}`)
   }
 }

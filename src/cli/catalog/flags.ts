@@ -4,6 +4,8 @@ import {overlay, readBody} from '../input.js'
 import {InvalidInputError} from '../../errors.js'
 import {upperCode} from '../../currency.js'
 import {nullableNumberish, numberish, parseCountryPrice, parseExternalCoupon, parseIntegration, parseJsonObjectFlag, parseTrial} from '../../catalog/shortforms.js'
+import {defOf, exportShape, type Product} from '../../catalog/products.js'
+import {describeIntegration, IntegrationInput} from '../../schemas/catalog.js'
 
 /**
  * Flags of the catalog write commands (the spec's body fields in kebab-case) and how
@@ -32,6 +34,93 @@ export const productFlags = {
   'min-px': Flags.string({description: 'Lower bound (USD) of experimental prices (none to clear)'}),
   name: Flags.string({description: 'Product name (unique)'}),
   trial: Flags.string({description: 'Free trial INTERVAL:COUNT, e.g. day:14, or a JSON object; repeatable; replaces all trials; "none" clears them', ...repeatable}),
+}
+
+/**
+ * `products update` only: edit the stored lists one entry at a time, as `gh` edits labels
+ * (--add-label / --remove-label). --country-price and --integration replace whole lists (the
+ * spec's update, which the HTTP API keeps); a replacement that drops country prices needs
+ * --yes without a terminal.
+ */
+export const productEditFlags = {
+  'add-country-price': Flags.string({
+    description: 'Add a country price COUNTRY=AMOUNT[:CURRENCY] (or change that country\'s), keeping the others; repeatable',
+    exclusive: ['country-price'],
+    ...repeatable,
+  }),
+  'add-integration': Flags.string({description: 'Add an integration (the forms of --integration), keeping the others; repeatable', exclusive: ['integration'], ...repeatable}),
+  'remove-country-price': Flags.string({description: 'Remove the country price of COUNTRY (e.g. DE), keeping the others; repeatable', exclusive: ['country-price'], ...repeatable}),
+  'remove-integration': Flags.string({
+    description: 'Remove an integration: its short form as `products get` shows it (gateway_c:PLAN_ID) or a type (gateway_c: all of that type), keeping the others; repeatable',
+    exclusive: ['integration'],
+    ...repeatable,
+  }),
+}
+
+export type ProductEditFlagValues = {[K in keyof typeof productEditFlags]?: string[]}
+
+/**
+ * The update body with the --add-/--remove- edits applied to the stored lists of `stored`
+ * (read in the write's transaction). An edit beside the same list in --body is refused: one
+ * says "replace", the other "edit".
+ */
+export function applyListEdits(body: Record<string, unknown>, flags: ProductEditFlagValues, stored: Product): Record<string, unknown> {
+  const out = {...body}
+  const shape = exportShape(defOf(stored))
+  const addCp = flags['add-country-price']
+  const removeCp = flags['remove-country-price']
+  if (addCp || removeCp) {
+    if (body.country_prices !== undefined) throw new InvalidInputError('--add-country-price / --remove-country-price edit the stored country prices; country_prices in --body replaces them: give one or the other')
+    let prices: {amount: unknown; country: string; currency?: unknown}[] = [...(shape.country_prices ?? [])]
+    for (const text of removeCp ?? []) {
+      const country = upperCode(text.trim())
+      if (!prices.some((c) => c.country === country)) {
+        const have = prices.map((c) => c.country).sort().join(', ') || 'none'
+        throw new InvalidInputError(`--remove-country-price: product ${stored.api_id} has no country price for ${JSON.stringify(text)} (its country prices: ${have})`)
+      }
+      prices = prices.filter((c) => c.country !== country)
+    }
+    for (const text of addCp ?? []) {
+      const price = parseCountryPrice(text, '--add-country-price') as {amount: unknown; country?: unknown; currency?: unknown}
+      const country = typeof price.country === 'string' ? upperCode(price.country) : undefined
+      prices = [...prices.filter((c) => country === undefined || c.country !== country), {...price, country: country ?? (price.country as string)}]
+    }
+    // An empty list is "no country prices" (null), as --country-price none.
+    out.country_prices = prices.length === 0 ? null : prices
+  }
+  const addIn = flags['add-integration']
+  const removeIn = flags['remove-integration']
+  if (addIn || removeIn) {
+    if (body.integrations !== undefined) throw new InvalidInputError('--add-integration / --remove-integration edit the stored integrations; integrations in --body replaces them: give one or the other')
+    let integrations: unknown[] = [...shape.integrations]
+    for (const text of removeIn ?? []) {
+      const wanted = text.trim()
+      const matches = (i: IntegrationInput) => describeIntegration(i) === wanted || i.type === wanted
+      if (!shape.integrations.some((i) => matches(i))) {
+        const have = shape.integrations.map((i) => describeIntegration(i)).join(', ') || 'none'
+        throw new InvalidInputError(`--remove-integration: product ${stored.api_id} has no integration ${JSON.stringify(text)} (its integrations: ${have})`)
+      }
+      integrations = integrations.filter((i) => !matches(i as IntegrationInput))
+    }
+    for (const text of addIn ?? []) {
+      const raw = parseIntegration(text, '--add-integration')
+      const parsed = IntegrationInput.safeParse(raw)
+      // The same integration again is no change; an invalid one is left to the update's validation.
+      if (parsed.success && integrations.some((i) => describeIntegration(i as IntegrationInput) === describeIntegration(parsed.data))) continue
+      integrations.push(raw)
+    }
+    out.integrations = integrations
+  }
+  return out
+}
+
+/** The stored country prices a replacing update (--country-price, --body) drops, as COUNTRY=AMOUNT:CURRENCY. */
+export function droppedCountryPrices(body: Record<string, unknown>, stored: Product): string[] {
+  // [] is refused by the update itself (the spec's "one or more"): no question first.
+  if (body.country_prices === undefined || (Array.isArray(body.country_prices) && body.country_prices.length === 0)) return []
+  const given = Array.isArray(body.country_prices) ? body.country_prices : []
+  const kept = new Set(given.map((c) => (c && typeof c === 'object' && typeof (c as {country?: unknown}).country === 'string' ? upperCode((c as {country: string}).country) : '')))
+  return (exportShape(defOf(stored)).country_prices ?? []).filter((c) => !kept.has(c.country)).map((c) => `${c.country}=${c.amount}:${c.currency}`)
 }
 
 const isNone = (v: string) => ['none', 'null'].includes(v.trim().toLowerCase())
