@@ -17,6 +17,7 @@ export class PricectlError extends Error {
 
 /** Bad flags, bodies or files: exit 2, the store is untouched. */
 export class InvalidInputError extends PricectlError {
+  declare readonly exitCode: 2
   constructor(message: string, body: Record<string, unknown> = {}) {
     super(message, 2, body)
   }
@@ -24,6 +25,7 @@ export class InvalidInputError extends PricectlError {
 
 /** A named thing does not exist: exit 1. */
 export class NotFoundError extends PricectlError {
+  declare readonly exitCode: 1
   constructor(message: string, body: Record<string, unknown> = {}) {
     super(message, 1, body)
   }
@@ -31,6 +33,7 @@ export class NotFoundError extends PricectlError {
 
 /** The work could not be done (store trouble, rejected rows, conflicts): exit 1. */
 export class OperationalError extends PricectlError {
+  declare readonly exitCode: 1
   constructor(message: string, body: Record<string, unknown> = {}) {
     super(message, 1, body)
   }
@@ -55,6 +58,7 @@ export class UnavailableError extends OperationalError {}
  * continues.
  */
 export class InterruptedError extends PricectlError {
+  declare readonly exitCode: 130 | 143
   constructor(message: string, signal: InterruptSignal, body: Record<string, unknown> = {}) {
     super(message, signal === 'SIGTERM' ? 143 : 130, {...body, signal})
   }

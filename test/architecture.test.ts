@@ -170,11 +170,12 @@ const isPort = (f: string) => f === 'src/store/port.ts' || f.startsWith('src/sto
 /**
  * What a file outside src/store/ may import from it: the port and its errors, opening a store
  * (src/store/db.ts; src/store/reader.ts, a worker thread's read-only store), telling a busy
- * store's error from a failure (src/store/busy.ts), and the safe writing of files beside the
- * store (src/store/output-file.ts). The db commands (commands/db/) run the store's own
+ * store's error from a failure (src/store/busy.ts) and a full disk's folder (src/store/disk-full.ts),
+ * what a --db names (src/store/url.ts), and the safe writing of files beside the store
+ * (src/store/output-file.ts). The db commands (commands/db/) run the store's own
  * operations too: backup, copy, restore, info and check.
  */
-const STORE_ENTRY_POINTS = ['src/store/db.ts', 'src/store/reader.ts', 'src/store/busy.ts', 'src/store/output-file.ts']
+const STORE_ENTRY_POINTS = ['src/store/db.ts', 'src/store/url.ts', 'src/store/reader.ts', 'src/store/busy.ts', 'src/store/disk-full.ts', 'src/store/output-file.ts']
 const STORE_OPERATIONS = ['src/store/copy.ts', 'src/store/maintenance.ts', 'src/store/restore.ts']
 
 function storeEntryAllowed(file: string, target: string): boolean {

@@ -76,14 +76,14 @@ describe('audiences', () => {
     [['--rule', 'feature plan like pro'], 'rules[0]: unknown operator "like"'],
     [['--rule', 'feature plan_level gt three'], 'rules[0].value: "gt" compares numbers: "three" is not a number'],
     [['--rule', 'country in DE', '--rule', 'country in XX'], 'rules[1].values[0]: unknown country "XX"'],
-    [['--price', 'nope=x0.5'], 'prices[0].product: unknown product "nope"'],
+    [['--price', 'nope=x0.5'], 'prices[0].product: unknown product "nope"', 1],
     [['--price', 'basic=x0'], 'prices[0].multiplier: must be above 0'],
     [['--price', 'basic=9.999:EUR'], 'prices[0].amount: 9.999 has more decimals than EUR allows (2)'],
     [['--price', 'basic=9'], '--price: expected PRODUCT=xMULTIPLIER'],
     [['--priority', 'high'], 'priority: expected a whole number, got "high"'],
-  ])('bad input %j exits 2, names field and value, writes nothing', async (args, message) => {
+  ] as [string[], string, number?][])('bad input %j exits 2 (a product that does not exist: 1), names field and value, writes nothing', async (args, message, code = 2) => {
     const r = await run(db, ['audiences', 'create', '--api-id', 'bad', '--name', 'Bad', ...args, '--json'])
-    expect(r.code).toBe(2)
+    expect(r.code).toBe(code)
     expect(r.json.success).toBe(false)
     expect(r.json.message).toContain(message)
     expect(count(db, 'audiences')).toBe(0)

@@ -82,7 +82,7 @@ export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
     if (pgSchemaVersion(pg) >= 2) loadExponentsPg(pg)
     // After the migrations, which may take longer. The client drops a connection whose statement
     // is unanswered a second past it: a half-open connection is noticed (client-worker.ts).
-    if (options.statementTimeoutMs !== undefined && urlStatementTimeout(url) === undefined) pg.exec(`SET statement_timeout = ${Math.max(0, Math.floor(options.statementTimeoutMs))}`)
+    if (options.statementTimeoutMs !== undefined && urlStatementTimeout(url) === undefined) pg.query("SELECT set_config('statement_timeout', $1, false)", [String(Math.max(0, Math.floor(options.statementTimeoutMs)))])
     return new PgStore(pg, url)
   } catch (error) {
     pg.close()
