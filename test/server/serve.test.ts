@@ -407,7 +407,7 @@ describe('pricectl serve: writes answer what the commands print', () => {
       name: 'Team monthly',
       success: true,
     })
-    const updated = await both('POST', '/v1/products/team_monthly', {base_px: 31, country_prices: [{amount: 27, country: 'FR', currency: 'EUR'}]}, ['products', 'update', 'team_monthly'])
+    const updated = await both('POST', '/v1/products/team_monthly', {base_px: 31, country_prices: [{amount: 27, country: 'FR', currency: 'EUR'}]}, ['products', 'update', 'team_monthly', '--yes'])
     expect(updated.country_prices).toEqual([{country: 'FR', currency: 'EUR', local_price: 27}])
     expect(await both('GET', '/v1/products/team_monthly', undefined, ['products', 'get', 'team_monthly'])).toEqual({...updated, message: 'product team_monthly'})
   })
