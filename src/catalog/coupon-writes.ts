@@ -87,16 +87,26 @@ function amountProblem(check: ReturnType<typeof exactnessCheck>, d: CouponDef, o
 }
 
 /** Save the coupons that differ from the stored ones, in one chunk; an identical coupon is not touched (updated_at stays). */
-function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): {inserted: string[]; unchanged: string[]; updated: string[]} {
+/** A coupon's definition without its window: what stays when only active_from / active_till move. */
+function withoutWindow(d: CouponDef): string {
+  return JSON.stringify({...d, active_from: null, active_till: null})
+}
+
+/** `moved`: the updated coupons whose only change is their window (the demo's coupons follow today). */
+function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): {inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]} {
   const unchanged: string[] = []
+  const moved: string[] = []
   const changed: CouponDef[] = []
   for (const d of defs) {
     const old = existing.get(d.api_id)
     if (old && JSON.stringify(defOf(old)) === JSON.stringify(d)) unchanged.push(d.api_id)
-    else changed.push(d)
+    else {
+      changed.push(d)
+      if (old && withoutWindow(defOf(old)) === withoutWindow(d)) moved.push(d.api_id)
+    }
   }
   const saved = store.catalog.saveCoupons(changed, isoWithOffset())
-  return {inserted: saved.inserted, unchanged, updated: saved.updated}
+  return {inserted: saved.inserted, moved, unchanged, updated: saved.updated}
 }
 
 export function createCoupon(store: StorePort, input: unknown): Coupon {
@@ -139,7 +149,7 @@ export function updateCoupon(store: StorePort, apiId: string, patch: Record<stri
 }
 
 /** Upsert complete coupons (demo): all validated first, nothing written on any failure; then one chunk. */
-export function upsertCoupons(store: StorePort, items: Item[]): {inserted: string[]; unchanged: string[]; updated: string[]} {
+export function upsertCoupons(store: StorePort, items: Item[]): {inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]} {
   const errors: RowError[] = []
   const defs: CouponDef[] = []
   const seen = new Set<string>()

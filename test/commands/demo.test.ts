@@ -82,6 +82,30 @@ describe('demo', () => {
     expect((await run(db, ['products', 'get', 'mine', '--json'])).code).toBe(0)
   })
 
+  it('loads again in a later month without --yes: its coupons only move their window; a coupon changed by hand still asks', async () => {
+    const db = tempStore()
+    const before = process.env.PRICECTL_NOW
+    try {
+      process.env.PRICECTL_NOW = '2026-03-10T12:00:00Z'
+      expect((await run(db, ['demo'])).code).toBe(0)
+      const terms = (c: Record<string, unknown>) => ({...c, active_from: null, active_till: null, created_at: null, updated_at: null})
+      const march = (await run(db, ['coupons', 'get', 'SPRING25', '--json'])).json.coupon
+      process.env.PRICECTL_NOW = '2026-05-10T12:00:00Z'
+      const may = await run(db, ['demo', '--json'])
+      expect(may.code, may.stdout).toBe(0)
+      const moved = (await run(db, ['coupons', 'get', 'SPRING25', '--json'])).json.coupon
+      expect(moved.active_from).not.toEqual(march.active_from)
+      expect(terms(moved)).toEqual(terms(march))
+      expect((await run(db, ['coupons', 'update', 'SPRING25', '--name', 'Spring Sale (ours)', '--yes'])).code).toBe(0)
+      const changed = await run(db, ['demo', '--json'])
+      expect(changed.code).toBe(2)
+      expect(changed.json.message).toContain('SPRING25')
+    } finally {
+      if (before === undefined) delete process.env.PRICECTL_NOW
+      else process.env.PRICECTL_NOW = before
+    }
+  })
+
   it('names the demo rows it would overwrite in a changed demo store', async () => {
     const db = tempStore()
     await run(db, ['demo'])
