@@ -290,6 +290,13 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect([b.lockWriteRetries, b.lostClaimRetries]).toEqual([0, 0])
   })
 
+  /** Another server's price request claims `user`'s new lock (in KW) in a transaction of its own. */
+  const claimElsewhere = (b: PgStore, user: string) =>
+    b.transaction(() => {
+      b.pricing.loadLocks([user])
+      b.pricing.saveQuotes([lock(user, {country: 'KW'})])
+    }, {locksOnly: true, write: true})
+
   it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', () => {
     const d = database()
     const a = open(d.url) as PgStore
@@ -299,10 +306,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     try {
       a.transaction(() => {
         expect(a.pricing.loadLocks(['hal'])).toEqual([undefined])
-        b.transaction(() => {
-          b.pricing.loadLocks(['hal'])
-          b.pricing.saveQuotes([lock('hal', {country: 'KW'})])
-        }, {locksOnly: true, write: true})
+        claimElsewhere(b, 'hal')
         a.pricing.saveQuotes([lock('hal', {country: 'US'})])
         a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'hal'}])
       }, {write: true})
@@ -320,12 +324,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     a.transaction(() => {
       const [ivy, jo] = a.pricing.loadLocks(['ivy', 'jo'])
       seen.push(jo?.country)
-      if (seen.length === 2) {
-        b.transaction(() => {
-          b.pricing.loadLocks(['jo'])
-          b.pricing.saveQuotes([lock('jo', {country: 'KW'})])
-        }, {locksOnly: true, write: true})
-      }
+      if (seen.length === 2) claimElsewhere(b, 'jo')
       a.pricing.saveQuotes([{...ivy!, country: 'FR'}, ...(jo ? [] : [lock('jo', {country: 'US'})])])
     }, {locksOnly: true, write: true})
     // Locks only, then with the write lock (ivy changes) losing jo, then again finding it.
@@ -348,10 +347,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
             throw new Error('this request fails after its lock was written')
           }),
         ).toThrow('this request fails')
-        b.transaction(() => {
-          b.pricing.loadLocks(['max'])
-          b.pricing.saveQuotes([lock('max', {country: 'KW'})])
-        }, {locksOnly: true, write: true})
+        claimElsewhere(b, 'max')
         a.pricing.saveQuotes([lock('max', {country: 'US'})])
       }, {write: true})
     } catch (error) {
