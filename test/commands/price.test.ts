@@ -230,27 +230,27 @@ describe('price --input', () => {
     expect(r.stderr).toContain('line 2: malformed JSON')
   })
 
-  it('reads CSV requests and writes CSV results', async () => {
+  /** `price --input` of this CSV on a store with the catalog, CSV out: the run and its output rows. */
+  async function csvBatch(text: string): Promise<{r: Awaited<ReturnType<typeof run>>; rows: string[]}> {
     const db = tempStore()
     await createProducts(db, CATALOG)
     const file = join(dirname(db), 'requests.csv')
-    writeFileSync(file, 'user_id,products,country,integrations\nx,pro_monthly;lifetime,JP,gateway_a\n')
+    writeFileSync(file, text)
     const r = await run(db, ['price', '--input', file, '--output', 'csv'])
+    return {r, rows: r.stdout.trim().split('\n')}
+  }
+
+  it('reads CSV requests and writes CSV results', async () => {
+    const {r, rows} = await csvBatch('user_id,products,country,integrations\nx,pro_monthly;lifetime,JP,gateway_a\n')
     expect(r.code).toBe(0)
-    const rows = r.stdout.trim().split('\n')
     expect(rows[0]).toBe('line,user_id,country,currency,product,price,price_usd,display_price,interval,interval_count,experiment_id,arm_id,error')
     expect(rows[1]).toMatch(/^2,x,JP,JPY,pro_monthly,1200,/)
     expect(rows[2]).toMatch(/^2,x,JP,JPY,lifetime,/)
   })
 
   it('refuses a CSV row with more cells than its header, by line, and prices the others', async () => {
-    const db = tempStore()
-    await createProducts(db, CATALOG)
-    const file = join(dirname(db), 'requests.csv')
-    writeFileSync(file, 'user_id,country,products\nc7,DE,pro_monthly\nc8,DE,pro_monthly,pro_yearly\nc9,DE,"pro_monthly;pro_yearly"\n')
-    const r = await run(db, ['price', '--input', file, '--output', 'csv'])
+    const {r, rows} = await csvBatch('user_id,country,products\nc7,DE,pro_monthly\nc8,DE,pro_monthly,pro_yearly\nc9,DE,"pro_monthly;pro_yearly"\n')
     expect(r.code).toBe(1)
-    const rows = r.stdout.trim().split('\n')
     expect(rows.filter((x) => x.startsWith('2,c7,DE,EUR,pro_monthly,'))).toHaveLength(1)
     expect(rows.filter((x) => x.startsWith('4,c9,DE,EUR,'))).toHaveLength(2)
     const refused = rows.find((x) => x.startsWith('3,'))
