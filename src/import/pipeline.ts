@@ -38,6 +38,9 @@ export const WORKER_YOUNG_GENERATION_MB = 32
  */
 export const IN_THREAD_MAX_BYTES = 1024 * 1024
 
+/** How long an import waits for its reader thread to stop when asked before terminating it. */
+const STOP_WAIT_MS = 5000
+
 type Reader = {
   close(): Promise<void>
   on(event: 'error' | 'exit' | 'message', listener: (value: any) => void): unknown
@@ -56,10 +59,18 @@ function readerWorker(input: WorkerInput): Reader {
     workerData: input,
   })
   let exited = false
-  worker.on('exit', () => (exited = true))
+  const exit = new Promise<void>((resolve) => worker.once('exit', resolve)).then(() => {
+    exited = true
+  })
   return {
     close: async () => {
-      if (!exited) await worker.terminate()
+      if (exited) return
+      // Asked, not terminated: see reader-worker.ts. A reader that does not stop within
+      // STOP_WAIT_MS (it never should: it handles messages between reads) is terminated.
+      worker.postMessage({type: 'stop'} satisfies MainMessage)
+      const late = setTimeout(() => void worker.terminate(), STOP_WAIT_MS)
+      await exit
+      clearTimeout(late)
     },
     on: (event, listener) => worker.on(event, listener),
     postMessage: (m) => worker.postMessage(m),

@@ -71,7 +71,7 @@ export type WorkerMessage = ProgressMessage | StagedMessage | {bytes: number; ty
  * store, a request to checkpoint the WAL (run when this thread would otherwise wait;
  * ImportCheckpoints).
  */
-export type MainMessage = {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'}
+export type MainMessage = {fallbackProductId: null | number; layout: Preset; type: 'layout'} | {stage: number; type: 'free'} | {type: 'checkpoint'} | {type: 'stop'}
 
 /** The largest record an export row may be; larger is a broken file, not a payment. */
 export const MAX_RECORD_CHARS = 1024 * 1024
@@ -182,6 +182,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       layoutReady?.(m)
       return
     }
+    if (m.type === 'stop') return
     if (m.type === 'free') stageFree[m.stage] = true
     else checkpointWanted = true
     const w = wake

@@ -333,6 +333,44 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(a.pricing.loadLocks(['ivy', 'jo']).map((l) => l?.country)).toEqual(['FR', 'KW'])
   })
 
+  it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', () => {
+    const d = database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    // 30 users, more runs than the limit on runs that make no progress: each run of a's group
+    // loses the claim of the next user to b, and the next run finds that lock stored.
+    const users = Array.from({length: 30}, (_, i) => `grp-${i}`)
+    let runs = 0
+    a.transaction(() => {
+      const found = a.pricing.loadLocks(users)
+      const absent = users.filter((_, i) => !found[i])
+      runs++
+      if (absent.length > 0) claimElsewhere(b, absent[0])
+      a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
+    }, {locksOnly: true, write: true})
+    expect(runs).toBe(31)
+    expect(a.lostClaimRetries).toBe(30)
+    expect(new Set(a.pricing.loadLocks(users).map((l) => l?.country))).toEqual(new Set(['KW']))
+
+    // Losing the same key again and again (a lock deleted and made anew by another writer every
+    // run) is no progress: busy after 20 runs.
+    let failed: unknown
+    runs = 0
+    try {
+      a.transaction(() => {
+        runs++
+        b.transaction(() => b.pricing.deleteLocks(['same']), {write: true})
+        a.pricing.loadLocks(['same'])
+        claimElsewhere(b, 'same')
+        a.pricing.saveQuotes([lock('same', {country: 'US'})])
+      }, {locksOnly: true, write: true})
+    } catch (error) {
+      failed = error
+    }
+    expect((failed as PgError).code).toBe('40001')
+    expect(runs).toBe(21)
+  })
+
   it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', () => {
     const d = database()
     const a = open(d.url) as PgStore

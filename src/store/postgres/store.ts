@@ -70,9 +70,11 @@ export class LostClaim extends Error {
 }
 
 /**
- * How many times a lock-writing transaction runs again after lost claims before it fails
- * busy: each run that loses finds the winners' locks stored and reuses them, so a run loses
- * only to locks made since its own read (in practice once, rarely twice).
+ * How many runs in a row a lock-writing transaction may lose claims of keys it already lost
+ * before it fails busy. A run that loses a key not lost before made progress and always runs
+ * again: it finds the winners' locks stored and reuses them, and a lock, once made, stays, so
+ * a transaction runs at most once per key it claims. A batch group of thousands of new users
+ * that servers are pricing at the same time may lose dozens of runs that way, each to new keys.
  */
 const LOST_CLAIM_RUNS = 20
 
@@ -204,15 +206,21 @@ export class PgStore implements StorePort {
       // Without the write lock; a lost claim runs again so (its read finds the lock that won),
       // what needs more than new locks runs again with the write lock.
       let mode: 'locks' | 'write' = 'locks'
-      for (let lost = 0; ; ) {
+      const lostKeys = new Set<string>()
+      for (let stalled = 0; ; ) {
         try {
           return this.run(fn, mode, this.lockWait)
         } catch (error) {
           if (error instanceof NeedsWriteLock && mode === 'locks') {
             this.lockWriteRetries++
             mode = 'write'
-          } else if (error instanceof LostClaim && ++lost < LOST_CLAIM_RUNS) this.lostClaimRetries++
-          else throw error
+          } else if (error instanceof LostClaim) {
+            const before = lostKeys.size
+            for (const key of error.keys) lostKeys.add(key)
+            stalled = lostKeys.size > before ? 0 : stalled + 1
+            if (stalled >= LOST_CLAIM_RUNS) throw error
+            this.lostClaimRetries++
+          } else throw error
         }
       }
     }
