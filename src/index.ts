@@ -101,7 +101,7 @@ export type PriceCallOptions = {
  * `override: true`). Throws InvalidInputError for a bad request.
  */
 export async function price(store: Store, request: PriceRequest, options: PriceCallOptions = {}): Promise<PriceResult> {
-  const ctx = new PricingContext(openedPort(store), {geoipDb: options.geoipDb})
+  const ctx = PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
   return calculatePrice(ctx, request)
 }
 
@@ -139,7 +139,7 @@ export async function priceMany(store: Store, requests: AsyncIterable<PriceReque
   if (requests === null || typeof requests !== 'object' || !(Symbol.iterator in requests || Symbol.asyncIterator in requests)) {
     throw new InvalidInputError('priceMany: expected an array or (async) iterable of price requests')
   }
-  const ctx = new PricingContext(openedPort(store), {geoipDb: options.geoipDb})
+  const ctx = PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
   const results: PriceOutcome[] = []
   const {onResult} = options
   // Outcomes come inside the store transaction of their group: handed on after it commits,

@@ -127,7 +127,7 @@ const HANDLE_USES = [/\bsqliteHandle\b/, /\bstoreOfHandle\b/, /\.db\.prepare\b/]
 describe('the storage port holds the handle', () => {
   it('recognises a reach for the handle (a blind detector would pass the tests below)', () => {
     expect(HANDLE_USES.some((p) => p.test('const rows = this.store.db.prepare(sql).all()'))).toBe(true)
-    expect(HANDLE_USES.some((p) => p.test('new PricingContext(storeOfHandle(db))'))).toBe(true)
+    expect(HANDLE_USES.some((p) => p.test('PricingContext.open(storeOfHandle(db))'))).toBe(true)
     expect(HANDLE_USES.some((p) => p.test('store.catalog.storeContents()'))).toBe(false)
     expect(sources.find((s) => s.file === 'src/store/db.ts')!.imports.some((i) => i.target.startsWith('src/store/sqlite/'))).toBe(true)
   })

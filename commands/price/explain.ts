@@ -30,7 +30,7 @@ writes nothing (no lock is created or changed).`
 
   async run() {
     const steps: ExplainStep[] = []
-    const ctx = new PricingContext(this.store, {geoipDb: this.flags['geoip-db']})
+    const ctx = PricingContext.open(this.store, {geoipDb: this.flags['geoip-db']})
     const result = await calculatePrice(ctx, requestFromFlags(this.flags), {dryRun: true, trace: steps})
     if (!this.jsonEnabled()) {
       this.log(table(steps, [

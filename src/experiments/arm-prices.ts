@@ -34,7 +34,7 @@ export function pctChange(beforeMinor: number, afterMinor: number): null | numbe
 export function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): ArmQuote[] {
   const products = options.products ?? e.products.map((p) => p.api_id)
   const quote = (force: boolean) => {
-    const ctx = options.ctx ?? new PricingContext(store)
+    const ctx = options.ctx ?? PricingContext.open(store)
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {
       return calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})

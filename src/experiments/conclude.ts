@@ -89,7 +89,7 @@ export function concludeExperiment(store: StorePort, id: number, armText: string
     return store.transaction(
       () => {
         const now = nowIso()
-        const ctx = new PricingContext(store)
+        const ctx = PricingContext.open(store)
         const countries = [...new Set([...previewCountries(ctx), ...e.countries])].sort()
         const before = previewPrices(store, {countries, products})
         // The arm's prices, all read before anything is written.

@@ -36,7 +36,7 @@ export function experimentResults(store: StorePort, id: number, options: {draws?
   const draws = options.draws ?? DEFAULT_DRAWS
   const seed = options.seed ?? e.seed
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)
-  const ctx = new PricingContext(store)
+  const ctx = PricingContext.open(store)
   const country = exampleCountry(ctx, e)
   const arms = o.map((x, i) => {
     const [lo, hi] = conversionInterval(x)

@@ -188,7 +188,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
     const exp = createExperiment(store, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
     startExperiment(store, exp.id)
     experiments[policy] = exp.id
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     if (!probes) {
       probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
       bestIndex = bestArm(probes)

@@ -156,7 +156,7 @@ export class ImportProducts {
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
     if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
     const {PricingContext, calculatePriceSync, previewCountries} = engine
-    this.ctx ??= new PricingContext(this.store)
+    this.ctx ??= PricingContext.open(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)
     const settings = isGateway(this.origin) ? gatewaySettings(this.store, this.origin) : undefined

@@ -226,7 +226,6 @@ export function batchPricer(
   const summary: BatchSummary = {failed: 0, priced: 0, read: 0}
   // A bigger page cache and fewer WAL checkpoints while the batch writes (SQLite).
   ctx.store.pricing.expectBulk()
-  ctx.primeCatalog()
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined

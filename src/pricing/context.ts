@@ -1,6 +1,7 @@
 import {isoDay, nowSeconds} from '../clock.js'
 import {convertMinor} from '../currency.js'
 import {describeRate, type FxRate, rateContext, ratesOn, rateText} from '../fx/rates.js'
+import type {GatewayId} from '../domain.js'
 import type {StorePort} from '../store/port.js'
 import {DEFAULT_COUNTRY_SETTING, FALLBACK_COUNTRY} from '../settings.js'
 import {Coupons} from './coupons.js'
@@ -9,10 +10,11 @@ import * as display from './display.js'
 import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway-tables.js'
 import {type Constraint, type Move, representablePrice} from '../money/representable.js'
 import {GATEWAYS} from '../schemas/no-zod.js'
-import {gatewayConstraint, type GatewayPrice, gatewayPrice, gatewaySettings, isGateway, ruleOverrides} from './gateways.js'
+import {gatewayConstraint, type GatewayPrice, gatewayPrice, type GatewaySettings, gatewaySettingsMap, isGateway, ruleOverrides} from './gateways.js'
+import {InvalidInputError} from '../errors.js'
 import {type LockedProduct, QuoteChunk} from './locks.js'
 import type {ProductPrice} from '../schemas/price.js'
-import {applyRounding, ruleFor, ruleResolver} from './rounding.js'
+import {applyRounding, type RuleChoice, ruleResolver} from './rounding.js'
 import {Segments} from './segments.js'
 import type {PricedProduct, PricingServices} from './types.js'
 import {ValueCache} from './value-cache.js'
@@ -35,22 +37,31 @@ export class BoundedCache<K, V> extends Map<K, V> {
 export type {PricedProduct} from './types.js'
 
 /**
- * Everything one process needs to price requests, read once from the store and cached:
- * a batch of 100,000 requests must not re-read the catalog per request.
- * The catalog is assumed not to change while a context lives (one command run).
+ * Everything one process needs to price requests, read from the store before the first
+ * request (PricingContext.open: the catalog and its configuration, audiences, packages,
+ * coupons, campaigns and experiments, today's rates) so that the calculation itself reads
+ * memory only; what a chunk of requests adds (its locks and users) is read per chunk
+ * (QuoteChunk). A batch of 100,000 requests does not re-read the catalog per request, and
+ * an asynchronous store needs one await before a chunk, none inside the calculation.
+ * The catalog is assumed not to change while a context lives (one command run; the server
+ * builds a new context when the catalog version moves).
  */
 export class PricingContext implements PricingServices {
   readonly store: StorePort
   readonly geoipDb?: string
-  private products = new Map<string, PricedProduct | null>()
-  private productsById = new Map<number, PricedProduct | null>()
-  private rates?: Map<string, FxRate>
+  private products = new Map<string, PricedProduct>()
+  private productsById = new Map<number, PricedProduct>()
+  private rates = new Map<string, FxRate>()
   /** UTC day number the rates were read for. */
-  private ratesDay?: number
-  private _defaultCountry?: string
-  private rules = new Map<string, ReturnType<typeof ruleFor>>()
-  private factors = new Map<string, number | undefined>()
-  private gateways = new Map<string, ReturnType<typeof gatewaySettings>>()
+  private ratesDay = 0
+  private _defaultCountry = FALLBACK_COUNTRY
+  private rules = new Map<string, RuleChoice>()
+  private ruleOfCurrency: (currency: string) => RuleChoice = () => {
+    throw new Error('PricingContext.open() loads the rounding rules before a price')
+  }
+  private factors = new Map<string, number>()
+  private gateways = {} as Record<GatewayId, GatewaySettings>
+  private overrides = new Map<string, RuleOverride>()
   private geo?: typeof import('../geo/geoip.js')
   readonly segments: Segments
   readonly coupons: Coupons
@@ -64,14 +75,46 @@ export class PricingContext implements PricingServices {
   /** The locks and user countries of the chunk of requests being priced (a single price: a chunk of one). */
   readonly chunk: QuoteChunk
 
-  constructor(store: StorePort, options: {geoipDb?: string} = {}) {
+  /** A context with everything read that a price needs (see the class). */
+  static open(store: StorePort, options: {geoipDb?: string} = {}): PricingContext {
+    const ctx = new PricingContext(store, options)
+    ctx.load()
+    return ctx
+  }
+
+  private constructor(store: StorePort, options: {geoipDb?: string}) {
     this.store = store
     this.geoipDb = options.geoipDb
     this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly))
     // The layers read rates, rounding rules and display helpers through this context.
-    this.segments = new Segments(store, this)
-    this.coupons = new Coupons(store, this)
+    this.segments = new Segments(this)
+    this.coupons = new Coupons(this)
     this.experiments = new Experiments(store, this)
+  }
+
+  /**
+   * Read what pricing needs, a query or two per table: the whole catalog (a single price
+   * meets one product, but reading a few hundred rows costs less than a round trip per
+   * product and rule on a networked store), every factor, rule, gateway setting and
+   * override, today's rates, the default country, and what the layers read.
+   */
+  private load(): void {
+    const store = this.store
+    for (const row of store.pricing.catalogSnapshot()) {
+      const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
+      this.products.set(row.api_id, p)
+      this.productsById.set(p.id, p)
+    }
+    for (const f of store.config.localizationFactors()) this.factors.set(f.country, f.factor)
+    this.ruleOfCurrency = ruleResolver(store)
+    this.gateways = gatewaySettingsMap(store)
+    this.overrides = ruleOverrides(store)
+    this.ratesDay = Math.floor(nowSeconds() / 86_400)
+    this.rates = ratesOn(store, undefined, isoDay(this.ratesDay * 86_400))
+    this._defaultCountry = store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
+    this.segments.load(store.segments.listAudiences(), store.segments.listPackages())
+    this.coupons.load(store)
+    this.experiments.load()
   }
 
   /** Load what a request needs asynchronously: the geolocation module, only when it carries an IP. */
@@ -98,43 +141,25 @@ export class PricingContext implements PricingServices {
   }
 
   localizationFactor(country: string): number | undefined {
-    if (!this.factors.has(country)) this.factors.set(country, this.configPrimed ? undefined : this.store.config.localizationFactor(country))
     return this.factors.get(country)
-  }
-
-  /** primeConfig() ran: every stored factor and rule is known, so a miss is "none stored". */
-  private configPrimed?: (currency: string) => ReturnType<typeof ruleFor>
-
-  /**
-   * Read every localization factor and rounding rule in one query each, for pricing every
-   * country (a price-impact snapshot): one query per country and currency otherwise.
-   */
-  primeConfig(): void {
-    if (this.configPrimed) return
-    for (const f of this.store.config.localizationFactors()) if (!this.factors.has(f.country)) this.factors.set(f.country, f.factor)
-    this.configPrimed = ruleResolver(this.store)
   }
 
   /** Apply the currency's rounding rule (stored, else built-in default). */
   round(amountMinor: number, currency: string): {minor: number; rule: string; source: string} {
     let r = this.rules.get(currency)
     if (!r) {
-      r = this.configPrimed ? this.configPrimed(currency) : ruleFor(this.store, currency)
+      r = this.ruleOfCurrency(currency)
       this.rules.set(currency, r)
     }
     return {minor: applyRounding(r.rule, amountMinor, currency), rule: r.text, source: r.source}
   }
 
   private gatewayPrices = new BoundedCache<string, GatewayPrice>(20_000)
-  private overrides?: Map<string, RuleOverride>
 
-  private settingsOf(gateway: string): ReturnType<typeof gatewaySettings> {
-    let settings = this.gateways.get(gateway)
-    if (!settings) {
-      settings = gatewaySettings(this.store, gateway)
-      this.gateways.set(gateway, settings)
-    }
-    return settings
+  /** A gateway's settings (stored, else the default); an unknown gateway id is an input error. */
+  private settingsOf(gateway: string): GatewaySettings {
+    if (!isGateway(gateway)) throw new InvalidInputError(`unknown gateway ${JSON.stringify(gateway)} (expected one of ${GATEWAYS.join(', ')})`)
+    return this.gateways[gateway]
   }
 
   /** A gateway's rule for a currency: the store's override, else its shipped table. */
@@ -142,7 +167,6 @@ export class PricingContext implements PricingServices {
     const key = `${gateway}|${currency}`
     let rule = this.resolvedRules.get(key)
     if (rule === undefined) {
-      this.overrides ??= ruleOverrides(this.store)
       const g = this.settingsOf(gateway).gateway
       rule = gatewayRule(g, currency, this.overrides.get(`${g}|${currency}`))
       this.resolvedRules.set(key, rule)
@@ -239,46 +263,19 @@ export class PricingContext implements PricingServices {
     symbol: (currency: string, country: string) => display.currencySymbol(currency, country),
   }
 
-  /** Read the whole catalog in one call (a batch meets many products; a single price reads only its own). */
-  primeCatalog(): void {
-    for (const row of this.store.pricing.catalogSnapshot()) {
-      if (this.products.has(row.api_id)) continue
-      const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
-      this.products.set(row.api_id, p)
-      this.productsById.set(p.id, p)
-    }
-  }
-
   product(apiId: string): PricedProduct | undefined {
-    let p = this.products.get(apiId)
-    if (p === undefined) {
-      const row = this.store.pricing.product(apiId)
-      p = row ? {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))} : null
-      this.products.set(apiId, p)
-      if (p) this.productsById.set(p.id, p)
-    }
-    return p ?? undefined
+    return this.products.get(apiId)
   }
 
   productById(id: number): PricedProduct | undefined {
-    if (!this.productsById.has(id)) {
-      const apiId = this.store.pricing.productApiId(id)
-      if (apiId === undefined) this.productsById.set(id, null)
-      else this.product(apiId)
-    }
-    return this.productsById.get(id) ?? undefined
+    return this.productsById.get(id)
   }
 
   /**
    * The rate (units per USD) a currency is priced at today: operator rates before the
-   * bundled snapshot, none dated after today (src/fx/rates.ts). Read for every currency
-   * in one query, once per context.
+   * bundled snapshot, none dated after today (src/fx/rates.ts).
    */
   rate(currency: string): FxRate | undefined {
-    if (!this.rates) {
-      this.ratesDay = Math.floor(nowSeconds() / 86_400)
-      this.rates = ratesOn(this.store, undefined, isoDay(this.ratesDay * 86_400))
-    }
     return this.rates.get(currency)
   }
 
@@ -287,7 +284,7 @@ export class PricingContext implements PricingServices {
    * server's) is then replaced, so a rate scheduled for today is used from today on.
    */
   ratesStale(): boolean {
-    return this.ratesDay !== undefined && this.ratesDay !== Math.floor(nowSeconds() / 86_400)
+    return this.ratesDay !== Math.floor(nowSeconds() / 86_400)
   }
 
   /** For `price explain`: a currency's rate today with its date and source, as a conversion note names it. */
@@ -310,7 +307,6 @@ export class PricingContext implements PricingServices {
   }
 
   get defaultCountry(): string {
-    this._defaultCountry ??= this.store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
     return this._defaultCountry
   }
 }

@@ -1,6 +1,6 @@
 import type {z} from 'zod'
 
-import {type Coupon, getCoupon, inWindow} from '../catalog/coupons.js'
+import {type Coupon, inWindow, listCoupons} from '../catalog/coupons.js'
 import {nowSeconds} from '../clock.js'
 import {convertMinor, fromMinor} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
@@ -69,27 +69,25 @@ type Candidate = {campaign: Campaign | null; coupon: Coupon; exactMinor: number;
  * coupon block carries the price after it.
  */
 export class Coupons {
-  private readonly store: StorePort
   private readonly ctx: PricingServices
-  private readonly coupons = new Map<string, Coupon | null>()
-  private campaignList?: Campaign[]
+  private coupons = new Map<string, Coupon>()
+  private campaignList: Campaign[] = []
 
-  constructor(store: StorePort, ctx: PricingServices) {
-    this.store = store
+  constructor(ctx: PricingServices) {
     this.ctx = ctx
   }
 
+  /** Every coupon and campaign, read once per context (by PricingContext). */
+  load(store: StorePort): void {
+    this.coupons = new Map(listCoupons(store).map((c) => [c.api_id, c]))
+    this.campaignList = listCampaigns(store)
+  }
+
   private coupon(apiId: string): Coupon | undefined {
-    let c = this.coupons.get(apiId)
-    if (c === undefined) {
-      c = getCoupon(this.store, apiId) ?? null
-      this.coupons.set(apiId, c)
-    }
-    return c ?? undefined
+    return this.coupons.get(apiId)
   }
 
   private campaigns(): Campaign[] {
-    this.campaignList ??= listCampaigns(this.store)
     return this.campaignList
   }
 

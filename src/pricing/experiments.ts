@@ -72,8 +72,8 @@ export class Experiments {
   /** The experiments repository, taken on first use (a context that never meets an experiment prepares none of its statements). */
   private experiments?: ExperimentsRepository
   private readonly pricing?: ExperimentPricing
-  private running?: Loaded[]
-  private readonly byId = new Map<number, Loaded | null>()
+  private running: Loaded[] = []
+  private readonly byId = new Map<number, Loaded>()
   private readonly posteriors = new Map<number, Posteriors>()
   /** How long cached posteriors are trusted before the store is read again. */
   posteriorTtlMs = 10_000
@@ -216,6 +216,15 @@ export class Experiments {
     }
   }
 
+  /** Every experiment, read once per context (by PricingContext): the running ones target requests, any one may be forced. */
+  load(): void {
+    for (const e of this.repo.list()) {
+      const l = load(e)
+      this.byId.set(e.id, l)
+      if (e.status === 'running') this.running.push(l)
+    }
+  }
+
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
   adoptExposure(lock: Lock, ip: string): void {
     if (lock.experiment_id === 0 || !lock.user_id) return
@@ -228,19 +237,11 @@ export class Experiments {
   }
 
   private runningExperiments(): Loaded[] {
-    if (!this.running) {
-      this.running = this.repo.list('running').map((e) => load(e))
-      for (const l of this.running) this.byId.set(l.exp.id, l)
-    }
     return this.running
   }
 
   private experiment(id: number): Loaded | undefined {
-    if (!this.byId.has(id)) {
-      const e = this.repo.get([id])[0]
-      this.byId.set(id, e ? load(e) : null)
-    }
-    return this.byId.get(id) ?? undefined
+    return this.byId.get(id)
   }
 
   /**

@@ -175,9 +175,7 @@ function namedCountries(store: StorePort, ctx: PricingContext, products: string[
  * are priced once per currency and the row copied, with the country's own display format.
  */
 export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Snapshot {
-  const ctx = new PricingContext(store)
-  // Every country and currency is priced: their factors and rounding rules in one query each.
-  ctx.primeConfig()
+  const ctx = PricingContext.open(store)
   const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : store.pricing.productApiIds()
   const named = namedCountries(store, ctx, products)
   const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(ctx), ...named])].sort()

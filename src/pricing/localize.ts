@@ -42,7 +42,7 @@ export function localizeProduct(store: StorePort, apiId: string, options: {count
     if (missing.length) throw new InvalidInputError(`no localization factor for ${missing.join(', ')} (see "pricectl localization list")`)
     factors = factors.filter((f) => wanted.has(f.country))
   }
-  const ctx = new PricingContext(store)
+  const ctx = PricingContext.open(store)
   const existing = new Map(product.country_prices.map((cp) => [cp.country, cp]))
   const changes: LocalizeChange[] = []
   const skipped: LocalizeResult['skipped'] = []

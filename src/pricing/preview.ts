@@ -23,7 +23,7 @@ const PREVIEW_USER = 'pricectl-preview'
  * experiment arm), computed as `price` would but without writing a lock.
  */
 export function pricePreview(store: StorePort, products: string[], countries: string[]): PreviewRow[] {
-  const ctx = new PricingContext(store)
+  const ctx = PricingContext.open(store)
   return countries.map((country) => {
     const r = calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
@@ -101,7 +101,7 @@ function previewArms(store: StorePort, experiment: number | undefined, wanted: s
  * country, audience, arm. Writes nothing.
  */
 export function previewPrices(store: StorePort, options: PreviewOptions = {}): Row[] {
-  const ctx = new PricingContext(store)
+  const ctx = PricingContext.open(store)
   const {armIds, experimentId, products: armProducts} = previewArms(store, options.experiment, options.arms)
   // An experiment's preview defaults to the products it prices.
   const products = options.products?.length ? [...new Set(options.products)] : (armProducts ?? store.pricing.productApiIds())

@@ -4,7 +4,6 @@ import type {Audience} from '../segments/audiences.js'
 import {isSegmented, packageSegment} from '../segments/common.js'
 import type {Package} from '../segments/packages.js'
 import {explainRule, type FeatureValues, ruleMatches, ruleText} from '../segments/rules.js'
-import type {StorePort} from '../store/port.js'
 import type {PricedProduct, PricingServices, Trace} from './types.js'
 
 export type AudienceRef = {api_id: string; name: string}
@@ -16,14 +15,14 @@ type PriceEntry = {amountMinor: null | number; currency: null | string; multipli
 
 /**
  * Audience and package layers (DESIGN steps 4 and 5). Audiences, their prices and the
- * packages are read once per context: a batch of requests must not re-read them.
+ * packages are read once per context (load(), by PricingContext): a batch of requests must
+ * not re-read them.
  */
 export class Segments {
-  private readonly store: StorePort
   private readonly ctx: PricingServices
-  private audienceList?: LoadedAudience[]
-  private priceMaps?: Map<string, Map<number, PriceEntry>>
-  private packageList?: Package[]
+  private audienceList: LoadedAudience[] = []
+  private priceMaps = new Map<string, Map<number, PriceEntry>>()
+  private packageList: Package[] = []
 
   /** Price every request as this audience (api_id; 'default' for none): lock-free previews only (`price preview --audience`). */
   force?: string
@@ -33,17 +32,18 @@ export class Segments {
     return this.loadAudiences().map((a) => a.api_id)
   }
 
-  constructor(store: StorePort, ctx: PricingServices) {
-    this.store = store
+  constructor(ctx: PricingServices) {
     this.ctx = ctx
   }
 
+  /** Every audience (highest priority first, their prices included) and every package, as the store lists them. */
+  load(audiences: readonly Audience[], packages: readonly Package[]): void {
+    this.audienceList = audiences.map((a) => ({...a, ref: {api_id: a.api_id, name: a.name}}))
+    this.priceMaps = new Map(audiences.map((a) => [a.api_id, new Map(a.prices.map((p) => [p.product_id, {amountMinor: p.amount_minor, currency: p.currency, multiplier: p.multiplier}]))]))
+    this.packageList = [...packages]
+  }
+
   private loadAudiences(): LoadedAudience[] {
-    if (!this.audienceList) {
-      const all = this.store.segments.listAudiences()
-      this.audienceList = all.map((a) => ({...a, ref: {api_id: a.api_id, name: a.name}}))
-      this.priceMaps = new Map(all.map((a) => [a.api_id, new Map(a.prices.map((p) => [p.product_id, {amountMinor: p.amount_minor, currency: p.currency, multiplier: p.multiplier}]))]))
-    }
     return this.audienceList
   }
 
@@ -102,7 +102,7 @@ export class Segments {
     if (audienceId === DEFAULT_AUDIENCE.api_id) return undefined
     this.loadAudiences()
     const step = `price ${product.api_id}`
-    const entry = this.priceMaps!.get(audienceId)?.get(product.id)
+    const entry = this.priceMaps.get(audienceId)?.get(product.id)
     if (!entry) {
       trace?.push({detail: `audience ${audienceId} has no price for ${product.api_id}`, outcome: 'skipped', step})
       return undefined
@@ -137,7 +137,6 @@ export class Segments {
   }
 
   private loadPackages(): Package[] {
-    this.packageList ??= this.store.segments.listPackages()
     return this.packageList
   }
 

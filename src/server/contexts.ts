@@ -22,7 +22,7 @@ export class PricingContexts {
   /** The context; `version` is the store's catalogVersion() when the caller has just read it (the server does, once per request). */
   current(version = this.store.pricing.catalogVersion()): PricingContext {
     if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
-      this.ctx = new PricingContext(this.store, {geoipDb: this.options.geoipDb})
+      this.ctx = PricingContext.open(this.store, {geoipDb: this.options.geoipDb})
       this.version = version
       this.builds++
     }

@@ -32,7 +32,7 @@ describe('Experiments.assign', () => {
     const e = createExperiment(store, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
     expect(e.audience).toBe('students')
     startExperiment(store, e.id)
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     const trace: {detail: string}[] = []
     expect(ctx.experiments.assign(input('a'), trace as never)).toBeUndefined()
     expect(trace.map((t) => t.detail)).toContain('experiment 1: targets audience students, not default')
@@ -46,14 +46,14 @@ describe('Experiments.assign', () => {
     const db = store.db
     const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
     startExperiment(store, e.id)
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     const counts: Record<string, number> = {}
     for (let i = 0; i < 3000; i++) {
       const a = ctx.experiments.assign(input(`v${i}`), undefined)!
       counts[a.arm_id] = (counts[a.arm_id] ?? 0) + 1
     }
     for (const n of Object.values(counts)) expect(Math.abs(n - 1000)).toBeLessThan(120)
-    const again = new PricingContext(store)
+    const again = PricingContext.open(store)
     for (let i = 0; i < 50; i++) expect(again.experiments.assign(input(`v${i}`), undefined)).toEqual(ctx.experiments.assign(input(`v${i}`), undefined))
   })
 
@@ -68,7 +68,7 @@ describe('Experiments.assign', () => {
         insert.run(e.id, `cheap-${i}`, '1')
       }
     })()
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     const share = (prefix: string) => {
       let cheap = 0
       for (let i = 0; i < 1000; i++) if (ctx.experiments.assign(input(`${prefix}${i}`), undefined)!.arm_id === 1) cheap++

@@ -21,7 +21,7 @@ describe('attribution of conversions to arms', () => {
     const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'attribution', products: ['pro_monthly', 'pro_yearly'], seed: 5})
     id = e.id
     startExperiment(store, id)
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     for (const u of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']) {
       const q = await calculatePrice(ctx, {country: 'US', products: ['pro_monthly'], user_id: u})
       armOf[u] = String(q.variants.arm_id)
@@ -96,7 +96,7 @@ describe('attribution of conversions to arms', () => {
   })
 
   it('an anonymous visitor converts once a user adopts the lock; the exposure follows the user', async () => {
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     const anon = await calculatePrice(ctx, {country: 'US', ip: '8.8.4.4', products: ['pro_monthly']})
     expect(anon.variants.experiment_id).toBe(id)
     expect(total().visitors).toBe(7)

@@ -114,7 +114,7 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
           }
           startExperiment(store, exp.id)
           previous = exp.id
-          const ctx = new PricingContext(store)
+          const ctx = PricingContext.open(store)
           const arms = exp.arms.filter((a) => a.id !== 'baseline')
           ctx.experiments.pin = {armId: arms[c.pick % arms.length].id, experimentId: exp.id}
           const trace: {detail: string}[] = []

@@ -16,7 +16,7 @@ import {tempStore} from '../helpers/run.js'
 
 /** A new user's quote with no experiment (what the catalog prices are now). */
 async function fresh(store: Store, user: string, product: string, country: string) {
-  const q = await calculatePrice(new PricingContext(store), {country, products: [product], run_experiment: false, user_id: user})
+  const q = await calculatePrice(PricingContext.open(store), {country, products: [product], run_experiment: false, user_id: user})
   return {currency: q.currency, price: q.products[product].price}
 }
 

@@ -68,7 +68,7 @@ async function batch(chunkSize: number): Promise<{lines: string[]; path: string}
   })
   const store = openStore(path)
   try {
-    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {chunkSize, output: 'jsonl'}))
+    await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {chunkSize, output: 'jsonl'}))
   } finally {
     store.close()
   }
@@ -80,7 +80,7 @@ async function oneByOne(): Promise<{lines: string[]; path: string}> {
   const store = openStore(path)
   const lines: string[] = []
   try {
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     for (const [i, request] of REQUESTS.entries()) {
       try {
         lines.push(JSON.stringify(await at(NOW, () => calculatePrice(ctx, request))))

@@ -48,7 +48,7 @@ describe('batch pricing output', () => {
     })
     const store = openStore(db)
     try {
-      const summary = await at('2026-03-01T00:00:00Z', () => priceBatch(new PricingContext(store), file, out, {batchSize: 5000, output: 'jsonl'}))
+      const summary = await at('2026-03-01T00:00:00Z', () => priceBatch(PricingContext.open(store), file, out, {batchSize: 5000, output: 'jsonl'}))
       expect(summary.priced).toBe(n)
     } finally {
       store.close()
@@ -97,7 +97,7 @@ describe('batch pricing output', () => {
     const errors: number[] = []
     try {
       const summary = await at('2026-03-01T00:00:00Z', () =>
-        priceBatch(new PricingContext(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
+        priceBatch(PricingContext.open(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
       )
       expect(summary).toEqual({failed: 1, priced: n - 1, read: n})
     } finally {

@@ -85,7 +85,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP, posteri
   const store = openStore(path) as SqliteStore
   const counts = counted(store)
   try {
-    const ctx = new PricingContext(store)
+    const ctx = PricingContext.open(store)
     if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
     await at(NOW, () => priceBatch(ctx, file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
@@ -128,7 +128,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
       handed.length = 0
     }
     try {
-      const ctx = new PricingContext(store)
+      const ctx = PricingContext.open(store)
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: GROUP, chunkSize: CHUNK, writeBehindMin: GROUP}, {
           drain() {

@@ -51,7 +51,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promis
   const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path)
   try {
-    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
+    await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     store.close()
   }

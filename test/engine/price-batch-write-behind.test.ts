@@ -77,7 +77,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promis
     }
   }
   try {
-    await at(NOW, () => priceBatch(new PricingContext(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
+    await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     store.close()
   }
@@ -116,13 +116,13 @@ describe('batch pricing with write-behind', () => {
     const lines: string[] = []
     const other = openStore(path)
     try {
-      const ctx = new PricingContext(store)
+      const ctx = PricingContext.open(store)
       let groups = 0
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: GROUP, chunkSize: CHUNK, writeBehindMin: GROUP}, {
           async drain() {
             // After the second group (the first written behind): another connection quotes a user of the third.
-            if (++groups === 2) await calculatePrice(new PricingContext(other), {country: 'JP', products: ['basic'], user_id: 'u-1002'})
+            if (++groups === 2) await calculatePrice(PricingContext.open(other), {country: 'JP', products: ['basic'], user_id: 'u-1002'})
           },
           failure: (line, message) => lines.push(`${line} ${message}`),
           result: (_line, result) => lines.push(JSON.stringify(result)),
@@ -156,7 +156,7 @@ describe('batch pricing with write-behind', () => {
         return start(n)
       }
       try {
-        const pricer = batchPricer(new PricingContext(store), {batchSize: 5000, chunkSize: 512}, {failure() {}, result() {}})
+        const pricer = batchPricer(PricingContext.open(store), {batchSize: 5000, chunkSize: 512}, {failure() {}, result() {}})
         for (let i = 0; i < requests; i++) await pricer.handle(i + 1, new Error('refused'))
         await pricer.finish()
         expect(pricer.summary).toEqual({failed: requests, priced: 0, read: requests})

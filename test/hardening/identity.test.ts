@@ -82,22 +82,22 @@ describe('--override in the engine', () => {
   afterEach(() => store.close())
 
   it('keeps the stored country and recomputes currency and prices', async () => {
-    const first = await calculatePrice(new PricingContext(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
+    const first = await calculatePrice(PricingContext.open(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
     expect([first.country, first.currency]).toEqual(['FR', 'USD'])
     expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
-    const over = await calculatePrice(new PricingContext(store), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
+    const over = await calculatePrice(PricingContext.open(store), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
     expect([over.country, over.currency]).toEqual(['FR', 'EUR'])
     expect(Object.keys(over.products)).toEqual(['pro_monthly'])
     expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
     // With an IP (US) the stored country still wins.
-    const withIp = await calculatePrice(new PricingContext(store), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
+    const withIp = await calculatePrice(PricingContext.open(store), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
     expect(withIp.country).toBe('FR')
     expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
   })
 
   it('a user adopting an IP lock with --override is not given the anonymous lock\'s country: it is a new quote for a new user', async () => {
-    await calculatePrice(new PricingContext(store), {country: 'DE', ip: GB_IP, products: ['lifetime']})
-    const r = await calculatePrice(new PricingContext(store), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
+    await calculatePrice(PricingContext.open(store), {country: 'DE', ip: GB_IP, products: ['lifetime']})
+    const r = await calculatePrice(PricingContext.open(store), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
     expect(r.country).toBe('GB')
   })
 })
