@@ -63,14 +63,12 @@ function load(exp: Experiment): Loaded {
 
 /**
  * Experiment layer (DESIGN step 6, highest precedence; docs/experiments.md). One instance
- * per pricing context: running experiments are read once, posteriors are cached and kept
+ * per pricing context: experiments are read once (load()), posteriors are cached and kept
  * current with this process's own exposures, and read again from the store after
  * `posteriorTtlMs` (conversions are recorded by other processes) or on `refresh()`.
  */
 export class Experiments {
   private readonly store: StorePort
-  /** The experiments repository, taken on first use (a context that never meets an experiment prepares none of its statements). */
-  private experiments?: ExperimentsRepository
   private readonly pricing?: ExperimentPricing
   private running: Loaded[] = []
   private readonly byId = new Map<number, Loaded>()
@@ -92,7 +90,7 @@ export class Experiments {
   }
 
   private get repo(): ExperimentsRepository {
-    return (this.experiments ??= this.store.experiments)
+    return this.store.experiments
   }
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
