@@ -10,6 +10,7 @@ import {checkOutput, writeOutputFile} from '../../src/store/output-file.js'
 
 export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
   static override args = {file: Args.string({description: 'Where to write (default: stdout)'})}
+  static override readsOnly = true
   static override summary = 'Write every product to a JSON or CSV file'
   static override description = 'Write every product to JSON or CSV in the layout "products import" reads back (export then import changes nothing)'
   static override examples = [

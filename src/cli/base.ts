@@ -37,6 +37,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return undefined
   }
 
+  /**
+   * The command only reads the store: a --db (or PRICECTL_DB) that names no store is refused
+   * (exit 1) instead of made, so a typo never makes an empty store that reads as "nothing
+   * yet". Commands that write make a missing store, with a note on stderr.
+   */
+  static readsOnly = false
+
   protected flags!: BaseFlags<T>
   protected args!: BaseArgs<T>
   private _store?: Store
@@ -68,7 +75,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Open the store of --db with options (`db info` opens without migrating); the caller closes it. */
   protected openStore(options?: OpenOptions): Store {
-    const store = openStore(this.flags.db, options)
+    const ctor = this.constructor as typeof BaseCommand
+    const store = openStore(this.flags.db, {
+      missing: ctor.readsOnly && this.flags.db ? 'refuse' : 'create',
+      onCreate: (path) => this.note(`pricectl: created a new store at ${path}`),
+      ...options,
+    })
     this.opened.push(store)
     // Every recorded write of this run is attributed to this user and command (docs/history.md).
     if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
