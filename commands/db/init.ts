@@ -16,7 +16,7 @@ so a mistyped path never turns into an empty store. A store that exists is left 
 
   async run() {
     let created = false
-    const store = this.openStore({makeFolder: true, missing: 'create', onCreate: () => (created = true)})
+    const store = this.openStore({init: true, onCreate: () => (created = true)})
     try {
       const version = store.health().schemaVersion
       const message = created ? `created a new store at ${store.path} (schema version ${version})` : `${store.path} is already a pricectl store (schema version ${version}); nothing to do`

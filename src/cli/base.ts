@@ -1,10 +1,12 @@
 import {Command, Errors, Flags, Interfaces, toConfiguredId, ux} from '@oclif/core'
+import {statSync} from 'node:fs'
+import {dirname} from 'node:path'
 import type {ZodType} from 'zod'
 
 import {describeError as describeAnyError, oneLine} from '../error-format.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {commandContext} from '../history/context.js'
-import {isPostgresUrl, loadPostgresAdapter, type OpenOptions, openStore, resolveStorePath, type Store} from '../store/db.js'
+import {isMissingStore, isPostgresUrl, loadPostgresAdapter, type OpenOptions, openStore, resolveStorePath, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
 import type {ImpactOptions} from './impact.js'
@@ -73,14 +75,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this._store
   }
 
-  /** Open the store of --db with options (`db info` opens without migrating); the caller closes it. */
-  protected openStore(options?: OpenOptions): Store {
-    const ctor = this.constructor as typeof BaseCommand
-    const store = openStore(this.flags.db, {
-      missing: ctor.readsOnly && this.flags.db ? 'refuse' : 'create',
-      onCreate: (path) => this.note(`pricectl: created a new store at ${path}`),
-      ...options,
-    })
+  /**
+   * The store this run names (--db or PRICECTL_DB), checked against the command line's rule
+   * for a store that does not exist yet (checkMissingStore); undefined for the default store.
+   */
+  protected storeSpec(options: {init?: boolean} = {}): string | undefined {
+    const spec = this.flags.db
+    if (spec) checkMissingStore(resolveStorePath(spec), {init: options.init, readsOnly: (this.constructor as typeof BaseCommand).readsOnly})
+    return spec
+  }
+
+  /**
+   * Open the store of --db with options (`db info` opens without migrating; `init`: `db init`
+   * makes a missing store, folders included); the caller closes it.
+   */
+  protected openStore(options: OpenOptions & {init?: boolean} = {}): Store {
+    const {init, ...open} = options
+    const store = openStore(this.storeSpec({init}), {onCreate: (path) => this.note(`pricectl: created a new store at ${path}`), ...open})
     this.opened.push(store)
     // Every recorded write of this run is attributed to this user and command (docs/history.md).
     if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
@@ -147,6 +158,29 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 /** SQLite refused a write because the file or its folder cannot be written. */
 export function isReadOnlyError(err: unknown): boolean {
   return String((err as {code?: unknown})?.code).startsWith('SQLITE_READONLY')
+}
+
+/**
+ * A named SQLite store (--db, PRICECTL_DB) that does not exist: a command that only reads
+ * refuses it (a typo must not make an empty store that then reads as "nothing yet"); one that
+ * writes makes it (with a note) but not its missing folder (`--db /nonexistent/dir/x.db`
+ * must not make folders at the root); `db init` makes both. The default store is always
+ * made, folder included. A PostgreSQL URL is left to the connection: a database that does
+ * not exist fails there. Here and not in openStore: the library's openStore(path) makes the
+ * store and its folders, as a library call asked for them.
+ */
+function checkMissingStore(path: string, options: {init?: boolean; readsOnly: boolean}): void {
+  if (options.init || !isMissingStore(path)) return
+  if (options.readsOnly) throw new OperationalError(`no store at ${path}: check the path (a typo?), or make one: pricectl db init --db ${path}`)
+  if (!isFolder(dirname(path))) throw new OperationalError(`cannot create the store at ${path}: folder ${dirname(path)} does not exist (create it first, check the path, or run pricectl db init --db ${path})`)
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }
 
 /** Where the store is, or '' when that cannot be told yet (opening the store then says why). */

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import {chmodSync, closeSync, mkdirSync, openSync, statSync} from 'node:fs'
+import {chmodSync, closeSync, mkdirSync, openSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 
@@ -33,19 +33,20 @@ export function resolveStorePath(flag?: string): string {
   return join(data, 'pricectl', 'pricectl.db')
 }
 
+/** Nothing is at this SQLite path yet (openStore would make a store there); false for a postgres:// URL. */
+export function isMissingStore(location: string): boolean {
+  return !isPostgresUrl(location) && location !== ':memory:' && identifyStore(location).kind === 'missing'
+}
+
 export type OpenOptions = {
   /** Apply pending migrations (default true). `db info` opens without. */
   migrate?: boolean
   /**
-   * A SQLite store that does not exist: made (the default), or refused (a command that only
-   * reads: a mistyped --db must not make an empty store that then reads as "nothing yet").
-   * `onCreate` is told when a store was made, for a note. A named store's folder is never
-   * made: only the default store's ($XDG_DATA_HOME/pricectl) is.
+   * Told when a SQLite store was made (it did not exist), for a note. Whether a missing store
+   * may be made at all is the command line's rule (src/cli/base.ts): here it always is,
+   * folders included.
    */
-  missing?: 'create' | 'refuse'
   onCreate?: (path: string) => void
-  /** Make a named store's missing folder too (`db init`). */
-  makeFolder?: boolean
   /**
    * PostgreSQL: the session's statement_timeout in ms unless the URL sets `statement_timeout`
    * (`serve`: SERVE_STATEMENT_TIMEOUT_MS); none by default. SQLite has no such thing.
@@ -124,11 +125,8 @@ export function openSqliteStore(flag?: string, options: OpenOptions = {}): Sqlit
   let found = identifyStore(path)
   let created = false
   if (found.kind === 'missing') {
-    if (options.missing === 'refuse') throw new OperationalError(`no store at ${path}: check the path (a typo?), or make one: pricectl db init --db ${path}`)
-    const named = Boolean(flag || process.env.PRICECTL_DB) && !options.makeFolder
-    if (named && !isFolder(dirname(path))) throw new OperationalError(`cannot create the store at ${path}: folder ${dirname(path)} does not exist (create it first, or check the path)`)
     try {
-      if (!named) mkdirSync(dirname(path), {mode: 0o700, recursive: true})
+      mkdirSync(dirname(path), {mode: 0o700, recursive: true})
       closeSync(openSync(path, 'wx', 0o600))
       created = true
       chmodSync(path, 0o600)
@@ -222,11 +220,3 @@ export function migrate(db: DB, path = 'the store'): {from: number; to: number} 
 
 /** The SQLite adapter's type, for tests and tools that work on a file's handle (`db`). */
 export type {SqliteStore} from './sqlite/store.js'
-
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
-}
