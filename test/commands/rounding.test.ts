@@ -4,7 +4,7 @@ import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {RoundingListOutput, RoundingSetOutput, RoundingTestOutput} from '../../src/schemas/rounding.js'
-import {run, runBin, tempStore} from '../helpers/run.js'
+import {initStore, run, runBin, tempStore} from '../helpers/run.js'
 
 
 /** Rows of rounding_rules; a store that was never opened (input refused first) has none. */
@@ -26,13 +26,13 @@ const DEFAULTS = [
 
 describe('rounding list', () => {
   it('lists the built-in defaults on a new store', async () => {
-    const r = await run(tempStore(), ['rounding', 'list', '--json'])
+    const r = await run(await initStore(), ['rounding', 'list', '--json'])
     expect(r.code).toBe(0)
     expect(r.json).toEqual({message: '0 stored rules; other currencies use the default for their minor digits', rules: DEFAULTS, success: true})
   })
 
   it('prints a table, or CSV', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const table = await run(db, ['rounding', 'list'])
     expect(table.code).toBe(0)
     expect(table.stdout).toMatch(/currency\s*│\s*digits\s*│\s*source\s*│\s*rule/)
