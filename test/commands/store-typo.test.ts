@@ -28,6 +28,7 @@ const READS: string[][] = [
   ['products', 'export'],
   ['revenue', 'report'],
   ['rounding', 'list'],
+  ['rounding', 'test', 'EUR', '9.5'],
   ['subscriptions', 'list'],
   ['user', 'get', 'u1'],
 ]
