@@ -3,7 +3,7 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {run} from '../helpers/run.js'
+import {run, withEnv} from '../helpers/run.js'
 
 /** Every command that only reads the store, with the arguments it needs. */
 const READS: string[][] = [
@@ -72,5 +72,36 @@ describe('a typo never makes a new store', () => {
     expect(again.json.message).toContain('already a pricectl store')
     const list = await run(db, ['products', 'list', '--json'])
     expect(list.code, list.stderr).toBe(0)
+  })
+
+  it('PRICECTL_DB that names no store is refused by a read as --db is', async () => {
+    const typo = join(mkdtempSync(join(tmpdir(), 'pricectl-typo-')), 'typo.db')
+    const r = await withEnv({PRICECTL_DB: typo}, () => run(undefined, ['products', 'list']))
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`no store at ${typo}`)
+    expect(existsSync(typo)).toBe(false)
+  })
+
+  it('the default store (no --db, no PRICECTL_DB) is still made by its first command, read or write, folder included', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'pricectl-data-'))
+    const r = await withEnv({XDG_DATA_HOME: data}, async () => {
+      const saved = process.env.PRICECTL_DB
+      delete process.env.PRICECTL_DB
+      try {
+        return await run(undefined, ['products', 'list', '--json'])
+      } finally {
+        if (saved !== undefined) process.env.PRICECTL_DB = saved
+      }
+    })
+    expect(r.code, r.stderr).toBe(0)
+    expect(existsSync(join(data, 'pricectl', 'pricectl.db'))).toBe(true)
+  })
+
+  it('serve makes a missing store as the writing commands do, never a missing folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pricectl-typo-'))
+    const r = await run(join(dir, 'no', 'such', 'x.db'), ['serve', '--port', '0'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`folder ${join(dir, 'no', 'such')} does not exist`)
+    expect(existsSync(join(dir, 'no'))).toBe(false)
   })
 })
