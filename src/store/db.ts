@@ -29,6 +29,11 @@ export type Store = StorePort
 export function resolveStorePath(flag?: string): string {
   if (flag) return isPostgresUrl(flag) ? flag : resolve(flag)
   if (process.env.PRICECTL_DB) return isPostgresUrl(process.env.PRICECTL_DB) ? process.env.PRICECTL_DB : resolve(process.env.PRICECTL_DB)
+  return defaultStorePath()
+}
+
+/** The built-in default store: `$XDG_DATA_HOME/pricectl/pricectl.db` (~/.local/share when unset). */
+export function defaultStorePath(): string {
   const data = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share')
   return join(data, 'pricectl', 'pricectl.db')
 }
