@@ -28,7 +28,7 @@ const dbFlag = Flags.string({
   helpGroup: 'GLOBAL',
 })
 const profileFlag = Flags.string({
-  description: 'A named store of the config file (made with "pricectl config set db PATH_OR_URL --profile NAME"; default: $PRICECTL_PROFILE)',
+  description: 'A named store of the config file (default: $PRICECTL_PROFILE; see "pricectl config set --help")',
   helpGroup: 'GLOBAL',
 })
 
