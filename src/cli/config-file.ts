@@ -4,6 +4,7 @@ import {join} from 'node:path'
 import {InvalidInputError, OperationalError} from '../errors.js'
 import {isPostgresUrl, redactUrl} from '../store/url.js'
 import type {ConfigFile} from '../schemas/config.js'
+import {isConfigFileShape} from '../schemas/no-zod.js'
 
 /**
  * pricectl's config file: `config.json` in oclif's config folder for pricectl
@@ -47,8 +48,9 @@ export async function readConfig(path: string): Promise<ConfigFile> {
   } catch (error) {
     throw new OperationalError(`the config file ${path} is not valid JSON (${(error as Error).message}): fix it, or remove it`)
   }
-  const {ConfigFile} = await import('../schemas/config.js')
-  const {formatIssues} = await import('../schemas/validate.js')
+  if (isConfigFileShape(json)) return json
+  // What is wrong, in the schema's words: zod is loaded for a file that is not valid only.
+  const [{ConfigFile}, {formatIssues}] = await Promise.all([import('../schemas/config.js'), import('../schemas/validate.js')])
   const r = ConfigFile.safeParse(json)
   if (!r.success) throw new OperationalError(`the config file ${path} is not valid: ${formatIssues(r.error.issues, json)}; fix it (pricectl config set / unset), or remove it`)
   return r.data

@@ -1,31 +1,20 @@
-import {isAbsolute} from 'node:path'
 import {z} from 'zod'
 
-import {isPostgresUrl} from '../store/url.js'
-import {Envelope} from './common.js'
+import {Envelope, userKeys} from './common.js'
+import {isStoreLocation, PROFILE_NAME} from './no-zod.js'
+
+export {PROFILE_NAME}
 
 /**
  * pricectl's config file (src/cli/config-file.ts, docs/environment.md): the default store
- * and named stores (profiles). Loaded on first use: only a command that reads or writes the
- * file loads zod for it.
+ * and named stores (profiles), and what the `config` commands print. A command that only
+ * reads the file checks it by hand (no-zod.ts isConfigFileShape) and loads this module only
+ * to say what is wrong.
  */
-
-/** A profile's name: what `--profile NAME` and PRICECTL_PROFILE take. */
-export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
 
 export const ProfileName = z.string().regex(PROFILE_NAME, {
   error: (iss) => `profile name ${JSON.stringify(iss.input)}: expected letters, digits, "_", "-" or "." (starting with a letter or digit, at most 64)`,
 })
-
-/** Whether `value` parses as a URL (a postgres:// store must). */
-function parsesAsUrl(value: string): boolean {
-  try {
-    new URL(value)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * A store in the file: an absolute SQLite path (a relative one would mean another store in
@@ -33,7 +22,7 @@ function parsesAsUrl(value: string): boolean {
  */
 export const StoreLocation = z
   .string({error: (iss) => `expected a string, got ${JSON.stringify(iss.input)}`})
-  .refine((v) => (isPostgresUrl(v) ? parsesAsUrl(v) : isAbsolute(v)), {
+  .refine(isStoreLocation, {
     error: (iss) => `${JSON.stringify(iss.input)} is neither an absolute file path nor a postgres:// URL`,
   })
 
@@ -41,7 +30,8 @@ export const Profile = z.strictObject({db: StoreLocation})
 
 export const ConfigFile = z.strictObject({
   db: StoreLocation.optional(),
-  profiles: z.record(ProfileName, Profile).optional(),
+  // userKeys: a "__proto__" profile is refused, not dropped without a word.
+  profiles: userKeys(z.record(ProfileName, Profile), 'profile').optional(),
 })
 export type ConfigFile = z.output<typeof ConfigFile>
 

@@ -5,7 +5,8 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {configFilePath} from '../../src/cli/config-file.js'
-import {ConfigGetOutput, ConfigListOutput, ConfigSetOutput, ConfigUnsetOutput} from '../../src/schemas/config.js'
+import {ConfigFile, ConfigGetOutput, ConfigListOutput, ConfigSetOutput, ConfigUnsetOutput} from '../../src/schemas/config.js'
+import {isConfigFileShape} from '../../src/schemas/no-zod.js'
 import {initStore, ROOT, run, withEnv} from '../helpers/run.js'
 
 /**
@@ -233,6 +234,7 @@ describe('which store a command opens', () => {
       ['{"db": "relative.db"}', 'db: "relative.db" is neither an absolute file path nor a postgres:// URL'],
       ['{"DB": "/srv/a.db"}', 'Unrecognized key: "DB"'],
       ['{"profiles": {"p": {"db": "/srv/a.db", "colour": "red"}}}', 'profiles.p: Unrecognized key: "colour"'],
+      ['{"profiles": {"__proto__": {"db": "/srv/a.db"}}}', 'profiles: "__proto__" cannot be a profile name (JavaScript reserves it)'],
     ]) {
       const {file, home} = configHome()
       mkdirSync(join(home, 'pricectl'))
@@ -257,5 +259,44 @@ describe('which store a command opens', () => {
     const r = await inConfig(home, () => run(undefined, ['config', 'set', 'db', '/srv/a.db', '--json']), {PRICECTL_CONFIG_DIR: own})
     expect(r.json.config_file).toBe(join(own, 'config.json'))
     expect(existsSync(join(own, 'config.json'))).toBe(true)
+  })
+})
+
+describe('the hand check of the config file (what a cold command uses) agrees with its zod schema', () => {
+  const documents: unknown[] = [
+    {},
+    {db: '/srv/a.db'},
+    {db: 'postgres://app:pw@db/pricing?sslmode=require'},
+    {db: 'postgresql://db/pricing'},
+    {db: 'relative.db'},
+    {db: './a.db'},
+    {db: ''},
+    {db: 5},
+    {db: null},
+    {db: 'postgres://[bad/d'},
+    {db: '/a.db', extra: 1},
+    {DB: '/a.db'},
+    {profiles: {}},
+    {profiles: {p: {db: '/a.db'}, 'b-side.2': {db: 'postgres://h/d'}}},
+    {profiles: {p: {}}},
+    {profiles: {p: {db: '/a.db', colour: 'red'}}},
+    {profiles: {p: {db: 'rel.db'}}},
+    {profiles: {p: null}},
+    {profiles: {p: ['/a.db']}},
+    {profiles: []},
+    {profiles: null},
+    {profiles: {_p: {db: '/a.db'}}},
+    {profiles: {'has space': {db: '/a.db'}}},
+    {profiles: {['a'.repeat(64)]: {db: '/a.db'}}},
+    {profiles: {['a'.repeat(65)]: {db: '/a.db'}}},
+    JSON.parse('{"profiles": {"__proto__": {"db": "/a.db"}}}'),
+    JSON.parse('{"__proto__": {"db": "/a.db"}}'),
+    [],
+    null,
+    'db',
+    42,
+  ]
+  it.each(documents.map((d) => [JSON.stringify(d), d]))('%s', (_text, document) => {
+    expect(isConfigFileShape(document)).toBe(ConfigFile.safeParse(document).success)
   })
 })
