@@ -57,9 +57,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /**
-   * The command only reads the store: a --db (or PRICECTL_DB) that names no store is refused
-   * (exit 1) instead of made, so a typo never makes an empty store that reads as "nothing
-   * yet". Commands that write make a missing store, with a note on stderr.
+   * The command only reads the store: a named store (--db, --profile, their variables, the
+   * config file's db) that does not exist is refused (exit 1) instead of made, so a typo never
+   * makes an empty store that reads as "nothing yet". Commands that write make a missing store,
+   * with a note on stderr (checkMissingStore below).
    */
   static readsOnly = false
 
@@ -85,8 +86,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     // A list command's --columns / --sort / --no-header, for the table and CSV printers.
     setListOptions(this.ctor.flags && 'header' in this.ctor.flags ? (flags as Record<string, unknown>) : undefined)
     if (!(this.ctor as typeof BaseCommand).usesStore) return
-    // Which store: read now (the config file may be read, and its schema loaded), reported
-    // when the store is needed: a command that never opens it is not stopped by a bad profile.
+    // Which store: chosen now (the config file is read unless --db or PRICECTL_DB names it); an
+    // error (an unknown profile, a bad file) is reported when the store is needed, so a command
+    // that never opens it is not stopped by it.
     try {
       this.choice = await chooseStore({db: this.flags.db, profile: this.flags.profile}, () => configFilePath(this.config))
     } catch (error) {
@@ -126,7 +128,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /**
-   * Open the store of --db with options (`db info` opens without migrating; `init`: `db init`
+   * Open the store this run names with options (`db info` opens without migrating; `init`: `db init`
    * makes a missing store, folders included); the caller closes it.
    */
   protected openStore(options: OpenOptions & {init?: boolean} = {}): Store {
