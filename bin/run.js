@@ -12,7 +12,7 @@ import {arch, homedir, platform, release, tmpdir} from 'node:os'
 import {join} from 'node:path'
 
 /** The variables pricectl itself reads: they change no help text. */
-const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMPORT_BATCH', 'PRICECTL_NOW', 'PRICECTL_PROGRESS_INTERVAL_MS'])
+const OWN_VARIABLES = new Set(['PRICECTL_DB', 'PRICECTL_GEOIP_DB', 'PRICECTL_IMPORT_BATCH', 'PRICECTL_NOW', 'PRICECTL_PROFILE', 'PRICECTL_PROGRESS_INTERVAL_MS'])
 
 const VERSION_FLAGS = new Set(['--version', '-v'])
 const given = process.argv.slice(2)

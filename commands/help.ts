@@ -1,13 +1,14 @@
 import {Args, Flags, loadHelpClass} from '@oclif/core'
 
-import {BaseCommand} from '../src/cli/base.js'
+import {BaseCommand, noStoreFlags} from '../src/cli/base.js'
 import {HelpOutput, helpJson} from '../src/cli/help-json.js'
 
 /** oclif's help command (@oclif/plugin-help), with --json: the commands and flags as data. */
 export default class Help extends BaseCommand<typeof Help> {
   static override args = {command: Args.string({description: 'Command or topic to show help for (words separated by spaces)', required: false})}
-  // No store is opened: --db is accepted (as by every command) but not shown.
-  static override baseFlags = {db: {...BaseCommand.baseFlags.db, hidden: true}}
+  // No store is opened: --db and --profile are accepted (as by every command) but not shown.
+  static override baseFlags = noStoreFlags
+  static override usesStore = false
   static override summary = 'Display help for pricectl'
   static override description = `Without --json, the help pages (the same as --help). With --json: the commands and topics
 ({name, version, topics, commands}), a topic's ({topic, topics, commands}) or a command's

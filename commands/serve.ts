@@ -42,7 +42,7 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
     return serve({
       accessLog: f['access-log'],
       bodyLimit: parseSize(f['body-limit']),
-      db: f.db,
+      db: this.storeSpec(),
       geoipDb: f['geoip-db'],
       host: f.host,
       port: f.port,

@@ -1,6 +1,6 @@
 import {z} from 'zod'
 
-import {BaseCommand} from '../src/cli/base.js'
+import {BaseCommand, noStoreFlags} from '../src/cli/base.js'
 
 /** What `version --json` prints. */
 const VersionOutput = z.object({
@@ -17,8 +17,9 @@ const VersionOutput = z.object({
  * more follows, such as --json; alone, it answers them without loading oclif).
  */
 export default class Version extends BaseCommand<typeof Version> {
-  // No store is opened: --db is accepted (as by every command) but not shown.
-  static override baseFlags = {db: {...BaseCommand.baseFlags.db, hidden: true}}
+  // No store is opened: --db and --profile are accepted (as by every command) but not shown.
+  static override baseFlags = noStoreFlags
+  static override usesStore = false
   static override summary = 'Print the version of pricectl, Node.js and the platform'
   static override description = `The text is oclif's user agent line: NAME/VERSION PLATFORM-ARCH NODE-VERSION, the line
 "pricectl --version" and "pricectl -v" print.`

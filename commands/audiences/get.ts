@@ -7,6 +7,7 @@ import {AudienceResponse} from '../../src/schemas/segments.js'
 
 export default class AudiencesGet extends BaseCommand<typeof AudiencesGet> {
   static override args = {api_id: Args.string({description: 'api_id of the audience', required: true})}
+  static override readsOnly = true
   static override summary = 'Show an audience'
   static override description = 'Show an audience: priority, rules and audience prices'
   static override examples = ['<%= config.bin %> audiences get power', '<%= config.bin %> audiences get power --json']

@@ -7,6 +7,7 @@ import {audiencesCsv, audiencesTable} from '../../src/cli/segments/render.js'
 import {AudienceList} from '../../src/schemas/segments.js'
 
 export default class AudiencesList extends BaseCommand<typeof AudiencesList> {
+  static override readsOnly = true
   static override summary = 'List audiences, highest priority first'
   static override description = 'List audiences, highest priority first (the order they are matched in)'
   static override examples = ['<%= config.bin %> audiences list', '<%= config.bin %> audiences list --output csv']

@@ -1,10 +1,13 @@
 import {z} from 'zod'
 
-import {BaseCommand} from '../../src/cli/base.js'
+import {BaseCommand, noStoreFlags} from '../../src/cli/base.js'
 import {fishCompletion} from '../../src/cli/completion.js'
 
 /** Fish, which @oclif/plugin-autocomplete (bash, zsh, PowerShell) does not cover. */
 export default class AutocompleteFish extends BaseCommand<typeof AutocompleteFish> {
+  // No store is opened: --db and --profile are accepted (as by every command) but not shown.
+  static override baseFlags = noStoreFlags
+  static override usesStore = false
   static override summary = 'Print the fish completion script'
   static override description = `Fish loads completions from ~/.config/fish/completions by itself: write the script there,
 and run the command again after upgrading pricectl. Bash and zsh: "pricectl autocomplete bash|zsh".`

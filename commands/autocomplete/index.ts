@@ -1,7 +1,7 @@
 import {Args, Flags} from '@oclif/core'
 import {z} from 'zod'
 
-import {BaseCommand, InvalidInputError} from '../../src/cli/base.js'
+import {BaseCommand, InvalidInputError, noStoreFlags} from '../../src/cli/base.js'
 
 /**
  * @oclif/plugin-autocomplete's `autocomplete`, run as it is, with the --json every command
@@ -10,8 +10,9 @@ import {BaseCommand, InvalidInputError} from '../../src/cli/base.js'
  */
 export default class Autocomplete extends BaseCommand<typeof Autocomplete> {
   static override args = {shell: Args.string({description: 'Shell type', options: ['zsh', 'bash', 'powershell'], required: false})}
-  // No store is opened: --db is accepted (as by every command) but not shown.
-  static override baseFlags = {db: {...BaseCommand.baseFlags.db, hidden: true}}
+  // No store is opened: --db and --profile are accepted (as by every command) but not shown.
+  static override baseFlags = noStoreFlags
+  static override usesStore = false
   static override summary = 'Display autocomplete installation instructions'
   static override description = `Bash, zsh and PowerShell (fish: "pricectl autocomplete fish"). The instructions are text for a
 person: --json is refused (exit 2); "pricectl autocomplete fish --json" gives the fish script

@@ -7,6 +7,7 @@ import {CampaignResponse} from '../../src/schemas/segments.js'
 
 export default class CampaignsGet extends BaseCommand<typeof CampaignsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the campaign', required: true})}
+  static override readsOnly = true
   static override summary = 'Show a campaign and whether it applies now'
   static override description = 'Show a campaign: coupon, segment, products, window and whether it applies now'
   static override examples = ['<%= config.bin %> campaigns get spring_de', '<%= config.bin %> campaigns get spring_de --json']

@@ -7,6 +7,7 @@ import {campaignsCsv, campaignsTable} from '../../src/cli/segments/render.js'
 import {CAMPAIGN_STATES, CampaignList} from '../../src/schemas/segments.js'
 
 export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
+  static override readsOnly = true
   static override summary = 'List campaigns'
   static override description = 'List campaigns (sorted by api_id) with whether each applies now'
   static override examples = ['<%= config.bin %> campaigns list', '<%= config.bin %> campaigns list --state active --json']

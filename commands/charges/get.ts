@@ -6,6 +6,7 @@ import {ChargeGot} from '../../src/schemas/revenue.js'
 
 export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
   static override args = getArgs
+  static override readsOnly = true
   static override summary = 'Show a charge'
   static override description =
     "Show a charge: the stored charge record. Name it by USER_ID ORIGIN ORIGIN_ID, or by the gateway's id alone when no other user or gateway has a charge with it (else exit 2 with the matches). People see the product's api_id and dates; --json keeps the spec's fields."

@@ -4,6 +4,7 @@ import {chargeColumns, listFlags, printList, productNames, window} from '../../s
 import {ChargeList, ChargeRecord} from '../../src/schemas/revenue.js'
 
 export default class ChargesList extends BaseCommand<typeof ChargesList> {
+  static override readsOnly = true
   static override summary = 'List charges, newest first'
   static override description = 'List charges, newest first, with filters'
   static override examples = [

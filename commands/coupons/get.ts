@@ -7,6 +7,7 @@ import {CouponResponse} from '../../src/schemas/catalog.js'
 
 export default class CouponsGet extends BaseCommand<typeof CouponsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override readsOnly = true
   static override summary = 'Show a coupon'
   static override description = 'Show a coupon'
   static override examples = ['<%= config.bin %> coupons get WELCOME10', '<%= config.bin %> coupons get WELCOME10 --json']

@@ -7,6 +7,7 @@ import {couponsCsvList, couponsTable} from '../../src/cli/catalog/render.js'
 import {COUPON_STATUSES, CouponList} from '../../src/schemas/catalog.js'
 
 export default class CouponsList extends BaseCommand<typeof CouponsList> {
+  static override readsOnly = true
   static override summary = 'List coupons'
   static override description = 'List coupons (sorted by api_id); --name matches case-insensitively anywhere in the name'
   static override examples = ['<%= config.bin %> coupons list', '<%= config.bin %> coupons list --name spring', '<%= config.bin %> coupons list --status ACTIVE --json']

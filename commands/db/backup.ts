@@ -6,6 +6,7 @@ import {backupAnyStore} from '../../src/store/copy.js'
 
 export default class DbBackup extends BaseCommand<typeof DbBackup> {
   static override args = {file: Args.string({description: 'Where to write the copy', required: true})}
+  static override readsOnly = true
   static override summary = 'Write a consistent copy of the store'
   static override description = `Write a consistent copy of the store (safe while other commands write)
 

@@ -14,6 +14,7 @@ const Output = z.object({
 })
 
 export default class DbCheck extends BaseCommand<typeof DbCheck> {
+  static override readsOnly = true
   static override summary = 'Verify the store'
   static override description = 'Verify the store: SQLite integrity (PostgreSQL: unvalidated constraints, invalid indexes, id sequences), foreign keys, schema version (exit 1 when not ok)'
   static override examples = ['<%= config.bin %> db check']

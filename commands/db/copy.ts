@@ -25,6 +25,8 @@ export default class DbCopy extends BaseCommand<typeof DbCopy> {
     source: Args.string({description: 'The store to copy: a SQLite file or a postgres:// URL', name: 'SRC', required: true}),
     dest: Args.string({description: 'The store to write: a SQLite file (created when missing) or a postgres:// URL', name: 'DEST', required: true}),
   }
+  // Both stores are arguments: the config file is not read for one.
+  static override usesStore = false
   static override summary = 'Copy a whole store to another one (SQLite and PostgreSQL, either way)'
   static override description = `Copy a whole store to another one (SQLite and PostgreSQL, either way)
 
@@ -34,7 +36,7 @@ using it); DEST is replaced in one transaction, so a failed copy leaves it as it
 are counted per table on both sides afterwards: exit 1 when a count differs.
 
 DEST that holds data is replaced only after confirmation (--yes without a terminal).
-The global --db flag is not used: both stores are named here. See docs/postgres.md.`
+The global --db and --profile flags are not used: both stores are named here. See docs/postgres.md.`
   static override examples = [
     '<%= config.bin %> db copy ./pricectl.db postgres://pricectl@db.internal/pricectl',
     '<%= config.bin %> db copy postgres://pricectl@db.internal/pricectl ./snapshot.db',

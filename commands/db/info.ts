@@ -21,6 +21,7 @@ const Output = z.object({
 })
 
 export default class DbInfo extends BaseCommand<typeof DbInfo> {
+  static override readsOnly = true
   static override summary = 'Show where the store is, its schema version and row counts'
   static override description = 'Where the store is, its schema version and row counts'
   static override examples = ['<%= config.bin %> db info', '<%= config.bin %> db info --db ./shop.db --json']

@@ -4,7 +4,7 @@ import {z} from 'zod'
 import {BaseCommand} from '../../src/cli/base.js'
 import {confirmDestructive} from '../../src/cli/input.js'
 import {planRestoreFromFile, restoreFromFile} from '../../src/store/copy.js'
-import {isPostgresUrl, openStore, resolveStorePath} from '../../src/store/db.js'
+import {isPostgresUrl, openStore} from '../../src/store/db.js'
 import {planRestore, restoreStore} from '../../src/store/restore.js'
 
 /** What `--json` prints. */
@@ -38,7 +38,7 @@ database in one transaction, through "db copy"; row counts are checked. See docs
   }
 
   async run() {
-    const location = resolveStorePath(this.flags.db)
+    const location = this.storeLocation
     if (isPostgresUrl(location)) return this.restorePostgres(location)
     // The store is not opened the usual way: that would create and migrate a missing one.
     const plan = planRestore(this.args.file, location)

@@ -7,6 +7,7 @@ import {experimentsCsv, experimentsTable} from '../../src/cli/experiments/render
 import {ExperimentList, STATUSES} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsList extends BaseCommand<typeof ExperimentsList> {
+  static override readsOnly = true
   static override summary = 'List experiments'
   static override description = 'List experiments (by id)'
   static override examples = ['<%= config.bin %> experiments list', '<%= config.bin %> experiments list --status running --output csv']

@@ -9,6 +9,7 @@ import {ExperimentResults} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsResults extends BaseCommand<typeof ExperimentsResults> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override readsOnly = true
   static override summary = 'Results of an experiment, per arm'
   static override description = `Results of an experiment, per arm
 

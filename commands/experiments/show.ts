@@ -7,6 +7,7 @@ import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsShow extends BaseCommand<typeof ExperimentsShow> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override readsOnly = true
   static override summary = 'Show an experiment'
   static override description = 'Show an experiment: target, arms and the USD price each arm sets'
   static override examples = ['<%= config.bin %> experiments show 3', '<%= config.bin %> experiments show 3 --json']

@@ -9,7 +9,7 @@ import {intFlag, parseArm} from '../../src/cli/experiments/flags.js'
 import {simulationReport} from '../../src/cli/experiments/render.js'
 import {parseDemand, readDemandFile, type Policy, simulate, simulationArms} from '../../src/experiments/simulate.js'
 import {SimulationResult} from '../../src/schemas/experiments.js'
-import {isPostgresUrl, openStore, resolveStorePath, sqliteOf} from '../../src/store/db.js'
+import {isPostgresUrl, openStore, sqliteOf} from '../../src/store/db.js'
 
 export default class ExperimentsSimulate extends BaseCommand<typeof ExperimentsSimulate> {
   static override args = {id: Args.string({description: 'Simulate the arms, product and countries of this experiment (of --db)'})}
@@ -61,8 +61,9 @@ store itself is not changed).`
     const dir = mkdtempSync(join(tmpdir(), 'pricectl-simulate-'))
     const path = join(dir, 'simulation.db')
     try {
-      if (flags.db) {
-        const source = resolveStorePath(flags.db)
+      // A store named by --db, --profile, their variables or the config file; never the default one.
+      if (this.storeChoice.spec) {
+        const source = this.storeLocation
         if (!isPostgresUrl(source) && !existsSync(source)) throw new InvalidInputError(`no store at ${source} to simulate against (omit --db for a fresh temporary store)`)
         const src = openStore(source, {migrate: false})
         try {

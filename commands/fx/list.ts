@@ -10,6 +10,7 @@ import {FxDay, FxListOutput} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxList extends BaseCommand<typeof FxList> {
+  static override readsOnly = true
   static override summary = 'List FX rates (units per 1 USD)'
   static override description = `List FX rates (units of each currency per 1 USD): the rates pricing uses today, as of a date, or the whole history
 

@@ -7,6 +7,7 @@ import {gatewayEntryJson, type GatewayEntryJson, listGatewaySettings} from '../.
 import {GatewaysListOutput} from '../../src/schemas/gateways.js'
 
 export default class GatewaysList extends BaseCommand<typeof GatewaysList> {
+  static override readsOnly = true
   static override summary = 'List the gateway price settings'
   static override description = `List the gateway price settings: accepted currencies, fallback currency and amount format of each gateway
 

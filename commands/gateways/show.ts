@@ -13,6 +13,7 @@ export default class GatewaysShow extends BaseCommand<typeof GatewaysShow> {
     gateway: Args.string({description: 'gateway_a, gateway_b, gateway_c or gateway_d', required: true}),
     currency: Args.string({description: 'A currency code (ISO 4217); without it, the whole table'}),
   }
+  static override readsOnly = true
   static override summary = "Show a gateway's currency rule and where it comes from"
   static override description = `Show a gateway's currency rule and where it comes from, or its whole currency table
 

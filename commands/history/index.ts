@@ -7,6 +7,7 @@ import {describeRows, listChanges} from '../../src/history/history.js'
 import {HistoryList} from '../../src/schemas/history.js'
 
 export default class History extends BaseCommand<typeof History> {
+  static override readsOnly = true
   static override summary = 'List changes to the catalog and configuration: who, when, what'
   static override description = `List changes to the catalog and the configuration, newest first
 

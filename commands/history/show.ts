@@ -6,6 +6,7 @@ import {HistoryShow} from '../../src/schemas/history.js'
 
 export default class HistoryShowCommand extends BaseCommand<typeof HistoryShowCommand> {
   static override args = {change: Args.integer({description: 'The change id (as "pricectl history" lists it)', min: 1, required: true})}
+  static override readsOnly = true
   static override summary = 'Show one change: who, which command, and every row before and after'
   static override examples = ['<%= config.bin %> history show 12', '<%= config.bin %> history show 12 --json']
   static override get outputSchema() {

@@ -7,6 +7,7 @@ import {KEY_STATUSES, KeyList} from '../../src/schemas/server.js'
 import {listKeys} from '../../src/server/keys.js'
 
 export default class KeysList extends BaseCommand<typeof KeysList> {
+  static override readsOnly = true
   static override summary = 'List the API keys of "pricectl serve"'
   static override description = 'List the API keys of "pricectl serve": id, name, prefix, status, when created, revoked and last used (never the keys themselves)'
   static override examples = ['<%= config.bin %> keys list', '<%= config.bin %> keys list --status active --json']

@@ -9,6 +9,7 @@ import {type LocalizationFactor, listFactors} from '../../src/localization/facto
 import {LocalizationListOutput} from '../../src/schemas/localization.js'
 
 export default class LocalizationList extends BaseCommand<typeof LocalizationList> {
+  static override readsOnly = true
   static override summary = 'List localization factors per country'
   static override description = 'List localization factors per country (price level ratio applied to the FX-converted base price; 1 = US prices)'
   static override examples = ['<%= config.bin %> localization list', '<%= config.bin %> localization list --country IN --json']

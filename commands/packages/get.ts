@@ -7,6 +7,7 @@ import {PackageResponse} from '../../src/schemas/segments.js'
 
 export default class PackagesGet extends BaseCommand<typeof PackagesGet> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
+  static override readsOnly = true
   static override summary = 'Show a package'
   static override description = 'Show a package: its products and segment'
   static override examples = ['<%= config.bin %> packages get br_basic', '<%= config.bin %> packages get br_basic --json']

@@ -7,6 +7,7 @@ import {packagesCsv, packagesTable} from '../../src/cli/segments/render.js'
 import {PackageList} from '../../src/schemas/segments.js'
 
 export default class PackagesList extends BaseCommand<typeof PackagesList> {
+  static override readsOnly = true
   static override summary = 'List packages'
   static override description = 'List packages (sorted by api_id) with their products and segment'
   static override examples = ['<%= config.bin %> packages list', '<%= config.bin %> packages list --json']

@@ -17,6 +17,7 @@ const Output = z.object({
 })
 
 export default class PriceExplain extends BaseCommand<typeof PriceExplain> {
+  static override readsOnly = true
   static override summary = 'Show how a price is made, layer by layer'
   static override description = `Show how a price is made: each layer, which one won and why
 

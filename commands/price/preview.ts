@@ -10,6 +10,7 @@ import {comparePrices, describeChange, gateComparison, githubAnnotations, junitR
 import {type PreviewRow, PricePreviewOutput} from '../../src/schemas/price.js'
 
 export default class PricePreview extends BaseCommand<typeof PricePreview> {
+  static override readsOnly = true
   static override summary = 'Lock-free prices of products x countries; the price gate for CI'
   static override description = `Lock-free prices of products x countries; with --against, the price gate for CI
 

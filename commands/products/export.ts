@@ -5,11 +5,11 @@ import {BaseCommand} from '../../src/cli/base.js'
 import {productsCsv, productsJson} from '../../src/catalog/files.js'
 import {exportProducts} from '../../src/catalog/products.js'
 import {ProductExported} from '../../src/schemas/catalog.js'
-import {resolveStorePath} from '../../src/store/db.js'
 import {checkOutput, writeOutputFile} from '../../src/store/output-file.js'
 
 export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
   static override args = {file: Args.string({description: 'Where to write (default: stdout)'})}
+  static override readsOnly = true
   static override summary = 'Write every product to a JSON or CSV file'
   static override description = 'Write every product to JSON or CSV in the layout "products import" reads back (export then import changes nothing)'
   static override examples = [
@@ -29,7 +29,7 @@ export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
     const {file} = this.args
     const format = (this.flags.output ?? (file && extname(file).toLowerCase() === '.csv' ? 'csv' : 'json')) as 'csv' | 'json'
     // Refused before the store is read: it may not be the store itself, nor overwrite without --force.
-    const rules = {force: this.flags.force, label: 'FILE', store: resolveStorePath(this.flags.db)}
+    const rules = {force: this.flags.force, label: 'FILE', store: this.storeLocation}
     if (file) checkOutput(file, rules)
     const products = exportProducts(this.store)
     const text = format === 'csv' ? productsCsv(products) : productsJson(products)

@@ -7,6 +7,7 @@ import {ProductOutput} from '../../src/schemas/catalog.js'
 
 export default class ProductsGet extends BaseCommand<typeof ProductsGet> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
+  static override readsOnly = true
   static override summary = 'Show a product'
   static override description = 'Show a product: prices, bounds, baseline, integrations, features, trials'
   static override examples = ['<%= config.bin %> products get pro_monthly', '<%= config.bin %> products get pro_monthly --json']

@@ -7,6 +7,7 @@ import {productsCsvList, productsTable} from '../../src/cli/catalog/render.js'
 import {ProductList} from '../../src/schemas/catalog.js'
 
 export default class ProductsList extends BaseCommand<typeof ProductsList> {
+  static override readsOnly = true
   static override summary = 'List products'
   static override description = 'List products (sorted by api_id)'
   static override examples = ['<%= config.bin %> products list', '<%= config.bin %> products list --output csv > products.csv', '<%= config.bin %> products list --json']

@@ -8,6 +8,7 @@ import {revenueCohorts} from '../../src/revenue/cohorts.js'
 import {RevenueCohorts} from '../../src/schemas/revenue.js'
 
 export default class RevenueCohortsCommand extends BaseCommand<typeof RevenueCohortsCommand> {
+  static override readsOnly = true
   static override summary = 'Retention by signup month: customers and MRR kept, month by month'
   static override description =
     'Customers grouped by the UTC month they first paid, and for each month since: the share still paying (logo retention) and the share of their starting MRR they pay (revenue retention, expansion included). Definitions: docs/revenue.md'

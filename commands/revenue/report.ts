@@ -8,6 +8,7 @@ import {barChart, type By, revenueReport} from '../../src/revenue/report.js'
 import {RevenueReport} from '../../src/schemas/revenue.js'
 
 export default class RevenueReportCommand extends BaseCommand<typeof RevenueReportCommand> {
+  static override readsOnly = true
   static override summary = 'Revenue in USD: MRR, MRR movements, churn, retention, ARPU, LTV'
   static override description =
     'Revenue in USD: MRR, active subscriptions, new and churned, net charge revenue (after refunds), ARPU; MRR movements (new, expansion, contraction, churned, reactivation), logo and revenue churn, net revenue retention and LTV; by week, month or quarter, or by country or product over the window. Tables show formatted currency, with a bar chart of MRR, and on a terminal a trend chart of MRR. Definitions: docs/revenue.md'

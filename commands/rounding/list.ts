@@ -7,6 +7,7 @@ import {listRules, type RuleListEntry} from '../../src/pricing/rounding.js'
 import {RoundingListOutput} from '../../src/schemas/rounding.js'
 
 export default class RoundingList extends BaseCommand<typeof RoundingList> {
+  static override readsOnly = true
   static override summary = 'List the rounding rules'
   static override description = `List the rounding rules: every stored rule, then the built-in default for each number of minor digits
 

@@ -12,6 +12,7 @@ export default class RoundingTest extends BaseCommand<typeof RoundingTest> {
     currency: Args.string({description: 'ISO 4217 code, e.g. EUR', required: true}),
     amount: Args.string({description: 'Amounts in currency units, e.g. 9.37 12.10 (one or more)', required: true}),
   }
+  static override readsOnly = true
   static override summary = 'Show what a rounding rule does to amounts'
   static override description = 'Show what a rounding rule does to amounts: the rounded amount and the range and action that applied (nothing is saved)'
   static override examples = [

@@ -6,6 +6,7 @@ import {SubscriptionGot} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsGet extends BaseCommand<typeof SubscriptionsGet> {
   static override args = getArgs
+  static override readsOnly = true
   static override summary = 'Show a subscription'
   static override description =
     "Show a subscription (the spec's Get subscription: the reduced record, product id as service_product_id2). Name it by USER_ID ORIGIN ORIGIN_ID, or by the gateway's id alone when no other user or gateway has a subscription with it (else exit 2 with the matches). People see the product's api_id and dates; --json keeps the spec's fields."

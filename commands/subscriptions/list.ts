@@ -4,6 +4,7 @@ import {listSubscriptions} from '../../src/revenue/subscriptions.js'
 import {SubscriptionList, SubscriptionRecord} from '../../src/schemas/revenue.js'
 
 export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsList> {
+  static override readsOnly = true
   static override summary = 'List subscriptions, newest first'
   static override description = 'List subscriptions, newest first, with filters'
   static override examples = [

@@ -1,13 +1,16 @@
 import {Command, Errors, Flags, Interfaces, toConfiguredId, ux} from '@oclif/core'
+import {statSync} from 'node:fs'
+import {dirname} from 'node:path'
 import type {ZodType} from 'zod'
 
 import {describeError as describeAnyError, oneLine} from '../error-format.js'
 import {InvalidInputError, OperationalError, PricectlError} from '../errors.js'
 import {commandContext} from '../history/context.js'
-import {isPostgresUrl, loadPostgresAdapter, type OpenOptions, openStore, resolveStorePath, type Store} from '../store/db.js'
+import {isMissingStore, isPostgresUrl, loadPostgresAdapter, type OpenOptions, openStore, resolveStorePath, type Store} from '../store/db.js'
 import type {ImpactScope, PriceImpact} from '../pricing/impact.js'
 import type {ImpactFlagValues} from './impact-flags.js'
 import type {ImpactOptions} from './impact.js'
+import {chooseStore, configFilePath, describeSource, type StoreChoice, type StoreSource} from './config-file.js'
 import {setListOptions} from './list-options.js'
 import {nearest} from './nearest.js'
 import {isInteractive} from './tty.js'
@@ -16,17 +19,33 @@ export type BaseFlags<T extends typeof Command> = Interfaces.InferredFlags<(type
 export type BaseArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>
 
 /**
- * The one base command: global `--db`, `--json`, lazy store, and the mapping of every
+ * The store flags. Their variables (PRICECTL_DB, PRICECTL_PROFILE) are read by chooseStore
+ * (src/cli/config-file.ts), not by oclif: --profile comes before PRICECTL_DB, which oclif's
+ * `env` (a variable standing in for its own flag) cannot say.
+ */
+const dbFlag = Flags.string({
+  description: 'Path of the SQLite store, or a postgres:// URL (default: --profile, $PRICECTL_DB, $PRICECTL_PROFILE, the config file\'s db, else $XDG_DATA_HOME/pricectl/pricectl.db)',
+  helpGroup: 'GLOBAL',
+})
+const profileFlag = Flags.string({
+  description: 'A named store of the config file (default: $PRICECTL_PROFILE; see "pricectl config set --help")',
+  helpGroup: 'GLOBAL',
+})
+
+/** The base flags of a command that opens no store: accepted (as by every command) but not shown. */
+export const noStoreFlags = {db: {...dbFlag, hidden: true}, profile: {...profileFlag, hidden: true}}
+
+/**
+ * The one base command: global `--db` and `--profile`, `--json`, lazy store, and the mapping of every
  * error to an exit code (2 invalid input, 1 operational) and one JSON error shape.
  */
 export abstract class BaseCommand<T extends typeof Command> extends Command {
-  static override baseFlags = {
-    db: Flags.string({
-      description: 'Path of the SQLite store, or a postgres:// URL (default: $PRICECTL_DB, else $XDG_DATA_HOME/pricectl/pricectl.db)',
-      env: 'PRICECTL_DB',
-      helpGroup: 'GLOBAL',
-    }),
-  }
+  static override baseFlags = {db: dbFlag, profile: profileFlag}
+  /**
+   * Commands that open no store (help, version, config) set this false: they never read the
+   * config file for a store, and take --db and --profile without showing them (noStoreFlags).
+   */
+  static usesStore = true
   static override enableJsonFlag = true
   /**
    * zod schema of what `--json` prints; kept as JSON Schema under schemas/ and compared in
@@ -37,8 +56,18 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return undefined
   }
 
+  /**
+   * The command only reads the store: a named store (--db, --profile, their variables, the
+   * config file's db) that does not exist is refused (exit 1) instead of made, so a typo never
+   * makes an empty store that reads as "nothing yet". Commands that write make a missing store,
+   * with a note on stderr (checkMissingStore below).
+   */
+  static readsOnly = false
+
   protected flags!: BaseFlags<T>
   protected args!: BaseArgs<T>
+  private choice?: StoreChoice
+  private choiceError: unknown
   private _store?: Store
   /** Every store this run opened (kept after closing), so an error can say which one was read-only. */
   private opened: Store[] = []
@@ -56,8 +85,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     this.args = args as BaseArgs<T>
     // A list command's --columns / --sort / --no-header, for the table and CSV printers.
     setListOptions(this.ctor.flags && 'header' in this.ctor.flags ? (flags as Record<string, unknown>) : undefined)
+    if (!(this.ctor as typeof BaseCommand).usesStore) return
+    // Which store: chosen now (the config file is read unless --db or PRICECTL_DB names it); an
+    // error (an unknown profile, a bad file) is reported when the store is needed, so a command
+    // that never opens it is not stopped by it.
+    try {
+      this.choice = await chooseStore({db: this.flags.db, profile: this.flags.profile}, () => configFilePath(this.config))
+    } catch (error) {
+      this.choiceError = error
+      return
+    }
     // A SQLite store's command loads no PostgreSQL code (the price bundle; src/store/db.ts loadPostgresAdapter).
-    if (isPostgresUrl(storeLocation(this.flags.db))) await loadPostgresAdapter()
+    if (isPostgresUrl(locationOf(this.choice.spec))) await loadPostgresAdapter()
+  }
+
+  /** The store this run names and where it was named (--db, --profile, a variable, the config file, the default). */
+  protected get storeChoice(): StoreChoice {
+    if (this.choiceError !== undefined) throw this.choiceError
+    if (!this.choice) throw new Error(`${this.id}: the store was not chosen (usesStore is false)`)
+    return this.choice
+  }
+
+  /** Where the store is: a SQLite file's absolute path or a postgres:// URL, without opening it. */
+  protected get storeLocation(): string {
+    return resolveStorePath(this.storeChoice.spec)
   }
 
   /** The store, opened (and migrated) on first use so commands that need none stay fast. */
@@ -66,9 +117,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return this._store
   }
 
-  /** Open the store of --db with options (`db info` opens without migrating); the caller closes it. */
-  protected openStore(options?: OpenOptions): Store {
-    const store = openStore(this.flags.db, options)
+  /**
+   * The store this run names (storeChoice), checked against the command line's rule for a
+   * store that does not exist yet (checkMissingStore); undefined for the default store.
+   */
+  protected storeSpec(options: {init?: boolean} = {}): string | undefined {
+    const {source, spec} = this.storeChoice
+    if (spec) checkMissingStore(resolveStorePath(spec), source, {init: options.init, readsOnly: (this.ctor as typeof BaseCommand).readsOnly})
+    return spec
+  }
+
+  /**
+   * Open the store this run names with options (`db info` opens without migrating; `init`: `db init`
+   * makes a missing store, folders included); the caller closes it.
+   */
+  protected openStore(options: OpenOptions & {init?: boolean} = {}): Store {
+    const {init, ...open} = options
+    const store = openStore(this.storeSpec({init}), {onCreate: (path) => this.note(`pricectl: created a new store at ${path}`), ...open})
     this.opened.push(store)
     // Every recorded write of this run is attributed to this user and command (docs/history.md).
     if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
@@ -137,8 +202,32 @@ export function isReadOnlyError(err: unknown): boolean {
   return String((err as {code?: unknown})?.code).startsWith('SQLITE_READONLY')
 }
 
+/**
+ * A named SQLite store (--db, --profile, PRICECTL_DB, PRICECTL_PROFILE, the config file's db)
+ * that does not exist: a command that only reads refuses it (a typo must not make an empty
+ * store that then reads as "nothing yet"); one that writes makes it (with a note) but not its
+ * missing folder (`--db /nonexistent/dir/x.db` must not make folders at the root); `db init`
+ * makes both. The default store is always made, folder included. A PostgreSQL URL is left to
+ * the connection: a database that does not exist fails there. Here and not in openStore: the
+ * library's openStore(path) makes the store and its folders, as a library call asked for them.
+ */
+function checkMissingStore(path: string, source: StoreSource, options: {init?: boolean; readsOnly: boolean}): void {
+  if (options.init || !isMissingStore(path)) return
+  const {init, where} = describeSource(source, path)
+  if (options.readsOnly) throw new OperationalError(`no store at ${path}${where}: check the path (a typo?), or make one: ${init}`)
+  if (!isFolder(dirname(path))) throw new OperationalError(`cannot create the store at ${path}${where}: folder ${dirname(path)} does not exist (create it first, check the path, or run ${init})`)
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** Where the store is, or '' when that cannot be told yet (opening the store then says why). */
-function storeLocation(flag: string | undefined): string {
+function locationOf(flag: string | undefined): string {
   try {
     return resolveStorePath(flag)
   } catch {

@@ -1,4 +1,7 @@
+import {isAbsolute} from 'node:path'
+
 import {readMoment} from '../dates.js'
+import {isPostgresUrl} from '../store/url.js'
 
 /**
  * What the schemas define without zod: constants and predicates the engine uses on paths
@@ -66,4 +69,49 @@ export function windowEnd(s: string): number {
  */
 export function reservedKeyProblem(key: string, what: string): string | undefined {
   return key === '__proto__' ? `"__proto__" cannot be a ${what} name (JavaScript reserves it); rename it` : undefined
+}
+
+/** A profile's name in the config file: what `--profile NAME` and PRICECTL_PROFILE take (src/schemas/config.ts). */
+export const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+
+/**
+ * A store in the config file: an absolute SQLite path (a relative one would mean another
+ * store in every folder it is run from) or a postgres:// URL that parses.
+ */
+export function isStoreLocation(value: unknown): value is string {
+  if (typeof value !== 'string') return false
+  if (!isPostgresUrl(value)) return isAbsolute(value)
+  try {
+    new URL(value)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Whether `json` has the shape src/schemas/config.ts ConfigFile declares, checked by hand: a
+ * command whose store the config file names reads it at every start, and a cold `price` loads
+ * no zod. When this says no, the schema says why (src/cli/config-file.ts readConfig);
+ * test/commands/config.test.ts keeps the two in agreement.
+ */
+export function isConfigFileShape(json: unknown): json is {db?: string; profiles?: Record<string, {db: string}>} {
+  if (!isRecord(json)) return false
+  for (const [key, value] of Object.entries(json)) {
+    if (key === 'db') {
+      if (!isStoreLocation(value)) return false
+    } else if (key === 'profiles') {
+      if (!isRecord(value)) return false
+      for (const [name, profile] of Object.entries(value)) {
+        if (!PROFILE_NAME.test(name) || !isRecord(profile)) return false
+        const keys = Object.keys(profile)
+        if (keys.length !== 1 || keys[0] !== 'db' || !isStoreLocation(profile.db)) return false
+      }
+    } else return false
+  }
+  return true
 }

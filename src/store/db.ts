@@ -29,13 +29,29 @@ export type Store = StorePort
 export function resolveStorePath(flag?: string): string {
   if (flag) return isPostgresUrl(flag) ? flag : resolve(flag)
   if (process.env.PRICECTL_DB) return isPostgresUrl(process.env.PRICECTL_DB) ? process.env.PRICECTL_DB : resolve(process.env.PRICECTL_DB)
+  return defaultStorePath()
+}
+
+/** The built-in default store: `$XDG_DATA_HOME/pricectl/pricectl.db` (~/.local/share when unset). */
+export function defaultStorePath(): string {
   const data = process.env.XDG_DATA_HOME || join(homedir(), '.local', 'share')
   return join(data, 'pricectl', 'pricectl.db')
+}
+
+/** Nothing is at this SQLite path yet (openStore would make a store there); false for a postgres:// URL. */
+export function isMissingStore(location: string): boolean {
+  return !isPostgresUrl(location) && location !== ':memory:' && identifyStore(location).kind === 'missing'
 }
 
 export type OpenOptions = {
   /** Apply pending migrations (default true). `db info` opens without. */
   migrate?: boolean
+  /**
+   * Told when a SQLite store was made (it did not exist), for a note. Whether a missing store
+   * may be made at all is the command line's rule (src/cli/base.ts): here it always is,
+   * folders included.
+   */
+  onCreate?: (path: string) => void
   /**
    * PostgreSQL: the session's statement_timeout in ms unless the URL sets `statement_timeout`
    * (`serve`: SERVE_STATEMENT_TIMEOUT_MS); none by default. SQLite has no such thing.
@@ -126,6 +142,7 @@ export function openSqliteStore(flag?: string, options: OpenOptions = {}): Sqlit
     }
     // Created by this process, or a moment ago by another one.
     found = created ? {kind: 'empty'} : identifyStore(path)
+    if (created) options.onCreate?.(path)
   }
   const readOnly = whyReadOnly(path)
   if (readOnly) {

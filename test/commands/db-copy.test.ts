@@ -75,7 +75,7 @@ describe('db copy (SQLite to SQLite)', () => {
   it('copies into an existing new store (only the seed) without asking', async () => {
     const src = await filledStore()
     const dest = tempStore()
-    expect((await run(dest, ['db', 'info'])).code).toBe(0)
+    expect((await run(dest, ['db', 'init'])).code).toBe(0)
     const r = await run(src, ['db', 'copy', src, dest, '--json'])
     expect(r.code, r.stdout).toBe(0)
     expect(r.json.replaced).toBe(false)

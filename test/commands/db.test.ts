@@ -9,6 +9,7 @@ import {ROOT, run, tempStore} from '../helpers/run.js'
 describe('db commands', () => {
   it('creates a migrated, owner-only store and reports it', async () => {
     const db = tempStore()
+    expect((await run(db, ['db', 'init'])).code).toBe(0)
     const r = await run(db, ['db', 'info', '--json'])
     expect(r.code).toBe(0)
     expect(r.json.schema_version).toBe(r.json.latest_schema_version)
@@ -18,6 +19,7 @@ describe('db commands', () => {
 
   it('checks and backs up', async () => {
     const db = tempStore()
+    expect((await run(db, ['db', 'init'])).code).toBe(0)
     expect((await run(db, ['db', 'check'])).code).toBe(0)
     const copy = db + '.bak'
     const b = await run(db, ['db', 'backup', copy, '--json'])

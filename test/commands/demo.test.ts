@@ -118,7 +118,7 @@ describe('demo', () => {
 
   it('loads into a store holding only what a new store is seeded with (settings, FX rates) without --yes', async () => {
     const db = tempStore()
-    expect((await run(db, ['db', 'info'])).code).toBe(0)
+    expect((await run(db, ['db', 'init'])).code).toBe(0)
     const r = await run(db, ['demo', '--json'])
     expect(r.code, r.stdout).toBe(0)
   })

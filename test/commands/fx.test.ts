@@ -20,18 +20,18 @@ function fixture(name: string, content: string | Uint8Array): string {
 const ECB_LATEST = `Date, USD, JPY, GBP, KRW, \n13 April 2026, 1.1684, 186.75, 0.87058, 1740.86, \n`
 const ECB_HIST = 'Date,USD,JPY,CYP,GBP,\n2026-04-13,1.1684,186.75,N/A,0.87058,\n2026-04-10,1.1711,186.43,N/A,0.87105,\n1999-01-04,1.1789,133.73,0.58231,0.7111,\n'
 
-/** A store made by its first command (migrated, the default snapshot seeded): once per worker, copied after that. */
+/** A store made by `db init` (migrated, the default snapshot seeded): once per worker, copied after that. */
 async function freshStore(): Promise<string> {
   const db = tempStore()
   await seededStore(db, 'fx:fresh', async (store) => {
-    expect((await run(store, ['fx', 'list', '--json'])).code).toBe(0)
+    expect((await run(store, ['db', 'init'])).code).toBe(0)
   })
   return db
 }
 
 describe('fx list', () => {
   it('a fresh store has the dated default snapshot, ISO 4217 codes only', async () => {
-    const r = await run(tempStore(), ['fx', 'list', '--json'])
+    const r = await run(await freshStore(), ['fx', 'list', '--json'])
     expect(r.code).toBe(0)
     expect(r.json.success).toBe(true)
     const eur = r.json.rates.find((x: {currency: string}) => x.currency === 'EUR')

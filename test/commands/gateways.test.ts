@@ -5,7 +5,7 @@ import {describe, expect, it} from 'vitest'
 
 import {GatewaysListOutput, GatewaysSetOutput, GatewaysShowOutput} from '../../src/schemas/gateways.js'
 import {createProducts} from '../helpers/catalog.js'
-import {run, runBin, tempStore} from '../helpers/run.js'
+import {initStore, run, runBin, tempStore} from '../helpers/run.js'
 
 function storedGateways(db: string): unknown[] {
   if (!existsSync(db)) return []
@@ -26,13 +26,13 @@ const DEFAULTS = [
 
 describe('gateways list', () => {
   it('shows the defaults of all four gateways', async () => {
-    const r = await run(tempStore(), ['gateways', 'list', '--json'])
+    const r = await run(await initStore(), ['gateways', 'list', '--json'])
     expect(r.code).toBe(0)
     expect(r.json).toEqual({gateways: DEFAULTS, message: '4 gateways (0 configured, 4 on defaults)', success: true})
   })
 
   it('prints a table and CSV', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const t = await run(db, ['gateways', 'list'])
     expect(t.stdout).toMatch(/gateway\s*│\s*accepted currencies\s*│\s*fallback\s*│\s*amount format\s*│\s*source/)
     expect(t.stdout).toMatch(/gateway_b\s*│\s*listed\s*│\s*USD\s*│\s*decimal\s*│\s*default/)
@@ -167,13 +167,13 @@ describe('gateways show', () => {
     ['gateway_c', 'KWD', 2, 1, null, null, 'table'],
     ['gateway_d', 'KWD', 3, 1, null, null, 'default'],
   ] as const)('%s %s: exponent %i, divisible by %i', async (gateway, currency, exponent, divisible, min, max, source) => {
-    const r = await run(tempStore(), ['gateways', 'show', gateway, currency.toLowerCase(), '--json'])
+    const r = await run(await initStore(), ['gateways', 'show', gateway, currency.toLowerCase(), '--json'])
     expect(r.code).toBe(0)
     expect(r.json.rule).toMatchObject({currency, divisible_by: divisible, exponent, gateway, max_amount: max, min_amount: min, source})
   })
 
   it('says where a rule comes from, with the bounds as amounts and the table\'s sources', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const r = await run(db, ['gateways', 'show', 'gateway_a', 'USD', '--json'])
     expect(r.json).toEqual({
       message: 'gateway_a USD: exponent 2, divisible by 1, from the Stripe table entry',

@@ -36,7 +36,7 @@ const WIDE =
 
 async function store(): Promise<string> {
   const db = tempStore()
-  expect((await run(db, ['localization', 'list', '--json'])).code).toBe(0)
+  expect((await run(db, ['db', 'init'])).code).toBe(0)
   return db
 }
 

@@ -70,7 +70,9 @@ describe('output into a FIFO or device', () => {
       }
     })
     if (!block) return
-    const r = await run(tempStore(), ['db', 'backup', block, '--force'])
+    const db = tempStore()
+    expect((await run(db, ['db', 'init'])).code).toBe(0)
+    const r = await run(db, ['db', 'backup', block, '--force'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('is a block device, not a file')
     expect(statSync(block).isBlockDevice()).toBe(true)

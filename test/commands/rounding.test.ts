@@ -4,7 +4,7 @@ import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {RoundingListOutput, RoundingSetOutput, RoundingTestOutput} from '../../src/schemas/rounding.js'
-import {run, runBin, tempStore} from '../helpers/run.js'
+import {initStore, run, runBin, tempStore} from '../helpers/run.js'
 
 
 /** Rows of rounding_rules; a store that was never opened (input refused first) has none. */
@@ -26,13 +26,13 @@ const DEFAULTS = [
 
 describe('rounding list', () => {
   it('lists the built-in defaults on a new store', async () => {
-    const r = await run(tempStore(), ['rounding', 'list', '--json'])
+    const r = await run(await initStore(), ['rounding', 'list', '--json'])
     expect(r.code).toBe(0)
     expect(r.json).toEqual({message: '0 stored rules; other currencies use the default for their minor digits', rules: DEFAULTS, success: true})
   })
 
   it('prints a table, or CSV', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const table = await run(db, ['rounding', 'list'])
     expect(table.code).toBe(0)
     expect(table.stdout).toMatch(/currency\s*│\s*digits\s*│\s*source\s*│\s*rule/)
@@ -140,7 +140,7 @@ describe('rounding set', () => {
 
 describe('rounding test', () => {
   it('shows amount -> rounded with the range and action, using the default rule', async () => {
-    const r = await run(tempStore(), ['rounding', 'test', 'EUR', '0.20', '9.37', '9.5', '123.45', '1234.56', '--json'])
+    const r = await run(await initStore(), ['rounding', 'test', 'EUR', '0.20', '9.37', '9.5', '123.45', '1234.56', '--json'])
     expect(r.code).toBe(0)
     expect(r.json).toEqual({
       currency: 'EUR',
@@ -176,19 +176,19 @@ describe('rounding test', () => {
   })
 
   it('keeps every minor digit exact: KWD has three', async () => {
-    const r = await run(tempStore(), ['rounding', 'test', 'KWD', '3.07', '4.5', '12.345', '--json'])
+    const r = await run(await initStore(), ['rounding', 'test', 'KWD', '3.07', '4.5', '12.345', '--json'])
     expect(r.json.results.map((x: {rounded: number}) => x.rounded)).toEqual([3.05, 4.5, 11.99])
   })
 
   it('prints a table with every minor digit', async () => {
-    const r = await run(tempStore(), ['rounding', 'test', 'USD', '9.5'])
+    const r = await run(await initStore(), ['rounding', 'test', 'USD', '9.5'])
     expect(r.code).toBe(0)
     expect(r.stdout).toMatch(/amount\s*│\s*rounded\s*│\s*range\s*│\s*action/)
     expect(r.stdout).toMatch(/9\.50\s*│\s*9\.99\s*│\s*0-100\s*│\s*end \.99 nearest/)
   })
 
   it('refuses bad amounts and bad rules with exit 2', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const word = await run(db, ['rounding', 'test', 'USD', '9.99', 'abc', '--json'])
     expect(word.code).toBe(2)
     expect(word.json.message).toContain('amount "abc" is not a non-negative number')

@@ -5,12 +5,12 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
-import {e2eStore, itWithoutStore} from '../helpers/e2e.js'
+import {e2eInitStore, e2eStore, itWithoutStore} from '../helpers/e2e.js'
 import {ROOT, runBin} from '../helpers/run.js'
 
 describe('bin scripts', () => {
-  it('bin/dev.js runs the TypeScript sources, bin/run.js the build', () => {
-    const db = e2eStore()
+  it('bin/dev.js runs the TypeScript sources, bin/run.js the build', async () => {
+    const db = await e2eInitStore()
     const dev = runBin(db, ['db', 'info', '--json'], {bin: 'dev.js', env: {DEBUG: 'oclif:config:pricectl'}})
     expect(dev.code).toBe(0)
     expect(dev.stderr).toMatch(/\(import\) \S+\/commands\/db\/info\.ts/)

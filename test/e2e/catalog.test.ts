@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {e2eSeeded, e2eStore, storeDigest, storeState} from '../helpers/e2e.js'
+import {e2eInitStore, e2eSeeded, e2eStore, storeDigest, storeState} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
 
 /** A store `demo` filled, made once and copied (test/helpers/e2e.ts e2eSeeded). */
@@ -56,7 +56,7 @@ describe('catalog end to end', () => {
   })
 
   it('user get of an unknown user: exit 1 and the spec error body', async () => {
-    const r = await run(e2eStore(), ['user', 'get', 'nobody', '--json'])
+    const r = await run(await e2eInitStore(), ['user', 'get', 'nobody', '--json'])
     expect(r.code).toBe(1)
     expect(r.json).toMatchObject({error_message: expect.stringContaining('nobody'), success: false})
   })

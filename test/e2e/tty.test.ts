@@ -1,6 +1,6 @@
 import {describe, expect, it} from 'vitest'
 
-import {e2eSeeded, e2eStore} from '../helpers/e2e.js'
+import {e2eInitStore, e2eSeeded, e2eStore} from '../helpers/e2e.js'
 import {run, runBin} from '../helpers/run.js'
 import {onTerminal} from '../helpers/terminal.js'
 
@@ -40,7 +40,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('asks "Did you mean ...?" for a mistyped command on a terminal, and runs the answer', async () => {
-    const db = e2eStore()
+    const db = await e2eInitStore()
     const yes = await onTerminal(['prodcts', 'list', '--db', db], [{after: 'Did you mean', text: 'y'}])
     expect(yes.output).toContain('Did you mean')
     expect(yes.output).toContain('products list')

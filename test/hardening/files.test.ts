@@ -365,7 +365,7 @@ describe('only an empty file or a pricectl store is opened', () => {
   it('a new store carries pricectl\'s application_id; an empty file and an empty SQLite database become stores', async () => {
     const dir = folder()
     const fresh = join(dir, 'new.db')
-    expect((await run(fresh, ['db', 'info'])).code).toBe(0)
+    expect((await run(fresh, ['db', 'init'])).code).toBe(0)
     expect(applicationId(fresh)).toBe(APPLICATION_ID)
     const empty = write(dir, 'empty.db', '')
     expect((await run(empty, ['db', 'info', '--json'])).json).toMatchObject({schema_version: expect.any(Number), success: true})
@@ -489,7 +489,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
 
   it('a read-only store that is not there cannot be created: said plainly', () => {
     const dir = folder()
-    const r = readOnly(dir, join(dir, 'new.db'), ['db', 'info'])
+    const r = readOnly(dir, join(dir, 'new.db'), ['db', 'init'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^Error: cannot create the store at .*new\.db: EROFS: read-only file system/)
     expect(entries(dir)).toEqual([])

@@ -307,7 +307,8 @@ describe('the store and its backups are owner-only', () => {
   it('a new store: folder 0700, file 0600, WAL and shared-memory files 0600, even under umask 000', async () => {
     const dir = tempDir('pricectl-perm-')
     const db = join(dir, 'nested', 'deeper', 'store.db')
-    const r = await underUmask000(() => run(db, ['db', 'info', '--json']))
+    // db init: the command that makes a store's missing folders (a read command refuses a missing store).
+    const r = await underUmask000(() => run(db, ['db', 'init', '--json']))
     expect(r.code, r.stderr).toBe(0)
     expect(statSync(join(dir, 'nested')).mode & 0o777).toBe(0o700)
     expect(statSync(join(dir, 'nested', 'deeper')).mode & 0o777).toBe(0o700)

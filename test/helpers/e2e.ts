@@ -8,7 +8,7 @@ import type {StorePort} from '../../src/store/port.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
 import {freshPgDatabase, type PgDatabase} from './postgres.js'
 import {dump, fileDigest} from './dump.js'
-import {run, seededStore, tempStore} from './run.js'
+import {initStore, run, seededStore, tempStore} from './run.js'
 
 /**
  * The end-to-end suites (test/e2e/) run once per adapter: vitest.config.ts runs them as the
@@ -33,6 +33,14 @@ afterAll(() => {
 /** A fresh, empty store for one test: what `--db` is given. */
 export function e2eStore(): string {
   return onPostgres ? pgDatabase() : tempStore()
+}
+
+/**
+ * A new store as `db init` makes it, for a test whose first command only reads (such a
+ * command refuses a --db that names no store): on PostgreSQL e2eStore's database is one.
+ */
+export async function e2eInitStore(): Promise<string> {
+  return onPostgres ? pgDatabase() : initStore()
 }
 
 /**

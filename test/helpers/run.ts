@@ -43,6 +43,19 @@ export function tempStore(): string {
   return join(mkdtempSync(join(tmpdir(), 'pricectl-test-')), 'store.db')
 }
 
+/**
+ * A new store as `db init` makes it (migrated, the defaults seeded) at `db` (default: a fresh
+ * temp path): commands that only read refuse a --db that names no store. Copied from a
+ * template made once per worker (seededStore).
+ */
+export async function initStore(db = tempStore()): Promise<string> {
+  await seededStore(db, 'db init', async (path) => {
+    const r = await run(path, ['db', 'init'])
+    if (r.code !== 0) throw new Error(`db init --db ${path}: exit ${r.code}: ${r.stderr}`)
+  })
+  return db
+}
+
 export type Run = {code: number; json: any; stderr: string; stdout: string}
 
 function parseJson(stdout: string): unknown {
