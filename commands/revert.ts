@@ -7,6 +7,7 @@ import {RevertOutput} from '../src/schemas/history.js'
 
 export default class Revert extends BaseCommand<typeof Revert> {
   static override args = {change: Args.integer({description: 'The change to undo (an id from "pricectl history")', min: 1, required: true})}
+  static override changesExisting = true
   static override summary = 'Undo a change: restore the rows it wrote as they were, as a new change'
   static override description = `Undo a change: restore the rows it wrote as they were before it, as a new change (which "pricectl history" lists and which can itself be reverted), with its price impact
 

@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class AudiencesDelete extends BaseCommand<typeof AudiencesDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the audience', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete an audience and its audience prices'
   static override description = 'Delete an audience and its audience prices (existing locks keep the audience they were computed with)'
   static override examples = ['<%= config.bin %> audiences delete old_segment --yes', '<%= config.bin %> audiences delete students --yes --force']

@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the audience', required: true})}
+  static override changesExisting = true
   static override summary = 'Change an audience'
   static override description = 'Change an audience; given fields replace stored ones (rules and prices as whole lists). Existing locks keep the audience they were computed with.'
   static override examples = [

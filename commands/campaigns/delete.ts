@@ -10,6 +10,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the campaign', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete a campaign'
   static override description = 'Delete a campaign (its coupon stays; existing locks keep the coupon they were computed with)'
   static override examples = ['<%= config.bin %> campaigns delete spring_de --yes']

@@ -10,6 +10,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete a coupon'
   static override description = 'Delete a coupon and its external coupon links'
   static override examples = ['<%= config.bin %> coupons delete OLD50 --yes']

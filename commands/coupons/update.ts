@@ -10,6 +10,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the coupon', required: true})}
+  static override changesExisting = true
   static override summary = 'Change a coupon'
   static override description = 'Change a coupon; given fields replace stored ones (external coupons as a whole list). api_id cannot change.'
   static override examples = ['<%= config.bin %> coupons update SPRING25 --status NOT_ACTIVE', '<%= config.bin %> coupons update SAVE5 --value 7.5 --active-till none']

@@ -13,6 +13,7 @@ export default class ExperimentsConclude extends BaseCommand<typeof ExperimentsC
     id: Args.string({description: 'Experiment id', required: true}),
     arm: Args.string({description: 'Arm whose prices become the products\' prices ("baseline" keeps them)', required: true}),
   }
+  static override changesExisting = true
   static override summary = 'Stop an experiment and make an arm\'s prices the products\' prices'
   static override description = `Stop an experiment and make an arm's prices the products' prices
 

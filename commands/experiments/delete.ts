@@ -7,6 +7,7 @@ import {ExperimentDeleted} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsDelete extends BaseCommand<typeof ExperimentsDelete> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete a draft experiment'
   static override description = `Delete a draft experiment (with its arms)
 

@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 export default class ExperimentsStart extends BaseCommand<typeof ExperimentsStart> {
   static override flags = {...impactFlags}
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override changesExisting = true
   static override summary = 'Start an experiment'
   static override description = 'Start an experiment: new locks of users it targets get an arm (a stopped experiment resumes)'
   static override examples = ['<%= config.bin %> experiments start 3']

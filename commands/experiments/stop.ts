@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 export default class ExperimentsStop extends BaseCommand<typeof ExperimentsStop> {
   static override flags = {...impactFlags}
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override changesExisting = true
   static override summary = 'Stop an experiment: no new visitors get an arm'
   static override description = `Stop an experiment: no new visitors get an arm
 

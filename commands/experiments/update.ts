@@ -8,6 +8,7 @@ import {ExperimentResponse} from '../../src/schemas/experiments.js'
 
 export default class ExperimentsUpdate extends BaseCommand<typeof ExperimentsUpdate> {
   static override args = {id: Args.string({description: 'Experiment id', required: true})}
+  static override changesExisting = true
   static override summary = 'Change an experiment'
   static override description = `Change an experiment
 

@@ -11,6 +11,7 @@ import {validate} from '../../src/schemas/validate.js'
 
 export default class FxDelete extends BaseCommand<typeof FxDelete> {
   static override args = {currency: Args.string({description: 'ISO 4217 code, e.g. EUR', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete your rates of a currency'
   static override description = `Delete your rates of a currency (manual or imported): every one, or the one of --date
 

@@ -11,6 +11,7 @@ import {FxDay, FxRemoveOutput, FxSourceText} from '../../src/schemas/fx.js'
 import {validate} from '../../src/schemas/validate.js'
 
 export default class FxPrune extends BaseCommand<typeof FxPrune> {
+  static override changesExisting = true
   static override summary = 'Remove rates by source and/or age'
   static override description = `Remove rates by source and/or age
 

@@ -7,6 +7,7 @@ import {findKey, revokeKey} from '../../src/server/keys.js'
 
 export default class KeysRevoke extends BaseCommand<typeof KeysRevoke> {
   static override args = {key: Args.string({description: 'The key\'s id or prefix (as "keys list" shows them), or the key itself', required: true})}
+  static override changesExisting = true
   static override summary = 'Revoke an API key'
   static override description = `Revoke an API key: a running "pricectl serve" refuses it from its next request on
 

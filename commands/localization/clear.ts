@@ -8,6 +8,7 @@ import {clearFactors} from '../../src/localization/factors.js'
 import {LocalizationClearOutput} from '../../src/schemas/localization.js'
 
 export default class LocalizationClear extends BaseCommand<typeof LocalizationClear> {
+  static override changesExisting = true
   static override summary = 'Delete localization factors'
   static override description = 'Delete localization factors (all, or of the given countries); prices then use FX and rounding only'
   static override examples = ['<%= config.bin %> localization clear --yes', '<%= config.bin %> localization clear --country BG --country VE --yes']

@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class PackagesDelete extends BaseCommand<typeof PackagesDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete a package'
   static override description = 'Delete a package (its products stay; existing locks keep the package they were computed with)'
   static override examples = ['<%= config.bin %> packages delete br_basic --yes']

@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the package', required: true})}
+  static override changesExisting = true
   static override summary = 'Change a package'
   static override description = 'Change a package; given fields replace stored ones (products and countries as whole lists). Existing locks keep the package they were computed with.'
   static override examples = [

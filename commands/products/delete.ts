@@ -9,6 +9,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class ProductsDelete extends BaseCommand<typeof ProductsDelete> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
+  static override changesExisting = true
   static override summary = 'Delete a product'
   static override description = 'Delete a product with its country prices, integrations, features and trials'
   static override examples = ['<%= config.bin %> products delete old_plan --yes']

@@ -10,6 +10,7 @@ import {WithImpact} from '../../src/schemas/impact.js'
 
 export default class ProductsUpdate extends BaseCommand<typeof ProductsUpdate> {
   static override args = {api_id: Args.string({description: 'api_id of the product', required: true})}
+  static override changesExisting = true
   static override summary = 'Change a product'
   static override description =
     `Change a product; given fields replace stored ones (country prices, integrations, features and trials as whole lists). api_id cannot change.

@@ -64,6 +64,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   static readsOnly = false
 
+  /**
+   * The command changes or removes what must already be there (an update, a delete, a
+   * revert, an experiment's start or stop): a missing named store is refused as for
+   * readsOnly, instead of made empty only to answer "not found".
+   */
+  static changesExisting = false
+
   protected flags!: BaseFlags<T>
   protected args!: BaseArgs<T>
   private choice?: StoreChoice
@@ -123,7 +130,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    */
   protected storeSpec(options: {init?: boolean} = {}): string | undefined {
     const {source, spec} = this.storeChoice
-    if (spec) checkMissingStore(resolveStorePath(spec), source, {init: options.init, readsOnly: (this.ctor as typeof BaseCommand).readsOnly})
+    if (spec) checkMissingStore(resolveStorePath(spec), source, {init: options.init, refuse: (this.ctor as typeof BaseCommand).readsOnly || (this.ctor as typeof BaseCommand).changesExisting})
     return spec
   }
 
@@ -204,17 +211,17 @@ export function isReadOnlyError(err: unknown): boolean {
 
 /**
  * A named SQLite store (--db, --profile, PRICECTL_DB, PRICECTL_PROFILE, the config file's db)
- * that does not exist: a command that only reads refuses it (a typo must not make an empty
- * store that then reads as "nothing yet"); one that writes makes it (with a note) but not its
+ * that does not exist: a command that only reads, or changes what must exist, refuses it (a
+ * typo must not make an empty store that then reads as "nothing yet"); one that writes makes it (with a note) but not its
  * missing folder (`--db /nonexistent/dir/x.db` must not make folders at the root); `db init`
  * makes both. The default store is always made, folder included. A PostgreSQL URL is left to
  * the connection: a database that does not exist fails there. Here and not in openStore: the
  * library's openStore(path) makes the store and its folders, as a library call asked for them.
  */
-function checkMissingStore(path: string, source: StoreSource, options: {init?: boolean; readsOnly: boolean}): void {
+function checkMissingStore(path: string, source: StoreSource, options: {init?: boolean; refuse: boolean}): void {
   if (options.init || !isMissingStore(path)) return
   const {init, where} = describeSource(source, path)
-  if (options.readsOnly) throw new OperationalError(`no store at ${path}${where}: check the path (a typo?), or make one: ${init}`)
+  if (options.refuse) throw new OperationalError(`no store at ${path}${where}: check the path (a typo?), or make one: ${init}`)
   if (!isFolder(dirname(path))) throw new OperationalError(`cannot create the store at ${path}${where}: folder ${dirname(path)} does not exist (create it first, check the path, or run ${init})`)
 }
 

@@ -1,7 +1,7 @@
 import {describe, expect, it} from 'vitest'
 
 import {dump} from '../helpers/dump.js'
-import {run, tempStore} from '../helpers/run.js'
+import {initStore, run, tempStore} from '../helpers/run.js'
 
 describe('keys create | list | revoke', () => {
   it('create prints the key once on stdout; list never shows it', async () => {
@@ -62,7 +62,7 @@ describe('keys create | list | revoke', () => {
   })
 
   it('revoking an unknown key exits 1 and says where to look', async () => {
-    const db = tempStore()
+    const db = await initStore()
     const r = await run(db, ['keys', 'revoke', '42', '--yes', '--json'])
     expect(r.code).toBe(1)
     expect(r.json).toEqual({message: 'no API key "42" (see "pricectl keys list")', success: false})

@@ -33,8 +33,35 @@ const READS: string[][] = [
   ['user', 'get', 'u1'],
 ]
 
+/**
+ * Every command that changes or removes what must already exist, with the arguments it needs
+ * (each would answer "not found" on an empty store). Charges and subscriptions are not among
+ * them: their update and delete are events, recorded even before the create arrives.
+ */
+const CHANGES: string[][] = [
+  ['audiences', 'delete', 'a', '--yes'],
+  ['audiences', 'update', 'a', '--name', 'A'],
+  ['campaigns', 'delete', 'c', '--yes'],
+  ['coupons', 'delete', 'c', '--yes'],
+  ['coupons', 'update', 'c', '--name', 'C'],
+  ['experiments', 'conclude', '1', 'A', '--yes'],
+  ['experiments', 'delete', '1', '--yes'],
+  ['experiments', 'start', '1'],
+  ['experiments', 'stop', '1'],
+  ['experiments', 'update', '1', '--name', 'E'],
+  ['fx', 'delete', 'EUR', '--yes'],
+  ['fx', 'prune', '--before', '2020-01-01', '--yes'],
+  ['keys', 'revoke', 'pk_1', '--yes'],
+  ['localization', 'clear', '--yes'],
+  ['packages', 'delete', 'p', '--yes'],
+  ['packages', 'update', 'p', '--name', 'P'],
+  ['products', 'delete', 'pro_monthly', '--yes'],
+  ['products', 'update', 'pro_monthly', '--name', 'Pro'],
+  ['revert', '1', '--yes'],
+]
+
 describe('a typo never makes a new store', () => {
-  it.each(READS.map((args) => [args.join(' '), args]))('%s on a --db that names no store: exit 1 naming the path, nothing made', async (_name, args) => {
+  it.each([...READS, ...CHANGES].map((args) => [args.join(' '), args]))('%s on a --db that names no store: exit 1 naming the path, nothing made', async (_name, args) => {
     const dir = mkdtempSync(join(tmpdir(), 'pricectl-typo-'))
     const typo = join(dir, 'typo.db')
     const r = await run(typo, args as string[])
