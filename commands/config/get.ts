@@ -30,9 +30,9 @@ naming the profiles there are.`
     const stored = profile ? profileOf(config, profile)!.db : config.db
     const key = keyName('db', profile)
     const value = stored === undefined ? null : shownLocation(stored)
-    if (value === null) this.note(`${key} is not set in ${file}`)
-    else this.log(value)
     const message = value === null ? `${key} is not set in ${file}` : `${key} is ${value}`
+    if (value === null) this.note(message)
+    else this.log(value)
     return {config_file: file, key: 'db', message, profile: profile ?? null, success: true, value}
   }
 }
