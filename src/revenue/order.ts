@@ -22,6 +22,7 @@ import {
 } from '../store/port/revenue.js'
 import type {ChargeValues, SubscriptionValues} from './store.js'
 import {monthlyMinor, usdMinor} from './money.js'
+import {chargeTaxUsd} from './tax.js'
 
 /**
  * Events in any order (docs/revenue.md, "Events in any order"): a record is the fold of its
@@ -76,9 +77,24 @@ function minorOf(amount: number, currency: string): number {
 const has = (w: FieldWrites, f: string) => Object.hasOwn(w, f)
 
 /**
+ * The tax of a record after writes (docs/revenue.md, "Tax"): the written tax (a decimal in the
+ * record's currency), else the full event's re-expressed in a written currency; never more
+ * than the amount it is part of (a kept update merged onto an older create may meet a
+ * smaller amount: the tax is then the whole amount).
+ */
+function resolvedTax(values: {currency: null | string; tax_minor: number}, writes: FieldWrites, currency: null | string, amountMinor: null | number): number {
+  let tax = values.tax_minor
+  if (currency !== null) {
+    if (has(writes, 'tax')) tax = minorOf(writes.tax!.value as number, currency)
+    else if (values.currency !== null && currency !== values.currency && tax !== 0) tax = minorOf(fromMinor(tax, values.currency), currency)
+  }
+  return amountMinor !== null && tax > amountMinor ? amountMinor : tax
+}
+
+/**
  * A subscription's full values with partial-update writes applied: amount (a decimal in the
- * record's currency), currency, created, status, cancel and trial dates. The USD figures are
- * recomputed when amount, currency or created came from a write (else the full event's are
+ * record's currency), tax, currency, created, status, cancel and trial dates. The USD figures
+ * are recomputed when amount, currency or created came from a write (else the full event's are
  * kept: an import may carry the gateway's own); the fields the status does not allow read null.
  */
 export function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites): SubscriptionValues {
@@ -95,6 +111,7 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
     v.currency = currency
     v.amount_minor = amount === null ? null : minorOf(amount, currency)
   }
+  if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor)
   if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
     const rate = requireRate(store, v.currency, isoDay(v.created)).rate
     v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
@@ -106,9 +123,10 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
 }
 
 /**
- * A charge's full values with partial-update writes applied: amount, currency, created,
+ * A charge's full values with partial-update writes applied: amount, tax, currency, created,
  * status, metadata_json. The refunded amount comes from the full event (the spec refuses it
- * on update), re-expressed in a written currency; USD recomputed as for subscriptions.
+ * on update), re-expressed in a written currency; USD recomputed as for subscriptions, the
+ * tax's USD shares whenever the amount, the tax or a USD figure moved.
  */
 export function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites): ChargeValues {
   if (Object.keys(writes).length === 0) return values
@@ -123,11 +141,14 @@ export function resolveCharge(store: StorePort, values: ChargeValues, writes: Fi
     v.amount_minor = amount === null ? null : minorOf(amount, currency)
     v.amount_refunded_minor = minorOf(fromMinor(values.amount_refunded_minor, values.currency), currency)
   }
-  if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
-    const rate = requireRate(store, v.currency, isoDay(v.created)).rate
-    v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
-    v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency, rate)
+  if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor)
+  const usd = (money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null
+  if (usd) {
+    const rate = requireRate(store, v.currency!, isoDay(v.created!)).rate
+    v.amount_usd_minor = usdMinor(v.amount_minor!, v.currency!, rate)
+    v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency!, rate)
   }
+  if (usd || has(writes, 'tax')) Object.assign(v, chargeTaxUsd(v.amount_minor, v.tax_minor, v.amount_usd_minor, v.amount_refunded_usd_minor))
   return v
 }
 
