@@ -176,3 +176,24 @@ describe('charges import with a tax column (gateway_a payments export)', () => {
     expect(again.json.summary ?? again.json).toMatchObject({inserted: 0, unchanged: 3, updated: 0})
   })
 })
+
+describe('charges import of an invoices export through a mapping (fixtures/imports/gateway-a-invoices.mapping.json)', () => {
+  it('Total is the gross, Tax its tax: revenue is net of it; an open invoice is pending and counts for nothing', async () => {
+    const db = tempStore()
+    withStore(db, seedCatalog)
+    process.env.PRICECTL_NOW = '2026-02-15'
+    const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'imports')
+    const r = await runArgs(db, ['charges', 'import', join(fixtures, 'gateway-a-invoices.csv'), '--mapping', join(fixtures, 'gateway-a-invoices.mapping.json'), '--rejects', join(tempDir(), 'rejects.csv'), '--json'])
+    expect(r.code, r.stdout).toBe(0)
+    expect(r.json).toMatchObject({inserted: 4, rejected: 0})
+    const de = await runArgs(db, ['charges', 'get', 'in_de1', '--json'])
+    expect(de.json.charge).toMatchObject({amount: 11.9, net: 10, status: 'succeeded', tax: 1.9, user_id: 'cus_A'})
+    expect((await runArgs(db, ['charges', 'get', 'in_de2', '--json'])).json.charge).toMatchObject({status: 'pending', tax: 1.9})
+    const report = await runArgs(db, ['revenue', 'report', ...WINDOW, '--by', 'country', '--json'])
+    expect(report.json.rows.map((x: {key: string; net_revenue: number; tax: number}) => [x.key, x.net_revenue, x.tax])).toEqual([
+      ['DE', 12.5, 2.38],
+      ['JP', 10, 1],
+      ['US', 10, 0],
+    ])
+  })
+})
