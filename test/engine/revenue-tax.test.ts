@@ -8,6 +8,7 @@ import {productByApiId, type ProductRow} from '../../src/catalog/lookup.js'
 import {minorDigits, minorToDecimalString} from '../../src/currency.js'
 import type {Preset} from '../../src/import/presets.js'
 import {RowMapper} from '../../src/import/rows.js'
+import {createCharge, updateCharge} from '../../src/revenue/charges.js'
 import {usdMinor} from '../../src/revenue/money.js'
 import type {ChargeValues, SubscriptionValues} from '../../src/revenue/store.js'
 import {chargeTaxUsd, netMonthly, taxProblem, taxShare} from '../../src/revenue/tax.js'
@@ -278,3 +279,22 @@ function decimalDifference(a: string, b: string): string {
   const s = n.toString().padStart(decimals + 1, '0')
   return decimals === 0 ? s : `${s.slice(0, -decimals)}.${s.slice(-decimals)}`
 }
+
+describe('a tax that meets an amount smaller than it (events in any order)', () => {
+  const key = {origin: 'gateway_b', origin_id: 'ch_order', user_id: 'u_order'}
+  const body = {amount: 3, created: 1_767_225_600, currency: 'USD', origin: 'gateway_b', origin_id: 'ch_order', product: 'pro_monthly', status: 'succeeded', user_id: 'u_order'}
+
+  it('an update is refused when it arrives after the record (it is checked against it); kept before its create, the tax is bounded by the amount', () => {
+    const at = (id: string, timestamp: number) => ({id, timestamp})
+    store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
+    // Kept first: the create meets it and the tax is the whole amount (net 0), never more.
+    expect(updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000)).outcome).toBe('pending')
+    const created = createCharge(store, body, at('c', 1_767_300_000))
+    expect(created.record).toMatchObject({amount: 3, net: 0, net_usd: 0, tax: 3, tax_usd: 3})
+    // Delivered after the record exists, the same update is refused and nothing changes.
+    store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
+    createCharge(store, body, at('c', 1_767_300_000))
+    expect(() => updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).toThrow('invalid charge update: tax: 5 is more than the amount 3')
+    expect(store.revenue.rows('charges', [key])[0]).toMatchObject({tax_minor: 0})
+  })
+})
