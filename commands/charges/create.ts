@@ -14,6 +14,7 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
   static override examples = [
     '<%= config.bin %> charges create --user-id u1 --origin gateway_a --origin-id ch_1 --product lifetime --amount 49 --currency EUR --created 1767225600 --status succeeded',
     '<%= config.bin %> charges create --body charge.json --metadata invoice=in_1 --metadata channel=web',
+    '<%= config.bin %> charges create --user-id u2 --origin gateway_a --origin-id ch_2 --product lifetime --amount 11.90 --tax 1.90 --currency EUR --country DE --created 2026-01-05 --status succeeded',
   ]
   static override flags = {
     ...bodyFlag,

@@ -10,7 +10,7 @@ export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
   static override args = keyArgs
   static override summary = 'Update a charge'
   static override description =
-    "Update a charge (the spec's Update charge): amount, created, currency, status, metadata (replaced whole). amount_refunded is refused, as the spec says"
+    "Update a charge (the spec's Update charge): amount, created, currency, status, metadata (replaced whole), and the tax part of the amount (--tax, pricectl's addition). amount_refunded is refused, as the spec says"
   static override examples = [
     '<%= config.bin %> charges update u1 gateway_a ch_1 --status failed',
     '<%= config.bin %> charges update u1 gateway_a ch_1 --metadata \'{"invoice":"in_2"}\' --event-id evt_7 --event-timestamp 1769904000',

@@ -11,13 +11,14 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
   static override readsOnly = true
   static override summary = 'Revenue in USD: MRR, MRR movements, churn, retention, ARPU, LTV'
   static override description =
-    'Revenue in USD: MRR, active subscriptions, new and churned, net charge revenue (after refunds), ARPU; MRR movements (new, expansion, contraction, churned, reactivation), logo and revenue churn, net revenue retention and LTV; by week, month or quarter, or by country or product over the window. Tables show formatted currency, with a bar chart of MRR, and on a terminal a trend chart of MRR. Definitions: docs/revenue.md'
+    'Revenue in USD: MRR, active subscriptions, new and churned, net charge revenue (after refunds), ARPU; MRR movements (new, expansion, contraction, churned, reactivation), logo and revenue churn, net revenue retention and LTV; by week, month or quarter, or by country or product over the window. Revenue and MRR are net of tax; --tax shows the tax collected beside it (per country with --by country). Tables show formatted currency, with a bar chart of MRR, and on a terminal a trend chart of MRR. Definitions: docs/revenue.md'
   static override examples = [
     '<%= config.bin %> revenue report',
     '<%= config.bin %> revenue report --since 2026-01-01 --until 2026-06-30',
     '<%= config.bin %> revenue report --period quarter --since 2025-01-01',
     '<%= config.bin %> revenue report --by country --output csv > by-country.csv',
     '<%= config.bin %> revenue report --by product --json',
+    '<%= config.bin %> revenue report --by country --tax --since 2026-01-01 --until 2026-03-31',
   ]
   static override flags = {
     by: Flags.string({
@@ -28,6 +29,10 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
     }),
     output: Flags.string({default: 'table', description: 'Output format', options: ['table', 'csv', 'json']}),
     since: Flags.string({description: 'Start (ISO date or date-time, or UNIX seconds; default: 11 months before the current month)'}),
+    tax: Flags.boolean({
+      default: false,
+      description: 'Show the charges\' revenue with tax (gross_revenue) and the tax collected beside net revenue, which excludes both refunds and tax; per country with --by country (JSON and CSV always carry tax and gross_revenue)',
+    }),
     until: Flags.string({description: 'End, a date includes its whole day (ISO date or date-time, or UNIX seconds; default: end of the current month)'}),
     ...tzFlag,
   }
@@ -49,7 +54,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
       this.log(csv(report.rows, csvColumns(by)).trimEnd())
     } else {
       const all = [...report.rows, report.totals]
-      this.log(table(all, summaryColumns(by)))
+      this.log(table(all, summaryColumns(by, f.tax)))
       this.log('')
       this.log('MRR movements (USD per month)')
       this.log(table(all, movementColumns(by)))

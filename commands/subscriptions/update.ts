@@ -8,7 +8,7 @@ export default class SubscriptionsUpdate extends BaseCommand<typeof Subscription
   static override args = keyArgs
   static override summary = 'Update a subscription'
   static override description =
-    "Update a subscription (the spec's Update subscription): amount, created, currency, status, cancel and trial fields. A change of status clears the cancel fields (unless canceled) and trial fields (unless trialing)"
+    "Update a subscription (the spec's Update subscription): amount, created, currency, status, cancel and trial fields, and the tax part of the amount (--tax, pricectl's addition). A change of status clears the cancel fields (unless canceled) and trial fields (unless trialing)"
   static override examples = [
     '<%= config.bin %> subscriptions update u1 gateway_a sub_1 --status canceled --canceled-at 1769904000 --cancel-at 1772323200',
     '<%= config.bin %> subscriptions update u1 gateway_a sub_1 --amount 12 --event-id evt_43 --event-timestamp 1769904000',

@@ -228,6 +228,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
                 latest_event_timestamp: now,
                 origin: 'gateway_a',
                 origin_id: `${user}-sub`,
+                tax_minor: 0,
                 product_id: productRow.id,
                 status: 'active',
                 trial_end: null,

@@ -39,6 +39,10 @@ export const PRESETS: Preset[] = [
       price: ['price_id (metadata)', 'price (metadata)', 'plan_id (metadata)', 'plan (metadata)', 'interval (metadata)', 'Price ID', 'Plan ID'],
       product: ['product (metadata)', 'product_id (metadata)', 'api_id (metadata)'],
       status: 'Status',
+      // The tax the customer paid, part of Amount (docs/revenue.md, "Tax"): a payments export
+      // carries it only as metadata the seller set. Its "Tax" (older layouts) and "Taxes On
+      // Fee" columns are the tax on the gateway's own fee, a cost of the seller: never read as tax.
+      tax: ['tax (metadata)', 'tax_amount (metadata)', 'amount_tax (metadata)'],
       user_id: ['user_id (metadata)', 'Customer ID'],
     },
     // The dashboard's exports write plain numbers ("1234.56", "0.00"; JPY "1500"), never grouped.

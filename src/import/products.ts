@@ -26,7 +26,8 @@ import {parseInterval} from './intervals.js'
  */
 
 /** What a row tells about its price: its amount and currency, its country, its price or plan id. */
-export type RowFacts = {amountMinor: number; country?: string; currency: string}
+/** What a row says of its price: its amount (gross), and its net of tax when it carries tax (a price shown net has tax added on top). */
+export type RowFacts = {amountMinor: number; country?: string; currency: string; netMinor?: number}
 
 /** A resolved cell: one product, several to choose from, or none. */
 type Resolution = {candidates: Candidates; kind: 'several'} | {kind: 'none'} | {kind: 'one'; product: ProductRow}
@@ -210,8 +211,13 @@ export class ImportProducts {
       if (byId) return byId
     }
     const byPrice = this.prices(c)
-    const amountKey = `${facts.currency}|${facts.amountMinor}`
+    let amountKey = `${facts.currency}|${facts.amountMinor}`
     let found = byPrice.get(amountKey)
+    // A row with tax: its amount is the price when prices include tax, its net when tax is added on top.
+    if (!found && facts.netMinor !== undefined && facts.netMinor !== facts.amountMinor) {
+      amountKey = `${facts.currency}|${facts.netMinor}`
+      found = byPrice.get(amountKey)
+    }
     if (found && found.length > 1 && facts.country) found = byPrice.get(`${facts.country}|${amountKey}`) ?? found
     if (found?.length === 1) return found[0]
     const names = c.products.map((p) => `${p.api_id} (${c.intervals.get(p.id)})`)

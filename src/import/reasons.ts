@@ -24,6 +24,7 @@ const KINDS: [RegExp, string | ((m: RegExpExecArray) => string)][] = [
   [/^not valid UTF-8/, 'not valid UTF-8'],
   [/^record is longer than/, 'record too long'],
   [/^amount_refunded: .* is more than the amount/, 'refund larger than the amount'],
+  [/^tax: .* is more than the amount/, 'tax larger than the amount'],
   [/^bad interval count /, 'bad interval count'],
   [/^bad interval /, 'bad interval'],
   [/^bad quantity /, 'bad quantity'],

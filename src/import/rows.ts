@@ -7,6 +7,7 @@ import {type GatewayRule, gatewayRule, type RuleOverride} from '../money/gateway
 import {fromGatewayUnits} from '../money/representable.js'
 import {ruleOverrides} from '../pricing/gateways.js'
 import {FxTable, monthlyMinor, usdMinor} from '../revenue/money.js'
+import {chargeTaxUsd} from '../revenue/tax.js'
 import type {ChargeValues, SubscriptionValues} from '../revenue/store.js'
 import {CHARGE_STATUSES, dateOrderProblems, ImportedCharge, ImportedSubscription, SUBSCRIPTION_STATUSES} from '../schemas/revenue.js'
 import {formatIssues} from '../schemas/validate.js'
@@ -92,9 +93,10 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private readonly constants: Map<Field, string>
   /** Rows whose USD amount is the gateway's converted amount, and its total difference to the store's FX. */
   private settled = {difference_minor: 0, rows: 0}
-  /** Whether the layout reads a price id, and the gateway's converted amounts (checked once, not per row). */
+  /** Whether the layout reads a price id, the gateway's converted amounts, a tax (checked once, not per row). */
   private readonly hasPrice: boolean
   private readonly hasSettled: boolean
+  private readonly hasTax: boolean
   /** Whether rows may name a product (a column or a constant): only then can matching need the pricing engine (loadPricingEngine). */
   readonly readsProducts: boolean
   private readonly refunded: Set<string>
@@ -130,6 +132,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.hasPrice = has('price')
     this.readsProducts = has('product')
     this.hasSettled = has('converted_amount') && has('converted_currency')
+    this.hasTax = has('tax')
     const eventNames = layout.event_timestamp ?? [layout.columns.created, layout.columns.canceled_at, layout.columns.trial_start].flat().filter((n): n is string => Boolean(n))
     this.eventCols = cols(eventNames)
     const cancelCols = new Set(this.fields.get('cancel_at') ?? [])
@@ -325,6 +328,24 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return refunded > 0 && refunded <= amount ? {amount, refunded} : {amount}
   }
 
+  /**
+   * The row's tax (docs/revenue.md, "Tax"): the tax part of its amount, read like the amount
+   * (the layout's separators and unit, the currency's exponent), 0 when the layout has no tax
+   * column or the cell is empty; a string is the reason the row is rejected (not an amount,
+   * negative, more than the amount).
+   */
+  private tax(cells: string[], currency: string, amountMinor: number): number | string {
+    if (!this.hasTax) return 0
+    const raw = this.cell(cells, 'tax')
+    if (raw === '') return 0
+    const tax = this.amount(raw, currency, 'tax')
+    if (typeof tax === 'string') return tax
+    const digits = minorDigits(currency)
+    if (tax < 0) return `bad amount ${JSON.stringify(raw)} in ${this.columnName('tax')}: is negative (a tax is part of what the customer paid)`
+    if (tax > amountMinor) return `tax: ${minorToDecimalString(tax, digits)} in ${this.columnName('tax')} is more than the amount ${minorToDecimalString(amountMinor, digits)} (the amount is what the customer paid, tax included)`
+    return tax
+  }
+
   /** The settled-amount figures since the last call (the worker sends them with each batch). */
   takeSettled(): {difference_minor: number; rows: number} {
     const s = this.settled
@@ -386,8 +407,10 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       const digits = minorDigits(b.currency)
       return `amount_refunded: ${minorToDecimalString(refundedMinor, digits)} is more than the amount ${minorToDecimalString(b.amountMinor, digits)}`
     }
+    const taxMinor = this.tax(cells, b.currency, b.amountMinor)
+    if (typeof taxMinor === 'string') return taxMinor
     const priceRef = this.hasPrice ? this.cell(cells, 'price') : ''
-    const product = this.product(b.productRef, b, priceRef)
+    const product = this.product(b.productRef, taxMinor === 0 ? b : {...b, netMinor: b.amountMinor - taxMinor}, priceRef)
     if (typeof product === 'string') return product
     const amountMinor = b.amountMinor
     const settled = this.settledUsd(cells, amountMinor, refundedMinor)
@@ -423,6 +446,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       origin_id: b.originId,
       product_id: product.id,
       status: b.status,
+      tax_minor: taxMinor,
+      ...chargeTaxUsd(amountMinor, taxMinor, amountUsd, refundedUsd),
       user_id: b.userId,
     }
     const moved = refundedMinor === 0 ? 0 : refundedMinor < amountMinor ? 1 : 2
@@ -490,12 +515,15 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     }
     const order = dateOrderProblems({...input, created: b.created})
     if (order.length > 0) return order.map((p) => `${ORDER_PROBLEMS[p.field] ?? 'dates out of order'}: ${p.field}: ${p.message}`).join('; ')
-    const product = this.product(b.productRef, b, '', interval, intervalCount)
+    const amountMinor = b.amountMinor * quantity
+    if (!Number.isSafeInteger(amountMinor)) return `amount ${minorToDecimalString(b.amountMinor, minorDigits(b.currency))} x quantity ${quantity} is too large`
+    // The tax of the whole subscription (the export's tax column is the invoice's, not the unit's).
+    const taxMinor = this.tax(cells, b.currency, amountMinor)
+    if (typeof taxMinor === 'string') return taxMinor
+    const product = this.product(b.productRef, taxMinor === 0 || quantity !== 1 ? b : {...b, netMinor: b.amountMinor - taxMinor}, '', interval, intervalCount)
     if (typeof product === 'string') return product
     const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
-    const amountMinor = b.amountMinor * quantity
-    if (!Number.isSafeInteger(amountMinor)) return `amount ${minorToDecimalString(b.amountMinor, minorDigits(b.currency))} x quantity ${quantity} is too large`
     const finalInterval = interval ?? product.interval
     const finalCount = intervalCount ?? product.interval_count
     const usd = usdMinor(amountMinor, b.currency, rate)
@@ -516,6 +544,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
       origin_id: b.originId,
       product_id: product.id,
       status: b.status,
+      tax_minor: taxMinor,
       trial_end: input.trial_end ?? null,
       trial_start: input.trial_start ?? null,
       user_id: b.userId,
@@ -549,15 +578,18 @@ function fnv1a(text: string): string {
 /** The values a fingerprint hashes, one separator after each (null and absent as empty). */
 const cell = (v: unknown) => (v === null || v === undefined ? '\u0001' : `${v as number | string}\u0001`)
 
+/** A tax in a fingerprint: nothing when 0, so a row without tax keeps the event id it had before charges kept tax. */
+const taxCell = (taxMinor: number) => (taxMinor === 0 ? '' : `tax:${taxMinor}\u0001`)
+
 function chargeFingerprint(v: ChargeValues): string {
   return fnv1a(
-    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.status) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_refunded_minor) + cell(v.amount_usd_minor) + cell(v.amount_refunded_usd_minor) + cell(v.metadata_json),
+    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.status) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_refunded_minor) + cell(v.amount_usd_minor) + cell(v.amount_refunded_usd_minor) + cell(v.metadata_json) + taxCell(v.tax_minor),
   )
 }
 
 function subscriptionFingerprint(v: SubscriptionValues, trialStart: number | undefined, trialEnd: number | undefined): string {
   return fnv1a(
-    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.interval) + cell(v.interval_count) + cell(v.status) + cell(v.cancel_at) + cell(v.canceled_at) + cell(trialStart) + cell(trialEnd) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_usd_minor),
+    cell(v.product_id) + cell(v.country) + cell(v.created) + cell(v.interval) + cell(v.interval_count) + cell(v.status) + cell(v.cancel_at) + cell(v.canceled_at) + cell(trialStart) + cell(trialEnd) + cell(v.currency) + cell(v.amount_minor) + cell(v.amount_usd_minor) + taxCell(v.tax_minor),
   )
 }
 

@@ -114,9 +114,12 @@ function chargeRow(v: ChargeValues | SubscriptionValues, r: unknown[] = new Arra
   r[9] = c.amount_refunded_minor
   r[10] = c.amount_usd_minor
   r[11] = c.amount_refunded_usd_minor
-  r[12] = c.metadata_json
-  r[13] = c.latest_event_timestamp
-  r[14] = c.latest_event_id
+  r[12] = c.tax_minor
+  r[13] = c.tax_usd_minor
+  r[14] = c.tax_refunded_usd_minor
+  r[15] = c.metadata_json
+  r[16] = c.latest_event_timestamp
+  r[17] = c.latest_event_id
   return r
 }
 
@@ -140,10 +143,11 @@ function subscriptionRow(v: ChargeValues | SubscriptionValues, r: unknown[] = ne
   r[14] = s.amount_minor
   r[15] = s.amount_usd_minor
   r[16] = s.amount_usd_monthly_minor
-  r[17] = s.latest_event_timestamp
-  r[18] = s.latest_event_id
-  r[19] = s.seen_trial_start ?? null
-  r[20] = s.seen_trial_end ?? null
+  r[17] = s.tax_minor
+  r[18] = s.latest_event_timestamp
+  r[19] = s.latest_event_id
+  r[20] = s.seen_trial_start ?? null
+  r[21] = s.seen_trial_end ?? null
   return r
 }
 

@@ -3,12 +3,13 @@ import {isoDay, nowIso} from '../clock.js'
 import {fromMinor, toMinor} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requireRate} from '../fx/rates.js'
-import {ChargeCreate, type ChargeRecord, ChargeUpdate} from '../schemas/revenue.js'
+import {ChargeCreate, type ChargeRecord, ChargeUpdate, taxAboveAmount} from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {type EventRef} from './events.js'
 import {applyDelete, applyFull, applyPartial} from './order.js'
 import {usdMinor} from './money.js'
+import {chargeTaxUsd, checkTax} from './tax.js'
 import {resolveProduct} from './products.js'
 import {chargeRecord, type ChargeValues, type ListFilters, orgId, type RecordKey} from './store.js'
 import {validKey, type WriteResult, writeResult} from './subscriptions.js'
@@ -23,19 +24,23 @@ function describe(key: RecordKey): string {
   return `${key.user_id} ${key.origin} ${key.origin_id}`
 }
 
-/** USD cents of the amount and of the refunded part, at the created date's rate. */
-export function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, currency: string, created: number) {
+/** USD cents of the amount and of the refunded part, at the created date's rate, and the tax's share of each. */
+export function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, taxMinor: number, currency: string, created: number) {
   const rate = requireRate(store, currency, isoDay(created)).rate
-  return {amount_refunded_usd_minor: usdMinor(refundedMinor, currency, rate), amount_usd_minor: usdMinor(amountMinor, currency, rate)}
+  const amountUsd = usdMinor(amountMinor, currency, rate)
+  const refundedUsd = usdMinor(refundedMinor, currency, rate)
+  return {amount_refunded_usd_minor: refundedUsd, amount_usd_minor: amountUsd, ...chargeTaxUsd(amountMinor, taxMinor, amountUsd, refundedUsd)}
 }
 
 export function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, product: ProductRow, event: EventRef): ChargeValues {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const refundedMinor = toMinor(input.amount_refunded, input.currency, 'amount_refunded')
+  const taxMinor = toMinor(input.tax, input.currency, 'tax')
   return {
     amount_minor: amountMinor,
     amount_refunded_minor: refundedMinor,
-    ...chargeUsd(store, amountMinor, refundedMinor, input.currency, input.created),
+    ...chargeUsd(store, amountMinor, refundedMinor, taxMinor, input.currency, input.created),
+    tax_minor: taxMinor,
     country: input.country ?? null,
     created: input.created,
     currency: input.currency,
@@ -67,13 +72,16 @@ export function chargeUpdateFields(input: ChargeUpdate): Record<string, unknown>
     currency: input.currency,
     metadata_json: input.metadata === undefined ? undefined : JSON.stringify(input.metadata),
     status: input.status,
+    tax: input.tax,
   }
 }
 
-/** The update's check on the charge it would leave: no more refunded than charged. */
+/** The update's check on the charge it would leave: no more refunded than charged, no more tax than the amount. */
 export function checkChargeUpdate(input: ChargeUpdate, merged: ChargeValues): void {
   const currency = merged.currency!
   if (input.amount !== undefined) toMinor(input.amount, input.currency ?? currency, 'amount')
+  if (input.tax !== undefined) toMinor(input.tax, input.currency ?? currency, 'tax')
+  checkTax('charge', merged.tax_minor, merged.amount_minor, currency, input.tax === undefined ? 'amount' : 'tax')
   if (merged.amount_refunded_minor > (merged.amount_minor ?? 0)) {
     throw new InvalidInputError(
       `invalid charge update: amount: ${input.amount ?? fromMinor(merged.amount_minor ?? 0, currency)} is less than the amount already refunded (${fromMinor(merged.amount_refunded_minor, currency)})`,
@@ -85,6 +93,8 @@ export function updateCharge(store: StorePort, keyInput: RecordKey, body: unknow
   const key = validKey(keyInput)
   const input = validate(ChargeUpdate, body, 'charge update')
   if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
+  if (input.tax !== undefined && input.currency !== undefined) toMinor(input.tax, input.currency, 'tax')
+  if (input.tax !== undefined && input.amount !== undefined && input.tax > input.amount) throw new InvalidInputError(`invalid charge update: tax: ${taxAboveAmount(input.tax, input.amount)}`)
   const org = orgId(store)
   const fields = chargeUpdateFields(input)
   return store.transaction(

@@ -22,6 +22,7 @@ import {
 } from '../store/port/revenue.js'
 import type {ChargeValues, SubscriptionValues} from './store.js'
 import {monthlyMinor, usdMinor} from './money.js'
+import {chargeTaxUsd} from './tax.js'
 
 /**
  * Events in any order (docs/revenue.md, "Events in any order"): a record is the fold of its
@@ -76,12 +77,28 @@ function minorOf(amount: number, currency: string): number {
 const has = (w: FieldWrites, f: string) => Object.hasOwn(w, f)
 
 /**
+ * The tax of a record after writes (docs/revenue.md, "Tax"): the written tax (a decimal in the
+ * record's currency), else the full event's re-expressed in a written currency. A merge no one
+ * checks (a create or an import row meeting newer kept updates) never leaves more tax than
+ * the amount it is part of: the tax is then the whole amount. An update is checked instead
+ * (`strict`: the caller refuses a tax above the amount).
+ */
+function resolvedTax(values: {currency: null | string; tax_minor: number}, writes: FieldWrites, currency: null | string, amountMinor: null | number, strict: boolean): number {
+  let tax = values.tax_minor
+  if (currency !== null) {
+    if (has(writes, 'tax')) tax = minorOf(writes.tax!.value as number, currency)
+    else if (values.currency !== null && currency !== values.currency && tax !== 0) tax = minorOf(fromMinor(tax, values.currency), currency)
+  }
+  return !strict && amountMinor !== null && tax > amountMinor ? amountMinor : tax
+}
+
+/**
  * A subscription's full values with partial-update writes applied: amount (a decimal in the
- * record's currency), currency, created, status, cancel and trial dates. The USD figures are
- * recomputed when amount, currency or created came from a write (else the full event's are
+ * record's currency), tax, currency, created, status, cancel and trial dates. The USD figures
+ * are recomputed when amount, currency or created came from a write (else the full event's are
  * kept: an import may carry the gateway's own); the fields the status does not allow read null.
  */
-export function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites): SubscriptionValues {
+export function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites, strict = false): SubscriptionValues {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -95,6 +112,7 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
     v.currency = currency
     v.amount_minor = amount === null ? null : minorOf(amount, currency)
   }
+  if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor, strict)
   if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
     const rate = requireRate(store, v.currency, isoDay(v.created)).rate
     v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
@@ -106,11 +124,12 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
 }
 
 /**
- * A charge's full values with partial-update writes applied: amount, currency, created,
+ * A charge's full values with partial-update writes applied: amount, tax, currency, created,
  * status, metadata_json. The refunded amount comes from the full event (the spec refuses it
- * on update), re-expressed in a written currency; USD recomputed as for subscriptions.
+ * on update), re-expressed in a written currency; USD recomputed as for subscriptions, the
+ * tax's USD shares whenever the amount, the tax or a USD figure moved.
  */
-export function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites): ChargeValues {
+export function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites, strict = false): ChargeValues {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -123,11 +142,14 @@ export function resolveCharge(store: StorePort, values: ChargeValues, writes: Fi
     v.amount_minor = amount === null ? null : minorOf(amount, currency)
     v.amount_refunded_minor = minorOf(fromMinor(values.amount_refunded_minor, values.currency), currency)
   }
-  if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
-    const rate = requireRate(store, v.currency, isoDay(v.created)).rate
-    v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
-    v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency, rate)
+  if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor, strict)
+  const usd = (money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null
+  if (usd) {
+    const rate = requireRate(store, v.currency!, isoDay(v.created!)).rate
+    v.amount_usd_minor = usdMinor(v.amount_minor!, v.currency!, rate)
+    v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency!, rate)
   }
+  if (usd || has(writes, 'tax')) Object.assign(v, chargeTaxUsd(v.amount_minor, v.tax_minor, v.amount_usd_minor, v.amount_refunded_usd_minor))
   return v
 }
 
@@ -138,8 +160,10 @@ export function resolverOf<T extends RevenueTable>(store: StorePort, table: T): 
     : (values: SubscriptionValues, writes: FieldWrites) => resolveSubscription(store, values, writes)) as unknown as Resolve<T>
 }
 
-function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites): ValuesOf<T> {
-  return resolverOf(store, table)(values, writes)
+/** The engine's merge; `strict` for an update, whose check refuses what an unchecked merge would bound (a tax above the amount). */
+function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites, strict = false): ValuesOf<T> {
+  if (!strict) return resolverOf(store, table)(values, writes)
+  return (table === 'charges' ? resolveCharge(store, values as ChargeValues, writes, true) : resolveSubscription(store, values as SubscriptionValues, writes, true)) as ValuesOf<T>
 }
 
 /** The field order to store: null when the base is the latest event and no partial write is newer. */
@@ -252,7 +276,7 @@ export function applyPartial<T extends RevenueTable>(
   const all = {...before, ...won}
   // The stored values with every partial write re-applied (a write hidden by its status
   // shows again when a later status allows it).
-  const merged = {...resolve(store, table, c.row as ValuesOf<T>, all), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+  const merged = {...resolve(store, table, c.row as ValuesOf<T>, all, true), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
   check(merged, c.row)
   store.revenue.save(table, [merged], [fieldOrder(base, latest, all)])
   remember(store, table, merged, event)

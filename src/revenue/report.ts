@@ -3,7 +3,7 @@ import {fromMinor} from '../currency.js'
 import {InvalidInputError} from '../errors.js'
 import type {ReportRow, RevenueReport} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
-import type {Period} from '../store/port/revenue.js'
+import type {ChargeRevenue, Period} from '../store/port/revenue.js'
 import {type Movements, movements, noMovements, pooled, rates, type Months} from './metrics.js'
 import {type Bucket, buckets, day, monthStart} from './periods.js'
 import {figures, noFigures, paying, type Stretch, stretches, type SubscriptionFigures} from './timeline.js'
@@ -29,8 +29,11 @@ const usd = (cents: number) => fromMinor(cents, 'USD')
 /** Months in a period: rational, so LTV is exact (week 12/52, month 1, quarter 3, else days x 12/365). */
 const BUCKET_MONTHS: Record<Bucket, Months> = {month: [1n, 1n], quarter: [3n, 1n], week: [12n, 52n]}
 
-function row(key: string, f: SubscriptionFigures, net: number, m: Movements, months: Months, pool?: Movements): ReportRow {
+const NO_CHARGES: ChargeRevenue = {net: 0, tax: 0}
+
+function row(key: string, f: SubscriptionFigures, charges: ChargeRevenue, m: Movements, months: Months, pool?: Movements): ReportRow {
   const r = rates(pool ?? m, f.mrr, f.paying_users, months)
+  const net = charges.net
   return {
     active_subscriptions: f.active,
     arpu: f.paying_users > 0 ? usd(Math.round(f.mrr / f.paying_users)) : null,
@@ -56,6 +59,8 @@ function row(key: string, f: SubscriptionFigures, net: number, m: Movements, mon
     net_revenue_retention: r.net_revenue_retention,
     ltv: r.ltv === null ? null : usd(r.ltv),
     free_subscriptions: f.free,
+    tax: usd(charges.tax),
+    gross_revenue: usd(charges.net + charges.tax),
   }
 }
 
@@ -95,35 +100,35 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     const periods = buckets(bucket, since, until)
     const all = historyStretches(store, 'month', until)
     const subs = figures(all, [...periods, window])
-    const nets = store.revenue.netRevenue('month', [...periods, window])
+    const nets = store.revenue.chargeRevenue('month', [...periods, window])
     const spans = paying(all)
     const moves = movements(spans, periods)
-    for (const [i, p] of periods.entries()) rows.push(row(p.key, subs[i].get('all') ?? noFigures(), nets[i].get('all') ?? 0, moves[i], BUCKET_MONTHS[bucket]))
+    for (const [i, p] of periods.entries()) rows.push(row(p.key, subs[i].get('all') ?? noFigures(), nets[i].get('all') ?? NO_CHARGES, moves[i], BUCKET_MONTHS[bucket]))
     // The total's rates are the periods' pooled (docs/revenue.md, "Rates"): a rate per period, as its rows have.
     const k = periods.length
-    totals = row('total', subs[k].get('all') ?? noFigures(), nets[k].get('all') ?? 0, movements(spans, [window])[0], BUCKET_MONTHS[bucket], pooled(moves))
+    totals = row('total', subs[k].get('all') ?? noFigures(), nets[k].get('all') ?? NO_CHARGES, movements(spans, [window])[0], BUCKET_MONTHS[bucket], pooled(moves))
   } else {
     const all = historyStretches(store, o.by, until)
     const [subs] = figures(all, [window])
-    const [nets] = store.revenue.netRevenue(o.by, [window])
+    const [nets] = store.revenue.chargeRevenue(o.by, [window])
     const spans = groupBy(paying(all))
     const keys = new Set([...subs.keys(), ...nets.keys()])
     for (const k of [...keys].sort()) {
       const group = spans.get(k)
-      rows.push(row(k, subs.get(k) ?? noFigures(), nets.get(k) ?? 0, group ? movements(group, [window])[0] : noMovements(), monthsIn(window)))
+      rows.push(row(k, subs.get(k) ?? noFigures(), nets.get(k) ?? NO_CHARGES, group ? movements(group, [window])[0] : noMovements(), monthsIn(window)))
     }
-    rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || (a.key < b.key ? -1 : 1))
+    rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || b.tax - a.tax || (a.key < b.key ? -1 : 1))
     // Distinct users do not add up across groups: the totals are their own read.
     const whole = historyStretches(store, 'month', until)
     const [wholeSubs] = figures(whole, [window])
-    const [wholeNet] = store.revenue.netRevenue('month', [window])
-    totals = row('total', wholeSubs.get('all') ?? noFigures(), wholeNet.get('all') ?? 0, movements(paying(whole), [window])[0], monthsIn(window))
+    const [wholeNet] = store.revenue.chargeRevenue('month', [window])
+    totals = row('total', wholeSubs.get('all') ?? noFigures(), wholeNet.get('all') ?? NO_CHARGES, movements(paying(whole), [window])[0], monthsIn(window))
   }
   const last = day(until - 1)
   return {
     by: o.by,
     currency: 'USD',
-    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${usdText(totals.mrr)}, ${totals.active_subscriptions} active subscriptions, net charge revenue ${usdText(totals.net_revenue)}`,
+    message: `revenue ${day(since)} to ${last} by ${o.by}: MRR ${usdText(totals.mrr)}, ${totals.active_subscriptions} active subscriptions, net charge revenue ${usdText(totals.net_revenue)}${totals.tax === 0 ? '' : ` (tax collected ${usdText(totals.tax)} not included)`}`,
     rows,
     since: day(since),
     success: true,

@@ -3,6 +3,7 @@ import type {ChargeRecord, SubscriptionRecord, SubscriptionReduced} from '../sch
 import type {ChargeValues, RevenueTable, SubscriptionValues} from '../store/port/revenue.js'
 import type {StorePort} from '../store/port.js'
 import {centsToUsd} from './money.js'
+import {netMonthly} from './tax.js'
 
 /**
  * Revenue records: rows as stored (minor units, see the revenue part of the storage port,
@@ -39,6 +40,9 @@ export function subscriptionRecord(row: SubscriptionValues, org: number): Subscr
     trial_start: row.trial_start,
     type: 'subscription',
     user_id: row.user_id,
+    tax: money(row.tax_minor, row.currency),
+    net: row.amount_minor === null ? null : money(row.amount_minor - row.tax_minor, row.currency),
+    net_usd_monthly: centsToUsd(netMonthly(row.amount_usd_monthly_minor, row.tax_minor, row.amount_minor)),
   }
 }
 
@@ -76,6 +80,10 @@ export function chargeRecord(row: ChargeValues, org: number): ChargeRecord {
     status: row.status,
     type: 'charge',
     user_id: row.user_id,
+    tax: money(row.tax_minor, row.currency),
+    net: row.amount_minor === null ? null : money(row.amount_minor - row.tax_minor, row.currency),
+    tax_usd: row.amount_usd_minor === null ? null : centsToUsd(row.tax_usd_minor),
+    net_usd: row.amount_usd_minor === null ? null : centsToUsd(row.amount_usd_minor - row.tax_usd_minor),
   }
 }
 

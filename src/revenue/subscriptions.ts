@@ -11,6 +11,7 @@ import {
   type SubscriptionRecord,
   type SubscriptionReduced,
   SubscriptionUpdate,
+  taxAboveAmount,
 } from '../schemas/revenue.js'
 import {validate} from '../schemas/validate.js'
 import type {RevenueTable} from '../store/port/revenue.js'
@@ -20,6 +21,7 @@ import {type EventRef, type Kind, staleMessage} from './events.js'
 import {monthlyMinor, usdMinor} from './money.js'
 import {type Applied, applyDelete, applyFull, applyPartial, type Outcome, subscriptionUpdateFields} from './order.js'
 import {resolveProduct} from './products.js'
+import {checkTax} from './tax.js'
 import {
   type ListFilters,
   orgId,
@@ -49,7 +51,7 @@ function describe(key: RecordKey): string {
   return `${key.user_id} ${key.origin} ${key.origin_id}`
 }
 
-/** USD cents at the created date's rate, and the monthly figure. */
+/** USD cents at the created date's rate, and the monthly figure (both gross: MRR takes the tax's share off, src/revenue/tax.ts). */
 export function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
   const rate = requireRate(store, currency, isoDay(created)).rate
   const usd = usdMinor(amountMinor, currency, rate)
@@ -59,6 +61,7 @@ export function usdFigures(store: StorePort, amountMinor: number, currency: stri
 /** The stored values of a create: every field replaced, optional ones absent -> null. */
 export function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): SubscriptionValues {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
+  const taxMinor = toMinor(input.tax, input.currency, 'tax')
   const interval = product.interval
   const intervalCount = product.interval_count
   return {
@@ -77,6 +80,7 @@ export function subscriptionValuesFromCreate(store: StorePort, input: Subscripti
     origin_id: input.origin_id,
     product_id: product.id,
     status: input.status,
+    tax_minor: taxMinor,
     trial_end: input.trial_end ?? null,
     trial_start: input.trial_start ?? null,
     user_id: input.user_id,
@@ -136,6 +140,8 @@ export function checkSubscriptionUpdate(input: SubscriptionUpdate, merged: Subsc
     throw new InvalidInputError(`invalid subscription update: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
   }
   if (input.amount !== undefined) toMinor(input.amount, input.currency ?? merged.currency!, 'amount')
+  if (input.tax !== undefined) toMinor(input.tax, input.currency ?? merged.currency!, 'tax')
+  checkTax('subscription', merged.tax_minor, merged.amount_minor, merged.currency!, input.tax === undefined ? 'amount' : 'tax')
   // The order of the moments holds for the record the update leaves (checked when the update names one of them).
   if (DATE_FIELDS.some((f) => input[f] !== undefined)) {
     const order = dateOrderProblems(merged)
@@ -153,6 +159,8 @@ export function updateSubscription(store: StorePort, keyInput: RecordKey, body: 
     .concat(statusRuleProblems(input.status ?? 'trialing', {trial_end: input.trial_end, trial_start: input.trial_start}))
   if (own.length > 0) throw new InvalidInputError(`invalid subscription update: ${own.map((p) => `${p.field}: ${p.message}`).join('; ')}`)
   if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
+  if (input.tax !== undefined && input.currency !== undefined) toMinor(input.tax, input.currency, 'tax')
+  if (input.tax !== undefined && input.amount !== undefined && input.tax > input.amount) throw new InvalidInputError(`invalid subscription update: tax: ${taxAboveAmount(input.tax, input.amount)}`)
   const org = orgId(store)
   const fields = subscriptionUpdateFields(input)
   return store.transaction(

@@ -1,4 +1,5 @@
 import type {HistoryEvent, Period, Span} from '../store/port/revenue.js'
+import {netMonthly} from './tax.js'
 
 /**
  * A subscription's state over time (docs/revenue.md, "Subscription history"): its events
@@ -63,7 +64,8 @@ export function stretches(history: readonly HistoryEvent[]): Stretch[] {
       const hi = i === list.length - 1 ? Number.POSITIVE_INFINITY : list[i + 1].event_timestamp
       const live = liveIn(e, lo, hi)
       if (!live) continue
-      const mrr = e.amount_usd_monthly_minor ?? 0
+      // Net of tax (docs/revenue.md, "Tax"): what the event's amount holds beyond its tax.
+      const mrr = netMonthly(e.amount_usd_monthly_minor, e.tax_minor, e.amount_minor) ?? 0
       const end = live.end === Number.POSITIVE_INFINITY ? null : live.end
       // One stretch while nothing the report sees changes.
       if (last && last.end === live.start && last.mrr === mrr && last.key === e.key) {

@@ -96,6 +96,11 @@ export function dateOrderProblems(f: DateFields): {field: string; message: strin
   return out
 }
 
+/** The refusal of a tax above its amount (the tax is part of the amount: the amount is gross). */
+export function taxAboveAmount(tax: number | string, amount: number | string): string {
+  return `${tax} is more than the amount ${amount} (amount is what the customer paid, tax included; tax is the part of it that is tax)`
+}
+
 function unknownKeys(allowed: readonly string[]) {
   return (iss: {code?: string; keys?: string[]}) =>
     iss.code === 'unrecognized_keys' ? `unknown field${iss.keys!.length === 1 ? '' : 's'} ${iss.keys!.map((k) => show(k)).join(', ')} (accepted: ${allowed.join(', ')})` : undefined
@@ -112,6 +117,8 @@ const subscriptionCreateShape = {
   origin_id: Id,
   product: ProductRef,
   status: SubscriptionStatus,
+  /** pricectl's addition (docs/revenue.md, "Tax"): the tax part of amount, default 0. */
+  tax: opt(Amount),
   trial_end: opt(Timestamp),
   trial_start: opt(Timestamp),
   user_id: Id,
@@ -119,8 +126,10 @@ const subscriptionCreateShape = {
 
 export const SubscriptionCreate = z
   .strictObject(subscriptionCreateShape, {error: unknownKeys(Object.keys(subscriptionCreateShape))})
+  .transform((v) => ({...v, tax: v.tax ?? 0}))
   .superRefine((v, ctx) => {
     for (const p of [...statusRuleProblems(v.status, v), ...dateOrderProblems(v)]) ctx.addIssue({code: 'custom', input: v[p.field as keyof typeof v], message: p.message, path: [p.field]})
+    if (v.tax > v.amount) ctx.addIssue({code: 'custom', input: v.tax, message: taxAboveAmount(v.tax, v.amount), path: ['tax']})
   })
 export type SubscriptionCreate = z.output<typeof SubscriptionCreate>
 
@@ -131,6 +140,7 @@ const subscriptionUpdateShape = {
   created: opt(Timestamp),
   currency: opt(Currency),
   status: opt(SubscriptionStatus),
+  tax: opt(Amount),
   trial_end: opt(Timestamp),
   trial_start: opt(Timestamp),
 }
@@ -157,15 +167,18 @@ const chargeCreateShape = {
   origin_id: Id,
   product: ProductRef,
   status: ChargeStatus,
+  /** pricectl's addition (docs/revenue.md, "Tax"): the tax part of amount, default 0. */
+  tax: opt(Amount),
   user_id: Id,
 }
 export const ChargeCreate = z
   .strictObject(chargeCreateShape, {error: unknownKeys(Object.keys(chargeCreateShape))})
-  .transform((v) => ({...v, amount_refunded: v.amount_refunded ?? 0}))
+  .transform((v) => ({...v, amount_refunded: v.amount_refunded ?? 0, tax: v.tax ?? 0}))
   .superRefine((v, ctx) => {
     if (v.amount_refunded > v.amount) {
       ctx.addIssue({code: 'custom', input: v.amount_refunded, message: `${v.amount_refunded} is more than the amount ${v.amount}`, path: ['amount_refunded']})
     }
+    if (v.tax > v.amount) ctx.addIssue({code: 'custom', input: v.tax, message: taxAboveAmount(v.tax, v.amount), path: ['tax']})
   })
 export type ChargeCreate = z.output<typeof ChargeCreate>
 
@@ -175,6 +188,7 @@ const chargeUpdateShape = {
   currency: opt(Currency),
   metadata: opt(Metadata),
   status: opt(ChargeStatus),
+  tax: opt(Amount),
 }
 export const ChargeUpdate = z.strictObject(chargeUpdateShape, {
   error: (iss) => {
@@ -238,6 +252,11 @@ export const SubscriptionRecord = z.object({
   trial_start: ts,
   type: z.literal('subscription'),
   user_id: z.string(),
+  // pricectl's additions (docs/revenue.md, "Tax"): amount is gross; tax is the part of it that is tax
+  tax: z.number().nullable(),
+  net: z.number().nullable(),
+  /** What the subscription adds to MRR: amount_usd_monthly net of tax. */
+  net_usd_monthly: z.number().nullable(),
 })
 export type SubscriptionRecord = z.output<typeof SubscriptionRecord>
 
@@ -274,6 +293,11 @@ export const ChargeRecord = z.object({
   status: z.string(),
   type: z.literal('charge'),
   user_id: z.string(),
+  // pricectl's additions (docs/revenue.md, "Tax"): amount is gross; tax is the part of it that is tax, net = amount - tax
+  tax: z.number().nullable(),
+  net: z.number().nullable(),
+  tax_usd: z.number().nullable(),
+  net_usd: z.number().nullable(),
 })
 export type ChargeRecord = z.output<typeof ChargeRecord>
 
@@ -348,6 +372,9 @@ export const ReportRow = z.object({
   ltv: z.number().nullable(),
   // Live subscriptions adding no MRR (free plans, one-time products): in active_subscriptions, not in ARPU
   free_subscriptions: z.number(),
+  // Tax (docs/revenue.md, "Tax"): net_revenue excludes it; tax collected on the same charges, and the two together
+  tax: z.number(),
+  gross_revenue: z.number(),
 })
 export type ReportRow = z.output<typeof ReportRow>
 
@@ -393,6 +420,7 @@ export const CHARGE_FIELDS = [
   'converted_amount',
   'converted_amount_refunded',
   'converted_currency',
+  'tax',
 ] as const
 export const SUBSCRIPTION_FIELDS = [
   'origin_id',
@@ -410,6 +438,7 @@ export const SUBSCRIPTION_FIELDS = [
   'canceled_at',
   'trial_start',
   'trial_end',
+  'tax',
 ] as const
 
 const Header = z.string().min(1, {error: 'a column name must not be empty'})

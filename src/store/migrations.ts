@@ -7,7 +7,7 @@ import {EXPERIMENTS_SQL} from './schema/experiments.js'
 import {HISTORY_SQL} from './schema/history.js'
 import {KEYS_SQL} from './schema/keys.js'
 import {PRICING_SQL} from './schema/pricing.js'
-import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL} from './schema/revenue.js'
+import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL, TAX_SQL} from './schema/revenue.js'
 import {SEGMENTS_SQL} from './schema/segments.js'
 
 export type Migration = {
@@ -55,6 +55,13 @@ export const MIGRATIONS: Migration[] = [
       db.exec(SUBSCRIPTION_EVENTS_SQL + SUBSCRIPTION_EVENTS_BACKFILL_SQL)
     },
     version: 5,
+  },
+  {
+    name: 'tax: charges keep gross, tax and net; subscriptions and their history keep their tax (docs/revenue.md)',
+    up(db) {
+      db.exec(TAX_SQL)
+    },
+    version: 6,
   },
 ]
 

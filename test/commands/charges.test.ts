@@ -53,6 +53,11 @@ describe('charges create | update | get | list | delete', () => {
         status: 'succeeded',
         type: 'charge',
         user_id: 'u1',
+        // No tax given: none, so the net is the amount.
+        tax: 0,
+        net: 49,
+        tax_usd: 0,
+        net_usd: 98,
       },
       success: true,
     })

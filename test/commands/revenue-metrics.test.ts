@@ -59,7 +59,7 @@ beforeAll(async () => {
 })
 
 const WINDOW = ['--since', '2026-01-01', '--until', '2026-04-30']
-const ZERO = {contraction_mrr: 0, free_subscriptions: 0, churned_customers: 0, churned_mrr: 0, expansion_mrr: 0, net_revenue: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
+const ZERO = {contraction_mrr: 0, free_subscriptions: 0, churned_customers: 0, churned_mrr: 0, expansion_mrr: 0, gross_revenue: 0, net_revenue: 0, tax: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
 
 describe('revenue report: MRR movements, churn, retention, LTV', () => {
   it('by month and over the window equal the hand computation', async () => {
@@ -81,6 +81,7 @@ describe('revenue report: MRR movements, churn, retention, LTV', () => {
       customers: 6,
       expansion_mrr: 30,
       free_subscriptions: 0,
+      gross_revenue: 0,
       key: 'total',
       logo_churn_rate: 10.53,
       ltv: 451.25,
@@ -96,6 +97,7 @@ describe('revenue report: MRR movements, churn, retention, LTV', () => {
       revenue_churn_rate: 8.68,
       starting_customers: 4,
       starting_mrr: 240,
+      tax: 0,
     })
   })
 
@@ -132,9 +134,9 @@ describe('revenue report: MRR movements, churn, retention, LTV', () => {
     const csv = await runArgs(db, ['revenue', 'report', ...WINDOW, '--output', 'csv'])
     const [head, jan] = csv.stdout.trim().split('\n')
     expect(head).toBe(
-      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions',
+      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions,tax,gross_revenue',
     )
-    expect(jan).toBe('2026-01,250,4,1,1,0,62.5,240,40,0,0,30,0,10,4,4,1,0,1,25,12.5,87.5,250,0')
+    expect(jan).toBe('2026-01,250,4,1,1,0,62.5,240,40,0,0,30,0,10,4,4,1,0,1,25,12.5,87.5,250,0,0,0')
   })
 })
 

@@ -160,8 +160,8 @@ describe('the HTTP API (inject)', () => {
 
 describe('CSV imports (export rows are full-record events at their timestamp)', () => {
   const HEADERS: Record<Kind, string[]> = {
-    charges: ['id', 'user', 'created', 'amount', 'amount_refunded', 'currency', 'status', 'product', 'country', 'event'],
-    subscriptions: ['id', 'user', 'created', 'amount', 'currency', 'status', 'product', 'country', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'event'],
+    charges: ['id', 'user', 'created', 'amount', 'amount_refunded', 'tax', 'currency', 'status', 'product', 'country', 'event'],
+    subscriptions: ['id', 'user', 'created', 'amount', 'tax', 'currency', 'status', 'product', 'country', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'event'],
   }
   const FIELD: Record<string, string> = {id: 'origin_id', user: 'user_id'}
 

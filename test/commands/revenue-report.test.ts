@@ -31,7 +31,7 @@ import {tempStore} from '../helpers/run.js'
  * By country: DE u1 50 + 9.99 and u3 new 10; US u4 new (nothing at the start: no rates);
  * FR u2 unchanged; unknown u6 churned (100%).
  */
-const NONE = {free_subscriptions: 0, churned_customers: 0, churned_mrr: 0, contraction_mrr: 0, expansion_mrr: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
+const NONE = {free_subscriptions: 0, tax: 0, churned_customers: 0, churned_mrr: 0, contraction_mrr: 0, expansion_mrr: 0, new_customers: 0, new_mrr: 0, reactivated_customers: 0, reactivation_mrr: 0}
 let db: string
 
 async function sub(id: string, user: string, product: string, amount: string, currency: string, created: string, status: string, extra: string[] = []) {
@@ -71,9 +71,9 @@ describe('revenue report', () => {
     expect(r.code).toBe(0)
     expect(r.json).toMatchObject({by: 'month', currency: 'USD', since: '2026-01-01', success: true, until: '2026-03-31'})
     expect(r.json.rows).toEqual([
-      {...NONE, active_subscriptions: 4, arpu: 30.83, churned_subscriptions: 0, customers: 3, expansion_mrr: 9.99, key: '2026-01', logo_churn_rate: 0, ltv: null, mrr: 92.49, net_new_mrr: 9.99, net_revenue: 9.99, net_revenue_retention: 112.11, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.5},
-      {...NONE, active_subscriptions: 4, arpu: 27.5, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 3, key: '2026-02', logo_churn_rate: 33.33, ltv: 82.49, mrr: 82.49, net_new_mrr: -10, net_revenue: 112.5, net_revenue_retention: 78.38, new_customers: 1, new_mrr: 10, new_subscriptions: 1, revenue_churn_rate: 21.62, starting_customers: 3, starting_mrr: 92.49},
-      {...NONE, active_subscriptions: 5, arpu: 28.21, churned_subscriptions: 0, customers: 4, key: '2026-03', logo_churn_rate: 0, ltv: null, mrr: 112.82, net_new_mrr: 30.33, net_revenue: 0, net_revenue_retention: 100, new_customers: 1, new_mrr: 30.33, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.49},
+      {...NONE, active_subscriptions: 4, arpu: 30.83, churned_subscriptions: 0, customers: 3, expansion_mrr: 9.99, key: '2026-01', logo_churn_rate: 0, ltv: null, mrr: 92.49, net_new_mrr: 9.99, net_revenue: 9.99, gross_revenue: 9.99, net_revenue_retention: 112.11, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.5},
+      {...NONE, active_subscriptions: 4, arpu: 27.5, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 3, key: '2026-02', logo_churn_rate: 33.33, ltv: 82.49, mrr: 82.49, net_new_mrr: -10, net_revenue: 112.5, gross_revenue: 112.5, net_revenue_retention: 78.38, new_customers: 1, new_mrr: 10, new_subscriptions: 1, revenue_churn_rate: 21.62, starting_customers: 3, starting_mrr: 92.49},
+      {...NONE, active_subscriptions: 5, arpu: 28.21, churned_subscriptions: 0, customers: 4, key: '2026-03', logo_churn_rate: 0, ltv: null, mrr: 112.82, net_new_mrr: 30.33, net_revenue: 0, gross_revenue: 0, net_revenue_retention: 100, new_customers: 1, new_mrr: 30.33, new_subscriptions: 1, revenue_churn_rate: 0, starting_customers: 3, starting_mrr: 82.49},
     ])
     expect(r.json.totals).toEqual({
       ...NONE,
@@ -90,6 +90,7 @@ describe('revenue report', () => {
       mrr: 112.82,
       net_new_mrr: 30.32,
       net_revenue: 122.49,
+      gross_revenue: 122.49,
       net_revenue_retention: 96.11,
       new_customers: 2,
       new_mrr: 40.33,
@@ -103,10 +104,10 @@ describe('revenue report', () => {
   it('groups by country and by product over the window', async () => {
     const byCountry = await runArgs(db, ['revenue', 'report', ...WINDOW, '--by', 'country', '--json'])
     expect(byCountry.json.rows).toEqual([
-      {...NONE, active_subscriptions: 3, arpu: 35, churned_subscriptions: 0, customers: 2, expansion_mrr: 9.99, key: 'DE', logo_churn_rate: 0, ltv: null, mrr: 69.99, net_new_mrr: 19.99, net_revenue: 9.99, net_revenue_retention: 119.98, new_customers: 1, new_mrr: 10, new_subscriptions: 2, revenue_churn_rate: 0, starting_customers: 1, starting_mrr: 50},
-      {...NONE, active_subscriptions: 1, arpu: 30.33, churned_subscriptions: 0, customers: 1, key: 'US', logo_churn_rate: null, ltv: null, mrr: 30.33, net_new_mrr: 30.33, net_revenue: 0, net_revenue_retention: null, new_customers: 1, new_mrr: 30.33, new_subscriptions: 1, revenue_churn_rate: null, starting_customers: 0, starting_mrr: 0},
-      {...NONE, active_subscriptions: 1, arpu: 12.5, churned_subscriptions: 0, customers: 1, key: 'FR', logo_churn_rate: 0, ltv: null, mrr: 12.5, net_new_mrr: 0, net_revenue: 112.5, net_revenue_retention: 100, new_subscriptions: 0, revenue_churn_rate: 0, starting_customers: 1, starting_mrr: 12.5},
-      {...NONE, active_subscriptions: 0, arpu: null, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 0, key: 'unknown', logo_churn_rate: 100, ltv: null, mrr: 0, net_new_mrr: -20, net_revenue: 0, net_revenue_retention: 0, new_subscriptions: 0, revenue_churn_rate: 100, starting_customers: 1, starting_mrr: 20},
+      {...NONE, active_subscriptions: 3, arpu: 35, churned_subscriptions: 0, customers: 2, expansion_mrr: 9.99, key: 'DE', logo_churn_rate: 0, ltv: null, mrr: 69.99, net_new_mrr: 19.99, net_revenue: 9.99, gross_revenue: 9.99, net_revenue_retention: 119.98, new_customers: 1, new_mrr: 10, new_subscriptions: 2, revenue_churn_rate: 0, starting_customers: 1, starting_mrr: 50},
+      {...NONE, active_subscriptions: 1, arpu: 30.33, churned_subscriptions: 0, customers: 1, key: 'US', logo_churn_rate: null, ltv: null, mrr: 30.33, net_new_mrr: 30.33, net_revenue: 0, gross_revenue: 0, net_revenue_retention: null, new_customers: 1, new_mrr: 30.33, new_subscriptions: 1, revenue_churn_rate: null, starting_customers: 0, starting_mrr: 0},
+      {...NONE, active_subscriptions: 1, arpu: 12.5, churned_subscriptions: 0, customers: 1, key: 'FR', logo_churn_rate: 0, ltv: null, mrr: 12.5, net_new_mrr: 0, net_revenue: 112.5, gross_revenue: 112.5, net_revenue_retention: 100, new_subscriptions: 0, revenue_churn_rate: 0, starting_customers: 1, starting_mrr: 12.5},
+      {...NONE, active_subscriptions: 0, arpu: null, churned_customers: 1, churned_mrr: 20, churned_subscriptions: 1, customers: 0, key: 'unknown', logo_churn_rate: 100, ltv: null, mrr: 0, net_new_mrr: -20, net_revenue: 0, gross_revenue: 0, net_revenue_retention: 0, new_subscriptions: 0, revenue_churn_rate: 100, starting_customers: 1, starting_mrr: 20},
     ])
     const byProduct = await runArgs(db, ['revenue', 'report', ...WINDOW, '--by', 'product', '--json'])
     expect(byProduct.json.rows.map((x: {key: string; mrr: number}) => [x.key, x.mrr])).toEqual([
@@ -126,10 +127,10 @@ describe('revenue report', () => {
     expect(table.stdout).toContain('revenue 2026-01-01 to 2026-03-31 by month: MRR $112.82, ')
     const csv = await runArgs(db, ['revenue', 'report', ...WINDOW, '--output', 'csv'])
     expect(csv.stdout.trim().split('\n')).toEqual([
-      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions',
-      '2026-01,92.49,4,1,0,9.99,30.83,82.5,0,9.99,0,0,0,9.99,3,3,0,0,0,0,0,112.11,,0',
-      '2026-02,82.49,4,1,1,112.5,27.5,92.49,10,0,0,20,0,-10,3,3,1,0,1,33.33,21.62,78.38,82.49,0',
-      '2026-03,112.82,5,1,0,0,28.21,82.49,30.33,0,0,0,0,30.33,3,4,1,0,0,0,0,100,,0',
+      'month,mrr,active_subscriptions,new_subscriptions,churned_subscriptions,net_revenue,arpu,starting_mrr,new_mrr,expansion_mrr,contraction_mrr,churned_mrr,reactivation_mrr,net_new_mrr,starting_customers,customers,new_customers,reactivated_customers,churned_customers,logo_churn_rate,revenue_churn_rate,net_revenue_retention,ltv,free_subscriptions,tax,gross_revenue',
+      '2026-01,92.49,4,1,0,9.99,30.83,82.5,0,9.99,0,0,0,9.99,3,3,0,0,0,0,0,112.11,,0,0,9.99',
+      '2026-02,82.49,4,1,1,112.5,27.5,92.49,10,0,0,20,0,-10,3,3,1,0,1,33.33,21.62,78.38,82.49,0,0,112.5',
+      '2026-03,112.82,5,1,0,0,28.21,82.49,30.33,0,0,0,0,30.33,3,4,1,0,0,0,0,100,,0,0,0',
     ])
     const defaults = await runArgs(db, ['revenue', 'report', '--json'])
     expect(defaults.json).toMatchObject({since: '2025-04-01', until: '2026-03-31'})

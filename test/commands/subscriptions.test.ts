@@ -50,6 +50,10 @@ describe('subscriptions create | update | get | delete', () => {
         trial_start: null,
         type: 'subscription',
         user_id: 'u1',
+        // No tax given: none, so the net is the amount and MRR counts all of it.
+        tax: 0,
+        net: 9.99,
+        net_usd_monthly: 12.49,
       },
       success: true,
     })
@@ -206,7 +210,7 @@ describe('subscriptions list', () => {
     const total = await runArgs(db, ['subscriptions', 'list', '--limit', '1', '--json'])
     expect(total.json).toMatchObject({message: '1 of 4 subscriptions', total: 4})
     const csv = await runArgs(db, ['subscriptions', 'list', '--output', 'csv'])
-    expect(csv.stdout.split('\n')[0]).toBe('amount,amount_usd,amount_usd_monthly,cancel_at,canceled_at,created,currency,interval,interval_count,latest_event_id,latest_event_timestamp,org_id,origin,origin_id,service_product_id,status,trial_end,trial_start,type,user_id')
+    expect(csv.stdout.split('\n')[0]).toBe('amount,amount_usd,amount_usd_monthly,cancel_at,canceled_at,created,currency,interval,interval_count,latest_event_id,latest_event_timestamp,org_id,origin,origin_id,service_product_id,status,trial_end,trial_start,type,user_id,tax,net,net_usd_monthly')
     expect(csv.stdout).toContain("'=cmd|x")
     const table = await runArgs(db, ['subscriptions', 'list'])
     expect(table.stdout).toContain('4 of 4 subscriptions')

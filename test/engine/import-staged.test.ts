@@ -200,7 +200,7 @@ describe('import through the reading worker’s stages (SQLite)', () => {
 describe('the writer’s external stages (SQLite)', () => {
   /** Charge rows in CHARGE_COLUMNS order. */
   const rowsOf = (n: number, product: number) =>
-    Array.from({length: n}, (_, i) => [`u${i % 13}`, 'gateway_a', `ch_${i}`, product, 'US', 1_700_000_000 + i, 'succeeded', 'USD', 1000 + i, 0, 1000 + i, 0, null, 1_700_000_000 + i, `evt_${i}`])
+    Array.from({length: n}, (_, i) => [`u${i % 13}`, 'gateway_a', `ch_${i}`, product, 'US', 1_700_000_000 + i, 'succeeded', 'USD', 1000 + i, 0, 1000 + i, 0, 0, 0, 0, null, 1_700_000_000 + i, `evt_${i}`])
   const product = (store: ReturnType<typeof openStore>) => store.db.prepare("SELECT id FROM products WHERE api_id = 'pro_monthly'").pluck().get() as number
 
   it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', () => {
@@ -265,7 +265,7 @@ describe('the writer’s external stages (SQLite)', () => {
       const paths = w.externalStages()
       const stages = store.imports.fillStages(paths)
       // (SUBSCRIPTION_IMPORT_COLUMNS order.)
-      const sub = (i: number, product: number) => [`u${i}`, 'gateway_a', `sub_${i}`, product, 'US', 1_700_000_000, 'month', 1, 'active', null, null, null, null, 'USD', 1000, 1000, 1000, 1_700_000_000, `evt_${i}`, null, null]
+      const sub = (i: number, product: number) => [`u${i}`, 'gateway_a', `sub_${i}`, product, 'US', 1_700_000_000, 'month', 1, 'active', null, null, null, null, 'USD', 1000, 1000, 1000, 0, 1_700_000_000, `evt_${i}`, null, null]
       stages.start(0)
       stages.insert(0, sub(1, p))
       stages.insert(0, sub(2, 999))

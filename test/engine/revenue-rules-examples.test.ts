@@ -158,6 +158,7 @@ function event(over: Partial<HistoryEvent> & {event_id: string; event_timestamp:
     origin: 'gateway_a',
     origin_id: 'sub_1',
     product_id: 1,
+    tax_minor: 0,
     record: false,
     status: 'active',
     trial_end: null,

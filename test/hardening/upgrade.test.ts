@@ -97,6 +97,23 @@ describe('fixture stores of released schema versions', () => {
     })
   }
 
+  it('a store made before charges kept tax (v5.db) reads tax 0 and its net as its amount: revenue and MRR as before', async () => {
+    const expected = fixtureExpected('v5')
+    const db = copyFixtureStore(tempDir(), 'v5.db')
+    process.env.CI = '1'
+    process.env.PRICECTL_NOW = expected.now
+    expect((await run(db, ['db', 'migrate', '--json'])).code).toBe(0)
+    for (const c of (await run(db, ['charges', 'list', '--json'])).json.charges) {
+      expect(c, c.origin_id).toMatchObject({net: c.amount, net_usd: c.amount_usd, tax: 0, tax_usd: c.amount_usd === null ? null : 0})
+    }
+    for (const s of (await run(db, ['subscriptions', 'list', '--json'])).json.subscriptions) {
+      expect(s, s.origin_id).toMatchObject({net: s.amount, net_usd_monthly: s.amount_usd_monthly, tax: 0})
+    }
+    const report = await run(db, ['revenue', 'report', '--since', '2026-01-01', '--until', '2026-03-31', '--json'])
+    const before = expected.reads.find((x: {args: string[]}) => x.args.join(' ') === 'revenue report --since 2026-01-01 --until 2026-03-31')!.json
+    expect(report.json.totals).toMatchObject({...before.totals, gross_revenue: before.totals.net_revenue, tax: 0})
+  })
+
   it('a store newer than this pricectl is refused, not damaged', () => {
     const db = copyFixtureStore(tempDir())
     const d = new Database(db)

@@ -46,6 +46,7 @@ export function subscription(over: Partial<SubscriptionValues> & {product_id: nu
     origin: 'gateway_a',
     origin_id: 'sub_1',
     status: 'active',
+    tax_minor: 0,
     trial_end: null,
     trial_start: null,
     user_id: 'u1',
@@ -68,6 +69,9 @@ export function charge(over: Partial<ChargeValues> & {product_id: null | number}
     origin: 'gateway_a',
     origin_id: 'ch_1',
     status: 'succeeded',
+    tax_minor: 0,
+    tax_refunded_usd_minor: 0,
+    tax_usd_minor: 0,
     user_id: 'u1',
     ...over,
   }

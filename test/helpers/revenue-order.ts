@@ -11,7 +11,7 @@ import type {StorePort} from '../../src/store/port.js'
  * Every event is valid in every order (docs/revenue.md, "Events in any order": an event the
  * record it meets could refuse is out of the property): amounts with two decimals in USD or
  * EUR, every cancel date after every created date, cancel and trial dates only with their
- * status, refunds below every amount.
+ * status, refunds and taxes below every amount.
  */
 
 export const T0 = 1_767_225_600 // 2026-01-01
@@ -22,6 +22,8 @@ export type Stream = Ev[]
 export type Channel = {run(stream: Stream): Promise<unknown>}
 
 const amount = fc.constantFrom(10, 12.5, 20)
+/** The tax part of an amount (docs/revenue.md, "Tax"): below every amount, so valid in every order. */
+const tax = fc.constantFrom(0, 1.5, 2)
 const currency = fc.constantFrom('USD', 'EUR')
 const created = fc.constantFrom(T0 - 86_400, T0 - 2 * 86_400, T0 - 3 * 86_400)
 
@@ -33,7 +35,7 @@ const subscriptionStatus = fc.oneof(
 )
 
 function full(kind: 'charges' | 'subscriptions', key: string, opts: {metadata: boolean}): fc.Arbitrary<Record<string, unknown>> {
-  const common = {amount, country: fc.constantFrom('US', 'DE'), created, currency}
+  const common = {amount, country: fc.constantFrom('US', 'DE'), created, currency, tax}
   if (kind === 'subscriptions') {
     return fc.tuple(fc.record(common), subscriptionStatus).map(([c, s]) => ({...c, ...s, origin: 'gateway_a', origin_id: key, product: 'pro_monthly', user_id: 'u1'}))
   }
@@ -48,10 +50,10 @@ function full(kind: 'charges' | 'subscriptions', key: string, opts: {metadata: b
 function partial(kind: 'charges' | 'subscriptions'): fc.Arbitrary<Record<string, unknown>> {
   if (kind === 'subscriptions') {
     return fc
-      .tuple(fc.record({amount, created, currency}, {requiredKeys: []}), fc.option(subscriptionStatus))
+      .tuple(fc.record({amount, created, currency, tax}, {requiredKeys: []}), fc.option(subscriptionStatus))
       .map(([fields, status]) => ({...fields, ...(status ?? {})}))
   }
-  return fc.record({amount, created, currency, metadata: fc.constantFrom({k: 'u'}, {k: 'v', n: 2}), status: fc.constantFrom('pending', 'succeeded', 'failed')}, {requiredKeys: []})
+  return fc.record({amount, created, currency, metadata: fc.constantFrom({k: 'u'}, {k: 'v', n: 2}), status: fc.constantFrom('pending', 'succeeded', 'failed'), tax}, {requiredKeys: []})
 }
 
 export type StreamOptions = {

@@ -468,6 +468,25 @@ describe('pricectl serve: writes answer what the commands print', () => {
     }
   })
 
+  it('a charge and a subscription take their tax (pricectl\'s addition to the spec bodies), over HTTP as in the commands', async () => {
+    // 10.70 USD incl. 1.70 tax (a 18.9% rate): the record keeps gross, tax and net; the USD split is exact.
+    let e = event('evt_t1', 1793000000)
+    const charge = {amount: 10.7, created: 1793000000, currency: 'USD', origin: 'gateway_a', origin_id: 'ch_tax', product: 'lifetime', status: 'succeeded', tax: 1.7, user_id: 'u5'}
+    const created = await both('POST', '/v1/charges', charge, ['charges', 'create', ...e.cli], e.http)
+    expect(created.record).toMatchObject({amount: 10.7, amount_usd: 10.7, net: 9, net_usd: 9, tax: 1.7, tax_usd: 1.7})
+    e = event('evt_t2', 1793000050)
+    const updated = await both('POST', '/v1/charges/u5/gateway_a/ch_tax', {amount: 12.84, tax: 2.04}, ['charges', 'update', 'u5', 'gateway_a', 'ch_tax', ...e.cli], e.http)
+    expect(updated.record).toMatchObject({amount: 12.84, net: 10.8, tax: 2.04})
+    e = event('evt_t3', 1793000000)
+    const sub = {amount: 11.9, created: 1793000000, currency: 'USD', origin: 'gateway_a', origin_id: 'sub_tax', product: 'pro_monthly', status: 'active', tax: 1.9, user_id: 'u5'}
+    const s = await both('POST', '/v1/subscriptions', sub, ['subscriptions', 'create', ...e.cli], e.http)
+    expect(s.record).toMatchObject({amount: 11.9, amount_usd_monthly: 11.9, net: 10, net_usd_monthly: 10, tax: 1.9})
+    // A tax above the amount is refused alike (400 over HTTP, exit 2 in the command), nothing written.
+    const bad = await call(http.base, 'POST', '/v1/charges', {body: {...charge, origin_id: 'ch_bad', tax: 10.71}, key: http.key})
+    expect(bad.status).toBe(400)
+    expect(bad.json.message).toMatch(/tax: 10\.71 is more than the amount 10\.7/)
+  })
+
   it('a revenue write without event headers gets a generated event, like the command without --event-id', async () => {
     const r = await call(http.base, 'POST', '/v1/charges', {
       body: {amount: 5, created: 1793000000, currency: 'USD', origin: 'gateway_b', origin_id: 'ch_auto', product: 'lifetime', status: 'succeeded', user_id: 'u3'},

@@ -73,6 +73,7 @@ export const subscriptionFieldFlags = {
   created: Flags.string({description: 'When the subscription was initialised (UNIX seconds, ISO date or date-time)'}),
   currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
   status: Flags.string({description: 'pending, trialing, active or canceled'}),
+  tax: Flags.string({description: 'The tax part of the amount, in currency units (default 0): MRR counts the amount net of it'}),
   'trial-end': Flags.string({description: 'End of the trial (only with status trialing; not before trial-start)'}),
   'trial-start': Flags.string({description: 'Start of the trial (only with status trialing)'}),
   ...tzFlag,
@@ -90,6 +91,7 @@ export function subscriptionFields(f: FlagValues<typeof subscriptionFieldFlags>)
     created: momentFlag(f.created, '--created', zone),
     currency: f.currency,
     status: f.status,
+    tax: numberish(f.tax),
     trial_end: momentFlag(f['trial-end'], '--trial-end', zone),
     trial_start: momentFlag(f['trial-start'], '--trial-start', zone),
   }
@@ -101,12 +103,13 @@ export const chargeFieldFlags = {
   created: Flags.string({description: 'When the charge was initialised (UNIX seconds, ISO date or date-time)'}),
   currency: Flags.string({description: 'ISO 4217 currency of the amount'}),
   status: Flags.string({description: 'pending, succeeded or failed'}),
+  tax: Flags.string({description: 'The tax part of the amount (the amount is what the customer paid, tax included), in currency units (default 0): revenue counts the amount net of it'}),
   ...tzFlag,
 }
 
 /** The body fields of chargeFieldFlags. */
 export function chargeFields(f: FlagValues<typeof chargeFieldFlags>): Record<string, unknown> {
-  return {amount: numberish(f.amount), created: momentFlag(f.created, '--created', resolveZone(f.tz)), currency: f.currency, status: f.status}
+  return {amount: numberish(f.amount), created: momentFlag(f.created, '--created', resolveZone(f.tz)), currency: f.currency, status: f.status, tax: numberish(f.tax)}
 }
 
 export function numberish(s: string | undefined): number | string | undefined {
@@ -214,6 +217,7 @@ export function subscriptionColumns(product: ProductName): Column<SubscriptionRe
     {header: 'created', value: (r) => when(r.created)},
     {header: 'interval', value: (r) => (r.interval ? `${r.interval_count} ${r.interval}` : '')},
     {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+    {header: 'tax', value: (r) => r.tax},
     {header: 'amount_usd', value: (r) => r.amount_usd},
     {header: 'amount_usd_monthly', value: (r) => r.amount_usd_monthly},
   ]
@@ -228,6 +232,7 @@ export function chargeColumns(product: ProductName): Column<ChargeRecord>[] {
     {header: 'status', value: (r) => r.status},
     {header: 'created', value: (r) => when(r.created)},
     {header: 'amount', value: (r) => (r.amount === null ? '' : `${r.amount} ${r.currency}`)},
+    {header: 'tax', value: (r) => r.tax},
     {header: 'refunded', value: (r) => r.amount_refunded},
     {header: 'amount_usd', value: (r) => r.amount_usd},
   ]

@@ -32,14 +32,24 @@ export function pct(v: null | number): string {
   return v === null ? '-' : `${v}%`
 }
 
-/** The figures table: the report's first fields, as before the movements were added. */
-export function summaryColumns(by: string): Column<ReportRow>[] {
+/**
+ * The figures table: the report's first fields, as before the movements were added; with
+ * `tax` (--tax), the charges' revenue with tax (gross_revenue) and the tax collected beside
+ * net_revenue (net of both refunds and tax).
+ */
+export function summaryColumns(by: string, tax = false): Column<ReportRow>[] {
   return [
     {header: by, value: (r) => r.key},
     {header: 'mrr', value: (r) => money(r.mrr)},
     {header: 'active_subscriptions', value: (r) => r.active_subscriptions},
     {header: 'new_subscriptions', value: (r) => r.new_subscriptions},
     {header: 'churned_subscriptions', value: (r) => r.churned_subscriptions},
+    ...(tax
+      ? [
+          {header: 'gross_revenue', value: (r: ReportRow) => money(r.gross_revenue)},
+          {header: 'tax', value: (r: ReportRow) => money(r.tax)},
+        ]
+      : []),
     {header: 'net_revenue', value: (r) => money(r.net_revenue)},
     {header: 'arpu', value: (r) => money(r.arpu)},
   ]
@@ -104,6 +114,8 @@ export function csvColumns(by: string): Column<ReportRow>[] {
     'net_revenue_retention',
     'ltv',
     'free_subscriptions',
+    'tax',
+    'gross_revenue',
   ] as const
   return [{header: by, value: (r) => r.key}, ...[...first, ...rest].map((f) => ({header: f, value: (r: ReportRow) => r[f]}))]
 }

@@ -24,6 +24,8 @@ export type SubscriptionValues = {
   origin_id: string
   product_id: null | number
   status: string
+  /** The tax part of amount_minor (per billing interval); 0 when none (docs/revenue.md, "Tax"). */
+  tax_minor: number
   trial_end: null | number
   trial_start: null | number
   user_id: string
@@ -45,6 +47,12 @@ export type ChargeValues = {
   origin_id: string
   product_id: null | number
   status: string
+  /** The tax part of amount_minor (gross), so the net is amount_minor - tax_minor (docs/revenue.md, "Tax"). */
+  tax_minor: number
+  /** The tax's share of amount_refunded_usd_minor (a refund returns tax in proportion). */
+  tax_refunded_usd_minor: number
+  /** The tax's share of amount_usd_minor. */
+  tax_usd_minor: number
   user_id: string
 }
 export type ChargeRow = ChargeValues & {id: number}
@@ -71,6 +79,7 @@ export const SUBSCRIPTION_COLUMNS = [
   'amount_minor',
   'amount_usd_minor',
   'amount_usd_monthly_minor',
+  'tax_minor',
   'latest_event_timestamp',
   'latest_event_id',
 ] as const satisfies readonly (keyof SubscriptionValues)[]
@@ -88,6 +97,9 @@ export const CHARGE_COLUMNS = [
   'amount_refunded_minor',
   'amount_usd_minor',
   'amount_refunded_usd_minor',
+  'tax_minor',
+  'tax_usd_minor',
+  'tax_refunded_usd_minor',
   'metadata_json',
   'latest_event_timestamp',
   'latest_event_id',
@@ -125,6 +137,8 @@ export type SubscriptionEvent = {
   origin_id: string
   product_id: null | number
   status: string
+  /** The tax part of amount_minor as the event showed it (MRR is net of it). */
+  tax_minor: number
   trial_end: null | number
   trial_start: null | number
   user_id: string
@@ -150,6 +164,7 @@ export const SUBSCRIPTION_EVENT_COLUMNS = [
   'currency',
   'amount_minor',
   'amount_usd_monthly_minor',
+  'tax_minor',
 ] as const satisfies readonly (keyof SubscriptionEvent)[]
 
 /** A subscription's record as the event that wrote it (trial dates as the record has them). */
@@ -170,6 +185,7 @@ export function eventOfRecord(v: SubscriptionValues, event: EventRef = {id: v.la
     origin_id: v.origin_id,
     product_id: v.product_id,
     status: v.status,
+    tax_minor: v.tax_minor,
     trial_end: v.trial_end,
     trial_start: v.trial_start,
     user_id: v.user_id,
@@ -304,6 +320,9 @@ export type Period = {end: number; start: number}
  */
 export type Span = {end: null | number; key: string; mrr: number; start: number; user_id: string}
 
+/** A group's charge revenue in USD cents: net of tax and refunds, and the tax collected (net of the tax refunds returned). */
+export type ChargeRevenue = {net: number; tax: number}
+
 /** One currency's FX history, ascending by date, each rate tagged operator-set or bundled snapshot. */
 export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
 
@@ -343,9 +362,15 @@ export interface RevenueRepository {
   list<T extends RevenueTable>(table: T, filters: ListFilters): {rows: RowOf<T>[]; total: number}
   /**
    * Net charge revenue per group (USD cents: `succeeded` charges created in the period, their
-   * USD amount minus the USD value refunded), one map per period, in order.
+   * USD amount minus the USD value refunded, both net of tax), one map per period, in order.
    */
   netRevenue(by: By, periods: readonly Period[]): Map<string, number>[]
+  /**
+   * Charge revenue per group (USD cents of `succeeded` charges created in the period): `net`
+   * as netRevenue, and `tax`, the tax of their USD amounts minus the tax their refunds
+   * returned (tax collected), one map per period, in order.
+   */
+  chargeRevenue(by: By, periods: readonly Period[]): Map<string, ChargeRevenue>[]
   /**
    * Record subscription events (an import row, an applied single write). An event id a
    * subscription has already is left as it is (the same row imported again).

@@ -2,6 +2,7 @@ import {SNAPSHOT_PREFIX} from '../../fx/sources.js'
 import {
   type By,
   CHARGE_COLUMNS,
+  type ChargeRevenue,
   type EventRef,
   type FieldEvents,
   type FieldWrites,
@@ -184,18 +185,25 @@ export class PgRevenue implements RevenueRepository {
   }
 
   netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
+    return this.chargeRevenue(by, periods).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
+  }
+
+  chargeRevenue(by: By, periods: readonly Period[]): Map<string, ChargeRevenue>[] {
     if (periods.length === 0) return []
-    // One statement for every period (one snapshot), the periods as arrays.
-    const rows = this.sql.rows<{k: string; n: number; net: number | string}>(
+    // One statement for every period (one snapshot), the periods as arrays; net of tax as on SQLite.
+    const rows = this.sql.rows<{k: string; n: number; net: number | string; tax: number | string}>(
       `WITH pr AS (SELECT s, e, n FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS x(s, e, n))
-       SELECT pr.n, q.k, q.net FROM pr, LATERAL (
-         SELECT ${groupKey(by)} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0)::bigint AS net FROM charges t
+       SELECT pr.n, q.k, q.net, q.tax FROM pr, LATERAL (
+         SELECT ${groupKey(by)} AS k,
+           COALESCE(sum(t.amount_usd_minor - t.tax_usd_minor - (t.amount_refunded_usd_minor - t.tax_refunded_usd_minor)), 0)::bigint AS net,
+           COALESCE(sum(t.tax_usd_minor - t.tax_refunded_usd_minor), 0)::bigint AS tax
+         FROM charges t
          WHERE t.status = 'succeeded' AND t.created >= pr.s AND t.created < pr.e GROUP BY 1) q
        ORDER BY pr.n, q.k COLLATE "C"`,
       [periods.map((p) => p.start), periods.map((p) => p.end)],
     )
-    const out = periods.map(() => new Map<string, number>())
-    for (const r of rows) out[int(r.n) - 1].set(r.k, int(r.net))
+    const out = periods.map(() => new Map<string, ChargeRevenue>())
+    for (const r of rows) out[int(r.n) - 1].set(r.k, {net: int(r.net), tax: int(r.tax)})
     return out
   }
 

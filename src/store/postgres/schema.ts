@@ -3,7 +3,7 @@ import {CATALOG_SQL} from '../schema/catalog.js'
 import {EXPERIMENTS_SQL} from '../schema/experiments.js'
 import {KEYS_SQL} from '../schema/keys.js'
 import {PRICING_SQL} from '../schema/pricing.js'
-import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL} from '../schema/revenue.js'
+import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL, TAX_SQL} from '../schema/revenue.js'
 import {SEGMENTS_SQL} from '../schema/segments.js'
 import {historySql} from './history-schema.js'
 
@@ -34,6 +34,8 @@ export const PG_V3_SQL = historySql()
 export const PG_V4_SQL = pgDdl(REVENUE_ORDER_SQL)
 /** Schema version 5: subscription history (one row per event a subscription took), filled from the records. */
 export const PG_V5_SQL = pgDdl(SUBSCRIPTION_EVENTS_SQL) + SUBSCRIPTION_EVENTS_BACKFILL_SQL
+/** Schema version 6: tax of charges (gross, tax, and the tax's USD shares) and of subscriptions and their history. */
+export const PG_V6_SQL = pgDdl(TAX_SQL)
 
 /**
  * The adapter's own tables, created before migration 1:

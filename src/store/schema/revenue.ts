@@ -131,3 +131,20 @@ INSERT INTO subscription_events (user_id, origin, origin_id, event_id, event_tim
 SELECT user_id, origin, origin_id, latest_event_id, latest_event_timestamp, product_id, country, created, interval, interval_count,
   status, cancel_at, canceled_at, trial_start, trial_end, currency, amount_minor, amount_usd_monthly_minor FROM subscriptions;
 `
+
+/**
+ * Schema version 6: tax (docs/revenue.md, "Tax"). A charge's `amount_minor` is what the
+ * customer paid (gross); `tax_minor` is the tax part of it, so its net is `amount_minor -
+ * tax_minor`. The USD columns split the same way: `tax_usd_minor` is the tax's share of
+ * `amount_usd_minor`, `tax_refunded_usd_minor` its share of `amount_refunded_usd_minor` (a
+ * refund returns tax in proportion). A subscription's `tax_minor` is the tax part of its
+ * `amount_minor` per billing interval, and its history keeps it per event: MRR is net of
+ * it. Records written before this version had no tax: 0, so their net is their amount.
+ */
+export const TAX_SQL = `
+ALTER TABLE charges ADD COLUMN tax_minor INTEGER NOT NULL DEFAULT 0 CHECK (tax_minor >= 0);
+ALTER TABLE charges ADD COLUMN tax_usd_minor INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE charges ADD COLUMN tax_refunded_usd_minor INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE subscriptions ADD COLUMN tax_minor INTEGER NOT NULL DEFAULT 0 CHECK (tax_minor >= 0);
+ALTER TABLE subscription_events ADD COLUMN tax_minor INTEGER NOT NULL DEFAULT 0;
+`

@@ -2,6 +2,7 @@ import type {DB} from '../db.js'
 import {
   type By,
   CHARGE_COLUMNS,
+  type ChargeRevenue,
   compareEvents,
   type EventRef,
   type FieldEvents,
@@ -225,17 +226,24 @@ export class SqliteRevenue implements RevenueRepository {
   }
 
   netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
+    return this.chargeRevenue(by, periods).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
+  }
+
+  chargeRevenue(by: By, periods: readonly Period[]): Map<string, ChargeRevenue>[] {
     let st = this.nets.get(by)
     if (!st) {
       const key = groupKey(by)
+      // Net of tax: the gross USD amount and refund minus the tax's share of each (docs/revenue.md, "Tax").
       st = this.db.prepare(
-        `SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.amount_refunded_usd_minor), 0) AS net FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`,
+        `SELECT ${key} AS k, COALESCE(sum(t.amount_usd_minor - t.tax_usd_minor - (t.amount_refunded_usd_minor - t.tax_refunded_usd_minor)), 0) AS net,
+           COALESCE(sum(t.tax_usd_minor - t.tax_refunded_usd_minor), 0) AS tax
+         FROM charges t WHERE t.status = 'succeeded' AND t.created >= @start AND t.created < @end GROUP BY k`,
       )
       this.nets.set(by, st)
     }
     const q = st
     // One read transaction: every period sees the same store.
-    return this.db.transaction(() => periods.map(({end, start}) => new Map((q.all({end, start}) as {k: string; net: number}[]).map((r) => [r.k, r.net]))))()
+    return this.db.transaction(() => periods.map(({end, start}) => new Map((q.all({end, start}) as {k: string; net: number; tax: number}[]).map((r) => [r.k, {net: r.net, tax: r.tax}]))))()
   }
 
   saveSubscriptionEvents(events: readonly SubscriptionEvent[]): void {
