@@ -500,6 +500,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     const src = copyFixtureStore(folder(), CURRENT)
     const writer = new Database(src)
     writer.pragma('wal_autocheckpoint = 0')
+    const inFile = writer.prepare('SELECT count(*) FROM charges').pluck().get() as number
     writer.prepare("INSERT INTO charges (user_id, origin, origin_id, status, currency, amount_minor, latest_event_timestamp, latest_event_id) VALUES ('walrus', 'gateway_a', 'in_wal', 'succeeded', 'USD', 100, 1, 'w')").run()
     const both = folder()
     const walOnly = folder()
@@ -509,7 +510,7 @@ describe.skipIf(skipMounts)(mountsOr('a store on a read-only file system'), () =
     // Both folders read-only, both commands in one process (readOnlyMany).
     const [r, refused] = readOnlyMany([both, walOnly], join(both, 'store.db'), [{args: ['db', 'info', '--json']}, {args: ['products', 'list'], env: {PRICECTL_DB: join(walOnly, 'store.db')}}])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json.counts.charges).toBe(4) // three in the file, one in the -wal
+    expect(r.json.counts.charges).toBe(inFile + 1) // those in the file, one in the -wal
     expect(refused.code).toBe(1)
     expect(refused.stderr).toBe(`Error: cannot read the store at ${join(walOnly, 'store.db')}: it is read-only and its -wal file holds changes SQLite can only read with a -shm file it cannot create; open it once where it is writable\n`)
     expect(entries(walOnly)).toEqual(['store.db', 'store.db-wal'])
