@@ -27,7 +27,8 @@ function fileOf(home: string): any {
   return JSON.parse(readFileSync(join(home, 'pricectl', 'config.json'), 'utf8'))
 }
 
-const URL_WITH_PASSWORDS = 'postgres://app:s3cret@db.internal:5432/pricing?sslpassword=k3y&application_name=pricectl'
+// Secrets with a '-': the output names the temp folder, whose six random letters and digits (mkdtemp) once read "wVk3yA".
+const URL_WITH_PASSWORDS = 'postgres://app:s3cret-pw@db.internal:5432/pricing?sslpassword=k3y-pass&application_name=pricectl'
 const MASKED = 'postgres://app:***@db.internal:5432/pricing?sslpassword=***&application_name=pricectl'
 
 describe('config set / get / list / unset', () => {
@@ -75,7 +76,7 @@ describe('config set / get / list / unset', () => {
     expect(ConfigGetOutput.parse(getJson.json)).toEqual(getJson.json)
     const list = await inConfig(home, () => run(undefined, ['config', 'list']))
     expect(list.stdout).toBe(`profiles.prod.db=${MASKED}\n`)
-    for (const r of [set, get, getJson, list]) expect(r.stdout + r.stderr).not.toMatch(/s3cret|k3y/)
+    for (const r of [set, get, getJson, list]) expect(r.stdout + r.stderr).not.toMatch(/s3cret-pw|k3y-pass/)
   })
 
   it('list --json is the file as a plain nested object, passwords masked', async () => {
