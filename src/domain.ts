@@ -209,3 +209,14 @@ export type SameType<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) 
  * declares `type _Checked = Expect<SameType<Derived, DomainType>>`, so the two cannot drift apart.
  */
 export type Expect<T extends true> = T
+
+// ---------------------------------------------------------------- tax
+
+/** Whether a shown price includes tax (`inclusive`, gross) or has it added at checkout (`exclusive`, net). */
+export type TaxBehavior = 'exclusive' | 'inclusive'
+
+/** An operator's tax rate: from `from` (YYYY-MM-DD) on, for a country and a category ('' = the standard rate), in basis points. */
+export type OperatorTaxRate = {bp: number; category: string; country: string; from: string; source: string}
+
+/** A stored tax setting: the behaviour of the store (subject ''), a country or a product, and a product's tax category. */
+export type TaxSettingRow = {behavior: null | TaxBehavior; category: null | string; scope: 'country' | 'product' | 'store'; subject: string}

@@ -6,7 +6,7 @@ import {CATALOG_SQL} from './schema/catalog.js'
 import {EXPERIMENTS_SQL} from './schema/experiments.js'
 import {HISTORY_SQL} from './schema/history.js'
 import {KEYS_SQL} from './schema/keys.js'
-import {PRICING_SQL} from './schema/pricing.js'
+import {PRICING_SQL, TAX_PRICING_SQL} from './schema/pricing.js'
 import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL, TAX_SQL} from './schema/revenue.js'
 import {SEGMENTS_SQL} from './schema/segments.js'
 
@@ -62,6 +62,13 @@ export const MIGRATIONS: Migration[] = [
       db.exec(TAX_SQL)
     },
     version: 6,
+  },
+  {
+    name: 'tax in prices: operator tax rates, tax behaviour of the store, countries and products (docs/tax.md)',
+    up(db) {
+      db.exec(TAX_PRICING_SQL)
+    },
+    version: 7,
   },
 ]
 

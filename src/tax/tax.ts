@@ -1,4 +1,5 @@
 import {decimalPlaces, mulDivHalfUp, toRational} from '../currency.js'
+import type {OperatorTaxRate, TaxBehavior, TaxSettingRow} from '../domain.js'
 import {InvalidInputError} from '../errors.js'
 import {REDUCED_RATES, STANDARD_RATES, TAX_TABLE_AS_OF, TAX_TABLE_SOURCE, taxLabel} from './table.js'
 
@@ -7,8 +8,9 @@ import {REDUCED_RATES, STANDARD_RATES, TAX_TABLE_AS_OF, TAX_TABLE_SOURCE, taxLab
  * split of a price into net and tax. Pure: the store's rates and settings come in as values.
  */
 
-export const TAX_BEHAVIORS = ['inclusive', 'exclusive'] as const
-export type TaxBehavior = (typeof TAX_BEHAVIORS)[number]
+export type {OperatorTaxRate, TaxBehavior, TaxSettingRow}
+
+export const TAX_BEHAVIORS = ['inclusive', 'exclusive'] as const satisfies readonly TaxBehavior[]
 
 /** Countries where prices are shown net and tax is added at checkout, whatever the product or store says. */
 export const EXCLUSIVE_COUNTRIES: ReadonlySet<string> = new Set(['CA', 'US'])
@@ -69,6 +71,27 @@ export type TaxSettings = {
   store: TaxBehavior
 }
 
+/** The settings the store's rows make (a product's category is read by productCategory). */
+export function taxSettingsOf(rows: readonly TaxSettingRow[]): TaxSettings {
+  const countries = new Map<string, TaxBehavior>()
+  const products = new Map<string, TaxBehavior>()
+  let store: TaxBehavior = 'exclusive'
+  for (const r of rows) {
+    if (r.behavior === null) continue
+    if (r.scope === 'store') store = r.behavior
+    else if (r.scope === 'country') countries.set(r.subject, r.behavior)
+    else products.set(r.subject, r.behavior)
+  }
+  return {countries, products, store}
+}
+
+/** The tax category of each product that has one other than standard, by api_id. */
+export function productCategories(rows: readonly TaxSettingRow[]): Map<string, string> {
+  const out = new Map<string, string>()
+  for (const r of rows) if (r.scope === 'product' && r.category) out.set(r.subject, r.category)
+  return out
+}
+
 /** A store without settings: every price exclusive, as before tax behaviour existed. */
 export const NO_TAX_SETTINGS: TaxSettings = {countries: new Map(), products: new Map(), store: 'exclusive'}
 
@@ -89,9 +112,6 @@ export function resolveBehavior(settings: TaxSettings, country: string, product:
 }
 
 // ---------------------------------------------------------------- rates
-
-/** An operator's rate: from `from` (YYYY-MM-DD) on, for a country and a category ('' = standard). */
-export type OperatorTaxRate = {bp: number; category: string; country: string; from: string; source: string}
 
 /** The rate that applies and where it comes from. */
 export type TaxRateChoice = {bp: number; category: string; from: null | string; source: string}

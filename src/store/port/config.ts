@@ -1,4 +1,4 @@
-import type {FxRate, LocalizationFactor, RuleOverride, SourceFilter} from '../../domain.js'
+import type {FxRate, LocalizationFactor, OperatorTaxRate, RuleOverride, SourceFilter, TaxSettingRow} from '../../domain.js'
 
 /** A gateway's stored settings, as written (accepted currencies: '*' or a JSON array). */
 export type StoredGatewaySettings = {accepted_currencies: string; amount_format: 'decimal' | 'minor'; fallback_currency: string; gateway: string}
@@ -103,4 +103,17 @@ export interface ConfigRepository {
   setting(key: string): string | undefined
   /** Store a store-wide setting (replacing its value). */
   saveSetting(key: string, value: string): void
+
+  /** Every operator tax rate (docs/tax.md), by country, category and date. */
+  taxRates(): OperatorTaxRate[]
+  /** Store an operator tax rate, replacing the one of the same country, category and date. */
+  saveTaxRate(rate: OperatorTaxRate, at: string): void
+  /** Remove a country's operator rates of a category ('' = standard), only the one dated `from` when given; returns how many. */
+  deleteTaxRates(country: string, category: string, from?: string): number
+  /** Every tax setting (store, countries, products), by scope and subject. */
+  taxSettings(): TaxSettingRow[]
+  /** Store a tax setting, replacing the one of the same scope and subject. */
+  saveTaxSetting(row: TaxSettingRow, at: string): void
+  /** Drop a tax setting; false when none was stored. */
+  deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): boolean
 }

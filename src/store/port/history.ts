@@ -34,6 +34,8 @@ export const RECORDED_TABLES: readonly RecordedTable[] = [
   {table: 'fx_rates'},
   {table: 'rounding_rules'},
   {table: 'localization_factors'},
+  {table: 'tax_rates'},
+  {table: 'tax_settings'},
   {table: 'gateways'},
   {table: 'gateway_currency_rules'},
   {table: 'audiences'},

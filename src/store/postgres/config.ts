@@ -1,3 +1,4 @@
+import type {OperatorTaxRate, TaxSettingRow} from '../../domain.js'
 import type {FxRate} from '../../fx/rates.js'
 import {SNAPSHOT_PREFIX, type SourceFilter} from '../../fx/sources.js'
 import type {LocalizationFactor} from '../../localization/factors.js'
@@ -316,5 +317,40 @@ export class PgConfig implements ConfigRepository {
 
   saveSetting(key: string, value: string): void {
     this.pg.run('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+  }
+
+  taxRates(): OperatorTaxRate[] {
+    return this.pg
+      .query<{bp: number | string; category: string; country: string; from: string; source: string}>('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from')
+      .map((r) => ({...r, bp: Number(r.bp)}))
+  }
+
+  saveTaxRate(r: OperatorTaxRate, at: string): void {
+    this.pg.run(
+      `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (country, category, valid_from) DO UPDATE SET rate_bp = excluded.rate_bp, source = excluded.source, updated_at = excluded.updated_at`,
+      [r.country, r.category, r.from, r.bp, r.source, at],
+    )
+  }
+
+  deleteTaxRates(country: string, category: string, from?: string): number {
+    if (from === undefined) return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2', [country, category])
+    return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2 AND valid_from = $3', [country, category, from])
+  }
+
+  taxSettings(): TaxSettingRow[] {
+    return this.pg.query<TaxSettingRow>('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject')
+  }
+
+  saveTaxSetting(row: TaxSettingRow, at: string): void {
+    this.pg.run(
+      `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (scope, subject) DO UPDATE SET behavior = excluded.behavior, category = excluded.category, updated_at = excluded.updated_at`,
+      [row.scope, row.subject, row.behavior, row.category, at],
+    )
+  }
+
+  deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): boolean {
+    return this.pg.run('DELETE FROM tax_settings WHERE scope = $1 AND subject = $2', [scope, subject]) > 0
   }
 }

@@ -1,7 +1,7 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
 import type {PgSync} from './client.js'
-import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL, PG_V6_SQL} from './schema.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL, PG_V6_SQL, PG_V7_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
 export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
@@ -56,6 +56,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       pg.exec(PG_V6_SQL)
     },
     version: 6,
+  },
+  {
+    name: 'tax in prices: operator tax rates, tax behaviour of the store, countries and products (docs/tax.md)',
+    up(pg) {
+      pg.exec(PG_V7_SQL)
+    },
+    version: 7,
   },
 ]
 

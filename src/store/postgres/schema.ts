@@ -2,7 +2,7 @@ import {EXPONENTS_SQL} from '../exponents.js'
 import {CATALOG_SQL} from '../schema/catalog.js'
 import {EXPERIMENTS_SQL} from '../schema/experiments.js'
 import {KEYS_SQL} from '../schema/keys.js'
-import {PRICING_SQL} from '../schema/pricing.js'
+import {PRICING_SQL, TAX_PRICING_SQL} from '../schema/pricing.js'
 import {REVENUE_ORDER_SQL, REVENUE_SQL, SUBSCRIPTION_EVENTS_BACKFILL_SQL, SUBSCRIPTION_EVENTS_SQL, TAX_SQL} from '../schema/revenue.js'
 import {SEGMENTS_SQL} from '../schema/segments.js'
 import {historySql} from './history-schema.js'
@@ -36,6 +36,11 @@ export const PG_V4_SQL = pgDdl(REVENUE_ORDER_SQL)
 export const PG_V5_SQL = pgDdl(SUBSCRIPTION_EVENTS_SQL) + SUBSCRIPTION_EVENTS_BACKFILL_SQL
 /** Schema version 6: tax of charges (gross, tax, and the tax's USD shares) and of subscriptions and their history. */
 export const PG_V6_SQL = pgDdl(TAX_SQL)
+/**
+ * Schema version 7: tax rates and tax behaviour settings; the history's install function is
+ * made again with them among the recorded tables, and run.
+ */
+export const PG_V7_SQL = pgDdl(TAX_PRICING_SQL) + historySql()
 
 /**
  * The adapter's own tables, created before migration 1:

@@ -40,3 +40,33 @@ CREATE TABLE locks (
 );
 CREATE INDEX locks_anonymous_ip ON locks (ip) WHERE anonymous = 1;
 `
+
+/**
+ * Schema version 7: tax in prices (docs/tax.md). `tax_rates` holds the operator's rates,
+ * dated like FX rates (a rate applies from `valid_from` on; one dated after today is
+ * scheduled) and outranking the bundled table (src/tax/table.ts); `category` '' is the
+ * country's standard rate, another a product tax category's. Rates are basis points
+ * (hundredths of a percent). `tax_settings` holds the behaviour of the store (scope
+ * 'store', subject ''), of a country (subject its code) and of a product (subject its
+ * api_id, which also carries the product's tax category). Both are recorded in the history.
+ */
+export const TAX_PRICING_SQL = `
+CREATE TABLE tax_rates (
+  country    TEXT NOT NULL,
+  category   TEXT NOT NULL DEFAULT '',
+  valid_from TEXT NOT NULL,
+  rate_bp    INTEGER NOT NULL CHECK (rate_bp >= 0 AND rate_bp < 10000),
+  source     TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (country, category, valid_from)
+);
+
+CREATE TABLE tax_settings (
+  scope      TEXT NOT NULL CHECK (scope IN ('store','country','product')),
+  subject    TEXT NOT NULL,
+  behavior   TEXT CHECK (behavior IN ('inclusive','exclusive')),
+  category   TEXT,
+  updated_at TEXT NOT NULL,
+  PRIMARY KEY (scope, subject)
+);
+`

@@ -1,3 +1,4 @@
+import type {OperatorTaxRate, TaxSettingRow} from '../../domain.js'
 import type {FxRate} from '../../fx/rates.js'
 import type {RuleOverride} from '../../money/gateway-tables.js'
 import type {DB} from '../db.js'
@@ -111,5 +112,40 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
 
   saveSetting(key: string, value: string): void {
     setSetting(this.db, key, value)
+  }
+
+  taxRates(): OperatorTaxRate[] {
+    return this.db.prepare('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from').all() as OperatorTaxRate[]
+  }
+
+  saveTaxRate(r: OperatorTaxRate, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (country, category, valid_from) DO UPDATE SET rate_bp = excluded.rate_bp, source = excluded.source, updated_at = excluded.updated_at`,
+      )
+      .run(r.country, r.category, r.from, r.bp, r.source, at)
+  }
+
+  deleteTaxRates(country: string, category: string, from?: string): number {
+    if (from === undefined) return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ?').run(country, category).changes
+    return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ? AND valid_from = ?').run(country, category, from).changes
+  }
+
+  taxSettings(): TaxSettingRow[] {
+    return this.db.prepare('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject').all() as TaxSettingRow[]
+  }
+
+  saveTaxSetting(row: TaxSettingRow, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (scope, subject) DO UPDATE SET behavior = excluded.behavior, category = excluded.category, updated_at = excluded.updated_at`,
+      )
+      .run(row.scope, row.subject, row.behavior, row.category, at)
+  }
+
+  deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): boolean {
+    return this.db.prepare('DELETE FROM tax_settings WHERE scope = ? AND subject = ?').run(scope, subject).changes > 0
   }
 }
