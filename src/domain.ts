@@ -80,12 +80,21 @@ export type LockedProduct = {
   /** Coupon applied when the quote was made, kept with the lock. */
   coupon?: LockedCoupon
   /**
+   * The tax the price was shown with (docs/tax.md): its behaviour and rate in basis points,
+   * kept so a lock answers with the breakdown the user saw after a rate change. Absent in
+   * locks made before tax in prices: those read as exclusive at today's rate.
+   */
+  tax?: LockedTax
+  /**
    * The amounts before the first `override_currency` relabelling, in their currency: every
    * later relabelling starts from them, so a chain never compounds (9.99 EUR -> JPY -> EUR
    * is 9.99 EUR again). Absent when the product was never relabelled.
    */
   relabelled_from?: RelabelledFrom
 }
+
+/** The tax a locked product was shown with: `price_minor` is gross under `inclusive`, net under `exclusive`. */
+export type LockedTax = {behavior: TaxBehavior; bp: number}
 
 /** What a product's amounts were before it was relabelled (LockedProduct.relabelled_from). */
 export type RelabelledFrom = {

@@ -18,6 +18,10 @@ import {applyRounding, type RuleChoice, ruleResolver} from './rounding.js'
 import {Segments} from './segments.js'
 import type {PricedProduct, PricingServices} from './types.js'
 import {ValueCache} from './value-cache.js'
+import {NO_TAX_SETTINGS, type OperatorTaxRate, productCategories, rateFor, resolveBehavior, type TaxBehavior, type TaxSettings, taxSettingsOf} from '../tax/tax.js'
+
+/** The tax that applies to a product in a country today (docs/tax.md), with why. */
+export type TaxChoice = {behavior: TaxBehavior; behaviorSource: string; bp: number; category: string; rateFrom: null | string; rateSource: string}
 
 /**
  * A map that forgets everything once it holds `limit` entries: batches meet the same few
@@ -63,6 +67,10 @@ export class PricingContext implements PricingServices {
   private gateways = {} as Record<GatewayId, GatewaySettings>
   private overrides = new Map<string, RuleOverride>()
   private geo?: typeof import('../geo/geoip.js')
+  private taxRates: OperatorTaxRate[] = []
+  private taxSettings: TaxSettings = NO_TAX_SETTINGS
+  private taxCategories = new Map<string, string>()
+  private taxChoices = new Map<string, TaxChoice>()
   readonly segments: Segments
   readonly coupons: Coupons
   readonly experiments: Experiments
@@ -112,6 +120,10 @@ export class PricingContext implements PricingServices {
     this.ratesDay = Math.floor(nowSeconds() / 86_400)
     this.rates = ratesOn(store, undefined, isoDay(this.ratesDay * 86_400))
     this._defaultCountry = store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
+    const taxRows = store.config.taxSettings()
+    this.taxSettings = taxSettingsOf(taxRows)
+    this.taxCategories = productCategories(taxRows)
+    this.taxRates = store.config.taxRates()
     this.segments.load(store.segments.listAudiences(), store.segments.listPackages())
     this.coupons.load(store)
     this.experiments.load()
@@ -138,6 +150,23 @@ export class PricingContext implements PricingServices {
   geolocate(ip: string): {country: null | string; reason: string; source: string} {
     if (!this.geo) throw new Error('PricingContext.ready() must run before an IP is resolved')
     return this.geo.resolveCountry(ip, {dbPath: this.geoipDb})
+  }
+
+  /**
+   * The tax of a product in a country today: its behaviour (country > US/CA > product >
+   * store) and the rate of its category (operator rates dated today or earlier > the
+   * bundled table), remembered per country and product for this context.
+   */
+  tax(country: string, product: string): TaxChoice {
+    const key = `${country}|${product}`
+    let choice = this.taxChoices.get(key)
+    if (choice === undefined) {
+      const b = resolveBehavior(this.taxSettings, country, product)
+      const r = rateFor(this.taxRates, country, this.taxCategories.get(product) ?? 'standard', isoDay(this.ratesDay * 86_400))
+      choice = {behavior: b.behavior, behaviorSource: b.source, bp: r.bp, category: r.category, rateFrom: r.from, rateSource: r.source}
+      if (this.taxChoices.size < 20_000) this.taxChoices.set(key, choice)
+    }
+    return choice
   }
 
   localizationFactor(country: string): number | undefined {

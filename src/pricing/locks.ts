@@ -1,7 +1,7 @@
-import type {Lock, LockedCoupon, LockedProduct, LockQuote, RelabelledFrom} from '../domain.js'
+import type {Lock, LockedCoupon, LockedProduct, LockedTax, LockQuote, RelabelledFrom} from '../domain.js'
 import type {PricingRepository, UserCountry} from '../store/port/pricing.js'
 
-export type {Lock, LockedCoupon, LockedProduct, LockQuote, RelabelledFrom}
+export type {Lock, LockedCoupon, LockedProduct, LockedTax, LockQuote, RelabelledFrom}
 
 /**
  * The quote as stored: fields equal to their usual value are left out (a batch writes one
@@ -28,7 +28,7 @@ type PackedEntry = PackedQuote & {
   currencySource: string
   experimentType: LockQuote['experiment_type']
   matching: LockQuote['matching_audiences']
-  /** Per product: id, interval, interval_count, layer, price_minor, baseline_minor, control_minor, currency. */
+  /** Per product: id, interval, interval_count, layer, price_minor, baseline_minor, control_minor, currency, tax text. */
   products: unknown[]
   toSelect: string[]
 }
@@ -38,7 +38,7 @@ const packed = new Map<string, PackedEntry[]>()
 const PACKED_PER_CURRENCY = 32
 const PACKED_CURRENCIES = 256
 let nextPackedId = 0
-const PRODUCT_VALUES = 8
+const PRODUCT_VALUES = 9
 
 /** packQuote's text, remembered when it holds no coupon (then with its number); a text of its own otherwise. */
 export function packedQuote(lock: Lock): PackedQuote | string {
@@ -58,7 +58,7 @@ export function packedQuote(lock: Lock): PackedQuote | string {
   for (const id in q.products) {
     const p = q.products[id]
     if (p.coupon !== undefined || p.relabelled_from !== undefined) return text
-    products.push(id, p.interval, p.interval_count, p.layer, p.price_minor, p.baseline_minor, p.control_minor, p.currency)
+    products.push(id, p.interval, p.interval_count, p.layer, p.price_minor, p.baseline_minor, p.control_minor, p.currency, taxText(p.tax))
   }
   const e: PackedEntry = {
     audience: q.audience,
@@ -95,6 +95,7 @@ function samePacked(e: PackedEntry, q: LockQuote): boolean {
       v[i + 5] !== p.baseline_minor ||
       v[i + 6] !== p.control_minor ||
       v[i + 7] !== p.currency ||
+      v[i + 8] !== taxText(p.tax) ||
       p.coupon !== undefined ||
       p.relabelled_from !== undefined
     )
@@ -132,7 +133,30 @@ function packProduct(p: LockedProduct, lockCurrency: string): string {
   if (p.currency !== lockCurrency) out += `,"currency":${json(p.currency)}`
   if (p.coupon) out += `,"coupon":${JSON.stringify(p.coupon)}`
   if (p.relabelled_from) out += `,"relabelled_from":${JSON.stringify(p.relabelled_from)}`
+  if (p.tax) out += `,"tax":${json(taxText(p.tax)!)}`
   return out + '}'
+}
+
+/**
+ * A locked product's tax as stored: "inclusive 19" (its behaviour and rate in percent), one
+ * short text a batch writes into every lock. Remembered per behaviour and rate.
+ */
+const taxTexts = new Map<string, string>()
+function taxText(t: LockedTax | undefined): string | undefined {
+  if (t === undefined) return undefined
+  const key = `${t.behavior}${t.bp}`
+  let text = taxTexts.get(key)
+  if (text === undefined) {
+    text = `${t.behavior} ${t.bp / 100}`
+    if (taxTexts.size < 1024) taxTexts.set(key, text)
+  }
+  return text
+}
+
+/** packProduct's tax text back as a LockedTax. */
+function parseTax(text: string): LockedTax {
+  const [behavior, percent] = text.split(' ')
+  return {behavior: behavior === 'inclusive' ? 'inclusive' : 'exclusive', bp: Math.round(Number(percent) * 100)}
 }
 
 /**
@@ -158,6 +182,7 @@ export function unpackQuote(json: string, currency: string): LockQuote {
     if (p.baseline_minor === undefined) p.baseline_minor = null
     if (p.control_minor === undefined) p.control_minor = p.price_minor
     if (p.currency === undefined) p.currency = currency
+    if (typeof p.tax === 'string') p.tax = parseTax(p.tax)
   }
   q.audience ??= {api_id: 'default', name: 'default'}
   q.country_source ??= ''

@@ -5,8 +5,9 @@ import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import {ValueCache} from './value-cache.js'
-import type {Lock, LockedProduct, LockQuote, RelabelledFrom} from './locks.js'
+import type {Lock, LockedProduct, LockedTax, LockQuote, RelabelledFrom} from './locks.js'
 import {fastPriceRequest, validatePriceRequest} from './request.js'
+import {BP_PER_UNIT, bpToPercent, grossOfNet, splitShown, taxLabel, taxWords} from '../tax/tax.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
 
 export type {ExplainStep, Trace} from './types.js'
@@ -365,9 +366,27 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   const converted = convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate)
   const factor = ctx.localizationFactor(country)
   const localized = factor === undefined ? converted : scaleMinor(converted, factor)
+  // Tax (docs/tax.md): PPP and FX act on the net price; under `inclusive` the rounding rule
+  // rounds the gross (net x (1 + rate)), so a .99 price point is what the customer sees.
+  const tax = ctx.tax(country, product.api_id)
+  const inclusive = tax.behavior === 'inclusive'
   let price: number
   let layer = 'base'
-  if (currency === 'USD' && factor === undefined) {
+  if (inclusive) {
+    const gross = grossOfNet(localized, tax.bp)
+    const rounded = ctx.round(gross, currency)
+    price = rounded.minor
+    if (currency !== 'USD') ctx.noteRate(trace, currency)
+    note(
+      trace,
+      step,
+      'applied',
+      `base ${fromMinor(product.base_px_minor, 'USD')} USD` +
+        (currency === 'USD' ? '' : ` x ${ctx.describeRate(currency)}`) +
+        (factor === undefined ? ', no localization factor' : ` x factor ${factor} for ${country}`) +
+        ` = ${fromMinor(localized, currency)} net, x ${1 + tax.bp / BP_PER_UNIT} (${bpToPercent(tax.bp)}% tax, inclusive) = ${fromMinor(gross, currency)} gross, rounded by ${rounded.source} rule "${rounded.rule}" to ${fromMinor(price, currency)}`,
+    )
+  } else if (currency === 'USD' && factor === undefined) {
     // Nothing was converted or localized: the base price is used as the operator set it.
     price = product.base_px_minor
     note(trace, step, 'applied', `base ${fromMinor(price, 'USD')} USD used as set (no conversion, no localization factor, not rounded)`)
@@ -427,7 +446,7 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
     // In an experiment the control price is what the experimental price is compared with.
     baseline = control
   }
-  return {baseline_minor: baseline, control_minor: control, currency, interval: product.interval, interval_count: product.interval_count, layer, price_minor: price}
+  return {baseline_minor: baseline, control_minor: control, currency, interval: product.interval, interval_count: product.interval_count, layer, price_minor: price, tax: {behavior: tax.behavior, bp: tax.bp}}
 }
 
 /**
@@ -529,8 +548,11 @@ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: st
   const out: Record<string, ProductPrice> = {}
   for (const id of products) {
     const p = lock.quote.products[id]
-    out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies)
-    if (trace) noteConversions(ctx, id, p, out[id], trace)
+    out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies, id)
+    if (trace) {
+      noteTax(ctx, lock, id, p, trace)
+      noteConversions(ctx, id, p, out[id], trace)
+    }
   }
   if (trace) note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
   const experimented = lock.experiment_id !== 0
@@ -579,8 +601,9 @@ function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rend
  * A product's price object. Without a coupon it depends only on the locked amounts, the
  * country and the gateways, so it is made once per context and shared (callers only read it).
  */
-function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
-  if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans)
+function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined, id: string): ProductPrice {
+  const tax = lockedTax(ctx, lock, p, id)
+  if (p.coupon) return renderProductNow(ctx, lock, p, integrations, plans, tax)
   // Plans are compared as one more part: the product's list, the same array for every request of a context.
   const parts = RENDER_PARTS
   parts[0] = p.currency
@@ -591,28 +614,72 @@ function renderProduct(ctx: PricingContext, lock: Lock, p: LockedProduct, integr
   parts[5] = p.interval_count
   parts[6] = p.layer
   parts[7] = plans
+  parts[8] = tax.behavior
+  parts[9] = tax.bp
   let rendered = ctx.renderedValues.get(lock.country, parts, integrations)
   if (rendered) return rendered
-  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}`
+  const key = `${lock.country}|${integrations.join(',')}|${p.currency}|${p.price_minor}|${p.baseline_minor}|${p.control_minor}|${p.interval}|${p.interval_count}|${p.layer}|${plans?.join(',') ?? ''}|${tax.behavior}|${tax.bp}`
   rendered = ctx.rendered.get(key)
   if (!rendered) {
-    rendered = renderProductNow(ctx, lock, p, integrations, plans)
+    rendered = renderProductNow(ctx, lock, p, integrations, plans, tax)
     if (!ctx.renderedValues.set(lock.country, parts, integrations, rendered)) ctx.rendered.set(key, rendered)
   }
   return rendered
 }
 
 /** Reused for each look-up, as QUOTE_PARTS (renderProductNow does not render another product). */
-const RENDER_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined]
+const RENDER_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined]
 
-function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined): ProductPrice {
+/**
+ * The tax a locked product was shown with; a lock made before tax in prices has none and
+ * reads as exclusive (its price was shown net) at today's rate of its country.
+ */
+function lockedTax(ctx: PricingContext, lock: Lock, p: LockedProduct, id: string): LockedTax {
+  return p.tax ?? {behavior: 'exclusive', bp: ctx.tax(lock.country, id).bp}
+}
+
+/** The quote's `tax` object (docs/tax.md): the locked price split into net and tax, in the currency's number form. */
+function taxObject(ctx: PricingContext, country: string, currency: string, priceMinor: number, tax: LockedTax): ProductPrice['tax'] {
+  const split = splitShown(priceMinor, tax.bp, tax.behavior)
+  return {
+    behavior: tax.behavior,
+    country,
+    display: taxWords(tax.behavior, country, ctx.display.locale(country)),
+    gross: fromMinor(split.gross, currency),
+    label: taxLabel(country),
+    net: fromMinor(split.net, currency),
+    rate: bpToPercent(tax.bp),
+    tax: fromMinor(split.tax, currency),
+  }
+}
+
+/** Explain: the tax step of a product (its rate, behaviour and why, and the split of the shown price). */
+function noteTax(ctx: PricingContext, lock: Lock, id: string, p: LockedProduct, trace: ExplainStep[]): void {
+  const t = lockedTax(ctx, lock, p, id)
+  const now = ctx.tax(lock.country, id)
+  const split = splitShown(p.price_minor, t.bp, t.behavior)
+  const c = p.currency
+  const label = taxLabel(lock.country)
+  const why = p.tax
+    ? `${t.behavior} (${now.behavior === t.behavior ? now.behaviorSource : 'as locked'})`
+    : 'exclusive (a lock made before tax in prices: shown net)'
+  const rate = p.tax && now.bp !== t.bp ? `${bpToPercent(t.bp)}% as locked (today ${bpToPercent(now.bp)}%)` : `${bpToPercent(t.bp)}% (${now.rateSource}${now.rateFrom ? `, from ${now.rateFrom}` : ''}${now.category === 'standard' ? '' : `, category ${now.category}`})`
+  const amounts =
+    t.behavior === 'inclusive'
+      ? `${fromMinor(split.gross, c)} ${c} shown incl. ${label} = ${fromMinor(split.net, c)} net + ${fromMinor(split.tax, c)} ${label}`
+      : `${fromMinor(split.net, c)} ${c} shown net + ${fromMinor(split.tax, c)} ${label} added at checkout = ${fromMinor(split.gross, c)}`
+  note(trace, `tax ${id}`, 'applied', `${lock.country} ${label} ${rate}, ${why}: ${amounts}`)
+}
+
+function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, integrations: string[], plans: readonly string[] | undefined, tax: LockedTax): ProductPrice {
   const {country} = lock
   const {currency} = p
   const priceText = ctx.display.format(p.price_minor, currency, country)
   const struck = p.baseline_minor !== null && p.baseline_minor > p.price_minor
   const gateways: ProductPrice['integrations'] = {}
   // A gateway_d price object is in the currency of one of the product's gateway_d plans (spec: the plan carries it).
-  for (const g of integrations) gateways[g] = ctx.gatewayPrice(g, p.price_minor, currency, country, g === 'gateway_d' ? plans : undefined)
+  // Every gateway is sent the shown price and whether it includes tax (docs/tax.md, "Gateways").
+  for (const g of integrations) gateways[g] = {...ctx.gatewayPrice(g, p.price_minor, currency, country, g === 'gateway_d' ? plans : undefined), tax_behavior: tax.behavior}
   const result: ProductPrice = {
     display: {
       // Spec: an experimental price is compared with the control, also when it is higher (negative discount).
@@ -630,6 +697,7 @@ function renderProductNow(ctx: PricingContext, lock: Lock, p: LockedProduct, int
   // A locked coupon whose validity has passed is no longer shown.
   const coupon = p.coupon ? ctx.coupons.render(lock, p) : undefined
   if (coupon) result.coupon = coupon
+  result.tax = taxObject(ctx, country, currency, p.price_minor, tax)
   return result
 }
 

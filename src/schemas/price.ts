@@ -51,7 +51,26 @@ export const AudienceRef = z.object({api_id: z.string(), name: z.string()})
  * The spec's gateway price object. `adjusted_from` (beyond the spec): the locked price, when
  * the gateway cannot charge it and the object carries the nearest amount it can (docs/money.md).
  */
-export const GatewayPrice = z.object({adjusted_from: z.number().optional(), amount: z.number(), currency: z.string(), formatted: z.string()})
+export const GatewayPrice = z.object({
+  adjusted_from: z.number().optional(),
+  amount: z.number(),
+  currency: z.string(),
+  formatted: z.string(),
+  /** Whether `amount` includes tax (docs/tax.md, "Gateways"): gateway_a's (Stripe's) tax_behavior. */
+  tax_behavior: z.enum(['inclusive', 'exclusive']).optional(),
+})
+
+/** The tax in a product's price (beyond the spec; docs/tax.md): amounts in the currency's number form, net + tax = gross. */
+export const TaxObject = z.object({
+  behavior: z.enum(['inclusive', 'exclusive']),
+  country: z.string(),
+  display: z.string(),
+  gross: z.number(),
+  label: z.string(),
+  net: z.number(),
+  rate: z.number(),
+  tax: z.number(),
+})
 
 export const CouponBlock = z.object({
   api_id: z.string(),
@@ -89,6 +108,7 @@ export const ProductPrice = z.object({
   interval_count: z.number().int(),
   price: z.number(),
   price_usd: z.number(),
+  tax: TaxObject.optional(),
 })
 
 export const Variants = z.object({
