@@ -34,8 +34,8 @@ describe('a lock does not depend on the integrations a request names (item 2)', 
     const again = await price(db, ['-u', 'twA', '-p', 'P', '--country', 'TW', '--integration', 'gateway_b', '--integration', 'gateway_a'])
     expect(again.products.P.price).toBe(319.99)
     expect(again.products.P.display.price).toBe('$319.99')
-    expect(again.products.P.integrations.gateway_b).toEqual({adjusted_from: 319.99, amount: 320, currency: 'TWD', formatted: '$320'})
-    expect(again.products.P.integrations.gateway_a).toEqual({amount: 31_999, currency: 'TWD', formatted: '$319.99'})
+    expect(again.products.P.integrations.gateway_b).toEqual({adjusted_from: 319.99, amount: 320, currency: 'TWD', formatted: '$320', tax_behavior: 'exclusive'})
+    expect(again.products.P.integrations.gateway_a).toEqual({amount: 31_999, currency: 'TWD', formatted: '$319.99', tax_behavior: 'exclusive'})
     const other = await price(db, ['-u', 'twB', '-p', 'P', '--country', 'TW', '--integration', 'gateway_b'])
     expect(other.products.P.price).toBe(319.99)
     expect(other.products.P.integrations.gateway_b).toEqual(again.products.P.integrations.gateway_b)
@@ -59,7 +59,7 @@ describe('a lock does not depend on the integrations a request names (item 2)', 
     await price(db, ['-u', 'u1', '-p', 'cent', '--country', 'US'])
     const r = await price(db, ['-u', 'u1', '-p', 'cent', '--country', 'US', '--integration', 'gateway_a'])
     expect(r.products.cent.price).toBe(0.01)
-    expect(r.products.cent.integrations.gateway_a).toEqual({adjusted_from: 0.01, amount: 50, currency: 'USD', formatted: '$0.50'})
+    expect(r.products.cent.integrations.gateway_a).toEqual({adjusted_from: 0.01, amount: 50, currency: 'USD', formatted: '$0.50', tax_behavior: 'exclusive'})
     const explain = await run(db, ['price', 'explain', '-u', 'u1', '-p', 'cent', '--country', 'US', '--integration', 'gateway_a'])
     expect(explain.stdout).toContain("gateway_a is sent $0.50 (adjusted_from 0.01 USD): below gateway_a's minimum charge of 0.50 USD; the lock keeps 0.01 USD")
   })
@@ -94,7 +94,7 @@ describe('--override-currency relabels without recomputing, and never compounds 
     const eur = await price(db, ['-u', 'de', '-p', 'P', '--currency', 'EUR', '--override-currency', '--integration', 'gateway_a'])
     expect(eur.currency).toBe('EUR')
     expect(eur.products.P.price).toBe(9.99)
-    expect(eur.products.P.integrations.gateway_a).toEqual({amount: 999, currency: 'EUR', formatted: '9,99\u00A0€'})
+    expect(eur.products.P.integrations.gateway_a).toEqual({amount: 999, currency: 'EUR', formatted: '9,99\u00A0€', tax_behavior: 'exclusive'})
   })
 
   it('a long chain ends where it started: EUR -> JPY -> KWD -> BHD -> JPY -> EUR', async () => {

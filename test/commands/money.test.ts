@@ -41,7 +41,7 @@ describe('gateway_a (Stripe) amounts are what the display shows', () => {
     const p = r.json.products.p1999
     expect(p.price).toBe(2400)
     expect(p.display.price).toBe('2.400\u00A0kr.')
-    expect(p.integrations.gateway_a).toEqual({amount: 240_000, currency: 'ISK', formatted: '2.400\u00A0kr.'})
+    expect(p.integrations.gateway_a).toEqual({amount: 240_000, currency: 'ISK', formatted: '2.400\u00A0kr.', tax_behavior: 'exclusive'})
   })
 
   it('HUF and IDR are sent in fillér and sen (two decimals), JPY as whole yen', async () => {

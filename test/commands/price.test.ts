@@ -32,7 +32,8 @@ describe('price', () => {
     expect(p).toMatchObject({interval: 'month', interval_count: 1, price: 9.99, price_usd: 9.99})
     expect(Object.keys(p.display).sort()).toEqual(['discount_to_baseline', 'price', 'price_with_baseline_strike', 'reference_interval_price'])
     expect(p.display.price).toBe('$9.99')
-    expect(p.integrations.gateway_a).toEqual({amount: 999, currency: 'USD', formatted: '$9.99'})
+    // tax_behavior: pricectl's addition after the spec's fields (docs/tax.md); a US price is shown net.
+    expect(p.integrations.gateway_a).toEqual({amount: 999, currency: 'USD', formatted: '$9.99', tax_behavior: 'exclusive'})
   })
 
   it('uses the country price as given, in its currency and minor unit', async () => {
