@@ -37,11 +37,13 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
     '<%= config.bin %> price preview --against prices.json --junit price-gate.xml',
     '<%= config.bin %> price preview -p pro_monthly --experiment 3 --arm all --country US,DE',
     '<%= config.bin %> price preview --audience all --country IN',
+    '<%= config.bin %> price preview --country DE,US --columns product,country,currency,price,net,tax,gross,tax_behavior',
   ]
   static override flags = {
     against: Flags.string({description: 'Snapshot to compare with (JSON or CSV from price preview); exit 1 on a difference beyond --tolerance'}),
     arm: Flags.string({description: 'With --experiment: the arm(s) to price under (repeatable, or comma-separated; "all", the default, is every arm with the baseline)', multiple: true}),
     audience: Flags.string({description: 'Price as this audience (repeatable, or comma-separated; "default" for none, "all" for every audience and the default); default: as --feature matches', multiple: true}),
+    columns: Flags.string({description: 'Table and CSV columns, comma-separated, in order (default: product,country,audience,currency,price,display,price_usd,layer and the gateways); tax columns: net, tax, gross, tax_rate, tax_behavior'}),
     country: Flags.string({description: 'Country to price in (repeatable, or comma-separated; default: countries with country prices or localization factors, plus the default country)', multiple: true}),
     experiment: Flags.string({description: 'A price experiment (any status) whose arms to preview: one row per arm, with an "arm" column'}),
     feature: Flags.string({description: 'User feature KEY=VALUE, to price as a matching audience would (repeatable)', multiple: true}),
@@ -98,8 +100,8 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
         this.exit(1)
       }
       if (flags.output === 'json') process.stdout.write(snapshotJson(rows))
-      else if (flags.output === 'csv') process.stdout.write(csv(rows, columns(rows)))
-      else this.log(table(rows, columns(rows)))
+      else if (flags.output === 'csv') process.stdout.write(csv(rows, pick(columns(rows), flags.columns)))
+      else this.log(table(rows, pick(columns(rows), flags.columns)))
       reportErrors()
       return undefined
     }
@@ -147,6 +149,30 @@ function columns(rows: PreviewRow[], kept: ReadonlySet<object> = new Set()) {
   const cells = (r: PreviewRow) => r as unknown as Record<string, unknown>
   const gateways = [...new Set(rows.flatMap((r) => (kept.has(r) ? Object.keys(r).filter((k) => k.startsWith('gateway_') && cells(r)[k]) : Object.keys(r.integrations ?? {}))))].sort()
   return columnsOf(rows, gateways).map((c) => ({header: c.header, value: (r: PreviewRow) => (kept.has(r) ? String(cells(r)[c.header] ?? '') : c.value(r))}))
+}
+
+/** The tax columns --columns can name (docs/tax.md): the split of the shown price. */
+const TAX_COLUMNS = [
+  {header: 'net', value: (r: PreviewRow) => r.tax?.net ?? ''},
+  {header: 'tax', value: (r: PreviewRow) => r.tax?.tax ?? ''},
+  {header: 'gross', value: (r: PreviewRow) => r.tax?.gross ?? ''},
+  {header: 'tax_rate', value: (r: PreviewRow) => r.tax?.rate ?? ''},
+  {header: 'tax_behavior', value: (r: PreviewRow) => r.tax?.behavior ?? ''},
+]
+
+/** --columns: the named columns in the order given (the default columns and the tax columns); an unknown name is exit 2. */
+function pick<C extends {header: string}>(defaults: C[], wanted: string | undefined): C[] {
+  if (wanted === undefined) return defaults
+  const all = [...defaults, ...(TAX_COLUMNS as unknown as C[])]
+  return wanted
+    .split(',')
+    .map((w) => w.trim())
+    .filter(Boolean)
+    .map((w) => {
+      const c = all.find((x) => x.header === w)
+      if (!c) throw new InvalidInputError(`--columns: unknown column ${JSON.stringify(w)} (expected some of ${all.map((x) => x.header).join(', ')})`)
+      return c
+    })
 }
 
 function columnsOf(rows: PreviewRow[], gateways: string[]) {

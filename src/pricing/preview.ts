@@ -168,6 +168,8 @@ function previewProducts(ctx: PricingContext, country: string, products: string[
     }
     if (armId !== undefined) row.arm = armIdOut(armId)
     if (options.integrations?.length) row.integrations = sortKeys(p.integrations)
+    // The shown price (`price`) is what the gate compares: gross under inclusive, net under exclusive.
+    if (p.tax) row.tax = {behavior: p.tax.behavior, gross: p.tax.gross, net: p.tax.net, rate: p.tax.rate, tax: p.tax.tax}
     return row
   })
 }

@@ -148,6 +148,8 @@ export const PreviewRow = z.object({
   price: z.number(),
   price_usd: z.number(),
   product: z.string(),
+  /** The tax in `price` (docs/tax.md): `price` is the shown price, the gross under inclusive and the net under exclusive. */
+  tax: TaxObject.pick({behavior: true, gross: true, net: true, rate: true, tax: true}).optional(),
 })
 export type PreviewRow = z.output<typeof PreviewRow>
 

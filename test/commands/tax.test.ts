@@ -1,3 +1,5 @@
+import {writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 
 import {createProducts} from '../helpers/catalog.js'
@@ -139,6 +141,32 @@ describe('price with tax', () => {
     const step = r.steps.find((s: any) => s.step === 'tax pro')
     expect(step.detail).toMatch(/^DE VAT 19% \(bundled.*\), inclusive \(the store setting\): 10\.99 EUR shown incl\. VAT = 9\.24 net \+ 1\.75 VAT$/)
     expect(r.steps.some((s: any) => s.step === 'price pro' && /gross, rounded/.test(s.detail))).toBe(true)
+  })
+})
+
+describe('price preview and the gate', () => {
+  it('--columns shows net, tax and gross; the JSON rows carry the split of the shown price', async () => {
+    const db = await taxStore(INCLUSIVE)
+    const r = await run(db, ['price', 'preview', '-p', 'pro', '--country', 'DE,US', '--output', 'csv', '--columns', 'country,currency,price,net,tax,gross,tax_rate,tax_behavior'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim().split('\n')).toEqual(['country,currency,price,net,tax,gross,tax_rate,tax_behavior', 'DE,EUR,10.99,9.24,1.75,10.99,19,inclusive', 'US,USD,9.99,9.99,0,9.99,0,exclusive'])
+    const j = await must(db, ['price', 'preview', '-p', 'pro', '--country', 'DE'])
+    expect(j.rows[0]).toMatchObject({price: 10.99, tax: {behavior: 'inclusive', gross: 10.99, net: 9.24, rate: 19, tax: 1.75}})
+    expect((await run(db, ['price', 'preview', '--columns', 'country,vat'])).code).toBe(2)
+  })
+
+  it('the gate compares the shown price: a rate change that keeps the inclusive price passes, one that moves it fails', async () => {
+    const db = await taxStore(INCLUSIVE)
+    const snap = join(dirname(db), 'prices.json')
+    const made = await run(db, ['price', 'preview', '-p', 'pro', '--country', 'DE,HU', '--output', 'json'])
+    writeFileSync(snap, made.stdout)
+    // DE 25%: 8.99 net x 1.25 = 11.24, still rounded to 10.99 shown: the customer sees no change.
+    await must(db, ['tax', 'set', 'DE', '25', '--from', '2020-01-01', '--yes'])
+    expect((await run(db, ['price', 'preview', '-p', 'pro', '--country', 'DE,HU', '--against', snap])).code).toBe(0)
+    await must(db, ['tax', 'set', 'HU', '5', '--from', '2020-01-01', '--yes'])
+    const gate = await run(db, ['price', 'preview', '-p', 'pro', '--country', 'DE,HU', '--against', snap, '--json'])
+    expect(gate.code).toBe(1)
+    expect(gate.json.comparison.changes).toEqual([expect.objectContaining({change: 'changed', country: 'HU', product: 'pro'})])
   })
 })
 
