@@ -3,7 +3,9 @@ import {Flags} from '@oclif/core'
 import {BaseCommand} from '../src/cli/base.js'
 import {loadProducts} from '../src/catalog/products.js'
 import {productsTable} from '../src/cli/catalog/render.js'
-import {demoDir, describePlan, loadDemo, nextSteps, planDemo} from '../src/demo.js'
+import {isoDay, nowSeconds} from '../src/clock.js'
+import {DEMO_INCLUSIVE_COUNTRY, demoDir, describePlan, loadDemo, nextSteps, planDemo} from '../src/demo.js'
+import {currentRate} from '../src/tax/store.js'
 import {InvalidInputError} from '../src/errors.js'
 import {table} from '../src/cli/render.js'
 import {pricePreview} from '../src/pricing/preview.js'
@@ -40,6 +42,8 @@ export default class Demo extends BaseCommand<typeof Demo> {
         {header: 'country', value: (row) => `${row.country} (${row.currency})`},
         ...shown.map((id) => ({header: id, value: (row: (typeof rows)[number]) => row.prices[id]})),
       ]))
+      const vat = currentRate(this.store, DEMO_INCLUSIVE_COUNTRY, 'standard', isoDay(nowSeconds()))
+      this.log(`${DEMO_INCLUSIVE_COUNTRY} prices include ${vat.rate}% ${vat.label} (tax behavior inclusive --country ${DEMO_INCLUSIVE_COUNTRY}); the other countries are shown before tax.`)
     }
     this.log('\nWhat to try next:')
     for (const step of nextSteps(this.store)) this.log(`  ${step}`)

@@ -1,6 +1,7 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {nowIso} from './clock.js'
 import {upsertCoupons} from './catalog/coupon-writes.js'
 import {readProductsFile} from './catalog/files.js'
 import {type Item, loadProducts, upsertProducts, type WriteResult} from './catalog/products.js'
@@ -67,7 +68,23 @@ function datedFromNow(value: unknown): unknown {
 export function loadDemo(store: StorePort, dir: string): DemoResult {
   const products = readProductsFile(join(dir, 'products.json')).items
   const coupons = couponItems(join(dir, 'coupons.json'))
-  return store.transaction(() => ({coupons: upsertCoupons(store, coupons), products: upsertProducts(store, products)}), {write: true})
+  return store.transaction(() => {
+    const result = {coupons: upsertCoupons(store, coupons), products: upsertProducts(store, products)}
+    demoTax(store)
+    return result
+  }, {write: true})
+}
+
+/** The country whose demo prices include tax (docs/tax.md): the others are shown net, as a new store does. */
+export const DEMO_INCLUSIVE_COUNTRY = 'DE'
+
+/**
+ * One inclusive country, so the demo shows both behaviours: DE prices include VAT. Written
+ * only when DE has no behaviour of its own (an operator's choice stays; a second run writes nothing).
+ */
+function demoTax(store: StorePort): void {
+  if (store.config.taxSettings().some((r) => r.scope === 'country' && r.subject === DEMO_INCLUSIVE_COUNTRY)) return
+  store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'country', subject: DEMO_INCLUSIVE_COUNTRY}, nowIso())
 }
 
 class DryRun extends Error {}
@@ -124,5 +141,7 @@ export function nextSteps(store: StorePort): string[] {
     `pricectl price --product ${product} --country DE --user-id demo_user`,
     `pricectl price --product ${product} --product pro_yearly --country JP --user-id demo_user --integration gateway_a`,
     'pricectl user get demo_user',
+    `pricectl tax list --country ${DEMO_INCLUSIVE_COUNTRY}`,
+    `pricectl price preview --country ${DEMO_INCLUSIVE_COUNTRY},US --columns product,country,price,net,tax,gross,tax_behavior`,
   ]
 }

@@ -12,9 +12,15 @@ describe('demo', () => {
     expect(r.stdout).toContain('products: 7 new, 0 updated, 0 unchanged; coupons: 4 new, 0 updated, 0 unchanged')
     expect(r.stdout).toMatch(/pro_monthly\s*│ Pro Monthly/)
     expect(r.stdout).toContain('What to try next:')
-    for (const step of ['pricectl products list', 'pricectl products get pro_monthly', 'pricectl coupons list', 'pricectl price --product pro_monthly --country DE']) {
+    for (const step of ['pricectl products list', 'pricectl products get pro_monthly', 'pricectl coupons list', 'pricectl price --product pro_monthly --country DE', 'pricectl tax list --country DE']) {
       expect(r.stdout).toContain(step)
     }
+    // One inclusive country (docs/tax.md): DE prices include VAT, the others are shown net.
+    expect(r.stdout).toContain('DE prices include 19% VAT')
+    const de = await run(db, ['price', '-u', 'd', '-p', 'pro_monthly', '--country', 'DE', '--json'])
+    expect(de.json.products.pro_monthly.tax).toMatchObject({behavior: 'inclusive', gross: de.json.products.pro_monthly.price, rate: 19})
+    const us = await run(db, ['price', '-u', 'u', '-p', 'pro_monthly', '--country', 'US', '--json'])
+    expect(us.json.products.pro_monthly.tax).toMatchObject({behavior: 'exclusive', net: us.json.products.pro_monthly.price})
   })
 
   it('covers monthly, yearly and one-time products, several currencies, every integration type, a baseline, features and coupons', async () => {
