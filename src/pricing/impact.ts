@@ -169,6 +169,20 @@ function namedCountries(store: StorePort, ctx: PricingContext, products: string[
 }
 
 /**
+ * What tells a country's shown prices apart from another of its currency by tax (docs/tax.md):
+ * the rate of each product it shows tax-inclusive (an exclusive price is shown net, whatever
+ * the rate). Empty when every product is exclusive there, as in a store that never opted in.
+ */
+function taxKey(ctx: PricingContext, country: string, products: string[]): string {
+  let key = ''
+  for (const p of products) {
+    const t = ctx.tax(country, p)
+    if (t.behavior === 'inclusive') key += `|${p}:${t.bp}`
+  }
+  return key
+}
+
+/**
  * Lock-free prices of the scope's products in every country, for each persona: what a new
  * user would be quoted (no lock, no user, no exposure written). A product or country that
  * cannot be priced is a row with `error`. Countries that only their currency tells apart
@@ -183,7 +197,7 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
   const standsFor = new Map<string, string[]>()
   for (const c of all) {
     if (named.has(c)) continue
-    const key = countryCurrency(c) ?? 'USD'
+    const key = (countryCurrency(c) ?? 'USD') + taxKey(ctx, c, products)
     const group = standsFor.get(key)
     if (group) group.push(c)
     else standsFor.set(key, [c])

@@ -175,6 +175,9 @@ describe('change control', () => {
     const db = await taxStore()
     const r = await must(db, ['tax', 'behavior', 'inclusive', '--yes'])
     expect(r.impact.changed).toBeGreaterThan(0)
+    // Countries of one currency differ by their rates once prices include tax: each is measured.
+    expect(r.impact.changes).toContainEqual(expect.objectContaining({after: expect.objectContaining({price: 10.99}), before: expect.objectContaining({price: 8.99}), country: 'DE', product: 'pro'}))
+    expect(r.impact.changes).toContainEqual(expect.objectContaining({after: expect.objectContaining({price: 10.99}), country: 'FI', product: 'pro'}))
     expect(r.impact.changes).toContainEqual(expect.objectContaining({after: expect.objectContaining({price: 10.99}), before: expect.objectContaining({price: 8.99}), country: 'AT', product: 'book'}))
     const [change] = (await must(db, ['history', '--limit', '1'])).changes
     expect(change.rows).toEqual([{action: 'inserted', count: 1, table: 'tax_settings'}])
