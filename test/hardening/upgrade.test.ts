@@ -114,6 +114,38 @@ describe('fixture stores of released schema versions', () => {
     expect(report.json.totals).toMatchObject({...before.totals, gross_revenue: before.totals.net_revenue, tax: 0})
   })
 
+  it('a store made before tax in prices (v6.db): its locks read as exclusive at today\'s rate, prices as before, no settings', async () => {
+    const expected = fixtureExpected('v6')
+    const db = copyFixtureStore(tempDir(), 'v6.db')
+    process.env.CI = '1'
+    process.env.PRICECTL_NOW = expected.now
+    expect((await run(db, ['db', 'migrate', '--json'])).code).toBe(0)
+    const args = ['price', '-u', 'bob', '-p', 'pro_monthly', '--integration', 'gateway_b']
+    const before = expected.reads.find((x: {args: string[]}) => x.args.join(' ') === args.join(' '))!.json.products.pro_monthly
+    const p = (await run(db, [...args, '--json'])).json.products.pro_monthly
+    expect(p.price).toBe(before.price)
+    expect(p.tax).toEqual({behavior: 'exclusive', country: 'DE', display: 'zzgl. MwSt.', gross: expect.any(Number), label: 'VAT', net: before.price, rate: 19, tax: expect.any(Number)})
+    expect(Math.round(p.tax.net * 100) + Math.round(p.tax.tax * 100)).toBe(Math.round(p.tax.gross * 100))
+    expect(p.integrations.gateway_b).toMatchObject({...before.integrations.gateway_b, tax_behavior: 'exclusive'})
+    expect((await run(db, ['tax', 'behavior', '--json'])).json).toMatchObject({settings: [], store_behavior: 'exclusive'})
+    expect((await run(db, ['tax', 'list', '--country', 'DE', '--json'])).json.rates[0]).toMatchObject({kind: 'bundled', rate: 19})
+  })
+
+  it('a store of tax in prices (v7.db): a lock keeps the tax it was shown after the rates change', async () => {
+    const expected = fixtureExpected('v7')
+    const db = copyFixtureStore(tempDir(), 'v7.db')
+    process.env.CI = '1'
+    process.env.PRICECTL_NOW = expected.now
+    expect((await run(db, ['db', 'migrate', '--json'])).code).toBe(0)
+    const args = ['price', '-u', 'greta', '-p', 'pro_monthly', '-p', 'lifetime', '--integration', 'gateway_a']
+    const before = expected.reads.find((x: {args: string[]}) => x.args.join(' ') === args.join(' '))!.json
+    expect(before.products.pro_monthly.tax).toMatchObject({behavior: 'inclusive', rate: 20})
+    // DE's own setting outranks the product's exclusive; the product's ebook category gives the operator's 5%.
+    expect(before.products.lifetime.tax).toMatchObject({behavior: 'inclusive', rate: 5})
+    expect((await run(db, ['tax', 'set', 'DE', '25', '--from', '2026-01-01', '--yes'])).code).toBe(0)
+    expect((await run(db, [...args, '--json'])).json.products).toEqual(before.products)
+  })
+
   it('a store newer than this pricectl is refused, not damaged', () => {
     const db = copyFixtureStore(tempDir())
     const d = new Database(db)
