@@ -95,6 +95,9 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
     const gatewayPrice = price.json.products.pro_monthly.integrations.gateway_a
     expect(gatewayPrice.currency).toBe('EUR')
     expect(gatewayPrice.amount).toBe(899) // gateway_a takes minor units; the DE country price is 8.99 EUR
+    // Tax (docs/tax.md), after the spec's fields: the store never opted in, so 8.99 is shown net and VAT is added.
+    expect(gatewayPrice.tax_behavior).toBe('exclusive')
+    expect(price.json.products.pro_monthly.tax).toEqual({behavior: 'exclusive', country: 'DE', display: 'zzgl. MwSt.', gross: 10.7, label: 'VAT', net: 8.99, rate: 19, tax: 1.71})
     const product = await call(s.base, 'GET', '/v1/products/pro_monthly', {key: s.key})
     expect(product.status).toBe(200)
     const integration = product.json.integrations.find((i: {type: string}) => i.type === 'gateway_a_with_interval')
