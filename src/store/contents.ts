@@ -8,7 +8,7 @@ export const HISTORY = new Set(['changes', 'change_rows'])
  * Tables named in messages; the others with rows (country_prices, arms, ...) belong to
  * one of these, or are shown by name when they hold rows on their own.
  */
-export const HEADLINE = ['products', 'coupons', 'packages', 'audiences', 'campaigns', 'experiments', 'users', 'locks', 'subscriptions', 'charges', 'events', 'localization_factors', 'rounding_rules', 'gateways', 'api_keys']
+export const HEADLINE = ['products', 'coupons', 'packages', 'audiences', 'campaigns', 'experiments', 'users', 'locks', 'subscriptions', 'charges', 'events', 'localization_factors', 'rounding_rules', 'tax_rates', 'tax_settings', 'gateways', 'api_keys']
 export const CHILDREN = new Set(['country_prices', 'product_integrations', 'product_features', 'product_trials', 'feature_groups', 'audience_prices', 'package_products', 'coupon_external_coupons', 'arms', 'experiment_products', 'exposures'])
 
 /** Tables with rows, the biggest parents first (shared by the adapters). */

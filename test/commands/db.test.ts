@@ -50,7 +50,7 @@ describe('db restore', () => {
     expect(await productIds(db)).not.toContain('lifetime')
     const ask = await run(db, ['db', 'restore', copy, '--json'])
     expect(ask.code).toBe(2)
-    expect(ask.json.message).toBe(`refusing to replace the store ${db} (products 6, coupons 4) with ${copy} without --yes (no terminal to confirm on)`)
+    expect(ask.json.message).toBe(`refusing to replace the store ${db} (products 6, coupons 4, tax_settings 1) with ${copy} without --yes (no terminal to confirm on)`)
     const r = await run(db, ['db', 'restore', copy, '--yes', '--json'])
     expect(r.code, r.stdout).toBe(0)
     expect(r.json).toMatchObject({backup: copy, backup_schema_version: SCHEMA_VERSION, foreign_key_violations: 0, integrity: 'ok', path: db, replaced: true, schema_version: SCHEMA_VERSION, success: true})
