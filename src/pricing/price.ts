@@ -407,7 +407,7 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   if (cp) {
     if (cp.currency === currency) {
       price = cp.amountMinor
-      note(trace, step, 'applied', `country price ${fromMinor(cp.amountMinor, currency)} ${currency} for ${country} wins over the base price (used as given, not re-rounded)`)
+      note(trace, step, 'applied', `country price ${fromMinor(cp.amountMinor, currency)} ${currency} for ${country} wins over the base price (used as given, not re-rounded${inclusive ? '; the shown price, tax included' : ''})`)
     } else {
       const cpRate = ctx.rate(cp.currency)
       if (!cpRate) throw new InvalidInputError(`no FX rate for ${cp.currency} (country price of ${product.api_id} for ${country}): add one with "pricectl fx set ${cp.currency} RATE"`)

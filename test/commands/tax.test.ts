@@ -140,7 +140,14 @@ describe('price with tax', () => {
     const r = await must(db, ['price', 'explain', '-u', 'x', '-p', 'pro', '--country', 'DE'])
     const step = r.steps.find((s: any) => s.step === 'tax pro')
     expect(step.detail).toMatch(/^DE VAT 19% \(bundled.*\), inclusive \(the store setting\): 10\.99 EUR shown incl\. VAT = 9\.24 net \+ 1\.75 VAT$/)
-    expect(r.steps.some((s: any) => s.step === 'price pro' && /gross, rounded/.test(s.detail))).toBe(true)
+    expect(r.steps.some((s: any) => s.step === 'price pro' && /8\.99 net, x 1\.19 \(19% tax, inclusive\) = 10\.7 gross, rounded/.test(s.detail))).toBe(true)
+    const at = await must(db, ['price', 'explain', '-u', 'y', '-p', 'pro', '--country', 'AT'])
+    expect(at.steps.some((s: any) => s.step === 'price pro' && /country price 9\.99 EUR for AT .*the shown price, tax included/.test(s.detail))).toBe(true)
+    // A reused lock explains the tax it was shown, and today's rate beside it.
+    await must(db, ['price', '-u', 'z', '-p', 'pro', '--country', 'DE'])
+    await must(db, ['tax', 'set', 'DE', '20', '--from', '2020-01-01'])
+    const locked = await must(db, ['price', 'explain', '-u', 'z', '-p', 'pro'])
+    expect(locked.steps.find((s: any) => s.step === 'tax pro').detail).toMatch(/^DE VAT 19% as locked \(today 20%\), inclusive/)
   })
 })
 
