@@ -5,6 +5,7 @@ import {listFactors} from '../localization/factors.js'
 import type {StorePort} from '../store/port.js'
 import {PricingContext} from './context.js'
 import {integrationGateways} from './gateways.js'
+import {grossOfNet} from '../tax/tax.js'
 
 export type LocalizeChange = {
   after: number
@@ -26,8 +27,8 @@ export type LocalizeResult = {
 /**
  * `products localize`: a country price for every country with a localization factor,
  * the CLI form of "generate parity prices": base price -> the country's currency at the
- * rate in use today -> times the factor -> the currency's rounding rule. Country prices of
- * countries without a factor are kept.
+ * rate in use today -> times the factor -> (where shown tax-inclusive, its gross) -> the
+ * currency's rounding rule. Country prices of countries without a factor are kept.
  */
 export function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
   const product = requireProduct(store, apiId)
@@ -56,8 +57,11 @@ export function localizeProduct(store: StorePort, apiId: string, options: {count
       continue
     }
     const local = scaleMinor(convertMinor(product.base_px_minor, 'USD', 1, currency, rate.rate), f.factor)
+    // A country price is the shown price: where it is shown tax-inclusive, the rule rounds the gross (docs/tax.md).
+    const tax = ctx.tax(f.country, apiId)
+    const shown = tax.behavior === 'inclusive' && tax.bp > 0 ? grossOfNet(local, tax.bp) : local
     // A country price must be chargeable by every gateway the product uses (every gateway's exactness when it names none).
-    const amount = ctx.representable(ctx.round(local, currency).minor, currency, integrationGateways(product.integrations)).minor
+    const amount = ctx.representable(ctx.round(shown, currency).minor, currency, integrationGateways(product.integrations)).minor
     const before = existing.get(f.country)
     if (before && before.currency === currency && before.amount_minor === amount) {
       unchanged++

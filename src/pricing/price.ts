@@ -372,7 +372,8 @@ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: strin
   const inclusive = tax.behavior === 'inclusive'
   let price: number
   let layer = 'base'
-  if (inclusive) {
+  // At a rate of 0 the gross is the net: the branches below round it (or keep a USD base price) as they always did.
+  if (inclusive && tax.bp > 0) {
     const gross = grossOfNet(localized, tax.bp)
     const rounded = ctx.round(gross, currency)
     price = rounded.minor

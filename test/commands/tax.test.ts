@@ -135,6 +135,17 @@ describe('price with tax', () => {
     expect(fresh.tax).toMatchObject({gross: 10.99, net: 9.16, rate: 20, tax: 1.83})
   })
 
+  it('products localize writes the price a new user is shown: under inclusive the gross of the localized net, rounded', async () => {
+    const db = await taxStore(INCLUSIVE)
+    await must(db, ['localization', 'set', 'IT', '0.8', '--yes'])
+    const quoted = await quote(db, 'it1', 'IT')
+    const r = await must(db, ['products', 'localize', 'pro', '--country', 'IT', '--yes'])
+    // 9.99 USD x 0.9 x 0.8 = 7.19 EUR net, x 1.22 = 8.77 gross, rounded to 8.99 incl. VAT.
+    expect(r.changes).toEqual([expect.objectContaining({after: 8.99, country: 'IT', currency: 'EUR'})])
+    expect(quoted.price).toBe(8.99)
+    expect((await quote(db, 'it2', 'IT')).tax).toMatchObject({gross: 8.99, rate: 22})
+  })
+
   it('price explain shows the tax step', async () => {
     const db = await taxStore(INCLUSIVE)
     const r = await must(db, ['price', 'explain', '-u', 'x', '-p', 'pro', '--country', 'DE'])
