@@ -141,14 +141,16 @@ function packProduct(p: LockedProduct, lockCurrency: string): string {
  * A locked product's tax as stored: "inclusive 19" (its behaviour and rate in percent), one
  * short text a batch writes into every lock. Remembered per behaviour and rate.
  */
-const taxTexts = new Map<string, string>()
+const inclusiveTexts = new Map<number, string>()
+const exclusiveTexts = new Map<number, string>()
 function taxText(t: LockedTax | undefined): string | undefined {
   if (t === undefined) return undefined
-  const key = `${t.behavior}${t.bp}`
-  let text = taxTexts.get(key)
+  // By behaviour, then rate: no key text built per product of every new lock.
+  const texts = t.behavior === 'inclusive' ? inclusiveTexts : exclusiveTexts
+  let text = texts.get(t.bp)
   if (text === undefined) {
     text = `${t.behavior} ${t.bp / 100}`
-    if (taxTexts.size < 1024) taxTexts.set(key, text)
+    if (texts.size < 1024) texts.set(t.bp, text)
   }
   return text
 }
