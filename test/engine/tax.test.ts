@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {knownCurrencies, minorDigits} from '../../src/currency.js'
+import {type Lock, packQuote, packQuoteNow, unpackQuote} from '../../src/pricing/locks.js'
 import {applyRounding, defaultRuleText} from '../../src/pricing/rounding.js'
 import {
   type OperatorTaxRate,
@@ -144,5 +145,47 @@ describe('words', () => {
     expect(taxWords('inclusive', 'JP', 'ja-JP')).toBe('税込')
     expect(taxWords('inclusive', 'IN', 'hi-IN')).toBe('incl. GST')
     expect(taxWords('exclusive', 'US', 'en-US')).toBe('+ sales tax')
+  })
+})
+
+describe('locks', () => {
+  const lock = (tax?: {behavior: 'exclusive' | 'inclusive'; bp: number}): Lock => ({
+    anonymous: false,
+    arm_id: 0,
+    country: 'DE',
+    created_at: '2026-01-01T00:00:00.000Z',
+    currency: 'EUR',
+    experiment_id: 0,
+    ip: null,
+    lock_key: 'u',
+    package_id: null,
+    quote: {
+      audience: {api_id: 'default', name: 'default'},
+      country_source: 'request',
+      currency_source: 'currency of DE',
+      experiment_type: null,
+      matching_audiences: [],
+      products: {pro: {baseline_minor: null, control_minor: 999, currency: 'EUR', interval: 'month', interval_count: 1, layer: 'base', price_minor: 999, ...(tax ? {tax} : {})}},
+      products_to_select: [],
+    },
+    updated_at: '2026-01-01T00:00:00.000Z',
+    user_id: 'u',
+  })
+
+  it('stores the tax a price was shown with compactly and reads it back', () => {
+    const l = lock({behavior: 'inclusive', bp: 1925})
+    const text = packQuote(l)
+    expect(text).toContain('"tax":"inclusive 19.25"')
+    expect(text).toBe(packQuoteNow(l))
+    expect(unpackQuote(text, 'EUR').products.pro.tax).toEqual({behavior: 'inclusive', bp: 1925})
+    // The remembered text of one tax is not handed out for another.
+    expect(packQuote(lock({behavior: 'exclusive', bp: 1925}))).toContain('"tax":"exclusive 19.25"')
+    expect(packQuote(lock({behavior: 'inclusive', bp: 2000}))).toContain('"tax":"inclusive 20"')
+  })
+
+  it('a lock made before tax in prices has none (it reads as exclusive at today\'s rate when rendered)', () => {
+    const text = packQuote(lock())
+    expect(text).not.toContain('tax')
+    expect(unpackQuote(text, 'EUR').products.pro.tax).toBeUndefined()
   })
 })
