@@ -113,6 +113,19 @@ describe('the calculation', () => {
     expect(splitShown(huf, 2700, 'inclusive').gross).toBe(huf)
   })
 
+  it('under inclusive the shown price is a price point of the rule at every rate: .99 below 100 EUR survives the tax', () => {
+    fc.assert(
+      fc.property(fc.integer({max: 8000, min: 50}), fc.integer({max: 2700, min: 0}), (net, bp) => {
+        const shown = applyRounding(defaultRuleText('EUR'), grossOfNet(net, bp), 'EUR')
+        if (shown < 10_000) expect(shown % 100).toBe(99)
+        const s = splitShown(shown, bp, 'inclusive')
+        expect(s.gross).toBe(shown)
+        expect(s.net + s.tax).toBe(shown)
+      }),
+      {numRuns: 1000},
+    )
+  })
+
   it('net + tax = gross to the minor unit in every currency, at every rate, both behaviours', () => {
     const currencies = [...knownCurrencies()]
     fc.assert(
