@@ -9,6 +9,7 @@ import {openStore} from '../../src/store/db.js'
 import {SCHEMA_VERSION} from '../../src/store/migrations.js'
 import {connectPg, PgError} from '../../src/store/postgres/client.js'
 import {PG_MIGRATIONS, PG_SCHEMA_VERSION} from '../../src/store/postgres/migrations.js'
+import {PG_META_SQL} from '../../src/store/postgres/schema.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
 import {openReaderStore} from '../../src/store/reader.js'
 import type {StorePort} from '../../src/store/port.js'
@@ -88,6 +89,36 @@ describe('opening a PostgreSQL store', () => {
     expect(store.config.setting('default_country')).toBe('US')
     expect(store.config.setting('org_id')).toBe('1')
     expect(store.config.ratesOn('2030-01-01', '2030-01-01').length).toBeGreaterThan(100)
+  })
+
+  it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', () => {
+    const {url} = database({empty: true})
+    const pg = connectPg(url)
+    opened.push(pg)
+    // Schema 6 as its migrations left it (the history's triggers made before the tax tables existed).
+    pg.exec(PG_META_SQL)
+    pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
+    for (const m of PG_MIGRATIONS.filter((x) => x.version <= 6)) {
+      pg.exec('BEGIN')
+      m.up(pg)
+      pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+      pg.exec('COMMIT')
+    }
+    expect(pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
+    const store = open(url)
+    expect(store.health()).toEqual({schemaVersion: 7})
+    const at = '2026-03-15T12:00:00.000Z'
+    store.history.begin({actor: 'alice', at, command: 'pricectl tax set DE 20'})
+    store.transaction(() => {
+      store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, at)
+      store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, at)
+    }, {write: true})
+    const change = store.history.currentChange()!
+    store.history.end()
+    expect(store.history.rows(change).map((r) => [r.table, r.action, r.key])).toEqual([
+      ['tax_rates', 'inserted', ['DE', '', '2026-01-01']],
+      ['tax_settings', 'inserted', ['store', '']],
+    ])
   })
 
   it('several processes opening a new store at once: one migrates, all succeed', () => {
