@@ -177,6 +177,17 @@ describe('USD figures', () => {
       expect(updateCharge(store, chargeKey, {currency: 'EUR'}, at(200, 'ch')).record).toMatchObject({amount: null, amount_usd: null, currency: 'EUR', net: null, tax_usd: null})
     })
   })
+
+  it('a record without a created date (the schema allows one) gets no USD figure when its amount changes: there is no day to take a rate on', () => {
+    fresh((store, db) => {
+      createSubscription(store, eurSubscription, at(100))
+      db.exec('UPDATE subscriptions SET created = NULL, amount_usd_minor = NULL, amount_usd_monthly_minor = NULL')
+      expect(updateSubscription(store, key, {amount: 20}, at(200)).record).toMatchObject({amount: 20, amount_usd: null, amount_usd_monthly: null, created: null})
+      createCharge(store, eurCharge, at(100, 'ch'))
+      db.exec('UPDATE charges SET created = NULL, amount_usd_minor = NULL')
+      expect(updateCharge(store, chargeKey, {amount: 20}, at(200, 'ch')).record).toMatchObject({amount: 20, amount_usd: null, created: null, tax_usd: null})
+    })
+  })
 })
 
 describe('what a late event is told', () => {
