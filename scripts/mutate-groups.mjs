@@ -41,6 +41,8 @@ export const GROUPS = {
       'test/engine/revenue-metrics.test.ts',
       'test/engine/revenue-events.test.ts',
       'test/engine/revenue-order.test.ts',
+      'test/engine/revenue-order-merge.test.ts',
+      'test/engine/revenue-edges.test.ts',
       'test/engine/revenue-definitions.test.ts',
       'test/engine/revenue-rules-examples.test.ts',
       'test/commands/revenue-metrics.test.ts',

@@ -87,7 +87,8 @@ function resolvedTax(values: {currency: null | string; tax_minor: number}, write
   let tax = values.tax_minor
   if (currency !== null) {
     if (has(writes, 'tax')) tax = minorOf(writes.tax!.value as number, currency)
-    else if (values.currency !== null && currency !== values.currency && tax !== 0) tax = minorOf(fromMinor(tax, values.currency), currency)
+    // A currency is written only onto a record that has one, so values.currency is set here.
+    else if (currency !== values.currency) tax = minorOf(fromMinor(tax, values.currency!), currency)
   }
   return !strict && amountMinor !== null && tax > amountMinor ? amountMinor : tax
 }
@@ -166,9 +167,12 @@ function resolve<T extends RevenueTable>(store: StorePort, table: T, values: Val
   return (table === 'charges' ? resolveCharge(store, values as ChargeValues, writes, true) : resolveSubscription(store, values as SubscriptionValues, writes, true)) as ValuesOf<T>
 }
 
-/** The field order to store: null when the base is the latest event and no partial write is newer. */
+/**
+ * The field order to store: null when the base is the latest event (then no partial write is
+ * newer: the latest event is never older than a write it keeps).
+ */
 function fieldOrder(base: EventRef, latest: EventRef, fields: FieldWrites): FieldEvents | null {
-  return Object.keys(fields).length === 0 && compareEvents(base, latest) === 0 ? null : {base, fields}
+  return compareEvents(base, latest) === 0 ? null : {base, fields}
 }
 
 /** What an event did to a record. */
@@ -295,7 +299,8 @@ export function applyDelete<T extends RevenueTable>(store: StorePort, table: T, 
     if (table === 'subscriptions') store.revenue.dropSubscriptionEvents(k, event)
     // Fields written after the delete wait for a create newer than it.
     const latest = latestOf(c.row)
-    if (compareEvents(latest, event) > 0) store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe?.fields ?? {}, event), latest}]])
+    // A latest event newer than the delete (which is not older than the base) is a partial write's, so c.fe is set.
+    if (compareEvents(latest, event) > 0) store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe!.fields, event), latest}]])
     log(store, c.kind, 'delete', c.key, event, appliedAt)
     return {outcome: 'deleted', row: c.row}
   }
