@@ -13,7 +13,8 @@ import type {PriceResult} from '../schemas/price.js'
 import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
 import type {PricingContext} from './context.js'
-import {calculatePriceSync, type JsonSink, LockedLines, priceLine, writePriceLine} from './price.js'
+import {chunkOfDistinctKeys} from './locks.js'
+import {calculatePriceSync, type JsonSink, LockedLines, priceLine, printsFromLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -229,6 +230,8 @@ export function batchPricer(
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
+  // Which fingerprinted locks priceLine prints from an earlier line (the others are read whole when their chunk begins).
+  const printed = lines ? {printed: (print: string, r: unknown) => printsFromLine(lines, print, r)} : {}
   // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
   // then, its request dies young instead of living (and being copied by the GC) as long as
   // its group may be priced again (docs/performance.md "New users: write-behind").
@@ -283,17 +286,25 @@ export function batchPricer(
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
     try {
-      for (let from = 0; from < items.length; from += chunkSize) {
-        const chunk = items.slice(from, from + chunkSize)
-        const requests = chunk.map(request)
-        ctx.chunk.begin(requests)
+      for (let from = 0; from < items.length; ) {
+        let chunk = items.slice(from, from + chunkSize)
+        let requests = chunk.map(request)
+        // A chunk names each lock key once: every read is made when it begins, and no
+        // request needs what an earlier one of its chunk wrote (docs/pricing.md "Storage").
+        const n = chunkOfDistinctKeys(requests)
+        if (n < chunk.length) {
+          chunk = chunk.slice(0, n)
+          requests = requests.slice(0, n)
+        }
+        ctx.chunk.begin(requests, printed)
         try {
           for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
           ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
         }
-        afterChunk?.(from + chunk.length)
+        from += chunk.length
+        afterChunk?.(from)
       }
     } finally {
       thawClock()

@@ -93,11 +93,11 @@ export class PricingContext implements PricingServices {
   private constructor(store: StorePort, options: {geoipDb?: string}) {
     this.store = store
     this.geoipDb = options.geoipDb
-    this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly))
+    this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly), store.experiments)
     // The layers read rates, rounding rules and display helpers through this context.
     this.segments = new Segments(this)
     this.coupons = new Coupons(this)
-    this.experiments = new Experiments(store, this)
+    this.experiments = new Experiments(store, this, this.chunk)
   }
 
   /**
@@ -322,6 +322,20 @@ export class PricingContext implements PricingServices {
     return r ? rateText(r) : `no FX rate for ${currency}`
   }
 
+  /** What noteRate says of each rate besides its value (rateContext), read by loadRateNotes. */
+  private rateNotes?: Map<string, string[]>
+
+  /**
+   * For `price explain`, before its chunk begins: what noteRate says of every rate (which
+   * rate it outranks, what is scheduled after it), read once, so the calculation reads memory only.
+   */
+  loadRateNotes(): void {
+    if (this.rateNotes) return
+    const notes = new Map<string, string[]>()
+    for (const [currency, r] of this.rates) notes.set(currency, rateContext(this.store, r))
+    this.rateNotes = notes
+  }
+
   /**
    * For `price explain`: one "fx" step per converted currency naming the rate used (value,
    * date, source and whether it is the bundled snapshot or the operator's), what it
@@ -331,7 +345,7 @@ export class PricingContext implements PricingServices {
     if (!trace || currency === 'USD') return
     const r = this.rate(currency)
     if (!r || trace.some((s) => s.step === `fx ${currency}`)) return
-    const more = rateContext(this.store, r)
+    const more = this.rateNotes?.get(currency) ?? rateContext(this.store, r)
     trace.push({detail: `${describeRate(r)}${more.map((m) => `; ${m}`).join('')}`, outcome: 'chose', step: `fx ${currency}`})
   }
 

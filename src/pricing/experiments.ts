@@ -8,7 +8,7 @@ import type {Arm, Experiment} from '../experiments/store.js'
 import {BASELINE} from '../schemas/no-zod.js'
 import type {StorePort} from '../store/port.js'
 import type {ExperimentsRepository} from '../store/port/experiments.js'
-import type {Lock} from './locks.js'
+import type {Lock, QuoteChunk} from './locks.js'
 import type {PricedProduct, Trace} from './types.js'
 
 /** What an experiment decided for a new lock. */
@@ -84,9 +84,33 @@ export class Experiments {
    */
   force?: {armId: string; experimentId: number}
 
-  constructor(store: StorePort, pricing?: ExperimentPricing) {
+  /**
+   * The chunk of price requests being priced (PricingContext's): exposures and adoptions
+   * are written at its flush, and what assignment reads is read when it begins (prepare()).
+   * Without one (an Experiments of its own) they are written at once.
+   */
+  private readonly chunk?: QuoteChunk
+
+  constructor(store: StorePort, pricing?: ExperimentPricing, chunk?: QuoteChunk) {
     this.store = store
     this.pricing = pricing
+    this.chunk = chunk
+    if (chunk) chunk.prepare = (keys) => this.prepare(keys)
+  }
+
+  /**
+   * A chunk begins with requests that may make new quotes (`keys`, their lock keys): the
+   * posteriors of the running Thompson experiments are read again when missing or older than
+   * posteriorTtlMs, and the arms those visitors are exposed to in them, so that assignment
+   * and recordExposure read memory only while the chunk is priced.
+   */
+  private prepare(keys: readonly string[]): void {
+    for (const l of this.running) {
+      if (l.exp.allocation !== 'thompson') continue
+      const p = this.posteriors.get(l.exp.id)
+      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) this.loadPosteriors(l)
+      this.chunk!.loadArms(l.exp.id, keys)
+    }
   }
 
   private get repo(): ExperimentsRepository {
@@ -201,11 +225,13 @@ export class Experiments {
   recordExposure(lock: Lock): void {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
-    const r = this.repo.recordExposure({anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key})
+    const x = {anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key}
+    // In a chunk the exposure is written at its flush; the change is known when the chunk read the visitor's arm.
+    const r = this.chunk ? this.chunk.recordExposure(x) : this.repo.recordExposure(x)
     // Keep cached posteriors current with this process's own visitors (no closure per
     // request: a bundle built with keepNames pays a property definition for each).
     const p = this.posteriors.get(lock.experiment_id)
-    if (!p || r.change === 'same') return
+    if (!p || r === undefined || r.change === 'same') return
     const i = p.index.get(arm)
     if (i !== undefined) p.outcomes[i].visitors += 1
     if (r.change === 'moved' && r.previous !== undefined) {
@@ -226,7 +252,9 @@ export class Experiments {
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
   adoptExposure(lock: Lock, ip: string): void {
     if (lock.experiment_id === 0 || !lock.user_id) return
-    this.repo.adoptExposures([{experimentId: lock.experiment_id, ip, userId: lock.user_id}])
+    const a = {experimentId: lock.experiment_id, ip, userId: lock.user_id}
+    if (this.chunk) this.chunk.adoptExposure(a)
+    else this.repo.adoptExposures([a])
   }
 
   /** Read posteriors from the store again on next use (after conversions were recorded). */
@@ -272,14 +300,20 @@ export class Experiments {
     return thompsonChoice(this.posteriorsOf(l).outcomes, rng)
   }
 
+  /**
+   * The posteriors of an experiment: those prepare() read when the chunk began (in a chunk
+   * they are not read again while it is priced), else read now when missing or stale.
+   */
   private posteriorsOf(l: Loaded): Posteriors {
-    let p = this.posteriors.get(l.exp.id)
-    const now = Date.now()
-    if (!p || now - p.loadedAt > this.posteriorTtlMs) {
-      const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
-      p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: now, outcomes: o}
-      this.posteriors.set(l.exp.id, p)
-    }
+    const p = this.posteriors.get(l.exp.id)
+    if (p && (this.chunk?.open || Date.now() - p.loadedAt <= this.posteriorTtlMs)) return p
+    return this.loadPosteriors(l)
+  }
+
+  private loadPosteriors(l: Loaded): Posteriors {
+    const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
+    const p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: Date.now(), outcomes: o}
+    this.posteriors.set(l.exp.id, p)
     return p
   }
 }

@@ -1,4 +1,5 @@
 import type {Lock, LockedCoupon, LockedProduct, LockedTax, LockQuote, RelabelledFrom} from '../domain.js'
+import type {Adoption, ExperimentsRepository, Exposure, ExposureChange} from '../store/port/experiments.js'
 import type {PricingRepository, UserCountry} from '../store/port/pricing.js'
 
 export type {Lock, LockedCoupon, LockedProduct, LockedTax, LockQuote, RelabelledFrom}
@@ -200,7 +201,55 @@ function readOnlyError(): Error {
   return Object.assign(new Error('attempt to write a readonly database'), {code: 'SQLITE_READONLY'})
 }
 
-type Prefetchable = null | {country?: unknown; override?: unknown; ip?: unknown; user_id?: unknown}
+type Prefetchable = null | {country?: unknown; get_ip_from_request?: unknown; override?: unknown; ip?: unknown; user_id?: unknown}
+
+/** How QuoteChunk.begin reads a chunk's requests ahead. */
+export type ChunkOptions = {
+  /** The HTTP request's address: the IP of a request with get_ip_from_request and no ip. */
+  requestIp?: string
+  /**
+   * A chunk of one whose calculation never reads the lock (a dry run that recomputes for a
+   * given country without an IP, price.ts): its lock is not read ahead.
+   */
+  lockless?: boolean
+  /**
+   * Batch pricing of JSONL lines: whether a request whose lock was read as this fingerprint
+   * will be printed from an earlier line (price.ts priceLine); the lock of any other is read
+   * whole too, so the calculation finds it loaded.
+   */
+  printed?: (print: string, request: unknown) => boolean
+}
+
+/** The lock keys a raw request reads (its user id, its IP), for chunkOfDistinctKeys. */
+function keysOf(input: unknown, into: Set<string>, requestIp?: string): boolean {
+  const r = input as Prefetchable
+  if (!r || typeof r !== 'object') return true
+  let repeated = false
+  const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
+  for (const key of [r.user_id, ip]) {
+    if (typeof key !== 'string') continue
+    if (into.has(key)) repeated = true
+    into.add(key)
+  }
+  return !repeated
+}
+
+const seen = new Set<string>()
+
+/**
+ * How many of `requests`, from the first, name no lock key (user id or IP) twice: a batch
+ * begins a chunk with those only, so that every key is read once, when the chunk begins,
+ * and a request never needs what an earlier request of its own chunk wrote (QuoteChunk).
+ */
+export function chunkOfDistinctKeys(requests: readonly unknown[]): number {
+  let n = 0
+  try {
+    while (n < requests.length && keysOf(requests[n], seen)) n++
+  } finally {
+    seen.clear()
+  }
+  return Math.max(1, n)
+}
 
 /**
  * Keys a request may have for its lock to be read as a fingerprint (see QuoteChunk.begin):
@@ -227,6 +276,10 @@ function fingerprintable(r: object): boolean {
  * stored. The writes of a request that fails stay pending (a batch commits them, as it did
  * one by one); `close()` drops what was not written (a single price's rolled-back transaction).
  */
+/** What an exposure changed, when nothing more is to say (no object per exposure). */
+const NEW_EXPOSURE: ExposureChange = Object.freeze({change: 'new'})
+const SAME_EXPOSURE: ExposureChange = Object.freeze({change: 'same'})
+
 /** QuoteChunk `locks`: loaded, and the store has no lock for the key. */
 const NO_LOCK: unique symbol = Symbol('no lock')
 /** QuoteChunk `locks`: handed out or written; a read goes to the store. */
@@ -263,27 +316,37 @@ export class QuoteChunk {
   private fingerprintHits = 0
   private fingerprintMisses = 0
 
+  /** Exposures and adoptions of this chunk, written at the flush after its locks and users. */
+  private exposures: Exposure[] = []
+  private adoptions: Adoption[] = []
+  /** Arms read ahead by loadArms, by experiment and visitor (undefined: no exposure stored). */
+  private arms = new Map<number, Map<string, string | undefined>>()
+
   constructor(
     private readonly repo: PricingRepository,
     private readonly readOnly = false,
+    private readonly experiments?: ExperimentsRepository,
   ) {}
 
   /**
    * Open a chunk and load what its requests will read: their locks, and for requests that
-   * will not use a lock, their IP's anonymous lock and stored user country. Requests are
-   * the raw inputs (validated later, one by one): what is not a string is not loaded.
+   * will not use a lock, their IP's anonymous lock and stored user country, and what the
+   * experiments layer reads for new quotes (`prepare`). Requests are the raw inputs
+   * (validated later, one by one): what is not a string is not loaded.
    */
-  begin(requests: readonly unknown[]): void {
+  begin(requests: readonly unknown[], options: ChunkOptions = {}): void {
     this.open = true
     const keys: string[] = []
     const reqs: Prefetchable[] = []
     const printKeys: string[] = []
     const printReqs: Prefetchable[] = []
     const fingerprints = this.fingerprints && (this.fingerprintMisses < 64 || this.fingerprintMisses * 8 < this.fingerprintHits)
+    const requestIp = options.requestIp
     for (const input of requests) {
       const r = input as Prefetchable
       if (!r || typeof r !== 'object') continue
-      const key = typeof r.user_id === 'string' ? r.user_id : typeof r.ip === 'string' ? r.ip : undefined
+      const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
+      const key = typeof r.user_id === 'string' ? r.user_id : ip
       if (key === undefined) continue
       if (fingerprints && fingerprintable(r)) {
         printKeys.push(key)
@@ -293,30 +356,40 @@ export class QuoteChunk {
         reqs.push(r)
       }
     }
-    const found: unknown[] = keys.length > 0 ? this.repo.loadLocks(keys) : []
-    for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
+    const found: unknown[] = keys.length > 0 && !options.lockless ? this.repo.loadLocks(keys) : []
+    if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     if (printKeys.length > 0) {
       const prints = this.repo.loadLockFingerprints(printKeys)
+      // Locks whose line will not be printed from an earlier one are read whole now as well.
+      const whole: string[] = []
       for (let i = 0; i < printKeys.length; i++) {
         const key = printKeys[i]
         // No lock: the calculation makes one without reading the store again.
         if (prints[i] === undefined) this.locks.set(key, NO_LOCK)
         else {
           this.printed.set(key, prints[i]!)
-          this.locks.delete(key)
+          if (options.printed?.(prints[i]!, printReqs[i]) === true) this.locks.delete(key)
+          else whole.push(key)
         }
         keys.push(key)
         reqs.push(printReqs[i])
         found.push(prints[i])
       }
+      if (whole.length > 0) {
+        const locks = this.repo.loadLocks(whole)
+        for (let i = 0; i < whole.length; i++) this.locks.set(whole[i], locks[i] ?? NO_LOCK)
+      }
     }
     if (keys.length === 0) return
     const ips: string[] = []
     const users: string[] = []
+    const fresh: string[] = []
     for (let i = 0; i < keys.length; i++) {
       const r = reqs[i]!
+      if (!found[i] || r.override === true) fresh.push(keys[i])
       if (typeof r.user_id !== 'string') continue
-      if (!found[i] && typeof r.ip === 'string') ips.push(r.ip)
+      const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
+      if (!found[i] && ip !== undefined) ips.push(ip)
       if ((!found[i] || r.override === true) && !r.country) users.push(r.user_id)
     }
     if (ips.length > 0) {
@@ -327,6 +400,47 @@ export class QuoteChunk {
       const c = this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
+    if (fresh.length > 0) this.prepare?.(fresh)
+  }
+
+  /**
+   * Called by begin() with the keys of the requests that may make a new quote (no lock
+   * stored, or an override): the experiments layer reads what their assignment needs then
+   * (PricingContext sets it).
+   */
+  prepare?: (keys: readonly string[]) => void
+
+  /**
+   * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
+   * exposuresOf): recordExposure then knows what an exposure changes.
+   */
+  loadArms(experimentId: number, visitors: readonly string[]): void {
+    if (!this.experiments) return
+    const stored = this.experiments.exposuresOf(experimentId, visitors)
+    let arms = this.arms.get(experimentId)
+    if (arms === undefined) this.arms.set(experimentId, (arms = new Map()))
+    for (let i = 0; i < visitors.length; i++) arms.set(visitors[i], stored[i])
+  }
+
+  /**
+   * An exposure, written at the flush with the chunk's locks. What it changes for the
+   * visitor counts, when the visitor's arm was read ahead (loadArms); undefined otherwise.
+   */
+  recordExposure(x: Exposure): ExposureChange | undefined {
+    if (this.readOnly) throw readOnlyError()
+    this.exposures.push(x)
+    const arms = this.arms.get(x.experimentId)
+    if (arms === undefined || !arms.has(x.visitor)) return undefined
+    const previous = arms.get(x.visitor)
+    arms.set(x.visitor, x.armId)
+    if (previous === undefined) return NEW_EXPOSURE
+    return previous === x.armId ? SAME_EXPOSURE : {change: 'moved', previous}
+  }
+
+  /** A user adopted an anonymous lock that had an arm: the exposure moves at the flush. */
+  adoptExposure(a: Adoption): void {
+    if (this.readOnly) throw readOnlyError()
+    this.adoptions.push(a)
   }
 
   /**
@@ -419,6 +533,15 @@ export class QuoteChunk {
       this.countryWrites = []
       this.pendingCountries.clear()
     }
+    if (this.exposures.length > 0) {
+      // The changes were worked out when recorded (recordExposure); the store makes the same.
+      this.experiments!.recordExposures(this.exposures)
+      this.exposures = []
+    }
+    if (this.adoptions.length > 0) {
+      this.experiments!.adoptExposures(this.adoptions)
+      this.adoptions = []
+    }
   }
 
   /** End the chunk, dropping what was loaded and what was not written. */
@@ -437,6 +560,9 @@ export class QuoteChunk {
     if (this.pendingCountries.size > 0) this.pendingCountries.clear()
     if (this.countryWrites.length > 0) this.countryWrites = []
     if (this.printed.size > 0) this.printed.clear()
+    if (this.exposures.length > 0) this.exposures = []
+    if (this.adoptions.length > 0) this.adoptions = []
+    if (this.arms.size > 0) this.arms.clear()
   }
 
   private write(key: string, lock: Lock | null, ip: null | string | undefined): void {

@@ -95,7 +95,9 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
 export function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
   const chunk = ctx.chunk
   if (chunk.open) return calculate(ctx, input, options)
-  chunk.begin([])
+  if (options.trace) ctx.loadRateNotes()
+  // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
+  chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp})
   try {
     const result = calculate(ctx, input, options)
     chunk.flush()
@@ -103,6 +105,13 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   } finally {
     chunk.close()
   }
+}
+
+/** A dry run that recomputes for a given country without an IP (calculate, step 1): its lock is never read. */
+function locklessDryRun(input: unknown, options: PriceOptions): boolean {
+  if (!options.dryRun || options.trace || input === null || typeof input !== 'object') return false
+  const r = input as {country?: unknown; get_ip_from_request?: unknown; ip?: unknown; override?: unknown}
+  return r.override === true && typeof r.country === 'string' && r.country !== '' && r.ip === undefined && r.get_ip_from_request !== true
 }
 
 function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): PriceResult {
@@ -891,8 +900,8 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
   // Only a request whose lock was read as a fingerprint is looked at twice (new users are not).
   const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
   let print = typeof userId === 'string' ? ctx.chunk.fingerprint(userId) : undefined
-  const req = print === undefined ? undefined : fastPriceRequest(input)
-  if (req === undefined || !lockedShape(req) || req.user_id !== userId) print = undefined
+  const req = print === undefined ? undefined : lockedRequest(input, userId)
+  if (req === undefined) print = undefined
   if (print === undefined) {
     writePriceLine(calculatePriceSync(ctx, input), sink)
     return
@@ -914,6 +923,23 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
   sink.bytes(prefix)
   sink.text(JSON.stringify(result.user_id))
   sink.bytes(end)
+}
+
+/** The request as priceLine reads it when a stored lock answers it as it is (lockedShape), else undefined. */
+function lockedRequest(input: unknown, userId: unknown): PriceRequest | undefined {
+  const req = fastPriceRequest(input)
+  return req === undefined || !lockedShape(req) || req.user_id !== userId ? undefined : req
+}
+
+/**
+ * Whether priceLine prints the line of a request whose lock was read as `print` from an
+ * earlier line of `lines` (QuoteChunk.begin reads the other locks whole). A line remembered
+ * later in the same chunk is printed too; the lock read whole is then not used.
+ */
+export function printsFromLine(lines: LockedLines, print: string, input: unknown): boolean {
+  const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
+  const req = lockedRequest(input, userId)
+  return req !== undefined && lines.get(print, req.products, req.integrations ?? NO_GATEWAYS) !== undefined
 }
 
 /** A request a stored lock answers as it is: a user id, no IP to adopt or record, no override. */

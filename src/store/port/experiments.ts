@@ -98,6 +98,13 @@ export interface ExperimentsRepository {
   recordExposure(exposure: Exposure): ExposureChange
   /** Record exposures; returns what each changed, in order. */
   recordExposures(exposures: readonly Exposure[]): ExposureChange[]
+  /**
+   * The arm each visitor (lock key) is exposed to in an experiment, in input order
+   * (undefined: no exposure). Read when a chunk of price requests begins, for the chunk's
+   * new quotes, so the chunk knows what its exposures will change without reading the store
+   * while it prices.
+   */
+  exposuresOf(experimentId: number, visitors: readonly string[]): (string | undefined)[]
   /** Move anonymous exposures to the users who adopted their locks (dropped where the user has one). */
   adoptExposures(adoptions: readonly Adoption[]): void
   /**

@@ -149,6 +149,13 @@ export class PgExperiments implements ExperimentsRepository {
     return this.chunk(() => exposures.map((x) => this.recordExposure(x)), exposures.length)
   }
 
+  exposuresOf(experimentId: number, visitors: readonly string[]): (string | undefined)[] {
+    if (visitors.length === 0) return []
+    const rows = this.sql.rows<{arm_id: string; user_id: string}>('SELECT user_id, arm_id FROM exposures WHERE experiment_id = $1 AND user_id = ANY($2::text[])', [experimentId, visitors])
+    const arms = new Map(rows.map((r) => [r.user_id, r.arm_id]))
+    return visitors.map((v) => arms.get(v))
+  }
+
   adoptExposures(adoptions: readonly Adoption[]): void {
     if (adoptions.length === 0) return
     this.chunk(() => {

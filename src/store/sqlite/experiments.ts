@@ -190,6 +190,13 @@ export class SqliteExperiments implements ExperimentsRepository {
     return this.chunk(() => exposures.map((x) => this.recordExposure(x)), exposures.length)
   }
 
+  exposuresOf(experimentId: number, visitors: readonly string[]): (string | undefined)[] {
+    // One prepared read per visitor (the primary key's), as the pricing repository reads a chunk.
+    const out = new Array<string | undefined>(visitors.length)
+    for (let i = 0; i < visitors.length; i++) out[i] = this.storedArm(experimentId, visitors[i])
+    return out
+  }
+
   adoptExposures(adoptions: readonly Adoption[]): void {
     if (adoptions.length > 0 && this.link?.exposures) throw new WriteBehindAbort('an exposure is adopted')
     this.chunk(() => {
