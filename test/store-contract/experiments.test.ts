@@ -94,6 +94,15 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect(counts.has('1')).toBe(false)
   })
 
+  it('reads the arms visitors are exposed to, in input order, per experiment (undefined: none)', () => {
+    const [id, other] = store.experiments.insert([def(), def({name: 'other'})], '2026-01-01T00:00:00.000Z')
+    const x = (experimentId: number, visitor: string, armId: string) => ({anonymous: visitor.includes('.'), armId, at: 10, experimentId, visitor})
+    store.experiments.recordExposures([x(id, 'v1', '1'), x(id, '203.0.113.7', 'big'), x(other, 'v2', 'baseline'), x(id, 'v1', 'big')])
+    expect(store.experiments.exposuresOf(id, ['v2', 'v1', 'nobody', '203.0.113.7', 'v1'])).toEqual([undefined, 'big', undefined, 'big', 'big'])
+    expect(store.experiments.exposuresOf(other, ['v1', 'v2'])).toEqual([undefined, 'baseline'])
+    expect(store.experiments.exposuresOf(id, [])).toEqual([])
+  })
+
   it('an adopted anonymous exposure moves to the user, or is dropped when the user has one', () => {
     const [id] = store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
     store.experiments.recordExposures([
