@@ -44,8 +44,8 @@ export type {PricedProduct} from './types.js'
  * Everything one process needs to price requests, read from the store before the first
  * request (PricingContext.open: the catalog and its configuration, audiences, packages,
  * coupons, campaigns and experiments, today's rates) so that the calculation itself reads
- * memory only; what a chunk of requests adds (its locks and users) is read per chunk
- * (QuoteChunk). A batch of 100,000 requests does not re-read the catalog per request, and
+ * memory only; what a chunk of requests adds (its locks, users, exposures and the bandit's
+ * current posteriors) is read when the chunk begins (QuoteChunk). A batch of 100,000 requests does not re-read the catalog per request, and
  * an asynchronous store needs one await before a chunk, none inside the calculation.
  * The catalog is assumed not to change while a context lives (one command run; the server
  * builds a new context when the catalog version moves).

@@ -263,19 +263,6 @@ function fingerprintable(r: object): boolean {
   return typeof (r as {user_id?: unknown}).user_id === 'string'
 }
 
-/**
- * The locks and user countries of one chunk of price requests (docs/pricing.md "Storage"):
- * read from the store in one call per kind before the chunk is priced, written in one call
- * per kind after it (saveQuotes, deleteLocks, saveUserCountries). A single price is a
- * chunk of one.
- *
- * Every read answers as the store would at that point of the chunk: what was loaded ahead
- * is handed out once (the calculation changes the objects it gets), and a read of a key
- * (or of an IP's anonymous lock) that this chunk wrote first writes the pending chunk, then
- * reads the store, so a user priced twice in one chunk sees their first quote exactly as
- * stored. The writes of a request that fails stay pending (a batch commits them, as it did
- * one by one); `close()` drops what was not written (a single price's rolled-back transaction).
- */
 /** What an exposure changed, when nothing more is to say (no object per exposure). */
 const NEW_EXPOSURE: ExposureChange = Object.freeze({change: 'new'})
 const SAME_EXPOSURE: ExposureChange = Object.freeze({change: 'same'})
@@ -287,6 +274,20 @@ const TAKEN: unique symbol = Symbol('taken')
 /** QuoteChunk `locks`: written by this chunk, not yet flushed; a read flushes first. */
 const PENDING: unique symbol = Symbol('pending')
 
+/**
+ * The store state of one chunk of price requests (docs/pricing.md "Storage"): its locks,
+ * user countries and the experiment state its new quotes need, read from the store in one
+ * call per kind when the chunk begins; its lock, user country and exposure writes, gathered
+ * while it is priced and written in one call per kind at its flush. The calculation reads
+ * memory only in between. A single price is a chunk of one.
+ *
+ * What was loaded ahead is handed out once (the calculation changes the objects it gets). A
+ * batch begins a chunk whose requests name each lock key once (chunkOfDistinctKeys), so no
+ * request reads what its chunk wrote; should a caller do so anyway, the chunk writes what is
+ * pending and reads the store, so the read still sees the quote exactly as stored. The
+ * writes of a request that fails stay pending (a batch commits them, as it did one by one);
+ * `close()` drops what was not written (a single price's rolled-back transaction).
+ */
 export class QuoteChunk {
   /** Whether a chunk is open (batch); calculatePriceSync opens a chunk of one otherwise. */
   open = false

@@ -94,9 +94,9 @@ export interface ExperimentsRepository {
   productNamed(text: string): boolean
   /** Experiments (other than `except`) running on any of these products, by id. */
   runningOn(productIds: readonly number[], except: number): {id: number; name: string}[]
-  /** Record one exposure: the pricing hot path (a chunk of one, without an array or a transaction of its own). */
+  /** Record one exposure (a chunk of one, without an array or a transaction of its own). */
   recordExposure(exposure: Exposure): ExposureChange
-  /** Record exposures; returns what each changed, in order. */
+  /** Record exposures (pricing: a chunk's, at its flush); returns what each changed, in order. */
   recordExposures(exposures: readonly Exposure[]): ExposureChange[]
   /**
    * The arm each visitor (lock key) is exposed to in an experiment, in input order
