@@ -201,7 +201,7 @@ function readOnlyError(): Error {
   return Object.assign(new Error('attempt to write a readonly database'), {code: 'SQLITE_READONLY'})
 }
 
-type Prefetchable = null | {country?: unknown; get_ip_from_request?: unknown; override?: unknown; ip?: unknown; user_id?: unknown}
+type Prefetchable = null | {country?: unknown; get_ip_from_request?: unknown; override?: unknown; ip?: unknown; run_experiment?: unknown; user_id?: unknown}
 
 /** How QuoteChunk.begin reads a chunk's requests ahead. */
 export type ChunkOptions = {
@@ -212,6 +212,12 @@ export type ChunkOptions = {
    * given country without an IP, price.ts): its lock is not read ahead.
    */
   lockless?: boolean
+  /**
+   * A chunk that only answers from stored locks as they are (the server's first attempt,
+   * without a transaction: a request that would write is priced again in one): what only a
+   * new quote reads (stored countries, experiment state) is not read.
+   */
+  reuseOnly?: boolean
   /**
    * Batch pricing of JSONL lines: whether a request whose lock was read as this fingerprint
    * will be printed from an earlier line (price.ts priceLine); the lock of any other is read
@@ -384,14 +390,17 @@ export class QuoteChunk {
     if (keys.length === 0) return
     const ips: string[] = []
     const users: string[] = []
-    const fresh: string[] = []
+    const freshKeys: string[] = []
     for (let i = 0; i < keys.length; i++) {
       const r = reqs[i]!
-      if (!found[i] || r.override === true) fresh.push(keys[i])
+      // A request that runs no experiment needs no experiment state (previews, impact snapshots).
+      const fresh = !options.reuseOnly && (!found[i] || r.override === true)
+      if (fresh && r.run_experiment !== false) freshKeys.push(keys[i])
       if (typeof r.user_id !== 'string') continue
       const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
+      // An anonymous lock is read even to answer from stored locks only: adopting one is a write.
       if (!found[i] && ip !== undefined) ips.push(ip)
-      if ((!found[i] || r.override === true) && !r.country) users.push(r.user_id)
+      if (fresh && !r.country) users.push(r.user_id)
     }
     if (ips.length > 0) {
       const anon = this.repo.loadAnonymousLocks(ips)
@@ -401,7 +410,7 @@ export class QuoteChunk {
       const c = this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
-    if (fresh.length > 0) this.prepare?.(fresh)
+    if (freshKeys.length > 0) this.prepare?.(freshKeys)
   }
 
   /**

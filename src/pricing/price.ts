@@ -97,7 +97,7 @@ export function calculatePriceSync(ctx: PricingContext, input: unknown, options:
   if (chunk.open) return calculate(ctx, input, options)
   if (options.trace) ctx.loadRateNotes()
   // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
-  chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp})
+  chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
   try {
     const result = calculate(ctx, input, options)
     chunk.flush()

@@ -4,7 +4,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 import {createExperiment} from '../../src/experiments/manage.js'
 import {batchPricer, priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {calculatePrice, type Trace} from '../../src/pricing/price.js'
+import {calculatePrice, calculatePriceSync, NEEDS_WRITE, type Trace} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import type {PriceResult} from '../../src/schemas/price.js'
 import {batchInput, copyOf, written} from '../helpers/pricing-store.js'
@@ -117,8 +117,13 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
     const {calls, close, ctx} = open(path)
     try {
       await at(NOW, async () => {
-        for (const r of [{country: 'FR', products: ['basic'], user_id: 'single'}, {products: ['basic'], user_id: 'single'}, {ip: '10.1.1.1', products: ['basic']}, {ip: '10.1.1.1', products: ['basic'], user_id: 'adopter'}]) {
+        for (const r of [{country: 'FR', products: ['basic'], user_id: 'single'}, {products: ['basic'], user_id: 'single'}, {ip: '10.1.1.1', products: ['basic']}, {ip: '10.1.1.2', products: ['basic']}]) {
           await calculatePrice(ctx, r)
+        }
+        // The server's first attempt answers from stored locks only: a new user and an adoption need the write one.
+        for (const r of [{country: 'DE', products: ['basic'], user_id: 'served'}, {get_ip_from_request: true, products: ['basic'], user_id: 'adopter'}]) {
+          expect(() => calculatePriceSync(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).toThrow(NEEDS_WRITE)
+          calculatePriceSync(ctx, r, {requestIp: '10.1.1.2'})
         }
       })
     } finally {
@@ -126,7 +131,7 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
     }
     const seen = readsWhilePricing(calls)
     expect(seen.duringCalculation).toEqual([])
-    expect(seen.flushesPerBegin).toEqual([1, 1, 1, 1])
+    expect(seen.flushesPerBegin).toEqual([1, 1, 1, 1, 0, 1, 0, 1])
   })
 
   it('price explain: the rate notes are read before the chunk, none while it is priced', async () => {
