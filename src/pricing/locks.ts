@@ -226,18 +226,20 @@ export type ChunkOptions = {
   printed?: (print: string, request: unknown) => boolean
 }
 
-/** The lock keys a raw request reads (its user id, its IP), for chunkOfDistinctKeys. */
-function keysOf(input: unknown, into: Set<string>, requestIp?: string): boolean {
+/** Add the lock keys a raw request reads (its user id, its IP) to `into`; false when one was there already. */
+function addKeys(input: unknown, into: Set<string>): boolean {
   const r = input as Prefetchable
   if (!r || typeof r !== 'object') return true
-  let repeated = false
-  const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
-  for (const key of [r.user_id, ip]) {
-    if (typeof key !== 'string') continue
-    if (into.has(key)) repeated = true
-    into.add(key)
+  let fresh = true
+  if (typeof r.user_id === 'string') {
+    if (into.has(r.user_id)) fresh = false
+    else into.add(r.user_id)
   }
-  return !repeated
+  if (typeof r.ip === 'string') {
+    if (into.has(r.ip)) fresh = false
+    else into.add(r.ip)
+  }
+  return fresh
 }
 
 const seen = new Set<string>()
@@ -250,7 +252,7 @@ const seen = new Set<string>()
 export function chunkOfDistinctKeys(requests: readonly unknown[]): number {
   let n = 0
   try {
-    while (n < requests.length && keysOf(requests[n], seen)) n++
+    while (n < requests.length && addKeys(requests[n], seen)) n++
   } finally {
     seen.clear()
   }
