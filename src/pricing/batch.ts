@@ -302,6 +302,7 @@ export function batchPricer(
           ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
+          lines?.endChunk()
         }
         from += chunk.length
         afterChunk?.(from)
