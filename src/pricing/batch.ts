@@ -231,7 +231,7 @@ export function batchPricer(
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
   // Which fingerprinted locks priceLine prints from an earlier line (the others are read whole when their chunk begins).
-  const printed = lines ? {printed: (print: string, r: unknown) => printsFromLine(lines, print, r)} : {}
+  const printed = lines ? {printed: (prints: readonly (string | undefined)[], requests: readonly unknown[]) => printsFromLine(lines, prints, requests)} : {}
   // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
   // then, its request dies young instead of living (and being copied by the GC) as long as
   // its group may be priced again (docs/performance.md "New users: write-behind").

@@ -219,11 +219,12 @@ export type ChunkOptions = {
    */
   reuseOnly?: boolean
   /**
-   * Batch pricing of JSONL lines: whether a request whose lock was read as this fingerprint
-   * will be printed from an earlier line (price.ts priceLine); the lock of any other is read
-   * whole too, so the calculation finds it loaded.
+   * Batch pricing of JSONL lines: of the requests whose locks were read as these
+   * fingerprints (undefined: no lock), which will be printed from an earlier line (price.ts
+   * priceLine); the locks of the others are read whole too, so the calculation finds them
+   * loaded. Called once per chunk: the checks run in the caller's loop, not in this one.
    */
-  printed?: (print: string, request: unknown) => boolean
+  printed?: (prints: readonly (string | undefined)[], requests: readonly unknown[]) => readonly boolean[]
 }
 
 /** Add the lock keys a raw request reads (its user id, its IP) to `into`; false when one was there already. */
@@ -369,6 +370,7 @@ export class QuoteChunk {
     if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     if (printKeys.length > 0) {
       const prints = this.repo.loadLockFingerprints(printKeys)
+      const fromLines = options.printed?.(prints, printReqs)
       // Locks whose line will not be printed from an earlier one are read whole now as well.
       const whole: string[] = []
       for (let i = 0; i < printKeys.length; i++) {
@@ -377,7 +379,7 @@ export class QuoteChunk {
         if (prints[i] === undefined) this.locks.set(key, NO_LOCK)
         else {
           this.printed.set(key, prints[i]!)
-          if (options.printed?.(prints[i]!, printReqs[i]) === true) this.locks.delete(key)
+          if (fromLines?.[i] === true) this.locks.delete(key)
           else whole.push(key)
         }
         keys.push(key)

@@ -958,21 +958,28 @@ function lockedRequest(input: unknown, userId: unknown): PriceRequest | undefine
 }
 
 /**
- * Whether priceLine prints the line of a request whose lock was read as `print` from an
- * earlier line of `lines` (QuoteChunk.begin reads the other locks whole). A line remembered
- * later in the same chunk is printed too; the lock read whole is then not used.
+ * Which requests, whose locks were read as `prints` (undefined: no lock), priceLine prints
+ * from an earlier line of `lines` (QuoteChunk.begin reads the other locks whole). A line
+ * remembered later in the same chunk is printed too; the lock read whole is then not used.
+ * What is found is kept for priceLine, so a request is checked once.
  */
-export function printsFromLine(lines: LockedLines, print: string, input: unknown): boolean {
-  const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
-  const req = lockedRequest(input, userId)
-  if (req === undefined) {
-    lines.check(input, null)
-    return false
+export function printsFromLine(lines: LockedLines, prints: readonly (string | undefined)[], requests: readonly unknown[]): boolean[] {
+  const fromLine = new Array<boolean>(prints.length).fill(false)
+  for (let i = 0; i < prints.length; i++) {
+    const print = prints[i]
+    if (print === undefined) continue
+    const input = requests[i]
+    const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
+    const req = lockedRequest(input, userId)
+    if (req === undefined) {
+      lines.check(input, null)
+      continue
+    }
+    const known = lines.get(print, req.products, req.integrations ?? NO_GATEWAYS)
+    lines.check(input, {known, req})
+    fromLine[i] = known !== undefined
   }
-  const known = lines.get(print, req.products, req.integrations ?? NO_GATEWAYS)
-  // priceLine takes the request as checked here.
-  lines.check(input, {known, req})
-  return known !== undefined
+  return fromLine
 }
 
 /** A request a stored lock answers as it is: a user id, no IP to adopt or record, no override. */
