@@ -302,7 +302,6 @@ export function batchPricer(
           ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
-          lines?.endChunk()
         }
         from += chunk.length
         afterChunk?.(from)

@@ -844,26 +844,6 @@ export class LockedLines {
   private buckets = new Map<number, LockedLine[]>()
   private size = 0
 
-  /**
-   * What printsFromLine found of a chunk's requests when it began (by the raw request; null:
-   * not a locked request), so priceLine checks each request once; cleared by endChunk.
-   */
-  private checked = new Map<unknown, Checked | null>()
-
-  /** The chunk is over: what printsFromLine found is dropped. */
-  endChunk(): void {
-    if (this.checked.size > 0) this.checked.clear()
-  }
-
-  /** What printsFromLine found of `input` in this chunk; undefined when it did not look. */
-  checkedOf(input: unknown): Checked | null | undefined {
-    return this.checked.get(input)
-  }
-
-  check(input: unknown, checked: Checked | null): void {
-    this.checked.set(input, checked)
-  }
-
   get(print: string, products: readonly string[] | undefined, integrations: readonly string[]): LockedLine | undefined {
     const lines = this.buckets.get(bucketOf(print))
     if (lines === undefined) return undefined
@@ -895,9 +875,6 @@ function bucketOf(print: string): number {
 
 type LockedLine = {end: Buffer; integrations: readonly string[]; prefix: Buffer; print: string; products: readonly string[] | undefined}
 
-/** A locked request as printsFromLine validated it, and the line it found for it then. */
-type Checked = {known: LockedLine | undefined; req: PriceRequest}
-
 function sameList(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
   if (a === b) return true
   if (a === undefined || b === undefined || a.length !== b.length) return false
@@ -923,17 +900,14 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
   // Only a request whose lock was read as a fingerprint is looked at twice (new users are not).
   const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
   let print = typeof userId === 'string' ? ctx.chunk.fingerprint(userId) : undefined
-  // Checked when the chunk began (printsFromLine), or now.
-  const checked = print === undefined ? undefined : lines.checkedOf(input)
-  const req = print === undefined ? undefined : checked === undefined ? lockedRequest(input, userId) : checked?.req
+  const req = print === undefined ? undefined : lockedRequest(input, userId)
   if (req === undefined) print = undefined
   if (print === undefined) {
     writePriceLine(calculatePriceSync(ctx, input), sink)
     return
   }
   const integrations = req!.integrations ?? NO_GATEWAYS
-  // A line remembered after the chunk began is looked up again.
-  const known = checked?.known ?? lines.get(print!, req!.products, integrations)
+  const known = lines.get(print, req!.products, integrations)
   ctx.chunk.fingerprintUsed(known !== undefined)
   if (known !== undefined) {
     sink.bytes(known.prefix)
@@ -961,7 +935,6 @@ function lockedRequest(input: unknown, userId: unknown): PriceRequest | undefine
  * Which requests, whose locks were read as `prints` (undefined: no lock), priceLine prints
  * from an earlier line of `lines` (QuoteChunk.begin reads the other locks whole). A line
  * remembered later in the same chunk is printed too; the lock read whole is then not used.
- * What is found is kept for priceLine, so a request is checked once.
  */
 export function printsFromLine(lines: LockedLines, prints: readonly (string | undefined)[], requests: readonly unknown[]): boolean[] {
   const fromLine = new Array<boolean>(prints.length).fill(false)
@@ -971,13 +944,7 @@ export function printsFromLine(lines: LockedLines, prints: readonly (string | un
     const input = requests[i]
     const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
     const req = lockedRequest(input, userId)
-    if (req === undefined) {
-      lines.check(input, null)
-      continue
-    }
-    const known = lines.get(print, req.products, req.integrations ?? NO_GATEWAYS)
-    lines.check(input, {known, req})
-    fromLine[i] = known !== undefined
+    fromLine[i] = req !== undefined && lines.get(print, req.products, req.integrations ?? NO_GATEWAYS) !== undefined
   }
   return fromLine
 }
