@@ -66,6 +66,7 @@ export const GROUPS = {
       'test/engine/import-reasons.test.ts',
       'test/engine/import-rows-shortcut.test.ts',
       'test/engine/import-rows-examples.test.ts',
+      'test/engine/import-rows-mapping.test.ts',
       'test/engine/import-staged.test.ts',
       'test/engine/revenue-tax.test.ts',
       'test/commands/import.test.ts',
