@@ -5,7 +5,8 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 
 import {productByApiId, type ProductRow} from '../../src/catalog/lookup.js'
 import type {ImportKind, Preset} from '../../src/import/presets.js'
-import {RowMapper} from '../../src/import/rows.js'
+import {loadPricingEngine} from '../../src/import/products.js'
+import {parseDate, RowMapper} from '../../src/import/rows.js'
 import type {ChargeValues, SubscriptionValues} from '../../src/revenue/store.js'
 import {openSqliteStore, type SqliteStore} from '../../src/store/db.js'
 import {addProduct, setRates} from '../helpers/revenue-fixtures.js'
@@ -19,10 +20,15 @@ import {addProduct, setRates} from '../helpers/revenue-fixtures.js'
 let store: SqliteStore
 let monthly: ProductRow
 
-beforeAll(() => {
+beforeAll(async () => {
+  // Telling products apart by amount prices them (the importer loads it for layouts that read products).
+  await loadPricingEngine()
   store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rows-mapping-')), 'store.db'))
   addProduct(store.db, {api_id: 'pro_monthly', base_px: 10, integrations: [{ref: 'prod_pro', type: 'gateway_a'}], interval: 'month'})
   addProduct(store.db, {api_id: 'pro_yearly', base_px: 100, interval: 'year'})
+  // One gateway product, two of ours: told apart by the row's price id or amount.
+  addProduct(store.db, {api_id: 'team_yearly', base_px: 100, integrations: [{interval: 'year', interval_count: 1, ref: 'prod_team', type: 'gateway_a_with_interval'}], interval: 'year'})
+  addProduct(store.db, {api_id: 'team_quarterly', base_px: 25, integrations: [{interval: 'month', interval_count: 3, ref: 'prod_team', type: 'gateway_a_with_interval'}], interval: 'month', interval_count: 3})
   setRates(store.db, '2020-01-01', {EUR: 0.8, ISK: 140, JPY: 100, KWD: 0.3, USD: 1})
   monthly = productByApiId(store, 'pro_monthly')!
 })
@@ -61,11 +67,12 @@ function charges(extra: Partial<Preset> = {}, header = CHARGE_HEADER, columns: R
   return {m, row: (cells: Cells = {}) => m.map(header.map((h) => ({...CHARGE, ...cells})[h] ?? ''))}
 }
 
-const SUB_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'tax']
+const SUB_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'tax', 'country']
 const SUB_COLUMNS = {
   amount: 'amount',
   cancel_at: 'cancel_at',
   canceled_at: 'canceled_at',
+  country: 'country',
   created: 'created',
   currency: 'currency',
   interval: 'interval',
@@ -201,6 +208,54 @@ describe('a charge row', () => {
     expect(charges().row(cells)).toBe(reason)
   })
 
+  it('ids: at most 255 characters, printable; the product cell is checked as an id too', () => {
+    const {row} = charges()
+    expect(row({id: 'c'.repeat(255)})).toMatchObject({origin_id: 'c'.repeat(255)})
+    expect(row({id: 'c'.repeat(256)})).toBe('origin_id: must be at most 255 characters')
+    expect(row({user: 'u'.repeat(256)})).toBe('user_id: must be at most 255 characters')
+    expect(row({product: 'a\u0007b'})).toBe('product: must not contain control characters or broken unicode, got "a\\u0007b"')
+    expect(subscriptions().row({product: 'a\u0007b'})).toBe('product: must not contain control characters or broken unicode, got "a\\u0007b"')
+  })
+
+  it('--product stands for an empty product cell, not for a product the cell names', () => {
+    const {row} = charges({}, CHARGE_HEADER, CHARGE_COLUMNS, monthly)
+    expect(row({product: ''})).toMatchObject({product_id: monthly.id})
+    expect(row({product: 'pro_yearly'})).toMatchObject({product_id: productByApiId(store, 'pro_yearly')!.id})
+    expect(row({product: 'nope'})).toMatch(/^unknown product "nope"/)
+  })
+
+  it('a status without a mapping is the cell; an empty one is missing; a constant status is named by its field', () => {
+    expect(charges().row({status: ''})).toBe('missing status: status is empty')
+    expect(charges().row({status: 'pending'})).toMatchObject({latest_event_id: expect.stringMatching(/^import:1768435200:0:/), status: 'pending'})
+    const header = CHARGE_HEADER.filter((h) => h !== 'status')
+    const {status: _s, ...columns} = CHARGE_COLUMNS
+    const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', {...columns, status: 'Status'}, {constants: {status: 'odd'}, statuses: {paid: 'succeeded'}}), header, undefined)
+    expect(m.map(header.map((h) => ({...CHARGE} as Cells)[h] ?? ''))).toBe('unknown status "odd" in status (expected one of paid)')
+  })
+
+  it('a layout with other separators reads its amounts and words its reasons with them', () => {
+    const {row} = charges({decimal_separator: ',', thousands_separator: '.'})
+    expect(row({amount: '1.234,56', currency: 'eur', tax: '234,56'})).toMatchObject({amount_minor: 123_456, tax_minor: 23_456})
+    expect(row({amount: '1,234.56', currency: 'eur'})).toBe('bad amount "1,234.56" in amount: is not a number (expected "," before decimals and "." between thousands, such as 1234,56 or 1.234,56)')
+  })
+
+  it('a gateway product naming several of ours: the price id tells, else the amount, else the net of tax; the reason when nothing does', () => {
+    const {row} = charges({product_types: ['gateway_a', 'gateway_a_with_interval']}, [...CHARGE_HEADER, 'price'], {...CHARGE_COLUMNS, price: 'price'})
+    const yearly = productByApiId(store, 'team_yearly')!.id
+    const quarterly = productByApiId(store, 'team_quarterly')!.id
+    expect(row({amount: '25.00', price: 'year', product: 'prod_team'})).toMatchObject({product_id: yearly})
+    expect(row({amount: '25.00', product: 'prod_team'})).toMatchObject({product_id: quarterly})
+    expect(row({amount: '100.00', product: 'prod_team'})).toMatchObject({product_id: yearly})
+    expect(row({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({product_id: quarterly, tax_minor: 500})
+    expect(row({amount: '30.00', product: 'prod_team'})).toMatch(/^no price matches product "prod_team" in product: it is the gateway_a\/gateway_a_with_interval product of team_yearly \(year\) and team_quarterly \(3 month\); 30\.00 USD is no price of theirs/)
+    const sub = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', SUB_COLUMNS, {product_types: ['gateway_a_with_interval']}), SUB_HEADER, undefined)
+    const subRow = (cells: Cells) => sub.map(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))
+    expect(subRow({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({interval: 'month', interval_count: 3, product_id: quarterly})
+    expect(subRow({amount: '30.00', interval: 'year', product: 'prod_team'})).toMatchObject({interval: 'year', product_id: yearly})
+    // The tax column is the whole subscription's: with a quantity, no unit's net is known.
+    expect(subRow({amount: '30.00', product: 'prod_team', quantity: '2', tax: '10.00'})).toMatch(/^no price matches product "prod_team"/)
+  })
+
   it('an unknown product names the integrations the layout matches', () => {
     expect(charges({product_types: ['gateway_a', 'gateway_a_with_interval']}).row({product: 'nope'})).toBe(
       'unknown product "nope" in product (no gateway_a/gateway_a_with_interval integration or api_id matches; add the integration to the product with "pricectl products update")',
@@ -215,15 +270,16 @@ describe('what the gateway settled in USD', () => {
     expect(row({conv: '10.50', conv_cur: 'Usd', conv_ref: '1.05', refunded: '1.00'})).toMatchObject({amount_refunded_minor: 100, amount_refunded_usd_minor: 105, amount_usd_minor: 1050})
     expect(row({conv: '10.50', conv_cur: 'usd', refunded: '9.99'})).toMatchObject({amount_refunded_usd_minor: 1050, amount_usd_minor: 1050})
     expect(row({conv: '10.50', conv_cur: 'USD'})).toMatchObject({amount_refunded_usd_minor: 0, amount_usd_minor: 1050})
+    expect(row({conv: '10.50', conv_cur: 'usd', currency: 'eur'})).toMatchObject({amount_usd_minor: 1050, latest_event_id: 'import:1768435200:1:070b30e2'})
     // EUR 1.00 refunded at 0.8 per USD, without a converted refund (or one above the settled amount): 1.25 USD.
-    expect(row({conv: '10.50', conv_cur: 'usd', currency: 'eur', refunded: '1.00'})).toMatchObject({amount_refunded_usd_minor: 125, amount_usd_minor: 1050})
+    expect(row({conv: '10.50', conv_cur: 'usd', currency: 'eur', refunded: '1.00'})).toMatchObject({amount_refunded_usd_minor: 125, amount_usd_minor: 1050, latest_event_id: 'import:1768435200:2:60a88d7d'})
     expect(row({conv: '10.50', conv_cur: 'usd', conv_ref: '11', currency: 'eur', refunded: '1.00'})).toMatchObject({amount_refunded_usd_minor: 125, amount_usd_minor: 1050})
     expect(row({conv: '10.50', conv_cur: 'usd', conv_ref: '0', currency: 'eur', refunded: '1.00'})).toMatchObject({amount_refunded_usd_minor: 125})
     expect(row({conv: '10.50', conv_cur: 'usd', conv_ref: '10.50', currency: 'eur', refunded: '1.00'})).toMatchObject({amount_refunded_usd_minor: 1050})
     expect(row({conv: '0', conv_cur: 'usd'})).toMatchObject({amount_usd_minor: 0})
     // Rows settled in USD, and how far their USD is from the store's: 10.50 vs 9.99 USD three
-    // times, 10.50 vs 12.49 (EUR 9.99) four times, 0 vs 9.99 once.
-    expect(m.takeSettled()).toEqual({difference_minor: 3 * 51 - 4 * 199 - 999, rows: 8})
+    // times, 10.50 vs 12.49 (EUR 9.99) five times, 0 vs 9.99 once.
+    expect(m.takeSettled()).toEqual({difference_minor: 3 * 51 - 5 * 199 - 999, rows: 9})
     expect(m.takeSettled()).toEqual({difference_minor: 0, rows: 0})
   })
 
@@ -291,6 +347,8 @@ describe('a subscription row', () => {
     const {row} = subscriptions()
     expect(row({interval: '3 months'})).toMatchObject({amount_usd_monthly_minor: 333, interval: 'month', interval_count: 3, latest_event_id: 'import:1768435200:2:122d7d5a'})
     expect(row({interval_count: '2'})).toMatchObject({amount_usd_monthly_minor: 500, interval: 'month', interval_count: 2})
+    expect(row({interval: 'week', interval_count: '12'})).toMatchObject({interval: 'week', interval_count: 12})
+    expect(row({country: 'us', quantity: '12'})).toMatchObject({amount_minor: 12_000, country: 'US'})
     expect(row({interval: 'year', interval_count: '2'})).toMatchObject({amount_usd_monthly_minor: 42, interval: 'year', interval_count: 2})
     expect(row({product: 'pro_yearly'})).toMatchObject({amount_usd_monthly_minor: 83, interval: 'year', interval_count: 1})
     expect(row({quantity: '3', tax: '5.00'})).toMatchObject({amount_minor: 3000, amount_usd_minor: 3000, latest_event_id: 'import:1768435200:2:53127abf', tax_minor: 500})
@@ -334,7 +392,11 @@ describe('a subscription row', () => {
     [{interval_count: '0'}, 'bad interval count "0" in interval_count'],
     [{interval_count: 'x'}, 'bad interval count "x" in interval_count'],
     [{interval_count: '1.5'}, 'bad interval count "1.5" in interval_count'],
+    [{interval_count: 'x2'}, 'bad interval count "x2" in interval_count'],
+    [{interval_count: '2x'}, 'bad interval count "2x" in interval_count'],
     [{quantity: 'x'}, 'bad quantity "x" in quantity'],
+    [{quantity: '1.5'}, 'bad quantity "1.5" in quantity'],
+    [{product: ''}, 'missing product: product is empty (pass --product API_ID for rows without one)'],
     [{quantity: '-1'}, 'bad quantity "-1" in quantity'],
     [{quantity: '3', tax: '31.00'}, 'tax: 31.00 in tax is more than the amount 30.00 (the amount is what the customer paid, tax included)'],
     [{amount: '90071992547409.91', quantity: '2'}, 'amount 90071992547409.91 x quantity 2 is too large'],
@@ -348,5 +410,18 @@ describe('a subscription row', () => {
     [{status: 'succeeded'}, expect.stringMatching(/^status: /)],
   ])('%j is rejected: %s', (cells, reason) => {
     expect(subscriptions().row(cells)).toEqual(reason)
+  })
+})
+
+describe('export dates (parseDate)', () => {
+  it('dates, date-times in a zone, UNIX seconds and milliseconds; undefined for no date', () => {
+    expect(parseDate('2026-01-15')).toBe(JAN15)
+    expect(parseDate('2026-01-15 10:00', 'Europe/Berlin')).toBe(JAN15 + 9 * 3600)
+    expect(parseDate('2026-01-15 10:00')).toBe(JAN15 + 10 * 3600)
+    expect(parseDate('1768435200')).toBe(JAN15)
+    expect(parseDate('1768435200000')).toBe(JAN15)
+    expect(parseDate('1768435200000', 'Europe/Berlin')).toBe(JAN15)
+    expect(parseDate('2026-02-30')).toBeUndefined()
+    expect(parseDate('soon', 'Europe/Berlin')).toBeUndefined()
   })
 })
