@@ -257,6 +257,10 @@ describe('a charge row', () => {
     expect(subRow({amount: '30.00', product: 'prod_team', quantity: '2', tax: '5.00'})).toMatch(/^no price matches product "prod_team"/)
   })
 
+  it('an amount whose USD figure is beyond exact integers is rejected with the reason, not thrown', () => {
+    expect(charges().row({amount: '90071992547409.91', currency: 'eur'})).toMatch(/ EUR in USD is out of range: 11258999068426239 minor units is more than pricectl computes exactly \(9007199254740991\)$/)
+  })
+
   it('an unknown product names the integrations the layout matches', () => {
     expect(charges({product_types: ['gateway_a', 'gateway_a_with_interval']}).row({product: 'nope'})).toBe(
       'unknown product "nope" in product (no gateway_a/gateway_a_with_interval integration or api_id matches; add the integration to the product with "pricectl products update")',
@@ -312,7 +316,25 @@ describe("amounts in the gateway's minor units (amount_unit minor)", () => {
     expect(row({amount: '2990', currency: 'kwd'})).toMatchObject({amount_minor: 2990})
     expect(row({amount: '999', currency: 'usd'})).toMatchObject({amount_minor: 999})
     expect(row({amount: '48050', currency: 'isk'})).toBe('bad amount "48050" in amount: 48050 gateway_a units of ISK (exponent 2) is 480.50 ISK, which ISK cannot hold exactly (0 decimals, ISO 4217)')
+    expect(row({amount: '-100', currency: 'usd'})).toMatch(/^amount: /)
     expect(row({amount: '9.99', currency: 'usd'})).toBe('bad amount "9.99" in amount: has a decimal separator, but the layout\'s amounts are whole minor units (amount_unit "minor"; expected a whole number of minor units such as 123456, no separators)')
+  })
+})
+
+describe("a store's gateway table overrides (pricectl gateways)", () => {
+  it("are the origin gateway's exponent for the currency they name; an amount storage cannot hold is out of range", () => {
+    const at = '2026-01-01T00:00:00.000Z'
+    store.config.saveGatewayRuleOverride({currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: null, min_amount: null}, at)
+    store.config.saveGatewayRuleOverride({currency: 'USD', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: null, min_amount: null}, at)
+    try {
+      const {row} = charges({amount_unit: 'minor'})
+      expect(row({amount: '480', currency: 'isk'})).toMatchObject({amount_minor: 480})
+      expect(row({amount: '9', currency: 'usd'})).toMatchObject({amount_minor: 900})
+      expect(row({amount: '2990', currency: 'kwd'})).toMatchObject({amount_minor: 2990})
+      expect(row({amount: '9007199254740991', currency: 'usd'})).toBe('bad amount "9007199254740991" in amount: 9007199254740991 gateway_a units of USD (exponent 0) is 9007199254740991 USD, which is out of range')
+    } finally {
+      store.db.prepare('DELETE FROM gateway_currency_rules').run()
+    }
   })
 })
 
