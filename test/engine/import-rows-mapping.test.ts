@@ -234,6 +234,12 @@ describe('a charge row', () => {
     expect(m.map(header.map((h) => ({...CHARGE} as Cells)[h] ?? ''))).toBe('unknown status "odd" in status (expected one of paid)')
   })
 
+  it('a layout that declares no separators reads "." before decimals and no thousands separator', () => {
+    const {row} = charges({decimal_separator: undefined, thousands_separator: undefined})
+    expect(row({amount: '1234.56'})).toMatchObject({amount_minor: 123_456})
+    expect(row({amount: '1,234.56'})).toMatch(/^bad amount "1,234\.56" in amount: has ",", which is not a separator of this layout/)
+  })
+
   it('a layout with other separators reads its amounts and words its reasons with them', () => {
     const {row} = charges({decimal_separator: ',', thousands_separator: '.'})
     expect(row({amount: '1.234,56', currency: 'eur', tax: '234,56'})).toMatchObject({amount_minor: 123_456, tax_minor: 23_456})
@@ -399,6 +405,12 @@ describe('a subscription row', () => {
       trial_end: JAN15 + 15 * DAY,
       trial_start: JAN15 + DAY,
     })
+  })
+
+  it('a layout without cancel or trial columns: the creation is the event', () => {
+    const columns = {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'user'}
+    const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', columns), SUB_HEADER, undefined)
+    expect(m.map(SUB_HEADER.map((h) => ({...SUB, canceled_at: '2026-02-01', status: 'canceled'} as Cells)[h] ?? ''))).toMatchObject({canceled_at: null, latest_event_timestamp: JAN15, status: 'canceled'})
   })
 
   it('a scheduled end among the event columns is an event date of a canceled row only', () => {
