@@ -166,6 +166,7 @@ describe('a charge row', () => {
     expect(() => new RowMapper(store, 'charges', layout('charges', {...columns, user_id: 'id'}, {columns: {created: 'created', origin_id: 'id', product: 'product', user_id: 'id'}}), header, monthly)).toThrow(
       'the file has no column for amount, currency, status (test layout); pass --mapping FILE naming the columns of this layout (or a value in its constants; see docs/revenue.md)',
     )
+    expect(() => new RowMapper(store, 'charges', layout('charges', {...columns, user_id: ['Customer', 'Customer ID']}), header, monthly)).toThrow(/^the file has no column for user_id \(Customer or Customer ID\) \(test layout\); for user_id, /)
     expect(() => new RowMapper(store, 'charges', layout('charges', columns), ['id', 'ID', 'created'], undefined)).toThrow('the header names a column twice: column "id" appears 2 times (columns 1 and 2); rename or remove one so every cell is read from the column meant')
   })
 
@@ -260,7 +261,11 @@ describe('a charge row', () => {
     expect(subRow({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({interval: 'month', interval_count: 3, product_id: quarterly})
     expect(subRow({amount: '30.00', interval: 'year', product: 'prod_team'})).toMatchObject({interval: 'year', product_id: yearly})
     // The tax column is the whole subscription's: with a quantity, no unit's net is known.
-    expect(subRow({amount: '30.00', product: 'prod_team', quantity: '2', tax: '5.00'})).toMatch(/^no price matches product "prod_team"/)
+    expect(subRow({amount: '30.00', product: 'prod_team', quantity: '2', tax: '5.00'})).toMatch(/^no price matches product "prod_team" in product: it is the gateway_a_with_interval product of team_yearly \(year\) and team_quarterly \(3 month\); 30\.00 USD is no price of theirs/)
+    // A layout without a price column names no price id in the reason.
+    const noPrice = charges({product_types: ['gateway_a_with_interval']})
+    expect(noPrice.row({amount: '30.00', product: 'prod_team'})).toMatch(/^no price matches product "prod_team" in product: it is the gateway_a_with_interval product of team_yearly \(year\) and team_quarterly \(3 month\); 30\.00 USD is no price of theirs/)
+    expect(noPrice.row({amount: '25.00', product: 'prod_team'})).toMatchObject({product_id: quarterly})
   })
 
   it('an amount whose USD figure is beyond exact integers is rejected with the reason, not thrown', () => {
@@ -435,6 +440,8 @@ describe('a subscription row', () => {
     [{quantity: '-1'}, 'bad quantity "-1" in quantity'],
     [{quantity: '3', tax: '31.00'}, 'tax: 31.00 in tax is more than the amount 30.00 (the amount is what the customer paid, tax included)'],
     [{amount: '90071992547409.91', quantity: '2'}, 'amount 90071992547409.91 x quantity 2 is too large'],
+    [{trial_end: 'bad'}, `bad date "bad" in trial_end (not a date or time in an accepted form; ${dateHint})`],
+    [{cancel_at: '2026-13-01'}, `bad date "2026-13-01" in cancel_at (there is no month 13; ${dateHint})`],
     [{canceled_at: 'bad'}, `bad date "bad" in canceled_at (not a date or time in an accepted form; ${dateHint})`],
     [{status: 'trialing', trial_end: '2026-01-10', trial_start: '2026-01-20'}, 'trial ends before it starts: trial_end: 1768003200 (2026-01-10T00:00:00Z) is before trial_start 1768867200 (2026-01-20T00:00:00Z)'],
     [
