@@ -205,6 +205,8 @@ describe('a charge row', () => {
     [{tax: 'x'}, 'bad amount "x" in tax: is not a number (expected "." before decimals and no thousands separator, such as 1234.56)'],
     [{country: 'XX'}, 'country: unknown country "XX" (expected a two-letter ISO 3166 code such as US)'],
     [{currency: 'chf'}, 'no FX rate for CHF (add one with "pricectl fx set CHF RATE")'],
+    // The first bad cell in the order the row is read is the reason.
+    [{created: 'soon', currency: 'xyz', status: ''}, `bad date "soon" in created (not a date or time in an accepted form; ${dateHint})`],
   ])('%j is rejected: %s', (cells, reason) => {
     expect(charges().row(cells)).toBe(reason)
   })
