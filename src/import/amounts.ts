@@ -38,11 +38,11 @@ export function parseUnits(s: string, codes: AmountCodes, exponent: number): num
   const n = s.length
   let i = 0
   let neg = false
-  if (n > 0 && s.charCodeAt(0) === 45) {
+  // charCodeAt of an empty cell is NaN: no sign.
+  if (s.charCodeAt(0) === 45) {
     neg = true
     i = 1
   }
-  const start = i
   const sep = codes.thousands
   let v = 0
   let group = 0
@@ -59,7 +59,8 @@ export function parseUnits(s: string, codes: AmountCodes, exponent: number): num
       group = 0
     } else break
   }
-  if (i === start || group === 0 || (grouped && group !== 3)) return Number.NaN
+  // No digit (an empty cell, a lone sign or separator) or a group that ends short.
+  if (group === 0 || (grouped && group !== 3)) return Number.NaN
   let frac = 0
   if (i < n) {
     if (s.charCodeAt(i) !== codes.decimal) return Number.NaN

@@ -2,7 +2,7 @@ import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
 import {MAX_MINOR, minorToDecimalString} from '../../src/currency.js'
-import {type AmountFormat, amountCodes, amountProblem, DECIMAL_SEPARATORS, parseUnits, THOUSANDS_SEPARATORS} from '../../src/import/amounts.js'
+import {type AmountFormat, amountCodes, amountProblem, DECIMAL_SEPARATORS, describeFormat, parseUnits, THOUSANDS_SEPARATORS} from '../../src/import/amounts.js'
 import {PRESETS} from '../../src/import/presets.js'
 
 /**
@@ -90,6 +90,64 @@ describe('amount cells under declared separators', () => {
     expect(read('2400.00', PLAIN, 0)).toBe(2400)
     expect(parseUnits('2400.00', amountCodes(PLAIN, true), 0)).toBeNaN()
     expect(amountProblem('1 234', {decimal: ',', thousands: '\u00A0'}, false, 'EUR', 2, 'ISO 4217')).toContain('has space, which is not a separator of this layout')
+  })
+
+  it('reads at the edges of the loop: a second group of other than 3 digits, a letter among the decimals, the largest exact amount, no negative zero', () => {
+    expect(read('1,23,456', US, 2)).toBeNaN()
+    expect(read('1,2345,678', US, 2)).toBeNaN()
+    expect(read('1.5a', PLAIN, 2)).toBeNaN()
+    expect(read('1.0x', PLAIN, 2)).toBeNaN()
+    expect(read('9007199254740991', PLAIN, 0)).toBe(MAX_MINOR)
+    expect(read('9007199254740992', PLAIN, 0)).toBeNaN()
+    // -0 would print as "-0.00" in a JSON summary's decimal amounts.
+    expect(read('-0', PLAIN, 2)).toBe(0)
+    expect(read('-0.00', PLAIN, 2)).toBe(0)
+    // A control character is no separator, whatever a layout declares (none: code -1).
+    expect(parseUnits('1\u0001000', amountCodes(PLAIN, true), 0)).toBeNaN()
+    expect(parseUnits('5\u00010', amountCodes(PLAIN, true), 0)).toBeNaN()
+  })
+
+  it('names the form a layout expects: major units, and whole minor units with and without grouping', () => {
+    expect(describeFormat(US)).toBe('"." before decimals and "," between thousands, such as 1234.56 or 1,234.56')
+    expect(describeFormat({decimal: ',', thousands: '\u00A0'})).toBe('"," before decimals and no-break space between thousands, such as 1234,56 or 1\u00A0234,56')
+    expect(describeFormat(PLAIN, true)).toBe('a whole number of minor units such as 123456, no separators')
+    expect(describeFormat(US, true)).toBe('a whole number of minor units such as 123456 or 123,456, no decimal separator')
+  })
+
+  it('says why, case by case: the sign is not the problem, misplaced groups, a separator without digits, too many decimals, out of range', () => {
+    const why = (cell: string, format: AmountFormat, exponent = 2, whole = false) => amountProblem(cell, format, whole, whole ? 'ISK' : 'USD', exponent, whole ? '' : 'ISO 4217')
+    const ambiguous = (sep: string, format: AmountFormat, whole = false) => `has ${sep} where no thousands separator can be, so the amount is ambiguous (expected ${describeFormat(format, whole)})`
+    const notNumber = (format: AmountFormat, whole = false) => `is not a number (expected ${describeFormat(format, whole)})`
+    const outOfRange = 'is out of range (more than 9007199254740991 minor units)'
+    // A leading minus is read (the schema refuses it with its value): the reason is the rest.
+    expect(why('-19,999', PLAIN, 3)).toBe(amountProblem('19,999', PLAIN, false, 'USD', 3, 'ISO 4217'))
+    expect(why('-19,999', PLAIN, 3)).toMatch(/^has ",", which is not a separator of this layout/)
+    expect(why('12a', PLAIN)).toBe(notNumber(PLAIN))
+    expect(why('abc', US)).toBe(notNumber(US))
+    // Whole minor units: a comma the layout does not declare is no decimal separator either.
+    expect(why('1,5', PLAIN, 0, true)).toBe(`has ",", which is not a separator of this layout, so the amount is ambiguous (expected ${describeFormat(PLAIN, true)}; a --mapping file declares other separators with decimal_separator and thousands_separator)`)
+    expect(why('2400.00', US, 0, true)).toBe(`has a decimal separator, but the layout's amounts are whole minor units (amount_unit "minor"; expected ${describeFormat(US, true)})`)
+    expect(why('1,2345', US, 0, true)).toBe(ambiguous('","', US, true))
+    expect(why('99999999999999999999', US, 0, true)).toBe(outOfRange)
+    // Thousands groups: the first of 1 to 3 digits, every later one of 3, before the decimals only.
+    expect(why('1,2345', US)).toBe(ambiguous('","', US))
+    expect(why(',123', US)).toBe(ambiguous('","', US))
+    expect(why('1234,567', US)).toBe(ambiguous('","', US))
+    expect(why('1,23.45', US)).toBe(ambiguous('","', US))
+    expect(why('123,456.789', US)).toBe('has 3 decimals, more than USD has (2, ISO 4217); amounts are kept as charged, never rounded')
+    expect(why('1,234.567', US)).toBe('has 3 decimals, more than USD has (2, ISO 4217); amounts are kept as charged, never rounded')
+    // A separator without digits on one side, a second decimal separator, a group among the decimals.
+    for (const cell of ['.5', '5.', '-', '1.2.3']) expect(why(cell, PLAIN), cell).toBe(notNumber(PLAIN))
+    expect(why('1.5,0', US)).toBe(notNumber(US))
+    expect(why('1,5.0', DE)).toBe(notNumber(DE))
+    // Decimals are counted without trailing zeros, never their leading ones.
+    expect(amountProblem('1.020500', PLAIN, false, 'KWD', 3, 'ISO 4217')).toBe('has 4 decimals, more than KWD has (3, ISO 4217); amounts are kept as charged, never rounded')
+    // Beyond exact integers, whatever the separators.
+    const SPACED: AmountFormat = {decimal: ',', thousands: ' '}
+    for (const format of [PLAIN, US, SPACED]) expect(why('99999999999999999999', format), JSON.stringify(format)).toBe(outOfRange)
+    expect(why('9,999,999,999,999,999,999', US)).toBe(outOfRange)
+    expect(why('99999999999999999999.5', PLAIN)).toBe(outOfRange)
+    expect(why('99 999 999 999 999 999 999,50', SPACED)).toBe(outOfRange)
   })
 
   it('property: an amount written with the declared separators reads back as the same minor units', () => {

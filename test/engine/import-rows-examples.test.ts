@@ -81,6 +81,8 @@ describe('interval cells', () => {
     ['weekly', {count: 1, interval: 'week'}],
     ['daily', {count: 1, interval: 'day'}],
     ['monthly', {count: 1, interval: 'month'}],
+    ['every  2 weeks', {count: 2, interval: 'week'}],
+    ['3 - months', {count: 3, interval: 'month'}],
   ])('%j is %j', (cell, interval) => {
     expect(parseInterval(cell)).toEqual(interval)
   })
