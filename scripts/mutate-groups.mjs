@@ -103,6 +103,7 @@ export const GROUPS = {
       'test/store-contract/experiments-attribution.test.ts',
       'test/engine/fx-rates.test.ts',
       'test/engine/fx-prune.test.ts',
+      'test/commands/fx.test.ts',
     ],
   },
 }
