@@ -115,7 +115,7 @@ describe('pricectl serve (bin/run.js)', () => {
 
     const r = await response
     expect(r.status).toBe(200)
-    expect(r.json.products.pro_monthly.integrations.gateway_a).toEqual({amount: 899, currency: 'EUR', formatted: expect.any(String)})
+    expect(r.json.products.pro_monthly.integrations.gateway_a).toEqual({amount: 899, currency: 'EUR', formatted: expect.any(String), tax_behavior: 'exclusive'})
     expect(await s.exited).toBe(0)
     const log = s.stderr()
     expect(log).toMatch(/"POST \/v1\/prices" 200 \d+ /)
