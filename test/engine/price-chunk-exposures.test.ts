@@ -1,14 +1,12 @@
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {createExperiment} from '../../src/experiments/manage.js'
 import {batchPricer} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, calculatePriceSync} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
-import {copyOf, written} from '../helpers/pricing-store.js'
+import {copyOf, experimentStore, written} from '../helpers/pricing-store.js'
 import {recordedStore} from '../helpers/recorded-store.js'
-import {tempStore} from '../helpers/run.js'
-import {at, segCatalog} from '../helpers/segments-fixtures.js'
+import {at} from '../helpers/segments-fixtures.js'
 
 /**
  * Exposures (which visitor got which arm) are written at the flush of their chunk, with its
@@ -18,14 +16,7 @@ const NOW = '2026-03-01T00:00:00Z'
 let fixture: string
 
 beforeAll(async () => {
-  fixture = tempStore()
-  await segCatalog(fixture)
-  const store = openStore(fixture)
-  try {
-    createExperiment(store, {arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'exposures', products: ['basic'], seed: 5}, {start: true})
-  } finally {
-    store.close()
-  }
+  fixture = await experimentStore({arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'exposures', products: ['basic'], seed: 5})
 }, 60_000)
 
 describe('exposures are written at the flush', () => {

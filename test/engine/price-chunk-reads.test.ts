@@ -1,16 +1,14 @@
 import {Writable} from 'node:stream'
 import {beforeAll, describe, expect, it} from 'vitest'
 
-import {createExperiment} from '../../src/experiments/manage.js'
 import {batchPricer, priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, calculatePriceSync, NEEDS_WRITE, type Trace} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import type {PriceResult} from '../../src/schemas/price.js'
-import {batchInput, copyOf, written} from '../helpers/pricing-store.js'
+import {batchInput, copyOf, experimentStore, written} from '../helpers/pricing-store.js'
 import {readsWhilePricing, recordedStore} from '../helpers/recorded-store.js'
-import {tempStore} from '../helpers/run.js'
-import {at, segCatalog} from '../helpers/segments-fixtures.js'
+import {at} from '../helpers/segments-fixtures.js'
 
 /**
  * The price calculation reads the store only when a chunk of requests begins and writes only
@@ -23,15 +21,8 @@ const NOW = '2026-03-01T00:00:00Z'
 let fixture: string
 
 beforeAll(async () => {
-  fixture = tempStore()
-  await segCatalog(fixture)
-  const store = openStore(fixture)
-  try {
-    // Thompson (the default): assignment reads posteriors; a USD arm converts (an "fx" step in explain).
-    createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12}], name: 'chunks', products: ['basic'], seed: 3}, {start: true})
-  } finally {
-    store.close()
-  }
+  // Thompson (the default): assignment reads posteriors; a USD arm converts (an "fx" step in explain).
+  fixture = await experimentStore({arms: [{multiplier: 0.8}, {usd_price: 12}], name: 'chunks', products: ['basic'], seed: 3})
 }, 60_000)
 
 function open(path: string) {

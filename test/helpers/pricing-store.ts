@@ -2,7 +2,10 @@ import {copyFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {Writable} from 'node:stream'
 
+import {createExperiment} from '../../src/experiments/manage.js'
+import {openStore} from '../../src/store/db.js'
 import {dump} from './dump.js'
+import {segCatalog} from './segments-fixtures.js'
 import {tempStore} from './run.js'
 
 /** A copy of a store file in a temp folder of its own. */
@@ -34,4 +37,17 @@ export function batchInput(db: string, requests: Record<string, unknown>[]): {fi
     },
   })
   return {file, lines: () => Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean), out, path}
+}
+
+/** A store with the segments catalog and one running experiment on `basic` (copy it per test with copyOf). */
+export async function experimentStore(experiment: Parameters<typeof createExperiment>[1]): Promise<string> {
+  const fixture = tempStore()
+  await segCatalog(fixture)
+  const store = openStore(fixture)
+  try {
+    createExperiment(store, experiment, {start: true})
+  } finally {
+    store.close()
+  }
+  return fixture
 }
