@@ -14,6 +14,7 @@ import {
   splitShown,
   taxWords,
 } from '../../src/tax/tax.js'
+import {lock as contractLock, lockedProduct} from '../helpers/contract-fixtures.js'
 
 /** Tax in prices (docs/tax.md): the bundled rates, operator rates, behaviour precedence and the exact split. */
 
@@ -162,28 +163,10 @@ describe('words', () => {
 })
 
 describe('locks', () => {
-  const lock = (tax?: {behavior: 'exclusive' | 'inclusive'; bp: number}): Lock => ({
-    anonymous: false,
-    arm_id: 0,
-    country: 'DE',
-    created_at: '2026-01-01T00:00:00.000Z',
-    currency: 'EUR',
-    experiment_id: 0,
-    ip: null,
-    lock_key: 'u',
-    package_id: null,
-    quote: {
-      audience: {api_id: 'default', name: 'default'},
-      country_source: 'request',
-      currency_source: 'currency of DE',
-      experiment_type: null,
-      matching_audiences: [],
-      products: {pro: {baseline_minor: null, control_minor: 999, currency: 'EUR', interval: 'month', interval_count: 1, layer: 'base', price_minor: 999, ...(tax ? {tax} : {})}},
-      products_to_select: [],
-    },
-    updated_at: '2026-01-01T00:00:00.000Z',
-    user_id: 'u',
-  })
+  const lock = (tax?: {behavior: 'exclusive' | 'inclusive'; bp: number}): Lock => {
+    const base = contractLock('u')
+    return {...base, quote: {...base.quote, products: {pro: lockedProduct(999, tax ? {tax} : {})}}}
+  }
 
   it('stores the tax a price was shown with compactly and reads it back', () => {
     const l = lock({behavior: 'inclusive', bp: 1925})
