@@ -65,12 +65,12 @@ function datedFromNow(value: unknown): unknown {
   return {...c, active_from: move(c.active_from), active_till: move(c.active_till)}
 }
 
-export function loadDemo(store: StorePort, dir: string): DemoResult {
+export async /*A*/ function loadDemo(store: StorePort, dir: string): Promise<DemoResult> {
   const products = readProductsFile(join(dir, 'products.json')).items
   const coupons = couponItems(join(dir, 'coupons.json'))
-  return store.transaction(() => {
-    const result = {coupons: upsertCoupons(store, coupons), products: upsertProducts(store, products)}
-    demoTax(store)
+  return await store.transaction(async /*A*/ () => {
+    const result = {coupons: await upsertCoupons(store, coupons), products: await upsertProducts(store, products)}
+    await demoTax(store)
     return result
   }, {write: true})
 }
@@ -82,9 +82,9 @@ export const DEMO_INCLUSIVE_COUNTRY = 'DE'
  * One inclusive country, so the demo shows both behaviours: DE prices include VAT. Written
  * only when DE has no behaviour of its own (an operator's choice stays; a second run writes nothing).
  */
-function demoTax(store: StorePort): void {
-  if (store.config.taxSettings().some((r) => r.scope === 'country' && r.subject === DEMO_INCLUSIVE_COUNTRY)) return
-  store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'country', subject: DEMO_INCLUSIVE_COUNTRY}, nowIso())
+async /*A*/ function demoTax(store: StorePort): Promise<void> {
+  if ((await store.config.taxSettings()).some((r) => r.scope === 'country' && r.subject === DEMO_INCLUSIVE_COUNTRY)) return
+  await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'country', subject: DEMO_INCLUSIVE_COUNTRY}, nowIso())
 }
 
 class DryRun extends Error {}
@@ -99,12 +99,12 @@ export type DemoPlan = {
 }
 
 /** What `demo` would do to this store, without writing anything. */
-export function planDemo(store: StorePort, dir: string): DemoPlan {
-  const held = store.catalog.storeContents()
+export async /*A*/ function planDemo(store: StorePort, dir: string): Promise<DemoPlan> {
+  const held = await store.catalog.storeContents()
   let result!: DemoResult
   try {
-    store.transaction(() => {
-      result = loadDemo(store, dir)
+    await store.transaction(async /*A*/ () => {
+      result = await loadDemo(store, dir)
       throw new DryRun()
     }, {write: true})
   } catch (error) {
@@ -131,8 +131,8 @@ export function describePlan(plan: DemoPlan): {changes: string; held: string} {
 }
 
 /** The commands worth trying on the demo store, for the summary. */
-export function nextSteps(store: StorePort): string[] {
-  const ids = new Set(loadProducts(store).map((p) => p.api_id))
+export async /*A*/ function nextSteps(store: StorePort): Promise<string[]> {
+  const ids = new Set((await loadProducts(store)).map((p) => p.api_id))
   const product = ids.has('pro_monthly') ? 'pro_monthly' : ([...ids][0] ?? 'PRODUCT')
   return [
     'pricectl products list',

@@ -65,8 +65,8 @@ class StoreHandle implements Store {
     return !ports.has(this)
   }
 
-  close(): void {
-    ports.get(this)?.close()
+  async /*A*/ close(): Promise<void> {
+    await ports.get(this)?.close()
     ports.delete(this)
   }
 }
@@ -101,7 +101,7 @@ export type PriceCallOptions = {
  * `override: true`). Throws InvalidInputError for a bad request.
  */
 export async function price(store: Store, request: PriceRequest, options: PriceCallOptions = {}): Promise<PriceResult> {
-  const ctx = PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
+  const ctx = await PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
   return calculatePrice(ctx, request)
 }
 
@@ -139,7 +139,7 @@ export async function priceMany(store: Store, requests: AsyncIterable<PriceReque
   if (requests === null || typeof requests !== 'object' || !(Symbol.iterator in requests || Symbol.asyncIterator in requests)) {
     throw new InvalidInputError('priceMany: expected an array or (async) iterable of price requests')
   }
-  const ctx = PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
+  const ctx = await PricingContext.open(openedPort(store), {geoipDb: options.geoipDb})
   const results: PriceOutcome[] = []
   const {onResult} = options
   // Outcomes come inside the store transaction of their group: handed on after it commits,
@@ -192,12 +192,12 @@ export type PreviewOptions = {
  * `comparison.passed` is false when a price moved beyond the tolerance, a currency changed
  * or a row was added or removed.
  */
-export function previewPrices(store: Store, options: PreviewOptions = {}): PreviewResult {
+export async /*A*/ function previewPrices(store: Store, options: PreviewOptions = {}): Promise<PreviewResult> {
   const tolerance = options.tolerance ?? '0'
   if (options.tolerance !== undefined && options.against === undefined) throw new InvalidInputError('tolerance compares with a snapshot: add against: FILE')
   const parsedTolerance = parseTolerance(tolerance)
   const before = options.against === undefined ? undefined : readSnapshot(options.against)
-  const rows = previewRows(openedPort(store), {
+  const rows = await previewRows(openedPort(store), {
     countries: options.countries?.map(upperCode),
     features: options.features,
     integrations: options.integrations,
@@ -286,14 +286,14 @@ export type RevenueReportOptions = {
 }
 
 /** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU, MRR movements, churn and retention rates, LTV. */
-export function revenueReport(store: Store, options: RevenueReportOptions = {}): RevenueReport {
+export async /*A*/ function revenueReport(store: Store, options: RevenueReportOptions = {}): Promise<RevenueReport> {
   const by = options.by ?? 'month'
   if (!['country', 'month', 'product', 'quarter', 'week'].includes(by)) throw new InvalidInputError(`by: expected week, month, quarter, country or product, got ${JSON.stringify(by)}`)
   const zone = resolveZone(options.tz, 'tz')
   const since = seconds(options.since, 'since', zone, false)
   const until = seconds(options.until, 'until', zone, true)
   if (since !== undefined && until !== undefined && until <= since) throw new InvalidInputError(`until (${String(options.until)}) is before since (${String(options.since)})`)
-  return report(openedPort(store), {by, since, until})
+  return await report(openedPort(store), {by, since, until})
 }
 
 function seconds(m: Moment | undefined, what: string, zone: string | undefined, end: boolean): number | undefined {

@@ -21,10 +21,9 @@ export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
   }
 
   async run() {
-    const store = this.store
-    const rows = listCampaigns(store)
-      .map((c) => ({c, out: campaignResponse(store, c)}))
-      .filter((r) => this.flags.state === undefined || r.out.state === this.flags.state)
+    const store = (await this.store())
+    const all = await Promise.all((await listCampaigns(store)).map(async (c) => ({c, out: await campaignResponse(store, c)})))
+    const rows = all.filter((r) => this.flags.state === undefined || r.out.state === this.flags.state)
     const result = {campaigns: rows.map((r) => r.out), message: `${rows.length} campaign${rows.length === 1 ? '' : 's'}`, success: true as const}
     if (this.jsonEnabled()) return result
     const table = rows.map((r) => ({c: r.c, state: r.out.state}))

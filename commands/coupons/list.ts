@@ -22,10 +22,10 @@ export default class CouponsList extends BaseCommand<typeof CouponsList> {
   }
 
   async run() {
-    const coupons = listCoupons(this.store, {name: this.flags.name, status: this.flags.status})
+    const coupons = await listCoupons((await this.store()), {name: this.flags.name, status: this.flags.status})
     const filtered = this.flags.name !== undefined || this.flags.status !== undefined
     const result = {
-      coupons: coupons.map((c) => couponResponse(this.store, c)),
+      coupons: coupons.map(async /*A*/ (c) => await couponResponse((await this.store()), c)),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }

@@ -55,12 +55,12 @@ The global --db and --profile flags are not used: both stores are named here. Se
     let ok = false
     try {
       dest = openCopyDestination(destSpec, sourceSpec)
-      const held = heldBy(dest.store)
+      const held = await heldBy(dest.store)
       if (held.length > 0) {
         await confirmDestructive(this.flags.yes, `replace the store ${names.dest} (${held.map((h) => `${h.table} ${h.rows}`).join(', ')}) with a copy of ${names.source}`)
       }
       this.note(`copying ${names.source} to ${names.dest}`)
-      const result = copyStore(source, dest.store, {names})
+      const result = await copyStore(source, dest.store, {names})
       this.log(
         table(result.tables, [
           {header: 'table', value: (t) => t.table},
@@ -80,7 +80,7 @@ The global --db and --profile flags are not used: both stores are named here. Se
       this.note(message)
       return {dest: names.dest, message, replaced: held.length > 0, rows: result.rows, source: names.source, success: true, tables: result.tables}
     } finally {
-      source.close()
+      await source.close()
       dest?.finish(ok)
     }
   }

@@ -31,7 +31,7 @@ export default class DbInfo extends BaseCommand<typeof DbInfo> {
 
   async run(): Promise<StoreInfo & {success: true}> {
     // Opened without migrating so an old store reports its own version.
-    const store = this.openStore({migrate: false})
+    const store = await this.openStore({migrate: false})
     try {
       const info = storeInfo(store)
       this.log(
@@ -46,7 +46,7 @@ export default class DbInfo extends BaseCommand<typeof DbInfo> {
       )
       return {...info, success: true}
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }

@@ -20,14 +20,14 @@ so a mistyped path never turns into an empty store. A store that exists is left 
 
   async run() {
     let created = false
-    const store = this.openStore({init: true, onCreate: () => (created = true)})
+    const store = await this.openStore({init: true, onCreate: () => (created = true)})
     try {
-      const version = store.health().schemaVersion
+      const version = (await store.health()).schemaVersion
       const message = created ? `created a new store at ${store.path} (schema version ${version})` : `${store.path} is already a pricectl store (schema version ${version}); nothing to do`
       this.log(message)
       return {created, message, path: store.path, schema_version: version, success: true as const}
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }

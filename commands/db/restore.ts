@@ -41,12 +41,12 @@ database in one transaction, through "db copy"; row counts are checked. See docs
     const location = this.storeLocation
     if (isPostgresUrl(location)) return this.restorePostgres(location)
     // The store is not opened the usual way: that would create and migrate a missing one.
-    const plan = planRestore(this.args.file, location)
+    const plan = await planRestore(this.args.file, location)
     if (plan.held.length > 0) {
       const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
       await confirmDestructive(this.flags.yes, `replace the store ${plan.target} (${held}) with ${plan.backup}`)
     }
-    const r = restoreStore(plan)
+    const r = await restoreStore(plan)
     const migrated = r.backup_schema_version < r.schema_version ? `, migrated from schema version ${r.backup_schema_version} to ${r.schema_version}` : `, schema version ${r.schema_version}`
     const message = `restored ${r.backup} into ${r.path}${migrated}; check ok (integrity ok, no foreign key violations)`
     this.log(message)
@@ -57,13 +57,13 @@ database in one transaction, through "db copy"; row counts are checked. See docs
   private async restorePostgres(location: string) {
     const store = openStore(location)
     try {
-      const plan = planRestoreFromFile(this.args.file, store)
+      const plan = await planRestoreFromFile(this.args.file, store)
       if (plan.held.length > 0) {
         const held = plan.held.map((h) => `${h.table} ${h.rows}`).join(', ')
         await confirmDestructive(this.flags.yes, `replace the store ${store.path} (${held}) with ${plan.backup}`)
       }
-      const copied = restoreFromFile(plan, store)
-      const schemaVersion = store.health().schemaVersion
+      const copied = await restoreFromFile(plan, store)
+      const schemaVersion = (await store.health()).schemaVersion
       const migrated = plan.backupVersion < schemaVersion ? `, migrated from schema version ${plan.backupVersion} to ${schemaVersion}` : `, schema version ${schemaVersion}`
       const message = `restored ${plan.backup} into ${store.path}${migrated}; ${copied.rows} rows in ${copied.tables.length} tables, row counts match, foreign keys checked`
       this.log(message)
@@ -79,7 +79,7 @@ database in one transaction, through "db copy"; row counts are checked. See docs
         success: true as const,
       }
     } finally {
-      store.close()
+      await store.close()
     }
   }
 }

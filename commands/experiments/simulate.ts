@@ -69,14 +69,14 @@ store itself is not changed).`
         try {
           sqliteOf(src, 'experiments simulate --db').copyTo(path)
         } finally {
-          src.close()
+          await src.close()
         }
       } else if (this.args.id) {
         throw new InvalidInputError('an experiment id needs the store it lives in: pass --db PATH')
       }
       const store = openStore(path)
       try {
-        const setup = simulationArms(store, {
+        const setup = await simulationArms(store, {
           arms: flags.arm?.map((a, i) => parseArm(a, `--arm #${i + 1}`)),
           basePx: flags['base-px'],
           countries,
@@ -101,7 +101,7 @@ store itself is not changed).`
         if (flags.keep) this.note(`kept the simulation store: ${path}`)
         return result
       } finally {
-        store.close()
+        await store.close()
       }
     } finally {
       if (!flags.keep) rmSync(dir, {force: true, recursive: true})

@@ -29,9 +29,9 @@ export default class RevenueCohortsCommand extends BaseCommand<typeof RevenueCoh
 
   async run() {
     const f = this.flags
-    const result = revenueCohorts(this.store, window(f.since, f.until, f.tz))
+    const result = await revenueCohorts((await this.store()), window(f.since, f.until, f.tz))
     if (f.output !== 'json') {
-      const hint = chargesOnlyNote(this.store)
+      const hint = await chargesOnlyNote(await this.store())
       if (hint) this.note(hint)
     }
     if (f.output === 'json') {

@@ -43,9 +43,9 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
   async run() {
     const f = this.flags
     const by = f.by as By
-    const report = revenueReport(this.store, {by, ...window(f.since, f.until, f.tz)})
+    const report = await revenueReport((await this.store()), {by, ...window(f.since, f.until, f.tz)})
     if (f.output !== 'json') {
-      const hint = chargesOnlyNote(this.store)
+      const hint = await chargesOnlyNote(await this.store())
       if (hint) this.note(hint)
     }
     if (f.output === 'json') {

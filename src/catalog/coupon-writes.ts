@@ -93,7 +93,7 @@ function withoutWindow(d: CouponDef): string {
 }
 
 /** `moved`: the updated coupons whose only change is their window (the demo's coupons follow today). */
-function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): {inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]} {
+async /*A*/ function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
   const unchanged: string[] = []
   const moved: string[] = []
   const changed: CouponDef[] = []
@@ -105,20 +105,20 @@ function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Co
       if (old && withoutWindow(defOf(old)) === withoutWindow(d)) moved.push(d.api_id)
     }
   }
-  const saved = store.catalog.saveCoupons(changed, isoWithOffset())
+  const saved = await store.catalog.saveCoupons(changed, isoWithOffset())
   return {inserted: saved.inserted, moved, unchanged, updated: saved.updated}
 }
 
-export function createCoupon(store: StorePort, input: unknown): Coupon {
+export async /*A*/ function createCoupon(store: StorePort, input: unknown): Promise<Coupon> {
   const problems: string[] = []
   const d = parseDef(input, problems)
   if (!d) throw new InvalidInputError(`invalid coupon: ${problems.join('; ')}`)
-  return store.transaction(() => {
-    const problem = amountProblem(exactnessCheck(store), d)
+  return await store.transaction(async /*A*/ () => {
+    const problem = amountProblem(await exactnessCheck(store), d)
     if (problem) throw new InvalidInputError(`invalid coupon: ${problem}`)
-    if (getCoupon(store, d.api_id)) throw new ConflictError(`api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
-    writeDefs(store, [d], new Map())
-    return getCoupon(store, d.api_id)!
+    if (await getCoupon(store, d.api_id)) throw new ConflictError(`api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
+    await writeDefs(store, [d], new Map())
+    return (await getCoupon(store, d.api_id))!
   }, {write: true})
 }
 
@@ -126,9 +126,9 @@ export function createCoupon(store: StorePort, input: unknown): Coupon {
  * Update: given fields replace stored ones (external coupons as a whole list). Switching
  * to a percentage coupon drops the currency unless the update names one.
  */
-export function updateCoupon(store: StorePort, apiId: string, patch: Record<string, unknown>): {changed: boolean; coupon: Coupon} {
-  return store.transaction(() => {
-    const existing = requireCoupon(store, apiId)
+export async /*A*/ function updateCoupon(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; coupon: Coupon}> {
+  return await store.transaction(async /*A*/ () => {
+    const existing = await requireCoupon(store, apiId)
     const parsed = CouponPatch.safeParse(patch)
     if (!parsed.success) throw new InvalidInputError(`invalid coupon update: ${formatIssues(parsed.error.issues, patch)}`)
     const fields = Object.fromEntries(Object.entries(patch).filter(([k, v]) => v !== undefined && !['created_at', 'org', 'updated_at'].includes(k)))
@@ -141,15 +141,15 @@ export function updateCoupon(store: StorePort, apiId: string, patch: Record<stri
     const problems: string[] = []
     const d = parseDef(merged, problems)
     if (!d) throw new InvalidInputError(`invalid coupon update: ${problems.join('; ')}`)
-    const problem = amountProblem(exactnessCheck(store), d, existing)
+    const problem = amountProblem(await exactnessCheck(store), d, existing)
     if (problem) throw new InvalidInputError(`invalid coupon update: ${problem}`)
-    const r = writeDefs(store, [d], new Map([[apiId, existing]]))
-    return {changed: r.unchanged.length === 0, coupon: getCoupon(store, apiId)!}
+    const r = await writeDefs(store, [d], new Map([[apiId, existing]]))
+    return {changed: r.unchanged.length === 0, coupon: (await getCoupon(store, apiId))!}
   }, {write: true})
 }
 
 /** Upsert complete coupons (demo): all validated first, nothing written on any failure; then one chunk. */
-export function upsertCoupons(store: StorePort, items: Item[]): {inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]} {
+export async /*A*/ function upsertCoupons(store: StorePort, items: Item[]): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
   const errors: RowError[] = []
   const defs: CouponDef[] = []
   const seen = new Set<string>()
@@ -167,32 +167,32 @@ export function upsertCoupons(store: StorePort, items: Item[]): {inserted: strin
     defs.push(d)
   }
   if (errors.length) failRows(errors, items.length)
-  return store.transaction(() => {
+  return await store.transaction(async /*A*/ () => {
     const existing = new Map(
-      store.catalog
-        .getCoupons(defs.map((d) => d.api_id))
+      (await store.catalog
+        .getCoupons(defs.map((d) => d.api_id)))
         .map((c) => fromStored(c))
         .map((c) => [c.api_id, c]),
     )
-    const check = exactnessCheck(store)
+    const check = await exactnessCheck(store)
     for (const [i, d] of defs.entries()) {
       const problem = amountProblem(check, d, existing.get(d.api_id))
       if (problem) errors.push({label: items[i]?.label ?? d.api_id, message: problem})
     }
     if (errors.length) failRows(errors, items.length)
-    return writeDefs(store, defs, existing)
+    return await writeDefs(store, defs, existing)
   }, {write: true})
 }
 
 /** Delete a coupon; one that campaigns use is kept unless `force` (the campaigns go with it). */
-export function deleteCoupon(store: StorePort, apiId: string, options: {force?: boolean} = {}): Coupon {
-  return store.transaction(() => {
-    const c = requireCoupon(store, apiId)
-    const campaigns = store.catalog.couponCampaigns(c.id)
+export async /*A*/ function deleteCoupon(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<Coupon> {
+  return await store.transaction(async /*A*/ () => {
+    const c = await requireCoupon(store, apiId)
+    const campaigns = await store.catalog.couponCampaigns(c.id)
     if (campaigns.length > 0 && !options.force) {
       throw new OperationalError(`coupon ${JSON.stringify(apiId)} is used by campaign${campaigns.length === 1 ? '' : 's'} ${campaigns.join(', ')}; pass --force to delete the coupon and those campaigns`)
     }
-    store.catalog.deleteCoupon(c.id)
+    await store.catalog.deleteCoupon(c.id)
     return c
   }, {write: true})
 }

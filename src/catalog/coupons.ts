@@ -56,13 +56,13 @@ export function fromStored(r: StoredCoupon): Coupon {
 }
 
 /** The coupon with `apiId`, or undefined. */
-export function getCoupon(store: StorePort, apiId: string): Coupon | undefined {
-  const c = store.catalog.getCoupons([apiId])[0]
+export async /*A*/ function getCoupon(store: StorePort, apiId: string): Promise<Coupon | undefined> {
+  const c = (await store.catalog.getCoupons([apiId]))[0]
   return c && fromStored(c)
 }
 
-export function requireCoupon(store: StorePort, apiId: string): Coupon {
-  const c = getCoupon(store, apiId)
+export async /*A*/ function requireCoupon(store: StorePort, apiId: string): Promise<Coupon> {
+  const c = await getCoupon(store, apiId)
   if (!c) throw new NotFoundError(`no coupon with api_id ${JSON.stringify(apiId)} (list them with: pricectl coupons list)`)
   return c
 }
@@ -88,16 +88,16 @@ export function isCouponActive(c: Coupon, seconds = nowSeconds()): boolean {
  * Coupons, optionally filtered. `name` matches case-insensitively anywhere in the
  * coupon's name ("spring" finds "Spring Sale 25%").
  */
-export function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Coupon[] {
+export async /*A*/ function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Promise<Coupon[]> {
   const q = filter.name?.toLowerCase()
-  return store.catalog
-    .listCoupons()
+  return (await store.catalog
+    .listCoupons())
     .map((c) => fromStored(c))
     .filter((c) => (q === undefined || c.name.toLowerCase().includes(q)) && (filter.status === undefined || c.status === filter.status))
 }
 
 /** The spec's coupon object. */
-export function couponResponse(store: StorePort, c: Coupon): CouponOutput {
+export async /*A*/ function couponResponse(store: StorePort, c: Coupon): Promise<CouponOutput> {
   return {
     active_from: c.active_from,
     active_till: c.active_till,
@@ -108,7 +108,7 @@ export function couponResponse(store: StorePort, c: Coupon): CouponOutput {
     currency: c.currency,
     name: c.name,
     // The store's org_id setting, 1 unless configured (as src/store/settings.ts orgId).
-    org: Number(store.config.setting('org_id') ?? 1),
+    org: Number(await store.config.setting('org_id') ?? 1),
     status: c.status,
     updated_at: c.updated_at,
     value: c.value,

@@ -5,12 +5,12 @@ import type {ProductRow} from '../domain.js'
 /** The product columns other parts of the engine need (pricing, revenue, experiments). */
 export type {ProductRow}
 
-export function productByApiId(store: StorePort, apiId: string): ProductRow | undefined {
-  return store.pricing.productRow(apiId)
+export async /*A*/ function productByApiId(store: StorePort, apiId: string): Promise<ProductRow | undefined> {
+  return await store.pricing.productRow(apiId)
 }
 
-export function productById(store: StorePort, id: number): ProductRow | undefined {
-  return store.pricing.productRowById(id)
+export async /*A*/ function productById(store: StorePort, id: number): Promise<ProductRow | undefined> {
+  return await store.pricing.productRowById(id)
 }
 
 /** The product row of a match, without the integration's columns. */
@@ -50,16 +50,16 @@ export function integrationRef(i: IntegrationRef): string {
  * interval); a plain `gateway_a` id also matches a with-interval entry when only one
  * product carries that id.
  */
-export function productByIntegration(store: StorePort, i: IntegrationRef): ProductRow | undefined {
+export async /*A*/ function productByIntegration(store: StorePort, i: IntegrationRef): Promise<ProductRow | undefined> {
   const ref = integrationRef(i)
   if (i.type === 'gateway_a_with_interval') {
-    return rowOf(store.pricing.integrationMatches(['gateway_a_with_interval'], ref).find((m) => m.i_interval === i.interval && m.i_count === i.interval_count))
+    return rowOf((await store.pricing.integrationMatches(['gateway_a_with_interval'], ref)).find((m) => m.i_interval === i.interval && m.i_count === i.interval_count))
   }
   if (i.type === 'gateway_a') {
-    const exact = store.pricing.integrationMatches(['gateway_a'], ref)[0]
+    const exact = (await store.pricing.integrationMatches(['gateway_a'], ref))[0]
     if (exact) return rowOf(exact)
-    const loose = store.pricing.integrationMatches(['gateway_a_with_interval'], ref)
+    const loose = await store.pricing.integrationMatches(['gateway_a_with_interval'], ref)
     return loose.length > 0 && loose.every((m) => m.id === loose[0].id) ? rowOf(loose[0]) : undefined
   }
-  return rowOf(store.pricing.integrationMatches([i.type], ref)[0])
+  return rowOf((await store.pricing.integrationMatches([i.type], ref))[0])
 }

@@ -29,18 +29,18 @@ export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} fro
 // ---------------------------------------------------------------- reading
 
 /** Load products (all, by api_id, or the one with `apiId`) with their country prices, integrations, features and trials. */
-export function loadProducts(store: StorePort, apiId?: string): Product[] {
-  return apiId === undefined ? store.catalog.listProducts() : store.catalog.getProducts([apiId])
+export async /*A*/ function loadProducts(store: StorePort, apiId?: string): Promise<Product[]> {
+  return apiId === undefined ? await store.catalog.listProducts() : await store.catalog.getProducts([apiId])
 }
 
 /** The full product with api_id `apiId`, or undefined. Country prices are minor units of their currency. */
-export function getProduct(store: StorePort, apiId: string): Product | undefined {
-  return store.catalog.getProducts([apiId])[0]
+export async /*A*/ function getProduct(store: StorePort, apiId: string): Promise<Product | undefined> {
+  return (await store.catalog.getProducts([apiId]))[0]
 }
 
 /** Like getProduct, but a missing product is an error naming it and how to find the right one. */
-export function requireProduct(store: StorePort, apiId: string): Product {
-  const p = getProduct(store, apiId)
+export async /*A*/ function requireProduct(store: StorePort, apiId: string): Promise<Product> {
+  const p = await getProduct(store, apiId)
   if (!p) throw new NotFoundError(`no product with api_id ${JSON.stringify(apiId)} (list them with: pricectl products list)`)
   return p
 }
@@ -178,15 +178,15 @@ export type RowError = {label: string; message: string}
  * is read as the product with that id when `baseline` is not given; a feature's bare
  * `group_id` links an existing group.
  */
-function toDef(store: StorePort, p: ProductInput, problems: string[]): ProductDef {
+async /*A*/ function toDef(store: StorePort, p: ProductInput, problems: string[]): Promise<ProductDef> {
   let baseline: null | string = p.baseline ?? null
   if (p.baseline === undefined && p.baseline_id !== undefined && p.baseline_id !== null) {
-    const apiId = store.catalog.productApiIds([p.baseline_id]).get(p.baseline_id)
+    const apiId = (await store.catalog.productApiIds([p.baseline_id])).get(p.baseline_id)
     if (apiId !== undefined) baseline = apiId
     else problems.push(`baseline_id: no product has id ${p.baseline_id} (give the baseline's api_id with --baseline)`)
   }
   const groupIds = (p.features ?? []).flatMap((f) => (f.feature_group || f.group_id === undefined || f.group_id === null ? [] : [f.group_id]))
-  const groups = store.catalog.featureGroups(groupIds)
+  const groups = await store.catalog.featureGroups(groupIds)
   return normalizeDef({
     api_id: p.api_id,
     base_px_minor: toMinor(p.base_px, 'USD', 'base_px'),
@@ -222,14 +222,14 @@ function toDef(store: StorePort, p: ProductInput, problems: string[]): ProductDe
 }
 
 /** Validate one complete product input; problems are pushed, the definition returned when there are none. */
-function parseOne(store: StorePort, value: unknown, problems: string[]): ProductDef | undefined {
+async /*A*/ function parseOne(store: StorePort, value: unknown, problems: string[]): Promise<ProductDef | undefined> {
   const r = ProductInput.safeParse(value)
   if (!r.success) {
     problems.push(formatIssues(r.error.issues, value))
     return undefined
   }
   try {
-    const def = toDef(store, r.data, problems)
+    const def = await toDef(store, r.data, problems)
     return problems.length ? undefined : def
   } catch (error) {
     if (!(error instanceof InvalidInputError)) throw error
@@ -240,8 +240,8 @@ function parseOne(store: StorePort, value: unknown, problems: string[]): Product
 
 type Current = {byApiId: Map<string, Product>}
 
-function current(store: StorePort): Current {
-  return {byApiId: new Map(store.catalog.listProducts().map((p) => [p.api_id, p]))}
+async /*A*/ function current(store: StorePort): Promise<Current> {
+  return {byApiId: new Map((await store.catalog.listProducts()).map((p) => [p.api_id, p]))}
 }
 
 /**
@@ -301,8 +301,8 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
  * exactly, and a base price outside a linked gateway's minimum or maximum in USD
  * (docs/money.md, "Bounds are checked when prices are written").
  */
-function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): void {
-  const unchargeable = chargeabilityCheck(store)
+async /*A*/ function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): Promise<void> {
+  const unchargeable = await chargeabilityCheck(store)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
     const before = now.byApiId.get(def.api_id)
@@ -336,7 +336,7 @@ export function failRows(errors: RowError[], total: number): never {
 export type WriteResult = {inserted: string[]; unchanged: string[]; updated: string[]}
 
 /** Write definitions in one chunk; a product identical to the stored one is not touched. */
-function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = false): WriteResult {
+async /*A*/ function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = false): Promise<WriteResult> {
   const result: WriteResult = {inserted: [], unchanged: [], updated: []}
   const changed: ProductDef[] = []
   for (const d of defs) {
@@ -349,7 +349,7 @@ function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = 
     return result
   }
   if (changed.length === 0) return result
-  const saved = store.catalog.saveProducts(changed, nowIso())
+  const saved = await store.catalog.saveProducts(changed, nowIso())
   result.inserted.push(...saved.inserted)
   result.updated.push(...saved.updated)
   return result
@@ -358,22 +358,22 @@ function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = 
 // ---------------------------------------------------------------- operations
 
 /** Create one product; exit-2 errors for bad fields or a taken name, a conflict (exit 1) for an existing api_id. */
-export function createProduct(store: StorePort, input: unknown): Product {
+export async /*A*/ function createProduct(store: StorePort, input: unknown): Promise<Product> {
   const problems: string[] = []
-  const def = parseOne(store, input, problems)
+  const def = await parseOne(store, input, problems)
   if (!def) throw new InvalidInputError(`invalid product: ${problems.join('; ')}`)
   // Read the catalog and write in one write transaction: no other writer between the checks and the save.
-  return store.transaction(() => {
-    const now = current(store)
+  return await store.transaction(async /*A*/ () => {
+    const now = await current(store)
     if (now.byApiId.has(def.api_id)) {
       throw new ConflictError(`api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`)
     }
     const errors: RowError[] = []
     crossCheck(now, [{def, label: ''}], errors)
-    checkChargeable(store, now, [{def, label: ''}], errors)
+    await checkChargeable(store, now, [{def, label: ''}], errors)
     if (errors.length) fail(errors, 'product')
-    writeDefs(store, [def], now)
-    return getProduct(store, def.api_id)!
+    await writeDefs(store, [def], now)
+    return (await getProduct(store, def.api_id))!
   }, {write: true})
 }
 
@@ -382,9 +382,9 @@ export function createProduct(store: StorePort, input: unknown): Product {
  * features and trials as whole lists, as the spec says); the result is validated as a
  * whole product. Returns whether anything changed.
  */
-export function updateProduct(store: StorePort, apiId: string, patch: unknown): {changed: boolean; product: Product} {
-  return store.transaction(() => {
-    const existing = requireProduct(store, apiId)
+export async /*A*/ function updateProduct(store: StorePort, apiId: string, patch: unknown): Promise<{changed: boolean; product: Product}> {
+  return await store.transaction(async /*A*/ () => {
+    const existing = await requireProduct(store, apiId)
     const parsed = ProductPatch.safeParse(patch)
     if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues, patch)}`)
     const fields = Object.fromEntries(Object.entries(patch as Record<string, unknown>).filter(([k, v]) => v !== undefined && k !== 'message' && k !== 'success'))
@@ -396,15 +396,15 @@ export function updateProduct(store: StorePort, apiId: string, patch: unknown): 
     if ('baseline_id' in fields && !('baseline' in fields)) delete merged.baseline
     if ('baseline' in fields) delete merged.baseline_id
     const problems: string[] = []
-    const def = parseOne(store, merged, problems)
+    const def = await parseOne(store, merged, problems)
     if (!def) throw new InvalidInputError(`invalid product update: ${problems.join('; ')}`)
-    const now = current(store)
+    const now = await current(store)
     const errors: RowError[] = []
     crossCheck(now, [{def, label: ''}], errors)
-    checkChargeable(store, now, [{def, label: ''}], errors)
+    await checkChargeable(store, now, [{def, label: ''}], errors)
     if (errors.length) fail(errors, 'product update')
-    const r = writeDefs(store, [def], now)
-    return {changed: r.updated.length > 0, product: getProduct(store, apiId)!}
+    const r = await writeDefs(store, [def], now)
+    return {changed: r.updated.length > 0, product: (await getProduct(store, apiId))!}
   }, {write: true})
 }
 
@@ -414,7 +414,7 @@ export function updateProduct(store: StorePort, apiId: string, patch: unknown): 
  * nothing. Items are complete products: each replaces the stored one. The same save as a
  * single create, with the whole set as the chunk.
  */
-export function upsertProducts(store: StorePort, items: Item[], options: {dryRun?: boolean} = {}): WriteResult {
+export async /*A*/ function upsertProducts(store: StorePort, items: Item[], options: {dryRun?: boolean} = {}): Promise<WriteResult> {
   const errors: RowError[] = []
   const defs: {def: ProductDef; label: string}[] = []
   const seen = new Map<string, string>()
@@ -424,7 +424,7 @@ export function upsertProducts(store: StorePort, items: Item[], options: {dryRun
       continue
     }
     const problems: string[] = []
-    const def = parseOne(store, item.value, problems)
+    const def = await parseOne(store, item.value, problems)
     for (const message of problems) errors.push({label: item.label, message})
     if (!def) continue
     const dup = seen.get(def.api_id)
@@ -435,12 +435,12 @@ export function upsertProducts(store: StorePort, items: Item[], options: {dryRun
     seen.set(def.api_id, item.label)
     defs.push({def, label: item.label})
   }
-  return store.transaction(() => {
-    const now = current(store)
+  return await store.transaction(async /*A*/ () => {
+    const now = await current(store)
     crossCheck(now, defs, errors)
-    checkChargeable(store, now, defs, errors)
+    await checkChargeable(store, now, defs, errors)
     if (errors.length) failRows(errors, items.length)
-    return writeDefs(
+    return await writeDefs(
       store,
       defs.map((d) => d.def),
       now,
@@ -450,8 +450,8 @@ export function upsertProducts(store: StorePort, items: Item[], options: {dryRun
 }
 
 /** Every product in export shape (sorted by api_id), for `products export`. */
-export function exportProducts(store: StorePort): ProductExport[] {
-  return store.catalog.listProducts().map((p) => exportShape(defOf(p)))
+export async /*A*/ function exportProducts(store: StorePort): Promise<ProductExport[]> {
+  return (await store.catalog.listProducts()).map((p) => exportShape(defOf(p)))
 }
 
 /**
@@ -459,10 +459,10 @@ export function exportProducts(store: StorePort): ProductExport[] {
  * experiments, packages, audience prices) are kept unless `force`: deleting them
  * unlinks revenue from its product.
  */
-export function deleteProduct(store: StorePort, apiId: string, options: {force?: boolean} = {}): {baselineOf: string[]; product: Product} {
-  return store.transaction(() => {
-    const product = requireProduct(store, apiId)
-    const counts = store.catalog.productUses(product.id)
+export async /*A*/ function deleteProduct(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{baselineOf: string[]; product: Product}> {
+  return await store.transaction(async /*A*/ () => {
+    const product = await requireProduct(store, apiId)
+    const counts = await store.catalog.productUses(product.id)
     const uses: string[] = []
     for (const [key, what] of [
       ['subscriptions', 'subscription'],
@@ -477,7 +477,7 @@ export function deleteProduct(store: StorePort, apiId: string, options: {force?:
     if (uses.length > 0 && !options.force) {
       throw new OperationalError(`product ${JSON.stringify(apiId)} is used by ${uses.join(', ')}; pass --force to delete it anyway (those records lose their product link)`)
     }
-    const {baselineOf} = store.catalog.deleteProduct(product.id)
+    const {baselineOf} = await store.catalog.deleteProduct(product.id)
     return {baselineOf, product}
   }, {write: true})
 }

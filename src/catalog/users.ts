@@ -11,19 +11,19 @@ import type {User} from '../domain.js'
  */
 export type {User}
 
-export function getUser(store: StorePort, userId: string): User | undefined {
+export async /*A*/ function getUser(store: StorePort, userId: string): Promise<User | undefined> {
   // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
-  return store.pricing.user(userId)
+  return await store.pricing.user(userId)
 }
 
 /**
  * Get user country. An unknown user is the spec's error: exit 1 with `error_message`
  * in the JSON body.
  */
-export function requireUser(store: StorePort, userId: string): User {
-  const u = getUser(store, userId)
+export async /*A*/ function requireUser(store: StorePort, userId: string): Promise<User> {
+  const u = await getUser(store, userId)
   if (!u) {
-    const revenue = store.pricing.userHasRevenue(userId) ? '; the country of its subscriptions and charges stays on those records and is not stored for the user' : ''
+    const revenue = await store.pricing.userHasRevenue(userId) ? '; the country of its subscriptions and charges stays on those records and is not stored for the user' : ''
     const message = `no user ${JSON.stringify(userId)}: a user is stored when a price is calculated for them (pricectl price --user-id ${userId} --product ...)${revenue}`
     throw new NotFoundError(message, {error_message: message})
   }

@@ -119,8 +119,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** The store, opened (and migrated) on first use so commands that need none stay fast. */
-  protected get store(): Store {
-    this._store ??= this.openStore()
+  protected async store(): Promise<Store> {
+    this._store ??= await this.openStore()
     return this._store
   }
 
@@ -138,12 +138,12 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * Open the store this run names with options (`db info` opens without migrating; `init`: `db init`
    * makes a missing store, folders included); the caller closes it.
    */
-  protected openStore(options: OpenOptions & {init?: boolean} = {}): Store {
+  protected async /*A*/ openStore(options: OpenOptions & {init?: boolean} = {}): Promise<Store> {
     const {init, ...open} = options
     const store = openStore(this.storeSpec({init}), {onCreate: (path) => this.note(`pricectl: created a new store at ${path}`), ...open})
     this.opened.push(store)
     // Every recorded write of this run is attributed to this user and command (docs/history.md).
-    if (!store.readOnly) store.history.begin(commandContext(this.config.bin, this.id, this.argv))
+    if (!store.readOnly) await store.history.begin(commandContext(this.config.bin, this.id, this.argv))
     return store
   }
 
@@ -157,11 +157,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * change. The command spreads `impactFlags` (src/cli/impact-flags.ts) into its flags and
    * returns `impact` in its JSON.
    */
-  protected async priceImpact<R>(write: () => R, scope?: ImpactScope, options?: ImpactOptions): Promise<{dryRun: boolean; impact: PriceImpact; result: R}> {
+  protected async priceImpact<R>(write: () => Promise<R> | R, scope?: ImpactScope, options?: ImpactOptions): Promise<{dryRun: boolean; impact: PriceImpact; result: R}> {
     // Loaded by the commands that write prices only: the impact measure (with the preview and
     // its CSV reader) is most of a cold command's module graph otherwise (docs/performance.md).
     const {withPriceImpact} = await import('./impact.js')
-    return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: this.store}, write, scope, options)
+    return withPriceImpact({flags: this.flags as ImpactFlagValues, json: this.jsonEnabled(), log: (t) => this.log(t), note: (t) => this.note(t), store: (await this.store())}, write, scope, options)
   }
 
   /**
@@ -197,7 +197,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   public override async finally(err: Error | undefined): Promise<void> {
-    this._store?.close()
+    await this._store?.close()
     this._store = undefined
     setListOptions(undefined)
     await super.finally(err)

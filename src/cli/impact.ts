@@ -80,7 +80,7 @@ const REFUSAL_MOVES = 5
  * Every catalog write of the command line passes here (BaseCommand.priceImpact), so the
  * guard has one home.
  */
-export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: ImpactScope = {}, options: ImpactOptions = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
+export async function withPriceImpact<T>(io: ImpactIO, write: () => Promise<T> | T, scope: ImpactScope = {}, options: ImpactOptions = {}): Promise<{dryRun: boolean; impact: PriceImpact; result: T}> {
   const {flags} = io
   const max = flags['max-changes']
   const over = (i: PriceImpact) => max !== undefined && i.changed > max
@@ -103,13 +103,13 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
     )
   }
   if (flags['dry-run']) {
-    const r = measureImpact(io.store, write, scope, () => 'rollback')
+    const r = await measureImpact(io.store, write, scope, () => 'rollback')
     if (!io.json) io.log(renderImpact(r.impact))
     return {dryRun: true, impact: r.impact, result: r.result}
   }
   const ask = !accepted && !io.json && isInteractive()
   if (ask) {
-    const probe = measureImpact(io.store, write, scope, () => 'rollback')
+    const probe = await measureImpact(io.store, write, scope, () => 'rollback')
     if (over(probe.impact)) throw refuse(probe.impact)
     const large = beyond(probe.impact)
     if (probe.impact.changed > CONFIRM_ABOVE || large.length > 0) {
@@ -123,7 +123,7 @@ export async function withPriceImpact<T>(io: ImpactIO, write: () => T, scope: Im
     }
   }
   let large: PriceImpactChange[] = []
-  const r = measureImpact(io.store, write, scope, (i) => {
+  const r = await measureImpact(io.store, write, scope, (i) => {
     large = beyond(i)
     return over(i) || large.length > 0 ? 'rollback' : 'commit'
   })

@@ -31,19 +31,19 @@ export function pctChange(beforeMinor: number, afterMinor: number): null | numbe
  * visitor of the arm would get them (whatever the experiment's status and target),
  * with the control price beside each. Writes nothing.
  */
-export function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): ArmQuote[] {
+export async /*A*/ function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): Promise<ArmQuote[]> {
   const products = options.products ?? e.products.map((p) => p.api_id)
-  const quote = (force: boolean) => {
-    const ctx = options.ctx ?? PricingContext.open(store)
+  const quote = async /*A*/ (force: boolean) => {
+    const ctx = options.ctx ?? await PricingContext.open(store)
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {
-      return calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})
+      return await calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})
     } finally {
       ctx.experiments.force = undefined
     }
   }
-  const withArm = quote(!isBaseline(arm))
-  const control = isBaseline(arm) ? withArm : quote(false)
+  const withArm = await quote(!isBaseline(arm))
+  const control = isBaseline(arm) ? withArm : await quote(false)
   return products.map((product) => {
     const a = withArm.products[product]
     const c = control.products[product]

@@ -36,8 +36,8 @@ export function experimentOutput(e: Experiment): ExperimentOutput {
   }
 }
 
-export function requireExperiment(store: StorePort, id: number): Experiment {
-  const [e] = store.experiments.get([id])
+export async /*A*/ function requireExperiment(store: StorePort, id: number): Promise<Experiment> {
+  const [e] = await store.experiments.get([id])
   if (!e) throw new NotFoundError(`no experiment ${id} (see "pricectl experiments list")`)
   return e
 }
@@ -49,9 +49,9 @@ export function parseExperimentId(text: string): number {
 }
 
 /** The seed of a new experiment: given > store setting > a fresh random one (stored with it). */
-function seedFor(store: StorePort, given: null | number | undefined): number {
+async /*A*/ function seedFor(store: StorePort, given: null | number | undefined): Promise<number> {
   if (given !== undefined && given !== null) return given
-  const setting = store.config.setting(SEED_SETTING)
+  const setting = await store.config.setting(SEED_SETTING)
   if (setting !== undefined && /^\d+$/.test(setting)) return Number(setting)
   return freshSeed()
 }
@@ -122,12 +122,12 @@ export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: 
  * written (exit 2), like a base price (docs/money.md, "Bounds are checked when prices are
  * written"). Prices in other currencies are fitted to the gateways when quoted.
  */
-function checkChargeable(store: StorePort, type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): void {
+async /*A*/ function checkChargeable(store: StorePort, type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): Promise<void> {
   if (type !== 'price') return
-  const unchargeable = chargeabilityCheck(store)
+  const unchargeable = await chargeabilityCheck(store)
   const problems: string[] = []
   for (const p of products) {
-    const gateways = (store.pricing.product(p.api_id)?.gateways ?? []) as GatewayId[]
+    const gateways = ((await store.pricing.product(p.api_id))?.gateways ?? []) as GatewayId[]
     if (gateways.length === 0) continue
     for (const arm of arms) {
       const price = armUsdMinor(arm, p)
@@ -156,22 +156,22 @@ type Merged = {
 }
 
 /** Turn validated input into a definition: products and audience resolved, arms numbered, bounds checked. */
-function resolve(store: StorePort, input: Merged, seed: number): ExperimentDef {
+async /*A*/ function resolve(store: StorePort, input: Merged, seed: number): Promise<ExperimentDef> {
   const wanted = [...(input.products ?? [])]
   if (input.type === 'packaging') for (const a of input.arms) for (const p of a.products ?? []) if (!wanted.includes(p)) wanted.push(p)
-  const found = store.experiments.productsByApiId(wanted)
+  const found = await store.experiments.productsByApiId(wanted)
   const unknown = wanted.filter((p) => !found.has(p))
   if (unknown.length > 0) throw new NotFoundError(`unknown product${unknown.length === 1 ? '' : 's'} ${unknown.map((p) => JSON.stringify(p)).join(', ')} (see "pricectl products list")`)
   let audienceId: null | number = null
   if (input.audience) {
-    const id = store.experiments.audienceIds([input.audience]).get(input.audience)
+    const id = (await store.experiments.audienceIds([input.audience])).get(input.audience)
     if (id === undefined) throw new NotFoundError(`audience: unknown audience ${JSON.stringify(input.audience)} (see "pricectl audiences list")`)
     audienceId = id
   }
   const arms = resolveArms(input.arms)
   const products = wanted.map((p) => found.get(p)!)
   checkBounds(input.type, arms, products)
-  checkChargeable(store, input.type, arms, products)
+  await checkChargeable(store, input.type, arms, products)
   return {allocation: input.allocation, arms, audience_id: audienceId, countries: input.countries ?? [], name: input.name, product_ids: products.map((p) => p.id), seed, type: input.type}
 }
 
@@ -180,16 +180,16 @@ function resolve(store: StorePort, input: Merged, seed: number): ExperimentDef {
  * `start`, the start (and its checks: bounds, another running experiment on the same
  * visitors) happens in the same transaction, so a refused start leaves no draft behind.
  */
-export function createExperiment(store: StorePort, body: unknown, options: {start?: boolean} = {}): Experiment {
+export async /*A*/ function createExperiment(store: StorePort, body: unknown, options: {start?: boolean} = {}): Promise<Experiment> {
   const input = validate(ExperimentInput, body, 'experiment')
-  const def = resolve(store, input, seedFor(store, input.seed))
-  const id = store.transaction(() => {
+  const def = await resolve(store, input, await seedFor(store, input.seed))
+  const id = await store.transaction(async /*A*/ () => {
     const now = nowIso()
-    const [created] = store.experiments.insert([def], now)
-    if (options.start) startInTransaction(store, requireExperiment(store, created), now)
+    const [created] = await store.experiments.insert([def], now)
+    if (options.start) await startInTransaction(store, await requireExperiment(store, created), now)
     return created
   }, {write: true})
-  return requireExperiment(store, id)
+  return await requireExperiment(store, id)
 }
 
 /** Back from the stored experiment to an input the patch can be laid over. */
@@ -221,9 +221,9 @@ const DRAFT_ONLY = ['arms', 'audience', 'countries', 'products', 'type'] as cons
  * target only while a draft (changing them under running visitors would mix outcomes of
  * different prices in one arm).
  */
-export function updateExperiment(store: StorePort, id: number, body: unknown): {changed: boolean; experiment: Experiment} {
+export async /*A*/ function updateExperiment(store: StorePort, id: number, body: unknown): Promise<{changed: boolean; experiment: Experiment}> {
   const patch = validate(ExperimentPatch, body, 'experiment update')
-  const e = requireExperiment(store, id)
+  const e = await requireExperiment(store, id)
   if (e.status !== 'draft') {
     const locked = DRAFT_ONLY.filter((k) => patch[k] !== undefined)
     if (locked.length > 0) {
@@ -241,10 +241,10 @@ export function updateExperiment(store: StorePort, id: number, body: unknown): {
   const issues: string[] = []
   checkArms(merged, {addIssue: (i) => issues.push(formatIssues([{...i, code: 'custom'} as never]))})
   if (issues.length > 0) throw new InvalidInputError(`invalid experiment update: ${issues.join('; ')}`)
-  const def = resolve(store, merged, merged.seed ?? e.seed)
+  const def = await resolve(store, merged, merged.seed ?? e.seed)
   const before = JSON.stringify(experimentOutput(e))
-  store.transaction(() => store.experiments.replace(id, def, nowIso()), {write: true})
-  const after = requireExperiment(store, id)
+  await store.transaction(async /*A*/ () => await store.experiments.replace(id, def, nowIso()), {write: true})
+  const after = await requireExperiment(store, id)
   const changed = JSON.stringify({...experimentOutput(after), updated_at: e.updated_at}) !== before
   return {changed, experiment: after}
 }
@@ -256,26 +256,26 @@ export function updateExperiment(store: StorePort, id: number, body: unknown): {
  * same visitors (overlapping countries and audience): a lock holds one experiment, so
  * they would split each other's traffic silently.
  */
-export function startExperiment(store: StorePort, id: number): {changed: boolean; experiment: Experiment} {
+export async /*A*/ function startExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
   // The checks and the start in one write transaction: another process cannot start a
   // clashing experiment between the check and the write.
-  const changed = store.transaction(() => {
-    const e = requireExperiment(store, id)
+  const changed = await store.transaction(async /*A*/ () => {
+    const e = await requireExperiment(store, id)
     if (e.status === 'running') return false
-    startInTransaction(store, e, nowIso())
+    await startInTransaction(store, e, nowIso())
     return true
   }, {write: true})
-  return {changed, experiment: requireExperiment(store, id)}
+  return {changed, experiment: await requireExperiment(store, id)}
 }
 
 /** Check that `e` may start and mark it running; the caller holds the write transaction. */
-function startInTransaction(store: StorePort, e: Experiment, now: string): void {
+async /*A*/ function startInTransaction(store: StorePort, e: Experiment, now: string): Promise<void> {
   const id = e.id
   if (e.products.length === 0) throw new InvalidInputError(`experiment ${id} has no products left (deleted?): update it with --product first`)
   checkBounds(e.type, e.arms, e.products)
-  const running = store.experiments.runningOn(e.products.map((p) => p.id), id)
-  const clash = store.experiments
-    .get(running.map((c) => c.id))
+  const running = await store.experiments.runningOn(e.products.map((p) => p.id), id)
+  const clash = (await store.experiments
+    .get(running.map((c) => c.id)))
     .map((other) => other!)
     .filter((other) => overlaps(e, other))
   if (clash.length > 0) {
@@ -283,7 +283,7 @@ function startInTransaction(store: StorePort, e: Experiment, now: string): void 
       `experiment ${clash.map((c) => `${c.id} ("${c.name}")`).join(', ')} already runs on ${e.products.map((p) => p.api_id).join(', ')} for the same visitors: stop it first ("pricectl experiments stop ${clash[0].id}") or target other countries or another audience`,
     )
   }
-  store.experiments.setStatus([id], 'running', now)
+  await store.experiments.setStatus([id], 'running', now)
 }
 
 /** Could one visitor be targeted by both (same products checked by the caller)? */
@@ -294,11 +294,11 @@ function overlaps(a: Experiment, b: Experiment): boolean {
 }
 
 /** `experiments stop ID`: no new visitors; locks keep their arm (until --override). */
-export function stopExperiment(store: StorePort, id: number): {changed: boolean; experiment: Experiment} {
-  const e = requireExperiment(store, id)
+export async /*A*/ function stopExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
+  const e = await requireExperiment(store, id)
   if (e.status !== 'running') return {changed: false, experiment: e}
-  store.transaction(() => store.experiments.setStatus([id], 'stopped', nowIso()), {write: true})
-  return {changed: true, experiment: requireExperiment(store, id)}
+  await store.transaction(async /*A*/ () => await store.experiments.setStatus([id], 'stopped', nowIso()), {write: true})
+  return {changed: true, experiment: await requireExperiment(store, id)}
 }
 
 /**
@@ -306,11 +306,11 @@ export function stopExperiment(store: StorePort, id: number): {changed: boolean;
  * to it; a running or stopped experiment has exposures, locks that hold its arms and
  * results, which a delete would orphan (stop it and keep it instead).
  */
-export function deleteExperiment(store: StorePort, id: number): Experiment {
-  return store.transaction(() => {
-    const e = requireExperiment(store, id)
+export async /*A*/ function deleteExperiment(store: StorePort, id: number): Promise<Experiment> {
+  return await store.transaction(async /*A*/ () => {
+    const e = await requireExperiment(store, id)
     assertDeletable(e)
-    store.experiments.remove([id])
+    await store.experiments.remove([id])
     return e
   }, {write: true})
 }
@@ -324,6 +324,6 @@ export function assertDeletable(e: Experiment): void {
   )
 }
 
-export function experimentsList(store: StorePort, status?: Status): Experiment[] {
-  return store.experiments.list(status)
+export async /*A*/ function experimentsList(store: StorePort, status?: Status): Promise<Experiment[]> {
+  return await store.experiments.list(status)
 }

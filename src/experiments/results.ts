@@ -30,19 +30,19 @@ const round = (x: number, digits: number) => {
  * probability of being best (Monte Carlo over the posteriors, seeded: the experiment's
  * seed unless `seed` is given).
  */
-export function experimentResults(store: StorePort, id: number, options: {draws?: number; seed?: number} = {}): ExperimentResults {
-  const e = requireExperiment(store, id)
-  const o = outcomes(e, store.experiments.armCounts(id))
+export async /*A*/ function experimentResults(store: StorePort, id: number, options: {draws?: number; seed?: number} = {}): Promise<ExperimentResults> {
+  const e = await requireExperiment(store, id)
+  const o = outcomes(e, await store.experiments.armCounts(id))
   const draws = options.draws ?? DEFAULT_DRAWS
   const seed = options.seed ?? e.seed
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)
-  const ctx = PricingContext.open(store)
+  const ctx = await PricingContext.open(store)
   const country = exampleCountry(ctx, e)
-  const arms = o.map((x, i) => {
+  const arms = o.map(async /*A*/ (x, i) => {
     const [lo, hi] = conversionInterval(x)
     const value = conversionValue(x) / 100
     const arm = e.arms[i]
-    const quotes = e.type === 'price' && e.products.length > 0 ? exampleQuotes(store, e, arm, country, ctx) : []
+    const quotes = e.type === 'price' && e.products.length > 0 ? await exampleQuotes(store, e, arm, country, ctx) : []
     return {
       arm_id: armIdOut(x.arm_id),
       label: armLabel(e, arm, quotes),
@@ -93,9 +93,9 @@ export function experimentResults(store: StorePort, id: number, options: {draws?
 }
 
 /** The example quotes of an arm; none when it cannot be priced there (e.g. no FX rate): the label then shows the arm's definition only. */
-function exampleQuotes(store: StorePort, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
+async /*A*/ function exampleQuotes(store: StorePort, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
   try {
-    return armQuotes(store, e, arm, country, {ctx})
+    return await armQuotes(store, e, arm, country, {ctx})
   } catch {
     return []
   }

@@ -109,12 +109,12 @@ export type Policy = 'thompson' | 'uniform'
  * What to simulate: the arms, product and countries of an experiment of the store, or
  * the given arms on the given product, or on a synthetic monthly product at `basePx`.
  */
-export function simulationArms(
+export async /*A*/ function simulationArms(
   store: StorePort,
   options: {arms?: unknown[]; basePx?: string; countries?: string[]; experimentId?: string; product?: string},
-): {arms: ArmInput[]; countries?: string[]; product: string} {
+): Promise<{arms: ArmInput[]; countries?: string[]; product: string}> {
   if (options.experimentId !== undefined) {
-    const e = requireExperiment(store, parseExperimentId(options.experimentId))
+    const e = await requireExperiment(store, parseExperimentId(options.experimentId))
     if (e.type !== 'price') throw new InvalidInputError(`experiment ${e.id} is a packaging experiment: simulate takes price experiments (a demand curve is a price curve)`)
     const product = options.product ?? e.products[0]?.api_id
     if (!product || !e.products.some((p) => p.api_id === product)) throw new InvalidInputError(`--product: experiment ${e.id} does not price ${JSON.stringify(product)} (it prices ${e.products.map((p) => p.api_id).join(', ')})`)
@@ -124,8 +124,8 @@ export function simulationArms(
   if (!options.arms?.length) throw new InvalidInputError('missing arms: pass --arm x0.8 --arm x1.2 (or an experiment id with --db)')
   if (options.product) return {arms: options.arms as ArmInput[], countries: options.countries, product: options.product}
   let apiId = 'sim_product'
-  for (let i = 2; store.experiments.productNamed(apiId); i++) apiId = `sim_product_${i}`
-  createProduct(store, {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
+  for (let i = 2; await store.experiments.productNamed(apiId); i++) apiId = `sim_product_${i}`
+  await createProduct(store, {api_id: apiId, base_px: numberish(options.basePx ?? '10'), interval: 'month', interval_count: 1, name: apiId})
   return {arms: options.arms as ArmInput[], countries: options.countries, product: apiId}
 }
 
@@ -167,11 +167,11 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
   const last = Math.min(options.last ?? 1000, n)
   const pointsWanted = Math.max(2, Math.min(options.points ?? 50, n))
   const {product} = options
-  const productRow = store.experiments.productsByApiId([product]).get(product)
+  const productRow = (await store.experiments.productsByApiId([product])).get(product)
   if (!productRow) throw new NotFoundError(`--product: unknown product ${JSON.stringify(product)} (see "pricectl products list")`)
 
   // A visitor is one lock: running experiments of the store's own on this product would take them.
-  for (const e of store.experiments.list('running')) if (e.products.some((p) => p.api_id === product)) stopExperiment(store, e.id)
+  for (const e of await store.experiments.list('running')) if (e.products.some((p) => p.api_id === product)) await stopExperiment(store, e.id)
 
   // The same uniform draw per visitor for every policy (common random numbers).
   const u = new Float64Array(n)
@@ -185,10 +185,10 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
 
   for (const policy of policies) {
     // Visitor ids come from the experiment id: a fresh store gives the same ids, hence the same draws, every run.
-    const exp = createExperiment(store, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
-    startExperiment(store, exp.id)
+    const exp = await createExperiment(store, {allocation: policy, arms: options.arms, countries: options.countries?.length ? countries : undefined, name: `simulation ${policy} seed ${options.seed}`, products: [product], seed: options.seed, type: 'price'})
+    await startExperiment(store, exp.id)
     experiments[policy] = exp.id
-    const ctx = PricingContext.open(store)
+    const ctx = await PricingContext.open(store)
     if (!probes) {
       probes = await probeArms(ctx, exp.id, exp.arms.map((a) => a.id), product, countries, options.demand, productRow)
       bestIndex = bestArm(probes)
@@ -199,11 +199,11 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
       const end = Math.min(n, start + batch)
       // One write transaction per batch (visitors without an IP: nothing to load first, so
       // each is priced synchronously inside it).
-      store.transaction(() => {
+      await store.transaction(async /*A*/ () => {
         for (let i = start; i < end; i++) {
           const country = countries[i % countries.length]
           const user = `sim-${exp.id}-${i}`
-          const quote = calculatePriceSync(ctx, {country, products: [product], user_id: user})
+          const quote = await calculatePriceSync(ctx, {country, products: [product], user_id: user})
           const arm = String(quote.variants.arm_id)
           const p = quote.products[product]
           run.allocation[arm] = (run.allocation[arm] ?? 0) + 1
@@ -212,7 +212,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
             const usdMinor = Math.round(p.price_usd * 100)
             const monthly = referenceIntervalMinor(usdMinor, productRow.interval, productRow.interval_count)
             const now = nowSeconds()
-            store.revenue.save('subscriptions', [
+            await store.revenue.save('subscriptions', [
               {
                 amount_minor: Math.round(p.price * 10 ** minorDigits(quote.currency)),
                 amount_usd_minor: usdMinor,
@@ -246,7 +246,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
       ctx.experiments.refresh()
       options.onProgress?.(policy, end, n)
     }
-    stopExperiment(store, exp.id)
+    await stopExperiment(store, exp.id)
     runs[policy] = run
   }
 

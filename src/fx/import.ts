@@ -360,7 +360,7 @@ export type ImportSummary = {
  * same value and source is left alone and counted as unchanged, so re-importing a file is
  * a no-op; a different value or source for the same currency and date replaces it.
  */
-export function importRates(store: StorePort, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): ImportSummary {
+export async /*A*/ function importRates(store: StorePort, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): Promise<ImportSummary> {
   const source = options.source ?? parsed.source
   const today = options.today ?? isoDay(nowSeconds())
   const dates = new Set<string>()
@@ -383,17 +383,17 @@ export function importRates(store: StorePort, parsed: ParsedRates, options: {dry
   let unchanged = 0
   if (options.dryRun) {
     for (const r of parsed.rows) {
-      const cur = store.config.storedRate(r.currency, r.date)
+      const cur = await store.config.storedRate(r.currency, r.date)
       if (cur && cur.rate === r.rate && cur.source === source) unchanged++
       else written++
     }
   } else {
     const rows = parsed.rows.map((r) => ({currency: r.currency, date: r.date, rate: r.rate, source}))
-    written = store.transaction(() => store.config.saveFxRates(rows), {write: true})
+    written = await store.transaction(async /*A*/ () => await store.config.saveFxRates(rows), {write: true})
     unchanged = parsed.rows.length - written
   }
   // A later operator rate dated on or before today keeps pricing; one key lookup per currency.
-  const newer = [...latestUsable].filter(([currency, date]) => store.config.hasOperatorRateBetween(currency, date, today)).map(([c]) => c).sort()
+  const newer = [...latestUsable].filter(async /*A*/ ([currency, date]) => await store.config.hasOperatorRateBetween(currency, date, today)).map(([c]) => c).sort()
   return {
     currencies: currencies.size,
     dates: {count: sorted.length, from: sorted[0] ?? null, to: sorted.at(-1) ?? null},

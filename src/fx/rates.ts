@@ -26,15 +26,15 @@ const identity = (date: string): FxRate => ({currency: 'USD', date, rate: 1, sou
  * it has none on file (or only operator rates dated after today and after the day).
  * USD is always 1.
  */
-export function rateOn(store: StorePort, currency: string, date?: string, today = fxToday()): FxRate | undefined {
+export async /*A*/ function rateOn(store: StorePort, currency: string, date?: string, today = fxToday()): Promise<FxRate | undefined> {
   const day = date ?? today
   if (currency === 'USD') return identity(day)
-  return store.config.rateOn(currency, day, today)
+  return await store.config.rateOn(currency, day, today)
 }
 
 /** Like rateOn, but a missing rate is an input error naming the currency and the fix. */
-export function requireRate(store: StorePort, currency: string, date?: string): FxRate {
-  const r = rateOn(store, currency, date)
+export async /*A*/ function requireRate(store: StorePort, currency: string, date?: string): Promise<FxRate> {
+  const r = await rateOn(store, currency, date)
   if (!r) throw new InvalidInputError(`no FX rate for ${currency}${date ? ` usable on ${date}` : ''}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
   return r
 }
@@ -43,9 +43,9 @@ export function requireRate(store: StorePort, currency: string, date?: string): 
  * The rate of every currency on a day (default today) in one query, for pricing many
  * requests without a query each. USD is always 1.
  */
-export function ratesOn(store: StorePort, date?: string, today = fxToday()): Map<string, FxRate> {
+export async /*A*/ function ratesOn(store: StorePort, date?: string, today = fxToday()): Promise<Map<string, FxRate>> {
   const day = date ?? today
-  const rows = store.config.ratesOn(day, today)
+  const rows = await store.config.ratesOn(day, today)
   const map = new Map(rows.map((r) => [r.currency, r]))
   map.set('USD', identity(map.get('USD')?.date ?? day))
   return map
@@ -68,15 +68,15 @@ export function describeRate(r: FxRate): string {
  * What else a currency has on file beside the rate used on a day, for `price explain`:
  * the snapshot rate an operator rate outranks, and the next rate scheduled after today.
  */
-export function rateContext(store: StorePort, used: FxRate, today = fxToday()): string[] {
+export async /*A*/ function rateContext(store: StorePort, used: FxRate, today = fxToday()): Promise<string[]> {
   if (used.currency === 'USD') return []
   const notes: string[] = []
   if (used.date > today) notes.push(`dated after today (${today}): no earlier rate is on file, so the bundled snapshot is used as the floor`)
   if (fxKind(used.source) !== 'snapshot') {
-    const s = store.config.latestSnapshotRate(used.currency)
+    const s = await store.config.latestSnapshotRate(used.currency)
     if (s) notes.push(`outranks the bundled snapshot's ${s.rate} dated ${s.date}${s.date > used.date ? ' (operator rates win whatever their dates)' : ''}`)
   }
-  const next = store.config.nextOperatorRate(used.currency, today)
+  const next = await store.config.nextOperatorRate(used.currency, today)
   if (next) notes.push(`${next.rate} from "${next.source}" is scheduled from ${next.date}, not used before then`)
   return notes
 }

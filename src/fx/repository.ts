@@ -34,44 +34,44 @@ export type ListOptions = {
  * rates scheduled after today. `date`: per currency the rate conversion uses on that
  * day. `history`: every row. Each with its kind and its status today.
  */
-export function listRates(store: StorePort, options: ListOptions = {}): ListedRate[] {
+export async /*A*/ function listRates(store: StorePort, options: ListOptions = {}): Promise<ListedRate[]> {
   const {currency, date, history} = options
   const today = options.today ?? fxToday()
-  const current = currentRows(store, today)
+  const current = await currentRows(store, today)
   const status = statusOf(current, today)
   if (history) {
-    return store.config.fxHistory({currency, onOrBefore: date}).map(status)
+    return (await store.config.fxHistory({currency, onOrBefore: date})).map(status)
   }
   if (date) {
-    const rows = currency ? [rowOn(store, currency, date, today)].filter((r): r is FxRate => r !== undefined) : withUsd(ratesOnRows(store, date, today), date)
+    const rows = currency ? [await rowOn(store, currency, date, today)].filter((r): r is FxRate => r !== undefined) : withUsd(await ratesOnRows(store, date, today), date)
     return rows.map(status)
   }
   const rows = currency ? [current.get(currency)].filter((r): r is FxRate => r !== undefined) : [...current.values()]
-  const scheduled = store.config.fxScheduled(today, currency)
+  const scheduled = await store.config.fxScheduled(today, currency)
   return [...rows, ...scheduled.filter((s) => current.get(s.currency)?.date !== s.date)]
     .sort((a, b) => (a.currency === b.currency ? a.date.localeCompare(b.date) : a.currency.localeCompare(b.currency)))
     .map(status)
 }
 
 /** Per currency the row pricing uses today, USD's own stored row included (listing only). */
-function currentRows(store: StorePort, today: string): Map<string, FxRate> {
-  return new Map(withUsd(ratesOnRows(store, today, today), today).map((r) => [r.currency, r]))
+async /*A*/ function currentRows(store: StorePort, today: string): Promise<Map<string, FxRate>> {
+  return new Map(withUsd(await ratesOnRows(store, today, today), today).map((r) => [r.currency, r]))
 }
 
 /** ratesOn without the identity USD: the stored rows, for listing. */
-function ratesOnRows(store: StorePort, day: string, today: string): FxRate[] {
-  const map = ratesOn(store, day, today)
-  const usd = rowOn(store, 'USD', day, today)
+async /*A*/ function ratesOnRows(store: StorePort, day: string, today: string): Promise<FxRate[]> {
+  const map = await ratesOn(store, day, today)
+  const usd = await rowOn(store, 'USD', day, today)
   const rows = [...map.values()].filter((r) => r.currency !== 'USD')
   if (usd) rows.push(usd)
   return rows.sort((a, b) => a.currency.localeCompare(b.currency))
 }
 
 /** The stored row of a currency on a day (USD too: the seed stores USD = 1 for listing). */
-function rowOn(store: StorePort, currency: string, day: string, today: string): FxRate | undefined {
-  if (currency !== 'USD') return rateOn(store, currency, day, today)
+async /*A*/ function rowOn(store: StorePort, currency: string, day: string, today: string): Promise<FxRate | undefined> {
+  if (currency !== 'USD') return await rateOn(store, currency, day, today)
   return (
-    store.config.latestStoredRate('USD', day) ?? {
+    await store.config.latestStoredRate('USD', day) ?? {
       currency: 'USD',
       date: day,
       rate: 1,
@@ -106,13 +106,13 @@ function statusOf(current: Map<string, FxRate>, today: string): (r: FxRate) => L
 }
 
 /** The row stored for a currency and day, if any. */
-export function storedRate(store: StorePort, currency: string, date: string): FxRate | undefined {
-  return store.config.storedRate(currency, date)
+export async /*A*/ function storedRate(store: StorePort, currency: string, date: string): Promise<FxRate | undefined> {
+  return await store.config.storedRate(currency, date)
 }
 
 /** Store one rate (replacing the one for the same currency and day). */
-export function setRate(store: StorePort, rate: FxRate): FxRate {
-  store.config.saveFxRates([rate])
+export async /*A*/ function setRate(store: StorePort, rate: FxRate): Promise<FxRate> {
+  await store.config.saveFxRates([rate])
   return rate
 }
 
@@ -129,13 +129,13 @@ export type SetResult = {
 }
 
 /** `fx set`: store an operator rate and say what it replaced and whether it is used today. */
-export function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday()): SetResult {
-  return store.transaction(
-    () => {
-      const replaced = storedRate(store, rate.currency, rate.date)
-      setRate(store, rate)
+export async /*A*/ function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday()): Promise<SetResult> {
+  return await store.transaction(
+    async /*A*/ () => {
+      const replaced = await storedRate(store, rate.currency, rate.date)
+      await setRate(store, rate)
       const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
-      return {current: rateOn(store, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
+      return {current: await rateOn(store, rate.currency, undefined, today), rate, replaced, scheduled: rate.date > today, snapshotComesBack}
     },
     {write: true},
   )
@@ -145,9 +145,9 @@ export function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday(
  * Mean of a currency's rates dated within a calendar year, with how many went into it;
  * undefined when none is on file. (The World Bank's market rates are annual averages too.)
  */
-export function yearAverageRate(store: StorePort, currency: string, year: number, today = fxToday()): {days: number; rate: number} | undefined {
+export async /*A*/ function yearAverageRate(store: StorePort, currency: string, year: number, today = fxToday()): Promise<{days: number; rate: number} | undefined> {
   if (currency === 'USD') return {days: 1, rate: 1}
   // A rate scheduled after today is not used yet, in an average either.
   const end = `${year}-12-31` < today ? `${year}-12-31` : today
-  return store.config.fxAverage(currency, `${year}-01-01`, end)
+  return await store.config.fxAverage(currency, `${year}-01-01`, end)
 }

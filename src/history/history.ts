@@ -10,7 +10,7 @@ export type HistoryQuery = {actor?: string; limit?: number; product?: string; si
 export const DEFAULT_LIMIT = 50
 
 /** The changes that match, newest first. */
-export function listChanges(store: StorePort, query: HistoryQuery = {}): ChangeRecord[] {
+export async /*A*/ function listChanges(store: StorePort, query: HistoryQuery = {}): Promise<ChangeRecord[]> {
   const limit = query.limit ?? DEFAULT_LIMIT
   if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError(`--limit: expected a whole number of at least 1, got ${limit}`)
   if (query.table !== undefined && !RECORDED_TABLES.some((t) => t.table === query.table)) {
@@ -22,22 +22,22 @@ export function listChanges(store: StorePort, query: HistoryQuery = {}): ChangeR
     if (typeof s === 'string') throw new InvalidInputError(`--since: ${JSON.stringify(query.since)} is not a valid date or time (${s}); expected YYYY-MM-DD or an ISO 8601 date-time`)
     since = new Date(s * 1000).toISOString()
   }
-  const productIds = query.product === undefined ? undefined : store.history.productIds(query.product)
+  const productIds = query.product === undefined ? undefined : await store.history.productIds(query.product)
   if (productIds !== undefined && productIds.length === 0) {
     throw new NotFoundError(`no product with api_id ${JSON.stringify(query.product)}, now or in the history (list them with: pricectl products list)`)
   }
-  return store.history.list({actor: query.actor, limit, productIds, since, table: query.table})
+  return await store.history.list({actor: query.actor, limit, productIds, since, table: query.table})
 }
 
 /** One change and its rows. */
-export function showChange(store: StorePort, id: number): {change: ChangeRecord; rows: ChangeRow[]} {
-  const change = requireChange(store, id)
-  return {change, rows: store.history.rows(id)}
+export async /*A*/ function showChange(store: StorePort, id: number): Promise<{change: ChangeRecord; rows: ChangeRow[]}> {
+  const change = await requireChange(store, id)
+  return {change, rows: await store.history.rows(id)}
 }
 
-function requireChange(store: StorePort, id: number): ChangeRecord {
+async /*A*/ function requireChange(store: StorePort, id: number): Promise<ChangeRecord> {
   if (!Number.isSafeInteger(id) || id < 1) throw new InvalidInputError(`CHANGE: expected a change id (a whole number from "pricectl history"), got ${id}`)
-  const change = store.history.get(id)
+  const change = await store.history.get(id)
   if (!change) throw new NotFoundError(`no change ${id} in the history (list them with: pricectl history)`)
   return change
 }
@@ -76,9 +76,9 @@ class DryRun extends Error {}
  * revert). Refused when a later change wrote the same rows, or a row is no longer what the
  * change left (written outside pricectl), unless `force`: the before images win then.
  */
-export function revertChange(store: StorePort, id: number, options: {dryRun?: boolean; force?: boolean} = {}): RevertResult {
-  const reverted = requireChange(store, id)
-  const rows = store.history.rows(id)
+export async /*A*/ function revertChange(store: StorePort, id: number, options: {dryRun?: boolean; force?: boolean} = {}): Promise<RevertResult> {
+  const reverted = await requireChange(store, id)
+  const rows = await store.history.rows(id)
   const locked = [...new Set(rows.filter((r) => RECORDED_TABLES.find((t) => t.table === r.table)?.noRevert).map((r) => r.table))]
   if (locked.length > 0) {
     throw new OperationalError(
@@ -88,12 +88,12 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
   // The last image of each row within the change is what the change left.
   const left = new Map<string, ChangeRow>()
   for (const r of rows) left.set(rowName(r), r)
-  const later = store.history.laterWritesOfRows(id)
+  const later = await store.history.laterWritesOfRows(id)
   const conflicts: string[] = []
   const laterIds = [...new Set(later.map((l) => l.change_id))]
   for (const [name, r] of left) {
     if (later.some((l) => rowName(l) === name)) continue
-    if (JSON.stringify(store.history.currentImage(r.table, r.key)) !== JSON.stringify(r.after)) conflicts.push(name)
+    if (JSON.stringify(await store.history.currentImage(r.table, r.key)) !== JSON.stringify(r.after)) conflicts.push(name)
   }
   if (reverted.reverted_by !== null && laterIds.includes(reverted.reverted_by) && !options.force) {
     throw new OperationalError(`change ${id} was already reverted by change ${reverted.reverted_by}: to bring change ${id} back, run "pricectl revert ${reverted.reverted_by}"`, {
@@ -118,17 +118,17 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
   const restore = undoOrder(rows).map((r) => ({before: r.before, key: r.key, table: r.table}))
   const restored = new Set(rows.map((r) => rowName(r))).size
   const all = [...new Set([...later.map((l) => rowName(l)), ...conflicts])]
-  const apply = () => {
-    if (!store.history.active()) store.history.begin(commandContext('pricectl', 'revert', [String(id)]))
-    store.history.note({reverts: id, summary: `revert of change ${id}`})
-    store.history.restore(restore)
-    return store.history.currentChange()
+  const apply = async /*A*/ () => {
+    if (!await store.history.active()) await store.history.begin(commandContext('pricectl', 'revert', [String(id)]))
+    await store.history.note({reverts: id, summary: `revert of change ${id}`})
+    await store.history.restore(restore)
+    return await store.history.currentChange()
   }
   if (options.dryRun) {
     try {
-      store.transaction(
-        () => {
-          apply()
+      await store.transaction(
+        async /*A*/ () => {
+          await apply()
           throw new DryRun()
         },
         {write: true},
@@ -138,8 +138,8 @@ export function revertChange(store: StorePort, id: number, options: {dryRun?: bo
     }
     return {conflicts: all, dry_run: true, restored, reverted}
   }
-  const changeId = store.transaction(apply, {write: true})
-  return {change: changeId === undefined ? undefined : store.history.get(changeId), conflicts: all, dry_run: false, restored, reverted}
+  const changeId = await store.transaction(apply, {write: true})
+  return {change: changeId === undefined ? undefined : await store.history.get(changeId), conflicts: all, dry_run: false, restored, reverted}
 }
 
 /**
@@ -169,8 +169,8 @@ const EXPERIMENT_TABLES = new Set(['experiments', 'experiment_products', 'arms']
  * wrote when it wrote only products, the experiments it wrote, audiences when it wrote
  * some; every product otherwise (FX rates, rounding, localization, coupons, ...).
  */
-export function revertScope(store: StorePort, id: number): ImpactScope {
-  const rows = store.history.rows(id)
+export async /*A*/ function revertScope(store: StorePort, id: number): Promise<ImpactScope> {
+  const rows = await store.history.rows(id)
   const scope: ImpactScope = {}
   if (rows.some((r) => r.table === 'audiences' || r.table === 'audience_prices')) scope.audiences = true
   const experiments = [...new Set(rows.filter((r) => EXPERIMENT_TABLES.has(r.table)).map((r) => Number(r.key[0])))]
@@ -184,7 +184,7 @@ export function revertScope(store: StorePort, id: number): ImpactScope {
   }
   const products = new Set<string>()
   for (const r of rows.filter((x) => x.product_id !== null)) {
-    const apiId = apiIds.get(r.product_id!) ?? (store.history.currentImage('products', [r.product_id])?.api_id as string | undefined)
+    const apiId = apiIds.get(r.product_id!) ?? ((await store.history.currentImage('products', [r.product_id]))?.api_id as string | undefined)
     if (apiId === undefined) return scope
     products.add(apiId)
   }

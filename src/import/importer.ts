@@ -184,7 +184,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   if (mapping && o.preset) throw new InvalidInputError('pass either --preset or --mapping, not both')
   let fallback: ProductRow | undefined
   if (o.product !== undefined) {
-    fallback = productByApiId(store, o.product)
+    fallback = await productByApiId(store, o.product)
     if (!fallback) throw new NotFoundError(`--product: unknown product ${JSON.stringify(o.product)} (list them with "pricectl products list")`)
   }
 
@@ -219,7 +219,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   try {
     stagePaths = writer.externalStages()
   } catch (error) {
-    writer.close()
+    await writer.close()
     rejects.close()
     throw error
   }
@@ -309,7 +309,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           // A batch the worker staged: committed now, its rejects written after it, and its
           // stage handed back to be filled again.
           file.rejected += m.rejects.length
-          const ok = writer.commitStaged(m)
+          const ok = await writer.commitStaged(m)
           // Before the checkpoint request (committed): the worker may be waiting for it.
           pipeline.send({stage: m.stage, type: 'free'})
           committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
@@ -335,7 +335,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     stopping = true
     limit.clearQueue()
     for (const w of written) w.resolve()
-    writer.close()
+    await writer.close()
     await Promise.all(pipelines.map((p) => p.close()))
     rejects.close()
   }

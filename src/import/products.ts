@@ -88,29 +88,29 @@ export class ImportProducts {
     private readonly origin: string,
   ) {}
 
-  private resolve(ref: string, interval?: string, intervalCount?: number): Resolution {
+  private async /*A*/ resolve(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
     const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
     let r = this.cache.get(key)
     if (r === undefined) {
-      r = this.resolveUncached(ref, interval, intervalCount)
+      r = await this.resolveUncached(ref, interval, intervalCount)
       this.cache.set(key, r)
     }
     return r
   }
 
-  private resolveUncached(ref: string, interval?: string, intervalCount?: number): Resolution {
-    const rows = this.types.length > 0 ? this.store.pricing.integrationMatches(this.types, ref) : []
+  private async /*A*/ resolveUncached(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
+    const rows = this.types.length > 0 ? await this.store.pricing.integrationMatches(this.types, ref) : []
     const pick =
       rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ??
       rows.find((r) => r.i_interval === null) ??
       (rows.length > 0 && rows.every((r) => r.id === rows[0].id) ? rows[0] : undefined)
     if (pick) return {kind: 'one', product: rowOf(pick)}
-    if (rows.length > 1) return {candidates: this.candidates(rows), kind: 'several'}
-    const p = productByApiId(this.store, ref)
+    if (rows.length > 1) return {candidates: await this.candidates(rows), kind: 'several'}
+    const p = await productByApiId(this.store, ref)
     return p ? {kind: 'one', product: p} : {kind: 'none'}
   }
 
-  private candidates(rows: IntegrationMatch[]): Candidates {
+  private async /*A*/ candidates(rows: IntegrationMatch[]): Promise<Candidates> {
     const products = new Map<number, ProductRow>()
     const intervals = new Map<number, string>()
     const byId = new Map<string, ProductRow | undefined>()
@@ -127,7 +127,7 @@ export class ImportProducts {
       if (r.i_interval) claim(`${r.i_interval}|${r.i_count ?? 1}`, p)
     }
     const list = [...products.values()]
-    const full = this.store.catalog.getProducts(list.map((p) => p.api_id))
+    const full = await this.store.catalog.getProducts(list.map((p) => p.api_id))
     for (const p of list) {
       claim(p.api_id, p)
       // Ids of its other integrations (a gateway_c plan, a gateway_d plan) name it too.
@@ -137,7 +137,7 @@ export class ImportProducts {
   }
 
   /** Prices the engine quotes for the candidates, built on the first row that needs them. */
-  private prices(c: Candidates): Map<string, ProductRow[]> {
+  private async /*A*/ prices(c: Candidates): Promise<Map<string, ProductRow[]>> {
     if (c.byPrice) return c.byPrice
     const byPrice = new Map<string, ProductRow[]>()
     const examples = new Map<number, string[]>()
@@ -157,14 +157,14 @@ export class ImportProducts {
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
     if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
     const {PricingContext, calculatePriceSync, previewCountries} = engine
-    this.ctx ??= PricingContext.open(this.store)
+    this.ctx ??= await PricingContext.open(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)
-    const settings = isGateway(this.origin) ? gatewaySettings(this.store, this.origin) : undefined
-    for (const country of previewCountries(ctx)) {
+    const settings = isGateway(this.origin) ? await gatewaySettings(this.store, this.origin) : undefined
+    for (const country of await previewCountries(ctx)) {
       const quoted: Record<string, {control_minor: number; currency: string; price_minor: number}> = {}
       try {
-        calculatePriceSync(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
+        await calculatePriceSync(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
           dryRun: true,
           onQuote: (lock) => Object.assign(quoted, lock.quote.products),
         })
@@ -196,13 +196,13 @@ export class ImportProducts {
   }
 
   /** The product a cell names (cached per cell value), none, or several for choose() (the caller words "no such product"). */
-  match(ref: string, interval?: string, intervalCount?: number): ProductRow | Several | undefined {
-    const r = this.resolve(ref, interval, intervalCount)
+  async /*A*/ match(ref: string, interval?: string, intervalCount?: number): Promise<ProductRow | Several | undefined> {
+    const r = await this.resolve(ref, interval, intervalCount)
     return r.kind === 'one' ? r.product : r.kind === 'none' ? undefined : r
   }
 
   /** Which of several products a row is, by its price id, else its amount; else the reason it cannot be told. */
-  choose(r: Several, ref: string, facts: RowFacts, price: string, column: string): ProductRow | {reason: string} {
+  async /*A*/ choose(r: Several, ref: string, facts: RowFacts, price: string, column: string): Promise<ProductRow | {reason: string}> {
     const c = r.candidates
     if (price) {
       const t = price.trim().toLowerCase()
@@ -210,7 +210,7 @@ export class ImportProducts {
       const byId = c.byId.get(t) ?? (iv ? c.byId.get(`${iv.interval}|${iv.count}`) : undefined)
       if (byId) return byId
     }
-    const byPrice = this.prices(c)
+    const byPrice = await this.prices(c)
     let amountKey = `${facts.currency}|${facts.amountMinor}`
     let found = byPrice.get(amountKey)
     // A row with tax: its amount is the price when prices include tax, its net when tax is added on top.

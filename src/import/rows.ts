@@ -154,7 +154,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(store)
+    if (this.amountMinorUnit) this.ruleOverrides = await ruleOverrides(store)
     this.fx = new FxTable(store.revenue)
     this.products = new ImportProducts(store, layout.product_types ?? [], layout.origin)
   }
@@ -284,11 +284,11 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** The row's product; a cell naming several products is told by the row's price id (`price`), else its amount. */
-  private product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): ProductRow | string {
+  private async /*A*/ product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): Promise<ProductRow | string> {
     if (ref === '') return this.fallbackProduct ?? `missing product: ${this.columnName('product')} is empty (pass --product API_ID for rows without one)`
-    let p = this.products.match(ref, interval, intervalCount)
+    let p = await this.products.match(ref, interval, intervalCount)
     if (p !== undefined && 'kind' in p) {
-      const chosen = this.products.choose(p, ref, facts, price, this.columnName('product'))
+      const chosen = await this.products.choose(p, ref, facts, price, this.columnName('product'))
       if ('reason' in chosen) return chosen.reason
       p = chosen
     }
@@ -299,8 +299,8 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return p
   }
 
-  private rate(currency: string, created: number): number | string {
-    const r = this.fx.rate(currency, created)
+  private async /*A*/ rate(currency: string, created: number): Promise<number | string> {
+    const r = await this.fx.rate(currency, created)
     return r === undefined ? noRate(currency) : r
   }
 
@@ -354,9 +354,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** Map one record (as many cells as the header). */
-  map(cells: string[]): RowResult<V> {
+  async /*A*/ map(cells: string[]): Promise<RowResult<V>> {
     try {
-      return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
+      return (this.kind === 'charges' ? await this.charge(cells) : await this.subscription(cells)) as RowResult<V>
     } catch (error) {
       // toMinor and friends throw input errors that already name the field and value.
       if (error instanceof PricectlError) return error.message
@@ -364,7 +364,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     }
   }
 
-  private charge(cells: string[]): RowResult<ChargeValues> {
+  private async /*A*/ charge(cells: string[]): Promise<RowResult<ChargeValues>> {
     const b = this.base(cells)
     if (typeof b === 'string') return b
     let refundedMinor: number | string = 0
@@ -410,14 +410,14 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     const taxMinor = this.tax(cells, b.currency, b.amountMinor)
     if (typeof taxMinor === 'string') return taxMinor
     const priceRef = this.hasPrice ? this.cell(cells, 'price') : ''
-    const product = this.product(b.productRef, taxMinor === 0 ? b : {...b, netMinor: b.amountMinor - taxMinor}, priceRef)
+    const product = await this.product(b.productRef, taxMinor === 0 ? b : {...b, netMinor: b.amountMinor - taxMinor}, priceRef)
     if (typeof product === 'string') return product
     const amountMinor = b.amountMinor
     const settled = this.settledUsd(cells, amountMinor, refundedMinor)
     if (typeof settled === 'string') return settled
     let amountUsd: number
     let refundedUsd: number
-    const rate = this.fx.rate(b.currency, b.created)
+    const rate = await this.fx.rate(b.currency, b.created)
     if (settled) {
       // What the gateway settled in USD is the record's USD amount (docs/revenue.md, "What the gateway settled").
       amountUsd = settled.amount
@@ -455,7 +455,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return values
   }
 
-  private subscription(cells: string[]): RowResult<SubscriptionValues> {
+  private async /*A*/ subscription(cells: string[]): Promise<RowResult<SubscriptionValues>> {
     const b = this.base(cells)
     if (typeof b === 'string') return b
     let interval: string | undefined
@@ -520,9 +520,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     // The tax of the whole subscription (the export's tax column is the invoice's, not the unit's).
     const taxMinor = this.tax(cells, b.currency, amountMinor)
     if (typeof taxMinor === 'string') return taxMinor
-    const product = this.product(b.productRef, taxMinor === 0 || quantity !== 1 ? b : {...b, netMinor: b.amountMinor - taxMinor}, '', interval, intervalCount)
+    const product = await this.product(b.productRef, taxMinor === 0 || quantity !== 1 ? b : {...b, netMinor: b.amountMinor - taxMinor}, '', interval, intervalCount)
     if (typeof product === 'string') return product
-    const rate = this.rate(b.currency, b.created)
+    const rate = await this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
     const finalInterval = interval ?? product.interval
     const finalCount = intervalCount ?? product.interval_count

@@ -299,7 +299,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
      * surviving in a chunk's worth of records until mapped and being promoted to the old
      * generation (docs/performance.md, "Import").
      */
-    const mapRecord = (record: string[], endLine: number, check = false) => {
+    const mapRecord = async /*A*/ (record: string[], endLine: number, check = false) => {
       read++
       let size = 0
       for (let i = 0; i < record.length; i++) size += record[i].length
@@ -310,7 +310,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
       } else {
         const width = header!.length
-        const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+        const r = record.length === width ? await mapper!.map(record) : `expected ${width} columns, got ${record.length}`
         if (typeof r === 'string') reject(startLine(endLine, record), r, record)
         else {
           if (!started) {
@@ -329,19 +329,19 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     }
 
     /** A record read: mapped now, or held while the next stage is not free. */
-    const take = (record: string[], endLine: number) => {
-      if (blocked) held.push(() => mapRecord(record, endLine, true))
-      else mapRecord(record, endLine)
+    const take = async /*A*/ (record: string[], endLine: number) => {
+      if (blocked) held.push(async /*A*/ () => await mapRecord(record, endLine, true))
+      else await mapRecord(record, endLine)
     }
 
     const reader = new CsvReader({
-      record(record, endLine) {
+      async /*A*/ record(record, endLine) {
         if (header === undefined) {
           header = record
           port.postMessage({header, type: 'header'} satisfies WorkerMessage)
           return
         }
-        take(record, endLine)
+        await take(record, endLine)
       },
       unreadable(line, reason) {
         // One broken record can raise several errors: report it once.
@@ -366,7 +366,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       // As the writer opened it: on read-only media too (a dry run on a read-only store).
       // This thread's storage exponents are the store's record, as in the writer's thread.
       store = openReaderStore(input.db)
-      const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
+      const fallback = m.fallbackProductId === null ? undefined : await productById(store, m.fallbackProductId)
       const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
       // Telling products apart by price needs the pricing engine: loaded only when rows name products.
       if (made.readsProducts) await loadPricingEngine()
@@ -400,7 +400,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       closeSync(fd)
       checkpoints?.close()
       stages?.close()
-      store?.close()
+      await store?.close()
     }
   }
 

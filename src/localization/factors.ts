@@ -10,31 +10,31 @@ import type {LocalizationFactor} from '../domain.js'
 export type {LocalizationFactor}
 
 /** The factor for a country, or undefined when none is on file. */
-export function localizationFactor(store: StorePort, country: string): number | undefined {
-  return store.config.localizationFactor(country)
+export async /*A*/ function localizationFactor(store: StorePort, country: string): Promise<number | undefined> {
+  return await store.config.localizationFactor(country)
 }
 
 /** Every factor (or one country's), by country. */
-export function listFactors(store: StorePort, country?: string): LocalizationFactor[] {
-  return store.config.localizationFactors(country)
+export async /*A*/ function listFactors(store: StorePort, country?: string): Promise<LocalizationFactor[]> {
+  return await store.config.localizationFactors(country)
 }
 
-export function setFactor(store: StorePort, f: LocalizationFactor): LocalizationFactor {
-  store.config.saveLocalizationFactors([f])
+export async /*A*/ function setFactor(store: StorePort, f: LocalizationFactor): Promise<LocalizationFactor> {
+  await store.config.saveLocalizationFactors([f])
   return f
 }
 
 /** Delete every factor, or those of the given countries; returns how many went. */
-export function clearFactors(store: StorePort, countries?: string[]): number {
-  return store.transaction(() => store.config.deleteLocalizationFactors(countries?.length ? countries : undefined), {write: true})
+export async /*A*/ function clearFactors(store: StorePort, countries?: string[]): Promise<number> {
+  return await store.transaction(async /*A*/ () => await store.config.deleteLocalizationFactors(countries?.length ? countries : undefined), {write: true})
 }
 
 /**
  * Write many factors in one transaction. Unchanged ones (same factor, year, source) are
  * counted, not rewritten; `replace` first removes the countries the batch does not name.
  */
-export function writeFactors(store: StorePort, factors: LocalizationFactor[], options: {dryRun?: boolean; replace?: boolean} = {}): {removed: number; unchanged: number; written: number} {
-  const current = new Map(listFactors(store).map((f) => [f.country, f]))
+export async /*A*/ function writeFactors(store: StorePort, factors: LocalizationFactor[], options: {dryRun?: boolean; replace?: boolean} = {}): Promise<{removed: number; unchanged: number; written: number}> {
+  const current = new Map((await listFactors(store)).map((f) => [f.country, f]))
   const named = new Set(factors.map((f) => f.country))
   const stale = options.replace ? [...current.keys()].filter((c) => !named.has(c)) : []
   const changed = factors.filter((f) => {
@@ -42,10 +42,10 @@ export function writeFactors(store: StorePort, factors: LocalizationFactor[], op
     return !c || c.factor !== f.factor || c.year !== f.year || c.source !== f.source
   })
   if (!options.dryRun) {
-    store.transaction(
-      () => {
-        if (stale.length > 0) store.config.deleteLocalizationFactors(stale)
-        store.config.saveLocalizationFactors(changed)
+    await store.transaction(
+      async /*A*/ () => {
+        if (stale.length > 0) await store.config.deleteLocalizationFactors(stale)
+        await store.config.saveLocalizationFactors(changed)
       },
       {write: true},
     )

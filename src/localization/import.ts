@@ -280,14 +280,14 @@ export type ResolvedFactors = {
  * [MIN_FACTOR, MAX_FACTOR] are skipped as implausible (usually a PPP in a currency unit
  * since redenominated).
  */
-export function resolveFactors(store: StorePort, parsed: ParsedFactors, source = parsed.source): ResolvedFactors {
+export async /*A*/ function resolveFactors(store: StorePort, parsed: ParsedFactors, source = parsed.source): Promise<ResolvedFactors> {
   const out: ResolvedFactors = {factors: [], fx: {latest: 0, yearAverage: 0}, implausible: [], noFxRate: []}
   for (const [country, {value, year}] of [...parsed.entries].sort(([a], [b]) => a.localeCompare(b))) {
     let factor = value
     if (parsed.kind === 'ppp') {
       const currency = countryCurrency(country)
-      const avg = currency && year !== null ? yearAverageRate(store, currency, year) : undefined
-      const rate = avg?.rate ?? (currency ? rateOn(store, currency)?.rate : undefined)
+      const avg = currency && year !== null ? await yearAverageRate(store, currency, year) : undefined
+      const rate = avg?.rate ?? (currency ? (await rateOn(store, currency))?.rate : undefined)
       if (rate === undefined) {
         out.noFxRate.push(country)
         continue

@@ -78,9 +78,9 @@ export class Coupons {
   }
 
   /** Every coupon and campaign, read once per context (by PricingContext). */
-  load(store: StorePort): void {
-    this.coupons = new Map(listCoupons(store).map((c) => [c.api_id, c]))
-    this.campaignList = listCampaigns(store)
+  async /*A*/ load(store: StorePort): Promise<void> {
+    this.coupons = new Map((await listCoupons(store)).map((c) => [c.api_id, c]))
+    this.campaignList = await listCampaigns(store)
   }
 
   private coupon(apiId: string): Coupon | undefined {

@@ -95,7 +95,7 @@ export class Experiments {
     this.store = store
     this.pricing = pricing
     this.chunk = chunk
-    if (chunk) chunk.prepare = (keys) => this.prepare(keys)
+    if (chunk) chunk.prepare = async /*A*/ (keys) => await this.prepare(keys)
   }
 
   /**
@@ -104,12 +104,12 @@ export class Experiments {
    * posteriorTtlMs, and the arms those visitors are exposed to in them, so that assignment
    * and recordExposure read memory only while the chunk is priced.
    */
-  private prepare(keys: readonly string[]): void {
+  private async /*A*/ prepare(keys: readonly string[]): Promise<void> {
     for (const l of this.running) {
       if (l.exp.allocation !== 'thompson') continue
       const p = this.posteriors.get(l.exp.id)
-      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) this.loadPosteriors(l)
-      this.chunk!.loadArms(l.exp.id, keys)
+      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) await this.loadPosteriors(l)
+      await this.chunk!.loadArms(l.exp.id, keys)
     }
   }
 
@@ -118,7 +118,7 @@ export class Experiments {
   }
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
-  assign(input: AssignInput, trace: Trace): Assignment | undefined {
+  async /*A*/ assign(input: AssignInput, trace: Trace): Promise<Assignment | undefined> {
     if (this.force) return this.forced(this.force, input, trace)
     if (!input.runExperiment) {
       trace?.push({detail: 'run_experiment is false: no experiment for this request', outcome: 'skipped', step: 'experiment'})
@@ -132,7 +132,7 @@ export class Experiments {
     const target = running.find((l) => this.targets(l, input, trace))
     if (!target) return undefined
     const {exp} = target
-    const index = this.choose(target, input.lockKey)
+    const index = await this.choose(target, input.lockKey)
     const arm = exp.arms[index]
     let select: string[] = []
     if (exp.type === 'packaging') select = arm.products ? input.products.filter((p) => arm.products!.includes(p)) : [...input.products]
@@ -222,12 +222,12 @@ export class Experiments {
   }
 
   /** Record the exposure of a lock that received an arm (after the lock is saved). */
-  recordExposure(lock: Lock): void {
+  async /*A*/ recordExposure(lock: Lock): Promise<void> {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
     const x = {anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key}
     // In a chunk the exposure is written at its flush; the change is known when the chunk read the visitor's arm.
-    const r = this.chunk ? this.chunk.recordExposure(x) : this.repo.recordExposure(x)
+    const r = this.chunk ? this.chunk.recordExposure(x) : await this.repo.recordExposure(x)
     // Keep cached posteriors current with this process's own visitors (no closure per
     // request: a bundle built with keepNames pays a property definition for each).
     const p = this.posteriors.get(lock.experiment_id)
@@ -241,8 +241,8 @@ export class Experiments {
   }
 
   /** Every experiment, read once per context (by PricingContext): the running ones target requests, any one may be forced. */
-  load(): void {
-    for (const e of this.repo.list()) {
+  async /*A*/ load(): Promise<void> {
+    for (const e of await this.repo.list()) {
       const l = load(e)
       this.byId.set(e.id, l)
       if (e.status === 'running') this.running.push(l)
@@ -250,11 +250,11 @@ export class Experiments {
   }
 
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
-  adoptExposure(lock: Lock, ip: string): void {
+  async /*A*/ adoptExposure(lock: Lock, ip: string): Promise<void> {
     if (lock.experiment_id === 0 || !lock.user_id) return
     const a = {experimentId: lock.experiment_id, ip, userId: lock.user_id}
     if (this.chunk) this.chunk.adoptExposure(a)
-    else this.repo.adoptExposures([a])
+    else await this.repo.adoptExposures([a])
   }
 
   /** Read posteriors from the store again on next use (after conversions were recorded). */
@@ -289,7 +289,7 @@ export class Experiments {
    * The arm for a new lock. The random draw is seeded by (experiment seed, experiment,
    * lock key), so the same store, seed and visitor give the same arm in any process.
    */
-  private choose(l: Loaded, lockKey: string): number {
+  private async /*A*/ choose(l: Loaded, lockKey: string): Promise<number> {
     const {exp} = l
     if (this.pin && this.pin.experimentId === exp.id) {
       const i = exp.arms.findIndex((a) => a.id === this.pin!.armId)
@@ -297,21 +297,21 @@ export class Experiments {
     }
     const rng = seededRng(exp.seed, exp.id, lockKey)
     if (exp.allocation === 'uniform') return Math.floor(rng() * exp.arms.length)
-    return thompsonChoice(this.posteriorsOf(l).outcomes, rng)
+    return thompsonChoice((await this.posteriorsOf(l)).outcomes, rng)
   }
 
   /**
    * The posteriors of an experiment: those prepare() read when the chunk began (in a chunk
    * they are not read again while it is priced), else read now when missing or stale.
    */
-  private posteriorsOf(l: Loaded): Posteriors {
+  private async /*A*/ posteriorsOf(l: Loaded): Promise<Posteriors> {
     const p = this.posteriors.get(l.exp.id)
     if (p && (this.chunk?.open || Date.now() - p.loadedAt <= this.posteriorTtlMs)) return p
-    return this.loadPosteriors(l)
+    return await this.loadPosteriors(l)
   }
 
-  private loadPosteriors(l: Loaded): Posteriors {
-    const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
+  private async /*A*/ loadPosteriors(l: Loaded): Promise<Posteriors> {
+    const o = outcomes(l.exp, await this.repo.armCounts(l.exp.id))
     const p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: Date.now(), outcomes: o}
     this.posteriors.set(l.exp.id, p)
     return p

@@ -15,16 +15,16 @@ const SETTABLE = ['accepted_currencies', 'fallback_currency', 'amount_format'] a
  * `gateways set`: merge the given fields over the gateway's current settings, validate
  * the result and store it; or, with "default", drop the stored settings.
  */
-export function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): {reset: boolean; settings: GatewaySettingsEntry} {
-  const current = gatewaySettings(store, gateway)
+export async /*A*/ function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): Promise<{reset: boolean; settings: GatewaySettingsEntry}> {
+  const current = await gatewaySettings(store, gateway)
   if (changes === 'default') {
-    resetGatewaySettings(store, current.gateway)
-    return {reset: true, settings: gatewaySettings(store, gateway)}
+    await resetGatewaySettings(store, current.gateway)
+    return {reset: true, settings: await gatewaySettings(store, gateway)}
   }
   const unknown = Object.keys(changes).filter((k) => !(SETTABLE as readonly string[]).includes(k))
   if (unknown.length > 0) throw new InvalidInputError(`unknown field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (expected ${SETTABLE.join(', ')})`)
   const {source: _source, ...base} = current
   const valid = validate(GatewaySettingsInput, {...base, ...changes, gateway: current.gateway}, `settings of ${current.gateway}`)
-  saveGatewaySettings(store, valid)
+  await saveGatewaySettings(store, valid)
   return {reset: false, settings: {...valid, source: 'store'}}
 }

@@ -173,8 +173,8 @@ function fromRow(row: Row): GatewaySettings {
 }
 
 /** Settings of every gateway (stored, else the default), in gateway order. */
-export function listGatewaySettings(store: StorePort): GatewaySettingsEntry[] {
-  const rows = store.config.gatewaySettings() as Row[]
+export async /*A*/ function listGatewaySettings(store: StorePort): Promise<GatewaySettingsEntry[]> {
+  const rows = await store.config.gatewaySettings() as Row[]
   const stored = new Map(rows.map((r) => [r.gateway, fromRow(r)]))
   return GATEWAYS.map((g) => {
     const s = stored.get(g)
@@ -183,28 +183,28 @@ export function listGatewaySettings(store: StorePort): GatewaySettingsEntry[] {
 }
 
 /** Settings of all gateways read once, for pricing (one query, not one per gateway). */
-export function gatewaySettingsMap(store: StorePort): Record<GatewayId, GatewaySettings> {
+export async /*A*/ function gatewaySettingsMap(store: StorePort): Promise<Record<GatewayId, GatewaySettings>> {
   const out = {} as Record<GatewayId, GatewaySettings>
-  for (const {source: _source, ...s} of listGatewaySettings(store)) out[s.gateway] = s
+  for (const {source: _source, ...s} of await listGatewaySettings(store)) out[s.gateway] = s
   return out
 }
 
 /** Settings of one gateway (stored, else the default); an unknown gateway id is an input error. */
-export function gatewaySettings(store: StorePort, gateway: string): GatewaySettingsEntry {
+export async /*A*/ function gatewaySettings(store: StorePort, gateway: string): Promise<GatewaySettingsEntry> {
   if (!isGateway(gateway)) throw new InvalidInputError(`unknown gateway ${JSON.stringify(gateway)} (expected one of ${GATEWAYS.join(', ')})`)
-  const row = (store.config.gatewaySettings() as Row[]).find((r) => r.gateway === gateway)
+  const row = (await store.config.gatewaySettings() as Row[]).find((r) => r.gateway === gateway)
   return row ? {...fromRow(row), source: 'store'} : {...DEFAULT_GATEWAY_SETTINGS[gateway], source: 'default'}
 }
 
 /** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
-export function saveGatewaySettings(store: StorePort, s: GatewaySettings): void {
+export async /*A*/ function saveGatewaySettings(store: StorePort, s: GatewaySettings): Promise<void> {
   const a = s.accepted_currencies
-  store.config.saveGatewaySettings({accepted_currencies: a === '*' || a === 'listed' ? a : JSON.stringify(a), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
+  await store.config.saveGatewaySettings({accepted_currencies: a === '*' || a === 'listed' ? a : JSON.stringify(a), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
 }
 
 /** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
-export function resetGatewaySettings(store: StorePort, gateway: GatewayId): boolean {
-  return store.config.deleteGatewaySettings(gateway)
+export async /*A*/ function resetGatewaySettings(store: StorePort, gateway: GatewayId): Promise<boolean> {
+  return await store.config.deleteGatewaySettings(gateway)
 }
 
 /** A gateway's settings as `gateways list/set --json` prints them: "*" becomes ["*"] so the field is always a list. */
@@ -232,14 +232,14 @@ export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
 type RuleRow = {currency: string; divisible_by: number; exponent: number; gateway: GatewayId; max_amount: null | number; min_amount: null | number}
 
 /** Every stored override, keyed `gateway|currency`. */
-export function ruleOverrides(store: StorePort): Map<string, RuleOverride> {
-  const rows = store.config.gatewayRuleOverrides() as RuleRow[]
+export async /*A*/ function ruleOverrides(store: StorePort): Promise<Map<string, RuleOverride>> {
+  const rows = await store.config.gatewayRuleOverrides() as RuleRow[]
   return new Map(rows.map((r) => [`${r.gateway}|${r.currency}`, r]))
 }
 
 /** A gateway's rule for a currency with where it comes from (stored override, table entry, table default). */
-export function resolveRule(store: StorePort, gateway: GatewayId, currency: string): ResolvedRule {
-  return gatewayRule(gateway, currency, ruleOverrides(store).get(`${gateway}|${currency}`))
+export async /*A*/ function resolveRule(store: StorePort, gateway: GatewayId, currency: string): Promise<ResolvedRule> {
+  return gatewayRule(gateway, currency, (await ruleOverrides(store)).get(`${gateway}|${currency}`))
 }
 
 export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amount'] as const
@@ -248,12 +248,12 @@ export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amoun
  * `gateways set GATEWAY --currency CODE`: merge the given fields over the rule in force
  * and store the whole rule; "default" drops the override.
  */
-export function configureRule(store: StorePort, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): {reset: boolean; rule: ResolvedRule} {
+export async /*A*/ function configureRule(store: StorePort, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): Promise<{reset: boolean; rule: ResolvedRule}> {
   if (changes === 'default') {
-    const reset = store.config.deleteGatewayRuleOverride(gateway, currency)
-    return {reset, rule: resolveRule(store, gateway, currency)}
+    const reset = await store.config.deleteGatewayRuleOverride(gateway, currency)
+    return {reset, rule: await resolveRule(store, gateway, currency)}
   }
-  const current = resolveRule(store, gateway, currency)
+  const current = await resolveRule(store, gateway, currency)
   const rule = {...pickRule(current), ...changes}
   if (!Number.isInteger(rule.exponent) || rule.exponent < 0 || rule.exponent > 6) throw new InvalidInputError(`exponent: expected a whole number from 0 to 6, got ${rule.exponent}`)
   if (!Number.isSafeInteger(rule.divisible_by) || rule.divisible_by < 1) throw new InvalidInputError(`divisible_by: expected a whole number >= 1, got ${rule.divisible_by}`)
@@ -266,8 +266,8 @@ export function configureRule(store: StorePort, gateway: GatewayId, currency: st
   if (rule.min_amount !== null && rule.max_amount !== null && rule.min_amount > rule.max_amount) {
     throw new InvalidInputError(`min_amount ${rule.min_amount} is above max_amount ${rule.max_amount}`)
   }
-  store.config.saveGatewayRuleOverride({currency, divisible_by: rule.divisible_by, exponent: rule.exponent, gateway, max_amount: rule.max_amount, min_amount: rule.min_amount}, nowIso())
-  return {reset: false, rule: resolveRule(store, gateway, currency)}
+  await store.config.saveGatewayRuleOverride({currency, divisible_by: rule.divisible_by, exponent: rule.exponent, gateway, max_amount: rule.max_amount, min_amount: rule.min_amount}, nowIso())
+  return {reset: false, rule: await resolveRule(store, gateway, currency)}
 }
 
 export function pickRule(r: GatewayRule): GatewayRule {
@@ -293,9 +293,9 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
  * gateway, the rule and the nearest valid amounts. Settings and overrides are read once
  * per check, for the many prices of an import.
  */
-export function chargeabilityCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
-  const settings = gatewaySettingsMap(store)
-  const overrides = ruleOverrides(store)
+export async /*A*/ function chargeabilityCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
+  const settings = await gatewaySettingsMap(store)
+  const overrides = await ruleOverrides(store)
   return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, true)
 }
 
@@ -304,9 +304,9 @@ export function chargeabilityCheck(store: StorePort): (amountMinor: number, curr
  * discount): only whether the display and the gateways can carry it exactly, not their
  * minimum or maximum.
  */
-export function exactnessCheck(store: StorePort): (amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined {
-  const settings = gatewaySettingsMap(store)
-  const overrides = ruleOverrides(store)
+export async /*A*/ function exactnessCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
+  const settings = await gatewaySettingsMap(store)
+  const overrides = await ruleOverrides(store)
   return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, false)
 }
 
@@ -378,10 +378,10 @@ export type RuleJson = {
 
 const bound = (units: null | number, exponent: number) => (units === null ? null : minorToDecimalString(units, exponent))
 
-function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): RuleJson {
+async /*A*/ function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): Promise<RuleJson> {
   const shipped = gatewayRule(gateway, currency)
   const table = GATEWAY_TABLES[gateway]
-  const settings = gatewaySettings(store, gateway)
+  const settings = await gatewaySettings(store, gateway)
   return {
     accepted: acceptsCurrency(settings, currency),
     amount_format: settings.amount_format,
@@ -403,8 +403,8 @@ function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule
 }
 
 /** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
-export function showRule(store: StorePort, gateway: GatewayId, currency: string): RuleJson {
-  return toRuleJson(store, gateway, currency, resolveRule(store, gateway, currency))
+export async /*A*/ function showRule(store: StorePort, gateway: GatewayId, currency: string): Promise<RuleJson> {
+  return await toRuleJson(store, gateway, currency, await resolveRule(store, gateway, currency))
 }
 
 export type GatewayTableJson = {
@@ -418,14 +418,14 @@ export type GatewayTableJson = {
 }
 
 /** `gateways show GATEWAY`: the table's default, every entry and every stored override, by currency. */
-export function showTable(store: StorePort, gateway: GatewayId): GatewayTableJson {
+export async /*A*/ function showTable(store: StorePort, gateway: GatewayId): Promise<GatewayTableJson> {
   const table = GATEWAY_TABLES[gateway]
-  const overrides = [...ruleOverrides(store).values()].filter((o) => o.gateway === gateway)
+  const overrides = [...(await ruleOverrides(store)).values()].filter((o) => o.gateway === gateway)
   const codes = [...new Set([...Object.keys(table.entries), ...overrides.map((o) => o.currency)])].sort()
   return {
     currencies: table.currencies ? [...table.currencies].sort() : null,
     default: {...table.default},
-    entries: codes.map((c) => showRule(store, gateway, c)),
+    entries: await Promise.all(codes.map((c) => showRule(store, gateway, c))),
     gateway,
     model: table.models,
     overrides: overrides.length,
@@ -486,13 +486,13 @@ function amountToUnits(flag: string, text: string, exponent: number, currency: s
  * amounts are decimal amounts of the currency, turned into gateway units with the exponent
  * the rule will have (the new one when --exponent is given); "none" clears a bound.
  */
-export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): {reset: boolean; rule: RuleJson} {
+export async /*A*/ function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): Promise<{reset: boolean; rule: RuleJson}> {
   if (flags === 'default') {
-    const {reset, rule} = configureRule(store, gateway, currency, 'default')
-    return {reset, rule: toRuleJson(store, gateway, currency, rule)}
+    const {reset, rule} = await configureRule(store, gateway, currency, 'default')
+    return {reset, rule: await toRuleJson(store, gateway, currency, rule)}
   }
   const f = checkRuleFlags(flags)
-  const current = resolveRule(store, gateway, currency)
+  const current = await resolveRule(store, gateway, currency)
   const changes: Partial<GatewayRule> = {}
   if (f.exponent !== undefined) changes.exponent = Number(f.exponent)
   if (f.divisible_by !== undefined) changes.divisible_by = Number(f.divisible_by)
@@ -511,6 +511,6 @@ export function configureRuleFromFlags(store: StorePort, gateway: GatewayId, cur
       if (typeof v === 'number' && !Number.isSafeInteger(v)) throw new InvalidInputError(`the ${k === 'min_amount' ? 'minimum' : 'maximum'} in force is too large for exponent ${changes.exponent}: pass --${k === 'min_amount' ? 'min' : 'max'} AMOUNT (or none) as well`)
     }
   }
-  const {reset, rule} = configureRule(store, gateway, currency, changes)
-  return {reset, rule: toRuleJson(store, gateway, currency, rule)}
+  const {reset, rule} = await configureRule(store, gateway, currency, changes)
+  return {reset, rule: await toRuleJson(store, gateway, currency, rule)}
 }

@@ -123,20 +123,20 @@ export function witness(rules: Rule[]): FeatureValues {
 }
 
 /** The personas of the current store state: the default user, one per audience with feature rules, one per arm of the experiments. */
-export function personasOf(store: StorePort, scope: ImpactScope): Persona[] {
+export async /*A*/ function personasOf(store: StorePort, scope: ImpactScope): Promise<Persona[]> {
   const out: Persona[] = [{features: {}, key: 'default'}]
   const byAudience = new Map<string, FeatureValues>()
-  for (const a of listAudiences(store)) {
+  for (const a of await listAudiences(store)) {
     const features = witness(a.rules)
     byAudience.set(a.api_id, features)
     // An audience without feature rules is what a default user in its countries matches already.
     if (Object.keys(features).length > 0) out.push({features, key: a.api_id})
   }
   // A request without products is quoted its package: a package change adds or removes products there.
-  if (listPackages(store).length > 0) out.push({features: {}, key: 'package', package: true})
-  const ids = new Set([...store.experiments.list('running').map((e) => e.id), ...(scope.experiments ?? [])])
+  if ((await listPackages(store)).length > 0) out.push({features: {}, key: 'package', package: true})
+  const ids = new Set([...(await store.experiments.list('running')).map((e) => e.id), ...(scope.experiments ?? [])])
   for (const id of [...ids].sort((a, b) => a - b)) {
-    const e = store.experiments.get([id])[0]
+    const e = (await store.experiments.get([id]))[0]
     if (!e || e.type !== 'price') continue
     const features = e.audience ? (byAudience.get(e.audience) ?? {}) : {}
     for (const arm of e.arms) out.push({experiment: {arm: arm.id, id: e.id}, features, key: `arm ${e.id}:${arm.id}`})
@@ -158,13 +158,13 @@ const ALL_COUNTRIES = Object.keys(countryToCurrency as Record<string, string>).s
  * package or experiment names. Every other country is priced like the others of its
  * currency (same amount: no country price, no factor, no segment tells them apart).
  */
-function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Set<string> {
-  const named = new Set<string>([ctx.defaultCountry, ...listFactors(store).map((f) => f.country)])
+async /*A*/ function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Promise<Set<string>> {
+  const named = new Set<string>([ctx.defaultCountry, ...(await listFactors(store)).map((f) => f.country)])
   for (const p of products) for (const c of ctx.product(p)?.countryPrices.keys() ?? []) named.add(c)
-  for (const a of listAudiences(store)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
-  for (const c of listCampaigns(store)) for (const x of c.countries) named.add(x)
-  for (const p of listPackages(store)) for (const x of p.countries) named.add(x)
-  for (const e of store.experiments.list()) for (const x of e.countries) named.add(x)
+  for (const a of await listAudiences(store)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
+  for (const c of await listCampaigns(store)) for (const x of c.countries) named.add(x)
+  for (const p of await listPackages(store)) for (const x of p.countries) named.add(x)
+  for (const e of await store.experiments.list()) for (const x of e.countries) named.add(x)
   return named
 }
 
@@ -188,11 +188,11 @@ function taxKey(ctx: PricingContext, country: string, products: string[]): strin
  * cannot be priced is a row with `error`. Countries that only their currency tells apart
  * are priced once per currency and the row copied, with the country's own display format.
  */
-export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Snapshot {
-  const ctx = PricingContext.open(store)
-  const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : store.pricing.productApiIds()
-  const named = namedCountries(store, ctx, products)
-  const all = [...new Set([...ALL_COUNTRIES, ...previewCountries(ctx), ...named])].sort()
+export async /*A*/ function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Promise<Snapshot> {
+  const ctx = await PricingContext.open(store)
+  const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : await store.pricing.productApiIds()
+  const named = await namedCountries(store, ctx, products)
+  const all = [...new Set([...ALL_COUNTRIES, ...await previewCountries(ctx), ...named])].sort()
   // The first country of each currency stands for the others of that currency.
   const standsFor = new Map<string, string[]>()
   for (const c of all) {
@@ -211,13 +211,13 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
   for (const persona of personas) {
     ctx.experiments.pin = persona.experiment && {armId: persona.experiment.arm, experimentId: persona.experiment.id}
     for (const country of countries) {
-      const quote = (ids: string[] | undefined) => {
+      const quote = async /*A*/ (ids: string[] | undefined) => {
         // No empty `features` and no `products: undefined`: such a request takes
         // validatePriceRequest's fast path instead of the schema (16% of a snapshot).
         const request: Record<string, unknown> = {country, override: true, run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER}
         if (Object.keys(persona.features).length > 0) request.features = persona.features
         if (ids) request.products = ids
-        const r = calculatePriceSync(ctx, request, {dryRun: true})
+        const r = await calculatePriceSync(ctx, request, {dryRun: true})
         const arm = r.variants.experiment_id ? `${r.variants.experiment_id}:${r.variants.arm_id}` : undefined
         for (const [product, p] of Object.entries(r.products)) {
           if (persona.package && scope.products && !scope.products.includes(product)) continue
@@ -239,19 +239,19 @@ export function snapshot(store: StorePort, scope: ImpactScope, personas: Persona
       }
       if (persona.package) {
         try {
-          quote(undefined)
+          await quote(undefined)
         } catch {
           // No package for this country: nothing quoted there.
         }
         continue
       }
       try {
-        quote(products)
+        await quote(products)
       } catch {
         // One product (or the country's currency) cannot be priced: price each alone to say which.
         for (const id of products) {
           try {
-            quote([id])
+            await quote([id])
           } catch (error) {
             for (const c of [country, ...(copies.get(country) ?? [])]) {
               rows.set(`${id}|${c}|${persona.key}`, {audience: '', country: c, currency: '', display: '', error: (error as Error).message, minor: 0, persona: persona.key, price: 0, product: id})
@@ -423,31 +423,31 @@ const PROBE = new Error('probe: rolled back')
  * `decide` sees the impact: 'commit' keeps the write, 'rollback' undoes it (nothing
  * written, the result and impact still returned).
  */
-export function measureImpact<T>(store: StorePort, write: () => T, scope: ImpactScope, decide: (impact: PriceImpact) => 'commit' | 'rollback'): {committed: boolean; impact: PriceImpact; result: T} {
-  const measured = () => {
-    let personas = personasOf(store, scope)
+export async /*A*/ function measureImpact<T>(store: StorePort, write: () => Promise<T> | T, scope: ImpactScope, decide: (impact: PriceImpact) => 'commit' | 'rollback'): Promise<{committed: boolean; impact: PriceImpact; result: T}> {
+  const measured = async /*A*/ () => {
+    let personas = await personasOf(store, scope)
     if (scope.audiences) {
       // Learn the audiences the write leaves (a new audience's members are priced before it too).
       try {
-        store.transaction(() => {
-          write()
-          personas = unionPersonas(personas, personasOf(store, scope))
+        await store.transaction(async /*A*/ () => {
+          await write()
+          personas = unionPersonas(personas, await personasOf(store, scope))
           throw PROBE
         })
       } catch (error) {
         if (error !== PROBE) throw error
       }
     }
-    const before = snapshot(store, scope, personas)
-    const result = write()
-    const after = snapshot(store, scope, personas)
+    const before = await snapshot(store, scope, personas)
+    const result = await write()
+    const after = await snapshot(store, scope, personas)
     const impact = diffSnapshots(before, after)
     if (decide(impact) === 'rollback') throw new ImpactRollback(result, impact)
     return {committed: true, impact, result}
   }
   try {
     // The write lock from the start (a savepoint inside a caller's transaction; a plain transaction on a read-only store).
-    return store.transaction(measured, {write: true})
+    return await store.transaction(measured, {write: true})
   } catch (error) {
     if (error instanceof ImpactRollback) return {committed: false, impact: error.impact, result: error.result as T}
     throw error

@@ -30,10 +30,10 @@ export type LocalizeResult = {
  * rate in use today -> times the factor -> (where shown tax-inclusive, its gross) -> the
  * currency's rounding rule. Country prices of countries without a factor are kept.
  */
-export function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): LocalizeResult {
-  const product = requireProduct(store, apiId)
+export async /*A*/ function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): Promise<LocalizeResult> {
+  const product = await requireProduct(store, apiId)
   if (product.interval && product.base_px_minor === 0) throw new InvalidInputError(`${apiId} has base_px 0: nothing to localize`)
-  let factors = listFactors(store)
+  let factors = await listFactors(store)
   if (factors.length === 0) {
     throw new InvalidInputError('no localization factors on file: import them first with "pricectl localization import FILE"')
   }
@@ -43,7 +43,7 @@ export function localizeProduct(store: StorePort, apiId: string, options: {count
     if (missing.length) throw new InvalidInputError(`no localization factor for ${missing.join(', ')} (see "pricectl localization list")`)
     factors = factors.filter((f) => wanted.has(f.country))
   }
-  const ctx = PricingContext.open(store)
+  const ctx = await PricingContext.open(store)
   const existing = new Map(product.country_prices.map((cp) => [cp.country, cp]))
   const changes: LocalizeChange[] = []
   const skipped: LocalizeResult['skipped'] = []
@@ -79,7 +79,7 @@ export function localizeProduct(store: StorePort, apiId: string, options: {count
   }
   if (!options.dryRun && changes.length > 0) {
     const countryPrices = [...next.values()].map((cp) => ({amount: fromMinor(cp.amount_minor, cp.currency), country: cp.country, currency: cp.currency}))
-    updateProduct(store, apiId, {country_prices: countryPrices})
+    await updateProduct(store, apiId, {country_prices: countryPrices})
   }
   return {api_id: apiId, changes, dry_run: Boolean(options.dryRun), skipped, unchanged}
 }

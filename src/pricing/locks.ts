@@ -344,7 +344,7 @@ export class QuoteChunk {
    * experiments layer reads for new quotes (`prepare`). Requests are the raw inputs
    * (validated later, one by one): what is not a string is not loaded.
    */
-  begin(requests: readonly unknown[], options: ChunkOptions = {}): void {
+  async /*A*/ begin(requests: readonly unknown[], options: ChunkOptions = {}): Promise<void> {
     this.open = true
     const keys: string[] = []
     const reqs: Prefetchable[] = []
@@ -366,10 +366,10 @@ export class QuoteChunk {
         reqs.push(r)
       }
     }
-    const found: unknown[] = keys.length > 0 && !options.lockless ? this.repo.loadLocks(keys) : []
+    const found: unknown[] = keys.length > 0 && !options.lockless ? await this.repo.loadLocks(keys) : []
     if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     if (printKeys.length > 0) {
-      const prints = this.repo.loadLockFingerprints(printKeys)
+      const prints = await this.repo.loadLockFingerprints(printKeys)
       const fromLines = options.printed?.(prints, printReqs)
       // Locks whose line will not be printed from an earlier one are read whole now as well.
       const whole: string[] = []
@@ -387,7 +387,7 @@ export class QuoteChunk {
         found.push(prints[i])
       }
       if (whole.length > 0) {
-        const locks = this.repo.loadLocks(whole)
+        const locks = await this.repo.loadLocks(whole)
         for (let i = 0; i < whole.length; i++) this.locks.set(whole[i], locks[i] ?? NO_LOCK)
       }
     }
@@ -407,11 +407,11 @@ export class QuoteChunk {
       if (fresh && !r.country) users.push(r.user_id)
     }
     if (ips.length > 0) {
-      const anon = this.repo.loadAnonymousLocks(ips)
+      const anon = await this.repo.loadAnonymousLocks(ips)
       for (let i = 0; i < ips.length; i++) this.anonymous.set(ips[i], anon[i])
     }
     if (users.length > 0) {
-      const c = this.repo.userCountries(users)
+      const c = await this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
     if (freshKeys.length > 0) this.prepare?.(freshKeys)
@@ -428,9 +428,9 @@ export class QuoteChunk {
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
    * exposuresOf): recordExposure then knows what an exposure changes.
    */
-  loadArms(experimentId: number, visitors: readonly string[]): void {
+  async /*A*/ loadArms(experimentId: number, visitors: readonly string[]): Promise<void> {
     if (!this.experiments) return
-    const stored = this.experiments.exposuresOf(experimentId, visitors)
+    const stored = await this.experiments.exposuresOf(experimentId, visitors)
     let arms = this.arms.get(experimentId)
     if (arms === undefined) this.arms.set(experimentId, (arms = new Map()))
     for (let i = 0; i < visitors.length; i++) arms.set(visitors[i], stored[i])
@@ -471,44 +471,44 @@ export class QuoteChunk {
     else this.fingerprintMisses++
   }
 
-  lock(key: string): Lock | undefined {
+  async /*A*/ lock(key: string): Promise<Lock | undefined> {
     let l = this.locks.get(key)
     if (l === PENDING) {
-      this.flush()
+      await this.flush()
       l = TAKEN
     }
     if (l !== undefined && l !== TAKEN) {
       this.locks.set(key, TAKEN)
       return l === NO_LOCK ? undefined : l
     }
-    return this.repo.loadLocks([key])[0]
+    return (await this.repo.loadLocks([key]))[0]
   }
 
   /** The anonymous lock an IP got before the user was known. */
-  anonymousLock(ip: string): Lock | undefined {
-    if (this.locks.get(ip) === PENDING || this.pendingIps.has(ip)) this.flush()
+  async /*A*/ anonymousLock(ip: string): Promise<Lock | undefined> {
+    if (this.locks.get(ip) === PENDING || this.pendingIps.has(ip)) await this.flush()
     if (this.anonymous.has(ip)) {
       const l = this.anonymous.get(ip)
       this.anonymous.delete(ip)
       return l
     }
-    return this.repo.loadAnonymousLocks([ip])[0]
+    return (await this.repo.loadAnonymousLocks([ip]))[0]
   }
 
-  saveLock(lock: Lock): void {
-    this.write(lock.lock_key, lock, lock.ip)
+  async /*A*/ saveLock(lock: Lock): Promise<void> {
+    await this.write(lock.lock_key, lock, lock.ip)
   }
 
   /** Delete a lock; `ip` is the deleted lock's IP when it is anonymous. */
-  deleteLock(key: string, ip?: null | string): void {
-    this.write(key, null, ip)
+  async /*A*/ deleteLock(key: string, ip?: null | string): Promise<void> {
+    await this.write(key, null, ip)
   }
 
-  userCountry(userId: string): string | undefined {
+  async /*A*/ userCountry(userId: string): Promise<string | undefined> {
     const pending = this.pendingCountries.get(userId)
     if (pending !== undefined) return pending
     if (this.countries.has(userId)) return this.countries.get(userId)
-    return this.repo.userCountries([userId])[0]
+    return (await this.repo.userCountries([userId]))[0]
   }
 
   saveUserCountry(userId: string, country: string, at: string): void {
@@ -519,7 +519,7 @@ export class QuoteChunk {
   }
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
-  flush(): void {
+  async /*A*/ flush(): Promise<void> {
     if (this.pendingKeys.length > 0) {
       const keys = this.pendingKeys
       const writes = this.pending
@@ -534,8 +534,8 @@ export class QuoteChunk {
           else saved.push(lock)
         }
       }
-      if (deleted.length > 0) this.repo.deleteLocks(deleted)
-      if (saved.length > 0) this.repo.saveQuotes(saved)
+      if (deleted.length > 0) await this.repo.deleteLocks(deleted)
+      if (saved.length > 0) await this.repo.saveQuotes(saved)
       // Written: no longer pending (writes that failed stay pending, as before).
       this.pendingKeys = []
       this.pending = []
@@ -543,17 +543,17 @@ export class QuoteChunk {
       if (this.pendingIps.size > 0) this.pendingIps.clear()
     }
     if (this.countryWrites.length > 0) {
-      this.repo.saveUserCountries(this.countryWrites)
+      await this.repo.saveUserCountries(this.countryWrites)
       this.countryWrites = []
       this.pendingCountries.clear()
     }
     if (this.exposures.length > 0) {
       // The changes were worked out when recorded (recordExposure); the store makes the same.
-      this.experiments!.recordExposures(this.exposures)
+      await this.experiments!.recordExposures(this.exposures)
       this.exposures = []
     }
     if (this.adoptions.length > 0) {
-      this.experiments!.adoptExposures(this.adoptions)
+      await this.experiments!.adoptExposures(this.adoptions)
       this.adoptions = []
     }
   }
@@ -579,10 +579,10 @@ export class QuoteChunk {
     if (this.arms.size > 0) this.arms.clear()
   }
 
-  private write(key: string, lock: Lock | null, ip: null | string | undefined): void {
+  private async /*A*/ write(key: string, lock: Lock | null, ip: null | string | undefined): Promise<void> {
     if (this.readOnly) throw readOnlyError()
     // At most one pending write per key: a second one writes the first.
-    if (this.locks.get(key) === PENDING) this.flush()
+    if (this.locks.get(key) === PENDING) await this.flush()
     this.pendingKeys.push(key)
     this.pending.push(lock)
     this.locks.set(key, PENDING)

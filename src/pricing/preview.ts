@@ -22,14 +22,16 @@ const PREVIEW_USER = 'pricectl-preview'
  * What a fresh user in each country would be quoted for each product (control prices, no
  * experiment arm), computed as `price` would but without writing a lock.
  */
-export function pricePreview(store: StorePort, products: string[], countries: string[]): PreviewRow[] {
-  const ctx = PricingContext.open(store)
-  return countries.map((country) => {
-    const r = calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
+export async /*A*/ function pricePreview(store: StorePort, products: string[], countries: string[]): Promise<PreviewRow[]> {
+  const ctx = await PricingContext.open(store)
+  const rows: PreviewRow[] = []
+  for (const country of countries) {
+    const r = await calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
     for (const [id, p] of Object.entries(r.products)) prices[id] = p.display.price_with_baseline_strike
-    return {country, currency: r.currency, prices}
-  })
+    rows.push({country, currency: r.currency, prices})
+  }
+  return rows
 }
 
 export type PreviewOptions = {
@@ -58,8 +60,8 @@ export type PreviewError = {arm?: number | string; audience: string; country: st
  * The default countries of a preview: every country that has a country price or a
  * localization factor (where prices are set by hand), plus the store's default country.
  */
-export function previewCountries(ctx: PricingContext): string[] {
-  const rows = ctx.store.pricing.pricedCountries()
+export async /*A*/ function previewCountries(ctx: PricingContext): Promise<string[]> {
+  const rows = await ctx.store.pricing.pricedCountries()
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
 
@@ -77,12 +79,12 @@ function previewAudiences(ctx: PricingContext, wanted: string[] | undefined): (s
 }
 
 /** Arms of a preview, checked against the experiment: 'all' (or none given) = every arm, the baseline first. */
-function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): {armIds: (string | undefined)[]; experimentId?: number; products?: string[]} {
+async /*A*/ function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): Promise<{armIds: (string | undefined)[]; experimentId?: number; products?: string[]}> {
   if (experiment === undefined) {
     if (wanted?.length) throw new InvalidInputError('--arm previews an experiment\'s arms: add --experiment ID (see "pricectl experiments list")')
     return {armIds: [undefined]}
   }
-  const e = store.experiments.get([experiment])[0]
+  const e = (await store.experiments.get([experiment]))[0]
   if (!e) throw new NotFoundError(`--experiment: no experiment ${experiment} (see "pricectl experiments list")`)
   if (e.type !== 'price') throw new InvalidInputError(`--experiment ${experiment} is a packaging experiment: its arms choose products, not prices; preview a price experiment`)
   const ids = e.arms.map((a) => a.id)
@@ -100,13 +102,13 @@ function previewArms(store: StorePort, experiment: number | undefined, wanted: s
  * `experiment`, under each of its arms (rows then carry `arm`). Rows sorted by product,
  * country, audience, arm. Writes nothing.
  */
-export function previewPrices(store: StorePort, options: PreviewOptions = {}): Row[] {
-  const ctx = PricingContext.open(store)
-  const {armIds, experimentId, products: armProducts} = previewArms(store, options.experiment, options.arms)
+export async /*A*/ function previewPrices(store: StorePort, options: PreviewOptions = {}): Promise<Row[]> {
+  const ctx = await PricingContext.open(store)
+  const {armIds, experimentId, products: armProducts} = await previewArms(store, options.experiment, options.arms)
   // An experiment's preview defaults to the products it prices.
-  const products = options.products?.length ? [...new Set(options.products)] : (armProducts ?? store.pricing.productApiIds())
+  const products = options.products?.length ? [...new Set(options.products)] : (armProducts ?? await store.pricing.productApiIds())
   if (products.length === 0) throw new OperationalError('there are no products to preview: add one with "pricectl products create"')
-  const countries = options.countries?.length ? [...new Set(options.countries)] : previewCountries(ctx)
+  const countries = options.countries?.length ? [...new Set(options.countries)] : await previewCountries(ctx)
   const audiences = previewAudiences(ctx, options.audiences)
   const rows: Row[] = []
   try {
@@ -114,7 +116,7 @@ export function previewPrices(store: StorePort, options: PreviewOptions = {}): R
       ctx.segments.force = audience
       for (const armId of armIds) {
         ctx.experiments.force = armId === undefined || experimentId === undefined ? undefined : {armId, experimentId}
-        for (const country of countries) rows.push(...previewCountry(ctx, country, products, options, armId))
+        for (const country of countries) rows.push(...await previewCountry(ctx, country, products, options, armId))
       }
     }
   } finally {
@@ -124,10 +126,10 @@ export function previewPrices(store: StorePort, options: PreviewOptions = {}): R
   return rows.sort((a, b) => rowKey(a).localeCompare(rowKey(b)))
 }
 
-function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Row[] {
-  if (!options.errors) return previewProducts(ctx, country, products, options, armId)
+async /*A*/ function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
+  if (!options.errors) return await previewProducts(ctx, country, products, options, armId)
   try {
-    return previewProducts(ctx, country, products, options, armId)
+    return await previewProducts(ctx, country, products, options, armId)
   } catch (error) {
     if (!(error instanceof InvalidInputError || error instanceof NotFoundError) || products.length === 0) throw error
   }
@@ -135,7 +137,7 @@ function previewCountry(ctx: PricingContext, country: string, products: string[]
   const rows: Row[] = []
   for (const product of products) {
     try {
-      rows.push(...previewProducts(ctx, country, [product], options, armId))
+      rows.push(...await previewProducts(ctx, country, [product], options, armId))
     } catch (error) {
       if (!(error instanceof InvalidInputError || error instanceof NotFoundError)) throw error
       const e: PreviewError = {audience: ctx.segments.force ?? 'default', country, message: error.message, product}
@@ -146,9 +148,9 @@ function previewCountry(ctx: PricingContext, country: string, products: string[]
   return rows
 }
 
-function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Row[] {
+async /*A*/ function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
   const layers: Record<string, string> = {}
-  const r = calculatePriceSync(
+  const r = await calculatePriceSync(
     ctx,
     {country, features: options.features, integrations: options.integrations, override: true, products, run_experiment: armId !== undefined, user_id: PREVIEW_USER},
     {dryRun: true, onQuote: (lock) => {

@@ -530,22 +530,22 @@ function choose(currency: string, stored: string | undefined): RuleChoice {
  * The rounding rule of a currency: the stored one, else the built-in default for its
  * number of minor digits; `source` says which (for `price explain`).
  */
-export function ruleFor(store: StorePort, currency: string): RuleChoice {
-  return choose(currency, store.config.roundingRule(currency))
+export async /*A*/ function ruleFor(store: StorePort, currency: string): Promise<RuleChoice> {
+  return choose(currency, await store.config.roundingRule(currency))
 }
 
 /**
  * Every stored rule read once, for pricing many requests: returns a lookup that needs
  * no further queries (rules are parsed once per currency and cached).
  */
-export function ruleResolver(store: StorePort): (currency: string) => RuleChoice {
-  const stored = new Map(store.config.roundingRules().map((r) => [r.currency, r.rule]))
+export async /*A*/ function ruleResolver(store: StorePort): Promise<(currency: string) => RuleChoice> {
+  const stored = new Map((await store.config.roundingRules()).map((r) => [r.currency, r.rule]))
   return (currency) => choose(currency, stored.get(currency))
 }
 
 /** Stored rules by currency, then the built-in default of each minor-digit count ("*"). */
-export function listRules(store: StorePort): RuleListEntry[] {
-  const rows = store.config.roundingRules()
+export async /*A*/ function listRules(store: StorePort): Promise<RuleListEntry[]> {
+  const rows = await store.config.roundingRules()
   return [
     ...rows.map((r) => ({currency: r.currency, digits: minorDigits(r.currency), rule: r.rule, source: 'store' as const})),
     ...Object.entries(DEFAULT_RULES).map(([digits, rule]) => ({currency: '*', digits: Number(digits), rule, source: 'default' as const})),
@@ -553,15 +553,15 @@ export function listRules(store: StorePort): RuleListEntry[] {
 }
 
 /** Store a rule (validated here too, so no caller can store a rule that does not parse). */
-export function setRule(store: StorePort, currency: string, text: string): CompiledRule {
+export async /*A*/ function setRule(store: StorePort, currency: string, text: string): Promise<CompiledRule> {
   const rule = parseRule(text, currency)
-  store.config.saveRoundingRule(currency, rule.text, nowIso())
+  await store.config.saveRoundingRule(currency, rule.text, nowIso())
   return rule
 }
 
 /** Drop a stored rule so the currency uses the built-in default again; false when none was stored. */
-export function resetRule(store: StorePort, currency: string): boolean {
-  return store.config.deleteRoundingRule(currency)
+export async /*A*/ function resetRule(store: StorePort, currency: string): Promise<boolean> {
+  return await store.config.deleteRoundingRule(currency)
 }
 
 export type RuleTrial = {
@@ -575,8 +575,8 @@ export type RuleTrial = {
  * `rounding test`: round amounts (decimal text in currency units) with the currency's
  * rule, or with `ruleText` when given (tried, not saved).
  */
-export function tryRule(store: StorePort, currency: string, amounts: string[], ruleText?: string): RuleTrial {
-  const choice: {rule: CompiledRule; source: RuleTrial['source']} = ruleText === undefined ? ruleFor(store, currency) : {rule: parseRule(ruleText, currency), source: 'flag'}
+export async /*A*/ function tryRule(store: StorePort, currency: string, amounts: string[], ruleText?: string): Promise<RuleTrial> {
+  const choice: {rule: CompiledRule; source: RuleTrial['source']} = ruleText === undefined ? await ruleFor(store, currency) : {rule: parseRule(ruleText, currency), source: 'flag'}
   const minors = amounts.map((a) => toMinor(Number(a), currency, "amount"))
   return {
     currency,

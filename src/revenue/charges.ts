@@ -25,21 +25,21 @@ function describe(key: RecordKey): string {
 }
 
 /** USD cents of the amount and of the refunded part, at the created date's rate, and the tax's share of each. */
-export function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, taxMinor: number, currency: string, created: number) {
-  const rate = requireRate(store, currency, isoDay(created)).rate
+export async /*A*/ function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, taxMinor: number, currency: string, created: number) {
+  const rate = (await requireRate(store, currency, isoDay(created))).rate
   const amountUsd = usdMinor(amountMinor, currency, rate)
   const refundedUsd = usdMinor(refundedMinor, currency, rate)
   return {amount_refunded_usd_minor: refundedUsd, amount_usd_minor: amountUsd, ...chargeTaxUsd(amountMinor, taxMinor, amountUsd, refundedUsd)}
 }
 
-export function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, product: ProductRow, event: EventRef): ChargeValues {
+export async /*A*/ function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, product: ProductRow, event: EventRef): Promise<ChargeValues> {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const refundedMinor = toMinor(input.amount_refunded, input.currency, 'amount_refunded')
   const taxMinor = toMinor(input.tax, input.currency, 'tax')
   return {
     amount_minor: amountMinor,
     amount_refunded_minor: refundedMinor,
-    ...chargeUsd(store, amountMinor, refundedMinor, taxMinor, input.currency, input.created),
+    ...await chargeUsd(store, amountMinor, refundedMinor, taxMinor, input.currency, input.created),
     tax_minor: taxMinor,
     country: input.country ?? null,
     created: input.created,
@@ -55,13 +55,13 @@ export function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, pr
   }
 }
 
-export function createCharge(store: StorePort, body: unknown, event: EventRef): WriteResult<ChargeRecord> {
+export async /*A*/ function createCharge(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const input = validate(ChargeCreate, body, 'charge')
-  const product = resolveProduct(store, input.product)
-  const values = chargeValuesFromCreate(store, input, product, event)
+  const product = await resolveProduct(store, input.product)
+  const values = await chargeValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
-  const org = orgId(store)
-  return store.transaction(() => writeResult('charge', 'create', key, event, applyFull(store, 'charges', values, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
+  const org = await orgId(store)
+  return await store.transaction(async /*A*/ () => writeResult('charge', 'create', key, event, await applyFull(store, 'charges', values, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
 /** The fields a charge update writes (metadata replaces the stored object whole). */
@@ -89,35 +89,35 @@ export function checkChargeUpdate(input: ChargeUpdate, merged: ChargeValues): vo
   }
 }
 
-export function updateCharge(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<ChargeRecord> {
+export async /*A*/ function updateCharge(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const key = validKey(keyInput)
   const input = validate(ChargeUpdate, body, 'charge update')
   if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
   if (input.tax !== undefined && input.currency !== undefined) toMinor(input.tax, input.currency, 'tax')
   if (input.tax !== undefined && input.amount !== undefined && input.tax > input.amount) throw new InvalidInputError(`invalid charge update: tax: ${taxAboveAmount(input.tax, input.amount)}`)
-  const org = orgId(store)
+  const org = await orgId(store)
   const fields = chargeUpdateFields(input)
-  return store.transaction(
-    () => writeResult('charge', 'update', key, event, applyPartial(store, 'charges', key, fields, event, nowIso(), (merged) => checkChargeUpdate(input, merged)), (r: ChargeValues) => chargeRecord(r, org)),
+  return await store.transaction(
+    async /*A*/ () => writeResult('charge', 'update', key, event, await applyPartial(store, 'charges', key, fields, event, nowIso(), (merged) => checkChargeUpdate(input, merged)), (r: ChargeValues) => chargeRecord(r, org)),
     {write: true},
   )
 }
 
-export function deleteCharge(store: StorePort, keyInput: RecordKey, event: EventRef): WriteResult<ChargeRecord> {
+export async /*A*/ function deleteCharge(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const key = validKey(keyInput)
-  const org = orgId(store)
-  return store.transaction(() => writeResult('charge', 'delete', key, event, applyDelete(store, 'charges', key, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
+  const org = await orgId(store)
+  return await store.transaction(async /*A*/ () => writeResult('charge', 'delete', key, event, await applyDelete(store, 'charges', key, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
-export function getCharge(store: StorePort, keyInput: RecordKey): ChargeRecord {
+export async /*A*/ function getCharge(store: StorePort, keyInput: RecordKey): Promise<ChargeRecord> {
   const key = validKey(keyInput)
-  const [row] = store.revenue.rows('charges', [key])
+  const [row] = await store.revenue.rows('charges', [key])
   if (!row) throw new NotFoundError(`no charge ${describe(key)} (list them with "pricectl charges list --user-id ${key.user_id}")`)
-  return chargeRecord(row, orgId(store))
+  return chargeRecord(row, await orgId(store))
 }
 
-export function listCharges(store: StorePort, filters: ListFilters): {records: ChargeRecord[]; total: number} {
-  const {rows, total} = store.revenue.list('charges', filters)
-  const org = orgId(store)
+export async /*A*/ function listCharges(store: StorePort, filters: ListFilters): Promise<{records: ChargeRecord[]; total: number}> {
+  const {rows, total} = await store.revenue.list('charges', filters)
+  const org = await orgId(store)
   return {records: rows.map((r) => chargeRecord(r, org)), total}
 }

@@ -103,13 +103,13 @@ export function cohortTable(spans: readonly Span[], since: number, until: number
     }))
 }
 
-export function revenueCohorts(store: StorePort, o: {since?: number; until?: number}): CohortsResult {
+export async /*A*/ function revenueCohorts(store: StorePort, o: {since?: number; until?: number}): Promise<CohortsResult> {
   const until = o.until ?? monthStart(nowSeconds(), 1)
   const since = o.since ?? monthStart(until - 1, -11)
   if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)
   if (until - since > 100 * 366 * DAY) throw new InvalidInputError('the cohorts cover more than 100 years: narrow --since/--until')
   // Spans ending by the end of until's month are all that month k can see.
-  const cohorts = cohortTable(paying(historyStretches(store, 'month', monthStart(until - 1, 1))), since, until)
+  const cohorts = cohortTable(paying(await historyStretches(store, 'month', monthStart(until - 1, 1))), since, until)
   const customers = cohorts.reduce((n, c) => n + c.customers, 0)
   return {
     cohorts,

@@ -15,7 +15,7 @@ const SHOWN = 10
 
 export type KeyArgs = {origin?: string; origin_id?: string; user_id: string}
 
-export function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs): RecordKey {
+export async /*A*/ function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs): Promise<RecordKey> {
   const noun = table === 'charges' ? 'charge' : 'subscription'
   if (args.origin !== undefined && args.origin_id !== undefined) return {origin: args.origin, origin_id: args.origin_id, user_id: args.user_id}
   if (args.origin !== undefined) {
@@ -24,7 +24,7 @@ export function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs)
     )
   }
   const originId = validate(Id, args.user_id, 'origin_id')
-  const {rows, total} = store.revenue.list(table, {limit: SHOWN, origin_id: originId})
+  const {rows, total} = await store.revenue.list(table, {limit: SHOWN, origin_id: originId})
   if (total === 0) throw new NotFoundError(`no ${noun} has the gateway id ${originId} (list them with "pricectl ${table} list")`)
   if (total > 1) {
     const keys = rows.map((r) => `${r.user_id} ${r.origin} ${r.origin_id}`)

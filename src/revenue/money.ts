@@ -86,11 +86,11 @@ export class FxTable {
     this.today = today
   }
 
-  private series(currency: string): {operator: Series; snapshot: Series} {
+  private async /*A*/ series(currency: string): Promise<{operator: Series; snapshot: Series}> {
     let e = this.byCurrency.get(currency)
     if (!e) {
       e = {operator: {dates: [], rates: []}, snapshot: {dates: [], rates: []}}
-      for (const {date, rate, snapshot} of this.rates.fxHistory(currency)) {
+      for (const {date, rate, snapshot} of await this.rates.fxHistory(currency)) {
         const series = snapshot ? e.snapshot : e.operator
         series.dates.push(date)
         series.rates.push(rate)
@@ -101,12 +101,12 @@ export class FxTable {
   }
 
   /** Units of `currency` per USD on the UTC day of `seconds`, or undefined without any rate. */
-  rate(currency: string, seconds: number): number | undefined {
+  async /*A*/ rate(currency: string, seconds: number): Promise<number | undefined> {
     if (currency === 'USD') return 1
     const day = Math.floor(seconds / 86_400)
     const key = `${currency}:${day}`
     if (this.cache.has(key)) return this.cache.get(key)
-    const {operator: op, snapshot: snap} = this.series(currency)
+    const {operator: op, snapshot: snap} = await this.series(currency)
     const date = isoDay(day * 86_400)
     const o = lastOnOrBefore(op.dates, date)
     const s = o === -1 ? lastOnOrBefore(snap.dates, date) : -1

@@ -99,7 +99,7 @@ function resolvedTax(values: {currency: null | string; tax_minor: number}, write
  * are recomputed when amount, currency or created came from a write (else the full event's are
  * kept: an import may carry the gateway's own); the fields the status does not allow read null.
  */
-export function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites, strict = false): SubscriptionValues {
+export async /*A*/ function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites, strict = false): Promise<SubscriptionValues> {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -115,7 +115,7 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
   }
   if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor, strict)
   if ((money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null) {
-    const rate = requireRate(store, v.currency, isoDay(v.created)).rate
+    const rate = (await requireRate(store, v.currency, isoDay(v.created))).rate
     v.amount_usd_minor = usdMinor(v.amount_minor, v.currency, rate)
     v.amount_usd_monthly_minor = monthlyMinor(v.amount_usd_minor, v.interval, v.interval_count)
   }
@@ -130,7 +130,7 @@ export function resolveSubscription(store: StorePort, values: SubscriptionValues
  * on update), re-expressed in a written currency; USD recomputed as for subscriptions, the
  * tax's USD shares whenever the amount, the tax or a USD figure moved.
  */
-export function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites, strict = false): ChargeValues {
+export async /*A*/ function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites, strict = false): Promise<ChargeValues> {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -146,7 +146,7 @@ export function resolveCharge(store: StorePort, values: ChargeValues, writes: Fi
   if (money || has(writes, 'tax')) v.tax_minor = resolvedTax(values, writes, v.currency, v.amount_minor, strict)
   const usd = (money || has(writes, 'created')) && v.amount_minor !== null && v.currency !== null && v.created !== null
   if (usd) {
-    const rate = requireRate(store, v.currency!, isoDay(v.created!)).rate
+    const rate = (await requireRate(store, v.currency!, isoDay(v.created!))).rate
     v.amount_usd_minor = usdMinor(v.amount_minor!, v.currency!, rate)
     v.amount_refunded_usd_minor = usdMinor(v.amount_refunded_minor, v.currency!, rate)
   }
@@ -157,14 +157,14 @@ export function resolveCharge(store: StorePort, values: ChargeValues, writes: Fi
 /** The engine's merge for a table (imports hand it to the store's import writer). */
 export function resolverOf<T extends RevenueTable>(store: StorePort, table: T): Resolve<T> {
   return (table === 'charges'
-    ? (values: ChargeValues, writes: FieldWrites) => resolveCharge(store, values, writes)
-    : (values: SubscriptionValues, writes: FieldWrites) => resolveSubscription(store, values, writes)) as unknown as Resolve<T>
+    ? async /*A*/ (values: ChargeValues, writes: FieldWrites) => await resolveCharge(store, values, writes)
+    : async /*A*/ (values: SubscriptionValues, writes: FieldWrites) => await resolveSubscription(store, values, writes)) as unknown as Resolve<T>
 }
 
 /** The engine's merge; `strict` for an update, whose check refuses what an unchecked merge would bound (a tax above the amount). */
-function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites, strict = false): ValuesOf<T> {
+async /*A*/ function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites, strict = false): Promise<ValuesOf<T>> {
   if (!strict) return resolverOf(store, table)(values, writes)
-  return (table === 'charges' ? resolveCharge(store, values as ChargeValues, writes, true) : resolveSubscription(store, values as SubscriptionValues, writes, true)) as ValuesOf<T>
+  return (table === 'charges' ? await resolveCharge(store, values as ChargeValues, writes, true) : await resolveSubscription(store, values as SubscriptionValues, writes, true)) as ValuesOf<T>
 }
 
 /**
@@ -187,12 +187,12 @@ export type Applied<T extends RevenueTable> = {
 
 type Current<T extends RevenueTable> = {fe: FieldEvents | null; key: string; kind: Kind; row: RowOf<T> | undefined; tomb: EventRef | undefined}
 
-function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey): Current<T> {
+async /*A*/ function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey): Promise<Current<T>> {
   const kind = kindOf(table)
   const key = recordKey(k.user_id, k.origin, k.origin_id)
-  const [row] = store.revenue.rows(table, [k])
-  const fe = row ? store.revenue.fieldEvents(table, [k])[0]! : null
-  const tomb = store.revenue.latestDeletes(kind, [key]).get(key)
+  const [row] = await store.revenue.rows(table, [k])
+  const fe = row ? (await store.revenue.fieldEvents(table, [k]))[0]! : null
+  const tomb = (await store.revenue.latestDeletes(kind, [key])).get(key)
   return {fe, key, kind, row, tomb}
 }
 
@@ -201,43 +201,43 @@ function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKe
  * subscription was at its moment) and every applied update, as the record stood after it
  * (docs/revenue.md, "Subscription history").
  */
-function remember<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef): void {
-  if (table === 'subscriptions') store.revenue.saveSubscriptionEvents([eventOfRecord(values as SubscriptionValues, event)])
+async /*A*/ function remember<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef): Promise<void> {
+  if (table === 'subscriptions') await store.revenue.saveSubscriptionEvents([eventOfRecord(values as SubscriptionValues, event)])
 }
 
-function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): void {
-  store.revenue.logEvents([{action, event, key, kind}], appliedAt)
+async /*A*/ function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): Promise<void> {
+  await store.revenue.logEvents([{action, event, key, kind}], appliedAt)
 }
 
 /** A full-record event (a create). Call inside a write transaction. */
-export function applyFull<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef, appliedAt: string): Applied<T> {
-  const c = current(store, table, values)
-  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+export async /*A*/ function applyFull<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef, appliedAt: string): Promise<Applied<T>> {
+  const c = await current(store, table, values)
+  if ((await store.revenue.appliedEvents([event.id])).has(event.id)) return {outcome: 'duplicate', row: c.row}
   if (c.row) {
     const base = c.fe?.base ?? latestOf(c.row)
     const order = compareEvents(event, base)
     if (order === 0) return {outcome: 'duplicate', row: c.row}
     if (order < 0) {
-      remember(store, table, values, event)
+      await remember(store, table, values, event)
       return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
     }
     const writes = writesNewerThan(c.fe?.fields ?? {}, event)
     const latest = laterEvent(latestOf(c.row), event)
-    const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
-    store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
-    remember(store, table, values, event)
-    log(store, c.kind, 'create', c.key, event, appliedAt)
+    const row = {...await resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+    await store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
+    await remember(store, table, values, event)
+    await log(store, c.kind, 'create', c.key, event, appliedAt)
     return {outcome: 'updated', row}
   }
   if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
-  const pending = store.revenue.pending(c.kind, [c.key]).get(c.key)
+  const pending = (await store.revenue.pending(c.kind, [c.key])).get(c.key)
   const writes = pending ? writesNewerThan(pending.fields, event) : {}
   const latest = pending ? laterEvent(pending.latest, event) : event
-  const row = {...resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
-  store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
-  if (pending) store.revenue.savePending(c.kind, [[c.key, null]])
-  remember(store, table, values, event)
-  log(store, c.kind, 'create', c.key, event, appliedAt)
+  const row = {...await resolve(store, table, values, writes), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+  await store.revenue.save(table, [row], [fieldOrder(event, latest, writes)])
+  if (pending) await store.revenue.savePending(c.kind, [[c.key, null]])
+  await remember(store, table, values, event)
+  await log(store, c.kind, 'create', c.key, event, appliedAt)
   return {outcome: 'created', row}
 }
 
@@ -245,7 +245,7 @@ export function applyFull<T extends RevenueTable>(store: StorePort, table: T, va
  * A partial update: `fields` by stored name (amount as a decimal number). `check` validates
  * the record it would leave (throws to refuse: nothing is written). Call inside a write transaction.
  */
-export function applyPartial<T extends RevenueTable>(
+export async /*A*/ function applyPartial<T extends RevenueTable>(
   store: StorePort,
   table: T,
   k: RecordKey,
@@ -253,18 +253,18 @@ export function applyPartial<T extends RevenueTable>(
   event: EventRef,
   appliedAt: string,
   check: (merged: ValuesOf<T>, current: RowOf<T>) => void,
-): Applied<T> {
-  const c = current(store, table, k)
-  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+): Promise<Applied<T>> {
+  const c = await current(store, table, k)
+  if ((await store.revenue.appliedEvents([event.id])).has(event.id)) return {outcome: 'duplicate', row: c.row}
   const writes = stamp(fields, event)
   if (!c.row) {
     if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
-    const before = store.revenue.pending(c.kind, [c.key]).get(c.key)
+    const before = (await store.revenue.pending(c.kind, [c.key])).get(c.key)
     const pending: PendingFields = before
       ? {fields: mergeWrites(before.fields, writes), latest: laterEvent(before.latest, event)}
       : {fields: writes, latest: event}
-    store.revenue.savePending(c.kind, [[c.key, pending]])
-    log(store, c.kind, 'update', c.key, event, appliedAt)
+    await store.revenue.savePending(c.kind, [[c.key, pending]])
+    await log(store, c.kind, 'update', c.key, event, appliedAt)
     return {outcome: 'pending'}
   }
   const base = c.fe?.base ?? latestOf(c.row)
@@ -280,37 +280,37 @@ export function applyPartial<T extends RevenueTable>(
   const all = {...before, ...won}
   // The stored values with every partial write re-applied (a write hidden by its status
   // shows again when a later status allows it).
-  const merged = {...resolve(store, table, c.row as ValuesOf<T>, all, true), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
+  const merged = {...await resolve(store, table, c.row as ValuesOf<T>, all, true), latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
   check(merged, c.row)
-  store.revenue.save(table, [merged], [fieldOrder(base, latest, all)])
-  remember(store, table, merged, event)
-  log(store, c.kind, 'update', c.key, event, appliedAt)
+  await store.revenue.save(table, [merged], [fieldOrder(base, latest, all)])
+  await remember(store, table, merged, event)
+  await log(store, c.kind, 'update', c.key, event, appliedAt)
   return {outcome: 'updated', row: merged}
 }
 
 /** A delete. Call inside a write transaction. */
-export function applyDelete<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey, event: EventRef, appliedAt: string): Applied<T> {
-  const c = current(store, table, k)
-  if (store.revenue.appliedEvents([event.id]).has(event.id)) return {outcome: 'duplicate', row: c.row}
+export async /*A*/ function applyDelete<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey, event: EventRef, appliedAt: string): Promise<Applied<T>> {
+  const c = await current(store, table, k)
+  if ((await store.revenue.appliedEvents([event.id])).has(event.id)) return {outcome: 'duplicate', row: c.row}
   if (c.row) {
     const base = c.fe?.base ?? latestOf(c.row)
     if (compareEvents(event, base) < 0) return {against: {deleted: false, event: base}, outcome: 'stale', row: c.row}
-    store.revenue.remove(table, [k])
-    if (table === 'subscriptions') store.revenue.dropSubscriptionEvents(k, event)
+    await store.revenue.remove(table, [k])
+    if (table === 'subscriptions') await store.revenue.dropSubscriptionEvents(k, event)
     // Fields written after the delete wait for a create newer than it.
     const latest = latestOf(c.row)
     // A latest event newer than the delete (which is not older than the base) is a partial write's, so c.fe is set.
-    if (compareEvents(latest, event) > 0) store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe!.fields, event), latest}]])
-    log(store, c.kind, 'delete', c.key, event, appliedAt)
+    if (compareEvents(latest, event) > 0) await store.revenue.savePending(c.kind, [[c.key, {fields: writesNewerThan(c.fe!.fields, event), latest}]])
+    await log(store, c.kind, 'delete', c.key, event, appliedAt)
     return {outcome: 'deleted', row: c.row}
   }
   if (c.tomb && compareEvents(event, c.tomb) < 0) return {against: {deleted: true, event: c.tomb}, outcome: 'stale'}
   // A delete before its create: a tombstone (older creates stay out); pending writes older than it can never apply.
-  const pending = store.revenue.pending(c.kind, [c.key]).get(c.key)
+  const pending = (await store.revenue.pending(c.kind, [c.key])).get(c.key)
   if (pending) {
     const kept = compareEvents(pending.latest, event) > 0 ? {fields: writesNewerThan(pending.fields, event), latest: pending.latest} : null
-    store.revenue.savePending(c.kind, [[c.key, kept]])
+    await store.revenue.savePending(c.kind, [[c.key, kept]])
   }
-  log(store, c.kind, 'delete', c.key, event, appliedAt)
+  await log(store, c.kind, 'delete', c.key, event, appliedAt)
   return {outcome: 'pending'}
 }

@@ -80,11 +80,11 @@ function groupBy<T extends {key: string}>(items: readonly T[]): Map<string, T[]>
 }
 
 /** The live stretches of every subscription that began before `until`, grouped as `by` says. */
-export function historyStretches(store: StorePort, by: 'country' | 'month' | 'product', until: number): Stretch[] {
-  return stretches(store.revenue.history(by)).filter((s) => s.start < until)
+export async /*A*/ function historyStretches(store: StorePort, by: 'country' | 'month' | 'product', until: number): Promise<Stretch[]> {
+  return stretches(await store.revenue.history(by)).filter((s) => s.start < until)
 }
 
-export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport {
+export async /*A*/ function revenueReport(store: StorePort, o: ReportOptions): Promise<RevenueReport> {
   const now = nowSeconds()
   const until = o.until ?? monthStart(now, 1)
   const since = o.since ?? monthStart(until - 1, -11)
@@ -98,9 +98,9 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     if (years > (bucket === 'week' ? 20 : 100)) throw new InvalidInputError(`the report covers more than ${bucket === 'week' ? 20 : 100} years: narrow --since/--until`)
     // Every period and the totals from one read of the history and one of the charges.
     const periods = buckets(bucket, since, until)
-    const all = historyStretches(store, 'month', until)
+    const all = await historyStretches(store, 'month', until)
     const subs = figures(all, [...periods, window])
-    const nets = store.revenue.chargeRevenue('month', [...periods, window])
+    const nets = await store.revenue.chargeRevenue('month', [...periods, window])
     const spans = paying(all)
     const moves = movements(spans, periods)
     for (const [i, p] of periods.entries()) rows.push(row(p.key, subs[i].get('all') ?? noFigures(), nets[i].get('all') ?? NO_CHARGES, moves[i], BUCKET_MONTHS[bucket]))
@@ -108,9 +108,9 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     const k = periods.length
     totals = row('total', subs[k].get('all') ?? noFigures(), nets[k].get('all') ?? NO_CHARGES, movements(spans, [window])[0], BUCKET_MONTHS[bucket], pooled(moves))
   } else {
-    const all = historyStretches(store, o.by, until)
+    const all = await historyStretches(store, o.by, until)
     const [subs] = figures(all, [window])
-    const [nets] = store.revenue.chargeRevenue(o.by, [window])
+    const [nets] = await store.revenue.chargeRevenue(o.by, [window])
     const spans = groupBy(paying(all))
     const keys = new Set([...subs.keys(), ...nets.keys()])
     for (const k of [...keys].sort()) {
@@ -119,9 +119,9 @@ export function revenueReport(store: StorePort, o: ReportOptions): RevenueReport
     }
     rows.sort((a, b) => b.mrr - a.mrr || b.net_revenue - a.net_revenue || b.tax - a.tax || (a.key < b.key ? -1 : 1))
     // Distinct users do not add up across groups: the totals are their own read.
-    const whole = historyStretches(store, 'month', until)
+    const whole = await historyStretches(store, 'month', until)
     const [wholeSubs] = figures(whole, [window])
-    const [wholeNet] = store.revenue.chargeRevenue('month', [window])
+    const [wholeNet] = await store.revenue.chargeRevenue('month', [window])
     totals = row('total', wholeSubs.get('all') ?? noFigures(), wholeNet.get('all') ?? NO_CHARGES, movements(paying(whole), [window])[0], monthsIn(window))
   }
   const last = day(until - 1)

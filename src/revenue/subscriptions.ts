@@ -52,21 +52,21 @@ function describe(key: RecordKey): string {
 }
 
 /** USD cents at the created date's rate, and the monthly figure (both gross: MRR takes the tax's share off, src/revenue/tax.ts). */
-export function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
-  const rate = requireRate(store, currency, isoDay(created)).rate
+export async /*A*/ function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
+  const rate = (await requireRate(store, currency, isoDay(created))).rate
   const usd = usdMinor(amountMinor, currency, rate)
   return {amount_usd_minor: usd, amount_usd_monthly_minor: monthlyMinor(usd, interval, intervalCount)}
 }
 
 /** The stored values of a create: every field replaced, optional ones absent -> null. */
-export function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): SubscriptionValues {
+export async /*A*/ function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): Promise<SubscriptionValues> {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const taxMinor = toMinor(input.tax, input.currency, 'tax')
   const interval = product.interval
   const intervalCount = product.interval_count
   return {
     amount_minor: amountMinor,
-    ...usdFigures(store, amountMinor, input.currency, input.created, interval, intervalCount),
+    ...await usdFigures(store, amountMinor, input.currency, input.created, interval, intervalCount),
     cancel_at: input.cancel_at ?? null,
     canceled_at: input.canceled_at ?? null,
     country: input.country ?? null,
@@ -87,13 +87,13 @@ export function subscriptionValuesFromCreate(store: StorePort, input: Subscripti
   }
 }
 
-export function createSubscription(store: StorePort, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
+export async /*A*/ function createSubscription(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const input = validate(SubscriptionCreate, body, 'subscription')
-  const product = resolveProduct(store, input.product)
-  const values = subscriptionValuesFromCreate(store, input, product, event)
+  const product = await resolveProduct(store, input.product)
+  const values = await subscriptionValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
-  const org = orgId(store)
-  return store.transaction(() => writeResult('subscription', 'create', key, event, applyFull(store, 'subscriptions', values, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
+  const org = await orgId(store)
+  return await store.transaction(async /*A*/ () => writeResult('subscription', 'create', key, event, await applyFull(store, 'subscriptions', values, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
 /**
@@ -151,7 +151,7 @@ export function checkSubscriptionUpdate(input: SubscriptionUpdate, merged: Subsc
 
 const DATE_FIELDS = ['created', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end'] as const
 
-export function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): WriteResult<SubscriptionRecord> {
+export async /*A*/ function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const key = validKey(keyInput)
   const input = validate(SubscriptionUpdate, body, 'subscription update')
   // Valid on its own (a pending update is checked against the record only when that exists).
@@ -161,29 +161,29 @@ export function updateSubscription(store: StorePort, keyInput: RecordKey, body: 
   if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
   if (input.tax !== undefined && input.currency !== undefined) toMinor(input.tax, input.currency, 'tax')
   if (input.tax !== undefined && input.amount !== undefined && input.tax > input.amount) throw new InvalidInputError(`invalid subscription update: tax: ${taxAboveAmount(input.tax, input.amount)}`)
-  const org = orgId(store)
+  const org = await orgId(store)
   const fields = subscriptionUpdateFields(input)
-  return store.transaction(
-    () => writeResult('subscription', 'update', key, event, applyPartial(store, 'subscriptions', key, fields, event, nowIso(), (merged) => checkSubscriptionUpdate(input, merged)), (r: SubscriptionValues) => subscriptionRecord(r, org)),
+  return await store.transaction(
+    async /*A*/ () => writeResult('subscription', 'update', key, event, await applyPartial(store, 'subscriptions', key, fields, event, nowIso(), (merged) => checkSubscriptionUpdate(input, merged)), (r: SubscriptionValues) => subscriptionRecord(r, org)),
     {write: true},
   )
 }
 
-export function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): WriteResult<SubscriptionRecord> {
+export async /*A*/ function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const key = validKey(keyInput)
-  const org = orgId(store)
-  return store.transaction(() => writeResult('subscription', 'delete', key, event, applyDelete(store, 'subscriptions', key, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
+  const org = await orgId(store)
+  return await store.transaction(async /*A*/ () => writeResult('subscription', 'delete', key, event, await applyDelete(store, 'subscriptions', key, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
-export function getSubscription(store: StorePort, keyInput: RecordKey): SubscriptionReduced {
+export async /*A*/ function getSubscription(store: StorePort, keyInput: RecordKey): Promise<SubscriptionReduced> {
   const key = validKey(keyInput)
-  const [row] = store.revenue.rows('subscriptions', [key])
+  const [row] = await store.revenue.rows('subscriptions', [key])
   if (!row) throw new NotFoundError(`no subscription ${describe(key)} (list them with "pricectl subscriptions list --user-id ${key.user_id}")`)
-  return subscriptionReduced(row, orgId(store))
+  return subscriptionReduced(row, await orgId(store))
 }
 
-export function listSubscriptions(store: StorePort, filters: ListFilters): {records: SubscriptionRecord[]; total: number} {
-  const {rows, total} = store.revenue.list('subscriptions', filters)
-  const org = orgId(store)
+export async /*A*/ function listSubscriptions(store: StorePort, filters: ListFilters): Promise<{records: SubscriptionRecord[]; total: number}> {
+  const {rows, total} = await store.revenue.list('subscriptions', filters)
+  const org = await orgId(store)
   return {records: rows.map((r) => subscriptionRecord(r, org)), total}
 }

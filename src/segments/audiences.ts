@@ -16,16 +16,16 @@ export type {AudiencePrice} from '../store/port/segments.js'
 export type Audience = StoredAudience
 
 /** Highest priority first; equal priorities by api_id, so the order never depends on insertion. */
-export function listAudiences(store: StorePort): Audience[] {
-  return store.segments.listAudiences()
+export async /*A*/ function listAudiences(store: StorePort): Promise<Audience[]> {
+  return await store.segments.listAudiences()
 }
 
-export function getAudience(store: StorePort, apiId: string): Audience | undefined {
-  return store.segments.getAudiences([apiId])[0]
+export async /*A*/ function getAudience(store: StorePort, apiId: string): Promise<Audience | undefined> {
+  return (await store.segments.getAudiences([apiId]))[0]
 }
 
-export function requireAudience(store: StorePort, apiId: string): Audience {
-  const a = getAudience(store, apiId)
+export async /*A*/ function requireAudience(store: StorePort, apiId: string): Promise<Audience> {
+  const a = await getAudience(store, apiId)
   if (!a) throw new NotFoundError(`no audience with api_id ${JSON.stringify(apiId)} (list them with: pricectl audiences list)`)
   return a
 }
@@ -56,10 +56,10 @@ function inputOf(a: Audience): Record<string, unknown> {
 
 type Def = AudienceDef
 
-function parseDef(store: StorePort, input: unknown, what: string): Def {
+async /*A*/ function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
   const a = validate(AudienceInput, input, what)
   const prices = a.prices ?? []
-  const ids = resolveProducts(store, prices.map((p) => p.product), (i) => `prices[${i}].product`, what)
+  const ids = await resolveProducts(store, prices.map((p) => p.product), (i) => `prices[${i}].product`, what)
   return {
     api_id: a.api_id,
     name: a.name,
@@ -100,14 +100,14 @@ function same(a: Def, b: Def): boolean {
  * charged: refused when written, like a country price (docs/money.md, "Bounds are checked
  * when prices are written"). Prices stored unchanged are not checked again.
  */
-function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: string, apiIds: (string | undefined)[]): void {
-  const unchargeable = chargeabilityCheck(store)
+async /*A*/ function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: string, apiIds: (string | undefined)[]): Promise<void> {
+  const unchargeable = await chargeabilityCheck(store)
   const stored = new Set((old?.prices ?? []).map((p) => `${p.product_id}|${p.currency}|${p.amount_minor}`))
   const problems: string[] = []
-  d.prices.forEach((p, i) => {
+  d.prices.forEach(async /*A*/ (p, i) => {
     if (p.amount_minor === null || p.currency === null || stored.has(`${p.product_id}|${p.currency}|${p.amount_minor}`)) return
-    const apiId = apiIds[i] ?? store.pricing.productApiId(p.product_id)
-    const product = apiId === undefined ? undefined : store.pricing.product(apiId)
+    const apiId = apiIds[i] ?? await store.pricing.productApiId(p.product_id)
+    const product = apiId === undefined ? undefined : await store.pricing.product(apiId)
     if (!product) return
     const reason = unchargeable(p.amount_minor, p.currency, product.gateways as GatewayId[])
     if (reason) problems.push(`prices[${i}] (${apiId}): ${reason}`)
@@ -115,36 +115,36 @@ function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: s
   if (problems.length > 0) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')}`)
 }
 
-export function createAudience(store: StorePort, input: unknown): Audience {
-  const d = parseDef(store, input, 'audience')
-  return store.transaction(() => {
-    checkChargeable(store, d, undefined, 'audience', productApiIds(input))
-    if (getAudience(store, d.api_id)) {
+export async /*A*/ function createAudience(store: StorePort, input: unknown): Promise<Audience> {
+  const d = await parseDef(store, input, 'audience')
+  return await store.transaction(async /*A*/ () => {
+    await checkChargeable(store, d, undefined, 'audience', productApiIds(input))
+    if (await getAudience(store, d.api_id)) {
       throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
     }
-    store.segments.saveAudiences([d], isoWithOffset())
-    return getAudience(store, d.api_id)!
+    await store.segments.saveAudiences([d], isoWithOffset())
+    return (await getAudience(store, d.api_id))!
   }, {write: true})
 }
 
 /** Given fields replace stored ones; `rules` and `prices` are replaced as whole lists. */
-export function updateAudience(store: StorePort, apiId: string, patch: Record<string, unknown>): {audience: Audience; changed: boolean} {
-  return store.transaction(() => {
-    const existing = requireAudience(store, apiId)
+export async /*A*/ function updateAudience(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{audience: Audience; changed: boolean}> {
+  return await store.transaction(async /*A*/ () => {
+    const existing = await requireAudience(store, apiId)
     const fields = patchFields(patch, ['created_at', 'updated_at', 'rules_text'])
     refuseRename(fields, apiId, 'audiences')
     const merged = {...inputOf(existing), ...fields}
-    const d = parseDef(store, merged, 'audience update')
+    const d = await parseDef(store, merged, 'audience update')
     if (same(d, defOf(existing))) return {audience: existing, changed: false}
-    checkChargeable(store, d, defOf(existing), 'audience update', productApiIds(merged))
-    store.segments.saveAudiences([d], isoWithOffset())
-    return {audience: getAudience(store, apiId)!, changed: true}
+    await checkChargeable(store, d, defOf(existing), 'audience update', productApiIds(merged))
+    await store.segments.saveAudiences([d], isoWithOffset())
+    return {audience: (await getAudience(store, apiId))!, changed: true}
   }, {write: true})
 }
 
 /** What refers to an audience: packages and campaigns segmented on it, experiments targeting it. */
-export function audienceUses(store: StorePort, id: number): {campaigns: string[]; experiments: number[]; packages: string[]} {
-  return store.segments.audienceUses(id)
+export async /*A*/ function audienceUses(store: StorePort, id: number): Promise<{campaigns: string[]; experiments: number[]; packages: string[]}> {
+  return await store.segments.audienceUses(id)
 }
 
 /**
@@ -152,10 +152,10 @@ export function audienceUses(store: StorePort, id: number): {campaigns: string[]
  * audience and apply to more users than meant, so they are refused unless `force`, which
  * deletes them too. Experiments targeting it are always refused.
  */
-export function deleteAudience(store: StorePort, apiId: string, options: {force?: boolean} = {}): {audience: Audience; campaigns: string[]; packages: string[]} {
-  return store.transaction(() => {
-    const audience = requireAudience(store, apiId)
-    const uses = audienceUses(store, audience.id)
+export async /*A*/ function deleteAudience(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{audience: Audience; campaigns: string[]; packages: string[]}> {
+  return await store.transaction(async /*A*/ () => {
+    const audience = await requireAudience(store, apiId)
+    const uses = await audienceUses(store, audience.id)
     if (uses.experiments.length) {
       throw new OperationalError(`audience ${JSON.stringify(apiId)} is targeted by experiment${uses.experiments.length === 1 ? '' : 's'} ${uses.experiments.join(', ')}; change or delete ${uses.experiments.length === 1 ? 'it' : 'them'} first`)
     }
@@ -163,7 +163,7 @@ export function deleteAudience(store: StorePort, apiId: string, options: {force?
     if (segmented.length && !options.force) {
       throw new OperationalError(`audience ${JSON.stringify(apiId)} is used by ${segmented.join(', ')}; pass --force to delete the audience and those packages and campaigns`)
     }
-    store.segments.deleteAudience(audience.id)
+    await store.segments.deleteAudience(audience.id)
     return {audience, campaigns: uses.campaigns, packages: uses.packages}
   }, {write: true})
 }

@@ -9,19 +9,19 @@ import {resolveAudience, resolveProducts} from './common.js'
 
 /** Writing campaigns (src/segments/campaigns.ts reads them): validated with the campaign schema. */
 
-export function createCampaign(store: StorePort, input: unknown): Campaign {
+export async /*A*/ function createCampaign(store: StorePort, input: unknown): Promise<Campaign> {
   const c = validate(CampaignInput, input, 'campaign')
-  return store.transaction(() => {
-    const coupon = getCoupon(store, c.coupon)
+  return await store.transaction(async /*A*/ () => {
+    const coupon = await getCoupon(store, c.coupon)
     if (!coupon) throw new NotFoundError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
-    const audienceId = resolveAudience(store, c.audience, 'campaign')
+    const audienceId = await resolveAudience(store, c.audience, 'campaign')
     const products = c.products ?? []
-    resolveProducts(store, products, (i) => `products[${i}]`, 'campaign')
+    await resolveProducts(store, products, (i) => `products[${i}]`, 'campaign')
     if (c.active_from && c.active_till && windowStart(c.active_from) > windowEnd(c.active_till)) {
       throw new InvalidInputError(`invalid campaign: active_till: ${c.active_till} is before active_from ${c.active_from}`)
     }
-    if (getCampaign(store, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
-    store.segments.addCampaigns(
+    if (await getCampaign(store, c.api_id)) throw new ConflictError(`api_id: campaign ${JSON.stringify(c.api_id)} already exists (delete it first with: pricectl campaigns delete ${c.api_id})`)
+    await store.segments.addCampaigns(
       [
         {
           active_from: c.active_from ?? null,
@@ -36,14 +36,14 @@ export function createCampaign(store: StorePort, input: unknown): Campaign {
       ],
       isoWithOffset(),
     )
-    return getCampaign(store, c.api_id)!
+    return (await getCampaign(store, c.api_id))!
   }, {write: true})
 }
 
-export function deleteCampaign(store: StorePort, apiId: string): Campaign {
-  return store.transaction(() => {
-    const c = requireCampaign(store, apiId)
-    store.segments.deleteCampaign(c.id)
+export async /*A*/ function deleteCampaign(store: StorePort, apiId: string): Promise<Campaign> {
+  return await store.transaction(async /*A*/ () => {
+    const c = await requireCampaign(store, apiId)
+    await store.segments.deleteCampaign(c.id)
     return c
   }, {write: true})
 }

@@ -42,33 +42,33 @@ function fromStored(r: StoredCampaign): Campaign {
   }
 }
 
-export function listCampaigns(store: StorePort): Campaign[] {
-  return store
-    .segments.listCampaigns()
+export async /*A*/ function listCampaigns(store: StorePort): Promise<Campaign[]> {
+  return (await store
+    .segments.listCampaigns())
     .map((r) => fromStored(r))
 }
 
-export function getCampaign(store: StorePort, apiId: string): Campaign | undefined {
-  const c = store.segments.getCampaigns([apiId])[0]
+export async /*A*/ function getCampaign(store: StorePort, apiId: string): Promise<Campaign | undefined> {
+  const c = (await store.segments.getCampaigns([apiId]))[0]
   return c && fromStored(c)
 }
 
-export function requireCampaign(store: StorePort, apiId: string): Campaign {
-  const c = getCampaign(store, apiId)
+export async /*A*/ function requireCampaign(store: StorePort, apiId: string): Promise<Campaign> {
+  const c = await getCampaign(store, apiId)
   if (!c) throw new NotFoundError(`no campaign with api_id ${JSON.stringify(apiId)} (list them with: pricectl campaigns list)`)
   return c
 }
 
 /** Where a campaign stands now: its window first, then whether its coupon can apply. */
-export function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): CampaignOutput['state'] {
+export async /*A*/ function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput['state']> {
   const w = inWindow(c, seconds)
   if (w === 'before') return 'scheduled'
   if (w === 'after') return 'ended'
-  const coupon = getCoupon(store, c.coupon)
+  const coupon = await getCoupon(store, c.coupon)
   return coupon && isCouponActive(coupon, seconds) ? 'active' : 'coupon_not_active'
 }
 
-export function campaignResponse(store: StorePort, c: Campaign, seconds = nowSeconds()): CampaignOutput {
+export async /*A*/ function campaignResponse(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput> {
   return {
     active_from: c.active_from,
     active_till: c.active_till,
@@ -79,7 +79,7 @@ export function campaignResponse(store: StorePort, c: Campaign, seconds = nowSec
     created_at: c.created_at,
     name: c.name,
     products: c.products,
-    state: campaignState(store, c, seconds),
+    state: await campaignState(store, c, seconds),
     updated_at: c.updated_at,
   }
 }

@@ -5,8 +5,8 @@ import type {StoredPackage} from '../store/port/segments.js'
 /** Helpers shared by the audience, package and campaign repositories. */
 
 /** Product ids of api_ids, in order; every unknown one is named in one not-found error (exit 1, HTTP 404) (`field(i)` is its body path). */
-export function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): number[] {
-  const found = store.catalog.productIds(apiIds)
+export async /*A*/ function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): Promise<number[]> {
+  const found = await store.catalog.productIds(apiIds)
   const ids: number[] = []
   const problems: string[] = []
   apiIds.forEach((apiId, i) => {
@@ -19,9 +19,9 @@ export function resolveProducts(store: StorePort, apiIds: string[], field: (i: n
 }
 
 /** Audience id of an api_id (null stays null); an unknown one is not found (exit 1, HTTP 404). */
-export function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): null | number {
+export async /*A*/ function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): Promise<null | number> {
   if (apiId === null || apiId === undefined) return null
-  const id = store.segments.audienceIds([apiId]).get(apiId)
+  const id = (await store.segments.audienceIds([apiId])).get(apiId)
   if (id === undefined) throw new NotFoundError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)
   return id
 }

@@ -12,16 +12,16 @@ export type Package = StoredPackage
 
 export {isSegmented, packageSegment} from './common.js'
 
-export function listPackages(store: StorePort): Package[] {
-  return store.segments.listPackages()
+export async /*A*/ function listPackages(store: StorePort): Promise<Package[]> {
+  return await store.segments.listPackages()
 }
 
-export function getPackage(store: StorePort, apiId: string): Package | undefined {
-  return store.segments.getPackages([apiId])[0]
+export async /*A*/ function getPackage(store: StorePort, apiId: string): Promise<Package | undefined> {
+  return (await store.segments.getPackages([apiId]))[0]
 }
 
-export function requirePackage(store: StorePort, apiId: string): Package {
-  const p = getPackage(store, apiId)
+export async /*A*/ function requirePackage(store: StorePort, apiId: string): Promise<Package> {
+  const p = await getPackage(store, apiId)
   if (!p) throw new NotFoundError(`no package with api_id ${JSON.stringify(apiId)} (list them with: pricectl packages list)`)
   return p
 }
@@ -32,15 +32,15 @@ export function packageResponse(p: Package): PackageOutput {
 
 type Def = PackageDef & {audience: null | string}
 
-function parseDef(store: StorePort, input: unknown, what: string): Def {
+async /*A*/ function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
   const p = validate(PackageInput, input, what)
   return {
     api_id: p.api_id,
     audience: p.audience ?? null,
-    audience_id: resolveAudience(store, p.audience, what),
+    audience_id: await resolveAudience(store, p.audience, what),
     countries: p.countries ?? [],
     name: p.name,
-    product_ids: resolveProducts(store, p.products, (i) => `products[${i}]`, what),
+    product_ids: await resolveProducts(store, p.products, (i) => `products[${i}]`, what),
   }
 }
 
@@ -48,9 +48,9 @@ function parseDef(store: StorePort, input: unknown, what: string): Def {
  * Two packages segmented on the same audience (or both on none) whose countries overlap
  * would leave the choice for a user to chance: refused, naming the other package.
  */
-function checkOverlap(store: StorePort, d: Def, what: string): void {
+async /*A*/ function checkOverlap(store: StorePort, d: Def, what: string): Promise<void> {
   if (!isSegmented(d)) return
-  for (const other of listPackages(store)) {
+  for (const other of await listPackages(store)) {
     if (other.api_id === d.api_id || !isSegmented(other) || other.audience_id !== d.audience_id) continue
     const shared = d.countries.filter((c) => other.countries.includes(c))
     const bothAllCountries = d.countries.length === 0 && other.countries.length === 0
@@ -64,28 +64,28 @@ function checkOverlap(store: StorePort, d: Def, what: string): void {
 
 const toSave = (d: Def): PackageDef => ({api_id: d.api_id, audience_id: d.audience_id, countries: d.countries, name: d.name, product_ids: d.product_ids})
 
-export function createPackage(store: StorePort, input: unknown): Package {
-  const d = parseDef(store, input, 'package')
-  return store.transaction(() => {
-    checkOverlap(store, d, 'package')
-    if (getPackage(store, d.api_id)) throw new ConflictError(`api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
-    store.segments.savePackages([toSave(d)], isoWithOffset())
-    return getPackage(store, d.api_id)!
+export async /*A*/ function createPackage(store: StorePort, input: unknown): Promise<Package> {
+  const d = await parseDef(store, input, 'package')
+  return await store.transaction(async /*A*/ () => {
+    await checkOverlap(store, d, 'package')
+    if (await getPackage(store, d.api_id)) throw new ConflictError(`api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
+    await store.segments.savePackages([toSave(d)], isoWithOffset())
+    return (await getPackage(store, d.api_id))!
   }, {write: true})
 }
 
 /** Given fields replace stored ones; `products` and `countries` as whole lists. */
-export function updatePackage(store: StorePort, apiId: string, patch: Record<string, unknown>): {changed: boolean; package: Package} {
-  return store.transaction(() => {
-    const existing = requirePackage(store, apiId)
+export async /*A*/ function updatePackage(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; package: Package}> {
+  return await store.transaction(async /*A*/ () => {
+    const existing = await requirePackage(store, apiId)
     const fields = patchFields(patch, ['created_at', 'updated_at'])
     refuseRename(fields, apiId, 'packages')
-    const d = parseDef(store, {...inputOf(existing), ...fields}, 'package update')
+    const d = await parseDef(store, {...inputOf(existing), ...fields}, 'package update')
     const key = (x: PackageDef) => JSON.stringify([x.name, x.countries, x.audience_id, x.product_ids])
     if (key(d) === key(existing)) return {changed: false, package: existing}
-    checkOverlap(store, d, 'package update')
-    store.segments.savePackages([toSave(d)], isoWithOffset())
-    return {changed: true, package: getPackage(store, apiId)!}
+    await checkOverlap(store, d, 'package update')
+    await store.segments.savePackages([toSave(d)], isoWithOffset())
+    return {changed: true, package: (await getPackage(store, apiId))!}
   }, {write: true})
 }
 
@@ -93,10 +93,10 @@ function inputOf(p: Package): Record<string, unknown> {
   return {api_id: p.api_id, audience: p.audience, countries: p.countries, name: p.name, products: p.products}
 }
 
-export function deletePackage(store: StorePort, apiId: string): Package {
-  return store.transaction(() => {
-    const p = requirePackage(store, apiId)
-    store.segments.deletePackage(p.id)
+export async /*A*/ function deletePackage(store: StorePort, apiId: string): Promise<Package> {
+  return await store.transaction(async /*A*/ () => {
+    const p = await requirePackage(store, apiId)
+    await store.segments.deletePackage(p.id)
     return p
   }, {write: true})
 }

@@ -188,13 +188,13 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   // The key check runs on the routes marked `config: {auth: true}` (every /v1 route), as their
   // own onRequest hook after the one above: no per-request look at the route's options.
-  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+  const authenticate = async /*A*/ (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
     // One read of SQLite's data_version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
     const version = commitVersion?.()
     request.dataVersion = version
-    const caller = keys.check(presented, version)
+    const caller = await keys.check(presented, version)
     if (!caller) {
       const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
       done(
@@ -253,7 +253,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   app.get('/healthz', async () => {
     let schemaVersion: number
     try {
-      schemaVersion = store.health().schemaVersion
+      schemaVersion = (await store.health()).schemaVersion
     } catch (error) {
       if (!(error instanceof UnavailableError)) throw error
       outage.failed(error)
@@ -281,15 +281,15 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   // flush() never throws: a store that is down keeps the times for a later flush (one warning).
-  const flushTimer = setInterval(() => keys.flush(), KEY_FLUSH_MS)
+  const flushTimer = setInterval(async /*A*/ () => await keys.flush(), KEY_FLUSH_MS)
   flushTimer.unref()
   app.addHook('onClose', async () => {
     clearInterval(flushTimer)
     load.stop()
     // A store that is down: the times are dropped, with a warning; the shutdown goes on (exit 0).
-    keys.flush({final: true})
+    await keys.flush({final: true})
     try {
-      store.close()
+      await store.close()
     } catch (error) {
       log.note(`closing the store: ${(error as Error)?.message ?? String(error)}`)
     }

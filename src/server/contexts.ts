@@ -20,9 +20,10 @@ export class PricingContexts {
   ) {}
 
   /** The context; `version` is the store's catalogVersion() when the caller has just read it (the server does, once per request). */
-  current(version = this.store.pricing.catalogVersion()): PricingContext {
+  async /*A*/ current(version?: number): Promise<PricingContext> {
+    version ??= await this.store.pricing.catalogVersion()
     if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
-      this.ctx = PricingContext.open(this.store, {geoipDb: this.options.geoipDb})
+      this.ctx = await PricingContext.open(this.store, {geoipDb: this.options.geoipDb})
       this.version = version
       this.builds++
     }

@@ -40,28 +40,28 @@ function record(r: ApiKeyRow): ApiKeyRecord {
 }
 
 /** Create a key; the returned `key` is the only time it exists outside the caller. */
-export function createKey(store: StorePort, input: unknown): {key: string; record: ApiKeyRecord} {
+export async /*A*/ function createKey(store: StorePort, input: unknown): Promise<{key: string; record: ApiKeyRecord}> {
   const {name} = validate(KeyCreateInput, input, 'key')
   // A prefix is 48 random bits: a clash is all but impossible, but a retry costs nothing.
   for (let attempt = 0; attempt <= 3; attempt++) {
     const key = generateKey()
-    const [row] = store.keys.insert([{created_at: nowIso(), hash: hashKey(key), name, prefix: prefixOf(key)}])
+    const [row] = await store.keys.insert([{created_at: nowIso(), hash: hashKey(key), name, prefix: prefixOf(key)}])
     if (row) return {key, record: record(row)}
   }
   throw new OperationalError('could not draw an unused API key in 4 attempts: run "pricectl keys create" again')
 }
 
-export function listKeys(store: StorePort, filter: {status?: string} = {}): ApiKeyRecord[] {
+export async /*A*/ function listKeys(store: StorePort, filter: {status?: string} = {}): Promise<ApiKeyRecord[]> {
   const status = filter.status === 'active' || filter.status === 'revoked' ? filter.status : undefined
-  return store.keys.list(status).map((r) => record(r))
+  return (await store.keys.list(status)).map((r) => record(r))
 }
 
-export function activeKeyCount(store: StorePort): number {
-  return store.keys.activeCount()
+export async /*A*/ function activeKeyCount(store: StorePort): Promise<number> {
+  return await store.keys.activeCount()
 }
 
 /** A key named by its id, its prefix or the whole key (what an operator has at hand). */
-export function findKey(store: StorePort, ref: string): ApiKeyRecord {
+export async /*A*/ function findKey(store: StorePort, ref: string): Promise<ApiKeyRecord> {
   const t = ref.trim()
   let by: KeyRef
   if (/^\d+$/.test(t)) by = {id: Number(t)}
@@ -72,17 +72,17 @@ export function findKey(store: StorePort, ref: string): ApiKeyRecord {
   } else {
     throw new InvalidInputError(`key ${JSON.stringify(ref)}: expected a key id, a prefix such as pk_AbC12xyz, or the key itself (see "pricectl keys list")`)
   }
-  const [row] = store.keys.find([by])
+  const [row] = await store.keys.find([by])
   if (!row) throw new NotFoundError(`no API key ${JSON.stringify(ref)} (see "pricectl keys list")`)
   return record(row)
 }
 
 /** Revoke: the key stops working on the server's next request. Revoking twice changes nothing. */
-export function revokeKey(store: StorePort, ref: string): {changed: boolean; record: ApiKeyRecord} {
-  const found = findKey(store, ref)
+export async /*A*/ function revokeKey(store: StorePort, ref: string): Promise<{changed: boolean; record: ApiKeyRecord}> {
+  const found = await findKey(store, ref)
   if (found.status === 'revoked') return {changed: false, record: found}
-  store.keys.revoke([found.id], nowIso())
-  return {changed: true, record: findKey(store, String(found.id))}
+  await store.keys.revoke([found.id], nowIso())
+  return {changed: true, record: await findKey(store, String(found.id))}
 }
 
 /** The key of a request: `Authorization: Bearer KEY` or `X-Api-Key: KEY`. */
@@ -125,12 +125,12 @@ export class KeyChecker {
   }
 
   /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
-  check(key: string | undefined, version?: number): Caller | undefined {
+  async /*A*/ check(key: string | undefined, version?: number): Promise<Caller | undefined> {
     // Anything not shaped like a key cannot match: skip the hash and the query.
     if (!key || !KEY_SHAPE.test(key)) return undefined
     let caller: Caller | undefined
     if (version === undefined) {
-      caller = this.keys.activeByHash(hashKey(key))
+      caller = await this.keys.activeByHash(hashKey(key))
     } else {
       if (version !== this.knownVersion) {
         this.known.clear()
@@ -138,7 +138,7 @@ export class KeyChecker {
       }
       caller = this.known.get(key)
       if (!caller) {
-        caller = this.keys.activeByHash(hashKey(key))
+        caller = await this.keys.activeByHash(hashKey(key))
         if (caller && this.known.size < KNOWN_KEYS) this.known.set(key, caller)
       }
     }
@@ -153,13 +153,13 @@ export class KeyChecker {
    * again (last use is informational, one entry per key: nothing grows). `final` (the server
    * stops): what cannot be written is dropped, with a warning. True when nothing is left unwritten.
    */
-  flush(options: {final?: boolean} = {}): boolean {
+  async /*A*/ flush(options: {final?: boolean} = {}): Promise<boolean> {
     if (this.used.size === 0) return true
     const entries = [...this.used]
     this.used.clear()
     let written: boolean
     try {
-      written = this.keys.recordUse(entries)
+      written = await this.keys.recordUse(entries)
     } catch (error) {
       const n = `${entries.length} key${entries.length === 1 ? '' : 's'}`
       const why = (error as Error)?.message ?? String(error)

@@ -55,15 +55,15 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
    * A write through the server, in the write queue; the pricing context must not keep the
    * old catalog. What it records in the history is attributed to the request's API key.
    */
-  const write = <T>(request: FastifyRequest, attempt: () => T): Promise<T> =>
-    writes.run(() => {
-      store.history.begin(requestContext(request.caller?.name, request.method, request.url))
+  const write = <T>(request: FastifyRequest, attempt: () => Promise<T> | T): Promise<T> =>
+    writes.run(async /*A*/ () => {
+      await store.history.begin(requestContext(request.caller?.name, request.method, request.url))
       try {
-        const result = attempt()
+        const result = await attempt()
         contexts.invalidate()
         return result
       } finally {
-        store.history.end()
+        await store.history.end()
       }
     })
 
@@ -78,25 +78,25 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
   const priceWrites: Group<{body: unknown; options: PriceOptions}, PriceResult> = {
     async run(items) {
       // Another process may have changed the store while these requests waited: a fresh context.
-      const current = contexts.current()
+      const current = await contexts.current()
       for (const it of items) if (current.needsReady(it.body)) await current.ready(it.body)
       // PostgreSQL (locksOnly): lock writers do not wait for each other, a new lock is claimed
       // by its key; what needs more runs again with the write lock (docs/postgres.md).
-      if (items.length === 1) return [{value: current.store.transaction(() => calculatePriceSync(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
-      return current.store.transaction(
-        () =>
-          items.map((it): Outcome<PriceResult> => {
-            try {
-              return {value: current.store.transaction(() => calculatePriceSync(current, it.body, it.options))}
-            } catch (error) {
-              // A busy store is the whole group's (tried again); anything else is this request's.
-              // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
-              if (isBusy(error)) throw error
-              return {error}
-            }
-          }),
-        {locksOnly: true, write: true},
-      )
+      if (items.length === 1) return [{value: await current.store.transaction(async /*A*/ () => await calculatePriceSync(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
+      return current.store.transaction(async (tx) => {
+        const outcomes: Outcome<PriceResult>[] = []
+        for (const it of items) {
+          try {
+            outcomes.push({value: await tx.transaction(() => calculatePriceSync(current, it.body, it.options))})
+          } catch (error) {
+            // A busy store is the whole group's (tried again); anything else is this request's.
+            // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
+            if (isBusy(error)) throw error
+            outcomes.push({error})
+          }
+        }
+        return outcomes
+      }, {locksOnly: true, write: true})
     },
   }
 
@@ -112,10 +112,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     // lock; everything else comes from the context's caches): answered without a
     // transaction (docs/performance.md "serve"), so it never waits while another process
     // holds the write lock.
-    const ctx = contexts.current(request.dataVersion)
+    const ctx = await contexts.current(request.dataVersion)
     if (ctx.needsReady(body)) await ctx.ready(body)
     try {
-      return calculatePriceSync(ctx, body, {...options, readOnly: true})
+      return await calculatePriceSync(ctx, body, {...options, readOnly: true})
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }
@@ -124,24 +124,24 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = await write(request, () => createProduct(store, request.body ?? {}))
+    const p = await write(request, async /*A*/ () => await createProduct(store, request.body ?? {}))
     return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = await write(request, () => updateProduct(store, apiId, request.body ?? {}))
+    const {changed, product} = await write(request, async /*A*/ () => await updateProduct(store, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     return productResponse(product, message)
   })
 
   app.get<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
-    const p = requireProduct(store, request.params.product_api_id)
+    const p = await requireProduct(store, request.params.product_api_id)
     return productResponse(p, `product ${p.api_id}`)
   })
 
   app.get('/v1/products', auth, async () => {
-    const products = loadProducts(store)
+    const products = await loadProducts(store)
     return {message: `${products.length} product${products.length === 1 ? '' : 's'}`, products: products.map((p) => listEntry(p)), success: true as const}
   })
 
@@ -155,10 +155,10 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     if (status !== undefined && !(COUPON_STATUSES as readonly string[]).includes(status)) {
       throw new InvalidInputError(`status: unknown coupon status ${JSON.stringify(status)} (expected one of ${COUPON_STATUSES.join(', ')})`)
     }
-    const coupons = listCoupons(store, {name, status})
+    const coupons = await listCoupons(store, {name, status})
     const filtered = name !== undefined || status !== undefined
     return {
-      coupons: coupons.map((c) => couponResponse(store, c)),
+      coupons: coupons.map(async /*A*/ (c) => await couponResponse(store, c)),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }
@@ -167,7 +167,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
   // ---------------------------------------------------------------- users
   app.get<{Params: {user_id: string}}>('/v1/users/:user_id', auth, async (request, reply) => {
     try {
-      const u = requireUser(store, request.params.user_id)
+      const u = await requireUser(store, request.params.user_id)
       return {user: {country: u.country}}
     } catch (error) {
       // The spec: an unknown user is a 400 with success false and error_message.
@@ -179,43 +179,43 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(request, () => createSubscription(store, request.body ?? {}, event))
+    const r = await write(request, async /*A*/ () => await createSubscription(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, () => updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, async /*A*/ () => await updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
     return written(reply, r)
   })
 
   app.get<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request) => ({
-    subscription: getSubscription(store, keyOf(request.params)),
+    subscription: await getSubscription(store, keyOf(request.params)),
     success: true as const,
   }))
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', {...auth, onRequest: ignoreBody}, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, () => deleteSubscription(store, keyOf(request.params), event))
+    const r = await write(request, async /*A*/ () => await deleteSubscription(store, keyOf(request.params), event))
     return written(reply, r)
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(request, () => createCharge(store, request.body ?? {}, event))
+    const r = await write(request, async /*A*/ () => await createCharge(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, () => updateCharge(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, async /*A*/ () => await updateCharge(store, keyOf(request.params), request.body ?? {}, event))
     return written(reply, r)
   })
 
   // Not in the spec (its charge record is "not shown"); `pricectl charges get` has it.
   app.get<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request) => ({
-    charge: getCharge(store, keyOf(request.params)),
+    charge: await getCharge(store, keyOf(request.params)),
     success: true as const,
   }))
 }

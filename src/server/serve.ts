@@ -42,7 +42,7 @@ export async function serve(options: ServeOptions): Promise<ServeStopped> {
     throw new OperationalError(`cannot listen on ${options.host}:${options.port}: ${(error as Error).message} (pass another --port or --host)`)
   }
   log.note(`pricectl serve: listening on ${where.text} (store ${store.path}${options.trustProxy ? '; client address from X-Forwarded-For' : ''}); SIGTERM or Ctrl-C stops it`)
-  if (activeKeyCount(store) === 0) log.note('no active API keys: every /v1 request gets 401; create one with: pricectl keys create --name NAME')
+  if (await activeKeyCount(store) === 0) log.note('no active API keys: every /v1 request gets 401; create one with: pricectl keys create --name NAME')
 
   let stop: (signal: NodeJS.Signals) => void = () => {}
   const signal = await new Promise<string>((resolve) => {

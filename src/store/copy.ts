@@ -40,9 +40,9 @@ export type CopyResult = {
 }
 
 /** What DEST holds that a copy would replace: its contents beyond a new store's seed, and its change history. */
-export function heldBy(store: StorePort): {rows: number; table: string}[] {
-  const held = store.catalog.storeContents()
-  const changes = store.tables.counts().changes ?? 0
+export async /*A*/ function heldBy(store: StorePort): Promise<{rows: number; table: string}[]> {
+  const held = await store.catalog.storeContents()
+  const changes = (await store.tables.counts()).changes ?? 0
   return changes > 0 ? [...held, {rows: changes, table: 'changes'}] : held
 }
 
@@ -72,20 +72,20 @@ function shapesMatch(source: TableShape[], dest: TableShape[], names: {dest: str
  * Copy every table of `source` into `dest`, replacing what `dest` held. The caller checked
  * (and confirmed) that replacing it is wanted. `progress` hears of each table as it is done.
  */
-export function copyStore(
+export async /*A*/ function copyStore(
   source: StorePort,
   dest: StorePort,
   options: {chunk?: number; names?: {dest: string; source: string}; progress?: (table: string, rows: number) => void} = {},
-): CopyResult {
+): Promise<CopyResult> {
   if (source === dest) throw new InvalidInputError('db copy: SRC and DEST are the same store')
   const chunk = options.chunk ?? COPY_CHUNK
-  const shapes = source.tables.list()
-  shapesMatch(shapes, dest.tables.list(), options.names ?? {dest: dest.path, source: source.path})
+  const shapes = await source.tables.list()
+  shapesMatch(shapes, await dest.tables.list(), options.names ?? {dest: dest.path, source: source.path})
   const sourceRows: Record<string, number> = {}
   const copied: Record<string, number> = {}
-  source.tables.snapshot(() => {
-    Object.assign(sourceRows, source.tables.counts())
-    dest.tables.replace((write) => {
+  await source.tables.snapshot(async /*A*/ () => {
+    Object.assign(sourceRows, await source.tables.counts())
+    await dest.tables.replace((write) => {
       for (const t of shapes) {
         const columns = t.columns.map((c) => c.name)
         let n = 0
@@ -98,7 +98,7 @@ export function copyStore(
       }
     })
   })
-  const destRows = dest.tables.counts()
+  const destRows = await dest.tables.counts()
   const tables = shapes
     .map((t) => ({dest_rows: destRows[t.name] ?? 0, source_rows: sourceRows[t.name] ?? 0, table: t.name}))
     .sort((a, b) => a.table.localeCompare(b.table))
@@ -137,19 +137,19 @@ export function openCopyDestination(spec: string, source: string, label = 'DEST'
   if (isPostgresUrl(spec)) {
     if (isPostgresUrl(source) && sameDatabase(spec, source)) throw new InvalidInputError(`db copy: ${label} is the same database as the source; give another one`)
     const store = openStore(spec)
-    return {finish: () => store.close(), store}
+    return {finish: async /*A*/ () => await store.close(), store}
   }
   const {exists, path} = checkOutput(spec, {force: true, label: `db copy ${label}`, store: isPostgresUrl(source) ? undefined : resolve(source), stream: false})
   if (exists) {
     const store = openStore(path)
-    return {finish: () => store.close(), store}
+    return {finish: async /*A*/ () => await store.close(), store}
   }
   removeStaleTemps(path)
   const tmp = tempPathFor(path)
   const store = openStore(tmp)
   return {
-    finish(ok) {
-      store.close()
+    async /*A*/ finish(ok) {
+      await store.close()
       if (!ok) return removeTemp(tmp)
       try {
         renameSync(tmp, path)
@@ -182,7 +182,7 @@ function sameDatabase(a: string, b: string): boolean {
  * through `db copy` (backupToFile).
  */
 export async function backupAnyStore(store: Store, file: string, overwrite: boolean): Promise<{bytes: number; path: string}> {
-  return postgresOf(store) ? backupToFile(store, file, overwrite) : backupStore(store, file, overwrite)
+  return postgresOf(store) ? await backupToFile(store, file, overwrite) : backupStore(store, file, overwrite)
 }
 
 /**
@@ -191,7 +191,7 @@ export async function backupAnyStore(store: Store, file: string, overwrite: bool
  * It is made in `FILE.PID.tmp` and renamed over FILE when complete and its counts match;
  * owner-only from its first byte. `db restore FILE` (or `db copy FILE URL`) loads it back.
  */
-export function backupToFile(store: StorePort, file: string, overwrite: boolean): {bytes: number; path: string; tables: CopiedTable[]} {
+export async /*A*/ function backupToFile(store: StorePort, file: string, overwrite: boolean): Promise<{bytes: number; path: string; tables: CopiedTable[]}> {
   const shown = resolve(file)
   const {path: dest} = checkOutput(file, {force: overwrite, label: 'backup'})
   removeStaleTemps(dest)
@@ -201,9 +201,9 @@ export function backupToFile(store: StorePort, file: string, overwrite: boolean)
   try {
     const copy = openStore(tmp)
     try {
-      result = copyStore(store, copy, {names: {dest: shown, source: store.path}})
+      result = await copyStore(store, copy, {names: {dest: shown, source: store.path}})
     } finally {
-      copy.close()
+      await copy.close()
     }
     if (!result.ok) {
       const bad = result.tables.filter((t) => t.source_rows !== t.dest_rows).map((t) => `${t.table} ${t.source_rows} -> ${t.dest_rows}`)
@@ -221,7 +221,7 @@ export function backupToFile(store: StorePort, file: string, overwrite: boolean)
 export type FileRestorePlan = {backup: string; backupVersion: number; held: {rows: number; table: string}[]}
 
 /** Vet a backup file for `db restore` into a store that is not a file (PostgreSQL), before anything is written or asked. */
-export function planRestoreFromFile(file: string, store: StorePort): FileRestorePlan {
+export async /*A*/ function planRestoreFromFile(file: string, store: StorePort): Promise<FileRestorePlan> {
   const backup = resolve(file)
   const kind = identifyStore(backup).kind
   if (kind === 'missing') throw new InvalidInputError(`db restore: ${backup} does not exist (give the file "pricectl db backup FILE" wrote)`)
@@ -239,7 +239,7 @@ export function planRestoreFromFile(file: string, store: StorePort): FileRestore
       `${backup} has a -wal file beside it holding changes (a copy of a store in use?): restore a file made by "pricectl db backup", or fold them in first with "pricectl db check --db ${backup}"`,
     )
   }
-  return {backup, backupVersion, held: heldBy(store)}
+  return {backup, backupVersion, held: await heldBy(store)}
 }
 
 /**
@@ -247,7 +247,7 @@ export function planRestoreFromFile(file: string, store: StorePort): FileRestore
  * never changed), migrated there when older, and copied into the store, replacing everything
  * in one transaction (a failure leaves the store as it was).
  */
-export function restoreFromFile(plan: FileRestorePlan, store: StorePort): CopyResult {
+export async /*A*/ function restoreFromFile(plan: FileRestorePlan, store: StorePort): Promise<CopyResult> {
   const dir = mkdtempSync(join(tmpdir(), 'pricectl-restore-'))
   try {
     const tmp = join(dir, 'backup.db')
@@ -256,9 +256,9 @@ export function restoreFromFile(plan: FileRestorePlan, store: StorePort): CopyRe
     const source = openStore(tmp)
     let result: CopyResult
     try {
-      result = copyStore(source, store, {names: {dest: store.path, source: plan.backup}})
+      result = await copyStore(source, store, {names: {dest: store.path, source: plan.backup}})
     } finally {
-      source.close()
+      await source.close()
     }
     if (!result.ok) {
       const bad = result.tables.filter((t) => t.source_rows !== t.dest_rows).map((t) => `${t.table} ${t.source_rows} -> ${t.dest_rows}`)

@@ -70,7 +70,7 @@ function checkSame(backup: string, storePath: string): string | undefined {
 }
 
 /** Vet FILE and the store before anything is written or asked. */
-export function planRestore(file: string, storePath: string): RestorePlan {
+export async /*A*/ function planRestore(file: string, storePath: string): Promise<RestorePlan> {
   const backup = resolve(file)
   let kind: ReturnType<typeof identifyStore>['kind']
   try {
@@ -103,16 +103,16 @@ export function planRestore(file: string, storePath: string): RestorePlan {
   if (targetKind === 'pricectl' || targetKind === 'unmarked') {
     const store = openStore(target, {migrate: false})
     try {
-      held = store.catalog.storeContents()
+      held = await store.catalog.storeContents()
     } finally {
-      store.close()
+      await store.close()
     }
   }
   return {backup, backupVersion, held, target}
 }
 
 /** Copy, migrate, check, swap. */
-export function restoreStore(plan: RestorePlan): RestoreResult {
+export async /*A*/ function restoreStore(plan: RestorePlan): Promise<RestoreResult> {
   const {backup, target} = plan
   removeStaleTemps(target)
   const tmp = tempPathFor(target)
@@ -125,7 +125,7 @@ export function restoreStore(plan: RestorePlan): RestoreResult {
     try {
       checked = checkStore(copy.db)
     } finally {
-      copy.close()
+      await copy.close()
     }
     if (!checked.ok) {
       throw new OperationalError(
@@ -139,7 +139,7 @@ export function restoreStore(plan: RestorePlan): RestoreResult {
       closeSync(fd)
     }
     if (existsSync(tmp + '-wal') || existsSync(tmp + '-shm')) throw new OperationalError(`could not close the restored copy ${tmp} cleanly; the store was left untouched`)
-    releaseTarget(target)
+    await releaseTarget(target)
     renameSync(tmp, target)
   } catch (error) {
     removeTemp(tmp)
@@ -161,7 +161,7 @@ export function restoreStore(plan: RestorePlan): RestoreResult {
  * Fold the store's -wal into it and close it: SQLite removes -wal and -shm when the last
  * connection closes. Still there afterwards: another process holds the store open.
  */
-function releaseTarget(target: string): void {
+async /*A*/ function releaseTarget(target: string): Promise<void> {
   const kind = identifyStore(target).kind
   if (kind === 'pricectl' || kind === 'unmarked') {
     let store: Store | undefined
@@ -169,7 +169,7 @@ function releaseTarget(target: string): void {
       store = openStore(target, {migrate: false})
       store.db.pragma('wal_checkpoint(TRUNCATE)')
     } finally {
-      store?.close()
+      await store?.close()
     }
   }
   if (existsSync(`${target}-wal`) || existsSync(`${target}-shm`)) {

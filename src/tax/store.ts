@@ -43,11 +43,11 @@ function out(r: OperatorTaxRate, status: TaxRateOut['status']): TaxRateOut {
 }
 
 /** `tax set`: store an operator rate for a country (and category) from a day; a later day schedules it. */
-export function setTaxRate(
+export async /*A*/ function setTaxRate(
   store: StorePort,
   input: {category?: string; country: string; from?: string; rate: number; source?: string},
   today: string,
-): {current: TaxRateOut; rate: TaxRateOut; replaced: null | TaxRateOut; scheduled: boolean} {
+): Promise<{current: TaxRateOut; rate: TaxRateOut; replaced: null | TaxRateOut; scheduled: boolean}> {
   const country = assertCountry(input.country.trim().toUpperCase(), 'COUNTRY')
   const category = checkCategory(input.category)
   const from = checkDay(input.from ?? today, '--from')
@@ -55,21 +55,21 @@ export function setTaxRate(
   const source = input.source?.trim() || 'manual'
   const rate: OperatorTaxRate = {bp, category, country, from, source}
   let replaced: null | TaxRateOut = null
-  store.transaction(
-    () => {
-      const old = store.config.taxRates().find((r) => r.country === country && r.category === category && r.from === from)
+  await store.transaction(
+    async /*A*/ () => {
+      const old = (await store.config.taxRates()).find((r) => r.country === country && r.category === category && r.from === from)
       if (old) replaced = out(old, 'outranked')
-      store.config.saveTaxRate(rate, nowIso())
+      await store.config.saveTaxRate(rate, nowIso())
     },
     {write: true},
   )
   const scheduled = from > today
-  return {current: currentRate(store, country, category || 'standard', today), rate: out(rate, scheduled ? 'scheduled' : 'current'), replaced, scheduled}
+  return {current: await currentRate(store, country, category || 'standard', today), rate: out(rate, scheduled ? 'scheduled' : 'current'), replaced, scheduled}
 }
 
 /** The rate a country and category are priced at today, as a list row. */
-export function currentRate(store: StorePort, country: string, category: string, today: string): TaxRateOut {
-  const r = rateFor(store.config.taxRates(), country, category, today)
+export async /*A*/ function currentRate(store: StorePort, country: string, category: string, today: string): Promise<TaxRateOut> {
+  const r = rateFor(await store.config.taxRates(), country, category, today)
   const bundled = r.source === TAX_TABLE_SOURCE || r.from === null
   return {category: r.category, country, from: r.from, kind: bundled ? 'bundled' : 'operator', label: taxLabel(country), rate: bpToPercent(r.bp), source: r.source, status: 'current'}
 }
@@ -78,8 +78,8 @@ export function currentRate(store: StorePort, country: string, category: string,
  * `tax list`: the rate each country is priced at today (bundled or operator), with the
  * operator's scheduled and outranked rows; one country's when given.
  */
-export function listTaxRates(store: StorePort, options: {country?: string}, today: string): TaxRateOut[] {
-  const operator = store.config.taxRates()
+export async /*A*/ function listTaxRates(store: StorePort, options: {country?: string}, today: string): Promise<TaxRateOut[]> {
+  const operator = await store.config.taxRates()
   const only = options.country ? assertCountry(options.country.trim().toUpperCase(), '--country') : undefined
   const countries = new Set<string>([...Object.keys(STANDARD_RATES), ...operator.map((r) => r.country)])
   for (const c of Object.values(REDUCED_RATES)) for (const k of Object.keys(c)) countries.add(k)
@@ -90,7 +90,7 @@ export function listTaxRates(store: StorePort, options: {country?: string}, toda
     for (const [cat, table] of Object.entries(REDUCED_RATES)) if (table[country] !== undefined) categories.add(cat)
     for (const r of operator) if (r.country === country && r.category) categories.add(r.category)
     for (const category of categories) {
-      const current = currentRate(store, country, category, today)
+      const current = await currentRate(store, country, category, today)
       rows.push(current)
       for (const r of operator) {
         if (r.country !== country || (r.category || 'standard') !== category) continue
@@ -99,16 +99,16 @@ export function listTaxRates(store: StorePort, options: {country?: string}, toda
       }
     }
   }
-  if (only && rows.length === 0) rows.push(currentRate(store, only, 'standard', today))
+  if (only && rows.length === 0) rows.push(await currentRate(store, only, 'standard', today))
   return rows
 }
 
 /** `tax delete`: remove a country's operator rates (of a category; the one from a day when given). */
-export function deleteTaxRate(store: StorePort, input: {category?: string; country: string; from?: string}): {removed: number} {
+export async /*A*/ function deleteTaxRate(store: StorePort, input: {category?: string; country: string; from?: string}): Promise<{removed: number}> {
   const country = assertCountry(input.country.trim().toUpperCase(), 'COUNTRY')
   const category = checkCategory(input.category)
   const from = input.from === undefined ? undefined : checkDay(input.from, '--from')
-  const removed = store.transaction(() => store.config.deleteTaxRates(country, category, from), {write: true})
+  const removed = await store.transaction(async /*A*/ () => await store.config.deleteTaxRates(country, category, from), {write: true})
   if (removed === 0) {
     throw new NotFoundError(`no operator tax rate for ${country}${category ? ` (${category})` : ''}${from ? ` from ${from}` : ''} (see "pricectl tax list --country ${country}")`)
   }
@@ -119,8 +119,8 @@ export function deleteTaxRate(store: StorePort, input: {category?: string; count
 export type TaxSettingOut = {behavior: null | TaxBehavior; category: null | string; scope: TaxSettingRow['scope']; subject: string}
 
 /** Every stored setting, with the store's behaviour first (exclusive when never set). */
-export function taxSettingsList(store: StorePort): {settings: TaxSettingOut[]; store_behavior: TaxBehavior} {
-  const rows = store.config.taxSettings()
+export async /*A*/ function taxSettingsList(store: StorePort): Promise<{settings: TaxSettingOut[]; store_behavior: TaxBehavior}> {
+  const rows = await store.config.taxSettings()
   return {settings: rows, store_behavior: rows.find((r) => r.scope === 'store')?.behavior ?? 'exclusive'}
 }
 
@@ -128,18 +128,18 @@ export function taxSettingsList(store: StorePort): {settings: TaxSettingOut[]; s
  * `tax behavior`: set (or, with `behavior` null, unset) the behaviour of the store, a country
  * or a product. A product keeps its category when its behaviour is unset.
  */
-export function setTaxBehavior(store: StorePort, target: {country?: string; product?: string}, behavior: null | string): TaxSettingOut {
+export async /*A*/ function setTaxBehavior(store: StorePort, target: {country?: string; product?: string}, behavior: null | string): Promise<TaxSettingOut> {
   if (target.country && target.product) throw new InvalidInputError('give --country or --product, not both (no per product and country setting: docs/tax.md)')
   const b = behavior === null ? null : checkBehavior(behavior)
   const scope: TaxSettingRow['scope'] = target.country ? 'country' : target.product ? 'product' : 'store'
   const subject = target.country ? assertCountry(target.country.trim().toUpperCase(), '--country') : (target.product ?? '')
-  if (target.product !== undefined && !store.pricing.productRow(target.product)) throw new NotFoundError(`unknown product "${target.product}" (see "pricectl products list")`)
-  return store.transaction(
-    () => {
-      const old = store.config.taxSettings().find((r) => r.scope === scope && r.subject === subject)
+  if (target.product !== undefined && !await store.pricing.productRow(target.product)) throw new NotFoundError(`unknown product "${target.product}" (see "pricectl products list")`)
+  return await store.transaction(
+    async /*A*/ () => {
+      const old = (await store.config.taxSettings()).find((r) => r.scope === scope && r.subject === subject)
       const row: TaxSettingRow = {behavior: b, category: old?.category ?? null, scope, subject}
-      if (row.behavior === null && row.category === null) store.config.deleteTaxSetting(scope, subject)
-      else store.config.saveTaxSetting(row, nowIso())
+      if (row.behavior === null && row.category === null) await store.config.deleteTaxSetting(scope, subject)
+      else await store.config.saveTaxSetting(row, nowIso())
       return row
     },
     {write: true},
@@ -147,15 +147,15 @@ export function setTaxBehavior(store: StorePort, target: {country?: string; prod
 }
 
 /** `tax category`: a product's tax category ('standard' removes it). */
-export function setTaxCategory(store: StorePort, product: string, category: string): TaxSettingOut {
-  if (!store.pricing.productRow(product)) throw new NotFoundError(`unknown product "${product}" (see "pricectl products list")`)
+export async /*A*/ function setTaxCategory(store: StorePort, product: string, category: string): Promise<TaxSettingOut> {
+  if (!await store.pricing.productRow(product)) throw new NotFoundError(`unknown product "${product}" (see "pricectl products list")`)
   const c = checkCategory(category)
-  return store.transaction(
-    () => {
-      const old = store.config.taxSettings().find((r) => r.scope === 'product' && r.subject === product)
+  return await store.transaction(
+    async /*A*/ () => {
+      const old = (await store.config.taxSettings()).find((r) => r.scope === 'product' && r.subject === product)
       const row: TaxSettingRow = {behavior: old?.behavior ?? null, category: c || null, scope: 'product', subject: product}
-      if (row.behavior === null && row.category === null) store.config.deleteTaxSetting('product', product)
-      else store.config.saveTaxSetting(row, nowIso())
+      if (row.behavior === null && row.category === null) await store.config.deleteTaxSetting('product', product)
+      else await store.config.saveTaxSetting(row, nowIso())
       return row
     },
     {write: true},

@@ -13,9 +13,9 @@ function create(over: Record<string, string> = {}, extra: string[] = []): string
 
 describe('charges create | update | get | list | delete', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'
   })
 

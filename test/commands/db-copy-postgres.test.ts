@@ -43,12 +43,12 @@ async function filledStore(): Promise<string> {
  * U+0000: a SQLite image with one, such as the transient name of a products update, gets
  * U+FFFD there).
  */
-function contents(db: string): Record<string, unknown[]> {
+async /*A*/ function contents(db: string): Promise<Record<string, unknown[]>> {
   const store = openStore(db)
   try {
-    return store.tables.snapshot(() => {
+    return await store.tables.snapshot(async /*A*/ () => {
       const out: Record<string, unknown[]> = {}
-      for (const t of store.tables.list()) {
+      for (const t of await store.tables.list()) {
         const names = t.columns.map((c) => c.name)
         const rows = [...store.tables.read(t.name, names, 1000)].flat().map((row) =>
           Object.fromEntries(names.map((n, i) => [n, t.name === 'change_rows' && ['key', 'before', 'after'].includes(n) && typeof row[i] === 'string' ? JSON.parse((row[i] as string).replaceAll('\\u0000', '\\ufffd')) : row[i]])),
@@ -58,7 +58,7 @@ function contents(db: string): Record<string, unknown[]> {
       return out
     })
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
@@ -81,7 +81,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
       expect(byTable[t].source_rows, t).toBeGreaterThan(0)
       expect(byTable[t].dest_rows, t).toBe(byTable[t].source_rows)
     }
-    expect(contents(pg)).toEqual(contents(src))
+    expect(await contents(pg)).toEqual(await contents(src))
     // The database passes its check: foreign keys, constraints, sequences past the copied ids.
     const check = await run(pg, ['db', 'check', '--json'])
     expect(check.code, check.stdout).toBe(0)
@@ -89,7 +89,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
     const back = join(dirname(src), 'back.db')
     const again = await run(src, ['db', 'copy', pg, back, '--json'])
     expect(again.code, again.stdout + again.stderr).toBe(0)
-    expect(contents(back)).toEqual(contents(src))
+    expect(await contents(back)).toEqual(await contents(src))
     const sql = new Database(back)
     sql.defaultSafeIntegers(true)
     expect(sql.prepare('SELECT id, amount_minor FROM charges').all()).toEqual([{amount_minor: BIG, id: BIG}])
@@ -110,7 +110,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
     const ok = await run(src, ['db', 'copy', a, b, '--yes', '--json'])
     expect(ok.code, ok.stdout).toBe(0)
     expect(ok.json.replaced).toBe(true)
-    expect(contents(b)).toEqual(contents(src))
+    expect(await contents(b)).toEqual(await contents(src))
     const same = await run(src, ['db', 'copy', a, a, '--json'])
     expect(same.code).toBe(2)
   })
@@ -121,11 +121,11 @@ describe('db copy between SQLite and PostgreSQL', () => {
     expect((await run(src, ['db', 'copy', src, pg])).code).toBe(0)
     const store = openStore(pg)
     try {
-      const before = store.keys.list().map((k) => k.id)
-      const [made] = store.keys.insert([{created_at: '2026-01-01T00:00:00Z', hash: 'h-new', name: 'new', prefix: 'pk_new'}])
+      const before = (await store.keys.list()).map((k) => k.id)
+      const [made] = await store.keys.insert([{created_at: '2026-01-01T00:00:00Z', hash: 'h-new', name: 'new', prefix: 'pk_new'}])
       expect(made!.id).toBeGreaterThan(Math.max(...before))
     } finally {
-      store.close()
+      await store.close()
     }
   })
 
@@ -139,14 +139,14 @@ describe('db copy between SQLite and PostgreSQL', () => {
     expect(b.json).toMatchObject({path: file, success: true})
     expect(b.json.bytes).toBe(statSync(file).size)
     expect(statSync(file).mode & 0o777).toBe(0o600)
-    expect(contents(file)).toEqual(contents(src))
+    expect(await contents(file)).toEqual(await contents(src))
     expect((await run(pg, ['db', 'backup', file, '--json'])).code).toBe(2) // exists: --force
 
     const other = database()
     const r = await run(other, ['db', 'restore', file, '--json'])
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(r.json).toMatchObject({backup: file, foreign_key_violations: 0, integrity: 'ok', replaced: false, success: true})
-    expect(contents(other)).toEqual(contents(src))
+    expect(await contents(other)).toEqual(await contents(src))
     const ask = await run(other, ['db', 'restore', file, '--json'])
     expect(ask.code).toBe(2)
     expect(ask.json.message).toContain('without --yes')

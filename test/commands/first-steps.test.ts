@@ -9,10 +9,10 @@ import {ROOT, run, tempStore} from '../helpers/run.js'
 
 describe('revenue for a new user (issue 32 item 13)', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     process.env.PRICECTL_NOW = '2026-03-01'
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
   })
   afterEach(() => {
     delete process.env.PRICECTL_NOW

@@ -17,13 +17,13 @@ function rejects(path: string): {line: string; reason: string}[] {
   return (parse(readFileSync(path, 'utf8'), {columns: true, relax_column_count: true}) as Record<string, string>[]).map(({line, reason}) => ({line, reason}))
 }
 
-function charges(db: string): Record<string, any>[] {
-  return withStore(db, (d) => d.prepare('SELECT c.*, p.api_id FROM charges c JOIN products p ON p.id = c.product_id ORDER BY c.origin_id').all() as Record<string, any>[])
+async /*A*/ function charges(db: string): Promise<Record<string, any>[]> {
+  return await withStore(db, (d) => d.prepare('SELECT c.*, p.api_id FROM charges c JOIN products p ON p.id = c.product_id ORDER BY c.origin_id').all() as Record<string, any>[])
 }
 
 /** Monthly and yearly Pro share the gateway_a product prod_pro; lifetime has its own. */
-function seedTwoPrices(db: string): void {
-  withStore(db, (d, store) => {
+async /*A*/ function seedTwoPrices(db: string): Promise<void> {
+  await withStore(db, async /*A*/ (d, store) => {
     setRates(d, '2020-01-01', {EUR: 0.8, JPY: 100, USD: 1})
     const month = addProduct(d, {api_id: 'pro_m', base_px: 10, integrations: [{interval: 'month', interval_count: 1, ref: 'prod_pro', type: 'gateway_a_with_interval'}], interval: 'month'})
     const year = addProduct(d, {
@@ -40,13 +40,13 @@ function seedTwoPrices(db: string): void {
     cp.run(month, 'DE', 'EUR', 900)
     cp.run(year, 'DE', 'EUR', 9000)
     // Japan is priced by the engine: base price -> JPY -> factor -> rounding.
-    setFactor(store, {country: 'JP', factor: 0.5, source: 'test', year: 2025})
+    await setFactor(store, {country: 'JP', factor: 0.5, source: 'test', year: 2025})
   })
 }
 
 /** What the engine quotes in Japan for the two Pro products (the test does not work prices out by hand). */
-function japanPrices(db: string): {pro_m: string; pro_y: string} {
-  const rows = withStore(db, (_d, store) => previewPrices(store, {countries: ['JP'], products: ['pro_m', 'pro_y']}))
+async /*A*/ function japanPrices(db: string): Promise<{pro_m: string; pro_y: string}> {
+  const rows = await withStore(db, async /*A*/ (_d, store) => await previewPrices(store, {countries: ['JP'], products: ['pro_m', 'pro_y']}))
   const of = (p: string) => rows.find((r) => r.product === p)!
   expect(of('pro_m').currency).toBe('JPY')
   return {pro_m: String(of('pro_m').price), pro_y: String(of('pro_y').price)}
@@ -134,14 +134,14 @@ function issueExport(jp: {pro_m: string; pro_y: string}): {csv: string; eurRows:
 
 describe('a gateway_a product with a monthly and a yearly price (issue 16)', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    seedTwoPrices(db)
+    await seedTwoPrices(db)
     process.env.PRICECTL_NOW = '1772323200'
   })
 
   it('payments rows are matched by price id, else by amount and currency against the engine\'s prices; statuses mapped; rejects counted per reason', async () => {
-    const {csv, eurRows, expected} = issueExport(japanPrices(db))
+    const {csv, eurRows, expected} = issueExport(await japanPrices(db))
     const file = writeTemp('payments.csv', csv)
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.code).toBe(1)
@@ -158,7 +158,7 @@ describe('a gateway_a product with a monthly and a yearly price (issue 16)', () 
     expect(bad[1].reason).toMatch(/^unknown product "prod_nope".*add the integration/)
     expect(bad[0].reason).not.toContain('add the integration')
 
-    const got = new Map(charges(db).map((c) => [c.origin_id, c]))
+    const got = new Map((await charges(db)).map((c) => [c.origin_id, c]))
     for (const e of expected) {
       const c = got.get(e.id)
       expect(c, e.id).toBeDefined()
@@ -184,7 +184,7 @@ describe('a gateway_a product with a monthly and a yearly price (issue 16)', () 
   })
 
   it('two products the amount cannot tell apart: rejected as ambiguous, naming both', async () => {
-    withStore(db, (d) => d.prepare("UPDATE country_prices SET amount_minor = 900 WHERE country = 'DE'").run())
+    await withStore(db, (d) => d.prepare("UPDATE country_prices SET amount_minor = 900 WHERE country = 'DE'").run())
     const file = writeTemp('payments.csv', [HEADER.join(','), ['ch_1', '2026-01-02 00:00:00', '9.00', '0.00', 'eur', 'true', '', '', '', 'Paid', 'cus_1', 'u1', 'prod_pro', '', 'DE'].join(',')].join('\n') + '\n')
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.json).toMatchObject({inserted: 0, rejected: 1, rejected_by_reason: {'ambiguous product (a price of several products)': 1}})
@@ -205,9 +205,9 @@ function connectedExport(): string {
 
 describe('layout variants of the payments export (issue 16)', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    seedTwoPrices(db)
+    await seedTwoPrices(db)
   })
 
   it('a connected account\'s export (no customer column) is recognised; the refusal names the missing columns and how to supply them', async () => {
@@ -219,11 +219,11 @@ describe('layout variants of the payments export (issue 16)', () => {
     expect(r.json.message).toMatch(/for user_id, pass --user-id-column COLUMN .* or --user-id VALUE/)
     expect(r.json.message).toMatch(/for product, pass --product API_ID/)
     expect(r.json.message).toContain('--mapping FILE')
-    expect(charges(db)).toEqual([])
+    expect(await charges(db)).toEqual([])
 
     const constant = await runArgs(db, ['charges', 'import', file, '--user-id', 'acct_9', '--product', 'lifetime', '--json'])
     expect(constant.json).toMatchObject({inserted: 3, preset: 'gateway_a_payments', rejected: 0, settled_usd: {difference_usd_minor: 0, rows: 3}})
-    expect(charges(db).map((c) => [c.origin_id, c.user_id, c.status, c.amount_refunded_minor])).toEqual([
+    expect((await charges(db)).map((c) => [c.origin_id, c.user_id, c.status, c.amount_refunded_minor])).toEqual([
       ['py_1', 'acct_9', 'succeeded', 0],
       ['py_2', 'acct_9', 'succeeded', 19_900],
       ['py_3', 'acct_9', 'failed', 0],
@@ -234,7 +234,7 @@ describe('layout variants of the payments export (issue 16)', () => {
     const file = writeTemp('connected.csv', connectedExport())
     const r = await runArgs(db, ['charges', 'import', file, '--user-id-column', 'application id', '--product', 'lifetime', '--json'])
     expect(r.json).toMatchObject({inserted: 3, rejected: 0})
-    expect(charges(db).map((c) => c.user_id)).toEqual(['ca_app1', 'ca_app1', 'ca_app2'])
+    expect((await charges(db)).map((c) => c.user_id)).toEqual(['ca_app1', 'ca_app1', 'ca_app2'])
 
     const missing = await runArgs(db, ['charges', 'import', file, '--user-id-column', 'Nope', '--product', 'lifetime', '--json'])
     expect(missing.code).toBe(2)
@@ -257,7 +257,7 @@ describe('layout variants of the payments export (issue 16)', () => {
     const file = writeTemp('connected.csv', connectedExport())
     const r = await runArgs(db, ['charges', 'import', file, '--mapping', mapping, '--json'])
     expect(r.json).toMatchObject({inserted: 3, rejected: 0})
-    expect(new Set(charges(db).map((c) => `${c.user_id} ${c.api_id}`))).toEqual(new Set(['acct_7 lifetime']))
+    expect(new Set((await charges(db)).map((c) => `${c.user_id} ${c.api_id}`))).toEqual(new Set(['acct_7 lifetime']))
     const bad = writeTemp('bad.json', JSON.stringify({columns: {}, constants: {plan: 'x'}, origin: 'gateway_a'}))
     const refused = await runArgs(db, ['charges', 'import', file, '--mapping', bad, '--json'])
     expect(refused.code).toBe(2)

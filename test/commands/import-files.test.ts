@@ -19,8 +19,8 @@ function header(path: string): string[] {
   return readFileSync(path, 'utf8').split('\n')[0].split(',')
 }
 
-function charges(db: string): Record<string, any>[] {
-  return withStore(db, (d) => d.prepare('SELECT * FROM charges ORDER BY origin_id').all() as Record<string, any>[])
+async /*A*/ function charges(db: string): Promise<Record<string, any>[]> {
+  return await withStore(db, (d) => d.prepare('SELECT * FROM charges ORDER BY origin_id').all() as Record<string, any>[])
 }
 
 /** Data lines of paymentsCsv: row i is line i + 1 of paymentsCsv(n) for i < n. */
@@ -52,9 +52,9 @@ function monthlyFolder(): string {
 
 describe('charges import of several files', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
   })
 
@@ -76,7 +76,7 @@ describe('charges import of several files', () => {
     expect(bad).toHaveLength(1)
     expect(bad[0]).toMatchObject({Currency: 'xyz', id: 'ch_00000b', line: '4', source_file: join(dir, '2026-03.csv')})
     expect(bad[0].reason).toMatch(/^currency: unknown currency "xyz"/)
-    const stored = charges(db)
+    const stored = await charges(db)
     expect(stored).toHaveLength(13)
     expect(stored.map((c) => c.origin_id)).not.toContain('ch_00000b')
 
@@ -84,7 +84,7 @@ describe('charges import of several files', () => {
     const again = await runArgs(db, ['charges', 'import', dir, '--json'])
     expect(again.json).toMatchObject({inserted: 0, read: 15, rejected: 1, stale: 0, unchanged: 14, updated: 0})
     expect(again.json.files.map((f: any) => f.file)).toEqual(['2026-01.csv', '2026-02.csv', '2026-03.csv'].map((n) => join(dir, n)))
-    expect(charges(db)).toEqual(stored)
+    expect(await charges(db)).toEqual(stored)
 
     // Fixed at the source: the rejects file is removed, as for one file.
     const mar = readFileSync(join(dir, '2026-03.csv'), 'utf8').replace(',xyz,', ',usd,')
@@ -107,12 +107,12 @@ describe('charges import of several files', () => {
       [files[2], 4, 1],
     ])
     const other = tempStore()
-    withStore(other, seedCatalog)
+    await withStore(other, seedCatalog)
     const serial = await runArgs(other, ['charges', 'import', ...files, '--jobs', '1', '--rejects', join(tempDir(), 'r.csv'), '--json'])
     expect(serial.json).toMatchObject({inserted: 13, read: 15, rejected: 1, unchanged: 1})
     expect(serial.json.files).toEqual(r.json.files)
     const strip = (rows: Record<string, any>[]) => rows.map(({id: _id, ...rest}) => rest)
-    expect(strip(charges(other))).toEqual(strip(charges(db)))
+    expect(strip(await charges(other))).toEqual(strip(await charges(db)))
     // The same file twice is read once; a rejects CSV named by a glob is left out.
     const twice = await runArgs(db, ['charges', 'import', files[1], files[1], join(dir, 'charges.rejects.csv'), '--json'])
     expect(twice.json).toMatchObject({inserted: 0, read: 5, unchanged: 5})
@@ -173,7 +173,7 @@ describe('charges import of several files', () => {
     expect(none.json.message).toContain('is a folder without any *.csv file')
     const jobs = await runArgs(db, ['charges', 'import', good, '--jobs', '0', '--json'])
     expect(jobs.code).toBe(2)
-    expect(charges(db)).toHaveLength(0)
+    expect(await charges(db)).toHaveLength(0)
     expect(existsSync(join(dir, 'charges.rejects.csv'))).toBe(false)
   })
 
@@ -215,7 +215,7 @@ describe('charges import of several files', () => {
 describe('rejects file columns', () => {
   it('source_file stays in its column for a row with too few or too many cells: short rows are padded, extra cells come after it', async () => {
     const db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
     const dir = tempDir()
     const lines = paymentsCsv(3).trimEnd().split('\n')
@@ -237,7 +237,7 @@ describe('rejects file columns', () => {
 describe('library: importCharges / importSubscriptions with several paths', () => {
   it('take an array of files and folders, or a folder', async () => {
     const db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
     const dir = monthlyFolder()
     writeFileSync(join(dir, '2026-03.csv'), readFileSync(join(dir, '2026-03.csv'), 'utf8').replace(',xyz,', ',usd,'))

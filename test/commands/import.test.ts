@@ -22,8 +22,8 @@ function rejects(path: string): {line: string; reason: string; row: Record<strin
   return rows.map(({line, reason, ...row}) => ({line, reason, row}))
 }
 
-function rows(db: string, table: 'charges' | 'subscriptions'): Record<string, any>[] {
-  return withStore(db, (d) => d.prepare(`SELECT * FROM ${table} ORDER BY origin_id`).all() as Record<string, any>[])
+async /*A*/ function rows(db: string, table: 'charges' | 'subscriptions'): Promise<Record<string, any>[]> {
+  return await withStore(db, (d) => d.prepare(`SELECT * FROM ${table} ORDER BY origin_id`).all() as Record<string, any>[])
 }
 
 const at = (iso: string) => Date.parse(iso) / 1000
@@ -33,9 +33,9 @@ const BAD_REASONS = [/^unknown product /, /^bad date /, /^currency: unknown curr
 
 describe('import fixtures in each preset layout', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
   })
 
@@ -55,7 +55,7 @@ describe('import fixtures in each preset layout', () => {
     expect(bad[2].row.Description).toBe(`'=HYPERLINK("http://evil")`)
     expect(bad[3].row.Amount).toBe('-5.00')
 
-    const charges = rows(db, 'charges')
+    const charges = await rows(db, 'charges')
     expect(charges.map((c) => c.origin_id)).toEqual(['ch_1001', 'ch_1002', 'ch_1003', 'ch_1009', 'ch_1010'])
     const [c1, c2, c3, c9, c10] = charges
     expect(c1).toMatchObject({amount_minor: 999, country: 'DE', currency: 'USD', product_id: 1, status: 'succeeded', user_id: 'u_alice'})
@@ -72,7 +72,7 @@ describe('import fixtures in each preset layout', () => {
 
     const again = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(again.json).toMatchObject({inserted: 0, read: 11, rejected: 6, stale: 0, unchanged: 5, updated: 0})
-    expect(rows(db, 'charges')).toEqual(charges)
+    expect(await rows(db, 'charges')).toEqual(charges)
   })
 
   it('gateway_a payments export (older layout, more card columns): --product for rows without one', async () => {
@@ -84,7 +84,7 @@ describe('import fixtures in each preset layout', () => {
     expect(bad.map((b) => b.line)).toEqual(['5', '6', '7', '8', '9', '10'])
     bad.forEach((b, i) => expect(b.reason).toMatch(BAD_REASONS[i]))
     expect(bad[4].reason).toContain('"Chargeback"')
-    const charges = rows(db, 'charges')
+    const charges = await rows(db, 'charges')
     expect(charges.map((c) => [c.origin_id, c.product_id, c.country, c.created])).toEqual([
       ['ch_old1', 5, 'US', at('2019-06-01T10:00:00Z')],
       ['ch_old2', 5, 'GB', at('2019-06-02T11:00:00Z')],
@@ -110,7 +110,7 @@ describe('import fixtures in each preset layout', () => {
     const bad = rejects(`${file}.rejects.csv`)
     expect(bad.map((b) => b.line)).toEqual(['7', '8', '9', '10', '11', '12'])
     bad.forEach((b, i) => expect(b.reason).toMatch(BAD_REASONS[i]))
-    const subs = Object.fromEntries(rows(db, 'subscriptions').map((s) => [s.origin_id, s]))
+    const subs = Object.fromEntries((await rows(db, 'subscriptions')).map((s) => [s.origin_id, s]))
     expect(Object.keys(subs)).toEqual(['sub_A1', 'sub_A2', 'sub_A3', 'sub_A4', 'sub_A5'])
     expect(subs.sub_A1).toMatchObject({amount_usd_monthly_minor: 999, interval: 'month', latest_event_timestamp: at('2026-03-01T00:00:00Z'), product_id: 1, status: 'active', user_id: 'u_alice'})
     expect(subs.sub_A2).toMatchObject({status: 'trialing', trial_end: at('2026-03-24T08:00:00Z'), trial_start: at('2026-03-10T08:00:00Z'), user_id: 'cus_B'})
@@ -137,7 +137,7 @@ describe('import fixtures in each preset layout', () => {
     const bad = rejects(`${file}.rejects.csv`)
     expect(bad.map((b) => b.line)).toEqual(['6', '7', '8', '9', '10', '11'])
     bad.forEach((b, i) => expect(b.reason).toMatch(BAD_REASONS[i]))
-    const subs = Object.fromEntries(rows(db, 'subscriptions').map((s) => [s.origin_id, s]))
+    const subs = Object.fromEntries((await rows(db, 'subscriptions')).map((s) => [s.origin_id, s]))
     expect(subs.cb_1).toMatchObject({origin: 'gateway_c', product_id: 1, status: 'active', user_id: 'cust_1'})
     expect(subs.cb_2).toMatchObject({amount_minor: 600, amount_usd_monthly_minor: 5200, interval: 'week', product_id: 4, status: 'trialing', trial_end: at('2026-03-15T00:00:00Z')})
     expect(subs.cb_3).toMatchObject({cancel_at: at('2026-02-01T00:00:00Z'), canceled_at: at('2026-02-01T00:00:00Z'), status: 'canceled'})
@@ -154,7 +154,7 @@ describe('import fixtures in each preset layout', () => {
     const bad = rejects(`${file}.rejects.csv`)
     expect(bad.map((b) => b.line)).toEqual(['5', '6', '7', '8', '9', '10'])
     bad.forEach((b, i) => expect(b.reason).toMatch(BAD_REASONS[i]))
-    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    const charges = Object.fromEntries((await rows(db, 'charges')).map((c) => [c.origin_id, c]))
     expect(charges.tx_2).toMatchObject({amount_minor: 4900, amount_refunded_minor: 4900, latest_event_timestamp: 1_768_298_400, metadata_json: '{"Channel":"app"}', origin: 'gateway_b'})
     expect(charges.tx_3).toMatchObject({amount_minor: 1500, currency: 'JPY', status: 'failed'})
   })
@@ -162,9 +162,9 @@ describe('import fixtures in each preset layout', () => {
 
 describe('import behaviour', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
   })
 
@@ -173,7 +173,7 @@ describe('import behaviour', () => {
     const dry = await runArgs(db, ['charges', 'import', file, '--dry-run', '--json'])
     expect(dry.code).toBe(0)
     expect(dry.json).toMatchObject({dry_run: true, inserted: 40, read: 40, rejected: 0, success: true})
-    expect(rows(db, 'charges')).toHaveLength(0)
+    expect(await rows(db, 'charges')).toHaveLength(0)
     const real = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(real.json).toMatchObject({dry_run: false, inserted: 40})
     const dryAgain = await runArgs(db, ['charges', 'import', file, '--dry-run', '--json'])
@@ -216,14 +216,14 @@ describe('import behaviour', () => {
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({inserted: 2})
     expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({inserted: 0, updated: 1})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({stale: 1, unchanged: 1})
-    expect(rows(db, 'charges')[0]).toMatchObject({amount_refunded_minor: 1000, origin_id: 'ch_x'})
+    expect((await rows(db, 'charges'))[0]).toMatchObject({amount_refunded_minor: 1000, origin_id: 'ch_x'})
     // A single write with a newer event wins over the export (its field, status); a delete keeps
     // the record gone. v2's row is the record's base event: the same event again, unchanged.
     await runArgs(db, ['charges', 'update', 'u1', 'gateway_a', 'ch_x', '--status', 'failed', '--event-timestamp', '2026-02-01'])
     await runArgs(db, ['charges', 'delete', 'u1', 'gateway_a', 'ch_y', '--yes', '--event-timestamp', '2026-02-01'])
     expect((await runArgs(db, ['charges', 'import', v2, '--json'])).json).toMatchObject({stale: 0, unchanged: 1, updated: 0})
     expect((await runArgs(db, ['charges', 'import', v1, '--json'])).json).toMatchObject({inserted: 0, stale: 2})
-    expect(rows(db, 'charges').map((c) => [c.origin_id, c.status])).toEqual([['ch_x', 'failed']])
+    expect((await rows(db, 'charges')).map((c) => [c.origin_id, c.status])).toEqual([['ch_x', 'failed']])
   })
 
   it('reads BOM, CRLF, quoted line breaks; reports the line where a bad record starts; rejects rows with the wrong column count', async () => {
@@ -240,7 +240,7 @@ describe('import behaviour', () => {
       ['6', 'currency: unknown currency "'],
       ['7', `expected ${PAYMENTS_HEADER.length} columns, got 2`],
     ])
-    expect(rows(db, 'charges').map((c) => c.origin_id)).toEqual(['ch_000000', 'ch_000001'])
+    expect((await rows(db, 'charges')).map((c) => c.origin_id)).toEqual(['ch_000000', 'ch_000001'])
   })
 
   it('a record csv-parse cannot read is rejected, the rest lands', async () => {
@@ -284,7 +284,7 @@ describe('import behaviour', () => {
     const empty = await runArgs(db, ['charges', 'import', writeTemp('e.csv', ''), '--json'])
     expect(empty.code).toBe(2)
     expect(empty.json.message).toContain('is empty')
-    expect(rows(db, 'charges')).toHaveLength(0)
+    expect(await rows(db, 'charges')).toHaveLength(0)
     expect(existsSync(`${payments}.rejects.csv`)).toBe(false)
   })
 
@@ -316,9 +316,9 @@ describe('import behaviour', () => {
 
 describe('import amounts without guessing', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, (d) => {
+    await withStore(db, (d) => {
       seedCatalog(d)
       setRates(d, '2020-01-01', {HUF: 400, ISK: 125, KWD: 0.25}, false)
     })
@@ -345,7 +345,7 @@ describe('import amounts without guessing', () => {
     const file = writeTemp('payments-case.csv', [header.join(','), line('ch_de', 'usd', 'de'), line('ch_ss', 'usd', 'ß'), line('ch_it', 'usd', 'ıt'), line('ch_usd', 'uſd', 'DE')].join('\n') + '\n')
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.json).toMatchObject({inserted: 1, read: 4, rejected: 3})
-    expect(rows(db, 'charges')).toEqual([expect.objectContaining({country: 'DE', currency: 'USD', origin_id: 'ch_de'})])
+    expect(await rows(db, 'charges')).toEqual([expect.objectContaining({country: 'DE', currency: 'USD', origin_id: 'ch_de'})])
     const bad = rejects(`${file}.rejects.csv`)
     expect(bad.map((b) => b.reason)).toEqual([
       expect.stringContaining('unknown country "ß"'),
@@ -371,14 +371,14 @@ describe('import amounts without guessing', () => {
     )
     expect(bad[1].reason).toBe('bad amount "19.9995" in Amount: has 4 decimals, more than KWD has (3, ISO 4217); amounts are kept as charged, never rounded')
     expect(bad[2].reason).toContain('bad amount "1,200.00" in Amount: has ","')
-    expect(rows(db, 'charges')).toEqual([expect.objectContaining({amount_minor: 19_999, amount_usd_minor: 8000, currency: 'KWD', origin_id: 'ch_kwd2'})])
+    expect(await rows(db, 'charges')).toEqual([expect.objectContaining({amount_minor: 19_999, amount_usd_minor: 8000, currency: 'KWD', origin_id: 'ch_kwd2'})])
   })
 
   it('a gateway_a HUF charge of 6500.50 is imported as charged and shown so', async () => {
     const file = payments([['ch_huf', '6500.50', 'huf']])
     const r = await runArgs(db, ['charges', 'import', file, '--json'])
     expect(r.json).toMatchObject({inserted: 1, rejected: 0})
-    expect(rows(db, 'charges')[0]).toMatchObject({amount_minor: 650_050, amount_usd_minor: 1625, currency: 'HUF'})
+    expect((await rows(db, 'charges'))[0]).toMatchObject({amount_minor: 650_050, amount_usd_minor: 1625, currency: 'HUF'})
     const got = await runArgs(db, ['charges', 'get', 'cus_ch_huf', 'gateway_a', 'ch_huf', '--json'])
     expect(got.json.charge).toMatchObject({amount: 6500.5, amount_usd: 16.25, currency: 'HUF'})
     const human = await runArgs(db, ['charges', 'get', 'cus_ch_huf', 'gateway_a', 'ch_huf'])
@@ -404,7 +404,7 @@ describe('import amounts without guessing', () => {
     ])
     const r = await runArgs(db, ['charges', 'import', file, '--mapping', mapping, '--json'])
     expect(r.json).toMatchObject({inserted: 4, rejected: 2})
-    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    const charges = Object.fromEntries((await rows(db, 'charges')).map((c) => [c.origin_id, c]))
     expect(charges.ch_isk).toMatchObject({amount_minor: 2400, amount_usd_minor: 1920, currency: 'ISK'})
     expect(charges.ch_jpy).toMatchObject({amount_minor: 1500, currency: 'JPY'})
     expect(charges.ch_kwd).toMatchObject({amount_minor: 19_990, currency: 'KWD'})
@@ -421,15 +421,15 @@ describe('import amounts without guessing', () => {
     const paypal = minorExport('gateway_b', [['tx_isk', '240000', 'ISK'], ['tx_huf', '6500', 'HUF']])
     const r = await runArgs(db, ['charges', 'import', paypal.file, '--mapping', paypal.mapping, '--json'])
     expect(r.json).toMatchObject({inserted: 2, rejected: 0})
-    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    const charges = Object.fromEntries((await rows(db, 'charges')).map((c) => [c.origin_id, c]))
     // gateway_b takes ISK in ISO units and HUF in whole forints.
     expect(charges.tx_isk).toMatchObject({amount_minor: 240_000, currency: 'ISK'})
     expect(charges.tx_huf).toMatchObject({amount_minor: 650_000, currency: 'HUF'})
-    withStore(db, (_d, store) => configureRule(store, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
+    await withStore(db, async /*A*/ (_d, store) => await configureRule(store, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
     const stripe = minorExport('gateway_a', [['ch_isk', '2400', 'ISK']])
     const s = await runArgs(db, ['charges', 'import', stripe.file, '--mapping', stripe.mapping, '--json'])
     expect(s.json).toMatchObject({inserted: 1, rejected: 0})
-    expect(rows(db, 'charges').find((c) => c.origin_id === 'ch_isk')).toMatchObject({amount_minor: 2400})
+    expect((await rows(db, 'charges')).find((c) => c.origin_id === 'ch_isk')).toMatchObject({amount_minor: 2400})
   })
 
   it('a --mapping file declares its separators: "," before decimals and "." between thousands reads "1.234,56"', async () => {
@@ -442,7 +442,7 @@ describe('import amounts without guessing', () => {
     const file = writeTemp('de.csv', 'ID;Kunde;Datum;Betrag;Währung;Status;Plan\n'.replaceAll(';', ',') + ['b1,k1,2026-01-05,"1.234,56",EUR,succeeded,lifetime', 'b2,k2,2026-01-05,"9,5",EUR,succeeded,lifetime', 'b3,k3,2026-01-05,1.5,EUR,succeeded,lifetime', 'b4,k4,2026-01-05,"1.234.5",EUR,succeeded,lifetime'].join('\n') + '\n', dir)
     const r = await runArgs(db, ['charges', 'import', file, '--mapping', mapping, '--json'])
     expect(r.json).toMatchObject({inserted: 2, rejected: 2})
-    const charges = Object.fromEntries(rows(db, 'charges').map((c) => [c.origin_id, c]))
+    const charges = Object.fromEntries((await rows(db, 'charges')).map((c) => [c.origin_id, c]))
     expect(charges.b1).toMatchObject({amount_minor: 123_456, amount_usd_minor: 154_320})
     expect(charges.b2).toMatchObject({amount_minor: 950})
     const bad = rejects(`${file}.rejects.csv`)

@@ -19,7 +19,7 @@ async function ok(args: string[]) {
 beforeAll(async () => {
   process.env.PRICECTL_NOW = '2026-03-01'
   db = tempStore()
-  withStore(db, seedCatalog)
+  await withStore(db, seedCatalog)
   const sub = (user: string, origin: string, id: string) =>
     ok(['subscriptions', 'create', '--user-id', user, '--origin', origin, '--origin-id', id, '--product', 'pro_yearly', '--amount', '100', '--currency', 'USD', '--created', '2026-01-10T08:30:00Z', '--status', 'active', '--event-timestamp', '2026-01-10T08:30:05Z'])
   const charge = (user: string, origin: string, id: string) =>

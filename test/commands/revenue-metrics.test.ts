@@ -44,7 +44,7 @@ async function sub(id: string, user: string, amount: string, created: string, st
 beforeAll(async () => {
   process.env.PRICECTL_NOW = '2026-04-20'
   db = tempStore()
-  withStore(db, seedCatalog)
+  await withStore(db, seedCatalog)
   await sub('a1', 'A', '100', '2025-12-10')
   await sub('b1', 'B', '50', '2025-12-05', 'canceled', ['--cancel-at', '2026-02-10T10:00:00Z'])
   await sub('b2', 'B', '80', '2026-02-10T10:00:30Z')

@@ -29,8 +29,8 @@ function sorted(records: {origin_id: string}[]): {origin_id: string}[] {
   return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
 }
 
-function records(db: string, kind: Kind): unknown {
-  return withStore(db, (_db, store) => sorted(kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records))
+async /*A*/ function records(db: string, kind: Kind): Promise<unknown> {
+  return await withStore(db, async /*A*/ (_db, store) => sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records))
 }
 
 /** The ordered stream through the engine's own functions, on a store of its own: what every front end must end with. */
@@ -38,12 +38,12 @@ function engine(kind: Kind): Channel {
   return {
     async run(stream) {
       const db = freshStore()
-      withStore(db, (_db, store) => {
+      await withStore(db, async /*A*/ (_db, store) => {
         for (const e of stream) {
-          applyEvent(kind, store, e)
+          await applyEvent(kind, store, e)
         }
       })
-      return records(db, kind)
+      return await records(db, kind)
     },
   }
 }
@@ -80,7 +80,7 @@ describe('the CLI (in-process)', () => {
           expect(r.code, r.stdout + r.stderr).toBe(0)
           expect(r.json.success).toBe(true)
         }
-        return records(db, kind)
+        return await records(db, kind)
       },
     }
   }
@@ -134,7 +134,7 @@ describe('the HTTP API (inject)', () => {
           expect([200, 202], r.body).toContain(r.statusCode)
           expect(r.json().success).toBe(true)
         }
-        return sorted((kind === 'subscriptions' ? listSubscriptions(app.pricectl.store, {}) : listCharges(app.pricectl.store, {})).records)
+        return sorted((kind === 'subscriptions' ? await listSubscriptions(app.pricectl.store, {}) : await listCharges(app.pricectl.store, {})).records)
       },
     }
   }
@@ -201,15 +201,15 @@ describe('CSV imports (export rows are full-record events at their timestamp)', 
             await flush()
             const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
             if (kind === 'subscriptions') {
-              if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
-              else deleteSubscription(store, k, e.event)
-            } else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
-            else deleteCharge(store, k, e.event)
+              if (e.action === 'update') await updateSubscription(store, k, e.body, e.event)
+              else await deleteSubscription(store, k, e.event)
+            } else if (e.action === 'update') await updateCharge(store, k, e.body, e.event)
+            else await deleteCharge(store, k, e.event)
           }
           await flush()
-          return sorted(kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records)
+          return sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records)
         } finally {
-          store.close()
+          await store.close()
         }
       },
     }
@@ -219,19 +219,19 @@ describe('CSV imports (export rows are full-record events at their timestamp)', 
     await fc.assert(
       fc.asyncProperty(streamOf('subscriptions', {imports: true, maxLength: 8, metadata: false}), async (stream) => {
         const engine = freshStore()
-        withStore(engine, (_db, store) => {
+        await withStore(engine, async /*A*/ (_db, store) => {
           for (const e of ordered(stream)) {
             const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
-            if (e.action === 'create') createSubscription(store, e.body, e.event)
-            else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
-            else deleteSubscription(store, k, e.event)
+            if (e.action === 'create') await createSubscription(store, e.body, e.event)
+            else if (e.action === 'update') await updateSubscription(store, k, e.body, e.event)
+            else await deleteSubscription(store, k, e.event)
           }
         })
         // An import row's id is import:<timestamp>:<precedence>:<fingerprint> (src/import/rows.ts); the
         // stream gives every event its own second, so the moment alone orders it as the single write's id.
         const imported = (await imports('subscriptions').run(ordered(stream))) as {latest_event_id: string}[]
         const bare = imported.map((r) => ({...r, latest_event_id: r.latest_event_id.replace(/^(import:\d+):.*$/, '$1')}))
-        expect(bare).toEqual(records(engine, 'subscriptions'))
+        expect(bare).toEqual(await records(engine, 'subscriptions'))
       }),
       {numRuns: 5},
     )

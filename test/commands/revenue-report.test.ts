@@ -47,7 +47,7 @@ async function charge(id: string, user: string, amount: string, currency: string
 beforeAll(async () => {
   process.env.PRICECTL_NOW = '2026-03-15'
   db = tempStore()
-  withStore(db, seedCatalog)
+  await withStore(db, seedCatalog)
   await sub('s1', 'u1', 'pro_monthly', '9.99', 'USD', '2026-01-10', 'active', ['--country', 'DE'])
   await sub('s2', 'u2', 'pro_yearly', '120', 'EUR', '2025-12-01', 'active', ['--country', 'FR'])
   await sub('s3', 'u3', '{"type":"gateway_a_with_interval","gateway_a_product_id":"prod_team","interval":"month","interval_count":3}', '30', 'USD', '2026-02-01', 'active', ['--country', 'DE'])

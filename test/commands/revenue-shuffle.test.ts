@@ -56,7 +56,7 @@ describe('a book imported in any order gives identical reports', () => {
       const b = book(7, 36, next)
       const order = <T>(files: T[]) => (next ? shuffle(files, next) : files)
       const db = tempStore()
-      withStore(db, seedCatalog)
+      await withStore(db, seedCatalog)
       // Seed 0: file by file in export order (one file a command); the others: shuffled files in one command.
       const together = seed !== 0
       await importAll(db, 'subscriptions', writeBook(dir, order(b.subscriptions)), together)

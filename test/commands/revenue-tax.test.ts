@@ -24,9 +24,9 @@ const WINDOW = ['--since', '2026-01-01', '--until', '2026-02-28']
 
 describe('charges and subscriptions with tax', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '2026-02-15'
   })
 
@@ -148,7 +148,7 @@ describe('charges and subscriptions with tax', () => {
 describe('charges import with a tax column (gateway_a payments export)', () => {
   it('reads the tax of each row from its tax metadata column; revenue is net of it; "Taxes On Fee" is not tax the customer paid', async () => {
     const db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '2026-02-15'
     const header = 'id,Created date (UTC),Amount,Amount Refunded,Currency,Fee,Taxes On Fee,Status,Customer ID,product (metadata),country (metadata),tax (metadata)'
     const rows = [
@@ -180,7 +180,7 @@ describe('charges import with a tax column (gateway_a payments export)', () => {
 describe('charges import of an invoices export through a mapping (fixtures/imports/gateway-a-invoices.mapping.json)', () => {
   it('Total is the gross, Tax its tax: revenue is net of it; an open invoice is pending and counts for nothing', async () => {
     const db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '2026-02-15'
     const fixtures = join(import.meta.dirname, '..', '..', 'fixtures', 'imports')
     const r = await runArgs(db, ['charges', 'import', join(fixtures, 'gateway-a-invoices.csv'), '--mapping', join(fixtures, 'gateway-a-invoices.mapping.json'), '--rejects', join(tempDir(), 'rejects.csv'), '--json'])

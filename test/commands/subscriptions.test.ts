@@ -12,15 +12,15 @@ function create(over: Record<string, string> = {}): string[] {
   return ['subscriptions', 'create', ...Object.entries({...BASE, ...over}).flatMap(([k, v]) => [`--${k}`, v])]
 }
 
-function count(db: string): number {
-  return withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM subscriptions').get() as {n: number}).n)
+async /*A*/ function count(db: string): Promise<number> {
+  return await withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM subscriptions').get() as {n: number}).n)
 }
 
 describe('subscriptions create | update | get | delete', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'
   })
 
@@ -121,7 +121,7 @@ describe('subscriptions create | update | get | delete', () => {
       expect(r.json.success).toBe(false)
       expect(r.json.message).toMatch(message)
     }
-    expect(count(db)).toBe(0)
+    expect(await count(db)).toBe(0)
     const missing = await runArgs(db, ['subscriptions', 'create', '--user-id', 'u1', '--json'])
     expect(missing.code).toBe(2)
     expect(missing.json.message).toContain('--origin, --origin-id, --product, --amount, --currency, --created, --status')
@@ -163,7 +163,7 @@ describe('subscriptions create | update | get | delete', () => {
     expect(between.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 11, latest_event_id: 'e2'}})
     const newer = await runArgs(db, [...create({amount: '2'}), '--event-timestamp', '1700004000', '--json'])
     expect(newer.json).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', record: {amount: 2}})
-    expect(count(db)).toBe(1)
+    expect(await count(db)).toBe(1)
   })
 
   it('deletes with --yes (refuses without a terminal); get of an unknown subscription is exit 1, an update of one is kept', async () => {
@@ -194,7 +194,7 @@ describe('subscriptions create | update | get | delete', () => {
 describe('subscriptions list', () => {
   it('filters by user, status, product and created window; CSV cells are formula-safe', async () => {
     const db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     const make = (user: string, id: string, product: string, status: string, created: string) =>
       runArgs(db, ['subscriptions', 'create', '--user-id', user, '--origin', 'gateway_b', '--origin-id', id, '--product', product, '--amount', '5', '--currency', 'USD', '--created', created, '--status', status])
     await make('u1', 's1', 'pro_monthly', 'active', '2026-01-10')

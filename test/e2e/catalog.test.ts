@@ -25,7 +25,7 @@ describe('catalog end to end', () => {
     expect(c.json.coupons.map((x: {api_id: string}) => x.api_id)).toEqual(['WELCOME10'])
   })
 
-  it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', () => {
+  it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', async /*A*/ () => {
     // bin/run.js: the body is the child's stdin.
     const db = e2eStore()
     const body = {api_id: 'ebook', base_px: 14.99, country_prices: [{amount: 12.99, country: 'DE', currency: 'EUR'}], integrations: [{gateway_c_plan_id: 'ebook', type: 'gateway_c'}], interval: 'one_time', interval_count: 1, name: 'E-book'}
@@ -34,25 +34,25 @@ describe('catalog end to end', () => {
     expect(r.json).toEqual({
       api_id: 'ebook', base_px: 14.99, baseline_id: null, country_prices: [{country: 'DE', currency: 'EUR', local_price: 12.99}], dry_run: false, impact: expect.objectContaining({changed: 0, dropped: []}), integrations: body.integrations, message: 'created product ebook', name: 'E-book', success: true,
     })
-    const before = storeState(db)
+    const before = await storeState(db)
     const digest = storeDigest(db)
     const bad = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: '{"api_id": "x", "name": '})
     expect(bad.code).toBe(2)
     expect(bad.json).toEqual({message: expect.stringContaining('--body: malformed JSON'), success: false})
-    expect(storeState(db)).toEqual(before)
+    expect(await storeState(db)).toEqual(before)
     expect(storeDigest(db)).toBe(digest)
   })
 
   it('export piped into import changes nothing', async () => {
     const db = await demoStore()
-    const before = storeState(db)
+    const before = await storeState(db)
     const exported = await run(db, ['products', 'export', '--output', 'csv'])
     expect(exported.code).toBe(0)
     // bin/run.js: the export is piped into the child's stdin.
     const imported = runBin(db, ['products', 'import', '-'], {input: exported.stdout})
     expect(imported.code, imported.stderr).toBe(0)
     expect(imported.stdout).toContain('0 inserted, 0 updated, 7 unchanged')
-    expect(storeState(db)).toEqual(before)
+    expect(await storeState(db)).toEqual(before)
   })
 
   it('user get of an unknown user: exit 1 and the spec error body', async () => {

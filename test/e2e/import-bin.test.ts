@@ -9,20 +9,20 @@ import {ROOT, run, withEnv} from '../helpers/run.js'
 const ROWS = 30_000
 const BATCH = 500
 
-function count(db: string): number {
-  return tableCount(db, 'charges')
+async /*A*/ function count(db: string): Promise<number> {
+  return await tableCount(db, 'charges')
 }
 
 /** The charges, without their ids, in key order (through the port: either adapter). */
-function charges(db: string): unknown[] {
+async /*A*/ function charges(db: string): Promise<unknown[]> {
   const key = (r: Record<string, unknown>) => JSON.stringify([r.user_id, r.origin, r.origin_id])
-  return tableRows(db, 'charges')
+  return (await tableRows(db, 'charges'))
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
     .map(({id: _id, ...rest}) => rest)
 }
 
 /** The revenue fixtures' catalog in a new store, made once and copied (test/helpers/e2e.ts e2eSeeded: on PostgreSQL by `db copy`). */
-const seeded = () => e2eSeeded('revenue catalog', (file) => withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
 
 /** Start an import of bin/run.js and SIGKILL it as soon as it reports its first committed batch. */
 function killAfterFirstBatch(db: string, file: string): Promise<{signal: NodeJS.Signals | null; stderr: string}> {
@@ -55,7 +55,7 @@ describe('charges import end to end (bin/run.js)', () => {
     const killed = await seeded()
     const r = await killAfterFirstBatch(killed, file)
     expect(r.signal).toBe('SIGKILL')
-    const committed = count(killed)
+    const committed = await count(killed)
     expect(committed).toBeGreaterThan(0)
     expect(committed).toBeLessThan(ROWS)
     expect(committed % BATCH).toBe(0)
@@ -70,8 +70,8 @@ describe('charges import end to end (bin/run.js)', () => {
     const clean = await seeded()
     const whole = await run(clean, ['charges', 'import', file, '--json'])
     expect(whole.json).toMatchObject({inserted: ROWS, read: ROWS, rejected: 0})
-    expect(count(killed)).toBe(ROWS)
-    expect(charges(killed)).toEqual(charges(clean))
+    expect(await count(killed)).toBe(ROWS)
+    expect(await charges(killed)).toEqual(await charges(clean))
     const again = await run(clean, ['charges', 'import', file, '--json'])
     expect(again.json).toMatchObject({inserted: 0, unchanged: ROWS, updated: 0})
   })

@@ -9,9 +9,9 @@ import {dumpTable, PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore
 import {ROOT, run, withEnv} from '../helpers/run.js'
 
 /** The revenue fixtures' catalog in a new store, made once and copied (test/helpers/e2e.ts e2eSeeded: on PostgreSQL by `db copy`). */
-const seeded = () => e2eSeeded('revenue catalog', (file) => withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
 
-const count = (db: string) => tableCount(db, 'charges')
+const count = async /*A*/ (db: string) => await tableCount(db, 'charges')
 
 /**
  * The import killed part way runs bin/run.js (a process killed); the rest runs in-process
@@ -42,7 +42,7 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
     const bad = parse(readFileSync(r.json.rejects_file, 'utf8'), {columns: true}) as Record<string, string>[]
     expect(bad).toEqual([expect.objectContaining({line: '12', source_file: join(dir, '2026-03.csv')})])
     expect(bad[0].reason).toMatch(/^bad date "2026-13-45 10:00:00"/)
-    expect(count(db)).toBe(1499)
+    expect(await count(db)).toBe(1499)
 
     const again = await run(db, ['charges', 'import', dir, '--json'])
     expect(again.code).toBe(1)
@@ -75,7 +75,7 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
       child.on('exit', (_code, sig) => resolve(sig))
     })
     expect(signal).toBe('SIGKILL')
-    const committed = count(killed)
+    const committed = await count(killed)
     expect(committed).toBeGreaterThan(15_000)
     expect(committed).toBeLessThan(45_000)
     expect(committed % BATCH).toBe(0)
@@ -84,6 +84,6 @@ describe('charges import of a folder end to end (bin/run.js)', () => {
     expect(resumed.json).toMatchObject({inserted: 45_000 - committed, read: 45_000, rejected: 0, unchanged: committed, updated: 0})
     const clean = await seeded()
     expect((await run(clean, ['charges', 'import', dir, '--json'])).json).toMatchObject({inserted: 45_000})
-    expect(withStore(killed, (d) => dumpTable(d, 'charges'))).toEqual(withStore(clean, (d) => dumpTable(d, 'charges')))
+    expect(await withStore(killed, (d) => dumpTable(d, 'charges'))).toEqual(await withStore(clean, (d) => dumpTable(d, 'charges')))
   })
 })

@@ -39,11 +39,11 @@ function exportWithRejects(): string {
   return writeTemp('payments.csv', lines.join('\n'))
 }
 
-const seeded = () => e2eSeeded('revenue catalog', (file) => withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
 
-function charges(db: string): unknown[] {
+async /*A*/ function charges(db: string): Promise<unknown[]> {
   const key = (r: Record<string, unknown>) => JSON.stringify([r.user_id, r.origin, r.origin_id])
-  return tableRows(db, 'charges')
+  return (await tableRows(db, 'charges'))
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
     .map(({id: _id, ...rest}) => rest)
 }
@@ -57,7 +57,7 @@ function leftovers(file: string): string[] {
 async function uninterrupted(file: string): Promise<unknown[]> {
   const clean = await seeded()
   await withEnv({PRICECTL_IMPORT_BATCH: String(BATCH)}, () => run(clean, ['charges', 'import', file, '--rejects', join(dirname(file), 'clean.rejects.csv')]))
-  return charges(clean)
+  return await charges(clean)
 }
 
 /** Check the store, run the same import again, and compare with an uninterrupted run. */
@@ -70,7 +70,7 @@ async function resumesToTheSameStore(db: string, file: string, committed: number
   // The bad rows are rejected again (exit 1, after the summary); every other row is in.
   expect(again.code, again.stdout + again.stderr).toBe(1)
   expect(again.json).toMatchObject({inserted: ROWS - bad - committed, read: ROWS, rejected: bad, unchanged: committed, updated: 0})
-  expect(charges(db)).toEqual(await uninterrupted(file))
+  expect(await charges(db)).toEqual(await uninterrupted(file))
 }
 
 describe('an import interrupted by a signal (bin/run.js)', () => {
@@ -90,7 +90,7 @@ describe('an import interrupted by a signal (bin/run.js)', () => {
     const said = INTERRUPTED.exec(r.output)
     expect(said, r.output).not.toBeNull()
     const committed = Number(said![1])
-    expect(committed).toBe(tableCount(db, 'charges'))
+    expect(committed).toBe(await tableCount(db, 'charges'))
     expect(committed).toBeGreaterThan(0)
     expect(committed).toBeLessThan(ROWS - Math.floor(ROWS / BAD_EVERY))
     expect(leftovers(file)).toEqual([])
@@ -129,7 +129,7 @@ describe('an import interrupted by a signal (bin/run.js)', () => {
     const said = INTERRUPTED.exec(r.stderr)
     expect(said, r.stderr).not.toBeNull()
     const committed = Number(said![1])
-    expect(committed).toBe(tableCount(db, 'charges'))
+    expect(committed).toBe(await tableCount(db, 'charges'))
     expect(committed).toBeGreaterThan(0)
     expect(leftovers(file)).toEqual([])
     await resumesToTheSameStore(db, file, committed)

@@ -50,8 +50,8 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     const pkg = await cmd(['packages', 'create', '--api-id', 'x', '--name', 'X', '--product', 'basic,nope'])
     expect(pkg.code).toBe(1)
     expect(pkg.stderr).toContain('products[1]: unknown product "nope"')
-    expect(count(db, 'audiences')).toBe(2)
-    expect(count(db, 'packages')).toBe(1)
+    expect(await count(db, 'audiences')).toBe(2)
+    expect(await count(db, 'packages')).toBe(1)
   })
 
   it('prices the audience package with the campaign coupon, and the lock keeps them across processes', async () => {
@@ -86,7 +86,7 @@ describe('audiences, packages, campaigns and coupons end to end', () => {
     const details = r.json.steps.map((s: {detail: string}) => s.detail).join('\n')
     expect(details).toContain('GONE (request) not applied: GONE has expired: it ended 2026-01-01 23:59:59 UTC')
     expect(details).toContain('rule "feature seats gt 9" failed (feature seats not given)')
-    expect(count(db, 'locks')).toBe(1) // explain wrote nothing
+    expect(await count(db, 'locks')).toBe(1) // explain wrote nothing
   })
 
   it('lists what was configured', async () => {

@@ -17,8 +17,8 @@ beforeEach(() => {
   path = tempStore()
   store = openStore(path)
 })
-afterEach(() => {
-  store.close()
+afterEach(async /*A*/ () => {
+  await store.close()
   if (saved === undefined) delete process.env.PRICECTL_NOW
   else process.env.PRICECTL_NOW = saved
 })
@@ -50,11 +50,11 @@ function invalid(fn: () => unknown, ...parts: string[]): void {
 }
 
 describe('coupons engine', () => {
-  it('stores every field and returns the spec coupon with the same values', () => {
-    const c = createCoupon(store, fixed)
+  it('stores every field and returns the spec coupon with the same values', async /*A*/ () => {
+    const c = await createCoupon(store, fixed)
     expect(c.amount_minor).toBe(550)
     expect(c.percent).toBeNull()
-    expect(couponResponse(store, c)).toEqual({
+    expect(await couponResponse(store, c)).toEqual({
       ...fixed,
       created_at: '2026-04-01T12:00:00+00:00',
       org: 1,
@@ -67,93 +67,93 @@ describe('coupons engine', () => {
     expect(typeof c.external[0].id).toBe('number')
   })
 
-  it('is active only when ACTIVE and inside its window', () => {
-    const c = createCoupon(store, fixed)
+  it('is active only when ACTIVE and inside its window', async /*A*/ () => {
+    const c = await createCoupon(store, fixed)
     expect(isCouponActive(c, Date.parse('2026-02-28T23:59:59Z') / 1000)).toBe(false)
     expect(isCouponActive(c, Date.parse('2026-03-01T00:00:00Z') / 1000)).toBe(true)
     expect(isCouponActive(c, Date.parse('2026-05-31T23:59:59Z') / 1000)).toBe(true)
     expect(isCouponActive(c, Date.parse('2026-06-01T00:00:00Z') / 1000)).toBe(false)
-    const off = updateCoupon(store, 'SAVE5', {status: 'NOT_ACTIVE'}).coupon
+    const off = (await updateCoupon(store, 'SAVE5', {status: 'NOT_ACTIVE'})).coupon
     expect(isCouponActive(off, Date.parse('2026-04-01T00:00:00Z') / 1000)).toBe(false)
-    const open = createCoupon(store, {api_id: 'ALWAYS', coupon_type: 'percentage', name: 'Always', value: 10})
+    const open = await createCoupon(store, {api_id: 'ALWAYS', coupon_type: 'percentage', name: 'Always', value: 10})
     expect(isCouponActive(open, 0)).toBe(true)
   })
 
-  it('validates type, value, currency, window, status and sources, naming field and value', () => {
-    invalid(() => createCoupon(store, {...fixed, value: 0}), 'value', 'above 0')
-    invalid(() => createCoupon(store, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
-    invalid(() => createCoupon(store, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
-    invalid(() => createCoupon(store, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
-    invalid(() => createCoupon(store, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
-    invalid(() => createCoupon(store, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
-    invalid(() => createCoupon(store, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
-    invalid(() => createCoupon(store, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
-    invalid(() => createCoupon(store, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
-    invalid(() => createCoupon(store, {...fixed, status: 'active'}), 'status', '"active"')
-    invalid(() => createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
-    invalid(() => createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
+  it('validates type, value, currency, window, status and sources, naming field and value', async /*A*/ () => {
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 0}), 'value', 'above 0')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, status: 'active'}), 'status', '"active"')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
+    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
     expect(dump(path).tables.coupons).toEqual([])
-    createCoupon(store, fixed)
+    await createCoupon(store, fixed)
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
-    expect(() => createCoupon(store, {...fixed, name: 'other'})).toThrow(ConflictError)
-    expect(() => createCoupon(store, {...fixed, name: 'other'})).toThrow(/api_id: coupon "SAVE5" already exists/)
+    await expect(async /*A*/ () => await createCoupon(store, {...fixed, name: 'other'})).rejects.toThrow(ConflictError)
+    await expect(async /*A*/ () => await createCoupon(store, {...fixed, name: 'other'})).rejects.toThrow(/api_id: coupon "SAVE5" already exists/)
   })
 
-  it('fixed amounts are exact in the currency minor unit (property)', () => {
+  it('fixed amounts are exact in the currency minor unit (property)', async /*A*/ () => {
     let n = 0
-    fc.assert(
-      fc.property(fc.constantFrom('EUR', 'JPY', 'KWD', 'USD', 'BRL'), fc.integer({max: 10_000_000, min: 1}), (currency, units) => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('EUR', 'JPY', 'KWD', 'USD', 'BRL'), fc.integer({max: 10_000_000, min: 1}), async /*A*/ (currency, units) => {
         // KWD amounts a coupon may carry move in steps of 0.010 (Stripe and Chargebee; issue 29 item 5).
         const step = currency === 'KWD' ? 10 : 1
         const minor = units * step
         const value = minor / 10 ** minorDigits(currency)
-        const c = createCoupon(store, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value})
+        const c = await createCoupon(store, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value})
         expect(c.amount_minor).toBe(minor)
-        expect(couponResponse(store, c).value).toBe(value)
-        if (step > 1) expect(() => createCoupon(store, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value: (minor + 1) / 10 ** minorDigits(currency)})).toThrow(InvalidInputError)
+        expect((await couponResponse(store, c)).value).toBe(value)
+        if (step > 1) await expect(async /*A*/ () => await createCoupon(store, {api_id: `C${n++}`, coupon_type: 'fixed_amount', currency, name: 'c', value: (minor + 1) / 10 ** minorDigits(currency)})).rejects.toThrow(InvalidInputError)
       }),
       {numRuns: 50},
     )
   })
 
-  it('update merges, replaces external coupons, re-checks the currency, and leaves an unchanged coupon alone', () => {
-    createCoupon(store, fixed)
+  it('update merges, replaces external coupons, re-checks the currency, and leaves an unchanged coupon alone', async /*A*/ () => {
+    await createCoupon(store, fixed)
     process.env.PRICECTL_NOW = '2026-04-02T00:00:00Z'
     const before = dump(path)
-    expect(updateCoupon(store, 'SAVE5', {...couponResponse(store, getCoupon(store, 'SAVE5')!)}).changed).toBe(false)
+    expect((await updateCoupon(store, 'SAVE5', {...await couponResponse(store, (await getCoupon(store, 'SAVE5'))!)})).changed).toBe(false)
     expect(dump(path)).toEqual(before)
-    invalid(() => updateCoupon(store, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
-    const {coupon} = updateCoupon(store, 'SAVE5', {coupon_external_coupons: [], value: 7})
+    invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
+    const {coupon} = await updateCoupon(store, 'SAVE5', {coupon_external_coupons: [], value: 7})
     expect(coupon.external).toEqual([])
     expect(coupon.amount_minor).toBe(700)
     expect(coupon.updated_at).toBe('2026-04-02T00:00:00+00:00')
     expect(coupon.created_at).toBe('2026-04-01T12:00:00+00:00')
     // Switching to a percentage drops the currency.
-    const pct = updateCoupon(store, 'SAVE5', {coupon_type: {coupon_type: 'percentage'}, value: 12.5}).coupon
+    const pct = (await updateCoupon(store, 'SAVE5', {coupon_type: {coupon_type: 'percentage'}, value: 12.5})).coupon
     expect([pct.coupon_type, pct.percent, pct.currency, pct.amount_minor]).toEqual(['percentage', 12.5, null, null])
-    invalid(() => updateCoupon(store, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
+    invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
   })
 
-  it('lists by case-insensitive substring of the name', () => {
-    upsertCoupons(store, [
+  it('lists by case-insensitive substring of the name', async /*A*/ () => {
+    await upsertCoupons(store, [
       {label: '1', value: {api_id: 'A', coupon_type: 'percentage', name: 'Spring Sale', value: 10}},
       {label: '2', value: {api_id: 'B', coupon_type: 'percentage', name: 'Black Friday', status: 'NOT_ACTIVE', value: 30}},
       {label: '3', value: {api_id: 'C', coupon_type: 'percentage', name: 'Ünïcode SPRING', value: 5}},
     ])
-    expect(listCoupons(store, {name: 'spring'}).map((c) => c.api_id)).toEqual(['A', 'C'])
-    expect(listCoupons(store, {name: 'ÜNÏ'}).map((c) => c.api_id)).toEqual(['C'])
-    expect(listCoupons(store, {name: 'friday', status: 'ACTIVE'})).toEqual([])
-    expect(listCoupons(store).length).toBe(3)
+    expect((await listCoupons(store, {name: 'spring'})).map((c) => c.api_id)).toEqual(['A', 'C'])
+    expect((await listCoupons(store, {name: 'ÜNÏ'})).map((c) => c.api_id)).toEqual(['C'])
+    expect(await listCoupons(store, {name: 'friday', status: 'ACTIVE'})).toEqual([])
+    expect((await listCoupons(store)).length).toBe(3)
   })
 
-  it('delete refuses a coupon campaigns use, unless forced', () => {
-    const c = createCoupon(store, fixed)
+  it('delete refuses a coupon campaigns use, unless forced', async /*A*/ () => {
+    const c = await createCoupon(store, fixed)
     store.db.prepare("INSERT INTO campaigns (api_id, name, coupon_id, created_at, updated_at) VALUES ('spring', 'Spring', ?, 'x', 'x')").run(c.id)
     const before = dump(path)
-    expect(() => deleteCoupon(store, 'SAVE5')).toThrow(OperationalError)
+    await expect(async /*A*/ () => await deleteCoupon(store, 'SAVE5')).rejects.toThrow(OperationalError)
     expect(dump(path)).toEqual(before)
-    deleteCoupon(store, 'SAVE5', {force: true})
-    expect(getCoupon(store, 'SAVE5')).toBeUndefined()
+    await deleteCoupon(store, 'SAVE5', {force: true})
+    expect(await getCoupon(store, 'SAVE5')).toBeUndefined()
     expect(dump(path).tables.coupon_external_coupons).toEqual([])
   })
 })

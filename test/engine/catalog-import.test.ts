@@ -10,9 +10,9 @@ import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 
 let template: string
-beforeAll(() => {
+beforeAll(async /*A*/ () => {
   template = tempStore()
-  openStore(template).close()
+  await openStore(template).close()
 })
 
 /** A new store: a copy of one created (and migrated) once. */
@@ -28,7 +28,7 @@ beforeEach(() => {
   path = newStore()
   store = openStore(path)
 })
-afterEach(() => store.close())
+afterEach(async /*A*/ () => await store.close())
 
 const CSV = `api_id,name,base_px,interval,interval_count,min_px,max_px,baseline,country_prices,integrations,features,product_trials
 yearly,Yearly,99.99,year,1,,,,DE=89.99:EUR;JP=12000:JPY,gateway_a_with_interval:prod_pro:year:1,,day:14
@@ -45,10 +45,10 @@ function thrown(fn: () => unknown): Error {
 }
 
 describe('products import', () => {
-  it('reads the CSV layout: compact country prices, integrations and trials, JSON features, baseline further down the file', () => {
-    const r = upsertProducts(store, csvItems(CSV))
+  it('reads the CSV layout: compact country prices, integrations and trials, JSON features, baseline further down the file', async /*A*/ () => {
+    const r = await upsertProducts(store, csvItems(CSV))
     expect(r).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
-    const intro = getProduct(store, 'intro')!
+    const intro = (await getProduct(store, 'intro'))!
     expect(intro.baseline_api_id).toBe('yearly')
     // GB=59.99 without a currency takes the country's (GBP).
     expect(intro.country_prices).toEqual([{amount_minor: 5999, country: 'GB', currency: 'GBP'}])
@@ -57,11 +57,11 @@ describe('products import', () => {
       {currency: 'EUR', gateway_d_plan_id: 'intro_d', type: 'gateway_d'},
     ])
     expect(intro.features[0]).toMatchObject({api_id: 'sso', status: 'active', type: 'boolean', unit: null, value: 0})
-    expect(getProduct(store, 'yearly')!.product_trials).toEqual([{interval: 'day', interval_count: 14}])
+    expect((await getProduct(store, 'yearly'))!.product_trials).toEqual([{interval: 'day', interval_count: 14}])
   })
 
-  it('validates every row first, lists every failing row and writes nothing', () => {
-    createProduct(store, {api_id: 'taken', base_px: 1, interval: 'month', interval_count: 1, name: 'Taken name'})
+  it('validates every row first, lists every failing row and writes nothing', async /*A*/ () => {
+    await createProduct(store, {api_id: 'taken', base_px: 1, interval: 'month', interval_count: 1, name: 'Taken name'})
     const before = dump(path)
     const csv = `api_id,name,base_px,interval,interval_count,country_prices,integrations
 good,Good,5,month,1,DE=4.99:EUR,
@@ -73,7 +73,7 @@ no_id,Bad 5,5,month,1,,gateway_a
 bad_json,Bad 6,5,month,1,,"[{""type"":"
 good,Good again,5,month,1,,
 `
-    const err = thrown(() => upsertProducts(store, csvItems(csv)))
+    const err = thrown(async /*A*/ () => await upsertProducts(store, csvItems(csv)))
     expect(err).toBeInstanceOf(InvalidInputError)
     const lines = err.message.split('\n')
     expect(lines[0]).toBe('7 of 8 rows are invalid; nothing was written:')
@@ -87,27 +87,27 @@ good,Good again,5,month,1,,
     expect(dump(path)).toEqual(before)
   })
 
-  it('checks names and gateway ids across the file and the store, allowing swaps within one import', () => {
-    upsertProducts(store, jsonItems(JSON.stringify([
+  it('checks names and gateway ids across the file and the store, allowing swaps within one import', async /*A*/ () => {
+    await upsertProducts(store, jsonItems(JSON.stringify([
       {api_id: 'a', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'month', interval_count: 1, name: 'Alpha'},
       {api_id: 'b', base_px: 2, interval: 'month', interval_count: 1, name: 'Beta'},
     ])))
     // Swapping names (and moving a gateway id) in one file is fine: rules hold on the result.
-    const r = upsertProducts(store, jsonItems(JSON.stringify({products: [
+    const r = await upsertProducts(store, jsonItems(JSON.stringify({products: [
       {api_id: 'a', base_px: 1, interval: 'month', interval_count: 1, name: 'Beta'},
       {api_id: 'b', base_px: 2, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'month', interval_count: 1, name: 'Alpha'},
     ]})))
     expect(r.updated).toEqual(['a', 'b'])
-    expect(getProduct(store, 'a')!.name).toBe('Beta')
-    expect(getProduct(store, 'b')!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
+    expect((await getProduct(store, 'a'))!.name).toBe('Beta')
+    expect((await getProduct(store, 'b'))!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
     const before = dump(path)
-    const err = thrown(() => upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
+    const err = thrown(async /*A*/ () => await upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
     expect(err.message).toContain('row 1 (api_id "c"): name: "Beta" is already used by product "a"')
     expect(err.message).toContain('row 1 (api_id "c"): integrations[0]: gateway_a:ga already belongs to product "b"')
     expect(dump(path)).toEqual(before)
   })
 
-  it('export then import changes nothing (JSON and CSV), for any catalog', () => {
+  it('export then import changes nothing (JSON and CSV), for any catalog', async /*A*/ () => {
     const chars = ['a', 'Z', ' ', '=', '+', '-', '@', "'", ';', ':', ',', '"', 'é', '1', '.', '[', '{']
     const text = fc.string({maxLength: 12, minLength: 1, unit: fc.constantFrom(...chars, '\n')}).filter((s) => s.trim() === s && s.length > 0)
     // Ids made only of whitespace are refused (docs/hardening.md): the generator makes valid ones.
@@ -123,8 +123,8 @@ good,Good again,5,month,1,,
       name: text,
     })
     let run = 0
-    fc.assert(
-      fc.property(fc.uniqueArray(product, {maxLength: 5, minLength: 1, selector: (p) => p.name}), (list) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(product, {maxLength: 5, minLength: 1, selector: (p) => p.name}), async /*A*/ (list) => {
         const dbPath = newStore()
         const s = openStore(dbPath)
         try {
@@ -144,33 +144,33 @@ good,Good again,5,month,1,,
               name: p.name,
               product_trials: p.features ? [{interval: 'week', interval_count: p.count}] : [],
             }))
-          upsertProducts(s, jsonItems(JSON.stringify(items)))
+          await upsertProducts(s, jsonItems(JSON.stringify(items)))
           const before = dump(dbPath)
-          const exported = exportProducts(s)
+          const exported = await exportProducts(s)
           const format = run++ % 2 === 0 ? 'csv' : 'json'
           const file = format === 'csv' ? productsCsv(exported) : productsJson(exported)
-          const r = upsertProducts(s, format === 'csv' ? csvItems(file) : jsonItems(file))
+          const r = await upsertProducts(s, format === 'csv' ? csvItems(file) : jsonItems(file))
           expect(r.unchanged.length).toBe(items.length)
           expect(dump(dbPath)).toEqual(before)
         } finally {
-          s.close()
+          await s.close()
         }
       }),
       {numRuns: 40},
     )
   })
 
-  it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', () => {
+  it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', async /*A*/ () => {
     const names = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', "'=already quoted", '\tTab']
-    names.forEach((name, i) => createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name}))
-    const file = productsCsv(exportProducts(store))
+    names.forEach(async /*A*/ (name, i) => await createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name}))
+    const file = productsCsv(await exportProducts(store))
     expect(file).toContain(`'=HYPERLINK`)
     expect(file).toContain(`'+1+1`)
     expect(file).toContain(`'@SUM(A1)`)
     expect(file).toContain(`''=already quoted`)
     for (const line of file.split('\n').slice(1)) expect(line).not.toMatch(/(^|,)"?[=+@]/)
     const before = dump(path)
-    expect(upsertProducts(store, csvItems(file)).unchanged.length).toBe(names.length)
+    expect((await upsertProducts(store, csvItems(file))).unchanged.length).toBe(names.length)
     expect(dump(path)).toEqual(before)
   })
 
@@ -181,9 +181,9 @@ good,Good again,5,month,1,,
     expect(() => jsonItems('[{')).toThrow(/malformed JSON/)
   })
 
-  it('dry run counts without writing', () => {
+  it('dry run counts without writing', async /*A*/ () => {
     const before = dump(path)
-    expect(upsertProducts(store, csvItems(CSV), {dryRun: true})).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
+    expect(await upsertProducts(store, csvItems(CSV), {dryRun: true})).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
     expect(dump(path)).toEqual(before)
   })
 })

@@ -44,7 +44,7 @@ beforeEach(() => {
   path = tempStore()
   store = openStore(path)
 })
-afterEach(() => store.close())
+afterEach(async /*A*/ () => await store.close())
 
 function expectInvalid(fn: () => unknown, ...parts: string[]): void {
   let err: unknown
@@ -58,9 +58,9 @@ function expectInvalid(fn: () => unknown, ...parts: string[]): void {
 }
 
 describe('products engine', () => {
-  it('stores every field and returns the spec shape with the same values', () => {
-    createProduct(store, full)
-    const p = getProduct(store, 'pro_monthly')!
+  it('stores every field and returns the spec shape with the same values', async /*A*/ () => {
+    await createProduct(store, full)
+    const p = (await getProduct(store, 'pro_monthly'))!
     // Money in minor units of each currency: EUR 2 digits, JPY 0, KWD 3.
     expect(p.base_px_minor).toBe(999)
     expect(p.country_prices).toEqual([
@@ -88,64 +88,64 @@ describe('products engine', () => {
     expect(out.features[1]).toEqual({...full.features[1], group_id: null})
   })
 
-  it('keeps money exact: any amount with at most the currency\'s decimals round-trips, one more decimal is refused', () => {
+  it('keeps money exact: any amount with at most the currency\'s decimals round-trips, one more decimal is refused', async /*A*/ () => {
     const currencies = ['USD', 'EUR', 'JPY', 'KWD', 'INR', 'BRL', 'GBP', 'CLP', 'BHD']
     const countryOf: Record<string, string> = {BHD: 'BH', BRL: 'BR', CLP: 'CL', EUR: 'DE', GBP: 'GB', INR: 'IN', JPY: 'JP', KWD: 'KW', USD: 'US'}
     let n = 0
-    fc.assert(
-      fc.property(fc.constantFrom(...currencies), fc.integer({max: 99_999_999, min: 0}), fc.integer({max: 9, min: 1}), (currency, minor, extra) => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...currencies), fc.integer({max: 99_999_999, min: 0}), fc.integer({max: 9, min: 1}), async /*A*/ (currency, minor, extra) => {
         const d = minorDigits(currency)
         const amount = minor / 10 ** d
         const apiId = `p${n++}`
         // Charged through gateway_d only, whose table takes every ISO minor unit: this checks storage, not a gateway's rules.
         const integrations = [{currency, gateway_d_plan_id: apiId, type: 'gateway_d'}]
-        createProduct(store, minimal(apiId, {base_px: Math.floor(minor / 100) / 100 + 0, country_prices: [{amount, country: countryOf[currency], currency}], integrations}))
-        const p = getProduct(store, apiId)!
+        await createProduct(store, minimal(apiId, {base_px: Math.floor(minor / 100) / 100 + 0, country_prices: [{amount, country: countryOf[currency], currency}], integrations}))
+        const p = (await getProduct(store, apiId))!
         expect(p.country_prices[0].amount_minor).toBe(minor)
         expect(productResponse(p, '').country_prices[0].local_price).toBe(amount)
         const tooPrecise = (minor * 10 + extra) / 10 ** (d + 1)
-        expectInvalid(() => createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
+        expectInvalid(async /*A*/ () => await createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
       }),
       {numRuns: 60},
     )
   })
 
-  it('rejects bad fields naming the field and the value', () => {
-    expectInvalid(() => createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
-    expectInvalid(() => createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
-    expectInvalid(() => createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
-    expectInvalid(() => createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
-    expectInvalid(() => createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
-    expectInvalid(() => createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
-    expectInvalid(() => createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
-    expectInvalid(() => createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
-    expectInvalid(() => createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
-    expectInvalid(() => createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
-    expectInvalid(() => createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
-    expectInvalid(() => createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
-    expectInvalid(() => createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
-    expect(loadProducts(store)).toEqual([])
+  it('rejects bad fields naming the field and the value', async /*A*/ () => {
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
+    expect(await loadProducts(store)).toEqual([])
   })
 
-  it('keeps names and api_ids unique, and a gateway id on one product', () => {
-    createProduct(store, full)
+  it('keeps names and api_ids unique, and a gateway id on one product', async /*A*/ () => {
+    await createProduct(store, full)
     const before = dump(path)
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
-    expect(() => createProduct(store, minimal('pro_monthly'))).toThrow(ConflictError)
-    expect(() => createProduct(store, minimal('pro_monthly'))).toThrow(/api_id: product "pro_monthly" already exists/)
-    expectInvalid(() => createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
-    expectInvalid(() => createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
+    await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(ConflictError)
+    await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(/api_id: product "pro_monthly" already exists/)
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
     // The same gateway product with another interval is what gateway_a_with_interval is for.
-    createProduct(store, minimal('pro_yearly', {integrations: [{gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}], interval: 'year'}))
-    expect(productByIntegration(store, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'})?.api_id).toBe('pro_yearly')
-    expect(productByIntegration(store, {currency: 'EUR', gateway_d_plan_id: 'plan_d', type: 'gateway_d'})?.api_id).toBe('pro_monthly')
+    await createProduct(store, minimal('pro_yearly', {integrations: [{gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}], interval: 'year'}))
+    expect((await productByIntegration(store, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}))?.api_id).toBe('pro_yearly')
+    expect((await productByIntegration(store, {currency: 'EUR', gateway_d_plan_id: 'plan_d', type: 'gateway_d'}))?.api_id).toBe('pro_monthly')
     expect(dump(path).tables.products.length).toBe(before.tables.products.length + 1)
   })
 
-  it('update replaces given fields only, overwrites lists, and keeps api_id', () => {
-    createProduct(store, full)
-    const before = getProduct(store, 'pro_monthly')!
-    const {changed, product} = updateProduct(store, 'pro_monthly', {base_px: 10.99, country_prices: [{amount: 9.49, country: 'FR', currency: 'EUR'}], integrations: []})
+  it('update replaces given fields only, overwrites lists, and keeps api_id', async /*A*/ () => {
+    await createProduct(store, full)
+    const before = (await getProduct(store, 'pro_monthly'))!
+    const {changed, product} = await updateProduct(store, 'pro_monthly', {base_px: 10.99, country_prices: [{amount: 9.49, country: 'FR', currency: 'EUR'}], integrations: []})
     expect(changed).toBe(true)
     expect(product.base_px_minor).toBe(1099)
     expect(product.country_prices).toEqual([{amount_minor: 949, country: 'FR', currency: 'EUR'}])
@@ -153,57 +153,57 @@ describe('products engine', () => {
     expect(product.features).toEqual(before.features)
     expect(product.product_trials).toEqual(before.product_trials)
     expect(product.min_px_minor).toBe(499)
-    expectInvalid(() => updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
-    expectInvalid(() => updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
+    expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
+    expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
     // Clearing optional fields with null.
-    expect(updateProduct(store, 'pro_monthly', {max_px: null, min_px: null}).product).toMatchObject({max_px_minor: null, min_px_minor: null})
-    expect(() => updateProduct(store, 'nope', {name: 'x'})).toThrow(NotFoundError)
+    expect((await updateProduct(store, 'pro_monthly', {max_px: null, min_px: null})).product).toMatchObject({max_px_minor: null, min_px_minor: null})
+    await expect(async /*A*/ () => await updateProduct(store, 'nope', {name: 'x'})).rejects.toThrow(NotFoundError)
   })
 
-  it('an update that changes nothing does not touch the store', () => {
-    createProduct(store, full)
+  it('an update that changes nothing does not touch the store', async /*A*/ () => {
+    await createProduct(store, full)
     const before = dump(path)
-    const r = updateProduct(store, 'pro_monthly', {...productResponse(getProduct(store, 'pro_monthly')!, 'fed back')})
+    const r = await updateProduct(store, 'pro_monthly', {...productResponse((await getProduct(store, 'pro_monthly'))!, 'fed back')})
     expect(r.changed).toBe(false)
     expect(dump(path)).toEqual(before)
   })
 
-  it('baseline: by api_id in, numeric baseline_id out; must exist and not be itself; cleared when it is deleted', () => {
-    createProduct(store, minimal('yearly', {interval: 'year'}))
-    createProduct(store, minimal('yearly_intro', {baseline: 'yearly', interval: 'year'}))
-    const base = productByApiId(store, 'yearly')!
-    const intro = getProduct(store, 'yearly_intro')!
+  it('baseline: by api_id in, numeric baseline_id out; must exist and not be itself; cleared when it is deleted', async /*A*/ () => {
+    await createProduct(store, minimal('yearly', {interval: 'year'}))
+    await createProduct(store, minimal('yearly_intro', {baseline: 'yearly', interval: 'year'}))
+    const base = (await productByApiId(store, 'yearly'))!
+    const intro = (await getProduct(store, 'yearly_intro'))!
     expect(intro.baseline_id).toBe(base.id)
     expect(intro.baseline_api_id).toBe('yearly')
-    expectInvalid(() => createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
-    expectInvalid(() => updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
+    expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
     // baseline_id as get prints it is accepted back.
-    expect(updateProduct(store, 'yearly_intro', {baseline_id: base.id}).changed).toBe(false)
-    expectInvalid(() => updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
-    expect(deleteProduct(store, 'yearly').baselineOf).toEqual(['yearly_intro'])
-    expect(getProduct(store, 'yearly_intro')!.baseline_id).toBeNull()
+    expect((await updateProduct(store, 'yearly_intro', {baseline_id: base.id})).changed).toBe(false)
+    expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
+    expect((await deleteProduct(store, 'yearly')).baselineOf).toEqual(['yearly_intro'])
+    expect((await getProduct(store, 'yearly_intro'))!.baseline_id).toBeNull()
   })
 
-  it('feature groups are shared by api_id; a bare group_id links an existing group', () => {
-    createProduct(store, full)
-    const groupId = getProduct(store, 'pro_monthly')!.features[0].group_id!
-    createProduct(store, minimal('team', {features: [{api_id: 'seats', group_id: groupId, name: 'Seats', type: 'numeric', unit: 'seats', value: 50}]}))
-    expect(getProduct(store, 'team')!.features[0].feature_group).toEqual({api_id: 'limits', description: 'Usage limits', id: groupId, name: 'Limits'})
-    expectInvalid(() => createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
+  it('feature groups are shared by api_id; a bare group_id links an existing group', async /*A*/ () => {
+    await createProduct(store, full)
+    const groupId = (await getProduct(store, 'pro_monthly'))!.features[0].group_id!
+    await createProduct(store, minimal('team', {features: [{api_id: 'seats', group_id: groupId, name: 'Seats', type: 'numeric', unit: 'seats', value: 50}]}))
+    expect((await getProduct(store, 'team'))!.features[0].feature_group).toEqual({api_id: 'limits', description: 'Usage limits', id: groupId, name: 'Limits'})
+    expectInvalid(async /*A*/ () => await createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
   })
 
-  it('delete refuses a product that revenue records use, unless forced', () => {
-    createProduct(store, full)
-    const id = productByApiId(store, 'pro_monthly')!.id
+  it('delete refuses a product that revenue records use, unless forced', async /*A*/ () => {
+    await createProduct(store, full)
+    const id = (await productByApiId(store, 'pro_monthly'))!.id
     store.db
       .prepare("INSERT INTO subscriptions (user_id, origin, origin_id, product_id, status, latest_event_timestamp, latest_event_id) VALUES ('u1', 'gateway_a', 'sub_1', ?, 'active', 1, 'e1')")
       .run(id)
     const before = dump(path)
-    expect(() => deleteProduct(store, 'pro_monthly')).toThrow(OperationalError)
-    expect(() => deleteProduct(store, 'pro_monthly')).toThrow(/1 subscription.*--force/)
+    await expect(async /*A*/ () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(OperationalError)
+    await expect(async /*A*/ () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(/1 subscription.*--force/)
     expect(dump(path)).toEqual(before)
-    deleteProduct(store, 'pro_monthly', {force: true})
-    expect(getProduct(store, 'pro_monthly')).toBeUndefined()
+    await deleteProduct(store, 'pro_monthly', {force: true})
+    expect(await getProduct(store, 'pro_monthly')).toBeUndefined()
     const t = dump(path).tables
     expect(t.country_prices).toEqual([])
     expect(t.product_integrations).toEqual([])

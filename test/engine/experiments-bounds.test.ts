@@ -68,7 +68,7 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
     ])
     store = openStore(path)
   })
-  afterAll(() => store.close())
+  afterAll(async /*A*/ () => await store.close())
 
   it('holds for every arm that is not the baseline, refused arms excepted', async () => {
     const db = store.db
@@ -89,16 +89,16 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
         async (c) => {
           const min = c.min / 100
           const max = (c.min + c.gap) / 100
-          updateProduct(store, 'plan', {max_px: max, min_px: min})
-          updateProduct(store, 'annual', {max_px: ((c.min + c.gap) * 10) / 100, min_px: (c.min * 10) / 100})
+          await updateProduct(store, 'plan', {max_px: max, min_px: min})
+          await updateProduct(store, 'annual', {max_px: ((c.min + c.gap) * 10) / 100, min_px: (c.min * 10) / 100})
           db.prepare('DELETE FROM localization_factors').run()
           if (c.factor !== undefined) db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(c.country, c.factor)
-          if (previous !== undefined) stopExperiment(store, previous)
+          if (previous !== undefined) await stopExperiment(store, previous)
           // A USD price suits one billing period: such arms test the monthly plan only.
           const products = c.arms.some((a) => 'usd_price' in a) ? ['plan'] : ['plan', 'annual']
           let exp
           try {
-            exp = createExperiment(store, {arms: c.arms, name: 'bounds', products, seed: 1})
+            exp = await createExperiment(store, {arms: c.arms, name: 'bounds', products, seed: 1})
           } catch (error) {
             // Refused at creation (exit 2) exactly when an arm's USD price leaves a product's bounds.
             expect((error as Error).message).toMatch(/arm outside the price bounds/)
@@ -112,9 +112,9 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
             refused++
             return
           }
-          startExperiment(store, exp.id)
+          await startExperiment(store, exp.id)
           previous = exp.id
-          const ctx = PricingContext.open(store)
+          const ctx = await PricingContext.open(store)
           const arms = exp.arms.filter((a) => a.id !== 'baseline')
           ctx.experiments.pin = {armId: arms[c.pick % arms.length].id, experimentId: exp.id}
           const trace: {detail: string}[] = []

@@ -198,78 +198,78 @@ describe('layout detection', () => {
 })
 
 describe('importRates and the fx repository', () => {
-  it('writes in one transaction; re-importing changes nothing', () => {
+  it('writes in one transaction; re-importing changes nothing', async /*A*/ () => {
     const s = store()
     const p = parseFxFile(u8(ECB_HIST), {name: 'hist.csv'})
-    const first = importRates(s, p)
+    const first = await importRates(s, p)
     expect(first).toMatchObject({currencies: 4, dates: {count: 3, from: '1999-01-04', to: '2026-04-13'}, ratesUnchanged: 0, ratesWritten: 11, rowsRead: 3})
-    expect(rateOn(s, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
-    const again = importRates(s, p)
+    expect(await rateOn(s, 'JPY', '2026-04-12')).toMatchObject({date: '2026-04-10', rate: 186.43 / 1.1711, source: 'ECB eurofxref (hist.csv)'})
+    const again = await importRates(s, p)
     expect(again).toMatchObject({ratesUnchanged: 11, ratesWritten: 0})
-    s.close()
+    await s.close()
   })
 
-  it('a dry run writes nothing but reports what would change', () => {
+  it('a dry run writes nothing but reports what would change', async /*A*/ () => {
     const s = store()
     const before = s.db.prepare('SELECT count(*) AS n FROM fx_rates').get()
-    const r = importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {dryRun: true})
+    const r = await importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {dryRun: true})
     expect(r).toMatchObject({dryRun: true, ratesWritten: 11})
     expect(s.db.prepare('SELECT count(*) AS n FROM fx_rates').get()).toEqual(before)
-    s.close()
+    await s.close()
   })
 
-  it('an import outranks the newer snapshot; only a later rate of the operator is reported as kept', () => {
+  it('an import outranks the newer snapshot; only a later rate of the operator is reported as kept', async /*A*/ () => {
     const s = store()
     const snapshotDate = (s.db.prepare("SELECT max(date) AS d FROM fx_rates WHERE currency = 'JPY'").get() as {d: string}).d
     expect(snapshotDate > '2026-04-13').toBe(true)
-    setRate(s, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
-    const r = importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
+    await setRate(s, {currency: 'GBP', date: '2026-05-01', rate: 0.8, source: 'manual'})
+    const r = await importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {today: '2026-06-01'})
     expect(r.newerOnFile.currencies).toEqual(['GBP'])
-    expect(rateOn(s, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
-    s.close()
+    expect(await rateOn(s, 'JPY', undefined, '2026-11-01')).toMatchObject({date: '2026-04-13', source: 'ECB eurofxref (hist.csv)'})
+    await s.close()
   })
 
-  it('imports a long history fast enough to do by hand (7,000 days x 30 currencies)', () => {
+  it('imports a long history fast enough to do by hand (7,000 days x 30 currencies)', async /*A*/ () => {
     const s = store()
     const codes = ['JPY', 'GBP', 'CHF', 'KRW', 'AUD', 'BRL', 'CAD', 'CNY', 'HKD', 'IDR', 'ILS', 'INR', 'MXN', 'MYR', 'NZD', 'PHP', 'SGD', 'THB', 'ZAR', 'CZK', 'DKK', 'HUF', 'PLN', 'RON', 'SEK', 'ISK', 'NOK', 'TRY', 'BGN', 'RUB']
     const lines = [`Date,USD,${codes.join(',')},`]
     const day = Date.UTC(2026, 3, 13)
     for (let i = 0; i < 7000; i++) lines.push(`${new Date(day - i * 86_400_000).toISOString().slice(0, 10)},1.1,${codes.map((_, j) => (j + 1.5).toFixed(4)).join(',')},`)
-    const r = importRates(s, parseFxFile(u8(lines.join('\n')), {name: 'big.csv'}))
+    const r = await importRates(s, parseFxFile(u8(lines.join('\n')), {name: 'big.csv'}))
     expect(r.ratesWritten).toBe(7000 * 31)
     expect(r.dates.count).toBe(7000)
-    s.close()
+    await s.close()
   })
 
-  it('lists latest, as of a date, and history; sets a rate', () => {
+  it('lists latest, as of a date, and history; sets a rate', async /*A*/ () => {
     const s = store()
-    importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
-    const asOf = listRates(s, {date: '2026-04-11'})
+    await importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
+    const asOf = await listRates(s, {date: '2026-04-11'})
     const jpy = asOf.find((r) => r.currency === 'JPY')!
     expect(jpy.date).toBe('2026-04-10')
     expect(asOf.find((r) => r.currency === 'USD')).toMatchObject({rate: 1})
-    expect(listRates(s, {currency: 'JPY', history: true}).map((r) => r.date).slice(-3)).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
-    expect(listRates(s, {currency: 'JPY', date: '2000-01-01', history: true}).map((r) => r.date)).toEqual(['1999-01-04'])
-    setRate(s, {currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'})
+    expect((await listRates(s, {currency: 'JPY', history: true})).map((r) => r.date).slice(-3)).toEqual(['2026-04-13', '2026-04-10', '1999-01-04'])
+    expect((await listRates(s, {currency: 'JPY', date: '2000-01-01', history: true})).map((r) => r.date)).toEqual(['1999-01-04'])
+    await setRate(s, {currency: 'JPY', date: '2030-01-01', rate: 140, source: 'manual'})
     // Dated after today: listed as scheduled, after the rate that prices JPY today.
-    expect(listRates(s, {currency: 'JPY', today: '2026-06-01'})).toEqual([
+    expect(await listRates(s, {currency: 'JPY', today: '2026-06-01'})).toEqual([
       expect.objectContaining({date: '2026-04-13', kind: 'import', status: 'current'}),
       {currency: 'JPY', date: '2030-01-01', kind: 'manual', rate: 140, source: 'manual', status: 'scheduled'},
     ])
-    expect(listRates(s, {today: '2030-01-01'}).find((r) => r.currency === 'JPY')).toMatchObject({rate: 140, status: 'current'})
-    expect(listRates(s, {currency: 'XOF', date: '2000-01-01'}).length).toBeLessThanOrEqual(1)
-    s.close()
+    expect((await listRates(s, {today: '2030-01-01'})).find((r) => r.currency === 'JPY')).toMatchObject({rate: 140, status: 'current'})
+    expect((await listRates(s, {currency: 'XOF', date: '2000-01-01'})).length).toBeLessThanOrEqual(1)
+    await s.close()
   })
 
-  it('averages a year of rates', () => {
+  it('averages a year of rates', async /*A*/ () => {
     const s = store()
-    setRate(s, {currency: 'JPY', date: '2024-01-10', rate: 140, source: 't'})
-    setRate(s, {currency: 'JPY', date: '2024-12-31', rate: 160, source: 't'})
-    setRate(s, {currency: 'JPY', date: '2025-01-01', rate: 999, source: 't'})
-    expect(yearAverageRate(s, 'JPY', 2024)).toEqual({days: 2, rate: 150})
-    expect(yearAverageRate(s, 'JPY', 2023)).toBeUndefined()
-    expect(yearAverageRate(s, 'USD', 2023)).toEqual({days: 1, rate: 1})
-    s.close()
+    await setRate(s, {currency: 'JPY', date: '2024-01-10', rate: 140, source: 't'})
+    await setRate(s, {currency: 'JPY', date: '2024-12-31', rate: 160, source: 't'})
+    await setRate(s, {currency: 'JPY', date: '2025-01-01', rate: 999, source: 't'})
+    expect(await yearAverageRate(s, 'JPY', 2024)).toEqual({days: 2, rate: 150})
+    expect(await yearAverageRate(s, 'JPY', 2023)).toBeUndefined()
+    expect(await yearAverageRate(s, 'USD', 2023)).toEqual({days: 1, rate: 1})
+    await s.close()
   })
 })
 

@@ -32,15 +32,15 @@ const count = (db: DB, where = '1', ...params: string[]) => (db.prepare(`SELECT 
 const dump = (db: DB) => JSON.stringify(db.prepare('SELECT * FROM fx_rates ORDER BY currency, date').all())
 
 describe('fx prune', () => {
-  it('removes imported rates and says what it removed; the snapshot rates they had replaced come back', () => {
+  it('removes imported rates and says what it removed; the snapshot rates they had replaced come back', async /*A*/ () => {
     const db = fresh()
     const src = 'ECB eurofxref (hist.csv)'
-    setRate(db, {currency: 'EUR', date: '2026-04-13', rate: 0.85, source: src})
-    setRate(db, {currency: 'EUR', date: SNAP.date, rate: 0.86, source: src}) // replaces the snapshot's EUR row
-    setRate(db, {currency: 'JPY', date: '2026-04-13', rate: 160, source: src})
-    setRate(db, {currency: 'GBP', date: '2026-01-01', rate: 0.7, source: 'manual'})
-    expect(storedRate(db, 'EUR', SNAP.date)?.source).toBe(src)
-    const r = removeRates(db, {source: parseSourceFilter('import')}, {today: TODAY})
+    await setRate(db, {currency: 'EUR', date: '2026-04-13', rate: 0.85, source: src})
+    await setRate(db, {currency: 'EUR', date: SNAP.date, rate: 0.86, source: src}) // replaces the snapshot's EUR row
+    await setRate(db, {currency: 'JPY', date: '2026-04-13', rate: 160, source: src})
+    await setRate(db, {currency: 'GBP', date: '2026-01-01', rate: 0.7, source: 'manual'})
+    expect((await storedRate(db, 'EUR', SNAP.date))?.source).toBe(src)
+    const r = await removeRates(db, {source: parseSourceFilter('import')}, {today: TODAY})
     expect(r).toMatchObject({
       currencies: [
         {currency: 'EUR', from: '2026-04-13', removed: 2, to: SNAP.date},
@@ -51,45 +51,45 @@ describe('fx prune', () => {
       sources: [{kind: 'import', removed: 3, source: src}],
       withoutRate: [],
     })
-    expect(storedRate(db, 'EUR', SNAP.date)).toEqual({currency: 'EUR', date: SNAP.date, rate: SNAP.rates.EUR, source: SNAP.source})
-    expect(rateOn(db, 'GBP', undefined, TODAY)?.source).toBe('manual') // other kinds untouched
+    expect(await storedRate(db, 'EUR', SNAP.date)).toEqual({currency: 'EUR', date: SNAP.date, rate: SNAP.rates.EUR, source: SNAP.source})
+    expect((await rateOn(db, 'GBP', undefined, TODAY))?.source).toBe('manual') // other kinds untouched
   })
 
-  it('by label, exact or with *; ? and [ are literal', () => {
+  it('by label, exact or with *; ? and [ are literal', async /*A*/ () => {
     const db = fresh()
-    setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'desk [a]'})
-    setRate(db, {currency: 'EUR', date: '2026-01-02', rate: 0.9, source: 'desk b'})
-    setRate(db, {currency: 'EUR', date: '2026-01-03', rate: 0.9, source: 'desk?'})
-    expect(removeRates(db, {source: parseSourceFilter('desk [a]')}, {today: TODAY}).removed).toBe(1)
-    expect(removeRates(db, {source: parseSourceFilter('desk?')}, {today: TODAY}).removed).toBe(1)
-    expect(removeRates(db, {source: parseSourceFilter('desk*')}, {today: TODAY}).removed).toBe(1)
-    expect(removeRates(db, {source: parseSourceFilter('desk*')}, {today: TODAY}).removed).toBe(0)
+    await setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'desk [a]'})
+    await setRate(db, {currency: 'EUR', date: '2026-01-02', rate: 0.9, source: 'desk b'})
+    await setRate(db, {currency: 'EUR', date: '2026-01-03', rate: 0.9, source: 'desk?'})
+    expect((await removeRates(db, {source: parseSourceFilter('desk [a]')}, {today: TODAY})).removed).toBe(1)
+    expect((await removeRates(db, {source: parseSourceFilter('desk?')}, {today: TODAY})).removed).toBe(1)
+    expect((await removeRates(db, {source: parseSourceFilter('desk*')}, {today: TODAY})).removed).toBe(1)
+    expect((await removeRates(db, {source: parseSourceFilter('desk*')}, {today: TODAY})).removed).toBe(0)
   })
 
-  it('--before and --currency narrow it; a dry run reports and writes nothing', () => {
+  it('--before and --currency narrow it; a dry run reports and writes nothing', async /*A*/ () => {
     const db = fresh()
     for (const d of ['2001-01-01', '2010-01-01', '2020-01-01']) {
-      setRate(db, {currency: 'JPY', date: d, rate: 100, source: 'manual'})
-      setRate(db, {currency: 'CHF', date: d, rate: 1, source: 'manual'})
+      await setRate(db, {currency: 'JPY', date: d, rate: 100, source: 'manual'})
+      await setRate(db, {currency: 'CHF', date: d, rate: 1, source: 'manual'})
     }
     const before = dump(db.db)
-    const dry = removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {dryRun: true, today: TODAY})
+    const dry = await removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {dryRun: true, today: TODAY})
     expect(dry).toMatchObject({currencies: [{currency: 'JPY', from: '2001-01-01', removed: 2, to: '2010-01-01'}], dryRun: true, removed: 2})
     expect(dump(db.db)).toBe(before)
-    expect(removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {today: TODAY}).removed).toBe(2)
+    expect((await removeRates(db, {before: '2015-01-01', currencies: ['JPY']}, {today: TODAY})).removed).toBe(2)
     expect(count(db.db, "currency = 'JPY' AND source = 'manual'")).toBe(1)
     expect(count(db.db, "currency = 'CHF' AND source = 'manual'")).toBe(3)
   })
 
-  it('refuses to leave a currency the store prices with without a rate usable today; --force does it and says so', () => {
+  it('refuses to leave a currency the store prices with without a rate usable today; --force does it and says so', async /*A*/ () => {
     const db = fresh()
     db.db.prepare(`INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('p', 'P', 1000, 'month', 1, 'x', 'x')`).run()
     db.db.prepare(`INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (1, 'CH', 'CHF', 900, 0)`).run()
-    expect(currenciesInUse(db).get('CHF')).toEqual(['country prices'])
+    expect((await currenciesInUse(db)).get('CHF')).toEqual(['country prices'])
     const before = dump(db.db)
     let error: unknown
     try {
-      removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
+      await removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
     } catch (e) {
       error = e
     }
@@ -98,49 +98,49 @@ describe('fx prune', () => {
     expect((error as Error).message).toContain('--force')
     expect(dump(db.db)).toBe(before)
     // With a rate of the operator for CHF the snapshot can go; the others are listed.
-    setRate(db, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
-    const r = removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
+    await setRate(db, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
+    const r = await removeRates(db, {source: parseSourceFilter('snapshot')}, {today: TODAY})
     expect(r.inUseWithoutRate).toEqual([])
     expect(r.withoutRate).toContain('EUR')
     expect(r.withoutRate).not.toContain('CHF')
     expect(count(db.db)).toBe(1)
     // --force: the last CHF rate goes, and the summary names what uses CHF.
-    const forced = removeRates(db, {source: parseSourceFilter('manual')}, {force: true, today: TODAY})
+    const forced = await removeRates(db, {source: parseSourceFilter('manual')}, {force: true, today: TODAY})
     expect(forced).toMatchObject({inUseWithoutRate: [{currency: 'CHF', uses: ['country prices']}], removed: 1, withoutRate: ['CHF']})
   })
 
-  it('counts a rate dated after today as no rate (it is not usable yet)', () => {
+  it('counts a rate dated after today as no rate (it is not usable yet)', async /*A*/ () => {
     const db = fresh()
     db.db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, 'GBP', 'ACTIVE', 'x', 'x')`).run()
-    setRate(db, {currency: 'GBP', date: '2100-01-01', rate: 0.7, source: 'manual'})
-    expect(() => removeRates(db, {currencies: ['GBP'], source: parseSourceFilter('snapshot')}, {today: TODAY})).toThrow(/GBP \(fixed-amount coupons\)/)
+    await setRate(db, {currency: 'GBP', date: '2100-01-01', rate: 0.7, source: 'manual'})
+    await expect(async /*A*/ () => await removeRates(db, {currencies: ['GBP'], source: parseSourceFilter('snapshot')}, {today: TODAY})).rejects.toThrow(/GBP \(fixed-amount coupons\)/)
   })
 })
 
 describe('fx delete', () => {
-  it('deletes the operator\'s rates of a currency, never the snapshot\'s', () => {
+  it('deletes the operator\'s rates of a currency, never the snapshot\'s', async /*A*/ () => {
     const db = fresh()
-    setRate(db, {currency: 'EUR', date: '2031-01-01', rate: 2, source: 'manual'})
-    setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'ECB eurofxref (x.csv)'})
-    const one = deleteRates(db, 'EUR', '2031-01-01', {today: TODAY})
+    await setRate(db, {currency: 'EUR', date: '2031-01-01', rate: 2, source: 'manual'})
+    await setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'ECB eurofxref (x.csv)'})
+    const one = await deleteRates(db, 'EUR', '2031-01-01', {today: TODAY})
     expect(one).toMatchObject({currencies: [{currency: 'EUR', removed: 1}], removed: 1, sources: [{kind: 'manual', removed: 1, source: 'manual'}]})
-    const all = deleteRates(db, 'EUR', undefined, {today: TODAY})
+    const all = await deleteRates(db, 'EUR', undefined, {today: TODAY})
     expect(all.removed).toBe(1)
-    expect(rateOn(db, 'EUR', undefined, TODAY)).toMatchObject({rate: SNAP.rates.EUR, source: SNAP.source})
+    expect(await rateOn(db, 'EUR', undefined, TODAY)).toMatchObject({rate: SNAP.rates.EUR, source: SNAP.source})
   })
 
-  it('a rate of the operator on the snapshot\'s day: deleting it brings the snapshot\'s back', () => {
+  it('a rate of the operator on the snapshot\'s day: deleting it brings the snapshot\'s back', async /*A*/ () => {
     const db = fresh()
-    setRate(db, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
-    const r = deleteRates(db, 'EUR', SNAP.date, {today: TODAY})
+    await setRate(db, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
+    const r = await deleteRates(db, 'EUR', SNAP.date, {today: TODAY})
     expect(r.restored).toEqual([{currency: 'EUR', date: SNAP.date, rate: SNAP.rates.EUR, source: SNAP.source}])
-    expect(storedRate(db, 'EUR', SNAP.date)?.source).toBe(SNAP.source)
+    expect((await storedRate(db, 'EUR', SNAP.date))?.source).toBe(SNAP.source)
   })
 
-  it('nothing to delete is "not found", saying what is on file', () => {
+  it('nothing to delete is "not found", saying what is on file', async /*A*/ () => {
     const db = fresh()
-    expect(() => deleteRates(db, 'EUR', '2020-01-01', {today: TODAY})).toThrow(NotFoundError)
-    expect(() => deleteRates(db, 'EUR', SNAP.date, {today: TODAY})).toThrow(/the rate of that day is the bundled snapshot's, which "pricectl fx prune --source snapshot --currency EUR" removes/)
-    expect(() => deleteRates(db, 'EUR', undefined, {today: TODAY})).toThrow(/EUR only has the bundled snapshot's/)
+    await expect(async /*A*/ () => await deleteRates(db, 'EUR', '2020-01-01', {today: TODAY})).rejects.toThrow(NotFoundError)
+    await expect(async /*A*/ () => await deleteRates(db, 'EUR', SNAP.date, {today: TODAY})).rejects.toThrow(/the rate of that day is the bundled snapshot's, which "pricectl fx prune --source snapshot --currency EUR" removes/)
+    await expect(async /*A*/ () => await deleteRates(db, 'EUR', undefined, {today: TODAY})).rejects.toThrow(/EUR only has the bundled snapshot's/)
   })
 })

@@ -23,11 +23,11 @@ afterEach(() => {
 })
 
 /** A store with only the given rates (the bundled snapshot removed). */
-function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Store {
+async /*A*/ function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<Store> {
   const s = openStore(tempStore())
   stores.push(s)
   s.db.prepare('DELETE FROM fx_rates').run()
-  for (const r of rates) setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
+  for (const r of rates) await setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
   return s
 }
 
@@ -44,17 +44,17 @@ describe('labels', () => {
 })
 
 describe('a long-lived pricing context (the server\'s)', () => {
-  it('is replaced when the day changes, so a rate scheduled for today is used from today', () => {
-    const db = storeWith([
+  it('is replaced when the day changes, so a rate scheduled for today is used from today', async /*A*/ () => {
+    const db = await storeWith([
       {date: '2026-09-29', rate: 0.88, source: SNAP},
       {date: '2026-11-24', rate: 2, source: 'manual'},
     ])
     process.env.PRICECTL_NOW = '2026-11-23T23:59:00Z'
     const contexts = new PricingContexts(db)
-    expect(contexts.current().rate('EUR')?.rate).toBe(0.88)
-    expect(contexts.current().ratesStale()).toBe(false)
+    expect((await contexts.current()).rate('EUR')?.rate).toBe(0.88)
+    expect((await contexts.current()).ratesStale()).toBe(false)
     process.env.PRICECTL_NOW = '2026-11-24T00:00:30Z'
-    expect(contexts.current().rate('EUR')?.rate).toBe(2)
+    expect((await contexts.current()).rate('EUR')?.rate).toBe(2)
     expect(contexts.builds).toBe(2)
   })
 })

@@ -119,37 +119,37 @@ describe('gatewayPrice: fallback currency', () => {
 
 describe('gateway settings in the store', () => {
   let store: Store | undefined
-  afterEach(() => store?.close())
+  afterEach(async /*A*/ () => await store?.close())
 
-  it('returns the defaults until something is stored', () => {
+  it('returns the defaults until something is stored', async /*A*/ () => {
     store = openStore(tempStore())
-    expect(listGatewaySettings(store)).toEqual(Object.values(DEFAULT_GATEWAY_SETTINGS).map((s) => ({...s, source: 'default'})))
-    expect(gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
+    expect(await listGatewaySettings(store)).toEqual(Object.values(DEFAULT_GATEWAY_SETTINGS).map((s) => ({...s, source: 'default'})))
+    expect(await gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
   })
 
-  it('merges changes over the current settings, and --default drops them', () => {
+  it('merges changes over the current settings, and --default drops them', async /*A*/ () => {
     store = openStore(tempStore())
-    configureGateway(store!, 'gateway_b', {accepted_currencies: 'eur, usd,EUR'})
-    expect(gatewaySettings(store!, 'gateway_b')).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'store'})
-    configureGateway(store!, 'gateway_b', {amount_format: 'minor'})
-    expect(gatewaySettingsMap(store).gateway_b).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_b'})
-    configureGateway(store!, 'gateway_b', {accepted_currencies: ['*']})
-    expect(gatewaySettings(store!, 'gateway_b').accepted_currencies).toBe('*')
-    expect(configureGateway(store!, 'gateway_b', 'default').settings.source).toBe('default')
-    expect(gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
+    await configureGateway(store!, 'gateway_b', {accepted_currencies: 'eur, usd,EUR'})
+    expect(await gatewaySettings(store!, 'gateway_b')).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'store'})
+    await configureGateway(store!, 'gateway_b', {amount_format: 'minor'})
+    expect((await gatewaySettingsMap(store)).gateway_b).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'minor', fallback_currency: 'USD', gateway: 'gateway_b'})
+    await configureGateway(store!, 'gateway_b', {accepted_currencies: ['*']})
+    expect((await gatewaySettings(store!, 'gateway_b')).accepted_currencies).toBe('*')
+    expect((await configureGateway(store!, 'gateway_b', 'default')).settings.source).toBe('default')
+    expect(await gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
   })
 
-  it('refuses bad settings and writes nothing', () => {
+  it('refuses bad settings and writes nothing', async /*A*/ () => {
     store = openStore(tempStore())
     const db = store.db
-    expect(() => configureGateway(store!, 'gateway_x', {amount_format: 'minor'})).toThrow('unknown gateway "gateway_x" (expected one of gateway_a, gateway_b, gateway_c, gateway_d)')
-    expect(() => configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR'})).toThrow(
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_x', {amount_format: 'minor'})).rejects.toThrow('unknown gateway "gateway_x" (expected one of gateway_a, gateway_b, gateway_c, gateway_d)')
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR'})).rejects.toThrow(
       'fallback_currency: USD is not among the accepted currencies EUR: add it to --accept or pick another --fallback',
     )
-    expect(() => configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR,XYZ'})).toThrow('unknown currency "XYZ"')
-    expect(() => configureGateway(store!, 'gateway_a', {amount_format: 'cents'})).toThrow('unknown amount format "cents" (expected minor or decimal)')
-    expect(() => configureGateway(store!, 'gateway_a', {fallback_currency: 'usdx'})).toThrow('unknown currency "USDX"')
-    expect(() => configureGateway(store!, 'gateway_a', {accept: 'EUR'})).toThrow('unknown field "accept"')
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR,XYZ'})).rejects.toThrow('unknown currency "XYZ"')
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {amount_format: 'cents'})).rejects.toThrow('unknown amount format "cents" (expected minor or decimal)')
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {fallback_currency: 'usdx'})).rejects.toThrow('unknown currency "USDX"')
+    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accept: 'EUR'})).rejects.toThrow('unknown field "accept"')
     expect((db.prepare('SELECT count(*) AS n FROM gateways').get() as {n: number}).n).toBe(0)
   })
 })
@@ -213,35 +213,35 @@ describe('gateway currency tables: the published rules of the gateways they foll
 
 describe('currency rule overrides in the store (gateways set --currency)', () => {
   let store: Store | undefined
-  afterEach(() => store?.close())
+  afterEach(async /*A*/ () => await store?.close())
   const rows = (db: Store['db']) => db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules').all()
 
-  it('stores a whole rule over the table, shows where it comes from, and --default drops it', () => {
+  it('stores a whole rule over the table, shows where it comes from, and --default drops it', async /*A*/ () => {
     store = openStore(tempStore())
     const db = store.db
-    expect(showRule(store!, 'gateway_a', 'ISK')).toMatchObject({exponent: 2, divisible_by: 100, source: 'table', source_text: 'Stripe table entry for ISK'})
-    const set = configureRuleFromFlags(store!, 'gateway_a', 'ISK', {divisible_by: '1', exponent: '0'})
+    expect(await showRule(store!, 'gateway_a', 'ISK')).toMatchObject({exponent: 2, divisible_by: 100, source: 'table', source_text: 'Stripe table entry for ISK'})
+    const set = await configureRuleFromFlags(store!, 'gateway_a', 'ISK', {divisible_by: '1', exponent: '0'})
     expect(set).toMatchObject({reset: false, rule: {divisible_by: 1, exponent: 0, max: '999999', max_amount: 999_999, source: 'store', table: {divisible_by: 100, exponent: 2}}})
     expect(rows(db)).toEqual([{currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: 999_999, min_amount: null}])
-    expect(showTable(store!, 'gateway_a')).toMatchObject({model: 'Stripe', overrides: 1})
-    expect(configureRuleFromFlags(store!, 'gateway_a', 'ISK', 'default')).toMatchObject({reset: true, rule: {exponent: 2, source: 'table'}})
-    expect(configureRuleFromFlags(store!, 'gateway_a', 'ISK', 'default').reset).toBe(false)
+    expect(await showTable(store!, 'gateway_a')).toMatchObject({model: 'Stripe', overrides: 1})
+    expect(await configureRuleFromFlags(store!, 'gateway_a', 'ISK', 'default')).toMatchObject({reset: true, rule: {exponent: 2, source: 'table'}})
+    expect((await configureRuleFromFlags(store!, 'gateway_a', 'ISK', 'default')).reset).toBe(false)
     expect(rows(db)).toEqual([])
   })
 
-  it('takes bounds as amounts of the currency in the rule\'s exponent; none clears one', () => {
+  it('takes bounds as amounts of the currency in the rule\'s exponent; none clears one', async /*A*/ () => {
     store = openStore(tempStore())
     const db = store.db
-    expect(configureRuleFromFlags(store!, 'gateway_d', 'USD', {max: '5000', min: '0.70'}).rule).toMatchObject({max: '5000.00', max_amount: 500_000, min: '0.70', min_amount: 70})
-    expect(configureRuleFromFlags(store!, 'gateway_d', 'USD', {exponent: '3'}).rule).toMatchObject({exponent: 3, max_amount: 5_000_000, min_amount: 700})
-    expect(configureRuleFromFlags(store!, 'gateway_d', 'USD', {min: 'none'}).rule).toMatchObject({max_amount: 5_000_000, min: null, min_amount: null})
-    expect(configureRuleFromFlags(store!, 'gateway_d', 'JPY', {min: '50', exponent: '2'}).rule).toMatchObject({exponent: 2, min_amount: 5000})
+    expect((await configureRuleFromFlags(store!, 'gateway_d', 'USD', {max: '5000', min: '0.70'})).rule).toMatchObject({max: '5000.00', max_amount: 500_000, min: '0.70', min_amount: 70})
+    expect((await configureRuleFromFlags(store!, 'gateway_d', 'USD', {exponent: '3'})).rule).toMatchObject({exponent: 3, max_amount: 5_000_000, min_amount: 700})
+    expect((await configureRuleFromFlags(store!, 'gateway_d', 'USD', {min: 'none'})).rule).toMatchObject({max_amount: 5_000_000, min: null, min_amount: null})
+    expect((await configureRuleFromFlags(store!, 'gateway_d', 'JPY', {min: '50', exponent: '2'})).rule).toMatchObject({exponent: 2, min_amount: 5000})
   })
 
-  it('refuses bad values and leaves the stored rule as it was', () => {
+  it('refuses bad values and leaves the stored rule as it was', async /*A*/ () => {
     store = openStore(tempStore())
     const db = store.db
-    configureRuleFromFlags(store!, 'gateway_a', 'USD', {min: '1'})
+    await configureRuleFromFlags(store!, 'gateway_a', 'USD', {min: '1'})
     const before = rows(db)
     for (const [flags, message] of [
       [{exponent: '7'}, '--exponent: expected a whole number from 0 to 6'],
@@ -252,7 +252,7 @@ describe('currency rule overrides in the store (gateways set --currency)', () =>
       [{max: '0'}, 'max_amount: expected a whole number >= 1 of gateway_a units (or none), got 0'],
       [{max: '0.50'}, 'min_amount 100 is above max_amount 50'],
     ] as const) {
-      expect(() => configureRuleFromFlags(store!, 'gateway_a', 'USD', flags)).toThrow(message)
+      await expect(async /*A*/ () => await configureRuleFromFlags(store!, 'gateway_a', 'USD', flags)).rejects.toThrow(message)
     }
     expect(rows(db)).toEqual(before)
   })

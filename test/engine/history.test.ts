@@ -19,8 +19,8 @@ function store(): Store {
   stores.push(s)
   return s
 }
-afterEach(() => {
-  for (const s of stores) s.close()
+afterEach(async /*A*/ () => {
+  for (const s of stores) await s.close()
   stores = []
 })
 
@@ -37,78 +37,78 @@ describe('history recording', () => {
     expect(recorded.filter((t) => !tables.includes(t))).toEqual([])
   })
 
-  it('records nothing without a context, and nothing for a context that writes nothing', () => {
+  it('records nothing without a context, and nothing for a context that writes nothing', async /*A*/ () => {
     const s = store()
     product(s, 'a')
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     s.db.prepare('SELECT * FROM products').all()
     s.db.prepare("UPDATE products SET name = name WHERE api_id = 'a'").run() // no column changes
     expect(count(s, 'changes')).toBe(0)
-    s.history.end()
+    await s.history.end()
     product(s, 'b')
     expect(count(s, 'changes')).toBe(0)
   })
 
-  it('one change per context, created on the first recorded write, with each row before and after', () => {
+  it('one change per context, created on the first recorded write, with each row before and after', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
-    s.transaction(() => product(s, 'a'))
-    s.transaction(() => s.db.prepare("UPDATE products SET base_px_minor = 1099 WHERE api_id = 'a'").run())
+    await s.history.begin(CONTEXT)
+    await s.transaction(() => product(s, 'a'))
+    await s.transaction(() => s.db.prepare("UPDATE products SET base_px_minor = 1099 WHERE api_id = 'a'").run())
     s.db.prepare("INSERT INTO country_prices VALUES (1, 'DE', 'EUR', 899, 0)").run()
-    const id = s.history.currentChange()!
-    expect(listChanges(s)).toEqual([
+    const id = (await s.history.currentChange())!
+    expect(await listChanges(s)).toEqual([
       {...CONTEXT, id, reverted_by: null, reverts: null, rows: [{action: 'inserted', count: 1, table: 'products'}, {action: 'updated', count: 1, table: 'products'}, {action: 'inserted', count: 1, table: 'country_prices'}], summary: null},
     ])
-    const {rows} = showChange(s, id)
+    const {rows} = await showChange(s, id)
     expect(rows[1]).toMatchObject({action: 'updated', after: {base_px_minor: 1099}, before: {base_px_minor: 999}, key: [1], product_id: 1, table: 'products'})
     expect(rows[2]).toMatchObject({after: {amount_minor: 899, country: 'DE'}, before: null, key: [1, 'DE'], product_id: 1})
     // A new context is a new change.
-    s.history.begin({...CONTEXT, actor: 'bob'})
+    await s.history.begin({...CONTEXT, actor: 'bob'})
     product(s, 'b')
-    expect(listChanges(s).map((c) => c.actor)).toEqual(['bob', 'alice'])
+    expect((await listChanges(s)).map((c) => c.actor)).toEqual(['bob', 'alice'])
   })
 
-  it('a rolled-back transaction leaves neither the write nor its history, and the next write starts the change', () => {
+  it('a rolled-back transaction leaves neither the write nor its history, and the next write starts the change', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
-    expect(() =>
-      s.transaction(() => {
+    await s.history.begin(CONTEXT)
+    await expect(async /*A*/ () =>
+      await s.transaction(() => {
         product(s, 'a')
         throw new Error('boom')
       }),
-    ).toThrow('boom')
+    ).rejects.toThrow('boom')
     expect([count(s, 'products'), count(s, 'changes'), count(s, 'change_rows')]).toEqual([0, 0, 0])
-    expect(s.history.currentChange()).toBeUndefined()
+    expect(await s.history.currentChange()).toBeUndefined()
     product(s, 'b')
     expect([count(s, 'changes'), count(s, 'change_rows')]).toEqual([1, 1])
   })
 
-  it('INSERT OR REPLACE is recorded as the delete of the old row and the insert of the new one', () => {
+  it('INSERT OR REPLACE is recorded as the delete of the old row and the insert of the new one', async /*A*/ () => {
     const s = store()
     product(s, 'a')
     s.db.prepare("INSERT INTO country_prices VALUES (1, 'DE', 'EUR', 899, 0)").run()
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     s.db.prepare("INSERT OR REPLACE INTO country_prices VALUES (1, 'DE', 'EUR', 999, 0)").run()
-    const {rows} = showChange(s, s.history.currentChange()!)
+    const {rows} = await showChange(s, (await s.history.currentChange())!)
     expect(rows.map((r) => [r.action, r.before?.amount_minor ?? null, r.after?.amount_minor ?? null])).toEqual([
       ['deleted', 899, null],
       ['inserted', null, 999],
     ])
   })
 
-  it('API keys: no hash in the images, last_used_at bookkeeping not recorded', () => {
+  it('API keys: no hash in the images, last_used_at bookkeeping not recorded', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     s.db.prepare("INSERT INTO api_keys (name, prefix, hash, created_at) VALUES ('ci', 'pk_x', 'secret-hash', 't')").run()
     s.db.prepare("UPDATE api_keys SET last_used_at = 'now'").run()
-    const {rows} = showChange(s, s.history.currentChange()!)
+    const {rows} = await showChange(s, (await s.history.currentChange())!)
     expect(rows).toHaveLength(1)
     expect(JSON.stringify(rows)).not.toContain('secret-hash')
   })
 
-  it('a TEMP trigger set per connection: another connection writes unrecorded, nothing fails', () => {
+  it('a TEMP trigger set per connection: another connection writes unrecorded, nothing fails', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     const other = openStore(s.path)
     stores.push(other)
     product(other, 'x')
@@ -117,55 +117,55 @@ describe('history recording', () => {
 })
 
 describe('revert', () => {
-  it('restores a deleted product with its cascaded rows and ids, as a new change marked as the revert', () => {
+  it('restores a deleted product with its cascaded rows and ids, as a new change marked as the revert', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     product(s, 'a')
     s.db.prepare("INSERT INTO country_prices VALUES (1, 'DE', 'EUR', 899, 0), (1, 'FR', 'EUR', 799, 1)").run()
     s.db.prepare("INSERT INTO product_integrations (product_id, position, type, gateway_ref) VALUES (1, 0, 'gateway_c', 'plan')").run()
     const snapshot = () => ['products', 'country_prices', 'product_integrations'].map((t) => s.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all())
     const before = snapshot()
-    s.history.begin({...CONTEXT, command: 'pricectl products delete a'})
+    await s.history.begin({...CONTEXT, command: 'pricectl products delete a'})
     s.db.prepare("DELETE FROM products WHERE api_id = 'a'").run()
-    const deleted = s.history.currentChange()!
+    const deleted = (await s.history.currentChange())!
     expect(count(s, 'country_prices')).toBe(0)
 
-    s.history.begin({...CONTEXT, command: 'pricectl revert'})
-    const dry = revertChange(s, deleted, {dryRun: true})
+    await s.history.begin({...CONTEXT, command: 'pricectl revert'})
+    const dry = await revertChange(s, deleted, {dryRun: true})
     expect(dry).toMatchObject({dry_run: true, restored: 4})
     expect(count(s, 'products')).toBe(0)
-    expect(s.history.currentChange()).toBeUndefined()
+    expect(await s.history.currentChange()).toBeUndefined()
 
-    const r = revertChange(s, deleted)
+    const r = await revertChange(s, deleted)
     expect(r.change).toMatchObject({command: 'pricectl revert', reverts: deleted, summary: `revert of change ${deleted}`})
     expect(snapshot()).toEqual(before)
     expect(s.db.pragma('foreign_key_check')).toEqual([])
-    expect(s.history.get(deleted)!.reverted_by).toBe(r.change!.id)
+    expect((await s.history.get(deleted))!.reverted_by).toBe(r.change!.id)
   })
 
-  it('refuses rows changed outside the history unless forced', () => {
+  it('refuses rows changed outside the history unless forced', async /*A*/ () => {
     const s = store()
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     product(s, 'a')
-    const created = s.history.currentChange()!
-    s.history.end()
+    const created = (await s.history.currentChange())!
+    await s.history.end()
     s.db.prepare("UPDATE products SET name = 'Changed by hand'").run()
-    s.history.begin(CONTEXT)
-    expect(() => revertChange(s, created)).toThrow(/1 row is no longer what change 1 left \(products \(1\)\), changed outside the history/)
+    await s.history.begin(CONTEXT)
+    await expect(async /*A*/ () => await revertChange(s, created)).rejects.toThrow(/1 row is no longer what change 1 left \(products \(1\)\), changed outside the history/)
     expect(count(s, 'products')).toBe(1)
-    revertChange(s, created, {force: true})
+    await revertChange(s, created, {force: true})
     expect(count(s, 'products')).toBe(0)
   })
 
-  it('an update written twice in one change goes back to its first before image', () => {
+  it('an update written twice in one change goes back to its first before image', async /*A*/ () => {
     const s = store()
     product(s, 'a')
-    s.history.begin(CONTEXT)
+    await s.history.begin(CONTEXT)
     s.db.prepare("UPDATE products SET name = 'step'").run()
     s.db.prepare("UPDATE products SET name = 'final'").run()
-    const id = s.history.currentChange()!
-    s.history.begin(CONTEXT)
-    revertChange(s, id)
+    const id = (await s.history.currentChange())!
+    await s.history.begin(CONTEXT)
+    await revertChange(s, id)
     expect(s.db.prepare('SELECT name FROM products').pluck().get()).toBe('A')
   })
 })

@@ -22,8 +22,8 @@ import {PAYMENTS_HEADER, paymentsCsv, seededStores, tempDir, withStore, writeTem
 const freshStore = seededStores()
 
 /** Every charge, ids included, in id order. */
-function charges(path: string): Record<string, unknown>[] {
-  return withStore(path, (db) => db.prepare('SELECT * FROM charges ORDER BY id').all() as Record<string, unknown>[])
+async /*A*/ function charges(path: string): Promise<Record<string, unknown>[]> {
+  return await withStore(path, (db) => db.prepare('SELECT * FROM charges ORDER BY id').all() as Record<string, unknown>[])
 }
 
 /** The import's scratch folders left in the temp folder. */
@@ -56,9 +56,9 @@ function spyStaged(store: StorePort): {externals: number; staged: number} {
       if (paths) seen.externals++
       return paths
     }
-    w.commitStaged = (b) => {
+    w.commitStaged = async /*A*/ (b) => {
       seen.staged++
-      return commitStaged(b)
+      return await commitStaged(b)
     }
     return w
   }) as typeof store.imports.writer
@@ -72,7 +72,7 @@ async function imported(path: string, paths: string[], batchSize: number, hooks 
     const r = await importFiles(store, {batchSize, kind: 'charges', paths}, hooks)
     return {r, seen}
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
@@ -96,13 +96,13 @@ describe('import through the reading worker’s stages (SQLite)', () => {
         expect(b.seen.externals).toBe(1)
         expect(pick(a.r)).toEqual(pick(b.r))
         expect(a.r).toMatchObject({inserted: 300, read: 340 + rejected, rejected, unchanged: 40})
-        expect(charges(one)).toEqual(charges(two))
-        whole ??= {counts: pick(a.r), rows: strip(charges(one))}
+        expect(await charges(one)).toEqual(await charges(two))
+        whole ??= {counts: pick(a.r), rows: strip(await charges(one))}
         expect(pick(a.r)).toEqual(whole.counts)
-        expect(strip(charges(one))).toEqual(whole.rows)
+        expect(strip(await charges(one))).toEqual(whole.rows)
         const again = await imported(one, [file], batch)
         expect(again.r).toMatchObject({inserted: 0, stale: 0, unchanged: 340, updated: 0})
-        expect(charges(one)).toEqual(charges(two))
+        expect(await charges(one)).toEqual(await charges(two))
       }
     }
     expect(scratchLeft()).toEqual([])
@@ -118,7 +118,7 @@ describe('import through the reading worker’s stages (SQLite)', () => {
       },
     })
     await expect(failing).rejects.toThrow('stopped here')
-    const n = charges(path).length
+    const n = (await charges(path)).length
     expect(n).toBeGreaterThan(0)
     expect(n % 50).toBe(0)
     expect(n).toBeLessThan(500)
@@ -128,15 +128,15 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     const clean = freshStore()
     await imported(clean, [file], 50)
     const strip = (rows: Record<string, unknown>[]) => rows.map(({id: _id, ...r}) => r).sort((x, y) => String(x.origin_id).localeCompare(String(y.origin_id)))
-    expect(strip(charges(path))).toEqual(strip(charges(clean)))
+    expect(strip(await charges(path))).toEqual(strip(await charges(clean)))
   }, 60_000)
 
   it('a kind with deletes: staged rows take the per-row rules, rows older than a delete stale', async () => {
     const file = writeTemp('p.csv', paymentsCsv(120))
     const path = freshStore()
     await imported(path, [file], 1000)
-    const first = charges(path)[0] as {origin: string; origin_id: string; user_id: string}
-    withStore(path, (_db, store) => deleteCharge(store, {origin: first.origin, origin_id: first.origin_id, user_id: first.user_id}, {id: 'del-1', timestamp: 4_000_000_000}))
+    const first = (await charges(path))[0] as {origin: string; origin_id: string; user_id: string}
+    await withStore(path, async /*A*/ (_db, store) => await deleteCharge(store, {origin: first.origin, origin_id: first.origin_id, user_id: first.user_id}, {id: 'del-1', timestamp: 4_000_000_000}))
     const again = await imported(path, [file], 1000)
     expect(again.seen).toEqual({externals: 1, staged: 1})
     expect(again.r).toMatchObject({inserted: 0, stale: 1, unchanged: 119})
@@ -160,7 +160,7 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     try {
       r = await importFiles(store, {inThreadMaxBytes, jobs: 2, kind: 'charges', paths: files, stageCacheKb})
     } finally {
-      store.close()
+      await store.close()
     }
     // One file after another, each read beside the writer (files below the default limit).
     for (const f of files) expect(statSync(f).size).toBeLessThan(IN_THREAD_MAX_BYTES)
@@ -168,11 +168,11 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     try {
       await importFiles(one, {jobs: 1, kind: 'charges', paths: files})
     } finally {
-      one.close()
+      await one.close()
     }
     expect(r).toMatchObject({inserted: 3 * ROWS, read: 3 * ROWS, rejected: 0})
     expect(r.files.map((f) => f.inserted)).toEqual([ROWS, ROWS, ROWS])
-    expect(charges(together)).toEqual(charges(serial))
+    expect(await charges(together)).toEqual(await charges(serial))
     expect(scratchLeft()).toEqual([])
   }, 60_000)
 
@@ -180,7 +180,7 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     const file = writeTemp('p.csv', paymentsCsv(120))
     const path = freshStore()
     await imported(path, [file], 1000)
-    const before = charges(path)
+    const before = await charges(path)
     const store = openStore(path)
     const seen = spyStaged(store)
     try {
@@ -190,9 +190,9 @@ describe('import through the reading worker’s stages (SQLite)', () => {
       expect(seen.staged).toBe(4)
       expect(r).toMatchObject({dry_run: true, inserted: 30, read: 150, unchanged: 120})
     } finally {
-      store.close()
+      await store.close()
     }
-    expect(charges(path)).toEqual(before)
+    expect(await charges(path)).toEqual(before)
     expect(scratchLeft()).toEqual([])
   }, 60_000)
 })
@@ -203,7 +203,7 @@ describe('the writer’s external stages (SQLite)', () => {
     Array.from({length: n}, (_, i) => [`u${i % 13}`, 'gateway_a', `ch_${i}`, product, 'US', 1_700_000_000 + i, 'succeeded', 'USD', 1000 + i, 0, 1000 + i, 0, 0, 0, 0, null, 1_700_000_000 + i, `evt_${i}`])
   const product = (store: ReturnType<typeof openStore>) => store.db.prepare("SELECT id FROM products WHERE api_id = 'pro_monthly'").pluck().get() as number
 
-  it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', () => {
+  it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', async /*A*/ () => {
     const path = freshStore()
     const store = openStore(path)
     try {
@@ -221,29 +221,29 @@ describe('the writer’s external stages (SQLite)', () => {
       stages.complete(0)
       stages.start(1)
       stages.insert(1, rows[25])
-      expect(w.commitStaged({products: [p], rows: 25, stage: 0})).toBe(true)
+      expect(await w.commitStaged({products: [p], rows: 25, stage: 0})).toBe(true)
       for (const r of rows.slice(26)) stages.insert(1, r)
       stages.complete(1)
       // A delete written between batches: the staged rows take the per-row rules.
-      deleteCharge(store, {origin: 'gateway_a', origin_id: 'ch_30', user_id: 'u4'}, {id: 'del', timestamp: 1_800_000_000})
-      expect(w.commitStaged({products: [p], rows: 15, stage: 1})).toBe(true)
+      await deleteCharge(store, {origin: 'gateway_a', origin_id: 'ch_30', user_id: 'u4'}, {id: 'del', timestamp: 1_800_000_000})
+      expect(await w.commitStaged({products: [p], rows: 15, stage: 1})).toBe(true)
       // Stage 0 again, once committed: emptied first.
       stages.start(0)
       for (const r of rows.slice(0, 5)) stages.insert(0, r)
       stages.complete(0)
-      expect(w.commitStaged({products: [p], rows: 5, stage: 0})).toBe(true)
+      expect(await w.commitStaged({products: [p], rows: 5, stage: 0})).toBe(true)
       expect(w.counts).toEqual({inserted: 39, stale: 1, unchanged: 5, updated: 0})
       stages.close()
-      w.close()
+      await w.close()
       for (const f of paths) expect(existsSync(f)).toBe(false)
     } finally {
-      store.close()
+      await store.close()
     }
-    const ids = charges(path).map((r) => r.origin_id as string)
+    const ids = (await charges(path)).map((r) => r.origin_id as string)
     expect(ids.sort()).toEqual(rowsOf(40, 0).map((r) => r[2] as string).filter((id) => id !== 'ch_30').sort())
   })
 
-  it('a dry run counts a stage and writes nothing; a refused batch commits nothing; the files go at close', () => {
+  it('a dry run counts a stage and writes nothing; a refused batch commits nothing; the files go at close', async /*A*/ () => {
     const path = freshStore()
     const store = openStore(path)
     try {
@@ -254,12 +254,12 @@ describe('the writer’s external stages (SQLite)', () => {
       dryStages.start(0)
       for (const r of rowsOf(10, p)) dryStages.insert(0, r)
       dryStages.complete(0)
-      expect(dry.commitStaged({products: [p], rows: 10, stage: 0})).toBe(true)
+      expect(await dry.commitStaged({products: [p], rows: 10, stage: 0})).toBe(true)
       expect(dry.counts).toEqual({inserted: 10, stale: 0, unchanged: 0, updated: 0})
       dryStages.close()
-      dry.close()
+      await dry.close()
       for (const f of dryPaths) expect(existsSync(f)).toBe(false)
-      expect(charges(path)).toEqual([])
+      expect(await charges(path)).toEqual([])
 
       const w = store.imports.writer('subscriptions')
       const paths = w.externalStages()
@@ -271,13 +271,13 @@ describe('the writer’s external stages (SQLite)', () => {
       stages.insert(0, sub(2, 999))
       stages.complete(0)
       // No product 999: refused, nothing committed.
-      expect(w.commitStaged({products: [p, 999], rows: 2, stage: 0})).toBe(false)
+      expect(await w.commitStaged({products: [p, 999], rows: 2, stage: 0})).toBe(false)
       stages.close()
-      w.close()
+      await w.close()
       for (const f of paths) expect(existsSync(f)).toBe(false)
       expect(store.db.prepare('SELECT count(*) FROM subscriptions').pluck().get()).toBe(0)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })

@@ -10,11 +10,11 @@ let store: Store
 beforeEach(() => {
   store = openStore(tempStore())
 })
-afterEach(() => store.close())
+afterEach(async /*A*/ () => await store.close())
 
 describe('API keys', () => {
-  it('stores only the hash and the visible prefix, never the key', () => {
-    const {key, record} = createKey(store, {name: 'checkout'})
+  it('stores only the hash and the visible prefix, never the key', async /*A*/ () => {
+    const {key, record} = await createKey(store, {name: 'checkout'})
     expect(key).toMatch(/^pk_[A-Za-z0-9_-]{43}$/)
     expect(record).toMatchObject({id: 1, last_used_at: null, name: 'checkout', prefix: key.slice(0, 11), revoked_at: null, status: 'active'})
     const rows = store.db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[]
@@ -23,109 +23,109 @@ describe('API keys', () => {
     expect(JSON.stringify(rows)).not.toContain(key)
   })
 
-  it('two keys are different and each authenticates as itself', () => {
-    const a = createKey(store, {name: 'a'})
-    const b = createKey(store, {name: 'b'})
+  it('two keys are different and each authenticates as itself', async /*A*/ () => {
+    const a = await createKey(store, {name: 'a'})
+    const b = await createKey(store, {name: 'b'})
     expect(a.key).not.toBe(b.key)
     const checker = new KeyChecker(store)
-    expect(checker.check(a.key)?.name).toBe('a')
-    expect(checker.check(b.key)?.name).toBe('b')
+    expect((await checker.check(a.key))?.name).toBe('a')
+    expect((await checker.check(b.key))?.name).toBe('b')
   })
 
-  it('a key differing in any one character is refused', () => {
-    const {key} = createKey(store, {name: 'a'})
+  it('a key differing in any one character is refused', async /*A*/ () => {
+    const {key} = await createKey(store, {name: 'a'})
     const checker = new KeyChecker(store)
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
-    fc.assert(
-      fc.property(fc.integer({max: key.length - 1, min: 0}), fc.constantFrom(...alphabet), (i, c) => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({max: key.length - 1, min: 0}), fc.constantFrom(...alphabet), async /*A*/ (i, c) => {
         fc.pre(key[i] !== c)
         const other = key.slice(0, i) + c + key.slice(i + 1)
-        expect(checker.check(other)).toBeUndefined()
+        expect(await checker.check(other)).toBeUndefined()
       }),
     )
-    expect(checker.check(undefined)).toBeUndefined()
-    expect(checker.check('')).toBeUndefined()
-    expect(checker.check(key + 'x')).toBeUndefined()
+    expect(await checker.check(undefined)).toBeUndefined()
+    expect(await checker.check('')).toBeUndefined()
+    expect(await checker.check(key + 'x')).toBeUndefined()
   })
 
-  it('a revoked key stops working on the next check, also when revoked through another connection', () => {
-    const {key, record} = createKey(store, {name: 'ci'})
+  it('a revoked key stops working on the next check, also when revoked through another connection', async /*A*/ () => {
+    const {key, record} = await createKey(store, {name: 'ci'})
     const checker = new KeyChecker(store)
-    expect(checker.check(key)).toBeDefined()
+    expect(await checker.check(key)).toBeDefined()
     const other = openStore(store.path)
     try {
-      const r = revokeKey(other, record.prefix)
+      const r = await revokeKey(other, record.prefix)
       expect(r.changed).toBe(true)
       expect(r.record.status).toBe('revoked')
     } finally {
-      other.close()
+      await other.close()
     }
-    expect(checker.check(key)).toBeUndefined()
+    expect(await checker.check(key)).toBeUndefined()
     // Revoking again changes nothing and says so.
-    expect(revokeKey(store, String(record.id)).changed).toBe(false)
+    expect((await revokeKey(store, String(record.id))).changed).toBe(false)
   })
 
-  it('finds a key by id, prefix or the key itself; names what to pass otherwise', () => {
-    const {key, record} = createKey(store, {name: 'x'})
-    expect(findKey(store, '1').id).toBe(record.id)
-    expect(findKey(store, record.prefix).id).toBe(record.id)
-    expect(findKey(store, key).id).toBe(record.id)
-    expect(() => findKey(store, '99')).toThrow(NotFoundError)
-    expect(() => findKey(store, 'pk_zzzzzzzz')).toThrow(NotFoundError)
-    expect(() => findKey(store, 'pk_ab')).toThrow(/a prefix has 11 characters/)
-    expect(() => findKey(store, 'checkout')).toThrow(InvalidInputError)
+  it('finds a key by id, prefix or the key itself; names what to pass otherwise', async /*A*/ () => {
+    const {key, record} = await createKey(store, {name: 'x'})
+    expect((await findKey(store, '1')).id).toBe(record.id)
+    expect((await findKey(store, record.prefix)).id).toBe(record.id)
+    expect((await findKey(store, key)).id).toBe(record.id)
+    await expect(async /*A*/ () => await findKey(store, '99')).rejects.toThrow(NotFoundError)
+    await expect(async /*A*/ () => await findKey(store, 'pk_zzzzzzzz')).rejects.toThrow(NotFoundError)
+    await expect(async /*A*/ () => await findKey(store, 'pk_ab')).rejects.toThrow(/a prefix has 11 characters/)
+    await expect(async /*A*/ () => await findKey(store, 'checkout')).rejects.toThrow(InvalidInputError)
   })
 
-  it('a key needs a name', () => {
-    expect(() => createKey(store, {})).toThrow(/name: is required/)
-    expect(() => createKey(store, {name: '  '})).toThrow(/name: must not be empty/)
-    expect(listKeys(store)).toEqual([])
+  it('a key needs a name', async /*A*/ () => {
+    await expect(async /*A*/ () => await createKey(store, {})).rejects.toThrow(/name: is required/)
+    await expect(async /*A*/ () => await createKey(store, {name: '  '})).rejects.toThrow(/name: must not be empty/)
+    expect(await listKeys(store)).toEqual([])
   })
 
-  it('last use is kept in memory and written by flush()', () => {
-    const {key} = createKey(store, {name: 'x'})
+  it('last use is kept in memory and written by flush()', async /*A*/ () => {
+    const {key} = await createKey(store, {name: 'x'})
     const checker = new KeyChecker(store)
-    checker.check(key)
-    expect(listKeys(store)[0].last_used_at).toBeNull()
-    checker.flush()
-    expect(listKeys(store)[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
+    await checker.check(key)
+    expect((await listKeys(store))[0].last_used_at).toBeNull()
+    await checker.flush()
+    expect((await listKeys(store))[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
   })
 
-  it('flush() never throws: a store that cannot be reached keeps the times (one warning) until it answers; the final flush drops them, saying so', () => {
-    const {key} = createKey(store, {name: 'x'})
+  it('flush() never throws: a store that cannot be reached keeps the times (one warning) until it answers; the final flush drops them, saying so', async /*A*/ () => {
+    const {key} = await createKey(store, {name: 'x'})
     const warnings: string[] = []
     // The keys repository of a PostgreSQL store that is down: every write fails as the client's do.
     let down = true
     const recordUse = store.keys.recordUse.bind(store.keys)
     const keys = Object.assign(Object.create(store.keys), {
-      recordUse(uses: readonly (readonly [number, string])[]) {
+      async /*A*/ recordUse(uses: readonly (readonly [number, string])[]) {
         if (down) throw new UnavailableError('the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made')
-        return recordUse(uses)
+        return await recordUse(uses)
       },
     })
     const checker = new KeyChecker({keys} as unknown as Store, {warn: (m) => warnings.push(m)})
-    checker.check(key)
-    expect(checker.flush()).toBe(false)
-    checker.check(key)
-    expect(checker.flush()).toBe(false)
+    await checker.check(key)
+    expect(await checker.flush()).toBe(false)
+    await checker.check(key)
+    expect(await checker.flush()).toBe(false)
     expect(warnings).toEqual([
       'key use times of 1 key not written (the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made): kept, and written when the store answers again',
     ])
-    expect(listKeys(store)[0].last_used_at).toBeNull()
+    expect((await listKeys(store))[0].last_used_at).toBeNull()
     down = false
-    expect(checker.flush()).toBe(true)
-    const written = listKeys(store)[0].last_used_at
+    expect(await checker.flush()).toBe(true)
+    const written = (await listKeys(store))[0].last_used_at
     expect(written).toMatch(/^\d{4}-\d{2}-\d{2}T/)
     // Down again: a new outage warns again; the server's last flush drops what it cannot write.
     down = true
-    checker.check(key)
-    expect(checker.flush()).toBe(false)
-    expect(checker.flush({final: true})).toBe(false)
+    await checker.check(key)
+    expect(await checker.flush()).toBe(false)
+    expect(await checker.flush({final: true})).toBe(false)
     expect(warnings).toHaveLength(3)
     expect(warnings[2]).toMatch(/^key use times of 1 key not written: the connection .* \(dropped: the server stops\)$/)
     down = false
-    expect(checker.flush()).toBe(true)
-    expect(listKeys(store)[0].last_used_at).toBe(written)
+    expect(await checker.flush()).toBe(true)
+    expect((await listKeys(store))[0].last_used_at).toBe(written)
   })
 
   it('reads the key from Authorization: Bearer or X-Api-Key', () => {

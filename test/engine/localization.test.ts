@@ -65,16 +65,16 @@ describe('World Bank wide layout (price level ratio)', () => {
     expect(p.source).toBe('World Bank PA.NUS.PPPC.RF (API_PA.NUS.PPPC.RF.csv)')
   })
 
-  it('the values are the factors', () => {
+  it('the values are the factors', async /*A*/ () => {
     const s = store()
-    const r = resolveFactors(s, parseLocalizationFile(u8(WIDE), {name: 'w.csv'}))
+    const r = await resolveFactors(s, parseLocalizationFile(u8(WIDE), {name: 'w.csv'}))
     expect(r.factors.map((f) => [f.country, f.factor, f.year])).toEqual([
       ['AW', 0.73, 2024],
       ['DE', 0.85, 2023],
       ['IN', 0.25, 2024],
       ['XK', 0.44, 2024],
     ])
-    s.close()
+    await s.close()
   })
 
   it('refuses other indicators and malformed values, naming them', () => {
@@ -82,13 +82,13 @@ describe('World Bank wide layout (price level ratio)', () => {
     expect(() => parseLocalizationFile(u8(wide([['Aruba', 'ABW', '', '', '', 'abc']])), {name: 'w.csv'})).toThrow(/line 6: ABW 2024: "abc" is not a positive number/)
   })
 
-  it('a PPP indicator in the wide layout is divided by FX like the long layout', () => {
+  it('a PPP indicator in the wide layout is divided by FX like the long layout', async /*A*/ () => {
     const s = store()
-    setRate(s, {currency: 'INR', date: '2024-06-01', rate: 80, source: 't'})
+    await setRate(s, {currency: 'INR', date: '2024-06-01', rate: 80, source: 't'})
     const p = parseLocalizationFile(u8(wide([['India', 'IND', '', '', '', '20']], 'PA.NUS.PPP')), {name: 'ppp.csv'})
     expect(p.kind).toBe('ppp')
-    expect(resolveFactors(s, p).factors).toEqual([{country: 'IN', factor: 0.25, source: 'World Bank PA.NUS.PPP (ppp.csv)', year: 2024}])
-    s.close()
+    expect((await resolveFactors(s, p)).factors).toEqual([{country: 'IN', factor: 0.25, source: 'World Bank PA.NUS.PPP (ppp.csv)', year: 2024}])
+    await s.close()
   })
 
   it('latest year wins whatever the values (property)', () => {
@@ -118,23 +118,23 @@ describe('long layout Country,Country ID,Year,PPP', () => {
     'Tuvalu,TV,2024,1.2',
   ].join('\n')
 
-  it('factor = PPP / that year\'s mean FX rate, else the latest rate; USD countries divide by 1', () => {
+  it('factor = PPP / that year\'s mean FX rate, else the latest rate; USD countries divide by 1', async /*A*/ () => {
     const s = store()
-    setRate(s, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
-    setRate(s, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
-    setRate(s, {currency: 'KRW', date: '2025-01-01', rate: 1600, source: 't'}) // current (outranks the snapshot), no 2024 rate
+    await setRate(s, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
+    await setRate(s, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
+    await setRate(s, {currency: 'KRW', date: '2025-01-01', rate: 1600, source: 't'}) // current (outranks the snapshot), no 2024 rate
     const p = parseLocalizationFile(u8(LONG), {name: 'ppp-gdp.csv'})
     expect(p.format).toBe('long')
     expect(p.aggregates.sort()).toEqual(['1W', 'XC'])
     expect(p.noValue).toEqual(['ML'])
-    const r = resolveFactors(s, p)
+    const r = await resolveFactors(s, p)
     const by = Object.fromEntries(r.factors.map((f) => [f.country, f]))
     expect(by.JP).toEqual({country: 'JP', factor: 100 / 140, source: 'World Bank PPP / FX (ppp-gdp.csv)', year: 2024})
     expect(by.KR.factor).toBe(800 / 1600)
     expect(by.EC.factor).toBe(0.45)
     expect(r.implausible).toEqual(['VE']) // a PPP in a redenominated currency
     expect(r.fx).toEqual({latest: 3, yearAverage: 1}) // KRW, AUD (Tuvalu) and VES at the latest rate
-    s.close()
+    await s.close()
   })
 
   it('reports bad years and values by line', () => {
@@ -187,26 +187,26 @@ describe('detection', () => {
 })
 
 describe('the factor store', () => {
-  it('localizationFactor reads what was written; replace and dry run', () => {
+  it('localizationFactor reads what was written; replace and dry run', async /*A*/ () => {
     const s = store()
-    expect(localizationFactor(s, 'IN')).toBeUndefined()
-    const first = writeFactors(s, [
+    expect(await localizationFactor(s, 'IN')).toBeUndefined()
+    const first = await writeFactors(s, [
       {country: 'IN', factor: 0.3, source: 'a', year: 2024},
       {country: 'DE', factor: 0.9, source: 'a', year: 2024},
     ])
     expect(first).toEqual({removed: 0, unchanged: 0, written: 2})
-    expect(localizationFactor(s, 'IN')).toBe(0.3)
-    expect(writeFactors(s, [{country: 'IN', factor: 0.3, source: 'a', year: 2024}])).toEqual({removed: 0, unchanged: 1, written: 0})
-    expect(writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {dryRun: true, replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
-    expect(listFactors(s).map((f) => f.country)).toEqual(['DE', 'IN'])
-    expect(writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
-    expect(listFactors(s)).toEqual([{country: 'BR', factor: 0.5, source: 'b', year: null}])
-    setFactor(s, {country: 'CH', factor: 1.4, source: 'manual', year: null})
-    expect(localizationFactor(s, 'CH')).toBe(1.4)
-    expect(clearFactors(s, ['CH'])).toBe(1)
-    expect(clearFactors(s)).toBe(1)
-    expect(localizationFactor(s, 'BR')).toBeUndefined()
-    s.close()
+    expect(await localizationFactor(s, 'IN')).toBe(0.3)
+    expect(await writeFactors(s, [{country: 'IN', factor: 0.3, source: 'a', year: 2024}])).toEqual({removed: 0, unchanged: 1, written: 0})
+    expect(await writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {dryRun: true, replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
+    expect((await listFactors(s)).map((f) => f.country)).toEqual(['DE', 'IN'])
+    expect(await writeFactors(s, [{country: 'BR', factor: 0.5, source: 'b', year: null}], {replace: true})).toEqual({removed: 2, unchanged: 0, written: 1})
+    expect(await listFactors(s)).toEqual([{country: 'BR', factor: 0.5, source: 'b', year: null}])
+    await setFactor(s, {country: 'CH', factor: 1.4, source: 'manual', year: null})
+    expect(await localizationFactor(s, 'CH')).toBe(1.4)
+    expect(await clearFactors(s, ['CH'])).toBe(1)
+    expect(await clearFactors(s)).toBe(1)
+    expect(await localizationFactor(s, 'BR')).toBeUndefined()
+    await s.close()
   })
 })
 

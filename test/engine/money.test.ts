@@ -128,9 +128,9 @@ describe('exact arithmetic at every magnitude a gateway accepts', () => {
 describe('a store means the same under any runtime', () => {
   let store: Store | undefined
   const realResolved = Intl.NumberFormat.prototype.resolvedOptions
-  afterEach(() => {
+  afterEach(async /*A*/ () => {
     Intl.NumberFormat.prototype.resolvedOptions = realResolved
-    store?.close()
+    await store?.close()
     store = undefined
   })
 
@@ -142,15 +142,15 @@ describe('a store means the same under any runtime', () => {
     }
   }
 
-  it('a HUF country price reads 6500 Ft, not 65, whatever ICU says', () => {
+  it('a HUF country price reads 6500 Ft, not 65, whatever ICU says', async /*A*/ () => {
     const path = tempStore()
     store = openStore(path)
     store.db.prepare("INSERT INTO products (id, api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES (1, 'p', 'P', 1999, 'month', 1, 'x', 'x')").run()
     store.db.prepare("INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (1, 'HU', 'HUF', ?, 0)").run(toMinor(6500, 'HUF'))
-    store.close()
+    await store.close()
     olderIcu()
     store = openStore(path)
-    expect(getProduct(store, 'p')!.country_prices).toEqual([{amount_minor: 650_000, country: 'HU', currency: 'HUF'}])
+    expect((await getProduct(store, 'p'))!.country_prices).toEqual([{amount_minor: 650_000, country: 'HU', currency: 'HUF'}])
     expect(fromMinor(650_000, 'HUF')).toBe(6500)
     expect(formatMoneyInLocale(650_000, 'HUF', 'hu-HU')).toBe('6500\u00A0Ft')
   })

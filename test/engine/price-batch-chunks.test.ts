@@ -68,9 +68,9 @@ async function batch(chunkSize: number): Promise<{lines: string[]; path: string}
   })
   const store = openStore(path)
   try {
-    await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {chunkSize, output: 'jsonl'}))
+    await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {chunkSize, output: 'jsonl'}))
   } finally {
-    store.close()
+    await store.close()
   }
   return {lines: text.split('\n').filter(Boolean), path}
 }
@@ -80,7 +80,7 @@ async function oneByOne(): Promise<{lines: string[]; path: string}> {
   const store = openStore(path)
   const lines: string[] = []
   try {
-    const ctx = PricingContext.open(store)
+    const ctx = await PricingContext.open(store)
     for (const [i, request] of REQUESTS.entries()) {
       try {
         lines.push(JSON.stringify(await at(NOW, () => calculatePrice(ctx, request))))
@@ -89,7 +89,7 @@ async function oneByOne(): Promise<{lines: string[]; path: string}> {
       }
     }
   } finally {
-    store.close()
+    await store.close()
   }
   return {lines, path}
 }
@@ -128,14 +128,14 @@ describe('batch pricing in chunks', () => {
     })
     const store = openStore(path)
     try {
-      expect(store.pricing.product('plans')).toMatchObject({gateways: ['gateway_a', 'gateway_c', 'gateway_d'], planCurrencies: ['EUR', 'GBP']})
-      const snapshot = store.pricing.catalogSnapshot()
-      expect(snapshot.map((p) => p.api_id)).toEqual(store.pricing.productApiIds())
+      expect(await store.pricing.product('plans')).toMatchObject({gateways: ['gateway_a', 'gateway_c', 'gateway_d'], planCurrencies: ['EUR', 'GBP']})
+      const snapshot = await store.pricing.catalogSnapshot()
+      expect(snapshot.map((p) => p.api_id)).toEqual(await store.pricing.productApiIds())
       expect(snapshot.length).toBeGreaterThan(1)
       const sorted = (p: ReturnType<typeof store.pricing.catalogSnapshot>[number]) => ({...p, countryPrices: [...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))})
-      for (const p of snapshot) expect(sorted(p)).toEqual(sorted(store.pricing.product(p.api_id)!))
+      for (const p of snapshot) expect(sorted(p)).toEqual(sorted((await store.pricing.product(p.api_id))!))
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })

@@ -48,10 +48,10 @@ describe('batch pricing output', () => {
     })
     const store = openStore(db)
     try {
-      const summary = await at('2026-03-01T00:00:00Z', () => priceBatch(PricingContext.open(store), file, out, {batchSize: 5000, output: 'jsonl'}))
+      const summary = await at('2026-03-01T00:00:00Z', async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {batchSize: 5000, output: 'jsonl'}))
       expect(summary.priced).toBe(n)
     } finally {
-      store.close()
+      await store.close()
       reader.close()
     }
     expect(partial).toBe('')
@@ -70,11 +70,11 @@ describe('batch pricing output', () => {
     const store = new Proxy(inner, {
       get(target, prop) {
         if (prop !== 'transaction') return Reflect.get(target, prop)
-        return <T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T => {
-          if (!options?.locksOnly) return target.transaction(fn, options)
-          return target.transaction(() => {
+        return async /*A*/ <T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> => {
+          if (!options?.locksOnly) return await target.transaction(fn, options)
+          return await target.transaction(async /*A*/ () => {
             try {
-              target.transaction(() => {
+              await target.transaction(() => {
                 fn()
                 throw ABORT
               })
@@ -96,12 +96,12 @@ describe('batch pricing output', () => {
     })
     const errors: number[] = []
     try {
-      const summary = await at('2026-03-01T00:00:00Z', () =>
-        priceBatch(PricingContext.open(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
+      const summary = await at('2026-03-01T00:00:00Z', async /*A*/ () =>
+        priceBatch(await PricingContext.open(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
       )
       expect(summary).toEqual({failed: 1, priced: n - 1, read: n})
     } finally {
-      inner.close()
+      await inner.close()
     }
     expect(reruns).toBe(2)
     expect(errors).toEqual([1235])

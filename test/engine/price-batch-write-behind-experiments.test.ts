@@ -35,9 +35,9 @@ beforeAll(async () => {
   const store = openStore(fixture)
   try {
     // Thompson (the default): each draw depends on the visitors counted so far.
-    experimentId = createExperiment(store, {arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'wb', products: ['basic', 'yearly'], seed: 7}, {start: true}).id
+    experimentId = (await createExperiment(store, {arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'wb', products: ['basic', 'yearly'], seed: 7}, {start: true})).id
   } finally {
-    store.close()
+    await store.close()
   }
 }, 60_000)
 
@@ -85,11 +85,11 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP, posteri
   const store = openStore(path) as SqliteStore
   const counts = counted(store)
   try {
-    const ctx = PricingContext.open(store)
+    const ctx = await PricingContext.open(store)
     if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
     await at(NOW, () => priceBatch(ctx, file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
-    store.close()
+    await store.close()
   }
   return {...counts, lines: lines(), path}
 }
@@ -128,7 +128,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
       handed.length = 0
     }
     try {
-      const ctx = PricingContext.open(store)
+      const ctx = await PricingContext.open(store)
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: GROUP, chunkSize: CHUNK, writeBehindMin: GROUP}, {
           drain() {
@@ -145,7 +145,7 @@ describe('batch pricing with write-behind and a running experiment', () => {
       })
     } finally {
       other.close()
-      store.close()
+      await store.close()
     }
     expect(counts).toEqual({behind: 1, commits: 2})
     expect(checked).toBe(N)
@@ -191,11 +191,11 @@ describe('batch pricing with write-behind and a running experiment', () => {
     // The visitor counts `experiments results` reads: one per exposed user, on its last arm.
     const store = openStore(behind.path)
     try {
-      const counts = store.experiments.armCounts(experimentId)
+      const counts = await store.experiments.armCounts(experimentId)
       const visitors = [...counts.values()].reduce((n, c) => n + c.visitors, 0)
       expect(visitors).toBe(new Set(results.filter((r) => r.variants.experiment_id !== 0).map((r) => r.user_id)).size)
     } finally {
-      store.close()
+      await store.close()
     }
   }, 60_000)
 

@@ -77,9 +77,9 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promis
     }
   }
   try {
-    await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
+    await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
-    store.close()
+    await store.close()
   }
   return {behind, commits, lines: lines(), path}
 }
@@ -116,13 +116,13 @@ describe('batch pricing with write-behind', () => {
     const lines: string[] = []
     const other = openStore(path)
     try {
-      const ctx = PricingContext.open(store)
+      const ctx = await PricingContext.open(store)
       let groups = 0
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: GROUP, chunkSize: CHUNK, writeBehindMin: GROUP}, {
           async drain() {
             // After the second group (the first written behind): another connection quotes a user of the third.
-            if (++groups === 2) await calculatePrice(PricingContext.open(other), {country: 'JP', products: ['basic'], user_id: 'u-1002'})
+            if (++groups === 2) await calculatePrice(await PricingContext.open(other), {country: 'JP', products: ['basic'], user_id: 'u-1002'})
           },
           failure: (line, message) => lines.push(`${line} ${message}`),
           result: (_line, result) => lines.push(JSON.stringify(result)),
@@ -132,8 +132,8 @@ describe('batch pricing with write-behind', () => {
         expect(pricer.summary).toEqual({failed: 0, priced: N, read: N})
       })
     } finally {
-      other.close()
-      store.close()
+      await other.close()
+      await store.close()
     }
     expect(lines).toHaveLength(N)
     // The request asked for DE; the lock the other connection wrote first (JP) is reused.
@@ -156,12 +156,12 @@ describe('batch pricing with write-behind', () => {
         return start(n)
       }
       try {
-        const pricer = batchPricer(PricingContext.open(store), {batchSize: 5000, chunkSize: 512}, {failure() {}, result() {}})
+        const pricer = batchPricer(await PricingContext.open(store), {batchSize: 5000, chunkSize: 512}, {failure() {}, result() {}})
         for (let i = 0; i < requests; i++) await pricer.handle(i + 1, new Error('refused'))
         await pricer.finish()
         expect(pricer.summary).toEqual({failed: requests, priced: 0, read: requests})
       } finally {
-        store.close()
+        await store.close()
       }
       return calls
     }

@@ -27,12 +27,12 @@ describe('exposures are written at the flush', () => {
     const sizes: number[] = []
     const record = store.experiments.recordExposures.bind(store.experiments)
     // Count the exposures each write carries (through the recording proxy: calls show the phase).
-    ;(real.experiments as {recordExposures: typeof record}).recordExposures = (x) => {
+    ;(real.experiments as {recordExposures: typeof record}).recordExposures = async /*A*/ (x) => {
       sizes.push(x.length)
-      return record(x)
+      return await record(x)
     }
     try {
-      const ctx = PricingContext.open(store)
+      const ctx = await PricingContext.open(store)
       phases(ctx)
       await at(NOW, async () => {
         const pricer = batchPricer(ctx, {batchSize: 100, chunkSize: 25}, {failure: (line, message) => expect.fail(`line ${line}: ${message}`), result: () => undefined})
@@ -42,7 +42,7 @@ describe('exposures are written at the flush', () => {
         await pricer.finish()
       })
     } finally {
-      real.close()
+      await real.close()
     }
     expect(calls.filter((c) => c.method.endsWith('recordExposure') || c.method.endsWith('recordExposures')).every((c) => c.phase === 'flush')).toBe(true)
     expect(sizes).toEqual([25, 25, 25, 25])
@@ -55,19 +55,19 @@ describe('exposures are written at the flush', () => {
     const path = copyOf(fixture)
     const store = openStore(path)
     try {
-      const ctx = PricingContext.open(store)
+      const ctx = await PricingContext.open(store)
       await at(NOW, async () => {
         // A single price outside any transaction: the failure comes after the quote was made.
         const boom = () => {
           throw new Error('boom')
         }
-        expect(() => calculatePriceSync(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).toThrow('boom')
+        await expect(async /*A*/ () => await calculatePriceSync(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).rejects.toThrow('boom')
         await expect(calculatePrice(ctx, {country: 'US', products: ['basic'], user_id: 'in-tx'}, {onQuote: boom})).rejects.toThrow('boom')
         // A chunk priced and closed without its flush.
         const reqs = [0, 1, 2].map((i) => ({country: 'US', products: ['basic'], user_id: `c-${i}`}))
-        ctx.chunk.begin(reqs)
+        await ctx.chunk.begin(reqs)
         try {
-          for (const r of reqs) calculatePriceSync(ctx, r)
+          for (const r of reqs) await calculatePriceSync(ctx, r)
         } finally {
           ctx.chunk.close()
         }
@@ -75,7 +75,7 @@ describe('exposures are written at the flush', () => {
       // The experiment was there to assign: the same request, flushed, writes its exposure.
       await at(NOW, () => calculatePrice(ctx, {country: 'US', products: ['basic'], user_id: 'written'}))
     } finally {
-      store.close()
+      await store.close()
     }
     const {exposures, locks} = written(path)
     expect(locks.map((l) => l.lock_key)).toEqual(['written'])

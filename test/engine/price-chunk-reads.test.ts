@@ -25,12 +25,12 @@ beforeAll(async () => {
   fixture = await experimentStore({arms: [{multiplier: 0.8}, {usd_price: 12}], name: 'chunks', products: ['basic'], seed: 3})
 }, 60_000)
 
-function open(path: string) {
+async /*A*/ function open(path: string) {
   const real = openStore(path)
   const rec = recordedStore(real)
-  const ctx = PricingContext.open(rec.store)
+  const ctx = await PricingContext.open(rec.store)
   rec.phases(ctx)
-  return {...rec, close: () => real.close(), ctx}
+  return {...rec, close: async /*A*/ () => await real.close(), ctx}
 }
 
 /** New users, a user twice in a row (one chunk would read what it wrote), an anonymous IP and the user who adopts it, an override, users out of the experiment. */
@@ -49,7 +49,7 @@ function requests(n: number): Record<string, unknown>[] {
 describe('pricing reads the store when a chunk begins and writes at its flush', () => {
   it('a batch with a running experiment: no repository call while a chunk is priced, one flush per chunk', async () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     const results: PriceResult[] = []
     try {
       await at(NOW, async () => {
@@ -61,7 +61,7 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
         expect(pricer.summary).toEqual({failed: 0, priced: 120, read: 120})
       })
     } finally {
-      close()
+      await close()
     }
     const seen = readsWhilePricing(calls)
     expect(seen.duringCalculation).toEqual([])
@@ -82,20 +82,20 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
     const discard = new Writable({write: (_c, _e, done) => done()})
     // New users first, then the same requests again (locked: read as fingerprints), and again with one product less (their lines differ).
     await at(NOW, async () => {
-      const first = open(path)
+      const first = await open(path)
       try {
         await priceBatch(first.ctx, file, out, {chunkSize: 16, output: 'jsonl'})
       } finally {
-        first.close()
+        await first.close()
       }
       for (const variant of [reqs, reqs.map((r) => ({...r, products: ['basic']}))]) {
         const again = batchInput(fixture, variant)
-        const {calls, close, ctx} = open(path)
+        const {calls, close, ctx} = await open(path)
         try {
           const summary = await priceBatch(ctx, again.file, discard, {chunkSize: 16, output: 'jsonl'})
           expect(summary.failed).toBe(0)
         } finally {
-          close()
+          await close()
         }
         expect(readsWhilePricing(calls).duringCalculation).toEqual([])
         expect(calls.some((c) => c.phase === 'begin' && c.method === 'pricing.loadLockFingerprints')).toBe(true)
@@ -105,7 +105,7 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
 
   it('a single price, new and locked, and in an experiment: its reads before, its writes at the flush', async () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     try {
       await at(NOW, async () => {
         for (const r of [{country: 'FR', products: ['basic'], user_id: 'single'}, {products: ['basic'], user_id: 'single'}, {ip: '10.1.1.1', products: ['basic']}, {ip: '10.1.1.2', products: ['basic']}]) {
@@ -113,12 +113,12 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
         }
         // The server's first attempt answers from stored locks only: a new user and an adoption need the write one.
         for (const r of [{country: 'DE', products: ['basic'], user_id: 'served'}, {get_ip_from_request: true, products: ['basic'], user_id: 'adopter'}]) {
-          expect(() => calculatePriceSync(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).toThrow(NEEDS_WRITE)
-          calculatePriceSync(ctx, r, {requestIp: '10.1.1.2'})
+          await expect(async /*A*/ () => await calculatePriceSync(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).rejects.toThrow(NEEDS_WRITE)
+          await calculatePriceSync(ctx, r, {requestIp: '10.1.1.2'})
         }
       })
     } finally {
-      close()
+      await close()
     }
     const seen = readsWhilePricing(calls)
     expect(seen.duringCalculation).toEqual([])
@@ -127,12 +127,12 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
 
   it('price explain: the rate notes are read before the chunk, none while it is priced', async () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     const trace: Trace = []
     try {
       await at(NOW, () => calculatePrice(ctx, {country: 'FR', products: ['basic', 'yearly'], user_id: 'explained'}, {trace}))
     } finally {
-      close()
+      await close()
     }
     expect(readsWhilePricing(calls).duringCalculation).toEqual([])
     // The note names the operator's rate and what it outranks, as read from the store.

@@ -100,12 +100,12 @@ describe('witness: features that satisfy an audience', () => {
 
 describe('measureImpact on a real store', () => {
   let store: Store | undefined
-  afterEach(() => store?.close())
+  afterEach(async /*A*/ () => await store?.close())
 
-  function withProduct(countries: string[]): Store {
+  async /*A*/ function withProduct(countries: string[]): Promise<Store> {
     const path = tempStore()
     store = openStore(path)
-    createProduct(store, {
+    await createProduct(store, {
       api_id: 'starter_monthly',
       base_px: 9.99,
       country_prices: countries.map((country) => ({amount: 9.99, country, currency: 'EUR'})),
@@ -113,17 +113,17 @@ describe('measureImpact on a real store', () => {
       interval_count: 1,
       name: 'Starter',
     })
-    createProduct(store, {api_id: 'other', base_px: 20, interval: 'month', interval_count: 1, name: 'Other'})
+    await createProduct(store, {api_id: 'other', base_px: 20, interval: 'month', interval_count: 1, name: 'Other'})
     return store
   }
 
-  it('a list-replacing update: the dropped country prices and the prices they move, rolled back exactly', () => {
-    const s = withProduct(['DE', 'FR', 'JP', 'BR', 'IN'])
+  it('a list-replacing update: the dropped country prices and the prices they move, rolled back exactly', async /*A*/ () => {
+    const s = await withProduct(['DE', 'FR', 'JP', 'BR', 'IN'])
     const path = s.path
-    s.close()
+    await s.close()
     const before = dump(path)
     store = openStore(path)
-    const r = measureImpact(store, () => updateProduct(store!, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
+    const r = await measureImpact(store, async /*A*/ () => await updateProduct(store!, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
     expect(r.committed).toBe(false)
     expect(r.result.changed).toBe(true)
     expect(r.impact.dropped).toEqual([{count: 4, countries: ['BR', 'FR', 'IN', 'JP'], product: 'starter_monthly'}])
@@ -132,35 +132,35 @@ describe('measureImpact on a real store', () => {
     expect(byCountry.get('JP')).toMatchObject({after: {currency: 'JPY'}, before: {currency: 'EUR', price: 9.99}, change: 'currency'})
     expect(r.impact.changes.every((c) => c.product === 'starter_monthly')).toBe(true)
     expect(r.impact.summary).toContain('drops 4 country prices (starter_monthly: 4)')
-    store.close()
+    await store.close()
     store = undefined
     expect(dump(path)).toEqual(before)
   })
 
-  it('commits when told to; a failing write writes nothing and rethrows', () => {
-    const s = withProduct(['DE'])
-    const r = measureImpact(s, () => updateProduct(s, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
+  it('commits when told to; a failing write writes nothing and rethrows', async /*A*/ () => {
+    const s = await withProduct(['DE'])
+    const r = await measureImpact(s, async /*A*/ () => await updateProduct(s, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
     expect(r.committed).toBe(true)
     expect(r.impact.changed).toBeGreaterThan(100)
     expect(r.impact.changes.find((c) => c.country === 'DE')).toBeUndefined() // the country price holds
     expect(r.impact.changes.find((c) => c.country === 'US')).toMatchObject({after: {display: '$12', price: 12}, before: {display: '$9.99', price: 9.99}, pct_change: 20.12})
-    expect(() => measureImpact(s, () => {
-      updateProduct(s, 'starter_monthly', {base_px: 50})
+    await expect(async /*A*/ () => await measureImpact(s, async /*A*/ () => {
+      await updateProduct(s, 'starter_monthly', {base_px: 50})
       throw new Error('boom')
-    }, {products: ['starter_monthly']}, () => 'commit')).toThrow('boom')
+    }, {products: ['starter_monthly']}, () => 'commit')).rejects.toThrow('boom')
     expect(s.db.prepare('SELECT base_px_minor FROM products WHERE api_id = ?').pluck().get('starter_monthly')).toBe(1200)
   })
 
-  it('a product scope snapshots only that product; a global change reaches every product', () => {
-    const s = withProduct(['DE'])
-    const only = snapshot(s, {products: ['other']}, personasOf(s, {}))
+  it('a product scope snapshots only that product; a global change reaches every product', async /*A*/ () => {
+    const s = await withProduct(['DE'])
+    const only = await snapshot(s, {products: ['other']}, await personasOf(s, {}))
     expect(new Set([...only.rows.values()].map((r) => r.product))).toEqual(new Set(['other']))
-    const r = measureImpact(s, () => setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
+    const r = await measureImpact(s, async /*A*/ () => await setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
     // Both products, in every EUR country but DE, where starter_monthly's country price holds.
     expect(new Set(r.impact.changes.map((c) => c.product))).toEqual(new Set(['other', 'starter_monthly']))
     expect(r.impact.changes.filter((c) => c.country === 'DE').map((c) => c.product)).toEqual(['other'])
     expect(r.impact.changes.every((c) => c.after?.currency === 'EUR')).toBe(true)
-    const f = measureImpact(s, () => setFactor(s, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
+    const f = await measureImpact(s, async /*A*/ () => await setFactor(s, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
     expect(f.impact.changes.map((c) => [c.product, c.country])).toEqual([['other', 'FR'], ['starter_monthly', 'FR']])
   })
 })

@@ -52,7 +52,7 @@ async function price(path: string, requests: unknown[], fast: boolean, chunkSize
   const sink: JsonSink = {bytes: (b) => parts.push(b.toString('utf8')), text: (s) => parts.push(s)}
   const store = openStore(path)
   try {
-    const ctx = PricingContext.open(store)
+    const ctx = await PricingContext.open(store)
     const pricer = batchPricer(ctx, {batchSize: 7, chunkSize}, {
       // The clock moves between groups of requests (a long batch), maybe past OLD's end.
       drain() {
@@ -69,7 +69,7 @@ async function price(path: string, requests: unknown[], fast: boolean, chunkSize
     }
     await pricer.finish()
   } finally {
-    store.close()
+    await store.close()
   }
   return parts.join('')
 }
@@ -169,9 +169,9 @@ describe('locked lines printed by fingerprint', () => {
       })
       const store = openStore(path)
       try {
-        await at(NOW, () => priceBatch(PricingContext.open(store), file, out, {chunkSize: 64, output: 'jsonl'}))
+        await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {chunkSize: 64, output: 'jsonl'}))
       } finally {
-        store.close()
+        await store.close()
       }
       return text
     }

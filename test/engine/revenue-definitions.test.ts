@@ -36,11 +36,11 @@ function aRow(o: {amount?: string; canceled?: string; created: string; ended?: s
 let db: string
 let dir: string
 
-beforeEach(() => {
+beforeEach(async /*A*/ () => {
   process.env.PRICECTL_NOW = '2026-09-15'
   db = tempStore()
   dir = tempDir()
-  withStore(db, seedCatalog)
+  await withStore(db, seedCatalog)
 })
 
 /** Import one file; exit 0 unless rows are rejected (then 1). */
@@ -67,7 +67,7 @@ describe('revenue definitions (issue 29)', () => {
       ['cancelled', 'non_renewing'],
     ]) {
       db = tempStore()
-      withStore(db, seedCatalog)
+      await withStore(db, seedCatalog)
       for (const [i, status] of order.entries()) await importFile('subscriptions', `c-${order[0]}-${i}.csv`, csv(C_SUBS, [row(status)]))
       const list = await runArgs(db, ['subscriptions', 'list', '--json'])
       expect(list.json.subscriptions).toMatchObject([{cancel_at: Date.UTC(2026, 6, 5) / 1000, status: 'canceled'}])
@@ -140,7 +140,7 @@ describe('revenue definitions (issue 29)', () => {
       [lost, paid],
     ]) {
       db = tempStore()
-      withStore(db, seedCatalog)
+      await withStore(db, seedCatalog)
       for (const [i, row] of order.entries()) await importFile('charges', `p-${row[5]}-${i}.csv`, csv(header, [row]))
       const list = await runArgs(db, ['charges', 'list', '--json'])
       expect(list.json.charges).toMatchObject([{amount: 19, amount_refunded: 19, status: 'succeeded'}])

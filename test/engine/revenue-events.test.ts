@@ -76,14 +76,14 @@ function eventStream(seed: number): Ev[] {
 }
 
 /** Deliver events like a gateway does: an update that finds no record yet is retried later. */
-function deliver(store: StorePort, events: Ev[]): void {
+async /*A*/ function deliver(store: StorePort, events: Ev[]): Promise<void> {
   const queue = [...events]
   let guard = 0
   while (queue.length > 0) {
     const e = queue.shift()!
     try {
-      if (e.kind === 'create') createSubscription(store, e.body, e.event)
-      else updateSubscription(store, e.key, e.body, e.event)
+      if (e.kind === 'create') await createSubscription(store, e.body, e.event)
+      else await updateSubscription(store, e.key, e.body, e.event)
     } catch (error) {
       if (!(error instanceof NotFoundError)) throw error
       queue.push(e)
@@ -141,19 +141,19 @@ function hazards(events: Ev[]): {createLate: number; older: number; redeliveredL
 /** A store with the catalog, copied from one seeded once (beforeAll). */
 const freshStore = seededStores()
 
-function finalState(events: Ev[]): unknown[] {
-  return withStore(freshStore(), (db, store) => {
-    deliver(store, events)
+async /*A*/ function finalState(events: Ev[]): Promise<unknown[]> {
+  return await withStore(freshStore(), async /*A*/ (db, store) => {
+    await deliver(store, events)
     return dumpTable(db, 'subscriptions')
   })
 }
 
 describe('shuffled event streams', () => {
-  it('1,000 events on 100 subscriptions end, in random orders, in the state of the sorted replay', () => {
+  it('1,000 events on 100 subscriptions end, in random orders, in the state of the sorted replay', async /*A*/ () => {
     const events = eventStream(7)
     expect(events).toHaveLength(1000)
     const sorted = [...events].sort((a, b) => compareEvents(a.event, b.event))
-    const expected = finalState(sorted)
+    const expected = await finalState(sorted)
     expect(expected).toHaveLength(100)
     // The replay really exercised the rules: several statuses and event ids in the end state.
     expect(new Set(expected.map((r) => (r as {status: string}).status)).size).toBeGreaterThan(2)
@@ -162,36 +162,36 @@ describe('shuffled event streams', () => {
     for (let order = 1; order <= 4; order++) {
       const shuffled = shuffle(events, order * 7919)
       for (const [k, n] of Object.entries(hazards(shuffled))) seen[k as keyof typeof seen] += n
-      expect(finalState(shuffled), `order ${order}`).toEqual(expected)
+      expect(await finalState(shuffled), `order ${order}`).toEqual(expected)
     }
     for (const [k, n] of Object.entries(seen)) expect(n, k).toBeGreaterThan(100)
   })
 })
 
 describe('single writes as events', () => {
-  it('ignores a stale event, applies a repeated id once, and keeps a delete against an older create', () => {
+  it('ignores a stale event, applies a repeated id once, and keeps a delete against an older create', async /*A*/ () => {
     const path = join(tempDir(), 'single.db')
-    withStore(path, (db, store) => {
+    await withStore(path, async /*A*/ (db, store) => {
       seedCatalog(db)
       const body = {amount: 9.99, created: 1_767_225_600, currency: 'USD', origin: 'gateway_a', origin_id: 's1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
       const key = {origin: 'gateway_a', origin_id: 's1', user_id: 'u1'}
-      expect(createSubscription(store, body, {id: 'c1', timestamp: 100}).outcome).toBe('created')
-      const stale = updateSubscription(store, key, {amount: 20}, {id: 'u0', timestamp: 50})
+      expect((await createSubscription(store, body, {id: 'c1', timestamp: 100})).outcome).toBe('created')
+      const stale = await updateSubscription(store, key, {amount: 20}, {id: 'u0', timestamp: 50})
       expect(stale.outcome).toBe('stale')
       expect(stale.message).toMatch(/^stale event ignored/)
       expect(stale.record!.amount).toBe(9.99)
-      expect(updateSubscription(store, key, {amount: 12}, {id: 'u1', timestamp: 200}).record!.amount).toBe(12)
+      expect((await updateSubscription(store, key, {amount: 12}, {id: 'u1', timestamp: 200})).record!.amount).toBe(12)
       // u1 again, even with other content and a newer timestamp: applied once.
-      const again = updateSubscription(store, key, {amount: 99}, {id: 'u1', timestamp: 300})
+      const again = await updateSubscription(store, key, {amount: 99}, {id: 'u1', timestamp: 300})
       expect(again.outcome).toBe('duplicate')
       expect(again.record!.amount).toBe(12)
-      expect(deleteSubscription(store, key, {id: 'd1', timestamp: 400}).outcome).toBe('deleted')
+      expect((await deleteSubscription(store, key, {id: 'd1', timestamp: 400})).outcome).toBe('deleted')
       // A create older than the delete does not bring it back; a newer one does.
-      expect(createSubscription(store, body, {id: 'c2', timestamp: 350}).outcome).toBe('stale')
+      expect((await createSubscription(store, body, {id: 'c2', timestamp: 350})).outcome).toBe('stale')
       expect(db.prepare('SELECT count(*) AS n FROM subscriptions').get()).toEqual({n: 0})
-      expect(createSubscription(store, body, {id: 'c3', timestamp: 500}).outcome).toBe('created')
+      expect((await createSubscription(store, body, {id: 'c3', timestamp: 500})).outcome).toBe('created')
       // An update older than the record's latest event but for a live record: stale.
-      expect(updateSubscription(store, key, {status: 'canceled', cancel_at: 1_769_904_000}, {id: 'u2', timestamp: 450}).outcome).toBe('stale')
+      expect((await updateSubscription(store, key, {status: 'canceled', cancel_at: 1_769_904_000}, {id: 'u2', timestamp: 450})).outcome).toBe('stale')
     })
   })
 })

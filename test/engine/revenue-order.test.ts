@@ -25,8 +25,8 @@ const ev = (id: string, timestamp: number): EventRef => ({id, timestamp})
 /** Stores with the catalog, copied from one seeded once (beforeAll). */
 const seeded = seededStores()
 
-function fresh<T>(fn: (store: StorePort) => T): T {
-  return withStore(seeded(), (_db, store) => fn(store))
+async /*A*/ function fresh<T>(fn: (store: StorePort) => T): Promise<T> {
+  return await withStore(seeded(), (_db, store) => fn(store))
 }
 
 const subscription = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gateway_a', origin_id: 'sub_1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
@@ -34,93 +34,93 @@ const charge = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gatew
 const chargeKey = {...key, origin_id: 'ch_1'}
 
 describe('last writer wins per field (the issue\'s reproduction)', () => {
-  it('subscriptions: create t100 amount 10, amount 20 at t200, canceled at t300, delivered create, canceled, amount', () => {
-    fresh((store) => {
-      createSubscription(store, subscription, ev('c', T + 100))
-      updateSubscription(store, key, {cancel_at: T + 86_400, canceled_at: T + 300, status: 'canceled'}, ev('s', T + 300))
-      const late = updateSubscription(store, key, {amount: 20}, ev('a', T + 200))
+  it('subscriptions: create t100 amount 10, amount 20 at t200, canceled at t300, delivered create, canceled, amount', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      await createSubscription(store, subscription, ev('c', T + 100))
+      await updateSubscription(store, key, {cancel_at: T + 86_400, canceled_at: T + 300, status: 'canceled'}, ev('s', T + 300))
+      const late = await updateSubscription(store, key, {amount: 20}, ev('a', T + 200))
       expect(late).toMatchObject({message: 'subscription updated: u1 gateway_a sub_1', outcome: 'updated'})
       expect(late.record).toMatchObject({amount: 20, amount_usd: 20, amount_usd_monthly: 20, cancel_at: T + 86_400, latest_event_id: 's', latest_event_timestamp: T + 300, status: 'canceled'})
       // Nothing older than every field it names changes anything.
-      const stale = updateSubscription(store, key, {amount: 5}, ev('old', T + 150))
+      const stale = await updateSubscription(store, key, {amount: 5}, ev('old', T + 150))
       expect(stale.outcome).toBe('stale')
-      expect(listSubscriptions(store, {}).records[0]).toMatchObject({amount: 20, status: 'canceled'})
+      expect((await listSubscriptions(store, {})).records[0]).toMatchObject({amount: 20, status: 'canceled'})
     })
   })
 
-  it('charges: the same with amount and status', () => {
-    fresh((store) => {
-      createCharge(store, charge, ev('c', T + 100))
-      updateCharge(store, chargeKey, {status: 'succeeded'}, ev('s', T + 300))
-      const late = updateCharge(store, chargeKey, {amount: 20, metadata: {k: 'v'}}, ev('a', T + 200))
+  it('charges: the same with amount and status', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      await createCharge(store, charge, ev('c', T + 100))
+      await updateCharge(store, chargeKey, {status: 'succeeded'}, ev('s', T + 300))
+      const late = await updateCharge(store, chargeKey, {amount: 20, metadata: {k: 'v'}}, ev('a', T + 200))
       expect(late.record).toMatchObject({amount: 20, amount_usd: 20, latest_event_id: 's', metadata: {k: 'v'}, status: 'succeeded'})
-      expect(getCharge(store, chargeKey)).toMatchObject({amount: 20, status: 'succeeded'})
+      expect(await getCharge(store, chargeKey)).toMatchObject({amount: 20, status: 'succeeded'})
     })
   })
 
-  it('a newer create replaces every field but those a still newer update wrote', () => {
-    fresh((store) => {
-      createSubscription(store, subscription, ev('c1', T + 100))
-      updateSubscription(store, key, {amount: 30}, ev('u', T + 300))
-      const r = createSubscription(store, {...subscription, amount: 15, country: 'DE', currency: 'EUR'}, ev('c2', T + 200))
+  it('a newer create replaces every field but those a still newer update wrote', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      await createSubscription(store, subscription, ev('c1', T + 100))
+      await updateSubscription(store, key, {amount: 30}, ev('u', T + 300))
+      const r = await createSubscription(store, {...subscription, amount: 15, country: 'DE', currency: 'EUR'}, ev('c2', T + 200))
       // 30 from the update, in EUR from the create (0.8 EUR per USD).
       expect(r.record).toMatchObject({amount: 30, amount_usd: 37.5, currency: 'EUR', latest_event_id: 'u'})
-      expect(createSubscription(store, subscription, ev('c0', T + 50)).outcome).toBe('stale')
+      expect((await createSubscription(store, subscription, ev('c0', T + 50))).outcome).toBe('stale')
     })
   })
 
-  it('a status writes the fields it does not allow as null, so an older cancel date stays cleared', () => {
-    fresh((store) => {
-      createSubscription(store, {...subscription, cancel_at: T + 86_400, status: 'canceled'}, ev('c', T + 100))
-      updateSubscription(store, key, {status: 'active'}, ev('act', T + 300))
-      updateSubscription(store, key, {cancel_at: T + 2 * 86_400, status: 'canceled'}, ev('late', T + 200))
-      expect(listSubscriptions(store, {}).records[0]).toMatchObject({cancel_at: null, status: 'active'})
+  it('a status writes the fields it does not allow as null, so an older cancel date stays cleared', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      await createSubscription(store, {...subscription, cancel_at: T + 86_400, status: 'canceled'}, ev('c', T + 100))
+      await updateSubscription(store, key, {status: 'active'}, ev('act', T + 300))
+      await updateSubscription(store, key, {cancel_at: T + 2 * 86_400, status: 'canceled'}, ev('late', T + 200))
+      expect((await listSubscriptions(store, {})).records[0]).toMatchObject({cancel_at: null, status: 'active'})
     })
   })
 })
 
 describe('updates and deletes before their create', () => {
-  it('an update is kept (pending) and applied when the create arrives; duplicates stay idempotent', () => {
-    fresh((store) => {
-      const early = updateSubscription(store, key, {amount: 20}, ev('u', T + 200))
+  it('an update is kept (pending) and applied when the create arrives; duplicates stay idempotent', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      const early = await updateSubscription(store, key, {amount: 20}, ev('u', T + 200))
       expect(early).toEqual({
         message: 'no subscription u1 gateway_a sub_1 yet: update u is kept (pending) and applied when the subscription is created (check the key with "pricectl subscriptions list --user-id u1")',
         outcome: 'pending',
         record: null,
       })
-      expect(updateSubscription(store, key, {amount: 20}, ev('u', T + 200)).outcome).toBe('duplicate')
-      expect(listSubscriptions(store, {}).total).toBe(0)
-      const created = createSubscription(store, subscription, ev('c', T + 100))
+      expect((await updateSubscription(store, key, {amount: 20}, ev('u', T + 200))).outcome).toBe('duplicate')
+      expect((await listSubscriptions(store, {})).total).toBe(0)
+      const created = await createSubscription(store, subscription, ev('c', T + 100))
       expect(created).toMatchObject({outcome: 'created', record: {amount: 20, latest_event_id: 'u'}})
-      expect(store.revenue.pending('subscription').size).toBe(0)
+      expect((await store.revenue.pending('subscription')).size).toBe(0)
       // An update older than the create that arrives after it lost to the create anyway.
-      fresh((other) => {
-        updateSubscription(other, key, {amount: 20}, ev('u', T + 50))
-        expect(createSubscription(other, subscription, ev('c', T + 100)).record).toMatchObject({amount: 10, latest_event_id: 'c'})
+      await fresh(async /*A*/ (other) => {
+        await updateSubscription(other, key, {amount: 20}, ev('u', T + 50))
+        expect((await createSubscription(other, subscription, ev('c', T + 100))).record).toMatchObject({amount: 10, latest_event_id: 'c'})
       })
     })
   })
 
-  it('a delete is a tombstone: an older create stays out, a newer one makes the record', () => {
-    fresh((store) => {
-      const del = deleteSubscription(store, key, ev('d', T + 200))
+  it('a delete is a tombstone: an older create stays out, a newer one makes the record', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      const del = await deleteSubscription(store, key, ev('d', T + 200))
       expect(del).toMatchObject({message: expect.stringMatching(/^no subscription u1 gateway_a sub_1 yet: delete d is kept, so a create older than it will not make the subscription/), outcome: 'pending', record: null})
-      expect(createSubscription(store, subscription, ev('c', T + 100)).outcome).toBe('stale')
-      expect(listSubscriptions(store, {}).total).toBe(0)
-      expect(createSubscription(store, subscription, ev('c2', T + 300)).outcome).toBe('created')
-      expect(deleteCharge(store, chargeKey, ev('dc', T + 200)).outcome).toBe('pending')
-      expect(updateCharge(store, chargeKey, {amount: 3}, ev('older', T + 150)).outcome).toBe('stale')
+      expect((await createSubscription(store, subscription, ev('c', T + 100))).outcome).toBe('stale')
+      expect((await listSubscriptions(store, {})).total).toBe(0)
+      expect((await createSubscription(store, subscription, ev('c2', T + 300))).outcome).toBe('created')
+      expect((await deleteCharge(store, chargeKey, ev('dc', T + 200))).outcome).toBe('pending')
+      expect((await updateCharge(store, chargeKey, {amount: 3}, ev('older', T + 150))).outcome).toBe('stale')
     })
   })
 
-  it('fields written after a delete that arrives late wait for a newer create', () => {
-    fresh((store) => {
-      createSubscription(store, subscription, ev('c', T + 100))
-      updateSubscription(store, key, {amount: 40}, ev('u', T + 300))
-      expect(deleteSubscription(store, key, ev('d', T + 200)).outcome).toBe('deleted')
-      expect(listSubscriptions(store, {}).total).toBe(0)
+  it('fields written after a delete that arrives late wait for a newer create', async /*A*/ () => {
+    await fresh(async /*A*/ (store) => {
+      await createSubscription(store, subscription, ev('c', T + 100))
+      await updateSubscription(store, key, {amount: 40}, ev('u', T + 300))
+      expect((await deleteSubscription(store, key, ev('d', T + 200))).outcome).toBe('deleted')
+      expect((await listSubscriptions(store, {})).total).toBe(0)
       // Ordered: c, d, c2, u: the create after the delete, then the update's amount.
-      expect(createSubscription(store, {...subscription, amount: 15}, ev('c2', T + 250)).record).toMatchObject({amount: 40, latest_event_id: 'u'})
+      expect((await createSubscription(store, {...subscription, amount: 15}, ev('c2', T + 250))).record).toMatchObject({amount: 40, latest_event_id: 'u'})
     })
   })
 })
@@ -131,9 +131,9 @@ function engineChannel(kind: 'charges' | 'subscriptions', store: StorePort, rese
     async run(stream) {
       reset()
       for (const e of stream) {
-        applyEvent(kind, store, e)
+        await applyEvent(kind, store, e)
       }
-      const records: {origin_id: string}[] = kind === 'subscriptions' ? listSubscriptions(store, {}).records : listCharges(store, {}).records
+      const records: {origin_id: string}[] = kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records
       return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
     },
   }
@@ -184,7 +184,7 @@ describe('any delivery order ends in the state of the ordered stream (engine)', 
         )
         for (const [k, n] of Object.entries(seen)) expect(n, k).toBeGreaterThan(process.env.PRICECTL_MUTATE === '1' ? 2 : 10)
       } finally {
-        store.close()
+        await store.close()
       }
     }, 120_000)
   }

@@ -114,22 +114,22 @@ describe('cohorts', () => {
     ])
   })
 
-  it('revenue cohorts: the window as given (until after since, at most 100 years), the counts in words', () => {
+  it('revenue cohorts: the window as given (until after since, at most 100 years), the counts in words', async /*A*/ () => {
     const store = openStore(tempStore())
     try {
-      const product = addProduct(store, 'pro_monthly')
-      store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 1000, created: t('2026-01-10'), product_id: product})])
-      const r = revenueCohorts(store, {since: t('2026-01-01'), until: t('2026-03-01')})
+      const product = await addProduct(store, 'pro_monthly')
+      await store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 1000, created: t('2026-01-10'), product_id: product})])
+      const r = await revenueCohorts(store, {since: t('2026-01-01'), until: t('2026-03-01')})
       expect(r).toMatchObject({message: 'cohorts by signup month 2026-01-01 to 2026-02-28: 1 cohort of 1 customer', since: '2026-01-01', until: '2026-02-28'})
       expect(r.cohorts.map((c) => [c.cohort, c.customers, c.mrr])).toEqual([['2026-01', 1, 10]])
-      store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 500, created: t('2026-02-10'), origin_id: 'sub_2', product_id: product, user_id: 'u2'})])
-      expect(revenueCohorts(store, {since: t('2026-01-01'), until: t('2026-03-01')}).message).toBe('cohorts by signup month 2026-01-01 to 2026-02-28: 2 cohorts of 2 customers')
-      expect(() => revenueCohorts(store, {since: t('2026-03-01'), until: t('2026-03-01')})).toThrow('--until (2026-03-01) must be after --since (2026-03-01)')
+      await store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 500, created: t('2026-02-10'), origin_id: 'sub_2', product_id: product, user_id: 'u2'})])
+      expect((await revenueCohorts(store, {since: t('2026-01-01'), until: t('2026-03-01')})).message).toBe('cohorts by signup month 2026-01-01 to 2026-02-28: 2 cohorts of 2 customers')
+      await expect(async /*A*/ () => await revenueCohorts(store, {since: t('2026-03-01'), until: t('2026-03-01')})).rejects.toThrow('--until (2026-03-01) must be after --since (2026-03-01)')
       const century = 100 * 366 * 86_400
-      expect(revenueCohorts(store, {since: t('2026-03-01') - century, until: t('2026-03-01')}).cohorts).toHaveLength(2)
-      expect(() => revenueCohorts(store, {since: t('2026-03-01') - century - 1, until: t('2026-03-01')})).toThrow('the cohorts cover more than 100 years')
+      expect((await revenueCohorts(store, {since: t('2026-03-01') - century, until: t('2026-03-01')})).cohorts).toHaveLength(2)
+      await expect(async /*A*/ () => await revenueCohorts(store, {since: t('2026-03-01') - century - 1, until: t('2026-03-01')})).rejects.toThrow('the cohorts cover more than 100 years')
     } finally {
-      store.close()
+      await store.close()
     }
   })
 

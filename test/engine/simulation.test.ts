@@ -18,13 +18,13 @@ const ARMS = [{multiplier: 0.8}, {multiplier: 1.3}]
 /** The store simulationArms set up (its synthetic product), made once: each run takes a copy. */
 let template: string
 let setup: ReturnType<typeof simulationArms>
-beforeAll(() => {
+beforeAll(async /*A*/ () => {
   template = tempStore()
   const store = openStore(template)
   try {
-    setup = simulationArms(store, {arms: ARMS, basePx: '10'})
+    setup = await simulationArms(store, {arms: ARMS, basePx: '10'})
   } finally {
-    store.close()
+    await store.close()
   }
 })
 
@@ -55,7 +55,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
         outcomes.push({seed, share: r.policies.thompson!.best_arm_share_last, thompson: r.policies.thompson!.revenue, uniform: r.policies.uniform!.revenue})
         expect(r.policies.oracle.revenue_per_visitor).toBeGreaterThan(r.policies.uniform!.revenue_per_visitor)
       } finally {
-        store.close()
+        await store.close()
       }
     }
     const passed = outcomes.filter((o) => o.share >= 0.6 && o.thompson >= o.uniform)
@@ -70,7 +70,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
       try {
         runs.push(await simulate(store, {...setup, demand, seed: 42, visitors: 1500}))
       } finally {
-        store.close()
+        await store.close()
       }
     }
     expect(runs[1]).toEqual(runs[0])
@@ -86,7 +86,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
       for (let seed = 1; seed <= 100; seed++) {
         const r = await simulate(store, {...setup, demand, policies: ['uniform'], seed, visitors: 300})
         const truth = new Map(r.arms.map((a) => [a.arm_id, a.conversion_probability]))
-        const results = experimentResults(store, r.experiments.uniform!, {draws: 500})
+        const results = await experimentResults(store, r.experiments.uniform!, {draws: 500})
         for (const a of results.arms) {
           const p = truth.get(a.arm_id)!
           total++
@@ -95,7 +95,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
         expect(Math.abs(results.arms.reduce((s, a) => s + a.probability_best, 0) - 1)).toBeLessThan(0.01)
       }
     } finally {
-      store.close()
+      await store.close()
     }
     expect(total).toBe(300)
     expect(held / total).toBeGreaterThanOrEqual(0.9)
@@ -152,10 +152,10 @@ describe('a non-baseline arm wins', () => {
       expect(thompson.revenue).toBeGreaterThan(uniform.revenue)
       expect(r.policies.oracle.revenue).toBeGreaterThan(uniform.revenue)
       // The experiments the simulation ran report the same winner from their own data.
-      expect(experimentResults(store, r.experiments.thompson!, {draws: 1000}).best_arm).toBe(winner)
-      expect(experimentResults(store, r.experiments.uniform!, {draws: 1000}).best_arm).toBe(winner)
+      expect((await experimentResults(store, r.experiments.thompson!, {draws: 1000})).best_arm).toBe(winner)
+      expect((await experimentResults(store, r.experiments.uniform!, {draws: 1000})).best_arm).toBe(winner)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })

@@ -45,9 +45,9 @@ function start(path: string, own = path, sql = writerSql(3)): Writer {
 }
 
 /** A new store with a running experiment (id 1), its writer started (with `sql`). */
-function writer(sql?: WriterSql): Writer {
+async /*A*/ function writer(sql?: WriterSql): Promise<Writer> {
   const path = tempStore()
-  openStore(path).close()
+  await openStore(path).close()
   const setup = new Database(path)
   setup.exec("INSERT INTO experiments (id, name, type, status, allocation, seed, created_at, updated_at) VALUES (1, 'e', 'price', 'running', 'uniform', 1, 't', 't')")
   setup.close()
@@ -78,15 +78,15 @@ const users = (db: Database.Database) => db.prepare('SELECT * FROM users ORDER B
 const exposures = (db: Database.Database) => db.prepare('SELECT user_id, anonymous, arm_id, exposed_at FROM exposures ORDER BY user_id').raw().all() as unknown[][]
 
 describe('the write-behind writer', () => {
-  it('starts: ready with its connection open; a store that does not exist is reported (-1), not made', () => {
-    expect([...writer().status]).toEqual([1, 0, 0, 0, 0])
+  it('starts: ready with its connection open; a store that does not exist is reported (-1), not made', async /*A*/ () => {
+    expect([...(await writer()).status]).toEqual([1, 0, 0, 0, 0])
     const missing = tempStore()
     expect([...start(missing, ':memory:').status]).toEqual([-1, 0, 0, 0, 0])
     expect(existsSync(missing)).toBe(false)
   })
 
   it('writes each kind of row of the stream, a quote text sent once and then by its number', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     const rows = [
       false, 0, 'Q0',
@@ -143,7 +143,7 @@ describe('the write-behind writer', () => {
     // One-row statements that mark the key they write.
     const sql = writerSql(3)
     const one = (statement: string, before: string) => statement.replace(before, `${before}'one:' || `)
-    const w = writer({...sql, exposure: one(sql.exposure, 'VALUES (?, '), lock: one(sql.lock, 'VALUES ('), user: one(sql.user, 'VALUES (')})
+    const w = await writer({...sql, exposure: one(sql.exposure, 'VALUES (?, '), lock: one(sql.lock, 'VALUES ('), user: one(sql.user, 'VALUES (')})
     await begin(w)
     const rows = [1, 2, 3, 4].flatMap((n) => [`u${n}`, 'DE', 'EUR', 'q', 't', true, `v${n}`, 'DE', 't'])
     await commit(w, {exposures: [1, 2, 3, 4].flatMap((n) => [1, `x${n}`, 0, 'A', n]), rows, seq: 1})
@@ -156,7 +156,7 @@ describe('the write-behind writer', () => {
   })
 
   it('writes a group that comes in several messages in one transaction, committed with its last', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     w.post({rows: ['u1', 'DE', 'EUR', 'q1', 't1']})
     w.post({rows: ['u2', 'DE', 'EUR', 'q2', 't2']})
@@ -168,7 +168,7 @@ describe('the write-behind writer', () => {
   })
 
   it("fails a group begun after another connection's commit, and every later group; the caller's writes before begin do not count", async () => {
-    const w = writer()
+    const w = await writer()
     w.db.exec("INSERT INTO users VALUES ('before', 'DE', 't', 't')")
     await begin(w)
     await commit(w, {rows: ['u1', 'DE', 'EUR', 'q1', 't1'], seq: 1})
@@ -186,17 +186,17 @@ describe('the write-behind writer', () => {
   })
 
   it("without a begin, a group is compared with the store's version at the writer's start", async () => {
-    const w = writer()
+    const w = await writer()
     await commit(w, {rows: ['u1', 'DE', 'EUR', 'q1', 't1'], seq: 1})
     expect([...w.status]).toEqual([1, 1, 0, 0, 0])
-    const late = writer()
+    const late = await writer()
     late.db.exec("INSERT INTO users VALUES ('other', 'DE', 't', 't')")
     await commit(late, {rows: ['u1', 'DE', 'EUR', 'q1', 't1'], seq: 1})
     expect([...late.status]).toEqual([1, 0, 1, 0, 0])
   })
 
   it('a begin takes the version anew: a commit of the caller between two runs of groups is its own', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     w.db.exec("INSERT INTO users VALUES ('own', 'DE', 't', 't')")
     await begin(w)
@@ -205,13 +205,13 @@ describe('the write-behind writer', () => {
   })
 
   it('fails a group SQLite refuses: rolled back whole', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     // A lock without a country; an exposure of an experiment that does not exist (foreign keys are on).
     w.post({rows: ['u1', 'DE', 'EUR', 'q1', 't1']})
     await commit(w, {rows: ['u2', null, 'EUR', 'q2', 't2'], seq: 1})
     expect([...w.status]).toEqual([1, 0, 1, 0, 1])
-    const other = writer()
+    const other = await writer()
     await begin(other)
     await commit(other, {exposures: [99, 'v1', 0, 'A', 100], rows: [], seq: 1})
     expect([...other.status]).toEqual([1, 0, 1, 0, 1])
@@ -221,7 +221,7 @@ describe('the write-behind writer', () => {
   })
 
   it('writes exposures as the experiments repository does: inserted, or moved to their arm', async () => {
-    const w = writer()
+    const w = await writer()
     w.db.exec("INSERT INTO exposures VALUES (1, 'v1', 1, 'A', 100)")
     await begin(w)
     const e = (visitor: string, anonymous: number, arm: string, at: number) => [1, visitor, anonymous, arm, at]
@@ -246,7 +246,7 @@ describe('the write-behind writer', () => {
   })
 
   it('checkpoints after each commit: the rows reach the database file', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     const size = statSync(w.path).size
     const rows = Array.from({length: 60}, (_, i) => [`u${i}`, 'DE', 'EUR', 'q'.repeat(300), 't']).flat()
@@ -255,7 +255,7 @@ describe('the write-behind writer', () => {
   })
 
   it('stops: what it has not committed is rolled back, its connection closed', async () => {
-    const w = writer()
+    const w = await writer()
     await begin(w)
     w.post({rows: ['u1', 'DE', 'EUR', 'q1', 't1']})
     w.post({stop: true})

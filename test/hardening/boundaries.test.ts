@@ -204,7 +204,7 @@ describe('conversions round a half cent up (1.00 USD at 1.005 is 1.01 EUR)', () 
 
   it('a charge of 2.01 EUR at 2 EUR per USD is 1.01 USD', async () => {
     const db = tempStore()
-    withStore(db, (d) => {
+    await withStore(db, (d) => {
       seedCatalog(d)
       setRates(d, '2020-01-01', {EUR: 2, USD: 1})
     })

@@ -79,25 +79,25 @@ describe('--override in the engine', () => {
     await createProducts(path, CATALOG)
     store = openStore(path)
   })
-  afterEach(() => store.close())
+  afterEach(async /*A*/ () => await store.close())
 
   it('keeps the stored country and recomputes currency and prices', async () => {
-    const first = await calculatePrice(PricingContext.open(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
+    const first = await calculatePrice(await PricingContext.open(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
     expect([first.country, first.currency]).toEqual(['FR', 'USD'])
-    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
-    const over = await calculatePrice(PricingContext.open(store), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
+    expect((await store.pricing.userCountries(['ov1']))[0]).toBe('FR')
+    const over = await calculatePrice(await PricingContext.open(store), {override: true, products: ['pro_monthly'], user_id: 'ov1'})
     expect([over.country, over.currency]).toEqual(['FR', 'EUR'])
     expect(Object.keys(over.products)).toEqual(['pro_monthly'])
-    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
+    expect((await store.pricing.userCountries(['ov1']))[0]).toBe('FR')
     // With an IP (US) the stored country still wins.
-    const withIp = await calculatePrice(PricingContext.open(store), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
+    const withIp = await calculatePrice(await PricingContext.open(store), {ip: '8.8.8.8', override: true, products: ['lifetime'], user_id: 'ov1'})
     expect(withIp.country).toBe('FR')
-    expect(store.pricing.userCountries(['ov1'])[0]).toBe('FR')
+    expect((await store.pricing.userCountries(['ov1']))[0]).toBe('FR')
   })
 
   it('a user adopting an IP lock with --override is not given the anonymous lock\'s country: it is a new quote for a new user', async () => {
-    await calculatePrice(PricingContext.open(store), {country: 'DE', ip: GB_IP, products: ['lifetime']})
-    const r = await calculatePrice(PricingContext.open(store), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
+    await calculatePrice(await PricingContext.open(store), {country: 'DE', ip: GB_IP, products: ['lifetime']})
+    const r = await calculatePrice(await PricingContext.open(store), {ip: GB_IP, override: true, products: ['lifetime'], user_id: 'newbie'})
     expect(r.country).toBe('GB')
   })
 })
@@ -150,11 +150,11 @@ describe('an id the price calculation hands out can be looked up', () => {
     await run(db, ['price', '-p', 'lifetime', '--ip', '8.8.8.8', '--json'])
     const store = openStore(db)
     try {
-      expect(getUser(store, 'bob')).toMatchObject({country: 'JP', user_id: 'bob'})
-      expect(getUser(store, '8.8.8.8')).toMatchObject({country: 'US', user_id: '8.8.8.8'})
-      expect(getUser(store, '8.8.4.4')).toBeUndefined()
+      expect(await getUser(store, 'bob')).toMatchObject({country: 'JP', user_id: 'bob'})
+      expect(await getUser(store, '8.8.8.8')).toMatchObject({country: 'US', user_id: '8.8.8.8'})
+      expect(await getUser(store, '8.8.4.4')).toBeUndefined()
     } finally {
-      store.close()
+      await store.close()
     }
   })
 
@@ -177,9 +177,9 @@ describe('an id the price calculation hands out can be looked up', () => {
 
 describe('the country of a subscription or charge stays on its record', () => {
   let db: string
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     db = tempStore()
-    withStore(db, seedCatalog)
+    await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'
   })
   afterEach(() => {

@@ -23,9 +23,9 @@ const charge = (over: Record<string, string> = {}, extra: string[] = []) => ['ch
 const sub = (over: Record<string, string> = {}, extra: string[] = []) => ['subscriptions', 'create', ...flags(SUB, over), ...extra]
 
 let db: string
-beforeEach(() => {
+beforeEach(async /*A*/ () => {
   db = tempStore()
-  withStore(db, seedCatalog)
+  await withStore(db, seedCatalog)
   process.env.PRICECTL_NOW = '1767312000'
 })
 
@@ -154,7 +154,7 @@ describe('item 2: one date reader refuses impossible dates, everywhere', () => {
     let store: string
     beforeAll(async () => {
       store = tempStore()
-      withStore(store, seedCatalog)
+      await withStore(store, seedCatalog)
       const k = await runArgs(store, ['keys', 'create', '--name', 't', '--json'])
       key = k.json.api_key
       app = buildServer({db: store, log: () => {}})

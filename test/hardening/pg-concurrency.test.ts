@@ -48,7 +48,7 @@ describe('PostgreSQL: event order under concurrent writers', () => {
     const dbs: PgDatabase[] = []
     try {
       // One after the other: the reference.
-      const serial = pgStoreWithProducts()
+      const serial = await pgStoreWithProducts()
       dbs.push(serial)
       process.env.PRICECTL_NOW = NOW
       for (const args of [importArgs(serial, a), importArgs(serial, b), ...WRITES]) {
@@ -63,7 +63,7 @@ describe('PostgreSQL: event order under concurrent writers', () => {
       expect(expected.charges.filter((c) => c.status === 'failed').map((c) => c.origin_id)).toEqual(['ch_001999', 'ch_003998', 'ch_000007'])
 
       // All at once: both imports started together, the single writes while they run.
-      const together = pgStoreWithProducts()
+      const together = await pgStoreWithProducts()
       dbs.push(together)
       const imports = [importOf(together, a), importOf(together, b)]
       await new Promise((r) => setTimeout(r, 1500))

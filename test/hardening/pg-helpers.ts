@@ -4,15 +4,15 @@ import {connectPg} from '../../src/store/postgres/client.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
 
 /** A fresh PostgreSQL store with the products the generated exports name (generate.ts). */
-export function pgStoreWithProducts(): PgDatabase {
+export async /*A*/ function pgStoreWithProducts(): Promise<PgDatabase> {
   const db = freshPgDatabase()
   const store = openStore(db.url)
   try {
-    createProduct(store, {api_id: 'prod_pro', base_px: 10, interval: 'month', interval_count: 1, name: 'Pro'})
-    createProduct(store, {api_id: 'pro_yearly', base_px: 100, interval: 'year', interval_count: 1, name: 'Pro yearly'})
-    createProduct(store, {api_id: 'lifetime', base_px: 300, interval: 'one_time', interval_count: 1, name: 'Lifetime'})
+    await createProduct(store, {api_id: 'prod_pro', base_px: 10, interval: 'month', interval_count: 1, name: 'Pro'})
+    await createProduct(store, {api_id: 'pro_yearly', base_px: 100, interval: 'year', interval_count: 1, name: 'Pro yearly'})
+    await createProduct(store, {api_id: 'lifetime', base_px: 300, interval: 'one_time', interval_count: 1, name: 'Lifetime'})
   } finally {
-    store.close()
+    await store.close()
   }
   return db
 }

@@ -64,7 +64,7 @@ describe('PostgreSQL: SIGKILL a charges import at each kind of point, then the s
     process.env.PRICECTL_NOW = NOW
     const dbs: PgDatabase[] = []
     try {
-      const baseDb = pgStoreWithProducts()
+      const baseDb = await pgStoreWithProducts()
       dbs.push(baseDb)
       const baseDir = tempDir('pricectl-pgkill-base-')
       const baseFile = write(baseDir, 'payments.csv', content)
@@ -77,7 +77,7 @@ describe('PostgreSQL: SIGKILL a charges import at each kind of point, then the s
       let killedMidway = 0
       let partial = 0
       for (const point of POINTS) {
-        const db = pgStoreWithProducts()
+        const db = await pgStoreWithProducts()
         dbs.push(db)
         const file = write(tempDir('pricectl-pgkill-run-'), 'payments.csv', content)
         // The run's own temp folder, where its stage files show.

@@ -317,7 +317,7 @@ describe('the store and its backups are owner-only', () => {
     const store = openStore(db)
     store.db.prepare("INSERT INTO settings (key, value) VALUES ('perm', '1')").run()
     for (const f of [`${db}-wal`, `${db}-shm`]) expect(statSync(f).mode & 0o777, f).toBe(0o600)
-    store.close()
+    await store.close()
   })
 
   it('db backup: a new copy and an overwritten one are 0600, even under umask 000', async () => {

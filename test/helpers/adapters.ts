@@ -18,8 +18,8 @@ const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
       const dir = mkdtempSync(join(tmpdir(), 'pricectl-contract-'))
       const store = openStore(join(dir, 'store.db'))
       return {
-        cleanup() {
-          store.close()
+        async /*A*/ cleanup() {
+          await store.close()
           rmSync(dir, {force: true, recursive: true})
         },
         store,
@@ -32,8 +32,8 @@ const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
       const database = freshPgDatabase()
       const store = openStore(database.url)
       return {
-        cleanup() {
-          store.close()
+        async /*A*/ cleanup() {
+          await store.close()
           database.drop()
         },
         store,

@@ -16,13 +16,13 @@ import {
  */
 
 /** A monthly product; returns its id. */
-export function addProduct(store: StorePort, apiId: string, basePx = 10): number {
-  return createProduct(store, {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId}).id
+export async /*A*/ function addProduct(store: StorePort, apiId: string, basePx = 10): Promise<number> {
+  return (await createProduct(store, {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId})).id
 }
 
 /** An audience without rules; returns its id. */
-export function addAudience(store: StorePort, apiId: string): number {
-  return createAudience(store, {api_id: apiId, name: apiId, rules: []}).id
+export async /*A*/ function addAudience(store: StorePort, apiId: string): Promise<number> {
+  return (await createAudience(store, {api_id: apiId, name: apiId, rules: []})).id
 }
 
 export function keyOf(v: {origin: string; origin_id: string; user_id: string}): RecordKey {

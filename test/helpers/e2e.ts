@@ -23,8 +23,8 @@ export const E2E_ADAPTER: 'postgres' | 'sqlite' = process.env.PRICECTL_TEST_ADAP
 export const onPostgres = E2E_ADAPTER === 'postgres'
 
 const databases: PgDatabase[] = []
-afterAll(() => {
-  for (const store of readers.splice(0)) store.close()
+afterAll(async /*A*/ () => {
+  for (const store of readers.splice(0)) await store.close()
   for (const d of databases.splice(0)) d.drop()
   // The templates were among them: the next file of this worker makes its own.
   pgTemplates.clear()
@@ -100,12 +100,12 @@ export function e2eDir(): string {
 }
 
 /** Run `fn` on the store through the storage port (either adapter), and close it. */
-export function withPort<T>(db: string, fn: (store: StorePort) => T): T {
+export async /*A*/ function withPort<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
   const store = openStore(db)
   try {
     return fn(store)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
@@ -120,8 +120,8 @@ const readerOf = new Map<string, StorePort>()
  * read-backs it is an idle connection outside any transaction, so each one reads what the
  * commands have committed.
  */
-function readBack<T>(db: string, fn: (store: StorePort) => T): T {
-  if (!onPostgres) return withPort(db, fn)
+async /*A*/ function readBack<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
+  if (!onPostgres) return await withPort(db, fn)
   let store = readerOf.get(db)
   if (!store) {
     store = openStore(db)
@@ -135,11 +135,11 @@ function readBack<T>(db: string, fn: (store: StorePort) => T): T {
  * Every table's rows, read through the storage port (the tables part): what a store holds,
  * to compare before and after a command that must not write, on either adapter.
  */
-export function storeRows(db: string): Record<string, unknown[][]> {
-  return readBack(db, (store) =>
-    store.tables.snapshot(() => {
+export async /*A*/ function storeRows(db: string): Promise<Record<string, unknown[][]>> {
+  return await readBack(db, async /*A*/ (store) =>
+    await store.tables.snapshot(async /*A*/ () => {
       const out: Record<string, unknown[][]> = {}
-      for (const t of store.tables.list()) {
+      for (const t of await store.tables.list()) {
         out[t.name] = [...store.tables.read(t.name, t.columns.map((c) => c.name), 10_000)].flat()
       }
       return out
@@ -153,10 +153,10 @@ export function storeRows(db: string): Record<string, unknown[][]> {
  * every row of every table of the port's list (tables.list) in PostgreSQL's text form, in
  * one statement: reading them through tables.read costs five round trips a table.
  */
-export function storeState(db: string): unknown {
+export async /*A*/ function storeState(db: string): Promise<unknown> {
   if (!onPostgres) return dump(db)
-  return readBack(db, (store) => {
-    const names = store.tables.list().map((t) => t.name)
+  return await readBack(db, async /*A*/ (store) => {
+    const names = (await store.tables.list()).map((t) => t.name)
     const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
     const [row] = (store as PgStore).raw.queryArrays<string[][]>(`SELECT ${names.map((n) => `(SELECT coalesce(array_agg(x::text ORDER BY x::text), '{}') FROM ${quoted(n)} x)`).join(', ')}`)
     return Object.fromEntries(names.map((n, i) => [n, row[i]]))
@@ -169,16 +169,16 @@ export function storeDigest(db: string): string {
 }
 
 /** Rows in one table of the store, through the port (either adapter). */
-export function tableCount(db: string, table: string): number {
-  return readBack(db, (store) => store.tables.counts()[table] ?? 0)
+export async /*A*/ function tableCount(db: string, table: string): Promise<number> {
+  return await readBack(db, async /*A*/ (store) => (await store.tables.counts())[table] ?? 0)
 }
 
 /** The rows of one table as objects by column name, through the port (either adapter). */
-export function tableRows(db: string, table: string): Record<string, unknown>[] {
-  return readBack(db, (store) => {
-    const shape = store.tables.list().find((t) => t.name === table)
+export async /*A*/ function tableRows(db: string, table: string): Promise<Record<string, unknown>[]> {
+  return await readBack(db, async /*A*/ (store) => {
+    const shape = (await store.tables.list()).find((t) => t.name === table)
     if (!shape) throw new Error(`no table ${table}`)
     const names = shape.columns.map((c) => c.name)
-    return store.tables.snapshot(() => [...store.tables.read(table, names, 10_000)].flat().map((row) => Object.fromEntries(names.map((n, i) => [n, row[i]]))))
+    return await store.tables.snapshot(() => [...store.tables.read(table, names, 10_000)].flat().map((row) => Object.fromEntries(names.map((n, i) => [n, row[i]]))))
   })
 }

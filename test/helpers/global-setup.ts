@@ -132,7 +132,7 @@ async function startPostgres(parent: string): Promise<{stop(): Promise<void>}> {
     admin.exec(`CREATE DATABASE "${template}" TEMPLATE template0`)
     const u = new URL(adminUrl)
     u.pathname = `/${template}`
-    openPgStore(u.toString()).close()
+    await openPgStore(u.toString()).close()
   } catch (error) {
     admin.close()
     await cluster?.stop()

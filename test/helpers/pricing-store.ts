@@ -45,9 +45,9 @@ export async function experimentStore(experiment: Parameters<typeof createExperi
   await segCatalog(fixture)
   const store = openStore(fixture)
   try {
-    createExperiment(store, experiment, {start: true})
+    await createExperiment(store, experiment, {start: true})
   } finally {
-    store.close()
+    await store.close()
   }
   return fixture
 }

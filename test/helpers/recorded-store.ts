@@ -43,18 +43,18 @@ export function recordedStore(real: StorePort): {calls: Call[]; phases: (ctx: Pr
     const begin = chunk.begin.bind(chunk)
     const flush = chunk.flush.bind(chunk)
     const close = chunk.close.bind(chunk)
-    chunk.begin = (...args: Parameters<typeof begin>) => {
+    chunk.begin = async /*A*/ (...args: Parameters<typeof begin>) => {
       calls.push({method: 'chunk.begin', phase: state.phase})
       state.phase = 'begin'
-      begin(...args)
+      await begin(...args)
       state.phase = 'calculation'
     }
-    chunk.flush = () => {
+    chunk.flush = async /*A*/ () => {
       calls.push({method: 'chunk.flush', phase: state.phase})
       const before = state.phase
       state.phase = 'flush'
       try {
-        flush()
+        await flush()
       } finally {
         state.phase = before
       }

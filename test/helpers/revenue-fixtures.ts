@@ -24,12 +24,12 @@ export type TestProduct = {
 }
 
 /** Open (creating and migrating) a store for `fn`, with its SQLite handle and its port. */
-export function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): T {
+export async /*A*/ function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): Promise<T> {
   const store = openStore(path)
   try {
     return fn(store.db, store)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
@@ -162,9 +162,9 @@ export function paymentsCsv(n: number, offset = 0): string {
  */
 export function seededStores(): () => string {
   let template: string
-  beforeAll(() => {
+  beforeAll(async /*A*/ () => {
     template = join(tempDir(), 'template.db')
-    withStore(template, (db) => seedCatalog(db))
+    await withStore(template, (db) => seedCatalog(db))
   })
   return () => {
     const path = join(tempDir(), 'store.db')

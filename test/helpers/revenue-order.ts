@@ -109,13 +109,13 @@ export function orderStream(stream: Stream, seed: number): Stream {
 }
 
 /** One event of a stream through the engine's write function for it (user u1, gateway_a). */
-export function applyEvent(kind: 'charges' | 'subscriptions', store: StorePort, e: Ev): void {
+export async /*A*/ function applyEvent(kind: 'charges' | 'subscriptions', store: StorePort, e: Ev): Promise<void> {
   const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
   if (kind === 'subscriptions') {
-    if (e.action === 'create') createSubscription(store, e.body, e.event)
-    else if (e.action === 'update') updateSubscription(store, k, e.body, e.event)
-    else deleteSubscription(store, k, e.event)
-  } else if (e.action === 'create') createCharge(store, e.body, e.event)
-  else if (e.action === 'update') updateCharge(store, k, e.body, e.event)
-  else deleteCharge(store, k, e.event)
+    if (e.action === 'create') await createSubscription(store, e.body, e.event)
+    else if (e.action === 'update') await updateSubscription(store, k, e.body, e.event)
+    else await deleteSubscription(store, k, e.event)
+  } else if (e.action === 'create') await createCharge(store, e.body, e.event)
+  else if (e.action === 'update') await updateCharge(store, k, e.body, e.event)
+  else await deleteCharge(store, k, e.event)
 }

@@ -40,12 +40,12 @@ let path: string
 let store: Store
 const written: string[] = []
 
-beforeAll(() => {
+beforeAll(async /*A*/ () => {
   dir = mkdtempSync(join(tmpdir(), 'pricectl-library-'))
   path = join(dir, 'store.db')
   const seed = openEngineStore(path)
-  loadDemo(seed, demoDir(ROOT))
-  seed.close()
+  await loadDemo(seed, demoDir(ROOT))
+  await seed.close()
   store = openStore(path)
 })
 
@@ -76,7 +76,7 @@ describe('openStore', () => {
     other.close() // twice is fine
     expect(other.closed).toBe(true)
     await expect(price(other, {products: ['x'], user_id: 'u'})).rejects.toThrow(/is closed: open it again with openStore/)
-    expect(() => revenueReport(other)).toThrow(OperationalError)
+    await expect(async /*A*/ () => await revenueReport(other)).rejects.toThrow(OperationalError)
   })
 
   it('refuses a path that is not a string, and a file that is not a store', () => {
@@ -158,41 +158,41 @@ describe('priceMany', () => {
 })
 
 describe('previewPrices', () => {
-  it('prices products x countries without writing, and compares with a snapshot', () => {
-    const r = previewPrices(store, {countries: ['de', 'US'], products: ['basic_monthly', 'pro_monthly']})
+  it('prices products x countries without writing, and compares with a snapshot', async /*A*/ () => {
+    const r = await previewPrices(store, {countries: ['de', 'US'], products: ['basic_monthly', 'pro_monthly']})
     expect(r.success).toBe(true)
     expect(r.comparison).toBeUndefined()
     expect(r.rows.map((row) => `${row.product} ${row.country}`)).toEqual(['basic_monthly DE', 'basic_monthly US', 'pro_monthly DE', 'pro_monthly US'])
 
     const snapshot = join(dir, 'prices.json')
     writeFileSync(snapshot, JSON.stringify({rows: r.rows}))
-    const same = previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly']})
+    const same = await previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly']})
     expect(same.comparison).toMatchObject({against: snapshot, changes: [], failed: 0, passed: true, tolerance: '0'})
 
     const moved = r.rows.map((row) => (row.product === 'basic_monthly' && row.country === 'DE' ? {...row, price: row.price + 1} : row))
     writeFileSync(snapshot, JSON.stringify({rows: moved}))
-    const diff = previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly']})
+    const diff = await previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly']})
     expect(diff.comparison).toMatchObject({failed: 1, passed: false})
     expect(diff.success).toBe(false)
     expect(diff.comparison!.changes).toEqual([expect.objectContaining({change: 'changed', country: 'DE', product: 'basic_monthly'})])
     // Within a tolerance of 2 currency units the move passes.
-    expect(previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly'], tolerance: '2'}).comparison!.passed).toBe(true)
+    expect((await previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly'], tolerance: '2'})).comparison!.passed).toBe(true)
   })
 
-  it('throws InvalidInputError for a tolerance without a snapshot, or an unreadable snapshot', () => {
-    expect(() => previewPrices(store, {tolerance: '1%'})).toThrow(InvalidInputError)
-    expect(() => previewPrices(store, {against: join(dir, 'missing.json')})).toThrow(/cannot read it/)
+  it('throws InvalidInputError for a tolerance without a snapshot, or an unreadable snapshot', async /*A*/ () => {
+    await expect(async /*A*/ () => await previewPrices(store, {tolerance: '1%'})).rejects.toThrow(InvalidInputError)
+    await expect(async /*A*/ () => await previewPrices(store, {against: join(dir, 'missing.json')})).rejects.toThrow(/cannot read it/)
   })
 })
 
 describe('importCharges, importSubscriptions and revenueReport', () => {
   // The catalog the import fixtures name (gateway product ids prod_pro, prod_life, ...).
   let rev: Store
-  beforeAll(() => {
+  beforeAll(async /*A*/ () => {
     const revPath = join(dir, 'revenue.db')
     const seed = openEngineStore(revPath)
     seedCatalog(seed.db)
-    seed.close()
+    await seed.close()
     rev = openStore(revPath)
   })
   afterAll(() => rev.close())
@@ -231,21 +231,21 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
     await expect(unknown).rejects.toThrow(/unknown product "no_such"/)
   })
 
-  it('revenueReport: the spec body, by month, country or product, with Date, seconds or text bounds', () => {
-    const byMonth = revenueReport(rev, {since: '2026-01-01', until: '2026-06-30'})
+  it('revenueReport: the spec body, by month, country or product, with Date, seconds or text bounds', async /*A*/ () => {
+    const byMonth = await revenueReport(rev, {since: '2026-01-01', until: '2026-06-30'})
     expect(byMonth).toMatchObject({by: 'month', currency: 'USD', since: '2026-01-01', success: true})
     expect(byMonth.rows.map((r) => r.key)).toEqual(['2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06'])
     expect(byMonth.totals.net_revenue).toBeGreaterThan(0)
-    const asDates = revenueReport(rev, {since: new Date('2026-01-01T00:00:00Z'), until: Date.UTC(2026, 6, 1) / 1000 - 1})
+    const asDates = await revenueReport(rev, {since: new Date('2026-01-01T00:00:00Z'), until: Date.UTC(2026, 6, 1) / 1000 - 1})
     expect(asDates.rows).toEqual(byMonth.rows)
-    const byCountry = revenueReport(rev, {by: 'country', since: '2026-01-01', until: '2026-06-30'})
+    const byCountry = await revenueReport(rev, {by: 'country', since: '2026-01-01', until: '2026-06-30'})
     expect(byCountry.totals.net_revenue).toBe(byMonth.totals.net_revenue)
-    expect(() => revenueReport(rev, {by: 'day' as 'month'})).toThrow(InvalidInputError)
-    const byQuarter = revenueReport(rev, {by: 'quarter', since: '2026-01-01', until: '2026-06-30'})
+    await expect(async /*A*/ () => await revenueReport(rev, {by: 'day' as 'month'})).rejects.toThrow(InvalidInputError)
+    const byQuarter = await revenueReport(rev, {by: 'quarter', since: '2026-01-01', until: '2026-06-30'})
     expect(byQuarter.rows.map((r) => r.key)).toEqual(['2026-Q1', '2026-Q2'])
     expect(byQuarter.totals).toEqual(byMonth.totals)
-    expect(() => revenueReport(rev, {since: '2026-06-01', until: '2026-01-01'})).toThrow(/before since/)
-    expect(() => revenueReport(rev, {since: 'yesterday-ish'})).toThrow(InvalidInputError)
+    await expect(async /*A*/ () => await revenueReport(rev, {since: '2026-06-01', until: '2026-01-01'})).rejects.toThrow(/before since/)
+    await expect(async /*A*/ () => await revenueReport(rev, {since: 'yesterday-ish'})).rejects.toThrow(InvalidInputError)
   })
 })
 

@@ -236,9 +236,9 @@ describe('serve while PostgreSQL is down', () => {
     // The key use of the requests before the outage was written after it.
     const store = openStore(db)
     try {
-      expect(findKey(store, key).last_used_at).not.toBe(null)
+      expect((await findKey(store, key)).last_used_at).not.toBe(null)
     } finally {
-      store.close()
+      await store.close()
     }
   }, 90_000)
 
@@ -270,7 +270,7 @@ describe('the client while PostgreSQL is down', () => {
       const from = Date.now()
       for (;;) {
         try {
-          store.health()
+          await store.health()
           return Date.now() - from
         } catch (error) {
           expect(error).toBeInstanceOf(UnavailableError)
@@ -280,21 +280,21 @@ describe('the client while PostgreSQL is down', () => {
       }
     }
     try {
-      store.health()
+      await store.health()
       await cluster.halt()
-      expect(() => store.health()).toThrow(UnavailableError)
+      await expect(async /*A*/ () => await store.health()).rejects.toThrow(UnavailableError)
       const started = Date.now()
-      for (let i = 0; i < 100; i++) expect(() => store.health()).toThrow(/no new connection could be made/)
+      for (let i = 0; i < 100; i++) await expect(async /*A*/ () => await store.health()).rejects.toThrow(/no new connection could be made/)
       expect(Date.now() - started).toBeLessThan(500)
       // Back long enough for the background connection, then down again before any call used it.
       await cluster.start()
       await sleep(1000)
       await cluster.halt()
-      expect(() => store.health()).toThrow(UnavailableError)
+      await expect(async /*A*/ () => await store.health()).rejects.toThrow(UnavailableError)
       await cluster.start()
       expect(await firstOk()).toBeLessThan(1000)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })
@@ -305,21 +305,21 @@ describe('KeyChecker.flush while PostgreSQL is down', () => {
     const store = openStore(db)
     const warnings: string[] = []
     try {
-      const {key: secret, record} = createKey(store, {name: 'flush'})
+      const {key: secret, record} = await createKey(store, {name: 'flush'})
       const keys = new KeyChecker(store, {warn: (m) => warnings.push(m)})
-      expect(keys.check(secret)?.id).toBe(record.id)
+      expect((await keys.check(secret))?.id).toBe(record.id)
       await cluster.halt()
-      expect(() => keys.flush()).not.toThrow()
-      expect(() => keys.flush()).not.toThrow()
+      await expect(async /*A*/ () => await keys.flush()).resolves.not.toThrow()
+      await expect(async /*A*/ () => await keys.flush()).resolves.not.toThrow()
       expect(warnings).toHaveLength(1)
       expect(warnings[0]).toMatch(/^key use times of 1 key not written \(the connection to the PostgreSQL store .* was lost .*\): kept, and written when the store answers again$/)
       await cluster.start()
       // Back: the first call after the return may still find no connection (it is made in the background).
       const until = Date.now() + 5000
-      while (!keys.flush() && Date.now() < until) await sleep(100)
-      expect(findKey(store, String(record.id)).last_used_at).not.toBe(null)
+      while (!await keys.flush() && Date.now() < until) await sleep(100)
+      expect((await findKey(store, String(record.id))).last_used_at).not.toBe(null)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })
@@ -450,16 +450,16 @@ describe('a connection that stops answering (half-open)', () => {
 
   it('statement_timeout: the URL\'s wins over the opener\'s (serve: 5 s); none by default', async () => {
     const db = await freshStore()
-    const show = (url: string, options: {statementTimeoutMs?: number}) => {
+    const show = async /*A*/ (url: string, options: {statementTimeoutMs?: number}) => {
       const store = openStore(url, options)
       try {
         return (store as unknown as {pg: {query(sql: string): {statement_timeout: string}[]}}).pg.query('SHOW statement_timeout')[0].statement_timeout
       } finally {
-        store.close()
+        await store.close()
       }
     }
-    expect(show(db, {statementTimeoutMs: 5000})).toBe('5s')
-    expect(show(`${db}?statement_timeout=2500`, {statementTimeoutMs: 5000})).toBe('2500ms')
-    expect(show(db, {})).toBe('0')
+    expect(await show(db, {statementTimeoutMs: 5000})).toBe('5s')
+    expect(await show(`${db}?statement_timeout=2500`, {statementTimeoutMs: 5000})).toBe('2500ms')
+    expect(await show(db, {})).toBe('0')
   })
 })

@@ -124,28 +124,28 @@ describe('statementFacts: what may run twice after a lost connection', () => {
 })
 
 describe('PostgreSQL: a dropped connection', () => {
-  it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', () => {
+  it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', async /*A*/ () => {
     const d = database()
     const store = openPg(d.url)
     store.setBusyTimeout(7000)
-    expect(store.health().schemaVersion).toBeGreaterThan(0)
+    expect((await store.health()).schemaVersion).toBeGreaterThan(0)
     const before = store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid
     expect(terminate(d.name)).toBe(1)
     // A read, then a write transaction (BEGIN and the write lock): both on the new connection.
-    expect(store.health().schemaVersion).toBeGreaterThan(0)
+    expect((await store.health()).schemaVersion).toBeGreaterThan(0)
     expect(store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid).not.toBe(before)
     expect(store.pg.query(`SELECT current_setting('lock_timeout') AS t`)).toEqual([{t: '7s'}])
     terminate(d.name)
-    store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('reconnect', 'yes')`), {write: true})
+    await store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('reconnect', 'yes')`), {write: true})
     expect(store.pg.query(`SELECT value FROM settings WHERE key = 'reconnect'`)).toEqual([{value: 'yes'}])
   })
 
-  it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', () => {
+  it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', async /*A*/ () => {
     const d = database()
     const store = openPg(d.url)
     let inside: unknown
-    const error = caught(() =>
-      store.transaction(
+    const error = caught(async /*A*/ () =>
+      await store.transaction(
         () => {
           store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
           terminate(d.name)
@@ -162,7 +162,7 @@ describe('PostgreSQL: a dropped connection', () => {
       expect((e as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ was lost \(terminating connection due to administrator command: a server restart, or its session was ended\) inside a transaction: the transaction was rolled back, nothing of it was written; retry/)
     }
     expect(store.pg.query(`SELECT key FROM settings WHERE key IN ('lost', 'after')`)).toEqual([])
-    expect(store.health().schemaVersion).toBeGreaterThan(0)
+    expect((await store.health()).schemaVersion).toBeGreaterThan(0)
   })
 
   it('during a statement: a read is run again on a new connection; a write is not, and the error says it may have been applied', async () => {
@@ -193,11 +193,11 @@ describe('PostgreSQL: a server restart', () => {
     const cluster = await startCluster({parent})
     try {
       const store = openPg(cluster.url)
-      store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
+      await store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
       await cluster.restart()
       expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
       await cluster.stop()
-      const down = caught(() => store.health())
+      const down = caught(async /*A*/ () => await store.health())
       expect(down).toBeInstanceOf(UnavailableError)
       expect((down as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres was lost \(.*\) and no new connection could be made: check that the server runs and accepts connections, then retry$/)
       const answer = httpError(down, {bodyLimit: 1})

@@ -82,16 +82,16 @@ describe('opening a PostgreSQL store', () => {
     expect(PG_MIGRATIONS.map((m) => m.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1))
   })
 
-  it('creates a store in an empty database: marked, migrated, seeded as SQLite is', () => {
+  it('creates a store in an empty database: marked, migrated, seeded as SQLite is', async /*A*/ () => {
     const store = open(database({empty: true}).url)
     expect(store.kind).toBe('postgres')
-    expect(store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
-    expect(store.config.setting('default_country')).toBe('US')
-    expect(store.config.setting('org_id')).toBe('1')
-    expect(store.config.ratesOn('2030-01-01', '2030-01-01').length).toBeGreaterThan(100)
+    expect(await store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
+    expect(await store.config.setting('default_country')).toBe('US')
+    expect(await store.config.setting('org_id')).toBe('1')
+    expect((await store.config.ratesOn('2030-01-01', '2030-01-01')).length).toBeGreaterThan(100)
   })
 
-  it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', () => {
+  it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', async /*A*/ () => {
     const {url} = database({empty: true})
     const pg = connectPg(url)
     opened.push(pg)
@@ -106,16 +106,16 @@ describe('opening a PostgreSQL store', () => {
     }
     expect(pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
     const store = open(url)
-    expect(store.health()).toEqual({schemaVersion: 7})
+    expect(await store.health()).toEqual({schemaVersion: 7})
     const at = '2026-03-15T12:00:00.000Z'
-    store.history.begin({actor: 'alice', at, command: 'pricectl tax set DE 20'})
-    store.transaction(() => {
-      store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, at)
-      store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, at)
+    await store.history.begin({actor: 'alice', at, command: 'pricectl tax set DE 20'})
+    await store.transaction(async /*A*/ () => {
+      await store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, at)
+      await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, at)
     }, {write: true})
-    const change = store.history.currentChange()!
-    store.history.end()
-    expect(store.history.rows(change).map((r) => [r.table, r.action, r.key])).toEqual([
+    const change = (await store.history.currentChange())!
+    await store.history.end()
+    expect((await store.history.rows(change)).map((r) => [r.table, r.action, r.key])).toEqual([
       ['tax_rates', 'inserted', ['DE', '', '2026-01-01']],
       ['tax_settings', 'inserted', ['store', '']],
     ])
@@ -134,12 +134,12 @@ describe('opening a PostgreSQL store', () => {
             child.on('exit', (code) => resolve({code, out}))
           }),
       ),
-    ).then((results) => {
+    ).then(async /*A*/ (results) => {
       for (const r of results) expect(r.code, r.out).toBe(0)
       for (const r of results) expect(JSON.parse(r.out).to).toBe(SCHEMA_VERSION)
       const store = open(url)
-      expect(store.health().schemaVersion).toBe(SCHEMA_VERSION)
-      expect(store.config.ratesOn('2030-01-01', '2030-01-01').filter((r) => r.currency === 'EUR')).toHaveLength(1)
+      expect((await store.health()).schemaVersion).toBe(SCHEMA_VERSION)
+      expect((await store.config.ratesOn('2030-01-01', '2030-01-01')).filter((r) => r.currency === 'EUR')).toHaveLength(1)
     })
   })
 
@@ -152,14 +152,14 @@ describe('opening a PostgreSQL store', () => {
     expect(pg.queryArrays(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).toEqual([['customers']])
   })
 
-  it('a store in its own schema of a shared database (search_path in the URL)', () => {
+  it('a store in its own schema of a shared database (search_path in the URL)', async /*A*/ () => {
     const d = database({empty: true})
     const pg = connectPg(d.url)
     opened.push(pg)
     pg.exec('CREATE TABLE customers (id bigint); CREATE SCHEMA shop')
     const url = `${d.url}?options=${encodeURIComponent('-c search_path=shop')}`
     const store = open(url)
-    expect(store.health().schemaVersion).toBe(SCHEMA_VERSION)
+    expect((await store.health()).schemaVersion).toBe(SCHEMA_VERSION)
     expect(pg.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'products'`)).toEqual([{n: 1}])
   })
 
@@ -173,198 +173,198 @@ describe('opening a PostgreSQL store', () => {
     expect(r.stderr).not.toContain('secret')
   })
 
-  it('a reader store is a read-only session of the same store', () => {
+  it('a reader store is a read-only session of the same store', async /*A*/ () => {
     const d = database()
     const store = open(d.url)
-    store.transaction(() => store.config.saveSetting('default_country', 'DE'), {write: true})
+    await store.transaction(async /*A*/ () => await store.config.saveSetting('default_country', 'DE'), {write: true})
     const reader = openReaderStore(store.location)
     opened.push(reader)
     expect(reader.readOnly).toBeTruthy()
-    expect(reader.config.setting('default_country')).toBe('DE')
-    expect(() => reader.transaction(() => reader.config.saveSetting('x', 'y'), {write: true})).toThrow(/read-only/)
+    expect(await reader.config.setting('default_country')).toBe('DE')
+    await expect(async /*A*/ () => await reader.transaction(async /*A*/ () => await reader.config.saveSetting('x', 'y'), {write: true})).rejects.toThrow(/read-only/)
   })
 })
 
 describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
-  it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', () => {
+  it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', async /*A*/ () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(0)
     let inner: unknown
-    a.transaction(() => {
-      a.config.saveSetting('holder', 'a')
+    await a.transaction(async /*A*/ () => {
+      await a.config.saveSetting('holder', 'a')
       try {
-        b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+        await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
       } catch (error) {
         inner = error
       }
     }, {write: true})
     expect((inner as PgError).code).toBe('55P03')
-    expect(b.config.setting('holder')).toBe('a')
+    expect(await b.config.setting('holder')).toBe('a')
     // Once a has committed, b writes.
-    b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
-    expect(a.config.setting('holder')).toBe('b')
+    await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+    expect(await a.config.setting('holder')).toBe('b')
   })
 
-  it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', () => {
+  it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', async /*A*/ () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
-    const v = a.pricing.catalogVersion()
-    a.transaction(() => a.config.saveSetting('k', '1'), {write: true})
-    expect(a.pricing.catalogVersion()).toBe(v)
-    const seen = a.transaction(() => {
-      const first = a.config.setting('k')
-      b.transaction(() => b.config.saveSetting('k', '2'), {write: true})
-      return [first, a.config.setting('k')]
+    const v = await a.pricing.catalogVersion()
+    await a.transaction(async /*A*/ () => await a.config.saveSetting('k', '1'), {write: true})
+    expect(await a.pricing.catalogVersion()).toBe(v)
+    const seen = await a.transaction(async /*A*/ () => {
+      const first = await a.config.setting('k')
+      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '2'), {write: true})
+      return [first, await a.config.setting('k')]
     })
     expect(seen).toEqual(['1', '1'])
-    expect(a.config.setting('k')).toBe('2')
-    expect(a.pricing.catalogVersion()).not.toBe(v)
+    expect(await a.config.setting('k')).toBe('2')
+    expect(await a.pricing.catalogVersion()).not.toBe(v)
     // A transaction that wrote nothing moves nothing.
-    const w = b.pricing.catalogVersion()
-    a.transaction(() => a.config.setting('k'), {write: true})
-    expect(b.pricing.catalogVersion()).toBe(w)
+    const w = await b.pricing.catalogVersion()
+    await a.transaction(async /*A*/ () => await a.config.setting('k'), {write: true})
+    expect(await b.pricing.catalogVersion()).toBe(w)
   })
 
-  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', () => {
+  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', async /*A*/ () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
-    const v = a.pricing.catalogVersion()
-    b.transaction(() => {
-      b.pricing.saveQuotes([lock('carol')])
-      b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
+    const v = await a.pricing.catalogVersion()
+    await b.transaction(async /*A*/ () => {
+      await b.pricing.saveQuotes([lock('carol')])
+      await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
     }, {write: true})
-    b.transaction(() => b.pricing.deleteLocks(['carol']), {write: true})
-    expect(a.pricing.catalogVersion()).toBe(v)
-    b.transaction(() => b.config.saveSetting('default_country', 'FR'), {write: true})
-    expect(a.pricing.catalogVersion()).not.toBe(v)
+    await b.transaction(async /*A*/ () => await b.pricing.deleteLocks(['carol']), {write: true})
+    expect(await a.pricing.catalogVersion()).toBe(v)
+    await b.transaction(async /*A*/ () => await b.config.saveSetting('default_country', 'FR'), {write: true})
+    expect(await a.pricing.catalogVersion()).not.toBe(v)
   })
 
-  it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', () => {
+  it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const locksOnly = {locksOnly: true, write: true}
     // Two writers of locks at once: b writes while a's transaction is open.
-    a.transaction(() => {
-      expect(a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
-      b.transaction(() => {
-        expect(b.pricing.loadLocks(['dora'])).toEqual([undefined])
-        b.pricing.saveQuotes([lock('dora')])
-        b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'dora'}])
+    await a.transaction(async /*A*/ () => {
+      expect(await a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
+      await b.transaction(async /*A*/ () => {
+        expect(await b.pricing.loadLocks(['dora'])).toEqual([undefined])
+        await b.pricing.saveQuotes([lock('dora')])
+        await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'dora'}])
       }, locksOnly)
-      a.pricing.saveQuotes([lock("o'neil\\x")])
-      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: "o'neil\\x"}])
+      await a.pricing.saveQuotes([lock("o'neil\\x")])
+      await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: "o'neil\\x"}])
     }, locksOnly)
-    expect(a.pricing.loadLocks(["o'neil\\x", 'dora']).map((l) => l?.lock_key)).toEqual(["o'neil\\x", 'dora'])
-    expect(a.pricing.userCountries(["o'neil\\x", 'dora'])).toEqual(['JP', 'DE'])
+    expect((await a.pricing.loadLocks(["o'neil\\x", 'dora'])).map((l) => l?.lock_key)).toEqual(["o'neil\\x", 'dora'])
+    expect(await a.pricing.userCountries(["o'neil\\x", 'dora'])).toEqual(['JP', 'DE'])
     expect([a.lockWriteRetries, b.lockWriteRetries]).toEqual([0, 0])
 
     // A claim that loses (b made the lock after a read none) writes nothing; a runs again, still
     // without the write lock, and its read finds b's lock (the quote it answers is the one stored).
     const seen: unknown[] = []
-    a.transaction(() => {
-      const [found] = a.pricing.loadLocks(['erin'])
+    await a.transaction(async /*A*/ () => {
+      const [found] = await a.pricing.loadLocks(['erin'])
       seen.push(found?.country)
       if (found) return
-      b.transaction(() => {
-        b.pricing.loadLocks(['erin'])
-        b.pricing.saveQuotes([lock('erin', {country: 'KW'})])
+      await b.transaction(async /*A*/ () => {
+        await b.pricing.loadLocks(['erin'])
+        await b.pricing.saveQuotes([lock('erin', {country: 'KW'})])
       }, locksOnly)
-      a.pricing.saveQuotes([lock('erin', {country: 'US'})])
-      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'erin'}])
+      await a.pricing.saveQuotes([lock('erin', {country: 'US'})])
+      await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'erin'}])
     }, locksOnly)
     expect(seen).toEqual([undefined, 'KW'])
     expect([a.lostClaimRetries, a.lockWriteRetries]).toEqual([1, 0])
-    expect(a.pricing.loadLocks(['erin'])[0]?.country).toBe('KW')
-    expect(a.pricing.userCountries(['erin'])).toEqual([undefined])
+    expect((await a.pricing.loadLocks(['erin']))[0]?.country).toBe('KW')
+    expect(await a.pricing.userCountries(['erin'])).toEqual([undefined])
 
     // A lock that exists changes, a lock deleted, another table written: run again with the write lock.
     const attempts: string[] = []
-    a.transaction(() => {
+    await a.transaction(async /*A*/ () => {
       attempts.push('change')
-      a.pricing.loadLocks(['dora'])
-      a.pricing.saveQuotes([lock('dora', {country: 'FR'})])
+      await a.pricing.loadLocks(['dora'])
+      await a.pricing.saveQuotes([lock('dora', {country: 'FR'})])
     }, locksOnly)
-    a.transaction(() => {
+    await a.transaction(async /*A*/ () => {
       attempts.push('delete')
-      a.pricing.deleteLocks(['erin'])
+      await a.pricing.deleteLocks(['erin'])
     }, locksOnly)
-    a.transaction(() => {
+    await a.transaction(async /*A*/ () => {
       attempts.push('setting')
-      a.config.saveSetting('k', 'v')
+      await a.config.saveSetting('k', 'v')
     }, locksOnly)
     expect(attempts).toEqual(['change', 'change', 'delete', 'delete', 'setting', 'setting'])
     expect(a.lockWriteRetries).toBe(3)
-    expect(a.pricing.loadLocks(['dora', 'erin']).map((l) => l?.country)).toEqual(['FR', undefined])
-    expect(a.config.setting('k')).toBe('v')
+    expect((await a.pricing.loadLocks(['dora', 'erin'])).map((l) => l?.country)).toEqual(['FR', undefined])
+    expect(await a.config.setting('k')).toBe('v')
   })
 
-  it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', () => {
+  it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
-    a.transaction(() => {
-      a.config.saveSetting('holder', 'a')
-      b.transaction(() => {
-        b.pricing.loadLocks(['gus'])
-        b.pricing.saveQuotes([lock('gus', {country: 'JP'})])
-        b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: 'gus'}])
+    await a.transaction(async /*A*/ () => {
+      await a.config.saveSetting('holder', 'a')
+      await b.transaction(async /*A*/ () => {
+        await b.pricing.loadLocks(['gus'])
+        await b.pricing.saveQuotes([lock('gus', {country: 'JP'})])
+        await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: 'gus'}])
       }, {locksOnly: true, write: true})
       // Committed while a still holds the write lock.
-      expect(a.pricing.loadLocks(['gus'])[0]?.country).toBe('JP')
+      expect((await a.pricing.loadLocks(['gus']))[0]?.country).toBe('JP')
     }, {write: true})
     expect([b.lockWriteRetries, b.lostClaimRetries]).toEqual([0, 0])
   })
 
   /** Another server's price request claims `user`'s new lock (in KW) in a transaction of its own. */
-  const claimElsewhere = (b: PgStore, user: string) =>
-    b.transaction(() => {
-      b.pricing.loadLocks([user])
-      b.pricing.saveQuotes([lock(user, {country: 'KW'})])
+  const claimElsewhere = async /*A*/ (b: PgStore, user: string) =>
+    await b.transaction(async /*A*/ () => {
+      await b.pricing.loadLocks([user])
+      await b.pricing.saveQuotes([lock(user, {country: 'KW'})])
     }, {locksOnly: true, write: true})
 
-  it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', () => {
+  it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     // A plain write transaction (a command): busy (40001), nothing written, the winner's lock kept.
     let failed: unknown
     try {
-      a.transaction(() => {
-        expect(a.pricing.loadLocks(['hal'])).toEqual([undefined])
-        claimElsewhere(b, 'hal')
-        a.pricing.saveQuotes([lock('hal', {country: 'US'})])
-        a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'hal'}])
+      await a.transaction(async /*A*/ () => {
+        expect(await a.pricing.loadLocks(['hal'])).toEqual([undefined])
+        await claimElsewhere(b, 'hal')
+        await a.pricing.saveQuotes([lock('hal', {country: 'US'})])
+        await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'US', userId: 'hal'}])
       }, {write: true})
     } catch (error) {
       failed = error
     }
     expect((failed as PgError).code).toBe('40001')
-    expect(a.pricing.loadLocks(['hal'])[0]?.country).toBe('KW')
-    expect(a.pricing.userCountries(['hal'])).toEqual([undefined])
+    expect((await a.pricing.loadLocks(['hal']))[0]?.country).toBe('KW')
+    expect(await a.pricing.userCountries(['hal'])).toEqual([undefined])
 
     // A lock-writing transaction run again with the write lock (it also changes a lock) claims
     // as well: it loses to b's new lock, runs again and reads it.
-    a.transaction(() => a.pricing.saveQuotes([lock('ivy')]), {write: true})
+    await a.transaction(async /*A*/ () => await a.pricing.saveQuotes([lock('ivy')]), {write: true})
     const seen: unknown[] = []
-    a.transaction(() => {
-      const [ivy, jo] = a.pricing.loadLocks(['ivy', 'jo'])
+    await a.transaction(async /*A*/ () => {
+      const [ivy, jo] = await a.pricing.loadLocks(['ivy', 'jo'])
       seen.push(jo?.country)
-      if (seen.length === 2) claimElsewhere(b, 'jo')
-      a.pricing.saveQuotes([{...ivy!, country: 'FR'}, ...(jo ? [] : [lock('jo', {country: 'US'})])])
+      if (seen.length === 2) await claimElsewhere(b, 'jo')
+      await a.pricing.saveQuotes([{...ivy!, country: 'FR'}, ...(jo ? [] : [lock('jo', {country: 'US'})])])
     }, {locksOnly: true, write: true})
     // Locks only, then with the write lock (ivy changes) losing jo, then again finding it.
     expect(seen).toEqual([undefined, undefined, 'KW'])
     expect([a.lockWriteRetries, a.lostClaimRetries]).toEqual([1, 1])
-    expect(a.pricing.loadLocks(['ivy', 'jo']).map((l) => l?.country)).toEqual(['FR', 'KW'])
+    expect((await a.pricing.loadLocks(['ivy', 'jo'])).map((l) => l?.country)).toEqual(['FR', 'KW'])
   })
 
-  it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', () => {
+  it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
@@ -372,28 +372,28 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     // loses the claim of the next user to b, and the next run finds that lock stored.
     const users = Array.from({length: 30}, (_, i) => `grp-${i}`)
     let runs = 0
-    a.transaction(() => {
-      const found = a.pricing.loadLocks(users)
+    await a.transaction(async /*A*/ () => {
+      const found = await a.pricing.loadLocks(users)
       const absent = users.filter((_, i) => !found[i])
       runs++
-      if (absent.length > 0) claimElsewhere(b, absent[0])
-      a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
+      if (absent.length > 0) await claimElsewhere(b, absent[0])
+      await a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
     }, {locksOnly: true, write: true})
     expect(runs).toBe(31)
     expect(a.lostClaimRetries).toBe(30)
-    expect(new Set(a.pricing.loadLocks(users).map((l) => l?.country))).toEqual(new Set(['KW']))
+    expect(new Set((await a.pricing.loadLocks(users)).map((l) => l?.country))).toEqual(new Set(['KW']))
 
     // Losing the same key again and again (a lock deleted and made anew by another writer every
     // run) is no progress: busy after 20 runs.
     let failed: unknown
     runs = 0
     try {
-      a.transaction(() => {
+      await a.transaction(async /*A*/ () => {
         runs++
-        b.transaction(() => b.pricing.deleteLocks(['same']), {write: true})
-        a.pricing.loadLocks(['same'])
-        claimElsewhere(b, 'same')
-        a.pricing.saveQuotes([lock('same', {country: 'US'})])
+        await b.transaction(async /*A*/ () => await b.pricing.deleteLocks(['same']), {write: true})
+        await a.pricing.loadLocks(['same'])
+        await claimElsewhere(b, 'same')
+        await a.pricing.saveQuotes([lock('same', {country: 'US'})])
       }, {locksOnly: true, write: true})
     } catch (error) {
       failed = error
@@ -402,109 +402,109 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(runs).toBe(21)
   })
 
-  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', () => {
+  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     let failed: unknown
     try {
-      a.transaction(() => {
-        expect(() =>
-          a.transaction(() => {
-            a.pricing.loadLocks(['max'])
-            a.pricing.saveQuotes([lock('max', {country: 'US'})])
+      await a.transaction(async /*A*/ () => {
+        await expect(async /*A*/ () =>
+          await a.transaction(async /*A*/ () => {
+            await a.pricing.loadLocks(['max'])
+            await a.pricing.saveQuotes([lock('max', {country: 'US'})])
             throw new Error('this request fails after its lock was written')
           }),
-        ).toThrow('this request fails')
-        claimElsewhere(b, 'max')
-        a.pricing.saveQuotes([lock('max', {country: 'US'})])
+        ).rejects.toThrow('this request fails')
+        await claimElsewhere(b, 'max')
+        await a.pricing.saveQuotes([lock('max', {country: 'US'})])
       }, {write: true})
     } catch (error) {
       failed = error
     }
     expect((failed as PgError).code).toBe('40001')
-    expect(a.pricing.loadLocks(['max'])[0]?.country).toBe('KW')
+    expect((await a.pricing.loadLocks(['max']))[0]?.country).toBe('KW')
   })
 
-  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', () => {
+  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', async /*A*/ () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
-    const v = b.pricing.catalogVersion()
+    const v = await b.pricing.catalogVersion()
     // As serve writes: new locks and countries, in lock-writing transactions.
-    a.transaction(() => {
-      a.pricing.loadLocks(['kim', 'lee'])
-      a.pricing.saveQuotes([lock('kim'), lock('lee')])
-      a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}])
+    await a.transaction(async /*A*/ () => {
+      await a.pricing.loadLocks(['kim', 'lee'])
+      await a.pricing.saveQuotes([lock('kim'), lock('lee')])
+      await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}])
     }, {locksOnly: true, write: true})
     // A changed lock (with the write lock), a deleted one.
-    a.transaction(() => {
-      a.pricing.loadLocks(['kim'])
-      a.pricing.saveQuotes([lock('kim', {country: 'FR'})])
+    await a.transaction(async /*A*/ () => {
+      await a.pricing.loadLocks(['kim'])
+      await a.pricing.saveQuotes([lock('kim', {country: 'FR'})])
     }, {locksOnly: true, write: true})
-    a.transaction(() => a.pricing.deleteLocks(['lee']), {write: true})
-    expect(b.pricing.catalogVersion()).toBe(v)
+    await a.transaction(async /*A*/ () => await a.pricing.deleteLocks(['lee']), {write: true})
+    expect(await b.pricing.catalogVersion()).toBe(v)
     // The server's key-use flush.
-    const [key] = a.keys.insert([{created_at: '2026-01-01T00:00:00.000Z', hash: 'h'.repeat(64), name: 'k', prefix: 'pk_test'}])
-    const w = b.pricing.catalogVersion()
+    const [key] = await a.keys.insert([{created_at: '2026-01-01T00:00:00.000Z', hash: 'h'.repeat(64), name: 'k', prefix: 'pk_test'}])
+    const w = await b.pricing.catalogVersion()
     expect(w).not.toBe(v) // a new key is configuration
-    expect(a.keys.recordUse([[key!.id, '2026-01-02T00:00:00.000Z']])).toBe(true)
-    expect(a.keys.find([{id: key!.id}])[0]?.last_used_at).toBe('2026-01-02T00:00:00.000Z')
-    expect(b.pricing.catalogVersion()).toBe(w)
-    a.transaction(() => a.config.saveSetting('default_country', 'FR'), {write: true})
-    expect(b.pricing.catalogVersion()).not.toBe(w)
+    expect(await a.keys.recordUse([[key!.id, '2026-01-02T00:00:00.000Z']])).toBe(true)
+    expect((await a.keys.find([{id: key!.id}]))[0]?.last_used_at).toBe('2026-01-02T00:00:00.000Z')
+    expect(await b.pricing.catalogVersion()).toBe(w)
+    await a.transaction(async /*A*/ () => await a.config.saveSetting('default_country', 'FR'), {write: true})
+    expect(await b.pricing.catalogVersion()).not.toBe(w)
   })
 
-  it('a locked read on its own is outside the transaction; what follows it reads one snapshot', () => {
+  it('a locked read on its own is outside the transaction; what follows it reads one snapshot', async /*A*/ () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
-    a.transaction(() => a.pricing.saveQuotes([lock('fay')]), {write: true})
-    const seen = a.transaction(() => {
-      const first = a.pricing.loadLocks(['fay'])[0]?.country
-      b.transaction(() => b.config.saveSetting('k', '1'), {write: true})
-      const second = a.config.setting('k')
-      b.transaction(() => b.config.saveSetting('k', '2'), {write: true})
-      return [first, second, a.config.setting('k')]
+    await a.transaction(async /*A*/ () => await a.pricing.saveQuotes([lock('fay')]), {write: true})
+    const seen = await a.transaction(async /*A*/ () => {
+      const first = (await a.pricing.loadLocks(['fay']))[0]?.country
+      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '1'), {write: true})
+      const second = await a.config.setting('k')
+      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '2'), {write: true})
+      return [first, second, await a.config.setting('k')]
     })
     expect(seen).toEqual(['DE', '1', '1'])
   })
 
-  it('a nested transaction that fails rolls back its own writes only', () => {
+  it('a nested transaction that fails rolls back its own writes only', async /*A*/ () => {
     const store = open(database().url)
-    store.transaction(() => {
-      store.config.saveSetting('outer', '1')
-      expect(() =>
-        store.transaction(() => {
-          store.config.saveSetting('inner', '1')
-          store.config.saveSetting('bad', null as unknown as string) // NOT NULL
+    await store.transaction(async /*A*/ () => {
+      await store.config.saveSetting('outer', '1')
+      await expect(async /*A*/ () =>
+        await store.transaction(async /*A*/ () => {
+          await store.config.saveSetting('inner', '1')
+          await store.config.saveSetting('bad', null as unknown as string) // NOT NULL
         }),
-      ).toThrow()
-      store.config.saveSetting('after', '1')
+      ).rejects.toThrow()
+      await store.config.saveSetting('after', '1')
     }, {write: true})
-    expect([store.config.setting('outer'), store.config.setting('inner'), store.config.setting('after')]).toEqual(['1', undefined, '1'])
+    expect([await store.config.setting('outer'), await store.config.setting('inner'), await store.config.setting('after')]).toEqual(['1', undefined, '1'])
   })
 })
 
 describe('a write transaction that cannot get the write lock in time', () => {
-  it('fails busy (lock_timeout, 55P03) and leaves the connection usable', () => {
+  it('fails busy (lock_timeout, 55P03) and leaves the connection usable', async /*A*/ () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(50)
     let failed: unknown
-    a.transaction(() => {
-      a.config.saveSetting('holder', 'a')
+    await a.transaction(async /*A*/ () => {
+      await a.config.saveSetting('holder', 'a')
       try {
-        b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
+        await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
       } catch (error) {
         failed = error
       }
       // b's failed BEGIN left no transaction open: it reads (the committed state) at once.
-      expect(b.config.setting('holder')).toBeUndefined()
+      expect(await b.config.setting('holder')).toBeUndefined()
     }, {write: true})
     expect((failed as PgError).code).toBe('55P03')
-    b.transaction(() => b.config.saveSetting('holder', 'b'), {write: true})
-    expect(a.config.setting('holder')).toBe('b')
+    await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+    expect(await a.config.setting('holder')).toBe('b')
   })
 })

@@ -185,7 +185,7 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
   describe('authentication', () => {
     it('no key, a wrong key or a malformed header: 401 with the spec error body, nothing written', async () => {
       // Last use of the key by earlier tests is written now, not by the 5 s timer in the middle of this test.
-      s.app.pricectl.keys.flush()
+      await s.app.pricectl.keys.flush()
       const before = dump(s.db)
       const wrong = 'pk_' + 'A'.repeat(43)
       const attempts: Record<string, string>[] = [{}, {authorization: `Bearer ${wrong}`}, {'x-api-key': wrong}, {authorization: `Basic ${s.key}`}, {authorization: 'Bearer'}]
@@ -466,7 +466,7 @@ describe('pricectl serve: writes answer what the commands print', () => {
     const s = await both('POST', '/v1/subscriptions', sub, ['subscriptions', 'create', ...e.cli], e.http)
     expect(s.record).toMatchObject({amount: 6500.5, currency: 'HUF'})
     for (const db of [http.db, cliDb]) {
-      const minor = withStore(db, (d) => [d.prepare("SELECT amount_minor FROM charges WHERE origin_id = 'ch_huf'").pluck().get(), d.prepare("SELECT amount_minor FROM subscriptions WHERE origin_id = 'sub_huf'").pluck().get()])
+      const minor = await withStore(db, (d) => [d.prepare("SELECT amount_minor FROM charges WHERE origin_id = 'ch_huf'").pluck().get(), d.prepare("SELECT amount_minor FROM subscriptions WHERE origin_id = 'sub_huf'").pluck().get()])
       expect(minor).toEqual([650_050, 650_050])
     }
   })

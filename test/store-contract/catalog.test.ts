@@ -93,128 +93,128 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('saves a whole product and reads it back unchanged, lists in their saved order', () => {
-    expect(store.catalog.saveProducts([FULL], AT)).toEqual({inserted: ['pro'], updated: []})
-    const [p] = store.catalog.getProducts(['pro'])
+  it('saves a whole product and reads it back unchanged, lists in their saved order', async /*A*/ () => {
+    expect(await store.catalog.saveProducts([FULL], AT)).toEqual({inserted: ['pro'], updated: []})
+    const [p] = await store.catalog.getProducts(['pro'])
     expect(asDef(p)).toEqual(FULL)
     expect(p).toMatchObject({baseline_id: null, created_at: AT, updated_at: AT})
     expect(p.features[0].feature_group).toMatchObject({api_id: 'limits', id: p.features[0].group_id})
-    expect(store.catalog.featureGroups([p.features[0].group_id!, 4242])).toEqual(new Map([[p.features[0].group_id!, {api_id: 'limits', description: 'Usage limits', name: 'Limits'}]]))
+    expect(await store.catalog.featureGroups([p.features[0].group_id!, 4242])).toEqual(new Map([[p.features[0].group_id!, {api_id: 'limits', description: 'Usage limits', name: 'Limits'}]]))
   })
 
-  it('replaces a saved product whole: lists as whole lists, created_at kept, updated_at stamped', () => {
-    store.catalog.saveProducts([FULL], AT)
+  it('replaces a saved product whole: lists as whole lists, created_at kept, updated_at stamped', async /*A*/ () => {
+    await store.catalog.saveProducts([FULL], AT)
     const next = {...FULL, country_prices: [{amount_minor: 899, country: 'FR', currency: 'EUR'}], features: [], integrations: [], product_trials: []}
-    expect(store.catalog.saveProducts([next], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['pro']})
-    const [p] = store.catalog.getProducts(['pro'])
+    expect(await store.catalog.saveProducts([next], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['pro']})
+    const [p] = await store.catalog.getProducts(['pro'])
     expect(asDef(p)).toEqual(next)
     expect(p).toMatchObject({created_at: AT, updated_at: '2026-06-01T00:00:00.000Z'})
   })
 
-  it('lists products by api_id whatever the insertion order; gets them in the order asked, unknown ones left out', () => {
-    store.catalog.saveProducts([def('c'), def('a')], AT)
-    store.catalog.saveProducts([def('b')], AT)
-    expect(store.catalog.listProducts().map((p) => p.api_id)).toEqual(['a', 'b', 'c'])
-    expect(store.catalog.getProducts(['c', 'missing', 'a']).map((p) => p.api_id)).toEqual(['c', 'a'])
-    expect(store.catalog.getProducts([])).toEqual([])
-    const ids = store.catalog.productIds(['a', 'missing', 'c'])
+  it('lists products by api_id whatever the insertion order; gets them in the order asked, unknown ones left out', async /*A*/ () => {
+    await store.catalog.saveProducts([def('c'), def('a')], AT)
+    await store.catalog.saveProducts([def('b')], AT)
+    expect((await store.catalog.listProducts()).map((p) => p.api_id)).toEqual(['a', 'b', 'c'])
+    expect((await store.catalog.getProducts(['c', 'missing', 'a'])).map((p) => p.api_id)).toEqual(['c', 'a'])
+    expect(await store.catalog.getProducts([])).toEqual([])
+    const ids = await store.catalog.productIds(['a', 'missing', 'c'])
     expect([...ids.keys()].sort()).toEqual(['a', 'c'])
-    expect(store.catalog.productApiIds([ids.get('a')!, 9999])).toEqual(new Map([[ids.get('a')!, 'a']]))
+    expect(await store.catalog.productApiIds([ids.get('a')!, 9999])).toEqual(new Map([[ids.get('a')!, 'a']]))
   })
 
-  it('links a baseline named further down the same chunk, and swaps names within one chunk', () => {
-    store.catalog.saveProducts([def('intro', {baseline: 'yearly', name: 'Yearly'}), def('yearly', {name: 'Intro'})], AT)
-    const intro = store.catalog.getProducts(['intro'])[0]
+  it('links a baseline named further down the same chunk, and swaps names within one chunk', async /*A*/ () => {
+    await store.catalog.saveProducts([def('intro', {baseline: 'yearly', name: 'Yearly'}), def('yearly', {name: 'Intro'})], AT)
+    const intro = (await store.catalog.getProducts(['intro']))[0]
     expect(intro.baseline_api_id).toBe('yearly')
-    expect(intro.baseline_id).toBe(store.catalog.productIds(['yearly']).get('yearly'))
-    store.catalog.saveProducts([def('intro', {baseline: 'yearly', name: 'Intro'}), def('yearly', {name: 'Yearly'})], AT)
-    expect(store.catalog.listProducts().map((p) => [p.api_id, p.name])).toEqual([
+    expect(intro.baseline_id).toBe((await store.catalog.productIds(['yearly'])).get('yearly'))
+    await store.catalog.saveProducts([def('intro', {baseline: 'yearly', name: 'Intro'}), def('yearly', {name: 'Yearly'})], AT)
+    expect((await store.catalog.listProducts()).map((p) => [p.api_id, p.name])).toEqual([
       ['intro', 'Intro'],
       ['yearly', 'Yearly'],
     ])
   })
 
-  it('a chunk of N saves what N single saves save', () => {
+  it('a chunk of N saves what N single saves save', async /*A*/ () => {
     const defs = [def('base'), {...FULL, baseline: 'base'}, def('z', {features: [{...FULL.features[0], value: 9}]})]
     const other = adapter.open()
     try {
-      store.catalog.saveProducts(defs, AT)
-      for (const d of defs) other.store.catalog.saveProducts([d], AT)
-      expect(other.store.catalog.listProducts()).toEqual(store.catalog.listProducts())
+      await store.catalog.saveProducts(defs, AT)
+      for (const d of defs) await other.store.catalog.saveProducts([d], AT)
+      expect(await other.store.catalog.listProducts()).toEqual(await store.catalog.listProducts())
     } finally {
       other.cleanup()
     }
   })
 
-  it('a taken unique key is a UniqueConflictError, and the chunk writes nothing', () => {
-    store.catalog.saveProducts([def('a', {name: 'Same'})], AT)
-    const error = (() => {
+  it('a taken unique key is a UniqueConflictError, and the chunk writes nothing', async /*A*/ () => {
+    await store.catalog.saveProducts([def('a', {name: 'Same'})], AT)
+    const error = await (async /*A*/ () => {
       try {
-        store.catalog.saveProducts([def('b'), def('c', {name: 'Same'})], AT)
+        await store.catalog.saveProducts([def('b'), def('c', {name: 'Same'})], AT)
       } catch (error_) {
         return error_
       }
     })()
     expect(error).toBeInstanceOf(UniqueConflictError)
     expect(error).toMatchObject({entity: 'product', key: 'name', value: 'Same'})
-    expect(store.catalog.listProducts().map((p) => p.api_id)).toEqual(['a'])
-    expect(() => store.catalog.saveCoupons([coupon('X', {external: [{external_id: '1', source: 'GATEWAY_A'}, {external_id: '2', source: 'GATEWAY_A'}]})], AT)).toThrow(UniqueConflictError)
-    expect(store.catalog.listCoupons()).toEqual([])
+    expect((await store.catalog.listProducts()).map((p) => p.api_id)).toEqual(['a'])
+    await expect(async /*A*/ () => await store.catalog.saveCoupons([coupon('X', {external: [{external_id: '1', source: 'GATEWAY_A'}, {external_id: '2', source: 'GATEWAY_A'}]})], AT)).rejects.toThrow(UniqueConflictError)
+    expect(await store.catalog.listCoupons()).toEqual([])
   })
 
-  it('rolls back everything written inside a failed transaction', () => {
-    expect(() =>
-      store.transaction(() => {
-        store.catalog.saveProducts([FULL], AT)
-        store.catalog.saveCoupons([coupon('A')], AT)
+  it('rolls back everything written inside a failed transaction', async /*A*/ () => {
+    await expect(async /*A*/ () =>
+      await store.transaction(async /*A*/ () => {
+        await store.catalog.saveProducts([FULL], AT)
+        await store.catalog.saveCoupons([coupon('A')], AT)
         throw new Error('boom')
       }, {write: true}),
-    ).toThrow('boom')
-    expect(store.catalog.listProducts()).toEqual([])
-    expect(store.catalog.listCoupons()).toEqual([])
-    expect(store.transaction(() => store.transaction(() => store.catalog.saveProducts([def('a')], AT), {write: true}), {write: true})).toEqual({inserted: ['a'], updated: []})
-    expect(store.catalog.listProducts().length).toBe(1)
+    ).rejects.toThrow('boom')
+    expect(await store.catalog.listProducts()).toEqual([])
+    expect(await store.catalog.listCoupons()).toEqual([])
+    expect(await store.transaction(async /*A*/ () => await store.transaction(async /*A*/ () => await store.catalog.saveProducts([def('a')], AT), {write: true}), {write: true})).toEqual({inserted: ['a'], updated: []})
+    expect((await store.catalog.listProducts()).length).toBe(1)
   })
 
-  it('deletes a product with its lists; the products based on it lose their baseline', () => {
-    store.catalog.saveProducts([FULL, def('intro', {baseline: 'pro'})], AT)
-    const id = store.catalog.productIds(['pro']).get('pro')!
-    expect(store.catalog.productUses(id)).toEqual({audience_prices: 0, charges: 0, experiments: 0, packages: 0, subscriptions: 0})
-    expect(store.catalog.deleteProduct(id)).toEqual({baselineOf: ['intro']})
-    expect(store.catalog.getProducts(['pro'])).toEqual([])
-    expect(store.catalog.getProducts(['intro'])[0]).toMatchObject({baseline_api_id: null, baseline_id: null})
+  it('deletes a product with its lists; the products based on it lose their baseline', async /*A*/ () => {
+    await store.catalog.saveProducts([FULL, def('intro', {baseline: 'pro'})], AT)
+    const id = (await store.catalog.productIds(['pro'])).get('pro')!
+    expect(await store.catalog.productUses(id)).toEqual({audience_prices: 0, charges: 0, experiments: 0, packages: 0, subscriptions: 0})
+    expect(await store.catalog.deleteProduct(id)).toEqual({baselineOf: ['intro']})
+    expect(await store.catalog.getProducts(['pro'])).toEqual([])
+    expect((await store.catalog.getProducts(['intro']))[0]).toMatchObject({baseline_api_id: null, baseline_id: null})
     // Its name and gateway ids are free again.
-    expect(store.catalog.saveProducts([{...FULL, api_id: 'pro2'}], AT).inserted).toEqual(['pro2'])
+    expect((await store.catalog.saveProducts([{...FULL, api_id: 'pro2'}], AT)).inserted).toEqual(['pro2'])
   })
 
-  it('saves coupons whole and reads them back by api_id, links in order; a chunk of N equals N single saves', () => {
+  it('saves coupons whole and reads them back by api_id, links in order; a chunk of N equals N single saves', async /*A*/ () => {
     const defs = [
       coupon('SAVE5', {amount_minor: 550, coupon_type: 'fixed_amount', currency: 'EUR', external: [{external_id: 'promo_1', source: 'GATEWAY_A'}, {external_id: 'c_1', source: 'GATEWAY_C'}], percent: null}),
       coupon('ALWAYS', {active_from: '2026-01-01', active_till: '2026-12-31', status: 'NOT_ACTIVE'}),
     ]
-    expect(store.catalog.saveCoupons(defs, AT)).toEqual({inserted: ['SAVE5', 'ALWAYS'], updated: []})
-    const read = store.catalog.listCoupons()
+    expect(await store.catalog.saveCoupons(defs, AT)).toEqual({inserted: ['SAVE5', 'ALWAYS'], updated: []})
+    const read = await store.catalog.listCoupons()
     expect(read.map((c) => c.api_id)).toEqual(['ALWAYS', 'SAVE5'])
     const strip = ({created_at: _c, external, id: _i, updated_at: _u, ...rest}: (typeof read)[number]) => ({...rest, external: external.map((e) => ({external_id: e.external_id, source: e.source}))})
-    expect(store.catalog.getCoupons(['SAVE5', 'nope', 'ALWAYS']).map((c) => strip(c))).toEqual(defs)
+    expect((await store.catalog.getCoupons(['SAVE5', 'nope', 'ALWAYS'])).map((c) => strip(c))).toEqual(defs)
     const other = adapter.open()
     try {
-      for (const d of defs) other.store.catalog.saveCoupons([d], AT)
-      expect(other.store.catalog.listCoupons()).toEqual(read)
+      for (const d of defs) await other.store.catalog.saveCoupons([d], AT)
+      expect(await other.store.catalog.listCoupons()).toEqual(read)
     } finally {
       other.cleanup()
     }
-    expect(store.catalog.saveCoupons([{...defs[0], external: []}], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['SAVE5']})
-    expect(store.catalog.getCoupons(['SAVE5'])[0]).toMatchObject({created_at: AT, external: [], updated_at: '2026-06-01T00:00:00.000Z'})
+    expect(await store.catalog.saveCoupons([{...defs[0], external: []}], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['SAVE5']})
+    expect((await store.catalog.getCoupons(['SAVE5']))[0]).toMatchObject({created_at: AT, external: [], updated_at: '2026-06-01T00:00:00.000Z'})
   })
 
-  it('deletes a coupon with the campaigns applying it', () => {
-    store.catalog.saveCoupons([coupon('A')], AT)
-    const [a] = store.catalog.getCoupons(['A'])
-    store.segments.addCampaigns([{active_from: null, active_till: null, api_id: 'spring', audience_id: null, countries: [], coupon_id: a.id, name: 'Spring', products: []}], AT)
-    expect(store.catalog.couponCampaigns(a.id)).toEqual(['spring'])
-    store.catalog.deleteCoupon(a.id)
-    expect(store.catalog.getCoupons(['A'])).toEqual([])
-    expect(store.segments.listCampaigns()).toEqual([])
+  it('deletes a coupon with the campaigns applying it', async /*A*/ () => {
+    await store.catalog.saveCoupons([coupon('A')], AT)
+    const [a] = await store.catalog.getCoupons(['A'])
+    await store.segments.addCampaigns([{active_from: null, active_till: null, api_id: 'spring', audience_id: null, countries: [], coupon_id: a.id, name: 'Spring', products: []}], AT)
+    expect(await store.catalog.couponCampaigns(a.id)).toEqual(['spring'])
+    await store.catalog.deleteCoupon(a.id)
+    expect(await store.catalog.getCoupons(['A'])).toEqual([])
+    expect(await store.segments.listCampaigns()).toEqual([])
   })
 })

@@ -24,13 +24,13 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let products: Record<string, number>
-  beforeAll(() => {
+  beforeAll(async /*A*/ () => {
     ;({cleanup, store} = adapter.open())
-    products = {other: addProduct(store, 'other'), p1: addProduct(store, 'p1'), p2: addProduct(store, 'p2')}
+    products = {other: await addProduct(store, 'other'), p1: await addProduct(store, 'p1'), p2: await addProduct(store, 'p2')}
   })
   afterAll(() => cleanup())
 
-  it('visitors, conversions and revenue per arm follow the rule for any exposures and sales', () => {
+  it('visitors, conversions and revenue per arm follow the rule for any exposures and sales', async /*A*/ () => {
     const exposure = fc.record({anonymous: fc.boolean(), arm: fc.constantFrom(...ARMS), at: fc.constantFrom(100, 200), visitor: fc.constantFrom(...VISITORS)})
     const user = fc.constantFrom(...VISITORS, 'stranger')
     const product = fc.constantFrom('p1', 'p2', 'p2', 'other', null)
@@ -39,11 +39,11 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
     const amount = fc.option(fc.integer({max: 5000, min: 0}), {freq: 4})
     const sub = fc.record({created, monthly: amount, product, status: fc.constantFrom('active', 'canceled', 'pending', 'trialing'), usd: amount, user})
     const sale = fc.record({created, product, refunded: fc.integer({max: 300, min: 0}), status: fc.constantFrom('succeeded', 'failed', 'pending'), usd: amount, user})
-    fc.assert(
-      fc.property(fc.uniqueArray(exposure, {maxLength: 5, selector: (x) => x.visitor}), fc.array(sub, {maxLength: 6}), fc.array(sale, {maxLength: 6}), (exposures, subs, sales) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(exposure, {maxLength: 5, selector: (x) => x.visitor}), fc.array(sub, {maxLength: 6}), fc.array(sale, {maxLength: 6}), async /*A*/ (exposures, subs, sales) => {
         const r = ++run
         const u = (name: string) => `${name}-${r}`
-        const [id] = store.experiments.insert(
+        const [id] = await store.experiments.insert(
           [
             {
               allocation: 'uniform',
@@ -58,14 +58,14 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
           ],
           '2026-01-01T00:00:00.000Z',
         )
-        store.experiments.recordExposures(exposures.map((x) => ({anonymous: x.anonymous, armId: x.arm, at: x.at, experimentId: id, visitor: u(x.visitor)})))
-        store.revenue.save(
+        await store.experiments.recordExposures(exposures.map((x) => ({anonymous: x.anonymous, armId: x.arm, at: x.at, experimentId: id, visitor: u(x.visitor)})))
+        await store.revenue.save(
           'subscriptions',
           subs.map((s, i) =>
             subscription({amount_usd_minor: s.usd, amount_usd_monthly_minor: s.monthly, created: s.created, origin_id: `s${i}`, product_id: s.product ? products[s.product] : null, status: s.status, user_id: u(s.user)}),
           ),
         )
-        store.revenue.save(
+        await store.revenue.save(
           'charges',
           sales.map((c, i) =>
             charge({amount_refunded_usd_minor: c.refunded, amount_usd_minor: c.usd, created: c.created, origin_id: `c${i}`, product_id: c.product ? products[c.product] : null, status: c.status, user_id: u(c.user)}),
@@ -89,7 +89,7 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
           expected.set(x.arm, counts)
         }
         const sorted = (m: Map<string, ArmCounts>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1))
-        expect(sorted(store.experiments.armCounts(id))).toEqual(sorted(expected))
+        expect(sorted(await store.experiments.armCounts(id))).toEqual(sorted(expected))
       }),
       {numRuns: 80},
     )

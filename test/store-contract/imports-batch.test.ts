@@ -15,19 +15,19 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
   let store: StorePort
   let cleanup: () => void
   let product: number
-  const all = () =>
-    store.revenue
-      .list('subscriptions', {limit: 100_000})
+  const all = async /*A*/ () =>
+    (await store.revenue
+      .list('subscriptions', {limit: 100_000}))
       .rows.map((r) => withoutId(r)!)
       .sort((a, b) => (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0))
 
-  beforeEach(() => {
+  beforeEach(async /*A*/ () => {
     ;({cleanup, store} = adapter.open())
-    product = addProduct(store, 'pro_monthly')
+    product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
 
-  it('one batch of 800 rows over 200 keys, some stored before, ends as row by row', () => {
+  it('one batch of 800 rows over 200 keys, some stored before, ends as row by row', async /*A*/ () => {
     // Deterministic: keys and events from a small generator, with repeats of the same event.
     let s = 7
     const next = () => (s = (s * 48_271) % 2_147_483_647)
@@ -38,39 +38,39 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
       const k = next() % 200
       return row(k, 400 + (next() % 5) * 50, {amount_minor: next() % 1000})
     })
-    const run = (perRow: boolean) => {
+    const run = async /*A*/ (perRow: boolean) => {
       const pre = store.imports.writer('subscriptions')
-      pre.writeChunk(before)
-      pre.commit()
-      pre.close()
+      await pre.writeChunk(before)
+      await pre.commit()
+      await pre.close()
       const w = store.imports.writer('subscriptions')
       if (perRow) {
         // flush() writes what was written so far (SQLite: the stage), in the batch: row by row.
         for (const r of rows) {
-          w.writeChunk([r])
-          w.flush()
+          await w.writeChunk([r])
+          await w.flush()
           expect(w.counts.inserted).toBeGreaterThanOrEqual(0)
         }
-        expect(w.commit()).toBe(true)
+        expect(await w.commit()).toBe(true)
       } else {
-        w.writeChunk(rows)
-        expect(w.commit()).toBe(true)
+        await w.writeChunk(rows)
+        expect(await w.commit()).toBe(true)
       }
-      w.close()
-      return {counts: {...w.counts}, rows: all()}
+      await w.close()
+      return {counts: {...w.counts}, rows: await all()}
     }
-    const byRow = run(true)
+    const byRow = await run(true)
     cleanup()
     ;({cleanup, store} = adapter.open())
-    product = addProduct(store, 'pro_monthly')
-    const batch = run(false)
+    product = await addProduct(store, 'pro_monthly')
+    const batch = await run(false)
     expect(batch.counts).toEqual(byRow.counts)
     expect(batch.rows).toEqual(byRow.rows)
     expect(byRow.counts.inserted).toBe(byRow.rows.length - 65)
     expect(byRow.counts.updated + byRow.counts.unchanged + byRow.counts.stale).toBeGreaterThan(500)
   })
 
-  it('batches staged by the reading thread (externalStages, commitStaged) end as rows flushed one by one; a stage not committed leaves nothing', () => {
+  it('batches staged by the reading thread (externalStages, commitStaged) end as rows flushed one by one; a stage not committed leaves nothing', async /*A*/ () => {
     let s = 11
     const next = () => (s = (s * 48_271) % 2_147_483_647)
     const row = (k: number, ts: number, over: Partial<SubscriptionValues> = {}) =>
@@ -80,31 +80,31 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
       const k = next() % 150
       return row(k, 400 + (next() % 5) * 50, {amount_minor: next() % 1000})
     })
-    const seed = () => {
+    const seed = async /*A*/ () => {
       const pre = store.imports.writer('subscriptions')
-      pre.writeChunk(before)
-      expect(pre.commit()).toBe(true)
-      pre.close()
+      await pre.writeChunk(before)
+      expect(await pre.commit()).toBe(true)
+      await pre.close()
     }
-    const reopen = () => {
+    const reopen = async /*A*/ () => {
       cleanup()
       ;({cleanup, store} = adapter.open())
-      product = addProduct(store, 'pro_monthly')
-      seed()
+      product = await addProduct(store, 'pro_monthly')
+      await seed()
     }
-    seed()
+    await seed()
     // Flushed after every row: the per-row rules one row at a time, counts current after each.
     const one = store.imports.writer('subscriptions')
     let inserted = 0
     for (const r of rows) {
-      one.writeChunk([r])
-      one.flush()
+      await one.writeChunk([r])
+      await one.flush()
       expect(one.counts.inserted).toBeGreaterThanOrEqual(inserted)
       inserted = one.counts.inserted
     }
-    expect(one.commit()).toBe(true)
-    one.close()
-    const byRow = {counts: {...one.counts}, rows: all()}
+    expect(await one.commit()).toBe(true)
+    await one.close()
+    const byRow = {counts: {...one.counts}, rows: await all()}
 
     /** Rows [from, to) into stage `i`, filled through a connection of its own as the reading thread does. */
     const stage = (stages: ExternalStages, i: number, from: number, to: number) => {
@@ -115,30 +115,30 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     }
 
     // Batches of 150 rows, the stages taking turns.
-    reopen()
+    await reopen()
     const w = store.imports.writer('subscriptions')
     const stages = store.imports.fillStages(w.externalStages())
-    for (let i = 0; i < rows.length; i += 150) expect(w.commitStaged(stage(stages, (i / 150) % 2, i, i + 150))).toBe(true)
+    for (let i = 0; i < rows.length; i += 150) expect(await w.commitStaged(stage(stages, (i / 150) % 2, i, i + 150))).toBe(true)
     stages.close()
-    w.close()
+    await w.close()
     expect(w.counts).toEqual(byRow.counts)
-    expect(all()).toEqual(byRow.rows)
+    expect(await all()).toEqual(byRow.rows)
 
     // A stage filled and not committed when the writer closes: nothing of it is in the store.
-    reopen()
+    await reopen()
     const killed = store.imports.writer('subscriptions')
     const killedStages = store.imports.fillStages(killed.externalStages())
-    expect(killed.commitStaged(stage(killedStages, 0, 0, 150))).toBe(true)
-    const committed = all()
+    expect(await killed.commitStaged(stage(killedStages, 0, 0, 150))).toBe(true)
+    const committed = await all()
     stage(killedStages, 1, 150, 300)
     killedStages.close()
-    killed.close()
-    expect(all()).toEqual(committed)
+    await killed.close()
+    expect(await all()).toEqual(committed)
     const again = store.imports.writer('subscriptions')
-    again.writeChunk(rows)
-    expect(again.commit()).toBe(true)
-    again.close()
-    expect(all()).toEqual(byRow.rows)
+    await again.writeChunk(rows)
+    expect(await again.commit()).toBe(true)
+    await again.close()
+    expect(await all()).toEqual(byRow.rows)
   })
 
   it('checkpoints, where the adapter offers them, run on a store in WAL mode through a connection of their own', () => {

@@ -11,23 +11,23 @@ describe.each(ADAPTERS)('store port contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('rolls a failed transaction back whole and returns what a committed one returns', () => {
-    expect(store.transaction(() => 42)).toBe(42)
-    expect(() =>
-      store.transaction(() => {
+  it('rolls a failed transaction back whole and returns what a committed one returns', async /*A*/ () => {
+    expect(await store.transaction(() => 42)).toBe(42)
+    await expect(async /*A*/ () =>
+      await store.transaction(() => {
         throw new Error('boom')
       }),
-    ).toThrow('boom')
+    ).rejects.toThrow('boom')
   })
 
-  it('a write transaction commits, rolls back whole, and a nested one joins it', () => {
-    expect(store.transaction(() => store.transaction(() => store.keys.insert([{created_at: 'x', hash: 'h1', name: 'a', prefix: 'p1'}]).length, {write: true}), {write: true})).toBe(1)
-    expect(() =>
-      store.transaction(() => {
-        store.keys.insert([{created_at: 'x', hash: 'h2', name: 'b', prefix: 'p2'}])
+  it('a write transaction commits, rolls back whole, and a nested one joins it', async /*A*/ () => {
+    expect(await store.transaction(async /*A*/ () => await store.transaction(async /*A*/ () => (await store.keys.insert([{created_at: 'x', hash: 'h1', name: 'a', prefix: 'p1'}])).length, {write: true}), {write: true})).toBe(1)
+    await expect(async /*A*/ () =>
+      await store.transaction(async /*A*/ () => {
+        await store.keys.insert([{created_at: 'x', hash: 'h2', name: 'b', prefix: 'p2'}])
         throw new Error('boom')
       }, {write: true}),
-    ).toThrow('boom')
-    expect(store.keys.list().map((k) => k.name)).toEqual(['a'])
+    ).rejects.toThrow('boom')
+    expect((await store.keys.list()).map((k) => k.name)).toEqual(['a'])
   })
 })

@@ -19,25 +19,25 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
   })
   afterEach(() => cleanup())
 
-  const save = (locks: Lock[]) => store.transaction(() => store.pricing.saveQuotes(locks), {write: true})
+  const save = async /*A*/ (locks: Lock[]) => await store.transaction(async /*A*/ () => await store.pricing.saveQuotes(locks), {write: true})
 
-  it('one text per key in the order asked; undefined where no lock is stored; equal for locks that differ only in key, user, IP, anonymity and dates', () => {
-    expect(store.pricing.loadLockFingerprints([])).toEqual([])
-    save([
+  it('one text per key in the order asked; undefined where no lock is stored; equal for locks that differ only in key, user, IP, anonymity and dates', async /*A*/ () => {
+    expect(await store.pricing.loadLockFingerprints([])).toEqual([])
+    await save([
       lock('alice'),
       lock('bob', {created_at: '2026-02-01T00:00:00.000Z', ip: '203.0.113.9', updated_at: '2026-02-02T00:00:00.000Z'}),
       lock('203.0.113.7', {anonymous: true, ip: '203.0.113.7'}),
     ])
-    const [a, none, b, anon, again] = store.pricing.loadLockFingerprints(['alice', 'nobody', 'bob', '203.0.113.7', 'alice'])
+    const [a, none, b, anon, again] = await store.pricing.loadLockFingerprints(['alice', 'nobody', 'bob', '203.0.113.7', 'alice'])
     expect(typeof a).toBe('string')
     expect(none).toBeUndefined()
     expect(b).toBe(a)
     expect(anon).toBe(a)
     expect(again).toBe(a)
-    expect(store.pricing.loadLockFingerprints(['bob'])).toEqual([a])
+    expect(await store.pricing.loadLockFingerprints(['bob'])).toEqual([a])
   })
 
-  it('differs when any value a reused lock is printed from differs', () => {
+  it('differs when any value a reused lock is printed from differs', async /*A*/ () => {
     const variants: Partial<Lock>[] = [
       {},
       {country: 'AT'},
@@ -54,8 +54,8 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
       {quote: {...lock('x').quote, audience: {api_id: 'students', name: 'Students'}}},
       {quote: {...lock('x').quote, products_to_select: ['basic']}},
     ]
-    save(variants.map((v, i) => lock(`k${i}`, v)))
-    const prints = store.pricing.loadLockFingerprints(variants.map((_, i) => `k${i}`))
+    await save(variants.map((v, i) => lock(`k${i}`, v)))
+    const prints = await store.pricing.loadLockFingerprints(variants.map((_, i) => `k${i}`))
     // arm_id 2 and '2' are one stored value (the column is text), so one fingerprint.
     expect(prints[6]).toBe(prints[7])
     const distinct = prints.filter((_, i) => i !== 7)
@@ -63,15 +63,15 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
     for (const p of prints) expect(typeof p).toBe('string')
   })
 
-  it('follows the writes of the transaction it runs in', () => {
-    save([lock('alice')])
-    const before = store.pricing.loadLockFingerprints(['alice'])[0]
-    store.transaction(
-      () => {
-        store.pricing.saveQuotes([lock('alice', {country: 'FR'})])
-        expect(store.pricing.loadLockFingerprints(['alice'])[0]).not.toBe(before)
-        store.pricing.deleteLocks(['alice'])
-        expect(store.pricing.loadLockFingerprints(['alice'])).toEqual([undefined])
+  it('follows the writes of the transaction it runs in', async /*A*/ () => {
+    await save([lock('alice')])
+    const before = (await store.pricing.loadLockFingerprints(['alice']))[0]
+    await store.transaction(
+      async /*A*/ () => {
+        await store.pricing.saveQuotes([lock('alice', {country: 'FR'})])
+        expect((await store.pricing.loadLockFingerprints(['alice']))[0]).not.toBe(before)
+        await store.pricing.deleteLocks(['alice'])
+        expect(await store.pricing.loadLockFingerprints(['alice'])).toEqual([undefined])
       },
       {write: true},
     )

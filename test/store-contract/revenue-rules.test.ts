@@ -31,13 +31,13 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let products: Record<string, number>
-  beforeAll(() => {
+  beforeAll(async /*A*/ () => {
     ;({cleanup, store} = adapter.open())
-    products = {p1: addProduct(store, 'p1'), p2: addProduct(store, 'p2')}
+    products = {p1: await addProduct(store, 'p1'), p2: await addProduct(store, 'p2')}
   })
   afterAll(() => cleanup())
 
-  it('the latest delete of each record: by timestamp, then id in byte order; of some keys or of all of a kind', () => {
+  it('the latest delete of each record: by timestamp, then id in byte order; of some keys or of all of a kind', async /*A*/ () => {
     const logged = fc.record({
       action: fc.constantFrom('create', 'delete', 'delete', 'update'),
       id: fc.constantFrom(...IDS),
@@ -45,12 +45,12 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
       kind: fc.constantFrom<Kind>('charge', 'subscription'),
       timestamp: fc.nat(3),
     })
-    fc.assert(
-      fc.property(fc.uniqueArray(logged, {maxLength: 16, selector: (e) => e.id}), fc.subarray([0, 1, 2, 3]), (events, asked) => {
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(logged, {maxLength: 16, selector: (e) => e.id}), fc.subarray([0, 1, 2, 3]), async /*A*/ (events, asked) => {
         const r = ++run
         const keyOfRun = (k: number) => recordKey(`u${r}`, 'gateway_a', `s${k}`)
         const log: LoggedEvent[] = events.map((e) => ({action: e.action as LoggedEvent['action'], event: {id: `${r}:${e.id}`, timestamp: e.timestamp}, key: keyOfRun(e.key), kind: e.kind}))
-        store.revenue.logEvents(log, at)
+        await store.revenue.logEvents(log, at)
         for (const kind of ['charge', 'subscription'] as const) {
           const expected = new Map<string, EventRef>()
           for (const e of log) {
@@ -59,8 +59,8 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
             if (!prev || compareEvents(e.event, prev) > 0) expected.set(e.key, e.event)
           }
           const keys = asked.map((k) => keyOfRun(k))
-          expect(store.revenue.latestDeletes(kind, keys)).toEqual(new Map([...expected].filter(([k]) => keys.includes(k))))
-          const all = store.revenue.latestDeletes(kind)
+          expect(await store.revenue.latestDeletes(kind, keys)).toEqual(new Map([...expected].filter(([k]) => keys.includes(k))))
+          const all = await store.revenue.latestDeletes(kind)
           expect(new Map([...all].filter(([k]) => k.startsWith(`["u${r}"`)))).toEqual(expected)
         }
       }),
@@ -68,7 +68,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
     )
   })
 
-  it('a list: newest first, a record without a date last, then the newest row; its filters and the total before the limit', () => {
+  it('a list: newest first, a record without a date last, then the newest row; its filters and the total before the limit', async /*A*/ () => {
     const record = fc.record({
       created: fc.constantFrom(null, 100, 200, 200, 300),
       origin: fc.constantFrom('gateway_a', 'gateway_b'),
@@ -88,8 +88,8 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
       },
       {requiredKeys: []},
     )
-    fc.assert(
-      fc.property(fc.array(record, {maxLength: 8}), fc.array(fc.nat(8), {maxLength: 3}), filters, (records, cuts, f) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(record, {maxLength: 8}), fc.array(fc.nat(8), {maxLength: 3}), filters, async /*A*/ (records, cuts, f) => {
         const r = ++run
         const values: ChargeValues[] = records.map((x, i) =>
           charge({created: x.created, origin: x.origin, origin_id: `ch${i}`, product_id: x.product ? products[x.product] : null, status: x.status, user_id: `${x.user}-${r}`}),
@@ -97,10 +97,10 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
         // Saved in chunks (as imports save): the ids follow the order of saving.
         let from = 0
         for (const cut of [...cuts].sort((a, b) => a - b).concat(values.length)) {
-          store.revenue.save('charges', values.slice(from, Math.max(from, cut)))
+          await store.revenue.save('charges', values.slice(from, Math.max(from, cut)))
           from = Math.max(from, cut)
         }
-        const stored = store.revenue.rows('charges', values.map((v) => keyOf(v)))
+        const stored = await store.revenue.rows('charges', values.map((v) => keyOf(v)))
         const rows = stored.map((s, i) => ({...values[i], id: s!.id}))
         for (let i = 1; i < rows.length; i++) expect(rows[i].id).toBeGreaterThan(rows[i - 1].id)
         const filter = {
@@ -120,22 +120,22 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
           .filter((x) => filter.since === undefined || (x.created !== null && x.created >= filter.since))
           .filter((x) => filter.until === undefined || (x.created !== null && x.created < filter.until))
           .sort((a, b) => (b.created ?? -Infinity) - (a.created ?? -Infinity) || b.id - a.id)
-        const got = store.revenue.list('charges', filter)
+        const got = await store.revenue.list('charges', filter)
         expect(got.total).toBe(taken.length)
         expect(got.rows).toEqual(filter.limit ? taken.slice(0, filter.limit) : taken)
         // Without a user: every run's records, in the same order.
-        const everyone = store.revenue.list('charges', {origin: filter.origin, status: filter.status}).rows.filter((x) => x.user_id.endsWith(`-${r}`))
+        const everyone = (await store.revenue.list('charges', {origin: filter.origin, status: filter.status})).rows.filter((x) => x.user_id.endsWith(`-${r}`))
         const expected = rows
           .filter((x) => (filter.origin === undefined || x.origin === filter.origin) && (filter.status === undefined || x.status === filter.status))
           .sort((a, b) => (b.created ?? -Infinity) - (a.created ?? -Infinity) || b.id - a.id)
         expect(everyone.map((x) => withoutId(x))).toEqual(expected.map((x) => withoutId(x)))
-        store.revenue.remove('charges', values.map((v) => keyOf(v)))
+        await store.revenue.remove('charges', values.map((v) => keyOf(v)))
       }),
       {numRuns: 60},
     )
   })
 
-  it('net revenue per period and group: succeeded charges in [start, end), USD amount less refunds; country of the charge, else of the user, else "unknown"', () => {
+  it('net revenue per period and group: succeeded charges in [start, end), USD amount less refunds; country of the charge, else of the user, else "unknown"', async /*A*/ () => {
     const record = fc.record({
       amount: fc.option(fc.integer({max: 10_000, min: 0}), {freq: 4}),
       country: fc.constantFrom(null, 'DE', 'JP'),
@@ -146,15 +146,15 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
       user: fc.constantFrom('u1', 'u2', 'u3'),
     })
     const period = fc.tuple(fc.integer({max: 12, min: 0}), fc.integer({max: 13, min: 0})).map(([a, b]): Period => ({end: Math.max(a, b), start: Math.min(a, b)}))
-    fc.assert(
-      fc.property(fc.array(record, {maxLength: 10}), fc.array(period, {maxLength: 3, minLength: 1}), (records, periods) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(record, {maxLength: 10}), fc.array(period, {maxLength: 3, minLength: 1}), async /*A*/ (records, periods) => {
         const r = ++run
         // Each run's charges at times of its own, so other runs' (removed anyway) never fall in its periods.
         const base = r * 1000
         // u1 has a stored country, u2 one too, u3 none.
-        store.transaction(
-          () =>
-            store.pricing.saveUserCountries([
+        await store.transaction(
+          async /*A*/ () =>
+            await store.pricing.saveUserCountries([
               {at, country: 'FR', userId: `u1-${r}`},
               {at, country: 'JP', userId: `u2-${r}`},
             ]),
@@ -173,7 +173,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
             user_id: `${x.user}-${r}`,
           }),
         )
-        store.revenue.save('charges', values)
+        await store.revenue.save('charges', values)
         const shifted = periods.map((p) => ({end: base + p.end, start: base + p.start}))
         for (const by of ['country', 'month', 'product'] as const) {
           const expected = periods.map((p) => {
@@ -185,35 +185,35 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
             })
             return out
           })
-          expect(store.revenue.netRevenue(by, shifted), by).toEqual(expected)
+          expect(await store.revenue.netRevenue(by, shifted), by).toEqual(expected)
         }
-        store.revenue.remove('charges', values.map((v) => keyOf(v)))
+        await store.revenue.remove('charges', values.map((v) => keyOf(v)))
       }),
       {numRuns: 60},
     )
   })
 
-  it('a delete forgets the events of a subscription before it (timestamp, then id in byte order), of that subscription only; history groups each event', () => {
+  it('a delete forgets the events of a subscription before it (timestamp, then id in byte order), of that subscription only; history groups each event', async /*A*/ () => {
     const stored = fc.record({country: fc.constantFrom(null, 'DE'), id: fc.constantFrom(...IDS), timestamp: fc.nat(3)})
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.uniqueArray(stored, {maxLength: 10, selector: (e) => e.id}),
         fc.constantFrom(...IDS),
         fc.nat(3),
         fc.constantFrom('u1', 'u3'),
-        (events, beforeId, beforeTs, user) => {
+        async /*A*/ (events, beforeId, beforeTs, user) => {
           const r = ++run
-          store.transaction(() => store.pricing.saveUserCountries([{at, country: 'FR', userId: `u1-${r}`}]), {write: true})
+          await store.transaction(async /*A*/ () => await store.pricing.saveUserCountries([{at, country: 'FR', userId: `u1-${r}`}]), {write: true})
           // Two subscriptions with the same events; the record's own latest event is not stored.
           const subs = ['mine', 'other'].map((id) =>
             subscription({country: null, latest_event_id: '~record', latest_event_timestamp: 99, origin_id: `${id}-${r}`, product_id: products.p1, user_id: `${user}-${r}`}),
           )
-          store.revenue.save('subscriptions', subs)
+          await store.revenue.save('subscriptions', subs)
           const eventsOf = (s: (typeof subs)[number]): SubscriptionEvent[] => events.map((e) => ({...eventOfRecord(s, {id: e.id, timestamp: e.timestamp}), country: e.country}))
-          store.revenue.saveSubscriptionEvents([...eventsOf(subs[0]), ...eventsOf(subs[1])])
+          await store.revenue.saveSubscriptionEvents([...eventsOf(subs[0]), ...eventsOf(subs[1])])
           const before = {id: beforeId, timestamp: beforeTs}
-          store.revenue.dropSubscriptionEvents(keyOf(subs[0]), before)
-          const history = store.revenue.history('country').filter((e) => e.user_id === `${user}-${r}`)
+          await store.revenue.dropSubscriptionEvents(keyOf(subs[0]), before)
+          const history = (await store.revenue.history('country')).filter((e) => e.user_id === `${user}-${r}`)
           const left = (originId: string) =>
             history
               .filter((e) => e.origin_id === originId && !e.record)
@@ -225,7 +225,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
           expect(left(subs[1].origin_id)).toEqual(events.map(line).sort())
           // Each record is read as its own latest event too, grouped the same way.
           expect(history.filter((e) => e.record).map((e) => `${e.origin_id} ${e.key}`).sort()).toEqual(subs.map((s) => `${s.origin_id} ${fallback}`).sort())
-          store.revenue.remove('subscriptions', subs.map((s) => keyOf(s)))
+          await store.revenue.remove('subscriptions', subs.map((s) => keyOf(s)))
         },
       ),
       {numRuns: 60},

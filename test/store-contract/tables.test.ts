@@ -15,8 +15,8 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('lists every data table, parents before the tables that reference them, with portable column types', () => {
-    const shapes = store.tables.list()
+  it('lists every data table, parents before the tables that reference them, with portable column types', async /*A*/ () => {
+    const shapes = await store.tables.list()
     const names = shapes.map((t) => t.name)
     for (const t of ['settings', 'products', 'country_prices', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'events', 'api_keys', 'changes', 'change_rows', 'fx_rates', 'currency_exponents']) {
       expect(names, t).toContain(t)
@@ -30,47 +30,47 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
     expect(shapes.find((t) => t.name === 'fx_rates')!.columns.find((c) => c.name === 'rate')?.type).toBe('real')
   })
 
-  it('replace empties every table (the seed too), writes rows as given, and reads them back in key order, a chunk at a time', () => {
-    expect(store.tables.counts().settings).toBeGreaterThan(0)
+  it('replace empties every table (the seed too), writes rows as given, and reads them back in key order, a chunk at a time', async /*A*/ () => {
+    expect((await store.tables.counts()).settings).toBeGreaterThan(0)
     const big = 9_007_199_254_740_993n
-    store.tables.replace((write) => {
+    await store.tables.replace((write) => {
       write('api_keys', KEY_COLUMNS, [KEY(3n, 'c'), KEY(1n, 'a')])
       write('api_keys', KEY_COLUMNS, [KEY(2n, 'b'), KEY(big, 'big')])
     })
-    const counts = store.tables.counts()
+    const counts = await store.tables.counts()
     expect(counts.api_keys).toBe(4)
     expect(counts.settings).toBe(0)
     expect(counts.fx_rates).toBe(0)
-    const chunks = store.tables.snapshot(() => [...store.tables.read('api_keys', ['id', 'name'], 3)])
+    const chunks = await store.tables.snapshot(() => [...store.tables.read('api_keys', ['id', 'name'], 3)])
     expect(chunks.map((c) => c.length)).toEqual([3, 1])
     expect(chunks.flat().map((r) => r[1])).toEqual(['a', 'b', 'c', 'big'])
     expect(chunks.flat()[3][0]).toBe(big)
     // The port's own reads see them.
-    expect(store.keys.list().map((k) => k.name)).toEqual(['a', 'b', 'c', 'big'])
+    expect((await store.keys.list()).map((k) => k.name)).toEqual(['a', 'b', 'c', 'big'])
   })
 
-  it('replace leaves the store as it was when anything throws, and checks foreign keys at the end', () => {
-    const before = store.tables.counts()
-    expect(() =>
-      store.tables.replace((write) => {
+  it('replace leaves the store as it was when anything throws, and checks foreign keys at the end', async /*A*/ () => {
+    const before = await store.tables.counts()
+    await expect(async /*A*/ () =>
+      await store.tables.replace((write) => {
         write('api_keys', KEY_COLUMNS, [KEY(1n, 'a')])
         throw new Error('boom')
       }),
-    ).toThrow('boom')
-    expect(store.tables.counts()).toEqual(before)
-    expect(() =>
-      store.tables.replace((write) => {
+    ).rejects.toThrow('boom')
+    expect(await store.tables.counts()).toEqual(before)
+    await expect(async /*A*/ () =>
+      await store.tables.replace((write) => {
         write('country_prices', ['product_id', 'country', 'currency', 'amount_minor', 'position'], [[42n, 'DE', 'EUR', 999n, 0n]])
       }),
-    ).toThrow()
-    expect(store.tables.counts()).toEqual(before)
+    ).rejects.toThrow()
+    expect(await store.tables.counts()).toEqual(before)
   })
 
-  it('takes child rows before their parents within one replace (foreign keys checked at the end)', () => {
-    store.tables.replace((write) => {
+  it('takes child rows before their parents within one replace (foreign keys checked at the end)', async /*A*/ () => {
+    await store.tables.replace((write) => {
       write('country_prices', ['product_id', 'country', 'currency', 'amount_minor', 'position'], [[7n, 'DE', 'EUR', 999n, 0n]])
       write('products', ['id', 'api_id', 'name', 'base_px_minor', 'interval', 'interval_count', 'baseline_id', 'created_at', 'updated_at'], [[7n, 'p7', 'P7', 1000n, 'month', 1n, 8n, 'x', 'x'], [8n, 'p8', 'P8', 500n, 'month', 1n, null, 'x', 'x']])
     })
-    expect(store.tables.counts()).toMatchObject({country_prices: 1, products: 2})
+    expect(await store.tables.counts()).toMatchObject({country_prices: 1, products: 2})
   })
 })

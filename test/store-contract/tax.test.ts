@@ -21,18 +21,18 @@ describe.each(ADAPTERS)('tax contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  const write = <T>(fn: () => T): T => store.transaction(fn, {write: true})
+  const write = async /*A*/ <T>(fn: () => T): Promise<T> => await store.transaction(fn, {write: true})
 
-  it('keeps dated operator rates per country and category; the same day replaces; deletes by day or whole', () => {
-    expect(store.config.taxRates()).toEqual([])
-    write(() => {
-      store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, AT)
-      store.config.saveTaxRate({bp: 2100, category: '', country: 'DE', from: '2027-01-01', source: 'manual'}, AT)
-      store.config.saveTaxRate({bp: 500, category: 'ebook', country: 'DE', from: '2026-01-01', source: 'manual'}, AT)
-      store.config.saveTaxRate({bp: 1925, category: '', country: 'CM', from: '2026-01-01', source: 'manual'}, AT)
-      store.config.saveTaxRate({bp: 1950, category: '', country: 'CM', from: '2026-01-01', source: 'law 2026'}, AT)
+  it('keeps dated operator rates per country and category; the same day replaces; deletes by day or whole', async /*A*/ () => {
+    expect(await store.config.taxRates()).toEqual([])
+    await write(async /*A*/ () => {
+      await store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, AT)
+      await store.config.saveTaxRate({bp: 2100, category: '', country: 'DE', from: '2027-01-01', source: 'manual'}, AT)
+      await store.config.saveTaxRate({bp: 500, category: 'ebook', country: 'DE', from: '2026-01-01', source: 'manual'}, AT)
+      await store.config.saveTaxRate({bp: 1925, category: '', country: 'CM', from: '2026-01-01', source: 'manual'}, AT)
+      await store.config.saveTaxRate({bp: 1950, category: '', country: 'CM', from: '2026-01-01', source: 'law 2026'}, AT)
     })
-    const rows = store.config.taxRates()
+    const rows = await store.config.taxRates()
     expect(rows).toEqual([
       {bp: 1950, category: '', country: 'CM', from: '2026-01-01', source: 'law 2026'},
       {bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'},
@@ -42,20 +42,20 @@ describe.each(ADAPTERS)('tax contract: $name', (adapter) => {
     // Dated: the 2027 rate is scheduled, not used before its day.
     expect(rateFor(rows, 'DE', 'standard', '2026-06-01').bp).toBe(2000)
     expect(rateFor(rows, 'DE', 'standard', '2027-01-01').bp).toBe(2100)
-    expect(write(() => store.config.deleteTaxRates('DE', '', '2027-01-01'))).toBe(1)
-    expect(store.config.taxRates().filter((r) => r.country === 'DE')).toHaveLength(2)
-    expect(write(() => store.config.deleteTaxRates('DE', 'ebook'))).toBe(1)
-    expect(store.config.taxRates().map((r) => `${r.country}${r.category}`)).toEqual(['CM', 'DE'])
+    expect(await write(async /*A*/ () => await store.config.deleteTaxRates('DE', '', '2027-01-01'))).toBe(1)
+    expect((await store.config.taxRates()).filter((r) => r.country === 'DE')).toHaveLength(2)
+    expect(await write(async /*A*/ () => await store.config.deleteTaxRates('DE', 'ebook'))).toBe(1)
+    expect((await store.config.taxRates()).map((r) => `${r.country}${r.category}`)).toEqual(['CM', 'DE'])
   })
 
-  it('keeps behaviour settings of the store, countries and products, and a product category', () => {
-    write(() => {
-      store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, AT)
-      store.config.saveTaxSetting({behavior: 'exclusive', category: null, scope: 'country', subject: 'FR'}, AT)
-      store.config.saveTaxSetting({behavior: null, category: 'ebook', scope: 'product', subject: 'book'}, AT)
-      store.config.saveTaxSetting({behavior: 'exclusive', category: 'ebook', scope: 'product', subject: 'book'}, AT)
+  it('keeps behaviour settings of the store, countries and products, and a product category', async /*A*/ () => {
+    await write(async /*A*/ () => {
+      await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, AT)
+      await store.config.saveTaxSetting({behavior: 'exclusive', category: null, scope: 'country', subject: 'FR'}, AT)
+      await store.config.saveTaxSetting({behavior: null, category: 'ebook', scope: 'product', subject: 'book'}, AT)
+      await store.config.saveTaxSetting({behavior: 'exclusive', category: 'ebook', scope: 'product', subject: 'book'}, AT)
     })
-    const rows = store.config.taxSettings()
+    const rows = await store.config.taxSettings()
     expect(rows).toEqual([
       {behavior: 'exclusive', category: null, scope: 'country', subject: 'FR'},
       {behavior: 'exclusive', category: 'ebook', scope: 'product', subject: 'book'},
@@ -64,25 +64,25 @@ describe.each(ADAPTERS)('tax contract: $name', (adapter) => {
     const s = taxSettingsOf(rows)
     expect(s.store).toBe('inclusive')
     expect(s.countries.get('FR')).toBe('exclusive')
-    expect(write(() => store.config.deleteTaxSetting('country', 'FR'))).toBe(true)
-    expect(store.config.deleteTaxSetting('country', 'FR')).toBe(false)
+    expect(await write(async /*A*/ () => await store.config.deleteTaxSetting('country', 'FR'))).toBe(true)
+    expect(await store.config.deleteTaxSetting('country', 'FR')).toBe(false)
   })
 
-  it('records tax writes in the history and restores them', () => {
-    store.history.begin({actor: 'alice', at: AT, command: 'pricectl tax set DE 20'})
-    write(() => store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, AT))
-    write(() => store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, AT))
-    const change = store.history.currentChange()!
-    store.history.end()
-    const rows = store.history.rows(change)
+  it('records tax writes in the history and restores them', async /*A*/ () => {
+    await store.history.begin({actor: 'alice', at: AT, command: 'pricectl tax set DE 20'})
+    await write(async /*A*/ () => await store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, AT))
+    await write(async /*A*/ () => await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, AT))
+    const change = (await store.history.currentChange())!
+    await store.history.end()
+    const rows = await store.history.rows(change)
     expect(rows.map((r) => [r.table, r.action, r.key])).toEqual([
       ['tax_rates', 'inserted', ['DE', '', '2026-01-01']],
       ['tax_settings', 'inserted', ['store', '']],
     ])
-    store.history.begin({actor: 'alice', at: AT, command: 'pricectl revert'})
-    write(() => store.history.restore(rows.map((r) => ({before: r.before, key: r.key, table: r.table})).reverse()))
-    store.history.end()
-    expect(store.config.taxRates()).toEqual([])
-    expect(store.config.taxSettings()).toEqual([])
+    await store.history.begin({actor: 'alice', at: AT, command: 'pricectl revert'})
+    await write(async /*A*/ () => await store.history.restore(rows.map((r) => ({before: r.before, key: r.key, table: r.table})).reverse()))
+    await store.history.end()
+    expect(await store.config.taxRates()).toEqual([])
+    expect(await store.config.taxSettings()).toEqual([])
   })
 })

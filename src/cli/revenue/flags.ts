@@ -170,13 +170,13 @@ export function when(ts: null | number): string {
 export type ProductName = (id: null | number) => string
 
 /** The api_ids of the products of some records, read in one call. */
-export function productNames(store: StorePort, records: readonly {service_product_id?: null | number; service_product_id2?: null | number}[]): ProductName {
+export async /*A*/ function productNames(store: StorePort, records: readonly {service_product_id?: null | number; service_product_id2?: null | number}[]): Promise<ProductName> {
   const ids = new Set<number>()
   for (const r of records) {
     const id = r.service_product_id ?? r.service_product_id2
     if (typeof id === 'number') ids.add(id)
   }
-  const names = ids.size > 0 ? store.catalog.productApiIds([...ids]) : new Map<number, string>()
+  const names = ids.size > 0 ? await store.catalog.productApiIds([...ids]) : new Map<number, string>()
   return (id) => (id === null ? '(product deleted)' : (names.get(id) ?? '(product deleted)'))
 }
 
@@ -201,9 +201,9 @@ export function recordView(record: ChargeRecord | SubscriptionRecord | Subscript
  * What a create, update or delete prints and returns: the outcome, then the record when
  * this write created or changed it (not when it was stale, a duplicate or a delete).
  */
-export function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>, store: StorePort): {message: string; record: null | R; success: true} {
+export async /*A*/ function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>, store: StorePort): Promise<{message: string; record: null | R; success: true}> {
   log(r.message)
-  if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record, productNames(store, [r.record])))
+  if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record, await productNames(store, [r.record])))
   return {message: r.message, record: r.record, success: true}
 }
 

@@ -17,8 +17,8 @@ export function money(v: null | number): string {
  * The note for a store with charges and no subscriptions: MRR, subscription counts and
  * cohorts come from subscriptions only, so they read 0 or empty there.
  */
-export function chargesOnlyNote(store: {tables: {counts(): Record<string, number>}}): string | undefined {
-  const counts = store.tables.counts()
+export async function chargesOnlyNote(store: {tables: {counts(): Promise<Record<string, number>>}}): Promise<string | undefined> {
+  const counts = await store.tables.counts()
   if ((counts.subscriptions ?? 0) > 0 || (counts.charges ?? 0) === 0) return undefined
   return `note: this store holds charges and no subscriptions: MRR, subscription counts and cohorts come from subscriptions only (one-time charges count in net charge revenue); record subscriptions with "pricectl subscriptions create" or "pricectl subscriptions import"`
 }

@@ -75,44 +75,44 @@ export type ArmCounts = {conversions: number; revenue_minor: number; visitors: n
 
 export interface ExperimentsRepository {
   /** The experiments of the ids, in order (undefined where none). */
-  get(ids: readonly number[]): (Experiment | undefined)[]
+  /*A*/ get(ids: readonly number[]): Promise<(Experiment | undefined)[]>
   /** Every experiment (of a status), by id. */
-  list(status?: Status): Experiment[]
+  /*A*/ list(status?: Status): Promise<Experiment[]>
   /** Store new drafts created at `now`; returns their ids, in order. */
-  insert(defs: readonly ExperimentDef[], now: string): number[]
+  /*A*/ insert(defs: readonly ExperimentDef[], now: string): Promise<number[]>
   /** Replace an experiment's definition (its products and arms too). */
-  replace(id: number, def: ExperimentDef, now: string): void
+  /*A*/ replace(id: number, def: ExperimentDef, now: string): Promise<void>
   /** Set the status; running keeps the first start time and clears the stop time. */
-  setStatus(ids: readonly number[], status: Status, now: string): void
+  /*A*/ setStatus(ids: readonly number[], status: Status, now: string): Promise<void>
   /** Delete experiments with their products and arms. */
-  remove(ids: readonly number[]): void
+  /*A*/ remove(ids: readonly number[]): Promise<void>
   /** Audience ids by api_id (absent ones are left out). */
-  audienceIds(apiIds: readonly string[]): Map<string, number>
+  /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
   /** The product columns an experiment needs, by api_id (absent ones are left out). */
-  productsByApiId(apiIds: readonly string[]): Map<string, ExperimentProduct>
+  /*A*/ productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>>
   /** Whether a product has this api_id or name. */
-  productNamed(text: string): boolean
+  /*A*/ productNamed(text: string): Promise<boolean>
   /** Experiments (other than `except`) running on any of these products, by id. */
-  runningOn(productIds: readonly number[], except: number): {id: number; name: string}[]
+  /*A*/ runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]>
   /** Record one exposure (a chunk of one, without an array or a transaction of its own). */
-  recordExposure(exposure: Exposure): ExposureChange
+  /*A*/ recordExposure(exposure: Exposure): Promise<ExposureChange>
   /** Record exposures (pricing: a chunk's, at its flush); returns what each changed, in order. */
-  recordExposures(exposures: readonly Exposure[]): ExposureChange[]
+  /*A*/ recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]>
   /**
    * The arm each visitor (lock key) is exposed to in an experiment, in input order
    * (undefined: no exposure). Read when a chunk of price requests begins, for the chunk's
    * new quotes, so the chunk knows what its exposures will change without reading the store
    * while it prices.
    */
-  exposuresOf(experimentId: number, visitors: readonly string[]): (string | undefined)[]
+  /*A*/ exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]>
   /** Move anonymous exposures to the users who adopted their locks (dropped where the user has one). */
-  adoptExposures(adoptions: readonly Adoption[]): void
+  /*A*/ adoptExposures(adoptions: readonly Adoption[]): Promise<void>
   /**
    * Visitors, conversions and revenue per arm. A conversion is a subscription (pending
    * excluded) or a succeeded charge of an exposed user for a product of the experiment,
    * created at or after the exposure; it is worth amount_usd_monthly (one-time
    * subscriptions: amount_usd) or the charge's amount_usd less refunds, in cents.
    */
-  armCounts(experimentId: number): Map<string, ArmCounts>
+  /*A*/ armCounts(experimentId: number): Promise<Map<string, ArmCounts>>
 }
 

@@ -95,28 +95,28 @@ export type HistoryFilter = {
 
 export interface HistoryRepository {
   /** Whether writes on this connection are attributed (begin() was called, end() was not). */
-  active(): boolean
+  /*A*/ active(): Promise<boolean>
   /** Attribute every recorded write on this connection to `context`, until end() or the next begin(). */
-  begin(context: ChangeContext): void
+  /*A*/ begin(context: ChangeContext): Promise<void>
   /** The current context's change, once something was recorded in it. */
-  currentChange(): number | undefined
+  /*A*/ currentChange(): Promise<number | undefined>
   /** The current row of `table` with primary key `key`, as the history images it; null when there is none. */
-  currentImage(table: string, key: unknown[]): null | Record<string, unknown>
+  /*A*/ currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>>
   /** Stop attributing writes (later writes are not recorded). */
-  end(): void
-  get(id: number): ChangeRecord | undefined
+  /*A*/ end(): Promise<void>
+  /*A*/ get(id: number): Promise<ChangeRecord | undefined>
   /** Later changes than `id` that wrote any of the same rows (table and key), oldest first. */
-  laterWritesOfRows(id: number): {change_id: number; key: unknown[]; table: string}[]
-  list(filter: HistoryFilter): ChangeRecord[]
+  /*A*/ laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]>
+  /*A*/ list(filter: HistoryFilter): Promise<ChangeRecord[]>
   /** Mark the current context's change (summary, the change it reverts). */
-  note(note: {reverts?: number; summary?: string}): void
+  /*A*/ note(note: {reverts?: number; summary?: string}): Promise<void>
   /** Internal ids a product api_id has or had (history included). */
-  productIds(apiId: string): number[]
+  /*A*/ productIds(apiId: string): Promise<number[]>
   /**
    * Put rows back as `before` images say, in the order given: a row without a before image
    * is deleted, another is inserted or overwritten. Foreign keys are checked at commit.
    * Call inside a transaction.
    */
-  restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): void
-  rows(id: number): ChangeRow[]
+  /*A*/ restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void>
+  /*A*/ rows(id: number): Promise<ChangeRow[]>
 }

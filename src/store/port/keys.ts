@@ -21,20 +21,20 @@ export interface KeysRepository {
    * Store keys, in order. A key whose prefix or hash is taken already is not stored: its
    * entry is undefined (the caller draws a new key), and the others are stored.
    */
-  insert(keys: readonly NewApiKey[]): (ApiKeyRow | undefined)[]
+  /*A*/ insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]>
   /** Keys by id order; `status` filters active (not revoked) or revoked keys. */
-  list(status?: 'active' | 'revoked'): ApiKeyRow[]
+  /*A*/ list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]>
   /** How many keys are not revoked. */
-  activeCount(): number
+  /*A*/ activeCount(): Promise<number>
   /** The keys the refs name, in order (undefined where none). */
-  find(refs: readonly KeyRef[]): (ApiKeyRow | undefined)[]
+  /*A*/ find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]>
   /** Revoke the keys (a revoked key stays revoked, with its first time); returns how many changed. */
-  revoke(ids: readonly number[], at: string): number
+  /*A*/ revoke(ids: readonly number[], at: string): Promise<number>
   /** The caller of an active key by the hash of the whole key: one prepared lookup per request. */
-  activeByHash(hash: string): KeyCaller | undefined
+  /*A*/ activeByHash(hash: string): Promise<KeyCaller | undefined>
   /**
    * Record last use of keys, in one write that never waits for another writer: false when
    * the store is busy (nothing written; the caller keeps the times for later).
    */
-  recordUse(uses: readonly (readonly [id: number, at: string])[]): boolean
+  /*A*/ recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean>
 }

@@ -34,7 +34,7 @@ export interface PricingRepository {
    */
   writeBehind?(requests: number): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
-  loadLocks(keys: readonly string[]): (Lock | undefined)[]
+  /*A*/ loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]>
   /**
    * Per key, a text standing for what a reused lock's answer is made of (its country,
    * currency, package, experiment and arm, and its stored quote), or undefined where no lock
@@ -42,35 +42,35 @@ export interface PricingRepository {
    * texts of the same store. Cheaper than loadLocks: batch pricing reuses the line it
    * printed for a lock of the same text (docs/performance.md "Locked users: fingerprints and printed lines").
    */
-  loadLockFingerprints(keys: readonly string[]): (string | undefined)[]
+  /*A*/ loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]>
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
-  loadAnonymousLocks(ips: readonly string[]): (Lock | undefined)[]
+  /*A*/ loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]>
   /**
    * Store these locks. A new key is inserted as given; an existing key keeps its
    * created_at and takes everything else from the lock.
    */
-  saveQuotes(locks: readonly Lock[]): void
+  /*A*/ saveQuotes(locks: readonly Lock[]): Promise<void>
   /** Remove the locks of these keys (unknown keys are ignored). */
-  deleteLocks(keys: readonly string[]): void
+  /*A*/ deleteLocks(keys: readonly string[]): Promise<void>
 
   /** The stored country of these users (undefined: no users row, or no country on it). */
-  userCountries(userIds: readonly string[]): (string | undefined)[]
+  /*A*/ userCountries(userIds: readonly string[]): Promise<(string | undefined)[]>
   /**
    * Store users' countries: a new user gets created_at = updated_at = at; a known one
    * whose country differs gets the country and updated_at = at; the same country changes nothing.
    */
-  saveUserCountries(rows: readonly UserCountry[]): void
+  /*A*/ saveUserCountries(rows: readonly UserCountry[]): Promise<void>
   /** A user as `user get` shows it: the anonymous lock of that id (an IP) first, else the users row. */
-  user(userId: string): undefined | User
+  /*A*/ user(userId: string): Promise<undefined | User>
   /** Whether any subscription or charge names this user id. */
-  userHasRevenue(userId: string): boolean
+  /*A*/ userHasRevenue(userId: string): Promise<boolean>
 
   /**
    * A number that changes whenever another connection commits to the store (SQLite's
    * data_version): a long-lived pricing context (the server's) is rebuilt when it moves.
    * Commits made through this store itself do not move it.
    */
-  catalogVersion(): number
+  /*A*/ catalogVersion(): Promise<number>
   /**
    * catalogVersion() where it is a local read that moves on every commit of another
    * connection, whatever it wrote (SQLite's data_version): a long-lived process reads it once
@@ -89,24 +89,24 @@ export interface PricingRepository {
    * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
    * a batch reads the catalog in one call instead of one call per product it meets.
    */
-  catalogSnapshot(): PricingProduct[]
+  /*A*/ catalogSnapshot(): Promise<PricingProduct[]>
   /** A product's row by api_id (the columns pricing, revenue and imports read; src/catalog/lookup.ts). */
-  productRow(apiId: string): ProductRow | undefined
+  /*A*/ productRow(apiId: string): Promise<ProductRow | undefined>
   /** A product's row by store id. */
-  productRowById(id: number): ProductRow | undefined
+  /*A*/ productRowById(id: number): Promise<ProductRow | undefined>
   /**
    * The products with an integration of one of these types whose gateway reference is `ref`,
    * one entry per matching integration, by type then integration order of creation.
    */
-  integrationMatches(types: readonly string[], ref: string): IntegrationMatch[]
+  /*A*/ integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]>
   /** Pricing's view of one product by api_id: row, country prices, gateways, plan currencies. */
-  product(apiId: string): PricingProduct | undefined
+  /*A*/ product(apiId: string): Promise<PricingProduct | undefined>
   /** The api_id of a product by its store id (baseline references). */
-  productApiId(id: number): string | undefined
+  /*A*/ productApiId(id: number): Promise<string | undefined>
   /** Every product's api_id, sorted. */
-  productApiIds(): string[]
+  /*A*/ productApiIds(): Promise<string[]>
   /** Countries that have a country price or a localization factor, sorted, without repeats. */
-  pricedCountries(): string[]
+  /*A*/ pricedCountries(): Promise<string[]>
 }
 
 /**

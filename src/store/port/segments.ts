@@ -73,31 +73,31 @@ export type AudienceUses = {campaigns: string[]; experiments: number[]; packages
 
 export interface SegmentsRepository {
   /** Every audience, highest priority first, equal priorities by api_id (never by insertion). */
-  listAudiences(): StoredAudience[]
+  /*A*/ listAudiences(): Promise<StoredAudience[]>
   /** The audiences with these api_ids, in the order given; unknown ones are left out. */
-  getAudiences(apiIds: readonly string[]): StoredAudience[]
+  /*A*/ getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]>
   /** Store ids of audiences by api_id; unknown api_ids are absent from the map. */
-  audienceIds(apiIds: readonly string[]): Map<string, number>
+  /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
   /** Insert or replace whole audiences (prices as a whole list), stamped `at`. Atomic. */
-  saveAudiences(defs: readonly AudienceDef[], at: string): SaveResult
+  /*A*/ saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult>
   /** Campaigns and packages segmented on the audience with store id `id`, experiments targeting it; each sorted. */
-  audienceUses(id: number): AudienceUses
+  /*A*/ audienceUses(id: number): Promise<AudienceUses>
   /** Delete an audience with the campaigns and packages segmented on it. Atomic. */
-  deleteAudience(id: number): void
+  /*A*/ deleteAudience(id: number): Promise<void>
 
   /** Every package, by api_id. */
-  listPackages(): StoredPackage[]
+  /*A*/ listPackages(): Promise<StoredPackage[]>
   /** The packages with these api_ids, in the order given; unknown ones are left out. */
-  getPackages(apiIds: readonly string[]): StoredPackage[]
+  /*A*/ getPackages(apiIds: readonly string[]): Promise<StoredPackage[]>
   /** Insert or replace whole packages (products as a whole list), stamped `at`. Atomic. */
-  savePackages(defs: readonly PackageDef[], at: string): SaveResult
-  deletePackage(id: number): void
+  /*A*/ savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult>
+  /*A*/ deletePackage(id: number): Promise<void>
 
   /** Every campaign, by api_id. */
-  listCampaigns(): StoredCampaign[]
+  /*A*/ listCampaigns(): Promise<StoredCampaign[]>
   /** The campaigns with these api_ids, in the order given; unknown ones are left out. */
-  getCampaigns(apiIds: readonly string[]): StoredCampaign[]
+  /*A*/ getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]>
   /** Insert new campaigns, stamped `at`; an api_id already stored is a UniqueConflictError. Atomic. */
-  addCampaigns(defs: readonly CampaignDef[], at: string): void
-  deleteCampaign(id: number): void
+  /*A*/ addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void>
+  /*A*/ deleteCampaign(id: number): Promise<void>
 }

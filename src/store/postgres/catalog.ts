@@ -31,35 +31,35 @@ export class PgCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ products
 
-  listProducts(): Product[] {
-    return this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products ORDER BY api_id COLLATE "C"`), true)
+  async /*A*/ listProducts(): Promise<Product[]> {
+    return await this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products ORDER BY api_id COLLATE "C"`), true)
   }
 
-  getProducts(apiIds: readonly string[]): Product[] {
+  async /*A*/ getProducts(apiIds: readonly string[]): Promise<Product[]> {
     if (apiIds.length === 0) return []
-    return inOrder(apiIds, this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = ANY($1::text[])`, [apiIds])))
+    return inOrder(apiIds, await this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
 
-  productIds(apiIds: readonly string[]): Map<string, number> {
+  async /*A*/ productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM products WHERE api_id = ANY($1::text[])', [apiIds])
     return new Map(rows.map((r) => [r.api_id, r.id]))
   }
 
-  productApiIds(ids: readonly number[]): Map<number, string> {
+  async /*A*/ productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map()
     const rows = this.sql.rows<{api_id: string; id: number}>('SELECT id, api_id FROM products WHERE id = ANY($1::bigint[])', [ids])
     return new Map(rows.map((r) => [r.id, r.api_id]))
   }
 
-  featureGroups(ids: readonly number[]): Map<number, FeatureGroupDef> {
+  async /*A*/ featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
     if (ids.length === 0) return new Map()
     const rows = this.sql.rows<FeatureGroupDef & {id: number}>('SELECT id, api_id, name, description FROM feature_groups WHERE id = ANY($1::bigint[])', [ids])
     return new Map(rows.map(({id, ...g}) => [id, g]))
   }
 
   /** Rows with their lists: one query per list for the whole chunk (`all`: every product, no filter). */
-  private withLists(rows: ProductRow[], all = false): Product[] {
+  private async /*A*/ withLists(rows: ProductRow[], all = false): Promise<Product[]> {
     if (rows.length === 0) return []
     const params = all ? [] : [rows.map((r) => r.id)]
     const where = (column: string) => (all ? '' : `WHERE ${column} = ANY($1::bigint[])`)
@@ -80,12 +80,12 @@ export class PgCatalog implements CatalogRepository {
       ),
     )
     const trials = byProduct(this.sql.rows<Trial & {product_id: number}>(`SELECT product_id, "interval", interval_count FROM product_trials ${where('product_id')} ORDER BY product_id, position`, params))
-    const baselines = this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
+    const baselines = await this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
 
     return rows.map((r) => productFromRecord(r, {baselines, features, integrations, prices, trials}))
   }
 
-  saveProducts(defs: readonly ProductDef[], at: string): SaveResult {
+  async /*A*/ saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -201,7 +201,7 @@ export class PgCatalog implements CatalogRepository {
     }
   }
 
-  productUses(id: number): ProductUses {
+  async /*A*/ productUses(id: number): Promise<ProductUses> {
     const r = this.sql.rows<ProductUses>(
       `SELECT (SELECT count(*) FROM audience_prices WHERE product_id = $1)::int AS audience_prices,
               (SELECT count(*) FROM charges WHERE product_id = $1)::int AS charges,
@@ -213,7 +213,7 @@ export class PgCatalog implements CatalogRepository {
     return {audience_prices: r.audience_prices, charges: r.charges, experiments: r.experiments, packages: r.packages, subscriptions: r.subscriptions}
   }
 
-  deleteProduct(id: number): {baselineOf: string[]} {
+  async /*A*/ deleteProduct(id: number): Promise<{baselineOf: string[]}> {
     return this.sql.tx(() => {
       const baselineOf = this.sql.rows<{api_id: string}>('SELECT api_id FROM products WHERE baseline_id = $1 ORDER BY api_id COLLATE "C"', [id]).map((r) => r.api_id)
       this.sql.run('DELETE FROM products WHERE id = $1', [id])
@@ -223,11 +223,11 @@ export class PgCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ coupons
 
-  listCoupons(): StoredCoupon[] {
+  async /*A*/ listCoupons(): Promise<StoredCoupon[]> {
     return this.withExternal(this.sql.rows<CouponRow>(`SELECT ${COUPON} FROM coupons ORDER BY api_id COLLATE "C"`))
   }
 
-  getCoupons(apiIds: readonly string[]): StoredCoupon[] {
+  async /*A*/ getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withExternal(this.sql.rows<CouponRow>(`SELECT ${COUPON} FROM coupons WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
@@ -242,7 +242,7 @@ export class PgCatalog implements CatalogRepository {
     return rows.map((r) => ({...r, external: (byCoupon.get(r.id) ?? []).map((e) => ({external_id: e.external_id, id: e.id, source: e.source}))}))
   }
 
-  saveCoupons(defs: readonly CouponDef[], at: string): SaveResult {
+  async /*A*/ saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -281,15 +281,15 @@ export class PgCatalog implements CatalogRepository {
     return result
   }
 
-  couponCampaigns(id: number): string[] {
+  async /*A*/ couponCampaigns(id: number): Promise<string[]> {
     return this.sql.rows<{api_id: string}>('SELECT api_id FROM campaigns WHERE coupon_id = $1 ORDER BY api_id COLLATE "C"', [id]).map((r) => r.api_id)
   }
 
-  deleteCoupon(id: number): void {
+  async /*A*/ deleteCoupon(id: number): Promise<void> {
     this.sql.run('DELETE FROM coupons WHERE id = $1', [id])
   }
 
-  storeContents(): {rows: number; table: string}[] {
+  async /*A*/ storeContents(): Promise<{rows: number; table: string}[]> {
     return storeContents(this.sql)
   }
 }

@@ -155,8 +155,8 @@ class PgImportWriter implements ImportWriter {
     this.iTs = columns.indexOf('latest_event_timestamp')
     this.iId = columns.indexOf('latest_event_id')
     this.kind = table === 'charges' ? 'charge' : 'subscription'
-    this.tombstones = revenue.latestDeletes(this.kind)
-    this.pending = revenue.pending(this.kind)
+    this.tombstones = revenue.latestDeletesSync(this.kind)
+    this.pending = revenue.pendingSync(this.kind)
     this.stage = `pricectl_import_${table}`
     const cols = columns.join(', ')
     const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
@@ -213,7 +213,7 @@ class PgImportWriter implements ImportWriter {
     sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols}${seen} FROM ${table} WITH NO DATA`)
   }
 
-  writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
+  async /*A*/ writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
     if (from >= to) return
     const {counts, iId, iTs} = this
     if (!this.open && !this.dryRun) {
@@ -221,8 +221,8 @@ class PgImportWriter implements ImportWriter {
       this.sql.begin()
       this.open = true
       // Single writes may have deleted records or kept partial updates since the last batch.
-      this.tombstones = this.revenue.latestDeletes(this.kind)
-      this.pending = this.revenue.pending(this.kind)
+      this.tombstones = await this.revenue.latestDeletes(this.kind)
+      this.pending = await this.revenue.pending(this.kind)
       if (this.clean !== false) {
         const id = this.maxId()
         this.clean = this.clean === undefined ? id === null : id === this.lastId
@@ -253,12 +253,12 @@ class PgImportWriter implements ImportWriter {
         const p = pending.get(key)
         if (p !== undefined) {
           // Rare: written on its own, after the rows before it (earlier passes flushed first).
-          this.flushPasses(passes)
+          await this.flushPasses(passes)
           passes.length = 0
           seen.clear()
-          if (this.insertPending(row, event, key, p)) continue
+          if (await this.insertPending(row, event, key, p)) continue
           passes.push([row])
-          this.flushPasses(passes)
+          await this.flushPasses(passes)
           passes.length = 0
           continue
         }
@@ -272,12 +272,12 @@ class PgImportWriter implements ImportWriter {
       seen.set(key, n + 1)
       ;(passes[n] ??= []).push(row)
     }
-    this.flushPasses(passes)
-    if (history.length > 0 && !this.lost) this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
+    await this.flushPasses(passes)
+    if (history.length > 0 && !this.lost) await this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
   }
 
   /** Copy each pass to the staging table and merge it. */
-  private flushPasses(passes: (readonly unknown[])[][]): void {
+  private async /*A*/ flushPasses(passes: (readonly unknown[])[][]): Promise<void> {
     const {counts} = this
     for (const pass of passes) {
       if (this.lost) return
@@ -310,7 +310,7 @@ class PgImportWriter implements ImportWriter {
       counts.unchanged += int(r.total) - inserted - updated - stale - r.slow.length
       for (const n of r.slow) {
         const row = pass[n - first]
-        this.mergeRow(row, {id: row[this.iId] as string, timestamp: row[this.iTs] as number})
+        await this.mergeRow(row, {id: row[this.iId] as string, timestamp: row[this.iTs] as number})
       }
     }
   }
@@ -398,28 +398,28 @@ class PgImportWriter implements ImportWriter {
    * pending fields newer than it and the pending entry goes. False when the record exists
    * (pending entries only wait for records that do not): the usual path decides.
    */
-  private insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): boolean {
+  private async /*A*/ insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
     if (this.stored(row) !== undefined) return false
     this.counts.inserted++
     if (this.dryRun) return true
     if (!this.checkProducts([row])) return true
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
-    this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+    await this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
     if (this.clean) this.keys.add(row[0] as string, row[1] as string, row[2] as string)
-    this.revenue.savePending(this.kind, [[key, null]])
+    await this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
     return true
   }
 
   /** A row for a record partial updates wrote to: it becomes the base, the writes newer than it stay. */
-  private mergeRow(row: readonly unknown[], event: EventRef): void {
+  private async /*A*/ mergeRow(row: readonly unknown[], event: EventRef): Promise<void> {
     const stored = this.stored(row)!
     const verdict = judge(event, stored.fe!.base)
     if (verdict === 'apply') {
       const writes = writesNewerThan(stored.fe!.fields, event)
       const latest = laterEvent({id: stored.id, timestamp: stored.timestamp}, event)
-      this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+      await this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
     }
     if (verdict === 'apply') this.counts.updated++
     else if (verdict === 'duplicate') this.counts.unchanged++
@@ -441,9 +441,9 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** Nothing to do: each writeChunk merges its rows before it returns, so `counts` is current. */
-  flush(): void {}
+  async /*A*/ flush(): Promise<void> {}
 
-  commit(): boolean {
+  async /*A*/ commit(): Promise<boolean> {
     if (!this.open) return true
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).
@@ -470,13 +470,13 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. */
-  commitStaged(batch: StagedBatch): boolean {
+  async /*A*/ commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
     if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
     if (batch.rows === 0) return true
-    for (const rows of stage.pages(this.columns, STAGE_PAGE_ROWS)) this.writeChunk(rows)
-    return this.commit()
+    for (const rows of stage.pages(this.columns, STAGE_PAGE_ROWS)) await this.writeChunk(rows)
+    return await this.commit()
   }
 
   private dropExternal(): void {
@@ -491,7 +491,7 @@ class PgImportWriter implements ImportWriter {
     removeStageFiles(e.dir)
   }
 
-  close(): void {
+  async /*A*/ close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     try {

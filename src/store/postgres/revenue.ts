@@ -61,7 +61,7 @@ function groupKey(by: By): string {
 export class PgRevenue implements RevenueRepository {
   constructor(private readonly sql: Sql) {}
 
-  rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): (RowOf<T> | undefined)[] {
+  async /*A*/ rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
     if (keys.length === 0) return []
     const found = this.sql.rows<RowOf<T> & {n: number}>(
       `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
@@ -72,7 +72,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): (FieldEvents | null)[] {
+  async /*A*/ fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
     if (keys.length === 0) return []
     const found = this.sql.rows<{field_events: null | string; n: number}>(
       `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
@@ -83,7 +83,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): void {
+  async /*A*/ save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void> {
     if (values.length === 0) return
     const cols = [...columnsOf(table), 'field_events']
     const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
@@ -100,7 +100,11 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  pending(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+  async /*A*/ pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
+    return this.pendingSync(kind, keys)
+  }
+
+  pendingSync(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
     if (keys && keys.length === 0) return new Map()
     const rows = this.sql.rows<{pending: string; record_key: string}>(
       `SELECT record_key, pending FROM pending_fields WHERE kind = $1${keys ? ' AND record_key = ANY($2::text[])' : ''}`,
@@ -109,7 +113,7 @@ export class PgRevenue implements RevenueRepository {
     return new Map(rows.map((r) => [r.record_key, JSON.parse(r.pending) as PendingFields]))
   }
 
-  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): void {
+  async /*A*/ savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void> {
     if (entries.length === 0) return
     // The last entry of a key wins, as entries one by one would.
     const last = new Map<string, null | PendingFields>()
@@ -130,19 +134,19 @@ export class PgRevenue implements RevenueRepository {
     else write()
   }
 
-  remove(table: RevenueTable, keys: readonly RecordKey[]): void {
+  async /*A*/ remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
     if (keys.length === 0) return
     this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
       JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id}))),
     ])
   }
 
-  appliedEvents(ids: readonly string[]): Set<string> {
+  async /*A*/ appliedEvents(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set()
     return new Set(this.sql.rows<{event_id: string}>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [ids]).map((r) => r.event_id))
   }
 
-  logEvents(events: readonly LoggedEvent[], appliedAt: string): void {
+  async /*A*/ logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
     if (events.length === 0) return
     this.sql.run(
       `INSERT INTO events (event_id, kind, action, record_key, "timestamp", applied_at)
@@ -151,7 +155,11 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  latestDeletes(kind: Kind, keys?: readonly string[]): Map<string, EventRef> {
+  async /*A*/ latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
+    return this.latestDeletesSync(kind, keys)
+  }
+
+  latestDeletesSync(kind: Kind, keys?: readonly string[]): Map<string, EventRef> {
     if (keys && keys.length === 0) return new Map()
     const rows = this.sql.rows<{id: string; record_key: string; timestamp: number}>(
       `SELECT DISTINCT ON (record_key) record_key, event_id AS id, "timestamp" FROM events
@@ -162,7 +170,7 @@ export class PgRevenue implements RevenueRepository {
     return new Map(rows.map((r) => [r.record_key, {id: r.id, timestamp: int(r.timestamp)}]))
   }
 
-  list<T extends RevenueTable>(table: T, f: ListFilters): {rows: RowOf<T>[]; total: number} {
+  async /*A*/ list<T extends RevenueTable>(table: T, f: ListFilters): Promise<{rows: RowOf<T>[]; total: number}> {
     const where: string[] = []
     const params: unknown[] = []
     const p = (v: unknown) => {
@@ -184,11 +192,11 @@ export class PgRevenue implements RevenueRepository {
     return {rows, total}
   }
 
-  netRevenue(by: By, periods: readonly Period[]): Map<string, number>[] {
-    return this.chargeRevenue(by, periods).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
+  async /*A*/ netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]> {
+    return (await this.chargeRevenue(by, periods)).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
   }
 
-  chargeRevenue(by: By, periods: readonly Period[]): Map<string, ChargeRevenue>[] {
+  async /*A*/ chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
     if (periods.length === 0) return []
     // One statement for every period (one snapshot), the periods as arrays; net of tax as on SQLite.
     const rows = this.sql.rows<{k: string; n: number; net: number | string; tax: number | string}>(
@@ -207,7 +215,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  saveSubscriptionEvents(events: readonly SubscriptionEvent[]): void {
+  async /*A*/ saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
     if (events.length === 0) return
     const cols = SUBSCRIPTION_EVENT_COLUMNS.join(', ')
     this.sql.run(
@@ -216,14 +224,14 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  dropSubscriptionEvents(key: RecordKey, before: EventRef): void {
+  async /*A*/ dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
     this.sql.run(
       `DELETE FROM subscription_events WHERE user_id = $1 AND origin = $2 AND origin_id = $3 AND (event_timestamp, event_id ${ID_ORDER}) < ($4::bigint, $5::text ${ID_ORDER})`,
       [key.user_id, key.origin, key.origin_id, before.timestamp, before.id],
     )
   }
 
-  history(by: By): HistoryEvent[] {
+  async /*A*/ history(by: By): Promise<HistoryEvent[]> {
     const cols = SUBSCRIPTION_EVENT_COLUMNS.map((c) => `t.${c}`).join(', ')
     const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
     // One statement: one snapshot.
@@ -241,7 +249,7 @@ export class PgRevenue implements RevenueRepository {
       })
   }
 
-  fxHistory(currency: string): FxHistory {
+  async /*A*/ fxHistory(currency: string): Promise<FxHistory> {
     return this.sql
       .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX])
       .map((r) => ({date: r.date, rate: r.rate, snapshot: r.snapshot}))

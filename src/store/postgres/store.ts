@@ -9,6 +9,7 @@ import type {PricingRepository} from '../port/pricing.js'
 import type {RevenueRepository} from '../port/revenue.js'
 import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
+import {TxGate} from '../tx-gate.js'
 import {RECORDED_TABLES} from '../schema/history.js'
 import {PgError, type PgSync, type Row, redactUrl} from './client.js'
 import {PgCatalog} from './catalog.js'
@@ -124,6 +125,7 @@ export class PgStore implements StorePort {
   private owed?: {count: number; sql: string; tried: boolean}
   private deferred: string[] = []
   private depth = 0
+  private readonly gate = new TxGate()
   private ownCommits = 0
   private lockWait = true
   private repos = new Map<string, unknown>()
@@ -197,34 +199,37 @@ export class PgStore implements StorePort {
     }
   }
 
-  close(): void {
+  async /*A*/ close(): Promise<void> {
     this.pg.close()
   }
 
-  transaction<T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): T {
-    if (options?.write === true && options.locksOnly === true && this.depth === 0 && !this.readOnly) {
-      // Without the write lock; a lost claim runs again so (its read finds the lock that won),
-      // what needs more than new locks runs again with the write lock.
-      let mode: 'locks' | 'write' = 'locks'
-      const lostKeys = new Set<string>()
-      for (let stalled = 0; ; ) {
-        try {
-          return this.run(fn, mode, this.lockWait)
-        } catch (error) {
-          if (error instanceof NeedsWriteLock && mode === 'locks') {
-            this.lockWriteRetries++
-            mode = 'write'
-          } else if (error instanceof LostClaim) {
-            const before = lostKeys.size
-            for (const key of error.keys) lostKeys.add(key)
-            stalled = lostKeys.size > before ? 0 : stalled + 1
-            if (stalled >= LOST_CLAIM_RUNS) throw error
-            this.lostClaimRetries++
-          } else throw error
+  async /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
+    if (this.gate.nested(this.depth > 0)) return this.savepoint(fn)
+    return this.gate.run(async () => {
+      if (options?.write === true && options.locksOnly === true && !this.readOnly) {
+        // Without the write lock; a lost claim runs again so (its read finds the lock that won),
+        // what needs more than new locks runs again with the write lock.
+        let mode: 'locks' | 'write' = 'locks'
+        const lostKeys = new Set<string>()
+        for (let stalled = 0; ; ) {
+          try {
+            return await this.run(fn, mode, this.lockWait)
+          } catch (error) {
+            if (error instanceof NeedsWriteLock && mode === 'locks') {
+              this.lockWriteRetries++
+              mode = 'write'
+            } else if (error instanceof LostClaim) {
+              const before = lostKeys.size
+              for (const key of error.keys) lostKeys.add(key)
+              stalled = lostKeys.size > before ? 0 : stalled + 1
+              if (stalled >= LOST_CLAIM_RUNS) throw error
+              this.lostClaimRetries++
+            } else throw error
+          }
         }
       }
-    }
-    return this.run(fn, options?.write === true ? 'write' : 'read', this.lockWait)
+      return this.run(fn, options?.write === true ? 'write' : 'read', this.lockWait)
+    })
   }
 
   /**
@@ -233,7 +238,7 @@ export class PgStore implements StorePort {
    */
   tryWrite(fn: () => void): boolean {
     try {
-      this.run(fn, 'write', false)
+      this.runSync(fn, 'write', false)
       return true
     } catch (error) {
       if (isBusyCode((error as PgError).code)) return false
@@ -347,8 +352,24 @@ export class PgStore implements StorePort {
     } catch {}
   }
 
-  private run<T>(fn: () => T, mode: 'locks' | 'read' | 'write', wait: boolean): T {
-    if (this.depth > 0) return this.savepoint(fn)
+  private async run<T>(fn: (tx: StorePort) => Promise<T> | T, mode: 'locks' | 'read' | 'write', wait: boolean): Promise<T> {
+    this.begin(mode, wait)
+    this.depth = 1
+    let result: T
+    try {
+      result = await fn(this)
+    } catch (error) {
+      this.depth = 0
+      this.rollbackQuietly()
+      throw error
+    }
+    this.depth = 0
+    this.commit()
+    return result
+  }
+
+  private runSync<T>(fn: () => T, mode: 'locks' | 'read' | 'write', wait: boolean): T {
+    if (this.depth > 0) return this.savepointSync(fn)
     this.begin(mode, wait)
     this.depth = 1
     let result: T
@@ -363,6 +384,14 @@ export class PgStore implements StorePort {
     this.depth = 0
     this.commit()
     return result
+  }
+
+  /**
+   * A write transaction for the adapter's own statements, run at once (a savepoint inside an
+   * open transaction): the repositories of this adapter write through it (support.ts `tx`).
+   */
+  transactionSync<T>(fn: () => T): T {
+    return this.runSync(fn, 'write', this.lockWait)
   }
 
   private commit(): void {
@@ -392,7 +421,34 @@ export class PgStore implements StorePort {
     if (moved.length > 0) this.ownCommits++
   }
 
-  private savepoint<T>(fn: () => T): T {
+  private async savepoint<T>(fn: (tx: StorePort) => Promise<T> | T): Promise<T> {
+    this.send(SAVEPOINT)
+    this.depth++
+    const claims = this.claimed.size
+    try {
+      const result = await fn(this)
+      this.send('RELEASE SAVEPOINT pricectl_nested')
+      return result
+    } catch (error) {
+      if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
+      this.deferred = [] // writes deferred inside the savepoint go with it
+      // Locks claimed inside it are absent again: saved later in this transaction, they are claimed anew.
+      if (this.claimed.size > claims) {
+        for (const key of [...this.claimed].slice(claims)) {
+          this.claimed.delete(key)
+          this.absent.add(key)
+        }
+      }
+      try {
+        this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
+      } catch {}
+      throw error
+    } finally {
+      this.depth--
+    }
+  }
+
+  private savepointSync<T>(fn: () => T): T {
     this.send(SAVEPOINT)
     this.depth++
     const claims = this.claimed.size
@@ -445,7 +501,7 @@ export class PgStore implements StorePort {
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
-  health(): {schemaVersion: number} {
+  async /*A*/ health(): Promise<{schemaVersion: number}> {
     const [row] = this.pg.query<{v: string}>(`SELECT value AS v FROM pricectl_meta WHERE key = 'schema_version'`)
     return {schemaVersion: Number(row?.v ?? 0)}
   }

@@ -33,7 +33,7 @@ export function sqlOf(store: PgStore): Sql {
     rollback: () => store.rollbackOpen(),
     rows: (text, params) => pg.query(text, params),
     run: (text, params) => pg.run(text, params),
-    tx: (fn) => store.transaction(fn, {write: true}),
+    tx: (fn) => store.transactionSync(fn),
   }
 }
 

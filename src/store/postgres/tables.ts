@@ -28,7 +28,7 @@ function jsonbSafe(v: Cell): Cell {
 }
 
 /** The transactions of the store this repository belongs to (PgStore). */
-type Transactions = {transaction<T>(fn: () => T, options?: {write?: boolean}): T}
+type Transactions = {transaction<T>(fn: () => Promise<T> | T, options?: {write?: boolean}): Promise<T>}
 
 /**
  * PostgreSQL adapter of the tables repository, for `db copy` (docs/postgres.md, "Moving a
@@ -44,7 +44,11 @@ export class PgTables implements TablesRepository {
     private readonly store: Transactions,
   ) {}
 
-  list(): TableShape[] {
+  async /*A*/ list(): Promise<TableShape[]> {
+    return this.listSync()
+  }
+
+  listSync(): TableShape[] {
     const columns = this.pg.query<{column: string; table: string; type: string}>(
       `SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type
          FROM pg_catalog.pg_class c
@@ -77,19 +81,19 @@ export class PgTables implements TablesRepository {
     return ordered
   }
 
-  counts(): Record<string, number> {
-    const tables = this.list()
+  async /*A*/ counts(): Promise<Record<string, number>> {
+    const tables = await this.list()
     if (tables.length === 0) return {}
     const rows = this.pg.query<{n: number | string; t: string}>(tables.map((t) => `SELECT ${literal(t.name)} AS t, count(*) AS n FROM ${quote(t.name)}`).join(' UNION ALL '))
     return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]))
   }
 
-  snapshot<T>(fn: () => T): T {
+  async /*A*/ snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
     return this.store.transaction(fn)
   }
 
   *read(table: string, columns: readonly string[], chunk: number): Iterable<Cell[][]> {
-    const types = new Map(this.list().find((t) => t.name === table)?.columns.map((c) => [c.name, c.type]))
+    const types = new Map(this.listSync().find((t) => t.name === table)?.columns.map((c) => [c.name, c.type]))
     const select = columns.map((c) => (types.get(c) === 'real' ? quote(c) : `${quote(c)}::text`)).join(', ')
     const integer = columns.map((c) => types.get(c) === 'integer')
     const key = this.keyOf(table)
@@ -112,9 +116,9 @@ export class PgTables implements TablesRepository {
     }
   }
 
-  replace<T>(fn: (write: TableWriter) => T): T {
-    return this.store.transaction(() => {
-      const tables = this.list()
+  async /*A*/ replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
+    return this.store.transaction(async /*A*/ () => {
+      const tables = await this.list()
       const fks = this.foreignKeys()
       for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} DROP CONSTRAINT ${quote(f.name)}`)
       if (tables.length > 0) this.pg.exec(`TRUNCATE ${tables.map((t) => quote(t.name)).join(', ')}`)
@@ -125,7 +129,7 @@ export class PgTables implements TablesRepository {
         const text = rows.map((r) => r.map((v, i) => copyText(json[i] ? jsonbSafe(v) : v)).join('\t')).join('\n') + '\n'
         this.pg.copyFrom(`COPY ${quote(table)} (${columns.map(quote).join(', ')}) FROM STDIN`, text)
       }
-      const result = fn(write)
+      const result = await fn(write)
       for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} ADD CONSTRAINT ${quote(f.name)} ${f.def}`)
       const identities = this.pg.query<{column: string; table: string}>(
         `SELECT c.relname AS table, a.attname AS column
@@ -177,7 +181,7 @@ export class PgTables implements TablesRepository {
         ORDER BY array_position(i.indkey::int2[], a.attnum)`,
       [quote(table)],
     )
-    if (rows.length === 0) return this.list().find((t) => t.name === table)!.columns.map((c) => c.name)
+    if (rows.length === 0) return this.listSync().find((t) => t.name === table)!.columns.map((c) => c.name)
     return rows.map((r) => r.name)
   }
 }

@@ -37,36 +37,36 @@ export class SqliteCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ products
 
-  listProducts(): Product[] {
-    return this.withLists(this.q('SELECT * FROM products ORDER BY api_id').all() as ProductRow[], true)
+  async /*A*/ listProducts(): Promise<Product[]> {
+    return await this.withLists(this.q('SELECT * FROM products ORDER BY api_id').all() as ProductRow[], true)
   }
 
-  getProducts(apiIds: readonly string[]): Product[] {
+  async /*A*/ getProducts(apiIds: readonly string[]): Promise<Product[]> {
     if (apiIds.length === 0) return []
-    const found = new Map(this.withLists(this.q(`SELECT * FROM products WHERE api_id ${IN}`).all(json(apiIds)) as ProductRow[]).map((p) => [p.api_id, p]))
+    const found = new Map((await this.withLists(this.q(`SELECT * FROM products WHERE api_id ${IN}`).all(json(apiIds)) as ProductRow[])).map((p) => [p.api_id, p]))
     return apiIds.flatMap((id) => found.get(id) ?? [])
   }
 
-  productIds(apiIds: readonly string[]): Map<string, number> {
+  async /*A*/ productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.q(`SELECT api_id, id FROM products WHERE api_id ${IN}`).all(json(apiIds)) as {api_id: string; id: number}[]
     return new Map(rows.map((r) => [r.api_id, r.id]))
   }
 
-  productApiIds(ids: readonly number[]): Map<number, string> {
+  async /*A*/ productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map()
     const rows = this.q(`SELECT id, api_id FROM products WHERE id ${IN}`).all(json(ids)) as {api_id: string; id: number}[]
     return new Map(rows.map((r) => [r.id, r.api_id]))
   }
 
-  featureGroups(ids: readonly number[]): Map<number, FeatureGroupDef> {
+  async /*A*/ featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
     if (ids.length === 0) return new Map()
     const rows = this.q(`SELECT id, api_id, name, description FROM feature_groups WHERE id ${IN}`).all(json(ids)) as (FeatureGroupDef & {id: number})[]
     return new Map(rows.map(({id, ...g}) => [id, g]))
   }
 
   /** Rows with their lists: one query per list for the whole chunk (`all`: every product, no filter). */
-  private withLists(rows: ProductRow[], all = false): Product[] {
+  private async /*A*/ withLists(rows: ProductRow[], all = false): Promise<Product[]> {
     if (rows.length === 0) return []
     const ids = all ? [] : [json(rows.map((r) => r.id))]
     const where = (column: string) => (all ? '' : `WHERE ${column} ${IN}`)
@@ -91,12 +91,12 @@ export class SqliteCatalog implements CatalogRepository {
       ).all(...ids) as (Omit<FeatureOutput, 'feature_group'> & {g_api_id: null | string; g_description: null | string; g_name: null | string; product_id: number})[],
     )
     const trials = group(this.q(`SELECT product_id, interval, interval_count FROM product_trials ${where('product_id')} ORDER BY product_id, position`).all(...ids) as (Trial & {product_id: number})[])
-    const baselines = this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
+    const baselines = await this.productApiIds([...new Set(rows.flatMap((r) => (r.baseline_id === null ? [] : [r.baseline_id])))])
 
     return rows.map((r) => productFromRecord(r, {baselines, features, integrations, prices, trials}))
   }
 
-  saveProducts(defs: readonly ProductDef[], at: string): SaveResult {
+  async /*A*/ saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -162,7 +162,7 @@ export class SqliteCatalog implements CatalogRepository {
     return result
   }
 
-  productUses(id: number): ProductUses {
+  async /*A*/ productUses(id: number): Promise<ProductUses> {
     const count = (table: string) => (this.q(`SELECT count(*) AS n FROM ${table} WHERE product_id = ?`).get(id) as {n: number}).n
     return {
       audience_prices: count('audience_prices'),
@@ -173,7 +173,7 @@ export class SqliteCatalog implements CatalogRepository {
     }
   }
 
-  deleteProduct(id: number): {baselineOf: string[]} {
+  async /*A*/ deleteProduct(id: number): Promise<{baselineOf: string[]}> {
     return this.db
       .transaction(() => {
         const baselineOf = (this.q('SELECT api_id FROM products WHERE baseline_id = ? ORDER BY api_id').all(id) as {api_id: string}[]).map((r) => r.api_id)
@@ -185,11 +185,11 @@ export class SqliteCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ coupons
 
-  listCoupons(): StoredCoupon[] {
+  async /*A*/ listCoupons(): Promise<StoredCoupon[]> {
     return this.withExternal(this.q('SELECT * FROM coupons ORDER BY api_id').all() as CouponRow[])
   }
 
-  getCoupons(apiIds: readonly string[]): StoredCoupon[] {
+  async /*A*/ getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
     if (apiIds.length === 0) return []
     const found = new Map(this.withExternal(this.q(`SELECT * FROM coupons WHERE api_id ${IN}`).all(json(apiIds)) as CouponRow[]).map((c) => [c.api_id, c]))
     return apiIds.flatMap((id) => found.get(id) ?? [])
@@ -212,7 +212,7 @@ export class SqliteCatalog implements CatalogRepository {
     return rows.map((r) => ({...r, external: byCoupon.get(r.id) ?? []}))
   }
 
-  saveCoupons(defs: readonly CouponDef[], at: string): SaveResult {
+  async /*A*/ saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -246,15 +246,15 @@ export class SqliteCatalog implements CatalogRepository {
     return result
   }
 
-  couponCampaigns(id: number): string[] {
+  async /*A*/ couponCampaigns(id: number): Promise<string[]> {
     return (this.q('SELECT api_id FROM campaigns WHERE coupon_id = ? ORDER BY api_id').all(id) as {api_id: string}[]).map((r) => r.api_id)
   }
 
-  deleteCoupon(id: number): void {
+  async /*A*/ deleteCoupon(id: number): Promise<void> {
     this.q('DELETE FROM coupons WHERE id = ?').run(id)
   }
 
-  storeContents(): {rows: number; table: string}[] {
+  async /*A*/ storeContents(): Promise<{rows: number; table: string}[]> {
     return storeContents(this.db)
   }
 }

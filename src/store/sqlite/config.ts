@@ -34,51 +34,51 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
     }
   }
 
-  ratesOn(day: string, today: string): FxRate[] {
+  async /*A*/ ratesOn(day: string, today: string): Promise<FxRate[]> {
     return this.stmts.ratesOn.all({day, today}) as FxRate[]
   }
 
-  rateOn(currency: string, day: string, today: string): FxRate | undefined {
+  async /*A*/ rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
     return this.stmts.rateOn.get({currency, day, today}) as FxRate | undefined
   }
 
-  latestSnapshotRate(currency: string): FxRate | undefined {
+  async /*A*/ latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
     return this.stmts.snapshot.get(currency) as FxRate | undefined
   }
 
-  nextOperatorRate(currency: string, day: string): FxRate | undefined {
+  async /*A*/ nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.stmts.nextOperator.get(currency, day) as FxRate | undefined
   }
 
-  localizationFactor(country: string): number | undefined {
+  async /*A*/ localizationFactor(country: string): Promise<number | undefined> {
     return this.stmts.factor.get(country) as number | undefined
   }
 
-  roundingRule(currency: string): string | undefined {
+  async /*A*/ roundingRule(currency: string): Promise<string | undefined> {
     return this.stmts.rule.get(currency) as string | undefined
   }
 
-  roundingRules(): {currency: string; rule: string}[] {
+  async /*A*/ roundingRules(): Promise<{currency: string; rule: string}[]> {
     return this.db.prepare('SELECT currency, rule FROM rounding_rules ORDER BY currency').all() as {currency: string; rule: string}[]
   }
 
-  gatewaySettings(): StoredGatewaySettings[] {
+  async /*A*/ gatewaySettings(): Promise<StoredGatewaySettings[]> {
     return this.db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway').all() as StoredGatewaySettings[]
   }
 
-  gatewayRuleOverrides(): RuleOverride[] {
+  async /*A*/ gatewayRuleOverrides(): Promise<RuleOverride[]> {
     return this.db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency').all() as RuleOverride[]
   }
 
-  saveRoundingRule(currency: string, rule: string, at: string): void {
+  async /*A*/ saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
     this.db.prepare('INSERT INTO rounding_rules (currency, rule, updated_at) VALUES (?, ?, ?) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at').run(currency, rule, at)
   }
 
-  deleteRoundingRule(currency: string): boolean {
+  async /*A*/ deleteRoundingRule(currency: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM rounding_rules WHERE currency = ?').run(currency).changes > 0
   }
 
-  saveGatewaySettings(s: StoredGatewaySettings): void {
+  async /*A*/ saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES (?, ?, ?, ?)
@@ -88,11 +88,11 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(s.gateway, s.accepted_currencies, s.fallback_currency, s.amount_format)
   }
 
-  deleteGatewaySettings(gateway: string): boolean {
+  async /*A*/ deleteGatewaySettings(gateway: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM gateways WHERE gateway = ?').run(gateway).changes > 0
   }
 
-  saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): void {
+  async /*A*/ saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -102,23 +102,23 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(rule.gateway, rule.currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, at)
   }
 
-  deleteGatewayRuleOverride(gateway: string, currency: string): boolean {
+  async /*A*/ deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM gateway_currency_rules WHERE gateway = ? AND currency = ?').run(gateway, currency).changes > 0
   }
 
-  setting(key: string): string | undefined {
+  async /*A*/ setting(key: string): Promise<string | undefined> {
     return this.stmts.setting.get(key) as string | undefined
   }
 
-  saveSetting(key: string, value: string): void {
+  async /*A*/ saveSetting(key: string, value: string): Promise<void> {
     setSetting(this.db, key, value)
   }
 
-  taxRates(): OperatorTaxRate[] {
+  async /*A*/ taxRates(): Promise<OperatorTaxRate[]> {
     return this.db.prepare('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from').all() as OperatorTaxRate[]
   }
 
-  saveTaxRate(r: OperatorTaxRate, at: string): void {
+  async /*A*/ saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -127,16 +127,16 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(r.country, r.category, r.from, r.bp, r.source, at)
   }
 
-  deleteTaxRates(country: string, category: string, from?: string): number {
+  async /*A*/ deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
     if (from === undefined) return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ?').run(country, category).changes
     return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ? AND valid_from = ?').run(country, category, from).changes
   }
 
-  taxSettings(): TaxSettingRow[] {
+  async /*A*/ taxSettings(): Promise<TaxSettingRow[]> {
     return this.db.prepare('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject').all() as TaxSettingRow[]
   }
 
-  saveTaxSetting(row: TaxSettingRow, at: string): void {
+  async /*A*/ saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -145,7 +145,7 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(row.scope, row.subject, row.behavior, row.category, at)
   }
 
-  deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): boolean {
+  async /*A*/ deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM tax_settings WHERE scope = ? AND subject = ?').run(scope, subject).changes > 0
   }
 }

@@ -92,13 +92,13 @@ export class SqliteExperiments implements ExperimentsRepository {
     return rows.map((r) => experimentFromRecord(r, arms.filter((a) => a.experiment_id === r.id), products.filter((p) => p.experiment_id === r.id)))
   }
 
-  get(ids: readonly number[]): (Experiment | undefined)[] {
+  async /*A*/ get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
     const rows = ids.map((id) => this.s.byId.get(id) as Row | undefined)
     const found = new Map(this.hydrate(rows.filter((r): r is Row => r !== undefined)).map((e) => [e.id, e]))
     return ids.map((id) => found.get(id))
   }
 
-  list(status?: Status): Experiment[] {
+  async /*A*/ list(status?: Status): Promise<Experiment[]> {
     return this.hydrate((status ? this.s.listStatus.all(status) : this.s.listAll.all()) as Row[])
   }
 
@@ -109,7 +109,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     def.arms.forEach((a, i) => this.s.insertArm.run(id, a.id, i, a.multiplier, a.usd_price_minor, a.products === null ? null : JSON.stringify(a.products)))
   }
 
-  insert(defs: readonly ExperimentDef[], now: string): number[] {
+  async /*A*/ insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
     return this.db.transaction(() =>
       defs.map((def) => {
         const r = this.s.insert.run(def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, now)
@@ -120,14 +120,14 @@ export class SqliteExperiments implements ExperimentsRepository {
     )()
   }
 
-  replace(id: number, def: ExperimentDef, now: string): void {
+  async /*A*/ replace(id: number, def: ExperimentDef, now: string): Promise<void> {
     this.db.transaction(() => {
       this.s.replace.run(def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, id)
       this.writeParts(id, def)
     })()
   }
 
-  setStatus(ids: readonly number[], status: Status, now: string): void {
+  async /*A*/ setStatus(ids: readonly number[], status: Status, now: string): Promise<void> {
     this.chunk(() => {
       for (const id of ids) {
         if (status === 'running') this.s.setRunning.run(now, now, id)
@@ -136,13 +136,13 @@ export class SqliteExperiments implements ExperimentsRepository {
     }, ids.length)
   }
 
-  remove(ids: readonly number[]): void {
+  async /*A*/ remove(ids: readonly number[]): Promise<void> {
     this.chunk(() => {
       for (const id of ids) this.s.remove.run(id)
     }, ids.length)
   }
 
-  audienceIds(apiIds: readonly string[]): Map<string, number> {
+  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>()
     for (const a of apiIds) {
       const id = this.s.audience.get(a) as number | undefined
@@ -151,7 +151,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     return out
   }
 
-  productsByApiId(apiIds: readonly string[]): Map<string, ExperimentProduct> {
+  async /*A*/ productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
     if (apiIds.length === 0) return new Map()
     const marks = placeholders(apiIds.length)
     const rows = this.db
@@ -160,11 +160,11 @@ export class SqliteExperiments implements ExperimentsRepository {
     return new Map(rows.map((r) => [r.api_id, r]))
   }
 
-  productNamed(text: string): boolean {
+  async /*A*/ productNamed(text: string): Promise<boolean> {
     return this.s.named.get(text, text) !== undefined
   }
 
-  runningOn(productIds: readonly number[], except: number): {id: number; name: string}[] {
+  async /*A*/ runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
     if (productIds.length === 0) return []
     const marks = placeholders(productIds.length)
     return this.db
@@ -174,7 +174,11 @@ export class SqliteExperiments implements ExperimentsRepository {
   }
 
   /** One exposure: the pricing hot path (a chunk of one without an array). */
-  recordExposure(x: Exposure): ExposureChange {
+  async /*A*/ recordExposure(x: Exposure): Promise<ExposureChange> {
+    return this.recordExposureSync(x)
+  }
+
+  recordExposureSync(x: Exposure): ExposureChange {
     const s = this.s
     // Write-behind: the row goes with its group's locks; the change is the one the writer will make.
     const behind = this.link?.exposures
@@ -186,25 +190,25 @@ export class SqliteExperiments implements ExperimentsRepository {
     return {change: 'same'}
   }
 
-  recordExposures(exposures: readonly Exposure[]): ExposureChange[] {
-    return this.chunk(() => exposures.map((x) => this.recordExposure(x)), exposures.length)
+  async /*A*/ recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
+    return this.chunk(() => exposures.map((x) => this.recordExposureSync(x)), exposures.length)
   }
 
-  exposuresOf(experimentId: number, visitors: readonly string[]): (string | undefined)[] {
+  async /*A*/ exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
     // One prepared read per visitor (the primary key's), as the pricing repository reads a chunk.
     const out = new Array<string | undefined>(visitors.length)
     for (let i = 0; i < visitors.length; i++) out[i] = this.storedArm(experimentId, visitors[i])
     return out
   }
 
-  adoptExposures(adoptions: readonly Adoption[]): void {
+  async /*A*/ adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
     if (adoptions.length > 0 && this.link?.exposures) throw new WriteBehindAbort('an exposure is adopted')
     this.chunk(() => {
       for (const a of adoptions) if (this.s.adopt.run(a.userId, a.experimentId, a.ip).changes === 0) this.s.dropAnonymous.run(a.experimentId, a.ip)
     }, adoptions.length)
   }
 
-  armCounts(experimentId: number): Map<string, ArmCounts> {
+  async /*A*/ armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
     const out = new Map<string, ArmCounts>()
     // Write-behind: the groups sent are committed first, and the group being priced adds its visitors.
     const pending = this.link?.exposures?.pending(experimentId)

@@ -85,7 +85,7 @@ const FACTOR_UPSERT = `INSERT INTO localization_factors (country, factor, year, 
 export class SqliteFx {
   constructor(protected readonly db: DB) {}
 
-  fxHistory(filter: {currency?: string; onOrBefore?: string}): FxRate[] {
+  async /*A*/ fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
     const where: string[] = []
     const params: string[] = []
     if (filter.currency) {
@@ -100,21 +100,21 @@ export class SqliteFx {
     return this.db.prepare(sql).all(...params) as FxRate[]
   }
 
-  fxScheduled(day: string, currency?: string): FxRate[] {
+  async /*A*/ fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
     return this.db
       .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
       .all(...(currency ? [day, currency] : [day])) as FxRate[]
   }
 
-  storedRate(currency: string, date: string): FxRate | undefined {
+  async /*A*/ storedRate(currency: string, date: string): Promise<FxRate | undefined> {
     return this.db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date = ?').get(currency, date) as FxRate | undefined
   }
 
-  latestStoredRate(currency: string, day: string): FxRate | undefined {
+  async /*A*/ latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date <= ? ORDER BY date DESC LIMIT 1').get(currency, day) as FxRate | undefined
   }
 
-  saveFxRates(rates: readonly FxRate[]): number {
+  async /*A*/ saveFxRates(rates: readonly FxRate[]): Promise<number> {
     const upsert = this.db.prepare(
       `INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source
@@ -125,16 +125,16 @@ export class SqliteFx {
     return written
   }
 
-  fxAverage(currency: string, from: string, to: string): {days: number; rate: number} | undefined {
+  async /*A*/ fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
     const row = this.db.prepare('SELECT avg(rate) AS rate, count(*) AS days FROM fx_rates WHERE currency = ? AND date >= ? AND date <= ?').get(currency, from, to) as {days: number; rate: null | number}
     return row.rate === null ? undefined : {days: row.days, rate: row.rate}
   }
 
-  hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): boolean {
+  async /*A*/ hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
     return this.db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${SNAPSHOT}) LIMIT 1`).get(currency, after, onOrBefore) !== undefined
   }
 
-  fxMatching(filter: FxRateFilter): {currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]} {
+  async /*A*/ fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
     const {params, sql: where} = whereOf(filter)
     const currencies = this.db
       .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
@@ -143,34 +143,34 @@ export class SqliteFx {
     return {currencies, sources}
   }
 
-  fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): string[] {
+  async /*A*/ fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
     const {params, sql: where} = whereOf(filter)
     return this.db.prepare(`SELECT currency FROM fx_rates WHERE ${where} AND date = ? AND NOT (${SNAPSHOT})`).pluck().all(...params, date) as string[]
   }
 
-  fxFilterTakes(filter: FxRateFilter, row: FxRate): boolean {
+  async /*A*/ fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
     // The same WHERE as the removal, asked of the row alone, so the rule is the same.
     const {params, sql: where} = whereOf(filter)
     return (this.db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where}`).get(row.currency, row.date, row.source, ...params) as {n: number}).n > 0
   }
 
-  hasFxSource(source: string): boolean {
+  async /*A*/ hasFxSource(source: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM fx_rates WHERE source = ? LIMIT 1').get(source) !== undefined
   }
 
-  snapshotDate(currency: string, date?: string): string | undefined {
+  async /*A*/ snapshotDate(currency: string, date?: string): Promise<string | undefined> {
     return this.db
       .prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${SNAPSHOT} LIMIT 1`)
       .pluck()
       .get(...(date ? [currency, date] : [currency])) as string | undefined
   }
 
-  deleteFxRates(filter: FxRateFilter): number {
+  async /*A*/ deleteFxRates(filter: FxRateFilter): Promise<number> {
     const {params, sql: where} = whereOf(filter)
     return this.db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
   }
 
-  moneyUses(): {currency: string; use: string}[] {
+  async /*A*/ moneyUses(): Promise<{currency: string; use: string}[]> {
     return this.db
       .prepare(
         `SELECT DISTINCT currency, 'country prices' AS use FROM country_prices
@@ -185,7 +185,7 @@ export class SqliteFx {
       .all() as {currency: string; use: string}[]
   }
 
-  localizationFactors(country?: string): LocalizationFactor[] {
+  async /*A*/ localizationFactors(country?: string): Promise<LocalizationFactor[]> {
     return (
       country
         ? this.db.prepare('SELECT country, factor, year, source FROM localization_factors WHERE country = ?').all(country)
@@ -193,12 +193,12 @@ export class SqliteFx {
     ) as LocalizationFactor[]
   }
 
-  saveLocalizationFactors(factors: readonly LocalizationFactor[]): void {
+  async /*A*/ saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
     const upsert = this.db.prepare(FACTOR_UPSERT)
     for (const f of factors) upsert.run(f.country, f.factor, f.year, f.source)
   }
 
-  deleteLocalizationFactors(countries?: readonly string[]): number {
+  async /*A*/ deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
     if (!countries) return this.db.prepare('DELETE FROM localization_factors').run().changes
     const del = this.db.prepare('DELETE FROM localization_factors WHERE country = ?')
     let n = 0

@@ -201,8 +201,8 @@ class SqliteImportWriter implements ImportWriter {
     this.iTs = columns.indexOf('latest_event_timestamp')
     this.iId = columns.indexOf('latest_event_id')
     this.st = revenue.statements(table)
-    this.tombstones = revenue.latestDeletes(this.kind)
-    this.pending = revenue.pending(this.kind)
+    this.tombstones = revenue.latestDeletesSync(this.kind)
+    this.pending = revenue.pendingSync(this.kind)
     this.restore = {cacheSize: db.pragma('cache_size', {simple: true}), foreignKeys: db.pragma('foreign_keys', {simple: true})}
     // Product references are checked once per batch (commit) instead of once per row.
     if (!dryRun) db.pragma('foreign_keys = OFF')
@@ -228,7 +228,7 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** Begin a batch's transaction: single writes may have deleted records or kept partial updates since the last one. */
-  private begin(): void {
+  private async /*A*/ begin(): Promise<void> {
     // BEGIN IMMEDIATE would take the write lock of every attached database, the external
     // stages' too (which the reading thread fills meanwhile): a deferred BEGIN and a write to
     // the store alone take the store's lock first thing, waiting for it as IMMEDIATE would.
@@ -236,14 +236,14 @@ class SqliteImportWriter implements ImportWriter {
     if (this.external) this.db.exec(`BEGIN; DELETE FROM main.${table} WHERE 0`)
     else this.db.exec('BEGIN IMMEDIATE')
     this.open = true
-    this.tombstones = this.revenue.latestDeletes(this.kind)
-    this.pending = this.revenue.pending(this.kind)
+    this.tombstones = await this.revenue.latestDeletes(this.kind)
+    this.pending = await this.revenue.pending(this.kind)
   }
 
-  writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): void {
+  async /*A*/ writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
     if (from >= to) return
     const {tally: counts, st, iId, iTs, iProduct} = this
-    if (!this.open && !this.dryRun) this.begin()
+    if (!this.open && !this.dryRun) await this.begin()
     const {tombstones, pending} = this
     const check = tombstones.size > 0 || pending.size > 0
     const stage = this.dryRun ? undefined : (this.stage ??= this.makeStage())
@@ -262,13 +262,13 @@ class SqliteImportWriter implements ImportWriter {
         }
         const p = pending.get(key)
         if (p !== undefined) {
-          if (this.insertPending(row, event, key, p)) continue
+          if (await this.insertPending(row, event, key, p)) continue
           // The record exists. No row of a pending key is ever staged (each goes here until
           // one makes the record and the entry goes), so none waits in the stage.
           if (stage) {
             this.batchProducts.add(row[iProduct] as number)
             this.writeExisting(row, event)
-            this.remember(row)
+            await this.remember(row)
             continue
           }
         }
@@ -290,13 +290,13 @@ class SqliteImportWriter implements ImportWriter {
     if (stage && stage.staged > MAX_STAGED) this.flushStage(stage)
   }
 
-  flush(): void {
+  async /*A*/ flush(): Promise<void> {
     if (this.stage) this.flushStage(this.stage)
   }
 
   /** Run an external stage's rows through writeChunk (the per-row rules of deletes and pending updates, or a dry run's look-ups). */
-  private restage(from: Stage): void {
-    for (const rows of stagePages(from.page, REST_CHUNK)) this.writeChunk(rows)
+  private async /*A*/ restage(from: Stage): Promise<void> {
+    for (const rows of stagePages(from.page, REST_CHUNK)) await this.writeChunk(rows)
     this.clearStage(from)
   }
 
@@ -334,8 +334,8 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** A subscription row written at once (not staged) into the history. */
-  private remember(row: readonly unknown[]): void {
-    if (this.table === 'subscriptions') this.revenue.saveSubscriptionEvents([eventOfImportRow(row)])
+  private async /*A*/ remember(row: readonly unknown[]): Promise<void> {
+    if (this.table === 'subscriptions') await this.revenue.saveSubscriptionEvents([eventOfImportRow(row)])
   }
 
   /**
@@ -454,7 +454,7 @@ class SqliteImportWriter implements ImportWriter {
    * pending fields newer than it and the pending entry goes. False when the record exists
    * (pending entries only wait for records that do not): the usual path decides.
    */
-  private insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): boolean {
+  private async /*A*/ insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
     if (this.st.latest.get(row[0], row[1], row[2]) !== undefined) return false
     this.tally.inserted++
     if (this.dryRun) return true
@@ -462,8 +462,8 @@ class SqliteImportWriter implements ImportWriter {
     const latest = laterEvent(p.latest, event)
     this.batchProducts.add(row[this.iProduct] as number)
     this.st.insertNew.run({...this.merged(row, writes, latest), field_events: this.fieldOrder(event, latest, writes)})
-    this.remember(row)
-    this.revenue.savePending(this.kind, [[key, null]])
+    await this.remember(row)
+    await this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
     return true
   }
@@ -479,9 +479,9 @@ class SqliteImportWriter implements ImportWriter {
     this.count(verdict)
   }
 
-  commit(): boolean {
+  async /*A*/ commit(): Promise<boolean> {
     if (!this.open) return true
-    this.flush()
+    await this.flush()
     // The rows' products were matched earlier, through another connection; one could have
     // been deleted since (no write can happen while this transaction is open).
     if (!this.productsFound([...this.batchProducts])) return false
@@ -519,7 +519,7 @@ class SqliteImportWriter implements ImportWriter {
     return paths
   }
 
-  commitStaged(batch: StagedBatch): boolean {
+  async /*A*/ commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
     if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
@@ -528,15 +528,15 @@ class SqliteImportWriter implements ImportWriter {
     for (const p of batch.products) stage.products.add(p)
     // A dry run looks each row up, in file order.
     if (this.dryRun) {
-      this.restage(stage)
+      await this.restage(stage)
       return true
     }
-    this.begin()
+    await this.begin()
     // Deletes or pending partial updates of the kind (rare): the rows take the per-row road
     // (writeChunk), into the TEMP stage.
-    if (this.tombstones.size > 0 || this.pending.size > 0) this.restage(stage)
+    if (this.tombstones.size > 0 || this.pending.size > 0) await this.restage(stage)
     else this.flushStage(stage)
-    return this.commit()
+    return await this.commit()
   }
 
   /** Detach the external stages and remove their files (the reading thread's connections to them may outlive this: unlinked files). */
@@ -555,13 +555,13 @@ class SqliteImportWriter implements ImportWriter {
     removeStageFiles(e.dir)
   }
 
-  close(): void {
+  async /*A*/ close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     try {
       try {
         // The counts cover the rows written, committed or not: staged rows are counted, then rolled back.
-        if (this.open && this.db.inTransaction) this.flush()
+        if (this.open && this.db.inTransaction) await this.flush()
       } finally {
         if (this.open && this.db.inTransaction) this.db.exec('ROLLBACK')
       }

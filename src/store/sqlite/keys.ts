@@ -25,31 +25,31 @@ export class SqliteKeys implements KeysRepository {
     }
   }
 
-  insert(keys: readonly NewApiKey[]): (ApiKeyRow | undefined)[] {
+  async /*A*/ insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
     return this.db.transaction(() => keys.map((k) => this.s.insert.get(k.name, k.prefix, k.hash, k.created_at) as ApiKeyRow | undefined))()
   }
 
-  list(status?: 'active' | 'revoked'): ApiKeyRow[] {
+  async /*A*/ list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
     return this.s.list[status ?? 'all'].all() as ApiKeyRow[]
   }
 
-  activeCount(): number {
+  async /*A*/ activeCount(): Promise<number> {
     return this.s.active.get() as number
   }
 
-  find(refs: readonly KeyRef[]): (ApiKeyRow | undefined)[] {
+  async /*A*/ find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
     return refs.map((r) => ('id' in r ? this.s.byId.get(r.id) : 'hash' in r ? this.s.byHash.get(r.hash) : this.s.byPrefix.get(r.prefix)) as ApiKeyRow | undefined)
   }
 
-  revoke(ids: readonly number[], at: string): number {
+  async /*A*/ revoke(ids: readonly number[], at: string): Promise<number> {
     return this.db.transaction(() => ids.reduce((n, id) => n + this.s.revoke.run(at, id).changes, 0))()
   }
 
-  activeByHash(hash: string): KeyCaller | undefined {
+  async /*A*/ activeByHash(hash: string): Promise<KeyCaller | undefined> {
     return this.s.callerByHash.get(hash) as KeyCaller | undefined
   }
 
-  recordUse(uses: readonly (readonly [id: number, at: string])[]): boolean {
+  async /*A*/ recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
     if (uses.length === 0) return true
     if (!this.db.open) return false
     // Never wait for another writer here (a wait would stall every request).

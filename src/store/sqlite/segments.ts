@@ -41,16 +41,16 @@ export class SqliteSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ audiences
 
-  listAudiences(): StoredAudience[] {
+  async /*A*/ listAudiences(): Promise<StoredAudience[]> {
     return this.withPrices(this.q(`SELECT * FROM audiences ${AUDIENCE_ORDER}`).all() as AudienceRow[])
   }
 
-  getAudiences(apiIds: readonly string[]): StoredAudience[] {
+  async /*A*/ getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withPrices(this.q(`SELECT * FROM audiences WHERE api_id ${IN}`).all(json(apiIds)) as AudienceRow[]))
   }
 
-  audienceIds(apiIds: readonly string[]): Map<string, number> {
+  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     return apiIds.length === 0 ? new Map() : this.idsOf('audiences', apiIds)
   }
 
@@ -70,7 +70,7 @@ export class SqliteSegments implements SegmentsRepository {
     return rows.map(({rules_json: rules, ...r}) => ({...r, prices: prices.get(r.id) ?? [], rules: JSON.parse(rules) as Rule[]}))
   }
 
-  saveAudiences(defs: readonly AudienceDef[], at: string): SaveResult {
+  async /*A*/ saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -100,7 +100,7 @@ export class SqliteSegments implements SegmentsRepository {
     return result
   }
 
-  audienceUses(id: number): AudienceUses {
+  async /*A*/ audienceUses(id: number): Promise<AudienceUses> {
     const names = (sql: string) => (this.q(sql).all(id) as {api_id: string}[]).map((r) => r.api_id)
     return {
       campaigns: names('SELECT api_id FROM campaigns WHERE audience_id = ? ORDER BY api_id'),
@@ -109,7 +109,7 @@ export class SqliteSegments implements SegmentsRepository {
     }
   }
 
-  deleteAudience(id: number): void {
+  async /*A*/ deleteAudience(id: number): Promise<void> {
     this.db
       .transaction(() => {
         this.q('DELETE FROM campaigns WHERE audience_id = ?').run(id)
@@ -121,11 +121,11 @@ export class SqliteSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ packages
 
-  listPackages(): StoredPackage[] {
+  async /*A*/ listPackages(): Promise<StoredPackage[]> {
     return this.withProducts(this.q(`${PACKAGES} ORDER BY k.api_id`).all() as PackageRow[])
   }
 
-  getPackages(apiIds: readonly string[]): StoredPackage[] {
+  async /*A*/ getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withProducts(this.q(`${PACKAGES} WHERE k.api_id ${IN}`).all(json(apiIds)) as PackageRow[]))
   }
@@ -148,7 +148,7 @@ export class SqliteSegments implements SegmentsRepository {
     })
   }
 
-  savePackages(defs: readonly PackageDef[], at: string): SaveResult {
+  async /*A*/ savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -178,22 +178,22 @@ export class SqliteSegments implements SegmentsRepository {
     return result
   }
 
-  deletePackage(id: number): void {
+  async /*A*/ deletePackage(id: number): Promise<void> {
     this.q('DELETE FROM packages WHERE id = ?').run(id)
   }
 
   // ------------------------------------------------------------ campaigns
 
-  listCampaigns(): StoredCampaign[] {
+  async /*A*/ listCampaigns(): Promise<StoredCampaign[]> {
     return (this.q(`${CAMPAIGNS} ORDER BY m.api_id`).all() as CampaignRow[]).map((r) => fromCampaignRow(r))
   }
 
-  getCampaigns(apiIds: readonly string[]): StoredCampaign[] {
+  async /*A*/ getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, (this.q(`${CAMPAIGNS} WHERE m.api_id ${IN}`).all(json(apiIds)) as CampaignRow[]).map((r) => fromCampaignRow(r)))
   }
 
-  addCampaigns(defs: readonly CampaignDef[], at: string): void {
+  async /*A*/ addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
     if (defs.length === 0) return
     this.db
       .transaction(() => {
@@ -209,7 +209,7 @@ export class SqliteSegments implements SegmentsRepository {
       .immediate()
   }
 
-  deleteCampaign(id: number): void {
+  async /*A*/ deleteCampaign(id: number): Promise<void> {
     this.q('DELETE FROM campaigns WHERE id = ?').run(id)
   }
 }

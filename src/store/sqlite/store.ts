@@ -1,4 +1,6 @@
+import type {Statement} from 'better-sqlite3'
 import type {DB} from '../db.js'
+import {TxGate} from '../tx-gate.js'
 import type {StorePort} from '../port.js'
 import {SqliteCatalog} from './catalog.js'
 import {SqliteConfig} from './config.js'
@@ -22,16 +24,16 @@ export class SqliteStore implements StorePort {
   private repos = new Map<string, unknown>()
   /** A batch's write-behind: the pricing adapter runs it, the experiments adapter sends its exposures through it. */
   private readonly behind = new WriteBehindLink()
-  // One transaction wrapper made once and handed each body as its argument: better-sqlite3
-  // builds a wrapper per db.transaction() call, a measurable cost per served request.
-  private readonly run: ReturnType<DB['transaction']>
+  private readonly gate = new TxGate()
+  private savepoints = 0
+  private readonly statements: Record<'begin' | 'beginImmediate' | 'commit' | 'rollback', Statement>
 
   constructor(
     readonly db: DB,
     readonly path: string,
     readonly readOnly?: string,
   ) {
-    this.run = db.transaction((body: () => unknown) => body())
+    this.statements = {begin: db.prepare('BEGIN'), beginImmediate: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK')}
   }
 
   /** The file path (what opens the store again). */
@@ -39,15 +41,40 @@ export class SqliteStore implements StorePort {
     return this.path
   }
 
-  close(): void {
+  async /*A*/ close(): Promise<void> {
     // A batch's checkpoint thread stops first: this connection's close is then the last one.
     const pricing = this.repos.get('pricing') as SqlitePricing | undefined
     pricing?.endBulk()
     if (this.db.open) this.db.close()
   }
 
-  transaction<T>(fn: () => T, options?: {write?: boolean}): T {
-    return (options?.write && !this.db.readonly ? this.run.immediate(fn) : this.run(fn)) as T
+  async /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {write?: boolean}): Promise<T> {
+    const db = this.db
+    if (this.gate.nested(db.inTransaction)) {
+      const name = `pricectl_${++this.savepoints}`
+      db.exec(`SAVEPOINT ${name}`)
+      try {
+        const result = await fn(this)
+        db.exec(`RELEASE ${name}`)
+        return result
+      } catch (error) {
+        if (db.inTransaction) db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`)
+        throw error
+      } finally {
+        this.savepoints--
+      }
+    }
+    return this.gate.run(async () => {
+      ;(options?.write && !db.readonly ? this.statements.beginImmediate : this.statements.begin).run()
+      try {
+        const result = await fn(this)
+        this.statements.commit.run()
+        return result
+      } catch (error) {
+        if (db.inTransaction) this.statements.rollback.run()
+        throw error
+      }
+    })
   }
 
   private repo<R>(name: string, make: () => R): R {
@@ -68,7 +95,7 @@ export class SqliteStore implements StorePort {
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
-  health(): {schemaVersion: number} {
+  async /*A*/ health(): Promise<{schemaVersion: number}> {
     this.db.prepare('SELECT 1').get()
     return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
   }
@@ -115,6 +142,6 @@ export class SqliteStore implements StorePort {
   }
 
   get tables(): SqliteTables {
-    return this.repo('tables', () => new SqliteTables(this.db))
+    return this.repo('tables', () => new SqliteTables(this.db, (fn, options) => this.transaction(fn, options)))
   }
 }

@@ -20,11 +20,14 @@ function columnType(declared: string): ColumnType {
 export class SqliteTables implements TablesRepository {
   private readonly prepare
 
-  constructor(private readonly db: DB) {
+  constructor(
+    private readonly db: DB,
+    private readonly transaction: <T>(fn: () => Promise<T> | T, options?: {write?: boolean}) => Promise<T>,
+  ) {
     this.prepare = statementCache(db)
   }
 
-  list(): TableShape[] {
+  async /*A*/ list(): Promise<TableShape[]> {
     const names = (this.db.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {name: string}[]).map((r) => r.name)
     const shapes = new Map<string, TableShape>()
     const parents = new Map<string, string[]>()
@@ -47,15 +50,15 @@ export class SqliteTables implements TablesRepository {
     return ordered
   }
 
-  counts(): Record<string, number> {
+  async /*A*/ counts(): Promise<Record<string, number>> {
     const counts: Record<string, number> = {}
-    for (const t of this.list()) counts[t.name] = (this.prepare(`SELECT count(*) AS n FROM main.${quote(t.name)}`).get() as {n: number}).n
+    for (const t of await this.list()) counts[t.name] = (this.prepare(`SELECT count(*) AS n FROM main.${quote(t.name)}`).get() as {n: number}).n
     return counts
   }
 
-  snapshot<T>(fn: () => T): T {
+  async /*A*/ snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
     // A deferred transaction: its first read fixes the snapshot (WAL), writers go on.
-    return this.db.transaction(fn)()
+    return this.transaction(fn)
   }
 
   *read(table: string, columns: readonly string[], chunk: number): Iterable<Cell[][]> {
@@ -73,9 +76,9 @@ export class SqliteTables implements TablesRepository {
     if (rows.length > 0) yield rows
   }
 
-  replace<T>(fn: (write: TableWriter) => T): T {
-    const tables = this.list()
-    const run = this.db.transaction(() => {
+  async /*A*/ replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
+    const tables = await this.list()
+    return this.transaction(async () => {
       this.db.pragma('defer_foreign_keys = ON')
       for (const t of [...tables].reverse()) this.db.prepare(`DELETE FROM main.${quote(t.name)}`).run()
       const write: TableWriter = (table, columns, rows) => {
@@ -84,8 +87,7 @@ export class SqliteTables implements TablesRepository {
         for (const row of rows) stmt.run(row)
       }
       return fn(write)
-    })
-    return run.immediate()
+    }, {write: true})
   }
 
   /**
