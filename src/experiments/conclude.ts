@@ -90,7 +90,8 @@ export function concludeExperiment(store: StorePort, id: number, armText: string
       () => {
         const now = nowIso()
         const ctx = PricingContext.open(store)
-        const countries = [...new Set([...previewCountries(ctx), ...e.countries])].sort()
+        // Unsorted: the preview sorts its rows.
+        const countries = [...new Set([...previewCountries(ctx), ...e.countries])]
         const before = previewPrices(store, {countries, products})
         // The arm's prices, all read before anything is written.
         const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(store, ctx, e, arm, api))
@@ -129,8 +130,9 @@ function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: 
   const targeted = new Set(e.countries)
   const countryPrices = e.countries.map((country) => {
     const q = armQuotes(store, e, arm, country, {products: [api]})[0]
+    // One product's quote is in its country price's currency (resolveCurrency), so an old price compares as it is.
     const old = existing.find((cp) => cp.country === country)
-    return {after: q.price_minor, before: old && old.currency === q.currency ? old.amount_minor : null, country, currency: q.currency}
+    return {after: q.price_minor, before: old ? old.amount_minor : null, country, currency: q.currency}
   })
   return {api, base: {after: product.base_px_minor, before: product.base_px_minor}, countryPrices, keep: existing.filter((cp) => !targeted.has(cp.country))}
 }
@@ -144,9 +146,12 @@ function writeProduct(store: StorePort, p: Plan): void {
 }
 
 function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[], stopped: boolean, dryRun: boolean, priced: number): ConcludeResult {
-  const up = changes.filter((c) => c.pct_change !== null && c.pct_change > 0).length
-  const down = changes.filter((c) => c.pct_change !== null && c.pct_change < 0).length
-  const other = changes.length - up - down
+  // Up or down by the prices, not by pct_change: that is null from a price of 0 and rounds to
+  // 0 for a cent on a large price. A changed currency is neither ("other").
+  const moved = changes.filter((c) => c.change === 'changed')
+  const up = moved.filter((c) => c.after! > c.before!).length
+  const down = moved.length - up
+  const other = changes.length - moved.length
   const summary =
     changes.length === 0
       ? `no price changes (${priced} prices previewed)`
