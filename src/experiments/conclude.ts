@@ -137,9 +137,12 @@ function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: 
   return {api, base: {after: product.base_px_minor, before: product.base_px_minor}, countryPrices, keep: existing.filter((cp) => !targeted.has(cp.country))}
 }
 
+/** A base price in minor units as the number `base_px` is (USD). */
+const usd = (minor: number) => fromMinor(minor, 'USD')
+
 function writeProduct(store: StorePort, p: Plan): void {
   const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
-  const patch: Record<string, unknown> = {base_px: fromMinor(p.base.after, 'USD')}
+  const patch: Record<string, unknown> = {base_px: usd(p.base.after)}
   // An empty list is refused (the spec's rule): a product without country prices keeps none.
   if (list.length > 0) patch.country_prices = list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency}))
   updateProduct(store, p.api, patch)
@@ -166,8 +169,8 @@ function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[],
     experiment: experimentOutput(e),
     message: `${verb} experiment ${e.id} "${e.name}" with ${what}: ${stop}; ${summary}${dryRun ? ' (dry run: nothing written)' : ''}`,
     products: plan.map((p) => ({
-      base_px_after: fromMinor(p.base.after, 'USD'),
-      base_px_before: fromMinor(p.base.before, 'USD'),
+      base_px_after: usd(p.base.after),
+      base_px_before: usd(p.base.before),
       country_prices: p.countryPrices.map((cp) => ({after: fromMinor(cp.after, cp.currency), before: cp.before === null ? null : fromMinor(cp.before, cp.currency), country: cp.country, currency: cp.currency})),
       product: p.api,
     })),
