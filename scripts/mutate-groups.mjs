@@ -84,6 +84,7 @@ export const GROUPS = {
       'test/engine/experiments-attribution.test.ts',
       'test/engine/experiments-bounds.test.ts',
       'test/engine/experiments-conclude.test.ts',
+      'test/engine/experiments-conclude-pinned.test.ts',
       'test/engine/experiments-examples.test.ts',
       'test/engine/simulation.test.ts',
       'test/commands/experiments.test.ts',
