@@ -78,7 +78,7 @@ function parseDef(value: unknown, problems: string[]): CouponDef | undefined {
  * with two decimals), else part of it would silently disappear from the price. Checked
  * when the amount, currency or external coupons change (a stored coupon keeps working).
  */
-function amountProblem(check: ReturnType<typeof exactnessCheck>, d: CouponDef, old?: Coupon): string | undefined {
+function amountProblem(check: Awaited<ReturnType<typeof exactnessCheck>>, d: CouponDef, old?: Coupon): string | undefined {
   if (d.coupon_type !== 'fixed_amount' || d.amount_minor === null || d.currency === null) return undefined
   if (old && old.amount_minor === d.amount_minor && old.currency === d.currency && JSON.stringify(old.external.map((e) => e.source)) === JSON.stringify(d.external.map((e) => e.source))) return undefined
   const gateways = [...new Set(d.external.map((e) => e.source.toLowerCase() as GatewayId))]

@@ -45,8 +45,8 @@ export function findArm(e: Experiment, text: string): Arm {
 }
 
 /** When and with which arm an experiment was concluded, if it was. */
-export function concludedWith(store: StorePort, id: number): undefined | {arm: string; at: string} {
-  const text = store.config.setting(CONCLUDED_SETTING + id)
+export async /*A*/ function concludedWith(store: StorePort, id: number): Promise<undefined | {arm: string; at: string}> {
+  const text = await store.config.setting(CONCLUDED_SETTING + id)
   return text === undefined ? undefined : (JSON.parse(text) as {arm: string; at: string})
 }
 
@@ -62,8 +62,8 @@ class DryRun extends Error {
  * difference of lock-free previews before and after inside it; `dryRun` computes the same and
  * rolls everything back.
  */
-export function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): ConcludeResult {
-  const e = requireExperiment(store, id)
+export async /*A*/ function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): Promise<ConcludeResult> {
+  const e = await requireExperiment(store, id)
   const arm = findArm(e, armText)
   if (e.status === 'draft') {
     throw new InvalidInputError(`experiment ${id} is a draft: it never ran, so no arm has results to conclude on; start it ("pricectl experiments start ${id}") or delete it ("pricectl experiments delete ${id}")`)
@@ -78,7 +78,7 @@ export function concludeExperiment(store: StorePort, id: number, armText: string
       `experiment ${id} targets audience ${e.audience}: conclude writes product prices, which every audience would get; stop it ("pricectl experiments stop ${id}") and set the audience's price instead ("pricectl audiences update ${e.audience} ...")`,
     )
   }
-  const done = concludedWith(store, id)
+  const done = await concludedWith(store, id)
   if (done) {
     throw new OperationalError(
       `experiment ${id} was already concluded with arm ${done.arm} at ${done.at}: its prices were applied then, and applying an arm again would apply it twice; change prices with "pricectl products update API_ID ..."`,
@@ -86,23 +86,23 @@ export function concludeExperiment(store: StorePort, id: number, armText: string
   }
   const products = e.products.map((p) => p.api_id)
   try {
-    return store.transaction(
-      () => {
+    return await store.transaction(
+      async /*A*/ () => {
         const now = nowIso()
-        const ctx = PricingContext.open(store)
+        const ctx = await PricingContext.open(store)
         // Unsorted: the preview sorts its rows.
-        const countries = [...new Set([...previewCountries(ctx), ...e.countries])]
-        const before = previewPrices(store, {countries, products})
+        const countries = [...new Set([...await previewCountries(ctx), ...e.countries])]
+        const before = await previewPrices(store, {countries, products})
         // The arm's prices, all read before anything is written.
-        const plan = isBaseline(arm) ? [] : products.map((api) => planProduct(store, ctx, e, arm, api))
+        const plan = isBaseline(arm) ? [] : products.map(async /*A*/ (api) => await planProduct(store, ctx, e, arm, api))
         const stopped = e.status === 'running'
-        if (stopped) store.experiments.setStatus([id], 'stopped', now)
-        for (const p of plan) writeProduct(store, p)
-        store.config.saveSetting(CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
-        const after = previewPrices(store, {countries, products})
+        if (stopped) await store.experiments.setStatus([id], 'stopped', now)
+        for (const p of plan) await writeProduct(store, p)
+        await store.config.saveSetting(CONCLUDED_SETTING + id, JSON.stringify({arm: arm.id, at: now}))
+        const after = await previewPrices(store, {countries, products})
         const {changes} = comparePrices(before, after, {kind: 'absolute', value: 0})
         // wordAsDryRun: a caller that rolls the transaction back itself (the CLI's price-impact wrapper) words it as a dry run.
-        const result = describe(store.experiments.get([id])[0]!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
+        const result = describe((await store.experiments.get([id]))[0]!, arm, plan, changes, stopped, Boolean(options.dryRun || options.wordAsDryRun), before.length)
         if (options.dryRun) throw new DryRun(result)
         return result
       },
@@ -116,20 +116,20 @@ export function concludeExperiment(store: StorePort, id: number, armText: string
 
 type Plan = {api: string; base: {after: number; before: number}; countryPrices: {after: number; before: null | number; country: string; currency: string}[]; keep: {amount_minor: number; country: string; currency: string}[]}
 
-function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Plan {
-  const product = getProduct(store, api)!
+async /*A*/ function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Promise<Plan> {
+  const product = (await getProduct(store, api))!
   const existing = product.country_prices
   if (e.countries.length === 0) {
     const base = armBaseMinor(ctx, e, arm, api) ?? product.base_px_minor
-    const countryPrices = existing.map((cp) => {
-      const q = armQuotes(store, e, arm, cp.country, {currency: cp.currency, products: [api]})[0]
+    const countryPrices = existing.map(async /*A*/ (cp) => {
+      const q = (await armQuotes(store, e, arm, cp.country, {currency: cp.currency, products: [api]}))[0]
       return {after: q.price_minor, before: cp.amount_minor, country: cp.country, currency: cp.currency}
     })
     return {api, base: {after: base, before: product.base_px_minor}, countryPrices, keep: []}
   }
   const targeted = new Set(e.countries)
-  const countryPrices = e.countries.map((country) => {
-    const q = armQuotes(store, e, arm, country, {products: [api]})[0]
+  const countryPrices = e.countries.map(async /*A*/ (country) => {
+    const q = (await armQuotes(store, e, arm, country, {products: [api]}))[0]
     // One product's quote is in its country price's currency (resolveCurrency), so an old price compares as it is.
     const old = existing.find((cp) => cp.country === country)
     return {after: q.price_minor, before: old ? old.amount_minor : null, country, currency: q.currency}
@@ -140,12 +140,12 @@ function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: 
 /** A base price in minor units as the number `base_px` is (USD). */
 const usd = (minor: number) => fromMinor(minor, 'USD')
 
-function writeProduct(store: StorePort, p: Plan): void {
+async /*A*/ function writeProduct(store: StorePort, p: Plan): Promise<void> {
   const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
   const patch: Record<string, unknown> = {base_px: usd(p.base.after)}
   // An empty list is refused (the spec's rule): a product without country prices keeps none.
   if (list.length > 0) patch.country_prices = list.map((cp) => ({amount: fromMinor(cp.after, cp.currency), country: cp.country, currency: cp.currency}))
-  updateProduct(store, p.api, patch)
+  await updateProduct(store, p.api, patch)
 }
 
 function describe(e: Experiment, arm: Arm, plan: Plan[], changes: PriceChange[], stopped: boolean, dryRun: boolean, priced: number): ConcludeResult {

@@ -425,7 +425,7 @@ export async /*A*/ function showTable(store: StorePort, gateway: GatewayId): Pro
   return {
     currencies: table.currencies ? [...table.currencies].sort() : null,
     default: {...table.default},
-    entries: await Promise.all(codes.map((c) => showRule(store, gateway, c))),
+    entries: await Promise.all(codes.map(async /*A*/ (c) => await showRule(store, gateway, c))),
     gateway,
     model: table.models,
     overrides: overrides.length,

@@ -83,11 +83,11 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       // PostgreSQL (locksOnly): lock writers do not wait for each other, a new lock is claimed
       // by its key; what needs more runs again with the write lock (docs/postgres.md).
       if (items.length === 1) return [{value: await current.store.transaction(async /*A*/ () => await calculatePriceSync(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
-      return current.store.transaction(async (tx) => {
+      return await current.store.transaction(async (tx) => {
         const outcomes: Outcome<PriceResult>[] = []
         for (const it of items) {
           try {
-            outcomes.push({value: await tx.transaction(() => calculatePriceSync(current, it.body, it.options))})
+            outcomes.push({value: await tx.transaction(async /*A*/ () => await calculatePriceSync(current, it.body, it.options))})
           } catch (error) {
             // A busy store is the whole group's (tried again); anything else is this request's.
             // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)

@@ -36,7 +36,7 @@ const CATALOG = [
 ]
 
 /** A product's stored country prices, in stored order. */
-const stored = (store: Store, api: string) => getProduct(store, api)!.country_prices.map((c) => [c.country, c.currency, c.amount_minor])
+const stored = async /*A*/ (store: Store, api: string) => (await getProduct(store, api))!.country_prices.map((c) => [c.country, c.currency, c.amount_minor])
 
 let fixture: string
 beforeAll(async () => {
@@ -58,14 +58,14 @@ beforeEach(() => {
   path = copyOf(fixture)
   store = openStore(path)
 })
-afterEach(() => store.close())
+afterEach(async /*A*/ () => await store.close())
 
-const start = (body: Record<string, unknown>) => createExperiment(store, {name: 'pinned', seed: 1, ...body}, {start: true})
+const start = async /*A*/ (body: Record<string, unknown>) => await createExperiment(store, {name: 'pinned', seed: 1, ...body}, {start: true})
 
 describe('experiments conclude without a country target', () => {
-  it('gives each product its own arm prices, base and every country price, and sorts the stored country prices by country', () => {
-    const e = start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
-    const r = concludeExperiment(store, e.id, '1')
+  it('gives each product its own arm prices, base and every country price, and sorts the stored country prices by country', async /*A*/ () => {
+    const e = await start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
+    const r = await concludeExperiment(store, e.id, '1')
     expect(r.products).toEqual([
       {
         base_px_after: 11.99,
@@ -80,20 +80,20 @@ describe('experiments conclude without a country target', () => {
       // beta's DE price is beta's quote (x1.2 on its 20 EUR), not alpha's.
       {base_px_after: 35.99, base_px_before: 30, country_prices: [{after: 23.99, before: 20, country: 'DE', currency: 'EUR'}], product: 'beta'},
     ])
-    expect(stored(store, 'alpha')).toEqual([
+    expect(await stored(store, 'alpha')).toEqual([
       ['DE', 'EUR', 1099],
       ['FR', 'USD', 1399],
       ['JP', 'JPY', 1800],
     ])
-    expect(stored(store, 'beta')).toEqual([['DE', 'EUR', 2399]])
-    expect(getProduct(store, 'beta')!.base_px_minor).toBe(3599)
+    expect(await stored(store, 'beta')).toEqual([['DE', 'EUR', 2399]])
+    expect((await getProduct(store, 'beta'))!.base_px_minor).toBe(3599)
     expect(r.summary).toBe('8 of 8 prices change (8 up, 0 down) on 2 product(s)')
     expect(r.message).toBe('concluded experiment 1 "pinned" with arm 1 (x1.2): stopped it; 8 of 8 prices change (8 up, 0 down) on 2 product(s)')
   })
 
-  it('counts the prices that go up and those that go down (--dry-run words it as such)', () => {
-    const e = start({arms: [{usd_price: 20}], products: ['alpha', 'beta']})
-    const r = concludeExperiment(store, e.id, '1', {dryRun: true})
+  it('counts the prices that go up and those that go down (--dry-run words it as such)', async /*A*/ () => {
+    const e = await start({arms: [{usd_price: 20}], products: ['alpha', 'beta']})
+    const r = await concludeExperiment(store, e.id, '1', {dryRun: true})
     expect(r.changes.map((c) => [c.product, c.country, c.before, c.after])).toEqual([
       ['alpha', 'DE', 9, 9.99],
       ['alpha', 'FR', 12, 20],
@@ -108,9 +108,9 @@ describe('experiments conclude without a country target', () => {
     expect(r.dry_run).toBe(true)
   })
 
-  it('counts a cent on a large price as up, although its pct_change rounds to 0', () => {
-    const e = start({arms: [{usd_price: 1000.01}], products: ['big']})
-    const r = concludeExperiment(store, e.id, '1')
+  it('counts a cent on a large price as up, although its pct_change rounds to 0', async /*A*/ () => {
+    const e = await start({arms: [{usd_price: 1000.01}], products: ['big']})
+    const r = await concludeExperiment(store, e.id, '1')
     expect(r.changes).toEqual([
       {after: 1000.01, audience: 'default', before: 1000, change: 'changed', country: 'US', currency_after: 'USD', currency_before: 'USD', pct_change: 0, product: 'big'},
     ])
@@ -118,9 +118,9 @@ describe('experiments conclude without a country target', () => {
     expect(r.products).toEqual([{base_px_after: 1000.01, base_px_before: 1000, country_prices: [], product: 'big'}])
   })
 
-  it('counts a price from 0 as up (its pct_change is null)', () => {
-    const e = start({arms: [{usd_price: 20}], products: ['free']})
-    const r = concludeExperiment(store, e.id, '1')
+  it('counts a price from 0 as up (its pct_change is null)', async /*A*/ () => {
+    const e = await start({arms: [{usd_price: 20}], products: ['free']})
+    const r = await concludeExperiment(store, e.id, '1')
     expect(r.changes.map((c) => [c.country, c.before, c.after, c.pct_change])).toEqual([
       ['DE', 0, 9.99, null],
       ['FR', 0, 9.99, null],
@@ -130,19 +130,19 @@ describe('experiments conclude without a country target', () => {
     expect(r.summary).toBe('4 of 4 prices change (4 up, 0 down) on 1 product(s)')
   })
 
-  it('the baseline arm: "no price changes" with the number of prices previewed', () => {
-    const e = start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
-    const r = concludeExperiment(store, e.id, 'baseline')
+  it('the baseline arm: "no price changes" with the number of prices previewed', async /*A*/ () => {
+    const e = await start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
+    const r = await concludeExperiment(store, e.id, 'baseline')
     expect(r.summary).toBe('no price changes (8 prices previewed)')
     expect(r.message).toBe('concluded experiment 1 "pinned" with arm baseline (control price): stopped it; no price changes (8 prices previewed)')
   })
 })
 
 describe('experiments conclude with a country target', () => {
-  it('sets the targeted countries only: a replaced price reports its old amount, an added one none, the others stay', () => {
+  it('sets the targeted countries only: a replaced price reports its old amount, an added one none, the others stay', async /*A*/ () => {
     // IT has no price anywhere before: it is previewed because it is targeted.
-    const e = start({arms: [{multiplier: 1.2}], countries: ['FR', 'IT'], products: ['beta', 'alpha']})
-    const r = concludeExperiment(store, e.id, '1')
+    const e = await start({arms: [{multiplier: 1.2}], countries: ['FR', 'IT'], products: ['beta', 'alpha']})
+    const r = await concludeExperiment(store, e.id, '1')
     expect(r.products).toEqual([
       {
         base_px_after: 30,
@@ -163,13 +163,13 @@ describe('experiments conclude with a country target', () => {
         product: 'alpha',
       },
     ])
-    expect(stored(store, 'alpha')).toEqual([
+    expect(await stored(store, 'alpha')).toEqual([
       ['DE', 'EUR', 900],
       ['FR', 'USD', 1399],
       ['IT', 'EUR', 599],
       ['JP', 'JPY', 1500],
     ])
-    expect(stored(store, 'beta')).toEqual([
+    expect(await stored(store, 'beta')).toEqual([
       ['DE', 'EUR', 2000],
       ['FR', 'EUR', 1799],
       ['IT', 'EUR', 1799],
@@ -186,14 +186,14 @@ describe('experiments conclude with a country target', () => {
 })
 
 describe('experiments conclude: status, refusals, arm text', () => {
-  it('an experiment stopped before: keeps its stop time and says it was already stopped', () => {
-    const e = start({arms: [{multiplier: 1.2}], products: ['big']})
+  it('an experiment stopped before: keeps its stop time and says it was already stopped', async /*A*/ () => {
+    const e = await start({arms: [{multiplier: 1.2}], products: ['big']})
     vi.stubEnv('PRICECTL_NOW', '2026-01-01T00:00:00Z')
     try {
-      stopExperiment(store, e.id)
-      const stoppedAt = requireExperiment(store, e.id).stopped_at
+      await stopExperiment(store, e.id)
+      const stoppedAt = (await requireExperiment(store, e.id)).stopped_at
       vi.stubEnv('PRICECTL_NOW', '2026-02-01T00:00:00Z')
-      const r = concludeExperiment(store, e.id, '1')
+      const r = await concludeExperiment(store, e.id, '1')
       expect(r.stopped).toBe(false)
       expect(r.experiment).toMatchObject({status: 'stopped', stopped_at: stoppedAt})
       expect(r.message).toBe('concluded experiment 1 "pinned" with arm 1 (x1.2): it was already stopped; 4 of 4 prices change (4 up, 0 down) on 1 product(s)')
@@ -202,44 +202,44 @@ describe('experiments conclude: status, refusals, arm text', () => {
     }
   })
 
-  it('refuses an audience-targeted experiment and writes nothing', () => {
-    createAudience(store, {api_id: 'students', name: 'Students', priority: 5, rules: [{feature: 'student', operator: 'eq', type: 'feature', value: 1}]})
-    const e = start({arms: [{multiplier: 1.2}], audience: 'students', products: ['alpha']})
-    expect(() => concludeExperiment(store, e.id, '1')).toThrow(
+  it('refuses an audience-targeted experiment and writes nothing', async /*A*/ () => {
+    await createAudience(store, {api_id: 'students', name: 'Students', priority: 5, rules: [{feature: 'student', operator: 'eq', type: 'feature', value: 1}]})
+    const e = await start({arms: [{multiplier: 1.2}], audience: 'students', products: ['alpha']})
+    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(
       'experiment 1 targets audience students: conclude writes product prices, which every audience would get; stop it ("pricectl experiments stop 1") and set the audience\'s price instead ("pricectl audiences update students ...")',
     )
-    expect(requireExperiment(store, e.id).status).toBe('running')
-    expect(concludedWith(store, e.id)).toBeUndefined()
-    expect(getProduct(store, 'alpha')!.base_px_minor).toBe(1000)
+    expect((await requireExperiment(store, e.id)).status).toBe('running')
+    expect(await concludedWith(store, e.id)).toBeUndefined()
+    expect((await getProduct(store, 'alpha'))!.base_px_minor).toBe(1000)
   })
 
-  it('takes the arm as typed around spaces', () => {
-    const e = start({arms: [{multiplier: 1.2}], products: ['big']})
-    expect(concludeExperiment(store, e.id, ' 1 ').arm_id).toBe(1)
-    expect(concludedWith(store, e.id)?.arm).toBe('1')
+  it('takes the arm as typed around spaces', async /*A*/ () => {
+    const e = await start({arms: [{multiplier: 1.2}], products: ['big']})
+    expect((await concludeExperiment(store, e.id, ' 1 ')).arm_id).toBe(1)
+    expect((await concludedWith(store, e.id))?.arm).toBe('1')
   })
 
-  it('holds the write lock from its first read: another writer cannot change a price between the preview and the writes', () => {
-    const e = start({arms: [{multiplier: 1.2}], products: ['alpha']})
+  it('holds the write lock from its first read: another writer cannot change a price between the preview and the writes', async /*A*/ () => {
+    const e = await start({arms: [{multiplier: 1.2}], products: ['alpha']})
     const other = new Database(path)
     other.pragma('busy_timeout = 0')
     const repo = store.experiments
     const setStatus = repo.setStatus.bind(repo)
     let intruder: unknown
     // The first write of conclude, after its reads: another connection tries to write then.
-    repo.setStatus = (...args: Parameters<typeof setStatus>) => {
+    repo.setStatus = async /*A*/ (...args: Parameters<typeof setStatus>) => {
       try {
         other.prepare("UPDATE products SET base_px_minor = 1 WHERE api_id = 'alpha'").run()
       } catch (error) {
         intruder = error
       }
-      setStatus(...args)
+      await setStatus(...args)
     }
     try {
-      const r = concludeExperiment(store, e.id, '1')
+      const r = await concludeExperiment(store, e.id, '1')
       expect((intruder as {code?: string} | undefined)?.code).toBe('SQLITE_BUSY')
       expect(r.products[0]).toMatchObject({base_px_after: 11.99, base_px_before: 10})
-      expect(getProduct(store, 'alpha')!.base_px_minor).toBe(1199)
+      expect((await getProduct(store, 'alpha'))!.base_px_minor).toBe(1199)
     } finally {
       other.close()
     }

@@ -132,7 +132,7 @@ describe('batch pricing in chunks', () => {
       const snapshot = await store.pricing.catalogSnapshot()
       expect(snapshot.map((p) => p.api_id)).toEqual(await store.pricing.productApiIds())
       expect(snapshot.length).toBeGreaterThan(1)
-      const sorted = (p: ReturnType<typeof store.pricing.catalogSnapshot>[number]) => ({...p, countryPrices: [...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))})
+      const sorted = (p: Awaited<ReturnType<typeof store.pricing.catalogSnapshot>>[number]) => ({...p, countryPrices: [...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))})
       for (const p of snapshot) expect(sorted(p)).toEqual(sorted((await store.pricing.product(p.api_id))!))
     } finally {
       await store.close()

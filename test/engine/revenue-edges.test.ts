@@ -58,7 +58,7 @@ describe('the FX table of an import', () => {
   it('reads a currency\'s history once, on its first use', async /*A*/ () => {
     const reads: string[] = []
     const history: Record<string, FxHistory> = {EUR: [{date: '2020-01-01', rate: 0.8, snapshot: false}], GBP: [{date: '2020-01-01', rate: 0.5, snapshot: true}]}
-    const table = new FxTable({fxHistory: (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')
+    const table = new FxTable({fxHistory: async (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')
     expect(await table.rate('EUR', t('2025-01-01'))).toBe(0.8)
     expect(await table.rate('EUR', t('2025-06-01'))).toBe(0.8)
     expect(await table.rate('GBP', t('2025-06-01'))).toBe(0.5)

@@ -37,7 +37,7 @@ async /*A*/ function seed(store: StorePort): Promise<{basic: number; coupon: num
 describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  let ids: ReturnType<typeof seed>
+  let ids: Awaited<ReturnType<typeof seed>>
   beforeEach(async /*A*/ () => {
     ;({cleanup, store} = adapter.open())
     ids = await seed(store)

@@ -142,6 +142,6 @@ export class SqliteStore implements StorePort {
   }
 
   get tables(): SqliteTables {
-    return this.repo('tables', () => new SqliteTables(this.db, (fn, options) => this.transaction(fn, options)))
+    return this.repo('tables', () => new SqliteTables(this.db, async /*A*/ (fn, options) => await this.transaction(fn, options)))
   }
 }
