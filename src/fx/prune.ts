@@ -155,7 +155,7 @@ export function describeRemoval(s: RemovalSummary): {message: string; notes: str
   } else {
     const from = s.currencies.reduce((a, c) => (c.from < a ? c.from : a), s.currencies[0].from)
     const to = s.currencies.reduce((a, c) => (c.to > a ? c.to : a), s.currencies[0].to)
-    const who = s.currencies.length === 1 ? s.currencies[0].currency : n(s.currencies.length, 'currency', 'currencies')
+    const who = s.currencies.length === 1 ? s.currencies[0].currency : `${s.currencies.length} currencies`
     const span = from === to ? `dated ${from}` : `dated ${from}..${to}`
     const sources = s.sources.map((x) => `${x.source}${s.sources.length > 1 ? ` (${x.removed})` : ''}`).join(', ')
     message = `${verb} ${n(s.removed, 'rate')} of ${who}, ${span}, from ${sources}`

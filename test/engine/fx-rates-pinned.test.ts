@@ -92,6 +92,11 @@ describe('the explain step of a rate', () => {
     expect(rateContext(s, used(s, '2026-11-23'), '2026-11-23')).toEqual(["outranks the bundled snapshot's 0.88 dated 2026-09-29 (operator rates win whatever their dates)"])
   })
 
+  it('an operator rate of a currency the snapshot has no rate of: nothing it outranks', () => {
+    const s = storeWith([{date: '2026-10-01', rate: 0.9, source: 'manual'}])
+    expect(rateContext(s, used(s, '2026-11-23'), '2026-11-23')).toEqual([])
+  })
+
   it('the snapshot used: nothing it outranks; a rate scheduled after today is named', () => {
     const s = storeWith([
       {date: '2026-09-29', rate: 0.88, source: SNAP},
