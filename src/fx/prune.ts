@@ -42,10 +42,10 @@ export type RemovalOptions = {
   today?: string
 }
 
-/** Thrown inside the transaction to roll a dry run back, carrying its summary out. */
+/** Thrown inside the transaction to roll a dry run back, carrying its summary out (caught below, never shown). */
 class DryRun extends Error {
   constructor(readonly summary: RemovalSummary) {
-    super('dry run')
+    super()
   }
 }
 
@@ -62,7 +62,8 @@ export function removeRates(store: StorePort, filter: RemovalFilter, options: Re
         const removed = store.config.deleteFxRates(filter)
         store.config.saveFxRates(restorable)
         const after = ratesOn(store, today, today)
-        const withoutRate = [...before.keys()].filter((c) => c !== 'USD' && !after.has(c)).sort()
+        // USD is in both (ratesOn always has it), so it is never without a rate.
+        const withoutRate = [...before.keys()].filter((c) => !after.has(c)).sort()
         const uses = withoutRate.length > 0 ? currenciesInUse(store) : new Map<string, string[]>()
         const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))
         if (inUseWithoutRate.length > 0 && !options.force) {
@@ -154,7 +155,7 @@ export function describeRemoval(s: RemovalSummary): {message: string; notes: str
   } else {
     const from = s.currencies.reduce((a, c) => (c.from < a ? c.from : a), s.currencies[0].from)
     const to = s.currencies.reduce((a, c) => (c.to > a ? c.to : a), s.currencies[0].to)
-    const who = s.currencies.length === 1 ? s.currencies[0].currency : n(s.currencies.length, 'currency', 'currencies')
+    const who = s.currencies.length === 1 ? s.currencies[0].currency : `${s.currencies.length} currencies`
     const span = from === to ? `dated ${from}` : `dated ${from}..${to}`
     const sources = s.sources.map((x) => `${x.source}${s.sources.length > 1 ? ` (${x.removed})` : ''}`).join(', ')
     message = `${verb} ${n(s.removed, 'rate')} of ${who}, ${span}, from ${sources}`
@@ -168,7 +169,8 @@ export function describeRemoval(s: RemovalSummary): {message: string; notes: str
   const others = s.withoutRate.filter((c) => !s.inUseWithoutRate.some((u) => u.currency === c))
   if (others.length > 0) {
     const shown = others.slice(0, 12).join(', ') + (others.length > 12 ? ', ...' : '')
-    notes.push(`note: ${n(others.length, 'currency', 'currencies')} ${s.dryRun ? 'would be' : 'are now'} without a rate (${shown}); requests priced in them fail until you add one`)
+    const one = others.length === 1
+    notes.push(`note: ${n(others.length, 'currency', 'currencies')} ${s.dryRun ? 'would be' : one ? 'is now' : 'are now'} without a rate (${shown}); requests priced in ${one ? 'it' : 'them'} fail until you add one`)
   }
   return {message, notes}
 }
