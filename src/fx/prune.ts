@@ -42,28 +42,29 @@ export type RemovalOptions = {
   today?: string
 }
 
-/** Thrown inside the transaction to roll a dry run back, carrying its summary out. */
+/** Thrown inside the transaction to roll a dry run back, carrying its summary out (caught below, never shown). */
 class DryRun extends Error {
   constructor(readonly summary: RemovalSummary) {
-    super('dry run')
+    super()
   }
 }
 
-export async /*A*/ function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): Promise<RemovalSummary> {
+export function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
   const today = options.today ?? fxToday()
   try {
-    return await store.transaction(
-      async /*A*/ () => {
-        const before = await ratesOn(store, today, today)
-        const matching = await store.config.fxMatching(filter)
+    return store.transaction(
+      () => {
+        const before = ratesOn(store, today, today)
+        const matching = store.config.fxMatching(filter)
         const currencies = matching.currencies
         const sources = matching.sources.map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
-        const restorable = await snapshotRowsToRestore(store, filter)
-        const removed = await store.config.deleteFxRates(filter)
-        await store.config.saveFxRates(restorable)
-        const after = await ratesOn(store, today, today)
-        const withoutRate = [...before.keys()].filter((c) => c !== 'USD' && !after.has(c)).sort()
-        const uses = withoutRate.length > 0 ? await currenciesInUse(store) : new Map<string, string[]>()
+        const restorable = snapshotRowsToRestore(store, filter)
+        const removed = store.config.deleteFxRates(filter)
+        store.config.saveFxRates(restorable)
+        const after = ratesOn(store, today, today)
+        // USD is in both (ratesOn always has it), so it is never without a rate.
+        const withoutRate = [...before.keys()].filter((c) => !after.has(c)).sort()
+        const uses = withoutRate.length > 0 ? currenciesInUse(store) : new Map<string, string[]>()
         const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))
         if (inUseWithoutRate.length > 0 && !options.force) {
           const list = inUseWithoutRate.map((u) => `${u.currency} (${u.uses.join(', ')})`).join(', ')
@@ -98,17 +99,17 @@ export async /*A*/ function removeRates(store: StorePort, filter: RemovalFilter,
  * takes an operator row of that day, the removal would not have taken the snapshot's own
  * row, and the store still holds this snapshot (same label) elsewhere.
  */
-async /*A*/ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): Promise<FxRate[]> {
+function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): FxRate[] {
   const snap = defaultFxSnapshot()
-  if (!await store.config.hasFxSource(snap.source)) return []
-  const hits = await store.config.fxOperatorCurrenciesOn(filter, snap.date)
+  if (!store.config.hasFxSource(snap.source)) return []
+  const hits = store.config.fxOperatorCurrenciesOn(filter, snap.date)
   const out: FxRate[] = []
   for (const currency of hits) {
     const rate = snap.rates[currency]
     if (rate === undefined) continue
     // Would the same filter take the snapshot's own row? Asked of the store, so the rule is the same.
     const row = {currency, date: snap.date, rate, source: snap.source}
-    if (await store.config.fxFilterTakes(filter, row)) continue
+    if (store.config.fxFilterTakes(filter, row)) continue
     out.push(row)
   }
   return out
@@ -118,8 +119,8 @@ async /*A*/ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilt
  * Currencies the store prices or records money in, each with what uses it: removing their
  * last usable rate would break prices (or writes) in them.
  */
-export async /*A*/ function currenciesInUse(store: StorePort): Promise<Map<string, string[]>> {
-  const rows = await store.config.moneyUses()
+export function currenciesInUse(store: StorePort): Map<string, string[]> {
+  const rows = store.config.moneyUses()
   const uses = new Map<string, string[]>()
   const add = (currency: string | undefined, use: string) => {
     if (!currency) return
@@ -128,15 +129,15 @@ export async /*A*/ function currenciesInUse(store: StorePort): Promise<Map<strin
     uses.set(currency, list)
   }
   for (const r of rows) add(r.use === 'localization factors' ? countryCurrency(r.currency) : r.currency, r.use)
-  add(countryCurrency(await store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY), 'the default country')
+  add(countryCurrency(store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY), 'the default country')
   return uses
 }
 
 /** `fx delete CURRENCY [--date D]`: nothing matching is "not found" (exit 1), naming what is on file. */
-export async /*A*/ function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): Promise<RemovalSummary> {
-  const summary = await removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
+export function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
+  const summary = removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
   if (summary.removed > 0) return summary
-  const snapshot = await store.config.snapshotDate(currency, date)
+  const snapshot = store.config.snapshotDate(currency, date)
   const what = `no rate of yours for ${currency}${date ? ` dated ${date}` : ''}`
   if (snapshot) {
     throw new NotFoundError(`${what}: ${date ? 'the rate of that day is' : `${currency} only has`} the bundled snapshot's, which "pricectl fx prune --source snapshot --currency ${currency}" removes`)
@@ -154,7 +155,7 @@ export function describeRemoval(s: RemovalSummary): {message: string; notes: str
   } else {
     const from = s.currencies.reduce((a, c) => (c.from < a ? c.from : a), s.currencies[0].from)
     const to = s.currencies.reduce((a, c) => (c.to > a ? c.to : a), s.currencies[0].to)
-    const who = s.currencies.length === 1 ? s.currencies[0].currency : n(s.currencies.length, 'currency', 'currencies')
+    const who = s.currencies.length === 1 ? s.currencies[0].currency : `${s.currencies.length} currencies`
     const span = from === to ? `dated ${from}` : `dated ${from}..${to}`
     const sources = s.sources.map((x) => `${x.source}${s.sources.length > 1 ? ` (${x.removed})` : ''}`).join(', ')
     message = `${verb} ${n(s.removed, 'rate')} of ${who}, ${span}, from ${sources}`
@@ -168,7 +169,8 @@ export function describeRemoval(s: RemovalSummary): {message: string; notes: str
   const others = s.withoutRate.filter((c) => !s.inUseWithoutRate.some((u) => u.currency === c))
   if (others.length > 0) {
     const shown = others.slice(0, 12).join(', ') + (others.length > 12 ? ', ...' : '')
-    notes.push(`note: ${n(others.length, 'currency', 'currencies')} ${s.dryRun ? 'would be' : 'are now'} without a rate (${shown}); requests priced in them fail until you add one`)
+    const one = others.length === 1
+    notes.push(`note: ${n(others.length, 'currency', 'currencies')} ${s.dryRun ? 'would be' : one ? 'is now' : 'are now'} without a rate (${shown}); requests priced in ${one ? 'it' : 'them'} fail until you add one`)
   }
   return {message, notes}
 }

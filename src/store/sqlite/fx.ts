@@ -10,15 +10,14 @@ const IMPORT_GLOBS = ['ECB eurofxref (*)', 'csv (*)', 'json (*)']
 /** SQL: true for a snapshot row of fx_rates (fixed text, no value in it). */
 export const SNAPSHOT = `source GLOB '${SNAPSHOT_PREFIX}*'`
 
-/** SQL: true for a snapshot row (`alias.source`). */
-export function isSnapshotSql(alias?: string): string {
-  return `${alias ? alias + '.' : ''}source GLOB '${SNAPSHOT_PREFIX}*'`
+/** SQL: true for a snapshot row of table `alias` (`alias.source`). */
+function isSnapshotSql(alias: string): string {
+  return `${alias}.source GLOB '${SNAPSHOT_PREFIX}*'`
 }
 
-/** SQL: the kind of a row, as fxKind() computes it. */
-export function kindSql(alias?: string): string {
-  const col = `${alias ? alias + '.' : ''}source`
-  return `CASE WHEN ${col} GLOB '${SNAPSHOT_PREFIX}*' THEN 'snapshot' WHEN ${IMPORT_GLOBS.map((g) => `${col} GLOB '${g}'`).join(' OR ')} THEN 'import' ELSE 'manual' END`
+/** SQL: the kind of a row of fx_rates, as fxKind() computes it. */
+function kindSql(): string {
+  return `CASE WHEN ${SNAPSHOT} THEN 'snapshot' WHEN ${IMPORT_GLOBS.map((g) => `source GLOB '${g}'`).join(' OR ')} THEN 'import' ELSE 'manual' END`
 }
 
 /**
@@ -48,8 +47,7 @@ export const ONE_SQL = `SELECT currency, date, rate, source FROM fx_rates WHERE 
 /** SQL condition and parameters of a source filter (`*` is the only wildcard operators get). */
 function sourceFilterSql(filter: SourceFilter): {params: string[]; sql: string} {
   if ('kind' in filter) return {params: [filter.kind], sql: `(${kindSql()}) = ?`}
-  if (!filter.label.includes('*')) return {params: [filter.label], sql: 'source = ?'}
-  // GLOB's ? and [ are taken literally.
+  // GLOB's ? and [ are taken literally, so a label without * matches itself only.
   const pattern = filter.label.replaceAll(/[?[\]]/g, (c) => `[${c}]`)
   return {params: [pattern], sql: 'source GLOB ?'}
 }
