@@ -22,10 +22,11 @@ export default class CouponsList extends BaseCommand<typeof CouponsList> {
   }
 
   async run() {
-    const coupons = await listCoupons((await this.store()), {name: this.flags.name, status: this.flags.status})
+    const store = await this.store()
+    const coupons = await listCoupons(store, {name: this.flags.name, status: this.flags.status})
     const filtered = this.flags.name !== undefined || this.flags.status !== undefined
     const result = {
-      coupons: coupons.map(async /*A*/ (c) => await couponResponse((await this.store()), c)),
+      coupons: await Promise.all(coupons.map(async /*A*/ (c) => await couponResponse(store, c))),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }

@@ -94,7 +94,8 @@ export async /*A*/ function concludeExperiment(store: StorePort, id: number, arm
         const countries = [...new Set([...await previewCountries(ctx), ...e.countries])]
         const before = await previewPrices(store, {countries, products})
         // The arm's prices, all read before anything is written.
-        const plan = isBaseline(arm) ? [] : products.map(async /*A*/ (api) => await planProduct(store, ctx, e, arm, api))
+        const plan: Plan[] = []
+        if (!isBaseline(arm)) for (const api of products) plan.push(await planProduct(store, ctx, e, arm, api))
         const stopped = e.status === 'running'
         if (stopped) await store.experiments.setStatus([id], 'stopped', now)
         for (const p of plan) await writeProduct(store, p)
@@ -121,19 +122,21 @@ async /*A*/ function planProduct(store: StorePort, ctx: PricingContext, e: Exper
   const existing = product.country_prices
   if (e.countries.length === 0) {
     const base = armBaseMinor(ctx, e, arm, api) ?? product.base_px_minor
-    const countryPrices = existing.map(async /*A*/ (cp) => {
+    const countryPrices: Plan['countryPrices'] = []
+    for (const cp of existing) {
       const q = (await armQuotes(store, e, arm, cp.country, {currency: cp.currency, products: [api]}))[0]
-      return {after: q.price_minor, before: cp.amount_minor, country: cp.country, currency: cp.currency}
-    })
+      countryPrices.push({after: q.price_minor, before: cp.amount_minor, country: cp.country, currency: cp.currency})
+    }
     return {api, base: {after: base, before: product.base_px_minor}, countryPrices, keep: []}
   }
   const targeted = new Set(e.countries)
-  const countryPrices = e.countries.map(async /*A*/ (country) => {
+  const countryPrices: Plan['countryPrices'] = []
+  for (const country of e.countries) {
     const q = (await armQuotes(store, e, arm, country, {products: [api]}))[0]
     // One product's quote is in its country price's currency (resolveCurrency), so an old price compares as it is.
     const old = existing.find((cp) => cp.country === country)
-    return {after: q.price_minor, before: old ? old.amount_minor : null, country, currency: q.currency}
-  })
+    countryPrices.push({after: q.price_minor, before: old ? old.amount_minor : null, country, currency: q.currency})
+  }
   return {api, base: {after: product.base_px_minor, before: product.base_px_minor}, countryPrices, keep: existing.filter((cp) => !targeted.has(cp.country))}
 }
 

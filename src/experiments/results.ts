@@ -38,12 +38,13 @@ export async /*A*/ function experimentResults(store: StorePort, id: number, opti
   const pBest = probabilityBest(o, seededRng(seed, 'results', id), draws)
   const ctx = await PricingContext.open(store)
   const country = exampleCountry(ctx, e)
-  const arms = o.map(async /*A*/ (x, i) => {
+  const arms = []
+  for (const [i, x] of o.entries()) {
     const [lo, hi] = conversionInterval(x)
     const value = conversionValue(x) / 100
     const arm = e.arms[i]
     const quotes = e.type === 'price' && e.products.length > 0 ? await exampleQuotes(store, e, arm, country, ctx) : []
-    return {
+    arms.push({
       arm_id: armIdOut(x.arm_id),
       label: armLabel(e, arm, quotes),
       prices: quotes.map(({price_minor: _m, ...q}) => q),
@@ -55,8 +56,8 @@ export async /*A*/ function experimentResults(store: StorePort, id: number, opti
       revenue_per_visitor: x.visitors === 0 ? 0 : round(x.revenue_minor / 100 / x.visitors, 4),
       revenue_per_visitor_ci: [round(lo * value, 4), round(hi * value, 4)] as [number, number],
       visitors: x.visitors,
-    }
-  })
+    })
+  }
   const visitors = o.reduce((s, x) => s + x.visitors, 0)
   const conversions = o.reduce((s, x) => s + x.conversions, 0)
   // Nothing is "best" before any arm has sold: the probabilities then only restate the priors.

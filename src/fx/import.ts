@@ -393,7 +393,9 @@ export async /*A*/ function importRates(store: StorePort, parsed: ParsedRates, o
     unchanged = parsed.rows.length - written
   }
   // A later operator rate dated on or before today keeps pricing; one key lookup per currency.
-  const newer = [...latestUsable].filter(async /*A*/ ([currency, date]) => await store.config.hasOperatorRateBetween(currency, date, today)).map(([c]) => c).sort()
+  const newer: string[] = []
+  for (const [currency, date] of latestUsable) if (await store.config.hasOperatorRateBetween(currency, date, today)) newer.push(currency)
+  newer.sort()
   return {
     currencies: currencies.size,
     dates: {count: sorted.length, from: sorted[0] ?? null, to: sorted.at(-1) ?? null},

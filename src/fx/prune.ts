@@ -49,22 +49,22 @@ class DryRun extends Error {
   }
 }
 
-export function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): RemovalSummary {
+export async /*A*/ function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): Promise<RemovalSummary> {
   const today = options.today ?? fxToday()
   try {
-    return store.transaction(
-      () => {
-        const before = ratesOn(store, today, today)
-        const matching = store.config.fxMatching(filter)
+    return await store.transaction(
+      async /*A*/ () => {
+        const before = await ratesOn(store, today, today)
+        const matching = await store.config.fxMatching(filter)
         const currencies = matching.currencies
         const sources = matching.sources.map((s) => ({kind: fxKind(s.source), removed: s.removed, source: s.source}))
-        const restorable = snapshotRowsToRestore(store, filter)
-        const removed = store.config.deleteFxRates(filter)
-        store.config.saveFxRates(restorable)
-        const after = ratesOn(store, today, today)
+        const restorable = await snapshotRowsToRestore(store, filter)
+        const removed = await store.config.deleteFxRates(filter)
+        await store.config.saveFxRates(restorable)
+        const after = await ratesOn(store, today, today)
         // USD is in both (ratesOn always has it), so it is never without a rate.
         const withoutRate = [...before.keys()].filter((c) => !after.has(c)).sort()
-        const uses = withoutRate.length > 0 ? currenciesInUse(store) : new Map<string, string[]>()
+        const uses = withoutRate.length > 0 ? await currenciesInUse(store) : new Map<string, string[]>()
         const inUseWithoutRate = withoutRate.filter((c) => uses.has(c)).map((c) => ({currency: c, uses: uses.get(c)!}))
         if (inUseWithoutRate.length > 0 && !options.force) {
           const list = inUseWithoutRate.map((u) => `${u.currency} (${u.uses.join(', ')})`).join(', ')
@@ -99,17 +99,17 @@ export function removeRates(store: StorePort, filter: RemovalFilter, options: Re
  * takes an operator row of that day, the removal would not have taken the snapshot's own
  * row, and the store still holds this snapshot (same label) elsewhere.
  */
-function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): FxRate[] {
+async /*A*/ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): Promise<FxRate[]> {
   const snap = defaultFxSnapshot()
-  if (!store.config.hasFxSource(snap.source)) return []
-  const hits = store.config.fxOperatorCurrenciesOn(filter, snap.date)
+  if (!await store.config.hasFxSource(snap.source)) return []
+  const hits = await store.config.fxOperatorCurrenciesOn(filter, snap.date)
   const out: FxRate[] = []
   for (const currency of hits) {
     const rate = snap.rates[currency]
     if (rate === undefined) continue
     // Would the same filter take the snapshot's own row? Asked of the store, so the rule is the same.
     const row = {currency, date: snap.date, rate, source: snap.source}
-    if (store.config.fxFilterTakes(filter, row)) continue
+    if (await store.config.fxFilterTakes(filter, row)) continue
     out.push(row)
   }
   return out
@@ -119,8 +119,8 @@ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): FxRate[
  * Currencies the store prices or records money in, each with what uses it: removing their
  * last usable rate would break prices (or writes) in them.
  */
-export function currenciesInUse(store: StorePort): Map<string, string[]> {
-  const rows = store.config.moneyUses()
+export async /*A*/ function currenciesInUse(store: StorePort): Promise<Map<string, string[]>> {
+  const rows = await store.config.moneyUses()
   const uses = new Map<string, string[]>()
   const add = (currency: string | undefined, use: string) => {
     if (!currency) return
@@ -129,15 +129,15 @@ export function currenciesInUse(store: StorePort): Map<string, string[]> {
     uses.set(currency, list)
   }
   for (const r of rows) add(r.use === 'localization factors' ? countryCurrency(r.currency) : r.currency, r.use)
-  add(countryCurrency(store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY), 'the default country')
+  add(countryCurrency(await store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY), 'the default country')
   return uses
 }
 
 /** `fx delete CURRENCY [--date D]`: nothing matching is "not found" (exit 1), naming what is on file. */
-export function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): RemovalSummary {
-  const summary = removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
+export async /*A*/ function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): Promise<RemovalSummary> {
+  const summary = await removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
   if (summary.removed > 0) return summary
-  const snapshot = store.config.snapshotDate(currency, date)
+  const snapshot = await store.config.snapshotDate(currency, date)
   const what = `no rate of yours for ${currency}${date ? ` dated ${date}` : ''}`
   if (snapshot) {
     throw new NotFoundError(`${what}: ${date ? 'the rate of that day is' : `${currency} only has`} the bundled snapshot's, which "pricectl fx prune --source snapshot --currency ${currency}" removes`)

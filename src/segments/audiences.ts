@@ -104,14 +104,14 @@ async /*A*/ function checkChargeable(store: StorePort, d: Def, old: Def | undefi
   const unchargeable = await chargeabilityCheck(store)
   const stored = new Set((old?.prices ?? []).map((p) => `${p.product_id}|${p.currency}|${p.amount_minor}`))
   const problems: string[] = []
-  d.prices.forEach(async /*A*/ (p, i) => {
-    if (p.amount_minor === null || p.currency === null || stored.has(`${p.product_id}|${p.currency}|${p.amount_minor}`)) return
-    const apiId = apiIds[i] ?? await store.pricing.productApiId(p.product_id)
+  for (const [i, p] of d.prices.entries()) {
+    if (p.amount_minor === null || p.currency === null || stored.has(`${p.product_id}|${p.currency}|${p.amount_minor}`)) continue
+    const apiId = apiIds[i] ?? (await store.pricing.productApiId(p.product_id))
     const product = apiId === undefined ? undefined : await store.pricing.product(apiId)
-    if (!product) return
+    if (!product) continue
     const reason = unchargeable(p.amount_minor, p.currency, product.gateways as GatewayId[])
     if (reason) problems.push(`prices[${i}] (${apiId}): ${reason}`)
-  })
+  }
   if (problems.length > 0) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')}`)
 }
 

@@ -281,7 +281,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   })
 
   // flush() never throws: a store that is down keeps the times for a later flush (one warning).
-  const flushTimer = setInterval(async /*A*/ () => await keys.flush(), KEY_FLUSH_MS)
+  const flushTimer = setInterval(() => void keys.flush(), KEY_FLUSH_MS)
   flushTimer.unref()
   app.addHook('onClose', async () => {
     clearInterval(flushTimer)

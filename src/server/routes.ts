@@ -158,7 +158,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     const coupons = await listCoupons(store, {name, status})
     const filtered = name !== undefined || status !== undefined
     return {
-      coupons: coupons.map(async /*A*/ (c) => await couponResponse(store, c)),
+      coupons: await Promise.all(coupons.map(async /*A*/ (c) => await couponResponse(store, c))),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }

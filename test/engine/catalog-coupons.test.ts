@@ -38,10 +38,10 @@ const fixed = {
   value: 5.5,
 }
 
-function invalid(fn: () => unknown, ...parts: string[]): void {
+async /*A*/ function invalid(fn: () => unknown, ...parts: string[]): Promise<void> {
   let err: unknown
   try {
-    fn()
+    await fn()
   } catch (error) {
     err = error
   }
@@ -80,18 +80,18 @@ describe('coupons engine', () => {
   })
 
   it('validates type, value, currency, window, status and sources, naming field and value', async /*A*/ () => {
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 0}), 'value', 'above 0')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, status: 'active'}), 'status', '"active"')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
-    invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 0}), 'value', 'above 0')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, value: 5.555}), 'value', '5.555', 'EUR')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: undefined}), 'currency: is required for a fixed_amount coupon')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, currency: 'EUX'}), 'currency', '"EUX"')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: {coupon_type: 'percent'}}), 'coupon_type', '"percent"')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', currency: null, value: 101}), 'value', '101')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_type: 'percentage', value: 10}), 'currency', 'percentage coupon takes no currency')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_from: '2026-06-01'}), 'active_till', '2026-05-31', 'before')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, active_till: '31/05/2026'}), 'active_till', '31/05/2026')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, status: 'active'}), 'status', '"active"')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {id: 'x', source: 'GATEWAY_B'}}]}), 'source', '"GATEWAY_B"')
+    await invalid(async /*A*/ () => await createCoupon(store, {...fixed, coupon_external_coupons: [{external_coupon: {source: 'GATEWAY_A'}}]}), 'external_coupon.id: is required')
     expect(dump(path).tables.coupons).toEqual([])
     await createCoupon(store, fixed)
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
@@ -122,7 +122,7 @@ describe('coupons engine', () => {
     const before = dump(path)
     expect((await updateCoupon(store, 'SAVE5', {...await couponResponse(store, (await getCoupon(store, 'SAVE5'))!)})).changed).toBe(false)
     expect(dump(path)).toEqual(before)
-    invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
+    await invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {currency: 'JPY'}), 'value', '5.5', 'JPY')
     const {coupon} = await updateCoupon(store, 'SAVE5', {coupon_external_coupons: [], value: 7})
     expect(coupon.external).toEqual([])
     expect(coupon.amount_minor).toBe(700)
@@ -131,7 +131,7 @@ describe('coupons engine', () => {
     // Switching to a percentage drops the currency.
     const pct = (await updateCoupon(store, 'SAVE5', {coupon_type: {coupon_type: 'percentage'}, value: 12.5})).coupon
     expect([pct.coupon_type, pct.percent, pct.currency, pct.amount_minor]).toEqual(['percentage', 12.5, null, null])
-    invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
+    await invalid(async /*A*/ () => await updateCoupon(store, 'SAVE5', {api_id: 'OTHER'}), 'api_id is immutable')
   })
 
   it('lists by case-insensitive substring of the name', async /*A*/ () => {

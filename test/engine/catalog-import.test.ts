@@ -35,9 +35,9 @@ yearly,Yearly,99.99,year,1,,,,DE=89.99:EUR;JP=12000:JPY,gateway_a_with_interval:
 intro,Yearly intro,79.99,year,1,69.99,99.99,yearly,GB=59.99,gateway_c:intro-plan;gateway_d:intro_d:EUR,"[{""api_id"":""sso"",""name"":""SSO"",""type"":""boolean""}]",
 `
 
-function thrown(fn: () => unknown): Error {
+async /*A*/ function thrown(fn: () => unknown): Promise<Error> {
   try {
-    fn()
+    await fn()
   } catch (error) {
     return error as Error
   }
@@ -73,7 +73,7 @@ no_id,Bad 5,5,month,1,,gateway_a
 bad_json,Bad 6,5,month,1,,"[{""type"":"
 good,Good again,5,month,1,,
 `
-    const err = thrown(async /*A*/ () => await upsertProducts(store, csvItems(csv)))
+    const err = await thrown(async /*A*/ () => await upsertProducts(store, csvItems(csv)))
     expect(err).toBeInstanceOf(InvalidInputError)
     const lines = err.message.split('\n')
     expect(lines[0]).toBe('7 of 8 rows are invalid; nothing was written:')
@@ -101,7 +101,7 @@ good,Good again,5,month,1,,
     expect((await getProduct(store, 'a'))!.name).toBe('Beta')
     expect((await getProduct(store, 'b'))!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
     const before = dump(path)
-    const err = thrown(async /*A*/ () => await upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
+    const err = await thrown(async /*A*/ () => await upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
     expect(err.message).toContain('row 1 (api_id "c"): name: "Beta" is already used by product "a"')
     expect(err.message).toContain('row 1 (api_id "c"): integrations[0]: gateway_a:ga already belongs to product "b"')
     expect(dump(path)).toEqual(before)
@@ -162,7 +162,7 @@ good,Good again,5,month,1,,
 
   it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', async /*A*/ () => {
     const names = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', "'=already quoted", '\tTab']
-    names.forEach(async /*A*/ (name, i) => await createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name}))
+    for (const [i, name] of names.entries()) await createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name})
     const file = productsCsv(await exportProducts(store))
     expect(file).toContain(`'=HYPERLINK`)
     expect(file).toContain(`'+1+1`)

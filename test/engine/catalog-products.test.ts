@@ -46,10 +46,10 @@ beforeEach(() => {
 })
 afterEach(async /*A*/ () => await store.close())
 
-function expectInvalid(fn: () => unknown, ...parts: string[]): void {
+async /*A*/ function expectInvalid(fn: () => unknown, ...parts: string[]): Promise<void> {
   let err: unknown
   try {
-    fn()
+    await fn()
   } catch (error) {
     err = error
   }
@@ -104,26 +104,26 @@ describe('products engine', () => {
         expect(p.country_prices[0].amount_minor).toBe(minor)
         expect(productResponse(p, '').country_prices[0].local_price).toBe(amount)
         const tooPrecise = (minor * 10 + extra) / 10 ** (d + 1)
-        expectInvalid(async /*A*/ () => await createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
+        await expectInvalid(async /*A*/ () => await createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
       }),
       {numRuns: 60},
     )
   })
 
   it('rejects bad fields naming the field and the value', async /*A*/ () => {
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
     expect(await loadProducts(store)).toEqual([])
   })
 
@@ -133,8 +133,8 @@ describe('products engine', () => {
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
     await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(ConflictError)
     await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(/api_id: product "pro_monthly" already exists/)
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
     // The same gateway product with another interval is what gateway_a_with_interval is for.
     await createProduct(store, minimal('pro_yearly', {integrations: [{gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}], interval: 'year'}))
     expect((await productByIntegration(store, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}))?.api_id).toBe('pro_yearly')
@@ -153,8 +153,8 @@ describe('products engine', () => {
     expect(product.features).toEqual(before.features)
     expect(product.product_trials).toEqual(before.product_trials)
     expect(product.min_px_minor).toBe(499)
-    expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
-    expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
+    await expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
+    await expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
     // Clearing optional fields with null.
     expect((await updateProduct(store, 'pro_monthly', {max_px: null, min_px: null})).product).toMatchObject({max_px_minor: null, min_px_minor: null})
     await expect(async /*A*/ () => await updateProduct(store, 'nope', {name: 'x'})).rejects.toThrow(NotFoundError)
@@ -175,11 +175,11 @@ describe('products engine', () => {
     const intro = (await getProduct(store, 'yearly_intro'))!
     expect(intro.baseline_id).toBe(base.id)
     expect(intro.baseline_api_id).toBe('yearly')
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
-    expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
+    await expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
     // baseline_id as get prints it is accepted back.
     expect((await updateProduct(store, 'yearly_intro', {baseline_id: base.id})).changed).toBe(false)
-    expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
+    await expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
     expect((await deleteProduct(store, 'yearly')).baselineOf).toEqual(['yearly_intro'])
     expect((await getProduct(store, 'yearly_intro'))!.baseline_id).toBeNull()
   })
@@ -189,7 +189,7 @@ describe('products engine', () => {
     const groupId = (await getProduct(store, 'pro_monthly'))!.features[0].group_id!
     await createProduct(store, minimal('team', {features: [{api_id: 'seats', group_id: groupId, name: 'Seats', type: 'numeric', unit: 'seats', value: 50}]}))
     expect((await getProduct(store, 'team'))!.features[0].feature_group).toEqual({api_id: 'limits', description: 'Usage limits', id: groupId, name: 'Limits'})
-    expectInvalid(async /*A*/ () => await createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
+    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
   })
 
   it('delete refuses a product that revenue records use, unless forced', async /*A*/ () => {

@@ -32,10 +32,10 @@ function fresh(): Store {
 }
 
 /** A fresh store without the bundled snapshot (nothing uses a currency yet, so nothing refuses). */
-function withoutSnapshot(): Store {
+async /*A*/ function withoutSnapshot(): Promise<Store> {
   const s = fresh()
-  removeRates(s, {source: SNAPSHOT}, {today: TODAY})
-  expect(s.config.hasFxSource(SNAP.source)).toBe(false)
+  await removeRates(s, {source: SNAPSHOT}, {today: TODAY})
+  expect(await s.config.hasFxSource(SNAP.source)).toBe(false)
   return s
 }
 
@@ -50,9 +50,9 @@ function fixedCoupon(s: Store, currency: string): void {
   s.db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, ?, 'ACTIVE', 'x', 'x')`).run(currency)
 }
 
-function thrown(fn: () => unknown): Error {
+async /*A*/ function thrown(fn: () => unknown): Promise<Error> {
   try {
-    fn()
+    await fn()
   } catch (error) {
     return error as Error
   }
@@ -130,55 +130,55 @@ describe('the sentence and the notes of a removal', () => {
 })
 
 describe('what uses a currency (a removal keeps it a rate)', () => {
-  it('each currency once per use: the currency of a country with a factor, and of the default country', () => {
+  it('each currency once per use: the currency of a country with a factor, and of the default country', async /*A*/ () => {
     const s = fresh()
     countryPrice(s, 'CH', 'CHF')
-    setFactor(s, {country: 'DE', factor: 0.9, source: 'manual', year: null})
-    setFactor(s, {country: 'FR', factor: 0.8, source: 'manual', year: null})
+    await setFactor(s, {country: 'DE', factor: 0.9, source: 'manual', year: null})
+    await setFactor(s, {country: 'FR', factor: 0.8, source: 'manual', year: null})
     // No default country set: the fallback's (US), which never needs a rate.
-    expect(Object.fromEntries(currenciesInUse(s))).toEqual({CHF: ['country prices'], EUR: ['localization factors'], USD: ['the default country']})
-    s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'GB')
-    expect(Object.fromEntries(currenciesInUse(s))).toEqual({CHF: ['country prices'], EUR: ['localization factors'], GBP: ['the default country']})
+    expect(Object.fromEntries(await currenciesInUse(s))).toEqual({CHF: ['country prices'], EUR: ['localization factors'], USD: ['the default country']})
+    await s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'GB')
+    expect(Object.fromEntries(await currenciesInUse(s))).toEqual({CHF: ['country prices'], EUR: ['localization factors'], GBP: ['the default country']})
     // A default country without a known currency adds nothing.
-    s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'XX')
-    expect([...currenciesInUse(s).keys()].sort()).toEqual(['CHF', 'EUR'])
+    await s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'XX')
+    expect([...(await currenciesInUse(s)).keys()].sort()).toEqual(['CHF', 'EUR'])
   })
 
-  it('a factor removed is a use gone: clearing one country keeps the others, clearing all removes them', () => {
+  it('a factor removed is a use gone: clearing one country keeps the others, clearing all removes them', async /*A*/ () => {
     const s = fresh()
-    for (const country of ['DE', 'FR', 'IT']) setFactor(s, {country, factor: 0.9, source: 'manual', year: null})
-    expect(clearFactors(s, ['DE', 'NL'])).toBe(1)
-    expect(currenciesInUse(s).get('EUR')).toEqual(['localization factors'])
-    expect(s.config.localizationFactors().map((f) => f.country)).toEqual(['FR', 'IT'])
-    expect(clearFactors(s)).toBe(2)
-    expect(currenciesInUse(s).has('EUR')).toBe(false)
+    for (const country of ['DE', 'FR', 'IT']) await setFactor(s, {country, factor: 0.9, source: 'manual', year: null})
+    expect(await clearFactors(s, ['DE', 'NL'])).toBe(1)
+    expect((await currenciesInUse(s)).get('EUR')).toEqual(['localization factors'])
+    expect((await s.config.localizationFactors()).map((f) => f.country)).toEqual(['FR', 'IT'])
+    expect(await clearFactors(s)).toBe(2)
+    expect((await currenciesInUse(s)).has('EUR')).toBe(false)
   })
 })
 
 describe('the refusal', () => {
-  it('names the one rate, the currency, what uses it and the ways out', () => {
-    const s = withoutSnapshot()
-    setRate(s, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
+  it('names the one rate, the currency, what uses it and the ways out', async /*A*/ () => {
+    const s = await withoutSnapshot()
+    await setRate(s, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
     countryPrice(s, 'CH', 'CHF')
-    const error = thrown(() => deleteRates(s, 'CHF', undefined, {today: TODAY}))
+    const error = await thrown(async /*A*/ () => await deleteRates(s, 'CHF', undefined, {today: TODAY}))
     expect(error).toBeInstanceOf(OperationalError)
     expect(error.message).toBe(
       'refusing to remove 1 rate: CHF (country prices) would have no FX rate usable today (2099-01-01); add one first ("pricectl fx set CHF RATE" or "pricectl fx import FILE"), narrow the removal (--currency, --before), or pass --force',
     )
-    expect(storedRate(s, 'CHF', '2020-01-01')?.rate).toBe(0.9)
+    expect((await storedRate(s, 'CHF', '2020-01-01'))?.rate).toBe(0.9)
   })
 
-  it('several currencies in use, one with two uses; --force removes them and the notes say so', () => {
+  it('several currencies in use, one with two uses; --force removes them and the notes say so', async /*A*/ () => {
     const s = fresh()
     countryPrice(s, 'CH', 'CHF')
     fixedCoupon(s, 'EUR')
-    s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'DE')
+    await s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'DE')
     const filter = {currencies: ['CHF', 'EUR', 'GBP'], source: SNAPSHOT}
-    const error = thrown(() => removeRates(s, filter, {today: TODAY}))
+    const error = await thrown(async /*A*/ () => await removeRates(s, filter, {today: TODAY}))
     expect(error.message).toBe(
       'refusing to remove 3 rates: CHF (country prices), EUR (fixed-amount coupons, the default country) would have no FX rate usable today (2099-01-01); add one first ("pricectl fx set CHF RATE" or "pricectl fx import FILE"), narrow the removal (--currency, --before), or pass --force',
     )
-    const forced = removeRates(s, filter, {force: true, today: TODAY})
+    const forced = await removeRates(s, filter, {force: true, today: TODAY})
     expect(forced).toMatchObject({
       inUseWithoutRate: [
         {currency: 'CHF', uses: ['country prices']},
@@ -197,23 +197,23 @@ describe('the refusal', () => {
     })
   })
 
-  it('currencies without a rate are listed in order of their codes', () => {
-    const s = withoutSnapshot()
-    for (const currency of ['SEK', 'CHF', 'NOK', 'AUD']) setRate(s, {currency, date: '2020-01-01', rate: 2, source: 'manual'})
-    expect(removeRates(s, {source: parseSourceFilter('manual')}, {today: TODAY}).withoutRate).toEqual(['AUD', 'CHF', 'NOK', 'SEK'])
+  it('currencies without a rate are listed in order of their codes', async /*A*/ () => {
+    const s = await withoutSnapshot()
+    for (const currency of ['SEK', 'CHF', 'NOK', 'AUD']) await setRate(s, {currency, date: '2020-01-01', rate: 2, source: 'manual'})
+    expect((await removeRates(s, {source: parseSourceFilter('manual')}, {today: TODAY})).withoutRate).toEqual(['AUD', 'CHF', 'NOK', 'SEK'])
   })
 })
 
 describe('fx delete', () => {
-  it('takes the named currency only', () => {
+  it('takes the named currency only', async /*A*/ () => {
     const s = fresh()
-    setRate(s, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'manual'})
-    setRate(s, {currency: 'GBP', date: '2026-01-01', rate: 0.7, source: 'manual'})
-    expect(deleteRates(s, 'EUR', undefined, {today: TODAY})).toMatchObject({currencies: [{currency: 'EUR', from: '2026-01-01', removed: 1, to: '2026-01-01'}], removed: 1})
-    expect(storedRate(s, 'GBP', '2026-01-01')?.rate).toBe(0.7)
+    await setRate(s, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'manual'})
+    await setRate(s, {currency: 'GBP', date: '2026-01-01', rate: 0.7, source: 'manual'})
+    expect(await deleteRates(s, 'EUR', undefined, {today: TODAY})).toMatchObject({currencies: [{currency: 'EUR', from: '2026-01-01', removed: 1, to: '2026-01-01'}], removed: 1})
+    expect((await storedRate(s, 'GBP', '2026-01-01'))?.rate).toBe(0.7)
   })
 
-  it('nothing of yours: the error says what is on file and what to run', () => {
+  it('nothing of yours: the error says what is on file and what to run', async /*A*/ () => {
     const s = fresh()
     const cases: [string, string | undefined, string][] = [
       ['EUR', '2020-01-01', 'no rate of yours for EUR dated 2020-01-01: see "pricectl fx list --currency EUR --history"'],
@@ -223,7 +223,7 @@ describe('fx delete', () => {
       ['XSU', undefined, 'no rate of yours for XSU: see "pricectl fx list --currency XSU --history"'],
     ]
     for (const [currency, date, message] of cases) {
-      const error = thrown(() => deleteRates(s, currency, date, {today: TODAY}))
+      const error = await thrown(async /*A*/ () => await deleteRates(s, currency, date, {today: TODAY}))
       expect(error).toBeInstanceOf(NotFoundError)
       expect(error.message).toBe(message)
     }
@@ -231,28 +231,28 @@ describe('fx delete', () => {
 })
 
 describe('snapshot rates put back', () => {
-  it('only for currencies the snapshot has a rate of', () => {
+  it('only for currencies the snapshot has a rate of', async /*A*/ () => {
     const s = fresh()
-    setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
-    setRate(s, {currency: 'XSU', date: SNAP.date, rate: 3, source: 'manual'})
-    const r = removeRates(s, {source: parseSourceFilter('manual')}, {today: TODAY})
+    await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
+    await setRate(s, {currency: 'XSU', date: SNAP.date, rate: 3, source: 'manual'})
+    const r = await removeRates(s, {source: parseSourceFilter('manual')}, {today: TODAY})
     expect(r.restored).toEqual([{currency: 'EUR', date: SNAP.date, rate: SNAP.rates.EUR, source: SNAP.source}])
     expect(r.withoutRate).toEqual(['XSU'])
-    expect(storedRate(s, 'XSU', SNAP.date)).toBeUndefined()
+    expect(await storedRate(s, 'XSU', SNAP.date)).toBeUndefined()
   })
 
-  it('not when the same removal takes the snapshot\'s row of that day too', () => {
+  it('not when the same removal takes the snapshot\'s row of that day too', async /*A*/ () => {
     const s = fresh()
-    setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
-    const r = removeRates(s, {currencies: ['EUR'], date: SNAP.date}, {today: TODAY})
+    await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
+    const r = await removeRates(s, {currencies: ['EUR'], date: SNAP.date}, {today: TODAY})
     expect(r).toMatchObject({removed: 1, restored: [], withoutRate: ['EUR']})
-    expect(storedRate(s, 'EUR', SNAP.date)).toBeUndefined()
+    expect(await storedRate(s, 'EUR', SNAP.date)).toBeUndefined()
   })
 
-  it('not once the snapshot itself was pruned', () => {
-    const s = withoutSnapshot()
-    setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
-    expect(deleteRates(s, 'EUR', SNAP.date, {today: TODAY}).restored).toEqual([])
-    expect(storedRate(s, 'EUR', SNAP.date)).toBeUndefined()
+  it('not once the snapshot itself was pruned', async /*A*/ () => {
+    const s = await withoutSnapshot()
+    await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
+    expect((await deleteRates(s, 'EUR', SNAP.date, {today: TODAY})).restored).toEqual([])
+    expect(await storedRate(s, 'EUR', SNAP.date)).toBeUndefined()
   })
 })

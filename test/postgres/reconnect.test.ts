@@ -87,9 +87,9 @@ function openPg(url: string): PgStore {
   return s
 }
 
-function caught(fn: () => unknown): unknown {
+async /*A*/ function caught(fn: () => unknown): Promise<unknown> {
   try {
-    fn()
+    await fn()
   } catch (error) {
     return error
   }
@@ -144,12 +144,12 @@ describe('PostgreSQL: a dropped connection', () => {
     const d = database()
     const store = openPg(d.url)
     let inside: unknown
-    const error = caught(async /*A*/ () =>
+    const error = await caught(async /*A*/ () =>
       await store.transaction(
-        () => {
+        async /*A*/ () => {
           store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
           terminate(d.name)
-          inside = caught(() => store.pg.query('SELECT 1'))
+          inside = await caught(() => store.pg.query('SELECT 1'))
           // Every later call of the lost transaction fails too, rather than run outside it.
           store.pg.run(`INSERT INTO settings (key, value) VALUES ('after', 'yes')`)
         },
@@ -176,7 +176,7 @@ describe('PostgreSQL: a dropped connection', () => {
     await new Promise((r) => killer.once('exit', r))
 
     const killer2 = await terminateWhenRunning(d.name, 'pg_sleep(1.52)')
-    const error = caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
+    const error = await caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
     await new Promise((r) => killer2.once('exit', r))
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
@@ -197,7 +197,7 @@ describe('PostgreSQL: a server restart', () => {
       await cluster.restart()
       expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
       await cluster.stop()
-      const down = caught(async /*A*/ () => await store.health())
+      const down = await caught(async /*A*/ () => await store.health())
       expect(down).toBeInstanceOf(UnavailableError)
       expect((down as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres was lost \(.*\) and no new connection could be made: check that the server runs and accepts connections, then retry$/)
       const answer = httpError(down, {bodyLimit: 1})

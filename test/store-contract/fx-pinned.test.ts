@@ -16,13 +16,13 @@ const LABELS = ['desk [a] 1', 'desk a 1', 'desk? 2', 'deskx 2', 'desk] 3', 'desk
 describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeAll(() => {
+  beforeAll(async /*A*/ () => {
     ;({cleanup, store} = adapter.open())
     const rows: FxRate[] = LABELS.map((source, i) => ({currency: 'EUR', date: `2026-01-${String(i + 1).padStart(2, '0')}`, rate: 1, source}))
-    store.transaction(
-      () => {
-        store.config.deleteFxRates({})
-        store.config.saveFxRates(rows)
+    await store.transaction(
+      async /*A*/ () => {
+        await store.config.deleteFxRates({})
+        await store.config.saveFxRates(rows)
       },
       {write: true},
     )
@@ -30,7 +30,7 @@ describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
   afterAll(() => cleanup())
 
   // Sorted here: the adapters' ORDER BY source may collate differently.
-  const taken = (label: string) => store.config.fxMatching({source: {label}}).sources.map((s) => s.source).sort()
+  const taken = async /*A*/ (label: string) => (await store.config.fxMatching({source: {label}})).sources.map((s) => s.source).sort()
 
   it.each([
     ['desk [a] 1', ['desk [a] 1']],
@@ -41,8 +41,8 @@ describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
     ['desk_*', ['desk_4']],
     ['desk%*', ['desk%5']],
     ['desk*', LABELS],
-  ])('%s takes %j', (label, expected) => {
-    expect(taken(label)).toEqual([...expected].sort())
-    for (const source of LABELS) expect(store.config.fxFilterTakes({source: {label}}, {currency: 'EUR', date: '2026-01-01', rate: 1, source})).toBe(expected.includes(source))
+  ])('%s takes %j', async /*A*/ (label, expected) => {
+    expect(await taken(label)).toEqual([...expected].sort())
+    for (const source of LABELS) expect(await store.config.fxFilterTakes({source: {label}}, {currency: 'EUR', date: '2026-01-01', rate: 1, source})).toBe(expected.includes(source))
   })
 })
