@@ -81,7 +81,7 @@ The global --db and --profile flags are not used: both stores are named here. Se
       return {dest: names.dest, message, replaced: held.length > 0, rows: result.rows, source: names.source, success: true, tables: result.tables}
     } finally {
       await source.close()
-      dest?.finish(ok)
+      await dest?.finish(ok)
     }
   }
 }

@@ -414,7 +414,7 @@ export class QuoteChunk {
       const c = await this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
-    if (freshKeys.length > 0) this.prepare?.(freshKeys)
+    if (freshKeys.length > 0) await this.prepare?.(freshKeys)
   }
 
   /**
@@ -422,7 +422,7 @@ export class QuoteChunk {
    * stored, or an override): the experiments layer reads what their assignment needs then
    * (PricingContext sets it).
    */
-  prepare?: (keys: readonly string[]) => void
+  prepare?: (keys: readonly string[]) => Promise<void>
 
   /**
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository

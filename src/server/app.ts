@@ -188,7 +188,7 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   // The key check runs on the routes marked `config: {auth: true}` (every /v1 route), as their
   // own onRequest hook after the one above: no per-request look at the route's options.
-  const authenticate = async /*A*/ (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+  const authenticate = async /*A*/ (request: FastifyRequest): Promise<void> => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
     // One read of SQLite's data_version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
@@ -197,15 +197,11 @@ export function buildServer(options: ServerOptions = {}): Server {
     const caller = await keys.check(presented, version)
     if (!caller) {
       const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
-      done(
-        new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
-          'www-authenticate': 'Bearer realm="pricectl"',
-        }),
-      )
-      return
+      throw new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
+        'www-authenticate': 'Bearer realm="pricectl"',
+      })
     }
     request.caller = caller
-    done()
   }
   app.addHook('onRoute', (route) => {
     if (!route.config?.auth) return

@@ -124,7 +124,7 @@ export function openCopySource(spec: string, label = 'SRC'): StorePort {
 
 export type CopyDestination = {
   /** Close the store; when it was created by this copy, put it in place (ok) or remove it. */
-  finish(ok: boolean): void
+  finish(ok: boolean): Promise<void>
   store: StorePort
 }
 

@@ -207,7 +207,7 @@ describe('CSV imports (export rows are full-record events at their timestamp)', 
             else await deleteCharge(store, k, e.event)
           }
           await flush()
-          return sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records)
+          return await sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records)
         } finally {
           await store.close()
         }

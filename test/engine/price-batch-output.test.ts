@@ -70,19 +70,19 @@ describe('batch pricing output', () => {
     const store = new Proxy(inner, {
       get(target, prop) {
         if (prop !== 'transaction') return Reflect.get(target, prop)
-        return async /*A*/ <T>(fn: () => T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> => {
+        return async /*A*/ <T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> => {
           if (!options?.locksOnly) return await target.transaction(fn, options)
-          return await target.transaction(async /*A*/ () => {
+          return await target.transaction(async /*A*/ (tx) => {
             try {
-              await target.transaction(() => {
-                fn()
+              await target.transaction(async (inner) => {
+                await fn(inner)
                 throw ABORT
               })
             } catch (error) {
               if (error !== ABORT) throw error
             }
             reruns++
-            return fn()
+            return fn(tx)
           }, options)
         }
       },

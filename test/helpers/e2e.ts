@@ -103,7 +103,7 @@ export function e2eDir(): string {
 export async /*A*/ function withPort<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
   const store = openStore(db)
   try {
-    return fn(store)
+    return await fn(store)
   } finally {
     await store.close()
   }

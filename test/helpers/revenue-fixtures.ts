@@ -27,7 +27,7 @@ export type TestProduct = {
 export async /*A*/ function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): Promise<T> {
   const store = openStore(path)
   try {
-    return fn(store.db, store)
+    return await fn(store.db, store)
   } finally {
     await store.close()
   }

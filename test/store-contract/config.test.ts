@@ -12,7 +12,7 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  const write = async /*A*/ (fn: () => void) => await store.transaction(fn, {write: true})
+  const write = async /*A*/ (fn: () => Promise<void>) => await store.transaction(fn, {write: true})
 
   it('a new store holds the bundled FX snapshot: one rate per currency, sorted, the same as one by one', async /*A*/ () => {
     const snap = defaultFxSnapshot()

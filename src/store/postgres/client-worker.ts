@@ -262,7 +262,7 @@ async function again(m: ClientRequest): Promise<Reply> {
     return {error: info(e), lost: 'reconnect'}
   }
   try {
-    return done(m, await execute(c.client, m))
+    return await done(m, await execute(c.client, m))
   } catch (e) {
     if (!dead(e, c)) throw e
     discard(c)
@@ -320,7 +320,7 @@ async function handle(m: ClientRequest): Promise<Reply> {
     return again(m)
   }
   try {
-    return done(m, await execute(c.client, m))
+    return await done(m, await execute(c.client, m))
   } catch (e) {
     if (!dead(e, c)) throw e
     discard(c)
@@ -350,7 +350,8 @@ process.on('uncaughtException', (e) => {
 process.on('unhandledRejection', (e) => {
   if (waiting !== undefined) answer({error: info(e)})
 })
-port.on('message', async (m: ClientRequest) => {
+// The worker answers each message itself (answer()); nothing waits for this handler.
+port.on('message', async (m: ClientRequest): Promise<void> => {
   waiting = m.id
   let reply: Reply
   try {
