@@ -368,6 +368,8 @@ export class QuoteChunk {
   /** Exposures and adoptions of this chunk, written at the flush after its locks and users. */
   private exposures: Exposure[] = []
   private adoptions: Adoption[] = []
+  /** Per adoption, how many exposures were recorded before it. */
+  private adoptedAfter: number[] = []
   /** Arms read ahead by loadArms, by experiment and visitor (undefined: no exposure stored). */
   private arms = new Map<number, Map<string, string | undefined>>()
 
@@ -503,6 +505,7 @@ export class QuoteChunk {
   adoptExposure(a: Adoption): void {
     if (this.readOnly) throw readOnlyError()
     this.adoptions.push(a)
+    this.adoptedAfter.push(this.exposures.length)
   }
 
   /**
@@ -584,15 +587,31 @@ export class QuoteChunk {
       this.repo.saveUserCountries(this.countryWrites)
       this.countryWrites = []
     }
-    if (this.exposures.length > 0) {
-      // The changes were worked out when recorded (recordExposure); the store makes the same.
-      this.experiments.recordExposures(this.exposures)
-      this.exposures = []
+    if (this.exposures.length > 0 || this.adoptions.length > 0) this.writeExposures()
+  }
+
+  /**
+   * The exposures, then the adoptions, one call each. A visitor is in both only when a
+   * request names a key another one named (a visitor adopted, then exposed anew): with such
+   * names (`view`) they are written in the order they came.
+   */
+  private writeExposures(): void {
+    const {adoptedAfter, adoptions, exposures} = this
+    // The changes were worked out when recorded (recordExposure); the store makes the same.
+    let from = 0
+    for (let j = 0; j < adoptions.length; ) {
+      const upto = this.view === undefined ? exposures.length : adoptedAfter[j]
+      let k = j + 1
+      while (k < adoptions.length && (this.view === undefined || adoptedAfter[k] === upto)) k++
+      if (upto > from) this.experiments.recordExposures(exposures.slice(from, upto))
+      this.experiments.adoptExposures(k - j === adoptions.length ? adoptions : adoptions.slice(j, k))
+      from = upto
+      j = k
     }
-    if (this.adoptions.length > 0) {
-      this.experiments.adoptExposures(this.adoptions)
-      this.adoptions = []
-    }
+    if (from < exposures.length) this.experiments.recordExposures(from === 0 ? exposures : exposures.slice(from))
+    this.exposures = []
+    this.adoptions = []
+    this.adoptedAfter = []
   }
 
   /** End the chunk, dropping what was loaded and what was not written. */
@@ -611,7 +630,10 @@ export class QuoteChunk {
     if (this.countryWrites.length > 0) this.countryWrites = []
     if (this.printed.size > 0) this.printed.clear()
     if (this.exposures.length > 0) this.exposures = []
-    if (this.adoptions.length > 0) this.adoptions = []
+    if (this.adoptions.length > 0) {
+      this.adoptions = []
+      this.adoptedAfter = []
+    }
     if (this.arms.size > 0) this.arms.clear()
   }
 
