@@ -13,7 +13,7 @@ import type {PriceResult} from '../schemas/price.js'
 import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
 import type {PricingContext} from './context.js'
-import {chunkOfDistinctKeys} from './locks.js'
+import {type ChunkOptions, chunkOfDistinctKeys} from './locks.js'
 import {calculatePriceSync, type JsonSink, LockedLines, priceLine, printsFromLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
@@ -230,8 +230,10 @@ export function batchPricer(
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
-  // Which fingerprinted locks priceLine prints from an earlier line (the others are read whole when their chunk begins).
-  const printed = lines ? {printed: (prints: readonly (string | undefined)[], requests: readonly unknown[]) => printsFromLine(lines, prints, requests)} : {}
+  // A chunk names each lock key once (chunkOfDistinctKeys, below); of its fingerprinted locks,
+  // those priceLine prints from an earlier line (the others are read whole when it begins).
+  const chunkOptions: ChunkOptions = {distinct: true}
+  if (lines) chunkOptions.printed = (prints, requests) => printsFromLine(lines, prints, requests)
   // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
   // then, its request dies young instead of living (and being copied by the GC) as long as
   // its group may be priced again (docs/performance.md "New users: write-behind").
@@ -296,7 +298,7 @@ export function batchPricer(
           chunk = chunk.slice(0, n)
           requests = requests.slice(0, n)
         }
-        ctx.chunk.begin(requests, printed)
+        ctx.chunk.begin(requests, chunkOptions)
         try {
           for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
           ctx.chunk.flush()

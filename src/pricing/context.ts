@@ -93,7 +93,7 @@ export class PricingContext implements PricingServices {
   private constructor(store: StorePort, options: {geoipDb?: string}) {
     this.store = store
     this.geoipDb = options.geoipDb
-    this.chunk = new QuoteChunk(store.pricing, Boolean(store.readOnly), store.experiments)
+    this.chunk = new QuoteChunk(store.pricing, store.experiments, Boolean(store.readOnly))
     // The layers read rates, rounding rules and display helpers through this context.
     this.segments = new Segments(this)
     this.coupons = new Coupons(this)
@@ -345,7 +345,8 @@ export class PricingContext implements PricingServices {
     if (!trace || currency === 'USD') return
     const r = this.rate(currency)
     if (!r || trace.some((s) => s.step === `fx ${currency}`)) return
-    const more = this.rateNotes?.get(currency) ?? rateContext(this.store, r)
+    const more = this.rateNotes?.get(currency)
+    if (more === undefined) throw new Error(`internal error: price explain needs the notes on the ${currency} rate, read before its chunk (loadRateNotes)`)
     trace.push({detail: `${describeRate(r)}${more.map((m) => `; ${m}`).join('')}`, outcome: 'chose', step: `fx ${currency}`})
   }
 

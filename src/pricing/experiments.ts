@@ -69,7 +69,7 @@ function load(exp: Experiment): Loaded {
  */
 export class Experiments {
   private readonly store: StorePort
-  private readonly pricing?: ExperimentPricing
+  private readonly pricing: ExperimentPricing
   private running: Loaded[] = []
   private readonly byId = new Map<number, Loaded>()
   private readonly posteriors = new Map<number, Posteriors>()
@@ -87,15 +87,14 @@ export class Experiments {
   /**
    * The chunk of price requests being priced (PricingContext's): exposures and adoptions
    * are written at its flush, and what assignment reads is read when it begins (prepare()).
-   * Without one (an Experiments of its own) they are written at once.
    */
-  private readonly chunk?: QuoteChunk
+  private readonly chunk: QuoteChunk
 
-  constructor(store: StorePort, pricing?: ExperimentPricing, chunk?: QuoteChunk) {
+  constructor(store: StorePort, pricing: ExperimentPricing, chunk: QuoteChunk) {
     this.store = store
     this.pricing = pricing
     this.chunk = chunk
-    if (chunk) chunk.prepare = (keys) => this.prepare(keys)
+    chunk.prepare = (keys) => this.prepare(keys)
   }
 
   /**
@@ -109,7 +108,7 @@ export class Experiments {
       if (l.exp.allocation !== 'thompson') continue
       const p = this.posteriors.get(l.exp.id)
       if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) this.loadPosteriors(l)
-      this.chunk!.loadArms(l.exp.id, keys)
+      this.chunk.loadArms(l.exp.id, keys)
     }
   }
 
@@ -172,7 +171,6 @@ export class Experiments {
       trace?.push({detail: `arm ${lock.arm_id} of experiment ${loaded.exp.id} is the control: price kept`, outcome: 'skipped', step})
       return undefined
     }
-    if (!this.pricing) throw new Error('Experiments needs the pricing context to price an arm')
     const rate = this.pricing.rate(currency)!.rate
     let price: number
     let how: string
@@ -226,8 +224,8 @@ export class Experiments {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
     const x = {anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key}
-    // In a chunk the exposure is written at its flush; the change is known when the chunk read the visitor's arm.
-    const r = this.chunk ? this.chunk.recordExposure(x) : this.repo.recordExposure(x)
+    // Written at the chunk's flush; the change is known when the chunk read the visitor's arm.
+    const r = this.chunk.recordExposure(x)
     // Keep cached posteriors current with this process's own visitors (no closure per
     // request: a bundle built with keepNames pays a property definition for each).
     const p = this.posteriors.get(lock.experiment_id)
@@ -252,9 +250,7 @@ export class Experiments {
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
   adoptExposure(lock: Lock, ip: string): void {
     if (lock.experiment_id === 0 || !lock.user_id) return
-    const a = {experimentId: lock.experiment_id, ip, userId: lock.user_id}
-    if (this.chunk) this.chunk.adoptExposure(a)
-    else this.repo.adoptExposures([a])
+    this.chunk.adoptExposure({experimentId: lock.experiment_id, ip, userId: lock.user_id})
   }
 
   /** Read posteriors from the store again on next use (after conversions were recorded). */
@@ -300,14 +296,11 @@ export class Experiments {
     return thompsonChoice(this.posteriorsOf(l).outcomes, rng)
   }
 
-  /**
-   * The posteriors of an experiment: those prepare() read when the chunk began (in a chunk
-   * they are not read again while it is priced), else read now when missing or stale.
-   */
+  /** The posteriors of an experiment, as prepare() read them when the chunk began (not read again while it is priced). */
   private posteriorsOf(l: Loaded): Posteriors {
     const p = this.posteriors.get(l.exp.id)
-    if (p && (this.chunk?.open || Date.now() - p.loadedAt <= this.posteriorTtlMs)) return p
-    return this.loadPosteriors(l)
+    if (p === undefined) throw new Error(`internal error: assigning an arm of experiment ${l.exp.id} needs its posteriors, which its chunk did not read when it began`)
+    return p
   }
 
   private loadPosteriors(l: Loaded): Posteriors {

@@ -179,7 +179,7 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
     if (changed && !options.dryRun) {
       if (options.readOnly) throw NEEDS_WRITE
       lock.updated_at = nowIso()
-      if (adopted) ctx.chunk.deleteLock(ip!, ip)
+      if (adopted) ctx.chunk.deleteLock(ip!)
       ctx.chunk.saveLock(lock)
       if (adopted) {
         ctx.chunk.saveUserCountry(req.user_id!, lock.country, lock.updated_at)

@@ -16,6 +16,16 @@ const input = (lockKey: string, extra: Partial<Parameters<PricingContext['experi
   ...extra,
 })
 
+/** Assignment inside a chunk of price requests for these lock keys, as the calculation assigns: the chunk reads the posteriors when it begins. */
+function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): T {
+  ctx.chunk.begin(keys.map((user_id) => ({user_id})))
+  try {
+    return fn()
+  } finally {
+    ctx.chunk.close()
+  }
+}
+
 /** The experiment layer on its own: targeting, allocation, posteriors. */
 describe('Experiments.assign', () => {
   let store: Store
@@ -34,10 +44,12 @@ describe('Experiments.assign', () => {
     startExperiment(store, e.id)
     const ctx = PricingContext.open(store)
     const trace: {detail: string}[] = []
-    expect(ctx.experiments.assign(input('a'), trace as never)).toBeUndefined()
-    expect(trace.map((t) => t.detail)).toContain('experiment 1: targets audience students, not default')
-    expect(ctx.experiments.assign(input('b', {audienceId: 'students'}), undefined)).toMatchObject({experiment_id: 1, experiment_type: 'price'})
-    expect(ctx.experiments.assign(input('c', {audienceId: 'students', runExperiment: false}), undefined)).toBeUndefined()
+    inChunk(ctx, ['a', 'b', 'c'], () => {
+      expect(ctx.experiments.assign(input('a'), trace as never)).toBeUndefined()
+      expect(trace.map((t) => t.detail)).toContain('experiment 1: targets audience students, not default')
+      expect(ctx.experiments.assign(input('b', {audienceId: 'students'}), undefined)).toMatchObject({experiment_id: 1, experiment_type: 'price'})
+      expect(ctx.experiments.assign(input('c', {audienceId: 'students', runExperiment: false}), undefined)).toBeUndefined()
+    })
     // The audience cannot be deleted from under the experiment (no ON DELETE action).
     expect(() => db.prepare("DELETE FROM audiences WHERE api_id = 'students'").run()).toThrow(/FOREIGN KEY/)
   })
@@ -70,9 +82,8 @@ describe('Experiments.assign', () => {
     })()
     const ctx = PricingContext.open(store)
     const share = (prefix: string) => {
-      let cheap = 0
-      for (let i = 0; i < 1000; i++) if (ctx.experiments.assign(input(`${prefix}${i}`), undefined)!.arm_id === 1) cheap++
-      return cheap / 1000
+      const keys = Array.from({length: 1000}, (_, i) => `${prefix}${i}`)
+      return inChunk(ctx, keys, () => keys.filter((k) => ctx.experiments.assign(input(k), undefined)!.arm_id === 1).length / 1000)
     }
     // No sale yet: both arms look alike apart from the price a sale would bring.
     const before = share('x')
@@ -83,7 +94,7 @@ describe('Experiments.assign', () => {
       for (let i = 0; i < 120; i++) insertSubscription(db, {amount_usd: 8, created: 1, product: 'pro_monthly', user_id: `cheap-${i}`})
       for (let i = 0; i < 40; i++) insertSubscription(db, {amount_usd: 10, created: 1, product: 'pro_monthly', user_id: `base-${i}`})
     })()
-    // Cached posteriors are kept until refresh() (or their TTL).
+    // Cached posteriors are kept until refresh() (or their TTL), read again when a chunk begins.
     expect(share('y')).toBeCloseTo(before, 1)
     ctx.experiments.refresh()
     expect(share('z')).toBeGreaterThan(0.99)
