@@ -13,7 +13,7 @@ import type {PriceResult} from '../schemas/price.js'
 import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
 import type {PricingContext} from './context.js'
-import {chunkOfDistinctKeys} from './locks.js'
+import {type ChunkOptions, chunkOfDistinctKeys} from './locks.js'
 import {calculatePriceSync, type JsonSink, LockedLines, priceLine, printsFromLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
@@ -230,8 +230,10 @@ export function batchPricer(
   const readOnly = Boolean(ctx.store.readOnly)
   const jsonl = sink.jsonl
   const lines = jsonl ? new LockedLines() : undefined
-  // Which fingerprinted locks priceLine prints from an earlier line (the others are read whole when their chunk begins).
-  const printed = lines ? {printed: (prints: readonly (string | undefined)[], requests: readonly unknown[]) => printsFromLine(lines, prints, requests)} : {}
+  // A chunk names each lock key once (chunkOfDistinctKeys, below); of its fingerprinted locks,
+  // those priceLine prints from an earlier line (the others are read whole when it begins).
+  const chunkOptions: ChunkOptions = {distinct: true}
+  if (lines) chunkOptions.printed = (prints, requests) => printsFromLine(lines, prints, requests)
   // A JSONL line is kept as its text (`request` undefined) until its chunk is priced: parsed
   // then, its request dies young instead of living (and being copied by the GC) as long as
   // its group may be priced again (docs/performance.md "New users: write-behind").
@@ -240,16 +242,16 @@ export function batchPricer(
   // A held group (write-behind) has no jsonl: its lines wait for the commit in the hold's buffer.
   type Outcomes = Pick<BatchSink, 'failure' | 'jsonl' | 'result'>
 
-  const priceOne = async /*A*/ (line: number, request: unknown | Error, to: Outcomes, counts: BatchSummary): Promise<void> => {
+  const priceOne = (line: number, request: unknown | Error, to: Outcomes, counts: BatchSummary): void => {
     counts.read++
     try {
       if (request instanceof Error) throw request
       if (to.jsonl) {
-        await priceLine(ctx, request, to.jsonl.sink, lines!)
+        priceLine(ctx, request, to.jsonl.sink, lines!)
         counts.priced++
         to.jsonl.written()
       } else {
-        const result = await calculatePriceSync(ctx, request)
+        const result = calculatePriceSync(ctx, request)
         counts.priced++
         to.result(line, result)
       }
@@ -281,7 +283,7 @@ export function batchPricer(
    * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
    * `afterChunk` is called after each chunk's writes with the requests priced so far.
    */
-  const priceGroup = async /*A*/ (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): Promise<void> => {
+  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): void => {
     // Locks are read as fingerprints only where a locked user's line may be printed again.
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
@@ -296,10 +298,10 @@ export function batchPricer(
           chunk = chunk.slice(0, n)
           requests = requests.slice(0, n)
         }
-        await ctx.chunk.begin(requests, printed)
+        ctx.chunk.begin(requests, chunkOptions)
         try {
-          for (let i = 0; i < chunk.length; i++) await priceOne(chunk[i].line, requests[i], to, counts)
-          await ctx.chunk.flush()
+          for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
+          ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
         }
@@ -317,19 +319,19 @@ export function batchPricer(
    * run again (a new lock it claims was made by a server meanwhile, or it writes more than new
    * locks), so each run first takes back what an earlier run gave the sink.
    */
-  const priceCommitted = async /*A*/ (items: Item[], afterChunk?: (priced: number) => void): Promise<void> => {
+  const priceCommitted = (items: Item[], afterChunk?: (priced: number) => void): void => {
     const before = {...summary}
     const mark = sink.mark?.()
     let runs = 0
-    await ctx.store.transaction(
-      async /*A*/ () => {
+    ctx.store.transaction(
+      () => {
         if (runs++ > 0) {
           sink.rewind?.(mark)
           Object.assign(summary, before)
           // Posteriors cached by the run rolled back counted its exposures.
           ctx.experiments.refresh()
         }
-        await priceGroup(items, sink, summary, afterChunk)
+        priceGroup(items, sink, summary, afterChunk)
       },
       {locksOnly: true, write: true},
     )
@@ -368,12 +370,12 @@ export function batchPricer(
    * `keep` are in flight. False when a group was not written: write-behind is then ended and
    * that group and the later ones are priced again the usual way.
    */
-  const settle = async /*A*/ (keep: number): Promise<boolean> => {
+  const settle = (keep: number): boolean => {
     while (inFlight.length > 0) {
       const ok = behind!.committed(inFlight[0].seq, inFlight.length > keep)
       if (ok === undefined) return true
       if (!ok) {
-        await fallBack([])
+        fallBack([])
         return false
       }
       release(inFlight.shift()!)
@@ -382,7 +384,7 @@ export function batchPricer(
   }
 
   /** End write-behind: committed groups are handed on, the rest (and `items`) priced again the usual way. */
-  const fallBack = async /*A*/ (items: Item[]): Promise<void> => {
+  const fallBack = (items: Item[]): void => {
     const again: Item[] = []
     for (const g of inFlight) {
       if (again.length === 0 && behind!.committed(g.seq, true)) release(g)
@@ -394,7 +396,7 @@ export function batchPricer(
     // Cached posteriors counted the exposures of the groups priced again: read them from the store.
     ctx.experiments.refresh()
     again.push(...items)
-    for (let from = 0; from < again.length; from += batchSize) await priceCommitted(again.slice(from, from + batchSize))
+    for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
   }
 
   /**
@@ -410,19 +412,19 @@ export function batchPricer(
   }
 
   /** Price a group with write-behind: its rows are sent, its outcomes held until their commit. */
-  const priceBehind = async /*A*/ (items: Item[]): Promise<void> => {
+  const priceBehind = (items: Item[]): void => {
     const counts: BatchSummary = {failed: 0, priced: 0, read: 0}
     const held = hold()
     try {
-      await priceGroup(items, held, counts)
+      priceGroup(items, held, counts)
     } catch (error) {
       if (!(error instanceof WriteBehindAbort)) throw error
-      await fallBack(items)
+      fallBack(items)
       return
     }
     inFlight.push({counts, held, items, seq: behind!.commit()})
     // The group just sent may be written while the next one is priced; an older one is waited for.
-    await settle(1)
+    settle(1)
   }
 
   /**
@@ -450,18 +452,18 @@ export function batchPricer(
         behind = undefined
       }
     }
-    if (behind) await priceBehind(items)
+    if (behind) priceBehind(items)
     else if (!behindTried && items.length >= writeBehindMin) {
       firstGroup = items.length
-      await priceCommitted(items, startBehind)
-    } else await priceCommitted(items)
+      priceCommitted(items, startBehind)
+    } else priceCommitted(items)
     await sink.drain?.()
   }
 
   const finish = async (): Promise<void> => {
     await run()
     if (behind) {
-      if (await settle(0)) {
+      if (settle(0)) {
         behind.end()
         behind = undefined
       }

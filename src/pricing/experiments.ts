@@ -69,7 +69,7 @@ function load(exp: Experiment): Loaded {
  */
 export class Experiments {
   private readonly store: StorePort
-  private readonly pricing?: ExperimentPricing
+  private readonly pricing: ExperimentPricing
   private running: Loaded[] = []
   private readonly byId = new Map<number, Loaded>()
   private readonly posteriors = new Map<number, Posteriors>()
@@ -87,15 +87,14 @@ export class Experiments {
   /**
    * The chunk of price requests being priced (PricingContext's): exposures and adoptions
    * are written at its flush, and what assignment reads is read when it begins (prepare()).
-   * Without one (an Experiments of its own) they are written at once.
    */
-  private readonly chunk?: QuoteChunk
+  private readonly chunk: QuoteChunk
 
-  constructor(store: StorePort, pricing?: ExperimentPricing, chunk?: QuoteChunk) {
+  constructor(store: StorePort, pricing: ExperimentPricing, chunk: QuoteChunk) {
     this.store = store
     this.pricing = pricing
     this.chunk = chunk
-    if (chunk) chunk.prepare = async /*A*/ (keys) => await this.prepare(keys)
+    chunk.prepare = (keys) => this.prepare(keys)
   }
 
   /**
@@ -104,12 +103,12 @@ export class Experiments {
    * posteriorTtlMs, and the arms those visitors are exposed to in them, so that assignment
    * and recordExposure read memory only while the chunk is priced.
    */
-  private async /*A*/ prepare(keys: readonly string[]): Promise<void> {
+  private prepare(keys: readonly string[]): void {
     for (const l of this.running) {
       if (l.exp.allocation !== 'thompson') continue
       const p = this.posteriors.get(l.exp.id)
-      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) await this.loadPosteriors(l)
-      await this.chunk!.loadArms(l.exp.id, keys)
+      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) this.loadPosteriors(l)
+      this.chunk.loadArms(l.exp.id, keys)
     }
   }
 
@@ -118,7 +117,7 @@ export class Experiments {
   }
 
   /** Pick an arm for a new lock, or undefined when no running experiment targets it. */
-  async /*A*/ assign(input: AssignInput, trace: Trace): Promise<Assignment | undefined> {
+  assign(input: AssignInput, trace: Trace): Assignment | undefined {
     if (this.force) return this.forced(this.force, input, trace)
     if (!input.runExperiment) {
       trace?.push({detail: 'run_experiment is false: no experiment for this request', outcome: 'skipped', step: 'experiment'})
@@ -132,7 +131,7 @@ export class Experiments {
     const target = running.find((l) => this.targets(l, input, trace))
     if (!target) return undefined
     const {exp} = target
-    const index = await this.choose(target, input.lockKey)
+    const index = this.choose(target, input.lockKey)
     const arm = exp.arms[index]
     let select: string[] = []
     if (exp.type === 'packaging') select = arm.products ? input.products.filter((p) => arm.products!.includes(p)) : [...input.products]
@@ -172,7 +171,6 @@ export class Experiments {
       trace?.push({detail: `arm ${lock.arm_id} of experiment ${loaded.exp.id} is the control: price kept`, outcome: 'skipped', step})
       return undefined
     }
-    if (!this.pricing) throw new Error('Experiments needs the pricing context to price an arm')
     const rate = this.pricing.rate(currency)!.rate
     let price: number
     let how: string
@@ -222,12 +220,12 @@ export class Experiments {
   }
 
   /** Record the exposure of a lock that received an arm (after the lock is saved). */
-  async /*A*/ recordExposure(lock: Lock): Promise<void> {
+  recordExposure(lock: Lock): void {
     if (lock.experiment_id === 0) return
     const arm = String(lock.arm_id)
     const x = {anonymous: lock.anonymous, armId: arm, at: nowSeconds(), experimentId: lock.experiment_id, visitor: lock.lock_key}
-    // In a chunk the exposure is written at its flush; the change is known when the chunk read the visitor's arm.
-    const r = this.chunk ? this.chunk.recordExposure(x) : await this.repo.recordExposure(x)
+    // Written at the chunk's flush; the change is known when the chunk read the visitor's arm.
+    const r = this.chunk.recordExposure(x)
     // Keep cached posteriors current with this process's own visitors (no closure per
     // request: a bundle built with keepNames pays a property definition for each).
     const p = this.posteriors.get(lock.experiment_id)
@@ -241,8 +239,8 @@ export class Experiments {
   }
 
   /** Every experiment, read once per context (by PricingContext): the running ones target requests, any one may be forced. */
-  async /*A*/ load(): Promise<void> {
-    for (const e of await this.repo.list()) {
+  load(): void {
+    for (const e of this.repo.list()) {
       const l = load(e)
       this.byId.set(e.id, l)
       if (e.status === 'running') this.running.push(l)
@@ -250,11 +248,9 @@ export class Experiments {
   }
 
   /** A user adopted an anonymous lock that had an arm: the exposure becomes the user's. */
-  async /*A*/ adoptExposure(lock: Lock, ip: string): Promise<void> {
+  adoptExposure(lock: Lock, ip: string): void {
     if (lock.experiment_id === 0 || !lock.user_id) return
-    const a = {experimentId: lock.experiment_id, ip, userId: lock.user_id}
-    if (this.chunk) this.chunk.adoptExposure(a)
-    else await this.repo.adoptExposures([a])
+    this.chunk.adoptExposure({experimentId: lock.experiment_id, ip, userId: lock.user_id})
   }
 
   /** Read posteriors from the store again on next use (after conversions were recorded). */
@@ -289,7 +285,7 @@ export class Experiments {
    * The arm for a new lock. The random draw is seeded by (experiment seed, experiment,
    * lock key), so the same store, seed and visitor give the same arm in any process.
    */
-  private async /*A*/ choose(l: Loaded, lockKey: string): Promise<number> {
+  private choose(l: Loaded, lockKey: string): number {
     const {exp} = l
     if (this.pin && this.pin.experimentId === exp.id) {
       const i = exp.arms.findIndex((a) => a.id === this.pin!.armId)
@@ -297,21 +293,18 @@ export class Experiments {
     }
     const rng = seededRng(exp.seed, exp.id, lockKey)
     if (exp.allocation === 'uniform') return Math.floor(rng() * exp.arms.length)
-    return thompsonChoice((await this.posteriorsOf(l)).outcomes, rng)
+    return thompsonChoice(this.posteriorsOf(l).outcomes, rng)
   }
 
-  /**
-   * The posteriors of an experiment: those prepare() read when the chunk began (in a chunk
-   * they are not read again while it is priced), else read now when missing or stale.
-   */
-  private async /*A*/ posteriorsOf(l: Loaded): Promise<Posteriors> {
+  /** The posteriors of an experiment, as prepare() read them when the chunk began (not read again while it is priced). */
+  private posteriorsOf(l: Loaded): Posteriors {
     const p = this.posteriors.get(l.exp.id)
-    if (p && (this.chunk?.open || Date.now() - p.loadedAt <= this.posteriorTtlMs)) return p
-    return await this.loadPosteriors(l)
+    if (p === undefined) throw new Error(`internal error: assigning an arm of experiment ${l.exp.id} needs its posteriors, which its chunk did not read when it began`)
+    return p
   }
 
-  private async /*A*/ loadPosteriors(l: Loaded): Promise<Posteriors> {
-    const o = outcomes(l.exp, await this.repo.armCounts(l.exp.id))
+  private loadPosteriors(l: Loaded): Posteriors {
+    const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
     const p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: Date.now(), outcomes: o}
     this.posteriors.set(l.exp.id, p)
     return p

@@ -212,6 +212,8 @@ export type ChunkOptions = {
    * given country without an IP, price.ts): its lock is not read ahead.
    */
   lockless?: boolean
+  /** The requests name each lock key and IP once (a batch's chunk: chunkOfDistinctKeys), so none is looked for twice. */
+  distinct?: boolean
   /**
    * A chunk that only answers from stored locks as they are (the server's first attempt,
    * without a transaction: a request that would write is priced again in one): what only a
@@ -278,43 +280,80 @@ const SAME_EXPOSURE: ExposureChange = Object.freeze({change: 'same'})
 
 /** QuoteChunk `locks`: loaded, and the store has no lock for the key. */
 const NO_LOCK: unique symbol = Symbol('no lock')
-/** QuoteChunk `locks`: handed out or written; a read goes to the store. */
+/** QuoteChunk `locks`: handed out (the calculation may have changed it). */
 const TAKEN: unique symbol = Symbol('taken')
-/** QuoteChunk `locks`: written by this chunk, not yet flushed; a read flushes first. */
+/** QuoteChunk `locks`: written by this chunk. */
 const PENDING: unique symbol = Symbol('pending')
+
+/** What a calculation asks of a chunk that its begin() did not read: a bug, never a store read. */
+function notLoaded(what: string): Error {
+  return new Error(`internal error: the price calculation needs ${what}, which its chunk did not read when it began`)
+}
+
+/**
+ * The lock keys and IPs that more than one of `requests` names (a request that names one as
+ * both its key and its IP counts once), undefined when none.
+ */
+function sharedNames(requests: readonly unknown[], requestIp: string | undefined): Set<string> | undefined {
+  if (requests.length < 2) return undefined
+  let shared: Set<string> | undefined
+  const name = (n: string | undefined): void => {
+    if (n === undefined) return
+    if (seen.has(n)) (shared ??= new Set()).add(n)
+    else seen.add(n)
+  }
+  try {
+    for (const input of requests) {
+      const r = input as Prefetchable
+      if (!r || typeof r !== 'object') continue
+      const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
+      const key = typeof r.user_id === 'string' ? r.user_id : ip
+      name(key)
+      if (ip !== key) name(ip)
+    }
+  } finally {
+    seen.clear()
+  }
+  return shared
+}
 
 /**
  * The store state of one chunk of price requests (docs/pricing.md "Storage"): its locks,
  * user countries and the experiment state its new quotes need, read from the store in one
  * call per kind when the chunk begins; its lock, user country and exposure writes, gathered
  * while it is priced and written in one call per kind at its flush. The calculation reads
- * memory only in between. A single price is a chunk of one.
+ * memory only in between, and never calls the store: what begin() did not read is an
+ * internal error. A single price is a chunk of one.
  *
- * What was loaded ahead is handed out once (the calculation changes the objects it gets). A
- * batch begins a chunk whose requests name each lock key once (chunkOfDistinctKeys), so no
- * request reads what its chunk wrote; should a caller do so anyway, the chunk writes what is
- * pending and reads the store, so the read still sees the quote exactly as stored. The
- * writes of a request that fails stay pending (a batch commits them, as it did one by one);
- * `close()` drops what was not written (a single price's rolled-back transaction).
+ * What was loaded ahead is handed out once, as it is (the calculation changes the objects
+ * it gets). A batch begins a chunk whose requests name each lock key and IP once
+ * (chunkOfDistinctKeys). When a caller's requests name one twice, begin() keeps what the
+ * store holds for it in `view`, which the chunk's writes change as the store would (a save
+ * keeps the stored created_at), and hands out copies of it. The writes of a request that
+ * fails stay pending (a batch commits them, as it did one by one); `close()` drops what was
+ * not written (a single price's rolled-back transaction).
  */
 export class QuoteChunk {
   /** Whether a chunk is open (batch); calculatePriceSync opens a chunk of one otherwise. */
   open = false
   /**
-   * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out or
-   * written, PENDING while a write of this chunk is pending (set, not deleted: a Map
-   * shrinks its table on delete, and a second Map of the pending writes grew again for
-   * every chunk; docs/performance.md "New users: write-behind").
+   * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out,
+   * PENDING once written (set, not deleted: a Map shrinks its table on delete, and a second
+   * Map of the pending writes grew again for every chunk; docs/performance.md "New users:
+   * write-behind").
    */
   private locks = new Map<string, Lock | typeof NO_LOCK | typeof PENDING | typeof TAKEN>()
   private anonymous = new Map<string, Lock | undefined>()
+  /** Stored countries by user id, as read at begin() and then written by this chunk. */
   private countries = new Map<string, string | undefined>()
-  /** Writes of this chunk, in order: a lock to save, or null for a lock to delete, and its key; at most one per key (PENDING in `locks`). */
+  /** The lock of each key (and of each IP's anonymous lock) the chunk's requests name more than once, as this chunk changes it. */
+  private view?: Map<string, Lock | undefined>
+  /**
+   * Writes of this chunk, in order: a lock to save, or null for a lock to delete, and its key.
+   * The flush deletes before it saves, so a delete drops the earlier saves of its key.
+   */
   private pending: (Lock | null)[] = []
   private pendingKeys: string[] = []
-  /** IPs of the pending writes (an anonymous lock read by IP must see them, and the writes whose key is that IP: PENDING). */
-  private pendingIps = new Set<string>()
-  private pendingCountries = new Map<string, string>()
   private countryWrites: UserCountry[] = []
   /**
    * Batch pricing of JSONL lines (price.ts writeLockedLine): the locks of requests that look
@@ -329,13 +368,15 @@ export class QuoteChunk {
   /** Exposures and adoptions of this chunk, written at the flush after its locks and users. */
   private exposures: Exposure[] = []
   private adoptions: Adoption[] = []
+  /** Per adoption, how many exposures were recorded before it. */
+  private adoptedAfter: number[] = []
   /** Arms read ahead by loadArms, by experiment and visitor (undefined: no exposure stored). */
   private arms = new Map<number, Map<string, string | undefined>>()
 
   constructor(
     private readonly repo: PricingRepository,
+    private readonly experiments: ExperimentsRepository,
     private readonly readOnly = false,
-    private readonly experiments?: ExperimentsRepository,
   ) {}
 
   /**
@@ -344,21 +385,23 @@ export class QuoteChunk {
    * experiments layer reads for new quotes (`prepare`). Requests are the raw inputs
    * (validated later, one by one): what is not a string is not loaded.
    */
-  async /*A*/ begin(requests: readonly unknown[], options: ChunkOptions = {}): Promise<void> {
+  begin(requests: readonly unknown[], options: ChunkOptions = {}): void {
     this.open = true
+    const requestIp = options.requestIp
+    // Names read more than once are answered from `view` (see the class); a batch has none.
+    const shared = options.distinct ? undefined : sharedNames(requests, requestIp)
     const keys: string[] = []
     const reqs: Prefetchable[] = []
     const printKeys: string[] = []
     const printReqs: Prefetchable[] = []
     const fingerprints = this.fingerprints && (this.fingerprintMisses < 64 || this.fingerprintMisses * 8 < this.fingerprintHits)
-    const requestIp = options.requestIp
     for (const input of requests) {
       const r = input as Prefetchable
       if (!r || typeof r !== 'object') continue
       const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
       const key = typeof r.user_id === 'string' ? r.user_id : ip
       if (key === undefined) continue
-      if (fingerprints && fingerprintable(r)) {
+      if (fingerprints && fingerprintable(r) && !shared?.has(key)) {
         printKeys.push(key)
         printReqs.push(r)
       } else {
@@ -366,10 +409,11 @@ export class QuoteChunk {
         reqs.push(r)
       }
     }
-    const found: unknown[] = keys.length > 0 && !options.lockless ? await this.repo.loadLocks(keys) : []
+    const found: unknown[] = keys.length > 0 && !options.lockless ? this.repo.loadLocks(keys) : []
     if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
+    const named = keys.length
     if (printKeys.length > 0) {
-      const prints = await this.repo.loadLockFingerprints(printKeys)
+      const prints = this.repo.loadLockFingerprints(printKeys)
       const fromLines = options.printed?.(prints, printReqs)
       // Locks whose line will not be printed from an earlier one are read whole now as well.
       const whole: string[] = []
@@ -387,7 +431,7 @@ export class QuoteChunk {
         found.push(prints[i])
       }
       if (whole.length > 0) {
-        const locks = await this.repo.loadLocks(whole)
+        const locks = this.repo.loadLocks(whole)
         for (let i = 0; i < whole.length; i++) this.locks.set(whole[i], locks[i] ?? NO_LOCK)
       }
     }
@@ -397,24 +441,31 @@ export class QuoteChunk {
     const freshKeys: string[] = []
     for (let i = 0; i < keys.length; i++) {
       const r = reqs[i]!
+      // A key named twice may lose its lock to an earlier request of the chunk: read as for a new quote too.
+      const again = shared !== undefined && shared.has(keys[i])
       // A request that runs no experiment needs no experiment state (previews, impact snapshots).
-      const fresh = !options.reuseOnly && (!found[i] || r.override === true)
+      const fresh = !options.reuseOnly && (!found[i] || r.override === true || again)
       if (fresh && r.run_experiment !== false) freshKeys.push(keys[i])
       if (typeof r.user_id !== 'string') continue
       const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
       // An anonymous lock is read even to answer from stored locks only: adopting one is a write.
-      if (!found[i] && ip !== undefined) ips.push(ip)
+      if ((!found[i] || again) && ip !== undefined) ips.push(ip)
       if (fresh && !r.country) users.push(r.user_id)
     }
-    if (ips.length > 0) {
-      const anon = await this.repo.loadAnonymousLocks(ips)
-      for (let i = 0; i < ips.length; i++) this.anonymous.set(ips[i], anon[i])
-    }
+    const anon = ips.length > 0 ? this.repo.loadAnonymousLocks(ips) : []
+    for (let i = 0; i < ips.length; i++) this.anonymous.set(ips[i], anon[i])
     if (users.length > 0) {
-      const c = await this.repo.userCountries(users)
+      const c = this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
-    if (freshKeys.length > 0) await this.prepare?.(freshKeys)
+    if (shared !== undefined && !options.lockless) {
+      // A key's own lock first; an IP named only for its anonymous lock: that lock (an anonymous lock's key is its IP).
+      const view = new Map<string, Lock | undefined>()
+      for (let i = 0; i < named; i++) if (shared.has(keys[i]) && !view.has(keys[i])) view.set(keys[i], found[i] as Lock | undefined)
+      for (let i = 0; i < ips.length; i++) if (shared.has(ips[i]) && !view.has(ips[i])) view.set(ips[i], anon[i])
+      this.view = view
+    }
+    if (freshKeys.length > 0) this.prepare?.(freshKeys)
   }
 
   /**
@@ -422,15 +473,14 @@ export class QuoteChunk {
    * stored, or an override): the experiments layer reads what their assignment needs then
    * (PricingContext sets it).
    */
-  prepare?: (keys: readonly string[]) => Promise<void>
+  prepare?: (keys: readonly string[]) => void
 
   /**
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
    * exposuresOf): recordExposure then knows what an exposure changes.
    */
-  async /*A*/ loadArms(experimentId: number, visitors: readonly string[]): Promise<void> {
-    if (!this.experiments) return
-    const stored = await this.experiments.exposuresOf(experimentId, visitors)
+  loadArms(experimentId: number, visitors: readonly string[]): void {
+    const stored = this.experiments.exposuresOf(experimentId, visitors)
     let arms = this.arms.get(experimentId)
     if (arms === undefined) this.arms.set(experimentId, (arms = new Map()))
     for (let i = 0; i < visitors.length; i++) arms.set(visitors[i], stored[i])
@@ -455,6 +505,7 @@ export class QuoteChunk {
   adoptExposure(a: Adoption): void {
     if (this.readOnly) throw readOnlyError()
     this.adoptions.push(a)
+    this.adoptedAfter.push(this.exposures.length)
   }
 
   /**
@@ -471,55 +522,47 @@ export class QuoteChunk {
     else this.fingerprintMisses++
   }
 
-  async /*A*/ lock(key: string): Promise<Lock | undefined> {
-    let l = this.locks.get(key)
-    if (l === PENDING) {
-      await this.flush()
-      l = TAKEN
-    }
-    if (l !== undefined && l !== TAKEN) {
-      this.locks.set(key, TAKEN)
-      return l === NO_LOCK ? undefined : l
-    }
-    return (await this.repo.loadLocks([key]))[0]
+  lock(key: string): Lock | undefined {
+    if (this.view !== undefined && this.view.has(key)) return copyOf(this.view.get(key))
+    const l = this.locks.get(key)
+    if (l === undefined || l === TAKEN || l === PENDING) throw notLoaded(`the lock of ${JSON.stringify(key)}`)
+    this.locks.set(key, TAKEN)
+    return l === NO_LOCK ? undefined : l
   }
 
   /** The anonymous lock an IP got before the user was known. */
-  async /*A*/ anonymousLock(ip: string): Promise<Lock | undefined> {
-    if (this.locks.get(ip) === PENDING || this.pendingIps.has(ip)) await this.flush()
-    if (this.anonymous.has(ip)) {
-      const l = this.anonymous.get(ip)
-      this.anonymous.delete(ip)
-      return l
+  anonymousLock(ip: string): Lock | undefined {
+    if (this.view !== undefined && this.view.has(ip)) {
+      const l = this.view.get(ip)
+      return l?.anonymous ? copyOf(l) : undefined
     }
-    return (await this.repo.loadAnonymousLocks([ip]))[0]
+    if (!this.anonymous.has(ip)) throw notLoaded(`the anonymous lock of IP ${JSON.stringify(ip)}`)
+    const l = this.anonymous.get(ip)
+    this.anonymous.delete(ip)
+    return l
   }
 
-  async /*A*/ saveLock(lock: Lock): Promise<void> {
-    await this.write(lock.lock_key, lock, lock.ip)
+  saveLock(lock: Lock): void {
+    this.write(lock.lock_key, lock)
   }
 
-  /** Delete a lock; `ip` is the deleted lock's IP when it is anonymous. */
-  async /*A*/ deleteLock(key: string, ip?: null | string): Promise<void> {
-    await this.write(key, null, ip)
+  deleteLock(key: string): void {
+    this.write(key, null)
   }
 
-  async /*A*/ userCountry(userId: string): Promise<string | undefined> {
-    const pending = this.pendingCountries.get(userId)
-    if (pending !== undefined) return pending
-    if (this.countries.has(userId)) return this.countries.get(userId)
-    return (await this.repo.userCountries([userId]))[0]
+  userCountry(userId: string): string | undefined {
+    if (!this.countries.has(userId)) throw notLoaded(`the stored country of user ${JSON.stringify(userId)}`)
+    return this.countries.get(userId)
   }
 
   saveUserCountry(userId: string, country: string, at: string): void {
     if (this.readOnly) throw readOnlyError()
-    this.pendingCountries.set(userId, country)
-    this.countries.delete(userId)
+    this.countries.set(userId, country)
     this.countryWrites.push({at, country, userId})
   }
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
-  async /*A*/ flush(): Promise<void> {
+  flush(): void {
     if (this.pendingKeys.length > 0) {
       const keys = this.pendingKeys
       const writes = this.pending
@@ -534,28 +577,41 @@ export class QuoteChunk {
           else saved.push(lock)
         }
       }
-      if (deleted.length > 0) await this.repo.deleteLocks(deleted)
-      if (saved.length > 0) await this.repo.saveQuotes(saved)
+      if (deleted.length > 0) this.repo.deleteLocks(deleted)
+      if (saved.length > 0) this.repo.saveQuotes(saved)
       // Written: no longer pending (writes that failed stay pending, as before).
       this.pendingKeys = []
       this.pending = []
-      for (const key of keys) this.locks.set(key, TAKEN)
-      if (this.pendingIps.size > 0) this.pendingIps.clear()
     }
     if (this.countryWrites.length > 0) {
-      await this.repo.saveUserCountries(this.countryWrites)
+      this.repo.saveUserCountries(this.countryWrites)
       this.countryWrites = []
-      this.pendingCountries.clear()
     }
-    if (this.exposures.length > 0) {
-      // The changes were worked out when recorded (recordExposure); the store makes the same.
-      await this.experiments!.recordExposures(this.exposures)
-      this.exposures = []
+    if (this.exposures.length > 0 || this.adoptions.length > 0) this.writeExposures()
+  }
+
+  /**
+   * The exposures, then the adoptions, one call each. A visitor is in both only when a
+   * request names a key another one named (a visitor adopted, then exposed anew): with such
+   * names (`view`) they are written in the order they came.
+   */
+  private writeExposures(): void {
+    const {adoptedAfter, adoptions, exposures} = this
+    // The changes were worked out when recorded (recordExposure); the store makes the same.
+    let from = 0
+    for (let j = 0; j < adoptions.length; ) {
+      const upto = this.view === undefined ? exposures.length : adoptedAfter[j]
+      let k = j + 1
+      while (k < adoptions.length && (this.view === undefined || adoptedAfter[k] === upto)) k++
+      if (upto > from) this.experiments.recordExposures(exposures.slice(from, upto))
+      this.experiments.adoptExposures(k - j === adoptions.length ? adoptions : adoptions.slice(j, k))
+      from = upto
+      j = k
     }
-    if (this.adoptions.length > 0) {
-      await this.experiments!.adoptExposures(this.adoptions)
-      this.adoptions = []
-    }
+    if (from < exposures.length) this.experiments.recordExposures(from === 0 ? exposures : exposures.slice(from))
+    this.exposures = []
+    this.adoptions = []
+    this.adoptedAfter = []
   }
 
   /** End the chunk, dropping what was loaded and what was not written. */
@@ -566,29 +622,46 @@ export class QuoteChunk {
     if (this.locks.size > 0) this.locks.clear()
     if (this.anonymous.size > 0) this.anonymous.clear()
     if (this.countries.size > 0) this.countries.clear()
+    this.view = undefined
     if (this.pendingKeys.length > 0) {
       this.pendingKeys = []
       this.pending = []
     }
-    if (this.pendingIps.size > 0) this.pendingIps.clear()
-    if (this.pendingCountries.size > 0) this.pendingCountries.clear()
     if (this.countryWrites.length > 0) this.countryWrites = []
     if (this.printed.size > 0) this.printed.clear()
     if (this.exposures.length > 0) this.exposures = []
-    if (this.adoptions.length > 0) this.adoptions = []
+    if (this.adoptions.length > 0) {
+      this.adoptions = []
+      this.adoptedAfter = []
+    }
     if (this.arms.size > 0) this.arms.clear()
   }
 
-  private async /*A*/ write(key: string, lock: Lock | null, ip: null | string | undefined): Promise<void> {
+  private write(key: string, lock: Lock | null): void {
     if (this.readOnly) throw readOnlyError()
-    // At most one pending write per key: a second one writes the first.
-    if (this.locks.get(key) === PENDING) await this.flush()
+    if (lock === null && this.locks.get(key) === PENDING) {
+      // The store takes writes in order and the flush deletes first: a delete drops the key's earlier saves.
+      for (let i = this.pendingKeys.length - 1; i >= 0; i--) {
+        if (this.pendingKeys[i] === key && this.pending[i] !== null) {
+          this.pendingKeys.splice(i, 1)
+          this.pending.splice(i, 1)
+        }
+      }
+    }
     this.pendingKeys.push(key)
     this.pending.push(lock)
     this.locks.set(key, PENDING)
-    if (ip) this.pendingIps.add(ip)
     this.printed.delete(key)
-    this.anonymous.delete(key)
-    if (ip) this.anonymous.delete(ip)
+    const view = this.view
+    if (view !== undefined && view.has(key)) {
+      // What the store will hold: an existing key keeps its created_at (PricingRepository.saveQuotes).
+      const was = view.get(key)
+      view.set(key, lock === null ? undefined : {...copyOf(lock)!, created_at: was?.created_at ?? lock.created_at})
+    }
   }
+}
+
+/** A lock the caller may change without changing the chunk's. */
+function copyOf(lock: Lock | undefined): Lock | undefined {
+  return lock === undefined ? undefined : structuredClone(lock)
 }

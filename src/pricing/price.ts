@@ -77,13 +77,13 @@ function lockWins(lock: Lock, req: {country?: string; currency?: string; overrid
  */
 export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   await ctx.ready(input)
-  if (options.dryRun) return await calculatePriceSync(ctx, input, options)
+  if (options.dryRun) return calculatePriceSync(ctx, input, options)
   // One write transaction taken before the lock is read (BEGIN IMMEDIATE, like a batch):
   // two processes pricing the same new user cannot both make a quote, a deferred read
   // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
   // A read-only store (read-only media): a locked user's quote is read, a new one fails
   // with SQLITE_READONLY, reported as "the store is read-only".
-  return await ctx.store.transaction(async /*A*/ () => await calculatePriceSync(ctx, input, options), {write: true})
+  return ctx.store.transaction(() => calculatePriceSync(ctx, input, options), {write: true})
 }
 
 /**
@@ -92,15 +92,15 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
  * opened (ctx.chunk) the request's locks come from and go to that chunk; otherwise the
  * request is a chunk of one, written before this returns.
  */
-export async /*A*/ function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
+export function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
   const chunk = ctx.chunk
-  if (chunk.open) return await calculate(ctx, input, options)
-  if (options.trace) await ctx.loadRateNotes()
+  if (chunk.open) return calculate(ctx, input, options)
+  if (options.trace) ctx.loadRateNotes()
   // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
-  await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
+  chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
   try {
-    const result = await calculate(ctx, input, options)
-    await chunk.flush()
+    const result = calculate(ctx, input, options)
+    chunk.flush()
     return result
   } finally {
     chunk.close()
@@ -114,7 +114,7 @@ function locklessDryRun(input: unknown, options: PriceOptions): boolean {
   return r.override === true && typeof r.country === 'string' && r.country !== '' && r.ip === undefined && r.get_ip_from_request !== true
 }
 
-async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): Promise<PriceResult> {
+function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): PriceResult {
   const req = validatePriceRequest(input)
   const trace = options.trace
   let ip = req.ip
@@ -132,10 +132,10 @@ async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: Pri
   // 1. Identity and lock. A dry run that recomputes (override) for a given country and no IP
   // never uses the stored lock (it neither supplies the country nor is adopted): not read.
   // A price-impact snapshot quotes so in every country, twice per measured write.
-  let lock = req.override && req.country && !ip && options.dryRun && !trace ? undefined : await ctx.chunk.lock(lockKey)
+  let lock = req.override && req.country && !ip && options.dryRun && !trace ? undefined : ctx.chunk.lock(lockKey)
   let adopted = false
   if (!lock && req.user_id && ip) {
-    const anonymous = await ctx.chunk.anonymousLock(ip)
+    const anonymous = ctx.chunk.anonymousLock(ip)
     if (anonymous) {
       lock = {...anonymous, anonymous: false, lock_key: req.user_id, user_id: req.user_id}
       adopted = true
@@ -169,7 +169,7 @@ async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: Pri
     for (const id of wanted) {
       if (lock.quote.products[id]) continue
       // A product the lock lacks is priced under the same country, currency, audience and arm.
-      lock.quote.products[id] = await quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
+      lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, lock.country, lock.currency, lock, trace)
       fresh.add(id)
       changed = true
     }
@@ -179,24 +179,24 @@ async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: Pri
     if (changed && !options.dryRun) {
       if (options.readOnly) throw NEEDS_WRITE
       lock.updated_at = nowIso()
-      if (adopted) await ctx.chunk.deleteLock(ip!, ip)
-      await ctx.chunk.saveLock(lock)
+      if (adopted) ctx.chunk.deleteLock(ip!)
+      ctx.chunk.saveLock(lock)
       if (adopted) {
         ctx.chunk.saveUserCountry(req.user_id!, lock.country, lock.updated_at)
         // The IP was handed out as a user id and its lock row is gone: keep it resolvable (user get).
         ctx.chunk.saveUserCountry(ip!, lock.country, lock.updated_at)
       }
       // The adopted lock's visitor is now a user who can convert: the exposure follows.
-      if (adopted && lock.experiment_id !== 0) await ctx.experiments.adoptExposure(lock, ip!)
+      if (adopted && lock.experiment_id !== 0) ctx.experiments.adoptExposure(lock, ip!)
     }
     if (!changed) options.onReuse?.(lock)
-    return await render(ctx, lock, req, wanted, integrations, trace)
+    return render(ctx, lock, req, wanted, integrations, trace)
   }
 
   if (options.readOnly && !options.dryRun) throw NEEDS_WRITE
   // 2. Country: flag > stored user country > IP > store default. An override recomputes the
   // quote, not the country: the lock it replaces (not an adopted one) stands for a stored country.
-  const {country, source: countrySource} = await resolveCountry(ctx, req, ip, trace, adopted ? undefined : lock)
+  const {country, source: countrySource} = resolveCountry(ctx, req, ip, trace, adopted ? undefined : lock)
   // 3. Currency: flag > product's country price > country's currency > USD.
   const {currency, source: currencySource} = resolveCurrency(ctx, req, country, trace)
   // 4. Audience.
@@ -234,7 +234,7 @@ async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: Pri
     user_id: req.user_id ?? null,
   }
   // Experiment: a running experiment that targets this request gives the lock an arm.
-  const assignment = await ctx.experiments.assign(
+  const assignment = ctx.experiments.assign(
     {audienceId: audience.api_id, country, lockKey, products, runExperiment: req.run_experiment !== false, userId: req.user_id ?? null},
     trace,
   )
@@ -245,24 +245,24 @@ async /*A*/ function calculate(ctx: PricingContext, input: unknown, options: Pri
     lock.quote.products_to_select = assignment.products_to_select
   }
   // 6-7. Price layers and coupons, per product.
-  for (const id of products) lock.quote.products[id] = await quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
+  for (const id of products) lock.quote.products[id] = quoteProduct(ctx, ctx.product(id)!, country, currency, lock, trace)
   ctx.coupons.apply(lock, req, trace)
   if (!options.dryRun) {
-    await ctx.chunk.saveLock(lock)
+    ctx.chunk.saveLock(lock)
     if (req.user_id) ctx.chunk.saveUserCountry(req.user_id, country, now)
-    if (assignment) await ctx.experiments.recordExposure(lock)
+    if (assignment) ctx.experiments.recordExposure(lock)
   }
   note(trace, 'lock', 'applied', options.dryRun ? 'dry run: no lock written' : `stored a new lock for ${lockKey}`)
   options.onQuote?.(lock)
-  return await render(ctx, lock, req, products, integrations, trace)
+  return render(ctx, lock, req, products, integrations, trace)
 }
 
-async /*A*/ function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace, replaced?: Lock): Promise<{country: string; source: string}> {
+function resolveCountry(ctx: PricingContext, req: PriceRequest, ip: string | undefined, trace: Trace, replaced?: Lock): {country: string; source: string} {
   if (req.country) {
     note(trace, 'country', 'chose', `${req.country} from the request`)
     return {country: req.country, source: 'request'}
   }
-  const stored = req.user_id ? await ctx.chunk.userCountry(req.user_id) : undefined
+  const stored = req.user_id ? ctx.chunk.userCountry(req.user_id) : undefined
   if (stored) {
     note(trace, 'country', 'chose', `${stored}, stored for user ${req.user_id}`)
     return {country: stored, source: 'stored user country'}
@@ -340,8 +340,8 @@ const currencyOfTexts = new Map<string, string>()
  * Layers 6: base price < country price < audience price < experiment arm. The layers are
  * pure for a context, so a quote made once is reused (a copy: the coupon layer adds to it).
  */
-async /*A*/ function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): Promise<LockedProduct> {
-  if (trace) return await quoteLayers(ctx, product, country, currency, lock, trace)
+function quoteProduct(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
+  if (trace) return quoteLayers(ctx, product, country, currency, lock, trace)
   const parts = QUOTE_PARTS
   parts[0] = product.id
   parts[1] = product.baseline_id
@@ -351,24 +351,24 @@ async /*A*/ function quoteProduct(ctx: PricingContext, product: PricedProduct, c
   parts[5] = lock.arm_id
   const quote = ctx.quoteValues.get(country, parts, undefined)
   if (quote) return {...quote}
-  return {...await quoteMissed(ctx, product, country, currency, lock, [...parts])}
+  return {...quoteMissed(ctx, product, country, currency, lock, [...parts])}
 }
 
 /** Reused for each look-up (ValueCache.get only reads it, set copies it): no array per product per request. */
 const QUOTE_PARTS: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined]
 
 /** quoteProduct's quote not found by value: by key string, or made now (`parts` its own: quoteLayers may quote a baseline product). */
-async /*A*/ function quoteMissed(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, parts: unknown[]): Promise<LockedProduct> {
+function quoteMissed(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, parts: unknown[]): LockedProduct {
   const key = `${product.id}|${product.baseline_id}|${country}|${currency}|${lock.quote.audience.api_id}|${lock.experiment_id}|${lock.arm_id}`
   let quote = ctx.quotes.get(key)
   if (!quote) {
-    quote = await quoteLayers(ctx, product, country, currency, lock, undefined)
+    quote = quoteLayers(ctx, product, country, currency, lock, undefined)
     if (!ctx.quoteValues.set(country, parts, undefined, quote)) ctx.quotes.set(key, quote)
   }
   return quote
 }
 
-async /*A*/ function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): Promise<LockedProduct> {
+function quoteLayers(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): LockedProduct {
   const step = `price ${product.api_id}`
   const rate = ctx.rate(currency)!
   // Base: USD base price -> local currency, times the country's localization factor, then rounded.
@@ -386,7 +386,7 @@ async /*A*/ function quoteLayers(ctx: PricingContext, product: PricedProduct, co
     const gross = grossOfNet(localized, tax.bp)
     const rounded = ctx.round(gross, currency)
     price = rounded.minor
-    if (currency !== 'USD') await ctx.noteRate(trace, currency)
+    if (currency !== 'USD') ctx.noteRate(trace, currency)
     note(
       trace,
       step,
@@ -403,7 +403,7 @@ async /*A*/ function quoteLayers(ctx: PricingContext, product: PricedProduct, co
   } else {
     const rounded = ctx.round(localized, currency)
     price = rounded.minor
-    await ctx.noteRate(trace, currency)
+    ctx.noteRate(trace, currency)
     note(
       trace,
       step,
@@ -423,8 +423,8 @@ async /*A*/ function quoteLayers(ctx: PricingContext, product: PricedProduct, co
       if (!cpRate) throw new InvalidInputError(`no FX rate for ${cp.currency} (country price of ${product.api_id} for ${country}): add one with "pricectl fx set ${cp.currency} RATE"`)
       const r = ctx.round(convertMinor(cp.amountMinor, cp.currency, cpRate.rate, currency, rate.rate), currency)
       price = r.minor
-      await ctx.noteRate(trace, cp.currency)
-      await ctx.noteRate(trace, currency)
+      ctx.noteRate(trace, cp.currency)
+      ctx.noteRate(trace, currency)
       note(
         trace,
         step,
@@ -448,7 +448,7 @@ async /*A*/ function quoteLayers(ctx: PricingContext, product: PricedProduct, co
   const charging = product.gateways
   price = fitPrice(ctx, price, currency, charging, step, trace)
   const control = price
-  let baseline = await baselinePrice(ctx, product, country, currency, lock, trace)
+  let baseline = baselinePrice(ctx, product, country, currency, lock, trace)
   const armPrice = lock.experiment_id === 0 ? undefined : ctx.experiments.armPrice(lock, product, control, currency, trace, country)
   if (armPrice !== undefined) {
     price = fitPrice(ctx, armPrice, currency, charging, step, trace, (m) => withinBounds(m, currency, rate.rate, product.min_px_minor, product.max_px_minor))
@@ -486,11 +486,11 @@ function monthsPerPeriod(interval: string, count: number): [bigint, bigint] {
  * The baseline product's price for the same country and currency, brought to this
  * product's billing period (a yearly plan is compared with 12 months of the monthly one).
  */
-async /*A*/ function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): Promise<null | number> {
+function baselinePrice(ctx: PricingContext, product: PricedProduct, country: string, currency: string, lock: Lock, trace: Trace): null | number {
   if (product.baseline_id === null) return null
   const base = ctx.productById(product.baseline_id)
   if (!base || base.id === product.id) return null
-  const quoted = await quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, undefined)
+  const quoted = quoteProduct(ctx, {...base, baseline_id: null}, country, currency, lock, undefined)
   if (base.interval === 'one_time' || product.interval === 'one_time') return quoted.price_minor
   const [bn, bd] = monthsPerPeriod(base.interval, base.interval_count)
   const [pn, pd] = monthsPerPeriod(product.interval, product.interval_count)
@@ -554,14 +554,14 @@ function swapCurrency(ctx: PricingContext, lock: Lock, currency: string, trace: 
 }
 
 /** Build the spec's price result from a lock (fresh or reused). */
-async /*A*/ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: string[], integrations: string[], trace: Trace): Promise<PriceResult> {
+function render(ctx: PricingContext, lock: Lock, req: PriceRequest, products: string[], integrations: string[], trace: Trace): PriceResult {
   const out: Record<string, ProductPrice> = {}
   for (const id of products) {
     const p = lock.quote.products[id]
     out[id] = renderProduct(ctx, lock, p, integrations, ctx.product(id)?.planCurrencies, id)
     if (trace) {
       noteTax(ctx, lock, id, p, trace)
-      await noteConversions(ctx, id, p, out[id], trace)
+      noteConversions(ctx, id, p, out[id], trace)
     }
   }
   if (trace) note(trace, 'display', 'info', `formatted for ${lock.country} in ${ctx.display.locale(lock.country)}`)
@@ -588,15 +588,15 @@ async /*A*/ function render(ctx: PricingContext, lock: Lock, req: PriceRequest, 
 }
 
 /** Explain: the rates behind price_usd and behind each gateway that charges in its fallback currency, and each gateway object that moved. */
-async /*A*/ function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rendered: ProductPrice, trace: ExplainStep[]): Promise<void> {
-  await ctx.noteRate(trace, p.currency)
+function noteConversions(ctx: PricingContext, id: string, p: LockedProduct, rendered: ProductPrice, trace: ExplainStep[]): void {
+  ctx.noteRate(trace, p.currency)
   for (const [g, gp] of Object.entries(rendered.integrations)) {
     if (gp.adjusted_from !== undefined) {
       const reasons = ctx.gatewayMoves(g, p.price_minor, p.currency).map((m) => m.reason)
       note(trace, `price ${id}`, 'applied', `${g} is sent ${gp.formatted} (adjusted_from ${gp.adjusted_from} ${p.currency}): ${reasons.join('; ')}; the lock keeps ${fromMinor(p.price_minor, p.currency)} ${p.currency}`)
     }
     if (gp.currency === p.currency) continue
-    await ctx.noteRate(trace, gp.currency)
+    ctx.noteRate(trace, gp.currency)
     const rates = [p.currency, gp.currency].filter((c) => c !== 'USD').map((c) => ctx.describeRate(c))
     note(
       trace,
@@ -896,14 +896,14 @@ const NO_GATEWAYS: readonly string[] = []
  * only when the calculation reused the lock as stored and the quote holds no coupon (a
  * coupon's block depends on the clock). Anything else is calculatePriceSync.
  */
-export async /*A*/ function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, lines: LockedLines): Promise<void> {
+export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, lines: LockedLines): void {
   // Only a request whose lock was read as a fingerprint is looked at twice (new users are not).
   const userId = input !== null && typeof input === 'object' ? (input as {user_id?: unknown}).user_id : undefined
   let print = typeof userId === 'string' ? ctx.chunk.fingerprint(userId) : undefined
   const req = print === undefined ? undefined : lockedRequest(input, userId)
   if (req === undefined) print = undefined
   if (print === undefined) {
-    writePriceLine(await calculatePriceSync(ctx, input), sink)
+    writePriceLine(calculatePriceSync(ctx, input), sink)
     return
   }
   const integrations = req!.integrations ?? NO_GATEWAYS
@@ -916,7 +916,7 @@ export async /*A*/ function priceLine(ctx: PricingContext, input: unknown, sink:
     return
   }
   let reused = false
-  const result = await calculatePriceSync(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
+  const result = calculatePriceSync(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
   const prefix = linePrefix(result)
   const end = variantsEnd(result.variants)
   if (reused) lines.set({end, integrations: [...integrations], prefix, print, products: req!.products ? [...req!.products] : undefined})

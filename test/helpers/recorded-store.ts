@@ -9,9 +9,10 @@ const REPOSITORIES = new Set<PropertyKey>(['catalog', 'config', 'experiments', '
 
 /**
  * A real store whose repositories record every method call with the phase of the pricing
- * chunk it was made in (`phases` marks them on a context opened over `store`). Chunk begins
- * and flushes are recorded too ('chunk.begin', 'chunk.flush'), so a flush made in the
- * middle of a chunk shows.
+ * chunk it was made in (`phases` marks them on a context opened over `store`), and throw on a
+ * call made while a chunk is priced (recorded first: a batch reports the error as its line's).
+ * Chunk begins and flushes are recorded too ('chunk.begin', 'chunk.flush'), so a flush made
+ * in the middle of a chunk shows.
  */
 export function recordedStore(real: StorePort): {calls: Call[]; phases: (ctx: PricingContext) => void; store: StorePort} {
   const calls: Call[] = []
@@ -24,6 +25,7 @@ export function recordedStore(real: StorePort): {calls: Call[]; phases: (ctx: Pr
         if (typeof value !== 'function') return value
         return (...args: unknown[]) => {
           calls.push({method: `${name}.${String(prop)}`, phase: state.phase})
+          if (state.phase === 'calculation') throw new Error(`${name}.${String(prop)} called while a chunk is priced`)
           return (value as (...a: unknown[]) => unknown).apply(target, args)
         }
       },
