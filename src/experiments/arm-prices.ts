@@ -1,6 +1,6 @@
 import {fromMinor, minorDigits} from '../currency.js'
 import {PricingContext} from '../pricing/context.js'
-import {calculatePriceSync} from '../pricing/price.js'
+import {priceRequest} from '../pricing/price.js'
 import type {StorePort} from '../store/port.js'
 import {isBaseline} from './model.js'
 import type {Arm, Experiment} from './store.js'
@@ -37,7 +37,7 @@ export async /*A*/ function armQuotes(store: StorePort, e: Experiment, arm: Arm,
     const ctx = options.ctx ?? await PricingContext.open(store)
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {
-      return await calculatePriceSync(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})
+      return await priceRequest(ctx, {country, currency: options.currency, override: true, products, run_experiment: force, user_id: ARM_PREVIEW_USER}, {dryRun: true})
     } finally {
       ctx.experiments.force = undefined
     }

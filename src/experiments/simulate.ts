@@ -5,7 +5,7 @@ import {minorDigits} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {PricingContext} from '../pricing/context.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
-import {calculatePrice, calculatePriceSync} from '../pricing/price.js'
+import {calculatePrice, priceRequest} from '../pricing/price.js'
 import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
 import type {StorePort} from '../store/port.js'
 import {createProduct} from '../catalog/products.js'
@@ -203,7 +203,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
         for (let i = start; i < end; i++) {
           const country = countries[i % countries.length]
           const user = `sim-${exp.id}-${i}`
-          const quote = await calculatePriceSync(ctx, {country, products: [product], user_id: user})
+          const quote = await priceRequest(ctx, {country, products: [product], user_id: user})
           const arm = String(quote.variants.arm_id)
           const p = quote.products[product]
           run.allocation[arm] = (run.allocation[arm] ?? 0) + 1

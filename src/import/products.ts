@@ -60,7 +60,7 @@ const PREVIEW_USER = 'pricectl-import'
  */
 type Engine = {
   PricingContext: typeof import('../pricing/context.js').PricingContext
-  calculatePriceSync: typeof import('../pricing/price.js').calculatePriceSync
+  priceRequest: typeof import('../pricing/price.js').priceRequest
   previewCountries: typeof import('../pricing/preview.js').previewCountries
 }
 let engine: Engine | undefined
@@ -69,7 +69,7 @@ let engine: Engine | undefined
 export async function loadPricingEngine(): Promise<void> {
   if (engine) return
   const [context, price, preview] = await Promise.all([import('../pricing/context.js'), import('../pricing/price.js'), import('../pricing/preview.js')])
-  engine = {PricingContext: context.PricingContext, calculatePriceSync: price.calculatePriceSync, previewCountries: preview.previewCountries}
+  engine = {PricingContext: context.PricingContext, priceRequest: price.priceRequest, previewCountries: preview.previewCountries}
 }
 
 function intervalText(interval: null | string, count: null | number): string {
@@ -156,7 +156,7 @@ export class ImportProducts {
     }
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
     if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
-    const {PricingContext, calculatePriceSync, previewCountries} = engine
+    const {PricingContext, priceRequest, previewCountries} = engine
     this.ctx ??= await PricingContext.open(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)
@@ -164,7 +164,7 @@ export class ImportProducts {
     for (const country of await previewCountries(ctx)) {
       const quoted: Record<string, {control_minor: number; currency: string; price_minor: number}> = {}
       try {
-        await calculatePriceSync(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
+        await priceRequest(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
           dryRun: true,
           onQuote: (lock) => Object.assign(quoted, lock.quote.products),
         })

@@ -14,7 +14,7 @@ import {WriteBehindAbort} from '../store/port/errors.js'
 import type {WriteBehind} from '../store/port/pricing.js'
 import type {PricingContext} from './context.js'
 import {type ChunkOptions, chunkOfDistinctKeys} from './locks.js'
-import {calculatePriceSync, type JsonSink, LockedLines, priceLine, printsFromLine, writePriceLine} from './price.js'
+import {type JsonSink, LockedLines, priceInChunk, priceLine, printsFromLine, writePriceLine} from './price.js'
 
 export type BatchSummary = {failed: number; priced: number; read: number}
 export type BatchOptions = {
@@ -251,7 +251,7 @@ export function batchPricer(
         counts.priced++
         to.jsonl.written()
       } else {
-        const result = calculatePriceSync(ctx, request)
+        const result = priceInChunk(ctx, request)
         counts.priced++
         to.result(line, result)
       }
@@ -283,7 +283,7 @@ export function batchPricer(
    * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
    * `afterChunk` is called after each chunk's writes with the requests priced so far.
    */
-  const priceGroup = (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): void => {
+  const priceGroup = async /*A*/ (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): Promise<void> => {
     // Locks are read as fingerprints only where a locked user's line may be printed again.
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
@@ -298,10 +298,10 @@ export function batchPricer(
           chunk = chunk.slice(0, n)
           requests = requests.slice(0, n)
         }
-        ctx.chunk.begin(requests, chunkOptions)
+        await ctx.chunk.begin(requests, chunkOptions)
         try {
           for (let i = 0; i < chunk.length; i++) priceOne(chunk[i].line, requests[i], to, counts)
-          ctx.chunk.flush()
+          await ctx.chunk.flush()
         } finally {
           ctx.chunk.close()
         }
@@ -319,19 +319,19 @@ export function batchPricer(
    * run again (a new lock it claims was made by a server meanwhile, or it writes more than new
    * locks), so each run first takes back what an earlier run gave the sink.
    */
-  const priceCommitted = (items: Item[], afterChunk?: (priced: number) => void): void => {
+  const priceCommitted = async /*A*/ (items: Item[], afterChunk?: (priced: number) => void): Promise<void> => {
     const before = {...summary}
     const mark = sink.mark?.()
     let runs = 0
-    ctx.store.transaction(
-      () => {
+    await ctx.store.transaction(
+      async /*A*/ () => {
         if (runs++ > 0) {
           sink.rewind?.(mark)
           Object.assign(summary, before)
           // Posteriors cached by the run rolled back counted its exposures.
           ctx.experiments.refresh()
         }
-        priceGroup(items, sink, summary, afterChunk)
+        await priceGroup(items, sink, summary, afterChunk)
       },
       {locksOnly: true, write: true},
     )
@@ -370,12 +370,12 @@ export function batchPricer(
    * `keep` are in flight. False when a group was not written: write-behind is then ended and
    * that group and the later ones are priced again the usual way.
    */
-  const settle = (keep: number): boolean => {
+  const settle = async /*A*/ (keep: number): Promise<boolean> => {
     while (inFlight.length > 0) {
       const ok = behind!.committed(inFlight[0].seq, inFlight.length > keep)
       if (ok === undefined) return true
       if (!ok) {
-        fallBack([])
+        await fallBack([])
         return false
       }
       release(inFlight.shift()!)
@@ -384,7 +384,7 @@ export function batchPricer(
   }
 
   /** End write-behind: committed groups are handed on, the rest (and `items`) priced again the usual way. */
-  const fallBack = (items: Item[]): void => {
+  const fallBack = async /*A*/ (items: Item[]): Promise<void> => {
     const again: Item[] = []
     for (const g of inFlight) {
       if (again.length === 0 && behind!.committed(g.seq, true)) release(g)
@@ -396,7 +396,7 @@ export function batchPricer(
     // Cached posteriors counted the exposures of the groups priced again: read them from the store.
     ctx.experiments.refresh()
     again.push(...items)
-    for (let from = 0; from < again.length; from += batchSize) priceCommitted(again.slice(from, from + batchSize))
+    for (let from = 0; from < again.length; from += batchSize) await priceCommitted(again.slice(from, from + batchSize))
   }
 
   /**
@@ -412,19 +412,19 @@ export function batchPricer(
   }
 
   /** Price a group with write-behind: its rows are sent, its outcomes held until their commit. */
-  const priceBehind = (items: Item[]): void => {
+  const priceBehind = async /*A*/ (items: Item[]): Promise<void> => {
     const counts: BatchSummary = {failed: 0, priced: 0, read: 0}
     const held = hold()
     try {
-      priceGroup(items, held, counts)
+      await priceGroup(items, held, counts)
     } catch (error) {
       if (!(error instanceof WriteBehindAbort)) throw error
-      fallBack(items)
+      await fallBack(items)
       return
     }
     inFlight.push({counts, held, items, seq: behind!.commit()})
     // The group just sent may be written while the next one is priced; an older one is waited for.
-    settle(1)
+    await settle(1)
   }
 
   /**
@@ -452,18 +452,18 @@ export function batchPricer(
         behind = undefined
       }
     }
-    if (behind) priceBehind(items)
+    if (behind) await priceBehind(items)
     else if (!behindTried && items.length >= writeBehindMin) {
       firstGroup = items.length
-      priceCommitted(items, startBehind)
-    } else priceCommitted(items)
+      await priceCommitted(items, startBehind)
+    } else await priceCommitted(items)
     await sink.drain?.()
   }
 
   const finish = async (): Promise<void> => {
     await run()
     if (behind) {
-      if (settle(0)) {
+      if (await settle(0)) {
         behind.end()
         behind = undefined
       }

@@ -84,9 +84,9 @@ export class PricingContext implements PricingServices {
   readonly chunk: QuoteChunk
 
   /** A context with everything read that a price needs (see the class). */
-  static open(store: StorePort, options: {geoipDb?: string} = {}): PricingContext {
+  static async /*A*/ open(store: StorePort, options: {geoipDb?: string} = {}): Promise<PricingContext> {
     const ctx = new PricingContext(store, options)
-    ctx.load()
+    await ctx.load()
     return ctx
   }
 
@@ -106,27 +106,27 @@ export class PricingContext implements PricingServices {
    * product and rule on a networked store), every factor, rule, gateway setting and
    * override, today's rates, the default country, and what the layers read.
    */
-  private load(): void {
+  private async /*A*/ load(): Promise<void> {
     const store = this.store
-    for (const row of store.pricing.catalogSnapshot()) {
+    for (const row of await store.pricing.catalogSnapshot()) {
       const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
       this.products.set(row.api_id, p)
       this.productsById.set(p.id, p)
     }
-    for (const f of store.config.localizationFactors()) this.factors.set(f.country, f.factor)
-    this.ruleOfCurrency = ruleResolver(store)
-    this.gateways = gatewaySettingsMap(store)
-    this.overrides = ruleOverrides(store)
+    for (const f of await store.config.localizationFactors()) this.factors.set(f.country, f.factor)
+    this.ruleOfCurrency = await ruleResolver(store)
+    this.gateways = await gatewaySettingsMap(store)
+    this.overrides = await ruleOverrides(store)
     this.ratesDay = Math.floor(nowSeconds() / 86_400)
-    this.rates = ratesOn(store, undefined, isoDay(this.ratesDay * 86_400))
-    this._defaultCountry = store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
-    const taxRows = store.config.taxSettings()
+    this.rates = await ratesOn(store, undefined, isoDay(this.ratesDay * 86_400))
+    this._defaultCountry = await store.config.setting(DEFAULT_COUNTRY_SETTING) ?? FALLBACK_COUNTRY
+    const taxRows = await store.config.taxSettings()
     this.taxSettings = taxSettingsOf(taxRows)
     this.taxCategories = productCategories(taxRows)
-    this.taxRates = store.config.taxRates()
-    this.segments.load(store.segments.listAudiences(), store.segments.listPackages())
-    this.coupons.load(store)
-    this.experiments.load()
+    this.taxRates = await store.config.taxRates()
+    this.segments.load(await store.segments.listAudiences(), await store.segments.listPackages())
+    await this.coupons.load(store)
+    await this.experiments.load()
   }
 
   /** Load what a request needs asynchronously: the geolocation module, only when it carries an IP. */
@@ -329,10 +329,10 @@ export class PricingContext implements PricingServices {
    * For `price explain`, before its chunk begins: what noteRate says of every rate (which
    * rate it outranks, what is scheduled after it), read once, so the calculation reads memory only.
    */
-  loadRateNotes(): void {
+  async /*A*/ loadRateNotes(): Promise<void> {
     if (this.rateNotes) return
     const notes = new Map<string, string[]>()
-    for (const [currency, r] of this.rates) notes.set(currency, rateContext(this.store, r))
+    for (const [currency, r] of this.rates) notes.set(currency, await rateContext(this.store, r))
     this.rateNotes = notes
   }
 

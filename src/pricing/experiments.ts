@@ -94,7 +94,7 @@ export class Experiments {
     this.store = store
     this.pricing = pricing
     this.chunk = chunk
-    chunk.prepare = (keys) => this.prepare(keys)
+    chunk.prepare = async /*A*/ (keys) => await this.prepare(keys)
   }
 
   /**
@@ -103,12 +103,12 @@ export class Experiments {
    * posteriorTtlMs, and the arms those visitors are exposed to in them, so that assignment
    * and recordExposure read memory only while the chunk is priced.
    */
-  private prepare(keys: readonly string[]): void {
+  private async /*A*/ prepare(keys: readonly string[]): Promise<void> {
     for (const l of this.running) {
       if (l.exp.allocation !== 'thompson') continue
       const p = this.posteriors.get(l.exp.id)
-      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) this.loadPosteriors(l)
-      this.chunk.loadArms(l.exp.id, keys)
+      if (!p || Date.now() - p.loadedAt > this.posteriorTtlMs) await this.loadPosteriors(l)
+      await this.chunk.loadArms(l.exp.id, keys)
     }
   }
 
@@ -239,8 +239,8 @@ export class Experiments {
   }
 
   /** Every experiment, read once per context (by PricingContext): the running ones target requests, any one may be forced. */
-  load(): void {
-    for (const e of this.repo.list()) {
+  async /*A*/ load(): Promise<void> {
+    for (const e of await this.repo.list()) {
       const l = load(e)
       this.byId.set(e.id, l)
       if (e.status === 'running') this.running.push(l)
@@ -303,8 +303,8 @@ export class Experiments {
     return p
   }
 
-  private loadPosteriors(l: Loaded): Posteriors {
-    const o = outcomes(l.exp, this.repo.armCounts(l.exp.id))
+  private async /*A*/ loadPosteriors(l: Loaded): Promise<Posteriors> {
+    const o = outcomes(l.exp, await this.repo.armCounts(l.exp.id))
     const p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: Date.now(), outcomes: o}
     this.posteriors.set(l.exp.id, p)
     return p

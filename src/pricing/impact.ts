@@ -8,7 +8,7 @@ import {listPackages} from '../segments/packages.js'
 import type {FeatureValues, Rule} from '../segments/rules.js'
 import type {StorePort} from '../store/port.js'
 import {PricingContext} from './context.js'
-import {calculatePriceSync} from './price.js'
+import {priceRequest} from './price.js'
 import {previewCountries} from './preview.js'
 
 /**
@@ -217,7 +217,7 @@ export async /*A*/ function snapshot(store: StorePort, scope: ImpactScope, perso
         const request: Record<string, unknown> = {country, override: true, run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER}
         if (Object.keys(persona.features).length > 0) request.features = persona.features
         if (ids) request.products = ids
-        const r = await calculatePriceSync(ctx, request, {dryRun: true})
+        const r = await priceRequest(ctx, request, {dryRun: true})
         const arm = r.variants.experiment_id ? `${r.variants.experiment_id}:${r.variants.arm_id}` : undefined
         for (const [product, p] of Object.entries(r.products)) {
           if (persona.package && scope.products && !scope.products.includes(product)) continue

@@ -334,7 +334,7 @@ function sharedNames(requests: readonly unknown[], requestIp: string | undefined
  * not written (a single price's rolled-back transaction).
  */
 export class QuoteChunk {
-  /** Whether a chunk is open (batch); calculatePriceSync opens a chunk of one otherwise. */
+  /** Whether a chunk is open (batch); priceRequest opens a chunk of one otherwise. */
   open = false
   /**
    * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out,
@@ -385,7 +385,7 @@ export class QuoteChunk {
    * experiments layer reads for new quotes (`prepare`). Requests are the raw inputs
    * (validated later, one by one): what is not a string is not loaded.
    */
-  begin(requests: readonly unknown[], options: ChunkOptions = {}): void {
+  async /*A*/ begin(requests: readonly unknown[], options: ChunkOptions = {}): Promise<void> {
     this.open = true
     const requestIp = options.requestIp
     // Names read more than once are answered from `view` (see the class); a batch has none.
@@ -409,11 +409,11 @@ export class QuoteChunk {
         reqs.push(r)
       }
     }
-    const found: unknown[] = keys.length > 0 && !options.lockless ? this.repo.loadLocks(keys) : []
+    const found: unknown[] = keys.length > 0 && !options.lockless ? await this.repo.loadLocks(keys) : []
     if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     const named = keys.length
     if (printKeys.length > 0) {
-      const prints = this.repo.loadLockFingerprints(printKeys)
+      const prints = await this.repo.loadLockFingerprints(printKeys)
       const fromLines = options.printed?.(prints, printReqs)
       // Locks whose line will not be printed from an earlier one are read whole now as well.
       const whole: string[] = []
@@ -431,7 +431,7 @@ export class QuoteChunk {
         found.push(prints[i])
       }
       if (whole.length > 0) {
-        const locks = this.repo.loadLocks(whole)
+        const locks = await this.repo.loadLocks(whole)
         for (let i = 0; i < whole.length; i++) this.locks.set(whole[i], locks[i] ?? NO_LOCK)
       }
     }
@@ -452,10 +452,10 @@ export class QuoteChunk {
       if ((!found[i] || again) && ip !== undefined) ips.push(ip)
       if (fresh && !r.country) users.push(r.user_id)
     }
-    const anon = ips.length > 0 ? this.repo.loadAnonymousLocks(ips) : []
+    const anon = ips.length > 0 ? await this.repo.loadAnonymousLocks(ips) : []
     for (let i = 0; i < ips.length; i++) this.anonymous.set(ips[i], anon[i])
     if (users.length > 0) {
-      const c = this.repo.userCountries(users)
+      const c = await this.repo.userCountries(users)
       for (let i = 0; i < users.length; i++) this.countries.set(users[i], c[i])
     }
     if (shared !== undefined && !options.lockless) {
@@ -479,8 +479,8 @@ export class QuoteChunk {
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
    * exposuresOf): recordExposure then knows what an exposure changes.
    */
-  loadArms(experimentId: number, visitors: readonly string[]): void {
-    const stored = this.experiments.exposuresOf(experimentId, visitors)
+  async /*A*/ loadArms(experimentId: number, visitors: readonly string[]): Promise<void> {
+    const stored = await this.experiments.exposuresOf(experimentId, visitors)
     let arms = this.arms.get(experimentId)
     if (arms === undefined) this.arms.set(experimentId, (arms = new Map()))
     for (let i = 0; i < visitors.length; i++) arms.set(visitors[i], stored[i])
@@ -562,7 +562,7 @@ export class QuoteChunk {
   }
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
-  flush(): void {
+  async /*A*/ flush(): Promise<void> {
     if (this.pendingKeys.length > 0) {
       const keys = this.pendingKeys
       const writes = this.pending
@@ -577,17 +577,17 @@ export class QuoteChunk {
           else saved.push(lock)
         }
       }
-      if (deleted.length > 0) this.repo.deleteLocks(deleted)
-      if (saved.length > 0) this.repo.saveQuotes(saved)
+      if (deleted.length > 0) await this.repo.deleteLocks(deleted)
+      if (saved.length > 0) await this.repo.saveQuotes(saved)
       // Written: no longer pending (writes that failed stay pending, as before).
       this.pendingKeys = []
       this.pending = []
     }
     if (this.countryWrites.length > 0) {
-      this.repo.saveUserCountries(this.countryWrites)
+      await this.repo.saveUserCountries(this.countryWrites)
       this.countryWrites = []
     }
-    if (this.exposures.length > 0 || this.adoptions.length > 0) this.writeExposures()
+    if (this.exposures.length > 0 || this.adoptions.length > 0) await this.writeExposures()
   }
 
   /**
@@ -595,7 +595,7 @@ export class QuoteChunk {
    * request names a key another one named (a visitor adopted, then exposed anew): with such
    * names (`view`) they are written in the order they came.
    */
-  private writeExposures(): void {
+  private async /*A*/ writeExposures(): Promise<void> {
     const {adoptedAfter, adoptions, exposures} = this
     // The changes were worked out when recorded (recordExposure); the store makes the same.
     let from = 0
@@ -603,12 +603,12 @@ export class QuoteChunk {
       const upto = this.view === undefined ? exposures.length : adoptedAfter[j]
       let k = j + 1
       while (k < adoptions.length && (this.view === undefined || adoptedAfter[k] === upto)) k++
-      if (upto > from) this.experiments.recordExposures(exposures.slice(from, upto))
-      this.experiments.adoptExposures(k - j === adoptions.length ? adoptions : adoptions.slice(j, k))
+      if (upto > from) await this.experiments.recordExposures(exposures.slice(from, upto))
+      await this.experiments.adoptExposures(k - j === adoptions.length ? adoptions : adoptions.slice(j, k))
       from = upto
       j = k
     }
-    if (from < exposures.length) this.experiments.recordExposures(from === 0 ? exposures : exposures.slice(from))
+    if (from < exposures.length) await this.experiments.recordExposures(from === 0 ? exposures : exposures.slice(from))
     this.exposures = []
     this.adoptions = []
     this.adoptedAfter = []

@@ -7,7 +7,7 @@ import {type PreviewRow as Row} from '../schemas/price.js'
 import {armIdOut} from '../experiments/model.js'
 import type {StorePort} from '../store/port.js'
 import {PricingContext} from './context.js'
-import {calculatePriceSync} from './price.js'
+import {priceRequest} from './price.js'
 
 export type PreviewRow = {country: string; currency: string; prices: Record<string, string>}
 
@@ -26,7 +26,7 @@ export async /*A*/ function pricePreview(store: StorePort, products: string[], c
   const ctx = await PricingContext.open(store)
   const rows: PreviewRow[] = []
   for (const country of countries) {
-    const r = await calculatePriceSync(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
+    const r = await priceRequest(ctx, {country, override: true, products, run_experiment: false, user_id: PREVIEW_USER}, {dryRun: true})
     const prices: Record<string, string> = {}
     for (const [id, p] of Object.entries(r.products)) prices[id] = p.display.price_with_baseline_strike
     rows.push({country, currency: r.currency, prices})
@@ -150,7 +150,7 @@ async /*A*/ function previewCountry(ctx: PricingContext, country: string, produc
 
 async /*A*/ function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
   const layers: Record<string, string> = {}
-  const r = await calculatePriceSync(
+  const r = await priceRequest(
     ctx,
     {country, features: options.features, integrations: options.integrations, override: true, products, run_experiment: armId !== undefined, user_id: PREVIEW_USER},
     {dryRun: true, onQuote: (lock) => {

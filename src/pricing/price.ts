@@ -77,30 +77,39 @@ function lockWins(lock: Lock, req: {country?: string; currency?: string; overrid
  */
 export async function calculatePrice(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   await ctx.ready(input)
-  if (options.dryRun) return calculatePriceSync(ctx, input, options)
+  if (options.dryRun) return await priceRequest(ctx, input, options)
   // One write transaction taken before the lock is read (BEGIN IMMEDIATE, like a batch):
   // two processes pricing the same new user cannot both make a quote, a deferred read
   // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
   // A read-only store (read-only media): a locked user's quote is read, a new one fails
   // with SQLITE_READONLY, reported as "the store is read-only".
-  return ctx.store.transaction(() => calculatePriceSync(ctx, input, options), {write: true})
+  return await ctx.store.transaction(async /*A*/ () => await priceRequest(ctx, input, options), {write: true})
 }
 
 /**
- * The calculation itself, synchronous so a batch does not pay a promise per request;
- * `ctx.ready(input)` must have run for requests that carry an IP. Inside a chunk a batch
- * opened (ctx.chunk) the request's locks come from and go to that chunk; otherwise the
- * request is a chunk of one, written before this returns.
+ * One request priced in the chunk a batch opened (ctx.chunk): synchronous, so a batch pays
+ * no promise per request; its locks come from and go to that chunk (read when it began,
+ * written at its flush). `ctx.ready(input)` must have run for requests that carry an IP.
  */
-export function calculatePriceSync(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
+export function priceInChunk(ctx: PricingContext, input: unknown, options: PriceOptions = {}): PriceResult {
+  if (!ctx.chunk.open) throw new Error('priceInChunk: no chunk is open (priceRequest prices a request as a chunk of its own)')
+  return calculate(ctx, input, options)
+}
+
+/**
+ * One request as a chunk of its own (in the open chunk when a batch opened one): what it
+ * reads is read before the calculation, what it writes is written before this returns.
+ * `ctx.ready(input)` must have run for requests that carry an IP.
+ */
+export async /*A*/ function priceRequest(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   const chunk = ctx.chunk
   if (chunk.open) return calculate(ctx, input, options)
-  if (options.trace) ctx.loadRateNotes()
+  if (options.trace) await ctx.loadRateNotes()
   // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
-  chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
+  await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
   try {
     const result = calculate(ctx, input, options)
-    chunk.flush()
+    await chunk.flush()
     return result
   } finally {
     chunk.close()
@@ -894,7 +903,7 @@ const NO_GATEWAYS: readonly string[] = []
  * country, currency, package, arm and quote, the request's products and gateways, and this
  * context's catalog, rates and display). Its first such line is calculated, and remembered
  * only when the calculation reused the lock as stored and the quote holds no coupon (a
- * coupon's block depends on the clock). Anything else is calculatePriceSync.
+ * coupon's block depends on the clock). Anything else is priceRequest.
  */
 export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, lines: LockedLines): void {
   // Only a request whose lock was read as a fingerprint is looked at twice (new users are not).
@@ -903,7 +912,7 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
   const req = print === undefined ? undefined : lockedRequest(input, userId)
   if (req === undefined) print = undefined
   if (print === undefined) {
-    writePriceLine(calculatePriceSync(ctx, input), sink)
+    writePriceLine(priceInChunk(ctx, input), sink)
     return
   }
   const integrations = req!.integrations ?? NO_GATEWAYS
@@ -916,7 +925,7 @@ export function priceLine(ctx: PricingContext, input: unknown, sink: JsonSink, l
     return
   }
   let reused = false
-  const result = calculatePriceSync(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
+  const result = priceInChunk(ctx, input, {onReuse: (lock) => (reused = !hasCoupon(lock))})
   const prefix = linePrefix(result)
   const end = variantsEnd(result.variants)
   if (reused) lines.set({end, integrations: [...integrations], prefix, print, products: req!.products ? [...req!.products] : undefined})

@@ -7,7 +7,7 @@ import {requireUser} from '../catalog/users.js'
 import {requireMoment} from '../dates.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requestContext} from '../history/context.js'
-import {calculatePriceSync, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
+import {priceRequest, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
@@ -82,12 +82,12 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       for (const it of items) if (current.needsReady(it.body)) await current.ready(it.body)
       // PostgreSQL (locksOnly): lock writers do not wait for each other, a new lock is claimed
       // by its key; what needs more runs again with the write lock (docs/postgres.md).
-      if (items.length === 1) return [{value: await current.store.transaction(async /*A*/ () => await calculatePriceSync(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
+      if (items.length === 1) return [{value: await current.store.transaction(async /*A*/ () => await priceRequest(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
       return await current.store.transaction(async (tx) => {
         const outcomes: Outcome<PriceResult>[] = []
         for (const it of items) {
           try {
-            outcomes.push({value: await tx.transaction(async /*A*/ () => await calculatePriceSync(current, it.body, it.options))})
+            outcomes.push({value: await tx.transaction(async /*A*/ () => await priceRequest(current, it.body, it.options))})
           } catch (error) {
             // A busy store is the whole group's (tried again); anything else is this request's.
             // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
@@ -115,7 +115,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     const ctx = await contexts.current(request.dataVersion)
     if (ctx.needsReady(body)) await ctx.ready(body)
     try {
-      return await calculatePriceSync(ctx, body, {...options, readOnly: true})
+      return await priceRequest(ctx, body, {...options, readOnly: true})
     } catch (error) {
       if (error !== NEEDS_WRITE) throw error
     }

@@ -17,10 +17,10 @@ const input = (lockKey: string, extra: Partial<Parameters<PricingContext['experi
 })
 
 /** Assignment inside a chunk of price requests for these lock keys, as the calculation assigns: the chunk reads the posteriors when it begins. */
-function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): T {
-  ctx.chunk.begin(keys.map((user_id) => ({user_id})))
+async /*A*/ function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): Promise<T> {
+  await ctx.chunk.begin(keys.map((user_id) => ({user_id})))
   try {
-    return fn()
+    return await fn()
   } finally {
     ctx.chunk.close()
   }
@@ -34,17 +34,17 @@ describe('Experiments.assign', () => {
     await experimentStore(path)
     store = openStore(path)
   })
-  afterEach(() => store.close())
+  afterEach(async /*A*/ () => await store.close())
 
-  it('targets an audience by api_id: other audiences get no arm', () => {
+  it('targets an audience by api_id: other audiences get no arm', async /*A*/ () => {
     const db = store.db
     db.prepare("INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES ('students', 'Students', 1, '[]', 'now', 'now')").run()
-    const e = createExperiment(store, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
+    const e = await createExperiment(store, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
     expect(e.audience).toBe('students')
-    startExperiment(store, e.id)
-    const ctx = PricingContext.open(store)
+    await startExperiment(store, e.id)
+    const ctx = await PricingContext.open(store)
     const trace: {detail: string}[] = []
-    inChunk(ctx, ['a', 'b', 'c'], () => {
+    await inChunk(ctx, ['a', 'b', 'c'], () => {
       expect(ctx.experiments.assign(input('a'), trace as never)).toBeUndefined()
       expect(trace.map((t) => t.detail)).toContain('experiment 1: targets audience students, not default')
       expect(ctx.experiments.assign(input('b', {audienceId: 'students'}), undefined)).toMatchObject({experiment_id: 1, experiment_type: 'price'})
@@ -54,25 +54,25 @@ describe('Experiments.assign', () => {
     expect(() => db.prepare("DELETE FROM audiences WHERE api_id = 'students'").run()).toThrow(/FOREIGN KEY/)
   })
 
-  it('uniform allocation splits visitors about evenly and is the same for the same visitor', () => {
+  it('uniform allocation splits visitors about evenly and is the same for the same visitor', async /*A*/ () => {
     const db = store.db
-    const e = createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
-    startExperiment(store, e.id)
-    const ctx = PricingContext.open(store)
+    const e = await createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
+    await startExperiment(store, e.id)
+    const ctx = await PricingContext.open(store)
     const counts: Record<string, number> = {}
     for (let i = 0; i < 3000; i++) {
       const a = ctx.experiments.assign(input(`v${i}`), undefined)!
       counts[a.arm_id] = (counts[a.arm_id] ?? 0) + 1
     }
     for (const n of Object.values(counts)) expect(Math.abs(n - 1000)).toBeLessThan(120)
-    const again = PricingContext.open(store)
+    const again = await PricingContext.open(store)
     for (let i = 0; i < 50; i++) expect(again.experiments.assign(input(`v${i}`), undefined)).toEqual(ctx.experiments.assign(input(`v${i}`), undefined))
   })
 
-  it('Thompson sends new visitors to the arm whose recorded revenue per visitor is best, once it reads the conversions', () => {
+  it('Thompson sends new visitors to the arm whose recorded revenue per visitor is best, once it reads the conversions', async /*A*/ () => {
     const db = store.db
-    const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'learn', products: ['pro_monthly'], seed: 9})
-    startExperiment(store, e.id)
+    const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'learn', products: ['pro_monthly'], seed: 9})
+    await startExperiment(store, e.id)
     const insert = db.prepare("INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES (?, ?, 0, ?, 0)")
     db.transaction(() => {
       for (let i = 0; i < 400; i++) {
@@ -80,13 +80,13 @@ describe('Experiments.assign', () => {
         insert.run(e.id, `cheap-${i}`, '1')
       }
     })()
-    const ctx = PricingContext.open(store)
-    const share = (prefix: string) => {
+    const ctx = await PricingContext.open(store)
+    const share = async /*A*/ (prefix: string) => {
       const keys = Array.from({length: 1000}, (_, i) => `${prefix}${i}`)
-      return inChunk(ctx, keys, () => keys.filter((k) => ctx.experiments.assign(input(k), undefined)!.arm_id === 1).length / 1000)
+      return await inChunk(ctx, keys, () => keys.filter((k) => ctx.experiments.assign(input(k), undefined)!.arm_id === 1).length / 1000)
     }
     // No sale yet: both arms look alike apart from the price a sale would bring.
-    const before = share('x')
+    const before = await share('x')
     expect(before).toBeGreaterThan(0.1)
     expect(before).toBeLessThan(0.6)
     // 30% of the cheap arm buys at 8, 10% of the baseline at 10: 2.4 vs 1.0 per visitor.
@@ -95,16 +95,16 @@ describe('Experiments.assign', () => {
       for (let i = 0; i < 40; i++) insertSubscription(db, {amount_usd: 10, created: 1, product: 'pro_monthly', user_id: `base-${i}`})
     })()
     // Cached posteriors are kept until refresh() (or their TTL), read again when a chunk begins.
-    expect(share('y')).toBeCloseTo(before, 1)
+    expect(await share('y')).toBeCloseTo(before, 1)
     ctx.experiments.refresh()
-    expect(share('z')).toBeGreaterThan(0.99)
+    expect(await share('z')).toBeGreaterThan(0.99)
   })
 
-  it('update: a draft may change type only with arms that fit it', () => {
+  it('update: a draft may change type only with arms that fit it', async /*A*/ () => {
     const db = store.db
-    const e = createExperiment(store, {arms: [{multiplier: 0.8}], name: 'change', products: ['pro_monthly'], seed: 1})
-    expect(() => updateExperiment(store, e.id, {type: 'packaging'})).toThrow(/a packaging arm is a product set/)
-    const r = updateExperiment(store, e.id, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], type: 'packaging'})
+    const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'change', products: ['pro_monthly'], seed: 1})
+    await expect(async /*A*/ () => await updateExperiment(store, e.id, {type: 'packaging'})).rejects.toThrow(/a packaging arm is a product set/)
+    const r = await updateExperiment(store, e.id, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], type: 'packaging'})
     expect(r.experiment.type).toBe('packaging')
     expect(r.experiment.products.map((p) => p.api_id)).toEqual(['pro_monthly', 'team_monthly'])
   })

@@ -2,7 +2,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {batchPricer} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {calculatePrice, calculatePriceSync} from '../../src/pricing/price.js'
+import {calculatePrice, priceRequest} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import {copyOf, experimentStore, written} from '../helpers/pricing-store.js'
 import {recordedStore} from '../helpers/recorded-store.js'
@@ -61,13 +61,13 @@ describe('exposures are written at the flush', () => {
         const boom = () => {
           throw new Error('boom')
         }
-        await expect(async /*A*/ () => await calculatePriceSync(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).rejects.toThrow('boom')
+        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).rejects.toThrow('boom')
         await expect(calculatePrice(ctx, {country: 'US', products: ['basic'], user_id: 'in-tx'}, {onQuote: boom})).rejects.toThrow('boom')
         // A chunk priced and closed without its flush.
         const reqs = [0, 1, 2].map((i) => ({country: 'US', products: ['basic'], user_id: `c-${i}`}))
         await ctx.chunk.begin(reqs)
         try {
-          for (const r of reqs) await calculatePriceSync(ctx, r)
+          for (const r of reqs) await priceRequest(ctx, r)
         } finally {
           ctx.chunk.close()
         }

@@ -3,7 +3,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {batchPricer, priceBatch} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {calculatePrice, calculatePriceSync, type LockConflict, NEEDS_WRITE, type Trace} from '../../src/pricing/price.js'
+import {calculatePrice, priceRequest, type LockConflict, NEEDS_WRITE, type Trace} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import type {PriceResult} from '../../src/schemas/price.js'
 import {batchInput, copyOf, experimentStore, written} from '../helpers/pricing-store.js'
@@ -114,8 +114,8 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
         }
         // The server's first attempt answers from stored locks only: a new user and an adoption need the write one.
         for (const r of [{country: 'DE', products: ['basic'], user_id: 'served'}, {get_ip_from_request: true, products: ['basic'], user_id: 'adopter'}]) {
-          await expect(async /*A*/ () => await calculatePriceSync(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).rejects.toThrow(NEEDS_WRITE)
-          await calculatePriceSync(ctx, r, {requestIp: '10.1.1.2'})
+          await expect(async /*A*/ () => await priceRequest(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).rejects.toThrow(NEEDS_WRITE)
+          await priceRequest(ctx, r, {requestIp: '10.1.1.2'})
         }
       })
     } finally {
@@ -159,27 +159,27 @@ function rows(path: string): Record<string, string[]> {
  */
 async function priceSteps(steps: Step[], how: 'one by one' | 'one chunk', posteriorTtlMs?: number) {
   const path = copyOf(fixture)
-  const {calls, close, ctx} = open(path)
+  const {calls, close, ctx} = await open(path)
   if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
   const out: unknown[] = []
   const before = process.env.PRICECTL_NOW
-  const one = (s: Step): void => {
+  const one = async /*A*/ (s: Step): Promise<void> => {
     process.env.PRICECTL_NOW = s.at ?? NOW
     const conflicts: LockConflict[] = []
     try {
-      out.push({conflicts, result: calculatePriceSync(ctx, s.request, {onLockWins: (c) => conflicts.push(c)})})
+      out.push({conflicts, result: await priceRequest(ctx, s.request, {onLockWins: (c) => conflicts.push(c)})})
     } catch (error) {
       out.push({error: (error as Error).message})
     }
   }
   try {
     for (const s of steps) await ctx.ready(s.request)
-    if (how === 'one by one') for (const s of steps) one(s)
+    if (how === 'one by one') for (const s of steps) await one(s)
     else {
-      ctx.chunk.begin(steps.map((s) => s.request))
+      await ctx.chunk.begin(steps.map((s) => s.request))
       try {
-        for (const s of steps) one(s)
-        ctx.chunk.flush()
+        for (const s of steps) await one(s)
+        await ctx.chunk.flush()
       } finally {
         ctx.chunk.close()
       }
@@ -187,7 +187,7 @@ async function priceSteps(steps: Step[], how: 'one by one' | 'one chunk', poster
   } finally {
     if (before === undefined) delete process.env.PRICECTL_NOW
     else process.env.PRICECTL_NOW = before
-    close()
+    await close()
   }
   return {calls, out, rows: rows(path)}
 }
@@ -235,7 +235,7 @@ describe('a chunk answers from memory what its requests read and wrote', () => {
 
   it('an anonymous IP lock adopted in a later chunk of a batch', async () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     const results: PriceResult[] = []
     try {
       await at(NOW, async () => {
@@ -245,7 +245,7 @@ describe('a chunk answers from memory what its requests read and wrote', () => {
         await pricer.finish()
       })
     } finally {
-      close()
+      await close()
     }
     const seen = readsWhilePricing(calls)
     expect(seen.duringCalculation).toEqual([])
@@ -271,7 +271,7 @@ describe('a chunk answers from memory what its requests read and wrote', () => {
 
   it('dry runs, with and without explain, read nothing while priced and write nothing', async () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     try {
       await at(NOW, async () => {
         await calculatePrice(ctx, {country: 'FR', products: ['basic'], user_id: 'kept'})
@@ -281,28 +281,28 @@ describe('a chunk answers from memory what its requests read and wrote', () => {
         }
       })
     } finally {
-      close()
+      await close()
     }
     expect(readsWhilePricing(calls).duringCalculation).toEqual([])
     expect(calls.filter((c) => c.phase === 'flush' && c.method !== 'chunk.flush').map((c) => c.method)).toEqual(['pricing.saveQuotes', 'pricing.saveUserCountries', 'experiments.recordExposures'])
     expect(written(path).locks.map((l) => l.lock_key)).toEqual(['kept'])
   })
 
-  it('a read that begin() did not prepare is an internal error naming it, not a store read', () => {
+  it('a read that begin() did not prepare is an internal error naming it, not a store read', async /*A*/ () => {
     const path = copyOf(fixture)
-    const {calls, close, ctx} = open(path)
+    const {calls, close, ctx} = await open(path)
     try {
-      ctx.chunk.begin([{country: 'FR', products: ['basic'], user_id: 'one'}])
+      await ctx.chunk.begin([{country: 'FR', products: ['basic'], user_id: 'one'}])
       try {
-        expect(() => calculatePriceSync(ctx, {country: 'FR', products: ['basic'], user_id: 'other'})).toThrow(/internal error: .*the lock of "other"/)
-        calculatePriceSync(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})
+        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'other'})).rejects.toThrow(/internal error: .*the lock of "other"/)
+        await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})
         // Handed out once: a second read of a key named once is a bug too.
-        expect(() => calculatePriceSync(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})).toThrow(/internal error: .*the lock of "one"/)
+        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})).rejects.toThrow(/internal error: .*the lock of "one"/)
       } finally {
         ctx.chunk.close()
       }
     } finally {
-      close()
+      await close()
     }
     expect(readsWhilePricing(calls).duringCalculation).toEqual([])
   })

@@ -17,7 +17,7 @@ import {at, coupon, must, segCatalog} from '../helpers/segments-fixtures.js'
  * (src/pricing/price.ts priceLine) instead of calculating it. Whatever the requests (coupons,
  * overrides, gateways, IPs, packages, experiment arms, invalid ones) and the clock (a locked
  * coupon expired since), its lines and what it writes must be exactly those of the
- * calculation itself (the batch pricer without the JSONL sink: calculatePriceSync, then
+ * calculation itself (the batch pricer without the JSONL sink: priceRequest, then
  * writePriceLine).
  */
 const NOW = '2026-03-01T00:00:00Z'
