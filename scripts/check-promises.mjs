@@ -36,7 +36,7 @@ for (const sf of program.getSourceFiles()) {
       if (!ts.isAwaitExpression(e) && !ts.isVoidExpression(e) && !handled(e) && isPromise(checker.getTypeAtLocation(e))) problems.push(`${where(n)}: a promise nobody awaits: ${e.getText(sf).slice(0, 80)}`)
     }
     if ((ts.isArrowFunction(n) || ts.isFunctionExpression(n)) && n.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword)) {
-      const contextual = checker.getContextualType(n)
+      const contextual = checker.getContextualType(n) && checker.getNonNullableType(checker.getContextualType(n))
       const signatures = contextual?.getCallSignatures() ?? []
       if (signatures.length > 0 && signatures.every(returnsVoid)) problems.push(`${where(n)}: an async callback where nothing waits for it (its caller expects void)`)
     }

@@ -465,7 +465,7 @@ export class QuoteChunk {
       for (let i = 0; i < ips.length; i++) if (shared.has(ips[i]) && !view.has(ips[i])) view.set(ips[i], anon[i])
       this.view = view
     }
-    if (freshKeys.length > 0) this.prepare?.(freshKeys)
+    if (freshKeys.length > 0) await this.prepare?.(freshKeys)
   }
 
   /**
@@ -473,7 +473,7 @@ export class QuoteChunk {
    * stored, or an override): the experiments layer reads what their assignment needs then
    * (PricingContext sets it).
    */
-  prepare?: (keys: readonly string[]) => void
+  prepare?: (keys: readonly string[]) => Promise<void>
 
   /**
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
