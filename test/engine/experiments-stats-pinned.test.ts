@@ -80,7 +80,7 @@ describe('the draws of a seed are the same in every version', () => {
     [1, 1970.1092791479462, 0.009935593334813779],
     [2.5, 5146.762744816414, 2.4762423846144963],
     [0.5, 1023.6301145951032, 0.2080343582898136],
-  ])('2,000 Gamma(%d) draws', (shape, sum, last) => {
+  ])('2,000 Gamma(%s) draws', (shape, sum, last) => {
     const rng = seededRng('gamma', shape)
     const draws = Array.from({length: 2000}, () => gamma(rng, shape))
     expect(draws.reduce((s, x) => s + x, 0)).toBe(sum)
