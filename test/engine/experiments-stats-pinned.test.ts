@@ -38,6 +38,17 @@ describe('free arms (no revenue, no price)', () => {
   })
 })
 
+describe('ties', () => {
+  // A generator that repeats itself gives two arms with the same data the same score.
+  const flat: Rng = () => 0.3
+  const same = [arm('baseline', 50, 5, 10), arm('1', 50, 5, 10), arm('2', 50, 5, 10)]
+
+  it('the bandit and the probability of being best give a tie to the first arm in order', () => {
+    expect(thompsonChoice(same, flat)).toBe(0)
+    expect(probabilityBest(same, flat, 10)).toEqual([1, 0, 0])
+  })
+})
+
 describe('the Beta CDF and log Gamma keep their precision', () => {
   it('log Gamma near 0 (Gamma(x) = Gamma(x + 1) / x)', () => {
     for (const x of [1e-6, 1e-3, 0.25]) expect(logGamma(x)).toBeCloseTo(logGamma(x + 1) - Math.log(x), 12)
