@@ -19,8 +19,9 @@ import {RowMapper} from './rows.js'
  * The import's reading half, in a worker thread (or, for a small file, in the writer's
  * thread: pipeline.ts): stream the file through CsvReader (csv-parse, with a shorter road for
  * lines without quotes), map and validate each row (RowMapper, with products and FX rates
- * read through its own read-only store, openReaderStore, when a row first needs them), and write the rows into the writer's
- * stages (two scratch SQLite files, ImportsRepository.fillStages), a batch each, taking turns. What
+ * read through its own read-only store, openReaderStore, when a row first needs them: drain),
+ * and write the rows into the writer's stages (two scratch SQLite files,
+ * ImportsRepository.fillStages), a batch each, taking turns. What
  * crosses to the writer are counts: StagedMessage when a stage holds a whole batch (its rows,
  * products and rejects), ProgressMessage in between. A stage is filled again only once the
  * writer sent {type: 'free'} for it (its batch committed), so memory and scratch space stay
