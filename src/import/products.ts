@@ -6,6 +6,7 @@ import type {StorePort} from '../store/port.js'
 import {type CountryPrice, integrationRow} from '../store/port/catalog.js'
 import type {IntegrationMatch} from '../store/port/pricing.js'
 import {parseInterval} from './intervals.js'
+import {RowMiss} from './loads.js'
 
 /**
  * The product of an import row (docs/revenue.md, "Product"). The row's product cell is
@@ -22,7 +23,9 @@ import {parseInterval} from './intervals.js'
  *    the row, that country's prices decide a tie;
  * 3. else the row is rejected with what was tried.
  *
- * Everything is read once per import (per distinct cell value): a row costs map lookups.
+ * Everything is read once per import (per distinct cell value), outside the matching: a
+ * cell not read yet is a miss (RowMiss) that RowMapper.load reads (loadMatch, loadPrices),
+ * then the row is matched again; a row costs map lookups.
  */
 
 /** What a row tells about its price: its amount and currency, its country, its price or plan id. */
@@ -89,13 +92,15 @@ export class ImportProducts {
   ) {}
 
   private resolve(ref: string, interval?: string, intervalCount?: number): Resolution {
-    const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
-    let r = this.cache.get(key)
-    if (r === undefined) {
-      r = this.resolveUncached(ref, interval, intervalCount)
-      this.cache.set(key, r)
-    }
+    const r = this.cache.get(cacheKey(ref, interval, intervalCount))
+    if (r === undefined) throw new RowMiss({interval, intervalCount, kind: 'product', ref})
     return r
+  }
+
+  /** Read what a cell names (a product miss): its integrations' products, else the product of that api_id. */
+  loadMatch(ref: string, interval?: string, intervalCount?: number): void {
+    const key = cacheKey(ref, interval, intervalCount)
+    if (!this.cache.has(key)) this.cache.set(key, this.resolveUncached(ref, interval, intervalCount))
   }
 
   private resolveUncached(ref: string, interval?: string, intervalCount?: number): Resolution {
@@ -136,9 +141,10 @@ export class ImportProducts {
     return {byId, countryPrices: new Map(full.map((f) => [f.id, f.country_prices])), intervals, products: list}
   }
 
-  /** Prices the engine quotes for the candidates, built on the first row that needs them. */
-  private prices(c: Candidates): Map<string, ProductRow[]> {
-    if (c.byPrice) return c.byPrice
+  /** Prices the engine quotes for the candidates (a prices miss: the first row that needs them). */
+  loadPrices(r: Several): void {
+    const c = r.candidates
+    if (c.byPrice) return
     const byPrice = new Map<string, ProductRow[]>()
     const examples = new Map<number, string[]>()
     const add = (key: string, p: ProductRow) => {
@@ -192,7 +198,6 @@ export class ImportProducts {
     }
     c.examples = examples
     c.byPrice = byPrice
-    return byPrice
   }
 
   /** The product a cell names (cached per cell value), none, or several for choose() (the caller words "no such product"). */
@@ -210,7 +215,8 @@ export class ImportProducts {
       const byId = c.byId.get(t) ?? (iv ? c.byId.get(`${iv.interval}|${iv.count}`) : undefined)
       if (byId) return byId
     }
-    const byPrice = this.prices(c)
+    const byPrice = c.byPrice
+    if (!byPrice) throw new RowMiss({kind: 'prices', several: r})
     let amountKey = `${facts.currency}|${facts.amountMinor}`
     let found = byPrice.get(amountKey)
     // A row with tax: its amount is the price when prices include tax, its net when tax is added on top.
@@ -229,6 +235,10 @@ export class ImportProducts {
     const quoted = c.products.map((p) => `${p.api_id}: ${(c.examples!.get(p.id) ?? []).join(', ')}`).join('; ')
     return {reason: `no price matches product ${JSON.stringify(ref)} in ${column}: it is the ${this.types.join('/')} product of ${names.join(' and ')}; ${idNote}${amount} is no price of theirs (${quoted}; a discounted or since-changed price is not matched: add a price id column naming the product's api_id or interval, such as price_id (metadata))`}
   }
+}
+
+function cacheKey(ref: string, interval?: string, intervalCount?: number): string {
+  return `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
 }
 
 /** The product row of an integration match, without the integration's columns. */

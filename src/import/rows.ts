@@ -14,6 +14,7 @@ import {formatIssues} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {parseInterval} from './intervals.js'
+import {RowMiss} from './loads.js'
 import {ImportProducts, type RowFacts} from './products.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
@@ -33,6 +34,14 @@ import {type ImportKind, normHeader, type Preset} from './presets.js'
  * charge after the paid one; a canceled subscription after the active one), then by a hash
  * of their values, so any delivery order ends in one state; the same row imported again is
  * the same event (unchanged) and a re-run changes nothing.
+ *
+ * Loads: map() is synchronous and never reads the store, so a row costs no round trip
+ * whatever the store. What it needs from the store (the origin gateway's table overrides, a
+ * currency's FX rates, the products a cell names, the prices telling several apart) is read
+ * once per import by load(), outside map(): a row needing something not read yet is a miss
+ * (RowMiss, naming it); its caller loads it with one call and maps the row again (mapLoading
+ * for one row; the import worker holds the records after it meanwhile). An export names a
+ * handful of products and currencies, so a handful of rows miss.
  */
 
 /**
@@ -100,15 +109,16 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   /** Whether rows may name a product (a column or a constant): only then can matching need the pricing engine (loadPricingEngine). */
   readonly readsProducts: boolean
   private readonly refunded: Set<string>
-  /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
-  private readonly ruleOverrides: Map<string, RuleOverride> | undefined
+  /** Stored gateway table overrides (read once per import, on the first row needing a rule: load) and the rules resolved so far, per currency. */
+  private ruleOverrides: Map<string, RuleOverride> | undefined
   private readonly rules = new Map<string, GatewayRule>()
   private readonly statuses: Map<string, string> | undefined
   /** Every row through the schema, as if none passed surely (test/engine/import-rows-shortcut.test.ts compares the two). */
   schemaEveryRow = false
 
+  /** No store read here (a layout is checked before any row: importer.ts); what rows need is read by load(). */
   constructor(
-    store: StorePort,
+    private readonly store: StorePort,
     readonly kind: ImportKind,
     layout: Preset,
     header: string[],
@@ -154,7 +164,6 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    if (this.amountMinorUnit) this.ruleOverrides = ruleOverrides(store)
     this.fx = new FxTable(store.revenue)
     this.products = new ImportProducts(store, layout.product_types ?? [], layout.origin)
   }
@@ -203,8 +212,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private rule(currency: string): GatewayRule {
     let r = this.rules.get(currency)
     if (r === undefined) {
+      if (this.ruleOverrides === undefined) throw new RowMiss({kind: 'rules'})
       const gateway = this.layout.origin
-      r = gatewayRule(gateway, currency, this.ruleOverrides!.get(`${gateway}|${currency}`))
+      r = gatewayRule(gateway, currency, this.ruleOverrides.get(`${gateway}|${currency}`))
       this.rules.set(currency, r)
     }
     return r
@@ -299,8 +309,14 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return p
   }
 
+  /** The FX rate of a currency on a day (undefined: the store has none); its rates read first (a miss). */
+  private fxRate(currency: string, created: number): number | undefined {
+    if (this.fx.missing(currency)) throw new RowMiss({currency, kind: 'fx'})
+    return this.fx.rate(currency, created)
+  }
+
   private rate(currency: string, created: number): number | string {
-    const r = this.fx.rate(currency, created)
+    const r = this.fxRate(currency, created)
     return r === undefined ? noRate(currency) : r
   }
 
@@ -353,14 +369,54 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return s
   }
 
-  /** Map one record (as many cells as the header). */
-  map(cells: string[]): RowResult<V> {
+  /**
+   * Map one record (as many cells as the header), without reading the store: a RowMiss
+   * when it needs something not read yet (load it, then map the record again). Nothing of
+   * a missed row is counted (takeSettled).
+   */
+  map(cells: string[]): RowMiss | RowResult<V> {
     try {
       return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
     } catch (error) {
+      if (error instanceof RowMiss) return error
       // toMinor and friends throw input errors that already name the field and value.
       if (error instanceof PricectlError) return error.message
       throw error
+    }
+  }
+
+  /** Read what a miss names from the store: the one load of a miss; the row is then mapped again. */
+  load(miss: RowMiss): void {
+    const need = miss.need
+    switch (need.kind) {
+      case 'fx': {
+        this.fx.load(need.currency)
+        break
+      }
+
+      case 'prices': {
+        this.products.loadPrices(need.several)
+        break
+      }
+
+      case 'product': {
+        this.products.loadMatch(need.ref, need.interval, need.intervalCount)
+        break
+      }
+
+      case 'rules': {
+        this.ruleOverrides ??= ruleOverrides(this.store)
+        break
+      }
+    }
+  }
+
+  /** Map one record, loading what it misses first (a caller mapping rows one at a time). */
+  mapLoading(cells: string[]): RowResult<V> {
+    for (;;) {
+      const r = this.map(cells)
+      if (!(r instanceof RowMiss)) return r
+      this.load(r)
     }
   }
 
@@ -417,7 +473,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     if (typeof settled === 'string') return settled
     let amountUsd: number
     let refundedUsd: number
-    const rate = this.fx.rate(b.currency, b.created)
+    const rate = this.fxRate(b.currency, b.created)
     if (settled) {
       // What the gateway settled in USD is the record's USD amount (docs/revenue.md, "What the gateway settled").
       amountUsd = settled.amount

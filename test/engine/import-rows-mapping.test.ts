@@ -64,7 +64,7 @@ type Cells = Record<string, string>
 
 function charges(extra: Partial<Preset> = {}, header = CHARGE_HEADER, columns: Record<string, string | string[]> = CHARGE_COLUMNS, product?: ProductRow) {
   const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', columns, {event_timestamp: ['created', 'refunded_at'], metadata_suffix: ' (metadata)', ...extra}), header, product)
-  return {m, row: (cells: Cells = {}) => m.map(header.map((h) => ({...CHARGE, ...cells})[h] ?? ''))}
+  return {m, row: (cells: Cells = {}) => m.mapLoading(header.map((h) => ({...CHARGE, ...cells})[h] ?? ''))}
 }
 
 const SUB_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'tax', 'country']
@@ -90,7 +90,7 @@ const SUB = {amount: '10.00', created: '2026-01-15', currency: 'usd', id: 'sub_1
 
 function subscriptions(extra: Partial<Preset> = {}) {
   const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', SUB_COLUMNS, extra), SUB_HEADER, undefined)
-  return {m, row: (cells: Cells = {}) => m.map(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))}
+  return {m, row: (cells: Cells = {}) => m.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))}
 }
 
 const dateHint = 'expected YYYY-MM-DD[ HH:MM[:SS]], an ISO date-time, or UNIX seconds; without an offset in UTC'
@@ -152,14 +152,14 @@ describe('a charge row', () => {
     const header = ['\uFEFFid ', ' user', 'created', 'amount', 'currency', 'status', 'product', 'plan  (metadata)', ' (metadata)', 'seats']
     const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'user'}, {metadata: ['seats', 'absent'], metadata_suffix: ' (metadata)'}), header, undefined)
     expect(m.header[0]).toBe('id')
-    expect(m.map(['ch_9', 'u9', '2026-01-15', '5.00', 'usd', 'succeeded', 'pro_monthly', 'gold', 'nameless', '3'])).toMatchObject({metadata_json: '{"plan":"gold","seats":"3"}', origin_id: 'ch_9', user_id: 'u9'})
+    expect(m.mapLoading(['ch_9', 'u9', '2026-01-15', '5.00', 'usd', 'succeeded', 'pro_monthly', 'gold', 'nameless', '3'])).toMatchObject({metadata_json: '{"plan":"gold","seats":"3"}', origin_id: 'ch_9', user_id: 'u9'})
   })
 
   it('constants fill a field without a column (trimmed); a field of the layout missing from the header is named with how to supply it', () => {
     const header = ['id', 'created', 'amount', 'currency', 'status']
     const columns = {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'Customer'}
     const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', columns, {constants: {user_id: ' acct_1 '}}), header, monthly)
-    expect(m.map(['ch_2', '2026-01-15', '5.00', 'usd', 'succeeded'])).toMatchObject({product_id: monthly.id, user_id: 'acct_1'})
+    expect(m.mapLoading(['ch_2', '2026-01-15', '5.00', 'usd', 'succeeded'])).toMatchObject({product_id: monthly.id, user_id: 'acct_1'})
     expect(() => new RowMapper(store, 'charges', layout('charges', columns), header, undefined)).toThrow(
       'the file has no column for user_id (Customer), product (product) (test layout); for user_id, pass --user-id-column COLUMN (a column of the file that holds it, such as Customer ID or a metadata column) or --user-id VALUE (one user id on every row, such as the connected account\'s id); for product, pass --product API_ID for one product on every row; or pass --mapping FILE naming the columns of this layout (or a value in its constants; see docs/revenue.md)',
     )
@@ -234,7 +234,7 @@ describe('a charge row', () => {
     const header = CHARGE_HEADER.filter((h) => h !== 'status')
     const {status: _s, ...columns} = CHARGE_COLUMNS
     const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', {...columns, status: 'Status'}, {constants: {status: 'odd'}, statuses: {paid: 'succeeded'}}), header, undefined)
-    expect(m.map(header.map((h) => ({...CHARGE} as Cells)[h] ?? ''))).toBe('unknown status "odd" in status (expected one of paid)')
+    expect(m.mapLoading(header.map((h) => ({...CHARGE} as Cells)[h] ?? ''))).toBe('unknown status "odd" in status (expected one of paid)')
   })
 
   it('a layout that declares no separators reads "." before decimals and no thousands separator', () => {
@@ -259,7 +259,7 @@ describe('a charge row', () => {
     expect(row({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({product_id: quarterly, tax_minor: 500})
     expect(row({amount: '30.00', product: 'prod_team'})).toMatch(/^no price matches product "prod_team" in product: it is the gateway_a\/gateway_a_with_interval product of team_yearly \(year\) and team_quarterly \(3 month\); 30\.00 USD is no price of theirs/)
     const sub = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', SUB_COLUMNS, {product_types: ['gateway_a_with_interval']}), SUB_HEADER, undefined)
-    const subRow = (cells: Cells) => sub.map(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))
+    const subRow = (cells: Cells) => sub.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))
     expect(subRow({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({interval: 'month', interval_count: 3, product_id: quarterly})
     expect(subRow({amount: '30.00', interval: 'year', product: 'prod_team'})).toMatchObject({interval: 'year', product_id: yearly})
     // The tax column is the whole subscription's: with a quantity, no unit's net is known.
@@ -417,7 +417,7 @@ describe('a subscription row', () => {
   it('a layout without cancel or trial columns: the creation is the event', () => {
     const columns = {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'user'}
     const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', columns), SUB_HEADER, undefined)
-    expect(m.map(SUB_HEADER.map((h) => ({...SUB, canceled_at: '2026-02-01', status: 'canceled'} as Cells)[h] ?? ''))).toMatchObject({canceled_at: null, latest_event_timestamp: JAN15, status: 'canceled'})
+    expect(m.mapLoading(SUB_HEADER.map((h) => ({...SUB, canceled_at: '2026-02-01', status: 'canceled'} as Cells)[h] ?? ''))).toMatchObject({canceled_at: null, latest_event_timestamp: JAN15, status: 'canceled'})
   })
 
   it('a scheduled end among the event columns is an event date of a canceled row only', () => {

@@ -55,12 +55,17 @@ describe('revenue cohorts', () => {
 })
 
 describe('the FX table of an import', () => {
-  it('reads a currency\'s history once, on its first use', () => {
+  it('reads a currency\'s history once, when loaded; a rate reads nothing', () => {
     const reads: string[] = []
     const history: Record<string, FxHistory> = {EUR: [{date: '2020-01-01', rate: 0.8, snapshot: false}], GBP: [{date: '2020-01-01', rate: 0.5, snapshot: true}]}
     const table = new FxTable({fxHistory: (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')
+    expect([table.missing('EUR'), table.missing('GBP'), table.missing('USD')]).toEqual([true, true, false])
+    expect(() => table.rate('EUR', t('2025-01-01'))).toThrow('FxTable: the rates of EUR are not loaded')
+    table.load('EUR')
     expect(table.rate('EUR', t('2025-01-01'))).toBe(0.8)
     expect(table.rate('EUR', t('2025-06-01'))).toBe(0.8)
+    table.load('GBP', 'EUR', 'USD')
+    expect(table.missing('GBP')).toBe(false)
     expect(table.rate('GBP', t('2025-06-01'))).toBe(0.5)
     expect(table.rate('GBP', t('2025-07-01'))).toBe(0.5)
     expect(table.rate('USD', t('2025-07-01'))).toBe(1)

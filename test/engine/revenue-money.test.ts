@@ -86,6 +86,7 @@ describe('FxTable (in-memory rates of an import)', () => {
       setRates(db, '2024-03-01', {EUR: 0.8}, false)
       setRates(db, '2024-06-15', {EUR: 0.85}, false)
       const table = new FxTable(new SqliteRevenue(db))
+      table.load('EUR', 'XAU')
       fc.assert(
         fc.property(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), (seconds) => {
           const day = new Date(seconds * 1000).toISOString().slice(0, 10)

@@ -196,7 +196,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
     ])('%s -> %s (%s)', (day, rate) => {
       const db = storeWith(history)
       expect(rateOn(db, 'EUR', day, '2026-11-23')?.rate).toBe(rate)
-      expect(new FxTable(db.revenue, '2026-11-23').rate('EUR', noon(day))).toBe(rate)
+      const table = new FxTable(db.revenue, '2026-11-23')
+      table.load('EUR')
+      expect(table.rate('EUR', noon(day))).toBe(rate)
     })
 
     it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', () => {
@@ -255,6 +257,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
           only(all)
           const expected = [...CURRENCIES, ABSENT].map((c) => expectedRate(all, c, day, today))
           const table = new FxTable(store.revenue, today)
+          table.load(...CURRENCIES, ABSENT)
           for (const [i, currency] of [...CURRENCIES, ABSENT].entries()) {
             expect(store.config.rateOn(currency, day, today), currency).toEqual(expected[i])
             expect(rateOn(store, currency, day, today)).toEqual(expected[i])
