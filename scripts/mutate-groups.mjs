@@ -91,6 +91,9 @@ export const GROUPS = {
       'test/commands/experiments-conclude.test.ts',
       'test/store-contract/experiments.test.ts',
       'test/store-contract/experiments-attribution.test.ts',
+      'test/engine/experiments-results-pinned.test.ts',
+      'test/engine/experiments-arm-prices-pinned.test.ts',
+      'test/engine/experiments-stats-pinned.test.ts',
     ],
   },
   store: {

@@ -6,6 +6,7 @@ import type {StorePort} from '../store/port.js'
 import {type CountryPrice, integrationRow} from '../store/port/catalog.js'
 import type {IntegrationMatch} from '../store/port/pricing.js'
 import {parseInterval} from './intervals.js'
+import {RowMiss} from './loads.js'
 
 /**
  * The product of an import row (docs/revenue.md, "Product"). The row's product cell is
@@ -22,7 +23,9 @@ import {parseInterval} from './intervals.js'
  *    the row, that country's prices decide a tie;
  * 3. else the row is rejected with what was tried.
  *
- * Everything is read once per import (per distinct cell value): a row costs map lookups.
+ * Everything is read once per import (per distinct cell value), outside the matching: a
+ * cell not read yet is a miss (RowMiss) that RowMapper.load reads (loadMatch, loadPrices),
+ * then the row is matched again; a row costs map lookups.
  */
 
 /** What a row tells about its price: its amount and currency, its country, its price or plan id. */
@@ -60,7 +63,7 @@ const PREVIEW_USER = 'pricectl-import'
  */
 type Engine = {
   PricingContext: typeof import('../pricing/context.js').PricingContext
-  priceRequest: typeof import('../pricing/price.js').priceRequest
+  calculatePriceSync: typeof import('../pricing/price.js').calculatePriceSync
   previewCountries: typeof import('../pricing/preview.js').previewCountries
 }
 let engine: Engine | undefined
@@ -69,7 +72,7 @@ let engine: Engine | undefined
 export async function loadPricingEngine(): Promise<void> {
   if (engine) return
   const [context, price, preview] = await Promise.all([import('../pricing/context.js'), import('../pricing/price.js'), import('../pricing/preview.js')])
-  engine = {PricingContext: context.PricingContext, priceRequest: price.priceRequest, previewCountries: preview.previewCountries}
+  engine = {PricingContext: context.PricingContext, calculatePriceSync: price.calculatePriceSync, previewCountries: preview.previewCountries}
 }
 
 function intervalText(interval: null | string, count: null | number): string {
@@ -88,29 +91,31 @@ export class ImportProducts {
     private readonly origin: string,
   ) {}
 
-  private async /*A*/ resolve(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
-    const key = `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
-    let r = this.cache.get(key)
-    if (r === undefined) {
-      r = await this.resolveUncached(ref, interval, intervalCount)
-      this.cache.set(key, r)
-    }
+  private resolve(ref: string, interval?: string, intervalCount?: number): Resolution {
+    const r = this.cache.get(cacheKey(ref, interval, intervalCount))
+    if (r === undefined) throw new RowMiss({interval, intervalCount, kind: 'product', ref})
     return r
   }
 
-  private async /*A*/ resolveUncached(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
-    const rows = this.types.length > 0 ? await this.store.pricing.integrationMatches(this.types, ref) : []
+  /** Read what a cell names (a product miss): its integrations' products, else the product of that api_id. */
+  loadMatch(ref: string, interval?: string, intervalCount?: number): void {
+    const key = cacheKey(ref, interval, intervalCount)
+    if (!this.cache.has(key)) this.cache.set(key, this.resolveUncached(ref, interval, intervalCount))
+  }
+
+  private resolveUncached(ref: string, interval?: string, intervalCount?: number): Resolution {
+    const rows = this.types.length > 0 ? this.store.pricing.integrationMatches(this.types, ref) : []
     const pick =
       rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ??
       rows.find((r) => r.i_interval === null) ??
       (rows.length > 0 && rows.every((r) => r.id === rows[0].id) ? rows[0] : undefined)
     if (pick) return {kind: 'one', product: rowOf(pick)}
-    if (rows.length > 1) return {candidates: await this.candidates(rows), kind: 'several'}
-    const p = await productByApiId(this.store, ref)
+    if (rows.length > 1) return {candidates: this.candidates(rows), kind: 'several'}
+    const p = productByApiId(this.store, ref)
     return p ? {kind: 'one', product: p} : {kind: 'none'}
   }
 
-  private async /*A*/ candidates(rows: IntegrationMatch[]): Promise<Candidates> {
+  private candidates(rows: IntegrationMatch[]): Candidates {
     const products = new Map<number, ProductRow>()
     const intervals = new Map<number, string>()
     const byId = new Map<string, ProductRow | undefined>()
@@ -127,7 +132,7 @@ export class ImportProducts {
       if (r.i_interval) claim(`${r.i_interval}|${r.i_count ?? 1}`, p)
     }
     const list = [...products.values()]
-    const full = await this.store.catalog.getProducts(list.map((p) => p.api_id))
+    const full = this.store.catalog.getProducts(list.map((p) => p.api_id))
     for (const p of list) {
       claim(p.api_id, p)
       // Ids of its other integrations (a gateway_c plan, a gateway_d plan) name it too.
@@ -136,9 +141,10 @@ export class ImportProducts {
     return {byId, countryPrices: new Map(full.map((f) => [f.id, f.country_prices])), intervals, products: list}
   }
 
-  /** Prices the engine quotes for the candidates, built on the first row that needs them. */
-  private async /*A*/ prices(c: Candidates): Promise<Map<string, ProductRow[]>> {
-    if (c.byPrice) return c.byPrice
+  /** Prices the engine quotes for the candidates (a prices miss: the first row that needs them). */
+  loadPrices(r: Several): void {
+    const c = r.candidates
+    if (c.byPrice) return
     const byPrice = new Map<string, ProductRow[]>()
     const examples = new Map<number, string[]>()
     const add = (key: string, p: ProductRow) => {
@@ -156,15 +162,15 @@ export class ImportProducts {
     }
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
     if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
-    const {PricingContext, priceRequest, previewCountries} = engine
-    this.ctx ??= await PricingContext.open(this.store)
+    const {PricingContext, calculatePriceSync, previewCountries} = engine
+    this.ctx ??= PricingContext.open(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)
-    const settings = isGateway(this.origin) ? await gatewaySettings(this.store, this.origin) : undefined
-    for (const country of await previewCountries(ctx)) {
+    const settings = isGateway(this.origin) ? gatewaySettings(this.store, this.origin) : undefined
+    for (const country of previewCountries(ctx)) {
       const quoted: Record<string, {control_minor: number; currency: string; price_minor: number}> = {}
       try {
-        await priceRequest(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
+        calculatePriceSync(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
           dryRun: true,
           onQuote: (lock) => Object.assign(quoted, lock.quote.products),
         })
@@ -192,17 +198,16 @@ export class ImportProducts {
     }
     c.examples = examples
     c.byPrice = byPrice
-    return byPrice
   }
 
   /** The product a cell names (cached per cell value), none, or several for choose() (the caller words "no such product"). */
-  async /*A*/ match(ref: string, interval?: string, intervalCount?: number): Promise<ProductRow | Several | undefined> {
-    const r = await this.resolve(ref, interval, intervalCount)
+  match(ref: string, interval?: string, intervalCount?: number): ProductRow | Several | undefined {
+    const r = this.resolve(ref, interval, intervalCount)
     return r.kind === 'one' ? r.product : r.kind === 'none' ? undefined : r
   }
 
   /** Which of several products a row is, by its price id, else its amount; else the reason it cannot be told. */
-  async /*A*/ choose(r: Several, ref: string, facts: RowFacts, price: string, column: string): Promise<ProductRow | {reason: string}> {
+  choose(r: Several, ref: string, facts: RowFacts, price: string, column: string): ProductRow | {reason: string} {
     const c = r.candidates
     if (price) {
       const t = price.trim().toLowerCase()
@@ -210,7 +215,8 @@ export class ImportProducts {
       const byId = c.byId.get(t) ?? (iv ? c.byId.get(`${iv.interval}|${iv.count}`) : undefined)
       if (byId) return byId
     }
-    const byPrice = await this.prices(c)
+    const byPrice = c.byPrice
+    if (!byPrice) throw new RowMiss({kind: 'prices', several: r})
     let amountKey = `${facts.currency}|${facts.amountMinor}`
     let found = byPrice.get(amountKey)
     // A row with tax: its amount is the price when prices include tax, its net when tax is added on top.
@@ -229,6 +235,10 @@ export class ImportProducts {
     const quoted = c.products.map((p) => `${p.api_id}: ${(c.examples!.get(p.id) ?? []).join(', ')}`).join('; ')
     return {reason: `no price matches product ${JSON.stringify(ref)} in ${column}: it is the ${this.types.join('/')} product of ${names.join(' and ')}; ${idNote}${amount} is no price of theirs (${quoted}; a discounted or since-changed price is not matched: add a price id column naming the product's api_id or interval, such as price_id (metadata))`}
   }
+}
+
+function cacheKey(ref: string, interval?: string, intervalCount?: number): string {
+  return `${ref}\u0000${interval ?? ''}\u0000${intervalCount ?? ''}`
 }
 
 /** The product row of an integration match, without the integration's columns. */

@@ -14,6 +14,7 @@ import {formatIssues} from '../schemas/validate.js'
 import type {StorePort} from '../store/port.js'
 import {type AmountCodes, amountCodes, amountProblem, parseUnits} from './amounts.js'
 import {parseInterval} from './intervals.js'
+import {RowMiss} from './loads.js'
 import {ImportProducts, type RowFacts} from './products.js'
 import {type ImportKind, normHeader, type Preset} from './presets.js'
 
@@ -33,6 +34,14 @@ import {type ImportKind, normHeader, type Preset} from './presets.js'
  * charge after the paid one; a canceled subscription after the active one), then by a hash
  * of their values, so any delivery order ends in one state; the same row imported again is
  * the same event (unchanged) and a re-run changes nothing.
+ *
+ * Loads: map() is synchronous and never reads the store, so a row costs no round trip
+ * whatever the store. What it needs from the store (the origin gateway's table overrides, a
+ * currency's FX rates, the products a cell names, the prices telling several apart) is read
+ * once per import by load(), outside map(): a row needing something not read yet is a miss
+ * (RowMiss, naming it); its caller loads it with one call and maps the row again (mapLoading
+ * for one row; the import worker holds the records after it meanwhile). An export names a
+ * handful of products and currencies, so a handful of rows miss.
  */
 
 /**
@@ -100,15 +109,16 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   /** Whether rows may name a product (a column or a constant): only then can matching need the pricing engine (loadPricingEngine). */
   readonly readsProducts: boolean
   private readonly refunded: Set<string>
-  /** Stored gateway table overrides (read once per import) and the rules resolved so far, per currency. */
-  private readonly ruleOverrides: Map<string, RuleOverride> | undefined
+  /** Stored gateway table overrides (read once per import, on the first row needing a rule: load) and the rules resolved so far, per currency. */
+  private ruleOverrides: Map<string, RuleOverride> | undefined
   private readonly rules = new Map<string, GatewayRule>()
   private readonly statuses: Map<string, string> | undefined
   /** Every row through the schema, as if none passed surely (test/engine/import-rows-shortcut.test.ts compares the two). */
   schemaEveryRow = false
 
+  /** No store read here (a layout is checked before any row: importer.ts); what rows need is read by load(). */
   constructor(
-    store: StorePort,
+    private readonly store: StorePort,
     readonly kind: ImportKind,
     layout: Preset,
     header: string[],
@@ -154,7 +164,6 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     this.amountMinorUnit = layout.amount_unit === 'minor'
     this.dateOptions = {millis: true, zone: resolveZone(layout.time_zone, '--tz')}
     this.amountCodes = amountCodes(this.amountFormat, this.amountMinorUnit)
-    if (this.amountMinorUnit) this.ruleOverrides = await ruleOverrides(store)
     this.fx = new FxTable(store.revenue)
     this.products = new ImportProducts(store, layout.product_types ?? [], layout.origin)
   }
@@ -203,8 +212,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   private rule(currency: string): GatewayRule {
     let r = this.rules.get(currency)
     if (r === undefined) {
+      if (this.ruleOverrides === undefined) throw new RowMiss({kind: 'rules'})
       const gateway = this.layout.origin
-      r = gatewayRule(gateway, currency, this.ruleOverrides!.get(`${gateway}|${currency}`))
+      r = gatewayRule(gateway, currency, this.ruleOverrides.get(`${gateway}|${currency}`))
       this.rules.set(currency, r)
     }
     return r
@@ -284,11 +294,11 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** The row's product; a cell naming several products is told by the row's price id (`price`), else its amount. */
-  private async /*A*/ product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): Promise<ProductRow | string> {
+  private product(ref: string, facts: RowFacts, price: string, interval?: string, intervalCount?: number): ProductRow | string {
     if (ref === '') return this.fallbackProduct ?? `missing product: ${this.columnName('product')} is empty (pass --product API_ID for rows without one)`
-    let p = await this.products.match(ref, interval, intervalCount)
+    let p = this.products.match(ref, interval, intervalCount)
     if (p !== undefined && 'kind' in p) {
-      const chosen = await this.products.choose(p, ref, facts, price, this.columnName('product'))
+      const chosen = this.products.choose(p, ref, facts, price, this.columnName('product'))
       if ('reason' in chosen) return chosen.reason
       p = chosen
     }
@@ -299,8 +309,14 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return p
   }
 
-  private async /*A*/ rate(currency: string, created: number): Promise<number | string> {
-    const r = await this.fx.rate(currency, created)
+  /** The FX rate of a currency on a day (undefined: the store has none); its rates read first (a miss). */
+  private fxRate(currency: string, created: number): number | undefined {
+    if (this.fx.missing(currency)) throw new RowMiss({currency, kind: 'fx'})
+    return this.fx.rate(currency, created)
+  }
+
+  private rate(currency: string, created: number): number | string {
+    const r = this.fxRate(currency, created)
     return r === undefined ? noRate(currency) : r
   }
 
@@ -353,18 +369,58 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return s
   }
 
-  /** Map one record (as many cells as the header). */
-  async /*A*/ map(cells: string[]): Promise<RowResult<V>> {
+  /**
+   * Map one record (as many cells as the header), without reading the store: a RowMiss
+   * when it needs something not read yet (load it, then map the record again). Nothing of
+   * a missed row is counted (takeSettled).
+   */
+  map(cells: string[]): RowMiss | RowResult<V> {
     try {
-      return (this.kind === 'charges' ? await this.charge(cells) : await this.subscription(cells)) as RowResult<V>
+      return (this.kind === 'charges' ? this.charge(cells) : this.subscription(cells)) as RowResult<V>
     } catch (error) {
+      if (error instanceof RowMiss) return error
       // toMinor and friends throw input errors that already name the field and value.
       if (error instanceof PricectlError) return error.message
       throw error
     }
   }
 
-  private async /*A*/ charge(cells: string[]): Promise<RowResult<ChargeValues>> {
+  /** Read what a miss names from the store: the one load of a miss; the row is then mapped again. */
+  load(miss: RowMiss): void {
+    const need = miss.need
+    switch (need.kind) {
+      case 'fx': {
+        this.fx.load(need.currency)
+        break
+      }
+
+      case 'prices': {
+        this.products.loadPrices(need.several)
+        break
+      }
+
+      case 'product': {
+        this.products.loadMatch(need.ref, need.interval, need.intervalCount)
+        break
+      }
+
+      case 'rules': {
+        this.ruleOverrides ??= ruleOverrides(this.store)
+        break
+      }
+    }
+  }
+
+  /** Map one record, loading what it misses first (a caller mapping rows one at a time). */
+  mapLoading(cells: string[]): RowResult<V> {
+    for (;;) {
+      const r = this.map(cells)
+      if (!(r instanceof RowMiss)) return r
+      this.load(r)
+    }
+  }
+
+  private charge(cells: string[]): RowResult<ChargeValues> {
     const b = this.base(cells)
     if (typeof b === 'string') return b
     let refundedMinor: number | string = 0
@@ -410,14 +466,14 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     const taxMinor = this.tax(cells, b.currency, b.amountMinor)
     if (typeof taxMinor === 'string') return taxMinor
     const priceRef = this.hasPrice ? this.cell(cells, 'price') : ''
-    const product = await this.product(b.productRef, taxMinor === 0 ? b : {...b, netMinor: b.amountMinor - taxMinor}, priceRef)
+    const product = this.product(b.productRef, taxMinor === 0 ? b : {...b, netMinor: b.amountMinor - taxMinor}, priceRef)
     if (typeof product === 'string') return product
     const amountMinor = b.amountMinor
     const settled = this.settledUsd(cells, amountMinor, refundedMinor)
     if (typeof settled === 'string') return settled
     let amountUsd: number
     let refundedUsd: number
-    const rate = await this.fx.rate(b.currency, b.created)
+    const rate = this.fxRate(b.currency, b.created)
     if (settled) {
       // What the gateway settled in USD is the record's USD amount (docs/revenue.md, "What the gateway settled").
       amountUsd = settled.amount
@@ -455,7 +511,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     return values
   }
 
-  private async /*A*/ subscription(cells: string[]): Promise<RowResult<SubscriptionValues>> {
+  private subscription(cells: string[]): RowResult<SubscriptionValues> {
     const b = this.base(cells)
     if (typeof b === 'string') return b
     let interval: string | undefined
@@ -520,9 +576,9 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
     // The tax of the whole subscription (the export's tax column is the invoice's, not the unit's).
     const taxMinor = this.tax(cells, b.currency, amountMinor)
     if (typeof taxMinor === 'string') return taxMinor
-    const product = await this.product(b.productRef, taxMinor === 0 || quantity !== 1 ? b : {...b, netMinor: b.amountMinor - taxMinor}, '', interval, intervalCount)
+    const product = this.product(b.productRef, taxMinor === 0 || quantity !== 1 ? b : {...b, netMinor: b.amountMinor - taxMinor}, '', interval, intervalCount)
     if (typeof product === 'string') return product
-    const rate = await this.rate(b.currency, b.created)
+    const rate = this.rate(b.currency, b.created)
     if (typeof rate === 'string') return rate
     const finalInterval = interval ?? product.interval
     const finalCount = intervalCount ?? product.interval_count

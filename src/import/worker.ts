@@ -11,15 +11,17 @@ import {openReaderStore} from '../store/reader.js'
 import {isPostgresUrl} from '../store/url.js'
 import {CsvReader} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
+import {RowMiss} from './loads.js'
 import {loadPricingEngine} from './products.js'
 import {RowMapper} from './rows.js'
 
 /**
  * The import's reading half, in a worker thread (or, for a small file, in the writer's
  * thread: pipeline.ts): stream the file through CsvReader (csv-parse, with a shorter road for
- * lines without quotes), map and validate each row (RowMapper, reading products and FX rates
- * through its own read-only store, openReaderStore), and write the rows into the writer's
- * stages (two scratch SQLite files, ImportsRepository.fillStages), a batch each, taking turns. What
+ * lines without quotes), map and validate each row (RowMapper, with products and FX rates
+ * read through its own read-only store, openReaderStore, when a row first needs them: drain),
+ * and write the rows into the writer's stages (two scratch SQLite files,
+ * ImportsRepository.fillStages), a batch each, taking turns. What
  * crosses to the writer are counts: StagedMessage when a stage holds a whole batch (its rows,
  * products and rejects), ProgressMessage in between. A stage is filled again only once the
  * writer sent {type: 'free'} for it (its batch committed), so memory and scratch space stay
@@ -212,12 +214,16 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     // Rows go into stage `cur` (begun: `started`) until the batch is full, then it is completed
     // and handed to the writer, and the other one takes the rows once the writer has committed
     // what it held (stageFree). Until then (`blocked`) records wait in `held`, in order; so do
-    // the records read before the mapper exists (the layout arrives after the header).
+    // the records read before the mapper exists (the layout arrives after the header), and a
+    // record the mapper missed on (`miss`: it needs a read) and those after it, until drain
+    // has loaded what it needs.
     let stages: ExternalStages | undefined
     let cur = 0
     let started = false
     let blocked = true
-    let held: (() => void)[] = []
+    /** Records (and unreadable ones) waiting, in order; each returns false when the mapper missed on it (mapped again after the load). */
+    let held: (() => boolean)[] = []
+    let miss: RowMiss | undefined
     let inBatch = 0
     /** The stage handed over last (with rows). */
     let handed: number | undefined
@@ -253,9 +259,12 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       }
     }
 
-    /** Map the records held while the next stage was not free, waiting for it (and checkpointing meanwhile). */
+    /**
+     * Map the records held while the next stage was not free, waiting for it (and checkpointing
+     * meanwhile), or held since the mapper missed, loading what it missed first.
+     */
     const drain = async () => {
-      while (blocked || held.length > 0) {
+      while (blocked || miss || held.length > 0) {
         while (blocked) {
           // The writer's messages (a stage freed) are taken only while this thread waits.
           if (!stageFree[cur]) await new Promise<void>((resolve) => setImmediate(resolve))
@@ -265,8 +274,13 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           }
           await waitForWriter()
         }
+        if (miss) {
+          // The one read of a miss (a currency's rates, a product cell); its record is held[0].
+          mapper!.load(miss)
+          miss = undefined
+        }
         let k = 0
-        while (!blocked && k < held.length) held[k++]()
+        while (!blocked && !miss && k < held.length) if (held[k]()) k++
         held = held.slice(k)
       }
     }
@@ -297,10 +311,10 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     /**
      * Map one record as soon as it is read: its cells die young (a scavenge), instead of
      * surviving in a chunk's worth of records until mapped and being promoted to the old
-     * generation (docs/performance.md, "Import").
+     * generation (docs/performance.md, "Import"). False: the mapper missed (`miss`), nothing
+     * was counted, and the record is to be mapped again once drain loaded what it needs.
      */
-    const mapRecord = async /*A*/ (record: string[], endLine: number, check = false) => {
-      read++
+    const mapRecord = (record: string[], endLine: number, check = false): boolean => {
       let size = 0
       for (let i = 0; i < record.length; i++) size += record[i].length
       // (check: a record held for a stage, mapped after its read's U+FFFD state moved on.)
@@ -310,7 +324,11 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         reject(startLine(endLine, record), problem, record.map((c) => (c.length > 200 ? `${c.slice(0, 200)}…` : c)))
       } else {
         const width = header!.length
-        const r = record.length === width ? await mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+        const r = record.length === width ? mapper!.map(record) : `expected ${width} columns, got ${record.length}`
+        if (r instanceof RowMiss) {
+          miss = r
+          return false
+        }
         if (typeof r === 'string') reject(startLine(endLine, record), r, record)
         else {
           if (!started) {
@@ -325,23 +343,24 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           stagedRows++
         }
       }
+      read++
       counted()
+      return true
     }
 
-    /** A record read: mapped now, or held while the next stage is not free. */
-    const take = async /*A*/ (record: string[], endLine: number) => {
-      if (blocked) held.push(async /*A*/ () => await mapRecord(record, endLine, true))
-      else await mapRecord(record, endLine)
+    /** A record read: mapped now, or held while the next stage is not free or the mapper waits for a load. */
+    const take = (record: string[], endLine: number) => {
+      if (blocked || miss !== undefined || !mapRecord(record, endLine)) held.push(() => mapRecord(record, endLine, true))
     }
 
     const reader = new CsvReader({
-      async /*A*/ record(record, endLine) {
+      record(record, endLine) {
         if (header === undefined) {
           header = record
           port.postMessage({header, type: 'header'} satisfies WorkerMessage)
           return
         }
-        await take(record, endLine)
+        take(record, endLine)
       },
       unreadable(line, reason) {
         // One broken record can raise several errors: report it once.
@@ -352,8 +371,9 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
           reject(line, `unreadable CSV record: ${reason}`, [])
           lastUnreadable = line
           counted()
+          return true
         }
-        if (blocked) held.push(unreadable)
+        if (blocked || miss) held.push(unreadable)
         else unreadable()
       },
     })
@@ -366,7 +386,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       // As the writer opened it: on read-only media too (a dry run on a read-only store).
       // This thread's storage exponents are the store's record, as in the writer's thread.
       store = openReaderStore(input.db)
-      const fallback = m.fallbackProductId === null ? undefined : await productById(store, m.fallbackProductId)
+      const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
       const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
       // Telling products apart by price needs the pricing engine: loaded only when rows name products.
       if (made.readsProducts) await loadPricingEngine()
@@ -400,7 +420,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       closeSync(fd)
       checkpoints?.close()
       stages?.close()
-      await store?.close()
+      store?.close()
     }
   }
 

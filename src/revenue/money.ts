@@ -70,9 +70,10 @@ function lastOnOrBefore(dates: string[], day: string): number {
 /**
  * The FX rates of the store in memory, for imports: the rule of rateOn (src/fx/rates.ts:
  * operator rates outrank the snapshot, nearest earlier date, a rate applies from its
- * date) without a query per row. A currency's rates are read on its first use (an export
- * holds a few currencies; the store may hold decades of ECB history for thirty).
- * "Today" is fixed when the table is made.
+ * date) without a query per row. A currency's rates are read by load() (an export holds a
+ * few currencies; the store may hold decades of ECB history for thirty), before rate() is
+ * asked for them: rate() reads nothing, so the row mapper calling it stays synchronous
+ * whatever the store (src/import/rows.ts, "Loads"). "Today" is fixed when the table is made.
  */
 export class FxTable {
   private readonly byCurrency = new Map<string, {operator: Series; snapshot: Series}>()
@@ -86,27 +87,39 @@ export class FxTable {
     this.today = today
   }
 
-  private async /*A*/ series(currency: string): Promise<{operator: Series; snapshot: Series}> {
-    let e = this.byCurrency.get(currency)
-    if (!e) {
-      e = {operator: {dates: [], rates: []}, snapshot: {dates: [], rates: []}}
-      for (const {date, rate, snapshot} of await this.rates.fxHistory(currency)) {
+  /** Whether rate(currency) needs load(currency) first (USD never does). */
+  missing(currency: string): boolean {
+    return currency !== 'USD' && !this.byCurrency.has(currency)
+  }
+
+  /** Read the rates of currencies not read yet (one fxHistory call each). */
+  load(...currencies: string[]): void {
+    for (const currency of currencies) {
+      if (!this.missing(currency)) continue
+      const e = {operator: {dates: [], rates: []} as Series, snapshot: {dates: [], rates: []} as Series}
+      const history = this.rates.fxHistory(currency)
+      for (const {date, rate, snapshot} of history) {
         const series = snapshot ? e.snapshot : e.operator
         series.dates.push(date)
         series.rates.push(rate)
       }
       this.byCurrency.set(currency, e)
     }
+  }
+
+  private series(currency: string): {operator: Series; snapshot: Series} {
+    const e = this.byCurrency.get(currency)
+    if (!e) throw new Error(`FxTable: the rates of ${currency} are not loaded (call load(${JSON.stringify(currency)}) first)`)
     return e
   }
 
-  /** Units of `currency` per USD on the UTC day of `seconds`, or undefined without any rate. */
-  async /*A*/ rate(currency: string, seconds: number): Promise<number | undefined> {
+  /** Units of `currency` per USD on the UTC day of `seconds`, or undefined without any rate; its rates loaded (load). */
+  rate(currency: string, seconds: number): number | undefined {
     if (currency === 'USD') return 1
     const day = Math.floor(seconds / 86_400)
     const key = `${currency}:${day}`
     if (this.cache.has(key)) return this.cache.get(key)
-    const {operator: op, snapshot: snap} = await this.series(currency)
+    const {operator: op, snapshot: snap} = this.series(currency)
     const date = isoDay(day * 86_400)
     const o = lastOnOrBefore(op.dates, date)
     const s = o === -1 ? lastOnOrBefore(snap.dates, date) : -1
