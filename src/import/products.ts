@@ -63,7 +63,7 @@ const PREVIEW_USER = 'pricectl-import'
  */
 type Engine = {
   PricingContext: typeof import('../pricing/context.js').PricingContext
-  calculatePriceSync: typeof import('../pricing/price.js').calculatePriceSync
+  priceRequest: typeof import('../pricing/price.js').priceRequest
   previewCountries: typeof import('../pricing/preview.js').previewCountries
 }
 let engine: Engine | undefined
@@ -72,7 +72,7 @@ let engine: Engine | undefined
 export async function loadPricingEngine(): Promise<void> {
   if (engine) return
   const [context, price, preview] = await Promise.all([import('../pricing/context.js'), import('../pricing/price.js'), import('../pricing/preview.js')])
-  engine = {PricingContext: context.PricingContext, calculatePriceSync: price.calculatePriceSync, previewCountries: preview.previewCountries}
+  engine = {PricingContext: context.PricingContext, priceRequest: price.priceRequest, previewCountries: preview.previewCountries}
 }
 
 function intervalText(interval: null | string, count: null | number): string {
@@ -98,24 +98,24 @@ export class ImportProducts {
   }
 
   /** Read what a cell names (a product miss): its integrations' products, else the product of that api_id. */
-  loadMatch(ref: string, interval?: string, intervalCount?: number): void {
+  async /*A*/ loadMatch(ref: string, interval?: string, intervalCount?: number): Promise<void> {
     const key = cacheKey(ref, interval, intervalCount)
-    if (!this.cache.has(key)) this.cache.set(key, this.resolveUncached(ref, interval, intervalCount))
+    if (!this.cache.has(key)) this.cache.set(key, await this.resolveUncached(ref, interval, intervalCount))
   }
 
-  private resolveUncached(ref: string, interval?: string, intervalCount?: number): Resolution {
-    const rows = this.types.length > 0 ? this.store.pricing.integrationMatches(this.types, ref) : []
+  private async /*A*/ resolveUncached(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
+    const rows = this.types.length > 0 ? await this.store.pricing.integrationMatches(this.types, ref) : []
     const pick =
       rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ??
       rows.find((r) => r.i_interval === null) ??
       (rows.length > 0 && rows.every((r) => r.id === rows[0].id) ? rows[0] : undefined)
     if (pick) return {kind: 'one', product: rowOf(pick)}
-    if (rows.length > 1) return {candidates: this.candidates(rows), kind: 'several'}
-    const p = productByApiId(this.store, ref)
+    if (rows.length > 1) return {candidates: await this.candidates(rows), kind: 'several'}
+    const p = await productByApiId(this.store, ref)
     return p ? {kind: 'one', product: p} : {kind: 'none'}
   }
 
-  private candidates(rows: IntegrationMatch[]): Candidates {
+  private async /*A*/ candidates(rows: IntegrationMatch[]): Promise<Candidates> {
     const products = new Map<number, ProductRow>()
     const intervals = new Map<number, string>()
     const byId = new Map<string, ProductRow | undefined>()
@@ -132,7 +132,7 @@ export class ImportProducts {
       if (r.i_interval) claim(`${r.i_interval}|${r.i_count ?? 1}`, p)
     }
     const list = [...products.values()]
-    const full = this.store.catalog.getProducts(list.map((p) => p.api_id))
+    const full = await this.store.catalog.getProducts(list.map((p) => p.api_id))
     for (const p of list) {
       claim(p.api_id, p)
       // Ids of its other integrations (a gateway_c plan, a gateway_d plan) name it too.
@@ -142,7 +142,7 @@ export class ImportProducts {
   }
 
   /** Prices the engine quotes for the candidates (a prices miss: the first row that needs them). */
-  loadPrices(r: Several): void {
+  async /*A*/ loadPrices(r: Several): Promise<void> {
     const c = r.candidates
     if (c.byPrice) return
     const byPrice = new Map<string, ProductRow[]>()
@@ -162,15 +162,15 @@ export class ImportProducts {
     }
     for (const p of c.products) point(p, 'USD', p.base_px_minor)
     if (!engine) throw new Error('import: the pricing engine is not loaded (call loadPricingEngine() before mapping rows that name products)')
-    const {PricingContext, calculatePriceSync, previewCountries} = engine
-    this.ctx ??= PricingContext.open(this.store)
+    const {PricingContext, priceRequest, previewCountries} = engine
+    this.ctx ??= await PricingContext.open(this.store)
     const ctx = this.ctx
     const apiIds = c.products.map((p) => p.api_id)
-    const settings = isGateway(this.origin) ? gatewaySettings(this.store, this.origin) : undefined
-    for (const country of previewCountries(ctx)) {
+    const settings = isGateway(this.origin) ? await gatewaySettings(this.store, this.origin) : undefined
+    for (const country of await previewCountries(ctx)) {
       const quoted: Record<string, {control_minor: number; currency: string; price_minor: number}> = {}
       try {
-        calculatePriceSync(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
+        await priceRequest(ctx, {country, override: true, products: apiIds, run_experiment: false, user_id: PREVIEW_USER}, {
           dryRun: true,
           onQuote: (lock) => Object.assign(quoted, lock.quote.products),
         })

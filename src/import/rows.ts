@@ -386,37 +386,37 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** Read what a miss names from the store: the one load of a miss; the row is then mapped again. */
-  load(miss: RowMiss): void {
+  async /*A*/ load(miss: RowMiss): Promise<void> {
     const need = miss.need
     switch (need.kind) {
       case 'fx': {
-        this.fx.load(need.currency)
+        await this.fx.load(need.currency)
         break
       }
 
       case 'prices': {
-        this.products.loadPrices(need.several)
+        await this.products.loadPrices(need.several)
         break
       }
 
       case 'product': {
-        this.products.loadMatch(need.ref, need.interval, need.intervalCount)
+        await this.products.loadMatch(need.ref, need.interval, need.intervalCount)
         break
       }
 
       case 'rules': {
-        this.ruleOverrides ??= ruleOverrides(this.store)
+        this.ruleOverrides ??= await ruleOverrides(this.store)
         break
       }
     }
   }
 
   /** Map one record, loading what it misses first (a caller mapping rows one at a time). */
-  mapLoading(cells: string[]): RowResult<V> {
+  async /*A*/ mapLoading(cells: string[]): Promise<RowResult<V>> {
     for (;;) {
       const r = this.map(cells)
       if (!(r instanceof RowMiss)) return r
-      this.load(r)
+      await this.load(r)
     }
   }
 

@@ -276,7 +276,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         }
         if (miss) {
           // The one read of a miss (a currency's rates, a product cell); its record is held[0].
-          mapper!.load(miss)
+          await mapper!.load(miss)
           miss = undefined
         }
         let k = 0
@@ -386,7 +386,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       // As the writer opened it: on read-only media too (a dry run on a read-only store).
       // This thread's storage exponents are the store's record, as in the writer's thread.
       store = openReaderStore(input.db)
-      const fallback = m.fallbackProductId === null ? undefined : productById(store, m.fallbackProductId)
+      const fallback = m.fallbackProductId === null ? undefined : await productById(store, m.fallbackProductId)
       const made = new RowMapper<ChargeValues | SubscriptionValues>(store, input.kind, m.layout, header!, fallback)
       // Telling products apart by price needs the pricing engine: loaded only when rows name products.
       if (made.readsProducts) await loadPricingEngine()
@@ -420,7 +420,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       closeSync(fd)
       checkpoints?.close()
       stages?.close()
-      store?.close()
+      await store?.close()
     }
   }
 

@@ -93,11 +93,11 @@ export class FxTable {
   }
 
   /** Read the rates of currencies not read yet (one fxHistory call each). */
-  load(...currencies: string[]): void {
+  async /*A*/ load(...currencies: string[]): Promise<void> {
     for (const currency of currencies) {
       if (!this.missing(currency)) continue
       const e = {operator: {dates: [], rates: []} as Series, snapshot: {dates: [], rates: []} as Series}
-      const history = this.rates.fxHistory(currency)
+      const history = await this.rates.fxHistory(currency)
       for (const {date, rate, snapshot} of history) {
         const series = snapshot ? e.snapshot : e.operator
         series.dates.push(date)

@@ -82,7 +82,7 @@ function named(n: Need): string {
 }
 
 describe('mapping an import row reads nothing from the store', () => {
-  it('map() makes no repository call; each product cell, currency and set of prices is loaded once, outside it', () => {
+  it('map() makes no repository call; each product cell, currency and set of prices is loaded once, outside it', async /*A*/ () => {
     const real = openSqliteStore(store())
     const {calls, store: recorded} = recordedStore(real)
     try {
@@ -93,19 +93,23 @@ describe('mapping an import row reads nothing from the store', () => {
         expect(calls, 'the constructor reads nothing').toEqual([])
         const duringMap: string[] = []
         const loads: string[] = []
-        const results = ROWS.map((r, i) => {
+        const results: Exclude<ReturnType<typeof m.map>, RowMiss>[] = []
+        for (const [i, r] of ROWS.entries()) {
           const cells = cellsOf(r, i, unit)
           for (;;) {
             const before = calls.length
             const out = m.map(cells)
             duringMap.push(...calls.slice(before).map((c) => c.method))
-            if (!(out instanceof RowMiss)) return out
+            if (!(out instanceof RowMiss)) {
+              results.push(out)
+              break
+            }
             loads.push(named(out.need))
             const reads = calls.length
-            m.load(out)
+            await m.load(out)
             expect(calls.length, `the load of ${named(out.need)} reads`).toBeGreaterThan(reads)
           }
-        })
+        }
         expect(duringMap).toEqual([])
         expect(loads).toEqual([
           ...(unit === 'minor' ? ['rules'] : []),
@@ -119,24 +123,24 @@ describe('mapping an import row reads nothing from the store', () => {
           'product nope',
           'fx GBP',
         ])
-        const id = (api: string) => productByApiId(real, api)!.id
+        const id = async /*A*/ (api: string) => (await productByApiId(real, api))!.id
         // The values: products matched by cell (and by price among several: the store prices in USD only), USD at the fixtures' rates (EUR 0.8, GBP 0.5, JPY 100).
         const seen = results.map((r) => (typeof r === 'string' ? r : [r.product_id, r.amount_usd_minor]))
         expect(seen).toEqual([
-          [id('pro_monthly'), 1000],
-          [id('pro_monthly'), 1000],
-          [id('pro_monthly'), 1000],
-          [id('team_quarterly'), 2500],
-          [id('pro_yearly'), 10_000],
-          [id('weekly'), 300],
-          [id('weekly'), 1000],
+          [await id('pro_monthly'), 1000],
+          [await id('pro_monthly'), 1000],
+          [await id('pro_monthly'), 1000],
+          [await id('team_quarterly'), 2500],
+          [await id('pro_yearly'), 10_000],
+          [await id('weekly'), 300],
+          [await id('weekly'), 1000],
           'no FX rate for CHF (add one with "pricectl fx set CHF RATE")',
           'unknown product "nope" in product (metadata) (no gateway_a/gateway_a_with_interval integration or api_id matches; add the integration to the product with "pricectl products update")',
-          [id('pro_monthly'), 1000],
+          [await id('pro_monthly'), 1000],
           expect.stringMatching(/^no price matches product "prod_team" in product \(metadata\): .* 30\.00 USD is no price of theirs \(pro_yearly: 100\.00 USD; team_quarterly: 25\.00 USD;/),
           expect.stringMatching(/^no price matches product "prod_team" in product \(metadata\): .* 80\.00 EUR is no price of theirs/),
-          [id('pro_monthly'), 1000],
-          [id('pro_yearly'), 10_000],
+          [await id('pro_monthly'), 1000],
+          [await id('pro_yearly'), 10_000],
         ])
         // The same rows mapped again: nothing left to load.
         const before = calls.length
@@ -144,7 +148,7 @@ describe('mapping an import row reads nothing from the store', () => {
         expect(calls.length).toBe(before)
       }
     } finally {
-      real.close()
+      await real.close()
     }
   })
 
@@ -155,13 +159,15 @@ describe('mapping an import row reads nothing from the store', () => {
     const dir = tempDir()
     const file = writeTemp('payments.csv', csv, dir)
     const mapping = writeTemp('layout.json', JSON.stringify({...LAYOUT(), detect: undefined, kind: undefined, name: undefined}), dir)
-    const expected = (() => {
+    const expected = await (async /*A*/ () => {
       const s = openSqliteStore(store())
       try {
         const m = new RowMapper<ChargeValues>(s, 'charges', LAYOUT(), HEADER, undefined)
-        return rows.map((r, i) => m.mapLoading(cellsOf(r, i)))
+        const out = []
+        for (const [i, r] of rows.entries()) out.push(await m.mapLoading(cellsOf(r, i)))
+        return out
       } finally {
-        s.close()
+        await s.close()
       }
     })()
     const wantRejects = expected.flatMap((r, i) => (typeof r === 'string' ? [[String(i + 2), r]] : []))
@@ -181,7 +187,7 @@ describe('mapping an import row reads nothing from the store', () => {
         const lines = (parse(readFileSync(rejects, 'utf8')) as string[][]).slice(1).map((l) => l.slice(0, 2))
         expect(lines, `batch ${batchSize}`).toEqual(wantRejects)
       } finally {
-        s.close()
+        await s.close()
       }
     }
   })

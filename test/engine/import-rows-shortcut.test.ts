@@ -24,16 +24,16 @@ import {addProduct, setRates} from '../helpers/revenue-fixtures.js'
 let store: SqliteStore
 let fallback: ProductRow
 
-beforeAll(() => {
+beforeAll(async /*A*/ () => {
   store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rows-shortcut-')), 'store.db'))
   addProduct(store.db, {api_id: 'pro_monthly', base_px: 10, interval: 'month'})
   addProduct(store.db, {api_id: 'pro_yearly', base_px: 100, interval: 'year'})
   addProduct(store.db, {api_id: 'lifetime', base_px: 199, interval: 'one_time'})
   setRates(store.db, '2020-01-01', {BHD: 0.376, CLF: 0.025, EUR: 0.9, HUF: 360, ISK: 140, JPY: 150, KWD: 0.31, USD: 1})
-  fallback = productByApiId(store, 'pro_monthly')!
+  fallback = (await productByApiId(store, 'pro_monthly'))!
 })
 
-afterAll(() => store?.close())
+afterAll(async /*A*/ () => await store?.close())
 
 const CHARGE_HEADER = ['id', 'user', 'created', 'refunded_at', 'amount', 'refunded', 'currency', 'status', 'country', 'product', 'converted_amount', 'converted_currency', 'a (metadata)', 'b (metadata)']
 const SUBSCRIPTION_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'country', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end']
@@ -187,14 +187,14 @@ const subscriptionRow = fc
  */
 const SCHEMA_MESSAGES = ['must not be negative', 'must be at most 255 characters', 'unknown country', 'must be at most 16384 characters', 'unknown status', 'must not contain control characters']
 
-function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): void {
+async /*A*/ function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): Promise<void> {
   const mappers = pairs(kind)
   const seen = {accepted: 0, rejected: 0, schema: new Set<string>()}
-  fc.assert(
-    fc.property(row, fc.nat(mappers.length - 1), (cells, m) => {
+  await fc.assert(
+    fc.asyncProperty(row, fc.nat(mappers.length - 1), async /*A*/ (cells, m) => {
       const {forced, label, shortcut} = mappers[m]
-      const expected = forced.mapLoading(cells)
-      expect({label, mapped: shortcut.mapLoading(cells)}).toEqual({label, mapped: expected})
+      const expected = await forced.mapLoading(cells)
+      expect({label, mapped: await shortcut.mapLoading(cells)}).toEqual({label, mapped: expected})
       expect(shortcut.takeSettled()).toEqual(forced.takeSettled())
       if (typeof expected === 'string') {
         seen.rejected++
@@ -211,19 +211,19 @@ function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): void {
 }
 
 describe('import rows: the "surely passes" shortcut', () => {
-  it('maps charge rows as the schema path does (values or reason)', () => {
-    compare('charges', chargeRow)
+  it('maps charge rows as the schema path does (values or reason)', async /*A*/ () => {
+    await compare('charges', chargeRow)
   })
 
-  it('maps subscription rows as the schema path does (values or reason)', () => {
-    compare('subscriptions', subscriptionRow)
+  it('maps subscription rows as the schema path does (values or reason)', async /*A*/ () => {
+    await compare('subscriptions', subscriptionRow)
   })
 
-  it('forcing the schema path changes nothing for a plain row', () => {
+  it('forcing the schema path changes nothing for a plain row', async /*A*/ () => {
     const [{forced, shortcut}] = pairs('charges')
     const cells = ['ch_1', 'u_1', '2026-01-15', '', '9.99', '', 'USD', 'paid', 'US', 'pro_monthly', '', '', 'x', '']
-    const mapped = shortcut.mapLoading(cells)
+    const mapped = await shortcut.mapLoading(cells)
     expect(mapped).toMatchObject({amount_minor: 999, country: 'US', currency: 'USD', metadata_json: '{"a":"x"}', origin_id: 'ch_1', status: 'succeeded', user_id: 'u_1'})
-    expect(forced.mapLoading(cells)).toEqual(mapped)
+    expect(await forced.mapLoading(cells)).toEqual(mapped)
   })
 })

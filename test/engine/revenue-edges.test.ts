@@ -39,32 +39,32 @@ describe('event ids and messages', () => {
 })
 
 describe('revenue cohorts', () => {
-  it('without --since: the twelve signup months up to until', () => {
+  it('without --since: the twelve signup months up to until', async /*A*/ () => {
     const store = openStore(tempStore())
     try {
-      const product = addProduct(store, 'pro_monthly')
-      store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 1000, created: t('2025-03-10'), product_id: product})])
-      store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 500, created: t('2025-02-10'), origin_id: 'sub_2', product_id: product, user_id: 'u2'})])
-      const r = revenueCohorts(store, {until: t('2026-03-01')})
+      const product = await addProduct(store, 'pro_monthly')
+      await store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 1000, created: t('2025-03-10'), product_id: product})])
+      await store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 500, created: t('2025-02-10'), origin_id: 'sub_2', product_id: product, user_id: 'u2'})])
+      const r = await revenueCohorts(store, {until: t('2026-03-01')})
       expect(r).toMatchObject({message: 'cohorts by signup month 2025-03-01 to 2026-02-28: 1 cohort of 1 customer', since: '2025-03-01', until: '2026-02-28'})
       expect(r.cohorts.map((c) => c.cohort)).toEqual(['2025-03'])
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })
 
 describe('the FX table of an import', () => {
-  it('reads a currency\'s history once, when loaded; a rate reads nothing', () => {
+  it('reads a currency\'s history once, when loaded; a rate reads nothing', async /*A*/ () => {
     const reads: string[] = []
     const history: Record<string, FxHistory> = {EUR: [{date: '2020-01-01', rate: 0.8, snapshot: false}], GBP: [{date: '2020-01-01', rate: 0.5, snapshot: true}]}
-    const table = new FxTable({fxHistory: (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')
+    const table = new FxTable({fxHistory: async (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')
     expect([table.missing('EUR'), table.missing('GBP'), table.missing('USD')]).toEqual([true, true, false])
     expect(() => table.rate('EUR', t('2025-01-01'))).toThrow('FxTable: the rates of EUR are not loaded')
-    table.load('EUR')
+    await table.load('EUR')
     expect(table.rate('EUR', t('2025-01-01'))).toBe(0.8)
     expect(table.rate('EUR', t('2025-06-01'))).toBe(0.8)
-    table.load('GBP', 'EUR', 'USD')
+    await table.load('GBP', 'EUR', 'USD')
     expect(table.missing('GBP')).toBe(false)
     expect(table.rate('GBP', t('2025-06-01'))).toBe(0.5)
     expect(table.rate('GBP', t('2025-07-01'))).toBe(0.5)

@@ -29,15 +29,15 @@ let fallback: ProductRow
 /** Units per USD: hand-computable rates. */
 const RATES = {BHD: 0.376, EUR: 0.9, HUF: 360, INR: 90, ISK: 140, JPY: 150, KWD: 0.31, USD: 1}
 
-beforeAll(() => {
+beforeAll(async /*A*/ () => {
   store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'revenue-tax-')), 'store.db'))
   addProduct(store.db, {api_id: 'pro_monthly', base_px: 10, interval: 'month'})
   addProduct(store.db, {api_id: 'pro_yearly', base_px: 100, interval: 'year'})
   setRates(store.db, '2020-01-01', RATES)
-  fallback = productByApiId(store, 'pro_monthly')!
+  fallback = (await productByApiId(store, 'pro_monthly'))!
 })
 
-afterAll(() => store?.close())
+afterAll(async /*A*/ () => await store?.close())
 
 const CHARGE_HEADER = ['id', 'user', 'created', 'amount', 'refunded', 'tax', 'currency', 'status', 'country']
 const SUBSCRIPTION_HEADER = ['id', 'user', 'created', 'amount', 'tax', 'currency', 'status', 'interval', 'quantity']
@@ -138,8 +138,8 @@ describe('import rows with a tax column', () => {
     ['BHD', '5.500', '0.500', 5500, 500],
     ['HUF', '6350', '1350', 635_000, 135_000],
     ['ISK', '2480', '480', 2480, 480],
-  ])('%s: amount %s with tax %s is stored exactly (%i and %i minor units)', (currency, amount, tax, grossMinor, taxMinor) => {
-    const v = chargeMapper().mapLoading(chargeRow(amount, tax, currency))
+  ])('%s: amount %s with tax %s is stored exactly (%i and %i minor units)', async /*A*/ (currency, amount, tax, grossMinor, taxMinor) => {
+    const v = await chargeMapper().mapLoading(chargeRow(amount, tax, currency))
     expect(typeof v, String(v)).toBe('object')
     const c = v as ChargeValues
     expect(c.amount_minor).toBe(grossMinor)
@@ -148,62 +148,62 @@ describe('import rows with a tax column', () => {
     expect(c.tax_usd_minor).toBe(share(c.amount_usd_minor!, taxMinor, grossMinor))
   })
 
-  it("minor units are the origin gateway's: gateway_a ISK 48000 is 480 krónur of tax (its two-decimal table), KWD 2990 is 2.990", () => {
+  it("minor units are the origin gateway's: gateway_a ISK 48000 is 480 krónur of tax (its two-decimal table), KWD 2990 is 2.990", async /*A*/ () => {
     const minor = chargeMapper({amount_unit: 'minor'})
-    const isk = minor.mapLoading(chargeRow('248000', '48000', 'ISK')) as ChargeValues
+    const isk = await minor.mapLoading(chargeRow('248000', '48000', 'ISK')) as ChargeValues
     expect([isk.amount_minor, isk.tax_minor]).toEqual([2480, 480])
-    const kwd = minor.mapLoading(chargeRow('19990', '2990', 'KWD')) as ChargeValues
+    const kwd = await minor.mapLoading(chargeRow('19990', '2990', 'KWD')) as ChargeValues
     expect([kwd.amount_minor, kwd.tax_minor]).toEqual([19_990, 2990])
     // gateway_a ISK 48050 is 480.50 krónur: ISK has no decimals to hold it.
-    expect(minor.mapLoading(chargeRow('248000', '48050', 'ISK'))).toMatch(/^bad amount "48050" in tax: 48050 gateway_a units of ISK \(exponent 2\) is 480\.50 ISK, which ISK cannot hold exactly/)
+    expect(await minor.mapLoading(chargeRow('248000', '48050', 'ISK'))).toMatch(/^bad amount "48050" in tax: 48050 gateway_a units of ISK \(exponent 2\) is 480\.50 ISK, which ISK cannot hold exactly/)
   })
 
-  it('a tax under the layout\'s separators: "1.234,56" in a German-locale layout', () => {
+  it('a tax under the layout\'s separators: "1.234,56" in a German-locale layout', async /*A*/ () => {
     const de = chargeMapper({decimal_separator: ',', thousands_separator: '.'})
-    const v = de.mapLoading(chargeRow('7.733,50', '1.234,56', 'EUR')) as ChargeValues
+    const v = await de.mapLoading(chargeRow('7.733,50', '1.234,56', 'EUR')) as ChargeValues
     expect([v.amount_minor, v.tax_minor]).toEqual([773_350, 123_456])
   })
 
-  it('an empty tax cell is no tax; a layout without a tax column has none', () => {
-    expect((chargeMapper().mapLoading(chargeRow('9.99', '', 'EUR')) as ChargeValues).tax_minor).toBe(0)
+  it('an empty tax cell is no tax; a layout without a tax column has none', async /*A*/ () => {
+    expect((await chargeMapper().mapLoading(chargeRow('9.99', '', 'EUR')) as ChargeValues).tax_minor).toBe(0)
     const none = new RowMapper<ChargeValues>(store, 'charges', {...layout('charges'), columns: {...layout('charges').columns, tax: 'no such column'}}, CHARGE_HEADER, fallback)
-    const v = none.mapLoading(chargeRow('9.99', '1.60', 'EUR')) as ChargeValues
+    const v = await none.mapLoading(chargeRow('9.99', '1.60', 'EUR')) as ChargeValues
     expect([v.tax_minor, v.tax_usd_minor, v.tax_refunded_usd_minor]).toEqual([0, 0, 0])
   })
 
-  it('rejects a tax above the amount, a negative tax, more decimals than the currency has, a grouped cell the layout does not declare', () => {
+  it('rejects a tax above the amount, a negative tax, more decimals than the currency has, a grouped cell the layout does not declare', async /*A*/ () => {
     const m = chargeMapper()
-    expect(m.mapLoading(chargeRow('9.99', '10.00', 'EUR'))).toBe('tax: 10.00 in tax is more than the amount 9.99 (the amount is what the customer paid, tax included)')
-    expect(m.mapLoading(chargeRow('9.99', '-1.60', 'EUR'))).toBe('bad amount "-1.60" in tax: is negative (a tax is part of what the customer paid)')
-    expect(m.mapLoading(chargeRow('1100', '99.5', 'JPY'))).toMatch(/^bad amount "99\.5" in tax: has 1 decimal/)
-    expect(m.mapLoading(chargeRow('1234.56', '1,234.56', 'USD'))).toMatch(/^bad amount "1,234\.56" in tax: /)
+    expect(await m.mapLoading(chargeRow('9.99', '10.00', 'EUR'))).toBe('tax: 10.00 in tax is more than the amount 9.99 (the amount is what the customer paid, tax included)')
+    expect(await m.mapLoading(chargeRow('9.99', '-1.60', 'EUR'))).toBe('bad amount "-1.60" in tax: is negative (a tax is part of what the customer paid)')
+    expect(await m.mapLoading(chargeRow('1100', '99.5', 'JPY'))).toMatch(/^bad amount "99\.5" in tax: has 1 decimal/)
+    expect(await m.mapLoading(chargeRow('1234.56', '1,234.56', 'USD'))).toMatch(/^bad amount "1,234\.56" in tax: /)
   })
 
-  it('a refunded charge returns tax in proportion; fully refunded, all of it', () => {
+  it('a refunded charge returns tax in proportion; fully refunded, all of it', async /*A*/ () => {
     const m = chargeMapper()
-    const half = m.mapLoading(chargeRow('10.70', '1.70', 'USD', '5.35')) as ChargeValues
+    const half = await m.mapLoading(chargeRow('10.70', '1.70', 'USD', '5.35')) as ChargeValues
     expect([half.tax_usd_minor, half.tax_refunded_usd_minor]).toEqual([170, 85])
-    const whole = m.mapLoading(chargeRow('10.70', '1.70', 'USD', '10.70')) as ChargeValues
+    const whole = await m.mapLoading(chargeRow('10.70', '1.70', 'USD', '10.70')) as ChargeValues
     expect(whole.tax_refunded_usd_minor).toBe(whole.tax_usd_minor)
   })
 
-  it('a row with tax is another event than the same row without it; a row without tax keeps the event id it always had', () => {
+  it('a row with tax is another event than the same row without it; a row without tax keeps the event id it always had', async /*A*/ () => {
     const m = chargeMapper()
-    const withTax = m.mapLoading(chargeRow('10.70', '1.70', 'USD')) as ChargeValues
-    const without = m.mapLoading(chargeRow('10.70', '', 'USD')) as ChargeValues
+    const withTax = await m.mapLoading(chargeRow('10.70', '1.70', 'USD')) as ChargeValues
+    const without = await m.mapLoading(chargeRow('10.70', '', 'USD')) as ChargeValues
     expect(withTax.latest_event_id).not.toBe(without.latest_event_id)
     // The fingerprint of a row without tax hashes what it hashed before tax was read (test/commands/import.test.ts pins one).
     expect(without.latest_event_id).toMatch(/^import:\d+:1:[0-9a-f]{8}$/)
   })
 
-  it('subscriptions: the tax of the whole row (quantity included); MRR is net of it', () => {
+  it('subscriptions: the tax of the whole row (quantity included); MRR is net of it', async /*A*/ () => {
     const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions'), SUBSCRIPTION_HEADER, fallback)
-    const v = m.mapLoading(['sub_1', 'u1', '2026-01-15', '59.50', '19.00', 'EUR', 'active', 'month', '2']) as SubscriptionValues
+    const v = await m.mapLoading(['sub_1', 'u1', '2026-01-15', '59.50', '19.00', 'EUR', 'active', 'month', '2']) as SubscriptionValues
     expect([v.amount_minor, v.tax_minor]).toEqual([11_900, 1900])
     // 119.00 EUR at 0.9 = 132.22 USD a month; 100/119 of it is net.
     expect(v.amount_usd_monthly_minor).toBe(13_222)
     expect(netMonthly(v.amount_usd_monthly_minor, v.tax_minor, v.amount_minor)).toBe(13_222 - share(13_222, 1900, 11_900))
-    expect(m.mapLoading(['sub_2', 'u1', '2026-01-15', '59.50', '119.01', 'EUR', 'active', 'month', '2'])).toBe('tax: 119.01 in tax is more than the amount 119.00 (the amount is what the customer paid, tax included)')
+    expect(await m.mapLoading(['sub_2', 'u1', '2026-01-15', '59.50', '119.01', 'EUR', 'active', 'month', '2'])).toBe('tax: 119.01 in tax is more than the amount 119.00 (the amount is what the customer paid, tax included)')
   })
 })
 
@@ -211,19 +211,19 @@ describe('import rows with a tax column', () => {
 const CURRENCIES = ['JPY', 'USD', 'EUR', 'HUF', 'ISK', 'INR', 'KWD', 'BHD'] as const
 
 describe('property: net + tax = gross, to the minor unit, in every currency', () => {
-  it('an import row keeps gross and tax exactly, and its USD net and tax add up to its USD amount', () => {
+  it('an import row keeps gross and tax exactly, and its USD net and tax add up to its USD amount', async /*A*/ () => {
     const m = chargeMapper()
-    fc.assert(
-      fc.property(
+    await fc.assert(
+      fc.asyncProperty(
         fc.constantFrom(...CURRENCIES),
         fc.integer({max: 10 ** 12, min: 0}),
         fc.double({max: 1, min: 0, noNaN: true}),
         fc.double({max: 1, min: 0, noNaN: true}),
-        (currency, gross, taxPart, refundPart) => {
+        async /*A*/ (currency, gross, taxPart, refundPart) => {
           const tax = Math.floor(gross * taxPart)
           const refunded = refundPart > 0.9 ? gross : Math.floor(gross * refundPart)
           const d = minorDigits(currency)
-          const v = m.mapLoading(chargeRow(minorToDecimalString(gross, d), minorToDecimalString(tax, d), currency, minorToDecimalString(refunded, d)))
+          const v = await m.mapLoading(chargeRow(minorToDecimalString(gross, d), minorToDecimalString(tax, d), currency, minorToDecimalString(refunded, d)))
           expect(typeof v, String(v)).toBe('object')
           const c = v as ChargeValues
           // Exact in the currency: what was written is what is kept.
@@ -252,15 +252,15 @@ describe('property: net + tax = gross, to the minor unit, in every currency', ()
     )
   })
 
-  it("the gateway's minor units: gateway_a amounts of every currency read into storage units, net + tax = gross", () => {
+  it("the gateway's minor units: gateway_a amounts of every currency read into storage units, net + tax = gross", async /*A*/ () => {
     const m = chargeMapper({amount_unit: 'minor'})
-    fc.assert(
-      fc.property(fc.constantFrom('JPY', 'USD', 'EUR', 'KWD', 'BHD', 'INR'), fc.integer({max: 10 ** 10, min: 0}), fc.double({max: 1, min: 0, noNaN: true}), (currency, units, taxPart) => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('JPY', 'USD', 'EUR', 'KWD', 'BHD', 'INR'), fc.integer({max: 10 ** 10, min: 0}), fc.double({max: 1, min: 0, noNaN: true}), async /*A*/ (currency, units, taxPart) => {
         // gateway_a KWD and BHD amounts must end in 0 (a step of 10 fils); these currencies share storage's exponent otherwise.
         const step = currency === 'KWD' || currency === 'BHD' ? 10 : 1
         const gross = units - (units % step)
         const tax = Math.floor((gross * taxPart) / step) * step
-        const c = m.mapLoading(chargeRow(String(gross), String(tax), currency)) as ChargeValues
+        const c = await m.mapLoading(chargeRow(String(gross), String(tax), currency)) as ChargeValues
         expect(typeof c, String(c)).toBe('object')
         expect(c.amount_minor! - c.tax_minor + c.tax_minor).toBe(c.amount_minor)
         expect(c.amount_minor).toBe(gross)
@@ -284,17 +284,17 @@ describe('a tax that meets an amount smaller than it (events in any order)', () 
   const key = {origin: 'gateway_b', origin_id: 'ch_order', user_id: 'u_order'}
   const body = {amount: 3, created: 1_767_225_600, currency: 'USD', origin: 'gateway_b', origin_id: 'ch_order', product: 'pro_monthly', status: 'succeeded', user_id: 'u_order'}
 
-  it('an update is refused when it arrives after the record (it is checked against it); kept before its create, the tax is bounded by the amount', () => {
+  it('an update is refused when it arrives after the record (it is checked against it); kept before its create, the tax is bounded by the amount', async /*A*/ () => {
     const at = (id: string, timestamp: number) => ({id, timestamp})
     store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
     // Kept first: the create meets it and the tax is the whole amount (net 0), never more.
-    expect(updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000)).outcome).toBe('pending')
-    const created = createCharge(store, body, at('c', 1_767_300_000))
+    expect((await updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).outcome).toBe('pending')
+    const created = await createCharge(store, body, at('c', 1_767_300_000))
     expect(created.record).toMatchObject({amount: 3, net: 0, net_usd: 0, tax: 3, tax_usd: 3})
     // Delivered after the record exists, the same update is refused and nothing changes.
     store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
-    createCharge(store, body, at('c', 1_767_300_000))
-    expect(() => updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).toThrow('invalid charge update: tax: 5 is more than the amount 3')
-    expect(store.revenue.rows('charges', [key])[0]).toMatchObject({tax_minor: 0})
+    await createCharge(store, body, at('c', 1_767_300_000))
+    await expect(async /*A*/ () => await updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).rejects.toThrow('invalid charge update: tax: 5 is more than the amount 3')
+    expect((await store.revenue.rows('charges', [key]))[0]).toMatchObject({tax_minor: 0})
   })
 })

@@ -94,86 +94,86 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   })
 
   /** Only these rates on file (the bundled snapshot removed). */
-  function only(rates: readonly FxRate[]): void {
-    store.transaction(
-      () => {
-        store.config.deleteFxRates({})
-        store.config.saveFxRates(rates)
+  async /*A*/ function only(rates: readonly FxRate[]): Promise<void> {
+    await store.transaction(
+      async /*A*/ () => {
+        await store.config.deleteFxRates({})
+        await store.config.saveFxRates(rates)
       },
       {write: true},
     )
   }
 
   /** Only these rates, written one by one through fx/repository.ts as `fx set` does. */
-  function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): StorePort {
-    only([])
-    for (const r of rates) setRate(store, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
+  async /*A*/ function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<StorePort> {
+    await only([])
+    for (const r of rates) await setRate(store, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
     return store
   }
 
   describe('which rate is used: pricing today', () => {
-    it('an operator rate older than the snapshot outranks it (the ECB import case)', () => {
-      const db = storeWith([
+    it('an operator rate older than the snapshot outranks it (the ECB import case)', async /*A*/ () => {
+      const db = await storeWith([
         {date: '2026-04-13', rate: 0.85, source: 'ECB eurofxref (eurofxref.csv)'},
         {date: '2026-09-29', rate: 0.88, source: SNAP},
       ])
-      expect(rateOn(db, 'EUR', undefined, '2026-11-23')).toMatchObject({date: '2026-04-13', rate: 0.85})
-      expect(ratesOn(db, undefined, '2026-11-23').get('EUR')).toMatchObject({date: '2026-04-13', rate: 0.85})
+      expect(await rateOn(db, 'EUR', undefined, '2026-11-23')).toMatchObject({date: '2026-04-13', rate: 0.85})
+      expect((await ratesOn(db, undefined, '2026-11-23')).get('EUR')).toMatchObject({date: '2026-04-13', rate: 0.85})
     })
 
-    it('a rate dated after today is not used before its date, and is from it (fx set EUR 2 --date 2031-01-01)', () => {
-      const db = storeWith([
+    it('a rate dated after today is not used before its date, and is from it (fx set EUR 2 --date 2031-01-01)', async /*A*/ () => {
+      const db = await storeWith([
         {date: '2026-09-29', rate: 0.88, source: SNAP},
         {date: '2026-05-01', rate: 0.9, source: 'manual'},
         {date: '2031-01-01', rate: 2, source: 'manual'},
       ])
-      expect(rateOn(db, 'EUR', undefined, '2026-11-23')?.rate).toBe(0.9)
-      expect(rateOn(db, 'EUR', undefined, '2030-12-31')?.rate).toBe(0.9)
-      expect(rateOn(db, 'EUR', undefined, '2031-01-01')?.rate).toBe(2)
-      expect(ratesOn(db, undefined, '2026-11-23').get('EUR')?.rate).toBe(0.9)
-      expect(ratesOn(db, undefined, '2031-01-01').get('EUR')?.rate).toBe(2)
-      expect(db.config.nextOperatorRate('EUR', '2026-11-23')).toEqual({currency: 'EUR', date: '2031-01-01', rate: 2, source: 'manual'})
-      expect(db.config.nextOperatorRate('EUR', '2031-01-01')).toBeUndefined()
+      expect((await rateOn(db, 'EUR', undefined, '2026-11-23'))?.rate).toBe(0.9)
+      expect((await rateOn(db, 'EUR', undefined, '2030-12-31'))?.rate).toBe(0.9)
+      expect((await rateOn(db, 'EUR', undefined, '2031-01-01'))?.rate).toBe(2)
+      expect((await ratesOn(db, undefined, '2026-11-23')).get('EUR')?.rate).toBe(0.9)
+      expect((await ratesOn(db, undefined, '2031-01-01')).get('EUR')?.rate).toBe(2)
+      expect(await db.config.nextOperatorRate('EUR', '2026-11-23')).toEqual({currency: 'EUR', date: '2031-01-01', rate: 2, source: 'manual'})
+      expect(await db.config.nextOperatorRate('EUR', '2031-01-01')).toBeUndefined()
     })
 
-    it('only a future rate of the operator beside the snapshot: the snapshot prices until that date', () => {
-      const db = storeWith([
+    it('only a future rate of the operator beside the snapshot: the snapshot prices until that date', async /*A*/ () => {
+      const db = await storeWith([
         {date: '2026-09-29', rate: 0.88, source: SNAP},
         {date: '2031-01-01', rate: 2, source: 'manual'},
       ])
-      expect(rateOn(db, 'EUR', undefined, '2026-11-23')?.rate).toBe(0.88)
+      expect((await rateOn(db, 'EUR', undefined, '2026-11-23'))?.rate).toBe(0.88)
     })
 
-    it('only future rates: none usable today (an error naming the currency and the fix)', () => {
-      const db = storeWith([{date: '2031-01-01', rate: 2, source: 'manual'}])
-      expect(rateOn(db, 'EUR', undefined, '2026-11-23')).toBeUndefined()
-      expect(ratesOn(db, undefined, '2026-11-23').has('EUR')).toBe(false)
+    it('only future rates: none usable today (an error naming the currency and the fix)', async /*A*/ () => {
+      const db = await storeWith([{date: '2031-01-01', rate: 2, source: 'manual'}])
+      expect(await rateOn(db, 'EUR', undefined, '2026-11-23')).toBeUndefined()
+      expect((await ratesOn(db, undefined, '2026-11-23')).has('EUR')).toBe(false)
       process.env.PRICECTL_NOW = '2026-11-23T00:00:00Z'
-      expect(() => requireRate(db, 'EUR')).toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
+      await expect(async /*A*/ () => await requireRate(db, 'EUR')).rejects.toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
     })
 
-    it('the snapshot is the floor when the clock is set before its date', () => {
-      const db = storeWith([{date: '2026-09-29', rate: 0.88, source: SNAP}])
-      expect(rateOn(db, 'EUR', undefined, '2026-03-01')?.rate).toBe(0.88)
-      expect(ratesOn(db, undefined, '2026-03-01').get('EUR')?.rate).toBe(0.88)
+    it('the snapshot is the floor when the clock is set before its date', async /*A*/ () => {
+      const db = await storeWith([{date: '2026-09-29', rate: 0.88, source: SNAP}])
+      expect((await rateOn(db, 'EUR', undefined, '2026-03-01'))?.rate).toBe(0.88)
+      expect((await ratesOn(db, undefined, '2026-03-01')).get('EUR')?.rate).toBe(0.88)
     })
 
-    it('the latest of several snapshot rates, and the earliest as the floor', () => {
-      const db = storeWith([
+    it('the latest of several snapshot rates, and the earliest as the floor', async /*A*/ () => {
+      const db = await storeWith([
         {date: '2026-01-01', rate: 0.8, source: `${SNAPSHOT_PREFIX}older 1.0)`},
         {date: '2026-06-01', rate: 0.85, source: SNAP},
         {date: '2026-09-01', rate: 0.9, source: SNAP},
       ])
-      expect(rateOn(db, 'EUR', undefined, '2026-07-01')?.rate).toBe(0.85)
-      expect(rateOn(db, 'EUR', undefined, '2026-09-01')?.rate).toBe(0.9)
-      expect(rateOn(db, 'EUR', undefined, '2025-01-01')?.rate).toBe(0.8)
-      expect(db.config.latestSnapshotRate('EUR')?.rate).toBe(0.9)
+      expect((await rateOn(db, 'EUR', undefined, '2026-07-01'))?.rate).toBe(0.85)
+      expect((await rateOn(db, 'EUR', undefined, '2026-09-01'))?.rate).toBe(0.9)
+      expect((await rateOn(db, 'EUR', undefined, '2025-01-01'))?.rate).toBe(0.8)
+      expect((await db.config.latestSnapshotRate('EUR'))?.rate).toBe(0.9)
     })
 
-    it('USD is 1 whatever is on file', () => {
-      const db = storeWith([])
-      expect(rateOn(db, 'USD')?.rate).toBe(1)
-      expect(ratesOn(db).get('USD')?.rate).toBe(1)
+    it('USD is 1 whatever is on file', async /*A*/ () => {
+      const db = await storeWith([])
+      expect((await rateOn(db, 'USD'))?.rate).toBe(1)
+      expect((await ratesOn(db)).get('USD')?.rate).toBe(1)
     })
   })
 
@@ -193,41 +193,41 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       ['2026-05-31', 0.9, 'and not the day before it'],
       ['2019-01-01', 0.8, 'older than every rate: the operator\'s earliest'],
       ['2031-02-01', 2, 'a record dated after a scheduled rate converts at it'],
-    ])('%s -> %s (%s)', (day, rate) => {
-      const db = storeWith(history)
-      expect(rateOn(db, 'EUR', day, '2026-11-23')?.rate).toBe(rate)
+    ])('%s -> %s (%s)', async /*A*/ (day, rate) => {
+      const db = await storeWith(history)
+      expect((await rateOn(db, 'EUR', day, '2026-11-23'))?.rate).toBe(rate)
       const table = new FxTable(db.revenue, '2026-11-23')
-      table.load('EUR')
+      await table.load('EUR')
       expect(table.rate('EUR', noon(day))).toBe(rate)
     })
 
-    it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', () => {
-      const d = storeWith([
+    it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', async /*A*/ () => {
+      const d = await storeWith([
         {date: '2025-01-01', rate: 0.95, source: SNAP},
         {date: '2026-06-01', rate: 0.7, source: 'manual'},
       ])
-      expect(rateOn(d, 'EUR', '2025-06-01', '2026-11-23')?.rate).toBe(0.95)
-      expect(rateOn(d, 'EUR', '2024-06-01', '2026-11-23')?.rate).toBe(0.7) // operator's earliest, dated before today
+      expect((await rateOn(d, 'EUR', '2025-06-01', '2026-11-23'))?.rate).toBe(0.95)
+      expect((await rateOn(d, 'EUR', '2024-06-01', '2026-11-23'))?.rate).toBe(0.7) // operator's earliest, dated before today
     })
 
-    it('a future rate is no fallback for older days', () => {
-      const d = storeWith([
+    it('a future rate is no fallback for older days', async /*A*/ () => {
+      const d = await storeWith([
         {date: '2025-01-01', rate: 0.95, source: SNAP},
         {date: '2031-01-01', rate: 2, source: 'manual'},
       ])
-      expect(rateOn(d, 'EUR', '2020-01-01', '2026-11-23')?.rate).toBe(0.95)
+      expect((await rateOn(d, 'EUR', '2020-01-01', '2026-11-23'))?.rate).toBe(0.95)
     })
 
-    it('the operator\'s earliest rate is the fallback only when dated on or before today (today itself included)', () => {
-      const d = storeWith([{date: '2026-11-23', rate: 0.7, source: 'manual'}])
-      expect(rateOn(d, 'EUR', '2020-01-01', '2026-11-23')?.rate).toBe(0.7)
-      expect(rateOn(d, 'EUR', '2020-01-01', '2026-11-22')).toBeUndefined()
+    it('the operator\'s earliest rate is the fallback only when dated on or before today (today itself included)', async /*A*/ () => {
+      const d = await storeWith([{date: '2026-11-23', rate: 0.7, source: 'manual'}])
+      expect((await rateOn(d, 'EUR', '2020-01-01', '2026-11-23'))?.rate).toBe(0.7)
+      expect(await rateOn(d, 'EUR', '2020-01-01', '2026-11-22')).toBeUndefined()
     })
   })
 
   describe('fx list', () => {
-    it('kind and status today of each rate', () => {
-      const db = storeWith([
+    it('kind and status today of each rate', async /*A*/ () => {
+      const db = await storeWith([
         {date: '2026-04-10', rate: 0.86, source: 'ECB eurofxref (h.csv)'},
         {date: '2026-04-13', rate: 0.85, source: 'ECB eurofxref (h.csv)'},
         {date: '2026-09-29', rate: 0.88, source: SNAP},
@@ -235,37 +235,37 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
         {currency: 'GBP', date: '2026-09-29', rate: 0.75, source: SNAP},
       ])
       const today = '2026-11-23'
-      expect(listRates(db, {today}).filter((r) => r.currency !== 'USD')).toEqual([
+      expect((await listRates(db, {today})).filter((r) => r.currency !== 'USD')).toEqual([
         {currency: 'EUR', date: '2026-04-13', kind: 'import', rate: 0.85, source: 'ECB eurofxref (h.csv)', status: 'current'},
         {currency: 'EUR', date: '2031-01-01', kind: 'manual', rate: 2, source: 'manual', status: 'scheduled'},
         {currency: 'GBP', date: '2026-09-29', kind: 'snapshot', rate: 0.75, source: SNAP, status: 'current'},
       ])
-      expect(listRates(db, {currency: 'EUR', history: true, today}).map((r) => `${r.date} ${r.status}`)).toEqual([
+      expect((await listRates(db, {currency: 'EUR', history: true, today})).map((r) => `${r.date} ${r.status}`)).toEqual([
         '2031-01-01 scheduled',
         '2026-09-29 outranked',
         '2026-04-13 current',
         '2026-04-10 past',
       ])
-      expect(listRates(db, {currency: 'EUR', date: '2031-06-01', today})).toEqual([expect.objectContaining({date: '2031-01-01', rate: 2})])
+      expect(await listRates(db, {currency: 'EUR', date: '2031-06-01', today})).toEqual([expect.objectContaining({date: '2031-01-01', rate: 2})])
     })
   })
 
   describe('properties against reference models', () => {
-    it('rateOn, ratesOn (port and fx/rates.ts) and FxTable (revenue) follow the rule for any rates, day and today', () => {
-      fc.assert(
-        fc.property(rows, anyDay, anyDay, (all, day, today) => {
-          only(all)
+    it('rateOn, ratesOn (port and fx/rates.ts) and FxTable (revenue) follow the rule for any rates, day and today', async /*A*/ () => {
+      await fc.assert(
+        fc.asyncProperty(rows, anyDay, anyDay, async /*A*/ (all, day, today) => {
+          await only(all)
           const expected = [...CURRENCIES, ABSENT].map((c) => expectedRate(all, c, day, today))
           const table = new FxTable(store.revenue, today)
-          table.load(...CURRENCIES, ABSENT)
+          await table.load(...CURRENCIES, ABSENT)
           for (const [i, currency] of [...CURRENCIES, ABSENT].entries()) {
-            expect(store.config.rateOn(currency, day, today), currency).toEqual(expected[i])
-            expect(rateOn(store, currency, day, today)).toEqual(expected[i])
+            expect(await store.config.rateOn(currency, day, today), currency).toEqual(expected[i])
+            expect(await rateOn(store, currency, day, today)).toEqual(expected[i])
             expect(table.rate(currency, noon(day)), currency).toBe(expected[i]?.rate)
           }
           const wanted = expected.filter((r): r is FxRate => r !== undefined)
-          expect(store.config.ratesOn(day, today)).toEqual(wanted)
-          const map = ratesOn(store, day, today)
+          expect(await store.config.ratesOn(day, today)).toEqual(wanted)
+          const map = await ratesOn(store, day, today)
           for (const r of wanted) expect(map.get(r.currency)).toEqual(r)
           expect(map.has(ABSENT)).toBe(false)
         }),
@@ -273,40 +273,40 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       )
     })
 
-    it('the lookups beside the rule: next scheduled rate, latest snapshot rate, latest stored rate, histories in order', () => {
-      fc.assert(
-        fc.property(rows, anyDay, anyDay, (all, day, other) => {
-          only(all)
+    it('the lookups beside the rule: next scheduled rate, latest snapshot rate, latest stored rate, histories in order', async /*A*/ () => {
+      await fc.assert(
+        fc.asyncProperty(rows, anyDay, anyDay, async /*A*/ (all, day, other) => {
+          await only(all)
           const sorted = [...all].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(a, b))
           for (const currency of [...CURRENCIES, ABSENT]) {
             const mine = ofCurrency(all, currency)
             const operator = mine.filter((r) => !isSnapshot(r))
             const snapshot = mine.filter((r) => isSnapshot(r))
-            expect(store.config.nextOperatorRate(currency, day), currency).toEqual(operator.find((r) => r.date > day))
-            expect(store.config.latestSnapshotRate(currency)).toEqual(snapshot.at(-1))
-            expect(store.config.latestStoredRate(currency, day)).toEqual(mine.filter((r) => r.date <= day).at(-1))
-            expect(store.config.fxScheduled(day, currency)).toEqual(operator.filter((r) => r.date > day))
-            expect(store.config.fxHistory({currency})).toEqual([...mine].reverse())
-            expect(store.config.fxHistory({currency, onOrBefore: day})).toEqual(mine.filter((r) => r.date <= day).reverse())
-            expect(store.revenue.fxHistory(currency)).toEqual(mine.map((r) => ({date: r.date, rate: r.rate, snapshot: isSnapshot(r)})))
-            for (const r of mine) expect(store.config.storedRate(currency, r.date)).toEqual(r)
-            expect(store.config.storedRate(currency, day)).toEqual(mine.find((r) => r.date === day))
+            expect(await store.config.nextOperatorRate(currency, day), currency).toEqual(operator.find((r) => r.date > day))
+            expect(await store.config.latestSnapshotRate(currency)).toEqual(snapshot.at(-1))
+            expect(await store.config.latestStoredRate(currency, day)).toEqual(mine.filter((r) => r.date <= day).at(-1))
+            expect(await store.config.fxScheduled(day, currency)).toEqual(operator.filter((r) => r.date > day))
+            expect(await store.config.fxHistory({currency})).toEqual([...mine].reverse())
+            expect(await store.config.fxHistory({currency, onOrBefore: day})).toEqual(mine.filter((r) => r.date <= day).reverse())
+            expect(await store.revenue.fxHistory(currency)).toEqual(mine.map((r) => ({date: r.date, rate: r.rate, snapshot: isSnapshot(r)})))
+            for (const r of mine) expect(await store.config.storedRate(currency, r.date)).toEqual(r)
+            expect(await store.config.storedRate(currency, day)).toEqual(mine.find((r) => r.date === day))
             const [from, to] = day <= other ? [day, other] : [other, day]
             const inRange = mine.filter((r) => r.date >= from && r.date <= to)
-            expect(store.config.fxAverage(currency, from, to)).toEqual(
+            expect(await store.config.fxAverage(currency, from, to)).toEqual(
               inRange.length === 0 ? undefined : {days: inRange.length, rate: inRange.reduce((s, r) => s + r.rate, 0) / inRange.length},
             )
-            expect(store.config.hasOperatorRateBetween(currency, from, to)).toBe(operator.some((r) => r.date > from && r.date <= to))
-            const snapshotDay = store.config.snapshotDate(currency)
+            expect(await store.config.hasOperatorRateBetween(currency, from, to)).toBe(operator.some((r) => r.date > from && r.date <= to))
+            const snapshotDay = await store.config.snapshotDate(currency)
             if (snapshot.length === 0) expect(snapshotDay).toBeUndefined()
             else expect(snapshot.map((r) => r.date)).toContain(snapshotDay)
-            expect(store.config.snapshotDate(currency, day)).toBe(snapshot.find((r) => r.date === day)?.date)
+            expect(await store.config.snapshotDate(currency, day)).toBe(snapshot.find((r) => r.date === day)?.date)
           }
-          expect(store.config.fxScheduled(day)).toEqual(sorted.filter((r) => !isSnapshot(r) && r.date > day))
+          expect(await store.config.fxScheduled(day)).toEqual(sorted.filter((r) => !isSnapshot(r) && r.date > day))
           const newestFirst = [...all].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a))
-          expect(store.config.fxHistory({})).toEqual(newestFirst)
-          expect(store.config.fxHistory({onOrBefore: day})).toEqual(newestFirst.filter((r) => r.date <= day))
-          expect(store.config.hasFxSource(SNAP)).toBe(all.some((r) => r.source === SNAP))
+          expect(await store.config.fxHistory({})).toEqual(newestFirst)
+          expect(await store.config.fxHistory({onOrBefore: day})).toEqual(newestFirst.filter((r) => r.date <= day))
+          expect(await store.config.hasFxSource(SNAP)).toBe(all.some((r) => r.source === SNAP))
         }),
         {numRuns: 50},
       )
@@ -336,10 +336,10 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       {requiredKeys: []},
     )
 
-    it('removal filters (fx delete, fx prune): what matches, what the filter takes, what is removed', () => {
-      fc.assert(
-        fc.property(rows, removal, rateDay, (all, filter, day) => {
-          only(all)
+    it('removal filters (fx delete, fx prune): what matches, what the filter takes, what is removed', async /*A*/ () => {
+      await fc.assert(
+        fc.asyncProperty(rows, removal, rateDay, async /*A*/ (all, filter, day) => {
+          await only(all)
           const taken = all.filter((r) => filterTakes(filter, r))
           const kept = all.filter((r) => !filterTakes(filter, r))
           const currencies = [...new Set(taken.map((r) => r.currency))].sort(byCurrency).map((currency) => {
@@ -347,42 +347,42 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
             return {currency, from: dates[0], removed: dates.length, to: dates.at(-1)}
           })
           const sources = [...new Set(taken.map((r) => r.source))].sort(byCurrency).map((source) => ({removed: taken.filter((r) => r.source === source).length, source}))
-          expect(store.config.fxMatching(filter)).toEqual({currencies, sources})
-          for (const r of all) expect(store.config.fxFilterTakes(filter, r), `${JSON.stringify(filter)} ${r.source}`).toBe(filterTakes(filter, r))
-          expect([...store.config.fxOperatorCurrenciesOn(filter, day)].sort(byCurrency)).toEqual(
+          expect(await store.config.fxMatching(filter)).toEqual({currencies, sources})
+          for (const r of all) expect(await store.config.fxFilterTakes(filter, r), `${JSON.stringify(filter)} ${r.source}`).toBe(filterTakes(filter, r))
+          expect([...await store.config.fxOperatorCurrenciesOn(filter, day)].sort(byCurrency)).toEqual(
             [...new Set(taken.filter((r) => r.date === day && !isSnapshot(r)).map((r) => r.currency))].sort(byCurrency),
           )
           let removed = 0
-          store.transaction(() => (removed = store.config.deleteFxRates(filter)), {write: true})
+          await store.transaction(async /*A*/ () => (removed = await store.config.deleteFxRates(filter)), {write: true})
           expect(removed).toBe(taken.length)
-          expect(store.config.fxHistory({})).toEqual(kept.sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
+          expect(await store.config.fxHistory({})).toEqual(kept.sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
         }),
         {numRuns: 100},
       )
     })
 
-    it('the SQL and the TypeScript read the same kind from any label', () => {
+    it('the SQL and the TypeScript read the same kind from any label', async /*A*/ () => {
       const labels = fc.oneof(
         fc.string(),
         fc.constantFrom('manual', 'ECB eurofxref (x.csv)', 'csv (a.csv)', 'json (usd.json)', 'csv (', 'json x)', 'ecb eurofxref (x)', SNAP, 'Default snapshot (x)', 'csv (a)\n', 'csv (a)\nb'),
         fc.tuple(fc.constantFrom('csv (', 'json (', 'ECB eurofxref (', 'default snapshot ('), fc.string(), fc.constantFrom(')', '', ') ', ')\n')).map((p) => p.join('')),
       )
-      fc.assert(
-        fc.property(labels, (source) => {
+      await fc.assert(
+        fc.asyncProperty(labels, async /*A*/ (source) => {
           const r = {currency: 'EUR', date: '2026-01-01', rate: 1, source}
           const kind = fxKind(source)
-          for (const k of ['snapshot', 'manual', 'import'] as const) expect(store.config.fxFilterTakes({source: {kind: k}}, r), `${JSON.stringify(source)} ${k}`).toBe(k === kind)
-          expect(store.config.fxFilterTakes({operatorOnly: true}, r)).toBe(kind !== 'snapshot')
+          for (const k of ['snapshot', 'manual', 'import'] as const) expect(await store.config.fxFilterTakes({source: {kind: k}}, r), `${JSON.stringify(source)} ${k}`).toBe(k === kind)
+          expect(await store.config.fxFilterTakes({operatorOnly: true}, r)).toBe(kind !== 'snapshot')
         }),
         {numRuns: 200},
       )
     })
 
-    it('saving rates: the row of a currency and day is replaced, the last write wins, unchanged rows are not counted', () => {
+    it('saving rates: the row of a currency and day is replaced, the last write wins, unchanged rows are not counted', async /*A*/ () => {
       const write = fc.record({currency: fc.constantFrom(...CURRENCIES), date: fc.integer({max: 4, min: 0}).map((n) => dayOf(n * 5)), rate: fc.constantFrom(0.5, 1, 2), source: fc.constantFrom('manual', SNAP, 'csv (a.csv)')})
-      fc.assert(
-        fc.property(fc.uniqueArray(write, {maxLength: 8, selector: (r) => `${r.currency} ${r.date}`}), fc.array(write, {maxLength: 10}), (before, batch) => {
-          only(before)
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(write, {maxLength: 8, selector: (r) => `${r.currency} ${r.date}`}), fc.array(write, {maxLength: 10}), async /*A*/ (before, batch) => {
+          await only(before)
           const model = new Map(before.map((r) => [`${r.currency} ${r.date}`, r]))
           let changed = 0
           for (const r of batch) {
@@ -392,9 +392,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
             model.set(key, r)
           }
           let written = 0
-          store.transaction(() => (written = store.config.saveFxRates(batch)), {write: true})
+          await store.transaction(async /*A*/ () => (written = await store.config.saveFxRates(batch)), {write: true})
           expect(written).toBe(changed)
-          expect(store.config.fxHistory({})).toEqual([...model.values()].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
+          expect(await store.config.fxHistory({})).toEqual([...model.values()].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
         }),
         {numRuns: 60},
       )

@@ -350,8 +350,9 @@ process.on('uncaughtException', (e) => {
 process.on('unhandledRejection', (e) => {
   if (waiting !== undefined) answer({error: info(e)})
 })
-// The worker answers each message itself (answer()); nothing waits for this handler.
-port.on('message', async (m: ClientRequest): Promise<void> => {
+// The worker answers each message itself (answer()); nothing waits for the handler.
+port.on('message', (m: ClientRequest) => void onMessage(m))
+async function onMessage(m: ClientRequest): Promise<void> {
   waiting = m.id
   let reply: Reply
   try {
@@ -362,4 +363,4 @@ port.on('message', async (m: ClientRequest): Promise<void> => {
   if (waiting !== m.id) return // answered already (uncaughtException), or a later call waits now
   answer(reply)
   if (m.op === 'close') port.close()
-})
+}
