@@ -45,7 +45,7 @@ export interface Store {
   readonly readOnly?: string
   /** Whether close() was called. */
   readonly closed: boolean
-  close(): void
+  /*A*/ close(): Promise<void>
 }
 
 export type OpenStoreOptions = {
@@ -66,8 +66,10 @@ class StoreHandle implements Store {
   }
 
   async /*A*/ close(): Promise<void> {
-    await ports.get(this)?.close()
+    // Closed at once: a call made while the store closes is refused.
+    const port = ports.get(this)
     ports.delete(this)
+    await port?.close()
   }
 }
 

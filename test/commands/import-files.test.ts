@@ -256,7 +256,7 @@ describe('library: importCharges / importSubscriptions with several paths', () =
       expect(subs).toMatchObject({inserted: 9, preset: 'gateway_a_subscriptions, gateway_c_subscriptions', read: 21, rejected: 12, success: false})
       expect(subs.files.map((f) => f.preset)).toEqual(['gateway_a_subscriptions', 'gateway_c_subscriptions'])
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })

@@ -23,7 +23,7 @@ beforeEach(async () => {
 })
 afterEach(async /*A*/ () => await store.close())
 
-const labels = async (e: Experiment, country: string) => {
+const labels = async /*A*/ (e: Experiment, country: string) => {
   const out = []
   for (const arm of e.arms) out.push(armLabel(e, arm, await armQuotes(store, e, arm, country)))
   return out
@@ -42,7 +42,7 @@ describe('pctChange', () => {
 describe('arm labels', () => {
   it('two products: multiplier arms give an example of each, USD arms their price per product', async /*A*/ () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {multiplier: 1}, {usd_price: 10}, {usd_price: 12.5}], name: 'two', products: ['pro_monthly', 'team_monthly'], seed: 1})
-    expect(labels(e, 'US')).toEqual([
+    expect(await labels(e, 'US')).toEqual([
       'control price: pro_monthly 10 USD, team_monthly 30 USD in US',
       'x0.8 (-20%): e.g. pro_monthly 7.99 USD (-20.1%), team_monthly 23.99 USD (-20.03%) in US',
       // No change is "0%", not "+0%".
@@ -55,7 +55,7 @@ describe('arm labels', () => {
 
   it('a USD arm where the visitor pays another currency adds an example of what they pay', async /*A*/ () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.5}], name: 'de', products: ['pro_monthly', 'team_monthly'], seed: 1})
-    expect(labels(e, 'DE')).toEqual([
+    expect(await labels(e, 'DE')).toEqual([
       'control price: pro_monthly 9 EUR, team_monthly 25.99 EUR in DE',
       'x0.8 (-20%): e.g. pro_monthly 6.99 EUR (-22.33%), team_monthly 20.99 EUR (-19.24%) in DE',
       'pro_monthly 12.5 USD (+25%), team_monthly 12.5 USD (-58.33%); e.g. pro_monthly 10.99 EUR (+22.11%), team_monthly 10.99 EUR (-57.71%) in DE',

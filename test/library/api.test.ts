@@ -49,7 +49,7 @@ beforeAll(async /*A*/ () => {
   store = openStore(path)
 })
 
-afterAll(() => store.close())
+afterAll(async /*A*/ () => await store.close())
 
 // The library never prints: every write to stdout or stderr during a test is a failure.
 beforeEach(() => {
@@ -72,8 +72,8 @@ describe('openStore', () => {
     expect(other.path).toBe(join(dir, 'new', 'other.db'))
     expect(other.closed).toBe(false)
     expect(other.readOnly).toBeUndefined()
-    other.close()
-    other.close() // twice is fine
+    await other.close()
+    await other.close() // twice is fine
     expect(other.closed).toBe(true)
     await expect(price(other, {products: ['x'], user_id: 'u'})).rejects.toThrow(/is closed: open it again with openStore/)
     await expect(async /*A*/ () => await revenueReport(other)).rejects.toThrow(OperationalError)
@@ -195,7 +195,7 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
     await seed.close()
     rev = openStore(revPath)
   })
-  afterAll(() => rev.close())
+  afterAll(async /*A*/ () => await rev.close())
 
   it('import exports and return the summary the CLI prints as --json; a re-run changes nothing', async () => {
     const payments = clean('payments-new.csv', 3)

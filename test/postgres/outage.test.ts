@@ -309,8 +309,8 @@ describe('KeyChecker.flush while PostgreSQL is down', () => {
       const keys = new KeyChecker(store, {warn: (m) => warnings.push(m)})
       expect((await keys.check(secret))?.id).toBe(record.id)
       await cluster.halt()
-      await expect(async /*A*/ () => await keys.flush()).resolves.not.toThrow()
-      await expect(async /*A*/ () => await keys.flush()).resolves.not.toThrow()
+      await keys.flush()
+      await keys.flush()
       expect(warnings).toHaveLength(1)
       expect(warnings[0]).toMatch(/^key use times of 1 key not written \(the connection to the PostgreSQL store .* was lost .*\): kept, and written when the store answers again$/)
       await cluster.start()
@@ -366,7 +366,7 @@ say({statement_timeout: store.pg.query('SHOW statement_timeout')[0].statement_ti
 for await (const _ of createInterface({input: process.stdin})) {
   const t = Date.now()
   try {
-    store.health()
+    await store.health()
     say({ms: Date.now() - t, ok: true})
   } catch (e) {
     say({error: e.constructor.name, message: e.message, ms: Date.now() - t})

@@ -25,15 +25,22 @@ export class SqliteStore implements StorePort {
   /** A batch's write-behind: the pricing adapter runs it, the experiments adapter sends its exposures through it. */
   private readonly behind = new WriteBehindLink()
   private readonly gate = new TxGate()
-  private savepoints = 0
-  private readonly statements: Record<'begin' | 'beginImmediate' | 'commit' | 'rollback', Statement>
+  private readonly statements: Record<'begin' | 'beginImmediate' | 'commit' | 'release' | 'rollback' | 'rollbackTo' | 'savepoint', Statement>
 
   constructor(
     readonly db: DB,
     readonly path: string,
     readonly readOnly?: string,
   ) {
-    this.statements = {begin: db.prepare('BEGIN'), beginImmediate: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK')}
+    this.statements = {
+      begin: db.prepare('BEGIN'),
+      beginImmediate: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      release: db.prepare('RELEASE pricectl_nested'),
+      rollback: db.prepare('ROLLBACK'),
+      rollbackTo: db.prepare('ROLLBACK TO pricectl_nested'),
+      savepoint: db.prepare('SAVEPOINT pricectl_nested'),
+    }
   }
 
   /** The file path (what opens the store again). */
@@ -51,17 +58,18 @@ export class SqliteStore implements StorePort {
   async /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {write?: boolean}): Promise<T> {
     const db = this.db
     if (this.gate.nested(db.inTransaction)) {
-      const name = `pricectl_${++this.savepoints}`
-      db.exec(`SAVEPOINT ${name}`)
+      // One name for every level: RELEASE and ROLLBACK TO act on the innermost savepoint of that name.
+      this.statements.savepoint.run()
       try {
         const result = await fn(this)
-        db.exec(`RELEASE ${name}`)
+        this.statements.release.run()
         return result
       } catch (error) {
-        if (db.inTransaction) db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`)
+        if (db.inTransaction) {
+          this.statements.rollbackTo.run()
+          this.statements.release.run()
+        }
         throw error
-      } finally {
-        this.savepoints--
       }
     }
     return this.gate.run(async () => {
