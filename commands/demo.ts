@@ -25,7 +25,7 @@ export default class Demo extends BaseCommand<typeof Demo> {
   async run() {
     const dir = demoDir(this.config.root)
     if (!this.flags.yes) await this.agreeToWrite(dir)
-    const r = await loadDemo((await this.store()), dir)
+    const r = await loadDemo(await this.store(), dir)
     const count = (w: {inserted: string[]; unchanged: string[]; updated: string[]}) => w.inserted.length + w.updated.length + w.unchanged.length
     const products = count(r.products)
     const coupons = count(r.coupons)
@@ -33,26 +33,26 @@ export default class Demo extends BaseCommand<typeof Demo> {
     const changes = (w: {inserted: string[]; unchanged: string[]; updated: string[]}) => `${w.inserted.length} new, ${w.updated.length} updated, ${w.unchanged.length} unchanged`
     this.log(message)
     this.log(`products: ${changes(r.products)}; coupons: ${changes(r.coupons)}`)
-    this.log(productsTable(await loadProducts((await this.store()))))
+    this.log(productsTable(await loadProducts(await this.store())))
     if (!this.jsonEnabled()) {
       const shown = ['basic_monthly', 'pro_monthly', 'pro_yearly', 'lifetime'].filter((id) => r.products.inserted.includes(id) || r.products.updated.includes(id) || r.products.unchanged.includes(id))
-      const rows = await pricePreview((await this.store()), shown, ['US', 'DE', 'GB', 'IN', 'BR', 'JP', 'KW'])
+      const rows = await pricePreview(await this.store(), shown, ['US', 'DE', 'GB', 'IN', 'BR', 'JP', 'KW'])
       this.log('\nPrice preview for a new user in each country (no lock written):')
       this.log(table(rows, [
         {header: 'country', value: (row) => `${row.country} (${row.currency})`},
         ...shown.map((id) => ({header: id, value: (row: (typeof rows)[number]) => row.prices[id]})),
       ]))
-      const vat = await currentRate((await this.store()), DEMO_INCLUSIVE_COUNTRY, 'standard', isoDay(nowSeconds()))
+      const vat = await currentRate(await this.store(), DEMO_INCLUSIVE_COUNTRY, 'standard', isoDay(nowSeconds()))
       this.log(`${DEMO_INCLUSIVE_COUNTRY} prices include ${vat.rate}% ${vat.label} (tax behavior inclusive --country ${DEMO_INCLUSIVE_COUNTRY}); the other countries are shown before tax.`)
     }
     this.log('\nWhat to try next:')
-    for (const step of await nextSteps((await this.store()))) this.log(`  ${step}`)
+    for (const step of await nextSteps(await this.store())) this.log(`  ${step}`)
     return {coupons, message, products, success: true as const}
   }
 
   /** A store with data gets the demo only when the operator agrees (no surprise writes). */
   private async agreeToWrite(dir: string): Promise<void> {
-    const plan = await planDemo((await this.store()), dir)
+    const plan = await planDemo(await this.store(), dir)
     if (!plan.surprise) return
     const {changes, held} = describePlan(plan)
     const what = `the store ${(await this.store()).path} is not empty (${held}): demo would ${changes}`

@@ -23,8 +23,8 @@ Refused (exit 1) when a later change wrote the same rows, or a row is no longer 
 
   async run(): Promise<RevertOutput> {
     const id = this.args.change
-    const scope = await revertScope((await this.store()), id)
-    const {dryRun, impact, result: r} = await this.priceImpact(async /*A*/ () => await revertChange((await this.store()), id, {force: this.flags.force}), scope)
+    const scope = await revertScope(await this.store(), id)
+    const {dryRun, impact, result: r} = await this.priceImpact(async () => await revertChange(await this.store(), id, {force: this.flags.force}), scope)
     if (r.conflicts.length > 0) process.stderr.write(`warning: --force overwrites ${r.conflicts.length} row${r.conflicts.length === 1 ? '' : 's'} written after change ${id}\n`)
     let message: string
     if (dryRun) message = `would revert change ${id}: restore ${r.restored} row${r.restored === 1 ? '' : 's'} (${describeRows(r.reverted.rows)}); nothing written`

@@ -65,10 +65,10 @@ function datedFromNow(value: unknown): unknown {
   return {...c, active_from: move(c.active_from), active_till: move(c.active_till)}
 }
 
-export async /*A*/ function loadDemo(store: StorePort, dir: string): Promise<DemoResult> {
+export async function loadDemo(store: StorePort, dir: string): Promise<DemoResult> {
   const products = readProductsFile(join(dir, 'products.json')).items
   const coupons = couponItems(join(dir, 'coupons.json'))
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const result = {coupons: await upsertCoupons(store, coupons), products: await upsertProducts(store, products)}
     await demoTax(store)
     return result
@@ -82,7 +82,7 @@ export const DEMO_INCLUSIVE_COUNTRY = 'DE'
  * One inclusive country, so the demo shows both behaviours: DE prices include VAT. Written
  * only when DE has no behaviour of its own (an operator's choice stays; a second run writes nothing).
  */
-async /*A*/ function demoTax(store: StorePort): Promise<void> {
+async function demoTax(store: StorePort): Promise<void> {
   if ((await store.config.taxSettings()).some((r) => r.scope === 'country' && r.subject === DEMO_INCLUSIVE_COUNTRY)) return
   await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'country', subject: DEMO_INCLUSIVE_COUNTRY}, nowIso())
 }
@@ -99,11 +99,11 @@ export type DemoPlan = {
 }
 
 /** What `demo` would do to this store, without writing anything. */
-export async /*A*/ function planDemo(store: StorePort, dir: string): Promise<DemoPlan> {
+export async function planDemo(store: StorePort, dir: string): Promise<DemoPlan> {
   const held = await store.catalog.storeContents()
   let result!: DemoResult
   try {
-    await store.transaction(async /*A*/ () => {
+    await store.transaction(async () => {
       result = await loadDemo(store, dir)
       throw new DryRun()
     }, {write: true})
@@ -131,7 +131,7 @@ export function describePlan(plan: DemoPlan): {changes: string; held: string} {
 }
 
 /** The commands worth trying on the demo store, for the summary. */
-export async /*A*/ function nextSteps(store: StorePort): Promise<string[]> {
+export async function nextSteps(store: StorePort): Promise<string[]> {
   const ids = new Set((await loadProducts(store)).map((p) => p.api_id))
   const product = ids.has('pro_monthly') ? 'pro_monthly' : ([...ids][0] ?? 'PRODUCT')
   return [

@@ -45,7 +45,7 @@ export interface Store {
   readonly readOnly?: string
   /** Whether close() was called. */
   readonly closed: boolean
-  /*A*/ close(): Promise<void>
+  close(): Promise<void>
 }
 
 export type OpenStoreOptions = {
@@ -65,7 +65,7 @@ class StoreHandle implements Store {
     return !ports.has(this)
   }
 
-  async /*A*/ close(): Promise<void> {
+  async close(): Promise<void> {
     // Closed at once: a call made while the store closes is refused.
     const port = ports.get(this)
     ports.delete(this)
@@ -194,7 +194,7 @@ export type PreviewOptions = {
  * `comparison.passed` is false when a price moved beyond the tolerance, a currency changed
  * or a row was added or removed.
  */
-export async /*A*/ function previewPrices(store: Store, options: PreviewOptions = {}): Promise<PreviewResult> {
+export async function previewPrices(store: Store, options: PreviewOptions = {}): Promise<PreviewResult> {
   const tolerance = options.tolerance ?? '0'
   if (options.tolerance !== undefined && options.against === undefined) throw new InvalidInputError('tolerance compares with a snapshot: add against: FILE')
   const parsedTolerance = parseTolerance(tolerance)
@@ -288,7 +288,7 @@ export type RevenueReportOptions = {
 }
 
 /** Revenue in USD (`revenue report --json`): MRR, active, new and churned subscriptions, net charge revenue, ARPU, MRR movements, churn and retention rates, LTV. */
-export async /*A*/ function revenueReport(store: Store, options: RevenueReportOptions = {}): Promise<RevenueReport> {
+export async function revenueReport(store: Store, options: RevenueReportOptions = {}): Promise<RevenueReport> {
   const by = options.by ?? 'month'
   if (!['country', 'month', 'product', 'quarter', 'week'].includes(by)) throw new InvalidInputError(`by: expected week, month, quarter, country or product, got ${JSON.stringify(by)}`)
   const zone = resolveZone(options.tz, 'tz')

@@ -27,7 +27,7 @@ A user is in every audience whose rules hold; the highest priority one is the pr
       {field: 'api_id', flag: '--api-id', message: 'api_id'},
       {field: 'name', flag: '--name', message: 'Name'},
     ])
-    const {dryRun, impact, result: a} = await this.priceImpact(async /*A*/ () => await createAudience((await this.store()), body), {audiences: true})
+    const {dryRun, impact, result: a} = await this.priceImpact(async () => await createAudience(await this.store(), body), {audiences: true})
     const message = `${dryRun ? 'dry run: would create' : 'created'} audience ${a.api_id}`
     this.log(`${message} (${a.name}, priority ${a.priority}, ${a.rules.length ? `${a.rules.length} rule${a.rules.length === 1 ? '' : 's'}` : 'no rules: matches everyone'}, ${a.prices.length} price${a.prices.length === 1 ? '' : 's'})`)
     return {audience: audienceResponse(a), dry_run: dryRun, impact, message, success: true as const}

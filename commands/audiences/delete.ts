@@ -24,9 +24,9 @@ export default class AudiencesDelete extends BaseCommand<typeof AudiencesDelete>
 
   async run() {
     const apiId = this.args.api_id
-    await requireAudience((await this.store()), apiId)
+    await requireAudience(await this.store(), apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete audience ${apiId}`)
-    const {dryRun, impact, result: {campaigns, packages}} = await this.priceImpact(async /*A*/ () => await deleteAudience((await this.store()), apiId, {force: this.flags.force}), {audiences: true}, {confirmed: !this.flags.yes})
+    const {dryRun, impact, result: {campaigns, packages}} = await this.priceImpact(async () => await deleteAudience(await this.store(), apiId, {force: this.flags.force}), {audiences: true}, {confirmed: !this.flags.yes})
     const also = [...packages.map((p) => `package ${p}`), ...campaigns.map((c) => `campaign ${c}`)]
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} audience ${apiId}${also.length ? ` and ${also.join(', ')}` : ''}`
     this.log(message)

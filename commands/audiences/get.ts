@@ -16,7 +16,7 @@ export default class AudiencesGet extends BaseCommand<typeof AudiencesGet> {
   }
 
   async run() {
-    const a = await requireAudience((await this.store()), this.args.api_id)
+    const a = await requireAudience(await this.store(), this.args.api_id)
     this.log(audienceDetail(a))
     return {audience: audienceResponse(a), message: `audience ${a.api_id}`, success: true as const}
   }

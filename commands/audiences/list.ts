@@ -20,7 +20,7 @@ export default class AudiencesList extends BaseCommand<typeof AudiencesList> {
   }
 
   async run() {
-    const audiences = await listAudiences((await this.store()))
+    const audiences = await listAudiences(await this.store())
     const result = {audiences: audiences.map((a) => audienceResponse(a)), message: `${audiences.length} audience${audiences.length === 1 ? '' : 's'}`, success: true as const}
     if (this.jsonEnabled()) return result
     if (this.flags.output === 'json') this.log(JSON.stringify(result, null, 2))

@@ -25,7 +25,7 @@ export default class AudiencesUpdate extends BaseCommand<typeof AudiencesUpdate>
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'audiences', apiId)
-    const {dryRun, impact, result: {audience, changed}} = await this.priceImpact(async /*A*/ () => await updateAudience((await this.store()), apiId, audienceBody(this.flags)), {audiences: true})
+    const {dryRun, impact, result: {audience, changed}} = await this.priceImpact(async () => await updateAudience(await this.store(), apiId, audienceBody(this.flags)), {audiences: true})
     const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} audience ${apiId}` : `audience ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return {audience: audienceResponse(audience), dry_run: dryRun, impact, message, success: true as const}

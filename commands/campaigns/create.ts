@@ -30,9 +30,9 @@ and inside its own window when a price is computed. Existing locks keep their co
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'coupon', flag: '--coupon', message: 'Coupon api_id'},
     ])
-    const {dryRun, impact, result: {c, out}} = await this.priceImpact(async /*A*/ () => {
-      const c = await createCampaign((await this.store()), body)
-      return {c, out: await campaignResponse((await this.store()), c)}
+    const {dryRun, impact, result: {c, out}} = await this.priceImpact(async () => {
+      const c = await createCampaign(await this.store(), body)
+      return {c, out: await campaignResponse(await this.store(), c)}
     }, {audiences: true})
     const message = `${dryRun ? 'dry run: would create' : 'created'} campaign ${c.api_id}`
     this.log(`${message}: coupon ${c.coupon} for ${segmentText(c.countries, c.audience)}${c.products.length ? ` on ${c.products.join(', ')}` : ''} (${out.state.replaceAll('_', ' ')} now)`)

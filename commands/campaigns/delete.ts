@@ -24,9 +24,9 @@ export default class CampaignsDelete extends BaseCommand<typeof CampaignsDelete>
 
   async run() {
     const apiId = this.args.api_id
-    await requireCampaign((await this.store()), apiId)
+    await requireCampaign(await this.store(), apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete campaign ${apiId}`)
-    const {dryRun, impact} = await this.priceImpact(async /*A*/ () => await deleteCampaign((await this.store()), apiId), {audiences: true}, {confirmed: !this.flags.yes})
+    const {dryRun, impact} = await this.priceImpact(async () => await deleteCampaign(await this.store(), apiId), {audiences: true}, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} campaign ${apiId}`
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

@@ -16,8 +16,8 @@ export default class CampaignsGet extends BaseCommand<typeof CampaignsGet> {
   }
 
   async run() {
-    const c = await requireCampaign((await this.store()), this.args.api_id)
-    const out = await campaignResponse((await this.store()), c)
+    const c = await requireCampaign(await this.store(), this.args.api_id)
+    const out = await campaignResponse(await this.store(), c)
     this.log(campaignDetail({c, state: out.state}))
     return {campaign: out, message: `campaign ${c.api_id}`, success: true as const}
   }

@@ -21,7 +21,7 @@ export default class CampaignsList extends BaseCommand<typeof CampaignsList> {
   }
 
   async run() {
-    const store = (await this.store())
+    const store = await this.store()
     const all = await Promise.all((await listCampaigns(store)).map(async (c) => ({c, out: await campaignResponse(store, c)})))
     const rows = all.filter((r) => this.flags.state === undefined || r.out.state === this.flags.state)
     const result = {campaigns: rows.map((r) => r.out), message: `${rows.length} campaign${rows.length === 1 ? '' : 's'}`, success: true as const}

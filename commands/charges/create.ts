@@ -55,7 +55,7 @@ export default class ChargesCreate extends BaseCommand<typeof ChargesCreate> {
       {field: 'status', flag: '--status', message: 'Status (pending, succeeded, failed)'},
     ])
     const event = eventOf(f)
-    const r = await createCharge((await this.store()), input, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await createCharge(await this.store(), input, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

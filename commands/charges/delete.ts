@@ -22,7 +22,7 @@ export default class ChargesDelete extends BaseCommand<typeof ChargesDelete> {
   async run() {
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete charge ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
-    const r = await deleteCharge((await this.store()), this.args, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await deleteCharge(await this.store(), this.args, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

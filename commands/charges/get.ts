@@ -16,8 +16,8 @@ export default class ChargesGet extends BaseCommand<typeof ChargesGet> {
   }
 
   async run() {
-    const charge = await getCharge((await this.store()), await resolveKey((await this.store()), 'charges', this.args))
-    this.log(recordView(charge, await productNames((await this.store()), [charge])))
+    const charge = await getCharge(await this.store(), await resolveKey(await this.store(), 'charges', this.args))
+    this.log(recordView(charge, await productNames(await this.store(), [charge])))
     return {charge, success: true as const}
   }
 }

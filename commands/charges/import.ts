@@ -20,6 +20,6 @@ export default class ChargesImport extends BaseCommand<typeof ChargesImport> {
   }
 
   async run() {
-    return runImportCommand((await this.store()), 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+    return runImportCommand(await this.store(), 'charges', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
   }
 }

@@ -18,7 +18,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
 
   async run() {
     const f = this.flags
-    const {records, total} = await listCharges((await this.store()), {
+    const {records, total} = await listCharges(await this.store(), {
       limit: f.limit,
       product: f.product,
       status: f.status,
@@ -27,7 +27,7 @@ export default class ChargesList extends BaseCommand<typeof ChargesList> {
     })
     const message = `${records.length} of ${total} charge${total === 1 ? '' : 's'}`
     const result = {charges: records, message, success: true, total}
-    printList(this, f.output, {columns: chargeColumns(await productNames((await this.store()), records)), fields: Object.keys(ChargeRecord.shape), message, records, result})
+    printList(this, f.output, {columns: chargeColumns(await productNames(await this.store(), records)), fields: Object.keys(ChargeRecord.shape), message, records, result})
     return result
   }
 }

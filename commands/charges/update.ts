@@ -29,7 +29,7 @@ export default class ChargesUpdate extends BaseCommand<typeof ChargesUpdate> {
     const f = this.flags
     const body = overlay(readBody(f.body), {...chargeFields(f), metadata: metadataFlag(f.metadata)})
     const event = eventOf(f)
-    const r = await updateCharge((await this.store()), this.args, body, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await updateCharge(await this.store(), this.args, body, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

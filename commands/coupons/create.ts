@@ -29,9 +29,9 @@ export default class CouponsCreate extends BaseCommand<typeof CouponsCreate> {
       {field: 'coupon_type', flag: '--type', message: 'Type (percentage or fixed_amount)', parse: (a) => ({coupon_type: a.trim()})},
       {field: 'value', flag: '--value', message: 'Value (percent, or amount in the coupon currency)', parse: numberish},
     ])
-    const {dryRun, impact, result: {c, out}} = await this.priceImpact(async /*A*/ () => {
-      const c = await createCoupon((await this.store()), body)
-      return {c, out: await couponResponse((await this.store()), c)}
+    const {dryRun, impact, result: {c, out}} = await this.priceImpact(async () => {
+      const c = await createCoupon(await this.store(), body)
+      return {c, out: await couponResponse(await this.store(), c)}
     })
     const message = `${dryRun ? 'dry run: would create' : 'created'} coupon ${c.api_id}`
     this.log(`${message} (${c.name}): ${couponValue(c)} off, ${c.status}`)

@@ -25,9 +25,9 @@ export default class CouponsDelete extends BaseCommand<typeof CouponsDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    await requireCoupon((await this.store()), apiId)
+    await requireCoupon(await this.store(), apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete coupon ${apiId}`)
-    const {dryRun, impact} = await this.priceImpact(async /*A*/ () => await deleteCoupon((await this.store()), apiId, {force: this.flags.force}), undefined, {confirmed: !this.flags.yes})
+    const {dryRun, impact} = await this.priceImpact(async () => await deleteCoupon(await this.store(), apiId, {force: this.flags.force}), undefined, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} coupon ${apiId}`
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

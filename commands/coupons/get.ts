@@ -16,8 +16,8 @@ export default class CouponsGet extends BaseCommand<typeof CouponsGet> {
   }
 
   async run() {
-    const c = await requireCoupon((await this.store()), this.args.api_id)
+    const c = await requireCoupon(await this.store(), this.args.api_id)
     this.log(couponDetail(c))
-    return {coupon: await couponResponse((await this.store()), c), message: `coupon ${c.api_id}`, success: true as const}
+    return {coupon: await couponResponse(await this.store(), c), message: `coupon ${c.api_id}`, success: true as const}
   }
 }

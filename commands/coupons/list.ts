@@ -26,7 +26,7 @@ export default class CouponsList extends BaseCommand<typeof CouponsList> {
     const coupons = await listCoupons(store, {name: this.flags.name, status: this.flags.status})
     const filtered = this.flags.name !== undefined || this.flags.status !== undefined
     const result = {
-      coupons: await Promise.all(coupons.map(async /*A*/ (c) => await couponResponse(store, c))),
+      coupons: await Promise.all(coupons.map(async (c) => await couponResponse(store, c))),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }

@@ -22,9 +22,9 @@ export default class CouponsUpdate extends BaseCommand<typeof CouponsUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'coupons', apiId)
-    const {dryRun, impact, result: {changed, out}} = await this.priceImpact(async /*A*/ () => {
-      const {changed, coupon} = await updateCoupon((await this.store()), apiId, couponBody(this.flags))
-      return {changed, out: await couponResponse((await this.store()), coupon)}
+    const {dryRun, impact, result: {changed, out}} = await this.priceImpact(async () => {
+      const {changed, coupon} = await updateCoupon(await this.store(), apiId, couponBody(this.flags))
+      return {changed, out: await couponResponse(await this.store(), coupon)}
     })
     const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} coupon ${apiId}` : `coupon ${apiId} unchanged (the update matches what is stored)`
     this.log(message)

@@ -20,7 +20,7 @@ Of a PostgreSQL store: a portable pricectl SQLite store file with everything in 
 
   async run() {
     // A PostgreSQL store has no file to copy: its contents go into a new SQLite store file.
-    const result = await backupAnyStore((await this.store()), this.args.file, this.flags.force)
+    const result = await backupAnyStore(await this.store(), this.args.file, this.flags.force)
     this.log(`backed up ${(await this.store()).path} to ${result.path} (${result.bytes} bytes)`)
     return {bytes: result.bytes, path: result.path, success: true as const}
   }

@@ -41,11 +41,11 @@ changes more than N prices (docs/change-control.md).`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const e = await requireExperiment((await this.store()), id)
+    const e = await requireExperiment(await this.store(), id)
     const dry = Boolean(this.flags['dry-run'])
     // The shared wrapper measures the impact (products x countries x audiences x arms), asks on a
     // terminal above a handful of changes, enforces --max-changes and rolls back a dry run.
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => await concludeExperiment((await this.store()), id, this.args.arm, {wordAsDryRun: dry}), {
+    const {dryRun, impact, result} = await this.priceImpact(async () => await concludeExperiment(await this.store(), id, this.args.arm, {wordAsDryRun: dry}), {
       experiments: [id],
       products: e.products.map((p) => p.api_id),
     })

@@ -29,7 +29,7 @@ Arms outside a product's [min_px, max_px] are refused.`
 
   async run() {
     const body = await requireFields(experimentBody(this.flags), [{field: 'name', flag: '--name', message: 'Name of the experiment'}])
-    const e = await createExperiment((await this.store()), body, {start: this.flags.start})
+    const e = await createExperiment(await this.store(), body, {start: this.flags.start})
     const message = `created experiment ${e.id}${this.flags.start ? ' and started it' : ' (a draft: start it with "pricectl experiments start ' + e.id + '")'}`
     this.log(`${message}\n${experimentDetail(e)}`)
     return {experiment: experimentOutput(e), message, success: true}

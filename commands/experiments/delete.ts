@@ -23,10 +23,10 @@ and results. Stop a running one with "pricectl experiments stop ID".`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const e = await requireExperiment((await this.store()), id)
+    const e = await requireExperiment(await this.store(), id)
     assertDeletable(e)
     await confirmDestructive(this.flags.yes, `delete draft experiment ${id} "${e.name}"`)
-    await deleteExperiment((await this.store()), id)
+    await deleteExperiment(await this.store(), id)
     const message = `deleted experiment ${id} "${e.name}"`
     this.log(message)
     return {id, message, success: true as const}

@@ -21,7 +21,7 @@ export default class ExperimentsList extends BaseCommand<typeof ExperimentsList>
   }
 
   async run() {
-    const list = (await experimentsList((await this.store()), this.flags.status as (typeof STATUSES)[number] | undefined)).map((e) => experimentOutput(e))
+    const list = (await experimentsList(await this.store(), this.flags.status as (typeof STATUSES)[number] | undefined)).map((e) => experimentOutput(e))
     const result = {experiments: list, message: `${list.length} experiment${list.length === 1 ? '' : 's'}`, success: true as const}
     if (this.jsonEnabled()) return result
     if (this.flags.output === 'json') this.log(JSON.stringify(result, null, 2))

@@ -32,7 +32,7 @@ arm a warning goes to stderr (and "sample.warning" in --json).`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const r = await experimentResults((await this.store()), id, {
+    const r = await experimentResults(await this.store(), id, {
       draws: intFlag(this.flags.draws, '--draws', {max: 10_000_000, min: 100}),
       seed: intFlag(this.flags.seed, '--seed', {max: 4_294_967_295}),
     })

@@ -17,7 +17,7 @@ export default class ExperimentsShow extends BaseCommand<typeof ExperimentsShow>
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const e = await requireExperiment((await this.store()), id)
+    const e = await requireExperiment(await this.store(), id)
     this.log(experimentDetail(e))
     return {experiment: experimentOutput(e), message: `experiment ${id}`, success: true}
   }

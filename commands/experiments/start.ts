@@ -19,7 +19,7 @@ export default class ExperimentsStart extends BaseCommand<typeof ExperimentsStar
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const {dryRun, impact, result: {changed, experiment}} = await this.priceImpact(async /*A*/ () => await startExperiment((await this.store()), id), {experiments: [id]})
+    const {dryRun, impact, result: {changed, experiment}} = await this.priceImpact(async () => await startExperiment(await this.store(), id), {experiments: [id]})
     const message = changed ? `${dryRun ? 'dry run: would start' : 'started'} experiment ${id} "${experiment.name}"` : `experiment ${id} is already running`
     this.log(message)
     return {dry_run: dryRun, experiment: experimentOutput(experiment), impact, message, success: true}

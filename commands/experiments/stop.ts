@@ -22,7 +22,7 @@ Results stay available ("pricectl experiments results ID").`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const {dryRun, impact, result: {changed, experiment}} = await this.priceImpact(async /*A*/ () => await stopExperiment((await this.store()), id), {experiments: [id]})
+    const {dryRun, impact, result: {changed, experiment}} = await this.priceImpact(async () => await stopExperiment(await this.store(), id), {experiments: [id]})
     const message = changed ? `${dryRun ? 'dry run: would stop' : 'stopped'} experiment ${id} "${experiment.name}"` : `experiment ${id} is not running (${experiment.status})`
     this.log(message)
     return {dry_run: dryRun, experiment: experimentOutput(experiment), impact, message, success: true}

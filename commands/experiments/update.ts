@@ -26,7 +26,7 @@ countries only while it is a draft. --arm replaces all arms.`
 
   async run() {
     const id = parseExperimentId(this.args.id)
-    const {changed, experiment} = await updateExperiment((await this.store()), id, experimentBody(this.flags))
+    const {changed, experiment} = await updateExperiment(await this.store(), id, experimentBody(this.flags))
     const message = changed ? `updated experiment ${id}` : `experiment ${id} unchanged`
     this.log(`${message}\n${experimentDetail(experiment)}`)
     return {experiment: experimentOutput(experiment), message, success: true}

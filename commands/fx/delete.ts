@@ -42,10 +42,10 @@ Refused when a currency the store prices with would be left without a rate usabl
     const options = {dryRun: this.flags['dry-run'], force: this.flags.force}
     if (!options.dryRun && !this.flags.yes) {
       if (!this.interactive) await confirmDestructive(false, what)
-      const preview = await deleteRates((await this.store()), currency, date, {...options, dryRun: true})
+      const preview = await deleteRates(await this.store(), currency, date, {...options, dryRun: true})
       await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const {impact, result} = await this.priceImpact(async /*A*/ () => await deleteRates((await this.store()), currency, date, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
+    const {impact, result} = await this.priceImpact(async () => await deleteRates(await this.store(), currency, date, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
     const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)

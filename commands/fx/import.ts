@@ -40,7 +40,7 @@ is kept but not used before its date.`
       const codes = `${parsed.skippedCodes.slice(0, 12).join(', ')}${n > 12 ? ', ...' : ''}`
       this.note(`skipped ${n} ${n === 1 ? 'code that is' : 'codes that are'} not ISO 4217 (${parsed.skippedValues} ${parsed.skippedValues === 1 ? 'value' : 'values'}): ${codes}`)
     }
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => await importRates((await this.store()), parsed, {source}))
+    const {dryRun, impact, result} = await this.priceImpact(async () => await importRates(await this.store(), parsed, {source}))
     const s = {...result, dryRun}
     const span = s.dates.count === 0 ? 'no dates' : s.dates.count === 1 ? `date ${s.dates.from}` : `${s.dates.count} dates ${s.dates.from}..${s.dates.to}`
     const message = `${s.dryRun ? 'dry run: would write' : 'wrote'} ${plural(s.ratesWritten, 'rate')} (${s.ratesUnchanged} unchanged) for ${s.currencies} ${s.currencies === 1 ? 'currency' : 'currencies'}, ${span}, from ${plural(s.rowsRead, 'row')} read (${s.format})`

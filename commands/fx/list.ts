@@ -36,7 +36,7 @@ outranked (a snapshot rate while one of yours is current) or past.`
   async run() {
     const currency = this.flags.currency === undefined ? undefined : assertCurrency(this.flags.currency.toUpperCase(), '--currency')
     const date = this.flags.date === undefined ? undefined : validate(FxDay, this.flags.date, '--date')
-    const rates = await listRates((await this.store()), {currency, date, history: this.flags.history})
+    const rates = await listRates(await this.store(), {currency, date, history: this.flags.history})
     if (currency && rates.length === 0) {
       throw new NotFoundError(`no FX rate for ${currency}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
     }

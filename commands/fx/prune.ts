@@ -51,10 +51,10 @@ a rate usable today (--force overrides); other currencies left without a rate ar
     const options = {dryRun: this.flags['dry-run'], force: this.flags.force}
     if (!options.dryRun && !this.flags.yes) {
       if (!this.interactive) await confirmDestructive(false, `prune rates (${scope})`)
-      const preview = await removeRates((await this.store()), filter, {...options, dryRun: true})
+      const preview = await removeRates(await this.store(), filter, {...options, dryRun: true})
       if (preview.removed > 0) await confirmDestructive(false, describeRemoval(preview).message.replace(/^dry run: would /, ''))
     }
-    const {impact, result} = await this.priceImpact(async /*A*/ () => await removeRates((await this.store()), filter, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
+    const {impact, result} = await this.priceImpact(async () => await removeRates(await this.store(), filter, {...options, dryRun: false}), undefined, {confirmed: !this.flags.yes})
     const summary = {...result, dryRun: Boolean(options.dryRun)}
     const {message, notes} = describeRemoval(summary)
     this.log(message)

@@ -51,7 +51,7 @@ kept but not used before its date (a warning says so).`
     const today = isoDay(nowSeconds())
     input.date ??= today
     const valid = validate(FxSetInput, input, 'FX rate')
-    const {dryRun, impact, result: {current, rate: stored, replaced, scheduled, snapshotComesBack}} = await this.priceImpact(async /*A*/ () => await setOperatorRate((await this.store()), valid, today))
+    const {dryRun, impact, result: {current, rate: stored, replaced, scheduled, snapshotComesBack}} = await this.priceImpact(async () => await setOperatorRate(await this.store(), valid, today))
     const message = `${dryRun ? 'dry run: would set ' : ''}${stored.currency} = ${stored.rate} per 1 USD from ${stored.date} (${stored.source})${scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)
     if (scheduled) {

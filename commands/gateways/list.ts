@@ -22,7 +22,7 @@ export default class GatewaysList extends BaseCommand<typeof GatewaysList> {
   }
 
   async run() {
-    const gateways = (await listGatewaySettings((await this.store()))).map((g) => gatewayEntryJson(g))
+    const gateways = (await listGatewaySettings(await this.store())).map((g) => gatewayEntryJson(g))
     const stored = gateways.filter((g) => g.source === 'store').length
     const message = `${gateways.length} gateways (${stored} configured, ${gateways.length - stored} on defaults)`
     const result = {gateways, message, success: true as const}

@@ -67,7 +67,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     if (!this.flags.default && Object.keys(changes).length === 0) {
       throw new InvalidInputError(`nothing to set for ${this.args.gateway}: pass --accept, --fallback or --amount-format (or --default), or --currency CODE with the rule to override`)
     }
-    const {dryRun, impact, result: {reset, settings}} = await this.priceImpact(async /*A*/ () => await configureGateway((await this.store()), this.args.gateway, this.flags.default ? 'default' : changes))
+    const {dryRun, impact, result: {reset, settings}} = await this.priceImpact(async () => await configureGateway(await this.store(), this.args.gateway, this.flags.default ? 'default' : changes))
     const gateway = gatewayEntryJson(settings)
     const message = (dryRun ? 'dry run: ' : '') + (reset
       ? `${gateway.gateway} uses its defaults: accepts ${acceptedText(settings)}, falls back to ${gateway.fallback_currency}, ${gateway.amount_format} amounts`
@@ -89,7 +89,7 @@ With --currency CODE: override the gateway's rule for that currency (docs/money.
     }
     // Syntax first, before the store is opened.
     if (!this.flags.default) checkRuleFlags(flags)
-    const {dryRun, impact, result: {reset, rule}} = await this.priceImpact(async /*A*/ () => await configureRuleFromFlags((await this.store()), gateway, currency, this.flags.default ? 'default' : flags))
+    const {dryRun, impact, result: {reset, rule}} = await this.priceImpact(async () => await configureRuleFromFlags(await this.store(), gateway, currency, this.flags.default ? 'default' : flags))
     const message = (dryRun ? 'dry run: ' : '') + (this.flags.default
       ? reset
         ? `${gateway} ${currency}: override dropped; ${describeRule(rule)}`

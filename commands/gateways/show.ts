@@ -30,7 +30,7 @@ Without: the table's default and every entry and stored override. docs/money.md 
     const currency = this.args.currency === undefined ? undefined : validate(Currency, this.args.currency.trim().toUpperCase(), 'CURRENCY')
     const sources = GATEWAY_TABLES[gateway].sources
     if (currency !== undefined) {
-      const rule = await showRule((await this.store()), gateway, currency)
+      const rule = await showRule(await this.store(), gateway, currency)
       const message = `${gateway} ${currency}: exponent ${rule.exponent}, divisible by ${rule.divisible_by}, from the ${rule.source === 'store' ? 'stored override' : rule.source === 'table' ? `${rule.model} table entry` : `${rule.model} table default`}`
       if (!this.jsonEnabled()) {
         this.log(ruleRecord(rule, sources))
@@ -39,7 +39,7 @@ Without: the table's default and every entry and stored override. docs/money.md 
       }
       return {message, rule, success: true as const}
     }
-    const table = await showTable((await this.store()), gateway)
+    const table = await showTable(await this.store(), gateway)
     const message = `${gateway} follows ${table.model}: ${table.entries.length} currencies listed (${table.overrides} stored ${table.overrides === 1 ? 'override' : 'overrides'}), the default for the rest`
     if (!this.jsonEnabled()) {
       this.log(tableListing(table))

@@ -31,7 +31,7 @@ Every command (and server request) that writes products, country prices, coupons
 
   async run(): Promise<HistoryList> {
     const {actor, limit, product, since, table: t} = this.flags
-    const changes = await listChanges((await this.store()), {actor, limit, product, since, table: t})
+    const changes = await listChanges(await this.store(), {actor, limit, product, since, table: t})
     const message = `${changes.length} change${changes.length === 1 ? '' : 's'}`
     if (changes.length === 0) this.log('no changes recorded' + (actor || product || since || t ? ' that match' : ' yet'))
     else {

@@ -14,7 +14,7 @@ export default class HistoryShowCommand extends BaseCommand<typeof HistoryShowCo
   }
 
   async run(): Promise<HistoryShow> {
-    const {change, rows} = await showChange((await this.store()), this.args.change)
+    const {change, rows} = await showChange(await this.store(), this.args.change)
     this.log(`change ${change.id} at ${change.at} by ${change.actor}: ${change.command}`)
     if (change.summary) this.log(change.summary)
     if (change.reverted_by) this.log(`reverted by change ${change.reverted_by}`)

@@ -24,7 +24,7 @@ The key is printed once (on stdout, alone on its line) and cannot be shown again
 
   async run(): Promise<KeyCreated> {
     const input = await requireFields({name: this.flags.name}, [{field: 'name', flag: '--name', message: 'What is the key for?'}])
-    const {key, record} = await createKey((await this.store()), input)
+    const {key, record} = await createKey(await this.store(), input)
     const message = `created API key ${record.id} (${record.name}), prefix ${record.prefix}: store it now, it is not shown again`
     this.log(key)
     this.note(message)

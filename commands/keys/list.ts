@@ -20,7 +20,7 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
   }
 
   async run(): Promise<KeyList> {
-    const keys = await listKeys((await this.store()), {status: this.flags.status})
+    const keys = await listKeys(await this.store(), {status: this.flags.status})
     const message = `${keys.length} key${keys.length === 1 ? '' : 's'}`
     if (keys.length === 0) this.log(this.flags.status ? `no ${this.flags.status} keys` : 'no API keys yet: create one with "pricectl keys create --name NAME"')
     else {

@@ -21,9 +21,9 @@ Revoking cannot be undone; create a new key instead.`
   }
 
   async run(): Promise<KeyRevoked> {
-    const found = await findKey((await this.store()), this.args.key)
+    const found = await findKey(await this.store(), this.args.key)
     if (found.status === 'active') await confirmDestructive(this.flags.yes, `revoke API key ${found.id} (${found.name}, ${found.prefix})`)
-    const {changed, record} = await revokeKey((await this.store()), String(found.id))
+    const {changed, record} = await revokeKey(await this.store(), String(found.id))
     const message = changed ? `revoked API key ${record.id} (${record.name}, ${record.prefix})` : `API key ${record.id} (${record.name}) was already revoked at ${record.revoked_at}`
     this.log(message)
     return {key: record, message, success: true}

@@ -24,7 +24,7 @@ export default class LocalizationClear extends BaseCommand<typeof LocalizationCl
   async run() {
     const countries = this.flags.country?.map((c) => assertCountry(c.trim().toUpperCase(), '--country'))
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, countries?.length ? `delete the localization factors of ${countries.join(', ')}` : 'delete every localization factor')
-    const {dryRun, impact, result: deleted} = await this.priceImpact(async /*A*/ () => await clearFactors((await this.store()), countries), undefined, {confirmed: !this.flags.yes})
+    const {dryRun, impact, result: deleted} = await this.priceImpact(async () => await clearFactors(await this.store(), countries), undefined, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} ${deleted} localization ${deleted === 1 ? 'factor' : 'factors'}`
     this.log(message)
     return {deleted, dry_run: dryRun, impact, message, success: true as const}

@@ -40,8 +40,8 @@ are skipped and counted. Countries not in the file keep their factor unless --re
     const file = readDataFile(this.args.file)
     const parsed = parseLocalizationFile(file.bytes, {format: this.flags.format as LocalizationFormat | undefined, name: file.name})
     const source = this.flags.source?.trim() || parsed.source
-    const resolved = await resolveFactors((await this.store()), parsed, source)
-    const {impact, result: written} = await this.priceImpact(async /*A*/ () => await writeFactors((await this.store()), resolved.factors, {replace: this.flags.replace}))
+    const resolved = await resolveFactors(await this.store(), parsed, source)
+    const {impact, result: written} = await this.priceImpact(async () => await writeFactors(await this.store(), resolved.factors, {replace: this.flags.replace}))
     const years = resolved.factors.map((f) => f.year).filter((y): y is number => y !== null)
     const skippedCount = parsed.aggregates.length + parsed.noValue.length + resolved.noFxRate.length + resolved.implausible.length
     const message =

@@ -24,7 +24,7 @@ export default class LocalizationList extends BaseCommand<typeof LocalizationLis
 
   async run() {
     const country = this.flags.country === undefined ? undefined : assertCountry(this.flags.country.toUpperCase(), '--country')
-    const factors = await listFactors((await this.store()), country)
+    const factors = await listFactors(await this.store(), country)
     if (country && factors.length === 0) {
       throw new NotFoundError(`no localization factor for ${country}: its prices use FX and rounding only; add one with "pricectl localization set ${country} FACTOR"`)
     }

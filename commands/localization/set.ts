@@ -40,7 +40,7 @@ export default class LocalizationSet extends BaseCommand<typeof LocalizationSet>
     ])
     if (typeof input.country === 'string') input.country = input.country.trim().toUpperCase()
     const valid = validate(FactorInput, input, 'localization factor')
-    const {dryRun, impact, result: stored} = await this.priceImpact(async /*A*/ () => await setFactor((await this.store()), valid))
+    const {dryRun, impact, result: stored} = await this.priceImpact(async () => await setFactor(await this.store(), valid))
     const message = `${dryRun ? 'dry run: would set ' : ''}${stored.country}: localization factor ${stored.factor}${stored.year === null ? '' : ` for ${stored.year}`} (source: ${stored.source})`
     this.log(message)
     return {dry_run: dryRun, factor: stored, impact, message, success: true as const}

@@ -28,7 +28,7 @@ audience; --package-id picks one by name. A package with no segment is picked on
       {field: 'name', flag: '--name', message: 'Name'},
       {field: 'products', flag: '--product', message: 'Products (comma-separated api_ids)', parse: (a) => a.split(',').map((s) => s.trim()).filter(Boolean)},
     ])
-    const {dryRun, impact, result: p} = await this.priceImpact(async /*A*/ () => await createPackage((await this.store()), body), {audiences: true})
+    const {dryRun, impact, result: p} = await this.priceImpact(async () => await createPackage(await this.store(), body), {audiences: true})
     const message = `${dryRun ? 'dry run: would create' : 'created'} package ${p.api_id}`
     this.log(`${message} (${p.products.join(', ')}) for ${packageSegment(p)}`)
     return {dry_run: dryRun, impact, message, package: packageResponse(p), success: true as const}

@@ -23,9 +23,9 @@ export default class PackagesDelete extends BaseCommand<typeof PackagesDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    await requirePackage((await this.store()), apiId)
+    await requirePackage(await this.store(), apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete package ${apiId}`)
-    const {dryRun, impact} = await this.priceImpact(async /*A*/ () => await deletePackage((await this.store()), apiId), {audiences: true}, {confirmed: !this.flags.yes})
+    const {dryRun, impact} = await this.priceImpact(async () => await deletePackage(await this.store(), apiId), {audiences: true}, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} package ${apiId}`
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

@@ -16,7 +16,7 @@ export default class PackagesGet extends BaseCommand<typeof PackagesGet> {
   }
 
   async run() {
-    const p = await requirePackage((await this.store()), this.args.api_id)
+    const p = await requirePackage(await this.store(), this.args.api_id)
     this.log(packageDetail(p))
     return {message: `package ${p.api_id}`, package: packageResponse(p), success: true as const}
   }

@@ -20,7 +20,7 @@ export default class PackagesList extends BaseCommand<typeof PackagesList> {
   }
 
   async run() {
-    const packages = await listPackages((await this.store()))
+    const packages = await listPackages(await this.store())
     const result = {message: `${packages.length} package${packages.length === 1 ? '' : 's'}`, packages: packages.map((p) => packageResponse(p)), success: true as const}
     if (this.jsonEnabled()) return result
     if (this.flags.output === 'json') this.log(JSON.stringify(result, null, 2))

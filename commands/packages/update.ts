@@ -24,7 +24,7 @@ export default class PackagesUpdate extends BaseCommand<typeof PackagesUpdate> {
   async run() {
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'packages', apiId)
-    const {dryRun, impact, result: {changed, package: p}} = await this.priceImpact(async /*A*/ () => await updatePackage((await this.store()), apiId, packageBody(this.flags)), {audiences: true})
+    const {dryRun, impact, result: {changed, package: p}} = await this.priceImpact(async () => await updatePackage(await this.store(), apiId, packageBody(this.flags)), {audiences: true})
     const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} package ${apiId}` : `package ${apiId} unchanged (the update matches what is stored)`
     this.log(message)
     return {dry_run: dryRun, impact, message, package: packageResponse(p), success: true as const}

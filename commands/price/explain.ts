@@ -31,7 +31,7 @@ writes nothing (no lock is created or changed).`
 
   async run() {
     const steps: ExplainStep[] = []
-    const ctx = await PricingContext.open((await this.store()), {geoipDb: this.flags['geoip-db']})
+    const ctx = await PricingContext.open(await this.store(), {geoipDb: this.flags['geoip-db']})
     const result = await calculatePrice(ctx, requestFromFlags(this.flags), {dryRun: true, trace: steps})
     if (!this.jsonEnabled()) {
       this.log(table(steps, [

@@ -36,7 +36,7 @@ per JSONL line or CSV row and streams one result per line.`
   async run(): Promise<PriceResult | undefined> {
     const {flags} = this
     assertNoInputConflict(flags)
-    const ctx = await PricingContext.open((await this.store()), {geoipDb: flags['geoip-db']})
+    const ctx = await PricingContext.open(await this.store(), {geoipDb: flags['geoip-db']})
     if (flags.input) {
       const started = performance.now()
       // Loaded only for batches (with its CSV reader): a single call starts faster without it.

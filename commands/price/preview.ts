@@ -74,7 +74,7 @@ reported in "errors" (and on stderr) and the other products are priced; the run 
     // Read the snapshot first: a bad file is reported before any pricing.
     const before = flags.against ? readSnapshot(flags.against) : undefined
     const errors: PreviewError[] = []
-    const rows = await previewPrices((await this.store()), {
+    const rows = await previewPrices(await this.store(), {
       errors,
       arms: list(flags.arm),
       audiences: list(flags.audience),

@@ -30,7 +30,7 @@ export default class ProductsCreate extends BaseCommand<typeof ProductsCreate> {
       {field: 'interval', flag: '--interval', message: 'Interval (day, week, month, year, one_time)'},
       {field: 'interval_count', flag: '--interval-count', message: 'Interval count (1 for one_time)', parse: numberish},
     ])
-    const {dryRun, impact, result: p} = await this.priceImpact(async /*A*/ () => await createProduct((await this.store()), body), {products: [String(body.api_id)]})
+    const {dryRun, impact, result: p} = await this.priceImpact(async () => await createProduct(await this.store(), body), {products: [String(body.api_id)]})
     const message = `${dryRun ? 'dry run: would create' : 'created'} product ${p.api_id}`
     this.log(`${message} (${p.name}): ${fromMinor(p.base_px_minor, 'USD')} USD ${billing(p)}, ${p.country_prices.length} country price${p.country_prices.length === 1 ? '' : 's'}, ${p.integrations.length} integration${p.integrations.length === 1 ? '' : 's'}`)
     return {...createdResponse(p, message), dry_run: dryRun, impact}

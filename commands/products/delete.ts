@@ -24,9 +24,9 @@ export default class ProductsDelete extends BaseCommand<typeof ProductsDelete> {
 
   async run() {
     const apiId = this.args.api_id
-    await requireProduct((await this.store()), apiId)
+    await requireProduct(await this.store(), apiId)
     if (!this.flags['dry-run']) await confirmDestructive(this.flags.yes, `delete product ${apiId}`)
-    const {dryRun, impact, result: {baselineOf}} = await this.priceImpact(async /*A*/ () => await deleteProduct((await this.store()), apiId, {force: this.flags.force}), {products: [apiId]}, {confirmed: !this.flags.yes})
+    const {dryRun, impact, result: {baselineOf}} = await this.priceImpact(async () => await deleteProduct(await this.store(), apiId, {force: this.flags.force}), {products: [apiId]}, {confirmed: !this.flags.yes})
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} product ${apiId}` + (baselineOf.length ? `; ${baselineOf.join(', ')} no longer ${baselineOf.length === 1 ? 'has a' : 'have a'} baseline` : '')
     this.log(message)
     return {api_id: apiId, dry_run: dryRun, impact, message, success: true as const}

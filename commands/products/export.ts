@@ -31,7 +31,7 @@ export default class ProductsExport extends BaseCommand<typeof ProductsExport> {
     // Refused before the store is read: it may not be the store itself, nor overwrite without --force.
     const rules = {force: this.flags.force, label: 'FILE', store: this.storeLocation}
     if (file) checkOutput(file, rules)
-    const products = await exportProducts((await this.store()))
+    const products = await exportProducts(await this.store())
     const text = format === 'csv' ? productsCsv(products) : productsJson(products)
     const message = `exported ${products.length} product${products.length === 1 ? '' : 's'}${file ? ` to ${file}` : ''} (${format})`
     if (file) {

@@ -16,7 +16,7 @@ export default class ProductsGet extends BaseCommand<typeof ProductsGet> {
   }
 
   async run() {
-    const p = await requireProduct((await this.store()), this.args.api_id)
+    const p = await requireProduct(await this.store(), this.args.api_id)
     this.log(productDetail(p))
     return productResponse(p, `product ${p.api_id}`)
   }

@@ -23,8 +23,8 @@ export default class ProductsImport extends BaseCommand<typeof ProductsImport> {
     const {format, items} = readProductsFile(file)
     // Priced: the products the import changes (a catalog of thousands re-imported unchanged
     // prices nothing); new products are counted in "inserted", not priced.
-    const {updated} = await upsertProducts((await this.store()), items, {dryRun: true})
-    const {impact, result: r} = await this.priceImpact(async /*A*/ () => await upsertProducts((await this.store()), items), {products: updated})
+    const {updated} = await upsertProducts(await this.store(), items, {dryRun: true})
+    const {impact, result: r} = await this.priceImpact(async () => await upsertProducts(await this.store(), items), {products: updated})
     const counts = `${r.inserted.length} inserted, ${r.updated.length} updated, ${r.unchanged.length} unchanged`
     const message = `${this.flags['dry-run'] ? 'dry run: would import' : 'imported'} ${items.length} product${items.length === 1 ? '' : 's'} from ${file} (${format}): ${counts}`
     this.log(message)

@@ -20,7 +20,7 @@ export default class ProductsList extends BaseCommand<typeof ProductsList> {
   }
 
   async run() {
-    const products = await loadProducts((await this.store()))
+    const products = await loadProducts(await this.store())
     const result = {message: `${products.length} product${products.length === 1 ? '' : 's'}`, products: products.map((p) => listEntry(p)), success: true as const}
     if (this.jsonEnabled()) return result
     if (this.flags.output === 'json') this.log(JSON.stringify(result, null, 2))

@@ -42,7 +42,7 @@ changes and the price impact (docs/change-control.md) and writes nothing.`
 
   async run() {
     const countries = this.flags.country?.map((c) => c.toUpperCase())
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => await localizeProduct((await this.store()), this.args.api_id, {countries}), {products: [this.args.api_id]})
+    const {dryRun, impact, result} = await this.priceImpact(async () => await localizeProduct(await this.store(), this.args.api_id, {countries}), {products: [this.args.api_id]})
     const r = {...result, dry_run: dryRun}
     const verb = r.dry_run ? 'would change' : 'changed'
     const message = `${r.api_id}: ${verb} ${r.changes.length} country prices, ${r.unchanged} unchanged, ${r.skipped.length} skipped`

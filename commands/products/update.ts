@@ -36,7 +36,7 @@ without a terminal (docs/change-control.md).`
     const apiId = this.args.api_id
     refuseApiIdFlag(this.flags['api-id'], 'products', apiId)
     const body = productBody(this.flags)
-    const dropped = droppedCountryPrices(body, await requireProduct((await this.store()), apiId))
+    const dropped = droppedCountryPrices(body, await requireProduct(await this.store(), apiId))
     if (dropped.length > 0 && !this.flags['dry-run']) {
       const shown = dropped.length > 10 ? `${dropped.slice(0, 10).join(', ')} and ${dropped.length - 10} more` : dropped.join(', ')
       await confirmDestructive(
@@ -46,7 +46,7 @@ without a terminal (docs/change-control.md).`
       )
     }
     // The edits apply to the list stored when the write runs (inside its transaction).
-    const write = async /*A*/ () => await updateProduct((await this.store()), apiId, applyListEdits(body, this.flags, await requireProduct((await this.store()), apiId)))
+    const write = async () => await updateProduct(await this.store(), apiId, applyListEdits(body, this.flags, await requireProduct(await this.store(), apiId)))
     const {dryRun, impact, result: {changed, product}} = await this.priceImpact(write, {products: [apiId]})
     const message = changed ? `${dryRun ? 'dry run: would update' : 'updated'} product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     this.log(message)

@@ -29,7 +29,7 @@ export default class RevenueCohortsCommand extends BaseCommand<typeof RevenueCoh
 
   async run() {
     const f = this.flags
-    const result = await revenueCohorts((await this.store()), window(f.since, f.until, f.tz))
+    const result = await revenueCohorts(await this.store(), window(f.since, f.until, f.tz))
     if (f.output !== 'json') {
       const hint = await chargesOnlyNote(await this.store())
       if (hint) this.note(hint)

@@ -43,7 +43,7 @@ export default class RevenueReportCommand extends BaseCommand<typeof RevenueRepo
   async run() {
     const f = this.flags
     const by = f.by as By
-    const report = await revenueReport((await this.store()), {by, ...window(f.since, f.until, f.tz)})
+    const report = await revenueReport(await this.store(), {by, ...window(f.since, f.until, f.tz)})
     if (f.output !== 'json') {
       const hint = await chargesOnlyNote(await this.store())
       if (hint) this.note(hint)

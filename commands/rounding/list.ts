@@ -22,7 +22,7 @@ A currency without a stored rule uses the default of its digit count (currency "
   }
 
   async run() {
-    const rules = await listRules((await this.store()))
+    const rules = await listRules(await this.store())
     const stored = rules.filter((r) => r.source === 'store').length
     const message = `${stored} stored ${stored === 1 ? 'rule' : 'rules'}; other currencies use the default for their minor digits`
     const result = {message, rules, success: true as const}

@@ -47,8 +47,8 @@ Syntax and defaults: docs/rounding-display-gateways.md`
         {field: 'currency', flag: 'CURRENCY', message: 'Currency (ISO 4217)'},
       ])
       const {currency} = validate(RoundingCurrencyInput, input, 'currency')
-      const {dryRun, impact, result: dropped} = await this.priceImpact(async /*A*/ () => await resetRule((await this.store()), currency))
-      const {source, text} = await ruleFor((await this.store()), currency)
+      const {dryRun, impact, result: dropped} = await this.priceImpact(async () => await resetRule(await this.store(), currency))
+      const {source, text} = await ruleFor(await this.store(), currency)
       const message = (dryRun ? 'dry run: ' : '') + (dropped ? `${currency} uses the default rule again: ${text}` : `${currency} had no stored rule; it uses the default: ${text}`)
       this.log(message)
       return {currency, dry_run: dryRun, impact, message, rule: text, source, success: true as const}
@@ -58,7 +58,7 @@ Syntax and defaults: docs/rounding-display-gateways.md`
       {field: 'rule', flag: 'RULE (or --default)', message: 'Rounding rule, e.g. 0-10: end .99 up; 10+: end 9.99 nearest'},
     ])
     const valid = validate(RoundingSetInput, input, 'rounding rule')
-    const {dryRun, impact, result: rule} = await this.priceImpact(async /*A*/ () => await setRule((await this.store()), valid.currency, valid.rule))
+    const {dryRun, impact, result: rule} = await this.priceImpact(async () => await setRule(await this.store(), valid.currency, valid.rule))
     const message = `${dryRun ? 'dry run: ' : ''}${valid.currency} rounding rule set: ${rule.text}`
     this.log(message)
     return {currency: valid.currency, dry_run: dryRun, impact, message, rule: rule.text, source: 'store' as const, success: true as const}

@@ -34,7 +34,7 @@ export default class RoundingTest extends BaseCommand<typeof RoundingTest> {
     const {argv} = await this.parse({args: RoundingTest.args, baseFlags: BaseCommand.baseFlags, enableJsonFlag: true, flags: RoundingTest.flags, strict: false})
     const [currency, ...amounts] = argv as string[]
     const input = validate(RoundingTestInput, {amounts, currency}, 'rounding test')
-    const trial = await tryRule((await this.store()), input.currency, input.amounts, this.flags.rule)
+    const trial = await tryRule(await this.store(), input.currency, input.amounts, this.flags.rule)
     const message = `${trial.currency}: ${trial.rule} (${trial.source === 'flag' ? 'from --rule, not saved' : trial.source === 'store' ? 'stored rule' : 'built-in default'})`
     const result = {...trial, message, success: true as const}
     if (this.jsonEnabled()) return result

@@ -51,7 +51,7 @@ export default class SubscriptionsCreate extends BaseCommand<typeof Subscription
       {field: 'status', flag: '--status', message: 'Status (pending, trialing, active, canceled)'},
     ])
     const event = eventOf(f)
-    const r = await createSubscription((await this.store()), input, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await createSubscription(await this.store(), input, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

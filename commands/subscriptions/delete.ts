@@ -23,7 +23,7 @@ export default class SubscriptionsDelete extends BaseCommand<typeof Subscription
   async run() {
     const event = eventOf(this.flags)
     await confirmDestructive(this.flags.yes, `delete subscription ${this.args.user_id} ${this.args.origin} ${this.args.origin_id}`)
-    const r = await deleteSubscription((await this.store()), this.args, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await deleteSubscription(await this.store(), this.args, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

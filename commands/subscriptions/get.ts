@@ -20,8 +20,8 @@ export default class SubscriptionsGet extends BaseCommand<typeof SubscriptionsGe
   }
 
   async run() {
-    const subscription = await getSubscription((await this.store()), await resolveKey((await this.store()), 'subscriptions', this.args))
-    this.log(recordView(subscription, await productNames((await this.store()), [subscription])))
+    const subscription = await getSubscription(await this.store(), await resolveKey(await this.store(), 'subscriptions', this.args))
+    this.log(recordView(subscription, await productNames(await this.store(), [subscription])))
     return {subscription, success: true as const}
   }
 }

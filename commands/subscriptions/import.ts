@@ -19,6 +19,6 @@ export default class SubscriptionsImport extends BaseCommand<typeof Subscription
   }
 
   async run() {
-    return runImportCommand((await this.store()), 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
+    return runImportCommand(await this.store(), 'subscriptions', this.args.file, this.flags, {json: this.jsonEnabled(), log: (s) => this.log(s)})
   }
 }

@@ -18,7 +18,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
 
   async run() {
     const f = this.flags
-    const {records, total} = await listSubscriptions((await this.store()), {
+    const {records, total} = await listSubscriptions(await this.store(), {
       limit: f.limit,
       product: f.product,
       status: f.status,
@@ -27,7 +27,7 @@ export default class SubscriptionsList extends BaseCommand<typeof SubscriptionsL
     })
     const message = `${records.length} of ${total} subscription${total === 1 ? '' : 's'}`
     const result = {message, subscriptions: records, success: true, total}
-    printList(this, f.output, {columns: subscriptionColumns(await productNames((await this.store()), records)), fields: Object.keys(SubscriptionRecord.shape), message, records, result})
+    printList(this, f.output, {columns: subscriptionColumns(await productNames(await this.store(), records)), fields: Object.keys(SubscriptionRecord.shape), message, records, result})
     return result
   }
 }

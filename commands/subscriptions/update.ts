@@ -22,7 +22,7 @@ export default class SubscriptionsUpdate extends BaseCommand<typeof Subscription
     const f = this.flags
     const body = overlay(readBody(f.body), subscriptionFields(f))
     const event = eventOf(f)
-    const r = await updateSubscription((await this.store()), this.args, body, event)
-    return await reportWrite((text) => this.log(text), r, (await this.store()))
+    const r = await updateSubscription(await this.store(), this.args, body, event)
+    return await reportWrite((text) => this.log(text), r, await this.store())
   }
 }

@@ -42,21 +42,21 @@ the settings. Locked prices keep the tax they were shown with (docs/tax.md).`
     const {category, country, product, unset} = this.flags
     if (behavior !== undefined && unset) throw new InvalidInputError('give BEHAVIOR or --unset, not both')
     if (behavior === undefined && !unset && category === undefined) {
-      const listed = await taxSettingsList((await this.store()))
+      const listed = await taxSettingsList(await this.store())
       const message = `store: ${listed.store_behavior}; ${listed.settings.filter((s) => s.scope !== 'store').length} country and product settings`
       this.log(message)
       for (const s of listed.settings) if (s.scope !== 'store') this.log(`  ${s.scope} ${s.subject}: ${s.behavior ?? '(store)'}${s.category ? `, category ${s.category}` : ''}`)
       return {...listed, message, success: true as const}
     }
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => {
-      let row = behavior !== undefined || unset ? await setTaxBehavior((await this.store()), {country, product}, unset ? null : behavior!) : undefined
-      if (category !== undefined) row = await setTaxCategory((await this.store()), product!, category)
+    const {dryRun, impact, result} = await this.priceImpact(async () => {
+      let row = behavior !== undefined || unset ? await setTaxBehavior(await this.store(), {country, product}, unset ? null : behavior!) : undefined
+      if (category !== undefined) row = await setTaxCategory(await this.store(), product!, category)
       return row!
     })
     const what = result.scope === 'store' ? 'the store' : `${result.scope} ${result.subject}`
     const message = `${dryRun ? 'dry run: ' : ''}${what}: ${result.behavior ?? 'no behaviour of its own'}${result.category ? `, category ${result.category}` : ''}`
     this.log(message)
-    return {...await taxSettingsList((await this.store())), dry_run: dryRun, impact, message, setting: result, success: true as const}
+    return {...await taxSettingsList(await this.store()), dry_run: dryRun, impact, message, setting: result, success: true as const}
   }
 }
 

@@ -23,9 +23,9 @@ export default class TaxDelete extends BaseCommand<typeof TaxDelete> {
   }
 
   async run() {
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => await deleteTaxRate((await this.store()), {category: this.flags.category, country: this.args.country, from: this.flags.from}))
+    const {dryRun, impact, result} = await this.priceImpact(async () => await deleteTaxRate(await this.store(), {category: this.flags.category, country: this.args.country, from: this.flags.from}))
     const country = this.args.country.trim().toUpperCase()
-    const current = await currentRate((await this.store()), country, this.flags.category ?? 'standard', isoDay(nowSeconds()))
+    const current = await currentRate(await this.store(), country, this.flags.category ?? 'standard', isoDay(nowSeconds()))
     const message = `${dryRun ? 'dry run: would delete' : 'deleted'} ${result.removed} ${result.removed === 1 ? 'rate' : 'rates'} of ${country}; ${country} is taxed at ${current.rate}% (${current.source})`
     this.log(message)
     return {current, dry_run: dryRun, impact, message, removed: result.removed, success: true as const}

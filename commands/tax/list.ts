@@ -24,7 +24,7 @@ The bundled table is as of ${TAX_TABLE_AS_OF} (sources: docs/tax.md). status: cu
   }
 
   async run() {
-    const rates = await listTaxRates((await this.store()), {country: this.flags.country}, isoDay(nowSeconds()))
+    const rates = await listTaxRates(await this.store(), {country: this.flags.country}, isoDay(nowSeconds()))
     const own = rates.filter((r) => r.kind === 'operator').length
     const message = `${rates.length} ${rates.length === 1 ? 'rate' : 'rates'}, ${own} of them yours`
     const result = {message, rates, success: true as const}

@@ -35,7 +35,7 @@ was shown with; new quotes use the new rate (docs/tax.md).`
     const rate = numberish(this.args.rate)
     if (typeof rate !== 'number') throw new InvalidInputError(`RATE: expected a percent such as 19, got ${JSON.stringify(this.args.rate)}`)
     const today = isoDay(nowSeconds())
-    const {dryRun, impact, result} = await this.priceImpact(async /*A*/ () => await setTaxRate((await this.store()), {category: this.flags.category, country: this.args.country, from: this.flags.from, rate, source: this.flags.source}, today))
+    const {dryRun, impact, result} = await this.priceImpact(async () => await setTaxRate(await this.store(), {category: this.flags.category, country: this.args.country, from: this.flags.from, rate, source: this.flags.source}, today))
     const r = result.rate
     const message = `${dryRun ? 'dry run: would set ' : ''}${r.country} ${r.label}${r.category === 'standard' ? '' : ` (${r.category})`} = ${r.rate}% from ${r.from} (${r.source})${result.scheduled ? ', scheduled: not used before that day' : ''}`
     this.log(message)

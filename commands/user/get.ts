@@ -15,7 +15,7 @@ export default class UserGet extends BaseCommand<typeof UserGet> {
   }
 
   async run() {
-    const u = await requireUser((await this.store()), this.args.user_id)
+    const u = await requireUser(await this.store(), this.args.user_id)
     this.log(`user ${u.user_id}: country ${u.country ?? 'unknown'}`)
     return {user: {country: u.country}}
   }

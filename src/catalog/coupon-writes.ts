@@ -93,7 +93,7 @@ function withoutWindow(d: CouponDef): string {
 }
 
 /** `moved`: the updated coupons whose only change is their window (the demo's coupons follow today). */
-async /*A*/ function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
+async function writeDefs(store: StorePort, defs: CouponDef[], existing: Map<string, Coupon>): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
   const unchanged: string[] = []
   const moved: string[] = []
   const changed: CouponDef[] = []
@@ -109,11 +109,11 @@ async /*A*/ function writeDefs(store: StorePort, defs: CouponDef[], existing: Ma
   return {inserted: saved.inserted, moved, unchanged, updated: saved.updated}
 }
 
-export async /*A*/ function createCoupon(store: StorePort, input: unknown): Promise<Coupon> {
+export async function createCoupon(store: StorePort, input: unknown): Promise<Coupon> {
   const problems: string[] = []
   const d = parseDef(input, problems)
   if (!d) throw new InvalidInputError(`invalid coupon: ${problems.join('; ')}`)
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const problem = amountProblem(await exactnessCheck(store), d)
     if (problem) throw new InvalidInputError(`invalid coupon: ${problem}`)
     if (await getCoupon(store, d.api_id)) throw new ConflictError(`api_id: coupon ${JSON.stringify(d.api_id)} already exists (change it with: pricectl coupons update ${d.api_id} ...)`)
@@ -126,8 +126,8 @@ export async /*A*/ function createCoupon(store: StorePort, input: unknown): Prom
  * Update: given fields replace stored ones (external coupons as a whole list). Switching
  * to a percentage coupon drops the currency unless the update names one.
  */
-export async /*A*/ function updateCoupon(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; coupon: Coupon}> {
-  return await store.transaction(async /*A*/ () => {
+export async function updateCoupon(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; coupon: Coupon}> {
+  return await store.transaction(async () => {
     const existing = await requireCoupon(store, apiId)
     const parsed = CouponPatch.safeParse(patch)
     if (!parsed.success) throw new InvalidInputError(`invalid coupon update: ${formatIssues(parsed.error.issues, patch)}`)
@@ -149,7 +149,7 @@ export async /*A*/ function updateCoupon(store: StorePort, apiId: string, patch:
 }
 
 /** Upsert complete coupons (demo): all validated first, nothing written on any failure; then one chunk. */
-export async /*A*/ function upsertCoupons(store: StorePort, items: Item[]): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
+export async function upsertCoupons(store: StorePort, items: Item[]): Promise<{inserted: string[]; moved: string[]; unchanged: string[]; updated: string[]}> {
   const errors: RowError[] = []
   const defs: CouponDef[] = []
   const seen = new Set<string>()
@@ -167,7 +167,7 @@ export async /*A*/ function upsertCoupons(store: StorePort, items: Item[]): Prom
     defs.push(d)
   }
   if (errors.length) failRows(errors, items.length)
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const existing = new Map(
       (await store.catalog
         .getCoupons(defs.map((d) => d.api_id)))
@@ -185,8 +185,8 @@ export async /*A*/ function upsertCoupons(store: StorePort, items: Item[]): Prom
 }
 
 /** Delete a coupon; one that campaigns use is kept unless `force` (the campaigns go with it). */
-export async /*A*/ function deleteCoupon(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<Coupon> {
-  return await store.transaction(async /*A*/ () => {
+export async function deleteCoupon(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<Coupon> {
+  return await store.transaction(async () => {
     const c = await requireCoupon(store, apiId)
     const campaigns = await store.catalog.couponCampaigns(c.id)
     if (campaigns.length > 0 && !options.force) {

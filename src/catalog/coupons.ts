@@ -56,12 +56,12 @@ export function fromStored(r: StoredCoupon): Coupon {
 }
 
 /** The coupon with `apiId`, or undefined. */
-export async /*A*/ function getCoupon(store: StorePort, apiId: string): Promise<Coupon | undefined> {
+export async function getCoupon(store: StorePort, apiId: string): Promise<Coupon | undefined> {
   const c = (await store.catalog.getCoupons([apiId]))[0]
   return c && fromStored(c)
 }
 
-export async /*A*/ function requireCoupon(store: StorePort, apiId: string): Promise<Coupon> {
+export async function requireCoupon(store: StorePort, apiId: string): Promise<Coupon> {
   const c = await getCoupon(store, apiId)
   if (!c) throw new NotFoundError(`no coupon with api_id ${JSON.stringify(apiId)} (list them with: pricectl coupons list)`)
   return c
@@ -88,7 +88,7 @@ export function isCouponActive(c: Coupon, seconds = nowSeconds()): boolean {
  * Coupons, optionally filtered. `name` matches case-insensitively anywhere in the
  * coupon's name ("spring" finds "Spring Sale 25%").
  */
-export async /*A*/ function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Promise<Coupon[]> {
+export async function listCoupons(store: StorePort, filter: {name?: string; status?: string} = {}): Promise<Coupon[]> {
   const q = filter.name?.toLowerCase()
   return (await store.catalog
     .listCoupons())
@@ -97,7 +97,7 @@ export async /*A*/ function listCoupons(store: StorePort, filter: {name?: string
 }
 
 /** The spec's coupon object. */
-export async /*A*/ function couponResponse(store: StorePort, c: Coupon): Promise<CouponOutput> {
+export async function couponResponse(store: StorePort, c: Coupon): Promise<CouponOutput> {
   return {
     active_from: c.active_from,
     active_till: c.active_till,

@@ -5,11 +5,11 @@ import type {ProductRow} from '../domain.js'
 /** The product columns other parts of the engine need (pricing, revenue, experiments). */
 export type {ProductRow}
 
-export async /*A*/ function productByApiId(store: StorePort, apiId: string): Promise<ProductRow | undefined> {
+export async function productByApiId(store: StorePort, apiId: string): Promise<ProductRow | undefined> {
   return await store.pricing.productRow(apiId)
 }
 
-export async /*A*/ function productById(store: StorePort, id: number): Promise<ProductRow | undefined> {
+export async function productById(store: StorePort, id: number): Promise<ProductRow | undefined> {
   return await store.pricing.productRowById(id)
 }
 
@@ -50,7 +50,7 @@ export function integrationRef(i: IntegrationRef): string {
  * interval); a plain `gateway_a` id also matches a with-interval entry when only one
  * product carries that id.
  */
-export async /*A*/ function productByIntegration(store: StorePort, i: IntegrationRef): Promise<ProductRow | undefined> {
+export async function productByIntegration(store: StorePort, i: IntegrationRef): Promise<ProductRow | undefined> {
   const ref = integrationRef(i)
   if (i.type === 'gateway_a_with_interval') {
     return rowOf((await store.pricing.integrationMatches(['gateway_a_with_interval'], ref)).find((m) => m.i_interval === i.interval && m.i_count === i.interval_count))

@@ -29,17 +29,17 @@ export type {CountryPrice, FeatureDef, FeatureGroupDef, Product, ProductDef} fro
 // ---------------------------------------------------------------- reading
 
 /** Load products (all, by api_id, or the one with `apiId`) with their country prices, integrations, features and trials. */
-export async /*A*/ function loadProducts(store: StorePort, apiId?: string): Promise<Product[]> {
+export async function loadProducts(store: StorePort, apiId?: string): Promise<Product[]> {
   return apiId === undefined ? await store.catalog.listProducts() : await store.catalog.getProducts([apiId])
 }
 
 /** The full product with api_id `apiId`, or undefined. Country prices are minor units of their currency. */
-export async /*A*/ function getProduct(store: StorePort, apiId: string): Promise<Product | undefined> {
+export async function getProduct(store: StorePort, apiId: string): Promise<Product | undefined> {
   return (await store.catalog.getProducts([apiId]))[0]
 }
 
 /** Like getProduct, but a missing product is an error naming it and how to find the right one. */
-export async /*A*/ function requireProduct(store: StorePort, apiId: string): Promise<Product> {
+export async function requireProduct(store: StorePort, apiId: string): Promise<Product> {
   const p = await getProduct(store, apiId)
   if (!p) throw new NotFoundError(`no product with api_id ${JSON.stringify(apiId)} (list them with: pricectl products list)`)
   return p
@@ -178,7 +178,7 @@ export type RowError = {label: string; message: string}
  * is read as the product with that id when `baseline` is not given; a feature's bare
  * `group_id` links an existing group.
  */
-async /*A*/ function toDef(store: StorePort, p: ProductInput, problems: string[]): Promise<ProductDef> {
+async function toDef(store: StorePort, p: ProductInput, problems: string[]): Promise<ProductDef> {
   let baseline: null | string = p.baseline ?? null
   if (p.baseline === undefined && p.baseline_id !== undefined && p.baseline_id !== null) {
     const apiId = (await store.catalog.productApiIds([p.baseline_id])).get(p.baseline_id)
@@ -222,7 +222,7 @@ async /*A*/ function toDef(store: StorePort, p: ProductInput, problems: string[]
 }
 
 /** Validate one complete product input; problems are pushed, the definition returned when there are none. */
-async /*A*/ function parseOne(store: StorePort, value: unknown, problems: string[]): Promise<ProductDef | undefined> {
+async function parseOne(store: StorePort, value: unknown, problems: string[]): Promise<ProductDef | undefined> {
   const r = ProductInput.safeParse(value)
   if (!r.success) {
     problems.push(formatIssues(r.error.issues, value))
@@ -240,7 +240,7 @@ async /*A*/ function parseOne(store: StorePort, value: unknown, problems: string
 
 type Current = {byApiId: Map<string, Product>}
 
-async /*A*/ function current(store: StorePort): Promise<Current> {
+async function current(store: StorePort): Promise<Current> {
   return {byApiId: new Map((await store.catalog.listProducts()).map((p) => [p.api_id, p]))}
 }
 
@@ -301,7 +301,7 @@ function crossCheck(now: Current, defs: {def: ProductDef; label: string}[], erro
  * exactly, and a base price outside a linked gateway's minimum or maximum in USD
  * (docs/money.md, "Bounds are checked when prices are written").
  */
-async /*A*/ function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): Promise<void> {
+async function checkChargeable(store: StorePort, now: Current, defs: {def: ProductDef; label: string}[], errors: RowError[]): Promise<void> {
   const unchargeable = await chargeabilityCheck(store)
   for (const {def, label} of defs) {
     const gateways = integrationGateways(def.integrations)
@@ -336,7 +336,7 @@ export function failRows(errors: RowError[], total: number): never {
 export type WriteResult = {inserted: string[]; unchanged: string[]; updated: string[]}
 
 /** Write definitions in one chunk; a product identical to the stored one is not touched. */
-async /*A*/ function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = false): Promise<WriteResult> {
+async function writeDefs(store: StorePort, defs: ProductDef[], now: Current, dryRun = false): Promise<WriteResult> {
   const result: WriteResult = {inserted: [], unchanged: [], updated: []}
   const changed: ProductDef[] = []
   for (const d of defs) {
@@ -358,12 +358,12 @@ async /*A*/ function writeDefs(store: StorePort, defs: ProductDef[], now: Curren
 // ---------------------------------------------------------------- operations
 
 /** Create one product; exit-2 errors for bad fields or a taken name, a conflict (exit 1) for an existing api_id. */
-export async /*A*/ function createProduct(store: StorePort, input: unknown): Promise<Product> {
+export async function createProduct(store: StorePort, input: unknown): Promise<Product> {
   const problems: string[] = []
   const def = await parseOne(store, input, problems)
   if (!def) throw new InvalidInputError(`invalid product: ${problems.join('; ')}`)
   // Read the catalog and write in one write transaction: no other writer between the checks and the save.
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const now = await current(store)
     if (now.byApiId.has(def.api_id)) {
       throw new ConflictError(`api_id: product ${JSON.stringify(def.api_id)} already exists (change it with: pricectl products update ${def.api_id} ...)`)
@@ -382,8 +382,8 @@ export async /*A*/ function createProduct(store: StorePort, input: unknown): Pro
  * features and trials as whole lists, as the spec says); the result is validated as a
  * whole product. Returns whether anything changed.
  */
-export async /*A*/ function updateProduct(store: StorePort, apiId: string, patch: unknown): Promise<{changed: boolean; product: Product}> {
-  return await store.transaction(async /*A*/ () => {
+export async function updateProduct(store: StorePort, apiId: string, patch: unknown): Promise<{changed: boolean; product: Product}> {
+  return await store.transaction(async () => {
     const existing = await requireProduct(store, apiId)
     const parsed = ProductPatch.safeParse(patch)
     if (!parsed.success) throw new InvalidInputError(`invalid product update: ${formatIssues(parsed.error.issues, patch)}`)
@@ -414,7 +414,7 @@ export async /*A*/ function updateProduct(store: StorePort, apiId: string, patch
  * nothing. Items are complete products: each replaces the stored one. The same save as a
  * single create, with the whole set as the chunk.
  */
-export async /*A*/ function upsertProducts(store: StorePort, items: Item[], options: {dryRun?: boolean} = {}): Promise<WriteResult> {
+export async function upsertProducts(store: StorePort, items: Item[], options: {dryRun?: boolean} = {}): Promise<WriteResult> {
   const errors: RowError[] = []
   const defs: {def: ProductDef; label: string}[] = []
   const seen = new Map<string, string>()
@@ -435,7 +435,7 @@ export async /*A*/ function upsertProducts(store: StorePort, items: Item[], opti
     seen.set(def.api_id, item.label)
     defs.push({def, label: item.label})
   }
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const now = await current(store)
     crossCheck(now, defs, errors)
     await checkChargeable(store, now, defs, errors)
@@ -450,7 +450,7 @@ export async /*A*/ function upsertProducts(store: StorePort, items: Item[], opti
 }
 
 /** Every product in export shape (sorted by api_id), for `products export`. */
-export async /*A*/ function exportProducts(store: StorePort): Promise<ProductExport[]> {
+export async function exportProducts(store: StorePort): Promise<ProductExport[]> {
   return (await store.catalog.listProducts()).map((p) => exportShape(defOf(p)))
 }
 
@@ -459,8 +459,8 @@ export async /*A*/ function exportProducts(store: StorePort): Promise<ProductExp
  * experiments, packages, audience prices) are kept unless `force`: deleting them
  * unlinks revenue from its product.
  */
-export async /*A*/ function deleteProduct(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{baselineOf: string[]; product: Product}> {
-  return await store.transaction(async /*A*/ () => {
+export async function deleteProduct(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{baselineOf: string[]; product: Product}> {
+  return await store.transaction(async () => {
     const product = await requireProduct(store, apiId)
     const counts = await store.catalog.productUses(product.id)
     const uses: string[] = []

@@ -11,7 +11,7 @@ import type {User} from '../domain.js'
  */
 export type {User}
 
-export async /*A*/ function getUser(store: StorePort, userId: string): Promise<User | undefined> {
+export async function getUser(store: StorePort, userId: string): Promise<User | undefined> {
   // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
   return await store.pricing.user(userId)
 }
@@ -20,7 +20,7 @@ export async /*A*/ function getUser(store: StorePort, userId: string): Promise<U
  * Get user country. An unknown user is the spec's error: exit 1 with `error_message`
  * in the JSON body.
  */
-export async /*A*/ function requireUser(store: StorePort, userId: string): Promise<User> {
+export async function requireUser(store: StorePort, userId: string): Promise<User> {
   const u = await getUser(store, userId)
   if (!u) {
     const revenue = await store.pricing.userHasRevenue(userId) ? '; the country of its subscriptions and charges stays on those records and is not stored for the user' : ''

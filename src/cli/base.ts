@@ -138,7 +138,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * Open the store this run names with options (`db info` opens without migrating; `init`: `db init`
    * makes a missing store, folders included); the caller closes it.
    */
-  protected async /*A*/ openStore(options: OpenOptions & {init?: boolean} = {}): Promise<Store> {
+  protected async openStore(options: OpenOptions & {init?: boolean} = {}): Promise<Store> {
     const {init, ...open} = options
     const store = openStore(this.storeSpec({init}), {onCreate: (path) => this.note(`pricectl: created a new store at ${path}`), ...open})
     this.opened.push(store)

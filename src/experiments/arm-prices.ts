@@ -31,9 +31,9 @@ export function pctChange(beforeMinor: number, afterMinor: number): null | numbe
  * visitor of the arm would get them (whatever the experiment's status and target),
  * with the control price beside each. Writes nothing.
  */
-export async /*A*/ function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): Promise<ArmQuote[]> {
+export async function armQuotes(store: StorePort, e: Experiment, arm: Arm, country: string, options: {currency?: string; ctx?: PricingContext; products?: string[]} = {}): Promise<ArmQuote[]> {
   const products = options.products ?? e.products.map((p) => p.api_id)
-  const quote = async /*A*/ (force: boolean) => {
+  const quote = async (force: boolean) => {
     const ctx = options.ctx ?? await PricingContext.open(store)
     ctx.experiments.force = force ? {armId: arm.id, experimentId: e.id} : undefined
     try {

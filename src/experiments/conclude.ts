@@ -45,7 +45,7 @@ export function findArm(e: Experiment, text: string): Arm {
 }
 
 /** When and with which arm an experiment was concluded, if it was. */
-export async /*A*/ function concludedWith(store: StorePort, id: number): Promise<undefined | {arm: string; at: string}> {
+export async function concludedWith(store: StorePort, id: number): Promise<undefined | {arm: string; at: string}> {
   const text = await store.config.setting(CONCLUDED_SETTING + id)
   return text === undefined ? undefined : (JSON.parse(text) as {arm: string; at: string})
 }
@@ -62,7 +62,7 @@ class DryRun extends Error {
  * difference of lock-free previews before and after inside it; `dryRun` computes the same and
  * rolls everything back.
  */
-export async /*A*/ function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): Promise<ConcludeResult> {
+export async function concludeExperiment(store: StorePort, id: number, armText: string, options: {dryRun?: boolean; wordAsDryRun?: boolean} = {}): Promise<ConcludeResult> {
   const e = await requireExperiment(store, id)
   const arm = findArm(e, armText)
   if (e.status === 'draft') {
@@ -87,7 +87,7 @@ export async /*A*/ function concludeExperiment(store: StorePort, id: number, arm
   const products = e.products.map((p) => p.api_id)
   try {
     return await store.transaction(
-      async /*A*/ () => {
+      async () => {
         const now = nowIso()
         const ctx = await PricingContext.open(store)
         // Unsorted: the preview sorts its rows.
@@ -117,7 +117,7 @@ export async /*A*/ function concludeExperiment(store: StorePort, id: number, arm
 
 type Plan = {api: string; base: {after: number; before: number}; countryPrices: {after: number; before: null | number; country: string; currency: string}[]; keep: {amount_minor: number; country: string; currency: string}[]}
 
-async /*A*/ function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Promise<Plan> {
+async function planProduct(store: StorePort, ctx: PricingContext, e: Experiment, arm: Arm, api: string): Promise<Plan> {
   const product = (await getProduct(store, api))!
   const existing = product.country_prices
   if (e.countries.length === 0) {
@@ -143,7 +143,7 @@ async /*A*/ function planProduct(store: StorePort, ctx: PricingContext, e: Exper
 /** A base price in minor units as the number `base_px` is (USD). */
 const usd = (minor: number) => fromMinor(minor, 'USD')
 
-async /*A*/ function writeProduct(store: StorePort, p: Plan): Promise<void> {
+async function writeProduct(store: StorePort, p: Plan): Promise<void> {
   const list = [...p.keep.map((cp) => ({after: cp.amount_minor, country: cp.country, currency: cp.currency})), ...p.countryPrices].sort((a, b) => a.country.localeCompare(b.country))
   const patch: Record<string, unknown> = {base_px: usd(p.base.after)}
   // An empty list is refused (the spec's rule): a product without country prices keeps none.

@@ -36,7 +36,7 @@ export function experimentOutput(e: Experiment): ExperimentOutput {
   }
 }
 
-export async /*A*/ function requireExperiment(store: StorePort, id: number): Promise<Experiment> {
+export async function requireExperiment(store: StorePort, id: number): Promise<Experiment> {
   const [e] = await store.experiments.get([id])
   if (!e) throw new NotFoundError(`no experiment ${id} (see "pricectl experiments list")`)
   return e
@@ -49,7 +49,7 @@ export function parseExperimentId(text: string): number {
 }
 
 /** The seed of a new experiment: given > store setting > a fresh random one (stored with it). */
-async /*A*/ function seedFor(store: StorePort, given: null | number | undefined): Promise<number> {
+async function seedFor(store: StorePort, given: null | number | undefined): Promise<number> {
   if (given !== undefined && given !== null) return given
   const setting = await store.config.setting(SEED_SETTING)
   if (setting !== undefined && /^\d+$/.test(setting)) return Number(setting)
@@ -122,7 +122,7 @@ export function checkBounds(type: 'packaging' | 'price', arms: Arm[], products: 
  * written (exit 2), like a base price (docs/money.md, "Bounds are checked when prices are
  * written"). Prices in other currencies are fitted to the gateways when quoted.
  */
-async /*A*/ function checkChargeable(store: StorePort, type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): Promise<void> {
+async function checkChargeable(store: StorePort, type: 'packaging' | 'price', arms: Arm[], products: ExperimentProduct[]): Promise<void> {
   if (type !== 'price') return
   const unchargeable = await chargeabilityCheck(store)
   const problems: string[] = []
@@ -156,7 +156,7 @@ type Merged = {
 }
 
 /** Turn validated input into a definition: products and audience resolved, arms numbered, bounds checked. */
-async /*A*/ function resolve(store: StorePort, input: Merged, seed: number): Promise<ExperimentDef> {
+async function resolve(store: StorePort, input: Merged, seed: number): Promise<ExperimentDef> {
   const wanted = [...(input.products ?? [])]
   if (input.type === 'packaging') for (const a of input.arms) for (const p of a.products ?? []) if (!wanted.includes(p)) wanted.push(p)
   const found = await store.experiments.productsByApiId(wanted)
@@ -180,10 +180,10 @@ async /*A*/ function resolve(store: StorePort, input: Merged, seed: number): Pro
  * `start`, the start (and its checks: bounds, another running experiment on the same
  * visitors) happens in the same transaction, so a refused start leaves no draft behind.
  */
-export async /*A*/ function createExperiment(store: StorePort, body: unknown, options: {start?: boolean} = {}): Promise<Experiment> {
+export async function createExperiment(store: StorePort, body: unknown, options: {start?: boolean} = {}): Promise<Experiment> {
   const input = validate(ExperimentInput, body, 'experiment')
   const def = await resolve(store, input, await seedFor(store, input.seed))
-  const id = await store.transaction(async /*A*/ () => {
+  const id = await store.transaction(async () => {
     const now = nowIso()
     const [created] = await store.experiments.insert([def], now)
     if (options.start) await startInTransaction(store, await requireExperiment(store, created), now)
@@ -221,7 +221,7 @@ const DRAFT_ONLY = ['arms', 'audience', 'countries', 'products', 'type'] as cons
  * target only while a draft (changing them under running visitors would mix outcomes of
  * different prices in one arm).
  */
-export async /*A*/ function updateExperiment(store: StorePort, id: number, body: unknown): Promise<{changed: boolean; experiment: Experiment}> {
+export async function updateExperiment(store: StorePort, id: number, body: unknown): Promise<{changed: boolean; experiment: Experiment}> {
   const patch = validate(ExperimentPatch, body, 'experiment update')
   const e = await requireExperiment(store, id)
   if (e.status !== 'draft') {
@@ -243,7 +243,7 @@ export async /*A*/ function updateExperiment(store: StorePort, id: number, body:
   if (issues.length > 0) throw new InvalidInputError(`invalid experiment update: ${issues.join('; ')}`)
   const def = await resolve(store, merged, merged.seed ?? e.seed)
   const before = JSON.stringify(experimentOutput(e))
-  await store.transaction(async /*A*/ () => await store.experiments.replace(id, def, nowIso()), {write: true})
+  await store.transaction(async () => await store.experiments.replace(id, def, nowIso()), {write: true})
   const after = await requireExperiment(store, id)
   const changed = JSON.stringify({...experimentOutput(after), updated_at: e.updated_at}) !== before
   return {changed, experiment: after}
@@ -256,10 +256,10 @@ export async /*A*/ function updateExperiment(store: StorePort, id: number, body:
  * same visitors (overlapping countries and audience): a lock holds one experiment, so
  * they would split each other's traffic silently.
  */
-export async /*A*/ function startExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
+export async function startExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
   // The checks and the start in one write transaction: another process cannot start a
   // clashing experiment between the check and the write.
-  const changed = await store.transaction(async /*A*/ () => {
+  const changed = await store.transaction(async () => {
     const e = await requireExperiment(store, id)
     if (e.status === 'running') return false
     await startInTransaction(store, e, nowIso())
@@ -269,7 +269,7 @@ export async /*A*/ function startExperiment(store: StorePort, id: number): Promi
 }
 
 /** Check that `e` may start and mark it running; the caller holds the write transaction. */
-async /*A*/ function startInTransaction(store: StorePort, e: Experiment, now: string): Promise<void> {
+async function startInTransaction(store: StorePort, e: Experiment, now: string): Promise<void> {
   const id = e.id
   if (e.products.length === 0) throw new InvalidInputError(`experiment ${id} has no products left (deleted?): update it with --product first`)
   checkBounds(e.type, e.arms, e.products)
@@ -294,10 +294,10 @@ function overlaps(a: Experiment, b: Experiment): boolean {
 }
 
 /** `experiments stop ID`: no new visitors; locks keep their arm (until --override). */
-export async /*A*/ function stopExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
+export async function stopExperiment(store: StorePort, id: number): Promise<{changed: boolean; experiment: Experiment}> {
   const e = await requireExperiment(store, id)
   if (e.status !== 'running') return {changed: false, experiment: e}
-  await store.transaction(async /*A*/ () => await store.experiments.setStatus([id], 'stopped', nowIso()), {write: true})
+  await store.transaction(async () => await store.experiments.setStatus([id], 'stopped', nowIso()), {write: true})
   return {changed: true, experiment: await requireExperiment(store, id)}
 }
 
@@ -306,8 +306,8 @@ export async /*A*/ function stopExperiment(store: StorePort, id: number): Promis
  * to it; a running or stopped experiment has exposures, locks that hold its arms and
  * results, which a delete would orphan (stop it and keep it instead).
  */
-export async /*A*/ function deleteExperiment(store: StorePort, id: number): Promise<Experiment> {
-  return await store.transaction(async /*A*/ () => {
+export async function deleteExperiment(store: StorePort, id: number): Promise<Experiment> {
+  return await store.transaction(async () => {
     const e = await requireExperiment(store, id)
     assertDeletable(e)
     await store.experiments.remove([id])
@@ -324,6 +324,6 @@ export function assertDeletable(e: Experiment): void {
   )
 }
 
-export async /*A*/ function experimentsList(store: StorePort, status?: Status): Promise<Experiment[]> {
+export async function experimentsList(store: StorePort, status?: Status): Promise<Experiment[]> {
   return await store.experiments.list(status)
 }

@@ -30,7 +30,7 @@ const round = (x: number, digits: number) => {
  * probability of being best (Monte Carlo over the posteriors, seeded: the experiment's
  * seed unless `seed` is given).
  */
-export async /*A*/ function experimentResults(store: StorePort, id: number, options: {draws?: number; seed?: number} = {}): Promise<ExperimentResults> {
+export async function experimentResults(store: StorePort, id: number, options: {draws?: number; seed?: number} = {}): Promise<ExperimentResults> {
   const e = await requireExperiment(store, id)
   const o = outcomes(e, await store.experiments.armCounts(id))
   const draws = options.draws ?? DEFAULT_DRAWS
@@ -94,7 +94,7 @@ export async /*A*/ function experimentResults(store: StorePort, id: number, opti
 }
 
 /** The example quotes of an arm; none when it cannot be priced there (e.g. no FX rate): the label then shows the arm's definition only. */
-async /*A*/ function exampleQuotes(store: StorePort, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
+async function exampleQuotes(store: StorePort, e: Parameters<typeof armQuotes>[1], arm: Parameters<typeof armQuotes>[2], country: string, ctx: PricingContext) {
   try {
     return await armQuotes(store, e, arm, country, {ctx})
   } catch {

@@ -109,7 +109,7 @@ export type Policy = 'thompson' | 'uniform'
  * What to simulate: the arms, product and countries of an experiment of the store, or
  * the given arms on the given product, or on a synthetic monthly product at `basePx`.
  */
-export async /*A*/ function simulationArms(
+export async function simulationArms(
   store: StorePort,
   options: {arms?: unknown[]; basePx?: string; countries?: string[]; experimentId?: string; product?: string},
 ): Promise<{arms: ArmInput[]; countries?: string[]; product: string}> {
@@ -199,7 +199,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
       const end = Math.min(n, start + batch)
       // One write transaction per batch (visitors without an IP: nothing to load first, so
       // each is priced synchronously inside it).
-      await store.transaction(async /*A*/ () => {
+      await store.transaction(async () => {
         for (let i = start; i < end; i++) {
           const country = countries[i % countries.length]
           const user = `sim-${exp.id}-${i}`

@@ -360,7 +360,7 @@ export type ImportSummary = {
  * same value and source is left alone and counted as unchanged, so re-importing a file is
  * a no-op; a different value or source for the same currency and date replaces it.
  */
-export async /*A*/ function importRates(store: StorePort, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): Promise<ImportSummary> {
+export async function importRates(store: StorePort, parsed: ParsedRates, options: {dryRun?: boolean; source?: string; today?: string} = {}): Promise<ImportSummary> {
   const source = options.source ?? parsed.source
   const today = options.today ?? isoDay(nowSeconds())
   const dates = new Set<string>()
@@ -389,7 +389,7 @@ export async /*A*/ function importRates(store: StorePort, parsed: ParsedRates, o
     }
   } else {
     const rows = parsed.rows.map((r) => ({currency: r.currency, date: r.date, rate: r.rate, source}))
-    written = await store.transaction(async /*A*/ () => await store.config.saveFxRates(rows), {write: true})
+    written = await store.transaction(async () => await store.config.saveFxRates(rows), {write: true})
     unchanged = parsed.rows.length - written
   }
   // A later operator rate dated on or before today keeps pricing; one key lookup per currency.

@@ -49,11 +49,11 @@ class DryRun extends Error {
   }
 }
 
-export async /*A*/ function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): Promise<RemovalSummary> {
+export async function removeRates(store: StorePort, filter: RemovalFilter, options: RemovalOptions = {}): Promise<RemovalSummary> {
   const today = options.today ?? fxToday()
   try {
     return await store.transaction(
-      async /*A*/ () => {
+      async () => {
         const before = await ratesOn(store, today, today)
         const matching = await store.config.fxMatching(filter)
         const currencies = matching.currencies
@@ -99,7 +99,7 @@ export async /*A*/ function removeRates(store: StorePort, filter: RemovalFilter,
  * takes an operator row of that day, the removal would not have taken the snapshot's own
  * row, and the store still holds this snapshot (same label) elsewhere.
  */
-async /*A*/ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): Promise<FxRate[]> {
+async function snapshotRowsToRestore(store: StorePort, filter: RemovalFilter): Promise<FxRate[]> {
   const snap = defaultFxSnapshot()
   if (!await store.config.hasFxSource(snap.source)) return []
   const hits = await store.config.fxOperatorCurrenciesOn(filter, snap.date)
@@ -119,7 +119,7 @@ async /*A*/ function snapshotRowsToRestore(store: StorePort, filter: RemovalFilt
  * Currencies the store prices or records money in, each with what uses it: removing their
  * last usable rate would break prices (or writes) in them.
  */
-export async /*A*/ function currenciesInUse(store: StorePort): Promise<Map<string, string[]>> {
+export async function currenciesInUse(store: StorePort): Promise<Map<string, string[]>> {
   const rows = await store.config.moneyUses()
   const uses = new Map<string, string[]>()
   const add = (currency: string | undefined, use: string) => {
@@ -134,7 +134,7 @@ export async /*A*/ function currenciesInUse(store: StorePort): Promise<Map<strin
 }
 
 /** `fx delete CURRENCY [--date D]`: nothing matching is "not found" (exit 1), naming what is on file. */
-export async /*A*/ function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): Promise<RemovalSummary> {
+export async function deleteRates(store: StorePort, currency: string, date: string | undefined, options: RemovalOptions = {}): Promise<RemovalSummary> {
   const summary = await removeRates(store, {currencies: [currency], date, operatorOnly: true}, options)
   if (summary.removed > 0) return summary
   const snapshot = await store.config.snapshotDate(currency, date)

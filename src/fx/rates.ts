@@ -26,14 +26,14 @@ const identity = (date: string): FxRate => ({currency: 'USD', date, rate: 1, sou
  * it has none on file (or only operator rates dated after today and after the day).
  * USD is always 1.
  */
-export async /*A*/ function rateOn(store: StorePort, currency: string, date?: string, today = fxToday()): Promise<FxRate | undefined> {
+export async function rateOn(store: StorePort, currency: string, date?: string, today = fxToday()): Promise<FxRate | undefined> {
   const day = date ?? today
   if (currency === 'USD') return identity(day)
   return await store.config.rateOn(currency, day, today)
 }
 
 /** Like rateOn, but a missing rate is an input error naming the currency and the fix. */
-export async /*A*/ function requireRate(store: StorePort, currency: string, date?: string): Promise<FxRate> {
+export async function requireRate(store: StorePort, currency: string, date?: string): Promise<FxRate> {
   const r = await rateOn(store, currency, date)
   if (!r) throw new InvalidInputError(`no FX rate for ${currency}${date ? ` usable on ${date}` : ''}: add one with "pricectl fx set ${currency} RATE" or "pricectl fx import FILE"`)
   return r
@@ -43,7 +43,7 @@ export async /*A*/ function requireRate(store: StorePort, currency: string, date
  * The rate of every currency on a day (default today) in one query, for pricing many
  * requests without a query each. USD is always 1.
  */
-export async /*A*/ function ratesOn(store: StorePort, date?: string, today = fxToday()): Promise<Map<string, FxRate>> {
+export async function ratesOn(store: StorePort, date?: string, today = fxToday()): Promise<Map<string, FxRate>> {
   const day = date ?? today
   const rows = await store.config.ratesOn(day, today)
   const map = new Map(rows.map((r) => [r.currency, r]))
@@ -68,7 +68,7 @@ export function describeRate(r: FxRate): string {
  * What else a currency has on file beside the rate used on a day, for `price explain`:
  * the snapshot rate an operator rate outranks, and the next rate scheduled after today.
  */
-export async /*A*/ function rateContext(store: StorePort, used: FxRate, today = fxToday()): Promise<string[]> {
+export async function rateContext(store: StorePort, used: FxRate, today = fxToday()): Promise<string[]> {
   if (used.currency === 'USD') return []
   const notes: string[] = []
   if (used.date > today) notes.push(`dated after today (${today}): no earlier rate is on file, so the bundled snapshot is used as the floor`)

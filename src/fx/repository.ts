@@ -34,7 +34,7 @@ export type ListOptions = {
  * rates scheduled after today. `date`: per currency the rate conversion uses on that
  * day. `history`: every row. Each with its kind and its status today.
  */
-export async /*A*/ function listRates(store: StorePort, options: ListOptions = {}): Promise<ListedRate[]> {
+export async function listRates(store: StorePort, options: ListOptions = {}): Promise<ListedRate[]> {
   const {currency, date, history} = options
   const today = options.today ?? fxToday()
   const current = await currentRows(store, today)
@@ -54,12 +54,12 @@ export async /*A*/ function listRates(store: StorePort, options: ListOptions = {
 }
 
 /** Per currency the row pricing uses today, USD's own stored row included (listing only). */
-async /*A*/ function currentRows(store: StorePort, today: string): Promise<Map<string, FxRate>> {
+async function currentRows(store: StorePort, today: string): Promise<Map<string, FxRate>> {
   return new Map(withUsd(await ratesOnRows(store, today, today), today).map((r) => [r.currency, r]))
 }
 
 /** ratesOn without the identity USD: the stored rows, for listing. */
-async /*A*/ function ratesOnRows(store: StorePort, day: string, today: string): Promise<FxRate[]> {
+async function ratesOnRows(store: StorePort, day: string, today: string): Promise<FxRate[]> {
   const map = await ratesOn(store, day, today)
   const usd = await rowOn(store, 'USD', day, today)
   const rows = [...map.values()].filter((r) => r.currency !== 'USD')
@@ -68,7 +68,7 @@ async /*A*/ function ratesOnRows(store: StorePort, day: string, today: string): 
 }
 
 /** The stored row of a currency on a day (USD too: the seed stores USD = 1 for listing). */
-async /*A*/ function rowOn(store: StorePort, currency: string, day: string, today: string): Promise<FxRate | undefined> {
+async function rowOn(store: StorePort, currency: string, day: string, today: string): Promise<FxRate | undefined> {
   if (currency !== 'USD') return await rateOn(store, currency, day, today)
   return (
     await store.config.latestStoredRate('USD', day) ?? {
@@ -106,12 +106,12 @@ function statusOf(current: Map<string, FxRate>, today: string): (r: FxRate) => L
 }
 
 /** The row stored for a currency and day, if any. */
-export async /*A*/ function storedRate(store: StorePort, currency: string, date: string): Promise<FxRate | undefined> {
+export async function storedRate(store: StorePort, currency: string, date: string): Promise<FxRate | undefined> {
   return await store.config.storedRate(currency, date)
 }
 
 /** Store one rate (replacing the one for the same currency and day). */
-export async /*A*/ function setRate(store: StorePort, rate: FxRate): Promise<FxRate> {
+export async function setRate(store: StorePort, rate: FxRate): Promise<FxRate> {
   await store.config.saveFxRates([rate])
   return rate
 }
@@ -129,9 +129,9 @@ export type SetResult = {
 }
 
 /** `fx set`: store an operator rate and say what it replaced and whether it is used today. */
-export async /*A*/ function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday()): Promise<SetResult> {
+export async function setOperatorRate(store: StorePort, rate: FxRate, today = fxToday()): Promise<SetResult> {
   return await store.transaction(
-    async /*A*/ () => {
+    async () => {
       const replaced = await storedRate(store, rate.currency, rate.date)
       await setRate(store, rate)
       const snapshotComesBack = replaced !== undefined && replaced.source === defaultFxSnapshot().source && replaced.date === defaultFxSnapshot().date
@@ -145,7 +145,7 @@ export async /*A*/ function setOperatorRate(store: StorePort, rate: FxRate, toda
  * Mean of a currency's rates dated within a calendar year, with how many went into it;
  * undefined when none is on file. (The World Bank's market rates are annual averages too.)
  */
-export async /*A*/ function yearAverageRate(store: StorePort, currency: string, year: number, today = fxToday()): Promise<{days: number; rate: number} | undefined> {
+export async function yearAverageRate(store: StorePort, currency: string, year: number, today = fxToday()): Promise<{days: number; rate: number} | undefined> {
   if (currency === 'USD') return {days: 1, rate: 1}
   // A rate scheduled after today is not used yet, in an average either.
   const end = `${year}-12-31` < today ? `${year}-12-31` : today

@@ -10,7 +10,7 @@ export type HistoryQuery = {actor?: string; limit?: number; product?: string; si
 export const DEFAULT_LIMIT = 50
 
 /** The changes that match, newest first. */
-export async /*A*/ function listChanges(store: StorePort, query: HistoryQuery = {}): Promise<ChangeRecord[]> {
+export async function listChanges(store: StorePort, query: HistoryQuery = {}): Promise<ChangeRecord[]> {
   const limit = query.limit ?? DEFAULT_LIMIT
   if (!Number.isInteger(limit) || limit < 1) throw new InvalidInputError(`--limit: expected a whole number of at least 1, got ${limit}`)
   if (query.table !== undefined && !RECORDED_TABLES.some((t) => t.table === query.table)) {
@@ -30,12 +30,12 @@ export async /*A*/ function listChanges(store: StorePort, query: HistoryQuery = 
 }
 
 /** One change and its rows. */
-export async /*A*/ function showChange(store: StorePort, id: number): Promise<{change: ChangeRecord; rows: ChangeRow[]}> {
+export async function showChange(store: StorePort, id: number): Promise<{change: ChangeRecord; rows: ChangeRow[]}> {
   const change = await requireChange(store, id)
   return {change, rows: await store.history.rows(id)}
 }
 
-async /*A*/ function requireChange(store: StorePort, id: number): Promise<ChangeRecord> {
+async function requireChange(store: StorePort, id: number): Promise<ChangeRecord> {
   if (!Number.isSafeInteger(id) || id < 1) throw new InvalidInputError(`CHANGE: expected a change id (a whole number from "pricectl history"), got ${id}`)
   const change = await store.history.get(id)
   if (!change) throw new NotFoundError(`no change ${id} in the history (list them with: pricectl history)`)
@@ -76,7 +76,7 @@ class DryRun extends Error {}
  * revert). Refused when a later change wrote the same rows, or a row is no longer what the
  * change left (written outside pricectl), unless `force`: the before images win then.
  */
-export async /*A*/ function revertChange(store: StorePort, id: number, options: {dryRun?: boolean; force?: boolean} = {}): Promise<RevertResult> {
+export async function revertChange(store: StorePort, id: number, options: {dryRun?: boolean; force?: boolean} = {}): Promise<RevertResult> {
   const reverted = await requireChange(store, id)
   const rows = await store.history.rows(id)
   const locked = [...new Set(rows.filter((r) => RECORDED_TABLES.find((t) => t.table === r.table)?.noRevert).map((r) => r.table))]
@@ -118,7 +118,7 @@ export async /*A*/ function revertChange(store: StorePort, id: number, options: 
   const restore = undoOrder(rows).map((r) => ({before: r.before, key: r.key, table: r.table}))
   const restored = new Set(rows.map((r) => rowName(r))).size
   const all = [...new Set([...later.map((l) => rowName(l)), ...conflicts])]
-  const apply = async /*A*/ () => {
+  const apply = async () => {
     if (!await store.history.active()) await store.history.begin(commandContext('pricectl', 'revert', [String(id)]))
     await store.history.note({reverts: id, summary: `revert of change ${id}`})
     await store.history.restore(restore)
@@ -127,7 +127,7 @@ export async /*A*/ function revertChange(store: StorePort, id: number, options: 
   if (options.dryRun) {
     try {
       await store.transaction(
-        async /*A*/ () => {
+        async () => {
           await apply()
           throw new DryRun()
         },
@@ -169,7 +169,7 @@ const EXPERIMENT_TABLES = new Set(['experiments', 'experiment_products', 'arms']
  * wrote when it wrote only products, the experiments it wrote, audiences when it wrote
  * some; every product otherwise (FX rates, rounding, localization, coupons, ...).
  */
-export async /*A*/ function revertScope(store: StorePort, id: number): Promise<ImpactScope> {
+export async function revertScope(store: StorePort, id: number): Promise<ImpactScope> {
   const rows = await store.history.rows(id)
   const scope: ImpactScope = {}
   if (rows.some((r) => r.table === 'audiences' || r.table === 'audience_prices')) scope.audiences = true

@@ -98,12 +98,12 @@ export class ImportProducts {
   }
 
   /** Read what a cell names (a product miss): its integrations' products, else the product of that api_id. */
-  async /*A*/ loadMatch(ref: string, interval?: string, intervalCount?: number): Promise<void> {
+  async loadMatch(ref: string, interval?: string, intervalCount?: number): Promise<void> {
     const key = cacheKey(ref, interval, intervalCount)
     if (!this.cache.has(key)) this.cache.set(key, await this.resolveUncached(ref, interval, intervalCount))
   }
 
-  private async /*A*/ resolveUncached(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
+  private async resolveUncached(ref: string, interval?: string, intervalCount?: number): Promise<Resolution> {
     const rows = this.types.length > 0 ? await this.store.pricing.integrationMatches(this.types, ref) : []
     const pick =
       rows.find((r) => interval && r.i_interval === interval && (intervalCount === undefined || r.i_count === intervalCount)) ??
@@ -115,7 +115,7 @@ export class ImportProducts {
     return p ? {kind: 'one', product: p} : {kind: 'none'}
   }
 
-  private async /*A*/ candidates(rows: IntegrationMatch[]): Promise<Candidates> {
+  private async candidates(rows: IntegrationMatch[]): Promise<Candidates> {
     const products = new Map<number, ProductRow>()
     const intervals = new Map<number, string>()
     const byId = new Map<string, ProductRow | undefined>()
@@ -142,7 +142,7 @@ export class ImportProducts {
   }
 
   /** Prices the engine quotes for the candidates (a prices miss: the first row that needs them). */
-  async /*A*/ loadPrices(r: Several): Promise<void> {
+  async loadPrices(r: Several): Promise<void> {
     const c = r.candidates
     if (c.byPrice) return
     const byPrice = new Map<string, ProductRow[]>()

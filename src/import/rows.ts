@@ -386,7 +386,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** Read what a miss names from the store: the one load of a miss; the row is then mapped again. */
-  async /*A*/ load(miss: RowMiss): Promise<void> {
+  async load(miss: RowMiss): Promise<void> {
     const need = miss.need
     switch (need.kind) {
       case 'fx': {
@@ -412,7 +412,7 @@ export class RowMapper<V extends ChargeValues | SubscriptionValues> {
   }
 
   /** Map one record, loading what it misses first (a caller mapping rows one at a time). */
-  async /*A*/ mapLoading(cells: string[]): Promise<RowResult<V>> {
+  async mapLoading(cells: string[]): Promise<RowResult<V>> {
     for (;;) {
       const r = this.map(cells)
       if (!(r instanceof RowMiss)) return r

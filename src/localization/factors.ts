@@ -10,30 +10,30 @@ import type {LocalizationFactor} from '../domain.js'
 export type {LocalizationFactor}
 
 /** The factor for a country, or undefined when none is on file. */
-export async /*A*/ function localizationFactor(store: StorePort, country: string): Promise<number | undefined> {
+export async function localizationFactor(store: StorePort, country: string): Promise<number | undefined> {
   return await store.config.localizationFactor(country)
 }
 
 /** Every factor (or one country's), by country. */
-export async /*A*/ function listFactors(store: StorePort, country?: string): Promise<LocalizationFactor[]> {
+export async function listFactors(store: StorePort, country?: string): Promise<LocalizationFactor[]> {
   return await store.config.localizationFactors(country)
 }
 
-export async /*A*/ function setFactor(store: StorePort, f: LocalizationFactor): Promise<LocalizationFactor> {
+export async function setFactor(store: StorePort, f: LocalizationFactor): Promise<LocalizationFactor> {
   await store.config.saveLocalizationFactors([f])
   return f
 }
 
 /** Delete every factor, or those of the given countries; returns how many went. */
-export async /*A*/ function clearFactors(store: StorePort, countries?: string[]): Promise<number> {
-  return await store.transaction(async /*A*/ () => await store.config.deleteLocalizationFactors(countries?.length ? countries : undefined), {write: true})
+export async function clearFactors(store: StorePort, countries?: string[]): Promise<number> {
+  return await store.transaction(async () => await store.config.deleteLocalizationFactors(countries?.length ? countries : undefined), {write: true})
 }
 
 /**
  * Write many factors in one transaction. Unchanged ones (same factor, year, source) are
  * counted, not rewritten; `replace` first removes the countries the batch does not name.
  */
-export async /*A*/ function writeFactors(store: StorePort, factors: LocalizationFactor[], options: {dryRun?: boolean; replace?: boolean} = {}): Promise<{removed: number; unchanged: number; written: number}> {
+export async function writeFactors(store: StorePort, factors: LocalizationFactor[], options: {dryRun?: boolean; replace?: boolean} = {}): Promise<{removed: number; unchanged: number; written: number}> {
   const current = new Map((await listFactors(store)).map((f) => [f.country, f]))
   const named = new Set(factors.map((f) => f.country))
   const stale = options.replace ? [...current.keys()].filter((c) => !named.has(c)) : []
@@ -43,7 +43,7 @@ export async /*A*/ function writeFactors(store: StorePort, factors: Localization
   })
   if (!options.dryRun) {
     await store.transaction(
-      async /*A*/ () => {
+      async () => {
         if (stale.length > 0) await store.config.deleteLocalizationFactors(stale)
         await store.config.saveLocalizationFactors(changed)
       },

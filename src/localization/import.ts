@@ -280,7 +280,7 @@ export type ResolvedFactors = {
  * [MIN_FACTOR, MAX_FACTOR] are skipped as implausible (usually a PPP in a currency unit
  * since redenominated).
  */
-export async /*A*/ function resolveFactors(store: StorePort, parsed: ParsedFactors, source = parsed.source): Promise<ResolvedFactors> {
+export async function resolveFactors(store: StorePort, parsed: ParsedFactors, source = parsed.source): Promise<ResolvedFactors> {
   const out: ResolvedFactors = {factors: [], fx: {latest: 0, yearAverage: 0}, implausible: [], noFxRate: []}
   for (const [country, {value, year}] of [...parsed.entries].sort(([a], [b]) => a.localeCompare(b))) {
     let factor = value

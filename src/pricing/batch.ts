@@ -283,7 +283,7 @@ export function batchPricer(
    * Price a group's requests a chunk at a time (the caller holds the transaction, if any);
    * `afterChunk` is called after each chunk's writes with the requests priced so far.
    */
-  const priceGroup = async /*A*/ (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): Promise<void> => {
+  const priceGroup = async (items: Item[], to: Outcomes, counts: BatchSummary, afterChunk?: (priced: number) => void): Promise<void> => {
     // Locks are read as fingerprints only where a locked user's line may be printed again.
     ctx.chunk.fingerprints = to.jsonl !== undefined
     freezeClock()
@@ -319,12 +319,12 @@ export function batchPricer(
    * run again (a new lock it claims was made by a server meanwhile, or it writes more than new
    * locks), so each run first takes back what an earlier run gave the sink.
    */
-  const priceCommitted = async /*A*/ (items: Item[], afterChunk?: (priced: number) => void): Promise<void> => {
+  const priceCommitted = async (items: Item[], afterChunk?: (priced: number) => void): Promise<void> => {
     const before = {...summary}
     const mark = sink.mark?.()
     let runs = 0
     await ctx.store.transaction(
-      async /*A*/ () => {
+      async () => {
         if (runs++ > 0) {
           sink.rewind?.(mark)
           Object.assign(summary, before)
@@ -370,7 +370,7 @@ export function batchPricer(
    * `keep` are in flight. False when a group was not written: write-behind is then ended and
    * that group and the later ones are priced again the usual way.
    */
-  const settle = async /*A*/ (keep: number): Promise<boolean> => {
+  const settle = async (keep: number): Promise<boolean> => {
     while (inFlight.length > 0) {
       const ok = behind!.committed(inFlight[0].seq, inFlight.length > keep)
       if (ok === undefined) return true
@@ -384,7 +384,7 @@ export function batchPricer(
   }
 
   /** End write-behind: committed groups are handed on, the rest (and `items`) priced again the usual way. */
-  const fallBack = async /*A*/ (items: Item[]): Promise<void> => {
+  const fallBack = async (items: Item[]): Promise<void> => {
     const again: Item[] = []
     for (const g of inFlight) {
       if (again.length === 0 && behind!.committed(g.seq, true)) release(g)
@@ -412,7 +412,7 @@ export function batchPricer(
   }
 
   /** Price a group with write-behind: its rows are sent, its outcomes held until their commit. */
-  const priceBehind = async /*A*/ (items: Item[]): Promise<void> => {
+  const priceBehind = async (items: Item[]): Promise<void> => {
     const counts: BatchSummary = {failed: 0, priced: 0, read: 0}
     const held = hold()
     try {

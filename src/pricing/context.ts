@@ -84,7 +84,7 @@ export class PricingContext implements PricingServices {
   readonly chunk: QuoteChunk
 
   /** A context with everything read that a price needs (see the class). */
-  static async /*A*/ open(store: StorePort, options: {geoipDb?: string} = {}): Promise<PricingContext> {
+  static async open(store: StorePort, options: {geoipDb?: string} = {}): Promise<PricingContext> {
     const ctx = new PricingContext(store, options)
     await ctx.load()
     return ctx
@@ -106,7 +106,7 @@ export class PricingContext implements PricingServices {
    * product and rule on a networked store), every factor, rule, gateway setting and
    * override, today's rates, the default country, and what the layers read.
    */
-  private async /*A*/ load(): Promise<void> {
+  private async load(): Promise<void> {
     const store = this.store
     for (const row of await store.pricing.catalogSnapshot()) {
       const p: PricedProduct = {...row, countryPrices: new Map(row.countryPrices.map((c) => [c.country, {amountMinor: c.amountMinor, currency: c.currency}]))}
@@ -329,7 +329,7 @@ export class PricingContext implements PricingServices {
    * For `price explain`, before its chunk begins: what noteRate says of every rate (which
    * rate it outranks, what is scheduled after it), read once, so the calculation reads memory only.
    */
-  async /*A*/ loadRateNotes(): Promise<void> {
+  async loadRateNotes(): Promise<void> {
     if (this.rateNotes) return
     const notes = new Map<string, string[]>()
     for (const [currency, r] of this.rates) notes.set(currency, await rateContext(this.store, r))

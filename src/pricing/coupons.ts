@@ -78,7 +78,7 @@ export class Coupons {
   }
 
   /** Every coupon and campaign, read once per context (by PricingContext). */
-  async /*A*/ load(store: StorePort): Promise<void> {
+  async load(store: StorePort): Promise<void> {
     this.coupons = new Map((await listCoupons(store)).map((c) => [c.api_id, c]))
     this.campaignList = await listCampaigns(store)
   }

@@ -94,7 +94,7 @@ export class Experiments {
     this.store = store
     this.pricing = pricing
     this.chunk = chunk
-    chunk.prepare = async /*A*/ (keys) => await this.prepare(keys)
+    chunk.prepare = async (keys) => await this.prepare(keys)
   }
 
   /**
@@ -103,7 +103,7 @@ export class Experiments {
    * posteriorTtlMs, and the arms those visitors are exposed to in them, so that assignment
    * and recordExposure read memory only while the chunk is priced.
    */
-  private async /*A*/ prepare(keys: readonly string[]): Promise<void> {
+  private async prepare(keys: readonly string[]): Promise<void> {
     for (const l of this.running) {
       if (l.exp.allocation !== 'thompson') continue
       const p = this.posteriors.get(l.exp.id)
@@ -239,7 +239,7 @@ export class Experiments {
   }
 
   /** Every experiment, read once per context (by PricingContext): the running ones target requests, any one may be forced. */
-  async /*A*/ load(): Promise<void> {
+  async load(): Promise<void> {
     for (const e of await this.repo.list()) {
       const l = load(e)
       this.byId.set(e.id, l)
@@ -303,7 +303,7 @@ export class Experiments {
     return p
   }
 
-  private async /*A*/ loadPosteriors(l: Loaded): Promise<Posteriors> {
+  private async loadPosteriors(l: Loaded): Promise<Posteriors> {
     const o = outcomes(l.exp, await this.repo.armCounts(l.exp.id))
     const p = {index: new Map(o.map((x, i) => [x.arm_id, i])), loadedAt: Date.now(), outcomes: o}
     this.posteriors.set(l.exp.id, p)

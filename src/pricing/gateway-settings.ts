@@ -15,7 +15,7 @@ const SETTABLE = ['accepted_currencies', 'fallback_currency', 'amount_format'] a
  * `gateways set`: merge the given fields over the gateway's current settings, validate
  * the result and store it; or, with "default", drop the stored settings.
  */
-export async /*A*/ function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): Promise<{reset: boolean; settings: GatewaySettingsEntry}> {
+export async function configureGateway(store: StorePort, gateway: string, changes: 'default' | Record<string, unknown>): Promise<{reset: boolean; settings: GatewaySettingsEntry}> {
   const current = await gatewaySettings(store, gateway)
   if (changes === 'default') {
     await resetGatewaySettings(store, current.gateway)

@@ -173,7 +173,7 @@ function fromRow(row: Row): GatewaySettings {
 }
 
 /** Settings of every gateway (stored, else the default), in gateway order. */
-export async /*A*/ function listGatewaySettings(store: StorePort): Promise<GatewaySettingsEntry[]> {
+export async function listGatewaySettings(store: StorePort): Promise<GatewaySettingsEntry[]> {
   const rows = await store.config.gatewaySettings() as Row[]
   const stored = new Map(rows.map((r) => [r.gateway, fromRow(r)]))
   return GATEWAYS.map((g) => {
@@ -183,27 +183,27 @@ export async /*A*/ function listGatewaySettings(store: StorePort): Promise<Gatew
 }
 
 /** Settings of all gateways read once, for pricing (one query, not one per gateway). */
-export async /*A*/ function gatewaySettingsMap(store: StorePort): Promise<Record<GatewayId, GatewaySettings>> {
+export async function gatewaySettingsMap(store: StorePort): Promise<Record<GatewayId, GatewaySettings>> {
   const out = {} as Record<GatewayId, GatewaySettings>
   for (const {source: _source, ...s} of await listGatewaySettings(store)) out[s.gateway] = s
   return out
 }
 
 /** Settings of one gateway (stored, else the default); an unknown gateway id is an input error. */
-export async /*A*/ function gatewaySettings(store: StorePort, gateway: string): Promise<GatewaySettingsEntry> {
+export async function gatewaySettings(store: StorePort, gateway: string): Promise<GatewaySettingsEntry> {
   if (!isGateway(gateway)) throw new InvalidInputError(`unknown gateway ${JSON.stringify(gateway)} (expected one of ${GATEWAYS.join(', ')})`)
   const row = (await store.config.gatewaySettings() as Row[]).find((r) => r.gateway === gateway)
   return row ? {...fromRow(row), source: 'store'} : {...DEFAULT_GATEWAY_SETTINGS[gateway], source: 'default'}
 }
 
 /** Store a gateway's settings (validated by the caller with schemas/gateways.ts). */
-export async /*A*/ function saveGatewaySettings(store: StorePort, s: GatewaySettings): Promise<void> {
+export async function saveGatewaySettings(store: StorePort, s: GatewaySettings): Promise<void> {
   const a = s.accepted_currencies
   await store.config.saveGatewaySettings({accepted_currencies: a === '*' || a === 'listed' ? a : JSON.stringify(a), amount_format: s.amount_format, fallback_currency: s.fallback_currency, gateway: s.gateway})
 }
 
 /** Drop stored settings so the gateway uses its defaults again; false when none were stored. */
-export async /*A*/ function resetGatewaySettings(store: StorePort, gateway: GatewayId): Promise<boolean> {
+export async function resetGatewaySettings(store: StorePort, gateway: GatewayId): Promise<boolean> {
   return await store.config.deleteGatewaySettings(gateway)
 }
 
@@ -232,13 +232,13 @@ export function gatewayEntryJson(s: GatewaySettingsEntry): GatewayEntryJson {
 type RuleRow = {currency: string; divisible_by: number; exponent: number; gateway: GatewayId; max_amount: null | number; min_amount: null | number}
 
 /** Every stored override, keyed `gateway|currency`. */
-export async /*A*/ function ruleOverrides(store: StorePort): Promise<Map<string, RuleOverride>> {
+export async function ruleOverrides(store: StorePort): Promise<Map<string, RuleOverride>> {
   const rows = await store.config.gatewayRuleOverrides() as RuleRow[]
   return new Map(rows.map((r) => [`${r.gateway}|${r.currency}`, r]))
 }
 
 /** A gateway's rule for a currency with where it comes from (stored override, table entry, table default). */
-export async /*A*/ function resolveRule(store: StorePort, gateway: GatewayId, currency: string): Promise<ResolvedRule> {
+export async function resolveRule(store: StorePort, gateway: GatewayId, currency: string): Promise<ResolvedRule> {
   return gatewayRule(gateway, currency, (await ruleOverrides(store)).get(`${gateway}|${currency}`))
 }
 
@@ -248,7 +248,7 @@ export const RULE_FIELDS = ['exponent', 'divisible_by', 'min_amount', 'max_amoun
  * `gateways set GATEWAY --currency CODE`: merge the given fields over the rule in force
  * and store the whole rule; "default" drops the override.
  */
-export async /*A*/ function configureRule(store: StorePort, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): Promise<{reset: boolean; rule: ResolvedRule}> {
+export async function configureRule(store: StorePort, gateway: GatewayId, currency: string, changes: 'default' | Partial<GatewayRule>): Promise<{reset: boolean; rule: ResolvedRule}> {
   if (changes === 'default') {
     const reset = await store.config.deleteGatewayRuleOverride(gateway, currency)
     return {reset, rule: await resolveRule(store, gateway, currency)}
@@ -293,7 +293,7 @@ export function integrationGateways(integrations: readonly {type: string}[]): Ga
  * gateway, the rule and the nearest valid amounts. Settings and overrides are read once
  * per check, for the many prices of an import.
  */
-export async /*A*/ function chargeabilityCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
+export async function chargeabilityCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
   const settings = await gatewaySettingsMap(store)
   const overrides = await ruleOverrides(store)
   return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, true)
@@ -304,7 +304,7 @@ export async /*A*/ function chargeabilityCheck(store: StorePort): Promise<(amoun
  * discount): only whether the display and the gateways can carry it exactly, not their
  * minimum or maximum.
  */
-export async /*A*/ function exactnessCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
+export async function exactnessCheck(store: StorePort): Promise<(amountMinor: number, currency: string, gateways: readonly GatewayId[]) => string | undefined> {
   const settings = await gatewaySettingsMap(store)
   const overrides = await ruleOverrides(store)
   return (amountMinor, currency, gateways) => reasonFor(settings, overrides, amountMinor, currency, gateways, false)
@@ -378,7 +378,7 @@ export type RuleJson = {
 
 const bound = (units: null | number, exponent: number) => (units === null ? null : minorToDecimalString(units, exponent))
 
-async /*A*/ function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): Promise<RuleJson> {
+async function toRuleJson(store: StorePort, gateway: GatewayId, currency: string, rule: ResolvedRule): Promise<RuleJson> {
   const shipped = gatewayRule(gateway, currency)
   const table = GATEWAY_TABLES[gateway]
   const settings = await gatewaySettings(store, gateway)
@@ -403,7 +403,7 @@ async /*A*/ function toRuleJson(store: StorePort, gateway: GatewayId, currency: 
 }
 
 /** `gateways show GATEWAY CODE`: the rule in force and where it comes from. */
-export async /*A*/ function showRule(store: StorePort, gateway: GatewayId, currency: string): Promise<RuleJson> {
+export async function showRule(store: StorePort, gateway: GatewayId, currency: string): Promise<RuleJson> {
   return await toRuleJson(store, gateway, currency, await resolveRule(store, gateway, currency))
 }
 
@@ -418,14 +418,14 @@ export type GatewayTableJson = {
 }
 
 /** `gateways show GATEWAY`: the table's default, every entry and every stored override, by currency. */
-export async /*A*/ function showTable(store: StorePort, gateway: GatewayId): Promise<GatewayTableJson> {
+export async function showTable(store: StorePort, gateway: GatewayId): Promise<GatewayTableJson> {
   const table = GATEWAY_TABLES[gateway]
   const overrides = [...(await ruleOverrides(store)).values()].filter((o) => o.gateway === gateway)
   const codes = [...new Set([...Object.keys(table.entries), ...overrides.map((o) => o.currency)])].sort()
   return {
     currencies: table.currencies ? [...table.currencies].sort() : null,
     default: {...table.default},
-    entries: await Promise.all(codes.map(async /*A*/ (c) => await showRule(store, gateway, c))),
+    entries: await Promise.all(codes.map(async (c) => await showRule(store, gateway, c))),
     gateway,
     model: table.models,
     overrides: overrides.length,
@@ -486,7 +486,7 @@ function amountToUnits(flag: string, text: string, exponent: number, currency: s
  * amounts are decimal amounts of the currency, turned into gateway units with the exponent
  * the rule will have (the new one when --exponent is given); "none" clears a bound.
  */
-export async /*A*/ function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): Promise<{reset: boolean; rule: RuleJson}> {
+export async function configureRuleFromFlags(store: StorePort, gateway: GatewayId, currency: string, flags: RuleFlags | 'default'): Promise<{reset: boolean; rule: RuleJson}> {
   if (flags === 'default') {
     const {reset, rule} = await configureRule(store, gateway, currency, 'default')
     return {reset, rule: await toRuleJson(store, gateway, currency, rule)}

@@ -123,7 +123,7 @@ export function witness(rules: Rule[]): FeatureValues {
 }
 
 /** The personas of the current store state: the default user, one per audience with feature rules, one per arm of the experiments. */
-export async /*A*/ function personasOf(store: StorePort, scope: ImpactScope): Promise<Persona[]> {
+export async function personasOf(store: StorePort, scope: ImpactScope): Promise<Persona[]> {
   const out: Persona[] = [{features: {}, key: 'default'}]
   const byAudience = new Map<string, FeatureValues>()
   for (const a of await listAudiences(store)) {
@@ -158,7 +158,7 @@ const ALL_COUNTRIES = Object.keys(countryToCurrency as Record<string, string>).s
  * package or experiment names. Every other country is priced like the others of its
  * currency (same amount: no country price, no factor, no segment tells them apart).
  */
-async /*A*/ function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Promise<Set<string>> {
+async function namedCountries(store: StorePort, ctx: PricingContext, products: string[]): Promise<Set<string>> {
   const named = new Set<string>([ctx.defaultCountry, ...(await listFactors(store)).map((f) => f.country)])
   for (const p of products) for (const c of ctx.product(p)?.countryPrices.keys() ?? []) named.add(c)
   for (const a of await listAudiences(store)) for (const r of a.rules) if (r.type === 'country') for (const c of r.values) named.add(c)
@@ -188,7 +188,7 @@ function taxKey(ctx: PricingContext, country: string, products: string[]): strin
  * cannot be priced is a row with `error`. Countries that only their currency tells apart
  * are priced once per currency and the row copied, with the country's own display format.
  */
-export async /*A*/ function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Promise<Snapshot> {
+export async function snapshot(store: StorePort, scope: ImpactScope, personas: Persona[]): Promise<Snapshot> {
   const ctx = await PricingContext.open(store)
   const products = scope.products ? [...new Set(scope.products)].filter((p) => ctx.product(p)) : await store.pricing.productApiIds()
   const named = await namedCountries(store, ctx, products)
@@ -211,7 +211,7 @@ export async /*A*/ function snapshot(store: StorePort, scope: ImpactScope, perso
   for (const persona of personas) {
     ctx.experiments.pin = persona.experiment && {armId: persona.experiment.arm, experimentId: persona.experiment.id}
     for (const country of countries) {
-      const quote = async /*A*/ (ids: string[] | undefined) => {
+      const quote = async (ids: string[] | undefined) => {
         // No empty `features` and no `products: undefined`: such a request takes
         // validatePriceRequest's fast path instead of the schema (16% of a snapshot).
         const request: Record<string, unknown> = {country, override: true, run_experiment: Boolean(persona.experiment), user_id: PREVIEW_USER}
@@ -423,13 +423,13 @@ const PROBE = new Error('probe: rolled back')
  * `decide` sees the impact: 'commit' keeps the write, 'rollback' undoes it (nothing
  * written, the result and impact still returned).
  */
-export async /*A*/ function measureImpact<T>(store: StorePort, write: () => Promise<T> | T, scope: ImpactScope, decide: (impact: PriceImpact) => 'commit' | 'rollback'): Promise<{committed: boolean; impact: PriceImpact; result: T}> {
-  const measured = async /*A*/ () => {
+export async function measureImpact<T>(store: StorePort, write: () => Promise<T> | T, scope: ImpactScope, decide: (impact: PriceImpact) => 'commit' | 'rollback'): Promise<{committed: boolean; impact: PriceImpact; result: T}> {
+  const measured = async () => {
     let personas = await personasOf(store, scope)
     if (scope.audiences) {
       // Learn the audiences the write leaves (a new audience's members are priced before it too).
       try {
-        await store.transaction(async /*A*/ () => {
+        await store.transaction(async () => {
           await write()
           personas = unionPersonas(personas, await personasOf(store, scope))
           throw PROBE

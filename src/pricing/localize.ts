@@ -30,7 +30,7 @@ export type LocalizeResult = {
  * rate in use today -> times the factor -> (where shown tax-inclusive, its gross) -> the
  * currency's rounding rule. Country prices of countries without a factor are kept.
  */
-export async /*A*/ function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): Promise<LocalizeResult> {
+export async function localizeProduct(store: StorePort, apiId: string, options: {countries?: string[]; dryRun?: boolean}): Promise<LocalizeResult> {
   const product = await requireProduct(store, apiId)
   if (product.interval && product.base_px_minor === 0) throw new InvalidInputError(`${apiId} has base_px 0: nothing to localize`)
   let factors = await listFactors(store)

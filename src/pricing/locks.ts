@@ -385,7 +385,7 @@ export class QuoteChunk {
    * experiments layer reads for new quotes (`prepare`). Requests are the raw inputs
    * (validated later, one by one): what is not a string is not loaded.
    */
-  async /*A*/ begin(requests: readonly unknown[], options: ChunkOptions = {}): Promise<void> {
+  async begin(requests: readonly unknown[], options: ChunkOptions = {}): Promise<void> {
     this.open = true
     const requestIp = options.requestIp
     // Names read more than once are answered from `view` (see the class); a batch has none.
@@ -479,7 +479,7 @@ export class QuoteChunk {
    * Read ahead the arms these visitors are exposed to in an experiment (ExperimentsRepository
    * exposuresOf): recordExposure then knows what an exposure changes.
    */
-  async /*A*/ loadArms(experimentId: number, visitors: readonly string[]): Promise<void> {
+  async loadArms(experimentId: number, visitors: readonly string[]): Promise<void> {
     const stored = await this.experiments.exposuresOf(experimentId, visitors)
     let arms = this.arms.get(experimentId)
     if (arms === undefined) this.arms.set(experimentId, (arms = new Map()))
@@ -562,7 +562,7 @@ export class QuoteChunk {
   }
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
-  async /*A*/ flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.pendingKeys.length > 0) {
       const keys = this.pendingKeys
       const writes = this.pending
@@ -595,7 +595,7 @@ export class QuoteChunk {
    * request names a key another one named (a visitor adopted, then exposed anew): with such
    * names (`view`) they are written in the order they came.
    */
-  private async /*A*/ writeExposures(): Promise<void> {
+  private async writeExposures(): Promise<void> {
     const {adoptedAfter, adoptions, exposures} = this
     // The changes were worked out when recorded (recordExposure); the store makes the same.
     let from = 0

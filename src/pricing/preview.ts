@@ -22,7 +22,7 @@ const PREVIEW_USER = 'pricectl-preview'
  * What a fresh user in each country would be quoted for each product (control prices, no
  * experiment arm), computed as `price` would but without writing a lock.
  */
-export async /*A*/ function pricePreview(store: StorePort, products: string[], countries: string[]): Promise<PreviewRow[]> {
+export async function pricePreview(store: StorePort, products: string[], countries: string[]): Promise<PreviewRow[]> {
   const ctx = await PricingContext.open(store)
   const rows: PreviewRow[] = []
   for (const country of countries) {
@@ -60,7 +60,7 @@ export type PreviewError = {arm?: number | string; audience: string; country: st
  * The default countries of a preview: every country that has a country price or a
  * localization factor (where prices are set by hand), plus the store's default country.
  */
-export async /*A*/ function previewCountries(ctx: PricingContext): Promise<string[]> {
+export async function previewCountries(ctx: PricingContext): Promise<string[]> {
   const rows = await ctx.store.pricing.pricedCountries()
   return [...new Set([...rows, ctx.defaultCountry])].sort()
 }
@@ -79,7 +79,7 @@ function previewAudiences(ctx: PricingContext, wanted: string[] | undefined): (s
 }
 
 /** Arms of a preview, checked against the experiment: 'all' (or none given) = every arm, the baseline first. */
-async /*A*/ function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): Promise<{armIds: (string | undefined)[]; experimentId?: number; products?: string[]}> {
+async function previewArms(store: StorePort, experiment: number | undefined, wanted: string[] | undefined): Promise<{armIds: (string | undefined)[]; experimentId?: number; products?: string[]}> {
   if (experiment === undefined) {
     if (wanted?.length) throw new InvalidInputError('--arm previews an experiment\'s arms: add --experiment ID (see "pricectl experiments list")')
     return {armIds: [undefined]}
@@ -102,7 +102,7 @@ async /*A*/ function previewArms(store: StorePort, experiment: number | undefine
  * `experiment`, under each of its arms (rows then carry `arm`). Rows sorted by product,
  * country, audience, arm. Writes nothing.
  */
-export async /*A*/ function previewPrices(store: StorePort, options: PreviewOptions = {}): Promise<Row[]> {
+export async function previewPrices(store: StorePort, options: PreviewOptions = {}): Promise<Row[]> {
   const ctx = await PricingContext.open(store)
   const {armIds, experimentId, products: armProducts} = await previewArms(store, options.experiment, options.arms)
   // An experiment's preview defaults to the products it prices.
@@ -126,7 +126,7 @@ export async /*A*/ function previewPrices(store: StorePort, options: PreviewOpti
   return rows.sort((a, b) => rowKey(a).localeCompare(rowKey(b)))
 }
 
-async /*A*/ function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
+async function previewCountry(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
   if (!options.errors) return await previewProducts(ctx, country, products, options, armId)
   try {
     return await previewProducts(ctx, country, products, options, armId)
@@ -148,7 +148,7 @@ async /*A*/ function previewCountry(ctx: PricingContext, country: string, produc
   return rows
 }
 
-async /*A*/ function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
+async function previewProducts(ctx: PricingContext, country: string, products: string[], options: PreviewOptions, armId: string | undefined): Promise<Row[]> {
   const layers: Record<string, string> = {}
   const r = await priceRequest(
     ctx,

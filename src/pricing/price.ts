@@ -83,7 +83,7 @@ export async function calculatePrice(ctx: PricingContext, input: unknown, option
   // never has to upgrade (SQLITE_BUSY), and lock, user country and exposure land together.
   // A read-only store (read-only media): a locked user's quote is read, a new one fails
   // with SQLITE_READONLY, reported as "the store is read-only".
-  return await ctx.store.transaction(async /*A*/ () => await priceRequest(ctx, input, options), {write: true})
+  return await ctx.store.transaction(async () => await priceRequest(ctx, input, options), {write: true})
 }
 
 /**
@@ -101,7 +101,7 @@ export function priceInChunk(ctx: PricingContext, input: unknown, options: Price
  * reads is read before the calculation, what it writes is written before this returns.
  * `ctx.ready(input)` must have run for requests that carry an IP.
  */
-export async /*A*/ function priceRequest(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
+export async function priceRequest(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   const chunk = ctx.chunk
   if (chunk.open) return calculate(ctx, input, options)
   if (options.trace) await ctx.loadRateNotes()

@@ -530,7 +530,7 @@ function choose(currency: string, stored: string | undefined): RuleChoice {
  * The rounding rule of a currency: the stored one, else the built-in default for its
  * number of minor digits; `source` says which (for `price explain`).
  */
-export async /*A*/ function ruleFor(store: StorePort, currency: string): Promise<RuleChoice> {
+export async function ruleFor(store: StorePort, currency: string): Promise<RuleChoice> {
   return choose(currency, await store.config.roundingRule(currency))
 }
 
@@ -538,13 +538,13 @@ export async /*A*/ function ruleFor(store: StorePort, currency: string): Promise
  * Every stored rule read once, for pricing many requests: returns a lookup that needs
  * no further queries (rules are parsed once per currency and cached).
  */
-export async /*A*/ function ruleResolver(store: StorePort): Promise<(currency: string) => RuleChoice> {
+export async function ruleResolver(store: StorePort): Promise<(currency: string) => RuleChoice> {
   const stored = new Map((await store.config.roundingRules()).map((r) => [r.currency, r.rule]))
   return (currency) => choose(currency, stored.get(currency))
 }
 
 /** Stored rules by currency, then the built-in default of each minor-digit count ("*"). */
-export async /*A*/ function listRules(store: StorePort): Promise<RuleListEntry[]> {
+export async function listRules(store: StorePort): Promise<RuleListEntry[]> {
   const rows = await store.config.roundingRules()
   return [
     ...rows.map((r) => ({currency: r.currency, digits: minorDigits(r.currency), rule: r.rule, source: 'store' as const})),
@@ -553,14 +553,14 @@ export async /*A*/ function listRules(store: StorePort): Promise<RuleListEntry[]
 }
 
 /** Store a rule (validated here too, so no caller can store a rule that does not parse). */
-export async /*A*/ function setRule(store: StorePort, currency: string, text: string): Promise<CompiledRule> {
+export async function setRule(store: StorePort, currency: string, text: string): Promise<CompiledRule> {
   const rule = parseRule(text, currency)
   await store.config.saveRoundingRule(currency, rule.text, nowIso())
   return rule
 }
 
 /** Drop a stored rule so the currency uses the built-in default again; false when none was stored. */
-export async /*A*/ function resetRule(store: StorePort, currency: string): Promise<boolean> {
+export async function resetRule(store: StorePort, currency: string): Promise<boolean> {
   return await store.config.deleteRoundingRule(currency)
 }
 
@@ -575,7 +575,7 @@ export type RuleTrial = {
  * `rounding test`: round amounts (decimal text in currency units) with the currency's
  * rule, or with `ruleText` when given (tried, not saved).
  */
-export async /*A*/ function tryRule(store: StorePort, currency: string, amounts: string[], ruleText?: string): Promise<RuleTrial> {
+export async function tryRule(store: StorePort, currency: string, amounts: string[], ruleText?: string): Promise<RuleTrial> {
   const choice: {rule: CompiledRule; source: RuleTrial['source']} = ruleText === undefined ? await ruleFor(store, currency) : {rule: parseRule(ruleText, currency), source: 'flag'}
   const minors = amounts.map((a) => toMinor(Number(a), currency, "amount"))
   return {

@@ -25,14 +25,14 @@ function describe(key: RecordKey): string {
 }
 
 /** USD cents of the amount and of the refunded part, at the created date's rate, and the tax's share of each. */
-export async /*A*/ function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, taxMinor: number, currency: string, created: number) {
+export async function chargeUsd(store: StorePort, amountMinor: number, refundedMinor: number, taxMinor: number, currency: string, created: number) {
   const rate = (await requireRate(store, currency, isoDay(created))).rate
   const amountUsd = usdMinor(amountMinor, currency, rate)
   const refundedUsd = usdMinor(refundedMinor, currency, rate)
   return {amount_refunded_usd_minor: refundedUsd, amount_usd_minor: amountUsd, ...chargeTaxUsd(amountMinor, taxMinor, amountUsd, refundedUsd)}
 }
 
-export async /*A*/ function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, product: ProductRow, event: EventRef): Promise<ChargeValues> {
+export async function chargeValuesFromCreate(store: StorePort, input: ChargeCreate, product: ProductRow, event: EventRef): Promise<ChargeValues> {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const refundedMinor = toMinor(input.amount_refunded, input.currency, 'amount_refunded')
   const taxMinor = toMinor(input.tax, input.currency, 'tax')
@@ -55,13 +55,13 @@ export async /*A*/ function chargeValuesFromCreate(store: StorePort, input: Char
   }
 }
 
-export async /*A*/ function createCharge(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
+export async function createCharge(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const input = validate(ChargeCreate, body, 'charge')
   const product = await resolveProduct(store, input.product)
   const values = await chargeValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
   const org = await orgId(store)
-  return await store.transaction(async /*A*/ () => writeResult('charge', 'create', key, event, await applyFull(store, 'charges', values, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
+  return await store.transaction(async () => writeResult('charge', 'create', key, event, await applyFull(store, 'charges', values, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
 /** The fields a charge update writes (metadata replaces the stored object whole). */
@@ -89,7 +89,7 @@ export function checkChargeUpdate(input: ChargeUpdate, merged: ChargeValues): vo
   }
 }
 
-export async /*A*/ function updateCharge(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
+export async function updateCharge(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const key = validKey(keyInput)
   const input = validate(ChargeUpdate, body, 'charge update')
   if (input.amount !== undefined && input.currency !== undefined) toMinor(input.amount, input.currency, 'amount')
@@ -98,25 +98,25 @@ export async /*A*/ function updateCharge(store: StorePort, keyInput: RecordKey, 
   const org = await orgId(store)
   const fields = chargeUpdateFields(input)
   return await store.transaction(
-    async /*A*/ () => writeResult('charge', 'update', key, event, await applyPartial(store, 'charges', key, fields, event, nowIso(), (merged) => checkChargeUpdate(input, merged)), (r: ChargeValues) => chargeRecord(r, org)),
+    async () => writeResult('charge', 'update', key, event, await applyPartial(store, 'charges', key, fields, event, nowIso(), (merged) => checkChargeUpdate(input, merged)), (r: ChargeValues) => chargeRecord(r, org)),
     {write: true},
   )
 }
 
-export async /*A*/ function deleteCharge(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<ChargeRecord>> {
+export async function deleteCharge(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<ChargeRecord>> {
   const key = validKey(keyInput)
   const org = await orgId(store)
-  return await store.transaction(async /*A*/ () => writeResult('charge', 'delete', key, event, await applyDelete(store, 'charges', key, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
+  return await store.transaction(async () => writeResult('charge', 'delete', key, event, await applyDelete(store, 'charges', key, event, nowIso()), (r: ChargeValues) => chargeRecord(r, org)), {write: true})
 }
 
-export async /*A*/ function getCharge(store: StorePort, keyInput: RecordKey): Promise<ChargeRecord> {
+export async function getCharge(store: StorePort, keyInput: RecordKey): Promise<ChargeRecord> {
   const key = validKey(keyInput)
   const [row] = await store.revenue.rows('charges', [key])
   if (!row) throw new NotFoundError(`no charge ${describe(key)} (list them with "pricectl charges list --user-id ${key.user_id}")`)
   return chargeRecord(row, await orgId(store))
 }
 
-export async /*A*/ function listCharges(store: StorePort, filters: ListFilters): Promise<{records: ChargeRecord[]; total: number}> {
+export async function listCharges(store: StorePort, filters: ListFilters): Promise<{records: ChargeRecord[]; total: number}> {
   const {rows, total} = await store.revenue.list('charges', filters)
   const org = await orgId(store)
   return {records: rows.map((r) => chargeRecord(r, org)), total}

@@ -103,7 +103,7 @@ export function cohortTable(spans: readonly Span[], since: number, until: number
     }))
 }
 
-export async /*A*/ function revenueCohorts(store: StorePort, o: {since?: number; until?: number}): Promise<CohortsResult> {
+export async function revenueCohorts(store: StorePort, o: {since?: number; until?: number}): Promise<CohortsResult> {
   const until = o.until ?? monthStart(nowSeconds(), 1)
   const since = o.since ?? monthStart(until - 1, -11)
   if (until <= since) throw new InvalidInputError(`--until (${day(until)}) must be after --since (${day(since)})`)

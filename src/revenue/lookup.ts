@@ -15,7 +15,7 @@ const SHOWN = 10
 
 export type KeyArgs = {origin?: string; origin_id?: string; user_id: string}
 
-export async /*A*/ function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs): Promise<RecordKey> {
+export async function resolveKey(store: StorePort, table: RevenueTable, args: KeyArgs): Promise<RecordKey> {
   const noun = table === 'charges' ? 'charge' : 'subscription'
   if (args.origin !== undefined && args.origin_id !== undefined) return {origin: args.origin, origin_id: args.origin_id, user_id: args.user_id}
   if (args.origin !== undefined) {

@@ -93,7 +93,7 @@ export class FxTable {
   }
 
   /** Read the rates of currencies not read yet (one fxHistory call each). */
-  async /*A*/ load(...currencies: string[]): Promise<void> {
+  async load(...currencies: string[]): Promise<void> {
     for (const currency of currencies) {
       if (!this.missing(currency)) continue
       const e = {operator: {dates: [], rates: []} as Series, snapshot: {dates: [], rates: []} as Series}

@@ -99,7 +99,7 @@ function resolvedTax(values: {currency: null | string; tax_minor: number}, write
  * are recomputed when amount, currency or created came from a write (else the full event's are
  * kept: an import may carry the gateway's own); the fields the status does not allow read null.
  */
-export async /*A*/ function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites, strict = false): Promise<SubscriptionValues> {
+export async function resolveSubscription(store: StorePort, values: SubscriptionValues, writes: FieldWrites, strict = false): Promise<SubscriptionValues> {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -130,7 +130,7 @@ export async /*A*/ function resolveSubscription(store: StorePort, values: Subscr
  * on update), re-expressed in a written currency; USD recomputed as for subscriptions, the
  * tax's USD shares whenever the amount, the tax or a USD figure moved.
  */
-export async /*A*/ function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites, strict = false): Promise<ChargeValues> {
+export async function resolveCharge(store: StorePort, values: ChargeValues, writes: FieldWrites, strict = false): Promise<ChargeValues> {
   if (Object.keys(writes).length === 0) return values
   const v = {...values}
   const value = (f: string) => writes[f]!.value
@@ -157,12 +157,12 @@ export async /*A*/ function resolveCharge(store: StorePort, values: ChargeValues
 /** The engine's merge for a table (imports hand it to the store's import writer). */
 export function resolverOf<T extends RevenueTable>(store: StorePort, table: T): Resolve<T> {
   return (table === 'charges'
-    ? async /*A*/ (values: ChargeValues, writes: FieldWrites) => await resolveCharge(store, values, writes)
-    : async /*A*/ (values: SubscriptionValues, writes: FieldWrites) => await resolveSubscription(store, values, writes)) as unknown as Resolve<T>
+    ? async (values: ChargeValues, writes: FieldWrites) => await resolveCharge(store, values, writes)
+    : async (values: SubscriptionValues, writes: FieldWrites) => await resolveSubscription(store, values, writes)) as unknown as Resolve<T>
 }
 
 /** The engine's merge; `strict` for an update, whose check refuses what an unchecked merge would bound (a tax above the amount). */
-async /*A*/ function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites, strict = false): Promise<ValuesOf<T>> {
+async function resolve<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, writes: FieldWrites, strict = false): Promise<ValuesOf<T>> {
   if (!strict) return resolverOf(store, table)(values, writes)
   return (table === 'charges' ? await resolveCharge(store, values as ChargeValues, writes, true) : await resolveSubscription(store, values as SubscriptionValues, writes, true)) as ValuesOf<T>
 }
@@ -187,7 +187,7 @@ export type Applied<T extends RevenueTable> = {
 
 type Current<T extends RevenueTable> = {fe: FieldEvents | null; key: string; kind: Kind; row: RowOf<T> | undefined; tomb: EventRef | undefined}
 
-async /*A*/ function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey): Promise<Current<T>> {
+async function current<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey): Promise<Current<T>> {
   const kind = kindOf(table)
   const key = recordKey(k.user_id, k.origin, k.origin_id)
   const [row] = await store.revenue.rows(table, [k])
@@ -201,16 +201,16 @@ async /*A*/ function current<T extends RevenueTable>(store: StorePort, table: T,
  * subscription was at its moment) and every applied update, as the record stood after it
  * (docs/revenue.md, "Subscription history").
  */
-async /*A*/ function remember<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef): Promise<void> {
+async function remember<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef): Promise<void> {
   if (table === 'subscriptions') await store.revenue.saveSubscriptionEvents([eventOfRecord(values as SubscriptionValues, event)])
 }
 
-async /*A*/ function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): Promise<void> {
+async function log(store: StorePort, kind: Kind, action: 'create' | 'delete' | 'update', key: string, event: EventRef, appliedAt: string): Promise<void> {
   await store.revenue.logEvents([{action, event, key, kind}], appliedAt)
 }
 
 /** A full-record event (a create). Call inside a write transaction. */
-export async /*A*/ function applyFull<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef, appliedAt: string): Promise<Applied<T>> {
+export async function applyFull<T extends RevenueTable>(store: StorePort, table: T, values: ValuesOf<T>, event: EventRef, appliedAt: string): Promise<Applied<T>> {
   const c = await current(store, table, values)
   if ((await store.revenue.appliedEvents([event.id])).has(event.id)) return {outcome: 'duplicate', row: c.row}
   if (c.row) {
@@ -245,7 +245,7 @@ export async /*A*/ function applyFull<T extends RevenueTable>(store: StorePort, 
  * A partial update: `fields` by stored name (amount as a decimal number). `check` validates
  * the record it would leave (throws to refuse: nothing is written). Call inside a write transaction.
  */
-export async /*A*/ function applyPartial<T extends RevenueTable>(
+export async function applyPartial<T extends RevenueTable>(
   store: StorePort,
   table: T,
   k: RecordKey,
@@ -289,7 +289,7 @@ export async /*A*/ function applyPartial<T extends RevenueTable>(
 }
 
 /** A delete. Call inside a write transaction. */
-export async /*A*/ function applyDelete<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey, event: EventRef, appliedAt: string): Promise<Applied<T>> {
+export async function applyDelete<T extends RevenueTable>(store: StorePort, table: T, k: RecordKey, event: EventRef, appliedAt: string): Promise<Applied<T>> {
   const c = await current(store, table, k)
   if ((await store.revenue.appliedEvents([event.id])).has(event.id)) return {outcome: 'duplicate', row: c.row}
   if (c.row) {

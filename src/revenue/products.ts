@@ -4,7 +4,7 @@ import type {IntegrationObject} from '../schemas/revenue.js'
 import type {StorePort} from '../store/port.js'
 
 /** The product a subscription or charge names: an api_id, or an integration object. */
-export async /*A*/ function resolveProduct(store: StorePort, ref: IntegrationObject | string): Promise<ProductRow> {
+export async function resolveProduct(store: StorePort, ref: IntegrationObject | string): Promise<ProductRow> {
   if (typeof ref === 'string') {
     const p = await productByApiId(store, ref)
     if (!p) throw new NotFoundError(`product: unknown product ${JSON.stringify(ref)} (list them with "pricectl products list", or pass an integration object)`)

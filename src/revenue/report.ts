@@ -80,11 +80,11 @@ function groupBy<T extends {key: string}>(items: readonly T[]): Map<string, T[]>
 }
 
 /** The live stretches of every subscription that began before `until`, grouped as `by` says. */
-export async /*A*/ function historyStretches(store: StorePort, by: 'country' | 'month' | 'product', until: number): Promise<Stretch[]> {
+export async function historyStretches(store: StorePort, by: 'country' | 'month' | 'product', until: number): Promise<Stretch[]> {
   return stretches(await store.revenue.history(by)).filter((s) => s.start < until)
 }
 
-export async /*A*/ function revenueReport(store: StorePort, o: ReportOptions): Promise<RevenueReport> {
+export async function revenueReport(store: StorePort, o: ReportOptions): Promise<RevenueReport> {
   const now = nowSeconds()
   const until = o.until ?? monthStart(now, 1)
   const since = o.since ?? monthStart(until - 1, -11)

@@ -88,6 +88,6 @@ export function chargeRecord(row: ChargeValues, org: number): ChargeRecord {
 }
 
 /** The organisation records are printed with (one store = one organisation, 1 unless configured). */
-export async /*A*/ function orgId(store: StorePort): Promise<number> {
+export async function orgId(store: StorePort): Promise<number> {
   return Number(await store.config.setting('org_id') ?? 1)
 }

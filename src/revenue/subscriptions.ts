@@ -52,14 +52,14 @@ function describe(key: RecordKey): string {
 }
 
 /** USD cents at the created date's rate, and the monthly figure (both gross: MRR takes the tax's share off, src/revenue/tax.ts). */
-export async /*A*/ function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
+export async function usdFigures(store: StorePort, amountMinor: number, currency: string, created: number, interval: null | string, intervalCount: null | number) {
   const rate = (await requireRate(store, currency, isoDay(created))).rate
   const usd = usdMinor(amountMinor, currency, rate)
   return {amount_usd_minor: usd, amount_usd_monthly_minor: monthlyMinor(usd, interval, intervalCount)}
 }
 
 /** The stored values of a create: every field replaced, optional ones absent -> null. */
-export async /*A*/ function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): Promise<SubscriptionValues> {
+export async function subscriptionValuesFromCreate(store: StorePort, input: SubscriptionCreate, product: ProductRow, event: EventRef): Promise<SubscriptionValues> {
   const amountMinor = toMinor(input.amount, input.currency, 'amount')
   const taxMinor = toMinor(input.tax, input.currency, 'tax')
   const interval = product.interval
@@ -87,13 +87,13 @@ export async /*A*/ function subscriptionValuesFromCreate(store: StorePort, input
   }
 }
 
-export async /*A*/ function createSubscription(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
+export async function createSubscription(store: StorePort, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const input = validate(SubscriptionCreate, body, 'subscription')
   const product = await resolveProduct(store, input.product)
   const values = await subscriptionValuesFromCreate(store, input, product, event)
   const key: RecordKey = {origin: input.origin, origin_id: input.origin_id, user_id: input.user_id}
   const org = await orgId(store)
-  return await store.transaction(async /*A*/ () => writeResult('subscription', 'create', key, event, await applyFull(store, 'subscriptions', values, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
+  return await store.transaction(async () => writeResult('subscription', 'create', key, event, await applyFull(store, 'subscriptions', values, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
 /**
@@ -151,7 +151,7 @@ export function checkSubscriptionUpdate(input: SubscriptionUpdate, merged: Subsc
 
 const DATE_FIELDS = ['created', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end'] as const
 
-export async /*A*/ function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
+export async function updateSubscription(store: StorePort, keyInput: RecordKey, body: unknown, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const key = validKey(keyInput)
   const input = validate(SubscriptionUpdate, body, 'subscription update')
   // Valid on its own (a pending update is checked against the record only when that exists).
@@ -164,25 +164,25 @@ export async /*A*/ function updateSubscription(store: StorePort, keyInput: Recor
   const org = await orgId(store)
   const fields = subscriptionUpdateFields(input)
   return await store.transaction(
-    async /*A*/ () => writeResult('subscription', 'update', key, event, await applyPartial(store, 'subscriptions', key, fields, event, nowIso(), (merged) => checkSubscriptionUpdate(input, merged)), (r: SubscriptionValues) => subscriptionRecord(r, org)),
+    async () => writeResult('subscription', 'update', key, event, await applyPartial(store, 'subscriptions', key, fields, event, nowIso(), (merged) => checkSubscriptionUpdate(input, merged)), (r: SubscriptionValues) => subscriptionRecord(r, org)),
     {write: true},
   )
 }
 
-export async /*A*/ function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
+export async function deleteSubscription(store: StorePort, keyInput: RecordKey, event: EventRef): Promise<WriteResult<SubscriptionRecord>> {
   const key = validKey(keyInput)
   const org = await orgId(store)
-  return await store.transaction(async /*A*/ () => writeResult('subscription', 'delete', key, event, await applyDelete(store, 'subscriptions', key, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
+  return await store.transaction(async () => writeResult('subscription', 'delete', key, event, await applyDelete(store, 'subscriptions', key, event, nowIso()), (r: SubscriptionValues) => subscriptionRecord(r, org)), {write: true})
 }
 
-export async /*A*/ function getSubscription(store: StorePort, keyInput: RecordKey): Promise<SubscriptionReduced> {
+export async function getSubscription(store: StorePort, keyInput: RecordKey): Promise<SubscriptionReduced> {
   const key = validKey(keyInput)
   const [row] = await store.revenue.rows('subscriptions', [key])
   if (!row) throw new NotFoundError(`no subscription ${describe(key)} (list them with "pricectl subscriptions list --user-id ${key.user_id}")`)
   return subscriptionReduced(row, await orgId(store))
 }
 
-export async /*A*/ function listSubscriptions(store: StorePort, filters: ListFilters): Promise<{records: SubscriptionRecord[]; total: number}> {
+export async function listSubscriptions(store: StorePort, filters: ListFilters): Promise<{records: SubscriptionRecord[]; total: number}> {
   const {rows, total} = await store.revenue.list('subscriptions', filters)
   const org = await orgId(store)
   return {records: rows.map((r) => subscriptionRecord(r, org)), total}

@@ -16,15 +16,15 @@ export type {AudiencePrice} from '../store/port/segments.js'
 export type Audience = StoredAudience
 
 /** Highest priority first; equal priorities by api_id, so the order never depends on insertion. */
-export async /*A*/ function listAudiences(store: StorePort): Promise<Audience[]> {
+export async function listAudiences(store: StorePort): Promise<Audience[]> {
   return await store.segments.listAudiences()
 }
 
-export async /*A*/ function getAudience(store: StorePort, apiId: string): Promise<Audience | undefined> {
+export async function getAudience(store: StorePort, apiId: string): Promise<Audience | undefined> {
   return (await store.segments.getAudiences([apiId]))[0]
 }
 
-export async /*A*/ function requireAudience(store: StorePort, apiId: string): Promise<Audience> {
+export async function requireAudience(store: StorePort, apiId: string): Promise<Audience> {
   const a = await getAudience(store, apiId)
   if (!a) throw new NotFoundError(`no audience with api_id ${JSON.stringify(apiId)} (list them with: pricectl audiences list)`)
   return a
@@ -56,7 +56,7 @@ function inputOf(a: Audience): Record<string, unknown> {
 
 type Def = AudienceDef
 
-async /*A*/ function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
+async function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
   const a = validate(AudienceInput, input, what)
   const prices = a.prices ?? []
   const ids = await resolveProducts(store, prices.map((p) => p.product), (i) => `prices[${i}].product`, what)
@@ -100,7 +100,7 @@ function same(a: Def, b: Def): boolean {
  * charged: refused when written, like a country price (docs/money.md, "Bounds are checked
  * when prices are written"). Prices stored unchanged are not checked again.
  */
-async /*A*/ function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: string, apiIds: (string | undefined)[]): Promise<void> {
+async function checkChargeable(store: StorePort, d: Def, old: Def | undefined, what: string, apiIds: (string | undefined)[]): Promise<void> {
   const unchargeable = await chargeabilityCheck(store)
   const stored = new Set((old?.prices ?? []).map((p) => `${p.product_id}|${p.currency}|${p.amount_minor}`))
   const problems: string[] = []
@@ -115,9 +115,9 @@ async /*A*/ function checkChargeable(store: StorePort, d: Def, old: Def | undefi
   if (problems.length > 0) throw new InvalidInputError(`invalid ${what}: ${problems.join('; ')}`)
 }
 
-export async /*A*/ function createAudience(store: StorePort, input: unknown): Promise<Audience> {
+export async function createAudience(store: StorePort, input: unknown): Promise<Audience> {
   const d = await parseDef(store, input, 'audience')
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     await checkChargeable(store, d, undefined, 'audience', productApiIds(input))
     if (await getAudience(store, d.api_id)) {
       throw new ConflictError(`api_id: audience ${JSON.stringify(d.api_id)} already exists (change it with: pricectl audiences update ${d.api_id} ...)`)
@@ -128,8 +128,8 @@ export async /*A*/ function createAudience(store: StorePort, input: unknown): Pr
 }
 
 /** Given fields replace stored ones; `rules` and `prices` are replaced as whole lists. */
-export async /*A*/ function updateAudience(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{audience: Audience; changed: boolean}> {
-  return await store.transaction(async /*A*/ () => {
+export async function updateAudience(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{audience: Audience; changed: boolean}> {
+  return await store.transaction(async () => {
     const existing = await requireAudience(store, apiId)
     const fields = patchFields(patch, ['created_at', 'updated_at', 'rules_text'])
     refuseRename(fields, apiId, 'audiences')
@@ -143,7 +143,7 @@ export async /*A*/ function updateAudience(store: StorePort, apiId: string, patc
 }
 
 /** What refers to an audience: packages and campaigns segmented on it, experiments targeting it. */
-export async /*A*/ function audienceUses(store: StorePort, id: number): Promise<{campaigns: string[]; experiments: number[]; packages: string[]}> {
+export async function audienceUses(store: StorePort, id: number): Promise<{campaigns: string[]; experiments: number[]; packages: string[]}> {
   return await store.segments.audienceUses(id)
 }
 
@@ -152,8 +152,8 @@ export async /*A*/ function audienceUses(store: StorePort, id: number): Promise<
  * audience and apply to more users than meant, so they are refused unless `force`, which
  * deletes them too. Experiments targeting it are always refused.
  */
-export async /*A*/ function deleteAudience(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{audience: Audience; campaigns: string[]; packages: string[]}> {
-  return await store.transaction(async /*A*/ () => {
+export async function deleteAudience(store: StorePort, apiId: string, options: {force?: boolean} = {}): Promise<{audience: Audience; campaigns: string[]; packages: string[]}> {
+  return await store.transaction(async () => {
     const audience = await requireAudience(store, apiId)
     const uses = await audienceUses(store, audience.id)
     if (uses.experiments.length) {

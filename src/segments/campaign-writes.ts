@@ -9,9 +9,9 @@ import {resolveAudience, resolveProducts} from './common.js'
 
 /** Writing campaigns (src/segments/campaigns.ts reads them): validated with the campaign schema. */
 
-export async /*A*/ function createCampaign(store: StorePort, input: unknown): Promise<Campaign> {
+export async function createCampaign(store: StorePort, input: unknown): Promise<Campaign> {
   const c = validate(CampaignInput, input, 'campaign')
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     const coupon = await getCoupon(store, c.coupon)
     if (!coupon) throw new NotFoundError(`invalid campaign: coupon: unknown coupon ${JSON.stringify(c.coupon)} (see "pricectl coupons list")`)
     const audienceId = await resolveAudience(store, c.audience, 'campaign')
@@ -40,8 +40,8 @@ export async /*A*/ function createCampaign(store: StorePort, input: unknown): Pr
   }, {write: true})
 }
 
-export async /*A*/ function deleteCampaign(store: StorePort, apiId: string): Promise<Campaign> {
-  return await store.transaction(async /*A*/ () => {
+export async function deleteCampaign(store: StorePort, apiId: string): Promise<Campaign> {
+  return await store.transaction(async () => {
     const c = await requireCampaign(store, apiId)
     await store.segments.deleteCampaign(c.id)
     return c

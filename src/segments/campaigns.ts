@@ -42,25 +42,25 @@ function fromStored(r: StoredCampaign): Campaign {
   }
 }
 
-export async /*A*/ function listCampaigns(store: StorePort): Promise<Campaign[]> {
+export async function listCampaigns(store: StorePort): Promise<Campaign[]> {
   return (await store
     .segments.listCampaigns())
     .map((r) => fromStored(r))
 }
 
-export async /*A*/ function getCampaign(store: StorePort, apiId: string): Promise<Campaign | undefined> {
+export async function getCampaign(store: StorePort, apiId: string): Promise<Campaign | undefined> {
   const c = (await store.segments.getCampaigns([apiId]))[0]
   return c && fromStored(c)
 }
 
-export async /*A*/ function requireCampaign(store: StorePort, apiId: string): Promise<Campaign> {
+export async function requireCampaign(store: StorePort, apiId: string): Promise<Campaign> {
   const c = await getCampaign(store, apiId)
   if (!c) throw new NotFoundError(`no campaign with api_id ${JSON.stringify(apiId)} (list them with: pricectl campaigns list)`)
   return c
 }
 
 /** Where a campaign stands now: its window first, then whether its coupon can apply. */
-export async /*A*/ function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput['state']> {
+export async function campaignState(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput['state']> {
   const w = inWindow(c, seconds)
   if (w === 'before') return 'scheduled'
   if (w === 'after') return 'ended'
@@ -68,7 +68,7 @@ export async /*A*/ function campaignState(store: StorePort, c: Campaign, seconds
   return coupon && isCouponActive(coupon, seconds) ? 'active' : 'coupon_not_active'
 }
 
-export async /*A*/ function campaignResponse(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput> {
+export async function campaignResponse(store: StorePort, c: Campaign, seconds = nowSeconds()): Promise<CampaignOutput> {
   return {
     active_from: c.active_from,
     active_till: c.active_till,

@@ -5,7 +5,7 @@ import type {StoredPackage} from '../store/port/segments.js'
 /** Helpers shared by the audience, package and campaign repositories. */
 
 /** Product ids of api_ids, in order; every unknown one is named in one not-found error (exit 1, HTTP 404) (`field(i)` is its body path). */
-export async /*A*/ function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): Promise<number[]> {
+export async function resolveProducts(store: StorePort, apiIds: string[], field: (i: number) => string, what: string): Promise<number[]> {
   const found = await store.catalog.productIds(apiIds)
   const ids: number[] = []
   const problems: string[] = []
@@ -19,7 +19,7 @@ export async /*A*/ function resolveProducts(store: StorePort, apiIds: string[], 
 }
 
 /** Audience id of an api_id (null stays null); an unknown one is not found (exit 1, HTTP 404). */
-export async /*A*/ function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): Promise<null | number> {
+export async function resolveAudience(store: StorePort, apiId: null | string | undefined, what: string): Promise<null | number> {
   if (apiId === null || apiId === undefined) return null
   const id = (await store.segments.audienceIds([apiId])).get(apiId)
   if (id === undefined) throw new NotFoundError(`invalid ${what}: audience: unknown audience ${JSON.stringify(apiId)} (see "pricectl audiences list")`)

@@ -12,15 +12,15 @@ export type Package = StoredPackage
 
 export {isSegmented, packageSegment} from './common.js'
 
-export async /*A*/ function listPackages(store: StorePort): Promise<Package[]> {
+export async function listPackages(store: StorePort): Promise<Package[]> {
   return await store.segments.listPackages()
 }
 
-export async /*A*/ function getPackage(store: StorePort, apiId: string): Promise<Package | undefined> {
+export async function getPackage(store: StorePort, apiId: string): Promise<Package | undefined> {
   return (await store.segments.getPackages([apiId]))[0]
 }
 
-export async /*A*/ function requirePackage(store: StorePort, apiId: string): Promise<Package> {
+export async function requirePackage(store: StorePort, apiId: string): Promise<Package> {
   const p = await getPackage(store, apiId)
   if (!p) throw new NotFoundError(`no package with api_id ${JSON.stringify(apiId)} (list them with: pricectl packages list)`)
   return p
@@ -32,7 +32,7 @@ export function packageResponse(p: Package): PackageOutput {
 
 type Def = PackageDef & {audience: null | string}
 
-async /*A*/ function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
+async function parseDef(store: StorePort, input: unknown, what: string): Promise<Def> {
   const p = validate(PackageInput, input, what)
   return {
     api_id: p.api_id,
@@ -48,7 +48,7 @@ async /*A*/ function parseDef(store: StorePort, input: unknown, what: string): P
  * Two packages segmented on the same audience (or both on none) whose countries overlap
  * would leave the choice for a user to chance: refused, naming the other package.
  */
-async /*A*/ function checkOverlap(store: StorePort, d: Def, what: string): Promise<void> {
+async function checkOverlap(store: StorePort, d: Def, what: string): Promise<void> {
   if (!isSegmented(d)) return
   for (const other of await listPackages(store)) {
     if (other.api_id === d.api_id || !isSegmented(other) || other.audience_id !== d.audience_id) continue
@@ -64,9 +64,9 @@ async /*A*/ function checkOverlap(store: StorePort, d: Def, what: string): Promi
 
 const toSave = (d: Def): PackageDef => ({api_id: d.api_id, audience_id: d.audience_id, countries: d.countries, name: d.name, product_ids: d.product_ids})
 
-export async /*A*/ function createPackage(store: StorePort, input: unknown): Promise<Package> {
+export async function createPackage(store: StorePort, input: unknown): Promise<Package> {
   const d = await parseDef(store, input, 'package')
-  return await store.transaction(async /*A*/ () => {
+  return await store.transaction(async () => {
     await checkOverlap(store, d, 'package')
     if (await getPackage(store, d.api_id)) throw new ConflictError(`api_id: package ${JSON.stringify(d.api_id)} already exists (change it with: pricectl packages update ${d.api_id} ...)`)
     await store.segments.savePackages([toSave(d)], isoWithOffset())
@@ -75,8 +75,8 @@ export async /*A*/ function createPackage(store: StorePort, input: unknown): Pro
 }
 
 /** Given fields replace stored ones; `products` and `countries` as whole lists. */
-export async /*A*/ function updatePackage(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; package: Package}> {
-  return await store.transaction(async /*A*/ () => {
+export async function updatePackage(store: StorePort, apiId: string, patch: Record<string, unknown>): Promise<{changed: boolean; package: Package}> {
+  return await store.transaction(async () => {
     const existing = await requirePackage(store, apiId)
     const fields = patchFields(patch, ['created_at', 'updated_at'])
     refuseRename(fields, apiId, 'packages')
@@ -93,8 +93,8 @@ function inputOf(p: Package): Record<string, unknown> {
   return {api_id: p.api_id, audience: p.audience, countries: p.countries, name: p.name, products: p.products}
 }
 
-export async /*A*/ function deletePackage(store: StorePort, apiId: string): Promise<Package> {
-  return await store.transaction(async /*A*/ () => {
+export async function deletePackage(store: StorePort, apiId: string): Promise<Package> {
+  return await store.transaction(async () => {
     const p = await requirePackage(store, apiId)
     await store.segments.deletePackage(p.id)
     return p

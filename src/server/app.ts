@@ -188,7 +188,7 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   // The key check runs on the routes marked `config: {auth: true}` (every /v1 route), as their
   // own onRequest hook after the one above: no per-request look at the route's options.
-  const authenticate = async /*A*/ (request: FastifyRequest): Promise<void> => {
+  const authenticate = async (request: FastifyRequest): Promise<void> => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
     // One read of SQLite's data_version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.

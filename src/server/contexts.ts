@@ -20,7 +20,7 @@ export class PricingContexts {
   ) {}
 
   /** The context; `version` is the store's catalogVersion() when the caller has just read it (the server does, once per request). */
-  async /*A*/ current(version?: number): Promise<PricingContext> {
+  async current(version?: number): Promise<PricingContext> {
     version ??= await this.store.pricing.catalogVersion()
     if (!this.ctx || version !== this.version || this.ctx.ratesStale()) {
       this.ctx = await PricingContext.open(this.store, {geoipDb: this.options.geoipDb})

@@ -40,7 +40,7 @@ function record(r: ApiKeyRow): ApiKeyRecord {
 }
 
 /** Create a key; the returned `key` is the only time it exists outside the caller. */
-export async /*A*/ function createKey(store: StorePort, input: unknown): Promise<{key: string; record: ApiKeyRecord}> {
+export async function createKey(store: StorePort, input: unknown): Promise<{key: string; record: ApiKeyRecord}> {
   const {name} = validate(KeyCreateInput, input, 'key')
   // A prefix is 48 random bits: a clash is all but impossible, but a retry costs nothing.
   for (let attempt = 0; attempt <= 3; attempt++) {
@@ -51,17 +51,17 @@ export async /*A*/ function createKey(store: StorePort, input: unknown): Promise
   throw new OperationalError('could not draw an unused API key in 4 attempts: run "pricectl keys create" again')
 }
 
-export async /*A*/ function listKeys(store: StorePort, filter: {status?: string} = {}): Promise<ApiKeyRecord[]> {
+export async function listKeys(store: StorePort, filter: {status?: string} = {}): Promise<ApiKeyRecord[]> {
   const status = filter.status === 'active' || filter.status === 'revoked' ? filter.status : undefined
   return (await store.keys.list(status)).map((r) => record(r))
 }
 
-export async /*A*/ function activeKeyCount(store: StorePort): Promise<number> {
+export async function activeKeyCount(store: StorePort): Promise<number> {
   return await store.keys.activeCount()
 }
 
 /** A key named by its id, its prefix or the whole key (what an operator has at hand). */
-export async /*A*/ function findKey(store: StorePort, ref: string): Promise<ApiKeyRecord> {
+export async function findKey(store: StorePort, ref: string): Promise<ApiKeyRecord> {
   const t = ref.trim()
   let by: KeyRef
   if (/^\d+$/.test(t)) by = {id: Number(t)}
@@ -78,7 +78,7 @@ export async /*A*/ function findKey(store: StorePort, ref: string): Promise<ApiK
 }
 
 /** Revoke: the key stops working on the server's next request. Revoking twice changes nothing. */
-export async /*A*/ function revokeKey(store: StorePort, ref: string): Promise<{changed: boolean; record: ApiKeyRecord}> {
+export async function revokeKey(store: StorePort, ref: string): Promise<{changed: boolean; record: ApiKeyRecord}> {
   const found = await findKey(store, ref)
   if (found.status === 'revoked') return {changed: false, record: found}
   await store.keys.revoke([found.id], nowIso())
@@ -125,7 +125,7 @@ export class KeyChecker {
   }
 
   /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
-  async /*A*/ check(key: string | undefined, version?: number): Promise<Caller | undefined> {
+  async check(key: string | undefined, version?: number): Promise<Caller | undefined> {
     // Anything not shaped like a key cannot match: skip the hash and the query.
     if (!key || !KEY_SHAPE.test(key)) return undefined
     let caller: Caller | undefined
@@ -153,7 +153,7 @@ export class KeyChecker {
    * again (last use is informational, one entry per key: nothing grows). `final` (the server
    * stops): what cannot be written is dropped, with a warning. True when nothing is left unwritten.
    */
-  async /*A*/ flush(options: {final?: boolean} = {}): Promise<boolean> {
+  async flush(options: {final?: boolean} = {}): Promise<boolean> {
     if (this.used.size === 0) return true
     const entries = [...this.used]
     this.used.clear()

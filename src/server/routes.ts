@@ -56,7 +56,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
    * old catalog. What it records in the history is attributed to the request's API key.
    */
   const write = <T>(request: FastifyRequest, attempt: () => Promise<T> | T): Promise<T> =>
-    writes.run(async /*A*/ () => {
+    writes.run(async () => {
       await store.history.begin(requestContext(request.caller?.name, request.method, request.url))
       try {
         const result = await attempt()
@@ -82,12 +82,12 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       for (const it of items) if (current.needsReady(it.body)) await current.ready(it.body)
       // PostgreSQL (locksOnly): lock writers do not wait for each other, a new lock is claimed
       // by its key; what needs more runs again with the write lock (docs/postgres.md).
-      if (items.length === 1) return [{value: await current.store.transaction(async /*A*/ () => await priceRequest(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
+      if (items.length === 1) return [{value: await current.store.transaction(async () => await priceRequest(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
       return await current.store.transaction(async (tx) => {
         const outcomes: Outcome<PriceResult>[] = []
         for (const it of items) {
           try {
-            outcomes.push({value: await tx.transaction(async /*A*/ () => await priceRequest(current, it.body, it.options))})
+            outcomes.push({value: await tx.transaction(async () => await priceRequest(current, it.body, it.options))})
           } catch (error) {
             // A busy store is the whole group's (tried again); anything else is this request's.
             // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
@@ -124,13 +124,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
 
   // ---------------------------------------------------------------- products
   app.post('/v1/products', auth, async (request) => {
-    const p = await write(request, async /*A*/ () => await createProduct(store, request.body ?? {}))
+    const p = await write(request, async () => await createProduct(store, request.body ?? {}))
     return createdResponse(p, `created product ${p.api_id}`)
   })
 
   app.post<{Params: {product_api_id: string}}>('/v1/products/:product_api_id', auth, async (request) => {
     const apiId = request.params.product_api_id
-    const {changed, product} = await write(request, async /*A*/ () => await updateProduct(store, apiId, request.body ?? {}))
+    const {changed, product} = await write(request, async () => await updateProduct(store, apiId, request.body ?? {}))
     const message = changed ? `updated product ${apiId}` : `product ${apiId} unchanged (the update matches what is stored)`
     return productResponse(product, message)
   })
@@ -158,7 +158,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     const coupons = await listCoupons(store, {name, status})
     const filtered = name !== undefined || status !== undefined
     return {
-      coupons: await Promise.all(coupons.map(async /*A*/ (c) => await couponResponse(store, c))),
+      coupons: await Promise.all(coupons.map(async (c) => await couponResponse(store, c))),
       message: `${coupons.length} coupon${coupons.length === 1 ? '' : 's'}${filtered ? ' matching' : ''}`,
       success: true as const,
     }
@@ -179,13 +179,13 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
   // ---------------------------------------------------------------- subscriptions
   app.post('/v1/subscriptions', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(request, async /*A*/ () => await createSubscription(store, request.body ?? {}, event))
+    const r = await write(request, async () => await createSubscription(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, async /*A*/ () => await updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, async () => await updateSubscription(store, keyOf(request.params), request.body ?? {}, event))
     return written(reply, r)
   })
 
@@ -196,20 +196,20 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
 
   app.delete<{Params: KeyParams}>('/v1/subscriptions/:user_id/:origin/:origin_id', {...auth, onRequest: ignoreBody}, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, async /*A*/ () => await deleteSubscription(store, keyOf(request.params), event))
+    const r = await write(request, async () => await deleteSubscription(store, keyOf(request.params), event))
     return written(reply, r)
   })
 
   // ---------------------------------------------------------------- charges
   app.post('/v1/charges', auth, async (request) => {
     const event = eventOfRequest(request)
-    const r = await write(request, async /*A*/ () => await createCharge(store, request.body ?? {}, event))
+    const r = await write(request, async () => await createCharge(store, request.body ?? {}, event))
     return {message: r.message, record: r.record, success: true}
   })
 
   app.post<{Params: KeyParams}>('/v1/charges/:user_id/:origin/:origin_id', auth, async (request, reply) => {
     const event = eventOfRequest(request)
-    const r = await write(request, async /*A*/ () => await updateCharge(store, keyOf(request.params), request.body ?? {}, event))
+    const r = await write(request, async () => await updateCharge(store, keyOf(request.params), request.body ?? {}, event))
     return written(reply, r)
   })
 

@@ -40,7 +40,7 @@ export type CopyResult = {
 }
 
 /** What DEST holds that a copy would replace: its contents beyond a new store's seed, and its change history. */
-export async /*A*/ function heldBy(store: StorePort): Promise<{rows: number; table: string}[]> {
+export async function heldBy(store: StorePort): Promise<{rows: number; table: string}[]> {
   const held = await store.catalog.storeContents()
   const changes = (await store.tables.counts()).changes ?? 0
   return changes > 0 ? [...held, {rows: changes, table: 'changes'}] : held
@@ -72,7 +72,7 @@ function shapesMatch(source: TableShape[], dest: TableShape[], names: {dest: str
  * Copy every table of `source` into `dest`, replacing what `dest` held. The caller checked
  * (and confirmed) that replacing it is wanted. `progress` hears of each table as it is done.
  */
-export async /*A*/ function copyStore(
+export async function copyStore(
   source: StorePort,
   dest: StorePort,
   options: {chunk?: number; names?: {dest: string; source: string}; progress?: (table: string, rows: number) => void} = {},
@@ -83,7 +83,7 @@ export async /*A*/ function copyStore(
   shapesMatch(shapes, await dest.tables.list(), options.names ?? {dest: dest.path, source: source.path})
   const sourceRows: Record<string, number> = {}
   const copied: Record<string, number> = {}
-  await source.tables.snapshot(async /*A*/ () => {
+  await source.tables.snapshot(async () => {
     Object.assign(sourceRows, await source.tables.counts())
     await dest.tables.replace((write) => {
       for (const t of shapes) {
@@ -137,18 +137,18 @@ export function openCopyDestination(spec: string, source: string, label = 'DEST'
   if (isPostgresUrl(spec)) {
     if (isPostgresUrl(source) && sameDatabase(spec, source)) throw new InvalidInputError(`db copy: ${label} is the same database as the source; give another one`)
     const store = openStore(spec)
-    return {finish: async /*A*/ () => await store.close(), store}
+    return {finish: async () => await store.close(), store}
   }
   const {exists, path} = checkOutput(spec, {force: true, label: `db copy ${label}`, store: isPostgresUrl(source) ? undefined : resolve(source), stream: false})
   if (exists) {
     const store = openStore(path)
-    return {finish: async /*A*/ () => await store.close(), store}
+    return {finish: async () => await store.close(), store}
   }
   removeStaleTemps(path)
   const tmp = tempPathFor(path)
   const store = openStore(tmp)
   return {
-    async /*A*/ finish(ok) {
+    async finish(ok) {
       await store.close()
       if (!ok) return removeTemp(tmp)
       try {
@@ -191,7 +191,7 @@ export async function backupAnyStore(store: Store, file: string, overwrite: bool
  * It is made in `FILE.PID.tmp` and renamed over FILE when complete and its counts match;
  * owner-only from its first byte. `db restore FILE` (or `db copy FILE URL`) loads it back.
  */
-export async /*A*/ function backupToFile(store: StorePort, file: string, overwrite: boolean): Promise<{bytes: number; path: string; tables: CopiedTable[]}> {
+export async function backupToFile(store: StorePort, file: string, overwrite: boolean): Promise<{bytes: number; path: string; tables: CopiedTable[]}> {
   const shown = resolve(file)
   const {path: dest} = checkOutput(file, {force: overwrite, label: 'backup'})
   removeStaleTemps(dest)
@@ -221,7 +221,7 @@ export async /*A*/ function backupToFile(store: StorePort, file: string, overwri
 export type FileRestorePlan = {backup: string; backupVersion: number; held: {rows: number; table: string}[]}
 
 /** Vet a backup file for `db restore` into a store that is not a file (PostgreSQL), before anything is written or asked. */
-export async /*A*/ function planRestoreFromFile(file: string, store: StorePort): Promise<FileRestorePlan> {
+export async function planRestoreFromFile(file: string, store: StorePort): Promise<FileRestorePlan> {
   const backup = resolve(file)
   const kind = identifyStore(backup).kind
   if (kind === 'missing') throw new InvalidInputError(`db restore: ${backup} does not exist (give the file "pricectl db backup FILE" wrote)`)
@@ -247,7 +247,7 @@ export async /*A*/ function planRestoreFromFile(file: string, store: StorePort):
  * never changed), migrated there when older, and copied into the store, replacing everything
  * in one transaction (a failure leaves the store as it was).
  */
-export async /*A*/ function restoreFromFile(plan: FileRestorePlan, store: StorePort): Promise<CopyResult> {
+export async function restoreFromFile(plan: FileRestorePlan, store: StorePort): Promise<CopyResult> {
   const dir = mkdtempSync(join(tmpdir(), 'pricectl-restore-'))
   try {
     const tmp = join(dir, 'backup.db')

@@ -27,14 +27,14 @@ export interface StorePort {
   readonly location: string
   /** Why the store cannot be written (read-only file system, permissions); unset when it can. */
   readonly readOnly?: string
-  /*A*/ close(): Promise<void>
+  close(): Promise<void>
   /**
    * Run `fn` in one transaction (a savepoint inside another). `write` takes the write lock at
    * the start, so what it read cannot change before it writes. `locksOnly`: `fn` only prices
    * and may run more than once (each run first takes back what an earlier one handed out), so
    * an adapter may run it beside other lock writers (docs/postgres.md, "serve on PostgreSQL").
    */
-  /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T>
+  transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T>
   /**
    * How long a write waits for another writer's lock, in ms (0: fail busy at once; the
    * server retries from its write queue). Busy is SQLITE_BUSY on SQLite, SQLSTATE 55P03
@@ -42,7 +42,7 @@ export interface StorePort {
    */
   setBusyTimeout(ms: number): void
   /** A read that proves the store answers (the server's health check), with its schema version. */
-  /*A*/ health(): Promise<{schemaVersion: number}>
+  health(): Promise<{schemaVersion: number}>
 
   readonly catalog: CatalogRepository
   readonly config: ConfigRepository

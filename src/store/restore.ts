@@ -70,7 +70,7 @@ function checkSame(backup: string, storePath: string): string | undefined {
 }
 
 /** Vet FILE and the store before anything is written or asked. */
-export async /*A*/ function planRestore(file: string, storePath: string): Promise<RestorePlan> {
+export async function planRestore(file: string, storePath: string): Promise<RestorePlan> {
   const backup = resolve(file)
   let kind: ReturnType<typeof identifyStore>['kind']
   try {
@@ -112,7 +112,7 @@ export async /*A*/ function planRestore(file: string, storePath: string): Promis
 }
 
 /** Copy, migrate, check, swap. */
-export async /*A*/ function restoreStore(plan: RestorePlan): Promise<RestoreResult> {
+export async function restoreStore(plan: RestorePlan): Promise<RestoreResult> {
   const {backup, target} = plan
   removeStaleTemps(target)
   const tmp = tempPathFor(target)
@@ -161,7 +161,7 @@ export async /*A*/ function restoreStore(plan: RestorePlan): Promise<RestoreResu
  * Fold the store's -wal into it and close it: SQLite removes -wal and -shm when the last
  * connection closes. Still there afterwards: another process holds the store open.
  */
-async /*A*/ function releaseTarget(target: string): Promise<void> {
+async function releaseTarget(target: string): Promise<void> {
   const kind = identifyStore(target).kind
   if (kind === 'pricectl' || kind === 'unmarked') {
     let store: Store | undefined

@@ -43,7 +43,7 @@ function out(r: OperatorTaxRate, status: TaxRateOut['status']): TaxRateOut {
 }
 
 /** `tax set`: store an operator rate for a country (and category) from a day; a later day schedules it. */
-export async /*A*/ function setTaxRate(
+export async function setTaxRate(
   store: StorePort,
   input: {category?: string; country: string; from?: string; rate: number; source?: string},
   today: string,
@@ -56,7 +56,7 @@ export async /*A*/ function setTaxRate(
   const rate: OperatorTaxRate = {bp, category, country, from, source}
   let replaced: null | TaxRateOut = null
   await store.transaction(
-    async /*A*/ () => {
+    async () => {
       const old = (await store.config.taxRates()).find((r) => r.country === country && r.category === category && r.from === from)
       if (old) replaced = out(old, 'outranked')
       await store.config.saveTaxRate(rate, nowIso())
@@ -68,7 +68,7 @@ export async /*A*/ function setTaxRate(
 }
 
 /** The rate a country and category are priced at today, as a list row. */
-export async /*A*/ function currentRate(store: StorePort, country: string, category: string, today: string): Promise<TaxRateOut> {
+export async function currentRate(store: StorePort, country: string, category: string, today: string): Promise<TaxRateOut> {
   const r = rateFor(await store.config.taxRates(), country, category, today)
   const bundled = r.source === TAX_TABLE_SOURCE || r.from === null
   return {category: r.category, country, from: r.from, kind: bundled ? 'bundled' : 'operator', label: taxLabel(country), rate: bpToPercent(r.bp), source: r.source, status: 'current'}
@@ -78,7 +78,7 @@ export async /*A*/ function currentRate(store: StorePort, country: string, categ
  * `tax list`: the rate each country is priced at today (bundled or operator), with the
  * operator's scheduled and outranked rows; one country's when given.
  */
-export async /*A*/ function listTaxRates(store: StorePort, options: {country?: string}, today: string): Promise<TaxRateOut[]> {
+export async function listTaxRates(store: StorePort, options: {country?: string}, today: string): Promise<TaxRateOut[]> {
   const operator = await store.config.taxRates()
   const only = options.country ? assertCountry(options.country.trim().toUpperCase(), '--country') : undefined
   const countries = new Set<string>([...Object.keys(STANDARD_RATES), ...operator.map((r) => r.country)])
@@ -104,11 +104,11 @@ export async /*A*/ function listTaxRates(store: StorePort, options: {country?: s
 }
 
 /** `tax delete`: remove a country's operator rates (of a category; the one from a day when given). */
-export async /*A*/ function deleteTaxRate(store: StorePort, input: {category?: string; country: string; from?: string}): Promise<{removed: number}> {
+export async function deleteTaxRate(store: StorePort, input: {category?: string; country: string; from?: string}): Promise<{removed: number}> {
   const country = assertCountry(input.country.trim().toUpperCase(), 'COUNTRY')
   const category = checkCategory(input.category)
   const from = input.from === undefined ? undefined : checkDay(input.from, '--from')
-  const removed = await store.transaction(async /*A*/ () => await store.config.deleteTaxRates(country, category, from), {write: true})
+  const removed = await store.transaction(async () => await store.config.deleteTaxRates(country, category, from), {write: true})
   if (removed === 0) {
     throw new NotFoundError(`no operator tax rate for ${country}${category ? ` (${category})` : ''}${from ? ` from ${from}` : ''} (see "pricectl tax list --country ${country}")`)
   }
@@ -119,7 +119,7 @@ export async /*A*/ function deleteTaxRate(store: StorePort, input: {category?: s
 export type TaxSettingOut = {behavior: null | TaxBehavior; category: null | string; scope: TaxSettingRow['scope']; subject: string}
 
 /** Every stored setting, with the store's behaviour first (exclusive when never set). */
-export async /*A*/ function taxSettingsList(store: StorePort): Promise<{settings: TaxSettingOut[]; store_behavior: TaxBehavior}> {
+export async function taxSettingsList(store: StorePort): Promise<{settings: TaxSettingOut[]; store_behavior: TaxBehavior}> {
   const rows = await store.config.taxSettings()
   return {settings: rows, store_behavior: rows.find((r) => r.scope === 'store')?.behavior ?? 'exclusive'}
 }
@@ -128,14 +128,14 @@ export async /*A*/ function taxSettingsList(store: StorePort): Promise<{settings
  * `tax behavior`: set (or, with `behavior` null, unset) the behaviour of the store, a country
  * or a product. A product keeps its category when its behaviour is unset.
  */
-export async /*A*/ function setTaxBehavior(store: StorePort, target: {country?: string; product?: string}, behavior: null | string): Promise<TaxSettingOut> {
+export async function setTaxBehavior(store: StorePort, target: {country?: string; product?: string}, behavior: null | string): Promise<TaxSettingOut> {
   if (target.country && target.product) throw new InvalidInputError('give --country or --product, not both (no per product and country setting: docs/tax.md)')
   const b = behavior === null ? null : checkBehavior(behavior)
   const scope: TaxSettingRow['scope'] = target.country ? 'country' : target.product ? 'product' : 'store'
   const subject = target.country ? assertCountry(target.country.trim().toUpperCase(), '--country') : (target.product ?? '')
   if (target.product !== undefined && !await store.pricing.productRow(target.product)) throw new NotFoundError(`unknown product "${target.product}" (see "pricectl products list")`)
   return await store.transaction(
-    async /*A*/ () => {
+    async () => {
       const old = (await store.config.taxSettings()).find((r) => r.scope === scope && r.subject === subject)
       const row: TaxSettingRow = {behavior: b, category: old?.category ?? null, scope, subject}
       if (row.behavior === null && row.category === null) await store.config.deleteTaxSetting(scope, subject)
@@ -147,11 +147,11 @@ export async /*A*/ function setTaxBehavior(store: StorePort, target: {country?: 
 }
 
 /** `tax category`: a product's tax category ('standard' removes it). */
-export async /*A*/ function setTaxCategory(store: StorePort, product: string, category: string): Promise<TaxSettingOut> {
+export async function setTaxCategory(store: StorePort, product: string, category: string): Promise<TaxSettingOut> {
   if (!await store.pricing.productRow(product)) throw new NotFoundError(`unknown product "${product}" (see "pricectl products list")`)
   const c = checkCategory(category)
   return await store.transaction(
-    async /*A*/ () => {
+    async () => {
       const old = (await store.config.taxSettings()).find((r) => r.scope === 'product' && r.subject === product)
       const row: TaxSettingRow = {behavior: old?.behavior ?? null, category: c || null, scope: 'product', subject: product}
       if (row.behavior === null && row.category === null) await store.config.deleteTaxSetting('product', product)

@@ -13,7 +13,7 @@ function create(over: Record<string, string> = {}, extra: string[] = []): string
 
 describe('charges create | update | get | list | delete', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'

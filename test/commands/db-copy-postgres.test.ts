@@ -43,10 +43,10 @@ async function filledStore(): Promise<string> {
  * U+0000: a SQLite image with one, such as the transient name of a products update, gets
  * U+FFFD there).
  */
-async /*A*/ function contents(db: string): Promise<Record<string, unknown[]>> {
+async function contents(db: string): Promise<Record<string, unknown[]>> {
   const store = openStore(db)
   try {
-    return await store.tables.snapshot(async /*A*/ () => {
+    return await store.tables.snapshot(async () => {
       const out: Record<string, unknown[]> = {}
       for (const t of await store.tables.list()) {
         const names = t.columns.map((c) => c.name)

@@ -9,7 +9,7 @@ import {ROOT, run, tempStore} from '../helpers/run.js'
 
 describe('revenue for a new user (issue 32 item 13)', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     process.env.PRICECTL_NOW = '2026-03-01'
     db = tempStore()
     await withStore(db, seedCatalog)

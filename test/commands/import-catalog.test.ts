@@ -17,13 +17,13 @@ function rejects(path: string): {line: string; reason: string}[] {
   return (parse(readFileSync(path, 'utf8'), {columns: true, relax_column_count: true}) as Record<string, string>[]).map(({line, reason}) => ({line, reason}))
 }
 
-async /*A*/ function charges(db: string): Promise<Record<string, any>[]> {
+async function charges(db: string): Promise<Record<string, any>[]> {
   return await withStore(db, (d) => d.prepare('SELECT c.*, p.api_id FROM charges c JOIN products p ON p.id = c.product_id ORDER BY c.origin_id').all() as Record<string, any>[])
 }
 
 /** Monthly and yearly Pro share the gateway_a product prod_pro; lifetime has its own. */
-async /*A*/ function seedTwoPrices(db: string): Promise<void> {
-  await withStore(db, async /*A*/ (d, store) => {
+async function seedTwoPrices(db: string): Promise<void> {
+  await withStore(db, async (d, store) => {
     setRates(d, '2020-01-01', {EUR: 0.8, JPY: 100, USD: 1})
     const month = addProduct(d, {api_id: 'pro_m', base_px: 10, integrations: [{interval: 'month', interval_count: 1, ref: 'prod_pro', type: 'gateway_a_with_interval'}], interval: 'month'})
     const year = addProduct(d, {
@@ -45,8 +45,8 @@ async /*A*/ function seedTwoPrices(db: string): Promise<void> {
 }
 
 /** What the engine quotes in Japan for the two Pro products (the test does not work prices out by hand). */
-async /*A*/ function japanPrices(db: string): Promise<{pro_m: string; pro_y: string}> {
-  const rows = await withStore(db, async /*A*/ (_d, store) => await previewPrices(store, {countries: ['JP'], products: ['pro_m', 'pro_y']}))
+async function japanPrices(db: string): Promise<{pro_m: string; pro_y: string}> {
+  const rows = await withStore(db, async (_d, store) => await previewPrices(store, {countries: ['JP'], products: ['pro_m', 'pro_y']}))
   const of = (p: string) => rows.find((r) => r.product === p)!
   expect(of('pro_m').currency).toBe('JPY')
   return {pro_m: String(of('pro_m').price), pro_y: String(of('pro_y').price)}
@@ -134,7 +134,7 @@ function issueExport(jp: {pro_m: string; pro_y: string}): {csv: string; eurRows:
 
 describe('a gateway_a product with a monthly and a yearly price (issue 16)', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await seedTwoPrices(db)
     process.env.PRICECTL_NOW = '1772323200'
@@ -205,7 +205,7 @@ function connectedExport(): string {
 
 describe('layout variants of the payments export (issue 16)', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await seedTwoPrices(db)
   })

@@ -19,7 +19,7 @@ function header(path: string): string[] {
   return readFileSync(path, 'utf8').split('\n')[0].split(',')
 }
 
-async /*A*/ function charges(db: string): Promise<Record<string, any>[]> {
+async function charges(db: string): Promise<Record<string, any>[]> {
   return await withStore(db, (d) => d.prepare('SELECT * FROM charges ORDER BY origin_id').all() as Record<string, any>[])
 }
 
@@ -52,7 +52,7 @@ function monthlyFolder(): string {
 
 describe('charges import of several files', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'

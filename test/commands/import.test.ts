@@ -22,7 +22,7 @@ function rejects(path: string): {line: string; reason: string; row: Record<strin
   return rows.map(({line, reason, ...row}) => ({line, reason, row}))
 }
 
-async /*A*/ function rows(db: string, table: 'charges' | 'subscriptions'): Promise<Record<string, any>[]> {
+async function rows(db: string, table: 'charges' | 'subscriptions'): Promise<Record<string, any>[]> {
   return await withStore(db, (d) => d.prepare(`SELECT * FROM ${table} ORDER BY origin_id`).all() as Record<string, any>[])
 }
 
@@ -33,7 +33,7 @@ const BAD_REASONS = [/^unknown product /, /^bad date /, /^currency: unknown curr
 
 describe('import fixtures in each preset layout', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
@@ -162,7 +162,7 @@ describe('import fixtures in each preset layout', () => {
 
 describe('import behaviour', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1772323200'
@@ -316,7 +316,7 @@ describe('import behaviour', () => {
 
 describe('import amounts without guessing', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, (d) => {
       seedCatalog(d)
@@ -425,7 +425,7 @@ describe('import amounts without guessing', () => {
     // gateway_b takes ISK in ISO units and HUF in whole forints.
     expect(charges.tx_isk).toMatchObject({amount_minor: 240_000, currency: 'ISK'})
     expect(charges.tx_huf).toMatchObject({amount_minor: 650_000, currency: 'HUF'})
-    await withStore(db, async /*A*/ (_d, store) => await configureRule(store, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
+    await withStore(db, async (_d, store) => await configureRule(store, 'gateway_a', 'ISK', {divisible_by: 1, exponent: 0}))
     const stripe = minorExport('gateway_a', [['ch_isk', '2400', 'ISK']])
     const s = await runArgs(db, ['charges', 'import', stripe.file, '--mapping', stripe.mapping, '--json'])
     expect(s.json).toMatchObject({inserted: 1, rejected: 0})

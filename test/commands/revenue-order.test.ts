@@ -29,8 +29,8 @@ function sorted(records: {origin_id: string}[]): {origin_id: string}[] {
   return records.sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
 }
 
-async /*A*/ function records(db: string, kind: Kind): Promise<unknown> {
-  return await withStore(db, async /*A*/ (_db, store) => sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records))
+async function records(db: string, kind: Kind): Promise<unknown> {
+  return await withStore(db, async (_db, store) => sorted(kind === 'subscriptions' ? (await listSubscriptions(store, {})).records : (await listCharges(store, {})).records))
 }
 
 /** The ordered stream through the engine's own functions, on a store of its own: what every front end must end with. */
@@ -38,7 +38,7 @@ function engine(kind: Kind): Channel {
   return {
     async run(stream) {
       const db = freshStore()
-      await withStore(db, async /*A*/ (_db, store) => {
+      await withStore(db, async (_db, store) => {
         for (const e of stream) {
           await applyEvent(kind, store, e)
         }
@@ -219,7 +219,7 @@ describe('CSV imports (export rows are full-record events at their timestamp)', 
     await fc.assert(
       fc.asyncProperty(streamOf('subscriptions', {imports: true, maxLength: 8, metadata: false}), async (stream) => {
         const engine = freshStore()
-        await withStore(engine, async /*A*/ (_db, store) => {
+        await withStore(engine, async (_db, store) => {
           for (const e of ordered(stream)) {
             const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
             if (e.action === 'create') await createSubscription(store, e.body, e.event)

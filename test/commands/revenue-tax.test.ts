@@ -24,7 +24,7 @@ const WINDOW = ['--since', '2026-01-01', '--until', '2026-02-28']
 
 describe('charges and subscriptions with tax', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '2026-02-15'

@@ -12,13 +12,13 @@ function create(over: Record<string, string> = {}): string[] {
   return ['subscriptions', 'create', ...Object.entries({...BASE, ...over}).flatMap(([k, v]) => [`--${k}`, v])]
 }
 
-async /*A*/ function count(db: string): Promise<number> {
+async function count(db: string): Promise<number> {
   return await withStore(db, (d) => (d.prepare('SELECT count(*) AS n FROM subscriptions').get() as {n: number}).n)
 }
 
 describe('subscriptions create | update | get | delete', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'

@@ -25,7 +25,7 @@ describe('catalog end to end', () => {
     expect(c.json.coupons.map((x: {api_id: string}) => x.api_id)).toEqual(['WELCOME10'])
   })
 
-  it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', async /*A*/ () => {
+  it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', async () => {
     // bin/run.js: the body is the child's stdin.
     const db = e2eStore()
     const body = {api_id: 'ebook', base_px: 14.99, country_prices: [{amount: 12.99, country: 'DE', currency: 'EUR'}], integrations: [{gateway_c_plan_id: 'ebook', type: 'gateway_c'}], interval: 'one_time', interval_count: 1, name: 'E-book'}

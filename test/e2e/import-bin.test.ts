@@ -9,12 +9,12 @@ import {ROOT, run, withEnv} from '../helpers/run.js'
 const ROWS = 30_000
 const BATCH = 500
 
-async /*A*/ function count(db: string): Promise<number> {
+async function count(db: string): Promise<number> {
   return await tableCount(db, 'charges')
 }
 
 /** The charges, without their ids, in key order (through the port: either adapter). */
-async /*A*/ function charges(db: string): Promise<unknown[]> {
+async function charges(db: string): Promise<unknown[]> {
   const key = (r: Record<string, unknown>) => JSON.stringify([r.user_id, r.origin, r.origin_id])
   return (await tableRows(db, 'charges'))
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
@@ -22,7 +22,7 @@ async /*A*/ function charges(db: string): Promise<unknown[]> {
 }
 
 /** The revenue fixtures' catalog in a new store, made once and copied (test/helpers/e2e.ts e2eSeeded: on PostgreSQL by `db copy`). */
-const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async (file) => await withStore(file, seedCatalog))
 
 /** Start an import of bin/run.js and SIGKILL it as soon as it reports its first committed batch. */
 function killAfterFirstBatch(db: string, file: string): Promise<{signal: NodeJS.Signals | null; stderr: string}> {

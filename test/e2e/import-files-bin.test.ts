@@ -9,9 +9,9 @@ import {dumpTable, PAYMENTS_HEADER, paymentsCsv, seedCatalog, tempDir, withStore
 import {ROOT, run, withEnv} from '../helpers/run.js'
 
 /** The revenue fixtures' catalog in a new store, made once and copied (test/helpers/e2e.ts e2eSeeded: on PostgreSQL by `db copy`). */
-const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async (file) => await withStore(file, seedCatalog))
 
-const count = async /*A*/ (db: string) => await tableCount(db, 'charges')
+const count = async (db: string) => await tableCount(db, 'charges')
 
 /**
  * The import killed part way runs bin/run.js (a process killed); the rest runs in-process

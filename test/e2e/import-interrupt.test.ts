@@ -39,9 +39,9 @@ function exportWithRejects(): string {
   return writeTemp('payments.csv', lines.join('\n'))
 }
 
-const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async (file) => await withStore(file, seedCatalog))
 
-async /*A*/ function charges(db: string): Promise<unknown[]> {
+async function charges(db: string): Promise<unknown[]> {
   const key = (r: Record<string, unknown>) => JSON.stringify([r.user_id, r.origin, r.origin_id])
   return (await tableRows(db, 'charges'))
     .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))

@@ -11,7 +11,7 @@ import {runBin} from '../helpers/run.js'
  * USD (test/helpers/revenue-fixtures.ts seedCatalog). docs/revenue.md, "Tax".
  */
 
-const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async (file) => await withStore(file, seedCatalog))
 
 /** The dashboard's payments export (fixtures/imports/payments-new.csv's columns), with the seller's tax metadata column. */
 const NEW_HEADER =

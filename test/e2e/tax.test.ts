@@ -10,7 +10,7 @@ import {runBin} from '../helpers/run.js'
  * (test/helpers/revenue-fixtures.ts seedCatalog): pro_monthly's 10 USD is 8.00 EUR net.
  */
 
-const seeded = () => e2eSeeded('revenue catalog', async /*A*/ (file) => await withStore(file, seedCatalog))
+const seeded = () => e2eSeeded('revenue catalog', async (file) => await withStore(file, seedCatalog))
 
 function ok(db: string, args: string[]): any {
   const r = runBin(db, [...args, '--json'])

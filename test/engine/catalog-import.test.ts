@@ -10,7 +10,7 @@ import {dump} from '../helpers/dump.js'
 import {tempStore} from '../helpers/run.js'
 
 let template: string
-beforeAll(async /*A*/ () => {
+beforeAll(async () => {
   template = tempStore()
   await openStore(template).close()
 })
@@ -28,14 +28,14 @@ beforeEach(() => {
   path = newStore()
   store = openStore(path)
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
 const CSV = `api_id,name,base_px,interval,interval_count,min_px,max_px,baseline,country_prices,integrations,features,product_trials
 yearly,Yearly,99.99,year,1,,,,DE=89.99:EUR;JP=12000:JPY,gateway_a_with_interval:prod_pro:year:1,,day:14
 intro,Yearly intro,79.99,year,1,69.99,99.99,yearly,GB=59.99,gateway_c:intro-plan;gateway_d:intro_d:EUR,"[{""api_id"":""sso"",""name"":""SSO"",""type"":""boolean""}]",
 `
 
-async /*A*/ function thrown(fn: () => unknown): Promise<Error> {
+async function thrown(fn: () => unknown): Promise<Error> {
   try {
     await fn()
   } catch (error) {
@@ -45,7 +45,7 @@ async /*A*/ function thrown(fn: () => unknown): Promise<Error> {
 }
 
 describe('products import', () => {
-  it('reads the CSV layout: compact country prices, integrations and trials, JSON features, baseline further down the file', async /*A*/ () => {
+  it('reads the CSV layout: compact country prices, integrations and trials, JSON features, baseline further down the file', async () => {
     const r = await upsertProducts(store, csvItems(CSV))
     expect(r).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
     const intro = (await getProduct(store, 'intro'))!
@@ -60,7 +60,7 @@ describe('products import', () => {
     expect((await getProduct(store, 'yearly'))!.product_trials).toEqual([{interval: 'day', interval_count: 14}])
   })
 
-  it('validates every row first, lists every failing row and writes nothing', async /*A*/ () => {
+  it('validates every row first, lists every failing row and writes nothing', async () => {
     await createProduct(store, {api_id: 'taken', base_px: 1, interval: 'month', interval_count: 1, name: 'Taken name'})
     const before = dump(path)
     const csv = `api_id,name,base_px,interval,interval_count,country_prices,integrations
@@ -73,7 +73,7 @@ no_id,Bad 5,5,month,1,,gateway_a
 bad_json,Bad 6,5,month,1,,"[{""type"":"
 good,Good again,5,month,1,,
 `
-    const err = await thrown(async /*A*/ () => await upsertProducts(store, csvItems(csv)))
+    const err = await thrown(async () => await upsertProducts(store, csvItems(csv)))
     expect(err).toBeInstanceOf(InvalidInputError)
     const lines = err.message.split('\n')
     expect(lines[0]).toBe('7 of 8 rows are invalid; nothing was written:')
@@ -87,7 +87,7 @@ good,Good again,5,month,1,,
     expect(dump(path)).toEqual(before)
   })
 
-  it('checks names and gateway ids across the file and the store, allowing swaps within one import', async /*A*/ () => {
+  it('checks names and gateway ids across the file and the store, allowing swaps within one import', async () => {
     await upsertProducts(store, jsonItems(JSON.stringify([
       {api_id: 'a', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'month', interval_count: 1, name: 'Alpha'},
       {api_id: 'b', base_px: 2, interval: 'month', interval_count: 1, name: 'Beta'},
@@ -101,13 +101,13 @@ good,Good again,5,month,1,,
     expect((await getProduct(store, 'a'))!.name).toBe('Beta')
     expect((await getProduct(store, 'b'))!.integrations).toEqual([{gateway_a_product_id: 'ga', type: 'gateway_a'}])
     const before = dump(path)
-    const err = await thrown(async /*A*/ () => await upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
+    const err = await thrown(async () => await upsertProducts(store, jsonItems(JSON.stringify([{api_id: 'c', base_px: 1, integrations: [{gateway_a_product_id: 'ga', type: 'gateway_a'}], interval: 'day', interval_count: 1, name: 'Beta'}]))))
     expect(err.message).toContain('row 1 (api_id "c"): name: "Beta" is already used by product "a"')
     expect(err.message).toContain('row 1 (api_id "c"): integrations[0]: gateway_a:ga already belongs to product "b"')
     expect(dump(path)).toEqual(before)
   })
 
-  it('export then import changes nothing (JSON and CSV), for any catalog', async /*A*/ () => {
+  it('export then import changes nothing (JSON and CSV), for any catalog', async () => {
     const chars = ['a', 'Z', ' ', '=', '+', '-', '@', "'", ';', ':', ',', '"', 'é', '1', '.', '[', '{']
     const text = fc.string({maxLength: 12, minLength: 1, unit: fc.constantFrom(...chars, '\n')}).filter((s) => s.trim() === s && s.length > 0)
     // Ids made only of whitespace are refused (docs/hardening.md): the generator makes valid ones.
@@ -124,7 +124,7 @@ good,Good again,5,month,1,,
     })
     let run = 0
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(product, {maxLength: 5, minLength: 1, selector: (p) => p.name}), async /*A*/ (list) => {
+      fc.asyncProperty(fc.uniqueArray(product, {maxLength: 5, minLength: 1, selector: (p) => p.name}), async (list) => {
         const dbPath = newStore()
         const s = openStore(dbPath)
         try {
@@ -160,7 +160,7 @@ good,Good again,5,month,1,,
     )
   })
 
-  it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', async /*A*/ () => {
+  it('neutralises spreadsheet formulas in CSV cells, and reads them back as written', async () => {
     const names = ['=HYPERLINK("http://x","y")', '+1+1', '-2+3', '@SUM(A1)', "'=already quoted", '\tTab']
     for (const [i, name] of names.entries()) await createProduct(store, {api_id: `p${i}`, base_px: 1, interval: 'month', interval_count: 1, name})
     const file = productsCsv(await exportProducts(store))
@@ -181,7 +181,7 @@ good,Good again,5,month,1,,
     expect(() => jsonItems('[{')).toThrow(/malformed JSON/)
   })
 
-  it('dry run counts without writing', async /*A*/ () => {
+  it('dry run counts without writing', async () => {
     const before = dump(path)
     expect(await upsertProducts(store, csvItems(CSV), {dryRun: true})).toEqual({inserted: ['yearly', 'intro'], unchanged: [], updated: []})
     expect(dump(path)).toEqual(before)

@@ -44,9 +44,9 @@ beforeEach(() => {
   path = tempStore()
   store = openStore(path)
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
-async /*A*/ function expectInvalid(fn: () => unknown, ...parts: string[]): Promise<void> {
+async function expectInvalid(fn: () => unknown, ...parts: string[]): Promise<void> {
   let err: unknown
   try {
     await fn()
@@ -58,7 +58,7 @@ async /*A*/ function expectInvalid(fn: () => unknown, ...parts: string[]): Promi
 }
 
 describe('products engine', () => {
-  it('stores every field and returns the spec shape with the same values', async /*A*/ () => {
+  it('stores every field and returns the spec shape with the same values', async () => {
     await createProduct(store, full)
     const p = (await getProduct(store, 'pro_monthly'))!
     // Money in minor units of each currency: EUR 2 digits, JPY 0, KWD 3.
@@ -88,12 +88,12 @@ describe('products engine', () => {
     expect(out.features[1]).toEqual({...full.features[1], group_id: null})
   })
 
-  it('keeps money exact: any amount with at most the currency\'s decimals round-trips, one more decimal is refused', async /*A*/ () => {
+  it('keeps money exact: any amount with at most the currency\'s decimals round-trips, one more decimal is refused', async () => {
     const currencies = ['USD', 'EUR', 'JPY', 'KWD', 'INR', 'BRL', 'GBP', 'CLP', 'BHD']
     const countryOf: Record<string, string> = {BHD: 'BH', BRL: 'BR', CLP: 'CL', EUR: 'DE', GBP: 'GB', INR: 'IN', JPY: 'JP', KWD: 'KW', USD: 'US'}
     let n = 0
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...currencies), fc.integer({max: 99_999_999, min: 0}), fc.integer({max: 9, min: 1}), async /*A*/ (currency, minor, extra) => {
+      fc.asyncProperty(fc.constantFrom(...currencies), fc.integer({max: 99_999_999, min: 0}), fc.integer({max: 9, min: 1}), async (currency, minor, extra) => {
         const d = minorDigits(currency)
         const amount = minor / 10 ** d
         const apiId = `p${n++}`
@@ -104,37 +104,37 @@ describe('products engine', () => {
         expect(p.country_prices[0].amount_minor).toBe(minor)
         expect(productResponse(p, '').country_prices[0].local_price).toBe(amount)
         const tooPrecise = (minor * 10 + extra) / 10 ** (d + 1)
-        await expectInvalid(async /*A*/ () => await createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
+        await expectInvalid(async () => await createProduct(store, minimal(`${apiId}_bad`, {country_prices: [{amount: tooPrecise, country: countryOf[currency], currency}], integrations})), `has more decimals than ${currency} allows (${d})`)
       }),
       {numRuns: 60},
     )
   })
 
-  it('rejects bad fields naming the field and the value', async /*A*/ () => {
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
+  it('rejects bad fields naming the field and the value', async () => {
+    await expectInvalid(async () => await createProduct(store, minimal('a', {interval: 'monthly'})), 'interval', '"monthly"')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DEU', currency: 'EUR'}]})), 'country_prices[0].country', '"DEU"')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {country_prices: [{amount: 1, country: 'DE', currency: 'EUX'}]})), 'country_prices[0].currency', '"EUX"')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {base_px: -1})), 'base_px', '-1')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {base_px: 1.999})), 'base_px', '1.999')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_d', gateway_d_plan_id: 'x'}]})), 'integrations[0].currency')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_c'}]})), 'integrations[0].gateway_c_plan_id: is required')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {integrations: [{type: 'gateway_b', id: 'x'}]})), 'unknown integration type "gateway_b"')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {interval: 'one_time', interval_count: 12})), 'interval_count', '12')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {max_px: 3, min_px: 4})), 'min_px', '4', '3')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {base_price: 3})), 'unknown field "base_price"')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {features: [{api_id: 'f', name: 'F', type: 'boolean', value: 3}]})), 'features[0].value', '3')
+    await expectInvalid(async () => await createProduct(store, minimal('a', {product_trials: [{interval: 'one_time', interval_count: 1}]})), 'product_trials[0].interval', '"one_time"')
     expect(await loadProducts(store)).toEqual([])
   })
 
-  it('keeps names and api_ids unique, and a gateway id on one product', async /*A*/ () => {
+  it('keeps names and api_ids unique, and a gateway id on one product', async () => {
     await createProduct(store, full)
     const before = dump(path)
     // An existing api_id is a conflict (exit 1), not invalid input (exit 2).
-    await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(ConflictError)
-    await expect(async /*A*/ () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(/api_id: product "pro_monthly" already exists/)
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
+    await expect(async () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(ConflictError)
+    await expect(async () => await createProduct(store, minimal('pro_monthly'))).rejects.toThrow(/api_id: product "pro_monthly" already exists/)
+    await expectInvalid(async () => await createProduct(store, minimal('other', {name: 'Pro Monthly'})), 'name', '"Pro Monthly"', 'pro_monthly')
+    await expectInvalid(async () => await createProduct(store, minimal('other', {integrations: [{gateway_c_plan_id: 'plan_c', type: 'gateway_c'}]})), 'gateway_c:plan_c', 'pro_monthly')
     // The same gateway product with another interval is what gateway_a_with_interval is for.
     await createProduct(store, minimal('pro_yearly', {integrations: [{gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}], interval: 'year'}))
     expect((await productByIntegration(store, {gateway_a_product_id: 'prod_multi', interval: 'year', interval_count: 1, type: 'gateway_a_with_interval'}))?.api_id).toBe('pro_yearly')
@@ -142,7 +142,7 @@ describe('products engine', () => {
     expect(dump(path).tables.products.length).toBe(before.tables.products.length + 1)
   })
 
-  it('update replaces given fields only, overwrites lists, and keeps api_id', async /*A*/ () => {
+  it('update replaces given fields only, overwrites lists, and keeps api_id', async () => {
     await createProduct(store, full)
     const before = (await getProduct(store, 'pro_monthly'))!
     const {changed, product} = await updateProduct(store, 'pro_monthly', {base_px: 10.99, country_prices: [{amount: 9.49, country: 'FR', currency: 'EUR'}], integrations: []})
@@ -153,14 +153,14 @@ describe('products engine', () => {
     expect(product.features).toEqual(before.features)
     expect(product.product_trials).toEqual(before.product_trials)
     expect(product.min_px_minor).toBe(499)
-    await expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
-    await expectInvalid(async /*A*/ () => await updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
+    await expectInvalid(async () => await updateProduct(store, 'pro_monthly', {api_id: 'renamed'}), 'api_id is immutable')
+    await expectInvalid(async () => await updateProduct(store, 'pro_monthly', {min_px: 20}), 'min_px 20 is above max_px 14.99')
     // Clearing optional fields with null.
     expect((await updateProduct(store, 'pro_monthly', {max_px: null, min_px: null})).product).toMatchObject({max_px_minor: null, min_px_minor: null})
-    await expect(async /*A*/ () => await updateProduct(store, 'nope', {name: 'x'})).rejects.toThrow(NotFoundError)
+    await expect(async () => await updateProduct(store, 'nope', {name: 'x'})).rejects.toThrow(NotFoundError)
   })
 
-  it('an update that changes nothing does not touch the store', async /*A*/ () => {
+  it('an update that changes nothing does not touch the store', async () => {
     await createProduct(store, full)
     const before = dump(path)
     const r = await updateProduct(store, 'pro_monthly', {...productResponse((await getProduct(store, 'pro_monthly'))!, 'fed back')})
@@ -168,39 +168,39 @@ describe('products engine', () => {
     expect(dump(path)).toEqual(before)
   })
 
-  it('baseline: by api_id in, numeric baseline_id out; must exist and not be itself; cleared when it is deleted', async /*A*/ () => {
+  it('baseline: by api_id in, numeric baseline_id out; must exist and not be itself; cleared when it is deleted', async () => {
     await createProduct(store, minimal('yearly', {interval: 'year'}))
     await createProduct(store, minimal('yearly_intro', {baseline: 'yearly', interval: 'year'}))
     const base = (await productByApiId(store, 'yearly'))!
     const intro = (await getProduct(store, 'yearly_intro'))!
     expect(intro.baseline_id).toBe(base.id)
     expect(intro.baseline_api_id).toBe('yearly')
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
-    await expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
+    await expectInvalid(async () => await createProduct(store, minimal('x', {baseline: 'missing'})), 'baseline', '"missing"')
+    await expectInvalid(async () => await updateProduct(store, 'yearly', {baseline: 'yearly'}), 'own baseline')
     // baseline_id as get prints it is accepted back.
     expect((await updateProduct(store, 'yearly_intro', {baseline_id: base.id})).changed).toBe(false)
-    await expectInvalid(async /*A*/ () => await updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
+    await expectInvalid(async () => await updateProduct(store, 'yearly_intro', {baseline_id: 9999}), 'baseline_id', '9999')
     expect((await deleteProduct(store, 'yearly')).baselineOf).toEqual(['yearly_intro'])
     expect((await getProduct(store, 'yearly_intro'))!.baseline_id).toBeNull()
   })
 
-  it('feature groups are shared by api_id; a bare group_id links an existing group', async /*A*/ () => {
+  it('feature groups are shared by api_id; a bare group_id links an existing group', async () => {
     await createProduct(store, full)
     const groupId = (await getProduct(store, 'pro_monthly'))!.features[0].group_id!
     await createProduct(store, minimal('team', {features: [{api_id: 'seats', group_id: groupId, name: 'Seats', type: 'numeric', unit: 'seats', value: 50}]}))
     expect((await getProduct(store, 'team'))!.features[0].feature_group).toEqual({api_id: 'limits', description: 'Usage limits', id: groupId, name: 'Limits'})
-    await expectInvalid(async /*A*/ () => await createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
+    await expectInvalid(async () => await createProduct(store, minimal('t2', {features: [{api_id: 'x', group_id: 777, name: 'X', type: 'boolean'}]})), 'group_id', '777')
   })
 
-  it('delete refuses a product that revenue records use, unless forced', async /*A*/ () => {
+  it('delete refuses a product that revenue records use, unless forced', async () => {
     await createProduct(store, full)
     const id = (await productByApiId(store, 'pro_monthly'))!.id
     store.db
       .prepare("INSERT INTO subscriptions (user_id, origin, origin_id, product_id, status, latest_event_timestamp, latest_event_id) VALUES ('u1', 'gateway_a', 'sub_1', ?, 'active', 1, 'e1')")
       .run(id)
     const before = dump(path)
-    await expect(async /*A*/ () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(OperationalError)
-    await expect(async /*A*/ () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(/1 subscription.*--force/)
+    await expect(async () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(OperationalError)
+    await expect(async () => await deleteProduct(store, 'pro_monthly')).rejects.toThrow(/1 subscription.*--force/)
     expect(dump(path)).toEqual(before)
     await deleteProduct(store, 'pro_monthly', {force: true})
     expect(await getProduct(store, 'pro_monthly')).toBeUndefined()

@@ -21,9 +21,9 @@ beforeEach(async () => {
   await experimentStore(path)
   store = openStore(path)
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
-const labels = async /*A*/ (e: Experiment, country: string) => {
+const labels = async (e: Experiment, country: string) => {
   const out = []
   for (const arm of e.arms) out.push(armLabel(e, arm, await armQuotes(store, e, arm, country)))
   return out
@@ -40,7 +40,7 @@ describe('pctChange', () => {
 })
 
 describe('arm labels', () => {
-  it('two products: multiplier arms give an example of each, USD arms their price per product', async /*A*/ () => {
+  it('two products: multiplier arms give an example of each, USD arms their price per product', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {multiplier: 1}, {usd_price: 10}, {usd_price: 12.5}], name: 'two', products: ['pro_monthly', 'team_monthly'], seed: 1})
     expect(await labels(e, 'US')).toEqual([
       'control price: pro_monthly 10 USD, team_monthly 30 USD in US',
@@ -53,7 +53,7 @@ describe('arm labels', () => {
     ])
   })
 
-  it('a USD arm where the visitor pays another currency adds an example of what they pay', async /*A*/ () => {
+  it('a USD arm where the visitor pays another currency adds an example of what they pay', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.5}], name: 'de', products: ['pro_monthly', 'team_monthly'], seed: 1})
     expect(await labels(e, 'DE')).toEqual([
       'control price: pro_monthly 9 EUR, team_monthly 25.99 EUR in DE',
@@ -62,7 +62,7 @@ describe('arm labels', () => {
     ])
   })
 
-  it('a USD arm quoted in USD at another amount (converted, localized or clamped) adds the example, for any product that differs', async /*A*/ () => {
+  it('a USD arm quoted in USD at another amount (converted, localized or clamped) adds the example, for any product that differs', async () => {
     const e = await createExperiment(store, {arms: [{usd_price: 12.5}], name: 'usd', products: ['pro_monthly', 'team_monthly'], seed: 1})
     const arm = e.arms[1]
     const quotes = await armQuotes(store, e, arm, 'US')
@@ -73,13 +73,13 @@ describe('arm labels', () => {
     expect(armLabel(e, arm, quotes.map(shifted))).toBe(`${usd}; e.g. pro_monthly 12.99 USD (+29.9%), team_monthly 12.99 USD (-56.7%) in US`)
   })
 
-  it('without example quotes (none given, or none to give): the definition alone', async /*A*/ () => {
+  it('without example quotes (none given, or none to give): the definition alone', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.99}], name: 'bare', products: ['pro_monthly'], seed: 1})
     expect(e.arms.map((arm) => armLabel(e, arm, undefined))).toEqual(['control price', 'x0.8 (-20%)', '12.99 USD (+29.9%)'])
     expect(e.arms.map((arm) => armLabel(e, arm, []))).toEqual(['control price', 'x0.8 (-20%)', '12.99 USD (+29.9%)'])
   })
 
-  it('a USD arm on a product priced 0 shows no change (there is none to compute)', async /*A*/ () => {
+  it('a USD arm on a product priced 0 shows no change (there is none to compute)', async () => {
     const e = await createExperiment(store, {arms: [{usd_price: 12.99}], name: 'free', products: ['pro_monthly'], seed: 1})
     const free = {...e, products: e.products.map((p) => ({...p, base_px_minor: 0}))}
     expect(armLabel(free, e.arms[1], undefined)).toBe('12.99 USD')
@@ -87,7 +87,7 @@ describe('arm labels', () => {
     expect(armLabel(free, e.arms[1], [{...quote, currency: 'EUR'}])).toBe('12.99 USD; e.g. pro_monthly 12.99 EUR in US')
   })
 
-  it('packaging arms: the products they show', async /*A*/ () => {
+  it('packaging arms: the products they show', async () => {
     const e = await createExperiment(store, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], name: 'pack', seed: 1, type: 'packaging'})
     expect(e.arms.map((arm) => armLabel(e, arm, undefined))).toEqual(['shows every product', 'shows pro_monthly', 'shows pro_monthly + team_monthly'])
   })
@@ -103,11 +103,11 @@ describe('armQuotes', () => {
     expect(await armQuotes(store, e, e.arms[0], 'US')).toMatchObject([{control: 10, currency: 'USD', price: 10}])
   })
 
-  it('a preview that fails leaves a shared pricing context unforced: the next visitor is priced as usual', async /*A*/ () => {
+  it('a preview that fails leaves a shared pricing context unforced: the next visitor is priced as usual', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], countries: ['TH'], name: 'th', products: ['pro_monthly'], seed: 1})
     store.db.prepare("DELETE FROM fx_rates WHERE currency = 'THB'").run()
     const ctx = await PricingContext.open(store)
-    await expect(async /*A*/ () => await armQuotes(store, e, e.arms[1], 'TH', {ctx})).rejects.toThrow('no FX rate for THB')
+    await expect(async () => await armQuotes(store, e, e.arms[1], 'TH', {ctx})).rejects.toThrow('no FX rate for THB')
     // A draft experiment: no visitor meets it unless forced into an arm.
     const q = await priceRequest(ctx, {country: 'US', override: true, products: ['pro_monthly'], run_experiment: true, user_id: 'visitor'}, {dryRun: true})
     expect(q.products.pro_monthly.price).toBe(10)
@@ -116,7 +116,7 @@ describe('armQuotes', () => {
 })
 
 describe('armBaseMinor', () => {
-  it('the USD base price an arm concludes to; none for the control or a product the store no longer has', async /*A*/ () => {
+  it('the USD base price an arm concludes to; none for the control or a product the store no longer has', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.99}], name: 'base', products: ['pro_monthly'], seed: 1})
     const ctx = await PricingContext.open(store)
     expect(e.arms.map((arm) => armBaseMinor(ctx, e, arm, 'pro_monthly'))).toEqual([undefined, 799, 1299])

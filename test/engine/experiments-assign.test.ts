@@ -17,7 +17,7 @@ const input = (lockKey: string, extra: Partial<Parameters<PricingContext['experi
 })
 
 /** Assignment inside a chunk of price requests for these lock keys, as the calculation assigns: the chunk reads the posteriors when it begins. */
-async /*A*/ function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): Promise<T> {
+async function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): Promise<T> {
   await ctx.chunk.begin(keys.map((user_id) => ({user_id})))
   try {
     return await fn()
@@ -34,9 +34,9 @@ describe('Experiments.assign', () => {
     await experimentStore(path)
     store = openStore(path)
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
-  it('targets an audience by api_id: other audiences get no arm', async /*A*/ () => {
+  it('targets an audience by api_id: other audiences get no arm', async () => {
     const db = store.db
     db.prepare("INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES ('students', 'Students', 1, '[]', 'now', 'now')").run()
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], audience: 'students', name: 'students', products: ['pro_monthly'], seed: 1})
@@ -54,7 +54,7 @@ describe('Experiments.assign', () => {
     expect(() => db.prepare("DELETE FROM audiences WHERE api_id = 'students'").run()).toThrow(/FOREIGN KEY/)
   })
 
-  it('uniform allocation splits visitors about evenly and is the same for the same visitor', async /*A*/ () => {
+  it('uniform allocation splits visitors about evenly and is the same for the same visitor', async () => {
     const db = store.db
     const e = await createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}, {multiplier: 1.2}], name: 'ab', products: ['pro_monthly'], seed: 4})
     await startExperiment(store, e.id)
@@ -69,7 +69,7 @@ describe('Experiments.assign', () => {
     for (let i = 0; i < 50; i++) expect(again.experiments.assign(input(`v${i}`), undefined)).toEqual(ctx.experiments.assign(input(`v${i}`), undefined))
   })
 
-  it('Thompson sends new visitors to the arm whose recorded revenue per visitor is best, once it reads the conversions', async /*A*/ () => {
+  it('Thompson sends new visitors to the arm whose recorded revenue per visitor is best, once it reads the conversions', async () => {
     const db = store.db
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'learn', products: ['pro_monthly'], seed: 9})
     await startExperiment(store, e.id)
@@ -81,7 +81,7 @@ describe('Experiments.assign', () => {
       }
     })()
     const ctx = await PricingContext.open(store)
-    const share = async /*A*/ (prefix: string) => {
+    const share = async (prefix: string) => {
       const keys = Array.from({length: 1000}, (_, i) => `${prefix}${i}`)
       return await inChunk(ctx, keys, () => keys.filter((k) => ctx.experiments.assign(input(k), undefined)!.arm_id === 1).length / 1000)
     }
@@ -100,10 +100,10 @@ describe('Experiments.assign', () => {
     expect(await share('z')).toBeGreaterThan(0.99)
   })
 
-  it('update: a draft may change type only with arms that fit it', async /*A*/ () => {
+  it('update: a draft may change type only with arms that fit it', async () => {
     const db = store.db
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'change', products: ['pro_monthly'], seed: 1})
-    await expect(async /*A*/ () => await updateExperiment(store, e.id, {type: 'packaging'})).rejects.toThrow(/a packaging arm is a product set/)
+    await expect(async () => await updateExperiment(store, e.id, {type: 'packaging'})).rejects.toThrow(/a packaging arm is a product set/)
     const r = await updateExperiment(store, e.id, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], type: 'packaging'})
     expect(r.experiment.type).toBe('packaging')
     expect(r.experiment.products.map((p) => p.api_id)).toEqual(['pro_monthly', 'team_monthly'])

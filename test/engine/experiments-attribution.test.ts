@@ -27,9 +27,9 @@ describe('attribution of conversions to arms', () => {
       armOf[u] = String(q.variants.arm_id)
     }
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
-  const total = async /*A*/ () => {
+  const total = async () => {
     let visitors = 0
     let conversions = 0
     let revenue = 0
@@ -41,7 +41,7 @@ describe('attribution of conversions to arms', () => {
     return {conversions, revenue, visitors}
   }
 
-  it('counts every exposed visitor, and nothing else, before any sale', async /*A*/ () => {
+  it('counts every exposed visitor, and nothing else, before any sale', async () => {
     expect(await total()).toEqual({conversions: 0, revenue: 0, visitors: 6})
     const counts = await store.experiments.armCounts(id)
     for (const arm of Object.values(armOf)) {
@@ -50,7 +50,7 @@ describe('attribution of conversions to arms', () => {
     }
   })
 
-  it('values subscriptions at amount_usd_monthly and charges at amount_usd less refunds', async /*A*/ () => {
+  it('values subscriptions at amount_usd_monthly and charges at amount_usd less refunds', async () => {
     const db = store.db
     insertSubscription(db, {amount_usd: 96, amount_usd_monthly: 8, interval: 'year', product: 'pro_yearly', user_id: 'alice'})
     insertSubscription(db, {amount_usd: 10, product: 'pro_monthly', status: 'canceled', user_id: 'bob'})
@@ -65,13 +65,13 @@ describe('attribution of conversions to arms', () => {
     expect(await total()).toEqual({conversions: 3, revenue: 4300, visitors: 6})
   })
 
-  it('a user who buys twice is one conversion with both amounts', async /*A*/ () => {
+  it('a user who buys twice is one conversion with both amounts', async () => {
     insertSubscription(store.db, {amount_usd: 10, product: 'pro_monthly', user_id: 'dave'})
     insertCharge(store.db, {amount_usd: 50, product: 'pro_yearly', user_id: 'dave'})
     expect(await total()).toEqual({conversions: 1, revenue: 6000, visitors: 6})
   })
 
-  it('ignores pending subscriptions, failed and pending charges, other products, other users and purchases made before exposure', async /*A*/ () => {
+  it('ignores pending subscriptions, failed and pending charges, other products, other users and purchases made before exposure', async () => {
     const db = store.db
     insertSubscription(db, {amount_usd: 10, product: 'pro_monthly', status: 'pending', user_id: 'alice'})
     insertCharge(db, {amount_usd: 10, product: 'pro_monthly', status: 'failed', user_id: 'bob'})
@@ -82,7 +82,7 @@ describe('attribution of conversions to arms', () => {
     expect(await total()).toEqual({conversions: 0, revenue: 0, visitors: 6})
   })
 
-  it('counts records whatever wrote them: a bulk insert in one transaction counts like single writes', async /*A*/ () => {
+  it('counts records whatever wrote them: a bulk insert in one transaction counts like single writes', async () => {
     const db = store.db
     db.transaction(() => {
       for (const u of ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']) insertSubscription(db, {amount_usd: 10, product: 'pro_monthly', user_id: u})

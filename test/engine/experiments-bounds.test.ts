@@ -68,7 +68,7 @@ describe.skipIf(process.env.PRICECTL_MUTATE === '1')('no quote leaves [min_px, m
     ])
     store = openStore(path)
   })
-  afterAll(async /*A*/ () => await store.close())
+  afterAll(async () => await store.close())
 
   it('holds for every arm that is not the baseline, refused arms excepted', async () => {
     const db = store.db

@@ -36,7 +36,7 @@ const CATALOG = [
 ]
 
 /** A product's stored country prices, in stored order. */
-const stored = async /*A*/ (store: Store, api: string) => (await getProduct(store, api))!.country_prices.map((c) => [c.country, c.currency, c.amount_minor])
+const stored = async (store: Store, api: string) => (await getProduct(store, api))!.country_prices.map((c) => [c.country, c.currency, c.amount_minor])
 
 let fixture: string
 beforeAll(async () => {
@@ -58,12 +58,12 @@ beforeEach(() => {
   path = copyOf(fixture)
   store = openStore(path)
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
-const start = async /*A*/ (body: Record<string, unknown>) => await createExperiment(store, {name: 'pinned', seed: 1, ...body}, {start: true})
+const start = async (body: Record<string, unknown>) => await createExperiment(store, {name: 'pinned', seed: 1, ...body}, {start: true})
 
 describe('experiments conclude without a country target', () => {
-  it('gives each product its own arm prices, base and every country price, and sorts the stored country prices by country', async /*A*/ () => {
+  it('gives each product its own arm prices, base and every country price, and sorts the stored country prices by country', async () => {
     const e = await start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
     const r = await concludeExperiment(store, e.id, '1')
     expect(r.products).toEqual([
@@ -91,7 +91,7 @@ describe('experiments conclude without a country target', () => {
     expect(r.message).toBe('concluded experiment 1 "pinned" with arm 1 (x1.2): stopped it; 8 of 8 prices change (8 up, 0 down) on 2 product(s)')
   })
 
-  it('counts the prices that go up and those that go down (--dry-run words it as such)', async /*A*/ () => {
+  it('counts the prices that go up and those that go down (--dry-run words it as such)', async () => {
     const e = await start({arms: [{usd_price: 20}], products: ['alpha', 'beta']})
     const r = await concludeExperiment(store, e.id, '1', {dryRun: true})
     expect(r.changes.map((c) => [c.product, c.country, c.before, c.after])).toEqual([
@@ -108,7 +108,7 @@ describe('experiments conclude without a country target', () => {
     expect(r.dry_run).toBe(true)
   })
 
-  it('counts a cent on a large price as up, although its pct_change rounds to 0', async /*A*/ () => {
+  it('counts a cent on a large price as up, although its pct_change rounds to 0', async () => {
     const e = await start({arms: [{usd_price: 1000.01}], products: ['big']})
     const r = await concludeExperiment(store, e.id, '1')
     expect(r.changes).toEqual([
@@ -118,7 +118,7 @@ describe('experiments conclude without a country target', () => {
     expect(r.products).toEqual([{base_px_after: 1000.01, base_px_before: 1000, country_prices: [], product: 'big'}])
   })
 
-  it('counts a price from 0 as up (its pct_change is null)', async /*A*/ () => {
+  it('counts a price from 0 as up (its pct_change is null)', async () => {
     const e = await start({arms: [{usd_price: 20}], products: ['free']})
     const r = await concludeExperiment(store, e.id, '1')
     expect(r.changes.map((c) => [c.country, c.before, c.after, c.pct_change])).toEqual([
@@ -130,7 +130,7 @@ describe('experiments conclude without a country target', () => {
     expect(r.summary).toBe('4 of 4 prices change (4 up, 0 down) on 1 product(s)')
   })
 
-  it('the baseline arm: "no price changes" with the number of prices previewed', async /*A*/ () => {
+  it('the baseline arm: "no price changes" with the number of prices previewed', async () => {
     const e = await start({arms: [{multiplier: 1.2}], products: ['alpha', 'beta']})
     const r = await concludeExperiment(store, e.id, 'baseline')
     expect(r.summary).toBe('no price changes (8 prices previewed)')
@@ -139,7 +139,7 @@ describe('experiments conclude without a country target', () => {
 })
 
 describe('experiments conclude with a country target', () => {
-  it('sets the targeted countries only: a replaced price reports its old amount, an added one none, the others stay', async /*A*/ () => {
+  it('sets the targeted countries only: a replaced price reports its old amount, an added one none, the others stay', async () => {
     // IT has no price anywhere before: it is previewed because it is targeted.
     const e = await start({arms: [{multiplier: 1.2}], countries: ['FR', 'IT'], products: ['beta', 'alpha']})
     const r = await concludeExperiment(store, e.id, '1')
@@ -186,7 +186,7 @@ describe('experiments conclude with a country target', () => {
 })
 
 describe('experiments conclude: status, refusals, arm text', () => {
-  it('an experiment stopped before: keeps its stop time and says it was already stopped', async /*A*/ () => {
+  it('an experiment stopped before: keeps its stop time and says it was already stopped', async () => {
     const e = await start({arms: [{multiplier: 1.2}], products: ['big']})
     vi.stubEnv('PRICECTL_NOW', '2026-01-01T00:00:00Z')
     try {
@@ -202,10 +202,10 @@ describe('experiments conclude: status, refusals, arm text', () => {
     }
   })
 
-  it('refuses an audience-targeted experiment and writes nothing', async /*A*/ () => {
+  it('refuses an audience-targeted experiment and writes nothing', async () => {
     await createAudience(store, {api_id: 'students', name: 'Students', priority: 5, rules: [{feature: 'student', operator: 'eq', type: 'feature', value: 1}]})
     const e = await start({arms: [{multiplier: 1.2}], audience: 'students', products: ['alpha']})
-    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(
+    await expect(async () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(
       'experiment 1 targets audience students: conclude writes product prices, which every audience would get; stop it ("pricectl experiments stop 1") and set the audience\'s price instead ("pricectl audiences update students ...")',
     )
     expect((await requireExperiment(store, e.id)).status).toBe('running')
@@ -213,13 +213,13 @@ describe('experiments conclude: status, refusals, arm text', () => {
     expect((await getProduct(store, 'alpha'))!.base_px_minor).toBe(1000)
   })
 
-  it('takes the arm as typed around spaces', async /*A*/ () => {
+  it('takes the arm as typed around spaces', async () => {
     const e = await start({arms: [{multiplier: 1.2}], products: ['big']})
     expect((await concludeExperiment(store, e.id, ' 1 ')).arm_id).toBe(1)
     expect((await concludedWith(store, e.id))?.arm).toBe('1')
   })
 
-  it('holds the write lock from its first read: another writer cannot change a price between the preview and the writes', async /*A*/ () => {
+  it('holds the write lock from its first read: another writer cannot change a price between the preview and the writes', async () => {
     const e = await start({arms: [{multiplier: 1.2}], products: ['alpha']})
     const other = new Database(path)
     other.pragma('busy_timeout = 0')
@@ -227,7 +227,7 @@ describe('experiments conclude: status, refusals, arm text', () => {
     const setStatus = repo.setStatus.bind(repo)
     let intruder: unknown
     // The first write of conclude, after its reads: another connection tries to write then.
-    repo.setStatus = async /*A*/ (...args: Parameters<typeof setStatus>) => {
+    repo.setStatus = async (...args: Parameters<typeof setStatus>) => {
       try {
         other.prepare("UPDATE products SET base_px_minor = 1 WHERE api_id = 'alpha'").run()
       } catch (error) {

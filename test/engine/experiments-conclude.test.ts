@@ -28,16 +28,16 @@ describe('experiments results: labels, no winner before data, minimum sample', (
     await experimentStore(path)
     store = openStore(path)
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
-  it('labels each arm with the price it sets: USD arms their price and change, multiplier arms an example in the default country', async /*A*/ () => {
+  it('labels each arm with the price it sets: USD arms their price and change, multiplier arms an example in the default country', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.99}], name: 'labels', products: ['pro_monthly'], seed: 1})
     const r = await experimentResults(store, e.id)
     expect(r.arms.map((a) => a.label)).toEqual(['control price: pro_monthly 10 USD in US', 'x0.8 (-20%): e.g. pro_monthly 7.99 USD (-20.1%) in US', '12.99 USD (+29.9%)'])
     expect(r.arms[1].prices).toEqual([{control: 10, country: 'US', currency: 'USD', display: '$7.99', pct_change: -20.1, price: 7.99, product: 'pro_monthly'}])
   })
 
-  it('shows the example in the first targeted country when the experiment does not target the default one', async /*A*/ () => {
+  it('shows the example in the first targeted country when the experiment does not target the default one', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 1.2}], countries: ['DE'], name: 'de', products: ['pro_monthly'], seed: 1})
     const r = await experimentResults(store, e.id)
     expect(r.arms[0].label).toBe('control price: pro_monthly 9 EUR in DE')
@@ -45,7 +45,7 @@ describe('experiments results: labels, no winner before data, minimum sample', (
     expect(r.arms[1].label).toMatch(/^x1\.2 \(\+20%\): e\.g\. pro_monthly \d+\.\d+ EUR \(\+\d+(\.\d+)?%\) in DE$/)
   })
 
-  it('names no best arm with visitors but no conversion, one as soon as an arm converts, and warns below the minimum sample', async /*A*/ () => {
+  it('names no best arm with visitors but no conversion, one as soon as an arm converts, and warns below the minimum sample', async () => {
     const e = await createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'sample', products: ['pro_monthly'], seed: 1})
     await startExperiment(store, e.id)
     for (let i = 0; i < 10; i++) await store.experiments.recordExposure({anonymous: false, armId: 'baseline', at: 1000, experimentId: e.id, visitor: `b${i}`})
@@ -61,7 +61,7 @@ describe('experiments results: labels, no winner before data, minimum sample', (
     expect(r.sample.enough).toBe(false)
   })
 
-  it('reports the sample as enough once every arm has the minimum visitors and conversions', async /*A*/ () => {
+  it('reports the sample as enough once every arm has the minimum visitors and conversions', async () => {
     const e = await createExperiment(store, {allocation: 'uniform', arms: [{multiplier: 0.8}], name: 'enough', products: ['pro_monthly'], seed: 1})
     await startExperiment(store, e.id)
     for (const arm of ['baseline', '1']) {
@@ -82,7 +82,7 @@ describe('experiments conclude (engine)', () => {
     await experimentStore(path)
     store = openStore(path)
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
   it('stops the experiment and makes the arm\'s quotes the catalog prices, base and country prices alike, with the impact', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'cheaper', products: ['pro_monthly', 'pro_yearly'], seed: 1})
@@ -147,7 +147,7 @@ describe('experiments conclude (engine)', () => {
     expect(r.products[0].country_prices).toEqual([{after: fr.price, before: null, country: 'FR', currency: 'EUR'}])
   })
 
-  it('the baseline arm only stops the experiment', async /*A*/ () => {
+  it('the baseline arm only stops the experiment', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'keep', products: ['pro_monthly'], seed: 1})
     await startExperiment(store, e.id)
     const r = await concludeExperiment(store, e.id, 'baseline')
@@ -155,12 +155,12 @@ describe('experiments conclude (engine)', () => {
     expect((await getProduct(store, 'pro_monthly'))!.base_px_minor).toBe(1000)
   })
 
-  it('is one transaction: a product write that fails leaves the experiment running and unconcluded', async /*A*/ () => {
+  it('is one transaction: a product write that fails leaves the experiment running and unconcluded', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'atomic', products: ['pro_monthly', 'pro_yearly'], seed: 1})
     await startExperiment(store, e.id)
     // The second product's write fails, after the stop and the first product were written.
     store.db.exec(`CREATE TRIGGER fail_yearly BEFORE UPDATE ON products WHEN NEW.api_id = 'pro_yearly' BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`)
-    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/disk on fire/)
+    await expect(async () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/disk on fire/)
     expect((await requireExperiment(store, e.id)).status).toBe('running')
     expect(await concludedWith(store, e.id)).toBeUndefined()
     expect((await getProduct(store, 'pro_monthly'))!.base_px_minor).toBe(1000)
@@ -168,14 +168,14 @@ describe('experiments conclude (engine)', () => {
 
   it('refuses a second conclusion, a draft, a packaging experiment, an audience target and an unknown arm', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}], name: 'once', products: ['pro_monthly'], seed: 1})
-    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/is a draft/)
+    await expect(async () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/is a draft/)
     await startExperiment(store, e.id)
-    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '7')).rejects.toThrow(/has no arm "7": its arms are baseline \(control price\), 1 \(x0.8\)/)
+    await expect(async () => await concludeExperiment(store, e.id, '7')).rejects.toThrow(/has no arm "7": its arms are baseline \(control price\), 1 \(x0.8\)/)
     await concludeExperiment(store, e.id, '1')
-    await expect(async /*A*/ () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/already concluded with arm 1/)
+    await expect(async () => await concludeExperiment(store, e.id, '1')).rejects.toThrow(/already concluded with arm 1/)
     const pack = await createExperiment(store, {arms: [{products: ['pro_monthly']}], name: 'pack', products: ['pro_monthly', 'team_monthly'], seed: 1, type: 'packaging'})
     await startExperiment(store, pack.id)
-    await expect(async /*A*/ () => await concludeExperiment(store, pack.id, '1')).rejects.toThrow(/packaging experiment/)
+    await expect(async () => await concludeExperiment(store, pack.id, '1')).rejects.toThrow(/packaging experiment/)
   })
 })
 
@@ -190,14 +190,14 @@ describe('a usd_price arm is localized like a base price (FX x localization fact
     ])
     store = openStore(path)
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
   it.each([
     ['FR with a factor', 'FR', 0.5],
     ['IN with a factor', 'IN', 0.3],
     ['US with a factor', 'US', 0.8],
     ['FR without a factor', 'FR', undefined],
-  ])('%s', async /*A*/ (_, country, factor) => {
+  ])('%s', async (_, country, factor) => {
     if (factor !== undefined) store.db.prepare("INSERT INTO localization_factors (country, factor, source) VALUES (?, ?, 'test')").run(country, factor)
     const e = await createExperiment(store, {arms: [{usd_price: 20}], name: 'usd', products: ['plan'], seed: 1})
     const arm = (await armQuotes(store, e, e.arms[1], country))[0]

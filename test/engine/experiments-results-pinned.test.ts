@@ -20,17 +20,17 @@ beforeEach(async () => {
   await experimentStore(path)
   store = openStore(path)
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
 /** A started, uniform experiment on pro_monthly with one x0.8 arm. */
-async /*A*/ function started(name: string, arms: Record<string, unknown>[] = [{multiplier: 0.8}], products = ['pro_monthly']) {
+async function started(name: string, arms: Record<string, unknown>[] = [{multiplier: 0.8}], products = ['pro_monthly']) {
   const e = await createExperiment(store, {allocation: 'uniform', arms, name, products, seed: 3})
   await startExperiment(store, e.id)
   return e
 }
 
 /** `visitors` visitors exposed to `arm`, the first `buyers` of them subscribed at `usd`. */
-async /*A*/ function exposed(experimentId: number, arm: string, visitors: number, buyers = 0, usd = 10, product = 'pro_monthly') {
+async function exposed(experimentId: number, arm: string, visitors: number, buyers = 0, usd = 10, product = 'pro_monthly') {
   for (let i = 0; i < visitors; i++) {
     const visitor = `e${experimentId}-${arm}-${i}`
     await store.experiments.recordExposure({anonymous: false, armId: arm, at: 1000, experimentId, visitor})
@@ -39,7 +39,7 @@ async /*A*/ function exposed(experimentId: number, arm: string, visitors: number
 }
 
 describe('the message and the minimum-sample warning, singular and plural', () => {
-  it('one visitor who converted: "1 visitor, 1 conversion"; an arm nobody saw: "0 visitors, 0 conversions"', async /*A*/ () => {
+  it('one visitor who converted: "1 visitor, 1 conversion"; an arm nobody saw: "0 visitors, 0 conversions"', async () => {
     const e = await started('one')
     await exposed(e.id, 'baseline', 1, 1)
     const r = await experimentResults(store, e.id, {draws: 1000})
@@ -49,7 +49,7 @@ describe('the message and the minimum-sample warning, singular and plural', () =
     )
   })
 
-  it('several visitors and conversions: plurals everywhere', async /*A*/ () => {
+  it('several visitors and conversions: plurals everywhere', async () => {
     const e = await started('many')
     await exposed(e.id, 'baseline', 3, 2)
     await exposed(e.id, '1', 2)
@@ -58,13 +58,13 @@ describe('the message and the minimum-sample warning, singular and plural', () =
     expect(r.sample.warning).toContain('(arm baseline: 3 visitors, 2 conversions; arm 1: 2 visitors, 0 conversions)')
   })
 
-  it('visitors but no conversion: "0 conversions"', async /*A*/ () => {
+  it('visitors but no conversion: "0 conversions"', async () => {
     const e = await started('none')
     await exposed(e.id, '1', 1)
     expect((await experimentResults(store, e.id, {draws: 1000})).message).toBe(`experiment ${e.id}: 1 visitor, 0 conversions`)
   })
 
-  it('an arm is short of the minimum with enough visitors but too few conversions, or enough conversions but too few visitors', async /*A*/ () => {
+  it('an arm is short of the minimum with enough visitors but too few conversions, or enough conversions but too few visitors', async () => {
     const e = await started('short')
     await exposed(e.id, 'baseline', 100, 5)
     await exposed(e.id, '1', 50, 10, 7.99)
@@ -77,7 +77,7 @@ describe('the message and the minimum-sample warning, singular and plural', () =
 })
 
 describe('the figures of an arm', () => {
-  it('an arm nobody saw has a rate and revenue per visitor of 0 (not NaN), and the intervals of its priors', async /*A*/ () => {
+  it('an arm nobody saw has a rate and revenue per visitor of 0 (not NaN), and the intervals of its priors', async () => {
     const e = await started('empty arm')
     await exposed(e.id, 'baseline', 1, 1)
     const [, empty] = (await experimentResults(store, e.id, {draws: 1000})).arms
@@ -89,7 +89,7 @@ describe('the figures of an arm', () => {
     expect(empty.revenue_per_visitor_ci).toEqual([0.2, 7.8])
   })
 
-  it('revenue per visitor interval: the conversion interval times the value of a conversion in USD', async /*A*/ () => {
+  it('revenue per visitor interval: the conversion interval times the value of a conversion in USD', async () => {
     const e = await started('value')
     await exposed(e.id, 'baseline', 10, 2)
     const [baseline] = (await experimentResults(store, e.id, {draws: 1000})).arms
@@ -102,7 +102,7 @@ describe('the figures of an arm', () => {
     expect(baseline.revenue_per_visitor_ci[1]).toBeLessThan(6)
   })
 
-  it('the probabilities of being best are the same for a seed in every version (drawn from the seed, "results" and the experiment)', async /*A*/ () => {
+  it('the probabilities of being best are the same for a seed in every version (drawn from the seed, "results" and the experiment)', async () => {
     const e = await started('seeded')
     await exposed(e.id, 'baseline', 20, 4)
     await exposed(e.id, '1', 20, 5, 7.99)
@@ -114,7 +114,7 @@ describe('the figures of an arm', () => {
     expect(other.arms.map((a) => a.probability_best)).toEqual([0.5195, 0.4805])
   })
 
-  it('on a tie of the probabilities the first arm in order is named best', async /*A*/ () => {
+  it('on a tie of the probabilities the first arm in order is named best', async () => {
     // Two arms at the same price (the control's 30 USD, and usd:30) with the same sales.
     const e = await started('tie', [{usd_price: 30}], ['team_monthly'])
     await exposed(e.id, 'baseline', 4, 2, 30, 'team_monthly')
@@ -127,14 +127,14 @@ describe('the figures of an arm', () => {
 })
 
 describe('labels and example prices', () => {
-  it('a packaging experiment: each arm labelled by the products it shows, no example prices', async /*A*/ () => {
+  it('a packaging experiment: each arm labelled by the products it shows, no example prices', async () => {
     const e = await createExperiment(store, {arms: [{products: ['pro_monthly']}, {products: ['pro_monthly', 'team_monthly']}], name: 'pack', seed: 1, type: 'packaging'})
     const r = await experimentResults(store, e.id, {draws: 1000})
     expect(r.arms.map((a) => a.label)).toEqual(['shows every product', 'shows pro_monthly', 'shows pro_monthly + team_monthly'])
     expect(r.arms.map((a) => a.prices)).toEqual([[], [], []])
   })
 
-  it('arms that cannot be priced in the example country (no FX rate) are labelled by their definition alone', async /*A*/ () => {
+  it('arms that cannot be priced in the example country (no FX rate) are labelled by their definition alone', async () => {
     const e = await createExperiment(store, {arms: [{multiplier: 0.8}, {usd_price: 12.99}], countries: ['TH'], name: 'th', products: ['pro_monthly'], seed: 1})
     store.db.prepare("DELETE FROM fx_rates WHERE currency = 'THB'").run()
     const r = await experimentResults(store, e.id, {draws: 1000})

@@ -198,7 +198,7 @@ describe('layout detection', () => {
 })
 
 describe('importRates and the fx repository', () => {
-  it('writes in one transaction; re-importing changes nothing', async /*A*/ () => {
+  it('writes in one transaction; re-importing changes nothing', async () => {
     const s = store()
     const p = parseFxFile(u8(ECB_HIST), {name: 'hist.csv'})
     const first = await importRates(s, p)
@@ -209,7 +209,7 @@ describe('importRates and the fx repository', () => {
     await s.close()
   })
 
-  it('a dry run writes nothing but reports what would change', async /*A*/ () => {
+  it('a dry run writes nothing but reports what would change', async () => {
     const s = store()
     const before = s.db.prepare('SELECT count(*) AS n FROM fx_rates').get()
     const r = await importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}), {dryRun: true})
@@ -218,7 +218,7 @@ describe('importRates and the fx repository', () => {
     await s.close()
   })
 
-  it('an import outranks the newer snapshot; only a later rate of the operator is reported as kept', async /*A*/ () => {
+  it('an import outranks the newer snapshot; only a later rate of the operator is reported as kept', async () => {
     const s = store()
     const snapshotDate = (s.db.prepare("SELECT max(date) AS d FROM fx_rates WHERE currency = 'JPY'").get() as {d: string}).d
     expect(snapshotDate > '2026-04-13').toBe(true)
@@ -229,7 +229,7 @@ describe('importRates and the fx repository', () => {
     await s.close()
   })
 
-  it('imports a long history fast enough to do by hand (7,000 days x 30 currencies)', async /*A*/ () => {
+  it('imports a long history fast enough to do by hand (7,000 days x 30 currencies)', async () => {
     const s = store()
     const codes = ['JPY', 'GBP', 'CHF', 'KRW', 'AUD', 'BRL', 'CAD', 'CNY', 'HKD', 'IDR', 'ILS', 'INR', 'MXN', 'MYR', 'NZD', 'PHP', 'SGD', 'THB', 'ZAR', 'CZK', 'DKK', 'HUF', 'PLN', 'RON', 'SEK', 'ISK', 'NOK', 'TRY', 'BGN', 'RUB']
     const lines = [`Date,USD,${codes.join(',')},`]
@@ -241,7 +241,7 @@ describe('importRates and the fx repository', () => {
     await s.close()
   })
 
-  it('lists latest, as of a date, and history; sets a rate', async /*A*/ () => {
+  it('lists latest, as of a date, and history; sets a rate', async () => {
     const s = store()
     await importRates(s, parseFxFile(u8(ECB_HIST), {name: 'hist.csv'}))
     const asOf = await listRates(s, {date: '2026-04-11'})
@@ -261,7 +261,7 @@ describe('importRates and the fx repository', () => {
     await s.close()
   })
 
-  it('averages a year of rates', async /*A*/ () => {
+  it('averages a year of rates', async () => {
     const s = store()
     await setRate(s, {currency: 'JPY', date: '2024-01-10', rate: 140, source: 't'})
     await setRate(s, {currency: 'JPY', date: '2024-12-31', rate: 160, source: 't'})

@@ -32,7 +32,7 @@ function fresh(): Store {
 }
 
 /** A fresh store without the bundled snapshot (nothing uses a currency yet, so nothing refuses). */
-async /*A*/ function withoutSnapshot(): Promise<Store> {
+async function withoutSnapshot(): Promise<Store> {
   const s = fresh()
   await removeRates(s, {source: SNAPSHOT}, {today: TODAY})
   expect(await s.config.hasFxSource(SNAP.source)).toBe(false)
@@ -50,7 +50,7 @@ function fixedCoupon(s: Store, currency: string): void {
   s.db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, ?, 'ACTIVE', 'x', 'x')`).run(currency)
 }
 
-async /*A*/ function thrown(fn: () => unknown): Promise<Error> {
+async function thrown(fn: () => unknown): Promise<Error> {
   try {
     await fn()
   } catch (error) {
@@ -130,7 +130,7 @@ describe('the sentence and the notes of a removal', () => {
 })
 
 describe('what uses a currency (a removal keeps it a rate)', () => {
-  it('each currency once per use: the currency of a country with a factor, and of the default country', async /*A*/ () => {
+  it('each currency once per use: the currency of a country with a factor, and of the default country', async () => {
     const s = fresh()
     countryPrice(s, 'CH', 'CHF')
     await setFactor(s, {country: 'DE', factor: 0.9, source: 'manual', year: null})
@@ -144,7 +144,7 @@ describe('what uses a currency (a removal keeps it a rate)', () => {
     expect([...(await currenciesInUse(s)).keys()].sort()).toEqual(['CHF', 'EUR'])
   })
 
-  it('a factor removed is a use gone: clearing one country keeps the others, clearing all removes them', async /*A*/ () => {
+  it('a factor removed is a use gone: clearing one country keeps the others, clearing all removes them', async () => {
     const s = fresh()
     for (const country of ['DE', 'FR', 'IT']) await setFactor(s, {country, factor: 0.9, source: 'manual', year: null})
     expect(await clearFactors(s, ['DE', 'NL'])).toBe(1)
@@ -156,11 +156,11 @@ describe('what uses a currency (a removal keeps it a rate)', () => {
 })
 
 describe('the refusal', () => {
-  it('names the one rate, the currency, what uses it and the ways out', async /*A*/ () => {
+  it('names the one rate, the currency, what uses it and the ways out', async () => {
     const s = await withoutSnapshot()
     await setRate(s, {currency: 'CHF', date: '2020-01-01', rate: 0.9, source: 'manual'})
     countryPrice(s, 'CH', 'CHF')
-    const error = await thrown(async /*A*/ () => await deleteRates(s, 'CHF', undefined, {today: TODAY}))
+    const error = await thrown(async () => await deleteRates(s, 'CHF', undefined, {today: TODAY}))
     expect(error).toBeInstanceOf(OperationalError)
     expect(error.message).toBe(
       'refusing to remove 1 rate: CHF (country prices) would have no FX rate usable today (2099-01-01); add one first ("pricectl fx set CHF RATE" or "pricectl fx import FILE"), narrow the removal (--currency, --before), or pass --force',
@@ -168,13 +168,13 @@ describe('the refusal', () => {
     expect((await storedRate(s, 'CHF', '2020-01-01'))?.rate).toBe(0.9)
   })
 
-  it('several currencies in use, one with two uses; --force removes them and the notes say so', async /*A*/ () => {
+  it('several currencies in use, one with two uses; --force removes them and the notes say so', async () => {
     const s = fresh()
     countryPrice(s, 'CH', 'CHF')
     fixedCoupon(s, 'EUR')
     await s.config.saveSetting(DEFAULT_COUNTRY_SETTING, 'DE')
     const filter = {currencies: ['CHF', 'EUR', 'GBP'], source: SNAPSHOT}
-    const error = await thrown(async /*A*/ () => await removeRates(s, filter, {today: TODAY}))
+    const error = await thrown(async () => await removeRates(s, filter, {today: TODAY}))
     expect(error.message).toBe(
       'refusing to remove 3 rates: CHF (country prices), EUR (fixed-amount coupons, the default country) would have no FX rate usable today (2099-01-01); add one first ("pricectl fx set CHF RATE" or "pricectl fx import FILE"), narrow the removal (--currency, --before), or pass --force',
     )
@@ -197,7 +197,7 @@ describe('the refusal', () => {
     })
   })
 
-  it('currencies without a rate are listed in order of their codes', async /*A*/ () => {
+  it('currencies without a rate are listed in order of their codes', async () => {
     const s = await withoutSnapshot()
     for (const currency of ['SEK', 'CHF', 'NOK', 'AUD']) await setRate(s, {currency, date: '2020-01-01', rate: 2, source: 'manual'})
     expect((await removeRates(s, {source: parseSourceFilter('manual')}, {today: TODAY})).withoutRate).toEqual(['AUD', 'CHF', 'NOK', 'SEK'])
@@ -205,7 +205,7 @@ describe('the refusal', () => {
 })
 
 describe('fx delete', () => {
-  it('takes the named currency only', async /*A*/ () => {
+  it('takes the named currency only', async () => {
     const s = fresh()
     await setRate(s, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'manual'})
     await setRate(s, {currency: 'GBP', date: '2026-01-01', rate: 0.7, source: 'manual'})
@@ -213,7 +213,7 @@ describe('fx delete', () => {
     expect((await storedRate(s, 'GBP', '2026-01-01'))?.rate).toBe(0.7)
   })
 
-  it('nothing of yours: the error says what is on file and what to run', async /*A*/ () => {
+  it('nothing of yours: the error says what is on file and what to run', async () => {
     const s = fresh()
     const cases: [string, string | undefined, string][] = [
       ['EUR', '2020-01-01', 'no rate of yours for EUR dated 2020-01-01: see "pricectl fx list --currency EUR --history"'],
@@ -223,7 +223,7 @@ describe('fx delete', () => {
       ['XSU', undefined, 'no rate of yours for XSU: see "pricectl fx list --currency XSU --history"'],
     ]
     for (const [currency, date, message] of cases) {
-      const error = await thrown(async /*A*/ () => await deleteRates(s, currency, date, {today: TODAY}))
+      const error = await thrown(async () => await deleteRates(s, currency, date, {today: TODAY}))
       expect(error).toBeInstanceOf(NotFoundError)
       expect(error.message).toBe(message)
     }
@@ -231,7 +231,7 @@ describe('fx delete', () => {
 })
 
 describe('snapshot rates put back', () => {
-  it('only for currencies the snapshot has a rate of', async /*A*/ () => {
+  it('only for currencies the snapshot has a rate of', async () => {
     const s = fresh()
     await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
     await setRate(s, {currency: 'XSU', date: SNAP.date, rate: 3, source: 'manual'})
@@ -241,7 +241,7 @@ describe('snapshot rates put back', () => {
     expect(await storedRate(s, 'XSU', SNAP.date)).toBeUndefined()
   })
 
-  it('not when the same removal takes the snapshot\'s row of that day too', async /*A*/ () => {
+  it('not when the same removal takes the snapshot\'s row of that day too', async () => {
     const s = fresh()
     await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
     const r = await removeRates(s, {currencies: ['EUR'], date: SNAP.date}, {today: TODAY})
@@ -249,7 +249,7 @@ describe('snapshot rates put back', () => {
     expect(await storedRate(s, 'EUR', SNAP.date)).toBeUndefined()
   })
 
-  it('not once the snapshot itself was pruned', async /*A*/ () => {
+  it('not once the snapshot itself was pruned', async () => {
     const s = await withoutSnapshot()
     await setRate(s, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
     expect((await deleteRates(s, 'EUR', SNAP.date, {today: TODAY})).restored).toEqual([])

@@ -32,7 +32,7 @@ const count = (db: DB, where = '1', ...params: string[]) => (db.prepare(`SELECT 
 const dump = (db: DB) => JSON.stringify(db.prepare('SELECT * FROM fx_rates ORDER BY currency, date').all())
 
 describe('fx prune', () => {
-  it('removes imported rates and says what it removed; the snapshot rates they had replaced come back', async /*A*/ () => {
+  it('removes imported rates and says what it removed; the snapshot rates they had replaced come back', async () => {
     const db = fresh()
     const src = 'ECB eurofxref (hist.csv)'
     await setRate(db, {currency: 'EUR', date: '2026-04-13', rate: 0.85, source: src})
@@ -55,7 +55,7 @@ describe('fx prune', () => {
     expect((await rateOn(db, 'GBP', undefined, TODAY))?.source).toBe('manual') // other kinds untouched
   })
 
-  it('by label, exact or with *; ? and [ are literal', async /*A*/ () => {
+  it('by label, exact or with *; ? and [ are literal', async () => {
     const db = fresh()
     await setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'desk [a]'})
     await setRate(db, {currency: 'EUR', date: '2026-01-02', rate: 0.9, source: 'desk b'})
@@ -66,7 +66,7 @@ describe('fx prune', () => {
     expect((await removeRates(db, {source: parseSourceFilter('desk*')}, {today: TODAY})).removed).toBe(0)
   })
 
-  it('--before and --currency narrow it; a dry run reports and writes nothing', async /*A*/ () => {
+  it('--before and --currency narrow it; a dry run reports and writes nothing', async () => {
     const db = fresh()
     for (const d of ['2001-01-01', '2010-01-01', '2020-01-01']) {
       await setRate(db, {currency: 'JPY', date: d, rate: 100, source: 'manual'})
@@ -81,7 +81,7 @@ describe('fx prune', () => {
     expect(count(db.db, "currency = 'CHF' AND source = 'manual'")).toBe(3)
   })
 
-  it('refuses to leave a currency the store prices with without a rate usable today; --force does it and says so', async /*A*/ () => {
+  it('refuses to leave a currency the store prices with without a rate usable today; --force does it and says so', async () => {
     const db = fresh()
     db.db.prepare(`INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('p', 'P', 1000, 'month', 1, 'x', 'x')`).run()
     db.db.prepare(`INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (1, 'CH', 'CHF', 900, 0)`).run()
@@ -109,16 +109,16 @@ describe('fx prune', () => {
     expect(forced).toMatchObject({inUseWithoutRate: [{currency: 'CHF', uses: ['country prices']}], removed: 1, withoutRate: ['CHF']})
   })
 
-  it('counts a rate dated after today as no rate (it is not usable yet)', async /*A*/ () => {
+  it('counts a rate dated after today as no rate (it is not usable yet)', async () => {
     const db = fresh()
     db.db.prepare(`INSERT INTO coupons (api_id, name, coupon_type, amount_minor, currency, status, created_at, updated_at) VALUES ('C', 'C', 'fixed_amount', 500, 'GBP', 'ACTIVE', 'x', 'x')`).run()
     await setRate(db, {currency: 'GBP', date: '2100-01-01', rate: 0.7, source: 'manual'})
-    await expect(async /*A*/ () => await removeRates(db, {currencies: ['GBP'], source: parseSourceFilter('snapshot')}, {today: TODAY})).rejects.toThrow(/GBP \(fixed-amount coupons\)/)
+    await expect(async () => await removeRates(db, {currencies: ['GBP'], source: parseSourceFilter('snapshot')}, {today: TODAY})).rejects.toThrow(/GBP \(fixed-amount coupons\)/)
   })
 })
 
 describe('fx delete', () => {
-  it('deletes the operator\'s rates of a currency, never the snapshot\'s', async /*A*/ () => {
+  it('deletes the operator\'s rates of a currency, never the snapshot\'s', async () => {
     const db = fresh()
     await setRate(db, {currency: 'EUR', date: '2031-01-01', rate: 2, source: 'manual'})
     await setRate(db, {currency: 'EUR', date: '2026-01-01', rate: 0.9, source: 'ECB eurofxref (x.csv)'})
@@ -129,7 +129,7 @@ describe('fx delete', () => {
     expect(await rateOn(db, 'EUR', undefined, TODAY)).toMatchObject({rate: SNAP.rates.EUR, source: SNAP.source})
   })
 
-  it('a rate of the operator on the snapshot\'s day: deleting it brings the snapshot\'s back', async /*A*/ () => {
+  it('a rate of the operator on the snapshot\'s day: deleting it brings the snapshot\'s back', async () => {
     const db = fresh()
     await setRate(db, {currency: 'EUR', date: SNAP.date, rate: 0.5, source: 'manual'})
     const r = await deleteRates(db, 'EUR', SNAP.date, {today: TODAY})
@@ -137,10 +137,10 @@ describe('fx delete', () => {
     expect((await storedRate(db, 'EUR', SNAP.date))?.source).toBe(SNAP.source)
   })
 
-  it('nothing to delete is "not found", saying what is on file', async /*A*/ () => {
+  it('nothing to delete is "not found", saying what is on file', async () => {
     const db = fresh()
-    await expect(async /*A*/ () => await deleteRates(db, 'EUR', '2020-01-01', {today: TODAY})).rejects.toThrow(NotFoundError)
-    await expect(async /*A*/ () => await deleteRates(db, 'EUR', SNAP.date, {today: TODAY})).rejects.toThrow(/the rate of that day is the bundled snapshot's, which "pricectl fx prune --source snapshot --currency EUR" removes/)
-    await expect(async /*A*/ () => await deleteRates(db, 'EUR', undefined, {today: TODAY})).rejects.toThrow(/EUR only has the bundled snapshot's/)
+    await expect(async () => await deleteRates(db, 'EUR', '2020-01-01', {today: TODAY})).rejects.toThrow(NotFoundError)
+    await expect(async () => await deleteRates(db, 'EUR', SNAP.date, {today: TODAY})).rejects.toThrow(/the rate of that day is the bundled snapshot's, which "pricectl fx prune --source snapshot --currency EUR" removes/)
+    await expect(async () => await deleteRates(db, 'EUR', undefined, {today: TODAY})).rejects.toThrow(/EUR only has the bundled snapshot's/)
   })
 })

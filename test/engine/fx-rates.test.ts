@@ -23,7 +23,7 @@ afterEach(() => {
 })
 
 /** A store with only the given rates (the bundled snapshot removed). */
-async /*A*/ function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<Store> {
+async function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<Store> {
   const s = openStore(tempStore())
   stores.push(s)
   s.db.prepare('DELETE FROM fx_rates').run()
@@ -44,7 +44,7 @@ describe('labels', () => {
 })
 
 describe('a long-lived pricing context (the server\'s)', () => {
-  it('is replaced when the day changes, so a rate scheduled for today is used from today', async /*A*/ () => {
+  it('is replaced when the day changes, so a rate scheduled for today is used from today', async () => {
     const db = await storeWith([
       {date: '2026-09-29', rate: 0.88, source: SNAP},
       {date: '2026-11-24', rate: 2, source: 'manual'},

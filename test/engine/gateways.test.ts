@@ -119,15 +119,15 @@ describe('gatewayPrice: fallback currency', () => {
 
 describe('gateway settings in the store', () => {
   let store: Store | undefined
-  afterEach(async /*A*/ () => await store?.close())
+  afterEach(async () => await store?.close())
 
-  it('returns the defaults until something is stored', async /*A*/ () => {
+  it('returns the defaults until something is stored', async () => {
     store = openStore(tempStore())
     expect(await listGatewaySettings(store)).toEqual(Object.values(DEFAULT_GATEWAY_SETTINGS).map((s) => ({...s, source: 'default'})))
     expect(await gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
   })
 
-  it('merges changes over the current settings, and --default drops them', async /*A*/ () => {
+  it('merges changes over the current settings, and --default drops them', async () => {
     store = openStore(tempStore())
     await configureGateway(store!, 'gateway_b', {accepted_currencies: 'eur, usd,EUR'})
     expect(await gatewaySettings(store!, 'gateway_b')).toEqual({accepted_currencies: ['EUR', 'USD'], amount_format: 'decimal', fallback_currency: 'USD', gateway: 'gateway_b', source: 'store'})
@@ -139,17 +139,17 @@ describe('gateway settings in the store', () => {
     expect(await gatewaySettings(store!, 'gateway_b')).toEqual({...DEFAULT_GATEWAY_SETTINGS.gateway_b, source: 'default'})
   })
 
-  it('refuses bad settings and writes nothing', async /*A*/ () => {
+  it('refuses bad settings and writes nothing', async () => {
     store = openStore(tempStore())
     const db = store.db
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_x', {amount_format: 'minor'})).rejects.toThrow('unknown gateway "gateway_x" (expected one of gateway_a, gateway_b, gateway_c, gateway_d)')
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR'})).rejects.toThrow(
+    await expect(async () => await configureGateway(store!, 'gateway_x', {amount_format: 'minor'})).rejects.toThrow('unknown gateway "gateway_x" (expected one of gateway_a, gateway_b, gateway_c, gateway_d)')
+    await expect(async () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR'})).rejects.toThrow(
       'fallback_currency: USD is not among the accepted currencies EUR: add it to --accept or pick another --fallback',
     )
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR,XYZ'})).rejects.toThrow('unknown currency "XYZ"')
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {amount_format: 'cents'})).rejects.toThrow('unknown amount format "cents" (expected minor or decimal)')
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {fallback_currency: 'usdx'})).rejects.toThrow('unknown currency "USDX"')
-    await expect(async /*A*/ () => await configureGateway(store!, 'gateway_a', {accept: 'EUR'})).rejects.toThrow('unknown field "accept"')
+    await expect(async () => await configureGateway(store!, 'gateway_a', {accepted_currencies: 'EUR,XYZ'})).rejects.toThrow('unknown currency "XYZ"')
+    await expect(async () => await configureGateway(store!, 'gateway_a', {amount_format: 'cents'})).rejects.toThrow('unknown amount format "cents" (expected minor or decimal)')
+    await expect(async () => await configureGateway(store!, 'gateway_a', {fallback_currency: 'usdx'})).rejects.toThrow('unknown currency "USDX"')
+    await expect(async () => await configureGateway(store!, 'gateway_a', {accept: 'EUR'})).rejects.toThrow('unknown field "accept"')
     expect((db.prepare('SELECT count(*) AS n FROM gateways').get() as {n: number}).n).toBe(0)
   })
 })
@@ -213,10 +213,10 @@ describe('gateway currency tables: the published rules of the gateways they foll
 
 describe('currency rule overrides in the store (gateways set --currency)', () => {
   let store: Store | undefined
-  afterEach(async /*A*/ () => await store?.close())
+  afterEach(async () => await store?.close())
   const rows = (db: Store['db']) => db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules').all()
 
-  it('stores a whole rule over the table, shows where it comes from, and --default drops it', async /*A*/ () => {
+  it('stores a whole rule over the table, shows where it comes from, and --default drops it', async () => {
     store = openStore(tempStore())
     const db = store.db
     expect(await showRule(store!, 'gateway_a', 'ISK')).toMatchObject({exponent: 2, divisible_by: 100, source: 'table', source_text: 'Stripe table entry for ISK'})
@@ -229,7 +229,7 @@ describe('currency rule overrides in the store (gateways set --currency)', () =>
     expect(rows(db)).toEqual([])
   })
 
-  it('takes bounds as amounts of the currency in the rule\'s exponent; none clears one', async /*A*/ () => {
+  it('takes bounds as amounts of the currency in the rule\'s exponent; none clears one', async () => {
     store = openStore(tempStore())
     const db = store.db
     expect((await configureRuleFromFlags(store!, 'gateway_d', 'USD', {max: '5000', min: '0.70'})).rule).toMatchObject({max: '5000.00', max_amount: 500_000, min: '0.70', min_amount: 70})
@@ -238,7 +238,7 @@ describe('currency rule overrides in the store (gateways set --currency)', () =>
     expect((await configureRuleFromFlags(store!, 'gateway_d', 'JPY', {min: '50', exponent: '2'})).rule).toMatchObject({exponent: 2, min_amount: 5000})
   })
 
-  it('refuses bad values and leaves the stored rule as it was', async /*A*/ () => {
+  it('refuses bad values and leaves the stored rule as it was', async () => {
     store = openStore(tempStore())
     const db = store.db
     await configureRuleFromFlags(store!, 'gateway_a', 'USD', {min: '1'})
@@ -252,7 +252,7 @@ describe('currency rule overrides in the store (gateways set --currency)', () =>
       [{max: '0'}, 'max_amount: expected a whole number >= 1 of gateway_a units (or none), got 0'],
       [{max: '0.50'}, 'min_amount 100 is above max_amount 50'],
     ] as const) {
-      await expect(async /*A*/ () => await configureRuleFromFlags(store!, 'gateway_a', 'USD', flags)).rejects.toThrow(message)
+      await expect(async () => await configureRuleFromFlags(store!, 'gateway_a', 'USD', flags)).rejects.toThrow(message)
     }
     expect(rows(db)).toEqual(before)
   })

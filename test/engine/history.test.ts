@@ -19,7 +19,7 @@ function store(): Store {
   stores.push(s)
   return s
 }
-afterEach(async /*A*/ () => {
+afterEach(async () => {
   for (const s of stores) await s.close()
   stores = []
 })
@@ -37,7 +37,7 @@ describe('history recording', () => {
     expect(recorded.filter((t) => !tables.includes(t))).toEqual([])
   })
 
-  it('records nothing without a context, and nothing for a context that writes nothing', async /*A*/ () => {
+  it('records nothing without a context, and nothing for a context that writes nothing', async () => {
     const s = store()
     product(s, 'a')
     await s.history.begin(CONTEXT)
@@ -49,7 +49,7 @@ describe('history recording', () => {
     expect(count(s, 'changes')).toBe(0)
   })
 
-  it('one change per context, created on the first recorded write, with each row before and after', async /*A*/ () => {
+  it('one change per context, created on the first recorded write, with each row before and after', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
     await s.transaction(() => product(s, 'a'))
@@ -68,10 +68,10 @@ describe('history recording', () => {
     expect((await listChanges(s)).map((c) => c.actor)).toEqual(['bob', 'alice'])
   })
 
-  it('a rolled-back transaction leaves neither the write nor its history, and the next write starts the change', async /*A*/ () => {
+  it('a rolled-back transaction leaves neither the write nor its history, and the next write starts the change', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
-    await expect(async /*A*/ () =>
+    await expect(async () =>
       await s.transaction(() => {
         product(s, 'a')
         throw new Error('boom')
@@ -83,7 +83,7 @@ describe('history recording', () => {
     expect([count(s, 'changes'), count(s, 'change_rows')]).toEqual([1, 1])
   })
 
-  it('INSERT OR REPLACE is recorded as the delete of the old row and the insert of the new one', async /*A*/ () => {
+  it('INSERT OR REPLACE is recorded as the delete of the old row and the insert of the new one', async () => {
     const s = store()
     product(s, 'a')
     s.db.prepare("INSERT INTO country_prices VALUES (1, 'DE', 'EUR', 899, 0)").run()
@@ -96,7 +96,7 @@ describe('history recording', () => {
     ])
   })
 
-  it('API keys: no hash in the images, last_used_at bookkeeping not recorded', async /*A*/ () => {
+  it('API keys: no hash in the images, last_used_at bookkeeping not recorded', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
     s.db.prepare("INSERT INTO api_keys (name, prefix, hash, created_at) VALUES ('ci', 'pk_x', 'secret-hash', 't')").run()
@@ -106,7 +106,7 @@ describe('history recording', () => {
     expect(JSON.stringify(rows)).not.toContain('secret-hash')
   })
 
-  it('a TEMP trigger set per connection: another connection writes unrecorded, nothing fails', async /*A*/ () => {
+  it('a TEMP trigger set per connection: another connection writes unrecorded, nothing fails', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
     const other = openStore(s.path)
@@ -117,7 +117,7 @@ describe('history recording', () => {
 })
 
 describe('revert', () => {
-  it('restores a deleted product with its cascaded rows and ids, as a new change marked as the revert', async /*A*/ () => {
+  it('restores a deleted product with its cascaded rows and ids, as a new change marked as the revert', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
     product(s, 'a')
@@ -143,7 +143,7 @@ describe('revert', () => {
     expect((await s.history.get(deleted))!.reverted_by).toBe(r.change!.id)
   })
 
-  it('refuses rows changed outside the history unless forced', async /*A*/ () => {
+  it('refuses rows changed outside the history unless forced', async () => {
     const s = store()
     await s.history.begin(CONTEXT)
     product(s, 'a')
@@ -151,13 +151,13 @@ describe('revert', () => {
     await s.history.end()
     s.db.prepare("UPDATE products SET name = 'Changed by hand'").run()
     await s.history.begin(CONTEXT)
-    await expect(async /*A*/ () => await revertChange(s, created)).rejects.toThrow(/1 row is no longer what change 1 left \(products \(1\)\), changed outside the history/)
+    await expect(async () => await revertChange(s, created)).rejects.toThrow(/1 row is no longer what change 1 left \(products \(1\)\), changed outside the history/)
     expect(count(s, 'products')).toBe(1)
     await revertChange(s, created, {force: true})
     expect(count(s, 'products')).toBe(0)
   })
 
-  it('an update written twice in one change goes back to its first before image', async /*A*/ () => {
+  it('an update written twice in one change goes back to its first before image', async () => {
     const s = store()
     product(s, 'a')
     await s.history.begin(CONTEXT)

@@ -82,7 +82,7 @@ function named(n: Need): string {
 }
 
 describe('mapping an import row reads nothing from the store', () => {
-  it('map() makes no repository call; each product cell, currency and set of prices is loaded once, outside it', async /*A*/ () => {
+  it('map() makes no repository call; each product cell, currency and set of prices is loaded once, outside it', async () => {
     const real = openSqliteStore(store())
     const {calls, store: recorded} = recordedStore(real)
     try {
@@ -123,7 +123,7 @@ describe('mapping an import row reads nothing from the store', () => {
           'product nope',
           'fx GBP',
         ])
-        const id = async /*A*/ (api: string) => (await productByApiId(real, api))!.id
+        const id = async (api: string) => (await productByApiId(real, api))!.id
         // The values: products matched by cell (and by price among several: the store prices in USD only), USD at the fixtures' rates (EUR 0.8, GBP 0.5, JPY 100).
         const seen = results.map((r) => (typeof r === 'string' ? r : [r.product_id, r.amount_usd_minor]))
         expect(seen).toEqual([
@@ -159,7 +159,7 @@ describe('mapping an import row reads nothing from the store', () => {
     const dir = tempDir()
     const file = writeTemp('payments.csv', csv, dir)
     const mapping = writeTemp('layout.json', JSON.stringify({...LAYOUT(), detect: undefined, kind: undefined, name: undefined}), dir)
-    const expected = await (async /*A*/ () => {
+    const expected = await (async () => {
       const s = openSqliteStore(store())
       try {
         const m = new RowMapper<ChargeValues>(s, 'charges', LAYOUT(), HEADER, undefined)

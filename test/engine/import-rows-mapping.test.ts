@@ -33,7 +33,7 @@ beforeAll(async () => {
   monthly = (await productByApiId(store, 'pro_monthly'))!
 })
 
-afterAll(async /*A*/ () => await store?.close())
+afterAll(async () => await store?.close())
 
 const JAN15 = 1_768_435_200 // 2026-01-15T00:00:00Z
 const DAY = 86_400
@@ -64,7 +64,7 @@ type Cells = Record<string, string>
 
 function charges(extra: Partial<Preset> = {}, header = CHARGE_HEADER, columns: Record<string, string | string[]> = CHARGE_COLUMNS, product?: ProductRow) {
   const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', columns, {event_timestamp: ['created', 'refunded_at'], metadata_suffix: ' (metadata)', ...extra}), header, product)
-  return {m, row: async /*A*/ (cells: Cells = {}) => await m.mapLoading(header.map((h) => ({...CHARGE, ...cells})[h] ?? ''))}
+  return {m, row: async (cells: Cells = {}) => await m.mapLoading(header.map((h) => ({...CHARGE, ...cells})[h] ?? ''))}
 }
 
 const SUB_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end', 'tax', 'country']
@@ -90,13 +90,13 @@ const SUB = {amount: '10.00', created: '2026-01-15', currency: 'usd', id: 'sub_1
 
 function subscriptions(extra: Partial<Preset> = {}) {
   const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', SUB_COLUMNS, extra), SUB_HEADER, undefined)
-  return {m, row: async /*A*/ (cells: Cells = {}) => await m.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))}
+  return {m, row: async (cells: Cells = {}) => await m.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))}
 }
 
 const dateHint = 'expected YYYY-MM-DD[ HH:MM[:SS]], an ISO date-time, or UNIX seconds; without an offset in UTC'
 
 describe('a charge row', () => {
-  it('becomes the charge: minor units, USD at the store rate, no refund, its event at its creation', async /*A*/ () => {
+  it('becomes the charge: minor units, USD at the store rate, no refund, its event at its creation', async () => {
     expect(await charges().row()).toEqual({
       amount_minor: 999,
       amount_refunded_minor: 0,
@@ -120,7 +120,7 @@ describe('a charge row', () => {
     })
   })
 
-  it('with metadata, a country and a tax: each kept, and in the event id', async /*A*/ () => {
+  it('with metadata, a country and a tax: each kept, and in the event id', async () => {
     expect(await charges().row({'a (metadata)': 'x', country: 'de', tax: '1.00'})).toMatchObject({
       country: 'DE',
       latest_event_id: 'import:1768435200:1:b8af2bfc',
@@ -130,7 +130,7 @@ describe('a charge row', () => {
     })
   })
 
-  it('a later refund date is the event; the status moves it after the paid row of the same moment', async /*A*/ () => {
+  it('a later refund date is the event; the status moves it after the paid row of the same moment', async () => {
     const {row} = charges()
     expect(await row({refunded: '1.00', refunded_at: '2026-01-20'})).toMatchObject({amount_refunded_minor: 100, latest_event_timestamp: JAN15 + 5 * DAY})
     expect(await row({refunded_at: '2026-01-10'})).toMatchObject({latest_event_timestamp: JAN15})
@@ -139,7 +139,7 @@ describe('a charge row', () => {
     expect(ids).toEqual(['1', '2', '3'])
   })
 
-  it('user ids from the first non-empty of their columns, trimmed; a cell of spaces is empty', async /*A*/ () => {
+  it('user ids from the first non-empty of their columns, trimmed; a cell of spaces is empty', async () => {
     const {row} = charges()
     expect(await row({customer: 'c1', user: '  '})).toMatchObject({user_id: 'c1'})
     expect(await row({customer: 'c1', user: ' u2 '})).toMatchObject({user_id: 'u2'})
@@ -148,14 +148,14 @@ describe('a charge row', () => {
     expect(await one.row({user: ''})).toBe('missing user id: user is empty')
   })
 
-  it('a header read with its byte-order mark and spaces; metadata named by the suffix, trimmed, or by the layout', async /*A*/ () => {
+  it('a header read with its byte-order mark and spaces; metadata named by the suffix, trimmed, or by the layout', async () => {
     const header = ['\uFEFFid ', ' user', 'created', 'amount', 'currency', 'status', 'product', 'plan  (metadata)', ' (metadata)', 'seats']
     const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'user'}, {metadata: ['seats', 'absent'], metadata_suffix: ' (metadata)'}), header, undefined)
     expect(m.header[0]).toBe('id')
     expect(await m.mapLoading(['ch_9', 'u9', '2026-01-15', '5.00', 'usd', 'succeeded', 'pro_monthly', 'gold', 'nameless', '3'])).toMatchObject({metadata_json: '{"plan":"gold","seats":"3"}', origin_id: 'ch_9', user_id: 'u9'})
   })
 
-  it('constants fill a field without a column (trimmed); a field of the layout missing from the header is named with how to supply it', async /*A*/ () => {
+  it('constants fill a field without a column (trimmed); a field of the layout missing from the header is named with how to supply it', async () => {
     const header = ['id', 'created', 'amount', 'currency', 'status']
     const columns = {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'Customer'}
     const m = new RowMapper<ChargeValues>(store, 'charges', layout('charges', columns, {constants: {user_id: ' acct_1 '}}), header, monthly)
@@ -170,7 +170,7 @@ describe('a charge row', () => {
     expect(() => new RowMapper(store, 'charges', layout('charges', columns), ['id', 'ID', 'created'], undefined)).toThrow('the header names a column twice: column "id" appears 2 times (columns 1 and 2); rename or remove one so every cell is read from the column meant')
   })
 
-  it('statuses through the layout\'s mapping (keys trimmed, any case); "refunded" statuses refund the whole charge', async /*A*/ () => {
+  it('statuses through the layout\'s mapping (keys trimmed, any case); "refunded" statuses refund the whole charge', async () => {
     const {row} = charges({refunded_statuses: [' Refunded '], statuses: {' Paid ': 'succeeded', Failed: 'failed', Refunded: 'succeeded'}})
     expect(await row({status: 'PAID'})).toMatchObject({amount_refunded_minor: 0, status: 'succeeded'})
     expect(await row({status: 'refunded'})).toMatchObject({amount_refunded_minor: 999, amount_refunded_usd_minor: 999, status: 'succeeded'})
@@ -181,7 +181,7 @@ describe('a charge row', () => {
     expect(await charges().row({status: 'paid'})).toMatch(/^status: /)
   })
 
-  it('the layout\'s zone reads dates without an offset; milliseconds are read; a bad zone is refused naming --tz', async /*A*/ () => {
+  it('the layout\'s zone reads dates without an offset; milliseconds are read; a bad zone is refused naming --tz', async () => {
     expect(await charges({time_zone: 'Europe/Berlin'}).row({created: '2026-01-15 10:00'})).toMatchObject({created: JAN15 + 9 * 3600})
     expect(await charges({time_zone: 'Europe/Berlin'}).row({created: 'x'})).toBe('bad date "x" in created (not a date or time in an accepted form; expected YYYY-MM-DD[ HH:MM[:SS]], an ISO date-time, or UNIX seconds; without an offset in Europe/Berlin)')
     expect(await charges().row({created: '1768435200000'})).toMatchObject({created: JAN15})
@@ -207,11 +207,11 @@ describe('a charge row', () => {
     [{currency: 'chf'}, 'no FX rate for CHF (add one with "pricectl fx set CHF RATE")'],
     // The first bad cell in the order the row is read is the reason.
     [{created: 'soon', currency: 'xyz', status: ''}, `bad date "soon" in created (not a date or time in an accepted form; ${dateHint})`],
-  ])('%j is rejected: %s', async /*A*/ (cells, reason) => {
+  ])('%j is rejected: %s', async (cells, reason) => {
     expect(await charges().row(cells)).toBe(reason)
   })
 
-  it('ids: at most 255 characters, printable; the product cell is checked as an id too', async /*A*/ () => {
+  it('ids: at most 255 characters, printable; the product cell is checked as an id too', async () => {
     const {row} = charges()
     expect(await row({id: 'c'.repeat(255)})).toMatchObject({origin_id: 'c'.repeat(255)})
     expect(await row({id: 'c'.repeat(256)})).toBe('origin_id: must be at most 255 characters')
@@ -221,14 +221,14 @@ describe('a charge row', () => {
     expect(await subscriptions().row({product: 'a\u0007b'})).toBe('product: must not contain control characters or broken unicode, got "a\\u0007b"')
   })
 
-  it('--product stands for an empty product cell, not for a product the cell names', async /*A*/ () => {
+  it('--product stands for an empty product cell, not for a product the cell names', async () => {
     const {row} = charges({}, CHARGE_HEADER, CHARGE_COLUMNS, monthly)
     expect(await row({product: ''})).toMatchObject({product_id: monthly.id})
     expect(await row({product: 'pro_yearly'})).toMatchObject({product_id: (await productByApiId(store, 'pro_yearly'))!.id})
     expect(await row({product: 'nope'})).toMatch(/^unknown product "nope"/)
   })
 
-  it('a status without a mapping is the cell; an empty one is missing; a constant status is named by its field', async /*A*/ () => {
+  it('a status without a mapping is the cell; an empty one is missing; a constant status is named by its field', async () => {
     expect(await charges().row({status: ''})).toBe('missing status: status is empty')
     expect(await charges().row({status: 'pending'})).toMatchObject({latest_event_id: expect.stringMatching(/^import:1768435200:0:/), status: 'pending'})
     const header = CHARGE_HEADER.filter((h) => h !== 'status')
@@ -237,19 +237,19 @@ describe('a charge row', () => {
     expect(await m.mapLoading(header.map((h) => ({...CHARGE} as Cells)[h] ?? ''))).toBe('unknown status "odd" in status (expected one of paid)')
   })
 
-  it('a layout that declares no separators reads "." before decimals and no thousands separator', async /*A*/ () => {
+  it('a layout that declares no separators reads "." before decimals and no thousands separator', async () => {
     const {row} = charges({decimal_separator: undefined, thousands_separator: undefined})
     expect(await row({amount: '1234.56'})).toMatchObject({amount_minor: 123_456})
     expect(await row({amount: '1,234.56'})).toMatch(/^bad amount "1,234\.56" in amount: has ",", which is not a separator of this layout/)
   })
 
-  it('a layout with other separators reads its amounts and words its reasons with them', async /*A*/ () => {
+  it('a layout with other separators reads its amounts and words its reasons with them', async () => {
     const {row} = charges({decimal_separator: ',', thousands_separator: '.'})
     expect(await row({amount: '1.234,56', currency: 'eur', tax: '234,56'})).toMatchObject({amount_minor: 123_456, tax_minor: 23_456})
     expect(await row({amount: '1,234.56', currency: 'eur'})).toBe('bad amount "1,234.56" in amount: is not a number (expected "," before decimals and "." between thousands, such as 1234,56 or 1.234,56)')
   })
 
-  it('a gateway product naming several of ours: the price id tells, else the amount, else the net of tax; the reason when nothing does', async /*A*/ () => {
+  it('a gateway product naming several of ours: the price id tells, else the amount, else the net of tax; the reason when nothing does', async () => {
     const {row} = charges({product_types: ['gateway_a', 'gateway_a_with_interval']}, [...CHARGE_HEADER, 'price'], {...CHARGE_COLUMNS, price: 'price'})
     const yearly = (await productByApiId(store, 'team_yearly'))!.id
     const quarterly = (await productByApiId(store, 'team_quarterly'))!.id
@@ -259,7 +259,7 @@ describe('a charge row', () => {
     expect(await row({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({product_id: quarterly, tax_minor: 500})
     expect(await row({amount: '30.00', product: 'prod_team'})).toMatch(/^no price matches product "prod_team" in product: it is the gateway_a\/gateway_a_with_interval product of team_yearly \(year\) and team_quarterly \(3 month\); 30\.00 USD is no price of theirs/)
     const sub = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', SUB_COLUMNS, {product_types: ['gateway_a_with_interval']}), SUB_HEADER, undefined)
-    const subRow = async /*A*/ (cells: Cells) => await sub.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))
+    const subRow = async (cells: Cells) => await sub.mapLoading(SUB_HEADER.map((h) => ({...SUB, ...cells})[h] ?? ''))
     expect(await subRow({amount: '30.00', product: 'prod_team', tax: '5.00'})).toMatchObject({interval: 'month', interval_count: 3, product_id: quarterly})
     expect(await subRow({amount: '30.00', interval: 'year', product: 'prod_team'})).toMatchObject({interval: 'year', product_id: yearly})
     // The tax column is the whole subscription's: with a quantity, no unit's net is known.
@@ -270,11 +270,11 @@ describe('a charge row', () => {
     expect(await noPrice.row({amount: '25.00', product: 'prod_team'})).toMatchObject({product_id: quarterly})
   })
 
-  it('an amount whose USD figure is beyond exact integers is rejected with the reason, not thrown', async /*A*/ () => {
+  it('an amount whose USD figure is beyond exact integers is rejected with the reason, not thrown', async () => {
     expect(await charges().row({amount: '90071992547409.91', currency: 'eur'})).toMatch(/ EUR in USD is out of range: 11258999068426239 minor units is more than pricectl computes exactly \(9007199254740991\)$/)
   })
 
-  it('an unknown product names the integrations the layout matches', async /*A*/ () => {
+  it('an unknown product names the integrations the layout matches', async () => {
     expect(await charges({product_types: ['gateway_a', 'gateway_a_with_interval']}).row({product: 'nope'})).toBe(
       'unknown product "nope" in product (no gateway_a/gateway_a_with_interval integration or api_id matches; add the integration to the product with "pricectl products update")',
     )
@@ -283,7 +283,7 @@ describe('a charge row', () => {
 })
 
 describe('what the gateway settled in USD', () => {
-  it('its converted amount is the USD amount when the converted currency is USD (any case); a refund in proportion or its converted refund', async /*A*/ () => {
+  it('its converted amount is the USD amount when the converted currency is USD (any case); a refund in proportion or its converted refund', async () => {
     const {m, row} = charges()
     expect(await row({conv: '10.50', conv_cur: 'Usd', conv_ref: '1.05', refunded: '1.00'})).toMatchObject({amount_refunded_minor: 100, amount_refunded_usd_minor: 105, amount_usd_minor: 1050})
     expect(await row({conv: '10.50', conv_cur: 'usd', refunded: '9.99'})).toMatchObject({amount_refunded_usd_minor: 1050, amount_usd_minor: 1050})
@@ -301,7 +301,7 @@ describe('what the gateway settled in USD', () => {
     expect(m.takeSettled()).toEqual({difference_minor: 0, rows: 0})
   })
 
-  it('other converted currencies, an empty converted amount, a layout without the converted currency: the store rate', async /*A*/ () => {
+  it('other converted currencies, an empty converted amount, a layout without the converted currency: the store rate', async () => {
     const {m, row} = charges()
     for (const cur of ['eur', 'US', 'usd2', '', 'uSd ']) expect(await row({conv: '10.50', conv_cur: cur}), cur).toMatchObject({amount_usd_minor: cur === 'uSd ' ? 1050 : 999})
     expect(await row({conv: '', conv_cur: 'usd'})).toMatchObject({amount_usd_minor: 999})
@@ -310,7 +310,7 @@ describe('what the gateway settled in USD', () => {
     expect(await charges({}, CHARGE_HEADER, columns).row({conv: '10.50', conv_cur: 'usd'})).toMatchObject({amount_usd_minor: 999})
   })
 
-  it('rejects a converted amount that is no amount or is negative, and a bad converted refund', async /*A*/ () => {
+  it('rejects a converted amount that is no amount or is negative, and a bad converted refund', async () => {
     const {row} = charges()
     expect(await row({conv: '-1', conv_cur: 'usd'})).toBe('bad amount "-1" in conv: is negative (what the gateway settled is never below zero)')
     expect(await row({conv: 'x', conv_cur: 'usd'})).toBe('bad amount "x" in conv: is not a number (expected "." before decimals and no thousands separator, such as 1234.56)')
@@ -322,7 +322,7 @@ describe('what the gateway settled in USD', () => {
 })
 
 describe("amounts in the gateway's minor units (amount_unit minor)", () => {
-  it("read with the origin gateway's exponent into storage minor units; refused when storage cannot hold them or with a decimal separator", async /*A*/ () => {
+  it("read with the origin gateway's exponent into storage minor units; refused when storage cannot hold them or with a decimal separator", async () => {
     const {row} = charges({amount_unit: 'minor'})
     // gateway_a writes ISK with two decimals: 48000 is 480 kr (ISK has none).
     expect(await row({amount: '48000', currency: 'isk'})).toMatchObject({amount_minor: 480, amount_usd_minor: 343})
@@ -335,7 +335,7 @@ describe("amounts in the gateway's minor units (amount_unit minor)", () => {
 })
 
 describe("a store's gateway table overrides (pricectl gateways)", () => {
-  it("are the origin gateway's exponent for the currency they name; an amount storage cannot hold is out of range", async /*A*/ () => {
+  it("are the origin gateway's exponent for the currency they name; an amount storage cannot hold is out of range", async () => {
     const at = '2026-01-01T00:00:00.000Z'
     await store.config.saveGatewayRuleOverride({currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: null, min_amount: null}, at)
     await store.config.saveGatewayRuleOverride({currency: 'USD', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: null, min_amount: null}, at)
@@ -352,7 +352,7 @@ describe("a store's gateway table overrides (pricectl gateways)", () => {
 })
 
 describe('a subscription row', () => {
-  it('becomes the subscription: its product\'s interval, monthly USD, active, its event at its creation', async /*A*/ () => {
+  it('becomes the subscription: its product\'s interval, monthly USD, active, its event at its creation', async () => {
     expect(await subscriptions().row()).toEqual({
       amount_minor: 1000,
       amount_usd_minor: 1000,
@@ -379,7 +379,7 @@ describe('a subscription row', () => {
     })
   })
 
-  it('the interval and count of the row over the product\'s; quantity times the amount, tax of the whole', async /*A*/ () => {
+  it('the interval and count of the row over the product\'s; quantity times the amount, tax of the whole', async () => {
     const {row} = subscriptions()
     expect(await row({interval: '3 months'})).toMatchObject({amount_usd_monthly_minor: 333, interval: 'month', interval_count: 3, latest_event_id: 'import:1768435200:2:122d7d5a'})
     expect(await row({interval_count: '2'})).toMatchObject({amount_usd_monthly_minor: 500, interval: 'month', interval_count: 2})
@@ -391,7 +391,7 @@ describe('a subscription row', () => {
     expect(await row({amount: '100', product: 'pro_yearly', tax: '20'})).toMatchObject({amount_minor: 10_000, latest_event_id: 'import:1768435200:2:55327118', tax_minor: 2000})
   })
 
-  it('dates kept with their status only (the trial dates it showed are kept apart); the latest event date is the event', async /*A*/ () => {
+  it('dates kept with their status only (the trial dates it showed are kept apart); the latest event date is the event', async () => {
     const {row} = subscriptions()
     const dates = {cancel_at: '2026-03-01', canceled_at: '2026-02-01', trial_end: '2026-01-14', trial_start: '2026-01-01'}
     const seen = {seen_trial_end: JAN15 - DAY, seen_trial_start: JAN15 - 14 * DAY}
@@ -414,13 +414,13 @@ describe('a subscription row', () => {
     })
   })
 
-  it('a layout without cancel or trial columns: the creation is the event', async /*A*/ () => {
+  it('a layout without cancel or trial columns: the creation is the event', async () => {
     const columns = {amount: 'amount', created: 'created', currency: 'currency', origin_id: 'id', product: 'product', status: 'status', user_id: 'user'}
     const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions', columns), SUB_HEADER, undefined)
     expect(await m.mapLoading(SUB_HEADER.map((h) => ({...SUB, canceled_at: '2026-02-01', status: 'canceled'} as Cells)[h] ?? ''))).toMatchObject({canceled_at: null, latest_event_timestamp: JAN15, status: 'canceled'})
   })
 
-  it('a scheduled end among the event columns is an event date of a canceled row only', async /*A*/ () => {
+  it('a scheduled end among the event columns is an event date of a canceled row only', async () => {
     const {row} = subscriptions({event_timestamp: ['created', 'canceled_at', 'cancel_at', 'trial_start']})
     const dates = {cancel_at: '2026-03-01', canceled_at: '2026-02-01'}
     expect(await row({...dates, status: 'canceled'})).toMatchObject({latest_event_id: 'import:1772323200:3:7061506a', latest_event_timestamp: JAN15 + 45 * DAY})
@@ -452,7 +452,7 @@ describe('a subscription row', () => {
     ],
     [{currency: 'chf'}, 'no FX rate for CHF (add one with "pricectl fx set CHF RATE")'],
     [{status: 'succeeded'}, expect.stringMatching(/^status: /)],
-  ])('%j is rejected: %s', async /*A*/ (cells, reason) => {
+  ])('%j is rejected: %s', async (cells, reason) => {
     expect(await subscriptions().row(cells)).toEqual(reason)
   })
 })

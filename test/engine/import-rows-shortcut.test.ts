@@ -24,7 +24,7 @@ import {addProduct, setRates} from '../helpers/revenue-fixtures.js'
 let store: SqliteStore
 let fallback: ProductRow
 
-beforeAll(async /*A*/ () => {
+beforeAll(async () => {
   store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'rows-shortcut-')), 'store.db'))
   addProduct(store.db, {api_id: 'pro_monthly', base_px: 10, interval: 'month'})
   addProduct(store.db, {api_id: 'pro_yearly', base_px: 100, interval: 'year'})
@@ -33,7 +33,7 @@ beforeAll(async /*A*/ () => {
   fallback = (await productByApiId(store, 'pro_monthly'))!
 })
 
-afterAll(async /*A*/ () => await store?.close())
+afterAll(async () => await store?.close())
 
 const CHARGE_HEADER = ['id', 'user', 'created', 'refunded_at', 'amount', 'refunded', 'currency', 'status', 'country', 'product', 'converted_amount', 'converted_currency', 'a (metadata)', 'b (metadata)']
 const SUBSCRIPTION_HEADER = ['id', 'user', 'created', 'amount', 'currency', 'status', 'country', 'product', 'interval', 'interval_count', 'quantity', 'cancel_at', 'canceled_at', 'trial_start', 'trial_end']
@@ -187,11 +187,11 @@ const subscriptionRow = fc
  */
 const SCHEMA_MESSAGES = ['must not be negative', 'must be at most 255 characters', 'unknown country', 'must be at most 16384 characters', 'unknown status', 'must not contain control characters']
 
-async /*A*/ function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): Promise<void> {
+async function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): Promise<void> {
   const mappers = pairs(kind)
   const seen = {accepted: 0, rejected: 0, schema: new Set<string>()}
   await fc.assert(
-    fc.asyncProperty(row, fc.nat(mappers.length - 1), async /*A*/ (cells, m) => {
+    fc.asyncProperty(row, fc.nat(mappers.length - 1), async (cells, m) => {
       const {forced, label, shortcut} = mappers[m]
       const expected = await forced.mapLoading(cells)
       expect({label, mapped: await shortcut.mapLoading(cells)}).toEqual({label, mapped: expected})
@@ -211,15 +211,15 @@ async /*A*/ function compare(kind: ImportKind, row: fc.Arbitrary<string[]>): Pro
 }
 
 describe('import rows: the "surely passes" shortcut', () => {
-  it('maps charge rows as the schema path does (values or reason)', async /*A*/ () => {
+  it('maps charge rows as the schema path does (values or reason)', async () => {
     await compare('charges', chargeRow)
   })
 
-  it('maps subscription rows as the schema path does (values or reason)', async /*A*/ () => {
+  it('maps subscription rows as the schema path does (values or reason)', async () => {
     await compare('subscriptions', subscriptionRow)
   })
 
-  it('forcing the schema path changes nothing for a plain row', async /*A*/ () => {
+  it('forcing the schema path changes nothing for a plain row', async () => {
     const [{forced, shortcut}] = pairs('charges')
     const cells = ['ch_1', 'u_1', '2026-01-15', '', '9.99', '', 'USD', 'paid', 'US', 'pro_monthly', '', '', 'x', '']
     const mapped = await shortcut.mapLoading(cells)

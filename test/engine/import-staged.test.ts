@@ -22,7 +22,7 @@ import {PAYMENTS_HEADER, paymentsCsv, seededStores, tempDir, withStore, writeTem
 const freshStore = seededStores()
 
 /** Every charge, ids included, in id order. */
-async /*A*/ function charges(path: string): Promise<Record<string, unknown>[]> {
+async function charges(path: string): Promise<Record<string, unknown>[]> {
   return await withStore(path, (db) => db.prepare('SELECT * FROM charges ORDER BY id').all() as Record<string, unknown>[])
 }
 
@@ -56,7 +56,7 @@ function spyStaged(store: StorePort): {externals: number; staged: number} {
       if (paths) seen.externals++
       return paths
     }
-    w.commitStaged = async /*A*/ (b) => {
+    w.commitStaged = async (b) => {
       seen.staged++
       return await commitStaged(b)
     }
@@ -136,7 +136,7 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     const path = freshStore()
     await imported(path, [file], 1000)
     const first = (await charges(path))[0] as {origin: string; origin_id: string; user_id: string}
-    await withStore(path, async /*A*/ (_db, store) => await deleteCharge(store, {origin: first.origin, origin_id: first.origin_id, user_id: first.user_id}, {id: 'del-1', timestamp: 4_000_000_000}))
+    await withStore(path, async (_db, store) => await deleteCharge(store, {origin: first.origin, origin_id: first.origin_id, user_id: first.user_id}, {id: 'del-1', timestamp: 4_000_000_000}))
     const again = await imported(path, [file], 1000)
     expect(again.seen).toEqual({externals: 1, staged: 1})
     expect(again.r).toMatchObject({inserted: 0, stale: 1, unchanged: 119})
@@ -203,7 +203,7 @@ describe('the writer’s external stages (SQLite)', () => {
     Array.from({length: n}, (_, i) => [`u${i % 13}`, 'gateway_a', `ch_${i}`, product, 'US', 1_700_000_000 + i, 'succeeded', 'USD', 1000 + i, 0, 1000 + i, 0, 0, 0, 0, null, 1_700_000_000 + i, `evt_${i}`])
   const product = (store: ReturnType<typeof openStore>) => store.db.prepare("SELECT id FROM products WHERE api_id = 'pro_monthly'").pluck().get() as number
 
-  it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', async /*A*/ () => {
+  it('are filled by another connection while the writer’s batch is open, commit as one batch each, and go at close', async () => {
     const path = freshStore()
     const store = openStore(path)
     try {
@@ -243,7 +243,7 @@ describe('the writer’s external stages (SQLite)', () => {
     expect(ids.sort()).toEqual(rowsOf(40, 0).map((r) => r[2] as string).filter((id) => id !== 'ch_30').sort())
   })
 
-  it('a dry run counts a stage and writes nothing; a refused batch commits nothing; the files go at close', async /*A*/ () => {
+  it('a dry run counts a stage and writes nothing; a refused batch commits nothing; the files go at close', async () => {
     const path = freshStore()
     const store = openStore(path)
     try {

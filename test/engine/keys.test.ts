@@ -10,10 +10,10 @@ let store: Store
 beforeEach(() => {
   store = openStore(tempStore())
 })
-afterEach(async /*A*/ () => await store.close())
+afterEach(async () => await store.close())
 
 describe('API keys', () => {
-  it('stores only the hash and the visible prefix, never the key', async /*A*/ () => {
+  it('stores only the hash and the visible prefix, never the key', async () => {
     const {key, record} = await createKey(store, {name: 'checkout'})
     expect(key).toMatch(/^pk_[A-Za-z0-9_-]{43}$/)
     expect(record).toMatchObject({id: 1, last_used_at: null, name: 'checkout', prefix: key.slice(0, 11), revoked_at: null, status: 'active'})
@@ -23,7 +23,7 @@ describe('API keys', () => {
     expect(JSON.stringify(rows)).not.toContain(key)
   })
 
-  it('two keys are different and each authenticates as itself', async /*A*/ () => {
+  it('two keys are different and each authenticates as itself', async () => {
     const a = await createKey(store, {name: 'a'})
     const b = await createKey(store, {name: 'b'})
     expect(a.key).not.toBe(b.key)
@@ -32,12 +32,12 @@ describe('API keys', () => {
     expect((await checker.check(b.key))?.name).toBe('b')
   })
 
-  it('a key differing in any one character is refused', async /*A*/ () => {
+  it('a key differing in any one character is refused', async () => {
     const {key} = await createKey(store, {name: 'a'})
     const checker = new KeyChecker(store)
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
     await fc.assert(
-      fc.asyncProperty(fc.integer({max: key.length - 1, min: 0}), fc.constantFrom(...alphabet), async /*A*/ (i, c) => {
+      fc.asyncProperty(fc.integer({max: key.length - 1, min: 0}), fc.constantFrom(...alphabet), async (i, c) => {
         fc.pre(key[i] !== c)
         const other = key.slice(0, i) + c + key.slice(i + 1)
         expect(await checker.check(other)).toBeUndefined()
@@ -48,7 +48,7 @@ describe('API keys', () => {
     expect(await checker.check(key + 'x')).toBeUndefined()
   })
 
-  it('a revoked key stops working on the next check, also when revoked through another connection', async /*A*/ () => {
+  it('a revoked key stops working on the next check, also when revoked through another connection', async () => {
     const {key, record} = await createKey(store, {name: 'ci'})
     const checker = new KeyChecker(store)
     expect(await checker.check(key)).toBeDefined()
@@ -65,24 +65,24 @@ describe('API keys', () => {
     expect((await revokeKey(store, String(record.id))).changed).toBe(false)
   })
 
-  it('finds a key by id, prefix or the key itself; names what to pass otherwise', async /*A*/ () => {
+  it('finds a key by id, prefix or the key itself; names what to pass otherwise', async () => {
     const {key, record} = await createKey(store, {name: 'x'})
     expect((await findKey(store, '1')).id).toBe(record.id)
     expect((await findKey(store, record.prefix)).id).toBe(record.id)
     expect((await findKey(store, key)).id).toBe(record.id)
-    await expect(async /*A*/ () => await findKey(store, '99')).rejects.toThrow(NotFoundError)
-    await expect(async /*A*/ () => await findKey(store, 'pk_zzzzzzzz')).rejects.toThrow(NotFoundError)
-    await expect(async /*A*/ () => await findKey(store, 'pk_ab')).rejects.toThrow(/a prefix has 11 characters/)
-    await expect(async /*A*/ () => await findKey(store, 'checkout')).rejects.toThrow(InvalidInputError)
+    await expect(async () => await findKey(store, '99')).rejects.toThrow(NotFoundError)
+    await expect(async () => await findKey(store, 'pk_zzzzzzzz')).rejects.toThrow(NotFoundError)
+    await expect(async () => await findKey(store, 'pk_ab')).rejects.toThrow(/a prefix has 11 characters/)
+    await expect(async () => await findKey(store, 'checkout')).rejects.toThrow(InvalidInputError)
   })
 
-  it('a key needs a name', async /*A*/ () => {
-    await expect(async /*A*/ () => await createKey(store, {})).rejects.toThrow(/name: is required/)
-    await expect(async /*A*/ () => await createKey(store, {name: '  '})).rejects.toThrow(/name: must not be empty/)
+  it('a key needs a name', async () => {
+    await expect(async () => await createKey(store, {})).rejects.toThrow(/name: is required/)
+    await expect(async () => await createKey(store, {name: '  '})).rejects.toThrow(/name: must not be empty/)
     expect(await listKeys(store)).toEqual([])
   })
 
-  it('last use is kept in memory and written by flush()', async /*A*/ () => {
+  it('last use is kept in memory and written by flush()', async () => {
     const {key} = await createKey(store, {name: 'x'})
     const checker = new KeyChecker(store)
     await checker.check(key)
@@ -91,14 +91,14 @@ describe('API keys', () => {
     expect((await listKeys(store))[0].last_used_at).toMatch(/^\d{4}-\d{2}-\d{2}T/)
   })
 
-  it('flush() never throws: a store that cannot be reached keeps the times (one warning) until it answers; the final flush drops them, saying so', async /*A*/ () => {
+  it('flush() never throws: a store that cannot be reached keeps the times (one warning) until it answers; the final flush drops them, saying so', async () => {
     const {key} = await createKey(store, {name: 'x'})
     const warnings: string[] = []
     // The keys repository of a PostgreSQL store that is down: every write fails as the client's do.
     let down = true
     const recordUse = store.keys.recordUse.bind(store.keys)
     const keys = Object.assign(Object.create(store.keys), {
-      async /*A*/ recordUse(uses: readonly (readonly [number, string])[]) {
+      async recordUse(uses: readonly (readonly [number, string])[]) {
         if (down) throw new UnavailableError('the connection to the PostgreSQL store postgres://db/p was lost (connect ECONNREFUSED) and no new connection could be made')
         return await recordUse(uses)
       },

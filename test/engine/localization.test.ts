@@ -65,7 +65,7 @@ describe('World Bank wide layout (price level ratio)', () => {
     expect(p.source).toBe('World Bank PA.NUS.PPPC.RF (API_PA.NUS.PPPC.RF.csv)')
   })
 
-  it('the values are the factors', async /*A*/ () => {
+  it('the values are the factors', async () => {
     const s = store()
     const r = await resolveFactors(s, parseLocalizationFile(u8(WIDE), {name: 'w.csv'}))
     expect(r.factors.map((f) => [f.country, f.factor, f.year])).toEqual([
@@ -82,7 +82,7 @@ describe('World Bank wide layout (price level ratio)', () => {
     expect(() => parseLocalizationFile(u8(wide([['Aruba', 'ABW', '', '', '', 'abc']])), {name: 'w.csv'})).toThrow(/line 6: ABW 2024: "abc" is not a positive number/)
   })
 
-  it('a PPP indicator in the wide layout is divided by FX like the long layout', async /*A*/ () => {
+  it('a PPP indicator in the wide layout is divided by FX like the long layout', async () => {
     const s = store()
     await setRate(s, {currency: 'INR', date: '2024-06-01', rate: 80, source: 't'})
     const p = parseLocalizationFile(u8(wide([['India', 'IND', '', '', '', '20']], 'PA.NUS.PPP')), {name: 'ppp.csv'})
@@ -118,7 +118,7 @@ describe('long layout Country,Country ID,Year,PPP', () => {
     'Tuvalu,TV,2024,1.2',
   ].join('\n')
 
-  it('factor = PPP / that year\'s mean FX rate, else the latest rate; USD countries divide by 1', async /*A*/ () => {
+  it('factor = PPP / that year\'s mean FX rate, else the latest rate; USD countries divide by 1', async () => {
     const s = store()
     await setRate(s, {currency: 'JPY', date: '2024-03-01', rate: 150, source: 't'})
     await setRate(s, {currency: 'JPY', date: '2024-09-01', rate: 130, source: 't'}) // 2024 mean 140
@@ -187,7 +187,7 @@ describe('detection', () => {
 })
 
 describe('the factor store', () => {
-  it('localizationFactor reads what was written; replace and dry run', async /*A*/ () => {
+  it('localizationFactor reads what was written; replace and dry run', async () => {
     const s = store()
     expect(await localizationFactor(s, 'IN')).toBeUndefined()
     const first = await writeFactors(s, [

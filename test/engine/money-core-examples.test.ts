@@ -317,7 +317,7 @@ describe('a locked coupon through the engine (src, not the build)', () => {
     const store = openStore(path)
     try {
       const quote = (now: string, coupons?: Record<string, string>) =>
-        at(now, async /*A*/ () => calculatePrice(await PricingContext.open(store), {country: 'US', ...(coupons ? {coupons} : {}), products: ['basic'], user_id: 'u1'}))
+        at(now, async () => calculatePrice(await PricingContext.open(store), {country: 'US', ...(coupons ? {coupons} : {}), products: ['basic'], user_id: 'u1'}))
       await quote('2026-03-15T00:00:00Z', {basic: 'WIN'})
       const last = await quote('2026-03-20T12:00:00Z')
       expect(last.products.basic.coupon).toMatchObject({api_id: 'WIN', valid_till: '2026-03-20 12:00:00'})

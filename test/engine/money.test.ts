@@ -128,7 +128,7 @@ describe('exact arithmetic at every magnitude a gateway accepts', () => {
 describe('a store means the same under any runtime', () => {
   let store: Store | undefined
   const realResolved = Intl.NumberFormat.prototype.resolvedOptions
-  afterEach(async /*A*/ () => {
+  afterEach(async () => {
     Intl.NumberFormat.prototype.resolvedOptions = realResolved
     await store?.close()
     store = undefined
@@ -142,7 +142,7 @@ describe('a store means the same under any runtime', () => {
     }
   }
 
-  it('a HUF country price reads 6500 Ft, not 65, whatever ICU says', async /*A*/ () => {
+  it('a HUF country price reads 6500 Ft, not 65, whatever ICU says', async () => {
     const path = tempStore()
     store = openStore(path)
     store.db.prepare("INSERT INTO products (id, api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES (1, 'p', 'P', 1999, 'month', 1, 'x', 'x')").run()

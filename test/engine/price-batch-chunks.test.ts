@@ -68,7 +68,7 @@ async function batch(chunkSize: number): Promise<{lines: string[]; path: string}
   })
   const store = openStore(path)
   try {
-    await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {chunkSize, output: 'jsonl'}))
+    await at(NOW, async () => priceBatch(await PricingContext.open(store), file, out, {chunkSize, output: 'jsonl'}))
   } finally {
     await store.close()
   }

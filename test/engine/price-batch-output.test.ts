@@ -48,7 +48,7 @@ describe('batch pricing output', () => {
     })
     const store = openStore(db)
     try {
-      const summary = await at('2026-03-01T00:00:00Z', async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {batchSize: 5000, output: 'jsonl'}))
+      const summary = await at('2026-03-01T00:00:00Z', async () => priceBatch(await PricingContext.open(store), file, out, {batchSize: 5000, output: 'jsonl'}))
       expect(summary.priced).toBe(n)
     } finally {
       await store.close()
@@ -70,9 +70,9 @@ describe('batch pricing output', () => {
     const store = new Proxy(inner, {
       get(target, prop) {
         if (prop !== 'transaction') return Reflect.get(target, prop)
-        return async /*A*/ <T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> => {
+        return async <T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> => {
           if (!options?.locksOnly) return await target.transaction(fn, options)
-          return await target.transaction(async /*A*/ (tx) => {
+          return await target.transaction(async (tx) => {
             try {
               await target.transaction(async (inner) => {
                 await fn(inner)
@@ -96,7 +96,7 @@ describe('batch pricing output', () => {
     })
     const errors: number[] = []
     try {
-      const summary = await at('2026-03-01T00:00:00Z', async /*A*/ () =>
+      const summary = await at('2026-03-01T00:00:00Z', async () =>
         priceBatch(await PricingContext.open(store), file, out, {batchSize: 2000, onError: (line) => errors.push(line), output: 'jsonl'}),
       )
       expect(summary).toEqual({failed: 1, priced: n - 1, read: n})

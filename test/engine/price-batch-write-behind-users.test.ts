@@ -51,7 +51,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promis
   const {file, lines, out, path} = batchInput(fixture, reqs)
   const store = openStore(path)
   try {
-    await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
+    await at(NOW, async () => priceBatch(await PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     await store.close()
   }

@@ -77,7 +77,7 @@ async function batch(reqs: Record<string, unknown>[], batchSize = GROUP): Promis
     }
   }
   try {
-    await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
+    await at(NOW, async () => priceBatch(await PricingContext.open(store), file, out, {batchSize, chunkSize: CHUNK, output: 'jsonl', writeBehindMin: GROUP}))
   } finally {
     await store.close()
   }

@@ -27,7 +27,7 @@ describe('exposures are written at the flush', () => {
     const sizes: number[] = []
     const record = store.experiments.recordExposures.bind(store.experiments)
     // Count the exposures each write carries (through the recording proxy: calls show the phase).
-    ;(real.experiments as {recordExposures: typeof record}).recordExposures = async /*A*/ (x) => {
+    ;(real.experiments as {recordExposures: typeof record}).recordExposures = async (x) => {
       sizes.push(x.length)
       return await record(x)
     }
@@ -61,7 +61,7 @@ describe('exposures are written at the flush', () => {
         const boom = () => {
           throw new Error('boom')
         }
-        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).rejects.toThrow('boom')
+        await expect(async () => await priceRequest(ctx, {country: 'US', products: ['basic'], user_id: 'single'}, {onQuote: boom})).rejects.toThrow('boom')
         await expect(calculatePrice(ctx, {country: 'US', products: ['basic'], user_id: 'in-tx'}, {onQuote: boom})).rejects.toThrow('boom')
         // A chunk priced and closed without its flush.
         const reqs = [0, 1, 2].map((i) => ({country: 'US', products: ['basic'], user_id: `c-${i}`}))

@@ -26,12 +26,12 @@ beforeAll(async () => {
   fixture = await experimentStore({arms: [{multiplier: 0.8}, {usd_price: 12}], name: 'chunks', products: ['basic'], seed: 3})
 }, 60_000)
 
-async /*A*/ function open(path: string) {
+async function open(path: string) {
   const real = openStore(path)
   const rec = recordedStore(real)
   const ctx = await PricingContext.open(rec.store)
   rec.phases(ctx)
-  return {...rec, close: async /*A*/ () => await real.close(), ctx}
+  return {...rec, close: async () => await real.close(), ctx}
 }
 
 /** New users, a user twice in a row (one chunk would read what it wrote), an anonymous IP and the user who adopts it, an override, users out of the experiment. */
@@ -114,7 +114,7 @@ describe('pricing reads the store when a chunk begins and writes at its flush', 
         }
         // The server's first attempt answers from stored locks only: a new user and an adoption need the write one.
         for (const r of [{country: 'DE', products: ['basic'], user_id: 'served'}, {get_ip_from_request: true, products: ['basic'], user_id: 'adopter'}]) {
-          await expect(async /*A*/ () => await priceRequest(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).rejects.toThrow(NEEDS_WRITE)
+          await expect(async () => await priceRequest(ctx, r, {readOnly: true, requestIp: '10.1.1.2'})).rejects.toThrow(NEEDS_WRITE)
           await priceRequest(ctx, r, {requestIp: '10.1.1.2'})
         }
       })
@@ -163,7 +163,7 @@ async function priceSteps(steps: Step[], how: 'one by one' | 'one chunk', poster
   if (posteriorTtlMs !== undefined) ctx.experiments.posteriorTtlMs = posteriorTtlMs
   const out: unknown[] = []
   const before = process.env.PRICECTL_NOW
-  const one = async /*A*/ (s: Step): Promise<void> => {
+  const one = async (s: Step): Promise<void> => {
     process.env.PRICECTL_NOW = s.at ?? NOW
     const conflicts: LockConflict[] = []
     try {
@@ -288,16 +288,16 @@ describe('a chunk answers from memory what its requests read and wrote', () => {
     expect(written(path).locks.map((l) => l.lock_key)).toEqual(['kept'])
   })
 
-  it('a read that begin() did not prepare is an internal error naming it, not a store read', async /*A*/ () => {
+  it('a read that begin() did not prepare is an internal error naming it, not a store read', async () => {
     const path = copyOf(fixture)
     const {calls, close, ctx} = await open(path)
     try {
       await ctx.chunk.begin([{country: 'FR', products: ['basic'], user_id: 'one'}])
       try {
-        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'other'})).rejects.toThrow(/internal error: .*the lock of "other"/)
+        await expect(async () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'other'})).rejects.toThrow(/internal error: .*the lock of "other"/)
         await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})
         // Handed out once: a second read of a key named once is a bug too.
-        await expect(async /*A*/ () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})).rejects.toThrow(/internal error: .*the lock of "one"/)
+        await expect(async () => await priceRequest(ctx, {country: 'FR', products: ['basic'], user_id: 'one'})).rejects.toThrow(/internal error: .*the lock of "one"/)
       } finally {
         ctx.chunk.close()
       }

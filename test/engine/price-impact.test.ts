@@ -100,9 +100,9 @@ describe('witness: features that satisfy an audience', () => {
 
 describe('measureImpact on a real store', () => {
   let store: Store | undefined
-  afterEach(async /*A*/ () => await store?.close())
+  afterEach(async () => await store?.close())
 
-  async /*A*/ function withProduct(countries: string[]): Promise<Store> {
+  async function withProduct(countries: string[]): Promise<Store> {
     const path = tempStore()
     store = openStore(path)
     await createProduct(store, {
@@ -117,13 +117,13 @@ describe('measureImpact on a real store', () => {
     return store
   }
 
-  it('a list-replacing update: the dropped country prices and the prices they move, rolled back exactly', async /*A*/ () => {
+  it('a list-replacing update: the dropped country prices and the prices they move, rolled back exactly', async () => {
     const s = await withProduct(['DE', 'FR', 'JP', 'BR', 'IN'])
     const path = s.path
     await s.close()
     const before = dump(path)
     store = openStore(path)
-    const r = await measureImpact(store, async /*A*/ () => await updateProduct(store!, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
+    const r = await measureImpact(store, async () => await updateProduct(store!, 'starter_monthly', {country_prices: [{amount: 9.99, country: 'DE', currency: 'EUR'}]}), {products: ['starter_monthly']}, () => 'rollback')
     expect(r.committed).toBe(false)
     expect(r.result.changed).toBe(true)
     expect(r.impact.dropped).toEqual([{count: 4, countries: ['BR', 'FR', 'IN', 'JP'], product: 'starter_monthly'}])
@@ -137,30 +137,30 @@ describe('measureImpact on a real store', () => {
     expect(dump(path)).toEqual(before)
   })
 
-  it('commits when told to; a failing write writes nothing and rethrows', async /*A*/ () => {
+  it('commits when told to; a failing write writes nothing and rethrows', async () => {
     const s = await withProduct(['DE'])
-    const r = await measureImpact(s, async /*A*/ () => await updateProduct(s, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
+    const r = await measureImpact(s, async () => await updateProduct(s, 'starter_monthly', {base_px: 12}), {products: ['starter_monthly']}, () => 'commit')
     expect(r.committed).toBe(true)
     expect(r.impact.changed).toBeGreaterThan(100)
     expect(r.impact.changes.find((c) => c.country === 'DE')).toBeUndefined() // the country price holds
     expect(r.impact.changes.find((c) => c.country === 'US')).toMatchObject({after: {display: '$12', price: 12}, before: {display: '$9.99', price: 9.99}, pct_change: 20.12})
-    await expect(async /*A*/ () => await measureImpact(s, async /*A*/ () => {
+    await expect(async () => await measureImpact(s, async () => {
       await updateProduct(s, 'starter_monthly', {base_px: 50})
       throw new Error('boom')
     }, {products: ['starter_monthly']}, () => 'commit')).rejects.toThrow('boom')
     expect(s.db.prepare('SELECT base_px_minor FROM products WHERE api_id = ?').pluck().get('starter_monthly')).toBe(1200)
   })
 
-  it('a product scope snapshots only that product; a global change reaches every product', async /*A*/ () => {
+  it('a product scope snapshots only that product; a global change reaches every product', async () => {
     const s = await withProduct(['DE'])
     const only = await snapshot(s, {products: ['other']}, await personasOf(s, {}))
     expect(new Set([...only.rows.values()].map((r) => r.product))).toEqual(new Set(['other']))
-    const r = await measureImpact(s, async /*A*/ () => await setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
+    const r = await measureImpact(s, async () => await setRule(s, 'EUR', '0+: end .49 nearest'), {}, () => 'rollback')
     // Both products, in every EUR country but DE, where starter_monthly's country price holds.
     expect(new Set(r.impact.changes.map((c) => c.product))).toEqual(new Set(['other', 'starter_monthly']))
     expect(r.impact.changes.filter((c) => c.country === 'DE').map((c) => c.product)).toEqual(['other'])
     expect(r.impact.changes.every((c) => c.after?.currency === 'EUR')).toBe(true)
-    const f = await measureImpact(s, async /*A*/ () => await setFactor(s, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
+    const f = await measureImpact(s, async () => await setFactor(s, {country: 'FR', factor: 0.5, source: 'test', year: null}), {}, () => 'rollback')
     expect(f.impact.changes.map((c) => [c.product, c.country])).toEqual([['other', 'FR'], ['starter_monthly', 'FR']])
   })
 })

@@ -169,7 +169,7 @@ describe('locked lines printed by fingerprint', () => {
       })
       const store = openStore(path)
       try {
-        await at(NOW, async /*A*/ () => priceBatch(await PricingContext.open(store), file, out, {chunkSize: 64, output: 'jsonl'}))
+        await at(NOW, async () => priceBatch(await PricingContext.open(store), file, out, {chunkSize: 64, output: 'jsonl'}))
       } finally {
         await store.close()
       }

@@ -36,7 +36,7 @@ function aRow(o: {amount?: string; canceled?: string; created: string; ended?: s
 let db: string
 let dir: string
 
-beforeEach(async /*A*/ () => {
+beforeEach(async () => {
   process.env.PRICECTL_NOW = '2026-09-15'
   db = tempStore()
   dir = tempDir()

@@ -39,7 +39,7 @@ describe('event ids and messages', () => {
 })
 
 describe('revenue cohorts', () => {
-  it('without --since: the twelve signup months up to until', async /*A*/ () => {
+  it('without --since: the twelve signup months up to until', async () => {
     const store = openStore(tempStore())
     try {
       const product = await addProduct(store, 'pro_monthly')
@@ -55,7 +55,7 @@ describe('revenue cohorts', () => {
 })
 
 describe('the FX table of an import', () => {
-  it('reads a currency\'s history once, when loaded; a rate reads nothing', async /*A*/ () => {
+  it('reads a currency\'s history once, when loaded; a rate reads nothing', async () => {
     const reads: string[] = []
     const history: Record<string, FxHistory> = {EUR: [{date: '2020-01-01', rate: 0.8, snapshot: false}], GBP: [{date: '2020-01-01', rate: 0.5, snapshot: true}]}
     const table = new FxTable({fxHistory: async (c: string) => (reads.push(c), history[c] ?? [])}, '2026-01-01')

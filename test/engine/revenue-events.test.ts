@@ -76,7 +76,7 @@ function eventStream(seed: number): Ev[] {
 }
 
 /** Deliver events like a gateway does: an update that finds no record yet is retried later. */
-async /*A*/ function deliver(store: StorePort, events: Ev[]): Promise<void> {
+async function deliver(store: StorePort, events: Ev[]): Promise<void> {
   const queue = [...events]
   let guard = 0
   while (queue.length > 0) {
@@ -141,15 +141,15 @@ function hazards(events: Ev[]): {createLate: number; older: number; redeliveredL
 /** A store with the catalog, copied from one seeded once (beforeAll). */
 const freshStore = seededStores()
 
-async /*A*/ function finalState(events: Ev[]): Promise<unknown[]> {
-  return await withStore(freshStore(), async /*A*/ (db, store) => {
+async function finalState(events: Ev[]): Promise<unknown[]> {
+  return await withStore(freshStore(), async (db, store) => {
     await deliver(store, events)
     return dumpTable(db, 'subscriptions')
   })
 }
 
 describe('shuffled event streams', () => {
-  it('1,000 events on 100 subscriptions end, in random orders, in the state of the sorted replay', async /*A*/ () => {
+  it('1,000 events on 100 subscriptions end, in random orders, in the state of the sorted replay', async () => {
     const events = eventStream(7)
     expect(events).toHaveLength(1000)
     const sorted = [...events].sort((a, b) => compareEvents(a.event, b.event))
@@ -169,9 +169,9 @@ describe('shuffled event streams', () => {
 })
 
 describe('single writes as events', () => {
-  it('ignores a stale event, applies a repeated id once, and keeps a delete against an older create', async /*A*/ () => {
+  it('ignores a stale event, applies a repeated id once, and keeps a delete against an older create', async () => {
     const path = join(tempDir(), 'single.db')
-    await withStore(path, async /*A*/ (db, store) => {
+    await withStore(path, async (db, store) => {
       seedCatalog(db)
       const body = {amount: 9.99, created: 1_767_225_600, currency: 'USD', origin: 'gateway_a', origin_id: 's1', product: 'pro_monthly', status: 'active', user_id: 'u1'}
       const key = {origin: 'gateway_a', origin_id: 's1', user_id: 'u1'}

@@ -79,16 +79,16 @@ describe('amount_usd (USD cents at a rate in units per USD)', () => {
 })
 
 describe('FxTable (in-memory rates of an import)', () => {
-  it('gives the same rate as rateOn: nearest earlier date, else the earliest', async /*A*/ () => {
+  it('gives the same rate as rateOn: nearest earlier date, else the earliest', async () => {
     const path = join(tempDir(), 'fx.db')
-    await withStore(path, async /*A*/ (db, store) => {
+    await withStore(path, async (db, store) => {
       setRates(db, '2024-01-10', {EUR: 0.9})
       setRates(db, '2024-03-01', {EUR: 0.8}, false)
       setRates(db, '2024-06-15', {EUR: 0.85}, false)
       const table = new FxTable(new SqliteRevenue(db))
       await table.load('EUR', 'XAU')
       await fc.assert(
-        fc.asyncProperty(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), async /*A*/ (seconds) => {
+        fc.asyncProperty(fc.integer({max: Date.UTC(2025, 0, 1) / 1000, min: Date.UTC(2023, 0, 1) / 1000}), async (seconds) => {
           const day = new Date(seconds * 1000).toISOString().slice(0, 10)
           expect(table.rate('EUR', seconds)).toBe((await rateOn(store, 'EUR', day))!.rate)
         }),

@@ -28,7 +28,7 @@ const at = (s: number, name = 'e'): EventRef => ev(`${name}${s}`, T + s)
 /** EUR 0.8, GBP 0.5, JPY 100 per USD (seedCatalog), so 12 EUR is 15 USD and 12 JPY 0.12 USD. */
 const seeded = seededStores()
 
-async /*A*/ function fresh<R>(fn: (store: StorePort, db: DB) => R): Promise<R> {
+async function fresh<R>(fn: (store: StorePort, db: DB) => R): Promise<R> {
   return await withStore(seeded(), (db, store) => fn(store, db))
 }
 
@@ -48,8 +48,8 @@ describe('the fields a subscription update writes', () => {
 })
 
 describe('status and the dates it allows', () => {
-  it('a cancel date written before a change to active does not come back when the subscription is canceled again', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a cancel date written before a change to active does not come back when the subscription is canceled again', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, {...subscription, cancel_at: T + 30 * DAY, canceled_at: T, status: 'canceled'}, at(100))
       await updateSubscription(store, key, {cancel_at: T + 60 * DAY}, at(150))
       await updateSubscription(store, key, {status: 'active'}, at(200))
@@ -58,8 +58,8 @@ describe('status and the dates it allows', () => {
     })
   })
 
-  it('a trial end written before a change to active does not come back with a new trial', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a trial end written before a change to active does not come back with a new trial', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, {...subscription, status: 'trialing', trial_end: T + 14 * DAY, trial_start: T - DAY}, at(100))
       await updateSubscription(store, key, {trial_end: T + 20 * DAY}, at(150))
       await updateSubscription(store, key, {status: 'active'}, at(200))
@@ -68,8 +68,8 @@ describe('status and the dates it allows', () => {
     })
   })
 
-  it('a newer create whose status does not allow a date a still newer update wrote reads it null; a later status that allows it shows it again', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a newer create whose status does not allow a date a still newer update wrote reads it null; a later status that allows it shows it again', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, {...subscription, cancel_at: T + 30 * DAY, canceled_at: T, status: 'canceled'}, at(100))
       await updateSubscription(store, key, {cancel_at: T + 60 * DAY}, at(300))
       expect((await createSubscription(store, subscription, at(200, 'c'))).record).toMatchObject({cancel_at: null, canceled_at: null, latest_event_id: 'e300', status: 'active'})
@@ -78,8 +78,8 @@ describe('status and the dates it allows', () => {
     })
   })
 
-  it('the same for trial dates; a trialing subscription keeps its trial dates through other updates', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('the same for trial dates; a trialing subscription keeps its trial dates through other updates', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, {...subscription, status: 'trialing', trial_end: T + 14 * DAY, trial_start: T - DAY}, at(100))
       expect((await updateSubscription(store, key, {amount: 12}, at(110))).record).toMatchObject({amount: 12, status: 'trialing', trial_end: T + 14 * DAY, trial_start: T - DAY})
       await updateSubscription(store, key, {trial_end: T + 20 * DAY}, at(300))
@@ -90,8 +90,8 @@ describe('status and the dates it allows', () => {
 })
 
 describe('tax and currency', () => {
-  it('a subscription\'s currency changed alone keeps its amount and tax as decimals in the new currency, USD recomputed', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a subscription\'s currency changed alone keeps its amount and tax as decimals in the new currency, USD recomputed', async () => {
+    await fresh(async (store) => {
       expect((await createSubscription(store, eurSubscription, at(100))).record).toMatchObject({amount: 12, amount_usd: 15, net: 10, tax: 2})
       // 12 JPY at 100 per USD: 0.12 USD, of which 2/12 is tax.
       const jpy = await updateSubscription(store, key, {currency: 'JPY'}, at(200))
@@ -102,8 +102,8 @@ describe('tax and currency', () => {
     })
   })
 
-  it('a charge\'s currency changed alone re-expresses its amount, refund and tax; the USD figures and the tax\'s shares follow', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a charge\'s currency changed alone re-expresses its amount, refund and tax; the USD figures and the tax\'s shares follow', async () => {
+    await fresh(async (store) => {
       await createCharge(store, eurCharge, at(100, 'ch'))
       // 12 EUR: 15.00 USD, 6 refunded 7.50, the tax's shares 2/12 of each.
       expect((await store.revenue.rows('charges', [chargeKey]))[0]).toMatchObject({amount_refunded_usd_minor: 750, amount_usd_minor: 1500, tax_refunded_usd_minor: 125, tax_usd_minor: 250})
@@ -113,8 +113,8 @@ describe('tax and currency', () => {
     })
   })
 
-  it('a tax updated alone moves the net and the USD tax', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a tax updated alone moves the net and the USD tax', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, eurSubscription, at(100))
       // 15.00 USD a month, 3/12 of it tax: 11.25 net.
       expect((await updateSubscription(store, key, {tax: 3}, at(200))).record).toMatchObject({amount: 12, amount_usd_monthly: 15, net: 9, net_usd_monthly: 11.25, tax: 3})
@@ -124,19 +124,19 @@ describe('tax and currency', () => {
     })
   })
 
-  it('a kept tax above the amount its create brings is bounded by it (the whole amount is tax); sent after the create, it is refused', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a kept tax above the amount its create brings is bounded by it (the whole amount is tax); sent after the create, it is refused', async () => {
+    await fresh(async (store) => {
       expect((await updateSubscription(store, key, {tax: 50}, at(200))).outcome).toBe('pending')
       expect((await createSubscription(store, subscription, at(100))).record).toMatchObject({amount: 10, net: 0, net_usd_monthly: 0, tax: 10})
       expect((await updateCharge(store, chargeKey, {tax: 50}, at(200, 'ch'))).outcome).toBe('pending')
       expect((await createCharge(store, charge, at(100, 'ch'))).record).toMatchObject({amount: 10, net: 0, net_usd: 0, tax: 10, tax_usd: 10})
     })
-    await fresh(async /*A*/ (store) => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100))
-      await expect(async /*A*/ () => await updateSubscription(store, key, {tax: 50}, at(200))).rejects.toThrow('invalid subscription update: tax: 50 is more than the amount 10 (')
-      await expect(async /*A*/ () => await updateSubscription(store, key, {currency: 'EUR', tax: 11}, at(200))).rejects.toThrow('invalid subscription update: tax: 11 is more than the amount 10 (')
+      await expect(async () => await updateSubscription(store, key, {tax: 50}, at(200))).rejects.toThrow('invalid subscription update: tax: 50 is more than the amount 10 (')
+      await expect(async () => await updateSubscription(store, key, {currency: 'EUR', tax: 11}, at(200))).rejects.toThrow('invalid subscription update: tax: 11 is more than the amount 10 (')
       await createCharge(store, charge, at(100, 'ch'))
-      await expect(async /*A*/ () => await updateCharge(store, chargeKey, {tax: 50}, at(200, 'ch'))).rejects.toThrow('invalid charge update: tax: 50 is more than the amount 10 (')
+      await expect(async () => await updateCharge(store, chargeKey, {tax: 50}, at(200, 'ch'))).rejects.toThrow('invalid charge update: tax: 50 is more than the amount 10 (')
       expect((await store.revenue.rows('subscriptions', [key]))[0]).toMatchObject({latest_event_id: 'e100', tax_minor: 0})
       expect((await store.revenue.rows('charges', [chargeKey]))[0]).toMatchObject({latest_event_id: 'ch100', tax_minor: 0})
     })
@@ -144,8 +144,8 @@ describe('tax and currency', () => {
 })
 
 describe('USD figures', () => {
-  it('are recomputed at the new date\'s rate when created moves', async /*A*/ () => {
-    await fresh(async /*A*/ (store, db) => {
+  it('are recomputed at the new date\'s rate when created moves', async () => {
+    await fresh(async (store, db) => {
       setRates(db, '2026-01-01', {EUR: 0.5}, false)
       await createSubscription(store, eurSubscription, at(100))
       // 12 EUR at 0.5 per USD: 24 USD.
@@ -156,8 +156,8 @@ describe('USD figures', () => {
     })
   })
 
-  it('are kept when neither the amount, the currency nor created moved, whatever the rates are by now', async /*A*/ () => {
-    await fresh(async /*A*/ (store, db) => {
+  it('are kept when neither the amount, the currency nor created moved, whatever the rates are by now', async () => {
+    await fresh(async (store, db) => {
       await createSubscription(store, eurSubscription, at(100))
       await createCharge(store, eurCharge, at(100, 'ch'))
       setRates(db, '2020-01-01', {EUR: 0.5, JPY: 100, USD: 1})
@@ -167,8 +167,8 @@ describe('USD figures', () => {
     })
   })
 
-  it('a record without an amount (the schema allows one) keeps none, and no USD figure, when its currency changes', async /*A*/ () => {
-    await fresh(async /*A*/ (store, db) => {
+  it('a record without an amount (the schema allows one) keeps none, and no USD figure, when its currency changes', async () => {
+    await fresh(async (store, db) => {
       await createSubscription(store, subscription, at(100))
       db.exec('UPDATE subscriptions SET amount_minor = NULL, amount_usd_minor = NULL, amount_usd_monthly_minor = NULL')
       expect((await updateSubscription(store, key, {currency: 'EUR'}, at(200))).record).toMatchObject({amount: null, amount_usd: null, currency: 'EUR', net: null})
@@ -178,8 +178,8 @@ describe('USD figures', () => {
     })
   })
 
-  it('a record without a created date (the schema allows one) gets no USD figure when its amount changes: there is no day to take a rate on', async /*A*/ () => {
-    await fresh(async /*A*/ (store, db) => {
+  it('a record without a created date (the schema allows one) gets no USD figure when its amount changes: there is no day to take a rate on', async () => {
+    await fresh(async (store, db) => {
       await createSubscription(store, eurSubscription, at(100))
       db.exec('UPDATE subscriptions SET created = NULL, amount_usd_minor = NULL, amount_usd_monthly_minor = NULL')
       expect((await updateSubscription(store, key, {amount: 20}, at(200))).record).toMatchObject({amount: 20, amount_usd: null, amount_usd_monthly: null, created: null})
@@ -191,8 +191,8 @@ describe('USD figures', () => {
 })
 
 describe('what a late event is told', () => {
-  it('a create older than the record: stale against its latest event, or against its delete', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a create older than the record: stale against its latest event, or against its delete', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100, 'c'))
       expect(await createSubscription(store, subscription, at(50, 'old'))).toMatchObject({
         message: `stale event ignored: event old50 at ${T + 50} is older than the subscription's latest event c100 at ${T + 100}; nothing changed`,
@@ -200,7 +200,7 @@ describe('what a late event is told', () => {
         record: {latest_event_id: 'c100'},
       })
     })
-    await fresh(async /*A*/ (store) => {
+    await fresh(async (store) => {
       await deleteSubscription(store, key, at(200, 'd'))
       const late = `is older than the subscription's delete d200 at ${T + 200}; nothing changed`
       expect((await createSubscription(store, subscription, at(100, 'c'))).message).toBe(`stale event ignored: event c100 at ${T + 100} ${late}`)
@@ -212,8 +212,8 @@ describe('what a late event is told', () => {
     })
   })
 
-  it('an update older than the create is stale against the create; one that loses every field, against the latest event', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('an update older than the create is stale against the create; one that loses every field, against the latest event', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100, 'c'))
       await updateSubscription(store, key, {amount: 20}, at(300, 'u'))
       expect((await updateSubscription(store, key, {status: 'pending'}, at(50, 'old'))).message).toBe(
@@ -227,16 +227,16 @@ describe('what a late event is told', () => {
     })
   })
 
-  it('an update that names no field still moves the latest event, and a create between the two still applies', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('an update that names no field still moves the latest event, and a create between the two still applies', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100, 'c'))
       expect(await updateSubscription(store, key, {}, at(300, 'u'))).toMatchObject({outcome: 'updated', record: {amount: 10, latest_event_id: 'u300'}})
       expect(await createSubscription(store, {...subscription, amount: 15}, at(200, 'c'))).toMatchObject({outcome: 'updated', record: {amount: 15, latest_event_id: 'u300'}})
     })
   })
 
-  it('a delete older than the record is stale and leaves it; the same delete twice is a duplicate', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a delete older than the record is stale and leaves it; the same delete twice is a duplicate', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100, 'c'))
       expect(await deleteSubscription(store, key, at(50, 'd'))).toMatchObject({
         message: `stale event ignored: event d50 at ${T + 50} is older than the subscription's latest event c100 at ${T + 100}; nothing changed`,
@@ -250,8 +250,8 @@ describe('what a late event is told', () => {
     })
   })
 
-  it('a create whose event the record already has (an import wrote it, nothing logged) is a duplicate', async /*A*/ () => {
-    await fresh(async /*A*/ (store, db) => {
+  it('a create whose event the record already has (an import wrote it, nothing logged) is a duplicate', async () => {
+    await fresh(async (store, db) => {
       await createSubscription(store, subscription, at(100, 'c'))
       db.exec('DELETE FROM events')
       expect(await createSubscription(store, {...subscription, amount: 99}, at(100, 'c'))).toMatchObject({message: 'event c100 was already applied; nothing changed', outcome: 'duplicate', record: {amount: 10}})
@@ -260,8 +260,8 @@ describe('what a late event is told', () => {
 })
 
 describe('a delete before its create', () => {
-  it('drops the kept writes older than it and keeps the newer ones; a delete newer than all of them drops the entry', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('drops the kept writes older than it and keeps the newer ones; a delete newer than all of them drops the entry', async () => {
+    await fresh(async (store) => {
       await updateSubscription(store, key, {amount: 20}, at(100, 'u'))
       await updateSubscription(store, key, {tax: 1}, at(300, 'u'))
       await deleteSubscription(store, key, at(200, 'd'))
@@ -276,15 +276,15 @@ describe('a delete before its create', () => {
 })
 
 describe('the subscription history', () => {
-  const ids = async /*A*/ (store: StorePort) =>
+  const ids = async (store: StorePort) =>
     (await store.revenue
       .history('product'))
       .filter((e) => e.origin_id === 'sub_1')
       .map((e) => e.event_id)
       .sort()
 
-  it('takes every create (a stale one too) and every applied update; a delete forgets what came before it; charges never enter it', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('takes every create (a stale one too) and every applied update; a delete forgets what came before it; charges never enter it', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, at(100, 'c'))
       await updateSubscription(store, key, {amount: 20}, at(200, 'u'))
       await createSubscription(store, subscription, at(50, 'c'))

@@ -25,7 +25,7 @@ const ev = (id: string, timestamp: number): EventRef => ({id, timestamp})
 /** Stores with the catalog, copied from one seeded once (beforeAll). */
 const seeded = seededStores()
 
-async /*A*/ function fresh<T>(fn: (store: StorePort) => T): Promise<T> {
+async function fresh<T>(fn: (store: StorePort) => T): Promise<T> {
   return await withStore(seeded(), (_db, store) => fn(store))
 }
 
@@ -34,8 +34,8 @@ const charge = {amount: 10, created: T - 86_400, currency: 'USD', origin: 'gatew
 const chargeKey = {...key, origin_id: 'ch_1'}
 
 describe('last writer wins per field (the issue\'s reproduction)', () => {
-  it('subscriptions: create t100 amount 10, amount 20 at t200, canceled at t300, delivered create, canceled, amount', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('subscriptions: create t100 amount 10, amount 20 at t200, canceled at t300, delivered create, canceled, amount', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, ev('c', T + 100))
       await updateSubscription(store, key, {cancel_at: T + 86_400, canceled_at: T + 300, status: 'canceled'}, ev('s', T + 300))
       const late = await updateSubscription(store, key, {amount: 20}, ev('a', T + 200))
@@ -48,8 +48,8 @@ describe('last writer wins per field (the issue\'s reproduction)', () => {
     })
   })
 
-  it('charges: the same with amount and status', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('charges: the same with amount and status', async () => {
+    await fresh(async (store) => {
       await createCharge(store, charge, ev('c', T + 100))
       await updateCharge(store, chargeKey, {status: 'succeeded'}, ev('s', T + 300))
       const late = await updateCharge(store, chargeKey, {amount: 20, metadata: {k: 'v'}}, ev('a', T + 200))
@@ -58,8 +58,8 @@ describe('last writer wins per field (the issue\'s reproduction)', () => {
     })
   })
 
-  it('a newer create replaces every field but those a still newer update wrote', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a newer create replaces every field but those a still newer update wrote', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, ev('c1', T + 100))
       await updateSubscription(store, key, {amount: 30}, ev('u', T + 300))
       const r = await createSubscription(store, {...subscription, amount: 15, country: 'DE', currency: 'EUR'}, ev('c2', T + 200))
@@ -69,8 +69,8 @@ describe('last writer wins per field (the issue\'s reproduction)', () => {
     })
   })
 
-  it('a status writes the fields it does not allow as null, so an older cancel date stays cleared', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a status writes the fields it does not allow as null, so an older cancel date stays cleared', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, {...subscription, cancel_at: T + 86_400, status: 'canceled'}, ev('c', T + 100))
       await updateSubscription(store, key, {status: 'active'}, ev('act', T + 300))
       await updateSubscription(store, key, {cancel_at: T + 2 * 86_400, status: 'canceled'}, ev('late', T + 200))
@@ -80,8 +80,8 @@ describe('last writer wins per field (the issue\'s reproduction)', () => {
 })
 
 describe('updates and deletes before their create', () => {
-  it('an update is kept (pending) and applied when the create arrives; duplicates stay idempotent', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('an update is kept (pending) and applied when the create arrives; duplicates stay idempotent', async () => {
+    await fresh(async (store) => {
       const early = await updateSubscription(store, key, {amount: 20}, ev('u', T + 200))
       expect(early).toEqual({
         message: 'no subscription u1 gateway_a sub_1 yet: update u is kept (pending) and applied when the subscription is created (check the key with "pricectl subscriptions list --user-id u1")',
@@ -94,15 +94,15 @@ describe('updates and deletes before their create', () => {
       expect(created).toMatchObject({outcome: 'created', record: {amount: 20, latest_event_id: 'u'}})
       expect((await store.revenue.pending('subscription')).size).toBe(0)
       // An update older than the create that arrives after it lost to the create anyway.
-      await fresh(async /*A*/ (other) => {
+      await fresh(async (other) => {
         await updateSubscription(other, key, {amount: 20}, ev('u', T + 50))
         expect((await createSubscription(other, subscription, ev('c', T + 100))).record).toMatchObject({amount: 10, latest_event_id: 'c'})
       })
     })
   })
 
-  it('a delete is a tombstone: an older create stays out, a newer one makes the record', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('a delete is a tombstone: an older create stays out, a newer one makes the record', async () => {
+    await fresh(async (store) => {
       const del = await deleteSubscription(store, key, ev('d', T + 200))
       expect(del).toMatchObject({message: expect.stringMatching(/^no subscription u1 gateway_a sub_1 yet: delete d is kept, so a create older than it will not make the subscription/), outcome: 'pending', record: null})
       expect((await createSubscription(store, subscription, ev('c', T + 100))).outcome).toBe('stale')
@@ -113,8 +113,8 @@ describe('updates and deletes before their create', () => {
     })
   })
 
-  it('fields written after a delete that arrives late wait for a newer create', async /*A*/ () => {
-    await fresh(async /*A*/ (store) => {
+  it('fields written after a delete that arrives late wait for a newer create', async () => {
+    await fresh(async (store) => {
       await createSubscription(store, subscription, ev('c', T + 100))
       await updateSubscription(store, key, {amount: 40}, ev('u', T + 300))
       expect((await deleteSubscription(store, key, ev('d', T + 200))).outcome).toBe('deleted')

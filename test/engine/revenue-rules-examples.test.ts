@@ -114,7 +114,7 @@ describe('cohorts', () => {
     ])
   })
 
-  it('revenue cohorts: the window as given (until after since, at most 100 years), the counts in words', async /*A*/ () => {
+  it('revenue cohorts: the window as given (until after since, at most 100 years), the counts in words', async () => {
     const store = openStore(tempStore())
     try {
       const product = await addProduct(store, 'pro_monthly')
@@ -124,10 +124,10 @@ describe('cohorts', () => {
       expect(r.cohorts.map((c) => [c.cohort, c.customers, c.mrr])).toEqual([['2026-01', 1, 10]])
       await store.revenue.save('subscriptions', [subscription({amount_usd_monthly_minor: 500, created: t('2026-02-10'), origin_id: 'sub_2', product_id: product, user_id: 'u2'})])
       expect((await revenueCohorts(store, {since: t('2026-01-01'), until: t('2026-03-01')})).message).toBe('cohorts by signup month 2026-01-01 to 2026-02-28: 2 cohorts of 2 customers')
-      await expect(async /*A*/ () => await revenueCohorts(store, {since: t('2026-03-01'), until: t('2026-03-01')})).rejects.toThrow('--until (2026-03-01) must be after --since (2026-03-01)')
+      await expect(async () => await revenueCohorts(store, {since: t('2026-03-01'), until: t('2026-03-01')})).rejects.toThrow('--until (2026-03-01) must be after --since (2026-03-01)')
       const century = 100 * 366 * 86_400
       expect((await revenueCohorts(store, {since: t('2026-03-01') - century, until: t('2026-03-01')})).cohorts).toHaveLength(2)
-      await expect(async /*A*/ () => await revenueCohorts(store, {since: t('2026-03-01') - century - 1, until: t('2026-03-01')})).rejects.toThrow('the cohorts cover more than 100 years')
+      await expect(async () => await revenueCohorts(store, {since: t('2026-03-01') - century - 1, until: t('2026-03-01')})).rejects.toThrow('the cohorts cover more than 100 years')
     } finally {
       await store.close()
     }

@@ -29,7 +29,7 @@ let fallback: ProductRow
 /** Units per USD: hand-computable rates. */
 const RATES = {BHD: 0.376, EUR: 0.9, HUF: 360, INR: 90, ISK: 140, JPY: 150, KWD: 0.31, USD: 1}
 
-beforeAll(async /*A*/ () => {
+beforeAll(async () => {
   store = openSqliteStore(join(mkdtempSync(join(tmpdir(), 'revenue-tax-')), 'store.db'))
   addProduct(store.db, {api_id: 'pro_monthly', base_px: 10, interval: 'month'})
   addProduct(store.db, {api_id: 'pro_yearly', base_px: 100, interval: 'year'})
@@ -37,7 +37,7 @@ beforeAll(async /*A*/ () => {
   fallback = (await productByApiId(store, 'pro_monthly'))!
 })
 
-afterAll(async /*A*/ () => await store?.close())
+afterAll(async () => await store?.close())
 
 const CHARGE_HEADER = ['id', 'user', 'created', 'amount', 'refunded', 'tax', 'currency', 'status', 'country']
 const SUBSCRIPTION_HEADER = ['id', 'user', 'created', 'amount', 'tax', 'currency', 'status', 'interval', 'quantity']
@@ -138,7 +138,7 @@ describe('import rows with a tax column', () => {
     ['BHD', '5.500', '0.500', 5500, 500],
     ['HUF', '6350', '1350', 635_000, 135_000],
     ['ISK', '2480', '480', 2480, 480],
-  ])('%s: amount %s with tax %s is stored exactly (%i and %i minor units)', async /*A*/ (currency, amount, tax, grossMinor, taxMinor) => {
+  ])('%s: amount %s with tax %s is stored exactly (%i and %i minor units)', async (currency, amount, tax, grossMinor, taxMinor) => {
     const v = await chargeMapper().mapLoading(chargeRow(amount, tax, currency))
     expect(typeof v, String(v)).toBe('object')
     const c = v as ChargeValues
@@ -148,7 +148,7 @@ describe('import rows with a tax column', () => {
     expect(c.tax_usd_minor).toBe(share(c.amount_usd_minor!, taxMinor, grossMinor))
   })
 
-  it("minor units are the origin gateway's: gateway_a ISK 48000 is 480 krónur of tax (its two-decimal table), KWD 2990 is 2.990", async /*A*/ () => {
+  it("minor units are the origin gateway's: gateway_a ISK 48000 is 480 krónur of tax (its two-decimal table), KWD 2990 is 2.990", async () => {
     const minor = chargeMapper({amount_unit: 'minor'})
     const isk = await minor.mapLoading(chargeRow('248000', '48000', 'ISK')) as ChargeValues
     expect([isk.amount_minor, isk.tax_minor]).toEqual([2480, 480])
@@ -158,20 +158,20 @@ describe('import rows with a tax column', () => {
     expect(await minor.mapLoading(chargeRow('248000', '48050', 'ISK'))).toMatch(/^bad amount "48050" in tax: 48050 gateway_a units of ISK \(exponent 2\) is 480\.50 ISK, which ISK cannot hold exactly/)
   })
 
-  it('a tax under the layout\'s separators: "1.234,56" in a German-locale layout', async /*A*/ () => {
+  it('a tax under the layout\'s separators: "1.234,56" in a German-locale layout', async () => {
     const de = chargeMapper({decimal_separator: ',', thousands_separator: '.'})
     const v = await de.mapLoading(chargeRow('7.733,50', '1.234,56', 'EUR')) as ChargeValues
     expect([v.amount_minor, v.tax_minor]).toEqual([773_350, 123_456])
   })
 
-  it('an empty tax cell is no tax; a layout without a tax column has none', async /*A*/ () => {
+  it('an empty tax cell is no tax; a layout without a tax column has none', async () => {
     expect((await chargeMapper().mapLoading(chargeRow('9.99', '', 'EUR')) as ChargeValues).tax_minor).toBe(0)
     const none = new RowMapper<ChargeValues>(store, 'charges', {...layout('charges'), columns: {...layout('charges').columns, tax: 'no such column'}}, CHARGE_HEADER, fallback)
     const v = await none.mapLoading(chargeRow('9.99', '1.60', 'EUR')) as ChargeValues
     expect([v.tax_minor, v.tax_usd_minor, v.tax_refunded_usd_minor]).toEqual([0, 0, 0])
   })
 
-  it('rejects a tax above the amount, a negative tax, more decimals than the currency has, a grouped cell the layout does not declare', async /*A*/ () => {
+  it('rejects a tax above the amount, a negative tax, more decimals than the currency has, a grouped cell the layout does not declare', async () => {
     const m = chargeMapper()
     expect(await m.mapLoading(chargeRow('9.99', '10.00', 'EUR'))).toBe('tax: 10.00 in tax is more than the amount 9.99 (the amount is what the customer paid, tax included)')
     expect(await m.mapLoading(chargeRow('9.99', '-1.60', 'EUR'))).toBe('bad amount "-1.60" in tax: is negative (a tax is part of what the customer paid)')
@@ -179,7 +179,7 @@ describe('import rows with a tax column', () => {
     expect(await m.mapLoading(chargeRow('1234.56', '1,234.56', 'USD'))).toMatch(/^bad amount "1,234\.56" in tax: /)
   })
 
-  it('a refunded charge returns tax in proportion; fully refunded, all of it', async /*A*/ () => {
+  it('a refunded charge returns tax in proportion; fully refunded, all of it', async () => {
     const m = chargeMapper()
     const half = await m.mapLoading(chargeRow('10.70', '1.70', 'USD', '5.35')) as ChargeValues
     expect([half.tax_usd_minor, half.tax_refunded_usd_minor]).toEqual([170, 85])
@@ -187,7 +187,7 @@ describe('import rows with a tax column', () => {
     expect(whole.tax_refunded_usd_minor).toBe(whole.tax_usd_minor)
   })
 
-  it('a row with tax is another event than the same row without it; a row without tax keeps the event id it always had', async /*A*/ () => {
+  it('a row with tax is another event than the same row without it; a row without tax keeps the event id it always had', async () => {
     const m = chargeMapper()
     const withTax = await m.mapLoading(chargeRow('10.70', '1.70', 'USD')) as ChargeValues
     const without = await m.mapLoading(chargeRow('10.70', '', 'USD')) as ChargeValues
@@ -196,7 +196,7 @@ describe('import rows with a tax column', () => {
     expect(without.latest_event_id).toMatch(/^import:\d+:1:[0-9a-f]{8}$/)
   })
 
-  it('subscriptions: the tax of the whole row (quantity included); MRR is net of it', async /*A*/ () => {
+  it('subscriptions: the tax of the whole row (quantity included); MRR is net of it', async () => {
     const m = new RowMapper<SubscriptionValues>(store, 'subscriptions', layout('subscriptions'), SUBSCRIPTION_HEADER, fallback)
     const v = await m.mapLoading(['sub_1', 'u1', '2026-01-15', '59.50', '19.00', 'EUR', 'active', 'month', '2']) as SubscriptionValues
     expect([v.amount_minor, v.tax_minor]).toEqual([11_900, 1900])
@@ -211,7 +211,7 @@ describe('import rows with a tax column', () => {
 const CURRENCIES = ['JPY', 'USD', 'EUR', 'HUF', 'ISK', 'INR', 'KWD', 'BHD'] as const
 
 describe('property: net + tax = gross, to the minor unit, in every currency', () => {
-  it('an import row keeps gross and tax exactly, and its USD net and tax add up to its USD amount', async /*A*/ () => {
+  it('an import row keeps gross and tax exactly, and its USD net and tax add up to its USD amount', async () => {
     const m = chargeMapper()
     await fc.assert(
       fc.asyncProperty(
@@ -219,7 +219,7 @@ describe('property: net + tax = gross, to the minor unit, in every currency', ()
         fc.integer({max: 10 ** 12, min: 0}),
         fc.double({max: 1, min: 0, noNaN: true}),
         fc.double({max: 1, min: 0, noNaN: true}),
-        async /*A*/ (currency, gross, taxPart, refundPart) => {
+        async (currency, gross, taxPart, refundPart) => {
           const tax = Math.floor(gross * taxPart)
           const refunded = refundPart > 0.9 ? gross : Math.floor(gross * refundPart)
           const d = minorDigits(currency)
@@ -252,10 +252,10 @@ describe('property: net + tax = gross, to the minor unit, in every currency', ()
     )
   })
 
-  it("the gateway's minor units: gateway_a amounts of every currency read into storage units, net + tax = gross", async /*A*/ () => {
+  it("the gateway's minor units: gateway_a amounts of every currency read into storage units, net + tax = gross", async () => {
     const m = chargeMapper({amount_unit: 'minor'})
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('JPY', 'USD', 'EUR', 'KWD', 'BHD', 'INR'), fc.integer({max: 10 ** 10, min: 0}), fc.double({max: 1, min: 0, noNaN: true}), async /*A*/ (currency, units, taxPart) => {
+      fc.asyncProperty(fc.constantFrom('JPY', 'USD', 'EUR', 'KWD', 'BHD', 'INR'), fc.integer({max: 10 ** 10, min: 0}), fc.double({max: 1, min: 0, noNaN: true}), async (currency, units, taxPart) => {
         // gateway_a KWD and BHD amounts must end in 0 (a step of 10 fils); these currencies share storage's exponent otherwise.
         const step = currency === 'KWD' || currency === 'BHD' ? 10 : 1
         const gross = units - (units % step)
@@ -284,7 +284,7 @@ describe('a tax that meets an amount smaller than it (events in any order)', () 
   const key = {origin: 'gateway_b', origin_id: 'ch_order', user_id: 'u_order'}
   const body = {amount: 3, created: 1_767_225_600, currency: 'USD', origin: 'gateway_b', origin_id: 'ch_order', product: 'pro_monthly', status: 'succeeded', user_id: 'u_order'}
 
-  it('an update is refused when it arrives after the record (it is checked against it); kept before its create, the tax is bounded by the amount', async /*A*/ () => {
+  it('an update is refused when it arrives after the record (it is checked against it); kept before its create, the tax is bounded by the amount', async () => {
     const at = (id: string, timestamp: number) => ({id, timestamp})
     store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
     // Kept first: the create meets it and the tax is the whole amount (net 0), never more.
@@ -294,7 +294,7 @@ describe('a tax that meets an amount smaller than it (events in any order)', () 
     // Delivered after the record exists, the same update is refused and nothing changes.
     store.db.exec("DELETE FROM charges WHERE user_id = 'u_order'; DELETE FROM events; DELETE FROM pending_fields")
     await createCharge(store, body, at('c', 1_767_300_000))
-    await expect(async /*A*/ () => await updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).rejects.toThrow('invalid charge update: tax: 5 is more than the amount 3')
+    await expect(async () => await updateCharge(store, key, {tax: 5}, at('u', 1_767_312_000))).rejects.toThrow('invalid charge update: tax: 5 is more than the amount 3')
     expect((await store.revenue.rows('charges', [key]))[0]).toMatchObject({tax_minor: 0})
   })
 })

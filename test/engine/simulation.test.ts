@@ -18,7 +18,7 @@ const ARMS = [{multiplier: 0.8}, {multiplier: 1.3}]
 /** The store simulationArms set up (its synthetic product), made once: each run takes a copy. */
 let template: string
 let setup: Awaited<ReturnType<typeof simulationArms>>
-beforeAll(async /*A*/ () => {
+beforeAll(async () => {
   template = tempStore()
   const store = openStore(template)
   try {

@@ -45,7 +45,7 @@ function start(path: string, own = path, sql = writerSql(3)): Writer {
 }
 
 /** A new store with a running experiment (id 1), its writer started (with `sql`). */
-async /*A*/ function writer(sql?: WriterSql): Promise<Writer> {
+async function writer(sql?: WriterSql): Promise<Writer> {
   const path = tempStore()
   await openStore(path).close()
   const setup = new Database(path)
@@ -78,7 +78,7 @@ const users = (db: Database.Database) => db.prepare('SELECT * FROM users ORDER B
 const exposures = (db: Database.Database) => db.prepare('SELECT user_id, anonymous, arm_id, exposed_at FROM exposures ORDER BY user_id').raw().all() as unknown[][]
 
 describe('the write-behind writer', () => {
-  it('starts: ready with its connection open; a store that does not exist is reported (-1), not made', async /*A*/ () => {
+  it('starts: ready with its connection open; a store that does not exist is reported (-1), not made', async () => {
     expect([...(await writer()).status]).toEqual([1, 0, 0, 0, 0])
     const missing = tempStore()
     expect([...start(missing, ':memory:').status]).toEqual([-1, 0, 0, 0, 0])

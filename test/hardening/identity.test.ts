@@ -79,7 +79,7 @@ describe('--override in the engine', () => {
     await createProducts(path, CATALOG)
     store = openStore(path)
   })
-  afterEach(async /*A*/ () => await store.close())
+  afterEach(async () => await store.close())
 
   it('keeps the stored country and recomputes currency and prices', async () => {
     const first = await calculatePrice(await PricingContext.open(store), {country: 'FR', currency: 'USD', products: ['pro_monthly', 'lifetime'], user_id: 'ov1'})
@@ -177,7 +177,7 @@ describe('an id the price calculation hands out can be looked up', () => {
 
 describe('the country of a subscription or charge stays on its record', () => {
   let db: string
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     db = tempStore()
     await withStore(db, seedCatalog)
     process.env.PRICECTL_NOW = '1767312000'

@@ -23,7 +23,7 @@ const charge = (over: Record<string, string> = {}, extra: string[] = []) => ['ch
 const sub = (over: Record<string, string> = {}, extra: string[] = []) => ['subscriptions', 'create', ...flags(SUB, over), ...extra]
 
 let db: string
-beforeEach(async /*A*/ () => {
+beforeEach(async () => {
   db = tempStore()
   await withStore(db, seedCatalog)
   process.env.PRICECTL_NOW = '1767312000'

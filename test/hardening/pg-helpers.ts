@@ -4,7 +4,7 @@ import {connectPg} from '../../src/store/postgres/client.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
 
 /** A fresh PostgreSQL store with the products the generated exports name (generate.ts). */
-export async /*A*/ function pgStoreWithProducts(): Promise<PgDatabase> {
+export async function pgStoreWithProducts(): Promise<PgDatabase> {
   const db = freshPgDatabase()
   const store = openStore(db.url)
   try {

@@ -18,7 +18,7 @@ const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
       const dir = mkdtempSync(join(tmpdir(), 'pricectl-contract-'))
       const store = openStore(join(dir, 'store.db'))
       return {
-        async /*A*/ cleanup() {
+        async cleanup() {
           await store.close()
           rmSync(dir, {force: true, recursive: true})
         },
@@ -32,7 +32,7 @@ const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
       const database = freshPgDatabase()
       const store = openStore(database.url)
       return {
-        async /*A*/ cleanup() {
+        async cleanup() {
           await store.close()
           database.drop()
         },

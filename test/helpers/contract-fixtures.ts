@@ -16,12 +16,12 @@ import {
  */
 
 /** A monthly product; returns its id. */
-export async /*A*/ function addProduct(store: StorePort, apiId: string, basePx = 10): Promise<number> {
+export async function addProduct(store: StorePort, apiId: string, basePx = 10): Promise<number> {
   return (await createProduct(store, {api_id: apiId, base_px: basePx, interval: 'month', interval_count: 1, name: apiId})).id
 }
 
 /** An audience without rules; returns its id. */
-export async /*A*/ function addAudience(store: StorePort, apiId: string): Promise<number> {
+export async function addAudience(store: StorePort, apiId: string): Promise<number> {
   return (await createAudience(store, {api_id: apiId, name: apiId, rules: []})).id
 }
 

@@ -23,7 +23,7 @@ export const E2E_ADAPTER: 'postgres' | 'sqlite' = process.env.PRICECTL_TEST_ADAP
 export const onPostgres = E2E_ADAPTER === 'postgres'
 
 const databases: PgDatabase[] = []
-afterAll(async /*A*/ () => {
+afterAll(async () => {
   for (const store of readers.splice(0)) await store.close()
   for (const d of databases.splice(0)) d.drop()
   // The templates were among them: the next file of this worker makes its own.
@@ -100,7 +100,7 @@ export function e2eDir(): string {
 }
 
 /** Run `fn` on the store through the storage port (either adapter), and close it. */
-export async /*A*/ function withPort<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
+export async function withPort<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
   const store = openStore(db)
   try {
     return await fn(store)
@@ -120,7 +120,7 @@ const readerOf = new Map<string, StorePort>()
  * read-backs it is an idle connection outside any transaction, so each one reads what the
  * commands have committed.
  */
-async /*A*/ function readBack<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
+async function readBack<T>(db: string, fn: (store: StorePort) => T): Promise<T> {
   if (!onPostgres) return await withPort(db, fn)
   let store = readerOf.get(db)
   if (!store) {
@@ -135,9 +135,9 @@ async /*A*/ function readBack<T>(db: string, fn: (store: StorePort) => T): Promi
  * Every table's rows, read through the storage port (the tables part): what a store holds,
  * to compare before and after a command that must not write, on either adapter.
  */
-export async /*A*/ function storeRows(db: string): Promise<Record<string, unknown[][]>> {
-  return await readBack(db, async /*A*/ (store) =>
-    await store.tables.snapshot(async /*A*/ () => {
+export async function storeRows(db: string): Promise<Record<string, unknown[][]>> {
+  return await readBack(db, async (store) =>
+    await store.tables.snapshot(async () => {
       const out: Record<string, unknown[][]> = {}
       for (const t of await store.tables.list()) {
         out[t.name] = [...store.tables.read(t.name, t.columns.map((c) => c.name), 10_000)].flat()
@@ -153,9 +153,9 @@ export async /*A*/ function storeRows(db: string): Promise<Record<string, unknow
  * every row of every table of the port's list (tables.list) in PostgreSQL's text form, in
  * one statement: reading them through tables.read costs five round trips a table.
  */
-export async /*A*/ function storeState(db: string): Promise<unknown> {
+export async function storeState(db: string): Promise<unknown> {
   if (!onPostgres) return dump(db)
-  return await readBack(db, async /*A*/ (store) => {
+  return await readBack(db, async (store) => {
     const names = (await store.tables.list()).map((t) => t.name)
     const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
     const [row] = (store as PgStore).raw.queryArrays<string[][]>(`SELECT ${names.map((n) => `(SELECT coalesce(array_agg(x::text ORDER BY x::text), '{}') FROM ${quoted(n)} x)`).join(', ')}`)
@@ -169,13 +169,13 @@ export function storeDigest(db: string): string {
 }
 
 /** Rows in one table of the store, through the port (either adapter). */
-export async /*A*/ function tableCount(db: string, table: string): Promise<number> {
-  return await readBack(db, async /*A*/ (store) => (await store.tables.counts())[table] ?? 0)
+export async function tableCount(db: string, table: string): Promise<number> {
+  return await readBack(db, async (store) => (await store.tables.counts())[table] ?? 0)
 }
 
 /** The rows of one table as objects by column name, through the port (either adapter). */
-export async /*A*/ function tableRows(db: string, table: string): Promise<Record<string, unknown>[]> {
-  return await readBack(db, async /*A*/ (store) => {
+export async function tableRows(db: string, table: string): Promise<Record<string, unknown>[]> {
+  return await readBack(db, async (store) => {
     const shape = (await store.tables.list()).find((t) => t.name === table)
     if (!shape) throw new Error(`no table ${table}`)
     const names = shape.columns.map((c) => c.name)

@@ -45,13 +45,13 @@ export function recordedStore(real: StorePort): {calls: Call[]; phases: (ctx: Pr
     const begin = chunk.begin.bind(chunk)
     const flush = chunk.flush.bind(chunk)
     const close = chunk.close.bind(chunk)
-    chunk.begin = async /*A*/ (...args: Parameters<typeof begin>) => {
+    chunk.begin = async (...args: Parameters<typeof begin>) => {
       calls.push({method: 'chunk.begin', phase: state.phase})
       state.phase = 'begin'
       await begin(...args)
       state.phase = 'calculation'
     }
-    chunk.flush = async /*A*/ () => {
+    chunk.flush = async () => {
       calls.push({method: 'chunk.flush', phase: state.phase})
       const before = state.phase
       state.phase = 'flush'

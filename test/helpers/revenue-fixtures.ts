@@ -24,7 +24,7 @@ export type TestProduct = {
 }
 
 /** Open (creating and migrating) a store for `fn`, with its SQLite handle and its port. */
-export async /*A*/ function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): Promise<T> {
+export async function withStore<T>(path: string, fn: (db: DB, store: StorePort) => T): Promise<T> {
   const store = openStore(path)
   try {
     return await fn(store.db, store)
@@ -162,7 +162,7 @@ export function paymentsCsv(n: number, offset = 0): string {
  */
 export function seededStores(): () => string {
   let template: string
-  beforeAll(async /*A*/ () => {
+  beforeAll(async () => {
     template = join(tempDir(), 'template.db')
     await withStore(template, (db) => seedCatalog(db))
   })

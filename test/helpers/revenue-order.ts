@@ -109,7 +109,7 @@ export function orderStream(stream: Stream, seed: number): Stream {
 }
 
 /** One event of a stream through the engine's write function for it (user u1, gateway_a). */
-export async /*A*/ function applyEvent(kind: 'charges' | 'subscriptions', store: StorePort, e: Ev): Promise<void> {
+export async function applyEvent(kind: 'charges' | 'subscriptions', store: StorePort, e: Ev): Promise<void> {
   const k = {origin: 'gateway_a', origin_id: e.key, user_id: 'u1'}
   if (kind === 'subscriptions') {
     if (e.action === 'create') await createSubscription(store, e.body, e.event)

@@ -40,7 +40,7 @@ let path: string
 let store: Store
 const written: string[] = []
 
-beforeAll(async /*A*/ () => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pricectl-library-'))
   path = join(dir, 'store.db')
   const seed = openEngineStore(path)
@@ -49,7 +49,7 @@ beforeAll(async /*A*/ () => {
   store = openStore(path)
 })
 
-afterAll(async /*A*/ () => await store.close())
+afterAll(async () => await store.close())
 
 // The library never prints: every write to stdout or stderr during a test is a failure.
 beforeEach(() => {
@@ -76,7 +76,7 @@ describe('openStore', () => {
     await other.close() // twice is fine
     expect(other.closed).toBe(true)
     await expect(price(other, {products: ['x'], user_id: 'u'})).rejects.toThrow(/is closed: open it again with openStore/)
-    await expect(async /*A*/ () => await revenueReport(other)).rejects.toThrow(OperationalError)
+    await expect(async () => await revenueReport(other)).rejects.toThrow(OperationalError)
   })
 
   it('refuses a path that is not a string, and a file that is not a store', () => {
@@ -158,7 +158,7 @@ describe('priceMany', () => {
 })
 
 describe('previewPrices', () => {
-  it('prices products x countries without writing, and compares with a snapshot', async /*A*/ () => {
+  it('prices products x countries without writing, and compares with a snapshot', async () => {
     const r = await previewPrices(store, {countries: ['de', 'US'], products: ['basic_monthly', 'pro_monthly']})
     expect(r.success).toBe(true)
     expect(r.comparison).toBeUndefined()
@@ -179,23 +179,23 @@ describe('previewPrices', () => {
     expect((await previewPrices(store, {against: snapshot, countries: ['DE', 'US'], products: ['basic_monthly', 'pro_monthly'], tolerance: '2'})).comparison!.passed).toBe(true)
   })
 
-  it('throws InvalidInputError for a tolerance without a snapshot, or an unreadable snapshot', async /*A*/ () => {
-    await expect(async /*A*/ () => await previewPrices(store, {tolerance: '1%'})).rejects.toThrow(InvalidInputError)
-    await expect(async /*A*/ () => await previewPrices(store, {against: join(dir, 'missing.json')})).rejects.toThrow(/cannot read it/)
+  it('throws InvalidInputError for a tolerance without a snapshot, or an unreadable snapshot', async () => {
+    await expect(async () => await previewPrices(store, {tolerance: '1%'})).rejects.toThrow(InvalidInputError)
+    await expect(async () => await previewPrices(store, {against: join(dir, 'missing.json')})).rejects.toThrow(/cannot read it/)
   })
 })
 
 describe('importCharges, importSubscriptions and revenueReport', () => {
   // The catalog the import fixtures name (gateway product ids prod_pro, prod_life, ...).
   let rev: Store
-  beforeAll(async /*A*/ () => {
+  beforeAll(async () => {
     const revPath = join(dir, 'revenue.db')
     const seed = openEngineStore(revPath)
     seedCatalog(seed.db)
     await seed.close()
     rev = openStore(revPath)
   })
-  afterAll(async /*A*/ () => await rev.close())
+  afterAll(async () => await rev.close())
 
   it('import exports and return the summary the CLI prints as --json; a re-run changes nothing', async () => {
     const payments = clean('payments-new.csv', 3)
@@ -231,7 +231,7 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
     await expect(unknown).rejects.toThrow(/unknown product "no_such"/)
   })
 
-  it('revenueReport: the spec body, by month, country or product, with Date, seconds or text bounds', async /*A*/ () => {
+  it('revenueReport: the spec body, by month, country or product, with Date, seconds or text bounds', async () => {
     const byMonth = await revenueReport(rev, {since: '2026-01-01', until: '2026-06-30'})
     expect(byMonth).toMatchObject({by: 'month', currency: 'USD', since: '2026-01-01', success: true})
     expect(byMonth.rows.map((r) => r.key)).toEqual(['2026-01', '2026-02', '2026-03', '2026-04', '2026-05', '2026-06'])
@@ -240,12 +240,12 @@ describe('importCharges, importSubscriptions and revenueReport', () => {
     expect(asDates.rows).toEqual(byMonth.rows)
     const byCountry = await revenueReport(rev, {by: 'country', since: '2026-01-01', until: '2026-06-30'})
     expect(byCountry.totals.net_revenue).toBe(byMonth.totals.net_revenue)
-    await expect(async /*A*/ () => await revenueReport(rev, {by: 'day' as 'month'})).rejects.toThrow(InvalidInputError)
+    await expect(async () => await revenueReport(rev, {by: 'day' as 'month'})).rejects.toThrow(InvalidInputError)
     const byQuarter = await revenueReport(rev, {by: 'quarter', since: '2026-01-01', until: '2026-06-30'})
     expect(byQuarter.rows.map((r) => r.key)).toEqual(['2026-Q1', '2026-Q2'])
     expect(byQuarter.totals).toEqual(byMonth.totals)
-    await expect(async /*A*/ () => await revenueReport(rev, {since: '2026-06-01', until: '2026-01-01'})).rejects.toThrow(/before since/)
-    await expect(async /*A*/ () => await revenueReport(rev, {since: 'yesterday-ish'})).rejects.toThrow(InvalidInputError)
+    await expect(async () => await revenueReport(rev, {since: '2026-06-01', until: '2026-01-01'})).rejects.toThrow(/before since/)
+    await expect(async () => await revenueReport(rev, {since: 'yesterday-ish'})).rejects.toThrow(InvalidInputError)
   })
 })
 

@@ -282,15 +282,15 @@ describe('the client while PostgreSQL is down', () => {
     try {
       await store.health()
       await cluster.halt()
-      await expect(async /*A*/ () => await store.health()).rejects.toThrow(UnavailableError)
+      await expect(async () => await store.health()).rejects.toThrow(UnavailableError)
       const started = Date.now()
-      for (let i = 0; i < 100; i++) await expect(async /*A*/ () => await store.health()).rejects.toThrow(/no new connection could be made/)
+      for (let i = 0; i < 100; i++) await expect(async () => await store.health()).rejects.toThrow(/no new connection could be made/)
       expect(Date.now() - started).toBeLessThan(500)
       // Back long enough for the background connection, then down again before any call used it.
       await cluster.start()
       await sleep(1000)
       await cluster.halt()
-      await expect(async /*A*/ () => await store.health()).rejects.toThrow(UnavailableError)
+      await expect(async () => await store.health()).rejects.toThrow(UnavailableError)
       await cluster.start()
       expect(await firstOk()).toBeLessThan(1000)
     } finally {
@@ -450,7 +450,7 @@ describe('a connection that stops answering (half-open)', () => {
 
   it('statement_timeout: the URL\'s wins over the opener\'s (serve: 5 s); none by default', async () => {
     const db = await freshStore()
-    const show = async /*A*/ (url: string, options: {statementTimeoutMs?: number}) => {
+    const show = async (url: string, options: {statementTimeoutMs?: number}) => {
       const store = openStore(url, options)
       try {
         return (store as unknown as {pg: {query(sql: string): {statement_timeout: string}[]}}).pg.query('SHOW statement_timeout')[0].statement_timeout

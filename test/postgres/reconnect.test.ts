@@ -87,7 +87,7 @@ function openPg(url: string): PgStore {
   return s
 }
 
-async /*A*/ function caught(fn: () => unknown): Promise<unknown> {
+async function caught(fn: () => unknown): Promise<unknown> {
   try {
     await fn()
   } catch (error) {
@@ -124,7 +124,7 @@ describe('statementFacts: what may run twice after a lost connection', () => {
 })
 
 describe('PostgreSQL: a dropped connection', () => {
-  it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', async /*A*/ () => {
+  it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', async () => {
     const d = database()
     const store = openPg(d.url)
     store.setBusyTimeout(7000)
@@ -140,13 +140,13 @@ describe('PostgreSQL: a dropped connection', () => {
     expect(store.pg.query(`SELECT value FROM settings WHERE key = 'reconnect'`)).toEqual([{value: 'yes'}])
   })
 
-  it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', async /*A*/ () => {
+  it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', async () => {
     const d = database()
     const store = openPg(d.url)
     let inside: unknown
-    const error = await caught(async /*A*/ () =>
+    const error = await caught(async () =>
       await store.transaction(
-        async /*A*/ () => {
+        async () => {
           store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
           terminate(d.name)
           inside = await caught(() => store.pg.query('SELECT 1'))
@@ -197,7 +197,7 @@ describe('PostgreSQL: a server restart', () => {
       await cluster.restart()
       expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
       await cluster.stop()
-      const down = await caught(async /*A*/ () => await store.health())
+      const down = await caught(async () => await store.health())
       expect(down).toBeInstanceOf(UnavailableError)
       expect((down as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres was lost \(.*\) and no new connection could be made: check that the server runs and accepts connections, then retry$/)
       const answer = httpError(down, {bodyLimit: 1})

@@ -82,7 +82,7 @@ describe('opening a PostgreSQL store', () => {
     expect(PG_MIGRATIONS.map((m) => m.version)).toEqual(PG_MIGRATIONS.map((_, i) => i + 1))
   })
 
-  it('creates a store in an empty database: marked, migrated, seeded as SQLite is', async /*A*/ () => {
+  it('creates a store in an empty database: marked, migrated, seeded as SQLite is', async () => {
     const store = open(database({empty: true}).url)
     expect(store.kind).toBe('postgres')
     expect(await store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
@@ -91,7 +91,7 @@ describe('opening a PostgreSQL store', () => {
     expect((await store.config.ratesOn('2030-01-01', '2030-01-01')).length).toBeGreaterThan(100)
   })
 
-  it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', async /*A*/ () => {
+  it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', async () => {
     const {url} = database({empty: true})
     const pg = connectPg(url)
     opened.push(pg)
@@ -109,7 +109,7 @@ describe('opening a PostgreSQL store', () => {
     expect(await store.health()).toEqual({schemaVersion: 7})
     const at = '2026-03-15T12:00:00.000Z'
     await store.history.begin({actor: 'alice', at, command: 'pricectl tax set DE 20'})
-    await store.transaction(async /*A*/ () => {
+    await store.transaction(async () => {
       await store.config.saveTaxRate({bp: 2000, category: '', country: 'DE', from: '2026-01-01', source: 'manual'}, at)
       await store.config.saveTaxSetting({behavior: 'inclusive', category: null, scope: 'store', subject: ''}, at)
     }, {write: true})
@@ -134,7 +134,7 @@ describe('opening a PostgreSQL store', () => {
             child.on('exit', (code) => resolve({code, out}))
           }),
       ),
-    ).then(async /*A*/ (results) => {
+    ).then(async (results) => {
       for (const r of results) expect(r.code, r.out).toBe(0)
       for (const r of results) expect(JSON.parse(r.out).to).toBe(SCHEMA_VERSION)
       const store = open(url)
@@ -152,7 +152,7 @@ describe('opening a PostgreSQL store', () => {
     expect(pg.queryArrays(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).toEqual([['customers']])
   })
 
-  it('a store in its own schema of a shared database (search_path in the URL)', async /*A*/ () => {
+  it('a store in its own schema of a shared database (search_path in the URL)', async () => {
     const d = database({empty: true})
     const pg = connectPg(d.url)
     opened.push(pg)
@@ -173,29 +173,29 @@ describe('opening a PostgreSQL store', () => {
     expect(r.stderr).not.toContain('secret')
   })
 
-  it('a reader store is a read-only session of the same store', async /*A*/ () => {
+  it('a reader store is a read-only session of the same store', async () => {
     const d = database()
     const store = open(d.url)
-    await store.transaction(async /*A*/ () => await store.config.saveSetting('default_country', 'DE'), {write: true})
+    await store.transaction(async () => await store.config.saveSetting('default_country', 'DE'), {write: true})
     const reader = openReaderStore(store.location)
     opened.push(reader)
     expect(reader.readOnly).toBeTruthy()
     expect(await reader.config.setting('default_country')).toBe('DE')
-    await expect(async /*A*/ () => await reader.transaction(async /*A*/ () => await reader.config.saveSetting('x', 'y'), {write: true})).rejects.toThrow(/read-only/)
+    await expect(async () => await reader.transaction(async () => await reader.config.saveSetting('x', 'y'), {write: true})).rejects.toThrow(/read-only/)
   })
 })
 
 describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
-  it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', async /*A*/ () => {
+  it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', async () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(0)
     let inner: unknown
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       await a.config.saveSetting('holder', 'a')
       try {
-        await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+        await b.transaction(async () => await b.config.saveSetting('holder', 'b'), {write: true})
       } catch (error) {
         inner = error
       }
@@ -203,20 +203,20 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect((inner as PgError).code).toBe('55P03')
     expect(await b.config.setting('holder')).toBe('a')
     // Once a has committed, b writes.
-    await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+    await b.transaction(async () => await b.config.saveSetting('holder', 'b'), {write: true})
     expect(await a.config.setting('holder')).toBe('b')
   })
 
-  it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', async /*A*/ () => {
+  it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', async () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     const v = await a.pricing.catalogVersion()
-    await a.transaction(async /*A*/ () => await a.config.saveSetting('k', '1'), {write: true})
+    await a.transaction(async () => await a.config.saveSetting('k', '1'), {write: true})
     expect(await a.pricing.catalogVersion()).toBe(v)
-    const seen = await a.transaction(async /*A*/ () => {
+    const seen = await a.transaction(async () => {
       const first = await a.config.setting('k')
-      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '2'), {write: true})
+      await b.transaction(async () => await b.config.saveSetting('k', '2'), {write: true})
       return [first, await a.config.setting('k')]
     })
     expect(seen).toEqual(['1', '1'])
@@ -224,34 +224,34 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await a.pricing.catalogVersion()).not.toBe(v)
     // A transaction that wrote nothing moves nothing.
     const w = await b.pricing.catalogVersion()
-    await a.transaction(async /*A*/ () => await a.config.setting('k'), {write: true})
+    await a.transaction(async () => await a.config.setting('k'), {write: true})
     expect(await b.pricing.catalogVersion()).toBe(w)
   })
 
-  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', async /*A*/ () => {
+  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', async () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     const v = await a.pricing.catalogVersion()
-    await b.transaction(async /*A*/ () => {
+    await b.transaction(async () => {
       await b.pricing.saveQuotes([lock('carol')])
       await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
     }, {write: true})
-    await b.transaction(async /*A*/ () => await b.pricing.deleteLocks(['carol']), {write: true})
+    await b.transaction(async () => await b.pricing.deleteLocks(['carol']), {write: true})
     expect(await a.pricing.catalogVersion()).toBe(v)
-    await b.transaction(async /*A*/ () => await b.config.saveSetting('default_country', 'FR'), {write: true})
+    await b.transaction(async () => await b.config.saveSetting('default_country', 'FR'), {write: true})
     expect(await a.pricing.catalogVersion()).not.toBe(v)
   })
 
-  it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async /*A*/ () => {
+  it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const locksOnly = {locksOnly: true, write: true}
     // Two writers of locks at once: b writes while a's transaction is open.
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       expect(await a.pricing.loadLocks(["o'neil\\x"])).toEqual([undefined])
-      await b.transaction(async /*A*/ () => {
+      await b.transaction(async () => {
         expect(await b.pricing.loadLocks(['dora'])).toEqual([undefined])
         await b.pricing.saveQuotes([lock('dora')])
         await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'dora'}])
@@ -266,11 +266,11 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     // A claim that loses (b made the lock after a read none) writes nothing; a runs again, still
     // without the write lock, and its read finds b's lock (the quote it answers is the one stored).
     const seen: unknown[] = []
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       const [found] = await a.pricing.loadLocks(['erin'])
       seen.push(found?.country)
       if (found) return
-      await b.transaction(async /*A*/ () => {
+      await b.transaction(async () => {
         await b.pricing.loadLocks(['erin'])
         await b.pricing.saveQuotes([lock('erin', {country: 'KW'})])
       }, locksOnly)
@@ -284,16 +284,16 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
 
     // A lock that exists changes, a lock deleted, another table written: run again with the write lock.
     const attempts: string[] = []
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       attempts.push('change')
       await a.pricing.loadLocks(['dora'])
       await a.pricing.saveQuotes([lock('dora', {country: 'FR'})])
     }, locksOnly)
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       attempts.push('delete')
       await a.pricing.deleteLocks(['erin'])
     }, locksOnly)
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       attempts.push('setting')
       await a.config.saveSetting('k', 'v')
     }, locksOnly)
@@ -303,14 +303,14 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await a.config.setting('k')).toBe('v')
   })
 
-  it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', async /*A*/ () => {
+  it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       await a.config.saveSetting('holder', 'a')
-      await b.transaction(async /*A*/ () => {
+      await b.transaction(async () => {
         await b.pricing.loadLocks(['gus'])
         await b.pricing.saveQuotes([lock('gus', {country: 'JP'})])
         await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'JP', userId: 'gus'}])
@@ -322,20 +322,20 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   /** Another server's price request claims `user`'s new lock (in KW) in a transaction of its own. */
-  const claimElsewhere = async /*A*/ (b: PgStore, user: string) =>
-    await b.transaction(async /*A*/ () => {
+  const claimElsewhere = async (b: PgStore, user: string) =>
+    await b.transaction(async () => {
       await b.pricing.loadLocks([user])
       await b.pricing.saveQuotes([lock(user, {country: 'KW'})])
     }, {locksOnly: true, write: true})
 
-  it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', async /*A*/ () => {
+  it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     // A plain write transaction (a command): busy (40001), nothing written, the winner's lock kept.
     let failed: unknown
     try {
-      await a.transaction(async /*A*/ () => {
+      await a.transaction(async () => {
         expect(await a.pricing.loadLocks(['hal'])).toEqual([undefined])
         await claimElsewhere(b, 'hal')
         await a.pricing.saveQuotes([lock('hal', {country: 'US'})])
@@ -350,9 +350,9 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
 
     // A lock-writing transaction run again with the write lock (it also changes a lock) claims
     // as well: it loses to b's new lock, runs again and reads it.
-    await a.transaction(async /*A*/ () => await a.pricing.saveQuotes([lock('ivy')]), {write: true})
+    await a.transaction(async () => await a.pricing.saveQuotes([lock('ivy')]), {write: true})
     const seen: unknown[] = []
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       const [ivy, jo] = await a.pricing.loadLocks(['ivy', 'jo'])
       seen.push(jo?.country)
       if (seen.length === 2) await claimElsewhere(b, 'jo')
@@ -364,7 +364,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect((await a.pricing.loadLocks(['ivy', 'jo'])).map((l) => l?.country)).toEqual(['FR', 'KW'])
   })
 
-  it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', async /*A*/ () => {
+  it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
@@ -372,7 +372,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     // loses the claim of the next user to b, and the next run finds that lock stored.
     const users = Array.from({length: 30}, (_, i) => `grp-${i}`)
     let runs = 0
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       const found = await a.pricing.loadLocks(users)
       const absent = users.filter((_, i) => !found[i])
       runs++
@@ -388,9 +388,9 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     let failed: unknown
     runs = 0
     try {
-      await a.transaction(async /*A*/ () => {
+      await a.transaction(async () => {
         runs++
-        await b.transaction(async /*A*/ () => await b.pricing.deleteLocks(['same']), {write: true})
+        await b.transaction(async () => await b.pricing.deleteLocks(['same']), {write: true})
         await a.pricing.loadLocks(['same'])
         await claimElsewhere(b, 'same')
         await a.pricing.saveQuotes([lock('same', {country: 'US'})])
@@ -402,15 +402,15 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(runs).toBe(21)
   })
 
-  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', async /*A*/ () => {
+  it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     let failed: unknown
     try {
-      await a.transaction(async /*A*/ () => {
-        await expect(async /*A*/ () =>
-          await a.transaction(async /*A*/ () => {
+      await a.transaction(async () => {
+        await expect(async () =>
+          await a.transaction(async () => {
             await a.pricing.loadLocks(['max'])
             await a.pricing.saveQuotes([lock('max', {country: 'US'})])
             throw new Error('this request fails after its lock was written')
@@ -426,23 +426,23 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect((await a.pricing.loadLocks(['max']))[0]?.country).toBe('KW')
   })
 
-  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', async /*A*/ () => {
+  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', async () => {
     const d = database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const v = await b.pricing.catalogVersion()
     // As serve writes: new locks and countries, in lock-writing transactions.
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       await a.pricing.loadLocks(['kim', 'lee'])
       await a.pricing.saveQuotes([lock('kim'), lock('lee')])
       await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}])
     }, {locksOnly: true, write: true})
     // A changed lock (with the write lock), a deleted one.
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       await a.pricing.loadLocks(['kim'])
       await a.pricing.saveQuotes([lock('kim', {country: 'FR'})])
     }, {locksOnly: true, write: true})
-    await a.transaction(async /*A*/ () => await a.pricing.deleteLocks(['lee']), {write: true})
+    await a.transaction(async () => await a.pricing.deleteLocks(['lee']), {write: true})
     expect(await b.pricing.catalogVersion()).toBe(v)
     // The server's key-use flush.
     const [key] = await a.keys.insert([{created_at: '2026-01-01T00:00:00.000Z', hash: 'h'.repeat(64), name: 'k', prefix: 'pk_test'}])
@@ -451,31 +451,31 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await a.keys.recordUse([[key!.id, '2026-01-02T00:00:00.000Z']])).toBe(true)
     expect((await a.keys.find([{id: key!.id}]))[0]?.last_used_at).toBe('2026-01-02T00:00:00.000Z')
     expect(await b.pricing.catalogVersion()).toBe(w)
-    await a.transaction(async /*A*/ () => await a.config.saveSetting('default_country', 'FR'), {write: true})
+    await a.transaction(async () => await a.config.saveSetting('default_country', 'FR'), {write: true})
     expect(await b.pricing.catalogVersion()).not.toBe(w)
   })
 
-  it('a locked read on its own is outside the transaction; what follows it reads one snapshot', async /*A*/ () => {
+  it('a locked read on its own is outside the transaction; what follows it reads one snapshot', async () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
-    await a.transaction(async /*A*/ () => await a.pricing.saveQuotes([lock('fay')]), {write: true})
-    const seen = await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => await a.pricing.saveQuotes([lock('fay')]), {write: true})
+    const seen = await a.transaction(async () => {
       const first = (await a.pricing.loadLocks(['fay']))[0]?.country
-      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '1'), {write: true})
+      await b.transaction(async () => await b.config.saveSetting('k', '1'), {write: true})
       const second = await a.config.setting('k')
-      await b.transaction(async /*A*/ () => await b.config.saveSetting('k', '2'), {write: true})
+      await b.transaction(async () => await b.config.saveSetting('k', '2'), {write: true})
       return [first, second, await a.config.setting('k')]
     })
     expect(seen).toEqual(['DE', '1', '1'])
   })
 
-  it('a nested transaction that fails rolls back its own writes only', async /*A*/ () => {
+  it('a nested transaction that fails rolls back its own writes only', async () => {
     const store = open(database().url)
-    await store.transaction(async /*A*/ () => {
+    await store.transaction(async () => {
       await store.config.saveSetting('outer', '1')
-      await expect(async /*A*/ () =>
-        await store.transaction(async /*A*/ () => {
+      await expect(async () =>
+        await store.transaction(async () => {
           await store.config.saveSetting('inner', '1')
           await store.config.saveSetting('bad', null as unknown as string) // NOT NULL
         }),
@@ -487,16 +487,16 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
 })
 
 describe('a write transaction that cannot get the write lock in time', () => {
-  it('fails busy (lock_timeout, 55P03) and leaves the connection usable', async /*A*/ () => {
+  it('fails busy (lock_timeout, 55P03) and leaves the connection usable', async () => {
     const d = database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(50)
     let failed: unknown
-    await a.transaction(async /*A*/ () => {
+    await a.transaction(async () => {
       await a.config.saveSetting('holder', 'a')
       try {
-        await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+        await b.transaction(async () => await b.config.saveSetting('holder', 'b'), {write: true})
       } catch (error) {
         failed = error
       }
@@ -504,7 +504,7 @@ describe('a write transaction that cannot get the write lock in time', () => {
       expect(await b.config.setting('holder')).toBeUndefined()
     }, {write: true})
     expect((failed as PgError).code).toBe('55P03')
-    await b.transaction(async /*A*/ () => await b.config.saveSetting('holder', 'b'), {write: true})
+    await b.transaction(async () => await b.config.saveSetting('holder', 'b'), {write: true})
     expect(await a.config.setting('holder')).toBe('b')
   })
 })

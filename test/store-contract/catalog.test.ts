@@ -93,7 +93,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('saves a whole product and reads it back unchanged, lists in their saved order', async /*A*/ () => {
+  it('saves a whole product and reads it back unchanged, lists in their saved order', async () => {
     expect(await store.catalog.saveProducts([FULL], AT)).toEqual({inserted: ['pro'], updated: []})
     const [p] = await store.catalog.getProducts(['pro'])
     expect(asDef(p)).toEqual(FULL)
@@ -102,7 +102,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect(await store.catalog.featureGroups([p.features[0].group_id!, 4242])).toEqual(new Map([[p.features[0].group_id!, {api_id: 'limits', description: 'Usage limits', name: 'Limits'}]]))
   })
 
-  it('replaces a saved product whole: lists as whole lists, created_at kept, updated_at stamped', async /*A*/ () => {
+  it('replaces a saved product whole: lists as whole lists, created_at kept, updated_at stamped', async () => {
     await store.catalog.saveProducts([FULL], AT)
     const next = {...FULL, country_prices: [{amount_minor: 899, country: 'FR', currency: 'EUR'}], features: [], integrations: [], product_trials: []}
     expect(await store.catalog.saveProducts([next], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['pro']})
@@ -111,7 +111,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect(p).toMatchObject({created_at: AT, updated_at: '2026-06-01T00:00:00.000Z'})
   })
 
-  it('lists products by api_id whatever the insertion order; gets them in the order asked, unknown ones left out', async /*A*/ () => {
+  it('lists products by api_id whatever the insertion order; gets them in the order asked, unknown ones left out', async () => {
     await store.catalog.saveProducts([def('c'), def('a')], AT)
     await store.catalog.saveProducts([def('b')], AT)
     expect((await store.catalog.listProducts()).map((p) => p.api_id)).toEqual(['a', 'b', 'c'])
@@ -122,7 +122,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect(await store.catalog.productApiIds([ids.get('a')!, 9999])).toEqual(new Map([[ids.get('a')!, 'a']]))
   })
 
-  it('links a baseline named further down the same chunk, and swaps names within one chunk', async /*A*/ () => {
+  it('links a baseline named further down the same chunk, and swaps names within one chunk', async () => {
     await store.catalog.saveProducts([def('intro', {baseline: 'yearly', name: 'Yearly'}), def('yearly', {name: 'Intro'})], AT)
     const intro = (await store.catalog.getProducts(['intro']))[0]
     expect(intro.baseline_api_id).toBe('yearly')
@@ -134,7 +134,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     ])
   })
 
-  it('a chunk of N saves what N single saves save', async /*A*/ () => {
+  it('a chunk of N saves what N single saves save', async () => {
     const defs = [def('base'), {...FULL, baseline: 'base'}, def('z', {features: [{...FULL.features[0], value: 9}]})]
     const other = adapter.open()
     try {
@@ -146,9 +146,9 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     }
   })
 
-  it('a taken unique key is a UniqueConflictError, and the chunk writes nothing', async /*A*/ () => {
+  it('a taken unique key is a UniqueConflictError, and the chunk writes nothing', async () => {
     await store.catalog.saveProducts([def('a', {name: 'Same'})], AT)
-    const error = await (async /*A*/ () => {
+    const error = await (async () => {
       try {
         await store.catalog.saveProducts([def('b'), def('c', {name: 'Same'})], AT)
       } catch (error_) {
@@ -158,13 +158,13 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect(error).toBeInstanceOf(UniqueConflictError)
     expect(error).toMatchObject({entity: 'product', key: 'name', value: 'Same'})
     expect((await store.catalog.listProducts()).map((p) => p.api_id)).toEqual(['a'])
-    await expect(async /*A*/ () => await store.catalog.saveCoupons([coupon('X', {external: [{external_id: '1', source: 'GATEWAY_A'}, {external_id: '2', source: 'GATEWAY_A'}]})], AT)).rejects.toThrow(UniqueConflictError)
+    await expect(async () => await store.catalog.saveCoupons([coupon('X', {external: [{external_id: '1', source: 'GATEWAY_A'}, {external_id: '2', source: 'GATEWAY_A'}]})], AT)).rejects.toThrow(UniqueConflictError)
     expect(await store.catalog.listCoupons()).toEqual([])
   })
 
-  it('rolls back everything written inside a failed transaction', async /*A*/ () => {
-    await expect(async /*A*/ () =>
-      await store.transaction(async /*A*/ () => {
+  it('rolls back everything written inside a failed transaction', async () => {
+    await expect(async () =>
+      await store.transaction(async () => {
         await store.catalog.saveProducts([FULL], AT)
         await store.catalog.saveCoupons([coupon('A')], AT)
         throw new Error('boom')
@@ -172,11 +172,11 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     ).rejects.toThrow('boom')
     expect(await store.catalog.listProducts()).toEqual([])
     expect(await store.catalog.listCoupons()).toEqual([])
-    expect(await store.transaction(async /*A*/ () => await store.transaction(async /*A*/ () => await store.catalog.saveProducts([def('a')], AT), {write: true}), {write: true})).toEqual({inserted: ['a'], updated: []})
+    expect(await store.transaction(async () => await store.transaction(async () => await store.catalog.saveProducts([def('a')], AT), {write: true}), {write: true})).toEqual({inserted: ['a'], updated: []})
     expect((await store.catalog.listProducts()).length).toBe(1)
   })
 
-  it('deletes a product with its lists; the products based on it lose their baseline', async /*A*/ () => {
+  it('deletes a product with its lists; the products based on it lose their baseline', async () => {
     await store.catalog.saveProducts([FULL, def('intro', {baseline: 'pro'})], AT)
     const id = (await store.catalog.productIds(['pro'])).get('pro')!
     expect(await store.catalog.productUses(id)).toEqual({audience_prices: 0, charges: 0, experiments: 0, packages: 0, subscriptions: 0})
@@ -187,7 +187,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect((await store.catalog.saveProducts([{...FULL, api_id: 'pro2'}], AT)).inserted).toEqual(['pro2'])
   })
 
-  it('saves coupons whole and reads them back by api_id, links in order; a chunk of N equals N single saves', async /*A*/ () => {
+  it('saves coupons whole and reads them back by api_id, links in order; a chunk of N equals N single saves', async () => {
     const defs = [
       coupon('SAVE5', {amount_minor: 550, coupon_type: 'fixed_amount', currency: 'EUR', external: [{external_id: 'promo_1', source: 'GATEWAY_A'}, {external_id: 'c_1', source: 'GATEWAY_C'}], percent: null}),
       coupon('ALWAYS', {active_from: '2026-01-01', active_till: '2026-12-31', status: 'NOT_ACTIVE'}),
@@ -208,7 +208,7 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect((await store.catalog.getCoupons(['SAVE5']))[0]).toMatchObject({created_at: AT, external: [], updated_at: '2026-06-01T00:00:00.000Z'})
   })
 
-  it('deletes a coupon with the campaigns applying it', async /*A*/ () => {
+  it('deletes a coupon with the campaigns applying it', async () => {
     await store.catalog.saveCoupons([coupon('A')], AT)
     const [a] = await store.catalog.getCoupons(['A'])
     await store.segments.addCampaigns([{active_from: null, active_till: null, api_id: 'spring', audience_id: null, countries: [], coupon_id: a.id, name: 'Spring', products: []}], AT)

@@ -12,9 +12,9 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  const write = async /*A*/ (fn: () => Promise<void>) => await store.transaction(fn, {write: true})
+  const write = async (fn: () => Promise<void>) => await store.transaction(fn, {write: true})
 
-  it('a new store holds the bundled FX snapshot: one rate per currency, sorted, the same as one by one', async /*A*/ () => {
+  it('a new store holds the bundled FX snapshot: one rate per currency, sorted, the same as one by one', async () => {
     const snap = defaultFxSnapshot()
     const today = '2030-01-01'
     const all = await store.config.ratesOn(today, today)
@@ -26,9 +26,9 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
     expect(await store.config.nextOperatorRate('EUR', '2000-01-01')).toBeUndefined()
   })
 
-  it('rounding rules: saved, read one and all (sorted), deleted', async /*A*/ () => {
+  it('rounding rules: saved, read one and all (sorted), deleted', async () => {
     expect(await store.config.roundingRule('EUR')).toBeUndefined()
-    await write(async /*A*/ () => {
+    await write(async () => {
       await store.config.saveRoundingRule('JPY', 'up 10', '2026-01-01T00:00:00.000Z')
       await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z')
       await store.config.saveRoundingRule('EUR', 'down 0.10', '2026-01-02T00:00:00.000Z')
@@ -39,7 +39,7 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
       {currency: 'JPY', rule: 'up 10'},
     ])
     let dropped = false
-    await write(async /*A*/ () => {
+    await write(async () => {
       dropped = await store.config.deleteRoundingRule('EUR')
     })
     expect(dropped).toBe(true)
@@ -47,17 +47,17 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
     expect(await store.config.roundingRules()).toEqual([{currency: 'JPY', rule: 'up 10'}])
   })
 
-  it('gateway settings and currency-rule overrides: saved (replacing), listed, deleted', async /*A*/ () => {
+  it('gateway settings and currency-rule overrides: saved (replacing), listed, deleted', async () => {
     expect(await store.config.gatewaySettings()).toEqual([])
     const b = {accepted_currencies: '["EUR","USD"]', amount_format: 'minor' as const, fallback_currency: 'USD', gateway: 'gateway_b'}
-    await write(async /*A*/ () => {
+    await write(async () => {
       await store.config.saveGatewaySettings({...b, fallback_currency: 'EUR'})
       await store.config.saveGatewaySettings(b)
       await store.config.saveGatewayRuleOverride({currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: 999_999, min_amount: null}, '2026-01-01T00:00:00.000Z')
     })
     expect(await store.config.gatewaySettings()).toEqual([b])
     expect(await store.config.gatewayRuleOverrides()).toEqual([{currency: 'ISK', divisible_by: 1, exponent: 0, gateway: 'gateway_a', max_amount: 999_999, min_amount: null}])
-    await write(async /*A*/ () => {
+    await write(async () => {
       expect(await store.config.deleteGatewaySettings('gateway_b')).toBe(true)
       expect(await store.config.deleteGatewayRuleOverride('gateway_a', 'ISK')).toBe(true)
       expect(await store.config.deleteGatewayRuleOverride('gateway_a', 'ISK')).toBe(false)
@@ -66,15 +66,15 @@ describe.each(ADAPTERS)('config repository contract: $name', (adapter) => {
     expect(await store.config.gatewayRuleOverrides()).toEqual([])
   })
 
-  it('settings and factors: unset is undefined; a new store has its default country', async /*A*/ () => {
+  it('settings and factors: unset is undefined; a new store has its default country', async () => {
     expect(await store.config.setting('no such setting')).toBeUndefined()
     expect(await store.config.setting('default_country')).toBe('US')
     expect(await store.config.localizationFactor('IN')).toBeUndefined()
   })
 
-  it('rolls back a failed transaction whole', async /*A*/ () => {
-    await expect(async /*A*/ () =>
-      await write(async /*A*/ () => {
+  it('rolls back a failed transaction whole', async () => {
+    await expect(async () =>
+      await write(async () => {
         await store.config.saveRoundingRule('EUR', 'up 1', '2026-01-01T00:00:00.000Z')
         throw new Error('boom')
       }),

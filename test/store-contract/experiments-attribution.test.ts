@@ -24,13 +24,13 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let products: Record<string, number>
-  beforeAll(async /*A*/ () => {
+  beforeAll(async () => {
     ;({cleanup, store} = adapter.open())
     products = {other: await addProduct(store, 'other'), p1: await addProduct(store, 'p1'), p2: await addProduct(store, 'p2')}
   })
   afterAll(() => cleanup())
 
-  it('visitors, conversions and revenue per arm follow the rule for any exposures and sales', async /*A*/ () => {
+  it('visitors, conversions and revenue per arm follow the rule for any exposures and sales', async () => {
     const exposure = fc.record({anonymous: fc.boolean(), arm: fc.constantFrom(...ARMS), at: fc.constantFrom(100, 200), visitor: fc.constantFrom(...VISITORS)})
     const user = fc.constantFrom(...VISITORS, 'stranger')
     const product = fc.constantFrom('p1', 'p2', 'p2', 'other', null)
@@ -40,7 +40,7 @@ describe.each(ADAPTERS)('experiment attribution in SQL: $name', (adapter) => {
     const sub = fc.record({created, monthly: amount, product, status: fc.constantFrom('active', 'canceled', 'pending', 'trialing'), usd: amount, user})
     const sale = fc.record({created, product, refunded: fc.integer({max: 300, min: 0}), status: fc.constantFrom('succeeded', 'failed', 'pending'), usd: amount, user})
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(exposure, {maxLength: 5, selector: (x) => x.visitor}), fc.array(sub, {maxLength: 6}), fc.array(sale, {maxLength: 6}), async /*A*/ (exposures, subs, sales) => {
+      fc.asyncProperty(fc.uniqueArray(exposure, {maxLength: 5, selector: (x) => x.visitor}), fc.array(sub, {maxLength: 6}), fc.array(sale, {maxLength: 6}), async (exposures, subs, sales) => {
         const r = ++run
         const u = (name: string) => `${name}-${r}`
         const [id] = await store.experiments.insert(

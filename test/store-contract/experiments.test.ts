@@ -26,14 +26,14 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     ...over,
   })
 
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     p1 = await addProduct(store, 'pro_monthly')
     p2 = await addProduct(store, 'team_monthly', 30)
   })
   afterEach(() => cleanup())
 
-  it('stores drafts and reads them back whole, in order', async /*A*/ () => {
+  it('stores drafts and reads them back whole, in order', async () => {
     const audience = await addAudience(store, 'students')
     const [a, b] = await store.experiments.insert([def(), def({audience_id: audience, name: 'second', type: 'packaging', arms: [{id: 'baseline', multiplier: null, products: ['pro_monthly'], usd_price_minor: null}]})], '2026-01-01T00:00:00.000Z')
     const [eb, none, ea] = await store.experiments.get([b, 999, a])
@@ -47,7 +47,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect((await store.experiments.list()).map((e) => e.id)).toEqual([a, b])
   })
 
-  it('replaces a definition, moves status (keeping the first start), and removes', async /*A*/ () => {
+  it('replaces a definition, moves status (keeping the first start), and removes', async () => {
     const [id] = await store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
     await store.experiments.replace(id, def({arms: [def().arms[0]], countries: [], name: 'renamed', product_ids: [p1]}), '2026-01-02T00:00:00.000Z')
     let [e] = await store.experiments.get([id])
@@ -67,7 +67,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect(await store.experiments.get([id])).toEqual([undefined])
   })
 
-  it('looks up products, audiences and running experiments', async /*A*/ () => {
+  it('looks up products, audiences and running experiments', async () => {
     await addAudience(store, 'students')
     expect([...(await store.experiments.productsByApiId(['pro_monthly', 'nope'])).keys()]).toEqual(['pro_monthly'])
     expect(await store.experiments.productsByApiId([])).toEqual(new Map())
@@ -84,7 +84,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect(await store.experiments.runningOn([], 0)).toEqual([])
   })
 
-  it('records exposures: new, same, moved (with the previous arm); a chunk equals its singles', async /*A*/ () => {
+  it('records exposures: new, same, moved (with the previous arm); a chunk equals its singles', async () => {
     const [id] = await store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
     const x = (visitor: string, armId: string, at = 10) => ({anonymous: false, armId, at, experimentId: id, visitor})
     expect(await store.experiments.recordExposures([x('v1', '1')])).toEqual([{change: 'new'}])
@@ -94,7 +94,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect(counts.has('1')).toBe(false)
   })
 
-  it('reads the arms visitors are exposed to, in input order, per experiment (undefined: none)', async /*A*/ () => {
+  it('reads the arms visitors are exposed to, in input order, per experiment (undefined: none)', async () => {
     const [id, other] = await store.experiments.insert([def(), def({name: 'other'})], '2026-01-01T00:00:00.000Z')
     const x = (experimentId: number, visitor: string, armId: string) => ({anonymous: visitor.includes('.'), armId, at: 10, experimentId, visitor})
     await store.experiments.recordExposures([x(id, 'v1', '1'), x(id, '203.0.113.7', 'big'), x(other, 'v2', 'baseline'), x(id, 'v1', 'big')])
@@ -103,7 +103,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     expect(await store.experiments.exposuresOf(id, [])).toEqual([])
   })
 
-  it('an adopted anonymous exposure moves to the user, or is dropped when the user has one', async /*A*/ () => {
+  it('an adopted anonymous exposure moves to the user, or is dropped when the user has one', async () => {
     const [id] = await store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
     await store.experiments.recordExposures([
       {anonymous: true, armId: '1', at: 10, experimentId: id, visitor: '203.0.113.7'},
@@ -122,7 +122,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     ])
   })
 
-  it('attributes subscriptions and succeeded charges of exposed users, after the exposure, to arms', async /*A*/ () => {
+  it('attributes subscriptions and succeeded charges of exposed users, after the exposure, to arms', async () => {
     const [id] = await store.experiments.insert([def()], '2026-01-01T00:00:00.000Z')
     await store.experiments.recordExposures([
       {anonymous: false, armId: '1', at: 1000, experimentId: id, visitor: 'alice'},

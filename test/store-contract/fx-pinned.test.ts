@@ -16,11 +16,11 @@ const LABELS = ['desk [a] 1', 'desk a 1', 'desk? 2', 'deskx 2', 'desk] 3', 'desk
 describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeAll(async /*A*/ () => {
+  beforeAll(async () => {
     ;({cleanup, store} = adapter.open())
     const rows: FxRate[] = LABELS.map((source, i) => ({currency: 'EUR', date: `2026-01-${String(i + 1).padStart(2, '0')}`, rate: 1, source}))
     await store.transaction(
-      async /*A*/ () => {
+      async () => {
         await store.config.deleteFxRates({})
         await store.config.saveFxRates(rows)
       },
@@ -30,7 +30,7 @@ describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
   afterAll(() => cleanup())
 
   // Sorted here: the adapters' ORDER BY source may collate differently.
-  const taken = async /*A*/ (label: string) => (await store.config.fxMatching({source: {label}})).sources.map((s) => s.source).sort()
+  const taken = async (label: string) => (await store.config.fxMatching({source: {label}})).sources.map((s) => s.source).sort()
 
   it.each([
     ['desk [a] 1', ['desk [a] 1']],
@@ -41,7 +41,7 @@ describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
     ['desk_*', ['desk_4']],
     ['desk%*', ['desk%5']],
     ['desk*', LABELS],
-  ])('%s takes %j', async /*A*/ (label, expected) => {
+  ])('%s takes %j', async (label, expected) => {
     expect(await taken(label)).toEqual([...expected].sort())
     for (const source of LABELS) expect(await store.config.fxFilterTakes({source: {label}}, {currency: 'EUR', date: '2026-01-01', rate: 1, source})).toBe(expected.includes(source))
   })

@@ -94,9 +94,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   })
 
   /** Only these rates on file (the bundled snapshot removed). */
-  async /*A*/ function only(rates: readonly FxRate[]): Promise<void> {
+  async function only(rates: readonly FxRate[]): Promise<void> {
     await store.transaction(
-      async /*A*/ () => {
+      async () => {
         await store.config.deleteFxRates({})
         await store.config.saveFxRates(rates)
       },
@@ -105,14 +105,14 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   }
 
   /** Only these rates, written one by one through fx/repository.ts as `fx set` does. */
-  async /*A*/ function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<StorePort> {
+  async function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<StorePort> {
     await only([])
     for (const r of rates) await setRate(store, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
     return store
   }
 
   describe('which rate is used: pricing today', () => {
-    it('an operator rate older than the snapshot outranks it (the ECB import case)', async /*A*/ () => {
+    it('an operator rate older than the snapshot outranks it (the ECB import case)', async () => {
       const db = await storeWith([
         {date: '2026-04-13', rate: 0.85, source: 'ECB eurofxref (eurofxref.csv)'},
         {date: '2026-09-29', rate: 0.88, source: SNAP},
@@ -121,7 +121,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect((await ratesOn(db, undefined, '2026-11-23')).get('EUR')).toMatchObject({date: '2026-04-13', rate: 0.85})
     })
 
-    it('a rate dated after today is not used before its date, and is from it (fx set EUR 2 --date 2031-01-01)', async /*A*/ () => {
+    it('a rate dated after today is not used before its date, and is from it (fx set EUR 2 --date 2031-01-01)', async () => {
       const db = await storeWith([
         {date: '2026-09-29', rate: 0.88, source: SNAP},
         {date: '2026-05-01', rate: 0.9, source: 'manual'},
@@ -136,7 +136,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect(await db.config.nextOperatorRate('EUR', '2031-01-01')).toBeUndefined()
     })
 
-    it('only a future rate of the operator beside the snapshot: the snapshot prices until that date', async /*A*/ () => {
+    it('only a future rate of the operator beside the snapshot: the snapshot prices until that date', async () => {
       const db = await storeWith([
         {date: '2026-09-29', rate: 0.88, source: SNAP},
         {date: '2031-01-01', rate: 2, source: 'manual'},
@@ -144,21 +144,21 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect((await rateOn(db, 'EUR', undefined, '2026-11-23'))?.rate).toBe(0.88)
     })
 
-    it('only future rates: none usable today (an error naming the currency and the fix)', async /*A*/ () => {
+    it('only future rates: none usable today (an error naming the currency and the fix)', async () => {
       const db = await storeWith([{date: '2031-01-01', rate: 2, source: 'manual'}])
       expect(await rateOn(db, 'EUR', undefined, '2026-11-23')).toBeUndefined()
       expect((await ratesOn(db, undefined, '2026-11-23')).has('EUR')).toBe(false)
       process.env.PRICECTL_NOW = '2026-11-23T00:00:00Z'
-      await expect(async /*A*/ () => await requireRate(db, 'EUR')).rejects.toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
+      await expect(async () => await requireRate(db, 'EUR')).rejects.toThrow(/no FX rate for EUR: add one with "pricectl fx set EUR RATE"/)
     })
 
-    it('the snapshot is the floor when the clock is set before its date', async /*A*/ () => {
+    it('the snapshot is the floor when the clock is set before its date', async () => {
       const db = await storeWith([{date: '2026-09-29', rate: 0.88, source: SNAP}])
       expect((await rateOn(db, 'EUR', undefined, '2026-03-01'))?.rate).toBe(0.88)
       expect((await ratesOn(db, undefined, '2026-03-01')).get('EUR')?.rate).toBe(0.88)
     })
 
-    it('the latest of several snapshot rates, and the earliest as the floor', async /*A*/ () => {
+    it('the latest of several snapshot rates, and the earliest as the floor', async () => {
       const db = await storeWith([
         {date: '2026-01-01', rate: 0.8, source: `${SNAPSHOT_PREFIX}older 1.0)`},
         {date: '2026-06-01', rate: 0.85, source: SNAP},
@@ -170,7 +170,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect((await db.config.latestSnapshotRate('EUR'))?.rate).toBe(0.9)
     })
 
-    it('USD is 1 whatever is on file', async /*A*/ () => {
+    it('USD is 1 whatever is on file', async () => {
       const db = await storeWith([])
       expect((await rateOn(db, 'USD'))?.rate).toBe(1)
       expect((await ratesOn(db)).get('USD')?.rate).toBe(1)
@@ -193,7 +193,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       ['2026-05-31', 0.9, 'and not the day before it'],
       ['2019-01-01', 0.8, 'older than every rate: the operator\'s earliest'],
       ['2031-02-01', 2, 'a record dated after a scheduled rate converts at it'],
-    ])('%s -> %s (%s)', async /*A*/ (day, rate) => {
+    ])('%s -> %s (%s)', async (day, rate) => {
       const db = await storeWith(history)
       expect((await rateOn(db, 'EUR', day, '2026-11-23'))?.rate).toBe(rate)
       const table = new FxTable(db.revenue, '2026-11-23')
@@ -201,7 +201,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect(table.rate('EUR', noon(day))).toBe(rate)
     })
 
-    it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', async /*A*/ () => {
+    it('the snapshot serves days before the operator\'s first rate when it is dated on or before them', async () => {
       const d = await storeWith([
         {date: '2025-01-01', rate: 0.95, source: SNAP},
         {date: '2026-06-01', rate: 0.7, source: 'manual'},
@@ -210,7 +210,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect((await rateOn(d, 'EUR', '2024-06-01', '2026-11-23'))?.rate).toBe(0.7) // operator's earliest, dated before today
     })
 
-    it('a future rate is no fallback for older days', async /*A*/ () => {
+    it('a future rate is no fallback for older days', async () => {
       const d = await storeWith([
         {date: '2025-01-01', rate: 0.95, source: SNAP},
         {date: '2031-01-01', rate: 2, source: 'manual'},
@@ -218,7 +218,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       expect((await rateOn(d, 'EUR', '2020-01-01', '2026-11-23'))?.rate).toBe(0.95)
     })
 
-    it('the operator\'s earliest rate is the fallback only when dated on or before today (today itself included)', async /*A*/ () => {
+    it('the operator\'s earliest rate is the fallback only when dated on or before today (today itself included)', async () => {
       const d = await storeWith([{date: '2026-11-23', rate: 0.7, source: 'manual'}])
       expect((await rateOn(d, 'EUR', '2020-01-01', '2026-11-23'))?.rate).toBe(0.7)
       expect(await rateOn(d, 'EUR', '2020-01-01', '2026-11-22')).toBeUndefined()
@@ -226,7 +226,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   })
 
   describe('fx list', () => {
-    it('kind and status today of each rate', async /*A*/ () => {
+    it('kind and status today of each rate', async () => {
       const db = await storeWith([
         {date: '2026-04-10', rate: 0.86, source: 'ECB eurofxref (h.csv)'},
         {date: '2026-04-13', rate: 0.85, source: 'ECB eurofxref (h.csv)'},
@@ -251,9 +251,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   })
 
   describe('properties against reference models', () => {
-    it('rateOn, ratesOn (port and fx/rates.ts) and FxTable (revenue) follow the rule for any rates, day and today', async /*A*/ () => {
+    it('rateOn, ratesOn (port and fx/rates.ts) and FxTable (revenue) follow the rule for any rates, day and today', async () => {
       await fc.assert(
-        fc.asyncProperty(rows, anyDay, anyDay, async /*A*/ (all, day, today) => {
+        fc.asyncProperty(rows, anyDay, anyDay, async (all, day, today) => {
           await only(all)
           const expected = [...CURRENCIES, ABSENT].map((c) => expectedRate(all, c, day, today))
           const table = new FxTable(store.revenue, today)
@@ -273,9 +273,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       )
     })
 
-    it('the lookups beside the rule: next scheduled rate, latest snapshot rate, latest stored rate, histories in order', async /*A*/ () => {
+    it('the lookups beside the rule: next scheduled rate, latest snapshot rate, latest stored rate, histories in order', async () => {
       await fc.assert(
-        fc.asyncProperty(rows, anyDay, anyDay, async /*A*/ (all, day, other) => {
+        fc.asyncProperty(rows, anyDay, anyDay, async (all, day, other) => {
           await only(all)
           const sorted = [...all].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(a, b))
           for (const currency of [...CURRENCIES, ABSENT]) {
@@ -336,9 +336,9 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       {requiredKeys: []},
     )
 
-    it('removal filters (fx delete, fx prune): what matches, what the filter takes, what is removed', async /*A*/ () => {
+    it('removal filters (fx delete, fx prune): what matches, what the filter takes, what is removed', async () => {
       await fc.assert(
-        fc.asyncProperty(rows, removal, rateDay, async /*A*/ (all, filter, day) => {
+        fc.asyncProperty(rows, removal, rateDay, async (all, filter, day) => {
           await only(all)
           const taken = all.filter((r) => filterTakes(filter, r))
           const kept = all.filter((r) => !filterTakes(filter, r))
@@ -353,7 +353,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
             [...new Set(taken.filter((r) => r.date === day && !isSnapshot(r)).map((r) => r.currency))].sort(byCurrency),
           )
           let removed = 0
-          await store.transaction(async /*A*/ () => (removed = await store.config.deleteFxRates(filter)), {write: true})
+          await store.transaction(async () => (removed = await store.config.deleteFxRates(filter)), {write: true})
           expect(removed).toBe(taken.length)
           expect(await store.config.fxHistory({})).toEqual(kept.sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
         }),
@@ -361,14 +361,14 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       )
     })
 
-    it('the SQL and the TypeScript read the same kind from any label', async /*A*/ () => {
+    it('the SQL and the TypeScript read the same kind from any label', async () => {
       const labels = fc.oneof(
         fc.string(),
         fc.constantFrom('manual', 'ECB eurofxref (x.csv)', 'csv (a.csv)', 'json (usd.json)', 'csv (', 'json x)', 'ecb eurofxref (x)', SNAP, 'Default snapshot (x)', 'csv (a)\n', 'csv (a)\nb'),
         fc.tuple(fc.constantFrom('csv (', 'json (', 'ECB eurofxref (', 'default snapshot ('), fc.string(), fc.constantFrom(')', '', ') ', ')\n')).map((p) => p.join('')),
       )
       await fc.assert(
-        fc.asyncProperty(labels, async /*A*/ (source) => {
+        fc.asyncProperty(labels, async (source) => {
           const r = {currency: 'EUR', date: '2026-01-01', rate: 1, source}
           const kind = fxKind(source)
           for (const k of ['snapshot', 'manual', 'import'] as const) expect(await store.config.fxFilterTakes({source: {kind: k}}, r), `${JSON.stringify(source)} ${k}`).toBe(k === kind)
@@ -378,10 +378,10 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
       )
     })
 
-    it('saving rates: the row of a currency and day is replaced, the last write wins, unchanged rows are not counted', async /*A*/ () => {
+    it('saving rates: the row of a currency and day is replaced, the last write wins, unchanged rows are not counted', async () => {
       const write = fc.record({currency: fc.constantFrom(...CURRENCIES), date: fc.integer({max: 4, min: 0}).map((n) => dayOf(n * 5)), rate: fc.constantFrom(0.5, 1, 2), source: fc.constantFrom('manual', SNAP, 'csv (a.csv)')})
       await fc.assert(
-        fc.asyncProperty(fc.uniqueArray(write, {maxLength: 8, selector: (r) => `${r.currency} ${r.date}`}), fc.array(write, {maxLength: 10}), async /*A*/ (before, batch) => {
+        fc.asyncProperty(fc.uniqueArray(write, {maxLength: 8, selector: (r) => `${r.currency} ${r.date}`}), fc.array(write, {maxLength: 10}), async (before, batch) => {
           await only(before)
           const model = new Map(before.map((r) => [`${r.currency} ${r.date}`, r]))
           let changed = 0
@@ -392,7 +392,7 @@ describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
             model.set(key, r)
           }
           let written = 0
-          await store.transaction(async /*A*/ () => (written = await store.config.saveFxRates(batch)), {write: true})
+          await store.transaction(async () => (written = await store.config.saveFxRates(batch)), {write: true})
           expect(written).toBe(changed)
           expect(await store.config.fxHistory({})).toEqual([...model.values()].sort((a, b) => byCurrency(a.currency, b.currency) || byDate(b, a)))
         }),

@@ -16,22 +16,22 @@ describe.each(ADAPTERS)('history repository contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  const write = async /*A*/ <T>(fn: () => T) => await store.transaction(fn, {write: true})
+  const write = async <T>(fn: () => T) => await store.transaction(fn, {write: true})
   const context = {actor: 'alice', at: '2026-03-15T12:00:00.000Z', command: 'pricectl rounding set EUR'}
 
-  it('records a write with its context, lazily, and restores the before image', async /*A*/ () => {
+  it('records a write with its context, lazily, and restores the before image', async () => {
     expect(await store.history.active()).toBe(false)
     await store.history.begin(context)
     expect(await store.history.active()).toBe(true)
     expect(await store.history.currentChange()).toBeUndefined()
-    await write(async /*A*/ () => await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z'))
+    await write(async () => await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z'))
     const first = (await store.history.currentChange())!
     expect(await store.history.list({limit: 10})).toEqual([
       {...context, id: first, reverted_by: null, reverts: null, rows: [{action: 'inserted', count: 1, table: 'rounding_rules'}], summary: null},
     ])
 
     await store.history.begin({...context, actor: 'bob'})
-    await write(async /*A*/ () => await store.config.saveRoundingRule('EUR', 'down 0.10', '2026-01-02T00:00:00.000Z'))
+    await write(async () => await store.config.saveRoundingRule('EUR', 'down 0.10', '2026-01-02T00:00:00.000Z'))
     const second = (await store.history.currentChange())!
     const [row] = await store.history.rows(second)
     expect(row).toMatchObject({action: 'updated', after: {rule: 'down 0.10'}, before: {currency: 'EUR', rule: 'nearest 0.05'}, key: ['EUR'], table: 'rounding_rules'})
@@ -42,17 +42,17 @@ describe.each(ADAPTERS)('history repository contract: $name', (adapter) => {
 
     await store.history.begin({...context, command: 'pricectl revert'})
     await store.history.note({reverts: second, summary: `revert of change ${second}`})
-    await write(async /*A*/ () => await store.history.restore([{before: row.before, key: row.key, table: row.table}]))
+    await write(async () => await store.history.restore([{before: row.before, key: row.key, table: row.table}]))
     expect(await store.config.roundingRule('EUR')).toBe('nearest 0.05')
     expect((await store.history.get(second))?.reverted_by).toBe(await store.history.currentChange())
-    await write(async /*A*/ () => await store.history.restore([{before: null, key: ['EUR'], table: 'rounding_rules'}]))
+    await write(async () => await store.history.restore([{before: null, key: ['EUR'], table: 'rounding_rules'}]))
     expect(await store.config.roundingRule('EUR')).toBeUndefined()
   })
 
-  it('a rolled-back write leaves no history; after end() writes are not recorded', async /*A*/ () => {
+  it('a rolled-back write leaves no history; after end() writes are not recorded', async () => {
     await store.history.begin(context)
-    await expect(async /*A*/ () =>
-      await write(async /*A*/ () => {
+    await expect(async () =>
+      await write(async () => {
         await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z')
         throw new Error('boom')
       }),
@@ -60,7 +60,7 @@ describe.each(ADAPTERS)('history repository contract: $name', (adapter) => {
     expect(await store.history.currentChange()).toBeUndefined()
     expect(await store.history.list({limit: 10})).toEqual([])
     await store.history.end()
-    await write(async /*A*/ () => await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z'))
+    await write(async () => await store.config.saveRoundingRule('EUR', 'nearest 0.05', '2026-01-01T00:00:00.000Z'))
     expect(await store.history.list({limit: 10})).toEqual([])
   })
 })

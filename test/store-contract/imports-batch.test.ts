@@ -15,19 +15,19 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
   let store: StorePort
   let cleanup: () => void
   let product: number
-  const all = async /*A*/ () =>
+  const all = async () =>
     (await store.revenue
       .list('subscriptions', {limit: 100_000}))
       .rows.map((r) => withoutId(r)!)
       .sort((a, b) => (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0))
 
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
 
-  it('one batch of 800 rows over 200 keys, some stored before, ends as row by row', async /*A*/ () => {
+  it('one batch of 800 rows over 200 keys, some stored before, ends as row by row', async () => {
     // Deterministic: keys and events from a small generator, with repeats of the same event.
     let s = 7
     const next = () => (s = (s * 48_271) % 2_147_483_647)
@@ -38,7 +38,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
       const k = next() % 200
       return row(k, 400 + (next() % 5) * 50, {amount_minor: next() % 1000})
     })
-    const run = async /*A*/ (perRow: boolean) => {
+    const run = async (perRow: boolean) => {
       const pre = store.imports.writer('subscriptions')
       await pre.writeChunk(before)
       await pre.commit()
@@ -70,7 +70,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     expect(byRow.counts.updated + byRow.counts.unchanged + byRow.counts.stale).toBeGreaterThan(500)
   })
 
-  it('batches staged by the reading thread (externalStages, commitStaged) end as rows flushed one by one; a stage not committed leaves nothing', async /*A*/ () => {
+  it('batches staged by the reading thread (externalStages, commitStaged) end as rows flushed one by one; a stage not committed leaves nothing', async () => {
     let s = 11
     const next = () => (s = (s * 48_271) % 2_147_483_647)
     const row = (k: number, ts: number, over: Partial<SubscriptionValues> = {}) =>
@@ -80,13 +80,13 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
       const k = next() % 150
       return row(k, 400 + (next() % 5) * 50, {amount_minor: next() % 1000})
     })
-    const seed = async /*A*/ () => {
+    const seed = async () => {
       const pre = store.imports.writer('subscriptions')
       await pre.writeChunk(before)
       expect(await pre.commit()).toBe(true)
       await pre.close()
     }
-    const reopen = async /*A*/ () => {
+    const reopen = async () => {
       cleanup()
       ;({cleanup, store} = adapter.open())
       product = await addProduct(store, 'pro_monthly')

@@ -11,15 +11,15 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
   let product: number
   const sub = (n: number, over: Partial<SubscriptionValues> = {}) =>
     subscription({latest_event_id: `import:${100 + n}`, latest_event_timestamp: 100 + n, origin_id: `sub_${n}`, product_id: product, user_id: `u${n}`, ...over})
-  const all = async /*A*/ () => (await store.revenue.list('subscriptions', {})).rows.map((r) => withoutId(r)!).sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
+  const all = async () => (await store.revenue.list('subscriptions', {})).rows.map((r) => withoutId(r)!).sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
 
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
 
-  it('writes chunks into a batch that lands on commit', async /*A*/ () => {
+  it('writes chunks into a batch that lands on commit', async () => {
     const w = store.imports.writer('subscriptions')
     try {
       await w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2)), subscriptionRow(sub(3))], 0, 2)
@@ -37,7 +37,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(withoutId((await store.revenue.rows('charges', [keyOf(c)]))[0])).toEqual(c)
   })
 
-  it('a batch not committed is rolled back by close; committed batches stay', async /*A*/ () => {
+  it('a batch not committed is rolled back by close; committed batches stay', async () => {
     const w = store.imports.writer('subscriptions')
     await w.writeChunk([subscriptionRow(sub(1))])
     await w.commit()
@@ -47,7 +47,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(w.counts.inserted).toBe(2)
   })
 
-  it('keeps the event order: newer rows update, the same event is unchanged, an older one is stale', async /*A*/ () => {
+  it('keeps the event order: newer rows update, the same event is unchanged, an older one is stale', async () => {
     const w1 = store.imports.writer('subscriptions')
     await w1.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2))])
     await w1.commit()
@@ -69,7 +69,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(await all()).toEqual([newer, sub(2)])
   })
 
-  it('a row older than the record\'s delete is stale; a newer one brings it back', async /*A*/ () => {
+  it('a row older than the record\'s delete is stale; a newer one brings it back', async () => {
     await store.revenue.logEvents([{action: 'delete', event: {id: 'del', timestamp: 150}, key: recordKey('u1', 'gateway_a', 'sub_1'), kind: 'subscription'}], '2026-01-01T00:00:00.000Z')
     const w = store.imports.writer('subscriptions')
     await w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2, {latest_event_timestamp: 160, origin_id: 'sub_1', user_id: 'u1'}))])
@@ -79,7 +79,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect((await all()).map((r) => r!.latest_event_timestamp)).toEqual([160])
   })
 
-  it('a dry run counts what the rows would do and writes nothing', async /*A*/ () => {
+  it('a dry run counts what the rows would do and writes nothing', async () => {
     const w1 = store.imports.writer('subscriptions')
     await w1.writeChunk([subscriptionRow(sub(1))])
     await w1.commit()
@@ -92,7 +92,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(await all()).toEqual([sub(1)])
   })
 
-  it('resumes: a run killed after its first batch, run again, ends as an uninterrupted run', async /*A*/ () => {
+  it('resumes: a run killed after its first batch, run again, ends as an uninterrupted run', async () => {
     const rows = Array.from({length: 10}, (_, i) => subscriptionRow(sub(i)))
     const killed = store.imports.writer('subscriptions')
     await killed.writeChunk(rows, 0, 4)
@@ -113,7 +113,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(third.counts).toEqual({inserted: 0, stale: 0, unchanged: 10, updated: 0})
   })
 
-  it('a writer meets the records other writers saved between its batches, and its own earlier rows, by the event rules', async /*A*/ () => {
+  it('a writer meets the records other writers saved between its batches, and its own earlier rows, by the event rules', async () => {
     const w = store.imports.writer('subscriptions')
     try {
       await w.writeChunk([subscriptionRow(sub(1)), subscriptionRow(sub(2))])
@@ -136,7 +136,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     ])
   })
 
-  it('chunk after chunk of newer, older and repeated rows of existing records: each row meets its record as it is then', async /*A*/ () => {
+  it('chunk after chunk of newer, older and repeated rows of existing records: each row meets its record as it is then', async () => {
     const first = store.imports.writer('subscriptions')
     await first.writeChunk(Array.from({length: 10}, (_, i) => subscriptionRow(sub(i))))
     await first.commit()
@@ -153,7 +153,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     expect(await all()).toEqual(Array.from({length: 10}, (_, i) => (i % 2 === 0 ? sub(i, {latest_event_id: `import:${600 + i}`, latest_event_timestamp: 600 + i, amount_minor: 600 + i}) : sub(i))))
   })
 
-  it('a chunk of one is a single row: row by row ends as one chunk', async /*A*/ () => {
+  it('a chunk of one is a single row: row by row ends as one chunk', async () => {
     const rows = [sub(1), sub(2), sub(1, {latest_event_timestamp: 300}), sub(2, {latest_event_timestamp: 50})].map((v) => subscriptionRow(v))
     const w = store.imports.writer('subscriptions')
     for (const r of rows) await w.writeChunk([r])

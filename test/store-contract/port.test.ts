@@ -11,19 +11,19 @@ describe.each(ADAPTERS)('store port contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('rolls a failed transaction back whole and returns what a committed one returns', async /*A*/ () => {
+  it('rolls a failed transaction back whole and returns what a committed one returns', async () => {
     expect(await store.transaction(() => 42)).toBe(42)
-    await expect(async /*A*/ () =>
+    await expect(async () =>
       await store.transaction(() => {
         throw new Error('boom')
       }),
     ).rejects.toThrow('boom')
   })
 
-  it('a write transaction commits, rolls back whole, and a nested one joins it', async /*A*/ () => {
-    expect(await store.transaction(async /*A*/ () => await store.transaction(async /*A*/ () => (await store.keys.insert([{created_at: 'x', hash: 'h1', name: 'a', prefix: 'p1'}])).length, {write: true}), {write: true})).toBe(1)
-    await expect(async /*A*/ () =>
-      await store.transaction(async /*A*/ () => {
+  it('a write transaction commits, rolls back whole, and a nested one joins it', async () => {
+    expect(await store.transaction(async () => await store.transaction(async () => (await store.keys.insert([{created_at: 'x', hash: 'h1', name: 'a', prefix: 'p1'}])).length, {write: true}), {write: true})).toBe(1)
+    await expect(async () =>
+      await store.transaction(async () => {
         await store.keys.insert([{created_at: 'x', hash: 'h2', name: 'b', prefix: 'p2'}])
         throw new Error('boom')
       }, {write: true}),

@@ -19,9 +19,9 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
   })
   afterEach(() => cleanup())
 
-  const save = async /*A*/ (locks: Lock[]) => await store.transaction(async /*A*/ () => await store.pricing.saveQuotes(locks), {write: true})
+  const save = async (locks: Lock[]) => await store.transaction(async () => await store.pricing.saveQuotes(locks), {write: true})
 
-  it('one text per key in the order asked; undefined where no lock is stored; equal for locks that differ only in key, user, IP, anonymity and dates', async /*A*/ () => {
+  it('one text per key in the order asked; undefined where no lock is stored; equal for locks that differ only in key, user, IP, anonymity and dates', async () => {
     expect(await store.pricing.loadLockFingerprints([])).toEqual([])
     await save([
       lock('alice'),
@@ -37,7 +37,7 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
     expect(await store.pricing.loadLockFingerprints(['bob'])).toEqual([a])
   })
 
-  it('differs when any value a reused lock is printed from differs', async /*A*/ () => {
+  it('differs when any value a reused lock is printed from differs', async () => {
     const variants: Partial<Lock>[] = [
       {},
       {country: 'AT'},
@@ -63,11 +63,11 @@ describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name',
     for (const p of prints) expect(typeof p).toBe('string')
   })
 
-  it('follows the writes of the transaction it runs in', async /*A*/ () => {
+  it('follows the writes of the transaction it runs in', async () => {
     await save([lock('alice')])
     const before = (await store.pricing.loadLockFingerprints(['alice']))[0]
     await store.transaction(
-      async /*A*/ () => {
+      async () => {
         await store.pricing.saveQuotes([lock('alice', {country: 'FR'})])
         expect((await store.pricing.loadLockFingerprints(['alice']))[0]).not.toBe(before)
         await store.pricing.deleteLocks(['alice'])

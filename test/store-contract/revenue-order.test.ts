@@ -26,7 +26,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     for (const [f, w] of Object.entries(writes)) out[f] = w.value
     return out as unknown as SubscriptionValues
   }
-  const importRows = async /*A*/ (rows: SubscriptionValues[], dryRun = false) => {
+  const importRows = async (rows: SubscriptionValues[], dryRun = false) => {
     const w = store.imports.writer('subscriptions', {dryRun, resolve})
     try {
       await w.writeChunk(rows.map((r) => subscriptionRow(r)))
@@ -37,14 +37,14 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     }
   }
 
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     product = await addProduct(store, 'pro_monthly')
     calls = []
   })
   afterEach(() => cleanup())
 
-  it('keeps a record\'s field order with it: saved, read back, replaced, removed', async /*A*/ () => {
+  it('keeps a record\'s field order with it: saved, read back, replaced, removed', async () => {
     const fe: FieldEvents = {base: ev(100), fields: {status: {event: ev(300), value: 'canceled'}}}
     await store.revenue.save('subscriptions', [sub({latest_event_id: 'e300', latest_event_timestamp: 300, status: 'canceled'})], [fe])
     expect(await store.revenue.fieldEvents('subscriptions', [k, {...k, origin_id: 'none'}])).toEqual([fe, null])
@@ -62,7 +62,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     expect(await store.revenue.fieldEvents('charges', [keyOf(c)])).toEqual([fe])
   })
 
-  it('keeps pending partial updates per kind and key until dropped', async /*A*/ () => {
+  it('keeps pending partial updates per kind and key until dropped', async () => {
     const p: PendingFields = {fields: {amount: {event: ev(200), value: 20}, status: {event: ev(250), value: null}}, latest: ev(250)}
     const other = recordKey('u2', 'gateway_a', 'sub_2')
     await store.revenue.savePending('subscription', [[key, p], [other, {fields: {}, latest: ev(5)}]])
@@ -74,7 +74,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     expect(await store.revenue.pending('subscription')).toEqual(new Map([[key, q]]))
   })
 
-  it('an import row newer than the base takes every field but those written after it; older is stale, the same unchanged', async /*A*/ () => {
+  it('an import row newer than the base takes every field but those written after it; older is stale, the same unchanged', async () => {
     const fe: FieldEvents = {base: ev(100, 'import:100'), fields: {amount_minor: {event: ev(150), value: 1500}, status: {event: ev(300), value: 'canceled'}}}
     await store.revenue.save('subscriptions', [sub({amount_minor: 1500, latest_event_id: 'e300', latest_event_timestamp: 300, status: 'canceled'})], [fe])
     expect(await importRows([sub({latest_event_id: 'import:100', latest_event_timestamp: 100}), sub({latest_event_id: 'import:50', latest_event_timestamp: 50})])).toEqual({inserted: 0, stale: 1, unchanged: 1, updated: 0})
@@ -93,7 +93,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     expect(await store.revenue.fieldEvents('subscriptions', [k])).toEqual([null])
   })
 
-  it('an import row that makes a record takes its pending writes newer than it, and the pending entry goes', async /*A*/ () => {
+  it('an import row that makes a record takes its pending writes newer than it, and the pending entry goes', async () => {
     await store.revenue.savePending('subscription', [[key, {fields: {amount_minor: {event: ev(50), value: 1}, status: {event: ev(300), value: 'canceled'}}, latest: ev(300)}]])
     // A dry run counts the insert and keeps the pending entry.
     expect(await importRows([sub({latest_event_id: 'import:100', latest_event_timestamp: 100})], true)).toEqual({inserted: 1, stale: 0, unchanged: 0, updated: 0})
@@ -105,13 +105,13 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
     expect((await store.revenue.pending('subscription')).size).toBe(0)
   })
 
-  it('a row older than a pending delete is stale; a writer without resolve refuses a row that needs one', async /*A*/ () => {
+  it('a row older than a pending delete is stale; a writer without resolve refuses a row that needs one', async () => {
     await store.revenue.logEvents([{action: 'delete', event: ev(150), key, kind: 'subscription'}], '2026-01-01T00:00:00.000Z')
     await store.revenue.savePending('subscription', [[key, {fields: {status: {event: ev(300), value: 'canceled'}}, latest: ev(300)}]])
     expect(await importRows([sub({latest_event_id: 'import:100', latest_event_timestamp: 100})])).toEqual({inserted: 0, stale: 1, unchanged: 0, updated: 0})
     const w = store.imports.writer('subscriptions')
     try {
-      await expect(async /*A*/ () => await w.writeChunk([subscriptionRow(sub({latest_event_id: 'import:200', latest_event_timestamp: 200}))])).rejects.toThrow(/resolve/)
+      await expect(async () => await w.writeChunk([subscriptionRow(sub({latest_event_id: 'import:200', latest_event_timestamp: 200}))])).rejects.toThrow(/resolve/)
     } finally {
       await w.close()
     }

@@ -31,13 +31,13 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let products: Record<string, number>
-  beforeAll(async /*A*/ () => {
+  beforeAll(async () => {
     ;({cleanup, store} = adapter.open())
     products = {p1: await addProduct(store, 'p1'), p2: await addProduct(store, 'p2')}
   })
   afterAll(() => cleanup())
 
-  it('the latest delete of each record: by timestamp, then id in byte order; of some keys or of all of a kind', async /*A*/ () => {
+  it('the latest delete of each record: by timestamp, then id in byte order; of some keys or of all of a kind', async () => {
     const logged = fc.record({
       action: fc.constantFrom('create', 'delete', 'delete', 'update'),
       id: fc.constantFrom(...IDS),
@@ -46,7 +46,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
       timestamp: fc.nat(3),
     })
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(logged, {maxLength: 16, selector: (e) => e.id}), fc.subarray([0, 1, 2, 3]), async /*A*/ (events, asked) => {
+      fc.asyncProperty(fc.uniqueArray(logged, {maxLength: 16, selector: (e) => e.id}), fc.subarray([0, 1, 2, 3]), async (events, asked) => {
         const r = ++run
         const keyOfRun = (k: number) => recordKey(`u${r}`, 'gateway_a', `s${k}`)
         const log: LoggedEvent[] = events.map((e) => ({action: e.action as LoggedEvent['action'], event: {id: `${r}:${e.id}`, timestamp: e.timestamp}, key: keyOfRun(e.key), kind: e.kind}))
@@ -68,7 +68,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
     )
   })
 
-  it('a list: newest first, a record without a date last, then the newest row; its filters and the total before the limit', async /*A*/ () => {
+  it('a list: newest first, a record without a date last, then the newest row; its filters and the total before the limit', async () => {
     const record = fc.record({
       created: fc.constantFrom(null, 100, 200, 200, 300),
       origin: fc.constantFrom('gateway_a', 'gateway_b'),
@@ -89,7 +89,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
       {requiredKeys: []},
     )
     await fc.assert(
-      fc.asyncProperty(fc.array(record, {maxLength: 8}), fc.array(fc.nat(8), {maxLength: 3}), filters, async /*A*/ (records, cuts, f) => {
+      fc.asyncProperty(fc.array(record, {maxLength: 8}), fc.array(fc.nat(8), {maxLength: 3}), filters, async (records, cuts, f) => {
         const r = ++run
         const values: ChargeValues[] = records.map((x, i) =>
           charge({created: x.created, origin: x.origin, origin_id: `ch${i}`, product_id: x.product ? products[x.product] : null, status: x.status, user_id: `${x.user}-${r}`}),
@@ -135,7 +135,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
     )
   })
 
-  it('net revenue per period and group: succeeded charges in [start, end), USD amount less refunds; country of the charge, else of the user, else "unknown"', async /*A*/ () => {
+  it('net revenue per period and group: succeeded charges in [start, end), USD amount less refunds; country of the charge, else of the user, else "unknown"', async () => {
     const record = fc.record({
       amount: fc.option(fc.integer({max: 10_000, min: 0}), {freq: 4}),
       country: fc.constantFrom(null, 'DE', 'JP'),
@@ -147,13 +147,13 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
     })
     const period = fc.tuple(fc.integer({max: 12, min: 0}), fc.integer({max: 13, min: 0})).map(([a, b]): Period => ({end: Math.max(a, b), start: Math.min(a, b)}))
     await fc.assert(
-      fc.asyncProperty(fc.array(record, {maxLength: 10}), fc.array(period, {maxLength: 3, minLength: 1}), async /*A*/ (records, periods) => {
+      fc.asyncProperty(fc.array(record, {maxLength: 10}), fc.array(period, {maxLength: 3, minLength: 1}), async (records, periods) => {
         const r = ++run
         // Each run's charges at times of its own, so other runs' (removed anyway) never fall in its periods.
         const base = r * 1000
         // u1 has a stored country, u2 one too, u3 none.
         await store.transaction(
-          async /*A*/ () =>
+          async () =>
             await store.pricing.saveUserCountries([
               {at, country: 'FR', userId: `u1-${r}`},
               {at, country: 'JP', userId: `u2-${r}`},
@@ -193,7 +193,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
     )
   })
 
-  it('a delete forgets the events of a subscription before it (timestamp, then id in byte order), of that subscription only; history groups each event', async /*A*/ () => {
+  it('a delete forgets the events of a subscription before it (timestamp, then id in byte order), of that subscription only; history groups each event', async () => {
     const stored = fc.record({country: fc.constantFrom(null, 'DE'), id: fc.constantFrom(...IDS), timestamp: fc.nat(3)})
     await fc.assert(
       fc.asyncProperty(
@@ -201,9 +201,9 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
         fc.constantFrom(...IDS),
         fc.nat(3),
         fc.constantFrom('u1', 'u3'),
-        async /*A*/ (events, beforeId, beforeTs, user) => {
+        async (events, beforeId, beforeTs, user) => {
           const r = ++run
-          await store.transaction(async /*A*/ () => await store.pricing.saveUserCountries([{at, country: 'FR', userId: `u1-${r}`}]), {write: true})
+          await store.transaction(async () => await store.pricing.saveUserCountries([{at, country: 'FR', userId: `u1-${r}`}]), {write: true})
           // Two subscriptions with the same events; the record's own latest event is not stored.
           const subs = ['mine', 'other'].map((id) =>
             subscription({country: null, latest_event_id: '~record', latest_event_timestamp: 99, origin_id: `${id}-${r}`, product_id: products.p1, user_id: `${user}-${r}`}),

@@ -21,13 +21,13 @@ describe.each(ADAPTERS)('revenue tax contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let product: number
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
 
-  it('a charge keeps gross, tax and the tax USD shares; a subscription keeps its tax; saved, read back and listed as written', async /*A*/ () => {
+  it('a charge keeps gross, tax and the tax USD shares; a subscription keeps its tax; saved, read back and listed as written', async () => {
     // 9.99 EUR incl. 1.60 VAT, 11.10 USD of which 1.78 is tax; half of it refunded.
     const c = charge({amount_minor: 999, amount_refunded_minor: 499, amount_refunded_usd_minor: 554, amount_usd_minor: 1110, currency: 'EUR', product_id: product, tax_minor: 160, tax_refunded_usd_minor: 89, tax_usd_minor: 178})
     const s = subscription({amount_minor: 11_900, amount_usd_minor: 13_222, amount_usd_monthly_minor: 1102, currency: 'EUR', interval: 'year', product_id: product, tax_minor: 1900})
@@ -43,7 +43,7 @@ describe.each(ADAPTERS)('revenue tax contract: $name', (adapter) => {
     expect(withoutId((await store.revenue.rows('charges', [keyOf(c)]))[0])).toEqual(untaxed)
   })
 
-  it('charge revenue per period and group: net of tax and refunds, and the tax collected; netRevenue is its net', async /*A*/ () => {
+  it('charge revenue per period and group: net of tax and refunds, and the tax collected; netRevenue is its net', async () => {
     await store.revenue.save('charges', [
       // DE, January: 11.10 USD gross with 1.78 tax, half refunded (5.54 with 0.89 tax): net 4.67, tax 0.89.
       charge({amount_refunded_usd_minor: 554, amount_usd_minor: 1110, country: 'DE', created: jan + 10, origin_id: 'c1', product_id: product, tax_minor: 160, tax_refunded_usd_minor: 89, tax_usd_minor: 178}),
@@ -76,7 +76,7 @@ describe.each(ADAPTERS)('revenue tax contract: $name', (adapter) => {
     expect(await store.revenue.chargeRevenue('month', [])).toEqual([])
   })
 
-  it("a subscription's history keeps each event's tax; MRR is net of it", async /*A*/ () => {
+  it("a subscription's history keeps each event's tax; MRR is net of it", async () => {
     // 11.00 USD a month incl. 1.00 tax until February, then 22.00 incl. 2.20.
     const s = subscription({amount_minor: 1100, amount_usd_minor: 1100, amount_usd_monthly_minor: 1100, created: jan, latest_event_id: 'e1', latest_event_timestamp: jan, product_id: product, tax_minor: 100})
     const later: SubscriptionValues = {...s, amount_minor: 2200, amount_usd_minor: 2200, amount_usd_monthly_minor: 2200, latest_event_id: 'e2', latest_event_timestamp: feb, tax_minor: 220}
@@ -95,14 +95,14 @@ describe.each(ADAPTERS)('revenue tax contract: $name', (adapter) => {
     expect(b.get('all')!.mrr).toBe(1980)
   })
 
-  it('a record read as its own history event (no stored event) carries its tax', async /*A*/ () => {
+  it('a record read as its own history event (no stored event) carries its tax', async () => {
     await store.revenue.save('subscriptions', [subscription({amount_minor: 1190, amount_usd_monthly_minor: 1190, created: jan, product_id: product, tax_minor: 190})])
     const [e] = await store.revenue.history('month')
     expect(e).toMatchObject({record: true, tax_minor: 190})
     expect(figures(stretches([e]), [{end: feb, start: jan}])[0].get('all')!.mrr).toBe(1000)
   })
 
-  it('import rows carry the tax columns into the records, and subscription rows into the history', async /*A*/ () => {
+  it('import rows carry the tax columns into the records, and subscription rows into the history', async () => {
     const c = charge({amount_minor: 1100, amount_usd_minor: 733, currency: 'JPY', latest_event_id: 'import:100', product_id: product, tax_minor: 100, tax_usd_minor: 67})
     const cw = store.imports.writer('charges')
     await cw.writeChunk([chargeRow(c)])

@@ -11,13 +11,13 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let product: number
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
 
-  it('saves subscriptions and charges and reads them back by key, in order', async /*A*/ () => {
+  it('saves subscriptions and charges and reads them back by key, in order', async () => {
     const s1 = subscription({product_id: product})
     const s2 = subscription({origin_id: 'sub_2', product_id: product, status: 'canceled', canceled_at: 1_767_300_000})
     const c1 = charge({metadata_json: '{"order":7}', product_id: product})
@@ -28,7 +28,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(withoutId((await store.revenue.rows('charges', [keyOf(c1)]))[0])).toEqual(c1)
   })
 
-  it('saving a key again replaces every column; a chunk of one is a single save', async /*A*/ () => {
+  it('saving a key again replaces every column; a chunk of one is a single save', async () => {
     const s = subscription({product_id: product})
     await store.revenue.save('subscriptions', [s])
     const newer = subscription({amount_minor: 1999, country: null, latest_event_id: 'evt_2', latest_event_timestamp: 200, product_id: product})
@@ -37,7 +37,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.list('subscriptions', {})).total).toBe(1)
   })
 
-  it('removes records by key (absent ones are skipped)', async /*A*/ () => {
+  it('removes records by key (absent ones are skipped)', async () => {
     const a = charge({product_id: product})
     const b = charge({origin_id: 'ch_2', product_id: product})
     await store.revenue.save('charges', [a, b])
@@ -45,7 +45,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.rows('charges', [keyOf(a), keyOf(b)])).map((r) => r?.origin_id)).toEqual([undefined, 'ch_2'])
   })
 
-  it('logs events once and tells which ids were applied', async /*A*/ () => {
+  it('logs events once and tells which ids were applied', async () => {
     await store.revenue.logEvents(
       [
         {action: 'create', event: {id: 'e1', timestamp: 10}, key: recordKey('u1', 'gateway_a', 's1'), kind: 'subscription'},
@@ -54,10 +54,10 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
       '2026-01-01T00:00:00.000Z',
     )
     expect(await store.revenue.appliedEvents(['e2', 'e3', 'e1'])).toEqual(new Set(['e1', 'e2']))
-    await expect(async /*A*/ () => await store.revenue.logEvents([{action: 'create', event: {id: 'e1', timestamp: 30}, key: 'k', kind: 'charge'}], '2026-01-01T00:00:00.000Z')).rejects.toThrow()
+    await expect(async () => await store.revenue.logEvents([{action: 'create', event: {id: 'e1', timestamp: 30}, key: 'k', kind: 'charge'}], '2026-01-01T00:00:00.000Z')).rejects.toThrow()
   })
 
-  it('the latest delete of a record wins by (timestamp, id), of some keys or all of a kind', async /*A*/ () => {
+  it('the latest delete of a record wins by (timestamp, id), of some keys or all of a kind', async () => {
     const k1 = recordKey('u1', 'gateway_a', 's1')
     const k2 = recordKey('u2', 'gateway_a', 's2')
     const at = '2026-01-01T00:00:00.000Z'
@@ -81,7 +81,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.latestDeletes('charge', [k1])).get(k1)).toEqual({id: 'd-x', timestamp: 99})
   })
 
-  it('lists newest first with filters, and the total before the limit', async /*A*/ () => {
+  it('lists newest first with filters, and the total before the limit', async () => {
     const other = await addProduct(store, 'team_monthly')
     await store.revenue.save('charges', [
       charge({created: 100, origin_id: 'a', product_id: product}),
@@ -95,7 +95,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.list('charges', {status: 'failed', user_id: 'u2'})).total).toBe(1)
   })
 
-  it('net charge revenue: one map per period, grouped as asked; subscription figures from the history', async /*A*/ () => {
+  it('net charge revenue: one map per period, grouped as asked; subscription figures from the history', async () => {
     const jan = Date.UTC(2026, 0, 1) / 1000
     const feb = Date.UTC(2026, 1, 1) / 1000
     const mar = Date.UTC(2026, 2, 1) / 1000
@@ -122,7 +122,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(byCountry.get('DE')!.mrr).toBe(500)
   })
 
-  it('lists by the gateway id alone, across users and gateways', async /*A*/ () => {
+  it('lists by the gateway id alone, across users and gateways', async () => {
     await store.revenue.save('subscriptions', [
       subscription({origin_id: 'sub_x', product_id: product, user_id: 'u1'}),
       subscription({origin: 'gateway_b', origin_id: 'sub_x', product_id: product, user_id: 'u2'}),
@@ -135,7 +135,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.list('charges', {origin_id: 'sub_x'})).total).toBe(0)
   })
 
-  it('history: the paying stretches of subscriptions (a record without stored events is its own history), grouped as asked', async /*A*/ () => {
+  it('history: the paying stretches of subscriptions (a record without stored events is its own history), grouped as asked', async () => {
     const jan = Date.UTC(2026, 0, 1) / 1000
     const feb = Date.UTC(2026, 1, 1) / 1000
     await store.revenue.save('subscriptions', [
@@ -152,7 +152,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
       subscription({amount_usd_monthly_minor: 700, created: jan, origin_id: 'no_end', product_id: product, status: 'canceled'}),
       subscription({amount_usd_monthly_minor: 700, created: feb, origin_id: 'later', product_id: product}),
     ])
-    const spans = async /*A*/ (by: 'country' | 'month' | 'product', until: number) =>
+    const spans = async (by: 'country' | 'month' | 'product', until: number) =>
       paying(stretches(await store.revenue.history(by)))
         .filter((s) => s.start < until)
         .map(({sub: _sub, ...s}) => s)
@@ -168,7 +168,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect((await store.revenue.history('month')).every((e) => e.record)).toBe(true)
   })
 
-  it('subscription events: saved once per id, read with the record as the history of existing subscriptions only', async /*A*/ () => {
+  it('subscription events: saved once per id, read with the record as the history of existing subscriptions only', async () => {
     const s1 = subscription({amount_usd_monthly_minor: 1000, created: 1000, latest_event_id: 'import:3000:2:b', latest_event_timestamp: 3000, origin_id: 's1', product_id: product})
     await store.revenue.save('subscriptions', [s1])
     const first = {...eventOfRecord(s1, {id: 'import:1000:2:a', timestamp: 1000}), amount_usd_monthly_minor: 500, trial_end: 900, trial_start: 800}
@@ -199,7 +199,7 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     ])
   })
 
-  it('FX history of a currency is ascending by date, each rate tagged snapshot or not', async /*A*/ () => {
+  it('FX history of a currency is ascending by date, each rate tagged snapshot or not', async () => {
     await setRate(store, {currency: 'XAG', date: '2026-03-01', rate: 0.05, source: 'manual'})
     await setRate(store, {currency: 'XAG', date: '2026-01-01', rate: 0.04, source: 'manual'})
     expect(await store.revenue.fxHistory('XAG')).toEqual([

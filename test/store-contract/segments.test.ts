@@ -24,7 +24,7 @@ const product = (apiId: string): ProductDef => ({
 })
 
 /** A store with products basic and pro, and coupon SPRING; their store ids. */
-async /*A*/ function seed(store: StorePort): Promise<{basic: number; coupon: number; pro: number}> {
+async function seed(store: StorePort): Promise<{basic: number; coupon: number; pro: number}> {
   await store.catalog.saveProducts([product('basic'), product('pro')], AT)
   await store.catalog.saveCoupons(
     [{active_from: null, active_till: null, amount_minor: null, api_id: 'SPRING', coupon_type: 'percentage', currency: null, external: [], name: 'Spring', percent: 25, status: 'ACTIVE'}],
@@ -38,7 +38,7 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   let ids: Awaited<ReturnType<typeof seed>>
-  beforeEach(async /*A*/ () => {
+  beforeEach(async () => {
     ;({cleanup, store} = adapter.open())
     ids = await seed(store)
   })
@@ -67,7 +67,7 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     ...over,
   })
 
-  it('saves an audience whole and reads it back, prices in order with their products named', async /*A*/ () => {
+  it('saves an audience whole and reads it back, prices in order with their products named', async () => {
     const d = audience('students')
     expect(await store.segments.saveAudiences([d], AT)).toEqual({inserted: ['students'], updated: []})
     const [a] = await store.segments.getAudiences(['students'])
@@ -81,14 +81,14 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect((await store.segments.getAudiences(['students']))[0]).toMatchObject({created_at: AT, prices: [], priority: 3, updated_at: '2026-06-01T00:00:00+00:00'})
   })
 
-  it('lists audiences by priority, highest first, then api_id, whatever the insertion order', async /*A*/ () => {
+  it('lists audiences by priority, highest first, then api_id, whatever the insertion order', async () => {
     await store.segments.saveAudiences([audience('b', 1), audience('z', 5)], AT)
     await store.segments.saveAudiences([audience('a', 1)], AT)
     expect((await store.segments.listAudiences()).map((a) => a.api_id)).toEqual(['z', 'a', 'b'])
     expect((await store.segments.getAudiences(['b', 'nope', 'z'])).map((a) => a.api_id)).toEqual(['b', 'z'])
   })
 
-  it('saves packages whole, products in order; lists by api_id; a chunk of N equals N single saves', async /*A*/ () => {
+  it('saves packages whole, products in order; lists by api_id; a chunk of N equals N single saves', async () => {
     await store.segments.saveAudiences([audience('students')], AT)
     const students = (await store.segments.audienceIds(['students'])).get('students')!
     const defs: PackageDef[] = [
@@ -115,7 +115,7 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect((await store.segments.listPackages()).map((p) => p.api_id)).toEqual(['alpha'])
   })
 
-  it('adds campaigns and reads them back with coupon and audience named; a chunk of N equals N single adds', async /*A*/ () => {
+  it('adds campaigns and reads them back with coupon and audience named; a chunk of N equals N single adds', async () => {
     const defs = [campaign('spring'), campaign('autumn', {active_till: '2026-10-31', countries: [], products: []})]
     await store.segments.addCampaigns(defs, AT)
     const list = await store.segments.listCampaigns()
@@ -133,7 +133,7 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect((await store.segments.listCampaigns()).map((c) => c.api_id)).toEqual(['spring'])
   })
 
-  it('a campaign api_id already stored is a UniqueConflictError, and the chunk writes nothing', async /*A*/ () => {
+  it('a campaign api_id already stored is a UniqueConflictError, and the chunk writes nothing', async () => {
     await store.segments.addCampaigns([campaign('spring')], AT)
     let error: unknown
     try {
@@ -144,11 +144,11 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect(error).toBeInstanceOf(UniqueConflictError)
     expect(error).toMatchObject({entity: 'campaign', key: 'api_id', value: 'spring'})
     expect((await store.segments.listCampaigns()).map((c) => c.api_id)).toEqual(['spring'])
-    await expect(async /*A*/ () => await store.segments.savePackages([{api_id: 'p', audience_id: null, countries: [], name: 'P', product_ids: [ids.pro, ids.pro]}], AT)).rejects.toThrow(UniqueConflictError)
+    await expect(async () => await store.segments.savePackages([{api_id: 'p', audience_id: null, countries: [], name: 'P', product_ids: [ids.pro, ids.pro]}], AT)).rejects.toThrow(UniqueConflictError)
     expect(await store.segments.listPackages()).toEqual([])
   })
 
-  it('deleting an audience takes the packages and campaigns segmented on it', async /*A*/ () => {
+  it('deleting an audience takes the packages and campaigns segmented on it', async () => {
     await store.segments.saveAudiences([audience('students'), audience('others')], AT)
     const students = (await store.segments.audienceIds(['students'])).get('students')!
     await store.segments.savePackages([{api_id: 'edu', audience_id: students, countries: [], name: 'Edu', product_ids: [ids.basic]}], AT)
@@ -160,9 +160,9 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect((await store.segments.listCampaigns()).map((c) => c.api_id)).toEqual(['all'])
   })
 
-  it('rolls back everything written inside a failed transaction', async /*A*/ () => {
-    await expect(async /*A*/ () =>
-      await store.transaction(async /*A*/ () => {
+  it('rolls back everything written inside a failed transaction', async () => {
+    await expect(async () =>
+      await store.transaction(async () => {
         await store.segments.saveAudiences([audience('students')], AT)
         await store.segments.savePackages([{api_id: 'p', audience_id: null, countries: [], name: 'P', product_ids: [ids.pro]}], AT)
         await store.segments.addCampaigns([campaign('spring')], AT)

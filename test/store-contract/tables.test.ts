@@ -15,7 +15,7 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
   })
   afterEach(() => cleanup())
 
-  it('lists every data table, parents before the tables that reference them, with portable column types', async /*A*/ () => {
+  it('lists every data table, parents before the tables that reference them, with portable column types', async () => {
     const shapes = await store.tables.list()
     const names = shapes.map((t) => t.name)
     for (const t of ['settings', 'products', 'country_prices', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'events', 'api_keys', 'changes', 'change_rows', 'fx_rates', 'currency_exponents']) {
@@ -30,7 +30,7 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
     expect(shapes.find((t) => t.name === 'fx_rates')!.columns.find((c) => c.name === 'rate')?.type).toBe('real')
   })
 
-  it('replace empties every table (the seed too), writes rows as given, and reads them back in key order, a chunk at a time', async /*A*/ () => {
+  it('replace empties every table (the seed too), writes rows as given, and reads them back in key order, a chunk at a time', async () => {
     expect((await store.tables.counts()).settings).toBeGreaterThan(0)
     const big = 9_007_199_254_740_993n
     await store.tables.replace((write) => {
@@ -49,16 +49,16 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
     expect((await store.keys.list()).map((k) => k.name)).toEqual(['a', 'b', 'c', 'big'])
   })
 
-  it('replace leaves the store as it was when anything throws, and checks foreign keys at the end', async /*A*/ () => {
+  it('replace leaves the store as it was when anything throws, and checks foreign keys at the end', async () => {
     const before = await store.tables.counts()
-    await expect(async /*A*/ () =>
+    await expect(async () =>
       await store.tables.replace((write) => {
         write('api_keys', KEY_COLUMNS, [KEY(1n, 'a')])
         throw new Error('boom')
       }),
     ).rejects.toThrow('boom')
     expect(await store.tables.counts()).toEqual(before)
-    await expect(async /*A*/ () =>
+    await expect(async () =>
       await store.tables.replace((write) => {
         write('country_prices', ['product_id', 'country', 'currency', 'amount_minor', 'position'], [[42n, 'DE', 'EUR', 999n, 0n]])
       }),
@@ -66,7 +66,7 @@ describe.each(ADAPTERS)('tables contract: $name', (adapter) => {
     expect(await store.tables.counts()).toEqual(before)
   })
 
-  it('takes child rows before their parents within one replace (foreign keys checked at the end)', async /*A*/ () => {
+  it('takes child rows before their parents within one replace (foreign keys checked at the end)', async () => {
     await store.tables.replace((write) => {
       write('country_prices', ['product_id', 'country', 'currency', 'amount_minor', 'position'], [[7n, 'DE', 'EUR', 999n, 0n]])
       write('products', ['id', 'api_id', 'name', 'base_px_minor', 'interval', 'interval_count', 'baseline_id', 'created_at', 'updated_at'], [[7n, 'p7', 'P7', 1000n, 'month', 1n, 8n, 'x', 'x'], [8n, 'p8', 'P8', 500n, 'month', 1n, null, 'x', 'x']])

@@ -170,7 +170,7 @@ export function when(ts: null | number): string {
 export type ProductName = (id: null | number) => string
 
 /** The api_ids of the products of some records, read in one call. */
-export async /*A*/ function productNames(store: StorePort, records: readonly {service_product_id?: null | number; service_product_id2?: null | number}[]): Promise<ProductName> {
+export async function productNames(store: StorePort, records: readonly {service_product_id?: null | number; service_product_id2?: null | number}[]): Promise<ProductName> {
   const ids = new Set<number>()
   for (const r of records) {
     const id = r.service_product_id ?? r.service_product_id2
@@ -201,7 +201,7 @@ export function recordView(record: ChargeRecord | SubscriptionRecord | Subscript
  * What a create, update or delete prints and returns: the outcome, then the record when
  * this write created or changed it (not when it was stale, a duplicate or a delete).
  */
-export async /*A*/ function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>, store: StorePort): Promise<{message: string; record: null | R; success: true}> {
+export async function reportWrite<R extends ChargeRecord | SubscriptionRecord>(log: (text: string) => void, r: WriteResult<R>, store: StorePort): Promise<{message: string; record: null | R; success: true}> {
   log(r.message)
   if (r.record && (r.outcome === 'created' || r.outcome === 'updated')) log(recordView(r.record, await productNames(store, [r.record])))
   return {message: r.message, record: r.record, success: true}

@@ -99,38 +99,38 @@ export interface CatalogRepository {
    * exponents) and its change history: table and row count, the biggest parents first
    * (products, coupons, ...); empty for a new store. `demo` refuses surprise writes with it.
    */
-  /*A*/ storeContents(): Promise<{rows: number; table: string}[]>
+  storeContents(): Promise<{rows: number; table: string}[]>
   /** Every product, by api_id. One read of the whole catalog (a snapshot). */
-  /*A*/ listProducts(): Promise<Product[]>
+  listProducts(): Promise<Product[]>
   /** The products with these api_ids, in the order given; unknown ones are left out. */
-  /*A*/ getProducts(apiIds: readonly string[]): Promise<Product[]>
+  getProducts(apiIds: readonly string[]): Promise<Product[]>
   /** Store ids of products by api_id; unknown api_ids are absent from the map. */
-  /*A*/ productIds(apiIds: readonly string[]): Promise<Map<string, number>>
+  productIds(apiIds: readonly string[]): Promise<Map<string, number>>
   /** api_ids of products by store id; unknown ids are absent from the map. */
-  /*A*/ productApiIds(ids: readonly number[]): Promise<Map<number, string>>
+  productApiIds(ids: readonly number[]): Promise<Map<number, string>>
   /** Feature groups by store id; unknown ids are absent from the map. */
-  /*A*/ featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>>
+  featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>>
   /**
    * Insert or replace whole products (an existing api_id is replaced: its lists as whole
    * lists), stamped `at`. Names may be swapped within one chunk; a baseline may name a product
    * further down the chunk. Feature groups are created or updated by api_id. Atomic.
    */
-  /*A*/ saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult>
+  saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult>
   /** Records pointing at the product with store id `id`. */
-  /*A*/ productUses(id: number): Promise<ProductUses>
+  productUses(id: number): Promise<ProductUses>
   /** Delete a product (its lists go with it, products based on it lose their baseline); returns those products' api_ids. */
-  /*A*/ deleteProduct(id: number): Promise<{baselineOf: string[]}>
+  deleteProduct(id: number): Promise<{baselineOf: string[]}>
 
   /** Every coupon, by api_id. */
-  /*A*/ listCoupons(): Promise<StoredCoupon[]>
+  listCoupons(): Promise<StoredCoupon[]>
   /** The coupons with these api_ids, in the order given; unknown ones are left out. */
-  /*A*/ getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]>
+  getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]>
   /** Insert or replace whole coupons (external links as a whole list), stamped `at`. Atomic. */
-  /*A*/ saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult>
+  saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult>
   /** api_ids of the campaigns that apply the coupon with store id `id`, sorted. */
-  /*A*/ couponCampaigns(id: number): Promise<string[]>
+  couponCampaigns(id: number): Promise<string[]>
   /** Delete a coupon, its external links and the campaigns applying it. */
-  /*A*/ deleteCoupon(id: number): Promise<void>
+  deleteCoupon(id: number): Promise<void>
 }
 
 /** How an integration is stored: one row shape for every gateway (the gateway's id in gateway_ref). */

@@ -27,93 +27,93 @@ export interface ConfigRepository {
    * or before it, else the earliest operator rate up to today, else the earliest snapshot
    * rate (src/fx/rates.ts). One entry per currency, sorted by currency; USD only when stored.
    */
-  /*A*/ ratesOn(day: string, today: string): Promise<FxRate[]>
+  ratesOn(day: string, today: string): Promise<FxRate[]>
   /** The same rule for one currency; undefined when it has none usable. */
-  /*A*/ rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined>
+  rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined>
   /** The latest bundled-snapshot rate of a currency. */
-  /*A*/ latestSnapshotRate(currency: string): Promise<FxRate | undefined>
+  latestSnapshotRate(currency: string): Promise<FxRate | undefined>
   /** The earliest operator (non-snapshot) rate of a currency dated after `day`. */
-  /*A*/ nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined>
+  nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined>
 
   /** Stored rows, newest first per currency (sorted by currency): one currency's, on or before a day when given. */
-  /*A*/ fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]>
+  fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]>
   /** Operator rates dated after `day` (scheduled), by currency then date; one currency's when given. */
-  /*A*/ fxScheduled(day: string, currency?: string): Promise<FxRate[]>
+  fxScheduled(day: string, currency?: string): Promise<FxRate[]>
   /** The row stored for a currency and day. */
-  /*A*/ storedRate(currency: string, date: string): Promise<FxRate | undefined>
+  storedRate(currency: string, date: string): Promise<FxRate | undefined>
   /** The latest row of a currency dated on or before `day`, whatever its kind. */
-  /*A*/ latestStoredRate(currency: string, day: string): Promise<FxRate | undefined>
+  latestStoredRate(currency: string, day: string): Promise<FxRate | undefined>
   /**
    * Store rates, replacing the row of the same currency and day; a row already holding the
    * same rate and source is left alone. Returns how many rows were written.
    */
-  /*A*/ saveFxRates(rates: readonly FxRate[]): Promise<number>
+  saveFxRates(rates: readonly FxRate[]): Promise<number>
   /** Mean and count of a currency's rates dated from..to (inclusive); undefined when none. */
-  /*A*/ fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined>
+  fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined>
   /** Whether a currency has an operator rate dated after `after` and on or before `onOrBefore`. */
-  /*A*/ hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean>
+  hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean>
   /** What a removal would take: per currency (count, first and last date) and per source, sorted. */
-  /*A*/ fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}>
+  fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}>
   /** Currencies with an operator row dated `date` that the filter takes. */
-  /*A*/ fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]>
+  fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]>
   /** Whether the filter would take this row (stored or not). */
-  /*A*/ fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean>
+  fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean>
   /** Whether any row carries this source label. */
-  /*A*/ hasFxSource(source: string): Promise<boolean>
+  hasFxSource(source: string): Promise<boolean>
   /** The date of a currency's bundled-snapshot row (that day's, when given). */
-  /*A*/ snapshotDate(currency: string, date?: string): Promise<string | undefined>
+  snapshotDate(currency: string, date?: string): Promise<string | undefined>
   /** Remove the rows the filter takes; returns how many. */
-  /*A*/ deleteFxRates(filter: FxRateFilter): Promise<number>
+  deleteFxRates(filter: FxRateFilter): Promise<number>
   /**
    * Currencies the store prices or records money in, each with what uses it ('country prices',
    * 'fixed-amount coupons', 'audience prices', 'gateway fallback', 'locked quotes',
    * 'subscriptions', 'charges'), and the countries with a localization factor ('localization factors').
    */
-  /*A*/ moneyUses(): Promise<{currency: string; use: string}[]>
+  moneyUses(): Promise<{currency: string; use: string}[]>
 
   /** Every localization factor, by country, or one country's. */
-  /*A*/ localizationFactors(country?: string): Promise<LocalizationFactor[]>
+  localizationFactors(country?: string): Promise<LocalizationFactor[]>
   /** Store factors, replacing those of the same countries. */
-  /*A*/ saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void>
+  saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void>
   /** Delete the factors of these countries (every factor when undefined); returns how many. */
-  /*A*/ deleteLocalizationFactors(countries?: readonly string[]): Promise<number>
+  deleteLocalizationFactors(countries?: readonly string[]): Promise<number>
   /** The localization factor of a country, undefined when none is on file. */
-  /*A*/ localizationFactor(country: string): Promise<number | undefined>
+  localizationFactor(country: string): Promise<number | undefined>
   /** The stored rounding rule text of a currency, undefined when the default applies. */
-  /*A*/ roundingRule(currency: string): Promise<string | undefined>
+  roundingRule(currency: string): Promise<string | undefined>
   /** Every stored rounding rule, sorted by currency. */
-  /*A*/ roundingRules(): Promise<{currency: string; rule: string}[]>
+  roundingRules(): Promise<{currency: string; rule: string}[]>
   /** Every gateway's stored settings (gateways without are left out). */
-  /*A*/ gatewaySettings(): Promise<StoredGatewaySettings[]>
+  gatewaySettings(): Promise<StoredGatewaySettings[]>
   /** Every stored gateway currency-rule override. */
-  /*A*/ gatewayRuleOverrides(): Promise<RuleOverride[]>
+  gatewayRuleOverrides(): Promise<RuleOverride[]>
   /** Store a currency's rounding rule (canonical text) with when it was set. */
-  /*A*/ saveRoundingRule(currency: string, rule: string, at: string): Promise<void>
+  saveRoundingRule(currency: string, rule: string, at: string): Promise<void>
   /** Drop a currency's stored rounding rule; false when none was stored. */
-  /*A*/ deleteRoundingRule(currency: string): Promise<boolean>
+  deleteRoundingRule(currency: string): Promise<boolean>
   /** Store a gateway's settings (replacing what was stored). */
-  /*A*/ saveGatewaySettings(settings: StoredGatewaySettings): Promise<void>
+  saveGatewaySettings(settings: StoredGatewaySettings): Promise<void>
   /** Drop a gateway's stored settings; false when none were stored. */
-  /*A*/ deleteGatewaySettings(gateway: string): Promise<boolean>
+  deleteGatewaySettings(gateway: string): Promise<boolean>
   /** Store a gateway currency-rule override (replacing what was stored). */
-  /*A*/ saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void>
+  saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void>
   /** Drop a gateway currency-rule override; false when none was stored. */
-  /*A*/ deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean>
+  deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean>
   /** A store-wide setting, undefined when unset. */
-  /*A*/ setting(key: string): Promise<string | undefined>
+  setting(key: string): Promise<string | undefined>
   /** Store a store-wide setting (replacing its value). */
-  /*A*/ saveSetting(key: string, value: string): Promise<void>
+  saveSetting(key: string, value: string): Promise<void>
 
   /** Every operator tax rate (docs/tax.md), by country, category and date. */
-  /*A*/ taxRates(): Promise<OperatorTaxRate[]>
+  taxRates(): Promise<OperatorTaxRate[]>
   /** Store an operator tax rate, replacing the one of the same country, category and date. */
-  /*A*/ saveTaxRate(rate: OperatorTaxRate, at: string): Promise<void>
+  saveTaxRate(rate: OperatorTaxRate, at: string): Promise<void>
   /** Remove a country's operator rates of a category ('' = standard), only the one dated `from` when given; returns how many. */
-  /*A*/ deleteTaxRates(country: string, category: string, from?: string): Promise<number>
+  deleteTaxRates(country: string, category: string, from?: string): Promise<number>
   /** Every tax setting (store, countries, products), by scope and subject. */
-  /*A*/ taxSettings(): Promise<TaxSettingRow[]>
+  taxSettings(): Promise<TaxSettingRow[]>
   /** Store a tax setting, replacing the one of the same scope and subject. */
-  /*A*/ saveTaxSetting(row: TaxSettingRow, at: string): Promise<void>
+  saveTaxSetting(row: TaxSettingRow, at: string): Promise<void>
   /** Drop a tax setting; false when none was stored. */
-  /*A*/ deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean>
+  deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean>
 }

@@ -75,44 +75,44 @@ export type ArmCounts = {conversions: number; revenue_minor: number; visitors: n
 
 export interface ExperimentsRepository {
   /** The experiments of the ids, in order (undefined where none). */
-  /*A*/ get(ids: readonly number[]): Promise<(Experiment | undefined)[]>
+  get(ids: readonly number[]): Promise<(Experiment | undefined)[]>
   /** Every experiment (of a status), by id. */
-  /*A*/ list(status?: Status): Promise<Experiment[]>
+  list(status?: Status): Promise<Experiment[]>
   /** Store new drafts created at `now`; returns their ids, in order. */
-  /*A*/ insert(defs: readonly ExperimentDef[], now: string): Promise<number[]>
+  insert(defs: readonly ExperimentDef[], now: string): Promise<number[]>
   /** Replace an experiment's definition (its products and arms too). */
-  /*A*/ replace(id: number, def: ExperimentDef, now: string): Promise<void>
+  replace(id: number, def: ExperimentDef, now: string): Promise<void>
   /** Set the status; running keeps the first start time and clears the stop time. */
-  /*A*/ setStatus(ids: readonly number[], status: Status, now: string): Promise<void>
+  setStatus(ids: readonly number[], status: Status, now: string): Promise<void>
   /** Delete experiments with their products and arms. */
-  /*A*/ remove(ids: readonly number[]): Promise<void>
+  remove(ids: readonly number[]): Promise<void>
   /** Audience ids by api_id (absent ones are left out). */
-  /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
+  audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
   /** The product columns an experiment needs, by api_id (absent ones are left out). */
-  /*A*/ productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>>
+  productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>>
   /** Whether a product has this api_id or name. */
-  /*A*/ productNamed(text: string): Promise<boolean>
+  productNamed(text: string): Promise<boolean>
   /** Experiments (other than `except`) running on any of these products, by id. */
-  /*A*/ runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]>
+  runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]>
   /** Record one exposure (a chunk of one, without an array or a transaction of its own). */
-  /*A*/ recordExposure(exposure: Exposure): Promise<ExposureChange>
+  recordExposure(exposure: Exposure): Promise<ExposureChange>
   /** Record exposures (pricing: a chunk's, at its flush); returns what each changed, in order. */
-  /*A*/ recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]>
+  recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]>
   /**
    * The arm each visitor (lock key) is exposed to in an experiment, in input order
    * (undefined: no exposure). Read when a chunk of price requests begins, for the chunk's
    * new quotes, so the chunk knows what its exposures will change without reading the store
    * while it prices.
    */
-  /*A*/ exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]>
+  exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]>
   /** Move anonymous exposures to the users who adopted their locks (dropped where the user has one). */
-  /*A*/ adoptExposures(adoptions: readonly Adoption[]): Promise<void>
+  adoptExposures(adoptions: readonly Adoption[]): Promise<void>
   /**
    * Visitors, conversions and revenue per arm. A conversion is a subscription (pending
    * excluded) or a succeeded charge of an exposed user for a product of the experiment,
    * created at or after the exposure; it is worth amount_usd_monthly (one-time
    * subscriptions: amount_usd) or the charge's amount_usd less refunds, in cents.
    */
-  /*A*/ armCounts(experimentId: number): Promise<Map<string, ArmCounts>>
+  armCounts(experimentId: number): Promise<Map<string, ArmCounts>>
 }
 

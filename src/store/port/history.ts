@@ -95,28 +95,28 @@ export type HistoryFilter = {
 
 export interface HistoryRepository {
   /** Whether writes on this connection are attributed (begin() was called, end() was not). */
-  /*A*/ active(): Promise<boolean>
+  active(): Promise<boolean>
   /** Attribute every recorded write on this connection to `context`, until end() or the next begin(). */
-  /*A*/ begin(context: ChangeContext): Promise<void>
+  begin(context: ChangeContext): Promise<void>
   /** The current context's change, once something was recorded in it. */
-  /*A*/ currentChange(): Promise<number | undefined>
+  currentChange(): Promise<number | undefined>
   /** The current row of `table` with primary key `key`, as the history images it; null when there is none. */
-  /*A*/ currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>>
+  currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>>
   /** Stop attributing writes (later writes are not recorded). */
-  /*A*/ end(): Promise<void>
-  /*A*/ get(id: number): Promise<ChangeRecord | undefined>
+  end(): Promise<void>
+  get(id: number): Promise<ChangeRecord | undefined>
   /** Later changes than `id` that wrote any of the same rows (table and key), oldest first. */
-  /*A*/ laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]>
-  /*A*/ list(filter: HistoryFilter): Promise<ChangeRecord[]>
+  laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]>
+  list(filter: HistoryFilter): Promise<ChangeRecord[]>
   /** Mark the current context's change (summary, the change it reverts). */
-  /*A*/ note(note: {reverts?: number; summary?: string}): Promise<void>
+  note(note: {reverts?: number; summary?: string}): Promise<void>
   /** Internal ids a product api_id has or had (history included). */
-  /*A*/ productIds(apiId: string): Promise<number[]>
+  productIds(apiId: string): Promise<number[]>
   /**
    * Put rows back as `before` images say, in the order given: a row without a before image
    * is deleted, another is inserted or overwritten. Foreign keys are checked at commit.
    * Call inside a transaction.
    */
-  /*A*/ restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void>
-  /*A*/ rows(id: number): Promise<ChangeRow[]>
+  restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void>
+  rows(id: number): Promise<ChangeRow[]>
 }

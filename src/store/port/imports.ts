@@ -33,15 +33,15 @@ export interface ImportWriter {
    * Write rows [from, to) of a chunk (default: all of it) into the open batch, which the
    * first row begins. A dry run writes nothing and counts what the rows would do.
    */
-  /*A*/ writeChunk(rows: readonly (readonly unknown[])[], from?: number, to?: number): Promise<void>
+  writeChunk(rows: readonly (readonly unknown[])[], from?: number, to?: number): Promise<void>
   /** Write what was written so far into the table, inside the open batch, so that `counts` covers every row. */
-  /*A*/ flush(): Promise<void>
+  flush(): Promise<void>
   /**
    * Commit the open batch (nothing open: nothing to do). False when a product the batch's
    * rows refer to was deleted while they were prepared: nothing is committed, and close()
    * rolls the batch back.
    */
-  /*A*/ commit(): Promise<boolean>
+  commit(): Promise<boolean>
   /**
    * The two stages the import's reading thread fills with rows (ImportsRepository.fillStages
    * of its own store), one batch each, taking turns: scratch files in a private temp folder,
@@ -54,9 +54,9 @@ export interface ImportWriter {
    * only). False as commit() (a product was deleted: nothing of it is committed). The stage
    * may be refilled once this returns.
    */
-  /*A*/ commitStaged(batch: StagedBatch): Promise<boolean>
+  commitStaged(batch: StagedBatch): Promise<boolean>
   /** Finish: roll back a batch not committed, remove the stages, and restore what the writer tuned for bulk work. */
-  /*A*/ close(): Promise<void>
+  close(): Promise<void>
 }
 
 export type ImportWriterOptions<T extends RevenueTable> = {

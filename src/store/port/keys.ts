@@ -21,20 +21,20 @@ export interface KeysRepository {
    * Store keys, in order. A key whose prefix or hash is taken already is not stored: its
    * entry is undefined (the caller draws a new key), and the others are stored.
    */
-  /*A*/ insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]>
+  insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]>
   /** Keys by id order; `status` filters active (not revoked) or revoked keys. */
-  /*A*/ list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]>
+  list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]>
   /** How many keys are not revoked. */
-  /*A*/ activeCount(): Promise<number>
+  activeCount(): Promise<number>
   /** The keys the refs name, in order (undefined where none). */
-  /*A*/ find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]>
+  find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]>
   /** Revoke the keys (a revoked key stays revoked, with its first time); returns how many changed. */
-  /*A*/ revoke(ids: readonly number[], at: string): Promise<number>
+  revoke(ids: readonly number[], at: string): Promise<number>
   /** The caller of an active key by the hash of the whole key: one prepared lookup per request. */
-  /*A*/ activeByHash(hash: string): Promise<KeyCaller | undefined>
+  activeByHash(hash: string): Promise<KeyCaller | undefined>
   /**
    * Record last use of keys, in one write that never waits for another writer: false when
    * the store is busy (nothing written; the caller keeps the times for later).
    */
-  /*A*/ recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean>
+  recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean>
 }

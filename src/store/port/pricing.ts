@@ -34,7 +34,7 @@ export interface PricingRepository {
    */
   writeBehind?(requests: number): undefined | WriteBehind
   /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
-  /*A*/ loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]>
+  loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]>
   /**
    * Per key, a text standing for what a reused lock's answer is made of (its country,
    * currency, package, experiment and arm, and its stored quote), or undefined where no lock
@@ -42,35 +42,35 @@ export interface PricingRepository {
    * texts of the same store. Cheaper than loadLocks: batch pricing reuses the line it
    * printed for a lock of the same text (docs/performance.md "Locked users: fingerprints and printed lines").
    */
-  /*A*/ loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]>
+  loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]>
   /** Per IP, the earliest anonymous lock made from it (the one a user who arrives from that IP adopts). */
-  /*A*/ loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]>
+  loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]>
   /**
    * Store these locks. A new key is inserted as given; an existing key keeps its
    * created_at and takes everything else from the lock.
    */
-  /*A*/ saveQuotes(locks: readonly Lock[]): Promise<void>
+  saveQuotes(locks: readonly Lock[]): Promise<void>
   /** Remove the locks of these keys (unknown keys are ignored). */
-  /*A*/ deleteLocks(keys: readonly string[]): Promise<void>
+  deleteLocks(keys: readonly string[]): Promise<void>
 
   /** The stored country of these users (undefined: no users row, or no country on it). */
-  /*A*/ userCountries(userIds: readonly string[]): Promise<(string | undefined)[]>
+  userCountries(userIds: readonly string[]): Promise<(string | undefined)[]>
   /**
    * Store users' countries: a new user gets created_at = updated_at = at; a known one
    * whose country differs gets the country and updated_at = at; the same country changes nothing.
    */
-  /*A*/ saveUserCountries(rows: readonly UserCountry[]): Promise<void>
+  saveUserCountries(rows: readonly UserCountry[]): Promise<void>
   /** A user as `user get` shows it: the anonymous lock of that id (an IP) first, else the users row. */
-  /*A*/ user(userId: string): Promise<undefined | User>
+  user(userId: string): Promise<undefined | User>
   /** Whether any subscription or charge names this user id. */
-  /*A*/ userHasRevenue(userId: string): Promise<boolean>
+  userHasRevenue(userId: string): Promise<boolean>
 
   /**
    * A number that changes whenever another connection commits to the store (SQLite's
    * data_version): a long-lived pricing context (the server's) is rebuilt when it moves.
    * Commits made through this store itself do not move it.
    */
-  /*A*/ catalogVersion(): Promise<number>
+  catalogVersion(): Promise<number>
   /**
    * catalogVersion() where it is a local read that moves on every commit of another
    * connection, whatever it wrote (SQLite's data_version): a long-lived process reads it once
@@ -89,24 +89,24 @@ export interface PricingRepository {
    * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
    * a batch reads the catalog in one call instead of one call per product it meets.
    */
-  /*A*/ catalogSnapshot(): Promise<PricingProduct[]>
+  catalogSnapshot(): Promise<PricingProduct[]>
   /** A product's row by api_id (the columns pricing, revenue and imports read; src/catalog/lookup.ts). */
-  /*A*/ productRow(apiId: string): Promise<ProductRow | undefined>
+  productRow(apiId: string): Promise<ProductRow | undefined>
   /** A product's row by store id. */
-  /*A*/ productRowById(id: number): Promise<ProductRow | undefined>
+  productRowById(id: number): Promise<ProductRow | undefined>
   /**
    * The products with an integration of one of these types whose gateway reference is `ref`,
    * one entry per matching integration, by type then integration order of creation.
    */
-  /*A*/ integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]>
+  integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]>
   /** Pricing's view of one product by api_id: row, country prices, gateways, plan currencies. */
-  /*A*/ product(apiId: string): Promise<PricingProduct | undefined>
+  product(apiId: string): Promise<PricingProduct | undefined>
   /** The api_id of a product by its store id (baseline references). */
-  /*A*/ productApiId(id: number): Promise<string | undefined>
+  productApiId(id: number): Promise<string | undefined>
   /** Every product's api_id, sorted. */
-  /*A*/ productApiIds(): Promise<string[]>
+  productApiIds(): Promise<string[]>
   /** Countries that have a country price or a localization factor, sorted, without repeats. */
-  /*A*/ pricedCountries(): Promise<string[]>
+  pricedCountries(): Promise<string[]>
 }
 
 /**

@@ -328,56 +328,56 @@ export type FxHistory = {date: string; rate: number; snapshot: boolean}[]
 
 export interface RevenueRepository {
   /** The stored records of the keys, in order (undefined where none). */
-  /*A*/ rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]>
+  rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]>
   /**
    * The field order of the keys' records, in order: null where the record was written whole
    * by its latest event, or where there is no record.
    */
-  /*A*/ fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]>
+  fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]>
   /**
    * Write whole records: inserted when the key is new, every column replaced otherwise.
    * `fieldEvents[i]` is the field order of `values[i]` (absent or null: written whole by
    * its latest event).
    */
-  /*A*/ save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void>
+  save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void>
   /** Delete the records of the keys (absent ones are skipped), their field order with them. */
-  /*A*/ remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void>
+  remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void>
   /**
    * Pending partial updates of records that do not exist, by record key (recordKey()): of
    * the given keys only, or every one of the kind (imports: pending updates are rare).
    */
-  /*A*/ pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>>
+  pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>>
   /** Keep (or, with null, drop) the pending partial updates of record keys. */
-  /*A*/ savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void>
+  savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void>
   /** Which of the event ids were applied before (by any write of this store). */
-  /*A*/ appliedEvents(ids: readonly string[]): Promise<Set<string>>
+  appliedEvents(ids: readonly string[]): Promise<Set<string>>
   /** Log applied events, applied at `appliedAt` (ISO 8601); each id once: logging an id again is an error. */
-  /*A*/ logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void>
+  logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void>
   /**
    * The latest delete (tombstone) per record key of a kind, so an older create cannot
    * resurrect a deleted record; of the given keys only, or every one (imports: deletes are rare).
    */
-  /*A*/ latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>>
+  latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>>
   /** Records matching the filters, newest first (created, then id), and the total before the limit. */
-  /*A*/ list<T extends RevenueTable>(table: T, filters: ListFilters): Promise<{rows: RowOf<T>[]; total: number}>
+  list<T extends RevenueTable>(table: T, filters: ListFilters): Promise<{rows: RowOf<T>[]; total: number}>
   /**
    * Net charge revenue per group (USD cents: `succeeded` charges created in the period, their
    * USD amount minus the USD value refunded, both net of tax), one map per period, in order.
    */
-  /*A*/ netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]>
+  netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]>
   /**
    * Charge revenue per group (USD cents of `succeeded` charges created in the period): `net`
    * as netRevenue, and `tax`, the tax of their USD amounts minus the tax their refunds
    * returned (tax collected), one map per period, in order.
    */
-  /*A*/ chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]>
+  chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]>
   /**
    * Record subscription events (an import row, an applied single write). An event id a
    * subscription has already is left as it is (the same row imported again).
    */
-  /*A*/ saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void>
+  saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void>
   /** Forget the events of a subscription older than `before` (a delete: a newer create starts afresh). */
-  /*A*/ dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void>
+  dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void>
   /**
    * The history of every subscription that exists, grouped as `by` says (the group of each
    * event: its country, else the user's stored country, else "unknown"; its product's api_id):
@@ -386,7 +386,7 @@ export interface RevenueRepository {
    * stored (partial updates that waited for their create). In any order (the engine sorts);
    * the whole history is read, so it is bulk by nature.
    */
-  /*A*/ history(by: By): Promise<HistoryEvent[]>
+  history(by: By): Promise<HistoryEvent[]>
   /** One currency's FX history (units per USD), read once per currency by imports. */
-  /*A*/ fxHistory(currency: string): Promise<FxHistory>
+  fxHistory(currency: string): Promise<FxHistory>
 }

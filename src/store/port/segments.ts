@@ -73,31 +73,31 @@ export type AudienceUses = {campaigns: string[]; experiments: number[]; packages
 
 export interface SegmentsRepository {
   /** Every audience, highest priority first, equal priorities by api_id (never by insertion). */
-  /*A*/ listAudiences(): Promise<StoredAudience[]>
+  listAudiences(): Promise<StoredAudience[]>
   /** The audiences with these api_ids, in the order given; unknown ones are left out. */
-  /*A*/ getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]>
+  getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]>
   /** Store ids of audiences by api_id; unknown api_ids are absent from the map. */
-  /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
+  audienceIds(apiIds: readonly string[]): Promise<Map<string, number>>
   /** Insert or replace whole audiences (prices as a whole list), stamped `at`. Atomic. */
-  /*A*/ saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult>
+  saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult>
   /** Campaigns and packages segmented on the audience with store id `id`, experiments targeting it; each sorted. */
-  /*A*/ audienceUses(id: number): Promise<AudienceUses>
+  audienceUses(id: number): Promise<AudienceUses>
   /** Delete an audience with the campaigns and packages segmented on it. Atomic. */
-  /*A*/ deleteAudience(id: number): Promise<void>
+  deleteAudience(id: number): Promise<void>
 
   /** Every package, by api_id. */
-  /*A*/ listPackages(): Promise<StoredPackage[]>
+  listPackages(): Promise<StoredPackage[]>
   /** The packages with these api_ids, in the order given; unknown ones are left out. */
-  /*A*/ getPackages(apiIds: readonly string[]): Promise<StoredPackage[]>
+  getPackages(apiIds: readonly string[]): Promise<StoredPackage[]>
   /** Insert or replace whole packages (products as a whole list), stamped `at`. Atomic. */
-  /*A*/ savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult>
-  /*A*/ deletePackage(id: number): Promise<void>
+  savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult>
+  deletePackage(id: number): Promise<void>
 
   /** Every campaign, by api_id. */
-  /*A*/ listCampaigns(): Promise<StoredCampaign[]>
+  listCampaigns(): Promise<StoredCampaign[]>
   /** The campaigns with these api_ids, in the order given; unknown ones are left out. */
-  /*A*/ getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]>
+  getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]>
   /** Insert new campaigns, stamped `at`; an api_id already stored is a UniqueConflictError. Atomic. */
-  /*A*/ addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void>
-  /*A*/ deleteCampaign(id: number): Promise<void>
+  addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void>
+  deleteCampaign(id: number): Promise<void>
 }

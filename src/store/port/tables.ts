@@ -25,11 +25,11 @@ export interface TablesRepository {
    * settings, the store's own bookkeeping such as currency exponents), a table after those
    * it references. Not listed: what the adapter keeps about itself (the schema version).
    */
-  /*A*/ list(): Promise<TableShape[]>
+  list(): Promise<TableShape[]>
   /** Rows per table of list(). */
-  /*A*/ counts(): Promise<Record<string, number>>
+  counts(): Promise<Record<string, number>>
   /** Run `fn` on one consistent snapshot of the store (reads only: other writers go on). */
-  /*A*/ snapshot<T>(fn: () => T): Promise<T>
+  snapshot<T>(fn: () => T): Promise<T>
   /**
    * The rows of `table` in primary key order, `chunk` rows at a time (each array handed
    * over, not reused), values of `columns` in that order. Call inside snapshot().
@@ -41,5 +41,5 @@ export interface TablesRepository {
    * as given; nothing is recorded in the change history), and foreign keys are checked when
    * it returns. Anything thrown leaves the store as it was.
    */
-  /*A*/ replace<T>(fn: (write: TableWriter) => T): Promise<T>
+  replace<T>(fn: (write: TableWriter) => T): Promise<T>
 }

@@ -31,35 +31,35 @@ export class PgCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ products
 
-  async /*A*/ listProducts(): Promise<Product[]> {
+  async listProducts(): Promise<Product[]> {
     return await this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products ORDER BY api_id COLLATE "C"`), true)
   }
 
-  async /*A*/ getProducts(apiIds: readonly string[]): Promise<Product[]> {
+  async getProducts(apiIds: readonly string[]): Promise<Product[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, await this.withLists(this.sql.rows<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
 
-  async /*A*/ productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM products WHERE api_id = ANY($1::text[])', [apiIds])
     return new Map(rows.map((r) => [r.api_id, r.id]))
   }
 
-  async /*A*/ productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
+  async productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map()
     const rows = this.sql.rows<{api_id: string; id: number}>('SELECT id, api_id FROM products WHERE id = ANY($1::bigint[])', [ids])
     return new Map(rows.map((r) => [r.id, r.api_id]))
   }
 
-  async /*A*/ featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
+  async featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
     if (ids.length === 0) return new Map()
     const rows = this.sql.rows<FeatureGroupDef & {id: number}>('SELECT id, api_id, name, description FROM feature_groups WHERE id = ANY($1::bigint[])', [ids])
     return new Map(rows.map(({id, ...g}) => [id, g]))
   }
 
   /** Rows with their lists: one query per list for the whole chunk (`all`: every product, no filter). */
-  private async /*A*/ withLists(rows: ProductRow[], all = false): Promise<Product[]> {
+  private async withLists(rows: ProductRow[], all = false): Promise<Product[]> {
     if (rows.length === 0) return []
     const params = all ? [] : [rows.map((r) => r.id)]
     const where = (column: string) => (all ? '' : `WHERE ${column} = ANY($1::bigint[])`)
@@ -85,7 +85,7 @@ export class PgCatalog implements CatalogRepository {
     return rows.map((r) => productFromRecord(r, {baselines, features, integrations, prices, trials}))
   }
 
-  async /*A*/ saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
+  async saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -201,7 +201,7 @@ export class PgCatalog implements CatalogRepository {
     }
   }
 
-  async /*A*/ productUses(id: number): Promise<ProductUses> {
+  async productUses(id: number): Promise<ProductUses> {
     const r = this.sql.rows<ProductUses>(
       `SELECT (SELECT count(*) FROM audience_prices WHERE product_id = $1)::int AS audience_prices,
               (SELECT count(*) FROM charges WHERE product_id = $1)::int AS charges,
@@ -213,7 +213,7 @@ export class PgCatalog implements CatalogRepository {
     return {audience_prices: r.audience_prices, charges: r.charges, experiments: r.experiments, packages: r.packages, subscriptions: r.subscriptions}
   }
 
-  async /*A*/ deleteProduct(id: number): Promise<{baselineOf: string[]}> {
+  async deleteProduct(id: number): Promise<{baselineOf: string[]}> {
     return this.sql.tx(() => {
       const baselineOf = this.sql.rows<{api_id: string}>('SELECT api_id FROM products WHERE baseline_id = $1 ORDER BY api_id COLLATE "C"', [id]).map((r) => r.api_id)
       this.sql.run('DELETE FROM products WHERE id = $1', [id])
@@ -223,11 +223,11 @@ export class PgCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ coupons
 
-  async /*A*/ listCoupons(): Promise<StoredCoupon[]> {
+  async listCoupons(): Promise<StoredCoupon[]> {
     return this.withExternal(this.sql.rows<CouponRow>(`SELECT ${COUPON} FROM coupons ORDER BY api_id COLLATE "C"`))
   }
 
-  async /*A*/ getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
+  async getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withExternal(this.sql.rows<CouponRow>(`SELECT ${COUPON} FROM coupons WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
@@ -242,7 +242,7 @@ export class PgCatalog implements CatalogRepository {
     return rows.map((r) => ({...r, external: (byCoupon.get(r.id) ?? []).map((e) => ({external_id: e.external_id, id: e.id, source: e.source}))}))
   }
 
-  async /*A*/ saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
+  async saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -281,15 +281,15 @@ export class PgCatalog implements CatalogRepository {
     return result
   }
 
-  async /*A*/ couponCampaigns(id: number): Promise<string[]> {
+  async couponCampaigns(id: number): Promise<string[]> {
     return this.sql.rows<{api_id: string}>('SELECT api_id FROM campaigns WHERE coupon_id = $1 ORDER BY api_id COLLATE "C"', [id]).map((r) => r.api_id)
   }
 
-  async /*A*/ deleteCoupon(id: number): Promise<void> {
+  async deleteCoupon(id: number): Promise<void> {
     this.sql.run('DELETE FROM coupons WHERE id = $1', [id])
   }
 
-  async /*A*/ storeContents(): Promise<{rows: number; table: string}[]> {
+  async storeContents(): Promise<{rows: number; table: string}[]> {
     return storeContents(this.sql)
   }
 }

@@ -110,45 +110,45 @@ export class PgConfig implements ConfigRepository {
     return this.pg.query<R>(sql, params)[0]
   }
 
-  async /*A*/ ratesOn(day: string, today: string): Promise<FxRate[]> {
+  async ratesOn(day: string, today: string): Promise<FxRate[]> {
     return this.pg.query<FxRate>(ALL_SQL, [day, today])
   }
 
-  async /*A*/ rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
+  async rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
     return this.one<FxRate>(ONE_SQL, [day, today, currency])
   }
 
-  async /*A*/ latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
+  async latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
     return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`, [currency])
   }
 
-  async /*A*/ nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
+  async nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date > $2 AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`, [currency, day])
   }
 
-  async /*A*/ fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
+  async fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
     const w = new Where()
     if (filter.currency) w.parts.push(`currency = ${w.p(filter.currency)}`)
     if (filter.onOrBefore) w.parts.push(`date <= ${w.p(filter.onOrBefore)}`)
     return this.pg.query<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE ${w.sql} ORDER BY currency, date DESC`, w.params)
   }
 
-  async /*A*/ fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
+  async fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
     return this.pg.query<FxRate>(
       `SELECT ${RATE} FROM fx_rates WHERE date > $1 AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = $2' : ''} ORDER BY currency, date`,
       currency ? [day, currency] : [day],
     )
   }
 
-  async /*A*/ storedRate(currency: string, date: string): Promise<FxRate | undefined> {
+  async storedRate(currency: string, date: string): Promise<FxRate | undefined> {
     return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date = $2`, [currency, date])
   }
 
-  async /*A*/ latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
+  async latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date <= $2 ORDER BY date DESC LIMIT 1`, [currency, day])
   }
 
-  async /*A*/ saveFxRates(rates: readonly FxRate[]): Promise<number> {
+  async saveFxRates(rates: readonly FxRate[]): Promise<number> {
     if (rates.length === 0) return 0
     // Row by row when a (currency, date) repeats: one statement cannot write a row twice.
     const keys = new Set(rates.map((r) => `${r.currency}\u0000${r.date}`))
@@ -165,18 +165,18 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
+  async fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
     const rates = this.pg
       .queryArrays<[number]>('SELECT rate FROM fx_rates WHERE currency = $1 AND date >= $2 AND date <= $3 ORDER BY date', [currency, from, to])
       .map(([r]) => r)
     return rates.length === 0 ? undefined : {days: rates.length, rate: sqliteAverage(rates)}
   }
 
-  async /*A*/ hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
+  async hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
     return this.pg.query(`SELECT 1 FROM fx_rates WHERE currency = $1 AND date > $2 AND date <= $3 AND NOT (${SNAPSHOT}) LIMIT 1`, [currency, after, onOrBefore]).length > 0
   }
 
-  async /*A*/ fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
+  async fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
     const w = whereOf(filter)
     const currencies = this.pg.query<{currency: string; from: string; removed: number; to: string}>(
       `SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${w.sql} GROUP BY currency ORDER BY currency`,
@@ -186,13 +186,13 @@ export class PgConfig implements ConfigRepository {
     return {currencies, sources}
   }
 
-  async /*A*/ fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
+  async fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
     const w = whereOf(filter)
     w.parts.push(`date = ${w.p(date)}`, `NOT (${SNAPSHOT})`)
     return this.pg.queryArrays<[string]>(`SELECT currency FROM fx_rates WHERE ${w.sql} ORDER BY currency`, w.params).map(([c]) => c)
   }
 
-  async /*A*/ fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
+  async fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
     // The same WHERE as the removal, asked of the row alone, so the rule is the same.
     const w = whereOf(filter, 4)
     const [hit] = this.pg.query<{n: number}>(
@@ -202,11 +202,11 @@ export class PgConfig implements ConfigRepository {
     return hit.n > 0
   }
 
-  async /*A*/ hasFxSource(source: string): Promise<boolean> {
+  async hasFxSource(source: string): Promise<boolean> {
     return this.pg.query('SELECT 1 FROM fx_rates WHERE source = $1 LIMIT 1', [source]).length > 0
   }
 
-  async /*A*/ snapshotDate(currency: string, date?: string): Promise<string | undefined> {
+  async snapshotDate(currency: string, date?: string): Promise<string | undefined> {
     const rows = this.pg.queryArrays<[string]>(
       `SELECT date FROM fx_rates WHERE currency = $1 ${date ? 'AND date = $2' : ''} AND ${SNAPSHOT} ORDER BY date LIMIT 1`,
       date ? [currency, date] : [currency],
@@ -214,12 +214,12 @@ export class PgConfig implements ConfigRepository {
     return rows[0]?.[0]
   }
 
-  async /*A*/ deleteFxRates(filter: FxRateFilter): Promise<number> {
+  async deleteFxRates(filter: FxRateFilter): Promise<number> {
     const w = whereOf(filter)
     return this.pg.run(`DELETE FROM fx_rates WHERE ${w.sql}`, w.params)
   }
 
-  async /*A*/ moneyUses(): Promise<{currency: string; use: string}[]> {
+  async moneyUses(): Promise<{currency: string; use: string}[]> {
     return this.pg.query<{currency: string; use: string}>(
       `SELECT currency, use FROM (
          SELECT currency, 'country prices' AS use FROM country_prices
@@ -234,13 +234,13 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ localizationFactors(country?: string): Promise<LocalizationFactor[]> {
+  async localizationFactors(country?: string): Promise<LocalizationFactor[]> {
     return country
       ? this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors WHERE country = $1', [country])
       : this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors ORDER BY country')
   }
 
-  async /*A*/ saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
+  async saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
     if (factors.length === 0) return
     if (new Set(factors.map((f) => f.country)).size < factors.length) {
       for (const f of factors) await this.saveLocalizationFactors([f])
@@ -253,43 +253,43 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
+  async deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
     if (!countries) return this.pg.run('DELETE FROM localization_factors')
     return this.pg.run('DELETE FROM localization_factors WHERE country = ANY($1::text[])', [[...new Set(countries)]])
   }
 
-  async /*A*/ localizationFactor(country: string): Promise<number | undefined> {
+  async localizationFactor(country: string): Promise<number | undefined> {
     return this.one<{factor: number}>('SELECT factor FROM localization_factors WHERE country = $1', [country])?.factor
   }
 
-  async /*A*/ roundingRule(currency: string): Promise<string | undefined> {
+  async roundingRule(currency: string): Promise<string | undefined> {
     return this.one<{rule: string}>('SELECT rule FROM rounding_rules WHERE currency = $1', [currency])?.rule
   }
 
-  async /*A*/ roundingRules(): Promise<{currency: string; rule: string}[]> {
+  async roundingRules(): Promise<{currency: string; rule: string}[]> {
     return this.pg.query('SELECT currency, rule FROM rounding_rules ORDER BY currency')
   }
 
-  async /*A*/ gatewaySettings(): Promise<StoredGatewaySettings[]> {
+  async gatewaySettings(): Promise<StoredGatewaySettings[]> {
     return this.pg.query<StoredGatewaySettings>('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway')
   }
 
-  async /*A*/ gatewayRuleOverrides(): Promise<RuleOverride[]> {
+  async gatewayRuleOverrides(): Promise<RuleOverride[]> {
     return this.pg.query<RuleOverride>('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency')
   }
 
-  async /*A*/ saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
+  async saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
     this.pg.run(
       'INSERT INTO rounding_rules (currency, rule, updated_at) VALUES ($1, $2, $3) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at',
       [currency, rule, at],
     )
   }
 
-  async /*A*/ deleteRoundingRule(currency: string): Promise<boolean> {
+  async deleteRoundingRule(currency: string): Promise<boolean> {
     return this.pg.run('DELETE FROM rounding_rules WHERE currency = $1', [currency]) > 0
   }
 
-  async /*A*/ saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
+  async saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
     this.pg.run(
       `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES ($1, $2, $3, $4)
        ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
@@ -298,11 +298,11 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ deleteGatewaySettings(gateway: string): Promise<boolean> {
+  async deleteGatewaySettings(gateway: string): Promise<boolean> {
     return this.pg.run('DELETE FROM gateways WHERE gateway = $1', [gateway]) > 0
   }
 
-  async /*A*/ saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
+  async saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
     this.pg.run(
       `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
@@ -311,25 +311,25 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
+  async deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
     return this.pg.run('DELETE FROM gateway_currency_rules WHERE gateway = $1 AND currency = $2', [gateway, currency]) > 0
   }
 
-  async /*A*/ setting(key: string): Promise<string | undefined> {
+  async setting(key: string): Promise<string | undefined> {
     return this.one<{value: string}>('SELECT value FROM settings WHERE key = $1', [key])?.value
   }
 
-  async /*A*/ saveSetting(key: string, value: string): Promise<void> {
+  async saveSetting(key: string, value: string): Promise<void> {
     this.pg.run('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
   }
 
-  async /*A*/ taxRates(): Promise<OperatorTaxRate[]> {
+  async taxRates(): Promise<OperatorTaxRate[]> {
     return this.pg
       .query<{bp: number | string; category: string; country: string; from: string; source: string}>('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from')
       .map((r) => ({...r, bp: Number(r.bp)}))
   }
 
-  async /*A*/ saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
+  async saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
     this.pg.run(
       `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (country, category, valid_from) DO UPDATE SET rate_bp = excluded.rate_bp, source = excluded.source, updated_at = excluded.updated_at`,
@@ -337,16 +337,16 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
+  async deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
     if (from === undefined) return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2', [country, category])
     return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2 AND valid_from = $3', [country, category, from])
   }
 
-  async /*A*/ taxSettings(): Promise<TaxSettingRow[]> {
+  async taxSettings(): Promise<TaxSettingRow[]> {
     return this.pg.query<TaxSettingRow>('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject')
   }
 
-  async /*A*/ saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
+  async saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
     this.pg.run(
       `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (scope, subject) DO UPDATE SET behavior = excluded.behavior, category = excluded.category, updated_at = excluded.updated_at`,
@@ -354,7 +354,7 @@ export class PgConfig implements ConfigRepository {
     )
   }
 
-  async /*A*/ deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
+  async deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
     return this.pg.run('DELETE FROM tax_settings WHERE scope = $1 AND subject = $2', [scope, subject]) > 0
   }
 }

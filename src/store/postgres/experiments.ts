@@ -48,13 +48,13 @@ export class PgExperiments implements ExperimentsRepository {
     return rows.map((r) => experimentFromRecord(r, arms.get(r.id) ?? [], products.get(r.id) ?? []))
   }
 
-  async /*A*/ get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
+  async get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
     if (ids.length === 0) return []
     const found = new Map(this.hydrate(this.sql.rows<Row>(`${SELECT} WHERE e.id = ANY($1::bigint[]) ORDER BY e.id`, [ids])).map((e) => [e.id, e]))
     return ids.map((id) => found.get(id))
   }
 
-  async /*A*/ list(status?: Status): Promise<Experiment[]> {
+  async list(status?: Status): Promise<Experiment[]> {
     return this.hydrate(status ? this.sql.rows<Row>(`${SELECT} WHERE e.status = $1 ORDER BY e.id`, [status]) : this.sql.rows<Row>(`${SELECT} ORDER BY e.id`))
   }
 
@@ -75,7 +75,7 @@ export class PgExperiments implements ExperimentsRepository {
     }
   }
 
-  async /*A*/ insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
+  async insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
     return this.sql.tx(() =>
       defs.map((def) => {
         const [{id}] = this.sql.rows<{id: number}>(
@@ -89,7 +89,7 @@ export class PgExperiments implements ExperimentsRepository {
     )
   }
 
-  async /*A*/ replace(id: number, def: ExperimentDef, now: string): Promise<void> {
+  async replace(id: number, def: ExperimentDef, now: string): Promise<void> {
     this.sql.tx(() => {
       this.sql.run('UPDATE experiments SET name = $1, type = $2, allocation = $3, audience_id = $4, countries_json = $5, seed = $6, updated_at = $7 WHERE id = $8', [
         def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, id,
@@ -98,7 +98,7 @@ export class PgExperiments implements ExperimentsRepository {
     })
   }
 
-  async /*A*/ setStatus(ids: readonly number[], status: Status, now: string): Promise<void> {
+  async setStatus(ids: readonly number[], status: Status, now: string): Promise<void> {
     if (ids.length === 0) return
     // One statement, in id order (each row's write is recorded in the history in that order).
     if (status === 'running') {
@@ -108,28 +108,28 @@ export class PgExperiments implements ExperimentsRepository {
     }
   }
 
-  async /*A*/ remove(ids: readonly number[]): Promise<void> {
+  async remove(ids: readonly number[]): Promise<void> {
     if (ids.length > 0) this.sql.run('DELETE FROM experiments WHERE id = ANY($1::bigint[])', [ids])
   }
 
-  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM audiences WHERE api_id = ANY($1::text[])', [apiIds])
     const found = new Map(rows.map((r) => [r.api_id, r.id]))
     return new Map(apiIds.flatMap((a) => (found.has(a) ? [[a, found.get(a)!] as const] : [])))
   }
 
-  async /*A*/ productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
+  async productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.sql.rows<ExperimentProduct>(`SELECT ${PRODUCT} FROM products p WHERE p.api_id = ANY($1::text[])`, [apiIds])
     return new Map(rows.map((r) => [r.api_id, r]))
   }
 
-  async /*A*/ productNamed(text: string): Promise<boolean> {
+  async productNamed(text: string): Promise<boolean> {
     return this.sql.rows('SELECT 1 FROM products WHERE api_id = $1 OR name = $1 LIMIT 1', [text]).length > 0
   }
 
-  async /*A*/ runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
+  async runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
     if (productIds.length === 0) return []
     return this.sql.rows<{id: number; name: string}>(
       `SELECT DISTINCT e.id, e.name FROM experiments e JOIN experiment_products ep ON ep.experiment_id = e.id
@@ -138,7 +138,7 @@ export class PgExperiments implements ExperimentsRepository {
     )
   }
 
-  async /*A*/ recordExposure(x: Exposure): Promise<ExposureChange> {
+  async recordExposure(x: Exposure): Promise<ExposureChange> {
     return this.recordExposureSync(x)
   }
 
@@ -149,18 +149,18 @@ export class PgExperiments implements ExperimentsRepository {
     return {change: 'same'}
   }
 
-  async /*A*/ recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
+  async recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
     return this.chunk(() => exposures.map((x) => this.recordExposureSync(x)), exposures.length)
   }
 
-  async /*A*/ exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
+  async exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
     if (visitors.length === 0) return []
     const rows = this.sql.rows<{arm_id: string; user_id: string}>('SELECT user_id, arm_id FROM exposures WHERE experiment_id = $1 AND user_id = ANY($2::text[])', [experimentId, visitors])
     const arms = new Map(rows.map((r) => [r.user_id, r.arm_id]))
     return visitors.map((v) => arms.get(v))
   }
 
-  async /*A*/ adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
+  async adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
     if (adoptions.length === 0) return
     this.chunk(() => {
       for (const a of adoptions) {
@@ -175,7 +175,7 @@ export class PgExperiments implements ExperimentsRepository {
     }, adoptions.length)
   }
 
-  async /*A*/ armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
+  async armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
     const out = new Map<string, ArmCounts>()
     for (const v of this.sql.rows<{arm_id: string; n: number}>('SELECT arm_id, count(*)::int AS n FROM exposures WHERE experiment_id = $1 GROUP BY arm_id', [experimentId])) {
       out.set(v.arm_id, {conversions: 0, revenue_minor: 0, visitors: v.n})

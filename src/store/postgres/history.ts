@@ -33,19 +33,19 @@ export class PgHistory implements HistoryRepository {
     this.sql.rows(`SELECT ${names.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', ')}`, names.flatMap((n) => [n, values[n] ?? '']))
   }
 
-  async /*A*/ begin(context: ChangeContext): Promise<void> {
+  async begin(context: ChangeContext): Promise<void> {
     this.set({'pricectl.actor': context.actor, 'pricectl.at': context.at, 'pricectl.change_id': null, 'pricectl.command': context.command, 'pricectl.reverts': null, 'pricectl.summary': null})
   }
 
-  async /*A*/ active(): Promise<boolean> {
+  async active(): Promise<boolean> {
     return this.setting('pricectl.actor') !== undefined
   }
 
-  async /*A*/ end(): Promise<void> {
+  async end(): Promise<void> {
     this.set(Object.fromEntries(CONTEXT.map((n) => [n, null])))
   }
 
-  async /*A*/ note(note: {reverts?: number; summary?: string}): Promise<void> {
+  async note(note: {reverts?: number; summary?: string}): Promise<void> {
     if (!await this.active()) return
     const values: Record<string, string> = {}
     if (note.summary !== undefined) values['pricectl.summary'] = note.summary
@@ -55,16 +55,16 @@ export class PgHistory implements HistoryRepository {
     if (id !== undefined) this.sql.run('UPDATE changes SET summary = coalesce($1, summary), reverts = coalesce($2, reverts) WHERE id = $3', [note.summary ?? null, note.reverts ?? null, id])
   }
 
-  async /*A*/ currentChange(): Promise<number | undefined> {
+  async currentChange(): Promise<number | undefined> {
     const v = this.setting('pricectl.change_id')
     return v === undefined ? undefined : Number(v)
   }
 
-  async /*A*/ get(id: number): Promise<ChangeRecord | undefined> {
+  async get(id: number): Promise<ChangeRecord | undefined> {
     return this.withRows(this.sql.rows<ChangeSqlRow>(`SELECT ${COLUMNS} FROM changes c WHERE c.id = $1`, [id]))[0]
   }
 
-  async /*A*/ list(filter: HistoryFilter): Promise<ChangeRecord[]> {
+  async list(filter: HistoryFilter): Promise<ChangeRecord[]> {
     const where: string[] = []
     const params: unknown[] = []
     const p = (v: unknown) => {
@@ -95,14 +95,14 @@ export class PgHistory implements HistoryRepository {
     return changes.map((c) => ({...c, rows: by.get(c.id) ?? []}))
   }
 
-  async /*A*/ rows(id: number): Promise<ChangeRow[]> {
+  async rows(id: number): Promise<ChangeRow[]> {
     return this.sql.rows<ChangeRow>(
       `SELECT r.id, r.table_name AS "table", r.key, r.product_id, r.before, r.after, ${ACTION} AS action FROM change_rows r WHERE r.change_id = $1 ORDER BY r.id`,
       [id],
     ).map((r) => ({action: r.action, after: json(r.after) as ChangeRow['after'], before: json(r.before) as ChangeRow['before'], id: r.id, key: json(r.key) as unknown[], product_id: r.product_id, table: r.table}))
   }
 
-  async /*A*/ laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]> {
+  async laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]> {
     return this.sql.rows<{change_id: number; key: unknown; table: string}>(
       `SELECT l.change_id, l.table_name AS "table", l.key FROM change_rows l
        JOIN (SELECT DISTINCT table_name, key FROM change_rows WHERE change_id = $1) r ON r.table_name = l.table_name AND r.key = l.key
@@ -111,7 +111,7 @@ export class PgHistory implements HistoryRepository {
     ).map((r) => ({...r, key: json(r.key) as unknown[]}))
   }
 
-  async /*A*/ productIds(apiId: string): Promise<number[]> {
+  async productIds(apiId: string): Promise<number[]> {
     return this.sql.rows<{id: number}>(
       `SELECT id FROM products WHERE api_id = $1
        UNION SELECT product_id FROM change_rows WHERE table_name = 'products' AND (after ->> 'api_id' = $1 OR before ->> 'api_id' = $1)`,
@@ -148,14 +148,14 @@ export class PgHistory implements HistoryRepository {
     return s.key.map((c, i) => `${quote(c)} = ($1::jsonb ->> ${i})::${s.types.get(c)}`).join(' AND ')
   }
 
-  async /*A*/ currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>> {
+  async currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>> {
     const s = this.shape(table)
     const exclude = RECORDED_TABLES.find((r) => r.table === table)?.exclude ?? []
     const r = this.sql.rows<{image: unknown}>(`SELECT to_jsonb(t) - $2::text[] AS image FROM ${quote(table)} t WHERE ${this.keyWhere(s)}`, [JSON.stringify(key), exclude])[0]
     return r ? (json(r.image) as Record<string, unknown>) : null
   }
 
-  async /*A*/ restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void> {
+  async restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void> {
     // Children may come back before their parent: foreign keys are checked at commit.
     this.sql.run('SET CONSTRAINTS ALL DEFERRED')
     for (const row of rows) {

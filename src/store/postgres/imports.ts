@@ -213,7 +213,7 @@ class PgImportWriter implements ImportWriter {
     sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols}${seen} FROM ${table} WITH NO DATA`)
   }
 
-  async /*A*/ writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
+  async writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
     if (from >= to) return
     const {counts, iId, iTs} = this
     if (!this.open && !this.dryRun) {
@@ -277,7 +277,7 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** Copy each pass to the staging table and merge it. */
-  private async /*A*/ flushPasses(passes: (readonly unknown[])[][]): Promise<void> {
+  private async flushPasses(passes: (readonly unknown[])[][]): Promise<void> {
     const {counts} = this
     for (const pass of passes) {
       if (this.lost) return
@@ -398,7 +398,7 @@ class PgImportWriter implements ImportWriter {
    * pending fields newer than it and the pending entry goes. False when the record exists
    * (pending entries only wait for records that do not): the usual path decides.
    */
-  private async /*A*/ insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
+  private async insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
     if (this.stored(row) !== undefined) return false
     this.counts.inserted++
     if (this.dryRun) return true
@@ -413,7 +413,7 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** A row for a record partial updates wrote to: it becomes the base, the writes newer than it stay. */
-  private async /*A*/ mergeRow(row: readonly unknown[], event: EventRef): Promise<void> {
+  private async mergeRow(row: readonly unknown[], event: EventRef): Promise<void> {
     const stored = this.stored(row)!
     const verdict = judge(event, stored.fe!.base)
     if (verdict === 'apply') {
@@ -441,9 +441,9 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** Nothing to do: each writeChunk merges its rows before it returns, so `counts` is current. */
-  async /*A*/ flush(): Promise<void> {}
+  async flush(): Promise<void> {}
 
-  async /*A*/ commit(): Promise<boolean> {
+  async commit(): Promise<boolean> {
     if (!this.open) return true
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).
@@ -470,7 +470,7 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. */
-  async /*A*/ commitStaged(batch: StagedBatch): Promise<boolean> {
+  async commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
     if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
@@ -491,7 +491,7 @@ class PgImportWriter implements ImportWriter {
     removeStageFiles(e.dir)
   }
 
-  async /*A*/ close(): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     try {

@@ -12,7 +12,7 @@ export class PgKeys implements KeysRepository {
     return this.store.pg
   }
 
-  async /*A*/ insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
+  async insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
     return await this.store.transaction(() =>
       keys.map(
         (k) =>
@@ -26,32 +26,32 @@ export class PgKeys implements KeysRepository {
     )
   }
 
-  async /*A*/ list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
+  async list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
     const where = status === 'active' ? 'WHERE revoked_at IS NULL' : status === 'revoked' ? 'WHERE revoked_at IS NOT NULL' : ''
     return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY id`)
   }
 
-  async /*A*/ activeCount(): Promise<number> {
+  async activeCount(): Promise<number> {
     return this.pg.query<{n: number}>('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL')[0].n
   }
 
-  async /*A*/ find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
+  async find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
     return refs.map((r) => {
       const [column, value] = 'id' in r ? ['id', r.id] : 'hash' in r ? ['hash', r.hash] : ['prefix', r.prefix]
       return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE ${column} = $1`, [value])[0]
     })
   }
 
-  async /*A*/ revoke(ids: readonly number[], at: string): Promise<number> {
+  async revoke(ids: readonly number[], at: string): Promise<number> {
     if (ids.length === 0) return 0
     return this.pg.run('UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL', [at, [...new Set(ids)]])
   }
 
-  async /*A*/ activeByHash(hash: string): Promise<KeyCaller | undefined> {
+  async activeByHash(hash: string): Promise<KeyCaller | undefined> {
     return this.pg.query<KeyCaller>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash])[0]
   }
 
-  async /*A*/ recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
+  async recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
     if (uses.length === 0) return true
     if (this.pg.closed) return false
     const last = [...new Map(uses)].sort((x, y) => x[0] - y[0]) // a key used twice keeps its last time, as one update after another would

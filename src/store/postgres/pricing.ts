@@ -73,11 +73,11 @@ export class PgPricing implements PricingRepository {
     // Nothing to tune per connection: the server's shared buffers and WAL settings are the operator's.
   }
 
-  async /*A*/ loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
+  async loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
     return this.lockRows(keys, lockFromRow)
   }
 
-  async /*A*/ loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
+  async loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
     return this.lockRows(keys, lockFingerprint)
   }
 
@@ -103,7 +103,7 @@ export class PgPricing implements PricingRepository {
     return found
   }
 
-  async /*A*/ loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]> {
+  async loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]> {
     return this.byPosition<LockRow, Lock | undefined>(
       `SELECT k.n, l.* FROM unnest($1::text[]) WITH ORDINALITY AS k(ip, n)
        CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = k.ip ORDER BY created_at, lock_key LIMIT 1) AS l`,
@@ -112,7 +112,7 @@ export class PgPricing implements PricingRepository {
     )
   }
 
-  async /*A*/ saveQuotes(locks: readonly Lock[]): Promise<void> {
+  async saveQuotes(locks: readonly Lock[]): Promise<void> {
     if (locks.length === 0) return
     if (repeats(locks, (l) => l.lock_key)) {
       for (const l of locks) await this.saveQuotes([l])
@@ -161,12 +161,12 @@ export class PgPricing implements PricingRepository {
     )
   }
 
-  async /*A*/ deleteLocks(keys: readonly string[]): Promise<void> {
+  async deleteLocks(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return
     this.pg.run('DELETE FROM locks WHERE lock_key = ANY($1::text[])', [keys])
   }
 
-  async /*A*/ userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
+  async userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
     return this.byPosition<[null | string], string | undefined>(
       'SELECT k.n, u.country FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n) JOIN users u ON u.user_id = k.id',
       userIds,
@@ -174,7 +174,7 @@ export class PgPricing implements PricingRepository {
     )
   }
 
-  async /*A*/ saveUserCountries(rows: readonly UserCountry[]): Promise<void> {
+  async saveUserCountries(rows: readonly UserCountry[]): Promise<void> {
     if (rows.length === 0) return
     if (repeats(rows, (r) => r.userId)) {
       for (const r of rows) await this.saveUserCountries([r])
@@ -197,7 +197,7 @@ export class PgPricing implements PricingRepository {
     )
   }
 
-  async /*A*/ user(userId: string): Promise<undefined | User> {
+  async user(userId: string): Promise<undefined | User> {
     // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
     const [visitor] = this.pg.query<{country: string; created_at: string; updated_at: string}>(
       'SELECT country, created_at, updated_at FROM locks WHERE lock_key = $1 AND anonymous = 1',
@@ -207,15 +207,15 @@ export class PgPricing implements PricingRepository {
     return this.pg.query<User>('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = $1', [userId])[0]
   }
 
-  async /*A*/ userHasRevenue(userId: string): Promise<boolean> {
+  async userHasRevenue(userId: string): Promise<boolean> {
     return this.pg.query('SELECT 1 FROM subscriptions WHERE user_id = $1 UNION ALL SELECT 1 FROM charges WHERE user_id = $1 LIMIT 1', [userId]).length > 0
   }
 
-  async /*A*/ catalogVersion(): Promise<number> {
+  async catalogVersion(): Promise<number> {
     return this.store.dataVersion()
   }
 
-  async /*A*/ catalogSnapshot(): Promise<PricingProduct[]> {
+  async catalogSnapshot(): Promise<PricingProduct[]> {
     // One round trip for the four reads, in one snapshot when the caller has a transaction open.
     const [rows, prices, gateways, plans] = this.pg.exec(
       `SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id;
@@ -238,15 +238,15 @@ export class PgPricing implements PricingRepository {
     return out
   }
 
-  async /*A*/ productRow(apiId: string): Promise<ProductRow | undefined> {
+  async productRow(apiId: string): Promise<ProductRow | undefined> {
     return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = $1`, [apiId])[0]
   }
 
-  async /*A*/ productRowById(id: number): Promise<ProductRow | undefined> {
+  async productRowById(id: number): Promise<ProductRow | undefined> {
     return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE id = $1`, [id])[0]
   }
 
-  async /*A*/ integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]> {
+  async integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]> {
     if (types.length === 0) return []
     return this.pg.query<IntegrationMatch>(
       `SELECT p.id, p.api_id, p.name, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor, p.baseline_id,
@@ -257,7 +257,7 @@ export class PgPricing implements PricingRepository {
     )
   }
 
-  async /*A*/ product(apiId: string): Promise<PricingProduct | undefined> {
+  async product(apiId: string): Promise<PricingProduct | undefined> {
     const row = await this.productRow(apiId)
     if (!row) return undefined
     const prices = this.pg.query<PricingProduct['countryPrices'][number]>(
@@ -275,15 +275,15 @@ export class PgPricing implements PricingRepository {
     return {...row, countryPrices: prices, gateways: gateways.map(([g]) => g), planCurrencies: [...new Set(plans.map(([c]) => c))]}
   }
 
-  async /*A*/ productApiId(id: number): Promise<string | undefined> {
+  async productApiId(id: number): Promise<string | undefined> {
     return this.pg.query<{api_id: string}>('SELECT api_id FROM products WHERE id = $1', [id])[0]?.api_id
   }
 
-  async /*A*/ productApiIds(): Promise<string[]> {
+  async productApiIds(): Promise<string[]> {
     return this.pg.queryArrays<[string]>('SELECT api_id FROM products ORDER BY api_id').map(([a]) => a)
   }
 
-  async /*A*/ pricedCountries(): Promise<string[]> {
+  async pricedCountries(): Promise<string[]> {
     return this.pg.queryArrays<[string]>('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY 1').map(([c]) => c)
   }
 }

@@ -61,7 +61,7 @@ function groupKey(by: By): string {
 export class PgRevenue implements RevenueRepository {
   constructor(private readonly sql: Sql) {}
 
-  async /*A*/ rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
+  async rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
     if (keys.length === 0) return []
     const found = this.sql.rows<RowOf<T> & {n: number}>(
       `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
@@ -72,7 +72,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  async /*A*/ fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
+  async fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
     if (keys.length === 0) return []
     const found = this.sql.rows<{field_events: null | string; n: number}>(
       `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
@@ -83,7 +83,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  async /*A*/ save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void> {
+  async save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void> {
     if (values.length === 0) return
     const cols = [...columnsOf(table), 'field_events']
     const set = cols.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
@@ -100,7 +100,7 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  async /*A*/ pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
+  async pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
     return this.pendingSync(kind, keys)
   }
 
@@ -113,7 +113,7 @@ export class PgRevenue implements RevenueRepository {
     return new Map(rows.map((r) => [r.record_key, JSON.parse(r.pending) as PendingFields]))
   }
 
-  async /*A*/ savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void> {
+  async savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void> {
     if (entries.length === 0) return
     // The last entry of a key wins, as entries one by one would.
     const last = new Map<string, null | PendingFields>()
@@ -134,19 +134,19 @@ export class PgRevenue implements RevenueRepository {
     else write()
   }
 
-  async /*A*/ remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
+  async remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
     if (keys.length === 0) return
     this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
       JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id}))),
     ])
   }
 
-  async /*A*/ appliedEvents(ids: readonly string[]): Promise<Set<string>> {
+  async appliedEvents(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set()
     return new Set(this.sql.rows<{event_id: string}>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [ids]).map((r) => r.event_id))
   }
 
-  async /*A*/ logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
+  async logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
     if (events.length === 0) return
     this.sql.run(
       `INSERT INTO events (event_id, kind, action, record_key, "timestamp", applied_at)
@@ -155,7 +155,7 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  async /*A*/ latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
+  async latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
     return this.latestDeletesSync(kind, keys)
   }
 
@@ -170,7 +170,7 @@ export class PgRevenue implements RevenueRepository {
     return new Map(rows.map((r) => [r.record_key, {id: r.id, timestamp: int(r.timestamp)}]))
   }
 
-  async /*A*/ list<T extends RevenueTable>(table: T, f: ListFilters): Promise<{rows: RowOf<T>[]; total: number}> {
+  async list<T extends RevenueTable>(table: T, f: ListFilters): Promise<{rows: RowOf<T>[]; total: number}> {
     const where: string[] = []
     const params: unknown[] = []
     const p = (v: unknown) => {
@@ -192,11 +192,11 @@ export class PgRevenue implements RevenueRepository {
     return {rows, total}
   }
 
-  async /*A*/ netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]> {
+  async netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]> {
     return (await this.chargeRevenue(by, periods)).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
   }
 
-  async /*A*/ chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
+  async chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
     if (periods.length === 0) return []
     // One statement for every period (one snapshot), the periods as arrays; net of tax as on SQLite.
     const rows = this.sql.rows<{k: string; n: number; net: number | string; tax: number | string}>(
@@ -215,7 +215,7 @@ export class PgRevenue implements RevenueRepository {
     return out
   }
 
-  async /*A*/ saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
+  async saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
     if (events.length === 0) return
     const cols = SUBSCRIPTION_EVENT_COLUMNS.join(', ')
     this.sql.run(
@@ -224,14 +224,14 @@ export class PgRevenue implements RevenueRepository {
     )
   }
 
-  async /*A*/ dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
+  async dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
     this.sql.run(
       `DELETE FROM subscription_events WHERE user_id = $1 AND origin = $2 AND origin_id = $3 AND (event_timestamp, event_id ${ID_ORDER}) < ($4::bigint, $5::text ${ID_ORDER})`,
       [key.user_id, key.origin, key.origin_id, before.timestamp, before.id],
     )
   }
 
-  async /*A*/ history(by: By): Promise<HistoryEvent[]> {
+  async history(by: By): Promise<HistoryEvent[]> {
     const cols = SUBSCRIPTION_EVENT_COLUMNS.map((c) => `t.${c}`).join(', ')
     const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
     // One statement: one snapshot.
@@ -249,7 +249,7 @@ export class PgRevenue implements RevenueRepository {
       })
   }
 
-  async /*A*/ fxHistory(currency: string): Promise<FxHistory> {
+  async fxHistory(currency: string): Promise<FxHistory> {
     return this.sql
       .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX])
       .map((r) => ({date: r.date, rate: r.rate, snapshot: r.snapshot}))

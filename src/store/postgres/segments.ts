@@ -26,16 +26,16 @@ export class PgSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ audiences
 
-  async /*A*/ listAudiences(): Promise<StoredAudience[]> {
+  async listAudiences(): Promise<StoredAudience[]> {
     return this.withPrices(this.sql.rows<AudienceRow>(`${AUDIENCES} ${AUDIENCE_ORDER}`))
   }
 
-  async /*A*/ getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
+  async getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withPrices(this.sql.rows<AudienceRow>(`${AUDIENCES} WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
 
-  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     return apiIds.length === 0 ? new Map() : this.idsOf('audiences', apiIds)
   }
 
@@ -55,7 +55,7 @@ export class PgSegments implements SegmentsRepository {
     }))
   }
 
-  async /*A*/ saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult> {
+  async saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -91,7 +91,7 @@ export class PgSegments implements SegmentsRepository {
     return result
   }
 
-  async /*A*/ audienceUses(id: number): Promise<AudienceUses> {
+  async audienceUses(id: number): Promise<AudienceUses> {
     const names = (text: string) => this.sql.rows<{api_id: string}>(text, [id]).map((r) => r.api_id)
     return {
       campaigns: names('SELECT api_id FROM campaigns WHERE audience_id = $1 ORDER BY api_id COLLATE "C"'),
@@ -100,7 +100,7 @@ export class PgSegments implements SegmentsRepository {
     }
   }
 
-  async /*A*/ deleteAudience(id: number): Promise<void> {
+  async deleteAudience(id: number): Promise<void> {
     this.sql.tx(() => {
       this.sql.run('DELETE FROM campaigns WHERE audience_id = $1', [id])
       this.sql.run('DELETE FROM packages WHERE audience_id = $1', [id])
@@ -110,11 +110,11 @@ export class PgSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ packages
 
-  async /*A*/ listPackages(): Promise<StoredPackage[]> {
+  async listPackages(): Promise<StoredPackage[]> {
     return this.withProducts(this.sql.rows<PackageRow>(`${PACKAGES} ORDER BY k.api_id COLLATE "C"`))
   }
 
-  async /*A*/ getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
+  async getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withProducts(this.sql.rows<PackageRow>(`${PACKAGES} WHERE k.api_id = ANY($1::text[])`, [apiIds])))
   }
@@ -133,7 +133,7 @@ export class PgSegments implements SegmentsRepository {
     })
   }
 
-  async /*A*/ savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult> {
+  async savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
@@ -164,22 +164,22 @@ export class PgSegments implements SegmentsRepository {
     return result
   }
 
-  async /*A*/ deletePackage(id: number): Promise<void> {
+  async deletePackage(id: number): Promise<void> {
     this.sql.run('DELETE FROM packages WHERE id = $1', [id])
   }
 
   // ------------------------------------------------------------ campaigns
 
-  async /*A*/ listCampaigns(): Promise<StoredCampaign[]> {
+  async listCampaigns(): Promise<StoredCampaign[]> {
     return this.sql.rows<CampaignRow>(`${CAMPAIGNS} ORDER BY m.api_id COLLATE "C"`).map((r) => fromCampaignRow(r))
   }
 
-  async /*A*/ getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
+  async getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.sql.rows<CampaignRow>(`${CAMPAIGNS} WHERE m.api_id = ANY($1::text[])`, [apiIds]).map((r) => fromCampaignRow(r)))
   }
 
-  async /*A*/ addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
+  async addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
     if (defs.length === 0) return
     this.sql.tx(() => {
       for (const c of defs) {
@@ -194,7 +194,7 @@ export class PgSegments implements SegmentsRepository {
     })
   }
 
-  async /*A*/ deleteCampaign(id: number): Promise<void> {
+  async deleteCampaign(id: number): Promise<void> {
     this.sql.run('DELETE FROM campaigns WHERE id = $1', [id])
   }
 }

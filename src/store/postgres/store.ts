@@ -199,11 +199,11 @@ export class PgStore implements StorePort {
     }
   }
 
-  async /*A*/ close(): Promise<void> {
+  async close(): Promise<void> {
     this.pg.close()
   }
 
-  async /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
+  async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
     if (this.gate.nested(this.depth > 0)) return this.savepoint(fn)
     return this.gate.run(async () => {
       if (options?.write === true && options.locksOnly === true && !this.readOnly) {
@@ -501,7 +501,7 @@ export class PgStore implements StorePort {
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
-  async /*A*/ health(): Promise<{schemaVersion: number}> {
+  async health(): Promise<{schemaVersion: number}> {
     const [row] = this.pg.query<{v: string}>(`SELECT value AS v FROM pricectl_meta WHERE key = 'schema_version'`)
     return {schemaVersion: Number(row?.v ?? 0)}
   }

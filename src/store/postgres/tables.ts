@@ -44,7 +44,7 @@ export class PgTables implements TablesRepository {
     private readonly store: Transactions,
   ) {}
 
-  async /*A*/ list(): Promise<TableShape[]> {
+  async list(): Promise<TableShape[]> {
     return this.listSync()
   }
 
@@ -81,14 +81,14 @@ export class PgTables implements TablesRepository {
     return ordered
   }
 
-  async /*A*/ counts(): Promise<Record<string, number>> {
+  async counts(): Promise<Record<string, number>> {
     const tables = await this.list()
     if (tables.length === 0) return {}
     const rows = this.pg.query<{n: number | string; t: string}>(tables.map((t) => `SELECT ${literal(t.name)} AS t, count(*) AS n FROM ${quote(t.name)}`).join(' UNION ALL '))
     return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]))
   }
 
-  async /*A*/ snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
+  async snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
     return this.store.transaction(fn)
   }
 
@@ -116,8 +116,8 @@ export class PgTables implements TablesRepository {
     }
   }
 
-  async /*A*/ replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
-    return this.store.transaction(async /*A*/ () => {
+  async replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
+    return this.store.transaction(async () => {
       const tables = await this.list()
       const fks = this.foreignKeys()
       for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} DROP CONSTRAINT ${quote(f.name)}`)

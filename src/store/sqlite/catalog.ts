@@ -37,36 +37,36 @@ export class SqliteCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ products
 
-  async /*A*/ listProducts(): Promise<Product[]> {
+  async listProducts(): Promise<Product[]> {
     return await this.withLists(this.q('SELECT * FROM products ORDER BY api_id').all() as ProductRow[], true)
   }
 
-  async /*A*/ getProducts(apiIds: readonly string[]): Promise<Product[]> {
+  async getProducts(apiIds: readonly string[]): Promise<Product[]> {
     if (apiIds.length === 0) return []
     const found = new Map((await this.withLists(this.q(`SELECT * FROM products WHERE api_id ${IN}`).all(json(apiIds)) as ProductRow[])).map((p) => [p.api_id, p]))
     return apiIds.flatMap((id) => found.get(id) ?? [])
   }
 
-  async /*A*/ productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async productIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
     const rows = this.q(`SELECT api_id, id FROM products WHERE api_id ${IN}`).all(json(apiIds)) as {api_id: string; id: number}[]
     return new Map(rows.map((r) => [r.api_id, r.id]))
   }
 
-  async /*A*/ productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
+  async productApiIds(ids: readonly number[]): Promise<Map<number, string>> {
     if (ids.length === 0) return new Map()
     const rows = this.q(`SELECT id, api_id FROM products WHERE id ${IN}`).all(json(ids)) as {api_id: string; id: number}[]
     return new Map(rows.map((r) => [r.id, r.api_id]))
   }
 
-  async /*A*/ featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
+  async featureGroups(ids: readonly number[]): Promise<Map<number, FeatureGroupDef>> {
     if (ids.length === 0) return new Map()
     const rows = this.q(`SELECT id, api_id, name, description FROM feature_groups WHERE id ${IN}`).all(json(ids)) as (FeatureGroupDef & {id: number})[]
     return new Map(rows.map(({id, ...g}) => [id, g]))
   }
 
   /** Rows with their lists: one query per list for the whole chunk (`all`: every product, no filter). */
-  private async /*A*/ withLists(rows: ProductRow[], all = false): Promise<Product[]> {
+  private async withLists(rows: ProductRow[], all = false): Promise<Product[]> {
     if (rows.length === 0) return []
     const ids = all ? [] : [json(rows.map((r) => r.id))]
     const where = (column: string) => (all ? '' : `WHERE ${column} ${IN}`)
@@ -96,7 +96,7 @@ export class SqliteCatalog implements CatalogRepository {
     return rows.map((r) => productFromRecord(r, {baselines, features, integrations, prices, trials}))
   }
 
-  async /*A*/ saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
+  async saveProducts(defs: readonly ProductDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -162,7 +162,7 @@ export class SqliteCatalog implements CatalogRepository {
     return result
   }
 
-  async /*A*/ productUses(id: number): Promise<ProductUses> {
+  async productUses(id: number): Promise<ProductUses> {
     const count = (table: string) => (this.q(`SELECT count(*) AS n FROM ${table} WHERE product_id = ?`).get(id) as {n: number}).n
     return {
       audience_prices: count('audience_prices'),
@@ -173,7 +173,7 @@ export class SqliteCatalog implements CatalogRepository {
     }
   }
 
-  async /*A*/ deleteProduct(id: number): Promise<{baselineOf: string[]}> {
+  async deleteProduct(id: number): Promise<{baselineOf: string[]}> {
     return this.db
       .transaction(() => {
         const baselineOf = (this.q('SELECT api_id FROM products WHERE baseline_id = ? ORDER BY api_id').all(id) as {api_id: string}[]).map((r) => r.api_id)
@@ -185,11 +185,11 @@ export class SqliteCatalog implements CatalogRepository {
 
   // ------------------------------------------------------------ coupons
 
-  async /*A*/ listCoupons(): Promise<StoredCoupon[]> {
+  async listCoupons(): Promise<StoredCoupon[]> {
     return this.withExternal(this.q('SELECT * FROM coupons ORDER BY api_id').all() as CouponRow[])
   }
 
-  async /*A*/ getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
+  async getCoupons(apiIds: readonly string[]): Promise<StoredCoupon[]> {
     if (apiIds.length === 0) return []
     const found = new Map(this.withExternal(this.q(`SELECT * FROM coupons WHERE api_id ${IN}`).all(json(apiIds)) as CouponRow[]).map((c) => [c.api_id, c]))
     return apiIds.flatMap((id) => found.get(id) ?? [])
@@ -212,7 +212,7 @@ export class SqliteCatalog implements CatalogRepository {
     return rows.map((r) => ({...r, external: byCoupon.get(r.id) ?? []}))
   }
 
-  async /*A*/ saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
+  async saveCoupons(defs: readonly CouponDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -246,15 +246,15 @@ export class SqliteCatalog implements CatalogRepository {
     return result
   }
 
-  async /*A*/ couponCampaigns(id: number): Promise<string[]> {
+  async couponCampaigns(id: number): Promise<string[]> {
     return (this.q('SELECT api_id FROM campaigns WHERE coupon_id = ? ORDER BY api_id').all(id) as {api_id: string}[]).map((r) => r.api_id)
   }
 
-  async /*A*/ deleteCoupon(id: number): Promise<void> {
+  async deleteCoupon(id: number): Promise<void> {
     this.q('DELETE FROM coupons WHERE id = ?').run(id)
   }
 
-  async /*A*/ storeContents(): Promise<{rows: number; table: string}[]> {
+  async storeContents(): Promise<{rows: number; table: string}[]> {
     return storeContents(this.db)
   }
 }

@@ -34,51 +34,51 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
     }
   }
 
-  async /*A*/ ratesOn(day: string, today: string): Promise<FxRate[]> {
+  async ratesOn(day: string, today: string): Promise<FxRate[]> {
     return this.stmts.ratesOn.all({day, today}) as FxRate[]
   }
 
-  async /*A*/ rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
+  async rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
     return this.stmts.rateOn.get({currency, day, today}) as FxRate | undefined
   }
 
-  async /*A*/ latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
+  async latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
     return this.stmts.snapshot.get(currency) as FxRate | undefined
   }
 
-  async /*A*/ nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
+  async nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.stmts.nextOperator.get(currency, day) as FxRate | undefined
   }
 
-  async /*A*/ localizationFactor(country: string): Promise<number | undefined> {
+  async localizationFactor(country: string): Promise<number | undefined> {
     return this.stmts.factor.get(country) as number | undefined
   }
 
-  async /*A*/ roundingRule(currency: string): Promise<string | undefined> {
+  async roundingRule(currency: string): Promise<string | undefined> {
     return this.stmts.rule.get(currency) as string | undefined
   }
 
-  async /*A*/ roundingRules(): Promise<{currency: string; rule: string}[]> {
+  async roundingRules(): Promise<{currency: string; rule: string}[]> {
     return this.db.prepare('SELECT currency, rule FROM rounding_rules ORDER BY currency').all() as {currency: string; rule: string}[]
   }
 
-  async /*A*/ gatewaySettings(): Promise<StoredGatewaySettings[]> {
+  async gatewaySettings(): Promise<StoredGatewaySettings[]> {
     return this.db.prepare('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway').all() as StoredGatewaySettings[]
   }
 
-  async /*A*/ gatewayRuleOverrides(): Promise<RuleOverride[]> {
+  async gatewayRuleOverrides(): Promise<RuleOverride[]> {
     return this.db.prepare('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency').all() as RuleOverride[]
   }
 
-  async /*A*/ saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
+  async saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
     this.db.prepare('INSERT INTO rounding_rules (currency, rule, updated_at) VALUES (?, ?, ?) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at').run(currency, rule, at)
   }
 
-  async /*A*/ deleteRoundingRule(currency: string): Promise<boolean> {
+  async deleteRoundingRule(currency: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM rounding_rules WHERE currency = ?').run(currency).changes > 0
   }
 
-  async /*A*/ saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
+  async saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES (?, ?, ?, ?)
@@ -88,11 +88,11 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(s.gateway, s.accepted_currencies, s.fallback_currency, s.amount_format)
   }
 
-  async /*A*/ deleteGatewaySettings(gateway: string): Promise<boolean> {
+  async deleteGatewaySettings(gateway: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM gateways WHERE gateway = ?').run(gateway).changes > 0
   }
 
-  async /*A*/ saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
+  async saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -102,23 +102,23 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(rule.gateway, rule.currency, rule.exponent, rule.divisible_by, rule.min_amount, rule.max_amount, at)
   }
 
-  async /*A*/ deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
+  async deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM gateway_currency_rules WHERE gateway = ? AND currency = ?').run(gateway, currency).changes > 0
   }
 
-  async /*A*/ setting(key: string): Promise<string | undefined> {
+  async setting(key: string): Promise<string | undefined> {
     return this.stmts.setting.get(key) as string | undefined
   }
 
-  async /*A*/ saveSetting(key: string, value: string): Promise<void> {
+  async saveSetting(key: string, value: string): Promise<void> {
     setSetting(this.db, key, value)
   }
 
-  async /*A*/ taxRates(): Promise<OperatorTaxRate[]> {
+  async taxRates(): Promise<OperatorTaxRate[]> {
     return this.db.prepare('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from').all() as OperatorTaxRate[]
   }
 
-  async /*A*/ saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
+  async saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES (?, ?, ?, ?, ?, ?)
@@ -127,16 +127,16 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(r.country, r.category, r.from, r.bp, r.source, at)
   }
 
-  async /*A*/ deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
+  async deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
     if (from === undefined) return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ?').run(country, category).changes
     return this.db.prepare('DELETE FROM tax_rates WHERE country = ? AND category = ? AND valid_from = ?').run(country, category, from).changes
   }
 
-  async /*A*/ taxSettings(): Promise<TaxSettingRow[]> {
+  async taxSettings(): Promise<TaxSettingRow[]> {
     return this.db.prepare('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject').all() as TaxSettingRow[]
   }
 
-  async /*A*/ saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
+  async saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
     this.db
       .prepare(
         `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES (?, ?, ?, ?, ?)
@@ -145,7 +145,7 @@ export class SqliteConfig extends SqliteFx implements ConfigRepository {
       .run(row.scope, row.subject, row.behavior, row.category, at)
   }
 
-  async /*A*/ deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
+  async deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
     return this.db.prepare('DELETE FROM tax_settings WHERE scope = ? AND subject = ?').run(scope, subject).changes > 0
   }
 }

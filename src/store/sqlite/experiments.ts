@@ -92,13 +92,13 @@ export class SqliteExperiments implements ExperimentsRepository {
     return rows.map((r) => experimentFromRecord(r, arms.filter((a) => a.experiment_id === r.id), products.filter((p) => p.experiment_id === r.id)))
   }
 
-  async /*A*/ get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
+  async get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
     const rows = ids.map((id) => this.s.byId.get(id) as Row | undefined)
     const found = new Map(this.hydrate(rows.filter((r): r is Row => r !== undefined)).map((e) => [e.id, e]))
     return ids.map((id) => found.get(id))
   }
 
-  async /*A*/ list(status?: Status): Promise<Experiment[]> {
+  async list(status?: Status): Promise<Experiment[]> {
     return this.hydrate((status ? this.s.listStatus.all(status) : this.s.listAll.all()) as Row[])
   }
 
@@ -109,7 +109,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     def.arms.forEach((a, i) => this.s.insertArm.run(id, a.id, i, a.multiplier, a.usd_price_minor, a.products === null ? null : JSON.stringify(a.products)))
   }
 
-  async /*A*/ insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
+  async insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
     return this.db.transaction(() =>
       defs.map((def) => {
         const r = this.s.insert.run(def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, now)
@@ -120,14 +120,14 @@ export class SqliteExperiments implements ExperimentsRepository {
     )()
   }
 
-  async /*A*/ replace(id: number, def: ExperimentDef, now: string): Promise<void> {
+  async replace(id: number, def: ExperimentDef, now: string): Promise<void> {
     this.db.transaction(() => {
       this.s.replace.run(def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, id)
       this.writeParts(id, def)
     })()
   }
 
-  async /*A*/ setStatus(ids: readonly number[], status: Status, now: string): Promise<void> {
+  async setStatus(ids: readonly number[], status: Status, now: string): Promise<void> {
     this.chunk(() => {
       for (const id of ids) {
         if (status === 'running') this.s.setRunning.run(now, now, id)
@@ -136,13 +136,13 @@ export class SqliteExperiments implements ExperimentsRepository {
     }, ids.length)
   }
 
-  async /*A*/ remove(ids: readonly number[]): Promise<void> {
+  async remove(ids: readonly number[]): Promise<void> {
     this.chunk(() => {
       for (const id of ids) this.s.remove.run(id)
     }, ids.length)
   }
 
-  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>()
     for (const a of apiIds) {
       const id = this.s.audience.get(a) as number | undefined
@@ -151,7 +151,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     return out
   }
 
-  async /*A*/ productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
+  async productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
     if (apiIds.length === 0) return new Map()
     const marks = placeholders(apiIds.length)
     const rows = this.db
@@ -160,11 +160,11 @@ export class SqliteExperiments implements ExperimentsRepository {
     return new Map(rows.map((r) => [r.api_id, r]))
   }
 
-  async /*A*/ productNamed(text: string): Promise<boolean> {
+  async productNamed(text: string): Promise<boolean> {
     return this.s.named.get(text, text) !== undefined
   }
 
-  async /*A*/ runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
+  async runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
     if (productIds.length === 0) return []
     const marks = placeholders(productIds.length)
     return this.db
@@ -174,7 +174,7 @@ export class SqliteExperiments implements ExperimentsRepository {
   }
 
   /** One exposure: the pricing hot path (a chunk of one without an array). */
-  async /*A*/ recordExposure(x: Exposure): Promise<ExposureChange> {
+  async recordExposure(x: Exposure): Promise<ExposureChange> {
     return this.recordExposureSync(x)
   }
 
@@ -190,25 +190,25 @@ export class SqliteExperiments implements ExperimentsRepository {
     return {change: 'same'}
   }
 
-  async /*A*/ recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
+  async recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
     return this.chunk(() => exposures.map((x) => this.recordExposureSync(x)), exposures.length)
   }
 
-  async /*A*/ exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
+  async exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
     // One prepared read per visitor (the primary key's), as the pricing repository reads a chunk.
     const out = new Array<string | undefined>(visitors.length)
     for (let i = 0; i < visitors.length; i++) out[i] = this.storedArm(experimentId, visitors[i])
     return out
   }
 
-  async /*A*/ adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
+  async adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
     if (adoptions.length > 0 && this.link?.exposures) throw new WriteBehindAbort('an exposure is adopted')
     this.chunk(() => {
       for (const a of adoptions) if (this.s.adopt.run(a.userId, a.experimentId, a.ip).changes === 0) this.s.dropAnonymous.run(a.experimentId, a.ip)
     }, adoptions.length)
   }
 
-  async /*A*/ armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
+  async armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
     const out = new Map<string, ArmCounts>()
     // Write-behind: the groups sent are committed first, and the group being priced adds its visitors.
     const pending = this.link?.exposures?.pending(experimentId)

@@ -83,7 +83,7 @@ const FACTOR_UPSERT = `INSERT INTO localization_factors (country, factor, year, 
 export class SqliteFx {
   constructor(protected readonly db: DB) {}
 
-  async /*A*/ fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
+  async fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
     const where: string[] = []
     const params: string[] = []
     if (filter.currency) {
@@ -98,21 +98,21 @@ export class SqliteFx {
     return this.db.prepare(sql).all(...params) as FxRate[]
   }
 
-  async /*A*/ fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
+  async fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
     return this.db
       .prepare(`SELECT currency, date, rate, source FROM fx_rates WHERE date > ? AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = ?' : ''} ORDER BY currency, date`)
       .all(...(currency ? [day, currency] : [day])) as FxRate[]
   }
 
-  async /*A*/ storedRate(currency: string, date: string): Promise<FxRate | undefined> {
+  async storedRate(currency: string, date: string): Promise<FxRate | undefined> {
     return this.db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date = ?').get(currency, date) as FxRate | undefined
   }
 
-  async /*A*/ latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
+  async latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
     return this.db.prepare('SELECT currency, date, rate, source FROM fx_rates WHERE currency = ? AND date <= ? ORDER BY date DESC LIMIT 1').get(currency, day) as FxRate | undefined
   }
 
-  async /*A*/ saveFxRates(rates: readonly FxRate[]): Promise<number> {
+  async saveFxRates(rates: readonly FxRate[]): Promise<number> {
     const upsert = this.db.prepare(
       `INSERT INTO fx_rates (currency, date, rate, source) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source
@@ -123,16 +123,16 @@ export class SqliteFx {
     return written
   }
 
-  async /*A*/ fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
+  async fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
     const row = this.db.prepare('SELECT avg(rate) AS rate, count(*) AS days FROM fx_rates WHERE currency = ? AND date >= ? AND date <= ?').get(currency, from, to) as {days: number; rate: null | number}
     return row.rate === null ? undefined : {days: row.days, rate: row.rate}
   }
 
-  async /*A*/ hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
+  async hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
     return this.db.prepare(`SELECT 1 FROM fx_rates WHERE currency = ? AND date > ? AND date <= ? AND NOT (${SNAPSHOT}) LIMIT 1`).get(currency, after, onOrBefore) !== undefined
   }
 
-  async /*A*/ fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
+  async fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
     const {params, sql: where} = whereOf(filter)
     const currencies = this.db
       .prepare(`SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${where} GROUP BY currency ORDER BY currency`)
@@ -141,34 +141,34 @@ export class SqliteFx {
     return {currencies, sources}
   }
 
-  async /*A*/ fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
+  async fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
     const {params, sql: where} = whereOf(filter)
     return this.db.prepare(`SELECT currency FROM fx_rates WHERE ${where} AND date = ? AND NOT (${SNAPSHOT})`).pluck().all(...params, date) as string[]
   }
 
-  async /*A*/ fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
+  async fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
     // The same WHERE as the removal, asked of the row alone, so the rule is the same.
     const {params, sql: where} = whereOf(filter)
     return (this.db.prepare(`SELECT count(*) AS n FROM (SELECT ? AS currency, ? AS date, ? AS source) WHERE ${where}`).get(row.currency, row.date, row.source, ...params) as {n: number}).n > 0
   }
 
-  async /*A*/ hasFxSource(source: string): Promise<boolean> {
+  async hasFxSource(source: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM fx_rates WHERE source = ? LIMIT 1').get(source) !== undefined
   }
 
-  async /*A*/ snapshotDate(currency: string, date?: string): Promise<string | undefined> {
+  async snapshotDate(currency: string, date?: string): Promise<string | undefined> {
     return this.db
       .prepare(`SELECT date FROM fx_rates WHERE currency = ? ${date ? 'AND date = ?' : ''} AND ${SNAPSHOT} LIMIT 1`)
       .pluck()
       .get(...(date ? [currency, date] : [currency])) as string | undefined
   }
 
-  async /*A*/ deleteFxRates(filter: FxRateFilter): Promise<number> {
+  async deleteFxRates(filter: FxRateFilter): Promise<number> {
     const {params, sql: where} = whereOf(filter)
     return this.db.prepare(`DELETE FROM fx_rates WHERE ${where}`).run(...params).changes
   }
 
-  async /*A*/ moneyUses(): Promise<{currency: string; use: string}[]> {
+  async moneyUses(): Promise<{currency: string; use: string}[]> {
     return this.db
       .prepare(
         `SELECT DISTINCT currency, 'country prices' AS use FROM country_prices
@@ -183,7 +183,7 @@ export class SqliteFx {
       .all() as {currency: string; use: string}[]
   }
 
-  async /*A*/ localizationFactors(country?: string): Promise<LocalizationFactor[]> {
+  async localizationFactors(country?: string): Promise<LocalizationFactor[]> {
     return (
       country
         ? this.db.prepare('SELECT country, factor, year, source FROM localization_factors WHERE country = ?').all(country)
@@ -191,12 +191,12 @@ export class SqliteFx {
     ) as LocalizationFactor[]
   }
 
-  async /*A*/ saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
+  async saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
     const upsert = this.db.prepare(FACTOR_UPSERT)
     for (const f of factors) upsert.run(f.country, f.factor, f.year, f.source)
   }
 
-  async /*A*/ deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
+  async deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
     if (!countries) return this.db.prepare('DELETE FROM localization_factors').run().changes
     const del = this.db.prepare('DELETE FROM localization_factors WHERE country = ?')
     let n = 0

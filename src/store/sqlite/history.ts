@@ -20,7 +20,7 @@ export class SqliteHistory implements HistoryRepository {
 
   constructor(private readonly db: DB) {}
 
-  async /*A*/ begin(context: ChangeContext): Promise<void> {
+  async begin(context: ChangeContext): Promise<void> {
     if (!this.installed) {
       // A store not yet migrated to the history schema (db info, db migrate) records nothing.
       if (this.db.prepare("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = 'change_rows'").get() === undefined) return
@@ -33,32 +33,32 @@ export class SqliteHistory implements HistoryRepository {
     })()
   }
 
-  async /*A*/ active(): Promise<boolean> {
+  async active(): Promise<boolean> {
     return this.installed && this.db.prepare('SELECT 1 FROM temp.change_context').get() !== undefined
   }
 
-  async /*A*/ end(): Promise<void> {
+  async end(): Promise<void> {
     if (this.installed) this.db.prepare('DELETE FROM temp.change_context').run()
   }
 
-  async /*A*/ note(note: {reverts?: number; summary?: string}): Promise<void> {
+  async note(note: {reverts?: number; summary?: string}): Promise<void> {
     if (!this.installed) return
     this.db.prepare('UPDATE temp.change_context SET summary = coalesce(?, summary), reverts = coalesce(?, reverts)').run(note.summary ?? null, note.reverts ?? null)
     const id = await this.currentChange()
     if (id !== undefined) this.db.prepare('UPDATE changes SET summary = coalesce(?, summary), reverts = coalesce(?, reverts) WHERE id = ?').run(note.summary ?? null, note.reverts ?? null, id)
   }
 
-  async /*A*/ currentChange(): Promise<number | undefined> {
+  async currentChange(): Promise<number | undefined> {
     if (!this.installed) return undefined
     const r = this.db.prepare('SELECT change_id FROM temp.change_context').get() as {change_id: null | number} | undefined
     return r?.change_id ?? undefined
   }
 
-  async /*A*/ get(id: number): Promise<ChangeRecord | undefined> {
+  async get(id: number): Promise<ChangeRecord | undefined> {
     return this.withRows(this.db.prepare(`SELECT ${COLUMNS} FROM changes c WHERE c.id = ?`).all(id) as ChangeSqlRow[])[0]
   }
 
-  async /*A*/ list(filter: HistoryFilter): Promise<ChangeRecord[]> {
+  async list(filter: HistoryFilter): Promise<ChangeRecord[]> {
     const where: string[] = []
     const params: unknown[] = []
     if (filter.since !== undefined) {
@@ -99,7 +99,7 @@ export class SqliteHistory implements HistoryRepository {
     return changes.map((c) => ({...c, rows: by.get(c.id) ?? []}))
   }
 
-  async /*A*/ rows(id: number): Promise<ChangeRow[]> {
+  async rows(id: number): Promise<ChangeRow[]> {
     const rows = this.db
       .prepare(`SELECT r.id, r.table_name AS "table", r.key, r.product_id, r.before, r.after, CASE WHEN r.before IS NULL THEN 'inserted' WHEN r.after IS NULL THEN 'deleted' ELSE 'updated' END AS action FROM change_rows r WHERE r.change_id = ? ORDER BY r.id`)
       .all(id) as {action: RowAction; after: null | string; before: null | string; id: number; key: string; product_id: null | number; table: string}[]
@@ -114,7 +114,7 @@ export class SqliteHistory implements HistoryRepository {
     }))
   }
 
-  async /*A*/ laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]> {
+  async laterWritesOfRows(id: number): Promise<{change_id: number; key: unknown[]; table: string}[]> {
     const rows = this.db
       .prepare(
         `SELECT DISTINCT l.change_id, l.table_name AS "table", l.key FROM change_rows l
@@ -125,7 +125,7 @@ export class SqliteHistory implements HistoryRepository {
     return rows.map((r) => ({...r, key: JSON.parse(r.key) as unknown[]}))
   }
 
-  async /*A*/ productIds(apiId: string): Promise<number[]> {
+  async productIds(apiId: string): Promise<number[]> {
     const rows = this.db
       .prepare(
         `SELECT id FROM products WHERE api_id = @k
@@ -148,7 +148,7 @@ export class SqliteHistory implements HistoryRepository {
     return st
   }
 
-  async /*A*/ currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>> {
+  async currentImage(table: string, key: unknown[]): Promise<null | Record<string, unknown>> {
     const {columns, key: keyColumns} = this.shape(table)
     const exclude = RECORDED_TABLES.find((r) => r.table === table)?.exclude ?? []
     const cols = columns
@@ -161,7 +161,7 @@ export class SqliteHistory implements HistoryRepository {
     return r ? (JSON.parse(r.image) as Record<string, unknown>) : null
   }
 
-  async /*A*/ restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void> {
+  async restore(rows: {before: null | Record<string, unknown>; key: unknown[]; table: string}[]): Promise<void> {
     // Children may come back before their parent: foreign keys are checked at commit.
     this.db.pragma('defer_foreign_keys = ON')
     for (const row of rows) {

@@ -228,7 +228,7 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** Begin a batch's transaction: single writes may have deleted records or kept partial updates since the last one. */
-  private async /*A*/ begin(): Promise<void> {
+  private async begin(): Promise<void> {
     // BEGIN IMMEDIATE would take the write lock of every attached database, the external
     // stages' too (which the reading thread fills meanwhile): a deferred BEGIN and a write to
     // the store alone take the store's lock first thing, waiting for it as IMMEDIATE would.
@@ -240,7 +240,7 @@ class SqliteImportWriter implements ImportWriter {
     this.pending = await this.revenue.pending(this.kind)
   }
 
-  async /*A*/ writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
+  async writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
     if (from >= to) return
     const {tally: counts, st, iId, iTs, iProduct} = this
     if (!this.open && !this.dryRun) await this.begin()
@@ -290,12 +290,12 @@ class SqliteImportWriter implements ImportWriter {
     if (stage && stage.staged > MAX_STAGED) this.flushStage(stage)
   }
 
-  async /*A*/ flush(): Promise<void> {
+  async flush(): Promise<void> {
     if (this.stage) this.flushStage(this.stage)
   }
 
   /** Run an external stage's rows through writeChunk (the per-row rules of deletes and pending updates, or a dry run's look-ups). */
-  private async /*A*/ restage(from: Stage): Promise<void> {
+  private async restage(from: Stage): Promise<void> {
     for (const rows of stagePages(from.page, REST_CHUNK)) await this.writeChunk(rows)
     this.clearStage(from)
   }
@@ -334,7 +334,7 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** A subscription row written at once (not staged) into the history. */
-  private async /*A*/ remember(row: readonly unknown[]): Promise<void> {
+  private async remember(row: readonly unknown[]): Promise<void> {
     if (this.table === 'subscriptions') await this.revenue.saveSubscriptionEvents([eventOfImportRow(row)])
   }
 
@@ -454,7 +454,7 @@ class SqliteImportWriter implements ImportWriter {
    * pending fields newer than it and the pending entry goes. False when the record exists
    * (pending entries only wait for records that do not): the usual path decides.
    */
-  private async /*A*/ insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
+  private async insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
     if (this.st.latest.get(row[0], row[1], row[2]) !== undefined) return false
     this.tally.inserted++
     if (this.dryRun) return true
@@ -479,7 +479,7 @@ class SqliteImportWriter implements ImportWriter {
     this.count(verdict)
   }
 
-  async /*A*/ commit(): Promise<boolean> {
+  async commit(): Promise<boolean> {
     if (!this.open) return true
     await this.flush()
     // The rows' products were matched earlier, through another connection; one could have
@@ -519,7 +519,7 @@ class SqliteImportWriter implements ImportWriter {
     return paths
   }
 
-  async /*A*/ commitStaged(batch: StagedBatch): Promise<boolean> {
+  async commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
     if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
@@ -555,7 +555,7 @@ class SqliteImportWriter implements ImportWriter {
     removeStageFiles(e.dir)
   }
 
-  async /*A*/ close(): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     try {

@@ -25,31 +25,31 @@ export class SqliteKeys implements KeysRepository {
     }
   }
 
-  async /*A*/ insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
+  async insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
     return this.db.transaction(() => keys.map((k) => this.s.insert.get(k.name, k.prefix, k.hash, k.created_at) as ApiKeyRow | undefined))()
   }
 
-  async /*A*/ list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
+  async list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
     return this.s.list[status ?? 'all'].all() as ApiKeyRow[]
   }
 
-  async /*A*/ activeCount(): Promise<number> {
+  async activeCount(): Promise<number> {
     return this.s.active.get() as number
   }
 
-  async /*A*/ find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
+  async find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
     return refs.map((r) => ('id' in r ? this.s.byId.get(r.id) : 'hash' in r ? this.s.byHash.get(r.hash) : this.s.byPrefix.get(r.prefix)) as ApiKeyRow | undefined)
   }
 
-  async /*A*/ revoke(ids: readonly number[], at: string): Promise<number> {
+  async revoke(ids: readonly number[], at: string): Promise<number> {
     return this.db.transaction(() => ids.reduce((n, id) => n + this.s.revoke.run(at, id).changes, 0))()
   }
 
-  async /*A*/ activeByHash(hash: string): Promise<KeyCaller | undefined> {
+  async activeByHash(hash: string): Promise<KeyCaller | undefined> {
     return this.s.callerByHash.get(hash) as KeyCaller | undefined
   }
 
-  async /*A*/ recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
+  async recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
     if (uses.length === 0) return true
     if (!this.db.open) return false
     // Never wait for another writer here (a wait would stall every request).

@@ -430,7 +430,7 @@ export class SqlitePricing implements PricingRepository {
     this.remembered = {max, rows: new Map(), version: undefined}
   }
 
-  async /*A*/ loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
+  async loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
     const r = this.remembered
     if (r && keys.length === 1 && !this.behind && !this.db.inTransaction) {
       const key = keys[0]
@@ -452,7 +452,7 @@ export class SqlitePricing implements PricingRepository {
     return this.many(this.stmts.lockByKey, keys, lockFromRow)
   }
 
-  async /*A*/ loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
+  async loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
     if (this.behind) {
       this.settle(keys, 'keys')
       return this.readTx!(() => this.fingerprints(keys)) as (string | undefined)[]
@@ -467,12 +467,12 @@ export class SqlitePricing implements PricingRepository {
     return out
   }
 
-  async /*A*/ loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]> {
+  async loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]> {
     if (this.behind) throw new WriteBehindAbort('an anonymous lock is read')
     return this.many(this.stmts.anonymousByIp, ips, lockFromRow)
   }
 
-  async /*A*/ saveQuotes(locks: readonly Lock[]): Promise<void> {
+  async saveQuotes(locks: readonly Lock[]): Promise<void> {
     if (this.remembered) for (const l of locks) this.remembered.rows.delete(l.lock_key)
     const b = this.behind
     if (b) {
@@ -506,14 +506,14 @@ export class SqlitePricing implements PricingRepository {
     this.checkpointSoon(locks.length)
   }
 
-  async /*A*/ deleteLocks(keys: readonly string[]): Promise<void> {
+  async deleteLocks(keys: readonly string[]): Promise<void> {
     if (this.behind) throw new WriteBehindAbort('a lock is deleted')
     if (this.remembered) for (const k of keys) this.remembered.rows.delete(k)
     const del = this.stmts.deleteLock
     for (const k of keys) del.run(k)
   }
 
-  async /*A*/ userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
+  async userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
     if (this.behind) {
       this.settle(userIds, 'users')
       return this.readTx!(() => this.many(this.stmts.userCountry, userIds, (c: null | string | undefined) => c ?? undefined)) as (string | undefined)[]
@@ -521,7 +521,7 @@ export class SqlitePricing implements PricingRepository {
     return this.many(this.stmts.userCountry, userIds, (c: null | string | undefined) => c ?? undefined)
   }
 
-  async /*A*/ saveUserCountries(rows: readonly UserCountry[]): Promise<void> {
+  async saveUserCountries(rows: readonly UserCountry[]): Promise<void> {
     const b = this.behind
     if (b) {
       const out = b.rows
@@ -578,18 +578,18 @@ export class SqlitePricing implements PricingRepository {
     for (; i < rows.length; i++) userUpsert.run(rows[i].userId, rows[i].country, rows[i].at, rows[i].at)
   }
 
-  async /*A*/ user(userId: string): Promise<undefined | User> {
+  async user(userId: string): Promise<undefined | User> {
     // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
     const visitor = this.stmts.anonymousVisitor.get(userId) as {country: string; created_at: string; updated_at: string} | undefined
     if (visitor) return {...visitor, user_id: userId}
     return this.stmts.userRow.get(userId) as undefined | User
   }
 
-  async /*A*/ userHasRevenue(userId: string): Promise<boolean> {
+  async userHasRevenue(userId: string): Promise<boolean> {
     return this.db.prepare('SELECT 1 FROM subscriptions WHERE user_id = ? UNION ALL SELECT 1 FROM charges WHERE user_id = ? LIMIT 1').get(userId, userId) !== undefined
   }
 
-  async /*A*/ catalogVersion(): Promise<number> {
+  async catalogVersion(): Promise<number> {
     return this.commitVersion()
   }
 
@@ -603,7 +603,7 @@ export class SqlitePricing implements PricingRepository {
     return version
   }
 
-  async /*A*/ catalogSnapshot(): Promise<PricingProduct[]> {
+  async catalogSnapshot(): Promise<PricingProduct[]> {
     const db = this.db
     const rows = db.prepare('SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id').all() as ProductRow[]
     const byId = new Map<number, PricingProduct>()
@@ -625,15 +625,15 @@ export class SqlitePricing implements PricingRepository {
     return out
   }
 
-  async /*A*/ productRow(apiId: string): Promise<ProductRow | undefined> {
+  async productRow(apiId: string): Promise<ProductRow | undefined> {
     return this.stmts.productByApiId.get(apiId) as ProductRow | undefined
   }
 
-  async /*A*/ productRowById(id: number): Promise<ProductRow | undefined> {
+  async productRowById(id: number): Promise<ProductRow | undefined> {
     return this.stmts.productById.get(id) as ProductRow | undefined
   }
 
-  async /*A*/ integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]> {
+  async integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]> {
     if (types.length === 0) return []
     let stmt = this.matches.get(types.length)
     if (!stmt) {
@@ -648,7 +648,7 @@ export class SqlitePricing implements PricingRepository {
     return stmt.all(...types, ref) as IntegrationMatch[]
   }
 
-  async /*A*/ product(apiId: string): Promise<PricingProduct | undefined> {
+  async product(apiId: string): Promise<PricingProduct | undefined> {
     const s = this.stmts
     const row = s.productByApiId.get(apiId) as ProductRow | undefined
     if (!row) return undefined
@@ -660,15 +660,15 @@ export class SqlitePricing implements PricingRepository {
     }
   }
 
-  async /*A*/ productApiId(id: number): Promise<string | undefined> {
+  async productApiId(id: number): Promise<string | undefined> {
     return this.stmts.productApiId.get(id) as string | undefined
   }
 
-  async /*A*/ productApiIds(): Promise<string[]> {
+  async productApiIds(): Promise<string[]> {
     return this.db.prepare('SELECT api_id FROM products ORDER BY api_id').pluck().all() as string[]
   }
 
-  async /*A*/ pricedCountries(): Promise<string[]> {
+  async pricedCountries(): Promise<string[]> {
     return this.db.prepare('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY country').pluck().all() as string[]
   }
 }

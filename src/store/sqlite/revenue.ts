@@ -129,17 +129,17 @@ export class SqliteRevenue implements RevenueRepository {
     return st
   }
 
-  async /*A*/ rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
+  async rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
     const {get} = this.statements(table)
     return keys.map((k) => get.get(k.user_id, k.origin, k.origin_id) as RowOf<T> | undefined)
   }
 
-  async /*A*/ fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
+  async fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
     const {fieldEvents} = this.statements(table)
     return keys.map((k) => parseFieldEvents(fieldEvents.get(k.user_id, k.origin, k.origin_id) as null | string | undefined))
   }
 
-  async /*A*/ save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void> {
+  async save<T extends RevenueTable>(table: T, values: readonly ValuesOf<T>[], fieldEvents?: readonly (FieldEvents | null)[]): Promise<void> {
     const st = this.statements(table)
     this.chunk(() => {
       values.forEach((v, i) => {
@@ -150,7 +150,7 @@ export class SqliteRevenue implements RevenueRepository {
     }, values.length)
   }
 
-  async /*A*/ pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
+  async pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
     return this.pendingSync(kind, keys)
   }
 
@@ -167,7 +167,7 @@ export class SqliteRevenue implements RevenueRepository {
     return out
   }
 
-  async /*A*/ savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void> {
+  async savePending(kind: Kind, entries: readonly (readonly [key: string, pending: null | PendingFields])[]): Promise<void> {
     this.chunk(() => {
       for (const [k, p] of entries) {
         if (p === null) this.s.pendingDrop.run(kind, k)
@@ -176,26 +176,26 @@ export class SqliteRevenue implements RevenueRepository {
     }, entries.length)
   }
 
-  async /*A*/ remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
+  async remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
     const {del} = this.statements(table)
     this.chunk(() => {
       for (const k of keys) del.run(k.user_id, k.origin, k.origin_id)
     }, keys.length)
   }
 
-  async /*A*/ appliedEvents(ids: readonly string[]): Promise<Set<string>> {
+  async appliedEvents(ids: readonly string[]): Promise<Set<string>> {
     const out = new Set<string>()
     for (const id of ids) if (this.s.applied.get(id) !== undefined) out.add(id)
     return out
   }
 
-  async /*A*/ logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
+  async logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
     this.chunk(() => {
       for (const e of events) this.s.log.run(e.event.id, e.kind, e.action, e.key, e.event.timestamp, appliedAt)
     }, events.length)
   }
 
-  async /*A*/ latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
+  async latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
     return this.latestDeletesSync(kind, keys)
   }
 
@@ -215,7 +215,7 @@ export class SqliteRevenue implements RevenueRepository {
     return out
   }
 
-  async /*A*/ list<T extends RevenueTable>(table: T, f: ListFilters): Promise<{rows: RowOf<T>[]; total: number}> {
+  async list<T extends RevenueTable>(table: T, f: ListFilters): Promise<{rows: RowOf<T>[]; total: number}> {
     const where: string[] = []
     const params: unknown[] = []
     if (f.user_id !== undefined) where.push('t.user_id = ?'), params.push(f.user_id)
@@ -233,11 +233,11 @@ export class SqliteRevenue implements RevenueRepository {
     return {rows, total}
   }
 
-  async /*A*/ netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]> {
+  async netRevenue(by: By, periods: readonly Period[]): Promise<Map<string, number>[]> {
     return (await this.chargeRevenue(by, periods)).map((m) => new Map([...m].map(([k, v]) => [k, v.net])))
   }
 
-  async /*A*/ chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
+  async chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
     let st = this.nets.get(by)
     if (!st) {
       const key = groupKey(by)
@@ -254,17 +254,17 @@ export class SqliteRevenue implements RevenueRepository {
     return this.db.transaction(() => periods.map(({end, start}) => new Map((q.all({end, start}) as {k: string; net: number; tax: number}[]).map((r) => [r.k, {net: r.net, tax: r.tax}]))))()
   }
 
-  async /*A*/ saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
+  async saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
     this.chunk(() => {
       for (const e of events) this.s.saveEvent.run(e)
     }, events.length)
   }
 
-  async /*A*/ dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
+  async dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
     this.s.dropEvents.run(key.user_id, key.origin, key.origin_id, before.timestamp, before.timestamp, before.id)
   }
 
-  async /*A*/ history(by: By): Promise<HistoryEvent[]> {
+  async history(by: By): Promise<HistoryEvent[]> {
     let st = this.histories.get(by)
     if (!st) {
       const key = groupKey(by)
@@ -287,7 +287,7 @@ export class SqliteRevenue implements RevenueRepository {
     return rows as HistoryEvent[]
   }
 
-  async /*A*/ fxHistory(currency: string): Promise<FxHistory> {
+  async fxHistory(currency: string): Promise<FxHistory> {
     return (this.s.fx.all(currency) as [string, number, number][]).map(([date, rate, snapshot]) => ({date, rate, snapshot: Boolean(snapshot)}))
   }
 }

@@ -41,16 +41,16 @@ export class SqliteSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ audiences
 
-  async /*A*/ listAudiences(): Promise<StoredAudience[]> {
+  async listAudiences(): Promise<StoredAudience[]> {
     return this.withPrices(this.q(`SELECT * FROM audiences ${AUDIENCE_ORDER}`).all() as AudienceRow[])
   }
 
-  async /*A*/ getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
+  async getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withPrices(this.q(`SELECT * FROM audiences WHERE api_id ${IN}`).all(json(apiIds)) as AudienceRow[]))
   }
 
-  async /*A*/ audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
+  async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     return apiIds.length === 0 ? new Map() : this.idsOf('audiences', apiIds)
   }
 
@@ -70,7 +70,7 @@ export class SqliteSegments implements SegmentsRepository {
     return rows.map(({rules_json: rules, ...r}) => ({...r, prices: prices.get(r.id) ?? [], rules: JSON.parse(rules) as Rule[]}))
   }
 
-  async /*A*/ saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult> {
+  async saveAudiences(defs: readonly AudienceDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -100,7 +100,7 @@ export class SqliteSegments implements SegmentsRepository {
     return result
   }
 
-  async /*A*/ audienceUses(id: number): Promise<AudienceUses> {
+  async audienceUses(id: number): Promise<AudienceUses> {
     const names = (sql: string) => (this.q(sql).all(id) as {api_id: string}[]).map((r) => r.api_id)
     return {
       campaigns: names('SELECT api_id FROM campaigns WHERE audience_id = ? ORDER BY api_id'),
@@ -109,7 +109,7 @@ export class SqliteSegments implements SegmentsRepository {
     }
   }
 
-  async /*A*/ deleteAudience(id: number): Promise<void> {
+  async deleteAudience(id: number): Promise<void> {
     this.db
       .transaction(() => {
         this.q('DELETE FROM campaigns WHERE audience_id = ?').run(id)
@@ -121,11 +121,11 @@ export class SqliteSegments implements SegmentsRepository {
 
   // ------------------------------------------------------------ packages
 
-  async /*A*/ listPackages(): Promise<StoredPackage[]> {
+  async listPackages(): Promise<StoredPackage[]> {
     return this.withProducts(this.q(`${PACKAGES} ORDER BY k.api_id`).all() as PackageRow[])
   }
 
-  async /*A*/ getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
+  async getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, this.withProducts(this.q(`${PACKAGES} WHERE k.api_id ${IN}`).all(json(apiIds)) as PackageRow[]))
   }
@@ -148,7 +148,7 @@ export class SqliteSegments implements SegmentsRepository {
     })
   }
 
-  async /*A*/ savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult> {
+  async savePackages(defs: readonly PackageDef[], at: string): Promise<SaveResult> {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     this.db
@@ -178,22 +178,22 @@ export class SqliteSegments implements SegmentsRepository {
     return result
   }
 
-  async /*A*/ deletePackage(id: number): Promise<void> {
+  async deletePackage(id: number): Promise<void> {
     this.q('DELETE FROM packages WHERE id = ?').run(id)
   }
 
   // ------------------------------------------------------------ campaigns
 
-  async /*A*/ listCampaigns(): Promise<StoredCampaign[]> {
+  async listCampaigns(): Promise<StoredCampaign[]> {
     return (this.q(`${CAMPAIGNS} ORDER BY m.api_id`).all() as CampaignRow[]).map((r) => fromCampaignRow(r))
   }
 
-  async /*A*/ getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
+  async getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
     if (apiIds.length === 0) return []
     return inOrder(apiIds, (this.q(`${CAMPAIGNS} WHERE m.api_id ${IN}`).all(json(apiIds)) as CampaignRow[]).map((r) => fromCampaignRow(r)))
   }
 
-  async /*A*/ addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
+  async addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
     if (defs.length === 0) return
     this.db
       .transaction(() => {
@@ -209,7 +209,7 @@ export class SqliteSegments implements SegmentsRepository {
       .immediate()
   }
 
-  async /*A*/ deleteCampaign(id: number): Promise<void> {
+  async deleteCampaign(id: number): Promise<void> {
     this.q('DELETE FROM campaigns WHERE id = ?').run(id)
   }
 }

@@ -48,14 +48,14 @@ export class SqliteStore implements StorePort {
     return this.path
   }
 
-  async /*A*/ close(): Promise<void> {
+  async close(): Promise<void> {
     // A batch's checkpoint thread stops first: this connection's close is then the last one.
     const pricing = this.repos.get('pricing') as SqlitePricing | undefined
     pricing?.endBulk()
     if (this.db.open) this.db.close()
   }
 
-  async /*A*/ transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {write?: boolean}): Promise<T> {
+  async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {write?: boolean}): Promise<T> {
     const db = this.db
     if (this.gate.nested(db.inTransaction)) {
       // One name for every level: RELEASE and ROLLBACK TO act on the innermost savepoint of that name.
@@ -103,7 +103,7 @@ export class SqliteStore implements StorePort {
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
-  async /*A*/ health(): Promise<{schemaVersion: number}> {
+  async health(): Promise<{schemaVersion: number}> {
     this.db.prepare('SELECT 1').get()
     return {schemaVersion: this.db.pragma('user_version', {simple: true}) as number}
   }
@@ -150,6 +150,6 @@ export class SqliteStore implements StorePort {
   }
 
   get tables(): SqliteTables {
-    return this.repo('tables', () => new SqliteTables(this.db, async /*A*/ (fn, options) => await this.transaction(fn, options)))
+    return this.repo('tables', () => new SqliteTables(this.db, async (fn, options) => await this.transaction(fn, options)))
   }
 }

@@ -27,7 +27,7 @@ export class SqliteTables implements TablesRepository {
     this.prepare = statementCache(db)
   }
 
-  async /*A*/ list(): Promise<TableShape[]> {
+  async list(): Promise<TableShape[]> {
     const names = (this.db.prepare("SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {name: string}[]).map((r) => r.name)
     const shapes = new Map<string, TableShape>()
     const parents = new Map<string, string[]>()
@@ -50,13 +50,13 @@ export class SqliteTables implements TablesRepository {
     return ordered
   }
 
-  async /*A*/ counts(): Promise<Record<string, number>> {
+  async counts(): Promise<Record<string, number>> {
     const counts: Record<string, number> = {}
     for (const t of await this.list()) counts[t.name] = (this.prepare(`SELECT count(*) AS n FROM main.${quote(t.name)}`).get() as {n: number}).n
     return counts
   }
 
-  async /*A*/ snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
+  async snapshot<T>(fn: () => Promise<T> | T): Promise<T> {
     // A deferred transaction: its first read fixes the snapshot (WAL), writers go on.
     return this.transaction(fn)
   }
@@ -76,7 +76,7 @@ export class SqliteTables implements TablesRepository {
     if (rows.length > 0) yield rows
   }
 
-  async /*A*/ replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
+  async replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
     const tables = await this.list()
     return this.transaction(async () => {
       this.db.pragma('defer_foreign_keys = ON')
