@@ -562,6 +562,11 @@ export class QuoteChunk {
   }
 
   /** Write what the chunk changed: deleted locks, saved locks, user countries (in that order). */
+  /** Whether the chunk has writes for flush(): a locked user's answer has none (no promise to wait for). */
+  get dirty(): boolean {
+    return this.pendingKeys.length > 0 || this.countryWrites.length > 0 || this.exposures.length > 0 || this.adoptions.length > 0
+  }
+
   async flush(): Promise<void> {
     if (this.pendingKeys.length > 0) {
       const keys = this.pendingKeys

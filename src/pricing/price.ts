@@ -109,7 +109,7 @@ export async function priceRequest(ctx: PricingContext, input: unknown, options:
   await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
   try {
     const result = calculate(ctx, input, options)
-    await chunk.flush()
+    if (chunk.dirty) await chunk.flush()
     return result
   } finally {
     chunk.close()

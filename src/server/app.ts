@@ -188,20 +188,30 @@ export function buildServer(options: ServerOptions = {}): Server {
 
   // The key check runs on the routes marked `config: {auth: true}` (every /v1 route), as their
   // own onRequest hook after the one above: no per-request look at the route's options.
-  const authenticate = async (request: FastifyRequest): Promise<void> => {
+  const accept = (request: FastifyRequest, presented: string | undefined, caller: Caller | undefined): Error | undefined => {
+    if (caller) {
+      request.caller = caller
+      return undefined
+    }
+    const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
+    return new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
+      'www-authenticate': 'Bearer realm="pricectl"',
+    })
+  }
+  // A callback hook: a key seen before at this data version is accepted without a promise.
+  const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
     // One read of SQLite's data_version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
     const version = commitVersion?.()
     request.dataVersion = version
-    const caller = await keys.check(presented, version)
-    if (!caller) {
-      const why = presented === undefined ? 'missing API key' : 'invalid or revoked API key'
-      throw new HttpProblem(401, `${why}: send "Authorization: Bearer KEY" or "X-Api-Key: KEY" (create a key with: pricectl keys create --name NAME)`, {
-        'www-authenticate': 'Bearer realm="pricectl"',
-      })
+    const known = keys.seen(presented, version)
+    if (known) {
+      request.caller = known
+      done()
+      return
     }
-    request.caller = caller
+    keys.check(presented, version).then((caller) => done(accept(request, presented, caller)), done)
   }
   app.addHook('onRoute', (route) => {
     if (!route.config?.auth) return

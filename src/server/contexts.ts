@@ -19,6 +19,11 @@ export class PricingContexts {
     private readonly options: {geoipDb?: string} = {},
   ) {}
 
+  /** The context built for `version` while it stays current (no store read: the server's per-request path), else undefined. */
+  known(version: number | undefined): PricingContext | undefined {
+    return version !== undefined && version === this.version && this.ctx && !this.ctx.ratesStale() ? this.ctx : undefined
+  }
+
   /** The context; `version` is the store's catalogVersion() when the caller has just read it (the server does, once per request). */
   async current(version?: number): Promise<PricingContext> {
     version ??= await this.store.pricing.catalogVersion()

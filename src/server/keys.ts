@@ -125,6 +125,17 @@ export class KeyChecker {
   }
 
   /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
+  /**
+   * The caller of a key checked before at this data version (no store read: the server's
+   * per-request path), else undefined: check() then.
+   */
+  seen(key: string | undefined, version: number | undefined): Caller | undefined {
+    if (key === undefined || version === undefined || version !== this.knownVersion) return undefined
+    const caller = this.known.get(key)
+    if (caller) this.used.set(caller.id, nowIso())
+    return caller
+  }
+
   async check(key: string | undefined, version?: number): Promise<Caller | undefined> {
     // Anything not shaped like a key cannot match: skip the hash and the query.
     if (!key || !KEY_SHAPE.test(key)) return undefined

@@ -112,7 +112,7 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
     // lock; everything else comes from the context's caches): answered without a
     // transaction (docs/performance.md "serve"), so it never waits while another process
     // holds the write lock.
-    const ctx = await contexts.current(request.dataVersion)
+    const ctx = contexts.known(request.dataVersion) ?? (await contexts.current(request.dataVersion))
     if (ctx.needsReady(body)) await ctx.ready(body)
     try {
       return await priceRequest(ctx, body, {...options, readOnly: true})
