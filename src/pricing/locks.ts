@@ -336,6 +336,28 @@ function sharedNames(requests: readonly unknown[], requestIp: string | undefined
 export class QuoteChunk {
   /** Whether a chunk is open (batch); priceRequest opens a chunk of one otherwise. */
   open = false
+  /** Whether a request holds the chunk (claim()); those waiting for it, in order. */
+  private claimed = false
+  private readonly waiting: (() => void)[] = []
+
+  /**
+   * Hold the chunk for one request priced as a chunk of its own: requests served side by
+   * side (the server) take turns, since begin() and flush() await the store. Undefined when
+   * it was free (held now), else a promise of the turn. release() hands it on.
+   */
+  claim(): Promise<void> | undefined {
+    if (!this.claimed) {
+      this.claimed = true
+      return undefined
+    }
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+
+  release(): void {
+    const next = this.waiting.shift()
+    if (next) next()
+    else this.claimed = false
+  }
   /**
    * Locks loaded ahead, by key: NO_LOCK when the store has none, TAKEN once handed out,
    * PENDING once written (set, not deleted: a Map shrinks its table on delete, and a second

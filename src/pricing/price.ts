@@ -97,22 +97,28 @@ export function priceInChunk(ctx: PricingContext, input: unknown, options: Price
 }
 
 /**
- * One request as a chunk of its own (in the open chunk when a batch opened one): what it
- * reads is read before the calculation, what it writes is written before this returns.
+ * One request as a chunk of its own: what it reads is read before the calculation, what it
+ * writes is written before this returns. Requests of one context take turns.
  * `ctx.ready(input)` must have run for requests that carry an IP.
  */
 export async function priceRequest(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
   const chunk = ctx.chunk
-  if (chunk.open) return calculate(ctx, input, options)
-  if (options.trace) await ctx.loadRateNotes()
-  // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
-  await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
+  // One request at a time in the context's chunk: another one waits while this one's reads and writes are awaited.
+  const turn = chunk.claim()
+  if (turn) await turn
   try {
-    const result = calculate(ctx, input, options)
-    if (chunk.dirty) await chunk.flush()
-    return result
+    if (options.trace) await ctx.loadRateNotes()
+    // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
+    await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
+    try {
+      const result = calculate(ctx, input, options)
+      if (chunk.dirty) await chunk.flush()
+      return result
+    } finally {
+      chunk.close()
+    }
   } finally {
-    chunk.close()
+    chunk.release()
   }
 }
 

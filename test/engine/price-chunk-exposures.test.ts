@@ -2,7 +2,7 @@ import {beforeAll, describe, expect, it} from 'vitest'
 
 import {batchPricer} from '../../src/pricing/batch.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {calculatePrice, priceRequest} from '../../src/pricing/price.js'
+import {calculatePrice, priceInChunk, priceRequest} from '../../src/pricing/price.js'
 import {openStore} from '../../src/store/db.js'
 import {copyOf, experimentStore, written} from '../helpers/pricing-store.js'
 import {recordedStore} from '../helpers/recorded-store.js'
@@ -67,7 +67,7 @@ describe('exposures are written at the flush', () => {
         const reqs = [0, 1, 2].map((i) => ({country: 'US', products: ['basic'], user_id: `c-${i}`}))
         await ctx.chunk.begin(reqs)
         try {
-          for (const r of reqs) await priceRequest(ctx, r)
+          for (const r of reqs) priceInChunk(ctx, r)
         } finally {
           ctx.chunk.close()
         }
