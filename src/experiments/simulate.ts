@@ -5,9 +5,10 @@ import {minorDigits} from '../currency.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {PricingContext} from '../pricing/context.js'
 import {referenceIntervalMinor} from '../pricing/display.js'
-import {calculatePrice, priceRequest} from '../pricing/price.js'
+import {calculatePrice, priceInChunk} from '../pricing/price.js'
 import type {ArmInput, SimulationResult} from '../schemas/experiments.js'
 import type {StorePort} from '../store/port.js'
+import type {SubscriptionValues} from '../store/port/revenue.js'
 import {createProduct} from '../catalog/products.js'
 import {numberish} from '../catalog/shortforms.js'
 import {createExperiment, parseExperimentId, requireExperiment, startExperiment, stopExperiment} from './manage.js'
@@ -153,7 +154,7 @@ type Probe = {arm_id: string; byCountry: Map<string, {monthlyMinor: number; p: n
 /**
  * `experiments simulate`: synthetic visitors through the real price engine and a real
  * store. For each policy an experiment is created and started, every visitor is priced
- * (`calculatePrice`: lock, arm, exposure), buys with the demand curve's probability at
+ * (lock, arm, exposure; a batch of visitors is one chunk), buys with the demand curve's probability at
  * the quoted USD price (a subscription row, attributed like any other), and the bandit
  * sees conversions every `batch` visitors. All policies see the same visitors and the
  * same random numbers, so their difference is the policy's. The oracle is the best
@@ -197,23 +198,26 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
     const every = Math.max(1, Math.floor(n / pointsWanted))
     for (let start = 0; start < n; start += batch) {
       const end = Math.min(n, start + batch)
-      // One write transaction per batch (visitors without an IP: nothing to load first, so
-      // each is priced synchronously inside it).
+      // One write transaction and one chunk per batch: the visitors are distinct users without
+      // an IP, so the chunk reads every lock when it begins and the calculation awaits nothing.
+      // Their subscriptions are saved after the flush wrote their exposures.
+      const visitors = Array.from({length: end - start}, (_, k) => ({country: countries[(start + k) % countries.length], products: [product], user_id: `sim-${exp.id}-${start + k}`}))
+      const sales: SubscriptionValues[] = []
       await store.transaction(async () => {
-        for (let i = start; i < end; i++) {
-          const country = countries[i % countries.length]
-          const user = `sim-${exp.id}-${i}`
-          const quote = await priceRequest(ctx, {country, products: [product], user_id: user})
-          const arm = String(quote.variants.arm_id)
-          const p = quote.products[product]
-          run.allocation[arm] = (run.allocation[arm] ?? 0) + 1
-          if (i >= n - last && arm === exp.arms[bestIndex].id) run.bestLast++
-          if (u[i] < conversionProbability(options.demand, p.price_usd)) {
-            const usdMinor = Math.round(p.price_usd * 100)
-            const monthly = referenceIntervalMinor(usdMinor, productRow.interval, productRow.interval_count)
-            const now = nowSeconds()
-            await store.revenue.save('subscriptions', [
-              {
+        await ctx.chunk.begin(visitors, {distinct: true})
+        try {
+          for (let i = start; i < end; i++) {
+            const {country, user_id: user} = visitors[i - start]
+            const quote = priceInChunk(ctx, visitors[i - start])
+            const arm = String(quote.variants.arm_id)
+            const p = quote.products[product]
+            run.allocation[arm] = (run.allocation[arm] ?? 0) + 1
+            if (i >= n - last && arm === exp.arms[bestIndex].id) run.bestLast++
+            if (u[i] < conversionProbability(options.demand, p.price_usd)) {
+              const usdMinor = Math.round(p.price_usd * 100)
+              const monthly = referenceIntervalMinor(usdMinor, productRow.interval, productRow.interval_count)
+              const now = nowSeconds()
+              sales.push({
                 amount_minor: Math.round(p.price * 10 ** minorDigits(quote.currency)),
                 amount_usd_minor: usdMinor,
                 amount_usd_monthly_minor: monthly,
@@ -234,13 +238,17 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
                 trial_end: null,
                 trial_start: null,
                 user_id: user,
-              },
-            ])
-            run.conversions++
-            run.revenueMinor += monthly
+              })
+              run.conversions++
+              run.revenueMinor += monthly
+            }
+            if ((i + 1) % every === 0 || i === n - 1) run.series.push({revenue_per_visitor: round4(run.revenueMinor / 100 / (i + 1)), visitors: i + 1})
           }
-          if ((i + 1) % every === 0 || i === n - 1) run.series.push({revenue_per_visitor: round4(run.revenueMinor / 100 / (i + 1)), visitors: i + 1})
+          await ctx.chunk.flush()
+        } finally {
+          ctx.chunk.close()
         }
+        if (sales.length > 0) await store.revenue.save('subscriptions', sales)
       }, {write: true})
       // Conversions recorded in this batch reach the bandit now.
       ctx.experiments.refresh()

@@ -157,8 +157,8 @@ export async function resolveCharge(store: StorePort, values: ChargeValues, writ
 /** The engine's merge for a table (imports hand it to the store's import writer). */
 export function resolverOf<T extends RevenueTable>(store: StorePort, table: T): Resolve<T> {
   return (table === 'charges'
-    ? async (values: ChargeValues, writes: FieldWrites) => await resolveCharge(store, values, writes)
-    : async (values: SubscriptionValues, writes: FieldWrites) => await resolveSubscription(store, values, writes)) as unknown as Resolve<T>
+    ? (values: ChargeValues, writes: FieldWrites) => resolveCharge(store, values, writes)
+    : (values: SubscriptionValues, writes: FieldWrites) => resolveSubscription(store, values, writes)) as unknown as Resolve<T>
 }
 
 /** The engine's merge; `strict` for an update, whose check refuses what an unchecked merge would bound (a tax above the amount). */

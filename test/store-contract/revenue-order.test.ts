@@ -20,7 +20,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
   const k = keyOf(sub())
   /** A resolve that writes each field onto the column of its name, and records its calls. */
   let calls: FieldWrites[]
-  const resolve: Resolve<'subscriptions'> = (values, writes) => {
+  const resolve: Resolve<'subscriptions'> = async (values, writes) => {
     calls.push(writes)
     const out = {...values} as Record<string, unknown>
     for (const [f, w] of Object.entries(writes)) out[f] = w.value

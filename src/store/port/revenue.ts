@@ -288,7 +288,7 @@ export function mergeWrites(a: FieldWrites, b: FieldWrites): FieldWrites {
  * the fields and recomputes what derives from them, such as the USD amounts). Adapters call
  * it where a full-record event meets newer partial writes (import rows, see ./imports.ts).
  */
-export type Resolve<T extends RevenueTable> = (values: ValuesOf<T>, writes: FieldWrites) => ValuesOf<T>
+export type Resolve<T extends RevenueTable> = (values: ValuesOf<T>, writes: FieldWrites) => Promise<ValuesOf<T>>
 
 // ---- lists and the report
 

@@ -371,11 +371,11 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** The row with newer partial writes merged in (the engine's resolve), at the later of the two latest events. */
-  private merged(row: readonly unknown[], writes: FieldWrites, latest: EventRef): ValuesOf<RevenueTable> {
+  private async merged(row: readonly unknown[], writes: FieldWrites, latest: EventRef): Promise<ValuesOf<RevenueTable>> {
     const values = this.valuesOf(row)
     if (Object.keys(writes).length > 0) {
       if (!this.resolve) throw new Error(`import into ${this.table}: a row meets newer partial updates and the writer was given no resolve`)
-      Object.assign(values, this.resolve(values as never, writes))
+      Object.assign(values, await this.resolve(values as never, writes))
     }
     return {...values, latest_event_id: latest.id, latest_event_timestamp: latest.timestamp} as ValuesOf<RevenueTable>
   }
@@ -405,7 +405,7 @@ class PgImportWriter implements ImportWriter {
     if (!this.checkProducts([row])) return true
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
-    await this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+    await this.revenue.save(this.table, [await this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
     if (this.clean) this.keys.add(row[0] as string, row[1] as string, row[2] as string)
     await this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
@@ -419,7 +419,7 @@ class PgImportWriter implements ImportWriter {
     if (verdict === 'apply') {
       const writes = writesNewerThan(stored.fe!.fields, event)
       const latest = laterEvent({id: stored.id, timestamp: stored.timestamp}, event)
-      await this.revenue.save(this.table, [this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
+      await this.revenue.save(this.table, [await this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
     }
     if (verdict === 'apply') this.counts.updated++
     else if (verdict === 'duplicate') this.counts.unchanged++

@@ -267,7 +267,7 @@ class SqliteImportWriter implements ImportWriter {
           // one makes the record and the entry goes), so none waits in the stage.
           if (stage) {
             this.batchProducts.add(row[iProduct] as number)
-            this.writeExisting(row, event)
+            await this.writeExisting(row, event)
             await this.remember(row)
             continue
           }
@@ -287,11 +287,11 @@ class SqliteImportWriter implements ImportWriter {
       stage.insert.run(...row)
       stage.staged++
     }
-    if (stage && stage.staged > MAX_STAGED) this.flushStage(stage)
+    if (stage && stage.staged > MAX_STAGED) await this.flushStage(stage)
   }
 
   async flush(): Promise<void> {
-    if (this.stage) this.flushStage(this.stage)
+    if (this.stage) await this.flushStage(this.stage)
   }
 
   /** Run an external stage's rows through writeChunk (the per-row rules of deletes and pending updates, or a dry run's look-ups). */
@@ -321,11 +321,11 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** A row whose key is in the table: the per-row rules (merge, apply, unchanged or stale). */
-  private writeExisting(row: readonly unknown[], event: EventRef): void {
+  private async writeExisting(row: readonly unknown[], event: EventRef): Promise<void> {
     const {st} = this
     const latest = st.latest.get(row[0], row[1], row[2]) as EventRef & {field_events: null | string}
     if (latest.field_events !== null) {
-      this.mergeRow(row, event, latest, parseFieldEvents(latest.field_events)!)
+      await this.mergeRow(row, event, latest, parseFieldEvents(latest.field_events)!)
       return
     }
     const verdict = judge(event, latest)
@@ -397,7 +397,7 @@ class SqliteImportWriter implements ImportWriter {
    * Sort a stage's rows into the table at once, then write those it did not insert one by
    * one, in file order; then empty it.
    */
-  private flushStage(stage: Stage): void {
+  private async flushStage(stage: Stage): Promise<void> {
     const {staged} = stage
     if (staged === 0) return
     const max = this.maxId()
@@ -407,7 +407,7 @@ class SqliteImportWriter implements ImportWriter {
     if (inserted < staged) {
       // Rare (a re-run, or a record's events in one batch): an index finds earlier stage rows.
       this.db.exec(stage.keyIndex)
-      this.writeRest(stage, max)
+      await this.writeRest(stage, max)
     }
     // Its products stay with the open batch (checked at its commit).
     for (const p of stage.products) this.batchProducts.add(p)
@@ -415,13 +415,13 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** The staged rows a flush did not insert, through the per-row rules in file order (the stage's key index exists). */
-  private writeRest(stage: Stage, max: number): void {
+  private async writeRest(stage: Stage, max: number): Promise<void> {
     const {iId, iTs} = this
     for (let after = 0; ; ) {
       const rest = stage.rest.all({after, max}) as unknown[][]
       for (const r of rest) {
         const row = r.slice(1)
-        this.writeExisting(row, {id: row[iId] as string, timestamp: row[iTs] as number})
+        await this.writeExisting(row, {id: row[iId] as string, timestamp: row[iTs] as number})
       }
       if (rest.length < REST_CHUNK) break
       after = rest.at(-1)![0] as number
@@ -436,11 +436,11 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** The row with newer partial writes merged in (the engine's resolve), at the later of the two latest events. */
-  private merged(row: readonly unknown[], writes: FieldWrites, latest: EventRef): Record<string, unknown> {
+  private async merged(row: readonly unknown[], writes: FieldWrites, latest: EventRef): Promise<Record<string, unknown>> {
     const values = this.valuesOf(row)
     if (Object.keys(writes).length > 0) {
       if (!this.resolve) throw new Error(`import into ${this.table}: a row meets newer partial updates and the writer was given no resolve`)
-      Object.assign(values, this.resolve(values as never, writes))
+      Object.assign(values, await this.resolve(values as never, writes))
     }
     return {...values, latest_event_id: latest.id, latest_event_timestamp: latest.timestamp}
   }
@@ -461,7 +461,7 @@ class SqliteImportWriter implements ImportWriter {
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
     this.batchProducts.add(row[this.iProduct] as number)
-    this.st.insertNew.run({...this.merged(row, writes, latest), field_events: this.fieldOrder(event, latest, writes)})
+    this.st.insertNew.run({...(await this.merged(row, writes, latest)), field_events: this.fieldOrder(event, latest, writes)})
     await this.remember(row)
     await this.revenue.savePending(this.kind, [[key, null]])
     this.pending.delete(key)
@@ -469,12 +469,12 @@ class SqliteImportWriter implements ImportWriter {
   }
 
   /** A row for a record partial updates wrote to: it becomes the base, the writes newer than it stay. */
-  private mergeRow(row: readonly unknown[], event: EventRef, stored: EventRef, fe: FieldEvents): void {
+  private async mergeRow(row: readonly unknown[], event: EventRef, stored: EventRef, fe: FieldEvents): Promise<void> {
     const verdict = judge(event, fe.base)
     if (verdict === 'apply') {
       const writes = writesNewerThan(fe.fields, event)
       const latest = laterEvent({id: stored.id, timestamp: stored.timestamp}, event)
-      this.st.replace.run({...this.merged(row, writes, latest), field_events: this.fieldOrder(event, latest, writes)})
+      this.st.replace.run({...(await this.merged(row, writes, latest)), field_events: this.fieldOrder(event, latest, writes)})
     }
     this.count(verdict)
   }
@@ -535,7 +535,7 @@ class SqliteImportWriter implements ImportWriter {
     // Deletes or pending partial updates of the kind (rare): the rows take the per-row road
     // (writeChunk), into the TEMP stage.
     if (this.tombstones.size > 0 || this.pending.size > 0) await this.restage(stage)
-    else this.flushStage(stage)
+    else await this.flushStage(stage)
     return await this.commit()
   }
 
