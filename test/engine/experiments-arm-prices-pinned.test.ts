@@ -5,9 +5,8 @@ import {createExperiment} from '../../src/experiments/manage.js'
 import type {Experiment} from '../../src/experiments/store.js'
 import {PricingContext} from '../../src/pricing/context.js'
 import {calculatePrice, priceRequest} from '../../src/pricing/price.js'
-import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {experimentStore} from '../helpers/experiment-fixtures.js'
-import {tempStore} from '../helpers/run.js'
+import type {SqliteStore as Store} from '../../src/store/db.js'
+import {openExperimentStore} from '../helpers/experiment-fixtures.js'
 
 /**
  * The arms' prices and labels (src/experiments/arm-prices.ts) as `experiments results` and
@@ -17,9 +16,7 @@ import {tempStore} from '../helpers/run.js'
 
 let store: Store
 beforeEach(async () => {
-  const path = tempStore()
-  await experimentStore(path)
-  store = openStore(path)
+  store = await openExperimentStore()
 })
 afterEach(async () => await store.close())
 

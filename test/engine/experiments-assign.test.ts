@@ -2,9 +2,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 
 import {createExperiment, startExperiment, updateExperiment} from '../../src/experiments/manage.js'
 import {PricingContext} from '../../src/pricing/context.js'
-import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {experimentStore, insertSubscription} from '../helpers/experiment-fixtures.js'
-import {tempStore} from '../helpers/run.js'
+import type {SqliteStore as Store} from '../../src/store/db.js'
+import {insertSubscription, openExperimentStore} from '../helpers/experiment-fixtures.js'
 
 const input = (lockKey: string, extra: Partial<Parameters<PricingContext['experiments']['assign']>[0]> = {}) => ({
   audienceId: 'default',
@@ -30,9 +29,7 @@ async function inChunk<T>(ctx: PricingContext, keys: string[], fn: () => T): Pro
 describe('Experiments.assign', () => {
   let store: Store
   beforeEach(async () => {
-    const path = tempStore()
-    await experimentStore(path)
-    store = openStore(path)
+    store = await openExperimentStore()
   })
   afterEach(async () => await store.close())
 

@@ -3,9 +3,8 @@ import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {createExperiment, startExperiment} from '../../src/experiments/manage.js'
 import {experimentResults} from '../../src/experiments/results.js'
 import {conversionInterval} from '../../src/experiments/stats.js'
-import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {experimentStore, insertSubscription} from '../helpers/experiment-fixtures.js'
-import {tempStore} from '../helpers/run.js'
+import type {SqliteStore as Store} from '../../src/store/db.js'
+import {insertSubscription, openExperimentStore} from '../helpers/experiment-fixtures.js'
 
 /**
  * `experiments results` (src/experiments/results.ts) to the word and the number: the message,
@@ -16,9 +15,7 @@ import {tempStore} from '../helpers/run.js'
 
 let store: Store
 beforeEach(async () => {
-  const path = tempStore()
-  await experimentStore(path)
-  store = openStore(path)
+  store = await openExperimentStore()
 })
 afterEach(async () => await store.close())
 

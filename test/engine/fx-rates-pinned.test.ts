@@ -1,11 +1,10 @@
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
 import {InvalidInputError} from '../../src/errors.js'
 import {describeRate, type FxRate, rateContext, rateOn, ratesOn, requireRate} from '../../src/fx/rates.js'
-import {setRate} from '../../src/fx/repository.js'
 import {SNAPSHOT_PREFIX} from '../../src/fx/sources.js'
-import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
-import {tempStore} from '../helpers/run.js'
+import type {SqliteStore as Store} from '../../src/store/db.js'
+import {fxStores} from '../helpers/fx-stores.js'
 
 /**
  * What `price explain` says of a rate (the "fx CUR" step: describeRate and rateContext) word
@@ -14,21 +13,8 @@ import {tempStore} from '../helpers/run.js'
  */
 
 const SNAP = `${SNAPSHOT_PREFIX}@fawazahmed0/currency-api 9.9.9)`
-const stores: {close(): void}[] = []
-
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close()
-  delete process.env.PRICECTL_NOW
-})
-
 /** A store with only the given rates (the bundled snapshot removed). */
-async function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<Store> {
-  const s = openStore(tempStore())
-  stores.push(s)
-  s.db.prepare('DELETE FROM fx_rates').run()
-  for (const r of rates) await setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
-  return s
-}
+const storeWith = fxStores()
 
 const used = async (s: Store, today: string, currency = 'EUR'): Promise<FxRate> => (await rateOn(s, currency, undefined, today))!
 

@@ -1,12 +1,10 @@
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 
-import {setRate} from '../../src/fx/repository.js'
 import {fxKind} from '../../src/fx/sources.js'
 import {FxSetInput} from '../../src/schemas/fx.js'
 import {PricingContexts} from '../../src/server/contexts.js'
-import {openSqliteStore as openStore, type SqliteStore as Store} from '../../src/store/db.js'
 import {defaultFxSnapshot} from '../../src/fx/snapshot.js'
-import {tempStore} from '../helpers/run.js'
+import {fxStores} from '../helpers/fx-stores.js'
 
 /**
  * FX labels, and a long-lived pricing context across a change of day. The rule that picks
@@ -15,21 +13,8 @@ import {tempStore} from '../helpers/run.js'
  */
 
 const SNAP = 'default snapshot (@fawazahmed0/currency-api 9.9.9)'
-const stores: {close(): void}[] = []
-
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close()
-  delete process.env.PRICECTL_NOW
-})
-
 /** A store with only the given rates (the bundled snapshot removed). */
-async function storeWith(rates: {currency?: string; date: string; rate: number; source: string}[]): Promise<Store> {
-  const s = openStore(tempStore())
-  stores.push(s)
-  s.db.prepare('DELETE FROM fx_rates').run()
-  for (const r of rates) await setRate(s, {currency: r.currency ?? 'EUR', date: r.date, rate: r.rate, source: r.source})
-  return s
-}
+const storeWith = fxStores()
 
 describe('labels', () => {
   it('the bundled snapshot is labelled as such; operators cannot use that label', () => {

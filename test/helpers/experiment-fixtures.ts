@@ -2,8 +2,9 @@ import Database from 'better-sqlite3'
 import {writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 
+import {openSqliteStore, type SqliteStore} from '../../src/store/db.js'
 import {createProducts} from './catalog.js'
-import {run} from './run.js'
+import {run, tempStore} from './run.js'
 
 /**
  * Fixtures of the experiments tests. Subscriptions and charges are written with direct
@@ -32,6 +33,13 @@ export async function experimentStore(db: string, catalog: Record<string, unknow
 }
 
 /** `experiments create --body` with a JSON body; returns the run. */
+/** A fresh store of EXPERIMENT_CATALOG in a temp folder, opened (the caller closes it). */
+export async function openExperimentStore(): Promise<SqliteStore> {
+  const path = tempStore()
+  await experimentStore(path)
+  return openSqliteStore(path)
+}
+
 export async function createExperimentBody(db: string, body: Record<string, unknown>, extra: string[] = []) {
   const file = join(dirname(db), `experiment-${Math.random().toString(36).slice(2)}.json`)
   writeFileSync(file, JSON.stringify(body))
