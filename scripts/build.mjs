@@ -131,7 +131,7 @@ async function bundlePrice() {
     define: {PRICECTL_POSTGRES_ON_FIRST_USE: 'true'},
     // The price schemas, which src/schemas/on-first-use.ts requires on first use: an entry of the same build, so they share its modules.
     entryPoints: {'bundle/price-schemas': join(root, 'dist', 'src', 'schemas', 'price.js'), 'commands/price/index': entry},
-    external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3'],
+    external: ['@oclif/core', '@oclif/core/*', 'better-sqlite3', 'pg', 'pg-copy-streams'],
     format: 'esm',
     // Names kept: errors and classes are told apart by name in places (err.name, constructor.name).
     keepNames: true,

@@ -5,7 +5,7 @@ import {basename, dirname, join} from 'node:path'
 import {fileURLToPath, pathToFileURL} from 'node:url'
 
 /** The modules worker threads run, by their path under src/ without the extension. */
-export const WORKERS = ['import/reader-worker', 'store/postgres/client-worker', 'store/sqlite/checkpointer-worker', 'store/sqlite/write-behind-worker'] as const
+export const WORKERS = ['import/reader-worker', 'store/sqlite/checkpointer-worker', 'store/sqlite/write-behind-worker'] as const
 
 export type WorkerName = (typeof WORKERS)[number]
 

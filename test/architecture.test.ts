@@ -159,7 +159,12 @@ describe('the storage port holds the handle', () => {
     const drivers = sources
       .filter((s) => !s.file.startsWith('src/store/postgres/') && /(require(\.resolve)?\(|from\s+|import\s*\()\s*['"](pg|pg-copy-streams)['"]/.test(s.text))
       .map((s) => s.file)
-    expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/client-worker.ts (the PostgreSQL client\'s thread) only').toEqual([])
+    expect(drivers, 'the PostgreSQL driver is loaded by src/store/postgres/ only').toEqual([])
+  })
+
+  it('the PostgreSQL adapter runs in the calling thread: no worker thread, no Atomics, no code in strings', () => {
+    const blocking = sources.filter((s) => s.file.startsWith('src/store/postgres/') && /\bAtomics\.|node:worker_threads|\bnew Worker\(|eval:\s*true/.test(s.text)).map((s) => s.file)
+    expect(blocking, 'the adapter awaits pg (docs/postgres.md, "The connection")').toEqual([])
   })
 })
 

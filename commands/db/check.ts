@@ -23,7 +23,7 @@ export default class DbCheck extends BaseCommand<typeof DbCheck> {
   }
 
   async run() {
-    const result = checkAnyStore(await this.store())
+    const result = await checkAnyStore(await this.store())
     if (!result.ok) {
       throw new OperationalError(
         `store check failed: integrity ${result.integrity}, ${result.foreign_key_violations} foreign key violations, schema version ${result.schema_version} (restore a backup with "pricectl db restore BACKUP --db ${(await this.store()).path}")`,

@@ -33,7 +33,7 @@ export default class DbInfo extends BaseCommand<typeof DbInfo> {
     // Opened without migrating so an old store reports its own version.
     const store = await this.openStore({migrate: false})
     try {
-      const info = storeInfo(store)
+      const info = await storeInfo(store)
       this.log(
         recordTable([
           ['path', info.path],

@@ -14,7 +14,7 @@ export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   async run() {
     const store = await this.openStore({migrate: false})
     try {
-      const {from, to} = migrateStore(store)
+      const {from, to} = await migrateStore(store)
       const message = from === to ? `store is at schema version ${to}; nothing to do` : `migrated store from schema version ${from} to ${to}`
       this.log(message)
       return {from, message, success: true as const, to}

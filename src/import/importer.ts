@@ -262,8 +262,9 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     })
   }
 
-  // An abort (SIGINT, SIGTERM) is seen between two batches, never inside one (a commit is
-  // synchronous): the batches committed are whole, and the next run goes on from them.
+  // An abort (SIGINT, SIGTERM) is seen between two batches, never inside one (a batch's
+  // commit is awaited whole): the batches committed are whole, and the next run goes on from
+  // them. What it says is counted when it stops the import, after a commit in flight.
   const {signal} = hooks
   const interrupted = () => {
     const committedRows = writer.counts.inserted + writer.counts.updated + writer.counts.unchanged + writer.counts.stale
@@ -273,15 +274,19 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       dry_run: Boolean(o.dryRun),
     })
   }
-  const stop = new Promise<never>((_, reject) => {
+  const stop = new Promise<'stop'>((resolve) => {
     if (signal === undefined) return
-    const abort = () => reject(interrupted())
+    const abort = () => resolve('stop')
     if (signal.aborted) abort()
     else signal.addEventListener('abort', abort, {once: true})
   })
-  stop.catch(() => {})
   /** A step of the import, or the interruption if it comes first. */
-  const unlessInterrupted = <T>(step: Promise<T>): Promise<T> => (signal === undefined ? step : Promise.race([step, stop]))
+  const unlessInterrupted = async <T>(step: Promise<T>): Promise<T> => {
+    if (signal === undefined) return await step
+    const first = await Promise.race([step.then((value) => ({value})), stop])
+    if (first === 'stop') throw interrupted()
+    return first.value
+  }
 
   let bytesBefore = 0
   try {

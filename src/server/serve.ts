@@ -33,6 +33,14 @@ export function boundAddress(address: ReturnType<import('node:net').Server['addr
 export async function serve(options: ServeOptions): Promise<ServeStopped> {
   const app = buildServer(options)
   const {accessLog: log, store} = app.pricectl
+  // A store's first statement makes its checks (a PostgreSQL store opens without a round
+  // trip): a wrong --db fails here, before the server listens.
+  try {
+    await store.health()
+  } catch (error) {
+    await app.close()
+    throw error
+  }
   let where: {text: string; url: string}
   try {
     await app.listen({host: options.host, port: options.port})

@@ -85,12 +85,12 @@ export async function copyStore(
   const copied: Record<string, number> = {}
   await source.tables.snapshot(async () => {
     Object.assign(sourceRows, await source.tables.counts())
-    await dest.tables.replace((write) => {
+    await dest.tables.replace(async (write) => {
       for (const t of shapes) {
         const columns = t.columns.map((c) => c.name)
         let n = 0
-        for (const rows of source.tables.read(t.name, columns, chunk)) {
-          write(t.name, columns, rows)
+        for await (const rows of source.tables.read(t.name, columns, chunk)) {
+          await write(t.name, columns, rows)
           n += rows.length
         }
         copied[t.name] = n

@@ -200,9 +200,9 @@ function checkNotNewer(version: number, path: string): void {
 }
 
 /** `db migrate`: apply every pending migration of an open store, whichever adapter holds it. */
-export function migrateStore(store: StorePort): {from: number; to: number} {
+export async function migrateStore(store: StorePort): Promise<{from: number; to: number}> {
   const pg = postgresOf(store)
-  return pg ? postgresAdapter().migratePg(pg.pg, store.path) : migrate(sqliteOf(store, 'db migrate').db, store.path)
+  return pg ? await postgresAdapter().migratePg(pg.pg, store.path) : migrate(sqliteOf(store, 'db migrate').db, store.path)
 }
 
 /** Apply every migration newer than the store, each in its own transaction. */

@@ -23,10 +23,10 @@ export type StoreInfo = {
 
 const COUNTED = ['products', 'coupons', 'users', 'locks', 'subscriptions', 'charges', 'experiments', 'fx_rates'] as const
 
-export function storeInfo(store: Store): StoreInfo {
+export async function storeInfo(store: Store): Promise<StoreInfo> {
   const pg = postgresOf(store)
   if (pg) {
-    const info = pgStoreInfo(pg, COUNTED)
+    const info = await pgStoreInfo(pg, COUNTED)
     return {
       counts: info.counts,
       database: info.database,
@@ -76,9 +76,9 @@ function journalMode(port: Store): string {
 export type CheckResult = {foreign_key_violations: number; integrity: string; ok: boolean; schema_version: number}
 
 /** `db check`, whichever adapter holds the store (PostgreSQL: ./postgres/maintenance.ts). */
-export function checkAnyStore(store: Store): CheckResult {
+export async function checkAnyStore(store: Store): Promise<CheckResult> {
   const pg = postgresOf(store)
-  return pg ? checkPgStore(pg) : checkStore(sqliteOf(store, 'db check').db)
+  return pg ? await checkPgStore(pg) : checkStore(sqliteOf(store, 'db check').db)
 }
 
 /** SQLite's own integrity check plus foreign keys; what `db check` and the crash tests rely on. */

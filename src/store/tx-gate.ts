@@ -16,6 +16,16 @@ export class TxGate {
     return open && (!this.held || this.scope.getStore() === this)
   }
 
+  /** Whether a transaction holds the gate. */
+  get busy(): boolean {
+    return this.held
+  }
+
+  /** Whether a transaction body runs here (this async context is inside the gate's run). */
+  inside(): boolean {
+    return this.scope.getStore() === this
+  }
+
   /** Run `body` holding the gate, in a context that marks transactions begun inside it as nested. */
   async run<T>(body: () => Promise<T>): Promise<T> {
     if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve))

@@ -8,12 +8,12 @@ import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
 import {run, tempStore} from '../helpers/run.js'
 
 const databases: PgDatabase[] = []
-afterEach(() => {
-  for (const d of databases.splice(0)) d.drop()
+afterEach(async () => {
+  for (const d of databases.splice(0)) await d.drop()
 })
 
-function database(): string {
-  const d = freshPgDatabase()
+async function database(): Promise<string> {
+  const d = await freshPgDatabase()
   databases.push(d)
   return d.url
 }
@@ -50,7 +50,9 @@ async function contents(db: string): Promise<Record<string, unknown[]>> {
       const out: Record<string, unknown[]> = {}
       for (const t of await store.tables.list()) {
         const names = t.columns.map((c) => c.name)
-        const rows = [...store.tables.read(t.name, names, 1000)].flat().map((row) =>
+        const read: unknown[][] = []
+        for await (const chunk of store.tables.read(t.name, names, 1000)) read.push(...chunk)
+        const rows = read.map((row) =>
           Object.fromEntries(names.map((n, i) => [n, t.name === 'change_rows' && ['key', 'before', 'after'].includes(n) && typeof row[i] === 'string' ? JSON.parse((row[i] as string).replaceAll('\\u0000', '\\ufffd')) : row[i]])),
         )
         out[t.name] = rows.map((r) => JSON.stringify(r, canonical)).sort()
@@ -72,7 +74,7 @@ function canonical(_key: string, v: unknown): unknown {
 describe('db copy between SQLite and PostgreSQL', () => {
   it('SQLite -> PostgreSQL -> SQLite keeps every row, id and amount (past 2^53), and prints the counts', async () => {
     const src = await filledStore()
-    const pg = database()
+    const pg = await database()
     const there = await run(src, ['db', 'copy', src, pg, '--json'])
     expect(there.code, there.stdout + there.stderr).toBe(0)
     expect(there.json).toMatchObject({replaced: false, success: true})
@@ -100,8 +102,8 @@ describe('db copy between SQLite and PostgreSQL', () => {
 
   it('refuses a database that holds data without --yes, replaces it whole with --yes; PostgreSQL -> PostgreSQL', async () => {
     const src = await filledStore()
-    const a = database()
-    const b = database()
+    const a = await database()
+    const b = await database()
     expect((await run(src, ['db', 'copy', src, a])).code).toBe(0)
     expect((await run(src, ['db', 'copy', src, b])).code).toBe(0)
     const ask = await run(src, ['db', 'copy', a, b, '--json'])
@@ -117,7 +119,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
 
   it('new rows after a copy into PostgreSQL get new ids (the sequences moved past the copied ones)', async () => {
     const src = await filledStore()
-    const pg = database()
+    const pg = await database()
     expect((await run(src, ['db', 'copy', src, pg])).code).toBe(0)
     const store = openStore(pg)
     try {
@@ -131,7 +133,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
 
   it('db backup of a PostgreSQL store writes a SQLite store file; db restore loads it into another database', async () => {
     const src = await filledStore()
-    const pg = database()
+    const pg = await database()
     expect((await run(src, ['db', 'copy', src, pg])).code).toBe(0)
     const file = join(dirname(src), 'pg-backup.db')
     const b = await run(pg, ['db', 'backup', file, '--json'])
@@ -142,7 +144,7 @@ describe('db copy between SQLite and PostgreSQL', () => {
     expect(await contents(file)).toEqual(await contents(src))
     expect((await run(pg, ['db', 'backup', file, '--json'])).code).toBe(2) // exists: --force
 
-    const other = database()
+    const other = await database()
     const r = await run(other, ['db', 'restore', file, '--json'])
     expect(r.code, r.stdout + r.stderr).toBe(0)
     expect(r.json).toMatchObject({backup: file, foreign_key_violations: 0, integrity: 'ok', replaced: false, success: true})

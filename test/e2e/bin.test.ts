@@ -81,8 +81,8 @@ describe('bin scripts', () => {
     expect(chunks.filter((f) => readFileSync(f, 'utf8').includes('"PgStore"'))).toHaveLength(1)
   })
 
-  itWithoutStore('an unknown command exits 127 (as a shell does) with a hint', () => {
-    const r = runBin(e2eStore(), ['nosuch'])
+  itWithoutStore('an unknown command exits 127 (as a shell does) with a hint', async () => {
+    const r = runBin(await e2eStore(), ['nosuch'])
     expect(r.code).toBe(127)
     expect(r.stderr).toContain('nosuch')
   })

@@ -15,7 +15,7 @@ const demoStore = () =>
  */
 describe('catalog end to end', () => {
   it('demo, then products and coupons read back as JSON', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     const demo = await run(db, ['demo'])
     expect(demo.code, demo.stderr).toBe(0)
     expect(demo.stdout).toContain('What to try next:')
@@ -27,7 +27,7 @@ describe('catalog end to end', () => {
 
   it('--body - reads the spec body from stdin; malformed JSON exits 2 and leaves the store unchanged', async () => {
     // bin/run.js: the body is the child's stdin.
-    const db = e2eStore()
+    const db = await e2eStore()
     const body = {api_id: 'ebook', base_px: 14.99, country_prices: [{amount: 12.99, country: 'DE', currency: 'EUR'}], integrations: [{gateway_c_plan_id: 'ebook', type: 'gateway_c'}], interval: 'one_time', interval_count: 1, name: 'E-book'}
     const r = runBin(db, ['products', 'create', '--body', '-', '--json'], {input: JSON.stringify(body)})
     expect(r.code, r.stderr).toBe(0)

@@ -46,7 +46,7 @@ describe('help', () => {
 
 describe('an unknown command', () => {
   itWithoutStore('names the nearest command, with spaces, and exits 127', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     // bin/run.js: the exit code the shell sees and all the process prints.
     const r = runBin(db, ['prodcts', 'list'])
     expect(r.code).toBe(127)
@@ -120,7 +120,7 @@ describe('shell completion', () => {
 
 describe('exit codes', () => {
   it('a usage error exits 2 and ends with the --help to read; under --json the message is the bare error', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     // bin/run.js: the exit code the shell sees and all the process prints.
     const flag = runBin(db, ['products', 'create', '--colour', 'red'])
     expect(flag.code).toBe(2)

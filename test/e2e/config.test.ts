@@ -11,12 +11,12 @@ import {runBin} from '../helpers/run.js'
  * there, on either adapter (a SQLite file, or the PostgreSQL pass's database URL).
  */
 describe('config file end to end', () => {
-  it('a profile, then the default store, named in the config file: db init, a write and a read through them', () => {
+  it('a profile, then the default store, named in the config file: db init, a write and a read through them', async () => {
     const home = mkdtempSync(join(tmpdir(), 'pricectl-home-'))
     // No variable names a store: the config file does.
     const env = {PRICECTL_DB: '', PRICECTL_PROFILE: '', XDG_CONFIG_HOME: join(home, 'config')}
     const bin = (args: string[], extra: Record<string, string> = {}) => runBin(undefined, args, {env: {...env, ...extra}})
-    const db = e2eStore()
+    const db = await e2eStore()
 
     const set = bin(['config', 'set', 'db', db, '--profile', 'shop', '--json'])
     expect(set.code, set.stderr).toBe(0)

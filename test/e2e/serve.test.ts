@@ -141,7 +141,7 @@ describe('pricectl serve (bin/run.js)', () => {
   })
 
   it('warns when no key can pass, and a taken port exits 1 saying what to change', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     const first = await serve(db)
     await waitFor('the no-keys warning', () => first.stderr().includes('no active API keys: every /v1 request gets 401'))
     const second = runBin(db, ['serve', '--port', String(first.port)])

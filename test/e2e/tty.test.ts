@@ -11,7 +11,7 @@ import {onTerminal} from '../helpers/terminal.js'
  */
 describe('prompts on a terminal, never without one', () => {
   it('asks for a missing required flag on a terminal', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', text: '9.99'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(0)
@@ -19,7 +19,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('without a terminal lists the missing flags and exits 2; delete needs --yes', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     // bin/run.js for the two commands that would ask on a terminal: the process has none.
     const r = runBin(db, ['products', 'create', '--api-id', 'x'])
     expect(r.code).toBe(2)
@@ -32,7 +32,7 @@ describe('prompts on a terminal, never without one', () => {
   })
 
   it('Ctrl-C in a prompt exits 130 and writes nothing', async () => {
-    const db = e2eStore()
+    const db = await e2eStore()
     const r = await onTerminal(['products', 'create', '--api-id', 'tty', '--name', 'TTY', '--interval', 'month', '--interval-count', '1', '--db', db], [{after: 'Base price', keys: '\x03'}])
     expect(r.output).toContain('Base price')
     expect(r.code).toBe(130)

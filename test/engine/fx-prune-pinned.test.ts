@@ -16,9 +16,9 @@ import {tempStore} from '../helpers/run.js'
  * back. The store is a fresh one (the bundled snapshot seeded), "today" fixed after it.
  */
 
-const stores: {close(): void}[] = []
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close()
+const stores: {close(): Promise<void>}[] = []
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close()
 })
 
 const SNAP = defaultFxSnapshot()

@@ -11,9 +11,9 @@ import {tempStore} from '../helpers/run.js'
 
 /** fx delete and fx prune on a real store seeded with the bundled snapshot; "today" fixed. */
 
-const stores: {close(): void}[] = []
-afterEach(() => {
-  for (const s of stores.splice(0)) s.close()
+const stores: {close(): Promise<void>}[] = []
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close()
 })
 
 const SNAP = defaultFxSnapshot()

@@ -55,7 +55,7 @@ describe('PostgreSQL: event order under concurrent writers', () => {
         const r = await run(serial.url, args)
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0)
       }
-      const expected = pgRevenueDump(serial.url)
+      const expected = await pgRevenueDump(serial.url)
       expect(expected.counts.charges).toBe(N)
       const amounts = new Map(expected.charges.map((c) => [c.origin_id, c.amount_minor]))
       expect(amounts.get('ch_000000')).toBe(2000) // b's row is the newer one for even i
@@ -70,11 +70,11 @@ describe('PostgreSQL: event order under concurrent writers', () => {
       const updates = WRITES.map((u) => startBin(u, {env: env(together)}).done)
       const results = await Promise.all([...imports, ...updates])
       for (const [i, r] of results.entries()) expect(r.code, `${i < 2 ? `import ${i + 1}` : WRITES[i - 2].join(' ')}: ${r.stderr}`).toBe(0)
-      const got = pgRevenueDump(together.url)
+      const got = await pgRevenueDump(together.url)
       expect(got.counts).toEqual(expected.counts)
       expect(got.charges).toEqual(expected.charges)
     } finally {
-      for (const db of dbs) db.drop()
+      for (const db of dbs) await db.drop()
     }
   }, 240_000)
 })

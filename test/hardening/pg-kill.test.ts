@@ -1,7 +1,7 @@
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {describe, expect, it} from 'vitest'
 
-import {connectPg, type PgSync} from '../../src/store/postgres/client.js'
+import {connectPg} from '../../src/store/postgres/client.js'
 import type {PgDatabase} from '../helpers/postgres.js'
 import {run} from '../helpers/run.js'
 import {paymentsCsv} from './generate.js'
@@ -25,35 +25,45 @@ const BATCH = 100
 const ARGS = (file: string) => ['charges', 'import', file, '--batch-size', String(BATCH)]
 
 /** `total`: the charges an uninterrupted run stores. */
-type KillPoint = {name: string; now: (w: {charges(): number; staged(): boolean}, total: number) => boolean}
+type KillPoint = {name: string; now: (w: {charges(): Promise<number>; staged(): boolean}, total: number) => boolean | Promise<boolean>}
 
 const POINTS: KillPoint[] = [
   {name: 'before the first commit', now: (w) => w.staged()},
   // The first commit seen: a poll of the server lags a few batches behind, so a later mark
   // (half the rows) can come too late.
-  {name: 'between commits', now: (w) => w.charges() > 0},
+  {name: 'between commits', now: async (w) => (await w.charges()) > 0},
   // At least total - BATCH charges in: every batch but the last committed (no earlier batch gets there).
-  {name: 'in the last batch', now: (w, total) => w.charges() >= total - BATCH},
+  {name: 'in the last batch', now: async (w, total) => (await w.charges()) >= total - BATCH},
 ]
 
 /** Poll `point` (every few ms) while a run writes to `url`, and kill the run when it holds; returns a stop. */
 function killAt(url: string, stages: string, point: KillPoint, total: number, kill: () => void): () => void {
-  const pg: PgSync = connectPg(url)
+  const pg = connectPg(url)
   const w = {
-    charges: () => pg.query<{n: number}>('SELECT count(*)::int AS n FROM charges')[0].n,
+    charges: async () => (await pg.query<{n: number}>('SELECT count(*)::int AS n FROM charges'))[0].n,
     staged: () => readdirSync(stages).some((name) => name.startsWith('pricectl-import-')),
   }
-  const timer = setInterval(() => {
+  // One poll at a time: a poll waits for its answer before the next one is sent.
+  let polling = false
+  const poll = async () => {
     try {
-      if (point.now(w, total)) {
+      if (await point.now(w, total)) {
         clearInterval(timer)
         kill()
       }
-    } catch {}
+    } catch {
+    } finally {
+      polling = false
+    }
+  }
+  const timer = setInterval(() => {
+    if (polling) return
+    polling = true
+    void poll()
   }, 5)
   return () => {
     clearInterval(timer)
-    pg.close()
+    void pg.close()
   }
 }
 
@@ -70,7 +80,7 @@ describe('PostgreSQL: SIGKILL a charges import at each kind of point, then the s
       const baseFile = write(baseDir, 'payments.csv', content)
       const baseResult = await run(baseDb.url, ARGS(baseFile))
       expect(baseResult.code, baseResult.stderr).toBe(1) // the bad rows are rejected
-      const expected = pgRevenueDump(baseDb.url)
+      const expected = await pgRevenueDump(baseDb.url)
       expect(expected.counts.charges).toBe(ROWS - 4)
       const expectedRejects = readFileSync(`${baseFile}.rejects.csv`, 'utf8')
 
@@ -87,14 +97,14 @@ describe('PostgreSQL: SIGKILL a charges import at each kind of point, then the s
         const killed = await job.done
         stop()
         if (killed.signal === 'SIGKILL') killedMidway++
-        const left = pgRevenueDump(db.url).counts.charges
+        const left = (await pgRevenueDump(db.url)).counts.charges
         if (left > 0 && left < expected.counts.charges) partial++
         const context = `killed ${point.name} (${killed.signal ?? `exit ${killed.code}`}), ${left} of ${expected.counts.charges} charges then`
         if (process.env.CRASH_DEBUG) process.stderr.write(`${context}\n`)
 
         const again = await run(db.url, ARGS(file))
         expect(again.code, `${context}: ${again.stderr}`).toBe(baseResult.code)
-        const after = pgRevenueDump(db.url)
+        const after = await pgRevenueDump(db.url)
         expect(after.counts, context).toEqual(expected.counts)
         expect(after.charges, context).toEqual(expected.charges)
         expect(existsSync(`${file}.rejects.csv`), context).toBe(true)
@@ -105,7 +115,7 @@ describe('PostgreSQL: SIGKILL a charges import at each kind of point, then the s
       // And at least one left committed batches behind: the re-run resumed, it did not start over.
       expect(partial).toBeGreaterThanOrEqual(1)
     } finally {
-      for (const db of dbs) db.drop()
+      for (const db of dbs) await db.drop()
     }
   }, 240_000)
 })

@@ -11,10 +11,10 @@ import {freshPgDatabase} from './postgres.js'
  * each contract runs once per adapter (one per vitest project, below), on a real store (a SQLite file in a temp folder; a
  * fresh database on the test run's PostgreSQL, test/helpers/postgres.ts).
  */
-const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
+const ALL: {name: string; open(): Promise<{cleanup(): Promise<void>; store: StorePort}>}[] = [
   {
     name: 'sqlite',
-    open() {
+    async open() {
       const dir = mkdtempSync(join(tmpdir(), 'pricectl-contract-'))
       const store = openStore(join(dir, 'store.db'))
       return {
@@ -28,13 +28,13 @@ const ALL: {name: string; open(): {cleanup(): void; store: StorePort}}[] = [
   },
   {
     name: 'postgres',
-    open() {
-      const database = freshPgDatabase()
+    async open() {
+      const database = await freshPgDatabase()
       const store = openStore(database.url)
       return {
         async cleanup() {
           await store.close()
-          database.drop()
+          await database.drop()
         },
         store,
       }

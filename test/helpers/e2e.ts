@@ -25,14 +25,14 @@ export const onPostgres = E2E_ADAPTER === 'postgres'
 const databases: PgDatabase[] = []
 afterAll(async () => {
   for (const store of readers.splice(0)) await store.close()
-  for (const d of databases.splice(0)) d.drop()
+  for (const d of databases.splice(0)) await d.drop()
   // The templates were among them: the next file of this worker makes its own.
   pgTemplates.clear()
 })
 
 /** A fresh, empty store for one test: what `--db` is given. */
-export function e2eStore(): string {
-  return onPostgres ? pgDatabase() : tempStore()
+export async function e2eStore(): Promise<string> {
+  return onPostgres ? await pgDatabase() : tempStore()
 }
 
 /**
@@ -40,7 +40,7 @@ export function e2eStore(): string {
  * command refuses a --db that names no store): on PostgreSQL e2eStore's database is one.
  */
 export async function e2eInitStore(): Promise<string> {
-  return onPostgres ? pgDatabase() : initStore()
+  return onPostgres ? await pgDatabase() : initStore()
 }
 
 /**
@@ -51,12 +51,12 @@ export async function e2eInitStore(): Promise<string> {
 export const itWithoutStore = it.skipIf(onPostgres)
 
 /** A new database on the run's PostgreSQL, a copy of `template` (default: the migrated empty one), dropped after the file. */
-function pgDatabase(template?: string): string {
+async function pgDatabase(template?: string): Promise<string> {
   // freshPgDatabase copies the database PRICECTL_TEST_PG_TEMPLATE names (test/helpers/postgres.ts pgTemplate).
   const saved = process.env.PRICECTL_TEST_PG_TEMPLATE
   if (template) process.env.PRICECTL_TEST_PG_TEMPLATE = template
   try {
-    const d = freshPgDatabase()
+    const d = await freshPgDatabase()
     databases.push(d)
     return d.url
   } finally {
@@ -84,14 +84,14 @@ export async function e2eSeeded(key: string, seed: (db: string) => Promise<void>
   let template = pgTemplates.get(key)
   if (!template) {
     template = (async () => {
-      const url = pgDatabase()
+      const url = await pgDatabase()
       const copied = await run(undefined, ['db', 'copy', file, url, '--yes', '--json'])
       if (copied.code !== 0) throw new Error(`db copy of the seed "${key}" to PostgreSQL failed: ${copied.stdout} ${copied.stderr}`)
       return new URL(url).pathname.slice(1)
     })()
     pgTemplates.set(key, template)
   }
-  return pgDatabase(await template)
+  return await pgDatabase(await template)
 }
 
 /** A temp folder for a test's files (a store's folder is not one on PostgreSQL). */
@@ -140,7 +140,9 @@ export async function storeRows(db: string): Promise<Record<string, unknown[][]>
     await store.tables.snapshot(async () => {
       const out: Record<string, unknown[][]> = {}
       for (const t of await store.tables.list()) {
-        out[t.name] = [...store.tables.read(t.name, t.columns.map((c) => c.name), 10_000)].flat()
+        const rows: unknown[][] = []
+        for await (const chunk of store.tables.read(t.name, t.columns.map((c) => c.name), 10_000)) rows.push(...chunk)
+        out[t.name] = rows
       }
       return out
     }),
@@ -158,7 +160,7 @@ export async function storeState(db: string): Promise<unknown> {
   return await readBack(db, async (store) => {
     const names = (await store.tables.list()).map((t) => t.name)
     const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`
-    const [row] = (store as PgStore).raw.queryArrays<string[][]>(`SELECT ${names.map((n) => `(SELECT coalesce(array_agg(x::text ORDER BY x::text), '{}') FROM ${quoted(n)} x)`).join(', ')}`)
+    const [row] = await (store as PgStore).raw.queryArrays<string[][]>(`SELECT ${names.map((n) => `(SELECT coalesce(array_agg(x::text ORDER BY x::text), '{}') FROM ${quoted(n)} x)`).join(', ')}`)
     return Object.fromEntries(names.map((n, i) => [n, row[i]]))
   })
 }
@@ -179,6 +181,10 @@ export async function tableRows(db: string, table: string): Promise<Record<strin
     const shape = (await store.tables.list()).find((t) => t.name === table)
     if (!shape) throw new Error(`no table ${table}`)
     const names = shape.columns.map((c) => c.name)
-    return await store.tables.snapshot(() => [...store.tables.read(table, names, 10_000)].flat().map((row) => Object.fromEntries(names.map((n, i) => [n, row[i]]))))
+    return await store.tables.snapshot(async () => {
+      const rows: unknown[][] = []
+      for await (const chunk of store.tables.read(table, names, 10_000)) rows.push(...chunk)
+      return rows.map((row) => Object.fromEntries(names.map((n, i) => [n, row[i]])))
+    })
   })
 }

@@ -128,13 +128,13 @@ async function startPostgres(parent: string): Promise<{stop(): Promise<void>}> {
   const template = `pricectl_template_${process.pid}`
   const admin = connectPg(adminUrl)
   try {
-    admin.exec(`DROP DATABASE IF EXISTS "${template}"`)
-    admin.exec(`CREATE DATABASE "${template}" TEMPLATE template0`)
+    await admin.exec(`DROP DATABASE IF EXISTS "${template}"`)
+    await admin.exec(`CREATE DATABASE "${template}" TEMPLATE template0`)
     const u = new URL(adminUrl)
     u.pathname = `/${template}`
     await openPgStore(u.toString()).close()
   } catch (error) {
-    admin.close()
+    await admin.close()
     await cluster?.stop()
     throw error
   }
@@ -143,9 +143,9 @@ async function startPostgres(parent: string): Promise<{stop(): Promise<void>}> {
   return {
     async stop() {
       try {
-        admin.exec(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)
+        await admin.exec(`DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`)
       } catch {}
-      admin.close()
+      await admin.close()
       await cluster?.stop()
     },
   }

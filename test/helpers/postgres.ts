@@ -1,4 +1,4 @@
-import {connectPg, type PgSync} from '../../src/store/postgres/client.js'
+import {connectPg, type PgClient} from '../../src/store/postgres/client.js'
 
 /**
  * PostgreSQL databases for tests. The run's server (test/helpers/global-setup.ts: the
@@ -26,27 +26,27 @@ export function pgUrlOf(database: string): string {
   return u.toString()
 }
 
-let admin: PgSync | undefined
+let admin: PgClient | undefined
 let counter = 0
 
-function adminClient(): PgSync {
+function adminClient(): PgClient {
   if (!admin || admin.closed) admin = connectPg(pgServerUrl())
   return admin
 }
 
-export type PgDatabase = {drop(): void; name: string; url: string}
+export type PgDatabase = {drop(): Promise<void>; name: string; url: string}
 
 /**
  * A new database for one test: migrated to the current schema with the seed data (`empty:
  * true`: no tables at all, for tests of opening and migrating).
  */
-export function freshPgDatabase(options: {empty?: boolean} = {}): PgDatabase {
+export async function freshPgDatabase(options: {empty?: boolean} = {}): Promise<PgDatabase> {
   const name = `pricectl_t${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`
   const template = options.empty ? 'template0' : pgTemplate()
-  adminClient().exec(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)
+  await adminClient().exec(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)
   return {
-    drop() {
-      adminClient().exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
+    async drop() {
+      await adminClient().exec(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)
     },
     name,
     url: pgUrlOf(name),

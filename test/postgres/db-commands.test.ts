@@ -8,33 +8,33 @@ import {run} from '../helpers/run.js'
 /** `db info | check | migrate` on a PostgreSQL store (docs/postgres.md), in-process: what is tested is the commands' output. */
 
 const made: PgDatabase[] = []
-afterEach(() => {
-  for (const d of made.splice(0)) d.drop()
+afterEach(async () => {
+  for (const d of made.splice(0)) await d.drop()
 })
-function database(options?: {empty?: boolean}): PgDatabase {
-  const d = freshPgDatabase(options)
+async function database(options?: {empty?: boolean}): Promise<PgDatabase> {
+  const d = await freshPgDatabase(options)
   made.push(d)
   return d
 }
 
 describe('db commands on PostgreSQL', () => {
   it('db migrate creates the store in an empty database (opening it does, as on SQLite), then has nothing to do', async () => {
-    const {url} = database({empty: true})
+    const {url} = await database({empty: true})
     const first = await run(url, ['db', 'migrate', '--json'])
     expect(first.code, first.stderr).toBe(0)
     expect(first.json).toMatchObject({success: true, to: SCHEMA_VERSION})
     const pg = connectPg(url)
     try {
-      expect(pg.query(`SELECT value FROM pricectl_meta WHERE key = 'schema_version'`)).toEqual([{value: String(SCHEMA_VERSION)}])
+      expect(await pg.query(`SELECT value FROM pricectl_meta WHERE key = 'schema_version'`)).toEqual([{value: String(SCHEMA_VERSION)}])
     } finally {
-      pg.close()
+      await pg.close()
     }
     const again = await run(undefined, ['db', 'migrate', '--json', '--db', url])
     expect(again.json).toMatchObject({from: SCHEMA_VERSION, message: `store is at schema version ${SCHEMA_VERSION}; nothing to do`, to: SCHEMA_VERSION})
   })
 
   it('db info: the URL without password, server version, database and schema, schema version, counts', async () => {
-    const d = database()
+    const d = await database()
     const r = await run(d.url, ['db', 'info', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({
@@ -56,18 +56,18 @@ describe('db commands on PostgreSQL', () => {
   })
 
   it('db check: ok on a sound store; a broken foreign key and a sequence behind its ids fail it (exit 1) with what to do', async () => {
-    const d = database()
+    const d = await database()
     const ok = await run(d.url, ['db', 'check', '--json'])
     expect(ok.code, ok.stderr).toBe(0)
     expect(ok.json).toEqual({foreign_key_violations: 0, integrity: 'ok', ok: true, schema_version: SCHEMA_VERSION, success: true})
     const pg = connectPg(d.url)
     try {
-      pg.exec(`INSERT INTO products (id, api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES (7, 'p', 'P', 100, 'month', 1, 'x', 'x');
+      await pg.exec(`INSERT INTO products (id, api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES (7, 'p', 'P', 100, 'month', 1, 'x', 'x');
         SET session_replication_role = replica;
         INSERT INTO country_prices (product_id, country, currency, amount_minor, position) VALUES (999, 'DE', 'EUR', 1, 0);
         SET session_replication_role = origin`)
     } finally {
-      pg.close()
+      await pg.close()
     }
     const bad = await run(d.url, ['db', 'check'])
     expect(bad.code).toBe(1)

@@ -26,9 +26,9 @@ const IN_FLIGHT = 8
 
 const children: ChildProcess[] = []
 let database: PgDatabase | undefined
-afterAll(() => {
+afterAll(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  database?.drop()
+  await database?.drop()
   database = undefined
 })
 
@@ -96,7 +96,7 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
   let ports: number[]
 
   beforeAll(async () => {
-    database = freshPgDatabase()
+    database = await freshPgDatabase()
     db = database.url
     // The catalog and the key are set up in-process: the processes under test are the servers and the batch.
     dir = mkdtempSync(join(tmpdir(), 'pricectl-batch-'))
@@ -168,14 +168,14 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
     const pg = connectPg(db)
     try {
       const mine = `starts_with(lock_key, '${prefix}')`
-      const [row] = pg.query<{keys: number; locks: number; users: number}>(`SELECT count(*) AS locks, count(DISTINCT lock_key) AS keys, (SELECT count(*) FROM users WHERE starts_with(user_id, '${prefix}')) AS users FROM locks WHERE ${mine}`)
+      const [row] = await pg.query<{keys: number; locks: number; users: number}>(`SELECT count(*) AS locks, count(DISTINCT lock_key) AS keys, (SELECT count(*) FROM users WHERE starts_with(user_id, '${prefix}')) AS users FROM locks WHERE ${mine}`)
       expect(row).toEqual({keys: USERS, locks: USERS, users: USERS})
       // Each lock's country is the country of the answer everyone got.
-      const countries = pg.queryArrays<[string, string]>(`SELECT lock_key, country FROM locks WHERE ${mine}`)
+      const countries = await pg.queryArrays<[string, string]>(`SELECT lock_key, country FROM locks WHERE ${mine}`)
       const currency: Record<string, string> = {DE: 'EUR', JP: 'JPY', KW: 'KWD', US: 'USD'}
       for (const [user, country] of countries) expect(JSON.parse([...answers.get(user)!][0]).currency).toBe(currency[country])
     } finally {
-      pg.close()
+      await pg.close()
     }
   }, 300_000)
 })

@@ -55,9 +55,9 @@ async function freshStore(): Promise<string> {
   const name = `pricectl_outage_${++database}`
   const admin = connectPg(cluster.url)
   try {
-    admin.exec(`CREATE DATABASE ${name}`)
+    await admin.exec(`CREATE DATABASE ${name}`)
   } finally {
-    admin.close()
+    await admin.close()
   }
   const u = new URL(cluster.url)
   u.pathname = `/${name}`
@@ -213,10 +213,10 @@ describe('serve while PostgreSQL is down', () => {
     quoted.set('before-outage', first.body.products)
     const pg = connectPg(db)
     try {
-      const found = pg.query<{lock_key: string}>('SELECT lock_key FROM locks WHERE lock_key = ANY($1::text[])', [[...quoted.keys()]]).map((r) => r.lock_key)
+      const found = (await pg.query<{lock_key: string}>('SELECT lock_key FROM locks WHERE lock_key = ANY($1::text[])', [[...quoted.keys()]])).map((r) => r.lock_key)
       expect(found.sort()).toEqual([...quoted.keys()].sort())
     } finally {
-      pg.close()
+      await pg.close()
     }
     for (const [user, products] of quoted) {
       const again = await request(port, 'POST', '/v1/prices', priceBody(user))
@@ -362,7 +362,7 @@ import {createInterface} from 'node:readline'
 const {openStore} = await import(process.argv[2])
 const store = openStore(process.argv[1], {statementTimeoutMs: 1000})
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n')
-say({statement_timeout: store.pg.query('SHOW statement_timeout')[0].statement_timeout})
+say({statement_timeout: (await store.pg.query('SHOW statement_timeout'))[0].statement_timeout})
 for await (const _ of createInterface({input: process.stdin})) {
   const t = Date.now()
   try {
@@ -453,7 +453,7 @@ describe('a connection that stops answering (half-open)', () => {
     const show = async (url: string, options: {statementTimeoutMs?: number}) => {
       const store = openStore(url, options)
       try {
-        return (store as unknown as {pg: {query(sql: string): {statement_timeout: string}[]}}).pg.query('SHOW statement_timeout')[0].statement_timeout
+        return (await (store as unknown as {pg: {query(sql: string): Promise<{statement_timeout: string}[]>}}).pg.query('SHOW statement_timeout'))[0].statement_timeout
       } finally {
         await store.close()
       }

@@ -9,7 +9,7 @@ import {startCluster} from '../../scripts/postgres-cluster.mjs'
 import {UnavailableError} from '../../src/errors.js'
 import {httpError} from '../../src/server/errors.js'
 import {openStore} from '../../src/store/db.js'
-import {connectPg, type PgSync, statementFacts} from '../../src/store/postgres/client.js'
+import {connectPg, type PgClient} from '../../src/store/postgres/client.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {freshPgDatabase, type PgDatabase, pgServerUrl} from '../helpers/postgres.js'
@@ -22,34 +22,34 @@ import {ROOT, run} from '../helpers/run.js'
  */
 
 const made: PgDatabase[] = []
-const opened: {close(): void}[] = []
+const opened: {close(): Promise<void>}[] = []
 const children: ChildProcess[] = []
-let admin: PgSync | undefined
-afterEach(() => {
+let admin: PgClient | undefined
+afterEach(async () => {
   for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
-  for (const s of opened.splice(0)) s.close()
-  for (const d of made.splice(0)) d.drop()
-  admin?.close()
+  for (const s of opened.splice(0)) await s.close()
+  for (const d of made.splice(0)) await d.drop()
+  await admin?.close()
   admin = undefined
 })
 
-function database(): PgDatabase {
-  const d = freshPgDatabase()
+async function database(): Promise<PgDatabase> {
+  const d = await freshPgDatabase()
   made.push(d)
   return d
 }
 
-function adminPg(): PgSync {
+function adminPg(): PgClient {
   if (!admin) admin = connectPg(pgServerUrl())
   return admin
 }
 
 /** End every session on `name` (pg_terminate_backend) and wait until they are gone. */
-function terminate(name: string): number {
+async function terminate(name: string): Promise<number> {
   const pg = adminPg()
-  const [{n}] = pg.query<{n: number}>('SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])
+  const [{n}] = await pg.query<{n: number}>('SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])
   const until = Date.now() + 10_000
-  while (pg.query<{n: number}>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name])[0].n > 0) {
+  while ((await pg.query<{n: number}>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]))[0].n > 0) {
     if (Date.now() > until) throw new Error(`the sessions on ${name} did not end`)
   }
   return n
@@ -96,62 +96,36 @@ async function caught(fn: () => unknown): Promise<unknown> {
   throw new Error('expected an error')
 }
 
-describe('statementFacts: what may run twice after a lost connection', () => {
-  it('reads and uncommitted BEGINs are safe; writes, locks and COMMITs are not; session settings are remembered', () => {
-    expect(statementFacts('SELECT version FROM pricectl_data_version WHERE id = 1').safe).toBe(true)
-    expect(statementFacts('BEGIN; SELECT pg_advisory_xact_lock(1, 2)').safe).toBe(true)
-    expect(statementFacts('BEGIN ISOLATION LEVEL REPEATABLE READ').safe).toBe(true)
-    expect(statementFacts('INSERT INTO t VALUES (1)').safe).toBe(false)
-    expect(statementFacts('WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d').safe).toBe(false)
-    expect(statementFacts('SELECT * FROM t FOR UPDATE').safe).toBe(false)
-    expect(statementFacts('SELECT nextval($1)').safe).toBe(false)
-    expect(statementFacts('SELECT pg_advisory_lock(1)').safe).toBe(false)
-    const commit = statementFacts('UPDATE pricectl_data_version SET version = version + 1; COMMIT')
-    expect([commit.safe, commit.commits]).toEqual([false, true])
-    expect(statementFacts('ROLLBACK').rollback).toBe(true)
-    expect(statementFacts('ROLLBACK TO SAVEPOINT x; RELEASE SAVEPOINT x').rollback).toBe(false)
-    expect(statementFacts('SET lock_timeout = 10000').remember).toEqual([['lock_timeout', '10000']])
-    expect(statementFacts("SET SESSION search_path TO 'a b'").remember).toEqual([['search_path', 'a b']])
-    expect(statementFacts('SET LOCAL lock_timeout = 1').remember).toEqual([])
-    expect(statementFacts('SET CONSTRAINTS ALL DEFERRED').remember).toEqual([])
-    expect(statementFacts(`SELECT set_config('lock_timeout', $1, false)`, ['5']).remember).toEqual([['lock_timeout', '5']])
-    expect(statementFacts('SELECT set_config($1, $2, false), set_config($3, $4, false)', ['pricectl.actor', 'ann', 'pricectl.at', '']).remember).toEqual([
-      ['pricectl.actor', 'ann'],
-      ['pricectl.at', ''],
-    ])
-    expect(statementFacts(`SELECT set_config('x.y', '1', true)`).remember).toEqual([])
-  })
-})
-
 describe('PostgreSQL: a dropped connection', () => {
   it('outside a transaction: the next store call succeeds on a new connection, with the session settings made again', async () => {
-    const d = database()
+    const d = await database()
     const store = openPg(d.url)
-    store.setBusyTimeout(7000)
+    await store.setBusyTimeout(7000)
     expect((await store.health()).schemaVersion).toBeGreaterThan(0)
-    const before = store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid
-    expect(terminate(d.name)).toBe(1)
+    const before = (await store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid'))[0].pid
+    // Its two sessions: the transactions' and the other statements'.
+    expect(await terminate(d.name)).toBe(2)
     // A read, then a write transaction (BEGIN and the write lock): both on the new connection.
     expect((await store.health()).schemaVersion).toBeGreaterThan(0)
-    expect(store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid')[0].pid).not.toBe(before)
-    expect(store.pg.query(`SELECT current_setting('lock_timeout') AS t`)).toEqual([{t: '7s'}])
-    terminate(d.name)
-    await store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('reconnect', 'yes')`), {write: true})
-    expect(store.pg.query(`SELECT value FROM settings WHERE key = 'reconnect'`)).toEqual([{value: 'yes'}])
+    expect((await store.pg.query<{pid: number}>('SELECT pg_backend_pid() AS pid'))[0].pid).not.toBe(before)
+    expect(await store.pg.query(`SELECT current_setting('lock_timeout') AS t`)).toEqual([{t: '7s'}])
+    await terminate(d.name)
+    await store.transaction(async () => await store.pg.run(`INSERT INTO settings (key, value) VALUES ('reconnect', 'yes')`), {write: true})
+    expect(await store.pg.query(`SELECT value FROM settings WHERE key = 'reconnect'`)).toEqual([{value: 'yes'}])
   })
 
   it('inside a transaction: the call fails with an operational error saying so, nothing of the transaction is kept, and the next call works', async () => {
-    const d = database()
+    const d = await database()
     const store = openPg(d.url)
     let inside: unknown
     const error = await caught(async () =>
       await store.transaction(
         async () => {
-          store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
-          terminate(d.name)
-          inside = await caught(() => store.pg.query('SELECT 1'))
+          await store.pg.run(`INSERT INTO settings (key, value) VALUES ('lost', 'yes')`)
+          await terminate(d.name)
+          inside = await caught(async () => await store.pg.query('SELECT 1'))
           // Every later call of the lost transaction fails too, rather than run outside it.
-          store.pg.run(`INSERT INTO settings (key, value) VALUES ('after', 'yes')`)
+          await store.pg.run(`INSERT INTO settings (key, value) VALUES ('after', 'yes')`)
         },
         {write: true},
       ),
@@ -161,26 +135,29 @@ describe('PostgreSQL: a dropped connection', () => {
       expect((e as UnavailableError).exitCode).toBe(1)
       expect((e as Error).message).toMatch(/^the connection to the PostgreSQL store postgres:\/\/postgres@127\.0\.0\.1:\d+\/\w+ was lost \(terminating connection due to administrator command: a server restart, or its session was ended\) inside a transaction: the transaction was rolled back, nothing of it was written; retry/)
     }
-    expect(store.pg.query(`SELECT key FROM settings WHERE key IN ('lost', 'after')`)).toEqual([])
+    expect(await store.pg.query(`SELECT key FROM settings WHERE key IN ('lost', 'after')`)).toEqual([])
     expect((await store.health()).schemaVersion).toBeGreaterThan(0)
   })
 
-  it('during a statement: a read is run again on a new connection; a write is not, and the error says it may have been applied', async () => {
-    const d = database()
+  it('during a statement: no statement runs twice, a read or a write fails saying it may have been applied, and the next call works', async () => {
+    const d = await database()
     const pg = connectPg(d.url)
     opened.push(pg)
-    pg.exec('CREATE TABLE t (a bigint)')
+    await pg.exec('CREATE TABLE t (a bigint)')
     // The statements sleep long enough for the child (polling every 25 ms) to see them, even on a loaded machine.
     const killer = await terminateWhenRunning(d.name, 'pg_sleep(1.51)')
-    expect(pg.query('SELECT 42 AS n, pg_sleep(1.51) AS s')).toEqual([{n: 42, s: ''}])
+    const read = await caught(async () => await pg.query('SELECT 42 AS n, pg_sleep(1.51) AS s'))
     await new Promise((r) => killer.once('exit', r))
+    expect(read).toBeInstanceOf(UnavailableError)
+    expect((read as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied/)
+    expect(await pg.query('SELECT 42 AS n')).toEqual([{n: 42}])
 
     const killer2 = await terminateWhenRunning(d.name, 'pg_sleep(1.52)')
-    const error = await caught(() => pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
+    const error = await caught(async () => await pg.run('INSERT INTO t SELECT 1 FROM pg_sleep(1.52)'))
     await new Promise((r) => killer2.once('exit', r))
     expect(error).toBeInstanceOf(UnavailableError)
     expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
-    expect(pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 0}])
+    expect(await pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 0}])
   })
 })
 
@@ -193,9 +170,9 @@ describe('PostgreSQL: a server restart', () => {
     const cluster = await startCluster({parent})
     try {
       const store = openPg(cluster.url)
-      await store.transaction(() => store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
+      await store.transaction(async () => await store.pg.run(`INSERT INTO settings (key, value) VALUES ('before', 'restart')`), {write: true})
       await cluster.restart()
-      expect(store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
+      expect(await store.pg.query(`SELECT value FROM settings WHERE key = 'before'`)).toEqual([{value: 'restart'}])
       await cluster.stop()
       const down = await caught(async () => await store.health())
       expect(down).toBeInstanceOf(UnavailableError)
@@ -212,7 +189,7 @@ describe('PostgreSQL: a server restart', () => {
 
 describe('PostgreSQL: serve after its backend is killed', () => {
   it('keeps answering: the next request prices on a new connection', async () => {
-    const d = database()
+    const d = await database()
     // The catalog and the key in-process: the process under test is the server.
     await createProducts(d.url, CATALOG)
     const k = await run(d.url, ['keys', 'create', '--name', 'reconnect', '--json'])
@@ -232,7 +209,7 @@ describe('PostgreSQL: serve after its backend is killed', () => {
 
     const first = await price('user-1')
     expect(first.status, JSON.stringify(first.json)).toBe(200)
-    expect(terminate(d.name)).toBeGreaterThan(0)
+    expect(await terminate(d.name)).toBeGreaterThan(0)
     const second = await price('user-2')
     expect(second.status, JSON.stringify(second.json)).toBe(200)
     expect(second.json.products.pro_monthly).toEqual(first.json.products.pro_monthly)

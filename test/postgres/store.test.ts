@@ -18,13 +18,13 @@ import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
 import {ROOT, run} from '../helpers/run.js'
 
 const made: PgDatabase[] = []
-const opened: {close(): void}[] = []
-afterEach(() => {
-  for (const s of opened.splice(0)) s.close()
-  for (const d of made.splice(0)) d.drop()
+const opened: {close(): Promise<void>}[] = []
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close()
+  for (const d of made.splice(0)) await d.drop()
 })
-function database(options?: {empty?: boolean}): PgDatabase {
-  const d = freshPgDatabase(options)
+async function database(options?: {empty?: boolean}): Promise<PgDatabase> {
+  const d = await freshPgDatabase(options)
   made.push(d)
   return d
 }
@@ -34,37 +34,37 @@ function open(url: string): StorePort {
   return s
 }
 
-describe('the synchronous PostgreSQL client', () => {
-  it('runs statements with parameters, BIGINT as numbers, several statements at once, COPY, and reports errors with their SQLSTATE', () => {
-    const pg = connectPg(database({empty: true}).url)
+describe('the PostgreSQL client', () => {
+  it('runs statements with parameters, BIGINT as numbers, several statements at once, COPY, and reports errors with their SQLSTATE', async () => {
+    const pg = connectPg((await database({empty: true})).url)
     opened.push(pg)
-    expect(pg.query('SELECT $1::bigint AS n, $2::text AS t, NULL::text AS z', [9_007_199_254_740_991, 'x'])).toEqual([{n: 9_007_199_254_740_991, t: 'x', z: null}])
-    expect(pg.exec('CREATE TABLE t (a bigint, b text); SELECT 1 AS one')).toEqual([[], [{one: 1}]])
-    expect(pg.copyFrom('COPY t (a, b) FROM STDIN', '1\tone\n2\ttwo\n')).toBe(2)
-    expect(pg.queryArrays('SELECT a, b FROM t ORDER BY a')).toEqual([
+    expect(await pg.query('SELECT $1::bigint AS n, $2::text AS t, NULL::text AS z', [9_007_199_254_740_991, 'x'])).toEqual([{n: 9_007_199_254_740_991, t: 'x', z: null}])
+    expect(await pg.exec('CREATE TABLE t (a bigint, b text); SELECT 1 AS one')).toEqual([[], [{one: 1}]])
+    expect(await pg.copyFrom('COPY t (a, b) FROM STDIN', '1\tone\n2\ttwo\n')).toBe(2)
+    expect(await pg.queryArrays('SELECT a, b FROM t ORDER BY a')).toEqual([
       [1, 'one'],
       [2, 'two'],
     ])
-    expect(pg.run('UPDATE t SET b = $1', ['x'])).toBe(2)
+    expect(await pg.run('UPDATE t SET b = $1', ['x'])).toBe(2)
     let caught: unknown
     try {
-      pg.query('SELECT * FROM missing_table')
+      await pg.query('SELECT * FROM missing_table')
     } catch (error) {
       caught = error
     }
     expect(caught).toBeInstanceOf(PgError)
     expect((caught as PgError).code).toBe('42P01')
     // The connection is still usable after an error.
-    expect(pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 2}])
-    pg.close()
-    expect(() => pg.query('SELECT 1')).toThrow(/closed/)
+    expect(await pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 2}])
+    await pg.close()
+    await expect(pg.query('SELECT 1')).rejects.toThrow(/closed/)
   })
 
   it('works from the built dist/ as from the sources: a child process imports the compiled client', async () => {
-    const url = database({empty: true}).url
+    const url = (await database({empty: true})).url
     const client = pathToFileURL(join(ROOT, 'dist', 'src', 'store', 'postgres', 'client.js')).href
     const script = join(mkdtempSync(join(tmpdir(), 'pricectl-dist-')), 'query.mjs')
-    writeFileSync(script, `import {connectPg} from ${JSON.stringify(client)}\nconst pg = connectPg(process.argv[2])\nconsole.log(JSON.stringify(pg.query('SELECT 40 + 2 AS n')))\npg.close()\n`)
+    writeFileSync(script, `import {connectPg} from ${JSON.stringify(client)}\nconst pg = connectPg(process.argv[2])\nconsole.log(JSON.stringify(await pg.query('SELECT 40 + 2 AS n')))\nawait pg.close()\n`)
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, [script, url], {stdio: ['ignore', 'pipe', 'inherit']})
       let text = ''
@@ -83,7 +83,7 @@ describe('opening a PostgreSQL store', () => {
   })
 
   it('creates a store in an empty database: marked, migrated, seeded as SQLite is', async () => {
-    const store = open(database({empty: true}).url)
+    const store = open((await database({empty: true})).url)
     expect(store.kind).toBe('postgres')
     expect(await store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
     expect(await store.config.setting('default_country')).toBe('US')
@@ -92,19 +92,19 @@ describe('opening a PostgreSQL store', () => {
   })
 
   it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', async () => {
-    const {url} = database({empty: true})
+    const {url} = await database({empty: true})
     const pg = connectPg(url)
     opened.push(pg)
     // Schema 6 as its migrations left it (the history's triggers made before the tax tables existed).
-    pg.exec(PG_META_SQL)
-    pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
+    await pg.exec(PG_META_SQL)
+    await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
     for (const m of PG_MIGRATIONS.filter((x) => x.version <= 6)) {
-      pg.exec('BEGIN')
-      m.up(pg)
-      pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
-      pg.exec('COMMIT')
+      await pg.exec('BEGIN')
+      await m.up(pg)
+      await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+      await pg.exec('COMMIT')
     }
-    expect(pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
+    expect(await pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
     const store = open(url)
     expect(await store.health()).toEqual({schemaVersion: 7})
     const at = '2026-03-15T12:00:00.000Z'
@@ -121,8 +121,8 @@ describe('opening a PostgreSQL store', () => {
     ])
   })
 
-  it('several processes opening a new store at once: one migrates, all succeed', () => {
-    const {url} = database({empty: true})
+  it('several processes opening a new store at once: one migrates, all succeed', async () => {
+    const {url} = await database({empty: true})
     const runs = Array.from({length: 4}, () => spawn(process.execPath, [join(ROOT, 'bin', 'run.js'), 'db', 'migrate', '--json', '--db', url], {stdio: ['ignore', 'pipe', 'pipe']}))
     return Promise.all(
       runs.map(
@@ -143,30 +143,33 @@ describe('opening a PostgreSQL store', () => {
     })
   })
 
-  it('refuses a database that holds other tables, and writes nothing to it', () => {
-    const d = database({empty: true})
+  it('refuses a database that holds other tables, and writes nothing to it', async () => {
+    const d = await database({empty: true})
     const pg = connectPg(d.url)
     opened.push(pg)
-    pg.exec('CREATE TABLE customers (id bigint)')
-    expect(() => openStore(d.url)).toThrow(/holds 1 table\(s\) and no pricectl store/)
-    expect(pg.queryArrays(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).toEqual([['customers']])
+    await pg.exec('CREATE TABLE customers (id bigint)')
+    // The store opens without a round trip; its first statement makes the checks and fails with them.
+    const store = open(d.url)
+    await expect(store.health()).rejects.toThrow(/holds 1 table\(s\) and no pricectl store/)
+    await expect(store.config.setting('default_country')).rejects.toThrow(/holds 1 table\(s\) and no pricectl store/)
+    expect(await pg.queryArrays(`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`)).toEqual([['customers']])
   })
 
   it('a store in its own schema of a shared database (search_path in the URL)', async () => {
-    const d = database({empty: true})
+    const d = await database({empty: true})
     const pg = connectPg(d.url)
     opened.push(pg)
-    pg.exec('CREATE TABLE customers (id bigint); CREATE SCHEMA shop')
+    await pg.exec('CREATE TABLE customers (id bigint); CREATE SCHEMA shop')
     const url = `${d.url}?options=${encodeURIComponent('-c search_path=shop')}`
     const store = open(url)
     expect((await store.health()).schemaVersion).toBe(SCHEMA_VERSION)
-    expect(pg.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'products'`)).toEqual([{n: 1}])
+    expect(await pg.query(`SELECT count(*) AS n FROM pg_tables WHERE schemaname = 'shop' AND tablename = 'products'`)).toEqual([{n: 1}])
   })
 
   it('says what is wrong with a URL that reaches no database', async () => {
-    const u = new URL(database({empty: true}).url)
+    const u = new URL((await database({empty: true})).url)
     u.pathname = '/no_such_database'
-    expect(() => openStore(u.toString())).toThrow(/cannot open the PostgreSQL store .*no_such_database.*create it first/)
+    await expect(open(u.toString()).health()).rejects.toThrow(/cannot open the PostgreSQL store .*no_such_database.*create it first/)
     const r = await run(undefined, ['db', 'info', '--db', 'postgres://nobody:secret@127.0.0.1:1/x'])
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/cannot open the PostgreSQL store postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/x/)
@@ -174,7 +177,7 @@ describe('opening a PostgreSQL store', () => {
   })
 
   it('a reader store is a read-only session of the same store', async () => {
-    const d = database()
+    const d = await database()
     const store = open(d.url)
     await store.transaction(async () => await store.config.saveSetting('default_country', 'DE'), {write: true})
     const reader = openReaderStore(store.location)
@@ -187,7 +190,7 @@ describe('opening a PostgreSQL store', () => {
 
 describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   it('write transactions serialize on the store write lock; with busy timeout 0 a taken lock fails at once as busy (55P03)', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(0)
@@ -208,7 +211,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('a read transaction reads one snapshot; the catalog version moves for other connections commits only', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url)
     const b = open(d.url)
     const v = await a.pricing.catalogVersion()
@@ -229,7 +232,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url)
     const b = open(d.url)
     const v = await a.pricing.catalogVersion()
@@ -244,7 +247,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const locksOnly = {locksOnly: true, write: true}
@@ -304,10 +307,10 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('lock writers take no store-wide lock: they claim new locks while another process holds the write lock', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
-    b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
+    await b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
     await a.transaction(async () => {
       await a.config.saveSetting('holder', 'a')
       await b.transaction(async () => {
@@ -329,7 +332,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     }, {locksOnly: true, write: true})
 
   it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     // A plain write transaction (a command): busy (40001), nothing written, the winner's lock kept.
@@ -365,7 +368,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('a lock-writing group that servers keep beating runs again as long as each run loses new keys (a batch group of many new users), and fails busy only when it keeps losing the same ones', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     // 30 users, more runs than the limit on runs that make no progress: each run of a's group
@@ -403,7 +406,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('a lock claimed in a nested transaction that rolls back is claimed anew when saved again: never over a lock another writer made meanwhile', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     let failed: unknown
@@ -427,7 +430,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
     const v = await b.pricing.catalogVersion()
@@ -456,7 +459,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('a locked read on its own is outside the transaction; what follows it reads one snapshot', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url)
     const b = open(d.url)
     await a.transaction(async () => await a.pricing.saveQuotes([lock('fay')]), {write: true})
@@ -471,7 +474,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
   })
 
   it('a nested transaction that fails rolls back its own writes only', async () => {
-    const store = open(database().url)
+    const store = open((await database()).url)
     await store.transaction(async () => {
       await store.config.saveSetting('outer', '1')
       await expect(async () =>
@@ -488,7 +491,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
 
 describe('a write transaction that cannot get the write lock in time', () => {
   it('fails busy (lock_timeout, 55P03) and leaves the connection usable', async () => {
-    const d = database()
+    const d = await database()
     const a = open(d.url)
     const b = open(d.url)
     b.setBusyTimeout(50)

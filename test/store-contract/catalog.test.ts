@@ -88,8 +88,8 @@ const coupon = (apiId: string, over: Partial<CouponDef> = {}): CouponDef => ({
 describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeEach(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeEach(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterEach(() => cleanup())
 
@@ -136,13 +136,13 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
 
   it('a chunk of N saves what N single saves save', async () => {
     const defs = [def('base'), {...FULL, baseline: 'base'}, def('z', {features: [{...FULL.features[0], value: 9}]})]
-    const other = adapter.open()
+    const other = await adapter.open()
     try {
       await store.catalog.saveProducts(defs, AT)
       for (const d of defs) await other.store.catalog.saveProducts([d], AT)
       expect(await other.store.catalog.listProducts()).toEqual(await store.catalog.listProducts())
     } finally {
-      other.cleanup()
+      await other.cleanup()
     }
   })
 
@@ -197,12 +197,12 @@ describe.each(ADAPTERS)('store port contract, catalog: $name', (adapter) => {
     expect(read.map((c) => c.api_id)).toEqual(['ALWAYS', 'SAVE5'])
     const strip = ({created_at: _c, external, id: _i, updated_at: _u, ...rest}: (typeof read)[number]) => ({...rest, external: external.map((e) => ({external_id: e.external_id, source: e.source}))})
     expect((await store.catalog.getCoupons(['SAVE5', 'nope', 'ALWAYS'])).map((c) => strip(c))).toEqual(defs)
-    const other = adapter.open()
+    const other = await adapter.open()
     try {
       for (const d of defs) await other.store.catalog.saveCoupons([d], AT)
       expect(await other.store.catalog.listCoupons()).toEqual(read)
     } finally {
-      other.cleanup()
+      await other.cleanup()
     }
     expect(await store.catalog.saveCoupons([{...defs[0], external: []}], '2026-06-01T00:00:00.000Z')).toEqual({inserted: [], updated: ['SAVE5']})
     expect((await store.catalog.getCoupons(['SAVE5']))[0]).toMatchObject({created_at: AT, external: [], updated_at: '2026-06-01T00:00:00.000Z'})

@@ -27,7 +27,7 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
   })
 
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     p1 = await addProduct(store, 'pro_monthly')
     p2 = await addProduct(store, 'team_monthly', 30)
   })

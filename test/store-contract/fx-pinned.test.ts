@@ -17,7 +17,7 @@ describe.each(ADAPTERS)('fx removal by label: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
   beforeAll(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     const rows: FxRate[] = LABELS.map((source, i) => ({currency: 'EUR', date: `2026-01-${String(i + 1).padStart(2, '0')}`, rate: 1, source}))
     await store.transaction(
       async () => {

@@ -85,8 +85,8 @@ const noon = (day: string) => Date.parse(`${day}T12:00:00Z`) / 1000
 describe.each(ADAPTERS)('fx rates contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeAll(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeAll(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterAll(() => cleanup())
   afterEach(() => {

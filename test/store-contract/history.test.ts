@@ -11,8 +11,8 @@ import {ADAPTERS} from '../helpers/adapters.js'
 describe.each(ADAPTERS)('history repository contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeEach(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeEach(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterEach(() => cleanup())
 

@@ -22,7 +22,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
       .sort((a, b) => (a.user_id < b.user_id ? -1 : a.user_id > b.user_id ? 1 : 0))
 
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
@@ -61,7 +61,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     }
     const byRow = await run(true)
     cleanup()
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
     const batch = await run(false)
     expect(batch.counts).toEqual(byRow.counts)
@@ -88,7 +88,7 @@ describe.each(ADAPTERS)('imports repository contract, large batches: $name', (ad
     }
     const reopen = async () => {
       cleanup()
-      ;({cleanup, store} = adapter.open())
+      ;({cleanup, store} = await adapter.open())
       product = await addProduct(store, 'pro_monthly')
       await seed()
     }

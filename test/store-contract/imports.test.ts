@@ -14,7 +14,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
   const all = async () => (await store.revenue.list('subscriptions', {})).rows.map((r) => withoutId(r)!).sort((a, b) => (a.origin_id < b.origin_id ? -1 : 1))
 
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())
@@ -162,7 +162,7 @@ describe.each(ADAPTERS)('imports repository contract: $name', (adapter) => {
     const byRow = await all()
     const counts = {...w.counts}
     cleanup()
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
     const one = store.imports.writer('subscriptions')
     await one.writeChunk(rows)

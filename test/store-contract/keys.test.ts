@@ -15,8 +15,8 @@ const key = (n: number, over: Partial<NewApiKey> = {}): NewApiKey => ({
 describe.each(ADAPTERS)('keys repository contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeEach(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeEach(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterEach(() => cleanup())
 

@@ -14,8 +14,8 @@ import {lock, lockedProduct as product} from '../helpers/contract-fixtures.js'
 describe.each(ADAPTERS)('pricing repository contract, lock fingerprints: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeEach(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeEach(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterEach(() => cleanup())
 

@@ -38,7 +38,7 @@ describe.each(ADAPTERS)('revenue order contract: $name', (adapter) => {
   }
 
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
     calls = []
   })

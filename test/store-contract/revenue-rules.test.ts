@@ -32,7 +32,7 @@ describe.each(ADAPTERS)('revenue rules in SQL: $name', (adapter) => {
   let cleanup: () => void
   let products: Record<string, number>
   beforeAll(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     products = {p1: await addProduct(store, 'p1'), p2: await addProduct(store, 'p2')}
   })
   afterAll(() => cleanup())

@@ -22,7 +22,7 @@ describe.each(ADAPTERS)('revenue tax contract: $name', (adapter) => {
   let cleanup: () => void
   let product: number
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     product = await addProduct(store, 'pro_monthly')
   })
   afterEach(() => cleanup())

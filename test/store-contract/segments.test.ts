@@ -39,7 +39,7 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
   let cleanup: () => void
   let ids: Awaited<ReturnType<typeof seed>>
   beforeEach(async () => {
-    ;({cleanup, store} = adapter.open())
+    ;({cleanup, store} = await adapter.open())
     ids = await seed(store)
   })
   afterEach(() => cleanup())
@@ -100,14 +100,14 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     expect(list.map((p) => p.api_id)).toEqual(['alpha', 'zeta'])
     expect((await store.segments.getPackages(['zeta']))[0]).toMatchObject({...defs[0], audience: null, products: ['pro', 'basic']})
     expect((await store.segments.getPackages(['alpha']))[0]).toMatchObject({...defs[1], audience: 'students', products: ['basic']})
-    const other = adapter.open()
+    const other = await adapter.open()
     try {
       await seed(other.store)
       await other.store.segments.saveAudiences([audience('students')], AT)
       for (const d of defs) await other.store.segments.savePackages([d], AT)
       expect(await other.store.segments.listPackages()).toEqual(list)
     } finally {
-      other.cleanup()
+      await other.cleanup()
     }
     await store.segments.savePackages([{...defs[0], product_ids: [ids.basic]}], AT)
     expect((await store.segments.getPackages(['zeta']))[0].products).toEqual(['basic'])
@@ -121,13 +121,13 @@ describe.each(ADAPTERS)('store port contract, segments: $name', (adapter) => {
     const list = await store.segments.listCampaigns()
     expect(list.map((c) => c.api_id)).toEqual(['autumn', 'spring'])
     expect((await store.segments.getCampaigns(['spring']))[0]).toMatchObject({...defs[0], audience: null, coupon: 'SPRING', created_at: AT, updated_at: AT})
-    const other = adapter.open()
+    const other = await adapter.open()
     try {
       await seed(other.store)
       for (const d of defs) await other.store.segments.addCampaigns([d], AT)
       expect(await other.store.segments.listCampaigns()).toEqual(list)
     } finally {
-      other.cleanup()
+      await other.cleanup()
     }
     await store.segments.deleteCampaign(list[0].id)
     expect((await store.segments.listCampaigns()).map((c) => c.api_id)).toEqual(['spring'])

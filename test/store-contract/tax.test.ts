@@ -16,8 +16,8 @@ const AT = '2026-06-01T00:00:00.000Z'
 describe.each(ADAPTERS)('tax contract: $name', (adapter) => {
   let store: StorePort
   let cleanup: () => void
-  beforeEach(() => {
-    ;({cleanup, store} = adapter.open())
+  beforeEach(async () => {
+    ;({cleanup, store} = await adapter.open())
   })
   afterEach(() => cleanup())
 

@@ -17,7 +17,7 @@ export type TableShape = {
 }
 
 /** Writes chunks of rows of one table (columns in the order given) during TablesRepository.replace. */
-export type TableWriter = (table: string, columns: readonly string[], rows: readonly Cell[][]) => void
+export type TableWriter = (table: string, columns: readonly string[], rows: readonly Cell[][]) => Promise<void>
 
 export interface TablesRepository {
   /**
@@ -34,7 +34,7 @@ export interface TablesRepository {
    * The rows of `table` in primary key order, `chunk` rows at a time (each array handed
    * over, not reused), values of `columns` in that order. Call inside snapshot().
    */
-  read(table: string, columns: readonly string[], chunk: number): Iterable<Cell[][]>
+  read(table: string, columns: readonly string[], chunk: number): AsyncIterable<Cell[][]>
   /**
    * Replace the whole store's data in one write transaction: every table of list() is
    * emptied (a new store's seed too), `fn` writes the rows through `write` (ids and values

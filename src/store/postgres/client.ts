@@ -1,18 +1,27 @@
-import {MessageChannel, type MessagePort, receiveMessageOnPort, Worker} from 'node:worker_threads'
+import {Readable} from 'node:stream'
+import {pipeline} from 'node:stream/promises'
+
+import type Pg from 'pg'
 
 import {UnavailableError} from '../../errors.js'
-import {workerUrl} from '../../workers.js'
 import {redactUrl} from '../url.js'
-import type {ClientCall, ClientData, ClientRequest, Lost, PgErrorInfo, Reply, StatementFacts} from './client-worker.js'
+
+// pg asks, as it loads, whether it runs in a Cloudflare Worker (pg/lib/stream.js): on a Node.js
+// without a global `navigator` (20; 21 and later have one) by making a fetch Response, which
+// loads Node's fetch (undici): a cost paid for nothing. The navigator Node.js 21 has gives pg
+// the same answer (not Cloudflare) without it; pg is imported after it, not hoisted above it.
+if (!('navigator' in globalThis)) {
+  Object.defineProperty(globalThis, 'navigator', {configurable: true, value: {userAgent: `Node.js/${process.versions.node.split('.')[0]}`}, writable: true})
+}
+const pg = (await import('pg')).default
 
 /**
- * A synchronous PostgreSQL client, because the storage port is synchronous and `pg` is not:
- * a worker thread (client-worker.ts) holds the connection and each call blocks on
- * Atomics.wait until its answer is there. A dropped connection is replaced by the next call,
- * rerunning it only when that cannot apply anything twice; while no new connection can be
- * made, calls fail at once (UnavailableError) and one is tried in the background; a statement
- * unanswered past the statement timeout drops its connection
- * (docs/postgres.md#connections-and-reconnecting).
+ * The PostgreSQL client: one connection, made by the first statement and replaced by the
+ * next one after it is lost. A statement is never run twice: one whose connection died
+ * before it went out runs on a new connection; one lost on its way fails (UnavailableError,
+ * saying whether it may have been applied), and so does every statement of a transaction
+ * the loss rolled back, until its ROLLBACK. The session settings made through set() are
+ * made again on every new connection (docs/postgres.md#connections-and-reconnecting).
  */
 
 /** An error PostgreSQL (or the connection) reported, with its SQLSTATE code when there is one. */
@@ -31,160 +40,344 @@ export class PgError extends Error {
   }
 }
 
+export type PgErrorInfo = {code?: string; constraint?: string; detail?: string; message: string; table?: string}
+
 export type Row = Record<string, unknown>
 
-/** The synchronous client the PostgreSQL adapter runs on. */
-export interface PgSync {
+/** What the PostgreSQL adapter runs statements on. */
+export interface PgConn {
   /** One statement with $1.. parameters; its rows (objects by column name). */
-  query<R = Row>(sql: string, params?: readonly unknown[]): R[]
+  query<R = Row>(sql: string, params?: readonly unknown[]): Promise<R[]>
   /** One statement with $1.. parameters; its rows as arrays of values, in column order. */
-  queryArrays<R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): R[]
+  queryArrays<R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<R[]>
   /** One statement with parameters; how many rows it changed (or returned). */
-  run(sql: string, params?: readonly unknown[]): number
+  run(sql: string, params?: readonly unknown[]): Promise<number>
   /** Statements without parameters (`;`-separated, the simple protocol); the rows of each. */
-  exec(sql: string): Row[][]
+  exec(sql: string): Promise<Row[][]>
   /** `COPY ... FROM STDIN` fed with `data` (text or CSV as the statement says); how many rows it copied. */
-  copyFrom(sql: string, data: Buffer | string): number
-  /** End the connection and the worker. Safe to call twice. */
-  close(): void
-  readonly closed: boolean
+  copyFrom(sql: string, data: Buffer | string): Promise<number>
 }
 
-/** How long the caller sleeps before it looks at the port again when a signal came without a readable answer. */
-const RECEIVE_RETRY_MS = 5
+/** How a statement failed because its connection was lost. */
+type Lost = 'commit' | 'reconnect' | 'statement' | 'transaction'
 
-/**
- * Block until the answer to call `id` arrives on `port`. The worker posts each answer (with
- * the id of the call it answers), then bumps `flag[0]`; `signal` is the value the flag had
- * before the call was posted. An answer to an earlier call (one the worker answered early,
- * see uncaughtException) is dropped, and a signal whose message is not readable yet is
- * waited out in short sleeps rather than taken for no answer: under load, three serve
- * instances saw a wake-up with an empty port (docs/postgres.md).
- */
-export function receiveAnswer(port: MessagePort, flag: Int32Array, id: number, signal: number): unknown {
-  for (;;) {
-    const received = receiveMessageOnPort(port)
-    if (received) {
-      if ((received.message as {id?: number}).id === id) return received.message
-      continue
-    }
-    Atomics.wait(flag, 0, signal, RECEIVE_RETRY_MS)
-    signal = Atomics.load(flag, 0)
-  }
+/** A connection: `connected` once its ready promise resolved; `broken` with why it is not usable (any more). */
+type Conn = {broken: unknown; readonly client: Pg.Client; connected: boolean; ready: Promise<void>}
+
+// BIGINT (int8) and COUNT(*) come back as JS numbers: the store keeps minor units and epochs
+// within Number.MAX_SAFE_INTEGER (docs/money.md), as SQLite hands them out.
+const types: Pg.CustomTypesConfig = {
+  getTypeParser(oid, format) {
+    if (oid === 20) return (v: null | string) => (v === null ? null : Number(v))
+    return pg.types.getTypeParser(oid, format)
+  },
 }
 
-class WorkerClient implements PgSync {
-  private readonly flag = new Int32Array(new SharedArrayBuffer(4))
-  private readonly port: MessagePort
-  private readonly worker: Worker
+export type PgClientOptions = {
+  /** How long a new connection may take (ms). */
+  connectTimeoutMs?: number
+}
+
+export class PgClient implements PgConn {
+  private conn?: Conn
+  private connectedOnce = false
+  /** Why the connection died inside a transaction, when it did: every statement fails until the ROLLBACK. */
+  private lostTransaction?: unknown
+  /** Session settings (name -> value), made again on every new connection. */
+  private readonly settings = new Map<string, string>()
   /** The URL for messages (password left out). */
   private readonly shown: string
-  /** The id of the last call: its answer carries it. */
-  private calls = 0
+  private readonly connectTimeoutMs: number
+  private opening?: Promise<void>
+  /** Why no new connection could be made, while none can (the server is down): statements fail at once meanwhile. */
+  private down?: unknown
+  private retry?: NodeJS.Timeout
   closed = false
 
-  constructor(url: string) {
+  constructor(
+    private readonly url: string,
+    options: PgClientOptions = {},
+  ) {
     this.shown = redactUrl(url)
-    const {port1, port2} = new MessageChannel()
-    this.port = port1
-    this.worker = new Worker(workerUrl('store/postgres/client-worker'), {
-      // A plain .js module: none of this process's flags (a loader such as tsx's) is of use to
-      // it, and one that failed it would leave this thread waiting forever for its answers.
-      execArgv: [],
-      transferList: [port2],
-      workerData: {
-        connectTimeoutMs: connectTimeoutMs(url),
-        keepAliveMs: KEEPALIVE_MS,
-        port: port2,
-        retryMs: RECONNECT_RETRY_MS,
-        signal: this.flag.buffer,
-        statementTimeout: urlStatementTimeout(url),
-        url,
-      } satisfies ClientData,
+    this.connectTimeoutMs = options.connectTimeoutMs ?? connectTimeoutMs(url)
+    const timeout = urlStatementTimeout(url)
+    if (timeout !== undefined) this.settings.set('statement_timeout', timeout)
+  }
+
+  async query<R = Row>(sql: string, params?: readonly unknown[], direct = false): Promise<R[]> {
+    return (await this.call(direct, sql, (c) => c.query({text: sql, values: params as unknown[] | undefined, ...this.timeout()}))).rows as R[]
+  }
+
+  async queryArrays<R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[], direct = false): Promise<R[]> {
+    return (await this.call(direct, sql, (c) => c.query({rowMode: 'array', text: sql, values: params as unknown[] | undefined, ...this.timeout()}))).rows as R[]
+  }
+
+  async run(sql: string, params?: readonly unknown[], direct = false): Promise<number> {
+    return (await this.call(direct, sql, (c) => c.query({text: sql, values: params as unknown[] | undefined, ...this.timeout()}))).rowCount ?? 0
+  }
+
+  async exec(sql: string, direct = false): Promise<Row[][]> {
+    // Several statements (the simple protocol: no values) answer with one result each.
+    const r = (await this.call(direct, sql, (c) => c.query({text: sql, ...this.timeout()}))) as Pg.QueryResult | Pg.QueryResult[]
+    return (Array.isArray(r) ? r : [r]).map((x) => x.rows as Row[])
+  }
+
+  async copyFrom(sql: string, data: Buffer | string, direct = false): Promise<number> {
+    const {from} = await import('pg-copy-streams')
+    return await this.call(direct, sql, async (c) => {
+      const stream = c.query(from(sql))
+      await pipeline(Readable.from([typeof data === 'string' ? Buffer.from(data) : data]), stream)
+      return stream.rowCount ?? 0
     })
-    // Neither keeps the process alive: a command that forgets to close still exits.
-    this.worker.unref()
-    this.port.unref()
   }
 
-  private call(message: ClientCall): Reply {
-    if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
-    const id = ++this.calls
-    const signal = Atomics.load(this.flag, 0)
-    const request: ClientRequest = {...message, ...('sql' in message ? statementFacts(message.sql, 'params' in message ? message.params : undefined) : {}), id}
-    this.port.postMessage(request)
-    const reply = receiveAnswer(this.port, this.flag, id, signal) as Reply
-    if (reply.lost) throw new UnavailableError(lostMessage(reply.lost, this.shown, reply.error?.message))
-    if (reply.error) throw new PgError(reply.error)
-    return reply
+  /**
+   * A session setting (set_config(name, value, false)), made now and again on every new
+   * connection; null resets it. The adapter's settings go through here, never through SQL text.
+   */
+  async set(name: string, value: null | string, direct = false): Promise<void> {
+    // Remembered when it is made, after the store's opening (whose settings come first).
+    if (this.opening && !direct) await this.opening
+    if (value === null) this.settings.delete(name)
+    else this.settings.set(name, value)
+    // Without a connection there is nothing to set now: the next one is made with it.
+    if (this.conn === undefined) return
+    await this.query('SELECT set_config($1, $2, false)', [name, value ?? ''], true)
   }
 
-  query<R = Row>(sql: string, params?: readonly unknown[]): R[] {
-    return this.call({op: 'query', params, sql}).rows as R[]
+  /**
+   * The store's opening (its checks, migrations and settings, ./open.ts), made by the first
+   * statement: every statement waits for it, and fails with its error when it failed.
+   */
+  whenOpen(opening: Promise<void>): void {
+    this.opening = opening
+    opening.catch(() => {})
   }
 
-  queryArrays<R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): R[] {
-    return this.call({arrays: true, op: 'query', params, sql}).rows as R[]
+  /** This client for the opening's own statements, which do not wait for it. */
+  get direct(): PgConn & {set(name: string, value: null | string): Promise<void>} {
+    return {
+      copyFrom: async (sql, data) => await this.copyFrom(sql, data, true),
+      exec: async (sql) => await this.exec(sql, true),
+      query: async (sql, params) => await this.query(sql, params, true),
+      queryArrays: async (sql, params) => await this.queryArrays(sql, params, true),
+      run: async (sql, params) => await this.run(sql, params, true),
+      set: async (name, value) => await this.set(name, value, true),
+    }
   }
 
-  run(sql: string, params?: readonly unknown[]): number {
-    return this.call({op: 'query', params, sql}).rowCount ?? 0
+  /** A session setting for the connections this client makes (none is made now). */
+  remember(name: string, value: string): void {
+    this.settings.set(name, value)
   }
 
-  exec(sql: string): Row[][] {
-    return this.call({op: 'exec', sql}).results!.map((r) => r.rows as Row[])
+  /** A session setting as set() made it, else undefined. */
+  setting(name: string): string | undefined {
+    return this.settings.get(name)
   }
 
-  copyFrom(sql: string, data: Buffer | string): number {
-    return this.call({data: typeof data === 'string' ? Buffer.from(data) : data, op: 'copy', sql}).rowCount ?? 0
-  }
-
-  close(): void {
+  async close(): Promise<void> {
     if (this.closed) return
-    try {
-      this.call({op: 'close'})
-    } catch {}
     this.closed = true
-    this.port.close()
-    void this.worker.terminate()
+    clearTimeout(this.retry)
+    const c = this.conn
+    this.conn = undefined
+    // A server that is gone (or a half-open connection) never answers end(): its socket is destroyed after a wait.
+    if (c) await Promise.race([c.client.end().catch(() => {}), new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref())])
+    if (c) socketOf(c.client)?.destroy()
   }
+
+  /** pg's per-query read timeout: the statement timeout and a grace second (a half-open connection fails by it). */
+  private timeout(): {query_timeout?: number} {
+    const ms = statementTimeoutMs(this.settings.get('statement_timeout'))
+    return ms > 0 ? {query_timeout: ms + QUERY_GRACE_MS} : {}
+  }
+
+  private open(): Conn {
+    const client = new pg.Client({
+      application_name: 'pricectl',
+      connectionString: this.url,
+      connectionTimeoutMillis: this.connectTimeoutMs,
+      // A connection whose peer is gone while it is idle (a half-open one) fails by itself; one in use, by the query timeout.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
+      types,
+    })
+    const c: {broken: unknown; readonly client: Pg.Client; connected: boolean} = {broken: undefined, client, connected: false}
+    client.on('error', (e) => {
+      c.broken = c.broken || e
+    })
+    client.on('end', () => {
+      c.broken = c.broken || new Error('Connection terminated')
+    })
+    const started = Date.now()
+    const settings = [...this.settings]
+    const ready = client
+      .connect()
+      .catch((e: unknown) => {
+        // pg reports its connect timeout as "Connection terminated unexpectedly": say what it was.
+        if (Date.now() - started < this.connectTimeoutMs - 100) throw e
+        throw Object.assign(new Error(`no answer within ${this.connectTimeoutMs / 1000} s`), {code: 'ETIMEDOUT'})
+      })
+      .then(async () => {
+        if (settings.length === 0) return
+        await client.query({text: 'SELECT ' + settings.map((_, i) => `set_config($${2 * i + 1}, $${2 * i + 2}, false)`).join(', '), values: settings.flat()})
+      })
+    // Handled here too: a connection that fails before anyone awaits it is no unhandled rejection.
+    ready.then(
+      () => {
+        c.connected = true
+      },
+      () => {},
+    )
+    return Object.assign(c, {ready})
+  }
+
+  private discard(c: Conn): void {
+    if (this.conn === c) this.conn = undefined
+    // end() waits for the server's goodbye, which a half-open connection never sends: the socket goes too.
+    c.client.end().catch(() => {})
+    setTimeout(() => socketOf(c.client)?.destroy(), CLOSE_WAIT_MS).unref()
+  }
+
+  /** A connection that is up: the current one, else a new one. */
+  private async connection(): Promise<Conn> {
+    for (;;) {
+      if (this.down !== undefined) {
+        // The server is down: fail at once until the connection tried in the background is made.
+        if (this.conn?.broken) this.discard(this.conn)
+        if (!this.conn?.connected) {
+          this.tryLater()
+          throw new UnavailableError(lostMessage('reconnect', this.shown, message(this.down)))
+        }
+        this.down = undefined
+      }
+      const c = this.conn ?? (this.conn = this.open())
+      try {
+        await c.ready
+      } catch (error) {
+        this.discard(c)
+        // The first connection's own failure (a wrong URL, password, database) is the caller's to report.
+        if (!this.connectedOnce) throw pgError(error)
+        this.down = error
+        this.tryLater()
+        throw new UnavailableError(lostMessage('reconnect', this.shown, message(error)))
+      }
+      this.connectedOnce = true
+      if (!c.broken) return c
+      // Died while idle (a server restart): nothing was sent on it. A transaction open on it is gone.
+      this.discard(c)
+      if (c.client.getTransactionStatus() !== 'I') this.lostTransaction = c.broken
+    }
+  }
+
+  /** While the server is down: a new connection, tried in the background every RECONNECT_RETRY_MS. */
+  private tryLater(): void {
+    if (this.retry || this.conn || this.closed) return
+    this.retry = setTimeout(() => {
+      this.retry = undefined
+      if (this.down === undefined || this.conn || this.closed) return
+      const c = (this.conn = this.open())
+      c.ready.catch((error: unknown) => {
+        this.discard(c)
+        if (this.down !== undefined) this.down = error
+        this.tryLater()
+      })
+    }, RECONNECT_RETRY_MS)
+    this.retry.unref()
+  }
+
+  private async call<T>(direct: boolean, sql: string, statement: (client: Pg.Client) => Promise<T>): Promise<T> {
+    if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
+    if (this.opening && !direct) await this.opening
+    const rollback = ROLLBACK.test(sql)
+    if (this.lostTransaction !== undefined) {
+      if (rollback) {
+        this.lostTransaction = undefined
+        return {rowCount: null, rows: []} as T
+      }
+      throw new UnavailableError(lostMessage('transaction', this.shown, message(this.lostTransaction)))
+    }
+    const c = await this.connection()
+    if (this.lostTransaction !== undefined) {
+      if (rollback) {
+        this.lostTransaction = undefined
+        return {rowCount: null, rows: []} as T
+      }
+      throw new UnavailableError(lostMessage('transaction', this.shown, message(this.lostTransaction)))
+    }
+    const status = c.client.getTransactionStatus() // I: idle, T: in a transaction, E: in a failed one
+    try {
+      return await statement(c.client)
+    } catch (error) {
+      if (!dead(error, c)) throw pgError(error)
+      this.discard(c)
+      const why = lostWhy(error, this.timeout().query_timeout)
+      if (status === 'I') throw new UnavailableError(lostMessage(BEGINS.test(sql) ? 'reconnect' : 'statement', this.shown, why))
+      if (rollback) return {rowCount: null, rows: []} as T
+      this.lostTransaction = error
+      throw new UnavailableError(lostMessage(COMMITS.test(sql) ? 'commit' : 'transaction', this.shown, why))
+    }
+  }
+}
+
+// A statement's kind, for what its loss means (never to run it again).
+const ROLLBACK = /^\s*(ROLLBACK|ABORT)\s*;?\s*$/i
+const COMMITS = /\bCOMMIT\s*;?\s*$/i
+const BEGINS = /^\s*BEGIN\b/i
+
+/** How long a connection's end may wait for the server before its socket is destroyed (ms). */
+const CLOSE_WAIT_MS = 1000
+
+const QUERY_GRACE_MS = 1000
+
+function socketOf(client: Pg.Client): undefined | {destroy(): void} {
+  return (client as unknown as {connection?: {stream?: {destroy(): void}}}).connection?.stream
+}
+
+/** The fields of a thrown value that say what it was (none for a value that is not an object). */
+function fields(e: unknown): {code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown; severity?: unknown; table?: unknown} {
+  return typeof e === 'object' && e !== null ? e : {}
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined)
+
+const message = (e: unknown): string => text(fields(e).message) || String(e)
+
+function pgError(e: unknown): PgError {
+  if (e instanceof PgError) return e
+  const f = fields(e)
+  return new PgError({code: text(f.code), constraint: text(f.constraint), detail: text(f.detail), message: message(e), table: text(f.table)})
+}
+
+// Whether an error means the connection is gone (rather than the statement failed).
+const GONE = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'ENOTCONN', 'ECONNABORTED'])
+function dead(e: unknown, c: Conn): boolean {
+  if (c.broken) return true
+  const f = fields(e)
+  const code = text(f.code) || ''
+  return /^(08|57P)/.test(code) || GONE.has(code) || f.severity === 'FATAL' || f.severity === 'PANIC' || /Connection terminated|not queryable/.test(message(e)) || silent(e)
+}
+
+/** Whether a statement got no answer within the query timeout: its connection is dropped. */
+function silent(e: unknown): boolean {
+  return message(e) === 'Query read timeout'
+}
+
+/** Why a connection was lost, in words (pg's "Query read timeout" says little). */
+function lostWhy(e: unknown, queryTimeoutMs: number | undefined): string {
+  return silent(e) ? `no answer within ${(queryTimeoutMs ?? 0) / 1000} s, the statement timeout and a second` : message(e)
 }
 
 /**
- * What the worker needs to know of a statement to recover from a lost connection: whether it
- * may run twice (`safe`: it only reads, or opens a transaction it does not commit: a dropped
- * connection rolls that back), whether it commits, whether it is a plain ROLLBACK, and the
- * session settings it makes (`remember`: [name, value]; value null: RESET; name null: RESET ALL).
+ * The statement timeout (PostgreSQL's units read: "5000", "5s", "1min") in ms; 0 when there
+ * is none (or it is not understood).
  */
-export function statementFacts(sql: string, params?: readonly unknown[]): StatementFacts {
-  const commits = /\bCOMMIT\b/i.test(sql)
-  const rollback = /^\s*(ROLLBACK|ABORT)\s*;?\s*$/i.test(sql)
-  const begins = /^\s*(BEGIN|START\s+TRANSACTION)\b/i.test(sql)
-  const reads = /^\s*(SELECT|WITH|SHOW|VALUES|TABLE|SET)\b/i.test(sql) && !WRITES.test(sql)
-  return {commits, remember: sessionSettings(sql, params), rollback, safe: !commits && (begins || reads)}
-}
-
-/** Words of a statement that writes, takes a lock or calls something that might. */
-const WRITES =
-  /\b(INSERT|UPDATE|DELETE|MERGE|COPY|CREATE|DROP|ALTER|TRUNCATE|GRANT|REVOKE|LOCK|CALL|DO|COMMIT|nextval|setval|pg_advisory\w*|pg_try_advisory\w*|pricectl_\w+\s*\(|FOR\s+(NO\s+KEY\s+UPDATE|UPDATE|SHARE|KEY\s+SHARE))\b/i
-
-const SET = /^\s*SET\s+(?:SESSION\s+)?([a-z_][\w.]*)\s*(?:=|\bTO\b)\s*(.+?)\s*;?\s*$/i
-const RESET = /^\s*RESET\s+([a-z_][\w.]*)\s*;?\s*$/i
-const SET_CONFIG = /set_config\(\s*(?:\$(\d+)|'((?:[^']|'')*)')\s*,\s*(?:\$(\d+)|'((?:[^']|'')*)')\s*,\s*false\s*\)/gi
-
-/** The session-level settings a statement makes: SET (not LOCAL), RESET, set_config(name, value, false). */
-function sessionSettings(sql: string, params?: readonly unknown[]): [null | string, null | string][] {
-  const set = SET.exec(sql)
-  if (set && !/^(LOCAL|CONSTRAINTS|TRANSACTION|ROLE|SESSION)$/i.test(set[1])) {
-    const raw = set[2]
-    return [[set[1].toLowerCase(), /^'.*'$/s.test(raw) ? raw.slice(1, -1).replaceAll("''", "'") : /^default$/i.test(raw) ? null : raw]]
-  }
-  const reset = RESET.exec(sql)
-  if (reset) return [[/^all$/i.test(reset[1]) ? null : reset[1].toLowerCase(), null]]
-  const found: [null | string, null | string][] = []
-  const value = (n: string | undefined, literal: string | undefined): string => (n === undefined ? (literal ?? '').replaceAll("''", "'") : String(params?.[Number(n) - 1] ?? ''))
-  for (const m of sql.matchAll(SET_CONFIG)) found.push([value(m[1], m[2]).toLowerCase(), value(m[3], m[4])])
-  return found
+function statementTimeoutMs(value: string | undefined): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?\s*$/i.exec(value ?? '')
+  if (!m) return 0
+  const unit = {d: 86_400_000, h: 3_600_000, min: 60_000, ms: 1, s: 1000, us: 0.001}[(m[2] ?? 'ms').toLowerCase() as 'ms']
+  return Math.ceil(Number(m[1]) * unit)
 }
 
 /** The message of a call that failed because its connection was lost: what happened and what to do. */
@@ -206,9 +399,9 @@ function lostMessage(lost: Lost, shown: string, why = 'connection lost'): string
   }
 }
 
-/** Connect to the database of a postgres:// URL (the connection is made by the first call). */
-export function connectPg(url: string): PgSync {
-  return new WorkerClient(url)
+/** Connect to the database of a postgres:// URL (the connection is made by the first statement). */
+export function connectPg(url: string): PgClient {
+  return new PgClient(url)
 }
 
 /** How long a new connection may take (libpq's connect_timeout: the URL's, else PGCONNECT_TIMEOUT, else 10 s), in ms. */
@@ -223,11 +416,11 @@ export function connectTimeoutMs(url: string): number {
 
 const DEFAULT_CONNECT_TIMEOUT_S = 10
 
+/** While the server is down, a new connection is tried in the background this often (ms); statements meanwhile fail at once. */
+export const RECONNECT_RETRY_MS = 250
+
 /** TCP keepalive: the first probe after this long idle (ms); the probes' interval and count are the system's. */
 export const KEEPALIVE_MS = 10_000
-
-/** While the server is down, a new connection is tried in the background this often (ms); calls meanwhile fail at once. */
-export const RECONNECT_RETRY_MS = 250
 
 /** The URL's `statement_timeout` parameter (pg sends it when it connects), if it has one. */
 export function urlStatementTimeout(url: string): string | undefined {

@@ -106,46 +106,46 @@ export class PgConfig implements ConfigRepository {
     return this.store.pg
   }
 
-  private one<R>(sql: string, params: readonly unknown[]): R | undefined {
-    return this.pg.query<R>(sql, params)[0]
+  private async one<R>(sql: string, params: readonly unknown[]): Promise<R | undefined> {
+    return (await this.pg.query<R>(sql, params))[0]
   }
 
   async ratesOn(day: string, today: string): Promise<FxRate[]> {
-    return this.pg.query<FxRate>(ALL_SQL, [day, today])
+    return await this.pg.query<FxRate>(ALL_SQL, [day, today])
   }
 
   async rateOn(currency: string, day: string, today: string): Promise<FxRate | undefined> {
-    return this.one<FxRate>(ONE_SQL, [day, today, currency])
+    return await this.one<FxRate>(ONE_SQL, [day, today, currency])
   }
 
   async latestSnapshotRate(currency: string): Promise<FxRate | undefined> {
-    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`, [currency])
+    return await this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND ${SNAPSHOT} ORDER BY date DESC LIMIT 1`, [currency])
   }
 
   async nextOperatorRate(currency: string, day: string): Promise<FxRate | undefined> {
-    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date > $2 AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`, [currency, day])
+    return await this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date > $2 AND NOT (${SNAPSHOT}) ORDER BY date ASC LIMIT 1`, [currency, day])
   }
 
   async fxHistory(filter: {currency?: string; onOrBefore?: string}): Promise<FxRate[]> {
     const w = new Where()
     if (filter.currency) w.parts.push(`currency = ${w.p(filter.currency)}`)
     if (filter.onOrBefore) w.parts.push(`date <= ${w.p(filter.onOrBefore)}`)
-    return this.pg.query<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE ${w.sql} ORDER BY currency, date DESC`, w.params)
+    return await this.pg.query<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE ${w.sql} ORDER BY currency, date DESC`, w.params)
   }
 
   async fxScheduled(day: string, currency?: string): Promise<FxRate[]> {
-    return this.pg.query<FxRate>(
+    return await this.pg.query<FxRate>(
       `SELECT ${RATE} FROM fx_rates WHERE date > $1 AND NOT (${SNAPSHOT}) ${currency ? 'AND currency = $2' : ''} ORDER BY currency, date`,
       currency ? [day, currency] : [day],
     )
   }
 
   async storedRate(currency: string, date: string): Promise<FxRate | undefined> {
-    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date = $2`, [currency, date])
+    return await this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date = $2`, [currency, date])
   }
 
   async latestStoredRate(currency: string, day: string): Promise<FxRate | undefined> {
-    return this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date <= $2 ORDER BY date DESC LIMIT 1`, [currency, day])
+    return await this.one<FxRate>(`SELECT ${RATE} FROM fx_rates WHERE currency = $1 AND date <= $2 ORDER BY date DESC LIMIT 1`, [currency, day])
   }
 
   async saveFxRates(rates: readonly FxRate[]): Promise<number> {
@@ -157,7 +157,7 @@ export class PgConfig implements ConfigRepository {
       for (const r of rates) n += await this.saveFxRates([r])
       return n
     }
-    return this.pg.run(
+    return await this.pg.run(
       `INSERT INTO fx_rates (currency, date, rate, source) SELECT * FROM unnest($1::text[], $2::text[], $3::float8[], $4::text[])
        ON CONFLICT (currency, date) DO UPDATE SET rate = excluded.rate, source = excluded.source
        WHERE fx_rates.rate <> excluded.rate OR fx_rates.source <> excluded.source`,
@@ -166,36 +166,36 @@ export class PgConfig implements ConfigRepository {
   }
 
   async fxAverage(currency: string, from: string, to: string): Promise<{days: number; rate: number} | undefined> {
-    const rates = this.pg
-      .queryArrays<[number]>('SELECT rate FROM fx_rates WHERE currency = $1 AND date >= $2 AND date <= $3 ORDER BY date', [currency, from, to])
+    const rates = (await this.pg
+      .queryArrays<[number]>('SELECT rate FROM fx_rates WHERE currency = $1 AND date >= $2 AND date <= $3 ORDER BY date', [currency, from, to]))
       .map(([r]) => r)
     return rates.length === 0 ? undefined : {days: rates.length, rate: sqliteAverage(rates)}
   }
 
   async hasOperatorRateBetween(currency: string, after: string, onOrBefore: string): Promise<boolean> {
-    return this.pg.query(`SELECT 1 FROM fx_rates WHERE currency = $1 AND date > $2 AND date <= $3 AND NOT (${SNAPSHOT}) LIMIT 1`, [currency, after, onOrBefore]).length > 0
+    return (await this.pg.query(`SELECT 1 FROM fx_rates WHERE currency = $1 AND date > $2 AND date <= $3 AND NOT (${SNAPSHOT}) LIMIT 1`, [currency, after, onOrBefore])).length > 0
   }
 
   async fxMatching(filter: FxRateFilter): Promise<{currencies: {currency: string; from: string; removed: number; to: string}[]; sources: {removed: number; source: string}[]}> {
     const w = whereOf(filter)
-    const currencies = this.pg.query<{currency: string; from: string; removed: number; to: string}>(
+    const currencies = await this.pg.query<{currency: string; from: string; removed: number; to: string}>(
       `SELECT currency, count(*) AS removed, min(date) AS "from", max(date) AS "to" FROM fx_rates WHERE ${w.sql} GROUP BY currency ORDER BY currency`,
       w.params,
     )
-    const sources = this.pg.query<{removed: number; source: string}>(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${w.sql} GROUP BY source ORDER BY source`, w.params)
+    const sources = await this.pg.query<{removed: number; source: string}>(`SELECT source, count(*) AS removed FROM fx_rates WHERE ${w.sql} GROUP BY source ORDER BY source`, w.params)
     return {currencies, sources}
   }
 
   async fxOperatorCurrenciesOn(filter: FxRateFilter, date: string): Promise<string[]> {
     const w = whereOf(filter)
     w.parts.push(`date = ${w.p(date)}`, `NOT (${SNAPSHOT})`)
-    return this.pg.queryArrays<[string]>(`SELECT currency FROM fx_rates WHERE ${w.sql} ORDER BY currency`, w.params).map(([c]) => c)
+    return (await this.pg.queryArrays<[string]>(`SELECT currency FROM fx_rates WHERE ${w.sql} ORDER BY currency`, w.params)).map(([c]) => c)
   }
 
   async fxFilterTakes(filter: FxRateFilter, row: FxRate): Promise<boolean> {
     // The same WHERE as the removal, asked of the row alone, so the rule is the same.
     const w = whereOf(filter, 4)
-    const [hit] = this.pg.query<{n: number}>(
+    const [hit] = await this.pg.query<{n: number}>(
       `SELECT count(*) AS n FROM (SELECT $1::text COLLATE "C" AS currency, $2::text COLLATE "C" AS date, $3::text COLLATE "C" AS source) AS t WHERE ${w.sql}`,
       [row.currency, row.date, row.source, ...w.params],
     )
@@ -203,11 +203,11 @@ export class PgConfig implements ConfigRepository {
   }
 
   async hasFxSource(source: string): Promise<boolean> {
-    return this.pg.query('SELECT 1 FROM fx_rates WHERE source = $1 LIMIT 1', [source]).length > 0
+    return (await this.pg.query('SELECT 1 FROM fx_rates WHERE source = $1 LIMIT 1', [source])).length > 0
   }
 
   async snapshotDate(currency: string, date?: string): Promise<string | undefined> {
-    const rows = this.pg.queryArrays<[string]>(
+    const rows = await this.pg.queryArrays<[string]>(
       `SELECT date FROM fx_rates WHERE currency = $1 ${date ? 'AND date = $2' : ''} AND ${SNAPSHOT} ORDER BY date LIMIT 1`,
       date ? [currency, date] : [currency],
     )
@@ -216,11 +216,11 @@ export class PgConfig implements ConfigRepository {
 
   async deleteFxRates(filter: FxRateFilter): Promise<number> {
     const w = whereOf(filter)
-    return this.pg.run(`DELETE FROM fx_rates WHERE ${w.sql}`, w.params)
+    return await this.pg.run(`DELETE FROM fx_rates WHERE ${w.sql}`, w.params)
   }
 
   async moneyUses(): Promise<{currency: string; use: string}[]> {
-    return this.pg.query<{currency: string; use: string}>(
+    return await this.pg.query<{currency: string; use: string}>(
       `SELECT currency, use FROM (
          SELECT currency, 'country prices' AS use FROM country_prices
          UNION SELECT currency, 'fixed-amount coupons' FROM coupons WHERE currency IS NOT NULL
@@ -236,8 +236,8 @@ export class PgConfig implements ConfigRepository {
 
   async localizationFactors(country?: string): Promise<LocalizationFactor[]> {
     return country
-      ? this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors WHERE country = $1', [country])
-      : this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors ORDER BY country')
+      ? await this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors WHERE country = $1', [country])
+      : await this.pg.query<LocalizationFactor>('SELECT country, factor, year, source FROM localization_factors ORDER BY country')
   }
 
   async saveLocalizationFactors(factors: readonly LocalizationFactor[]): Promise<void> {
@@ -246,7 +246,7 @@ export class PgConfig implements ConfigRepository {
       for (const f of factors) await this.saveLocalizationFactors([f])
       return
     }
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO localization_factors (country, factor, year, source) SELECT * FROM unnest($1::text[], $2::float8[], $3::bigint[], $4::text[])
        ON CONFLICT (country) DO UPDATE SET factor = excluded.factor, year = excluded.year, source = excluded.source`,
       [factors.map((f) => f.country), factors.map((f) => f.factor), factors.map((f) => f.year), factors.map((f) => f.source)],
@@ -254,43 +254,43 @@ export class PgConfig implements ConfigRepository {
   }
 
   async deleteLocalizationFactors(countries?: readonly string[]): Promise<number> {
-    if (!countries) return this.pg.run('DELETE FROM localization_factors')
-    return this.pg.run('DELETE FROM localization_factors WHERE country = ANY($1::text[])', [[...new Set(countries)]])
+    if (!countries) return await this.pg.run('DELETE FROM localization_factors')
+    return await this.pg.run('DELETE FROM localization_factors WHERE country = ANY($1::text[])', [[...new Set(countries)]])
   }
 
   async localizationFactor(country: string): Promise<number | undefined> {
-    return this.one<{factor: number}>('SELECT factor FROM localization_factors WHERE country = $1', [country])?.factor
+    return (await this.one<{factor: number}>('SELECT factor FROM localization_factors WHERE country = $1', [country]))?.factor
   }
 
   async roundingRule(currency: string): Promise<string | undefined> {
-    return this.one<{rule: string}>('SELECT rule FROM rounding_rules WHERE currency = $1', [currency])?.rule
+    return (await this.one<{rule: string}>('SELECT rule FROM rounding_rules WHERE currency = $1', [currency]))?.rule
   }
 
   async roundingRules(): Promise<{currency: string; rule: string}[]> {
-    return this.pg.query('SELECT currency, rule FROM rounding_rules ORDER BY currency')
+    return await this.pg.query('SELECT currency, rule FROM rounding_rules ORDER BY currency')
   }
 
   async gatewaySettings(): Promise<StoredGatewaySettings[]> {
-    return this.pg.query<StoredGatewaySettings>('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway')
+    return await this.pg.query<StoredGatewaySettings>('SELECT gateway, accepted_currencies, fallback_currency, amount_format FROM gateways ORDER BY gateway')
   }
 
   async gatewayRuleOverrides(): Promise<RuleOverride[]> {
-    return this.pg.query<RuleOverride>('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency')
+    return await this.pg.query<RuleOverride>('SELECT gateway, currency, exponent, divisible_by, min_amount, max_amount FROM gateway_currency_rules ORDER BY gateway, currency')
   }
 
   async saveRoundingRule(currency: string, rule: string, at: string): Promise<void> {
-    this.pg.run(
+    await this.pg.run(
       'INSERT INTO rounding_rules (currency, rule, updated_at) VALUES ($1, $2, $3) ON CONFLICT (currency) DO UPDATE SET rule = excluded.rule, updated_at = excluded.updated_at',
       [currency, rule, at],
     )
   }
 
   async deleteRoundingRule(currency: string): Promise<boolean> {
-    return this.pg.run('DELETE FROM rounding_rules WHERE currency = $1', [currency]) > 0
+    return await this.pg.run('DELETE FROM rounding_rules WHERE currency = $1', [currency]) > 0
   }
 
   async saveGatewaySettings(s: StoredGatewaySettings): Promise<void> {
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO gateways (gateway, accepted_currencies, fallback_currency, amount_format) VALUES ($1, $2, $3, $4)
        ON CONFLICT (gateway) DO UPDATE SET accepted_currencies = excluded.accepted_currencies,
          fallback_currency = excluded.fallback_currency, amount_format = excluded.amount_format`,
@@ -299,11 +299,11 @@ export class PgConfig implements ConfigRepository {
   }
 
   async deleteGatewaySettings(gateway: string): Promise<boolean> {
-    return this.pg.run('DELETE FROM gateways WHERE gateway = $1', [gateway]) > 0
+    return await this.pg.run('DELETE FROM gateways WHERE gateway = $1', [gateway]) > 0
   }
 
   async saveGatewayRuleOverride(rule: {currency: string; divisible_by: number; exponent: number; gateway: string; max_amount: null | number; min_amount: null | number}, at: string): Promise<void> {
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO gateway_currency_rules (gateway, currency, exponent, divisible_by, min_amount, max_amount, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (gateway, currency) DO UPDATE SET exponent = excluded.exponent, divisible_by = excluded.divisible_by,
          min_amount = excluded.min_amount, max_amount = excluded.max_amount, updated_at = excluded.updated_at`,
@@ -312,25 +312,25 @@ export class PgConfig implements ConfigRepository {
   }
 
   async deleteGatewayRuleOverride(gateway: string, currency: string): Promise<boolean> {
-    return this.pg.run('DELETE FROM gateway_currency_rules WHERE gateway = $1 AND currency = $2', [gateway, currency]) > 0
+    return await this.pg.run('DELETE FROM gateway_currency_rules WHERE gateway = $1 AND currency = $2', [gateway, currency]) > 0
   }
 
   async setting(key: string): Promise<string | undefined> {
-    return this.one<{value: string}>('SELECT value FROM settings WHERE key = $1', [key])?.value
+    return (await this.one<{value: string}>('SELECT value FROM settings WHERE key = $1', [key]))?.value
   }
 
   async saveSetting(key: string, value: string): Promise<void> {
-    this.pg.run('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
+    await this.pg.run('INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value', [key, value])
   }
 
   async taxRates(): Promise<OperatorTaxRate[]> {
-    return this.pg
-      .query<{bp: number | string; category: string; country: string; from: string; source: string}>('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from')
+    return (await this.pg
+      .query<{bp: number | string; category: string; country: string; from: string; source: string}>('SELECT country, category, valid_from AS "from", rate_bp AS bp, source FROM tax_rates ORDER BY country, category, valid_from'))
       .map((r) => ({...r, bp: Number(r.bp)}))
   }
 
   async saveTaxRate(r: OperatorTaxRate, at: string): Promise<void> {
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO tax_rates (country, category, valid_from, rate_bp, source, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (country, category, valid_from) DO UPDATE SET rate_bp = excluded.rate_bp, source = excluded.source, updated_at = excluded.updated_at`,
       [r.country, r.category, r.from, r.bp, r.source, at],
@@ -338,16 +338,16 @@ export class PgConfig implements ConfigRepository {
   }
 
   async deleteTaxRates(country: string, category: string, from?: string): Promise<number> {
-    if (from === undefined) return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2', [country, category])
-    return this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2 AND valid_from = $3', [country, category, from])
+    if (from === undefined) return await this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2', [country, category])
+    return await this.pg.run('DELETE FROM tax_rates WHERE country = $1 AND category = $2 AND valid_from = $3', [country, category, from])
   }
 
   async taxSettings(): Promise<TaxSettingRow[]> {
-    return this.pg.query<TaxSettingRow>('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject')
+    return await this.pg.query<TaxSettingRow>('SELECT scope, subject, behavior, category FROM tax_settings ORDER BY scope, subject')
   }
 
   async saveTaxSetting(row: TaxSettingRow, at: string): Promise<void> {
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO tax_settings (scope, subject, behavior, category, updated_at) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (scope, subject) DO UPDATE SET behavior = excluded.behavior, category = excluded.category, updated_at = excluded.updated_at`,
       [row.scope, row.subject, row.behavior, row.category, at],
@@ -355,6 +355,6 @@ export class PgConfig implements ConfigRepository {
   }
 
   async deleteTaxSetting(scope: TaxSettingRow['scope'], subject: string): Promise<boolean> {
-    return this.pg.run('DELETE FROM tax_settings WHERE scope = $1 AND subject = $2', [scope, subject]) > 0
+    return await this.pg.run('DELETE FROM tax_settings WHERE scope = $1 AND subject = $2', [scope, subject]) > 0
   }
 }

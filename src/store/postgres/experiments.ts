@@ -23,15 +23,15 @@ export class PgExperiments implements ExperimentsRepository {
   constructor(private readonly sql: Sql) {}
 
   /** Several writes land together; one (or one inside a caller's transaction) needs no transaction of its own. */
-  private chunk<T>(fn: () => T, n: number): T {
-    return n <= 1 || this.sql.inTransaction() ? fn() : this.sql.tx(fn)
+  private async chunk<T>(fn: () => Promise<T>, n: number): Promise<T> {
+    return n <= 1 || this.sql.inTransaction() ? fn() : await this.sql.tx(fn)
   }
 
-  private hydrate(rows: Row[]): Experiment[] {
+  private async hydrate(rows: Row[]): Promise<Experiment[]> {
     if (rows.length === 0) return []
     const ids = rows.map((r) => r.id)
     const products = groupBy(
-      this.sql.rows<ExperimentProduct & {experiment_id: number}>(
+      await this.sql.rows<ExperimentProduct & {experiment_id: number}>(
         `SELECT ep.experiment_id, ${PRODUCT} FROM experiment_products ep JOIN products p ON p.id = ep.product_id
          WHERE ep.experiment_id = ANY($1::bigint[]) ORDER BY ep.experiment_id, ep.position`,
         [ids],
@@ -39,7 +39,7 @@ export class PgExperiments implements ExperimentsRepository {
       (p) => p.experiment_id,
     )
     const arms = groupBy(
-      this.sql.rows<{arm_id: string; experiment_id: number; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}>(
+      await this.sql.rows<{arm_id: string; experiment_id: number; multiplier: null | number; products_json: null | string; usd_price_minor: null | number}>(
         'SELECT experiment_id, arm_id, multiplier, usd_price_minor, products_json FROM arms WHERE experiment_id = ANY($1::bigint[]) ORDER BY experiment_id, position',
         [ids],
       ),
@@ -50,24 +50,24 @@ export class PgExperiments implements ExperimentsRepository {
 
   async get(ids: readonly number[]): Promise<(Experiment | undefined)[]> {
     if (ids.length === 0) return []
-    const found = new Map(this.hydrate(this.sql.rows<Row>(`${SELECT} WHERE e.id = ANY($1::bigint[]) ORDER BY e.id`, [ids])).map((e) => [e.id, e]))
+    const found = new Map((await this.hydrate(await this.sql.rows<Row>(`${SELECT} WHERE e.id = ANY($1::bigint[]) ORDER BY e.id`, [ids]))).map((e) => [e.id, e]))
     return ids.map((id) => found.get(id))
   }
 
   async list(status?: Status): Promise<Experiment[]> {
-    return this.hydrate(status ? this.sql.rows<Row>(`${SELECT} WHERE e.status = $1 ORDER BY e.id`, [status]) : this.sql.rows<Row>(`${SELECT} ORDER BY e.id`))
+    return await this.hydrate(status ? await this.sql.rows<Row>(`${SELECT} WHERE e.status = $1 ORDER BY e.id`, [status]) : await this.sql.rows<Row>(`${SELECT} ORDER BY e.id`))
   }
 
-  private writeParts(id: number, def: ExperimentDef): void {
+  private async writeParts(id: number, def: ExperimentDef): Promise<void> {
     const {sql} = this
-    sql.run('DELETE FROM experiment_products WHERE experiment_id = $1', [id])
-    sql.run('DELETE FROM arms WHERE experiment_id = $1', [id])
+    await sql.run('DELETE FROM experiment_products WHERE experiment_id = $1', [id])
+    await sql.run('DELETE FROM arms WHERE experiment_id = $1', [id])
     if (def.product_ids.length > 0) {
-      sql.run('INSERT INTO experiment_products (experiment_id, product_id, position) SELECT $1, product_id, ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(product_id, ord)', [id, def.product_ids])
+      await sql.run('INSERT INTO experiment_products (experiment_id, product_id, position) SELECT $1, product_id, ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(product_id, ord)', [id, def.product_ids])
     }
     if (def.arms.length > 0) {
       const a = def.arms
-      sql.run(
+      await sql.run(
         `INSERT INTO arms (experiment_id, arm_id, position, multiplier, usd_price_minor, products_json)
          SELECT $1, arm_id, ord - 1, multiplier, usd, products FROM unnest($2::text[], $3::float8[], $4::bigint[], $5::text[]) WITH ORDINALITY AS x(arm_id, multiplier, usd, products, ord)`,
         [id, a.map((x) => x.id), a.map((x) => x.multiplier), a.map((x) => x.usd_price_minor), a.map((x) => (x.products === null ? null : JSON.stringify(x.products)))],
@@ -76,25 +76,27 @@ export class PgExperiments implements ExperimentsRepository {
   }
 
   async insert(defs: readonly ExperimentDef[], now: string): Promise<number[]> {
-    return this.sql.tx(() =>
-      defs.map((def) => {
-        const [{id}] = this.sql.rows<{id: number}>(
+    return await this.sql.tx(async () => {
+      const ids: number[] = []
+      for (const def of defs) {
+        const [{id}] = await this.sql.rows<{id: number}>(
           `INSERT INTO experiments (name, type, status, allocation, audience_id, countries_json, seed, created_at, updated_at)
            VALUES ($1, $2, 'draft', $3, $4, $5, $6, $7, $7) RETURNING id`,
           [def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now],
         )
-        this.writeParts(id, def)
-        return id
-      }),
-    )
+        await this.writeParts(id, def)
+        ids.push(id)
+      }
+      return ids
+    })
   }
 
   async replace(id: number, def: ExperimentDef, now: string): Promise<void> {
-    this.sql.tx(() => {
-      this.sql.run('UPDATE experiments SET name = $1, type = $2, allocation = $3, audience_id = $4, countries_json = $5, seed = $6, updated_at = $7 WHERE id = $8', [
+    await this.sql.tx(async () => {
+      await this.sql.run('UPDATE experiments SET name = $1, type = $2, allocation = $3, audience_id = $4, countries_json = $5, seed = $6, updated_at = $7 WHERE id = $8', [
         def.name, def.type, def.allocation, def.audience_id, JSON.stringify(def.countries), def.seed, now, id,
       ])
-      this.writeParts(id, def)
+      await this.writeParts(id, def)
     })
   }
 
@@ -102,36 +104,36 @@ export class PgExperiments implements ExperimentsRepository {
     if (ids.length === 0) return
     // One statement, in id order (each row's write is recorded in the history in that order).
     if (status === 'running') {
-      this.sql.run("UPDATE experiments SET status = 'running', started_at = coalesce(started_at, $1), stopped_at = NULL, updated_at = $1 WHERE id = ANY($2::bigint[])", [now, ids])
+      await this.sql.run("UPDATE experiments SET status = 'running', started_at = coalesce(started_at, $1), stopped_at = NULL, updated_at = $1 WHERE id = ANY($2::bigint[])", [now, ids])
     } else {
-      this.sql.run('UPDATE experiments SET status = $1, stopped_at = $2, updated_at = $3 WHERE id = ANY($4::bigint[])', [status, status === 'stopped' ? now : null, now, ids])
+      await this.sql.run('UPDATE experiments SET status = $1, stopped_at = $2, updated_at = $3 WHERE id = ANY($4::bigint[])', [status, status === 'stopped' ? now : null, now, ids])
     }
   }
 
   async remove(ids: readonly number[]): Promise<void> {
-    if (ids.length > 0) this.sql.run('DELETE FROM experiments WHERE id = ANY($1::bigint[])', [ids])
+    if (ids.length > 0) await this.sql.run('DELETE FROM experiments WHERE id = ANY($1::bigint[])', [ids])
   }
 
   async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
     if (apiIds.length === 0) return new Map()
-    const rows = this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM audiences WHERE api_id = ANY($1::text[])', [apiIds])
+    const rows = await this.sql.rows<{api_id: string; id: number}>('SELECT api_id, id FROM audiences WHERE api_id = ANY($1::text[])', [apiIds])
     const found = new Map(rows.map((r) => [r.api_id, r.id]))
     return new Map(apiIds.flatMap((a) => (found.has(a) ? [[a, found.get(a)!] as const] : [])))
   }
 
   async productsByApiId(apiIds: readonly string[]): Promise<Map<string, ExperimentProduct>> {
     if (apiIds.length === 0) return new Map()
-    const rows = this.sql.rows<ExperimentProduct>(`SELECT ${PRODUCT} FROM products p WHERE p.api_id = ANY($1::text[])`, [apiIds])
+    const rows = await this.sql.rows<ExperimentProduct>(`SELECT ${PRODUCT} FROM products p WHERE p.api_id = ANY($1::text[])`, [apiIds])
     return new Map(rows.map((r) => [r.api_id, r]))
   }
 
   async productNamed(text: string): Promise<boolean> {
-    return this.sql.rows('SELECT 1 FROM products WHERE api_id = $1 OR name = $1 LIMIT 1', [text]).length > 0
+    return (await this.sql.rows('SELECT 1 FROM products WHERE api_id = $1 OR name = $1 LIMIT 1', [text])).length > 0
   }
 
   async runningOn(productIds: readonly number[], except: number): Promise<{id: number; name: string}[]> {
     if (productIds.length === 0) return []
-    return this.sql.rows<{id: number; name: string}>(
+    return await this.sql.rows<{id: number; name: string}>(
       `SELECT DISTINCT e.id, e.name FROM experiments e JOIN experiment_products ep ON ep.experiment_id = e.id
        WHERE e.status = 'running' AND e.id <> $1 AND ep.product_id = ANY($2::bigint[]) ORDER BY e.id`,
       [except, productIds],
@@ -139,48 +141,52 @@ export class PgExperiments implements ExperimentsRepository {
   }
 
   async recordExposure(x: Exposure): Promise<ExposureChange> {
-    return this.recordExposureSync(x)
+    return await this.recordExposureSync(x)
   }
 
-  recordExposureSync(x: Exposure): ExposureChange {
-    const [r] = this.sql.rows<{inserted: number; moved: number; previous: null | string}>(EXPOSE, [x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at])
+  async recordExposureSync(x: Exposure): Promise<ExposureChange> {
+    const [r] = await this.sql.rows<{inserted: number; moved: number; previous: null | string}>(EXPOSE, [x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at])
     if (r.inserted === 1) return {change: 'new'}
     if (r.moved === 1) return {change: 'moved', previous: r.previous ?? undefined}
     return {change: 'same'}
   }
 
   async recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
-    return this.chunk(() => exposures.map((x) => this.recordExposureSync(x)), exposures.length)
+    return await this.chunk(async () => {
+      const changes: ExposureChange[] = []
+      for (const x of exposures) changes.push(await this.recordExposureSync(x))
+      return changes
+    }, exposures.length)
   }
 
   async exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
     if (visitors.length === 0) return []
-    const rows = this.sql.rows<{arm_id: string; user_id: string}>('SELECT user_id, arm_id FROM exposures WHERE experiment_id = $1 AND user_id = ANY($2::text[])', [experimentId, visitors])
+    const rows = await this.sql.rows<{arm_id: string; user_id: string}>('SELECT user_id, arm_id FROM exposures WHERE experiment_id = $1 AND user_id = ANY($2::text[])', [experimentId, visitors])
     const arms = new Map(rows.map((r) => [r.user_id, r.arm_id]))
     return visitors.map((v) => arms.get(v))
   }
 
   async adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
     if (adoptions.length === 0) return
-    this.chunk(() => {
+    await this.chunk(async () => {
       for (const a of adoptions) {
         // The anonymous exposure moves to the user, or is dropped where the user has one.
-        const moved = this.sql.run(
+        const moved = await this.sql.run(
           `UPDATE exposures SET user_id = $1, anonymous = 0 WHERE experiment_id = $2 AND user_id = $3 AND anonymous = 1
            AND NOT EXISTS (SELECT 1 FROM exposures x WHERE x.experiment_id = $2 AND x.user_id = $1)`,
           [a.userId, a.experimentId, a.ip],
         )
-        if (moved === 0) this.sql.run('DELETE FROM exposures WHERE experiment_id = $1 AND user_id = $2 AND anonymous = 1', [a.experimentId, a.ip])
+        if (moved === 0) await this.sql.run('DELETE FROM exposures WHERE experiment_id = $1 AND user_id = $2 AND anonymous = 1', [a.experimentId, a.ip])
       }
     }, adoptions.length)
   }
 
   async armCounts(experimentId: number): Promise<Map<string, ArmCounts>> {
     const out = new Map<string, ArmCounts>()
-    for (const v of this.sql.rows<{arm_id: string; n: number}>('SELECT arm_id, count(*)::int AS n FROM exposures WHERE experiment_id = $1 GROUP BY arm_id', [experimentId])) {
+    for (const v of await this.sql.rows<{arm_id: string; n: number}>('SELECT arm_id, count(*)::int AS n FROM exposures WHERE experiment_id = $1 GROUP BY arm_id', [experimentId])) {
       out.set(v.arm_id, {conversions: 0, revenue_minor: 0, visitors: v.n})
     }
-    const conversions = this.sql.rows<{arm_id: string; conversions: number; revenue: number | string}>(
+    const conversions = await this.sql.rows<{arm_id: string; conversions: number; revenue: number | string}>(
       `SELECT arm_id, count(DISTINCT user_id)::int AS conversions, coalesce(sum(value), 0)::bigint AS revenue FROM (
         SELECT e.arm_id, e.user_id, coalesce(s.amount_usd_monthly_minor, s.amount_usd_minor, 0) AS value
           FROM exposures e JOIN subscriptions s ON s.user_id = e.user_id

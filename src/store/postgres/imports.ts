@@ -134,12 +134,13 @@ class PgImportWriter implements ImportWriter {
   private lastId: null | number = null
   private readonly copyDirect: string
   /** Deletes and pending partial updates of the kind (both rare), read again at each batch's start. */
-  private tombstones: Map<string, EventRef>
-  private pending: Map<string, PendingFields>
+  private tombstones = new Map<string, EventRef>()
+  private pending = new Map<string, PendingFields>()
   private readonly kind: Kind
   private readonly iProduct: number
   private readonly iTs: number
   private readonly iId: number
+  private ready?: Promise<void>
 
   constructor(
     private readonly sql: Sql,
@@ -155,8 +156,6 @@ class PgImportWriter implements ImportWriter {
     this.iTs = columns.indexOf('latest_event_timestamp')
     this.iId = columns.indexOf('latest_event_id')
     this.kind = table === 'charges' ? 'charge' : 'subscription'
-    this.tombstones = revenue.latestDeletesSync(this.kind)
-    this.pending = revenue.pendingSync(this.kind)
     this.stage = `pricectl_import_${table}`
     const cols = columns.join(', ')
     const set = columns.filter((c) => !['origin', 'origin_id', 'user_id'].includes(c))
@@ -207,24 +206,35 @@ class PgImportWriter implements ImportWriter {
     this.probe = `SELECT EXISTS (SELECT FROM unnest($1::text[], $2::text[], $3::text[]) AS k(user_id, origin, origin_id) CROSS JOIN LATERAL (
         SELECT FROM ${table} t WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id LIMIT 1) t) AS found`
     this.copyDirect = `COPY ${table} (${cols}) FROM STDIN`
+  }
+
+  /** A dry run's deletes and pending partial updates, and the staging table; a batch's staging table. */
+  private async stageTable(): Promise<void> {
+    if (this.dryRun) {
+      this.tombstones = await this.revenue.latestDeletesSync(this.kind)
+      this.pending = await this.revenue.pendingSync(this.kind)
+    }
     // The staging table: the import columns of the target, no constraints (the target checks them).
-    sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
-    const seen = table === 'subscriptions' ? ', NULL::bigint AS seen_trial_start, NULL::bigint AS seen_trial_end' : ''
-    sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${cols}${seen} FROM ${table} WITH NO DATA`)
+    await this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+    const seen = this.table === 'subscriptions' ? ', NULL::bigint AS seen_trial_start, NULL::bigint AS seen_trial_end' : ''
+    await this.sql.run(`CREATE TEMP TABLE ${this.stage} AS SELECT 0::int AS n, ${this.recordColumns.join(', ')}${seen} FROM ${this.table} WITH NO DATA`)
   }
 
   async writeChunk(rows: readonly (readonly unknown[])[], from = 0, to = rows.length): Promise<void> {
     if (from >= to) return
     const {counts, iId, iTs} = this
-    if (!this.open && !this.dryRun) {
+    if (this.dryRun) await (this.ready ??= this.stageTable())
+    else if (!this.open) {
       // A write transaction: the store's write lock, held until the batch commits (SQLite's BEGIN IMMEDIATE).
-      this.sql.begin()
+      await this.sql.begin()
       this.open = true
+      // The staging table on the batch's connection, made in its transaction (a batch rolled back takes it along).
+      await this.stageTable()
       // Single writes may have deleted records or kept partial updates since the last batch.
       this.tombstones = await this.revenue.latestDeletes(this.kind)
       this.pending = await this.revenue.pending(this.kind)
       if (this.clean !== false) {
-        const id = this.maxId()
+        const id = await this.maxId()
         this.clean = this.clean === undefined ? id === null : id === this.lastId
       }
     }
@@ -281,8 +291,8 @@ class PgImportWriter implements ImportWriter {
     const {counts} = this
     for (const pass of passes) {
       if (this.lost) return
-      if (!this.dryRun && !this.checkProducts(pass)) return
-      if (!this.dryRun && this.copyNew(pass, this.unseen(pass))) {
+      if (!this.dryRun && !await this.checkProducts(pass)) return
+      if (!this.dryRun && await this.copyNew(pass, this.unseen(pass))) {
         counts.inserted += pass.length
         continue
       }
@@ -291,18 +301,18 @@ class PgImportWriter implements ImportWriter {
       // (a TRUNCATE per pass took about half as long as the pass's merge on a re-run:
       // docs/postgres.md, "Import performance").
       if (this.staged + pass.length > STAGE_ROWS) {
-        this.sql.run(`TRUNCATE ${this.stage}`)
+        await this.sql.run(`TRUNCATE ${this.stage}`)
         this.staged = 0
       }
       const first = this.staged
       this.staged += pass.length
-      this.sql.copyFrom(
+      await this.sql.copyFrom(
         `COPY ${this.stage} (n, ${this.columns.join(', ')}) FROM STDIN`,
         pass.map((r, n) => `${first + n}\t${r.map((v) => copyValue(v)).join('\t')}`).join('\n') + '\n',
       )
-      const [r] = this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge, [first])
+      const [r] = await this.sql.rows<{inserted: number; slow: number[]; stale: number; total: number; upd: number[]; updated?: number}>(this.dryRun ? this.dryCount : this.merge, [first])
       const inserted = int(r.inserted)
-      const updated = this.dryRun ? int(r.updated) : r.upd.length > 0 ? this.sql.run(this.update, [r.upd]) : 0
+      const updated = this.dryRun ? int(r.updated) : r.upd.length > 0 ? await this.sql.run(this.update, [r.upd]) : 0
       const stale = int(r.stale)
       counts.inserted += inserted
       counts.updated += updated
@@ -324,7 +334,7 @@ class PgImportWriter implements ImportWriter {
    * dealt with by writeChunk, and keys are unique within a pass, so each row is an insert,
    * as the merge would have made it. False (nothing written) when a key has a record.
    */
-  private copyNew(pass: (readonly unknown[])[], unseen: boolean): boolean {
+  private async copyNew(pass: (readonly unknown[])[], unseen: boolean): Promise<boolean> {
     if (!unseen) {
       const users: unknown[] = []
       const origins: unknown[] = []
@@ -334,14 +344,14 @@ class PgImportWriter implements ImportWriter {
         origins.push(r[1])
         ids.push(r[2])
       }
-      const [found] = this.sql.rows<{found: boolean}>(this.probe, [users, origins, ids])
+      const [found] = await this.sql.rows<{found: boolean}>(this.probe, [users, origins, ids])
       if (found.found) return false
     }
     // In key order: the unique index takes its new entries leaf by leaf (about half the server
     // time of file order).
     const sorted = [...pass].sort(byKey)
     const n = this.recordColumns.length
-    this.sql.copyFrom(this.copyDirect, copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
+    await this.sql.copyFrom(this.copyDirect, copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
     return true
   }
 
@@ -358,8 +368,8 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** The target's largest id (null: it is empty). */
-  private maxId(): null | number {
-    const [r] = this.sql.rows<{id: null | number}>(`SELECT max(id) AS id FROM ${this.table}`)
+  private async maxId(): Promise<null | number> {
+    const [r] = await this.sql.rows<{id: null | number}>(`SELECT max(id) AS id FROM ${this.table}`)
     return r.id === null ? null : int(r.id)
   }
 
@@ -385,8 +395,8 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** The stored latest event and field order of a row's record; undefined when there is none. */
-  private stored(row: readonly unknown[]): (EventRef & {fe: FieldEvents | null}) | undefined {
-    const [r] = this.sql.rows<{field_events: null | string; id: string; timestamp: number}>(
+  private async stored(row: readonly unknown[]): Promise<(EventRef & {fe: FieldEvents | null}) | undefined> {
+    const [r] = await this.sql.rows<{field_events: null | string; id: string; timestamp: number}>(
       `SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${this.table} WHERE user_id = $1 AND origin = $2 AND origin_id = $3`,
       [row[0], row[1], row[2]],
     )
@@ -399,10 +409,10 @@ class PgImportWriter implements ImportWriter {
    * (pending entries only wait for records that do not): the usual path decides.
    */
   private async insertPending(row: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
-    if (this.stored(row) !== undefined) return false
+    if (await this.stored(row) !== undefined) return false
     this.counts.inserted++
     if (this.dryRun) return true
-    if (!this.checkProducts([row])) return true
+    if (!await this.checkProducts([row])) return true
     const writes = writesNewerThan(p.fields, event)
     const latest = laterEvent(p.latest, event)
     await this.revenue.save(this.table, [await this.merged(row, writes, latest)], [this.fieldOrder(event, latest, writes)])
@@ -414,7 +424,7 @@ class PgImportWriter implements ImportWriter {
 
   /** A row for a record partial updates wrote to: it becomes the base, the writes newer than it stay. */
   private async mergeRow(row: readonly unknown[], event: EventRef): Promise<void> {
-    const stored = this.stored(row)!
+    const stored = (await this.stored(row))!
     const verdict = judge(event, stored.fe!.base)
     if (verdict === 'apply') {
       const writes = writesNewerThan(stored.fe!.fields, event)
@@ -427,14 +437,14 @@ class PgImportWriter implements ImportWriter {
   }
 
   /** The products of rows not checked in this batch yet still exist; they are locked against deletion until the batch ends. */
-  private checkProducts(rows: readonly (readonly unknown[])[]): boolean {
+  private async checkProducts(rows: readonly (readonly unknown[])[]): Promise<boolean> {
     const fresh = new Set<number>()
     for (const r of rows) {
       const p = r[this.iProduct] as null | number
       if (p !== null && !this.batchProducts.has(p)) fresh.add(p)
     }
     if (fresh.size === 0) return true
-    const found = this.sql.rows<{id: number}>('SELECT id FROM products WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[...fresh]])
+    const found = await this.sql.rows<{id: number}>('SELECT id FROM products WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[...fresh]])
     for (const f of found) this.batchProducts.add(int(f.id))
     if (found.length !== fresh.size) this.lost = true
     return !this.lost
@@ -447,8 +457,8 @@ class PgImportWriter implements ImportWriter {
     if (!this.open) return true
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).
-    if (this.clean) this.lastId = this.maxId()
-    this.sql.commit()
+    if (this.clean) this.lastId = await this.maxId()
+    await this.sql.commit()
     this.open = false
     this.batchProducts.clear()
     return true
@@ -495,9 +505,9 @@ class PgImportWriter implements ImportWriter {
     if (this.closed) return
     this.closed = true
     try {
-      if (this.open) this.sql.rollback()
+      if (this.open) await this.sql.rollback()
       this.open = false
-      this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
+      await this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)
     } finally {
       this.dropExternal()
     }

@@ -13,54 +13,53 @@ export class PgKeys implements KeysRepository {
   }
 
   async insert(keys: readonly NewApiKey[]): Promise<(ApiKeyRow | undefined)[]> {
-    return await this.store.transaction(() =>
-      keys.map(
-        (k) =>
-          this.pg.query<ApiKeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`, [
-            k.name,
-            k.prefix,
-            k.hash,
-            k.created_at,
-          ])[0],
-      ),
-    )
+    return await this.store.transaction(async () => {
+      const rows: (ApiKeyRow | undefined)[] = []
+      for (const k of keys) {
+        const [row] = await this.pg.query<ApiKeyRow>(`INSERT INTO api_keys (name, prefix, hash, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`, [k.name, k.prefix, k.hash, k.created_at])
+        rows.push(row)
+      }
+      return rows
+    })
   }
 
   async list(status?: 'active' | 'revoked'): Promise<ApiKeyRow[]> {
     const where = status === 'active' ? 'WHERE revoked_at IS NULL' : status === 'revoked' ? 'WHERE revoked_at IS NOT NULL' : ''
-    return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY id`)
+    return await this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys ${where} ORDER BY id`)
   }
 
   async activeCount(): Promise<number> {
-    return this.pg.query<{n: number}>('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL')[0].n
+    return (await this.pg.query<{n: number}>('SELECT count(*) AS n FROM api_keys WHERE revoked_at IS NULL'))[0].n
   }
 
   async find(refs: readonly KeyRef[]): Promise<(ApiKeyRow | undefined)[]> {
-    return refs.map((r) => {
+    const rows: (ApiKeyRow | undefined)[] = []
+    for (const r of refs) {
       const [column, value] = 'id' in r ? ['id', r.id] : 'hash' in r ? ['hash', r.hash] : ['prefix', r.prefix]
-      return this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE ${column} = $1`, [value])[0]
-    })
+      rows.push((await this.pg.query<ApiKeyRow>(`SELECT ${COLUMNS} FROM api_keys WHERE ${column} = $1`, [value]))[0])
+    }
+    return rows
   }
 
   async revoke(ids: readonly number[], at: string): Promise<number> {
     if (ids.length === 0) return 0
-    return this.pg.run('UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL', [at, [...new Set(ids)]])
+    return await this.pg.run('UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL', [at, [...new Set(ids)]])
   }
 
   async activeByHash(hash: string): Promise<KeyCaller | undefined> {
-    return this.pg.query<KeyCaller>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash])[0]
+    return (await this.pg.query<KeyCaller>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash]))[0]
   }
 
   async recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {
     if (uses.length === 0) return true
-    if (this.pg.closed) return false
+    if (this.store.raw.closed) return false
     const last = [...new Map(uses)].sort((x, y) => x[0] - y[0]) // a key used twice keeps its last time, as one update after another would
     // One statement on its own (its own transaction), without the store's write lock: it
     // touches the keys' rows only, and commits no catalog change (the catalog version stays,
     // so no instance reloads its catalog for it). A row another writer holds is not waited
     // for beyond the busy timeout (the server's: at once): false, tried again at the next flush.
     try {
-      this.pg.run('UPDATE api_keys AS k SET last_used_at = u.at FROM unnest($1::bigint[], $2::text[]) AS u(id, at) WHERE k.id = u.id', [
+      await this.pg.run('UPDATE api_keys AS k SET last_used_at = u.at FROM unnest($1::bigint[], $2::text[]) AS u(id, at) WHERE k.id = u.id', [
         last.map(([id]) => id),
         last.map(([, at]) => at),
       ])

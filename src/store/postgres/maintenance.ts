@@ -17,17 +17,17 @@ export type PgStoreInfo = {
  * its schema version, the row counts of `counted`, and the size of its tables (indexes and
  * TOAST included; the database may hold other schemas).
  */
-export function pgStoreInfo(store: PgStore, counted: readonly string[]): PgStoreInfo {
+export async function pgStoreInfo(store: PgStore, counted: readonly string[]): Promise<PgStoreInfo> {
   const pg = store.pg
-  const version = pgSchemaVersion(pg)
-  const [about] = pg.query<{database: string; schema: string; server_version: string; size_bytes: number}>(
+  const version = await pgSchemaVersion(pg)
+  const [about] = await pg.query<{database: string; schema: string; server_version: string; size_bytes: number}>(
     `SELECT current_database() AS database, current_schema() AS schema, current_setting('server_version') AS server_version,
        coalesce((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                  WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')), 0)::bigint AS size_bytes`,
   )
   const counts: Record<string, number> = {}
   if (version > 0) {
-    const [row] = pg.query<Record<string, number>>(`SELECT ${counted.map((t) => `(SELECT count(*) FROM ${t}) AS ${t}`).join(', ')}`)
+    const [row] = await pg.query<Record<string, number>>(`SELECT ${counted.map((t) => `(SELECT count(*) FROM ${t}) AS ${t}`).join(', ')}`)
     for (const t of counted) counts[t] = row[t]
   }
   return {...about, counts, version}
@@ -44,12 +44,12 @@ export type PgCheck = {foreign_key_violations: number; integrity: string; ok: bo
  * - each identity column's sequence is past the largest id (else the next insert fails);
  * - the pricectl mark, the data-version row, and the schema version is this pricectl's.
  */
-export function checkPgStore(store: PgStore): PgCheck {
+export async function checkPgStore(store: PgStore): Promise<PgCheck> {
   const pg = store.pg
-  const version = pgSchemaVersion(pg)
+  const version = await pgSchemaVersion(pg)
   const problems: string[] = []
   let violations = 0
-  const fks = pg.query<{child: string; child_cols: string[]; name: string; parent: string; parent_cols: string[]}>(
+  const fks = await pg.query<{child: string; child_cols: string[]; name: string; parent: string; parent_cols: string[]}>(
     `SELECT con.conname AS name, ch.relname AS child, pa.relname AS parent,
        array(SELECT a.attname::text FROM unnest(con.conkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n ORDER BY k.i) AS child_cols,
        array(SELECT a.attname::text FROM unnest(con.confkey) WITH ORDINALITY k(n, i) JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n ORDER BY k.i) AS parent_cols
@@ -60,35 +60,35 @@ export function checkPgStore(store: PgStore): PgCheck {
   for (const fk of fks) {
     const notNull = fk.child_cols.map((c) => `c.${q(c)} IS NOT NULL`).join(' AND ')
     const match = fk.child_cols.map((c, i) => `p.${q(fk.parent_cols[i])} = c.${q(c)}`).join(' AND ')
-    const [{n}] = pg.query<{n: number}>(`SELECT count(*) AS n FROM ${q(fk.child)} c WHERE ${notNull} AND NOT EXISTS (SELECT 1 FROM ${q(fk.parent)} p WHERE ${match})`)
+    const [{n}] = await pg.query<{n: number}>(`SELECT count(*) AS n FROM ${q(fk.child)} c WHERE ${notNull} AND NOT EXISTS (SELECT 1 FROM ${q(fk.parent)} p WHERE ${match})`)
     if (n > 0) {
       violations += n
       problems.push(`${n} row(s) of ${fk.child} break ${fk.name}`)
     }
   }
-  for (const c of pg.query<{name: string; tbl: string}>(
+  for (const c of await pg.query<{name: string; tbl: string}>(
     `SELECT con.conname AS name, cl.relname AS tbl FROM pg_constraint con JOIN pg_class cl ON cl.oid = con.conrelid JOIN pg_namespace n ON n.oid = cl.relnamespace
      WHERE n.nspname = current_schema() AND NOT con.convalidated ORDER BY 1`,
   )) {
     problems.push(`constraint ${c.name} of ${c.tbl} is not validated`)
   }
-  for (const i of pg.query<{name: string}>(
+  for (const i of await pg.query<{name: string}>(
     `SELECT ic.relname AS name FROM pg_index x JOIN pg_class ic ON ic.oid = x.indexrelid JOIN pg_namespace n ON n.oid = ic.relnamespace
      WHERE n.nspname = current_schema() AND NOT x.indisvalid ORDER BY 1`,
   )) {
     problems.push(`index ${i.name} is invalid (REINDEX it)`)
   }
-  for (const s of pg.query<{col: string; seq: string; tbl: string}>(
+  for (const s of await pg.query<{col: string; seq: string; tbl: string}>(
     `SELECT c.relname AS tbl, a.attname AS col, pg_get_serial_sequence(quote_ident(c.relname), a.attname) AS seq
      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = current_schema() AND a.attidentity <> '' AND c.relkind = 'r' ORDER BY 1`,
   )) {
-    const [{behind}] = pg.query<{behind: boolean}>(
+    const [{behind}] = await pg.query<{behind: boolean}>(
       `SELECT coalesce((SELECT max(${q(s.col)}) FROM ${q(s.tbl)}) > (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM ${s.seq}), false) AS behind`,
     )
     if (behind) problems.push(`the id sequence of ${s.tbl} is behind its largest ${s.col} (run: SELECT setval('${s.seq}', (SELECT max(${s.col}) FROM ${s.tbl})))`)
   }
-  const [meta] = pg.query<{mark: null | string; versions: number}>(
+  const [meta] = await pg.query<{mark: null | string; versions: number}>(
     `SELECT (SELECT value FROM pricectl_meta WHERE key = 'store') AS mark, (SELECT count(*) FROM pricectl_data_version WHERE id = 1) AS versions`,
   )
   if (meta.mark !== 'pricectl') problems.push('the pricectl mark is missing from pricectl_meta')

@@ -1,10 +1,10 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
-import type {PgSync} from './client.js'
+import type {PgConn} from './client.js'
 import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL, PG_V6_SQL, PG_V7_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
-export type PgMigration = {name: string; up: (pg: PgSync) => void; version: number}
+export type PgMigration = {name: string; up: (pg: PgConn) => Promise<void>; version: number}
 
 /**
  * Versioned migrations of the PostgreSQL adapter, with SQLite's version numbers
@@ -15,52 +15,52 @@ export type PgMigration = {name: string; up: (pg: PgSync) => void; version: numb
 export const PG_MIGRATIONS: PgMigration[] = [
   {
     name: 'initial schema',
-    up(pg) {
-      pg.exec(PG_V1_SQL)
-      seedDefaultsPg(pg)
+    async up(pg) {
+      await pg.exec(PG_V1_SQL)
+      await seedDefaultsPg(pg)
     },
     version: 1,
   },
   {
     name: 'currency exponents recorded per store; gateway currency rule overrides',
-    up(pg) {
-      pg.exec(PG_V2_SQL)
-      recordExponentsPg(pg)
+    async up(pg) {
+      await pg.exec(PG_V2_SQL)
+      await recordExponentsPg(pg)
     },
     version: 2,
   },
   {
     name: 'change history: changes and change_rows (docs/history.md)',
-    up(pg) {
-      pg.exec(PG_V3_SQL)
+    async up(pg) {
+      await pg.exec(PG_V3_SQL)
     },
     version: 3,
   },
   {
     name: 'revenue events in any order: field order per record, pending partial updates (docs/revenue.md)',
-    up(pg) {
-      pg.exec(PG_V4_SQL)
+    async up(pg) {
+      await pg.exec(PG_V4_SQL)
     },
     version: 4,
   },
   {
     name: 'subscription history: one row per event a subscription took (docs/revenue.md)',
-    up(pg) {
-      pg.exec(PG_V5_SQL)
+    async up(pg) {
+      await pg.exec(PG_V5_SQL)
     },
     version: 5,
   },
   {
     name: 'tax: charges keep gross, tax and net; subscriptions and their history keep their tax (docs/revenue.md)',
-    up(pg) {
-      pg.exec(PG_V6_SQL)
+    async up(pg) {
+      await pg.exec(PG_V6_SQL)
     },
     version: 6,
   },
   {
     name: 'tax in prices: operator tax rates, tax behaviour of the store, countries and products (docs/tax.md)',
-    up(pg) {
-      pg.exec(PG_V7_SQL)
+    async up(pg) {
+      await pg.exec(PG_V7_SQL)
     },
     version: 7,
   },
@@ -72,15 +72,15 @@ export const PG_SCHEMA_VERSION = PG_MIGRATIONS.at(-1)!.version
 const MIGRATE_LOCK = 0x7063_6d67 // "pcmg"
 
 /** The schema version of the store on this connection: 0 before the first migration. */
-export function pgSchemaVersion(pg: PgSync): number {
-  return Number(pgMeta(pg, 'schema_version') ?? 0)
+export async function pgSchemaVersion(pg: PgConn): Promise<number> {
+  return Number(await pgMeta(pg, 'schema_version') ?? 0)
 }
 
 /** A value of pricectl_meta; undefined when the table or the key is missing (a database pricectl never opened). */
-export function pgMeta(pg: PgSync, key: string): string | undefined {
-  const [{exists}] = pg.query<{exists: boolean}>(`SELECT to_regclass('pricectl_meta') IS NOT NULL AS exists`)
+export async function pgMeta(pg: PgConn, key: string): Promise<string | undefined> {
+  const [{exists}] = await pg.query<{exists: boolean}>(`SELECT to_regclass('pricectl_meta') IS NOT NULL AS exists`)
   if (!exists) return undefined
-  return pg.query<{value: string}>('SELECT value FROM pricectl_meta WHERE key = $1', [key])[0]?.value
+  return (await pg.query<{value: string}>('SELECT value FROM pricectl_meta WHERE key = $1', [key]))[0]?.value
 }
 
 export function checkNotNewerPg(version: number, shown: string): void {
@@ -94,38 +94,38 @@ export function checkNotNewerPg(version: number, shown: string): void {
  * several processes open a new store at once: the runner holds a session advisory lock
  * (per schema), and reads the version again once it has it, so the others find the work done.
  */
-export function migratePg(pg: PgSync, shown = 'the store'): {from: number; to: number} {
-  const from = pgSchemaVersion(pg)
+export async function migratePg(pg: PgConn, shown = 'the store'): Promise<{from: number; to: number}> {
+  const from = await pgSchemaVersion(pg)
   checkNotNewerPg(from, shown)
   if (from === SCHEMA_VERSION) return {from, to: from}
   // Wait as long as another process's migration takes (the connection's lock_timeout is for writers).
-  const [{timeout}] = pg.query<{timeout: string}>(`SELECT current_setting('lock_timeout') AS timeout`)
-  pg.exec('SET lock_timeout = 0')
-  pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
+  const [{timeout}] = await pg.query<{timeout: string}>(`SELECT current_setting('lock_timeout') AS timeout`)
+  await pg.exec('SET lock_timeout = 0')
+  await pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
   try {
-    pg.exec('BEGIN')
-    pg.exec(PG_META_SQL)
-    pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING`)
-    pg.exec('COMMIT')
-    const current = pgSchemaVersion(pg)
+    await pg.exec('BEGIN')
+    await pg.exec(PG_META_SQL)
+    await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING`)
+    await pg.exec('COMMIT')
+    const current = await pgSchemaVersion(pg)
     checkNotNewerPg(current, shown)
     for (const m of PG_MIGRATIONS) {
       if (m.version <= current) continue
-      pg.exec('BEGIN')
+      await pg.exec('BEGIN')
       try {
-        m.up(pg)
-        pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
-        pg.exec('COMMIT')
+        await m.up(pg)
+        await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+        await pg.exec('COMMIT')
       } catch (error) {
         try {
-          pg.exec('ROLLBACK')
+          await pg.exec('ROLLBACK')
         } catch {}
         throw new OperationalError(`migrating ${shown} to schema version ${m.version} (${m.name}) failed: ${(error as Error).message}; nothing of that version was applied`)
       }
     }
   } finally {
-    pg.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
-    pg.query(`SELECT set_config('lock_timeout', $1, false)`, [timeout])
+    await pg.query('SELECT pg_advisory_unlock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
+    await pg.query(`SELECT set_config('lock_timeout', $1, false)`, [timeout])
   }
   return {from, to: SCHEMA_VERSION}
 }

@@ -1,5 +1,5 @@
 import {OperationalError} from '../../errors.js'
-import {connectPg, PgError, type PgSync, redactUrl, urlStatementTimeout} from './client.js'
+import {connectPg, type PgClient, type PgConn, PgError, redactUrl, urlStatementTimeout} from './client.js'
 import {checkNotNewerPg, migratePg, pgMeta, pgSchemaVersion} from './migrations.js'
 import {loadExponentsPg} from './seed.js'
 import {PgStore} from './store.js'
@@ -50,49 +50,56 @@ export function connectError(error: unknown, url: string): OperationalError {
  * Open the store in the database (and schema: `?options=-c search_path=NAME`) a postgres://
  * URL names. Only an empty schema or a pricectl store is opened: a database holding other
  * tables and no pricectl mark is refused before anything is written. A new store is
- * migrated at once; an older one when `migrate` is not false.
+ * migrated at once; an older one when `migrate` is not false. The checks run with the first
+ * statement (the store opens without a round trip); every statement fails with their error.
  */
 export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
-  const shown = redactUrl(url)
   const pg = connectPg(url)
+  const bare = connectPg(url)
+  const opened = opening(pg, bare, url, options)
+  pg.whenOpen(opened)
+  bare.whenOpen(opened)
+  return new PgStore(pg, bare, url, options.readOnly ? 'it is opened for reading only' : undefined)
+}
+
+/** The store's checks, migrations and session settings, on the transactions' client (the other one is given the settings for its first connection). */
+async function opening(client: PgClient, bare: PgClient, url: string, options: PgOpenOptions): Promise<void> {
+  const shown = redactUrl(url)
+  const direct = client.direct
+  const pg = {...direct, set: async (name: string, value: string) => {
+    await direct.set(name, value)
+    bare.remember(name, value)
+  }}
+  let found: {mark: null | string; tables: number}
   try {
-    let found: {mark: null | string; tables: number}
-    try {
-      const [{tables}] = pg.query<{tables: number}>('SELECT count(*) AS tables FROM pg_catalog.pg_tables WHERE schemaname = current_schema()')
-      found = {mark: pgMeta(pg, 'store') ?? null, tables}
-    } catch (error) {
-      throw connectError(error, url)
-    }
-    if (found.mark !== 'pricectl' && found.tables > 0 && !(found.mark === null && isHalfMade(pg))) {
-      throw new OperationalError(
-        `${shown} holds ${found.tables} table(s) and no pricectl store: pass --db with an empty database (or another schema: ?options=-c%20search_path%3DNAME)`,
-      )
-    }
-    if (options.readOnly) {
-      if (found.mark !== 'pricectl') throw new OperationalError(`${shown} holds no pricectl store yet`)
-      pg.exec('SET default_transaction_read_only = on')
-      checkNotNewerPg(pgSchemaVersion(pg), shown)
-      loadExponentsPg(pg, {readonly: true})
-      return new PgStore(pg, url, 'it is opened for reading only')
-    }
-    pg.exec('SET lock_timeout = 10000')
-    const version = found.mark === 'pricectl' ? pgSchemaVersion(pg) : 0
-    checkNotNewerPg(version, shown)
-    if ((options.migrate ?? true) || version === 0) migratePg(pg, shown)
-    if (pgSchemaVersion(pg) >= 2) loadExponentsPg(pg)
-    // After the migrations, which may take longer. The client drops a connection whose statement
-    // is unanswered a second past it: a half-open connection is noticed (client-worker.ts).
-    if (options.statementTimeoutMs !== undefined && urlStatementTimeout(url) === undefined) pg.query("SELECT set_config('statement_timeout', $1, false)", [String(Math.max(0, Math.floor(options.statementTimeoutMs)))])
-    return new PgStore(pg, url)
+    const [{tables}] = await pg.query<{tables: number}>('SELECT count(*) AS tables FROM pg_catalog.pg_tables WHERE schemaname = current_schema()')
+    found = {mark: (await pgMeta(pg, 'store')) ?? null, tables}
   } catch (error) {
-    pg.close()
-    throw error
+    throw connectError(error, url)
   }
+  if (found.mark !== 'pricectl' && found.tables > 0 && !(found.mark === null && (await isHalfMade(pg)))) {
+    throw new OperationalError(`${shown} holds ${found.tables} table(s) and no pricectl store: pass --db with an empty database (or another schema: ?options=-c%20search_path%3DNAME)`)
+  }
+  if (options.readOnly) {
+    if (found.mark !== 'pricectl') throw new OperationalError(`${shown} holds no pricectl store yet`)
+    await pg.set('default_transaction_read_only', 'on')
+    checkNotNewerPg(await pgSchemaVersion(pg), shown)
+    await loadExponentsPg(pg, {readonly: true})
+    return
+  }
+  await pg.set('lock_timeout', '10000')
+  const version = found.mark === 'pricectl' ? await pgSchemaVersion(pg) : 0
+  checkNotNewerPg(version, shown)
+  if ((options.migrate ?? true) || version === 0) await migratePg(pg, shown)
+  if ((await pgSchemaVersion(pg)) >= 2) await loadExponentsPg(pg)
+  // After the migrations, which may take longer. The client drops a connection whose statement
+  // is unanswered a second past it: a half-open connection is noticed (client.ts).
+  if (options.statementTimeoutMs !== undefined && urlStatementTimeout(url) === undefined) await pg.set('statement_timeout', String(Math.max(0, Math.floor(options.statementTimeoutMs))))
 }
 
 /** A schema whose only tables are the adapter's own (a first migration that failed or is under way elsewhere). */
-function isHalfMade(pg: PgSync): boolean {
-  const [row] = pg.query<{n: number}>(
+async function isHalfMade(pg: PgConn): Promise<boolean> {
+  const [row] = await pg.query<{n: number}>(
     `SELECT count(*) AS n FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename NOT IN ('pricectl_meta', 'pricectl_data_version')`,
   )
   return row.n === 0

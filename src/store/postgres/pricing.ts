@@ -62,10 +62,10 @@ export class PgPricing implements PricingRepository {
   }
 
   /** Answers in input order: `sql` selects the input position (1-based) first, then the row. */
-  private byPosition<R extends unknown[], T>(sql: string, keys: readonly string[], map: (row: R) => T): (T | undefined)[] {
+  private async byPosition<R extends unknown[], T>(sql: string, keys: readonly string[], map: (row: R) => T): Promise<(T | undefined)[]> {
     const out = new Array<T | undefined>(keys.length).fill(undefined)
     if (keys.length === 0) return out
-    for (const row of this.pg.queryArrays<[number, ...unknown[]]>(sql, [keys])) out[row[0] - 1] = map(row.slice(1) as R)
+    for (const row of await this.pg.queryArrays<[number, ...unknown[]]>(sql, [keys])) out[row[0] - 1] = map(row.slice(1) as R)
     return out
   }
 
@@ -74,37 +74,37 @@ export class PgPricing implements PricingRepository {
   }
 
   async loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
-    return this.lockRows(keys, lockFromRow)
+    return await this.lockRows(keys, lockFromRow)
   }
 
   async loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
-    return this.lockRows(keys, lockFingerprint)
+    return await this.lockRows(keys, lockFingerprint)
   }
 
   /** The locks rows of these keys, each mapped (loadLocks, loadLockFingerprints). */
-  private lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined): (T | undefined)[] {
+  private async lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined): Promise<(T | undefined)[]> {
     const store = this.store
     let found: (T | undefined)[]
     if (keys.length > 0 && store.unbegunRead) {
       // The first read of a read transaction (a locked user's price): on its own, no BEGIN and COMMIT.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      for (const row of store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = map(row.slice(1) as LockRow)
+      for (const row of await store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = map(row.slice(1) as LockRow)
     } else if (keys.length > 0 && store.writingLocks && store.owes) {
       // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      const [rows] = store.send(LOAD_LOCKS(`ARRAY[${keys.map(literal).join(', ')}]::text[]`))
+      const [rows] = await store.send(LOAD_LOCKS(`ARRAY[${keys.map(literal).join(', ')}]::text[]`))
       for (const row of rows) {
         const values = Object.values(row) as [number, ...unknown[]]
         found[values[0] - 1] = map(values.slice(1) as LockRow)
       }
-    } else found = this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
+    } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
     // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
   }
 
   async loadAnonymousLocks(ips: readonly string[]): Promise<(Lock | undefined)[]> {
-    return this.byPosition<LockRow, Lock | undefined>(
+    return await this.byPosition<LockRow, Lock | undefined>(
       `SELECT k.n, l.* FROM unnest($1::text[]) WITH ORDINALITY AS k(ip, n)
        CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM locks WHERE anonymous = 1 AND ip = k.ip ORDER BY created_at, lock_key LIMIT 1) AS l`,
       ips,
@@ -120,7 +120,7 @@ export class PgPricing implements PricingRepository {
     }
     const store = this.store
     if (!store.claiming) {
-      this.upsert(locks)
+      await this.upsert(locks)
       return
     }
     // A lock read as absent is claimed: written only when no other writer (another server, a
@@ -136,8 +136,8 @@ export class PgPricing implements PricingRepository {
     }
     if (claims.length > 0) {
       // In a lock-writing transaction the claim goes past the guard (it is no read), after its BEGIN.
-      if (store.owes) store.send()
-      const won = store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
+      if (store.owes) await store.send()
+      const won = await store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
       if (won.length < claims.length) {
         const got = new Set(won.map(([k]) => k))
         store.lostClaim(claims.filter((l) => !got.has(l.lock_key)).map((l) => l.lock_key))
@@ -147,12 +147,12 @@ export class PgPricing implements PricingRepository {
         store.claimed.add(l.lock_key)
       }
     }
-    if (changes.length > 0) this.upsert(changes)
+    if (changes.length > 0) await this.upsert(changes)
   }
 
   /** Insert new locks, and update existing ones (created_at kept): a write transaction's locks not read as absent. */
-  private upsert(locks: readonly Lock[]): void {
-    this.pg.run(
+  private async upsert(locks: readonly Lock[]): Promise<void> {
+    await this.pg.run(
       `INSERT INTO locks (${COLUMNS}) ${ROWS}
        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
@@ -163,11 +163,11 @@ export class PgPricing implements PricingRepository {
 
   async deleteLocks(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return
-    this.pg.run('DELETE FROM locks WHERE lock_key = ANY($1::text[])', [keys])
+    await this.pg.run('DELETE FROM locks WHERE lock_key = ANY($1::text[])', [keys])
   }
 
   async userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
-    return this.byPosition<[null | string], string | undefined>(
+    return await this.byPosition<[null | string], string | undefined>(
       'SELECT k.n, u.country FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n) JOIN users u ON u.user_id = k.id',
       userIds,
       ([c]) => c ?? undefined,
@@ -190,7 +190,7 @@ export class PgPricing implements PricingRepository {
        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`)
       return
     }
-    this.pg.run(
+    await this.pg.run(
       `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
        ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`,
       [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)],
@@ -199,25 +199,25 @@ export class PgPricing implements PricingRepository {
 
   async user(userId: string): Promise<undefined | User> {
     // The anonymous lock first: it is the id's current quote (a users row for an IP is left by an adoption).
-    const [visitor] = this.pg.query<{country: string; created_at: string; updated_at: string}>(
+    const [visitor] = await this.pg.query<{country: string; created_at: string; updated_at: string}>(
       'SELECT country, created_at, updated_at FROM locks WHERE lock_key = $1 AND anonymous = 1',
       [userId],
     )
     if (visitor) return {...visitor, user_id: userId}
-    return this.pg.query<User>('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = $1', [userId])[0]
+    return (await this.pg.query<User>('SELECT user_id, country, created_at, updated_at FROM users WHERE user_id = $1', [userId]))[0]
   }
 
   async userHasRevenue(userId: string): Promise<boolean> {
-    return this.pg.query('SELECT 1 FROM subscriptions WHERE user_id = $1 UNION ALL SELECT 1 FROM charges WHERE user_id = $1 LIMIT 1', [userId]).length > 0
+    return (await this.pg.query('SELECT 1 FROM subscriptions WHERE user_id = $1 UNION ALL SELECT 1 FROM charges WHERE user_id = $1 LIMIT 1', [userId])).length > 0
   }
 
   async catalogVersion(): Promise<number> {
-    return this.store.dataVersion()
+    return await this.store.dataVersion()
   }
 
   async catalogSnapshot(): Promise<PricingProduct[]> {
     // One round trip for the four reads, in one snapshot when the caller has a transaction open.
-    const [rows, prices, gateways, plans] = this.pg.exec(
+    const [rows, prices, gateways, plans] = await this.pg.exec(
       `SELECT id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id FROM products ORDER BY api_id;
        SELECT product_id, country, currency, amount_minor AS "amountMinor" FROM country_prices ORDER BY product_id, country;
        SELECT DISTINCT product_id, CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations ORDER BY product_id, g;
@@ -239,16 +239,16 @@ export class PgPricing implements PricingRepository {
   }
 
   async productRow(apiId: string): Promise<ProductRow | undefined> {
-    return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = $1`, [apiId])[0]
+    return (await this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE api_id = $1`, [apiId]))[0]
   }
 
   async productRowById(id: number): Promise<ProductRow | undefined> {
-    return this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE id = $1`, [id])[0]
+    return (await this.pg.query<ProductRow>(`SELECT ${PRODUCT} FROM products WHERE id = $1`, [id]))[0]
   }
 
   async integrationMatches(types: readonly string[], ref: string): Promise<IntegrationMatch[]> {
     if (types.length === 0) return []
-    return this.pg.query<IntegrationMatch>(
+    return await this.pg.query<IntegrationMatch>(
       `SELECT p.id, p.api_id, p.name, p.base_px_minor, p.interval, p.interval_count, p.min_px_minor, p.max_px_minor, p.baseline_id,
          pi.type AS i_type, pi.interval AS i_interval, pi.interval_count AS i_count
        FROM product_integrations pi JOIN products p ON p.id = pi.product_id
@@ -260,15 +260,15 @@ export class PgPricing implements PricingRepository {
   async product(apiId: string): Promise<PricingProduct | undefined> {
     const row = await this.productRow(apiId)
     if (!row) return undefined
-    const prices = this.pg.query<PricingProduct['countryPrices'][number]>(
+    const prices = await this.pg.query<PricingProduct['countryPrices'][number]>(
       'SELECT country, currency, amount_minor AS "amountMinor" FROM country_prices WHERE product_id = $1 ORDER BY country',
       [row.id],
     )
-    const gateways = this.pg.queryArrays<[string]>(
+    const gateways = await this.pg.queryArrays<[string]>(
       `SELECT DISTINCT CASE type WHEN 'gateway_a_with_interval' THEN 'gateway_a' ELSE type END AS g FROM product_integrations WHERE product_id = $1 ORDER BY g`,
       [row.id],
     )
-    const plans = this.pg.queryArrays<[string]>(
+    const plans = await this.pg.queryArrays<[string]>(
       `SELECT currency FROM product_integrations WHERE product_id = $1 AND type = 'gateway_d' AND currency IS NOT NULL ORDER BY position`,
       [row.id],
     )
@@ -276,14 +276,14 @@ export class PgPricing implements PricingRepository {
   }
 
   async productApiId(id: number): Promise<string | undefined> {
-    return this.pg.query<{api_id: string}>('SELECT api_id FROM products WHERE id = $1', [id])[0]?.api_id
+    return (await this.pg.query<{api_id: string}>('SELECT api_id FROM products WHERE id = $1', [id]))[0]?.api_id
   }
 
   async productApiIds(): Promise<string[]> {
-    return this.pg.queryArrays<[string]>('SELECT api_id FROM products ORDER BY api_id').map(([a]) => a)
+    return (await this.pg.queryArrays<[string]>('SELECT api_id FROM products ORDER BY api_id')).map(([a]) => a)
   }
 
   async pricedCountries(): Promise<string[]> {
-    return this.pg.queryArrays<[string]>('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY 1').map(([c]) => c)
+    return (await this.pg.queryArrays<[string]>('SELECT country FROM country_prices UNION SELECT country FROM localization_factors ORDER BY 1')).map(([c]) => c)
   }
 }

@@ -63,7 +63,7 @@ export class PgRevenue implements RevenueRepository {
 
   async rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
     if (keys.length === 0) return []
-    const found = this.sql.rows<RowOf<T> & {n: number}>(
+    const found = await this.sql.rows<RowOf<T> & {n: number}>(
       `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
     )
@@ -74,7 +74,7 @@ export class PgRevenue implements RevenueRepository {
 
   async fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
     if (keys.length === 0) return []
-    const found = this.sql.rows<{field_events: null | string; n: number}>(
+    const found = await this.sql.rows<{field_events: null | string; n: number}>(
       `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
     )
@@ -93,7 +93,7 @@ export class PgRevenue implements RevenueRepository {
       const fe = fieldEvents?.[i]
       last.set(JSON.stringify([v.user_id, v.origin, v.origin_id]), {...v, field_events: fe ? writesJson(fe) : null})
     })
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO ${table} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM jsonb_populate_recordset(NULL::${table}, $1::jsonb)
        ON CONFLICT (user_id, origin, origin_id) DO UPDATE SET ${set.map((c) => `${c} = excluded.${c}`).join(', ')}`,
       [JSON.stringify([...last.values()])],
@@ -101,12 +101,12 @@ export class PgRevenue implements RevenueRepository {
   }
 
   async pending(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
-    return this.pendingSync(kind, keys)
+    return await this.pendingSync(kind, keys)
   }
 
-  pendingSync(kind: Kind, keys?: readonly string[]): Map<string, PendingFields> {
+  async pendingSync(kind: Kind, keys?: readonly string[]): Promise<Map<string, PendingFields>> {
     if (keys && keys.length === 0) return new Map()
-    const rows = this.sql.rows<{pending: string; record_key: string}>(
+    const rows = await this.sql.rows<{pending: string; record_key: string}>(
       `SELECT record_key, pending FROM pending_fields WHERE kind = $1${keys ? ' AND record_key = ANY($2::text[])' : ''}`,
       keys ? [kind, keys] : [kind],
     )
@@ -120,35 +120,35 @@ export class PgRevenue implements RevenueRepository {
     for (const [k, p] of entries) last.set(k, p)
     const drop = [...last].filter(([, p]) => p === null).map(([k]) => k)
     const keep = [...last].filter((e): e is [string, PendingFields] => e[1] !== null)
-    const write = () => {
-      if (drop.length > 0) this.sql.run('DELETE FROM pending_fields WHERE kind = $1 AND record_key = ANY($2::text[])', [kind, drop])
+    const write = async () => {
+      if (drop.length > 0) await this.sql.run('DELETE FROM pending_fields WHERE kind = $1 AND record_key = ANY($2::text[])', [kind, drop])
       if (keep.length > 0) {
-        this.sql.run(
+        await this.sql.run(
           `INSERT INTO pending_fields (kind, record_key, pending) SELECT $1, k, p FROM unnest($2::text[], $3::text[]) AS x(k, p)
            ON CONFLICT (kind, record_key) DO UPDATE SET pending = excluded.pending`,
           [kind, keep.map(([k]) => k), keep.map(([, p]) => writesJson(p))],
         )
       }
     }
-    if (drop.length > 0 && keep.length > 0 && !this.sql.inTransaction()) this.sql.tx(write)
-    else write()
+    if (drop.length > 0 && keep.length > 0 && !this.sql.inTransaction()) await this.sql.tx(write)
+    else await write()
   }
 
   async remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
     if (keys.length === 0) return
-    this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
+    await this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
       JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id}))),
     ])
   }
 
   async appliedEvents(ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set()
-    return new Set(this.sql.rows<{event_id: string}>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [ids]).map((r) => r.event_id))
+    return new Set((await this.sql.rows<{event_id: string}>('SELECT event_id FROM events WHERE event_id = ANY($1::text[])', [ids])).map((r) => r.event_id))
   }
 
   async logEvents(events: readonly LoggedEvent[], appliedAt: string): Promise<void> {
     if (events.length === 0) return
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO events (event_id, kind, action, record_key, "timestamp", applied_at)
        SELECT id, kind, action, key, ts, $6 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[]) AS x(id, kind, action, key, ts)`,
       [events.map((e) => e.event.id), events.map((e) => e.kind), events.map((e) => e.action), events.map((e) => e.key), events.map((e) => e.event.timestamp), appliedAt],
@@ -156,12 +156,12 @@ export class PgRevenue implements RevenueRepository {
   }
 
   async latestDeletes(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
-    return this.latestDeletesSync(kind, keys)
+    return await this.latestDeletesSync(kind, keys)
   }
 
-  latestDeletesSync(kind: Kind, keys?: readonly string[]): Map<string, EventRef> {
+  async latestDeletesSync(kind: Kind, keys?: readonly string[]): Promise<Map<string, EventRef>> {
     if (keys && keys.length === 0) return new Map()
-    const rows = this.sql.rows<{id: string; record_key: string; timestamp: number}>(
+    const rows = await this.sql.rows<{id: string; record_key: string; timestamp: number}>(
       `SELECT DISTINCT ON (record_key) record_key, event_id AS id, "timestamp" FROM events
        WHERE kind = $1 AND action = 'delete'${keys ? ' AND record_key = ANY($2::text[])' : ''}
        ORDER BY record_key, "timestamp" DESC, event_id ${ID_ORDER} DESC`,
@@ -185,10 +185,10 @@ export class PgRevenue implements RevenueRepository {
     if (f.since !== undefined) where.push(`t.created >= ${p(f.since)}`)
     if (f.until !== undefined) where.push(`t.created < ${p(f.until)}`)
     const w = where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''
-    const total = int(this.sql.rows<{n: number}>(`SELECT count(*)::bigint AS n FROM ${table} t ${w}`, params)[0].n)
+    const total = int((await this.sql.rows<{n: number}>(`SELECT count(*)::bigint AS n FROM ${table} t ${w}`, params))[0].n)
     const limit = f.limit && f.limit > 0 ? ` LIMIT ${Math.floor(f.limit)}` : ''
     // SQLite sorts NULL first; DESC here would put it first, so NULLS LAST says what SQLite does.
-    const rows = this.sql.rows<RowOf<T>>(`SELECT ${recordColumns(table)} FROM ${table} t ${w} ORDER BY t.created DESC NULLS LAST, t.id DESC${limit}`, params)
+    const rows = await this.sql.rows<RowOf<T>>(`SELECT ${recordColumns(table)} FROM ${table} t ${w} ORDER BY t.created DESC NULLS LAST, t.id DESC${limit}`, params)
     return {rows, total}
   }
 
@@ -199,7 +199,7 @@ export class PgRevenue implements RevenueRepository {
   async chargeRevenue(by: By, periods: readonly Period[]): Promise<Map<string, ChargeRevenue>[]> {
     if (periods.length === 0) return []
     // One statement for every period (one snapshot), the periods as arrays; net of tax as on SQLite.
-    const rows = this.sql.rows<{k: string; n: number; net: number | string; tax: number | string}>(
+    const rows = await this.sql.rows<{k: string; n: number; net: number | string; tax: number | string}>(
       `WITH pr AS (SELECT s, e, n FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS x(s, e, n))
        SELECT pr.n, q.k, q.net, q.tax FROM pr, LATERAL (
          SELECT ${groupKey(by)} AS k,
@@ -218,14 +218,14 @@ export class PgRevenue implements RevenueRepository {
   async saveSubscriptionEvents(events: readonly SubscriptionEvent[]): Promise<void> {
     if (events.length === 0) return
     const cols = SUBSCRIPTION_EVENT_COLUMNS.join(', ')
-    this.sql.run(
+    await this.sql.run(
       `INSERT INTO subscription_events (${cols}) SELECT ${cols} FROM jsonb_populate_recordset(NULL::subscription_events, $1::jsonb) ON CONFLICT DO NOTHING`,
       [JSON.stringify(events.map((e) => Object.fromEntries(SUBSCRIPTION_EVENT_COLUMNS.map((c) => [c, e[c]]))))],
     )
   }
 
   async dropSubscriptionEvents(key: RecordKey, before: EventRef): Promise<void> {
-    this.sql.run(
+    await this.sql.run(
       `DELETE FROM subscription_events WHERE user_id = $1 AND origin = $2 AND origin_id = $3 AND (event_timestamp, event_id ${ID_ORDER}) < ($4::bigint, $5::text ${ID_ORDER})`,
       [key.user_id, key.origin, key.origin_id, before.timestamp, before.id],
     )
@@ -235,14 +235,14 @@ export class PgRevenue implements RevenueRepository {
     const cols = SUBSCRIPTION_EVENT_COLUMNS.map((c) => `t.${c}`).join(', ')
     const record = SUBSCRIPTION_EVENT_COLUMNS.map((c) => (c === 'event_id' ? 't.latest_event_id' : c === 'event_timestamp' ? 't.latest_event_timestamp' : `t.${c}`)).join(', ')
     // One statement: one snapshot.
-    return this.sql
+    return (await this.sql
       .rows<HistoryEvent>(
         `SELECT ${groupKey(by)} AS key, false AS record, ${cols} FROM subscription_events t
            WHERE EXISTS (SELECT FROM subscriptions s WHERE s.user_id = t.user_id AND s.origin = t.origin AND s.origin_id = t.origin_id)
          UNION ALL
          SELECT ${groupKey(by)} AS key, true AS record, ${record} FROM subscriptions t
            WHERE NOT EXISTS (SELECT FROM subscription_events e WHERE e.user_id = t.user_id AND e.origin = t.origin AND e.origin_id = t.origin_id AND e.event_id = t.latest_event_id)`,
-      )
+      ))
       .map((r) => {
         r.event_timestamp = int(r.event_timestamp)
         return r
@@ -250,8 +250,8 @@ export class PgRevenue implements RevenueRepository {
   }
 
   async fxHistory(currency: string): Promise<FxHistory> {
-    return this.sql
-      .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX])
+    return (await this.sql
+      .rows<{date: string; rate: number; snapshot: boolean}>('SELECT date, rate, starts_with(source, $2) AS snapshot FROM fx_rates WHERE currency = $1 ORDER BY date', [currency, SNAPSHOT_PREFIX]))
       .map((r) => ({date: r.date, rate: r.rate, snapshot: r.snapshot}))
   }
 }

@@ -19,29 +19,29 @@ const CAMPAIGNS = `SELECT m.id, m.api_id, m.name, m.coupon_id, m.countries_json,
 export class PgSegments implements SegmentsRepository {
   constructor(private readonly sql: Sql) {}
 
-  private idsOf(table: string, apiIds: readonly string[], lock = ''): Map<string, number> {
-    const rows = this.sql.rows<{api_id: string; id: number}>(`SELECT api_id, id FROM ${table} WHERE api_id = ANY($1::text[])${lock}`, [apiIds])
+  private async idsOf(table: string, apiIds: readonly string[], lock = ''): Promise<Map<string, number>> {
+    const rows = await this.sql.rows<{api_id: string; id: number}>(`SELECT api_id, id FROM ${table} WHERE api_id = ANY($1::text[])${lock}`, [apiIds])
     return new Map(rows.map((r) => [r.api_id, r.id]))
   }
 
   // ------------------------------------------------------------ audiences
 
   async listAudiences(): Promise<StoredAudience[]> {
-    return this.withPrices(this.sql.rows<AudienceRow>(`${AUDIENCES} ${AUDIENCE_ORDER}`))
+    return await this.withPrices(await this.sql.rows<AudienceRow>(`${AUDIENCES} ${AUDIENCE_ORDER}`))
   }
 
   async getAudiences(apiIds: readonly string[]): Promise<StoredAudience[]> {
     if (apiIds.length === 0) return []
-    return inOrder(apiIds, this.withPrices(this.sql.rows<AudienceRow>(`${AUDIENCES} WHERE api_id = ANY($1::text[])`, [apiIds])))
+    return inOrder(apiIds, await this.withPrices(await this.sql.rows<AudienceRow>(`${AUDIENCES} WHERE api_id = ANY($1::text[])`, [apiIds])))
   }
 
   async audienceIds(apiIds: readonly string[]): Promise<Map<string, number>> {
-    return apiIds.length === 0 ? new Map() : this.idsOf('audiences', apiIds)
+    return apiIds.length === 0 ? new Map() : await this.idsOf('audiences', apiIds)
   }
 
-  private withPrices(rows: AudienceRow[]): StoredAudience[] {
+  private async withPrices(rows: AudienceRow[]): Promise<StoredAudience[]> {
     if (rows.length === 0) return []
-    const list = this.sql.rows<AudiencePrice & {audience_id: number}>(
+    const list = await this.sql.rows<AudiencePrice & {audience_id: number}>(
       `SELECT ap.audience_id, ap.product_id, p.api_id AS product, ap.multiplier, ap.amount_minor, ap.currency
        FROM audience_prices ap JOIN products p ON p.id = ap.product_id
        WHERE ap.audience_id = ANY($1::bigint[]) ORDER BY ap.audience_id, ap.position`,
@@ -59,27 +59,27 @@ export class PgSegments implements SegmentsRepository {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
-    sql.tx(() => {
-      const old = this.idsOf('audiences', defs.map((d) => d.api_id), ' FOR UPDATE')
+    await sql.tx(async () => {
+      const old = await this.idsOf('audiences', defs.map((d) => d.api_id), ' FOR UPDATE')
       for (const d of defs) {
         let id = old.get(d.api_id)
         if (id === undefined) {
-          id = unique('audience', () => d.api_id, () =>
-            sql.rows<{id: number}>('INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id', [
+          id = (await unique('audience', () => d.api_id, async () =>
+            await sql.rows<{id: number}>('INSERT INTO audiences (api_id, name, priority, rules_json, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id', [
               d.api_id, d.name, d.priority, JSON.stringify(d.rules), at,
             ]),
-          )[0].id
+          ))[0].id
           old.set(d.api_id, id)
           result.inserted.push(d.api_id)
         } else {
-          sql.run('UPDATE audiences SET name = $1, priority = $2, rules_json = $3, updated_at = $4 WHERE id = $5', [d.name, d.priority, JSON.stringify(d.rules), at, id])
-          sql.run('DELETE FROM audience_prices WHERE audience_id = $1', [id])
+          await sql.run('UPDATE audiences SET name = $1, priority = $2, rules_json = $3, updated_at = $4 WHERE id = $5', [d.name, d.priority, JSON.stringify(d.rules), at, id])
+          await sql.run('DELETE FROM audience_prices WHERE audience_id = $1', [id])
           result.updated.push(d.api_id)
         }
         const p = d.prices
         if (p.length === 0) continue
-        unique('audience price', () => String(p.find((x, i) => p.findIndex((y) => y.product_id === x.product_id) !== i)?.product_id ?? p[0].product_id), () =>
-          sql.run(
+        await unique('audience price', () => String(p.find((x, i) => p.findIndex((y) => y.product_id === x.product_id) !== i)?.product_id ?? p[0].product_id), async () =>
+          await sql.run(
             `INSERT INTO audience_prices (audience_id, product_id, position, multiplier, amount_minor, currency)
              SELECT $1, product_id, ord - 1, multiplier, amount_minor, currency
              FROM unnest($2::bigint[], $3::float8[], $4::bigint[], $5::text[]) WITH ORDINALITY AS x(product_id, multiplier, amount_minor, currency, ord)`,
@@ -92,36 +92,36 @@ export class PgSegments implements SegmentsRepository {
   }
 
   async audienceUses(id: number): Promise<AudienceUses> {
-    const names = (text: string) => this.sql.rows<{api_id: string}>(text, [id]).map((r) => r.api_id)
+    const names = async (text: string) => (await this.sql.rows<{api_id: string}>(text, [id])).map((r) => r.api_id)
     return {
-      campaigns: names('SELECT api_id FROM campaigns WHERE audience_id = $1 ORDER BY api_id COLLATE "C"'),
-      experiments: this.sql.rows<{id: number}>('SELECT id FROM experiments WHERE audience_id = $1 ORDER BY id', [id]).map((r) => r.id),
-      packages: names('SELECT api_id FROM packages WHERE audience_id = $1 ORDER BY api_id COLLATE "C"'),
+      campaigns: await names('SELECT api_id FROM campaigns WHERE audience_id = $1 ORDER BY api_id COLLATE "C"'),
+      experiments: (await this.sql.rows<{id: number}>('SELECT id FROM experiments WHERE audience_id = $1 ORDER BY id', [id])).map((r) => r.id),
+      packages: await names('SELECT api_id FROM packages WHERE audience_id = $1 ORDER BY api_id COLLATE "C"'),
     }
   }
 
   async deleteAudience(id: number): Promise<void> {
-    this.sql.tx(() => {
-      this.sql.run('DELETE FROM campaigns WHERE audience_id = $1', [id])
-      this.sql.run('DELETE FROM packages WHERE audience_id = $1', [id])
-      this.sql.run('DELETE FROM audiences WHERE id = $1', [id])
+    await this.sql.tx(async () => {
+      await this.sql.run('DELETE FROM campaigns WHERE audience_id = $1', [id])
+      await this.sql.run('DELETE FROM packages WHERE audience_id = $1', [id])
+      await this.sql.run('DELETE FROM audiences WHERE id = $1', [id])
     })
   }
 
   // ------------------------------------------------------------ packages
 
   async listPackages(): Promise<StoredPackage[]> {
-    return this.withProducts(this.sql.rows<PackageRow>(`${PACKAGES} ORDER BY k.api_id COLLATE "C"`))
+    return await this.withProducts(await this.sql.rows<PackageRow>(`${PACKAGES} ORDER BY k.api_id COLLATE "C"`))
   }
 
   async getPackages(apiIds: readonly string[]): Promise<StoredPackage[]> {
     if (apiIds.length === 0) return []
-    return inOrder(apiIds, this.withProducts(this.sql.rows<PackageRow>(`${PACKAGES} WHERE k.api_id = ANY($1::text[])`, [apiIds])))
+    return inOrder(apiIds, await this.withProducts(await this.sql.rows<PackageRow>(`${PACKAGES} WHERE k.api_id = ANY($1::text[])`, [apiIds])))
   }
 
-  private withProducts(rows: PackageRow[]): StoredPackage[] {
+  private async withProducts(rows: PackageRow[]): Promise<StoredPackage[]> {
     if (rows.length === 0) return []
-    const products = this.sql.rows<{api_id: string; package_id: number; product_id: number}>(
+    const products = await this.sql.rows<{api_id: string; package_id: number; product_id: number}>(
       `SELECT pp.package_id, pp.product_id, p.api_id FROM package_products pp JOIN products p ON p.id = pp.product_id
        WHERE pp.package_id = ANY($1::bigint[]) ORDER BY pp.package_id, pp.position`,
       [rows.map((r) => r.id)],
@@ -137,27 +137,27 @@ export class PgSegments implements SegmentsRepository {
     const result: SaveResult = {inserted: [], updated: []}
     if (defs.length === 0) return result
     const {sql} = this
-    sql.tx(() => {
-      const old = this.idsOf('packages', defs.map((d) => d.api_id), ' FOR UPDATE')
+    await sql.tx(async () => {
+      const old = await this.idsOf('packages', defs.map((d) => d.api_id), ' FOR UPDATE')
       for (const d of defs) {
         let id = old.get(d.api_id)
         if (id === undefined) {
-          id = unique('package', () => d.api_id, () =>
-            sql.rows<{id: number}>('INSERT INTO packages (api_id, name, countries_json, audience_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id', [
+          id = (await unique('package', () => d.api_id, async () =>
+            await sql.rows<{id: number}>('INSERT INTO packages (api_id, name, countries_json, audience_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) RETURNING id', [
               d.api_id, d.name, JSON.stringify(d.countries), d.audience_id, at,
             ]),
-          )[0].id
+          ))[0].id
           old.set(d.api_id, id)
           result.inserted.push(d.api_id)
         } else {
-          sql.run('UPDATE packages SET name = $1, countries_json = $2, audience_id = $3, updated_at = $4 WHERE id = $5', [d.name, JSON.stringify(d.countries), d.audience_id, at, id])
-          sql.run('DELETE FROM package_products WHERE package_id = $1', [id])
+          await sql.run('UPDATE packages SET name = $1, countries_json = $2, audience_id = $3, updated_at = $4 WHERE id = $5', [d.name, JSON.stringify(d.countries), d.audience_id, at, id])
+          await sql.run('DELETE FROM package_products WHERE package_id = $1', [id])
           result.updated.push(d.api_id)
         }
         const p = d.product_ids
         if (p.length === 0) continue
-        unique('package product', () => String(p.find((x, i) => p.indexOf(x) !== i) ?? p[0]), () =>
-          sql.run('INSERT INTO package_products (package_id, product_id, position) SELECT $1, product_id, ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(product_id, ord)', [id, p]),
+        await unique('package product', () => String(p.find((x, i) => p.indexOf(x) !== i) ?? p[0]), async () =>
+          await sql.run('INSERT INTO package_products (package_id, product_id, position) SELECT $1, product_id, ord - 1 FROM unnest($2::bigint[]) WITH ORDINALITY AS x(product_id, ord)', [id, p]),
         )
       }
     })
@@ -165,26 +165,26 @@ export class PgSegments implements SegmentsRepository {
   }
 
   async deletePackage(id: number): Promise<void> {
-    this.sql.run('DELETE FROM packages WHERE id = $1', [id])
+    await this.sql.run('DELETE FROM packages WHERE id = $1', [id])
   }
 
   // ------------------------------------------------------------ campaigns
 
   async listCampaigns(): Promise<StoredCampaign[]> {
-    return this.sql.rows<CampaignRow>(`${CAMPAIGNS} ORDER BY m.api_id COLLATE "C"`).map((r) => fromCampaignRow(r))
+    return (await this.sql.rows<CampaignRow>(`${CAMPAIGNS} ORDER BY m.api_id COLLATE "C"`)).map((r) => fromCampaignRow(r))
   }
 
   async getCampaigns(apiIds: readonly string[]): Promise<StoredCampaign[]> {
     if (apiIds.length === 0) return []
-    return inOrder(apiIds, this.sql.rows<CampaignRow>(`${CAMPAIGNS} WHERE m.api_id = ANY($1::text[])`, [apiIds]).map((r) => fromCampaignRow(r)))
+    return inOrder(apiIds, (await this.sql.rows<CampaignRow>(`${CAMPAIGNS} WHERE m.api_id = ANY($1::text[])`, [apiIds])).map((r) => fromCampaignRow(r)))
   }
 
   async addCampaigns(defs: readonly CampaignDef[], at: string): Promise<void> {
     if (defs.length === 0) return
-    this.sql.tx(() => {
+    await this.sql.tx(async () => {
       for (const c of defs) {
-        unique('campaign', () => c.api_id, () =>
-          this.sql.run(
+        await unique('campaign', () => c.api_id, async () =>
+          await this.sql.run(
             `INSERT INTO campaigns (api_id, name, coupon_id, countries_json, audience_id, products_json, active_from, active_till, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
             [c.api_id, c.name, c.coupon_id, JSON.stringify(c.countries), c.audience_id, JSON.stringify(c.products), c.active_from, c.active_till, at],
@@ -195,7 +195,7 @@ export class PgSegments implements SegmentsRepository {
   }
 
   async deleteCampaign(id: number): Promise<void> {
-    this.sql.run('DELETE FROM campaigns WHERE id = $1', [id])
+    await this.sql.run('DELETE FROM campaigns WHERE id = $1', [id])
   }
 }
 

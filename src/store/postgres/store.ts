@@ -11,7 +11,7 @@ import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {TxGate} from '../tx-gate.js'
 import {RECORDED_TABLES} from '../schema/history.js'
-import {PgError, type PgSync, type Row, redactUrl} from './client.js'
+import {type PgClient, type PgConn, PgError, type Row, redactUrl} from './client.js'
 import {PgCatalog} from './catalog.js'
 import {PgConfig} from './config.js'
 import {PgExperiments} from './experiments.js'
@@ -25,24 +25,29 @@ import {type Sql, sqlOf} from './support.js'
 import {PgTables} from './tables.js'
 
 /**
- * BEGIN and the store's write lock: a transaction-scoped advisory lock of class 0x70637772
- * ("pcwr") and the schema's hash, so stores in different schemas do not block each other.
- */
-const BEGIN_WRITE = 'BEGIN; SELECT pg_advisory_xact_lock(1885566834, hashtext(current_schema()))'
-/** The same, only tried: `got` is false when another transaction holds it. */
-const BEGIN_TRY_WRITE = 'BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, hashtext(current_schema())) AS got'
-/**
  * The commit of a write transaction: pricectl_data_version moves only when the transaction
  * changed the catalog or the configuration (a table the history records, ../schema/history.ts),
  * or emptied tables (db restore, db copy: TRUNCATE counts no rows), so lock, revenue and
  * import writes do not make the other instances rebuild their pricing context. One round
- * trip: the counts are the transaction's own (pg_stat_xact_user_tables), read before COMMIT.
+ * trip: the rows the catalog tables' counters (pg_stat_xact_user_tables) gained since the
+ * transaction began. Their value alone is not the transaction's: they also hold what earlier
+ * transactions of the session counted and the server has not flushed yet (a store's opening
+ * that migrated and seeded it, a moment before).
  */
 const CATALOG_TABLES = `ARRAY[${RECORDED_TABLES.map((t) => `'${t.table}'`).join(', ')}]::name[]`
-const commitSql = (truncated: boolean) =>
-  `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL AND (${truncated} OR EXISTS (
-     SELECT 1 FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES}) AND n_tup_ins + n_tup_upd + n_tup_del > 0))
+const CATALOG_ROWS = `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS n FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES})`
+const commitSql = (truncated: boolean, base: number) =>
+  `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL AND (${truncated} OR (${CATALOG_ROWS}) > ${base})
    RETURNING version; COMMIT`
+
+/**
+ * BEGIN and the store's write lock, a transaction-scoped advisory lock of class 0x70637772
+ * ("pcwr") and the schema's hash, so stores in different schemas do not block each other;
+ * then the catalog rows counted so far (commitSql).
+ */
+const BEGIN_WRITE = `BEGIN; SELECT pg_advisory_xact_lock(1885566834, hashtext(current_schema())); ${CATALOG_ROWS}`
+/** The same, only tried: `got` is false when another transaction holds it. */
+const BEGIN_TRY_WRITE = `BEGIN; SELECT pg_try_advisory_xact_lock(1885566834, hashtext(current_schema())) AS got; ${CATALOG_ROWS}`
 
 /**
  * Thrown inside a lock-writing transaction that needs more than new locks (a lock that
@@ -106,7 +111,7 @@ export class PgStore implements StorePort {
    * The connection as the repositories use it: the client itself, except that inside a
    * lock-writing transaction a statement that is not a read stops the attempt (NeedsWriteLock).
    */
-  readonly pg: PgSync
+  readonly pg: PgConn
   /** The kind of the open top-level transaction. */
   private mode: 'locks' | 'read' | 'write' = 'read'
   /**
@@ -122,7 +127,9 @@ export class PgStore implements StorePort {
    * lazily): its BEGIN (`tried`: with a tried lock whose answer decides busy), and writes
    * deferred to its commit; send() sends them with the next statement, in one round trip.
    */
-  private owed?: {count: number; sql: string; tried: boolean}
+  private owed?: {base: boolean; count: number; sql: string; tried: boolean}
+  /** The catalog rows counted when the open write transaction began (commitSql). */
+  private catalogBase = 0
   private deferred: string[] = []
   private depth = 0
   private readonly gate = new TxGate()
@@ -135,14 +142,16 @@ export class PgStore implements StorePort {
   lostClaimRetries = 0
 
   constructor(
-    /** The client itself (the pricing repository's claims go through it). */
-    readonly raw: PgSync,
+    /** The client of transactions (the pricing repository's claims go through it). */
+    readonly raw: PgClient,
+    /** The client of statements outside any transaction (they never run inside another request's). */
+    readonly bare: PgClient,
     /** The URL as given (password included): what opens this store again. */
     readonly location: string,
     readonly readOnly?: string,
   ) {
     this.path = redactUrl(location)
-    this.pg = this.guarded(raw)
+    this.pg = this.guarded(raw, bare)
   }
 
   /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
@@ -165,42 +174,54 @@ export class PgStore implements StorePort {
     throw new NeedsWriteLock(why)
   }
 
-  private guarded(raw: PgSync): PgSync {
-    const check = (sql: string) => {
-      if (this.depth > 0 && this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
-      if (this.owes) this.send()
+  private guarded(raw: PgClient, bare: PgClient): PgConn {
+    // A statement of the open transaction (its body's, or the import's batch left open outside
+    // any body) goes to its connection; any other to the second one, so that it never runs
+    // inside another request's transaction, nor waits for it.
+    const inTx = () => this.depth > 0 && (this.gate.inside() || !this.gate.busy)
+    const check = async (sql: string) => {
+      if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+      if (this.owes) await this.send()
     }
     return {
-      close: () => raw.close(),
-      get closed() {
-        return raw.closed
+      copyFrom: async (sql: string, data: Buffer | string) => {
+        if (!inTx()) return await bare.copyFrom(sql, data)
+        await check('COPY')
+        return await raw.copyFrom(sql, data)
       },
-      copyFrom: (sql: string, data: Buffer | string) => {
-        check('COPY')
-        return raw.copyFrom(sql, data)
-      },
-      exec: (sql: string): Row[][] => {
-        if (this.depth > 0 && this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+      exec: async (sql: string): Promise<Row[][]> => {
+        if (!inTx()) return await bare.exec(sql)
+        if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
         if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
-        return this.send(sql)
+        return await this.send(sql)
       },
-      query: <R = Row>(sql: string, params?: readonly unknown[]): R[] => {
-        check(sql)
-        return raw.query<R>(sql, params)
+      query: async <R = Row>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
+        if (!inTx()) return await bare.query<R>(sql, params)
+        await check(sql)
+        return await raw.query<R>(sql, params)
       },
-      queryArrays: <R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): R[] => {
-        check(sql)
-        return raw.queryArrays<R>(sql, params)
+      queryArrays: async <R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
+        if (!inTx()) return await bare.queryArrays<R>(sql, params)
+        await check(sql)
+        return await raw.queryArrays<R>(sql, params)
       },
-      run: (sql: string, params?: readonly unknown[]): number => {
-        check(sql)
-        return raw.run(sql, params)
+      run: async (sql: string, params?: readonly unknown[]): Promise<number> => {
+        if (!inTx()) return await bare.run(sql, params)
+        await check(sql)
+        return await raw.run(sql, params)
       },
     }
   }
 
+  /** A session setting, kept across reconnects (client.ts set()). */
+  async set(name: string, value: null | string): Promise<void> {
+    if (this.owes) await this.send()
+    await this.raw.set(name, value)
+    await this.bare.set(name, value)
+  }
+
   async close(): Promise<void> {
-    this.pg.close()
+    await Promise.all([this.raw.close(), this.bare.close()])
   }
 
   async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
@@ -233,45 +254,31 @@ export class PgStore implements StorePort {
   }
 
   /**
-   * A write transaction that never waits for the write lock: false when another process
-   * holds it (nothing written), true when `fn` ran and committed. Inside a transaction, `fn` joins it.
-   */
-  tryWrite(fn: () => void): boolean {
-    try {
-      this.runSync(fn, 'write', false)
-      return true
-    } catch (error) {
-      if (isBusyCode((error as PgError).code)) return false
-      throw error
-    }
-  }
-
-  /**
    * A write transaction left open across calls (the import writer's batch, which commits
    * every N rows): the write lock as transaction({write: true}) takes it; commitOpen() or
    * rollbackOpen() ends it. Transactions run meanwhile join it (savepoints).
    */
-  beginOpen(): void {
+  async beginOpen(): Promise<void> {
     if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
-    this.begin('write', this.lockWait)
+    await this.begin('write', this.lockWait)
     this.depth = 1
   }
 
-  commitOpen(): void {
+  async commitOpen(): Promise<void> {
     this.depth = 0
-    this.commit()
+    await this.commit()
   }
 
-  rollbackOpen(): void {
+  async rollbackOpen(): Promise<void> {
     this.depth = 0
-    this.rollbackQuietly()
+    await this.rollbackQuietly()
   }
 
   /**
    * BEGIN, with the write lock for a write transaction (a lock-writing one takes none: READ
    * COMMITTED, claims by the unique key); a failure (busy, lock_timeout) leaves no transaction open.
    */
-  private begin(mode: 'locks' | 'read' | 'write', wait: boolean): void {
+  private async begin(mode: 'locks' | 'read' | 'write', wait: boolean): Promise<void> {
     if (this.readOnly) mode = 'read'
     this.mode = mode
     this.truncated = false
@@ -288,10 +295,11 @@ export class PgStore implements StorePort {
           : wait
             ? BEGIN_WRITE
             : BEGIN_TRY_WRITE
-    this.owed = {count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
+    this.catalogBase = 0
+    this.owed = {base: mode === 'write', count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
     // A write transaction takes its lock now (what tryWrite and the busy tests expect);
     // the others begin with their first statement (one round trip less).
-    if (mode === 'write') this.send()
+    if (mode === 'write') await this.send()
   }
 
   /** Whether the open transaction owes the server its BEGIN or deferred writes. */
@@ -304,22 +312,23 @@ export class PgStore implements StorePort {
    * deferred writes), in one round trip; the results of `then`'s statements. A BEGIN that
    * fails, or whose tried lock is taken (busy, 55P03), leaves no transaction open.
    */
-  send(then?: string): Row[][] {
+  async send(then?: string): Promise<Row[][]> {
     const owed = this.owed
     const deferred = this.deferred
-    if (!owed && deferred.length === 0) return then === undefined ? [] : this.raw.exec(then)
+    if (!owed && deferred.length === 0) return then === undefined ? [] : await this.raw.exec(then)
     this.owed = undefined
     this.deferred = []
     const parts = [...(owed ? [owed.sql] : []), ...deferred, ...(then === undefined ? [] : [then])]
     let results: Row[][]
     try {
-      results = this.raw.exec(parts.join(';\n'))
+      results = await this.raw.exec(parts.join(';\n'))
     } catch (error) {
-      if (owed) this.rollbackQuietly()
+      if (owed) await this.rollbackQuietly()
       throw error
     }
+    if (owed?.base) this.catalogBase = Number(results[owed.count - 1][0]?.n ?? 0)
     if (owed?.tried && results[1][0]?.got !== true) {
-      this.rollbackQuietly()
+      await this.rollbackQuietly()
       throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
     }
     return then === undefined ? [] : results.slice((owed?.count ?? 0) + deferred.length)
@@ -339,7 +348,7 @@ export class PgStore implements StorePort {
     this.deferred.push(sql)
   }
 
-  private rollbackQuietly(): void {
+  private async rollbackQuietly(): Promise<void> {
     // A transaction that never began has nothing to roll back.
     if (this.owed) {
       this.owed = undefined
@@ -348,53 +357,27 @@ export class PgStore implements StorePort {
     }
     this.deferred = []
     try {
-      this.raw.exec('ROLLBACK')
+      await this.raw.exec('ROLLBACK')
     } catch {}
   }
 
   private async run<T>(fn: (tx: StorePort) => Promise<T> | T, mode: 'locks' | 'read' | 'write', wait: boolean): Promise<T> {
-    this.begin(mode, wait)
+    await this.begin(mode, wait)
     this.depth = 1
     let result: T
     try {
       result = await fn(this)
     } catch (error) {
       this.depth = 0
-      this.rollbackQuietly()
+      await this.rollbackQuietly()
       throw error
     }
     this.depth = 0
-    this.commit()
+    await this.commit()
     return result
   }
 
-  private runSync<T>(fn: () => T, mode: 'locks' | 'read' | 'write', wait: boolean): T {
-    if (this.depth > 0) return this.savepointSync(fn)
-    this.begin(mode, wait)
-    this.depth = 1
-    let result: T
-    try {
-      result = fn()
-      if (result instanceof Promise) throw new TypeError('a store transaction function cannot return a promise (the port is synchronous)')
-    } catch (error) {
-      this.depth = 0
-      this.rollbackQuietly()
-      throw error
-    }
-    this.depth = 0
-    this.commit()
-    return result
-  }
-
-  /**
-   * A write transaction for the adapter's own statements, run at once (a savepoint inside an
-   * open transaction): the repositories of this adapter write through it (support.ts `tx`).
-   */
-  transactionSync<T>(fn: () => T): T {
-    return this.runSync(fn, 'write', this.lockWait)
-  }
-
-  private commit(): void {
+  private async commit(): Promise<void> {
     // A transaction that never began: nothing to commit.
     if (this.owed && this.deferred.length === 0) {
       this.owed = undefined
@@ -403,9 +386,9 @@ export class PgStore implements StorePort {
     // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
     if (this.mode === 'locks' || this.readOnly) {
       try {
-        this.send('COMMIT')
+        await this.send('COMMIT')
       } catch (error) {
-        this.rollbackQuietly()
+        await this.rollbackQuietly()
         throw error
       }
       return
@@ -413,21 +396,21 @@ export class PgStore implements StorePort {
     // One round trip: the counter moves only when the transaction changed the catalog or configuration.
     let moved: unknown[]
     try {
-      ;[moved] = this.send(commitSql(this.truncated))
+      ;[moved] = await this.send(commitSql(this.truncated, this.catalogBase))
     } catch (error) {
-      this.rollbackQuietly()
+      await this.rollbackQuietly()
       throw error
     }
     if (moved.length > 0) this.ownCommits++
   }
 
   private async savepoint<T>(fn: (tx: StorePort) => Promise<T> | T): Promise<T> {
-    this.send(SAVEPOINT)
+    await this.send(SAVEPOINT)
     this.depth++
     const claims = this.claimed.size
     try {
       const result = await fn(this)
-      this.send('RELEASE SAVEPOINT pricectl_nested')
+      await this.send('RELEASE SAVEPOINT pricectl_nested')
       return result
     } catch (error) {
       if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
@@ -440,34 +423,7 @@ export class PgStore implements StorePort {
         }
       }
       try {
-        this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
-      } catch {}
-      throw error
-    } finally {
-      this.depth--
-    }
-  }
-
-  private savepointSync<T>(fn: () => T): T {
-    this.send(SAVEPOINT)
-    this.depth++
-    const claims = this.claimed.size
-    try {
-      const result = fn()
-      this.send('RELEASE SAVEPOINT pricectl_nested')
-      return result
-    } catch (error) {
-      if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
-      this.deferred = [] // writes deferred inside the savepoint go with it
-      // Locks claimed inside it are absent again: saved later in this transaction, they are claimed anew.
-      if (this.claimed.size > claims) {
-        for (const key of [...this.claimed].slice(claims)) {
-          this.claimed.delete(key)
-          this.absent.add(key)
-        }
-      }
-      try {
-        this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
+        await this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
       throw error
     } finally {
@@ -484,8 +440,8 @@ export class PgStore implements StorePort {
    * How many commits other connections made (SQLite's data_version: commits through this
    * store do not count): the pricing repository's catalogVersion().
    */
-  dataVersion(): number {
-    const [row] = this.pg.query<{version: number}>('SELECT version FROM pricectl_data_version WHERE id = 1')
+  async dataVersion(): Promise<number> {
+    const [row] = await this.pg.query<{version: number}>('SELECT version FROM pricectl_data_version WHERE id = 1')
     return (row?.version ?? 0) - this.ownCommits
   }
 
@@ -497,12 +453,13 @@ export class PgStore implements StorePort {
     const timeout = Math.max(0, Math.floor(ms))
     this.lockWait = timeout > 0
     // lock_timeout 0 means "wait forever" in PostgreSQL: 1 ms is the nearest to "fail at once".
-    this.pg.query(`SELECT set_config('lock_timeout', $1, false)`, [String(Math.max(1, timeout))])
+    // Made before any later statement of this connection (pg sends in order), and on every new one.
+    for (const c of [this.raw, this.bare]) c.set('lock_timeout', String(Math.max(1, timeout))).catch(() => {})
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
   async health(): Promise<{schemaVersion: number}> {
-    const [row] = this.pg.query<{v: string}>(`SELECT value AS v FROM pricectl_meta WHERE key = 'schema_version'`)
+    const [row] = await this.pg.query<{v: string}>(`SELECT value AS v FROM pricectl_meta WHERE key = 'schema_version'`)
     return {schemaVersion: Number(row?.v ?? 0)}
   }
 

@@ -2,44 +2,50 @@ import type {PgStore} from './store.js'
 
 /**
  * What the PostgreSQL repositories of catalog, segments, experiments, history, revenue and
- * imports need of the connection: synchronous statements with $n parameters, a transaction
- * (a savepoint inside another) and COPY FROM STDIN. PgStore hands them one over its client.
+ * imports need of the connection: statements with $n parameters, a transaction (a savepoint
+ * inside another), session settings and COPY FROM STDIN. PgStore hands them one over its client.
  */
 export interface Sql {
   /** Rows of a statement (RETURNING rows for a write). */
-  rows<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): R[]
+  rows<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>
   /** Rows written by a statement. */
-  run(text: string, params?: readonly unknown[]): number
+  run(text: string, params?: readonly unknown[]): Promise<number>
   /** `fn` in one write transaction; a call inside another joins it (a savepoint). */
-  tx<T>(fn: () => T): T
+  tx<T>(fn: () => Promise<T> | T): Promise<T>
   /** Whether a transaction is open on the connection. */
   inTransaction(): boolean
   /** A write transaction (the store's write lock) left open across calls, the import writer's batch: begin, then commit or roll back. */
-  begin(): void
-  commit(): void
-  rollback(): void
+  begin(): Promise<void>
+  commit(): Promise<void>
+  rollback(): Promise<void>
   /** COPY ... FROM STDIN with `data` (text format); returns the rows copied. */
-  copyFrom(text: string, data: string): number
+  copyFrom(text: string, data: string): Promise<number>
+  /** A session setting (null: reset), kept across reconnects (client.ts set()). */
+  set(name: string, value: null | string): Promise<void>
+  /** A session setting of the transactions' connection (where triggers set theirs), null when unset. */
+  setting(name: string): Promise<null | string>
 }
 
 /** The Sql of a store: its client, its write transactions and its open batch. */
 export function sqlOf(store: PgStore): Sql {
   const {pg} = store
   return {
-    begin: () => store.beginOpen(),
-    commit: () => store.commitOpen(),
-    copyFrom: (text, data) => pg.copyFrom(text, data),
+    begin: async () => await store.beginOpen(),
+    commit: async () => await store.commitOpen(),
+    copyFrom: async (text, data) => await pg.copyFrom(text, data),
     inTransaction: () => store.inTransaction,
-    rollback: () => store.rollbackOpen(),
-    rows: (text, params) => pg.query(text, params),
-    run: (text, params) => pg.run(text, params),
-    tx: (fn) => store.transactionSync(fn),
+    rollback: async () => await store.rollbackOpen(),
+    rows: async (text, params) => await pg.query(text, params),
+    run: async (text, params) => await pg.run(text, params),
+    set: (name, value) => store.set(name, value),
+    setting: async (name) => (await store.raw.query<{v: null | string}>('SELECT current_setting($1, true) AS v', [name]))[0].v,
+    tx: (fn) => store.transaction(fn, {write: true}),
   }
 }
 
 /** The first row of a statement, if any. */
-export function one<R>(sql: Sql, text: string, params?: readonly unknown[]): R | undefined {
-  return sql.rows<R>(text, params)[0]
+export async function one<R>(sql: Sql, text: string, params?: readonly unknown[]): Promise<R | undefined> {
+  return (await sql.rows<R>(text, params))[0]
 }
 
 /** A number out of a bigint or numeric column (which the driver may hand over as text); null stays null. */

@@ -1,5 +1,5 @@
 import type {Cell, ColumnType, TablesRepository, TableShape, TableWriter} from '../port/tables.js'
-import type {PgSync} from './client.js'
+import type {PgConn} from './client.js'
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`
@@ -40,16 +40,16 @@ export class PgTables implements TablesRepository {
   private cursors = 0
 
   constructor(
-    private readonly pg: PgSync,
+    private readonly pg: PgConn,
     private readonly store: Transactions,
   ) {}
 
   async list(): Promise<TableShape[]> {
-    return this.listSync()
+    return await this.listSync()
   }
 
-  listSync(): TableShape[] {
-    const columns = this.pg.query<{column: string; table: string; type: string}>(
+  async listSync(): Promise<TableShape[]> {
+    const columns = await this.pg.query<{column: string; table: string; type: string}>(
       `SELECT c.relname AS table, a.attname AS column, format_type(a.atttypid, a.atttypmod) AS type
          FROM pg_catalog.pg_class c
          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -65,7 +65,7 @@ export class PgTables implements TablesRepository {
       t.columns.push({name: c.column, type: columnType(c.type)})
     }
     const parents = new Map<string, string[]>()
-    for (const f of this.foreignKeys()) {
+    for (const f of await this.foreignKeys()) {
       if (f.parent === f.table) continue
       parents.set(f.table, [...(parents.get(f.table) ?? []), f.parent])
     }
@@ -84,7 +84,7 @@ export class PgTables implements TablesRepository {
   async counts(): Promise<Record<string, number>> {
     const tables = await this.list()
     if (tables.length === 0) return {}
-    const rows = this.pg.query<{n: number | string; t: string}>(tables.map((t) => `SELECT ${literal(t.name)} AS t, count(*) AS n FROM ${quote(t.name)}`).join(' UNION ALL '))
+    const rows = await this.pg.query<{n: number | string; t: string}>(tables.map((t) => `SELECT ${literal(t.name)} AS t, count(*) AS n FROM ${quote(t.name)}`).join(' UNION ALL '))
     return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]))
   }
 
@@ -92,16 +92,16 @@ export class PgTables implements TablesRepository {
     return this.store.transaction(fn)
   }
 
-  *read(table: string, columns: readonly string[], chunk: number): Iterable<Cell[][]> {
-    const types = new Map(this.listSync().find((t) => t.name === table)?.columns.map((c) => [c.name, c.type]))
+  async *read(table: string, columns: readonly string[], chunk: number): AsyncIterable<Cell[][]> {
+    const types = new Map((await this.listSync()).find((t) => t.name === table)?.columns.map((c) => [c.name, c.type]))
     const select = columns.map((c) => (types.get(c) === 'real' ? quote(c) : `${quote(c)}::text`)).join(', ')
     const integer = columns.map((c) => types.get(c) === 'integer')
-    const key = this.keyOf(table)
+    const key = await this.keyOf(table)
     const cursor = `pricectl_read_${++this.cursors}`
-    this.pg.exec(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${select} FROM ${quote(table)} ORDER BY ${key.map(quote).join(', ')}`)
+    await this.pg.exec(`DECLARE ${cursor} NO SCROLL CURSOR FOR SELECT ${select} FROM ${quote(table)} ORDER BY ${key.map(quote).join(', ')}`)
     try {
       for (;;) {
-        const rows = this.pg.queryArrays<Cell[]>(`FETCH FORWARD ${Math.max(1, Math.floor(chunk))} FROM ${cursor}`)
+        const rows = await this.pg.queryArrays<Cell[]>(`FETCH FORWARD ${Math.max(1, Math.floor(chunk))} FROM ${cursor}`)
         if (rows.length === 0) return
         for (const row of rows) for (let i = 0; i < row.length; i++) if (integer[i] && row[i] !== null) row[i] = BigInt(row[i] as string)
         yield rows
@@ -109,7 +109,7 @@ export class PgTables implements TablesRepository {
       }
     } finally {
       try {
-        this.pg.exec(`CLOSE ${cursor}`)
+        await this.pg.exec(`CLOSE ${cursor}`)
       } catch {
         // The transaction failed already: its error is the one to report, and the cursor goes with it.
       }
@@ -119,19 +119,19 @@ export class PgTables implements TablesRepository {
   async replace<T>(fn: (write: TableWriter) => Promise<T> | T): Promise<T> {
     return this.store.transaction(async () => {
       const tables = await this.list()
-      const fks = this.foreignKeys()
-      for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} DROP CONSTRAINT ${quote(f.name)}`)
-      if (tables.length > 0) this.pg.exec(`TRUNCATE ${tables.map((t) => quote(t.name)).join(', ')}`)
-      const jsonb = this.jsonbColumns()
-      const write: TableWriter = (table, columns, rows) => {
+      const fks = await this.foreignKeys()
+      for (const f of fks) await this.pg.exec(`ALTER TABLE ${quote(f.table)} DROP CONSTRAINT ${quote(f.name)}`)
+      if (tables.length > 0) await this.pg.exec(`TRUNCATE ${tables.map((t) => quote(t.name)).join(', ')}`)
+      const jsonb = await this.jsonbColumns()
+      const write: TableWriter = async (table, columns, rows) => {
         if (rows.length === 0) return
         const json = columns.map((c) => jsonb.has(`${table}.${c}`))
         const text = rows.map((r) => r.map((v, i) => copyText(json[i] ? jsonbSafe(v) : v)).join('\t')).join('\n') + '\n'
-        this.pg.copyFrom(`COPY ${quote(table)} (${columns.map(quote).join(', ')}) FROM STDIN`, text)
+        await this.pg.copyFrom(`COPY ${quote(table)} (${columns.map(quote).join(', ')}) FROM STDIN`, text)
       }
       const result = await fn(write)
-      for (const f of fks) this.pg.exec(`ALTER TABLE ${quote(f.table)} ADD CONSTRAINT ${quote(f.name)} ${f.def}`)
-      const identities = this.pg.query<{column: string; table: string}>(
+      for (const f of fks) await this.pg.exec(`ALTER TABLE ${quote(f.table)} ADD CONSTRAINT ${quote(f.name)} ${f.def}`)
+      const identities = await this.pg.query<{column: string; table: string}>(
         `SELECT c.relname AS table, a.attname AS column
            FROM pg_catalog.pg_attribute a
            JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
@@ -139,7 +139,7 @@ export class PgTables implements TablesRepository {
           WHERE n.nspname = current_schema() AND a.attidentity IN ('a', 'd') AND NOT a.attisdropped`,
       )
       for (const {column, table} of identities) {
-        this.pg.exec(
+        await this.pg.exec(
           `SELECT setval(pg_get_serial_sequence(${literal(quote(table))}, ${literal(column)}), coalesce(max(${quote(column)}), 1), max(${quote(column)}) IS NOT NULL) FROM ${quote(table)}`,
         )
       }
@@ -148,8 +148,8 @@ export class PgTables implements TablesRepository {
   }
 
   /** "table.column" of every jsonb column. */
-  private jsonbColumns(): Set<string> {
-    const rows = this.pg.query<{column: string; table: string}>(
+  private async jsonbColumns(): Promise<Set<string>> {
+    const rows = await this.pg.query<{column: string; table: string}>(
       `SELECT c.relname AS table, a.attname AS column
          FROM pg_catalog.pg_attribute a
          JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
@@ -159,8 +159,8 @@ export class PgTables implements TablesRepository {
     return new Set(rows.map((r) => `${r.table}.${r.column}`))
   }
 
-  private foreignKeys(): {def: string; name: string; parent: string; table: string}[] {
-    return this.pg.query(
+  private async foreignKeys(): Promise<{def: string; name: string; parent: string; table: string}[]> {
+    return await this.pg.query(
       `SELECT r.relname AS table, p.relname AS parent, c.conname AS name, pg_get_constraintdef(c.oid) AS def
          FROM pg_catalog.pg_constraint c
          JOIN pg_catalog.pg_class r ON r.oid = c.conrelid
@@ -172,8 +172,8 @@ export class PgTables implements TablesRepository {
   }
 
   /** The primary key's columns, in key order (every pricectl table has one). */
-  private keyOf(table: string): string[] {
-    const rows = this.pg.query<{name: string}>(
+  private async keyOf(table: string): Promise<string[]> {
+    const rows = await this.pg.query<{name: string}>(
       `SELECT a.attname AS name
          FROM pg_catalog.pg_index i
          JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey::int2[])
@@ -181,7 +181,7 @@ export class PgTables implements TablesRepository {
         ORDER BY array_position(i.indkey::int2[], a.attnum)`,
       [quote(table)],
     )
-    if (rows.length === 0) return this.listSync().find((t) => t.name === table)!.columns.map((c) => c.name)
+    if (rows.length === 0) return (await this.listSync()).find((t) => t.name === table)!.columns.map((c) => c.name)
     return rows.map((r) => r.name)
   }
 }

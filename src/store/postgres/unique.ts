@@ -8,9 +8,9 @@ import type {PgError} from './client.js'
  * (a savepoint when one is open): a failed statement aborts a PostgreSQL transaction, and
  * the savepoint keeps the caller's transaction usable, as a failed SQLite statement does.
  */
-export function uniquePg<T>(entity: string, value: (column: string) => string, fn: () => T): T {
+export async function uniquePg<T>(entity: string, value: (column: string) => string, fn: () => Promise<T>): Promise<T> {
   try {
-    return fn()
+    return await fn()
   } catch (error) {
     const e = error as PgError
     if (e.code !== '23505') throw error

@@ -61,7 +61,7 @@ export class SqliteTables implements TablesRepository {
     return this.transaction(fn)
   }
 
-  *read(table: string, columns: readonly string[], chunk: number): Iterable<Cell[][]> {
+  async *read(table: string, columns: readonly string[], chunk: number): AsyncIterable<Cell[][]> {
     const key = this.keyOf(table)
     const sql = `SELECT ${columns.map(quote).join(', ')} FROM main.${quote(table)} ORDER BY ${key.map(quote).join(', ')}`
     const stmt = this.db.prepare(sql).raw(true).safeIntegers(true)
@@ -81,7 +81,7 @@ export class SqliteTables implements TablesRepository {
     return this.transaction(async () => {
       this.db.pragma('defer_foreign_keys = ON')
       for (const t of [...tables].reverse()) this.db.prepare(`DELETE FROM main.${quote(t.name)}`).run()
-      const write: TableWriter = (table, columns, rows) => {
+      const write: TableWriter = async (table, columns, rows) => {
         const sql = `INSERT INTO main.${quote(table)} (${columns.map(quote).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`
         const stmt = this.prepare(sql)
         for (const row of rows) stmt.run(row)
