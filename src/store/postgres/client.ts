@@ -311,21 +311,17 @@ export class PgClient implements PgConn {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
     if (this.opening && !direct) await this.opening
     const rollback = ROLLBACK.test(sql)
-    if (this.lostTransaction !== undefined) {
-      if (rollback) {
-        this.lostTransaction = undefined
-        return {rowCount: null, rows: []} as T
-      }
-      throw new UnavailableError(lostMessage('transaction', this.shown, message(this.lostTransaction)))
+    // A transaction lost with its connection (before this call, or found dead while idle by
+    // connection()): its ROLLBACK has nothing to do, anything else of it fails.
+    const lost = (): boolean => {
+      if (this.lostTransaction === undefined) return false
+      if (!rollback) throw new UnavailableError(lostMessage('transaction', this.shown, message(this.lostTransaction)))
+      this.lostTransaction = undefined
+      return true
     }
+    if (lost()) return EMPTY as T
     const c = await this.connection()
-    if (this.lostTransaction !== undefined) {
-      if (rollback) {
-        this.lostTransaction = undefined
-        return {rowCount: null, rows: []} as T
-      }
-      throw new UnavailableError(lostMessage('transaction', this.shown, message(this.lostTransaction)))
-    }
+    if (lost()) return EMPTY as T
     const status = c.client.getTransactionStatus() // I: idle, T: in a transaction, E: in a failed one
     c.used = performance.now()
     try {
@@ -338,12 +334,15 @@ export class PgClient implements PgConn {
       this.discard(c)
       const why = lostWhy(error, this.timeout().query_timeout)
       if (status === 'I') throw new UnavailableError(lostMessage(BEGINS.test(sql) ? 'reconnect' : 'statement', this.shown, why))
-      if (rollback) return {rowCount: null, rows: []} as T
+      if (rollback) return EMPTY as T
       this.lostTransaction = error
       throw new UnavailableError(lostMessage(COMMITS.test(sql) ? 'commit' : 'transaction', this.shown, why))
     }
   }
 }
+
+/** What a ROLLBACK of a transaction already lost answers: no rows. */
+const EMPTY = {rowCount: null, rows: []}
 
 // A statement's kind, for what its loss means (never to run it again).
 const ROLLBACK = /^\s*(ROLLBACK|ABORT)\s*;?\s*$/i
