@@ -172,11 +172,6 @@ export class PgClient implements PgConn {
     this.settings.set(name, value)
   }
 
-  /** A session setting as set() made it, else undefined. */
-  setting(name: string): string | undefined {
-    return this.settings.get(name)
-  }
-
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
