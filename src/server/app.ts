@@ -77,7 +77,7 @@ export type Server = FastifyInstance & {
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null
-    /** The store's catalogVersion() read when the request arrived (SQLite; undefined otherwise): the key check and the pricing context share it. */
+    /** The store's catalogVersion() read when the request arrived (on the routes with a key check): the key check and the pricing context share it. */
     dataVersion: number | undefined
   }
   interface FastifyContextConfig {
@@ -167,6 +167,7 @@ export function buildServer(options: ServerOptions = {}): Server {
   // Valid while the catalog version stays (read once per request, below): another
   // connection's commit drops them all; the server's own lock writes drop their keys.
   store.pricing.rememberLocks?.(REMEMBERED_LOCKS)
+  store.pricing.followVersion?.()
   let closing = false
   app.addHook('preClose', async () => {
     closing = true
@@ -201,17 +202,24 @@ export function buildServer(options: ServerOptions = {}): Server {
   // A callback hook: a key seen before at this data version is accepted without a promise.
   const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void => {
     const presented = presentedKey(request.headers as {authorization?: string; 'x-api-key'?: string})
-    // One read of SQLite's data_version per request: it tells the key check whether another
+    // One read of the store's version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
-    const version = commitVersion?.()
+    if (commitVersion === undefined) {
+      // PostgreSQL: the catalog version is a read like any other (shared by the requests that wait for it).
+      store.pricing.catalogVersion().then((version) => known(request, presented, version, done), done)
+      return
+    }
+    known(request, presented, commitVersion(), done)
+  }
+  const known = (request: FastifyRequest, presented: string | undefined, version: number, done: (error?: Error) => void): void => {
     request.dataVersion = version
-    const known = keys.seen(presented, version)
-    if (known) {
-      request.caller = known
+    const caller = keys.seen(presented, version)
+    if (caller) {
+      request.caller = caller
       done()
       return
     }
-    keys.check(presented, version).then((caller) => done(accept(request, presented, caller)), done)
+    keys.check(presented, version).then((c) => done(accept(request, presented, c)), done)
   }
   app.addHook('onRoute', (route) => {
     if (!route.config?.auth) return

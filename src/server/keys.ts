@@ -104,10 +104,10 @@ const KNOWN_KEYS = 256
 
 /**
  * Checks every request's key against the store, so a key revoked by another process stops
- * working on the next request (docs/serve.md, "Authentication: API keys"). On SQLite an active key is
- * remembered while `PRAGMA data_version` stays put (a revoke elsewhere moves it), saving the
- * hash and lookup; PostgreSQL looks every key up. Last use is written by `flush()`, so a
- * request never waits for a write.
+ * working on the next request (docs/serve.md, "Authentication: API keys"). An active key is
+ * remembered while the store's version stays put (SQLite's `PRAGMA data_version`; PostgreSQL's
+ * catalog version, which a revoke moves), saving the hash and lookup. Last use is written by
+ * `flush()`, so a request never waits for a write.
  */
 export class KeyChecker {
   private readonly used = new Map<number, string>()
@@ -124,7 +124,6 @@ export class KeyChecker {
     this.warn = options.warn ?? (() => {})
   }
 
-  /** `version`: the store's data version just read (SQLite); without it the key is looked up. */
   /**
    * The caller of a key checked before at this data version (no store read: the server's
    * per-request path), else undefined: check() then.

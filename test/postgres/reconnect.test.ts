@@ -52,6 +52,9 @@ async function terminate(name: string): Promise<number> {
   while ((await pg.query<{n: number}>('SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]))[0].n > 0) {
     if (Date.now() > until) throw new Error(`the sessions on ${name} did not end`)
   }
+  // The sessions ended while idle: their clients read the notice that says so before the next call (an
+  // answer to the poll above can come first in the same turn of the event loop).
+  await new Promise((resolve) => setTimeout(resolve, 20))
   return n
 }
 

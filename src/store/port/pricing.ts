@@ -86,6 +86,12 @@ export interface PricingRepository {
    */
   rememberLocks?(max: number): void
   /**
+   * Keep catalogVersion() current without a round trip per call, for a long-lived process that
+   * reads it before each unit of work (the server): PostgreSQL follows the store's notifications
+   * (LISTEN), and reads it while they cannot be received.
+   */
+  followVersion?(): void
+  /**
    * Pricing's view of every product at once (the same shape as product()), sorted by api_id:
    * a batch reads the catalog in one call instead of one call per product it meets.
    */

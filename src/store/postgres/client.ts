@@ -76,6 +76,8 @@ const types: Pg.CustomTypesConfig = {
 export type PgClientOptions = {
   /** How long a new connection may take (ms). */
   connectTimeoutMs?: number
+  /** Send statements without waiting for the previous one's answer (pg's pipeline mode). */
+  pipeline?: boolean
 }
 
 export class PgClient implements PgConn {
@@ -88,6 +90,7 @@ export class PgClient implements PgConn {
   /** The URL for messages (password left out). */
   private readonly shown: string
   private readonly connectTimeoutMs: number
+  private readonly pipeline: boolean
   private opening?: Promise<void>
   private readonly names = new Map<string, string>()
   /** Why no new connection could be made, while none can (the server is down): statements fail at once meanwhile. */
@@ -101,6 +104,7 @@ export class PgClient implements PgConn {
   ) {
     this.shown = redactUrl(url)
     this.connectTimeoutMs = options.connectTimeoutMs ?? connectTimeoutMs(url)
+    this.pipeline = options.pipeline ?? false
     const timeout = urlStatementTimeout(url)
     if (timeout !== undefined) this.settings.set('statement_timeout', timeout)
   }
@@ -152,7 +156,14 @@ export class PgClient implements PgConn {
    */
   whenOpen(opening: Promise<void>): void {
     this.opening = opening
-    opening.catch(() => {})
+    // Once the store opened (on another client of it), the URL is proven: this client's first
+    // connection that fails is an outage (UnavailableError), not a wrong URL.
+    opening.then(
+      () => {
+        this.connectedOnce = true
+      },
+      () => {},
+    )
   }
 
   /** This client for the opening's own statements, which do not wait for it. */
@@ -210,6 +221,7 @@ export class PgClient implements PgConn {
       // A connection whose peer is gone while it is idle (a half-open one) fails by itself; one in use, by the query timeout.
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_MS,
+      pipeline: this.pipeline,
       types,
     })
     const c: {broken: unknown; readonly client: Pg.Client; connected: boolean; used: number} = {broken: undefined, client, connected: false, used: performance.now()}
@@ -424,8 +436,8 @@ function lostMessage(lost: Lost, shown: string, why = 'connection lost'): string
 }
 
 /** Connect to the database of a postgres:// URL (the connection is made by the first statement). */
-export function connectPg(url: string): PgClient {
-  return new PgClient(url)
+export function connectPg(url: string, options: PgClientOptions = {}): PgClient {
+  return new PgClient(url, options)
 }
 
 /** How long a new connection may take (libpq's connect_timeout: the URL's, else PGCONNECT_TIMEOUT, else 10 s), in ms. */

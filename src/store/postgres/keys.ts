@@ -1,6 +1,7 @@
 import type {ApiKeyRow, KeyCaller, KeyRef, KeysRepository, NewApiKey} from '../port/keys.js'
 import {isBusyCode} from '../busy.js'
 import type {PgStore} from './store.js'
+import {NOTIFY_VERSION} from './version-watch.js'
 
 const COLUMNS = 'id, name, prefix, created_at, revoked_at, last_used_at'
 
@@ -43,11 +44,20 @@ export class PgKeys implements KeysRepository {
 
   async revoke(ids: readonly number[], at: string): Promise<number> {
     if (ids.length === 0) return 0
-    return await this.pg.run('UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL', [at, [...new Set(ids)]])
+    // The catalog version moves with it (API keys are configuration): a server remembers the
+    // keys it checked while the version stays (src/server/keys.ts).
+    const [row] = await this.pg.query<{n: number}>(
+      `WITH r AS (UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL RETURNING id),
+         v AS (UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM r) RETURNING ${NOTIFY_VERSION('version::text')})
+       SELECT (SELECT count(*) FROM r)::int AS n, (SELECT count(*) FROM v)::int AS moved`,
+      [at, [...new Set(ids)]],
+    )
+    return row.n
   }
 
   async activeByHash(hash: string): Promise<KeyCaller | undefined> {
-    return (await this.pg.query<KeyCaller>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash]))[0]
+    const [row] = await this.store.lookup<[number, string, string]>('SELECT id, name, prefix FROM api_keys WHERE hash = $1 AND revoked_at IS NULL', [hash])
+    return row && {id: row[0], name: row[1], prefix: row[2]}
   }
 
   async recordUse(uses: readonly (readonly [id: number, at: string])[]): Promise<boolean> {

@@ -56,19 +56,19 @@ export function connectError(error: unknown, url: string): OperationalError {
 export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
   const pg = connectPg(url)
   const bare = connectPg(url)
-  const opened = opening(pg, bare, url, options)
-  pg.whenOpen(opened)
-  bare.whenOpen(opened)
-  return new PgStore(pg, bare, url, options.readOnly ? 'it is opened for reading only' : undefined)
+  const reads = connectPg(url, {pipeline: true})
+  const opened = opening(pg, [bare, reads], url, options)
+  for (const c of [pg, bare, reads]) c.whenOpen(opened)
+  return new PgStore(pg, bare, reads, url, options.readOnly ? 'it is opened for reading only' : undefined)
 }
 
-/** The store's checks, migrations and session settings, on the transactions' client (the other one is given the settings for its first connection). */
-async function opening(client: PgClient, bare: PgClient, url: string, options: PgOpenOptions): Promise<void> {
+/** The store's checks, migrations and session settings, on the transactions' client (the others are given the settings for their first connection). */
+async function opening(client: PgClient, others: readonly PgClient[], url: string, options: PgOpenOptions): Promise<void> {
   const shown = redactUrl(url)
   const direct = client.direct
   const pg = {...direct, set: async (name: string, value: string) => {
     await direct.set(name, value)
-    bare.remember(name, value)
+    for (const c of others) c.remember(name, value)
   }}
   let found: {mark: null | string; tables: number}
   try {

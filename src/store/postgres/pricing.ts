@@ -85,10 +85,11 @@ export class PgPricing implements PricingRepository {
   private async lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined): Promise<(T | undefined)[]> {
     const store = this.store
     let found: (T | undefined)[]
-    if (keys.length > 0 && store.unbegunRead) {
-      // The first read of a read transaction (a locked user's price): on its own, no BEGIN and COMMIT.
+    if (keys.length > 0 && (store.unbegunRead || !store.inside)) {
+      // Outside a transaction, or the first read of a read transaction (a locked user's price):
+      // on its own, no BEGIN and COMMIT, pipelined with the other requests' reads.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      for (const row of await store.raw.queryArrays<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys])) found[row[0] - 1] = map(row.slice(1) as LockRow)
+      for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys], true)) found[row[0] - 1] = map(row.slice(1) as LockRow)
     } else if (keys.length > 0 && store.writingLocks && store.owes) {
       // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
@@ -213,6 +214,10 @@ export class PgPricing implements PricingRepository {
 
   async catalogVersion(): Promise<number> {
     return await this.store.dataVersion()
+  }
+
+  followVersion(): void {
+    this.store.followVersion()
   }
 
   async catalogSnapshot(): Promise<PricingProduct[]> {

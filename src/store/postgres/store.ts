@@ -23,6 +23,7 @@ import {PgRevenue} from './revenue.js'
 import {PgSegments} from './segments.js'
 import {type Sql, sqlOf} from './support.js'
 import {PgTables} from './tables.js'
+import {NOTIFY_VERSION, VersionWatch} from './version-watch.js'
 
 /**
  * The commit of a write transaction: pricectl_data_version moves only when the transaction
@@ -38,7 +39,7 @@ const CATALOG_TABLES = `ARRAY[${RECORDED_TABLES.map((t) => `'${t.table}'`).join(
 const CATALOG_ROWS = `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS n FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES})`
 const commitSql = (truncated: boolean, base: number) =>
   `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL AND (${truncated} OR (${CATALOG_ROWS}) > ${base})
-   RETURNING version; COMMIT`
+   RETURNING version, ${NOTIFY_VERSION('version::text')}; COMMIT`
 
 /**
  * BEGIN and the store's write lock, a transaction-scoped advisory lock of class 0x70637772
@@ -146,6 +147,8 @@ export class PgStore implements StorePort {
     readonly raw: PgClient,
     /** The client of statements outside any transaction (they never run inside another request's). */
     readonly bare: PgClient,
+    /** The client of the server's per-request reads outside a transaction (lookup()), pipelined. */
+    private readonly reads: PgClient,
     /** The URL as given (password included): what opens this store again. */
     readonly location: string,
     readonly readOnly?: string,
@@ -174,11 +177,16 @@ export class PgStore implements StorePort {
     throw new NeedsWriteLock(why)
   }
 
+  /** Whether the caller runs inside the open transaction (its body's, or the import's batch left open outside any body). */
+  get inside(): boolean {
+    return this.depth > 0 && (this.gate.inside() || !this.gate.busy)
+  }
+
   private guarded(raw: PgClient, bare: PgClient): PgConn {
     // A statement of the open transaction (its body's, or the import's batch left open outside
     // any body) goes to its connection; any other to the second one, so that it never runs
     // inside another request's transaction, nor waits for it.
-    const inTx = () => this.depth > 0 && (this.gate.inside() || !this.gate.busy)
+    const inTx = () => this.inside
     const check = async (sql: string) => {
       if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
       if (this.owes) await this.send()
@@ -213,15 +221,28 @@ export class PgStore implements StorePort {
     }
   }
 
+  /**
+   * A read by key (rows as arrays): inside the caller's transaction when it has one, else on
+   * the pipelined connection, where the requests of a server send their reads without waiting
+   * for each other's answers (each its own statement and snapshot). For the per-request reads
+   * of `serve` (a lock, an API key, the version); it holds no session state, so statements
+   * that need one (a temporary table, COPY) go through `pg`. `outside`: a read the open
+   * transaction leaves out (the first of one not begun yet, unbegunRead).
+   */
+  async lookup<R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[], outside = false): Promise<R[]> {
+    return this.inside && !outside ? await this.pg.queryArrays<R>(sql, params) : await this.reads.queryArrays<R>(sql, params)
+  }
+
   /** A session setting, kept across reconnects (client.ts set()). */
   async set(name: string, value: null | string): Promise<void> {
     if (this.owes) await this.send()
     await this.raw.set(name, value)
     await this.bare.set(name, value)
+    await this.reads.set(name, value)
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.raw.close(), this.bare.close()])
+    await Promise.all([this.raw.close(), this.bare.close(), this.reads.close(), this.watch?.close()])
   }
 
   async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
@@ -441,8 +462,53 @@ export class PgStore implements StorePort {
    * store do not count): the pricing repository's catalogVersion().
    */
   async dataVersion(): Promise<number> {
-    const [row] = await this.pg.query<{version: number}>('SELECT version FROM pricectl_data_version WHERE id = 1')
-    return (row?.version ?? 0) - this.ownCommits
+    const watched = this.inside ? undefined : this.watch?.current()
+    if (watched !== undefined) return watched - this.ownCommits
+    return (await this.sharedVersionRead()) - this.ownCommits
+  }
+
+  /**
+   * Keep dataVersion() current by notifications (version-watch.ts) instead of a read per call:
+   * a long-lived process (the server) calls it once.
+   */
+  followVersion(): void {
+    this.watch ??= new VersionWatch(this.location, async () => await this.readVersion())
+    this.watch.start()
+  }
+
+  private watch?: VersionWatch
+
+  /** Whether dataVersion() comes from the watch's notifications now (followVersion()). */
+  get following(): boolean {
+    return this.watch?.current() !== undefined
+  }
+
+  private async sharedVersionRead(): Promise<number> {
+    if (this.inside) return await this.readVersion()
+    // Outside a transaction (a server's per-request read), one read serves every caller that
+    // came while the one before it was in flight: each still reads after it asked.
+    if (this.versionRead === undefined) {
+      const read = this.readVersion().finally(() => {
+        if (this.versionRead === read) this.versionRead = undefined
+      })
+      this.versionRead = read
+      return await read
+    }
+    this.nextVersionRead ??= this.versionRead
+      .catch(() => {})
+      .then(async () => {
+        this.nextVersionRead = undefined
+        return await this.sharedVersionRead()
+      })
+    return await this.nextVersionRead
+  }
+
+  private versionRead?: Promise<number>
+  private nextVersionRead?: Promise<number>
+
+  private async readVersion(): Promise<number> {
+    const [row] = await this.lookup<[number]>('SELECT version FROM pricectl_data_version WHERE id = 1')
+    return row?.[0] ?? 0
   }
 
   /**
@@ -454,7 +520,7 @@ export class PgStore implements StorePort {
     this.lockWait = timeout > 0
     // lock_timeout 0 means "wait forever" in PostgreSQL: 1 ms is the nearest to "fail at once".
     // Made before any later statement of this connection (pg sends in order), and on every new one.
-    for (const c of [this.raw, this.bare]) c.set('lock_timeout', String(Math.max(1, timeout))).catch(() => {})
+    for (const c of [this.raw, this.bare, this.reads]) c.set('lock_timeout', String(Math.max(1, timeout))).catch(() => {})
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
