@@ -122,6 +122,40 @@ export async function priceRequest(ctx: PricingContext, input: unknown, options:
   }
 }
 
+/**
+ * Requests priced as one chunk (the server's group of requests that write): what they read is
+ * read once for all of them when the chunk begins, what they write is written once at its
+ * flush, so a group of new users costs the round trips of one. When one of them throws,
+ * nothing of the chunk is written and the answer is undefined: the caller prices them one at
+ * a time, so that each gets its own outcome (a request that throws after it saved its lock
+ * must not leave it). A user named twice gets the lock the first request made.
+ * `ctx.ready(input)` must have run for requests that carry an IP.
+ */
+export async function priceRequests(ctx: PricingContext, inputs: readonly unknown[], options: PriceOptions = {}): Promise<PriceResult[] | undefined> {
+  const chunk = ctx.chunk
+  const turn = chunk.claim()
+  if (turn) await turn
+  try {
+    await chunk.begin(inputs, {requestIp: options.requestIp})
+    try {
+      const results: PriceResult[] = []
+      for (const input of inputs) {
+        try {
+          results.push(calculate(ctx, input, options))
+        } catch {
+          return undefined
+        }
+      }
+      if (chunk.dirty) await chunk.flush()
+      return results
+    } finally {
+      chunk.close()
+    }
+  } finally {
+    chunk.release()
+  }
+}
+
 /** A dry run that recomputes for a given country without an IP (calculate, step 1): its lock is never read. */
 function locklessDryRun(input: unknown, options: PriceOptions): boolean {
   if (!options.dryRun || options.trace || input === null || typeof input !== 'object') return false

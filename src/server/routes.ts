@@ -7,7 +7,7 @@ import {requireUser} from '../catalog/users.js'
 import {requireMoment} from '../dates.js'
 import {InvalidInputError, NotFoundError} from '../errors.js'
 import {requestContext} from '../history/context.js'
-import {priceRequest, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
+import {priceRequest, priceRequests, NEEDS_WRITE, type PriceOptions} from '../pricing/price.js'
 import {createCharge, getCharge, updateCharge} from '../revenue/charges.js'
 import {eventFrom, type EventRef} from '../revenue/events.js'
 import type {RecordKey} from '../revenue/store.js'
@@ -71,9 +71,11 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
   /**
    * New locks (or changes to one), group-committed: the price requests that arrive together
    * are priced in one write transaction (BEGIN IMMEDIATE, as the command takes it, so two
-   * processes pricing the same new user cannot both make a quote), each in its own savepoint
-   * so one request's error leaves the others' locks. A request is answered after the commit.
-   * A user priced twice in one group gets the lock the first request wrote.
+   * processes pricing the same new user cannot both make a quote), as one chunk per client
+   * address (priceRequests: one read of their locks, one write of what they made); when one
+   * of a chunk throws, each in its own savepoint, so one request's error leaves the others'
+   * locks. A request is answered after the commit. A user priced twice in one group gets the
+   * lock the first request wrote.
    */
   const priceWrites: Group<{body: unknown; options: PriceOptions}, PriceResult> = {
     async run(items) {
@@ -82,18 +84,30 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
       for (const it of items) if (current.needsReady(it.body)) await current.ready(it.body)
       // PostgreSQL (locksOnly): lock writers do not wait for each other, a new lock is claimed
       // by its key; what needs more runs again with the write lock (docs/postgres.md).
-      if (items.length === 1) return [{value: await current.store.transaction(async () => await priceRequest(current, items[0].body, items[0].options), {locksOnly: true, write: true})}]
       return await current.store.transaction(async (tx) => {
         const outcomes: Outcome<PriceResult>[] = []
-        for (const it of items) {
-          try {
-            outcomes.push({value: await tx.transaction(async () => await priceRequest(current, it.body, it.options))})
-          } catch (error) {
-            // A busy store is the whole group's (tried again); anything else is this request's.
-            // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
-            if (isBusy(error)) throw error
-            outcomes.push({error})
+        // A chunk reads for one client address (get_ip_from_request): consecutive items that share it.
+        for (let from = 0; from < items.length; ) {
+          const options = items[from].options
+          let to = from + 1
+          while (to < items.length && items[to].options.requestIp === options.requestIp) to++
+          const part = items.slice(from, to)
+          const results = await priceRequests(current, part.map((it) => it.body), options)
+          if (results) for (const value of results) outcomes.push({value})
+          else {
+            // One of them threw: each on its own, in a savepoint, so its error is its own.
+            for (const it of part) {
+              try {
+                outcomes.push({value: await tx.transaction(async () => await priceRequest(current, it.body, it.options))})
+              } catch (error) {
+                // A busy store is the whole group's (tried again); anything else is this request's.
+                // (A lock-writing attempt that needs the write lock counts as busy: the group runs again.)
+                if (isBusy(error)) throw error
+                outcomes.push({error})
+              }
+            }
           }
+          from = to
         }
         return outcomes
       }, {locksOnly: true, write: true})

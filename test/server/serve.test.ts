@@ -139,6 +139,21 @@ describe('pricectl serve: the spec endpoints over HTTP', () => {
     }
   })
 
+  it('a group with a request that fails only when its quote is made: the others get their locks, it gets its error and leaves none', async () => {
+    const users = Array.from({length: 8}, (_, i) => `mixed-${i}`)
+    // An unknown package is found only while a new quote is made (the first attempt, which writes nothing, stops before).
+    const body = (u: string, i: number) => (i === 3 ? {country: 'DE', package_id: 'nope', user_id: u} : {country: 'DE', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: u})
+    const answers = await Promise.all(users.map((u, i) => call(s.base, 'POST', '/v1/prices', {body: body(u, i), key: s.key})))
+    for (const [i, a] of answers.entries()) expect(a.status, users[i]).toBe(i === 3 ? 404 : 200)
+    expect(answers[3].json.message).toMatch(/unknown package "nope"/)
+    const locks = new Database(s.db, {readonly: true})
+    try {
+      expect(locks.prepare(`SELECT lock_key FROM locks WHERE lock_key LIKE 'mixed-%' ORDER BY lock_key`).pluck().all()).toEqual(users.filter((_, i) => i !== 3))
+    } finally {
+      locks.close()
+    }
+  })
+
   it('every read endpoint answers what the command prints with --json', async () => {
     await call(s.base, 'POST', '/v1/prices', {body: {country: 'FR', products: ['lifetime'], user_id: 'reader'}, key: s.key})
     const pairs: [string, string[]][] = [
