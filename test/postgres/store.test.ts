@@ -231,7 +231,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await b.pricing.catalogVersion()).toBe(w)
   })
 
-  it('the catalog version moves for catalog and configuration writes only: not for locks or user countries', async () => {
+  it('the catalog version moves for catalog and configuration writes and for a lock changed or deleted: not for new locks or user countries', async () => {
     const d = await database()
     const a = open(d.url)
     const b = open(d.url)
@@ -240,10 +240,16 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       await b.pricing.saveQuotes([lock('carol')])
       await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'carol'}])
     }, {write: true})
-    await b.transaction(async () => await b.pricing.deleteLocks(['carol']), {write: true})
     expect(await a.pricing.catalogVersion()).toBe(v)
+    // A server remembers the lock rows it read while the version stays: a change or a delete moves it.
+    await b.transaction(async () => await b.pricing.saveQuotes([lock('carol', {country: 'FR'})]), {write: true})
+    const changed = await a.pricing.catalogVersion()
+    expect(changed).toBeGreaterThan(v)
+    await b.pricing.deleteLocks(['carol'])
+    const deleted = await a.pricing.catalogVersion()
+    expect(deleted).toBeGreaterThan(changed)
     await b.transaction(async () => await b.config.saveSetting('default_country', 'FR'), {write: true})
-    expect(await a.pricing.catalogVersion()).not.toBe(v)
+    expect(await a.pricing.catalogVersion()).toBeGreaterThan(deleted)
   })
 
   it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async () => {
@@ -429,7 +435,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect((await a.pricing.loadLocks(['max']))[0]?.country).toBe('KW')
   })
 
-  it('the catalog version another store reads stays for lock, user and key-use writes (as serve makes them, and in write transactions); a catalog write moves it', async () => {
+  it('the catalog version another store reads stays for new locks, user and key-use writes (as serve makes them); a changed or deleted lock and a catalog write move it', async () => {
     const d = await database()
     const a = open(d.url) as PgStore
     const b = open(d.url) as PgStore
@@ -440,17 +446,21 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       await a.pricing.saveQuotes([lock('kim'), lock('lee')])
       await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}])
     }, {locksOnly: true, write: true})
-    // A changed lock (with the write lock), a deleted one.
+    expect(await b.pricing.catalogVersion()).toBe(v)
+    // A changed lock (with the write lock), a deleted one: another server may remember them.
     await a.transaction(async () => {
       await a.pricing.loadLocks(['kim'])
       await a.pricing.saveQuotes([lock('kim', {country: 'FR'})])
     }, {locksOnly: true, write: true})
+    const changed = await b.pricing.catalogVersion()
+    expect(changed).toBeGreaterThan(v)
     await a.transaction(async () => await a.pricing.deleteLocks(['lee']), {write: true})
-    expect(await b.pricing.catalogVersion()).toBe(v)
+    const deleted = await b.pricing.catalogVersion()
+    expect(deleted).toBeGreaterThan(changed)
     // The server's key-use flush.
     const [key] = await a.keys.insert([{created_at: '2026-01-01T00:00:00.000Z', hash: 'h'.repeat(64), name: 'k', prefix: 'pk_test'}])
     const w = await b.pricing.catalogVersion()
-    expect(w).not.toBe(v) // a new key is configuration
+    expect(w).toBeGreaterThan(deleted) // a new key is configuration
     expect(await a.keys.recordUse([[key!.id, '2026-01-02T00:00:00.000Z']])).toBe(true)
     expect((await a.keys.find([{id: key!.id}]))[0]?.last_used_at).toBe('2026-01-02T00:00:00.000Z')
     expect(await b.pricing.catalogVersion()).toBe(w)

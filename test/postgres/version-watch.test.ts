@@ -41,7 +41,7 @@ async function watched(store: PgStore): Promise<boolean> {
 }
 
 describe('the catalog version followed by notifications (PostgreSQL)', () => {
-  it('moves for another process\'s catalog change and key revoke, not for its lock writes; a lost watch falls back to reads and is made again', async () => {
+  it('moves for another process\'s catalog change, key revoke and lock delete, not for its new locks; a lost watch falls back to reads and is made again', async () => {
     const url = await database()
     const a = openStore(url) as PgStore
     const b = openStore(url) as PgStore
@@ -52,12 +52,15 @@ describe('the catalog version followed by notifications (PostgreSQL)', () => {
 
     // Locks are no catalog change: the version stays.
     await b.transaction(async () => await b.pricing.saveQuotes([lock('carol')]), {write: true})
-    await b.transaction(async () => await b.pricing.deleteLocks(['carol']), {write: true})
     await new Promise((r) => setTimeout(r, 50))
     expect(await a.pricing.catalogVersion()).toBe(v)
+    // A lock deleted (or changed) is: a server may remember it.
+    await b.transaction(async () => await b.pricing.deleteLocks(['carol']), {write: true})
+    expect(await eventually(async () => (await a.pricing.catalogVersion()) > v)).toBe(true)
+    const u = await a.pricing.catalogVersion()
 
     await b.transaction(async () => await b.config.saveSetting('default_country', 'FR'), {write: true})
-    expect(await eventually(async () => (await a.pricing.catalogVersion()) > v)).toBe(true)
+    expect(await eventually(async () => (await a.pricing.catalogVersion()) > u)).toBe(true)
     const w = await a.pricing.catalogVersion()
 
     // API keys are configuration (the history records them): a new key moves it, and so does its revoke.
@@ -85,7 +88,7 @@ describe('the catalog version followed by notifications (PostgreSQL)', () => {
     expect(await eventually(async () => (await a.pricing.catalogVersion()) > y)).toBe(true)
   })
 
-  it('a server on PostgreSQL: a key revoked and a price changed by a command are seen by the very next request', async () => {
+  it('a server on PostgreSQL: a key revoked, a lock overridden and a price changed by a command are seen by the very next request', async () => {
     const url = await database()
     await createProducts(url, CATALOG)
     const keys: {api_key: string; key: {prefix: string}}[] = []
@@ -117,10 +120,21 @@ describe('the catalog version followed by notifications (PostgreSQL)', () => {
     expect(r.json.message).toMatch(/invalid or revoked API key/)
     expect((await call(stays.api_key, '/v1/products')).status).toBe(200)
 
+    // A locked user is answered from the lock the server remembers, until another process changes it.
+    const locked = {country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: 'kept'}
+    const first = await call(stays.api_key, '/v1/prices', locked)
+    expect(first.status).toBe(200)
+    expect((await call(stays.api_key, '/v1/prices', locked)).json).toEqual(first.json)
+    const overridden = await run(url, ['price', '-u', 'kept', '-p', 'pro_monthly', '--integration', 'gateway_a', '--country', 'DE', '--override', '--json'])
+    expect(overridden.code, overridden.stderr).toBe(0)
+    const after = await call(stays.api_key, '/v1/prices', locked)
+    expect(after.json.country).toBe('DE')
+    expect(after.json).toEqual(overridden.json)
+
     const updated = await run(url, ['products', 'update', 'pro_monthly', '--base-px', '10.99', '--json'])
     expect(updated.code, updated.stderr).toBe(0)
-    const after = await price()
-    expect(after).not.toBe(before)
-    expect(after).toContain('10.99')
+    const repriced = await price()
+    expect(repriced).not.toBe(before)
+    expect(repriced).toContain('10.99')
   })
 })

@@ -82,7 +82,8 @@ export interface PricingRepository {
   /**
    * Remember up to `max` lock rows between units of work, for a long-lived process that reads
    * catalogVersion() before each (the server, per request): an adapter offers it only where
-   * that version moves on every other connection's commit (SQLite's data_version).
+   * that version moves whenever another connection changes or deletes a lock (SQLite's
+   * data_version moves on every commit; PostgreSQL's catalog version on lock changes too).
    */
   rememberLocks?(max: number): void
   /**

@@ -55,6 +55,16 @@ function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
  * (one INSERT ... ON CONFLICT cannot touch a row twice).
  */
 export class PgPricing implements PricingRepository {
+  /**
+   * Lock rows read outside a transaction, by lock key (rememberLocks(); the server's): valid for
+   * the catalog version catalogVersion() read last, which drops them all when it moves. The
+   * version moves for a lock another connection changed or deleted (store.ts, commitSql), not
+   * for a new one, and only rows found are kept. This store's own lock writes drop their keys.
+   * `epoch` moves with every drop: a read in flight meanwhile may hold a row from before it,
+   * and is not kept.
+   */
+  private remembered?: {epoch: number; max: number; rows: Map<string, LockRow>; version: number | undefined}
+
   constructor(private readonly store: PgStore) {}
 
   private get pg() {
@@ -89,7 +99,35 @@ export class PgPricing implements PricingRepository {
       // Outside a transaction, or the first read of a read transaction (a locked user's price):
       // on its own, no BEGIN and COMMIT, pipelined with the other requests' reads.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [keys], true)) found[row[0] - 1] = map(row.slice(1) as LockRow)
+      const r = store.inside ? undefined : this.remembered
+      let asked: readonly string[] = keys
+      // Where each asked key is in `keys`, when only some are asked.
+      let at: number[] | undefined
+      if (r) {
+        const missing: string[] = []
+        at = []
+        for (let i = 0; i < keys.length; i++) {
+          const row = r.rows.get(keys[i])
+          if (row !== undefined) found[i] = map(row)
+          else {
+            missing.push(keys[i])
+            at.push(i)
+          }
+        }
+        asked = missing
+      }
+      if (asked.length > 0) {
+        const epoch = r?.epoch
+        for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [asked], true)) {
+          const lock = row.slice(1) as LockRow
+          found[at === undefined ? row[0] - 1 : at[row[0] - 1]] = map(lock)
+          if (r && r.epoch === epoch) {
+            // Full: the oldest remembered row goes (Map keeps insertion order).
+            if (r.rows.size >= r.max) r.rows.delete(r.rows.keys().next().value!)
+            r.rows.set(lock[0], lock)
+          }
+        }
+      }
     } else if (keys.length > 0 && store.writingLocks && store.owes) {
       // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
@@ -115,6 +153,7 @@ export class PgPricing implements PricingRepository {
 
   async saveQuotes(locks: readonly Lock[]): Promise<void> {
     if (locks.length === 0) return
+    this.forget(locks.map((l) => l.lock_key))
     if (repeats(locks, (l) => l.lock_key)) {
       for (const l of locks) await this.saveQuotes([l])
       return
@@ -153,6 +192,8 @@ export class PgPricing implements PricingRepository {
 
   /** Insert new locks, and update existing ones (created_at kept): a write transaction's locks not read as absent. */
   private async upsert(locks: readonly Lock[]): Promise<void> {
+    // In a write transaction, whose commit moves the catalog version when a lock changed (remembered rows elsewhere go).
+    if (!this.store.inside) return await this.store.transaction(async () => await this.upsert(locks), {write: true})
     await this.pg.run(
       `INSERT INTO locks (${COLUMNS}) ${ROWS}
        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
@@ -164,6 +205,9 @@ export class PgPricing implements PricingRepository {
 
   async deleteLocks(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return
+    this.forget(keys)
+    // In a write transaction, whose commit moves the catalog version (remembered rows elsewhere go).
+    if (!this.store.inside) return await this.store.transaction(async () => await this.deleteLocks(keys), {write: true})
     await this.pg.run('DELETE FROM locks WHERE lock_key = ANY($1::text[])', [keys])
   }
 
@@ -213,7 +257,30 @@ export class PgPricing implements PricingRepository {
   }
 
   async catalogVersion(): Promise<number> {
-    return await this.store.dataVersion()
+    const version = await this.store.dataVersion()
+    const r = this.remembered
+    if (r && version !== r.version) {
+      r.rows.clear()
+      r.epoch++
+      r.version = version
+    }
+    return version
+  }
+
+  /** This store writes these locks: no longer remembered. */
+  private forget(keys: readonly string[]): void {
+    const r = this.remembered
+    if (!r) return
+    for (const k of keys) r.rows.delete(k)
+    r.epoch++
+  }
+
+  /**
+   * Remember up to `max` lock rows between requests (PgPricing.remembered), for a long-lived
+   * process that reads catalogVersion() before each (the server, per request).
+   */
+  rememberLocks(max: number): void {
+    this.remembered = {epoch: 0, max, rows: new Map(), version: undefined}
   }
 
   followVersion(): void {

@@ -28,15 +28,18 @@ import {NOTIFY_VERSION, VersionWatch} from './version-watch.js'
 /**
  * The commit of a write transaction: pricectl_data_version moves only when the transaction
  * changed the catalog or the configuration (a table the history records, ../schema/history.ts),
- * or emptied tables (db restore, db copy: TRUNCATE counts no rows), so lock, revenue and
+ * changed or deleted a lock (servers remember the lock rows they read, PgPricing.remembered),
+ * or emptied tables (db restore, db copy: TRUNCATE counts no rows), so new locks, revenue and
  * import writes do not make the other instances rebuild their pricing context. One round
  * trip: the rows the catalog tables' counters (pg_stat_xact_user_tables) gained since the
  * transaction began. Their value alone is not the transaction's: they also hold what earlier
  * transactions of the session counted and the server has not flushed yet (a store's opening
  * that migrated and seeded it, a moment before).
  */
-const CATALOG_TABLES = `ARRAY[${RECORDED_TABLES.map((t) => `'${t.table}'`).join(', ')}]::name[]`
-const CATALOG_ROWS = `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::bigint AS n FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES})`
+const CATALOG_TABLES = `ARRAY[${RECORDED_TABLES.map((t) => `'${t.table}'`).join(', ')}, 'locks']::name[]`
+// Of the locks, rows changed or deleted: a new lock changes nothing another instance remembers (PgPricing.remembered).
+const CATALOG_ROWS = `SELECT coalesce(sum(CASE relname WHEN 'locks' THEN n_tup_upd + n_tup_del ELSE n_tup_ins + n_tup_upd + n_tup_del END), 0)::bigint AS n
+  FROM pg_stat_xact_user_tables WHERE schemaname = current_schema() AND relname = ANY(${CATALOG_TABLES})`
 const commitSql = (truncated: boolean, base: number) =>
   `UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND pg_current_xact_id_if_assigned() IS NOT NULL AND (${truncated} OR (${CATALOG_ROWS}) > ${base})
    RETURNING version, ${NOTIFY_VERSION('version::text')}; COMMIT`
