@@ -44,6 +44,9 @@ export type PgErrorInfo = {code?: string; constraint?: string; detail?: string; 
 
 export type Row = Record<string, unknown>
 
+/** A statement of a batch (PgClient.batch): with `values`, or `rowMode: 'array'`, it goes by the extended protocol. */
+export type Statement = {rowMode?: 'array'; text: string; values?: readonly unknown[]}
+
 /** What the PostgreSQL adapter runs statements on. */
 export interface PgConn {
   /** One statement with $1.. parameters; its rows (objects by column name). */
@@ -125,6 +128,39 @@ export class PgClient implements PgConn {
     // Several statements (the simple protocol: no values) answer with one result each.
     const r = (await this.call(direct, sql, (c) => c.query({text: sql, ...this.timeout()}))) as Pg.QueryResult | Pg.QueryResult[]
     return (Array.isArray(r) ? r : [r]).map((x) => x.rows as Row[])
+  }
+
+  /**
+   * Statements in order, the rows of each (a text of several statements gives one entry per
+   * statement). Pipelined, they leave together and take one round trip; the first that fails
+   * is thrown (in a transaction, the ones after it fail too). Otherwise they must be texts
+   * without values, sent as one (the simple protocol's several statements).
+   */
+  async batch(parts: readonly Statement[]): Promise<unknown[][]> {
+    if (!this.pipeline) {
+      if (parts.some((p) => p.values !== undefined || p.rowMode !== undefined)) throw new Error('PgClient.batch: statements with values need a pipelined client')
+      return await this.exec(parts.map((p) => p.text).join(';\n'))
+    }
+    return await this.call(false, parts.at(-1)?.text ?? '', async (c) => {
+      const sent = parts.map((p) =>
+        p.values === undefined && p.rowMode === undefined
+          ? c.query({text: p.text, ...this.timeout()})
+          : p.rowMode === 'array'
+            ? c.query({name: this.named(p.text), rowMode: 'array', text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()})
+            : c.query({name: this.named(p.text), text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()}),
+      )
+      const settled = await Promise.allSettled(sent)
+      for (const s of settled) if (s.status === 'rejected') throw s.reason
+      return settled.flatMap((s) => {
+        const r = (s as PromiseFulfilledResult<Pg.QueryResult | Pg.QueryResult[]>).value
+        return (Array.isArray(r) ? r : [r]).map((x) => x.rows as unknown[])
+      })
+    })
+  }
+
+  /** Whether statements are sent without waiting for the answers before them (pg's pipeline mode). */
+  get pipelined(): boolean {
+    return this.pipeline
   }
 
   async copyFrom(sql: string, data: Buffer | string, direct = false): Promise<number> {

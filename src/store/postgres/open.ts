@@ -57,9 +57,10 @@ export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
   const pg = connectPg(url)
   const bare = connectPg(url)
   const reads = connectPg(url, {pipeline: true})
-  const opened = opening(pg, [bare, reads], url, options)
-  for (const c of [pg, bare, reads]) c.whenOpen(opened)
-  return new PgStore(pg, bare, reads, url, options.readOnly ? 'it is opened for reading only' : undefined)
+  const locks = connectPg(url, {pipeline: true})
+  const opened = opening(pg, [bare, reads, locks], url, options)
+  for (const c of [pg, bare, reads, locks]) c.whenOpen(opened)
+  return new PgStore(pg, bare, reads, locks, url, options.readOnly ? 'it is opened for reading only' : undefined)
 }
 
 /** The store's checks, migrations and session settings, on the transactions' client (the others are given the settings for their first connection). */

@@ -9,14 +9,6 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
 
 const PRODUCT = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
 
-/** A text value as an SQL literal (for statements sent with others in one round trip, which take no parameters). */
-function literal(value: null | string): string {
-  if (value === null) return 'NULL'
-  const quoted = `'${value.replaceAll("'", "''")}'`
-  // Backslashes doubled in an E'' string: the same value whatever standard_conforming_strings says.
-  return value.includes('\\') ? `E${quoted.replaceAll('\\', '\\\\')}` : quoted
-}
-
 const LOAD_LOCKS = (keys: string) =>
   `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest(${keys}) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`
 
@@ -40,6 +32,14 @@ function lockColumns(locks: readonly Lock[]): unknown[][] {
     col((l) => l.created_at),
     col((l) => l.updated_at),
   ]
+}
+
+const SAVE_COUNTRIES = `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
+  ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`
+
+/** SAVE_COUNTRIES' parameters. */
+function countryColumns(rows: readonly UserCountry[]): unknown[][] {
+  return [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)]
 }
 
 /** Whether a chunk names a key twice (then it is written one row at a time, in order). */
@@ -128,14 +128,11 @@ export class PgPricing implements PricingRepository {
           }
         }
       }
-    } else if (keys.length > 0 && store.writingLocks && store.owes) {
-      // The first read of a lock-writing transaction: sent with its BEGIN, in one round trip.
+    } else if (keys.length > 0 && store.writingLocks) {
+      // A read of a lock-writing transaction: sent with what it owes (its BEGIN, claims), in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      const [rows] = await store.send(LOAD_LOCKS(`ARRAY[${keys.map(literal).join(', ')}]::text[]`))
-      for (const row of rows) {
-        const values = Object.values(row) as [number, ...unknown[]]
-        found[values[0] - 1] = map(values.slice(1) as LockRow)
-      }
+      const [rows] = (await store.send({rowMode: 'array', text: LOAD_LOCKS('$1::text[]'), values: [keys]})) as [number, ...unknown[]][][]
+      for (const row of rows) found[row[0] - 1] = map(row.slice(1) as LockRow)
     } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
     // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
@@ -174,10 +171,17 @@ export class PgPricing implements PricingRepository {
       // A lock that exists changes (or was not read first): only with the write lock.
       if (store.writingLocks) store.needsWriteLock(`the lock of ${changes[0].lock_key} exists: it changes`)
     }
-    if (claims.length > 0) {
-      // In a lock-writing transaction the claim goes past the guard (it is no read), after its BEGIN.
-      if (store.owes) await store.send()
-      const won = await store.raw.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
+    if (claims.length > 0 && store.writingLocks) {
+      // A lock-writing transaction sends its claims with its next statement or its COMMIT: a
+      // plain INSERT, which fails on the key of a lock another writer made meanwhile and
+      // takes the transaction with it (store.ts lostClaimOf).
+      store.defer({text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)})
+      for (const l of claims) {
+        store.absent.delete(l.lock_key)
+        store.claimed.add(l.lock_key)
+      }
+    } else if (claims.length > 0) {
+      const won = await this.pg.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
       if (won.length < claims.length) {
         const got = new Set(won.map(([k]) => k))
         store.lostClaim(claims.filter((l) => !got.has(l.lock_key)).map((l) => l.lock_key))
@@ -229,17 +233,11 @@ export class PgPricing implements PricingRepository {
     const locking = this.store.writingLocks
     if (locking) {
       for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
-      // Sent with the COMMIT (one round trip less): nothing reads it before.
-      const values = rows.map((r) => `(${literal(r.userId)}, ${literal(r.country)}, ${literal(r.at)}, ${literal(r.at)})`).join(', ')
-      this.store.defer(`INSERT INTO users (user_id, country, created_at, updated_at) VALUES ${values}
-       ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`)
+      // Sent with the claims and the COMMIT (one round trip): nothing reads it before.
+      this.store.defer({text: SAVE_COUNTRIES, values: countryColumns(rows)})
       return
     }
-    await this.pg.run(
-      `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
-       ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`,
-      [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)],
-    )
+    await this.pg.run(SAVE_COUNTRIES, countryColumns(rows))
   }
 
   async user(userId: string): Promise<undefined | User> {

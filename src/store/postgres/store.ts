@@ -11,7 +11,7 @@ import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {TxGate} from '../tx-gate.js'
 import {RECORDED_TABLES} from '../schema/history.js'
-import {type PgClient, type PgConn, PgError, type Row, redactUrl} from './client.js'
+import {type PgClient, type PgConn, PgError, type Row, redactUrl, type Statement} from './client.js'
 import {PgCatalog} from './catalog.js'
 import {PgConfig} from './config.js'
 import {PgExperiments} from './experiments.js'
@@ -80,6 +80,19 @@ export class LostClaim extends Error {
 }
 
 /**
+ * A lock-writing transaction's claims go as plain INSERTs with its COMMIT (or before its next
+ * statement): one whose key was made meanwhile fails on the primary key, which rolls the
+ * transaction back, and it runs again as after a lost claim (LostClaim; the error names the
+ * first such key).
+ */
+function lostClaimOf(error: unknown): LostClaim | undefined {
+  const e = error as {code?: string; constraint?: string; detail?: string}
+  if (e?.code !== '23505' || e.constraint !== 'locks_pkey') return undefined
+  const m = /^Key \(lock_key\)=\(([\s\S]*)\) already exists\.?$/.exec(e.detail ?? '')
+  return new LostClaim(m ? [m[1]] : [])
+}
+
+/**
  * How many runs in a row a lock-writing transaction may lose claims of keys it already lost
  * before it fails busy. A run that loses a key not lost before made progress and always runs
  * again: it finds the winners' locks stored and reuses them, and a lock, once made, stays, so
@@ -101,7 +114,8 @@ const READS = /^\s*(?:SELECT\b|WITH\b(?![\s\S]*\b(?:INSERT|UPDATE|DELETE|MERGE)\
 const SAVEPOINT = 'SAVEPOINT pricectl_nested'
 
 /**
- * The PostgreSQL adapter: the port over one synchronous connection (client.ts). It loads no
+ * The PostgreSQL adapter: the port over up to four connections (client.ts; docs/postgres.md,
+ * "The connection"), opened by their first statements. It loads no
  * migrations (./open.ts does), so a reader store stays light. Its transactions mean what
  * SQLite's do (docs/postgres.md, "Transactions and locks"): writers take an advisory write
  * lock before reading; `locksOnly` takes none (new locks are claimed by their unique key) and
@@ -134,7 +148,9 @@ export class PgStore implements StorePort {
   private owed?: {base: boolean; count: number; sql: string; tried: boolean}
   /** The catalog rows counted when the open write transaction began (commitSql). */
   private catalogBase = 0
-  private deferred: string[] = []
+  private deferred: Statement[] = []
+  /** The client of the open transaction: `locks` for a lock-writing one, else `raw`. */
+  private conn: PgClient
   private depth = 0
   private readonly gate = new TxGate()
   private ownCommits = 0
@@ -146,18 +162,28 @@ export class PgStore implements StorePort {
   lostClaimRetries = 0
 
   constructor(
-    /** The client of transactions (the pricing repository's claims go through it). */
+    /** The client of read and write transactions. */
     readonly raw: PgClient,
     /** The client of statements outside any transaction (they never run inside another request's). */
     readonly bare: PgClient,
     /** The client of the server's per-request reads outside a transaction (lookup()), pipelined. */
     private readonly reads: PgClient,
+    /**
+     * The client of lock-writing transactions, pipelined: their BEGIN goes with their first
+     * read, their claims and users' countries with their COMMIT, each with its parameters.
+     */
+    private readonly locks: PgClient,
     /** The URL as given (password included): what opens this store again. */
     readonly location: string,
     readonly readOnly?: string,
   ) {
     this.path = redactUrl(location)
-    this.pg = this.guarded(raw, bare)
+    this.conn = raw
+    this.pg = this.guarded(bare)
+  }
+
+  private get clients(): PgClient[] {
+    return [this.raw, this.bare, this.reads, this.locks]
   }
 
   /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
@@ -185,7 +211,7 @@ export class PgStore implements StorePort {
     return this.depth > 0 && (this.gate.inside() || !this.gate.busy)
   }
 
-  private guarded(raw: PgClient, bare: PgClient): PgConn {
+  private guarded(bare: PgClient): PgConn {
     // A statement of the open transaction (its body's, or the import's batch left open outside
     // any body) goes to its connection; any other to the second one, so that it never runs
     // inside another request's transaction, nor waits for it.
@@ -198,28 +224,28 @@ export class PgStore implements StorePort {
       copyFrom: async (sql: string, data: Buffer | string) => {
         if (!inTx()) return await bare.copyFrom(sql, data)
         await check('COPY')
-        return await raw.copyFrom(sql, data)
+        return await this.conn.copyFrom(sql, data)
       },
       exec: async (sql: string): Promise<Row[][]> => {
         if (!inTx()) return await bare.exec(sql)
         if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
         if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
-        return await this.send(sql)
+        return (await this.send(sql)) as Row[][]
       },
       query: async <R = Row>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
         if (!inTx()) return await bare.query<R>(sql, params)
         await check(sql)
-        return await raw.query<R>(sql, params)
+        return await this.conn.query<R>(sql, params)
       },
       queryArrays: async <R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
         if (!inTx()) return await bare.queryArrays<R>(sql, params)
         await check(sql)
-        return await raw.queryArrays<R>(sql, params)
+        return await this.conn.queryArrays<R>(sql, params)
       },
       run: async (sql: string, params?: readonly unknown[]): Promise<number> => {
         if (!inTx()) return await bare.run(sql, params)
         await check(sql)
-        return await raw.run(sql, params)
+        return await this.conn.run(sql, params)
       },
     }
   }
@@ -239,13 +265,11 @@ export class PgStore implements StorePort {
   /** A session setting, kept across reconnects (client.ts set()). */
   async set(name: string, value: null | string): Promise<void> {
     if (this.owes) await this.send()
-    await this.raw.set(name, value)
-    await this.bare.set(name, value)
-    await this.reads.set(name, value)
+    for (const c of this.clients) await c.set(name, value)
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.raw.close(), this.bare.close(), this.reads.close(), this.watch?.close()])
+    await Promise.all([...this.clients.map(async (c) => await c.close()), this.watch?.close()])
   }
 
   async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
@@ -320,6 +344,7 @@ export class PgStore implements StorePort {
             ? BEGIN_WRITE
             : BEGIN_TRY_WRITE
     this.catalogBase = 0
+    this.conn = mode === 'locks' ? this.locks : this.raw
     this.owed = {base: mode === 'write', count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
     // A write transaction takes its lock now (what tryWrite and the busy tests expect);
     // the others begin with their first statement (one round trip less).
@@ -332,26 +357,29 @@ export class PgStore implements StorePort {
   }
 
   /**
-   * Run `then` (statements without parameters) after what the transaction owes (its BEGIN,
-   * deferred writes), in one round trip; the results of `then`'s statements. A BEGIN that
-   * fails, or whose tried lock is taken (busy, 55P03), leaves no transaction open.
+   * Run `then` after what the transaction owes (its BEGIN, deferred writes), in one round trip;
+   * the rows of `then`'s statements. A BEGIN that fails, or whose tried lock is taken (busy,
+   * 55P03), leaves no transaction open. Statements with values need the pipelined client of a
+   * lock-writing transaction; a claim that loses there (the key's lock was made meanwhile)
+   * fails the transaction as LostClaim.
    */
-  async send(then?: string): Promise<Row[][]> {
+  async send(then?: Statement | string): Promise<unknown[][]> {
     const owed = this.owed
     const deferred = this.deferred
-    if (!owed && deferred.length === 0) return then === undefined ? [] : await this.raw.exec(then)
+    const last: Statement[] = then === undefined ? [] : [typeof then === 'string' ? {text: then} : then]
+    if (!owed && deferred.length === 0) return last.length === 0 ? [] : await this.conn.batch(last)
     this.owed = undefined
     this.deferred = []
-    const parts = [...(owed ? [owed.sql] : []), ...deferred, ...(then === undefined ? [] : [then])]
-    let results: Row[][]
+    const parts: Statement[] = [...(owed ? [{text: owed.sql}] : []), ...deferred, ...last]
+    let results: unknown[][]
     try {
-      results = await this.raw.exec(parts.join(';\n'))
+      results = await this.conn.batch(parts)
     } catch (error) {
       if (owed) await this.rollbackQuietly()
-      throw error
+      throw lostClaimOf(error) ?? error
     }
-    if (owed?.base) this.catalogBase = Number(results[owed.count - 1][0]?.n ?? 0)
-    if (owed?.tried && results[1][0]?.got !== true) {
+    if (owed?.base) this.catalogBase = Number((results[owed.count - 1][0] as Row | undefined)?.n ?? 0)
+    if (owed?.tried && (results[1][0] as Row | undefined)?.got !== true) {
       await this.rollbackQuietly()
       throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
     }
@@ -367,9 +395,12 @@ export class PgStore implements StorePort {
     return this.depth > 0 && this.mode === 'read' && this.owed !== undefined && this.deferred.length === 0
   }
 
-  /** A write (statements without parameters) sent with the commit, or with the next statement. */
-  defer(sql: string): void {
-    this.deferred.push(sql)
+  /**
+   * A write sent with the next statement of the transaction, or its commit. With values only in
+   * a lock-writing transaction (its client is pipelined).
+   */
+  defer(statement: Statement): void {
+    this.deferred.push(statement)
   }
 
   private async rollbackQuietly(): Promise<void> {
@@ -381,7 +412,7 @@ export class PgStore implements StorePort {
     }
     this.deferred = []
     try {
-      await this.raw.exec('ROLLBACK')
+      await this.conn.exec('ROLLBACK')
     } catch {}
   }
 
@@ -447,7 +478,7 @@ export class PgStore implements StorePort {
         }
       }
       try {
-        await this.raw.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
+        await this.conn.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
       throw error
     } finally {
@@ -523,7 +554,7 @@ export class PgStore implements StorePort {
     this.lockWait = timeout > 0
     // lock_timeout 0 means "wait forever" in PostgreSQL: 1 ms is the nearest to "fail at once".
     // Made before any later statement of this connection (pg sends in order), and on every new one.
-    for (const c of [this.raw, this.bare, this.reads]) c.set('lock_timeout', String(Math.max(1, timeout))).catch(() => {})
+    for (const c of this.clients) c.set('lock_timeout', String(Math.max(1, timeout))).catch(() => {})
   }
 
   /** A read that proves the store answers (the server's health check), with its schema version. */
