@@ -66,9 +66,11 @@ export interface PricingRepository {
   userHasRevenue(userId: string): Promise<boolean>
 
   /**
-   * A number that changes whenever another connection commits to the store (SQLite's
-   * data_version): a long-lived pricing context (the server's) is rebuilt when it moves.
-   * Commits made through this store itself do not move it.
+   * A number that changes whenever another connection commits what a long-lived process keeps
+   * (SQLite's data_version moves on every commit; PostgreSQL's on catalog, configuration, API
+   * key and lock changes, not on new locks, revenue or imports): the server's pricing context,
+   * checked keys and remembered locks are dropped when it moves. Commits made through this
+   * store itself do not move it.
    */
   catalogVersion(): Promise<number>
   /**
