@@ -5,7 +5,7 @@ import type {PriceRequest, PriceResult, ProductPrice} from '../schemas/price.js'
 import {withinBounds} from '../experiments/bounds.js'
 import {BoundedCache, type PricingContext} from './context.js'
 import {ValueCache} from './value-cache.js'
-import type {Lock, LockedProduct, LockedTax, LockQuote, RelabelledFrom} from './locks.js'
+import type {ChunkOptions, Lock, LockedProduct, LockedTax, LockQuote, RelabelledFrom} from './locks.js'
 import {fastPriceRequest, validatePriceRequest} from './request.js'
 import {BP_PER_UNIT, bpToPercent, grossOfNet, splitShown, taxLabel, taxWords} from '../tax/tax.js'
 import type {ExplainStep, PricedProduct, Trace} from './types.js'
@@ -102,24 +102,9 @@ export function priceInChunk(ctx: PricingContext, input: unknown, options: Price
  * `ctx.ready(input)` must have run for requests that carry an IP.
  */
 export async function priceRequest(ctx: PricingContext, input: unknown, options: PriceOptions = {}): Promise<PriceResult> {
-  const chunk = ctx.chunk
-  // One request at a time in the context's chunk: another one waits while this one's reads and writes are awaited.
-  const turn = chunk.claim()
-  if (turn) await turn
-  try {
-    if (options.trace) await ctx.loadRateNotes()
-    // Everything the calculation reads from the store is read here (docs/pricing.md "Storage").
-    await chunk.begin([input], {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun})
-    try {
-      const result = calculate(ctx, input, options)
-      if (chunk.dirty) await chunk.flush()
-      return result
-    } finally {
-      chunk.close()
-    }
-  } finally {
-    chunk.release()
-  }
+  const before = options.trace ? async () => await ctx.loadRateNotes() : undefined
+  const chunk = {lockless: locklessDryRun(input, options), requestIp: options.requestIp, reuseOnly: options.readOnly && !options.dryRun}
+  return (await inChunk(ctx, [input], chunk, () => calculate(ctx, input, options), before))!
 }
 
 /**
@@ -132,22 +117,36 @@ export async function priceRequest(ctx: PricingContext, input: unknown, options:
  * `ctx.ready(input)` must have run for requests that carry an IP.
  */
 export async function priceRequests(ctx: PricingContext, inputs: readonly unknown[], options: PriceOptions = {}): Promise<PriceResult[] | undefined> {
+  return await inChunk(ctx, inputs, {requestIp: options.requestIp}, () => {
+    const results: PriceResult[] = []
+    for (const input of inputs) {
+      try {
+        results.push(calculate(ctx, input, options))
+      } catch {
+        return undefined
+      }
+    }
+    return results
+  })
+}
+
+/**
+ * `price` in the context's chunk, begun with `inputs`: one caller at a time (another waits
+ * while this one's reads and writes are awaited), everything the calculation reads read when
+ * the chunk begins (docs/pricing.md "Storage"), and what it wrote written before this returns
+ * (nothing when `price` answers undefined). `before` runs in the turn, before the reads.
+ */
+async function inChunk<T>(ctx: PricingContext, inputs: readonly unknown[], options: ChunkOptions, price: () => T | undefined, before?: () => Promise<void>): Promise<T | undefined> {
   const chunk = ctx.chunk
   const turn = chunk.claim()
   if (turn) await turn
   try {
-    await chunk.begin(inputs, {requestIp: options.requestIp})
+    if (before) await before()
+    await chunk.begin(inputs, options)
     try {
-      const results: PriceResult[] = []
-      for (const input of inputs) {
-        try {
-          results.push(calculate(ctx, input, options))
-        } catch {
-          return undefined
-        }
-      }
-      if (chunk.dirty) await chunk.flush()
-      return results
+      const result = price()
+      if (result !== undefined && chunk.dirty) await chunk.flush()
+      return result
     } finally {
       chunk.close()
     }
