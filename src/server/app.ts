@@ -205,7 +205,7 @@ export function buildServer(options: ServerOptions = {}): Server {
     // One read of the store's version per request: it tells the key check whether another
     // process committed (a revoked key) and the pricing context whether the catalog moved.
     if (commitVersion === undefined) {
-      // PostgreSQL: the catalog version is a read like any other (shared by the requests that wait for it).
+      // PostgreSQL: the catalog version comes from the store's notifications (a read while it has none).
       store.pricing.catalogVersion().then((version) => known(request, presented, version, done), done)
       return
     }

@@ -158,11 +158,6 @@ export class PgClient implements PgConn {
     })
   }
 
-  /** Whether statements are sent without waiting for the answers before them (pg's pipeline mode). */
-  get pipelined(): boolean {
-    return this.pipeline
-  }
-
   async copyFrom(sql: string, data: Buffer | string, direct = false): Promise<number> {
     const {from} = await import('pg-copy-streams')
     return await this.call(direct, sql, async (c) => {

@@ -492,13 +492,13 @@ export class PgStore implements StorePort {
   }
 
   /**
-   * How many commits other connections made (SQLite's data_version: commits through this
-   * store do not count): the pricing repository's catalogVersion().
+   * The catalog version as other connections moved it (commits through this store do not
+   * count): the pricing repository's catalogVersion(). From the watch while it follows the
+   * notifications (never inside a transaction, which reads its own), else read.
    */
   async dataVersion(): Promise<number> {
     const watched = this.inside ? undefined : this.watch?.current()
-    if (watched !== undefined) return watched - this.ownCommits
-    return (await this.sharedVersionRead()) - this.ownCommits
+    return (watched ?? (await this.readVersion())) - this.ownCommits
   }
 
   /**
@@ -516,29 +516,6 @@ export class PgStore implements StorePort {
   get following(): boolean {
     return this.watch?.current() !== undefined
   }
-
-  private async sharedVersionRead(): Promise<number> {
-    if (this.inside) return await this.readVersion()
-    // Outside a transaction (a server's per-request read), one read serves every caller that
-    // came while the one before it was in flight: each still reads after it asked.
-    if (this.versionRead === undefined) {
-      const read = this.readVersion().finally(() => {
-        if (this.versionRead === read) this.versionRead = undefined
-      })
-      this.versionRead = read
-      return await read
-    }
-    this.nextVersionRead ??= this.versionRead
-      .catch(() => {})
-      .then(async () => {
-        this.nextVersionRead = undefined
-        return await this.sharedVersionRead()
-      })
-    return await this.nextVersionRead
-  }
-
-  private versionRead?: Promise<number>
-  private nextVersionRead?: Promise<number>
 
   private async readVersion(): Promise<number> {
     const [row] = await this.lookup<[number]>('SELECT version FROM pricectl_data_version WHERE id = 1')

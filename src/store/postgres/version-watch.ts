@@ -24,8 +24,6 @@ export class VersionWatch {
   private version?: number
   private retry?: NodeJS.Timeout
   private closed = false
-  /** Connections made (for tests and the curious). */
-  connections = 0
 
   constructor(
     private readonly url: string,
@@ -75,7 +73,6 @@ export class VersionWatch {
       await client.query(`LISTEN ${VERSION_CHANNEL}`)
       const version = await this.read()
       if (this.client === client) this.version = version
-      this.connections++
     }
     connected().catch(lost)
   }
