@@ -1,5 +1,6 @@
-import {Readable} from 'node:stream'
-import {pipeline} from 'node:stream/promises'
+import {once} from 'node:events'
+import {Readable, type Writable} from 'node:stream'
+import {finished, pipeline} from 'node:stream/promises'
 
 import type Pg from 'pg'
 
@@ -59,7 +60,17 @@ export interface PgConn {
   exec(sql: string): Promise<Row[][]>
   /** `COPY ... FROM STDIN` fed with `data` (text or CSV as the statement says); how many rows it copied. */
   copyFrom(sql: string, data: Buffer | string): Promise<number>
+  /** `COPY ... FROM STDIN` left open for data written piece by piece (CopyIn). */
+  copyIn(sql: string): Promise<CopyIn>
 }
+
+/**
+ * An open `COPY ... FROM STDIN`. write() resolves once the connection took the data (the
+ * server reads it while the caller prepares the next piece), end() finishes the statement and
+ * answers the rows copied; the COPY's error, if any, is thrown by whichever comes next. No
+ * other statement of the connection runs before end().
+ */
+export type CopyIn = {end(): Promise<number>; write(data: string): Promise<void>}
 
 /** How a statement failed because its connection was lost. */
 type Lost = 'commit' | 'reconnect' | 'statement' | 'transaction'
@@ -99,6 +110,8 @@ export class PgClient implements PgConn {
   /** Why no new connection could be made, while none can (the server is down): statements fail at once meanwhile. */
   private down?: unknown
   private retry?: NodeJS.Timeout
+  /** A CopyIn is open: a statement sent now would wait behind it for good, so it is refused. */
+  private copyOpen = false
   closed = false
 
   constructor(
@@ -167,6 +180,39 @@ export class PgClient implements PgConn {
     })
   }
 
+  async copyIn(sql: string, direct = false): Promise<CopyIn> {
+    const {from} = await import('pg-copy-streams')
+    let opened!: (stream: Writable) => void
+    const stream = new Promise<Writable>((resolve) => (opened = resolve))
+    const done = this.call(direct, sql, async (c) => {
+      const s = c.query(from(sql))
+      this.copyOpen = true
+      opened(s)
+      try {
+        await finished(s)
+      } finally {
+        this.copyOpen = false
+      }
+      return s.rowCount ?? 0
+    })
+    // Thrown by the next write() or end(), never unhandled.
+    done.catch(() => {})
+    const ended = done.then(() => {
+      throw new Error(`COPY ended before its data: ${sql.slice(0, 60)}`)
+    })
+    const ready = async () => await Promise.race([stream, ended])
+    return {
+      end: async () => {
+        ;(await ready()).end()
+        return await done
+      },
+      write: async (data) => {
+        const s = await ready()
+        if (!s.write(data)) await Promise.race([once(s, 'drain'), ended])
+      },
+    }
+  }
+
   /**
    * A session setting (set_config(name, value, false)), made now and again on every new
    * connection; null resets it. The adapter's settings go through here, never through SQL text.
@@ -201,6 +247,7 @@ export class PgClient implements PgConn {
   get direct(): PgConn & {set(name: string, value: null | string): Promise<void>} {
     return {
       copyFrom: async (sql, data) => await this.copyFrom(sql, data, true),
+      copyIn: async (sql) => await this.copyIn(sql, true),
       exec: async (sql) => await this.exec(sql, true),
       query: async (sql, params) => await this.query(sql, params, true),
       queryArrays: async (sql, params) => await this.queryArrays(sql, params, true),
@@ -347,6 +394,7 @@ export class PgClient implements PgConn {
 
   private async call<T>(direct: boolean, sql: string, statement: (client: Pg.Client) => Promise<T>): Promise<T> {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
+    if (this.copyOpen) throw new Error(`a statement while a COPY FROM STDIN is open on its connection (end() it first): ${sql.slice(0, 60)}`)
     if (this.opening && !direct) await this.opening
     const rollback = ROLLBACK.test(sql)
     // A transaction lost with its connection (before this call, or found dead while idle by

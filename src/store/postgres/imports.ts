@@ -21,6 +21,7 @@ import {
 import {ImportStages, makeStageFiles, removeStageFiles, StageReader} from '../import-stages.js'
 import {ImportKeys} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
+import type {CopyIn} from './client.js'
 import {int, type Sql} from './support.js'
 import {eventOfImportRow} from '../rows.js'
 
@@ -141,6 +142,12 @@ class PgImportWriter implements ImportWriter {
   private readonly iTs: number
   private readonly iId: number
   private ready?: Promise<void>
+  /**
+   * The COPY of new rows into the target, left open across passes (copyNew): the server
+   * writes each pass while this thread reads and prepares the next. Ended before any other
+   * statement of the batch (settle).
+   */
+  private copying?: Promise<CopyIn>
 
   constructor(
     private readonly sql: Sql,
@@ -283,6 +290,7 @@ class PgImportWriter implements ImportWriter {
       ;(passes[n] ??= []).push(row)
     }
     await this.flushPasses(passes)
+    if (history.length > 0 && !this.lost) await this.settle()
     if (history.length > 0 && !this.lost) await this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
   }
 
@@ -300,6 +308,7 @@ class PgImportWriter implements ImportWriter {
       // rows numbered from `first`: the table is emptied every STAGE_ROWS rows, not per pass
       // (a TRUNCATE per pass took about half as long as the pass's merge on a re-run:
       // docs/postgres.md, "Import performance").
+      await this.settle()
       if (this.staged + pass.length > STAGE_ROWS) {
         await this.sql.run(`TRUNCATE ${this.stage}`)
         this.staged = 0
@@ -344,6 +353,7 @@ class PgImportWriter implements ImportWriter {
         origins.push(r[1])
         ids.push(r[2])
       }
+      await this.settle()
       const [found] = await this.sql.rows<{found: boolean}>(this.probe, [users, origins, ids])
       if (found.found) return false
     }
@@ -351,8 +361,16 @@ class PgImportWriter implements ImportWriter {
     // time of file order).
     const sorted = [...pass].sort(byKey)
     const n = this.recordColumns.length
-    await this.sql.copyFrom(this.copyDirect, copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
+    this.copying ??= this.sql.copyIn(this.copyDirect)
+    await (await this.copying).write(copyText(sorted.map((r) => (r.length > n ? r.slice(0, n) : r))))
     return true
+  }
+
+  /** End the open COPY, if any (its error is thrown here). */
+  private async settle(): Promise<void> {
+    const copying = this.copying
+    this.copying = undefined
+    if (copying) await (await copying).end()
   }
 
   /**
@@ -396,6 +414,7 @@ class PgImportWriter implements ImportWriter {
 
   /** The stored latest event and field order of a row's record; undefined when there is none. */
   private async stored(row: readonly unknown[]): Promise<(EventRef & {fe: FieldEvents | null}) | undefined> {
+    await this.settle()
     const [r] = await this.sql.rows<{field_events: null | string; id: string; timestamp: number}>(
       `SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${this.table} WHERE user_id = $1 AND origin = $2 AND origin_id = $3`,
       [row[0], row[1], row[2]],
@@ -444,6 +463,7 @@ class PgImportWriter implements ImportWriter {
       if (p !== null && !this.batchProducts.has(p)) fresh.add(p)
     }
     if (fresh.size === 0) return true
+    await this.settle()
     const found = await this.sql.rows<{id: number}>('SELECT id FROM products WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[...fresh]])
     for (const f of found) this.batchProducts.add(int(f.id))
     if (found.length !== fresh.size) this.lost = true
@@ -455,6 +475,7 @@ class PgImportWriter implements ImportWriter {
 
   async commit(): Promise<boolean> {
     if (!this.open) return true
+    await this.settle()
     if (this.lost) return false
     // What the next batch compares the target's largest id with (see clean).
     if (this.clean) this.lastId = await this.maxId()
@@ -505,6 +526,8 @@ class PgImportWriter implements ImportWriter {
     if (this.closed) return
     this.closed = true
     try {
+      // A COPY in flight failed or not, the batch is rolled back.
+      await this.settle().catch(() => {})
       if (this.open) await this.sql.rollback()
       this.open = false
       await this.sql.run(`DROP TABLE IF EXISTS ${this.stage}`)

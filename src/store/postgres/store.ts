@@ -226,6 +226,11 @@ export class PgStore implements StorePort {
         await check('COPY')
         return await this.conn.copyFrom(sql, data)
       },
+      copyIn: async (sql: string) => {
+        if (!inTx()) return await bare.copyIn(sql)
+        await check('COPY')
+        return await this.conn.copyIn(sql)
+      },
       exec: async (sql: string): Promise<Row[][]> => {
         if (!inTx()) return await bare.exec(sql)
         if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))

@@ -1,3 +1,4 @@
+import type {CopyIn} from './client.js'
 import type {PgStore} from './store.js'
 
 /**
@@ -20,6 +21,8 @@ export interface Sql {
   rollback(): Promise<void>
   /** COPY ... FROM STDIN with `data` (text format); returns the rows copied. */
   copyFrom(text: string, data: string): Promise<number>
+  /** COPY ... FROM STDIN left open for data written piece by piece (client.ts CopyIn). */
+  copyIn(text: string): Promise<CopyIn>
   /** A session setting (null: reset), kept across reconnects (client.ts set()). */
   set(name: string, value: null | string): Promise<void>
   /** A session setting of the transactions' connection (where triggers set theirs), null when unset. */
@@ -33,6 +36,7 @@ export function sqlOf(store: PgStore): Sql {
     begin: async () => await store.beginOpen(),
     commit: async () => await store.commitOpen(),
     copyFrom: async (text, data) => await pg.copyFrom(text, data),
+    copyIn: async (text) => await pg.copyIn(text),
     inTransaction: () => store.inTransaction,
     rollback: async () => await store.rollbackOpen(),
     rows: async (text, params) => await pg.query(text, params),
