@@ -57,8 +57,41 @@ function readHead(path: string, bytes: number): Buffer {
   }
 }
 
+/**
+ * How long identification waits for a file another process is writing in place (ms). An
+ * unmarked store is read from its raw bytes with no lock, so while another process migrates
+ * and marks it (a rollback journal: pages rewritten in the file itself) the bytes read can mix
+ * two states and look damaged.
+ */
+const SETTLE_MS = 2000
+
 /** Classify `path`; anything that is neither empty nor a pricectl store is refused (exit 1). */
 export function identifyStore(path: string): StoreFile {
+  const deadline = performance.now() + SETTLE_MS
+  for (;;) {
+    const before = headerOf(path)
+    try {
+      return identifyOnce(path)
+    } catch (error) {
+      // Read again while the file is being written: its header moved (each commit changes it)
+      // or a journal beside it holds a transaction not finished yet.
+      const moving = before !== undefined && before.length === 100 && before.readUInt32BE(68) === 0 && (!before.equals(headerOf(path) ?? Buffer.alloc(0)) || nonEmpty(`${path}-journal`))
+      if (!moving || performance.now() > deadline) throw error
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+    }
+  }
+}
+
+/** The file's first 100 bytes (SQLite's header), undefined when it cannot be read. */
+function headerOf(path: string): Buffer | undefined {
+  try {
+    return readHead(path, 100)
+  } catch {
+    return undefined
+  }
+}
+
+function identifyOnce(path: string): StoreFile {
   let size: number
   try {
     const s = statSync(path)
