@@ -2,6 +2,7 @@ import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
 import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
+import {RememberedLocks} from '../remembered-locks.js'
 import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
 import type {PgStore} from './store.js'
 
@@ -56,14 +57,11 @@ function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
  */
 export class PgPricing implements PricingRepository {
   /**
-   * Lock rows read outside a transaction, by lock key (rememberLocks(); the server's): valid for
-   * the catalog version catalogVersion() read last, which drops them all when it moves. The
-   * version moves for a lock another connection changed or deleted (store.ts, commitSql), not
-   * for a new one, and only rows found are kept. This store's own lock writes drop their keys.
-   * `epoch` moves with every drop: a read in flight meanwhile may hold a row from before it,
-   * and is not kept.
+   * Lock rows read outside a transaction (rememberLocks(); the server's), for the catalog
+   * version catalogVersion() read last. The version moves for a lock another connection
+   * changed or deleted (store.ts, commitSql), not for a new one, and only rows found are kept.
    */
-  private remembered?: {epoch: number; max: number; rows: Map<string, LockRow>; version: number | undefined}
+  private remembered?: RememberedLocks
 
   constructor(private readonly store: PgStore) {}
 
@@ -107,7 +105,7 @@ export class PgPricing implements PricingRepository {
         const missing: string[] = []
         at = []
         for (let i = 0; i < keys.length; i++) {
-          const row = r.rows.get(keys[i])
+          const row = r.get(keys[i])
           if (row !== undefined) found[i] = map(row)
           else {
             missing.push(keys[i])
@@ -121,11 +119,7 @@ export class PgPricing implements PricingRepository {
         for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [asked], true)) {
           const lock = row.slice(1) as LockRow
           found[at === undefined ? row[0] - 1 : at[row[0] - 1]] = map(lock)
-          if (r && r.epoch === epoch) {
-            // Full: the oldest remembered row goes (Map keeps insertion order).
-            if (r.rows.size >= r.max) r.rows.delete(r.rows.keys().next().value!)
-            r.rows.set(lock[0], lock)
-          }
+          r?.keep(lock, epoch)
         }
       }
     } else if (keys.length > 0 && store.writingLocks) {
@@ -256,21 +250,13 @@ export class PgPricing implements PricingRepository {
 
   async catalogVersion(): Promise<number> {
     const version = await this.store.dataVersion()
-    const r = this.remembered
-    if (r && version !== r.version) {
-      r.rows.clear()
-      r.epoch++
-      r.version = version
-    }
+    this.remembered?.seen(version)
     return version
   }
 
   /** This store writes these locks: no longer remembered. */
   private forget(keys: readonly string[]): void {
-    const r = this.remembered
-    if (!r) return
-    for (const k of keys) r.rows.delete(k)
-    r.epoch++
+    this.remembered?.forget(keys)
   }
 
   /**
@@ -278,7 +264,7 @@ export class PgPricing implements PricingRepository {
    * process that reads catalogVersion() before each (the server, per request).
    */
   rememberLocks(max: number): void {
-    this.remembered = {epoch: 0, max, rows: new Map(), version: undefined}
+    this.remembered = new RememberedLocks(max)
   }
 
   followVersion(): void {

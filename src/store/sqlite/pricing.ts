@@ -7,6 +7,7 @@ import type {DB} from '../db.js'
 import type {Exposure, ExposureChange} from '../port/experiments.js'
 import {WriteBehindAbort} from '../port/errors.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry, WriteBehind} from '../port/pricing.js'
+import {RememberedLocks} from '../remembered-locks.js'
 import {lockFromRow, type LockRow} from '../rows.js'
 import {Checkpointer} from './checkpointer.js'
 import {INSERT_EXPOSURE_SQL, insertExposuresSql, REASSIGN_EXPOSURE_SQL} from './experiments.js'
@@ -133,14 +134,13 @@ export class SqlitePricing implements PricingRepository {
   private userArgs: unknown[] = new Array(ROWS * USER_PARAMS)
 
   /**
-   * Lock rows read outside a transaction, by lock key (rememberLocks(); the server's):
-   * valid for the data_version last read by catalogVersion(), which drops them all when it
-   * moves (another connection committed: another server or a command on the same file). This
-   * connection's own lock writes (saveQuotes, deleteLocks) drop their keys. Inside a
-   * transaction locks are always read from the store (a write must see the latest row, and
-   * a row read there may be rolled back), and nothing read there is remembered.
+   * Lock rows read outside a transaction (rememberLocks(); the server's), for the data_version
+   * catalogVersion() read last (it moves when another connection committed: another server
+   * or a command on the same file). Inside a transaction locks are always read from the store
+   * (a write must see the latest row, and a row read there may be rolled back), and nothing
+   * read there is remembered.
    */
-  private remembered?: {max: number; rows: Map<string, LockRow>; version: number | undefined}
+  private remembered?: RememberedLocks
 
   /** `link`: shared with the store's experiments adapter, which sends exposures with the locks while write-behind runs. */
   constructor(
@@ -427,20 +427,18 @@ export class SqlitePricing implements PricingRepository {
    * request), so that a lock another connection changed is never answered from memory.
    */
   rememberLocks(max: number): void {
-    this.remembered = {max, rows: new Map(), version: undefined}
+    this.remembered = new RememberedLocks(max)
   }
 
   async loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
     const r = this.remembered
     if (r && keys.length === 1 && !this.behind && !this.db.inTransaction) {
       const key = keys[0]
-      let row = r.rows.get(key)
+      let row = r.get(key)
       if (row === undefined) {
         row = this.stmts.lockByKey.get(key) as LockRow | undefined
         if (row === undefined) return [undefined]
-        // Full: the oldest remembered row goes (Map keeps insertion order).
-        if (r.rows.size >= r.max) r.rows.delete(r.rows.keys().next().value!)
-        r.rows.set(key, row)
+        r.keep(row)
       }
       // lockFromRow builds a new Lock (quote copied) each time: the caller may change it.
       return [lockFromRow(row)]
@@ -473,7 +471,7 @@ export class SqlitePricing implements PricingRepository {
   }
 
   async saveQuotes(locks: readonly Lock[]): Promise<void> {
-    if (this.remembered) for (const l of locks) this.remembered.rows.delete(l.lock_key)
+    this.remembered?.forget(locks.map((l) => l.lock_key))
     const b = this.behind
     if (b) {
       // Rows gathered before go first; these stay until saveUserCountries has seen them.
@@ -508,7 +506,7 @@ export class SqlitePricing implements PricingRepository {
 
   async deleteLocks(keys: readonly string[]): Promise<void> {
     if (this.behind) throw new WriteBehindAbort('a lock is deleted')
-    if (this.remembered) for (const k of keys) this.remembered.rows.delete(k)
+    this.remembered?.forget(keys)
     const del = this.stmts.deleteLock
     for (const k of keys) del.run(k)
   }
@@ -595,11 +593,7 @@ export class SqlitePricing implements PricingRepository {
 
   commitVersion(): number {
     const version = this.stmts.dataVersion.get() as number
-    const r = this.remembered
-    if (r && version !== r.version) {
-      r.rows.clear()
-      r.version = version
-    }
+    this.remembered?.seen(version)
     return version
   }
 
