@@ -199,7 +199,7 @@ export function toMinor(amount: number, currency: string, field = 'amount'): num
   const [n, den] = toRational(amount)
   const minor = (n * 10n ** BigInt(d)) / den
   if (minor > BigInt(MAX_MINOR) || minor < -BigInt(MAX_MINOR)) {
-    throw new InvalidInputError(`${field}: ${amount} ${currency} is out of range (at most ${fromMinor(MAX_MINOR, currency)})`)
+    throw new InvalidInputError(`${field}: ${amount} ${currency} is out of range (at most ${minorToDecimalString(MAX_MINOR, d)})`)
   }
   return Number(minor)
 }
@@ -238,7 +238,7 @@ export function convertMinor(minor: number, from: string, fromRate: number, to: 
   let den = td * fn
   if (shift > 0) num *= 10n ** BigInt(shift)
   else if (shift < 0) den *= 10n ** BigInt(-shift)
-  return mulDivHalfUp(minor, num, den, `${fromMinor(minor, from)} ${from} in ${to}`)
+  return mulDivHalfUp(minor, num, den, `${minorToDecimalString(minor, minorDigits(from))} ${from} in ${to}`)
 }
 
 export function assertCurrency(code: string, field = 'currency'): string {

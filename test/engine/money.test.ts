@@ -120,6 +120,12 @@ describe('exact arithmetic at every magnitude a gateway accepts', () => {
 
   it('refuses amounts beyond what it computes exactly with a clear error', () => {
     expect(() => toMinor(1e16, 'USD', 'base_px')).toThrow(/base_px: 10000000000000000 USD is out of range/)
+    // The limit in the currency's own decimals, exactly: 2^53 - 1 minor units, not its nearest double.
+    expect(() => toMinor(1e14, 'EUR')).toThrow('amount: 100000000000000 EUR is out of range (at most 90071992547409.91)')
+    expect(() => toMinor(1e13, 'KWD')).toThrow('(at most 9007199254740.991)')
+    expect(() => toMinor(1e16, 'JPY')).toThrow('(at most 9007199254740991)')
+    // A conversion beyond the limit names the amount exactly too.
+    expect(() => convertMinor(9_007_199_254_740_991, 'EUR', 1, 'JPY', 160)).toThrow('90071992547409.91 EUR in JPY is out of range')
     expect(() => toMinor(Number.POSITIVE_INFINITY, 'USD', 'amount')).toThrow(/out of range/)
     expect(() => mulDivHalfUp(2 ** 52, 10n, 1n)).toThrow(/out of range/)
   })
