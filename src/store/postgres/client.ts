@@ -200,6 +200,7 @@ export class PgClient implements PgConn {
     const ended = done.then(() => {
       throw new Error(`COPY ended before its data: ${sql.slice(0, 60)}`)
     })
+    ended.catch(() => {})
     const ready = async () => await Promise.race([stream, ended])
     return {
       end: async () => {
