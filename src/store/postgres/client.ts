@@ -57,7 +57,7 @@ export interface PgConn {
   /** One statement with parameters; how many rows it changed (or returned). */
   run(sql: string, params?: readonly unknown[]): Promise<number>
   /** Statements without parameters (`;`-separated, the simple protocol); the rows of each. */
-  exec(sql: string): Promise<Row[][]>
+  exec(sql: string, kind?: StatementKind): Promise<Row[][]>
   /** `COPY ... FROM STDIN` fed with `data` (text or CSV as the statement says); how many rows it copied. */
   copyFrom(sql: string, data: Buffer | string): Promise<number>
   /** `COPY ... FROM STDIN` left open for data written piece by piece (CopyIn). */
@@ -71,6 +71,13 @@ export interface PgConn {
  * other statement of the connection runs before end().
  */
 export type CopyIn = {end(): Promise<number>; write(data: string): Promise<void>}
+
+/**
+ * What a statement does to its transaction, told by its caller (never read from its text):
+ * what losing its connection means. A lost `rollback` has nothing left to do; a lost `commit`
+ * may or may not have been written; a lost `begin` wrote nothing.
+ */
+export type StatementKind = 'begin' | 'commit' | 'rollback'
 
 /** How a statement failed because its connection was lost. */
 type Lost = 'commit' | 'reconnect' | 'statement' | 'transaction'
@@ -137,9 +144,9 @@ export class PgClient implements PgConn {
     return (await this.call(direct, sql, (c) => c.query({name: this.named(sql), text: sql, values: params as unknown[] | undefined, ...this.timeout()}))).rowCount ?? 0
   }
 
-  async exec(sql: string, direct = false): Promise<Row[][]> {
+  async exec(sql: string, kind?: StatementKind, direct = false): Promise<Row[][]> {
     // Several statements (the simple protocol: no values) answer with one result each.
-    const r = (await this.call(direct, sql, (c) => c.query({text: sql, ...this.timeout()}))) as Pg.QueryResult | Pg.QueryResult[]
+    const r = (await this.call(direct, sql, (c) => c.query({text: sql, ...this.timeout()}), kind)) as Pg.QueryResult | Pg.QueryResult[]
     return (Array.isArray(r) ? r : [r]).map((x) => x.rows as Row[])
   }
 
@@ -149,10 +156,10 @@ export class PgClient implements PgConn {
    * is thrown (in a transaction, the ones after it fail too). Otherwise they must be texts
    * without values, sent as one (the simple protocol's several statements).
    */
-  async batch(parts: readonly Statement[]): Promise<unknown[][]> {
+  async batch(parts: readonly Statement[], kind?: StatementKind): Promise<unknown[][]> {
     if (!this.pipeline) {
       if (parts.some((p) => p.values !== undefined || p.rowMode !== undefined)) throw new Error('PgClient.batch: statements with values need a pipelined client')
-      return await this.exec(parts.map((p) => p.text).join(';\n'))
+      return await this.exec(parts.map((p) => p.text).join(';\n'), kind)
     }
     return await this.call(false, parts.at(-1)?.text ?? '', async (c) => {
       const sent = parts.map((p) =>
@@ -168,7 +175,7 @@ export class PgClient implements PgConn {
         const r = (s as PromiseFulfilledResult<Pg.QueryResult | Pg.QueryResult[]>).value
         return (Array.isArray(r) ? r : [r]).map((x) => x.rows as unknown[])
       })
-    })
+    }, kind)
   }
 
   async copyFrom(sql: string, data: Buffer | string, direct = false): Promise<number> {
@@ -249,7 +256,7 @@ export class PgClient implements PgConn {
     return {
       copyFrom: async (sql, data) => await this.copyFrom(sql, data, true),
       copyIn: async (sql) => await this.copyIn(sql, true),
-      exec: async (sql) => await this.exec(sql, true),
+      exec: async (sql, kind) => await this.exec(sql, kind, true),
       query: async (sql, params) => await this.query(sql, params, true),
       queryArrays: async (sql, params) => await this.queryArrays(sql, params, true),
       run: async (sql, params) => await this.run(sql, params, true),
@@ -393,11 +400,11 @@ export class PgClient implements PgConn {
     this.retry.unref()
   }
 
-  private async call<T>(direct: boolean, sql: string, statement: (client: Pg.Client) => Promise<T>): Promise<T> {
+  private async call<T>(direct: boolean, sql: string, statement: (client: Pg.Client) => Promise<T>, kind?: StatementKind): Promise<T> {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
     if (this.copyOpen) throw new Error(`a statement while a COPY FROM STDIN is open on its connection (end() it first): ${sql.slice(0, 60)}`)
     if (this.opening && !direct) await this.opening
-    const rollback = ROLLBACK.test(sql)
+    const rollback = kind === 'rollback'
     // A transaction lost with its connection (before this call, or found dead while idle by
     // connection()): its ROLLBACK has nothing to do, anything else of it fails.
     const lost = (): boolean => {
@@ -420,10 +427,10 @@ export class PgClient implements PgConn {
       if (!dead(error, c)) throw pgError(error)
       this.discard(c)
       const why = lostWhy(error, this.timeout().query_timeout)
-      if (status === 'I') throw new UnavailableError(lostMessage(BEGINS.test(sql) ? 'reconnect' : 'statement', this.shown, why))
+      if (status === 'I') throw new UnavailableError(lostMessage(kind === 'begin' ? 'reconnect' : 'statement', this.shown, why))
       if (rollback) return EMPTY as T
       this.lostTransaction = error
-      throw new UnavailableError(lostMessage(COMMITS.test(sql) ? 'commit' : 'transaction', this.shown, why))
+      throw new UnavailableError(lostMessage(kind === 'commit' ? 'commit' : 'transaction', this.shown, why))
     }
   }
 }
@@ -431,10 +438,6 @@ export class PgClient implements PgConn {
 /** What a ROLLBACK of a transaction already lost answers: no rows. */
 const EMPTY = {rowCount: null, rows: []}
 
-// A statement's kind, for what its loss means (never to run it again).
-const ROLLBACK = /^\s*(ROLLBACK|ABORT)\s*;?\s*$/i
-const COMMITS = /\bCOMMIT\s*;?\s*$/i
-const BEGINS = /^\s*BEGIN\b/i
 
 /** How long a connection's end may wait for the server before its socket is destroyed (ms). */
 const CLOSE_WAIT_MS = 1000

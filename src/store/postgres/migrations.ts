@@ -103,22 +103,22 @@ export async function migratePg(pg: PgConn, shown = 'the store'): Promise<{from:
   await pg.exec('SET lock_timeout = 0')
   await pg.query('SELECT pg_advisory_lock($1, hashtext(current_schema()))', [MIGRATE_LOCK])
   try {
-    await pg.exec('BEGIN')
+    await pg.exec('BEGIN', 'begin')
     await pg.exec(PG_META_SQL)
     await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0') ON CONFLICT (key) DO NOTHING`)
-    await pg.exec('COMMIT')
+    await pg.exec('COMMIT', 'commit')
     const current = await pgSchemaVersion(pg)
     checkNotNewerPg(current, shown)
     for (const m of PG_MIGRATIONS) {
       if (m.version <= current) continue
-      await pg.exec('BEGIN')
+      await pg.exec('BEGIN', 'begin')
       try {
         await m.up(pg)
         await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
-        await pg.exec('COMMIT')
+        await pg.exec('COMMIT', 'commit')
       } catch (error) {
         try {
-          await pg.exec('ROLLBACK')
+          await pg.exec('ROLLBACK', 'rollback')
         } catch {}
         throw new OperationalError(`migrating ${shown} to schema version ${m.version} (${m.name}) failed: ${(error as Error).message}; nothing of that version was applied`)
       }

@@ -11,7 +11,7 @@ import type {SegmentsRepository} from '../port/segments.js'
 import {isBusyCode} from '../busy.js'
 import {TxGate} from '../tx-gate.js'
 import {RECORDED_TABLES} from '../schema/history.js'
-import {type PgClient, type PgConn, PgError, type Row, redactUrl, type Statement} from './client.js'
+import {type PgClient, type PgConn, PgError, type Row, redactUrl, type Statement, type StatementKind} from './client.js'
 import {PgCatalog} from './catalog.js'
 import {PgConfig} from './config.js'
 import {PgExperiments} from './experiments.js'
@@ -231,11 +231,11 @@ export class PgStore implements StorePort {
         await check('COPY')
         return await this.conn.copyIn(sql)
       },
-      exec: async (sql: string): Promise<Row[][]> => {
-        if (!inTx()) return await bare.exec(sql)
+      exec: async (sql: string, kind?: StatementKind): Promise<Row[][]> => {
+        if (!inTx()) return await bare.exec(sql, kind)
         if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
         if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
-        return (await this.send(sql)) as Row[][]
+        return (await this.send(sql, kind)) as Row[][]
       },
       query: async <R = Row>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
         if (!inTx()) return await bare.query<R>(sql, params)
@@ -368,17 +368,18 @@ export class PgStore implements StorePort {
    * lock-writing transaction; a claim that loses there (the key's lock was made meanwhile)
    * fails the transaction as LostClaim.
    */
-  async send(then?: Statement | string): Promise<unknown[][]> {
+  async send(then?: Statement | string, kind?: StatementKind): Promise<unknown[][]> {
     const owed = this.owed
     const deferred = this.deferred
     const last: Statement[] = then === undefined ? [] : [typeof then === 'string' ? {text: then} : then]
-    if (!owed && deferred.length === 0) return last.length === 0 ? [] : await this.conn.batch(last)
+    if (!owed && deferred.length === 0) return last.length === 0 ? [] : await this.conn.batch(last, kind)
     this.owed = undefined
     this.deferred = []
     const parts: Statement[] = [...(owed ? [{text: owed.sql}] : []), ...deferred, ...last]
     let results: unknown[][]
     try {
-      results = await this.conn.batch(parts)
+      // The BEGIN alone (a write transaction's, which takes its lock at once) is a begin.
+      results = await this.conn.batch(parts, kind ?? (owed && parts.length === 1 ? 'begin' : undefined))
     } catch (error) {
       if (owed) await this.rollbackQuietly()
       throw lostClaimOf(error) ?? error
@@ -417,7 +418,7 @@ export class PgStore implements StorePort {
     }
     this.deferred = []
     try {
-      await this.conn.exec('ROLLBACK')
+      await this.conn.exec('ROLLBACK', 'rollback')
     } catch {}
   }
 
@@ -446,7 +447,7 @@ export class PgStore implements StorePort {
     // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
     if (this.mode === 'locks' || this.readOnly) {
       try {
-        await this.send('COMMIT')
+        await this.send('COMMIT', 'commit')
       } catch (error) {
         await this.rollbackQuietly()
         throw error
@@ -456,7 +457,7 @@ export class PgStore implements StorePort {
     // One round trip: the counter moves only when the transaction changed the catalog or configuration.
     let moved: unknown[]
     try {
-      ;[moved] = await this.send(commitSql(this.truncated, this.catalogBase))
+      ;[moved] = await this.send(commitSql(this.truncated, this.catalogBase), 'commit')
     } catch (error) {
       await this.rollbackQuietly()
       throw error
