@@ -162,6 +162,21 @@ describe('PostgreSQL: a dropped connection', () => {
     expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while a statement ran: it may or may not have been applied; check, then retry/)
     expect(await pg.query('SELECT count(*) AS n FROM t')).toEqual([{n: 0}])
   })
+
+  it('during its COMMIT: the transaction fails saying it may or may not have been written, and the next call works', async () => {
+    const d = await database()
+    const store = openPg(d.url)
+    // A commit that takes 1.5 s: a deferred trigger sleeps when the transaction commits.
+    await store.pg.exec(`CREATE TABLE slow (a bigint);
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.53); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON slow DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`)
+    const killer = await terminateWhenRunning(d.name, 'COMMIT')
+    const error = await caught(async () => await store.transaction(async () => await store.pg.run('INSERT INTO slow VALUES (1)'), {write: true}))
+    await new Promise((r) => killer.once('exit', r))
+    expect(error).toBeInstanceOf(UnavailableError)
+    expect((error as Error).message).toMatch(/was lost \(terminating connection due to administrator command: .*\) while its transaction committed: the transaction may or may not have been written; check, then retry/)
+    expect(await store.pg.query('SELECT count(*) AS n FROM slow')).toEqual([{n: 0}])
+  })
 })
 
 describe('PostgreSQL: a server restart', () => {
