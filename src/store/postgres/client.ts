@@ -438,7 +438,6 @@ export class PgClient implements PgConn {
 /** What a ROLLBACK of a transaction already lost answers: no rows. */
 const EMPTY = {rowCount: null, rows: []}
 
-
 /** How long a connection's end may wait for the server before its socket is destroyed (ms). */
 const CLOSE_WAIT_MS = 1000
 

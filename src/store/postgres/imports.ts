@@ -290,8 +290,10 @@ class PgImportWriter implements ImportWriter {
       ;(passes[n] ??= []).push(row)
     }
     await this.flushPasses(passes)
-    if (history.length > 0 && !this.lost) await this.settle()
-    if (history.length > 0 && !this.lost) await this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
+    if (history.length > 0 && !this.lost) {
+      await this.settle()
+      await this.revenue.saveSubscriptionEvents(history.map((r) => eventOfImportRow(r)))
+    }
   }
 
   /** Copy each pass to the staging table and merge it. */
