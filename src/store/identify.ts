@@ -69,17 +69,24 @@ const SETTLE_MS = 2000
 export function identifyStore(path: string): StoreFile {
   const deadline = performance.now() + SETTLE_MS
   for (;;) {
-    const before = headerOf(path)
+    const seen: {header?: Buffer} = {}
     try {
-      return identifyOnce(path)
+      return identifyOnce(path, seen)
     } catch (error) {
-      // Read again while the file is being written: its header moved (each commit changes it)
-      // or a journal beside it holds a transaction not finished yet.
-      const moving = before !== undefined && before.length === 100 && before.readUInt32BE(68) === 0 && (!before.equals(headerOf(path) ?? Buffer.alloc(0)) || nonEmpty(`${path}-journal`))
-      if (!moving || performance.now() > deadline) throw error
+      if (!beingWritten(path, seen.header) || performance.now() > deadline) throw error
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
     }
   }
+}
+
+/**
+ * Whether an unmarked file whose read failed (its header as read then) is being written: its
+ * header moved since (each commit changes it) or a journal beside it holds a transaction not
+ * finished yet.
+ */
+function beingWritten(path: string, header: Buffer | undefined): boolean {
+  if (header === undefined || header.length < 100 || header.readUInt32BE(68) !== 0) return false
+  return !header.equals(headerOf(path) ?? Buffer.alloc(0)) || nonEmpty(`${path}-journal`)
 }
 
 /** The file's first 100 bytes (SQLite's header), undefined when it cannot be read. */
@@ -91,7 +98,8 @@ function headerOf(path: string): Buffer | undefined {
   }
 }
 
-function identifyOnce(path: string): StoreFile {
+/** identifyStore's one reading of the file; `seen.header` is the header it read. */
+function identifyOnce(path: string, seen: {header?: Buffer}): StoreFile {
   let size: number
   try {
     const s = statSync(path)
@@ -112,6 +120,7 @@ function identifyOnce(path: string): StoreFile {
   let header: Buffer
   try {
     header = readHead(path, 100)
+    seen.header = header
   } catch (error) {
     throw new OperationalError(`cannot read the store at ${path}: ${(error as Error).message}`)
   }
