@@ -45,11 +45,12 @@ export class PgKeys implements KeysRepository {
   async revoke(ids: readonly number[], at: string): Promise<number> {
     if (ids.length === 0) return 0
     // The catalog version moves with it (API keys are configuration): a server remembers the
-    // keys it checked while the version stays (src/server/keys.ts).
+    // keys it checked while the version stays (src/server/keys.ts). A data-modifying WITH runs
+    // whether or not the query reads it.
     const [row] = await this.pg.query<{n: number}>(
       `WITH r AS (UPDATE api_keys SET revoked_at = $1 WHERE id = ANY($2::bigint[]) AND revoked_at IS NULL RETURNING id),
          v AS (UPDATE pricectl_data_version SET version = version + 1 WHERE id = 1 AND EXISTS (SELECT 1 FROM r) RETURNING ${NOTIFY_VERSION('version::text')})
-       SELECT (SELECT count(*) FROM r)::int AS n, (SELECT count(*) FROM v)::int AS moved`,
+       SELECT count(*)::int AS n FROM r`,
       [at, [...new Set(ids)]],
     )
     return row.n
