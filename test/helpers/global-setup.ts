@@ -132,7 +132,13 @@ async function startPostgres(parent: string): Promise<{stop(): Promise<void>}> {
     await admin.exec(`CREATE DATABASE "${template}" TEMPLATE template0`)
     const u = new URL(adminUrl)
     u.pathname = `/${template}`
-    await openPgStore(u.toString()).close()
+    // A store migrates at its first statement, not when it opens.
+    const store = openPgStore(u.toString())
+    try {
+      await store.health()
+    } finally {
+      await store.close()
+    }
   } catch (error) {
     await admin.close()
     await cluster?.stop()

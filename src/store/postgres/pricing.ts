@@ -10,8 +10,17 @@ const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id
 
 const PRODUCT = 'id, api_id, name, base_px_minor, interval, interval_count, min_px_minor, max_px_minor, baseline_id'
 
-const LOAD_LOCKS = (keys: string) =>
-  `SELECT k.n, ${COLUMNS.split(', ').map((c) => `l.${c}`).join(', ')} FROM unnest(${keys}) WITH ORDINALITY AS k(key, n) JOIN locks l ON l.lock_key = k.key`
+/**
+ * The locks of keys ($1, an array), each with its input position. One index probe per key
+ * (LATERAL ... LIMIT 1): as a join, a plan cached while the table was small hashes the keys
+ * and scans every lock, per request, however large the table grew.
+ */
+export const LOAD_LOCKS = `SELECT k.n, l.* FROM unnest($1::text[]) WITH ORDINALITY AS k(key, n)
+  CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM locks WHERE lock_key = k.key LIMIT 1) AS l`
+
+/** The countries of users ($1, an array), each with its input position: an index probe per user, as LOAD_LOCKS. */
+export const USER_COUNTRIES = `SELECT k.n, u.country FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n)
+  CROSS JOIN LATERAL (SELECT country FROM users WHERE user_id = k.id LIMIT 1) AS u`
 
 /** Locks as rows: the parameters of ROWS ($1..$12, COLUMNS' order). */
 const ROWS = `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])`
@@ -116,7 +125,7 @@ export class PgPricing implements PricingRepository {
       }
       if (asked.length > 0) {
         const epoch = r?.epoch
-        for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS('$1::text[]'), [asked], true)) {
+        for (const row of await store.lookup<[number, ...unknown[]]>(LOAD_LOCKS, [asked], true)) {
           const lock = row.slice(1) as LockRow
           found[at === undefined ? row[0] - 1 : at[row[0] - 1]] = map(lock)
           r?.keep(lock, epoch)
@@ -125,9 +134,9 @@ export class PgPricing implements PricingRepository {
     } else if (keys.length > 0 && store.writingLocks) {
       // A read of a lock-writing transaction: sent with what it owes (its BEGIN, claims), in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
-      const [rows] = (await store.send({rowMode: 'array', text: LOAD_LOCKS('$1::text[]'), values: [keys]})) as [number, ...unknown[]][][]
+      const [rows] = (await store.send({rowMode: 'array', text: LOAD_LOCKS, values: [keys]})) as [number, ...unknown[]][][]
       for (const row of rows) found[row[0] - 1] = map(row.slice(1) as LockRow)
-    } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS('$1::text[]'), keys, map)
+    } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS, keys, map)
     // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
@@ -211,7 +220,7 @@ export class PgPricing implements PricingRepository {
 
   async userCountries(userIds: readonly string[]): Promise<(string | undefined)[]> {
     return await this.byPosition<[null | string], string | undefined>(
-      'SELECT k.n, u.country FROM unnest($1::text[]) WITH ORDINALITY AS k(id, n) JOIN users u ON u.user_id = k.id',
+      USER_COUNTRIES,
       userIds,
       ([c]) => c ?? undefined,
     )

@@ -51,6 +51,18 @@ export const ID_ORDER = 'COLLATE "C"'
 /** Keys as one JSON parameter ($n), a relation of (user_id, origin, origin_id, n) in the order given. */
 export const KEYS = (p: string) => `ROWS FROM (jsonb_to_recordset(${p}::jsonb) AS (user_id text, origin text, origin_id text)) WITH ORDINALITY AS k(user_id, origin, origin_id, n)`
 
+/**
+ * `columns` (of `t`) of the records of the keys in $1 (KEYS), each with its key's position `n`.
+ * One index probe per key (LATERAL ... LIMIT 1): as a join, a cached plan may hash the keys and
+ * scan the whole table for each write (src/store/postgres/pricing.ts, LOAD_LOCKS).
+ */
+export const RECORDS_OF_KEYS = (table: RevenueTable, columns: string) =>
+  `SELECT t.*, k.n FROM ${KEYS('$1')} CROSS JOIN LATERAL (
+    SELECT ${columns} FROM ${table} t WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id LIMIT 1) AS t`
+
+/** Deletes the records of the keys in $1 (KEYS) by their ids, found as RECORDS_OF_KEYS finds them. */
+export const REMOVE_RECORDS = (table: RevenueTable) => `DELETE FROM ${table} WHERE id = ANY (ARRAY(SELECT id FROM (${RECORDS_OF_KEYS(table, 't.id')}) AS r))`
+
 function groupKey(by: By): string {
   if (by === 'country') return "COALESCE(t.country, (SELECT u.country FROM users u WHERE u.user_id = t.user_id), 'unknown')"
   if (by === 'product') return "COALESCE((SELECT p.api_id FROM products p WHERE p.id = t.product_id), '(no product)')"
@@ -64,7 +76,7 @@ export class PgRevenue implements RevenueRepository {
   async rows<T extends RevenueTable>(table: T, keys: readonly RecordKey[]): Promise<(RowOf<T> | undefined)[]> {
     if (keys.length === 0) return []
     const found = await this.sql.rows<RowOf<T> & {n: number}>(
-      `SELECT ${recordColumns(table)}, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      RECORDS_OF_KEYS(table, recordColumns(table)),
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
     )
     const out: (RowOf<T> | undefined)[] = keys.map(() => undefined)
@@ -75,7 +87,7 @@ export class PgRevenue implements RevenueRepository {
   async fieldEvents(table: RevenueTable, keys: readonly RecordKey[]): Promise<(FieldEvents | null)[]> {
     if (keys.length === 0) return []
     const found = await this.sql.rows<{field_events: null | string; n: number}>(
-      `SELECT t.field_events, k.n FROM ${KEYS('$1')} JOIN ${table} t ON t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`,
+      RECORDS_OF_KEYS(table, 't.field_events'),
       [JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id})))],
     )
     const out: (FieldEvents | null)[] = keys.map(() => null)
@@ -136,7 +148,7 @@ export class PgRevenue implements RevenueRepository {
 
   async remove(table: RevenueTable, keys: readonly RecordKey[]): Promise<void> {
     if (keys.length === 0) return
-    await this.sql.run(`DELETE FROM ${table} t USING ${KEYS('$1')} WHERE t.user_id = k.user_id AND t.origin = k.origin AND t.origin_id = k.origin_id`, [
+    await this.sql.run(REMOVE_RECORDS(table), [
       JSON.stringify(keys.map((k) => ({origin: k.origin, origin_id: k.origin_id, user_id: k.user_id}))),
     ])
   }
