@@ -431,7 +431,9 @@ export class QuoteChunk {
         reqs.push(r)
       }
     }
-    const found: unknown[] = keys.length > 0 && !options.lockless ? await this.repo.loadLocks(keys) : []
+    // A first attempt that finds no lock prices again in a transaction, which reads it again:
+    // it need not ask the database for a lock the store does not remember.
+    const found: unknown[] = keys.length > 0 && !options.lockless ? await this.repo.loadLocks(keys, {memoryOnly: options.reuseOnly}) : []
     if (!options.lockless) for (let i = 0; i < keys.length; i++) this.locks.set(keys[i], (found[i] as Lock | undefined) ?? NO_LOCK)
     const named = keys.length
     if (printKeys.length > 0) {
@@ -470,8 +472,9 @@ export class QuoteChunk {
       if (fresh && r.run_experiment !== false) freshKeys.push(keys[i])
       if (typeof r.user_id !== 'string') continue
       const ip = typeof r.ip === 'string' ? r.ip : r.get_ip_from_request === true ? requestIp : undefined
-      // An anonymous lock is read even to answer from stored locks only: adopting one is a write.
-      if ((!found[i] || again) && ip !== undefined) ips.push(ip)
+      // Only for a new quote: adopting an anonymous lock is a write, which a chunk that answers
+      // from stored locks only (reuseOnly) leaves to the transaction that prices it again.
+      if ((!found[i] || again) && ip !== undefined && !options.reuseOnly) ips.push(ip)
       if (fresh && !r.country) users.push(r.user_id)
     }
     const anon = ips.length > 0 ? await this.repo.loadAnonymousLocks(ips) : []

@@ -181,6 +181,8 @@ function calculate(ctx: PricingContext, input: unknown, options: PriceOptions): 
   // never uses the stored lock (it neither supplies the country nor is adopted): not read.
   // A price-impact snapshot quotes so in every country, twice per measured write.
   let lock = req.override && req.country && !ip && options.dryRun && !trace ? undefined : ctx.chunk.lock(lockKey)
+  // No lock: a new quote or an adopted anonymous lock, both writes (the chunk read no anonymous lock).
+  if (!lock && options.readOnly && !options.dryRun) throw NEEDS_WRITE
   let adopted = false
   if (!lock && req.user_id && ip) {
     const anonymous = ctx.chunk.anonymousLock(ip)

@@ -252,6 +252,35 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await a.pricing.catalogVersion()).toBeGreaterThan(deleted)
   })
 
+  it("a server's first attempt reads no lock it does not remember (memoryOnly); a lock-writing transaction's read remembers the locks others made, never its own claims", async () => {
+    const d = await database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    a.pricing.rememberLocks!(100)
+    await b.transaction(async () => {
+      await b.pricing.loadLocks(['made'])
+      await b.pricing.saveQuotes([lock('made')])
+    }, {write: true})
+    // Not remembered: answered as absent without a read; the server prices the request again
+    // in a lock-writing transaction, whose read finds it.
+    expect(await a.pricing.loadLocks(['made'], {memoryOnly: true})).toEqual([undefined])
+    await expect(
+      a.transaction(
+        async () => {
+          expect((await a.pricing.loadLocks(['made', 'mine'])).map((l) => l?.lock_key)).toEqual(['made', undefined])
+          await a.pricing.saveQuotes([lock('mine')])
+          // Its own claim, read back (sent with this read): visible here, gone with a rollback.
+          expect((await a.pricing.loadLocks(['mine']))[0]?.lock_key).toBe('mine')
+          throw new Error('rolled back')
+        },
+        {locksOnly: true, write: true},
+      ),
+    ).rejects.toThrow('rolled back')
+    expect((await a.pricing.loadLocks(['made'], {memoryOnly: true}))[0]?.lock_key).toBe('made')
+    expect(await a.pricing.loadLocks(['mine'], {memoryOnly: true})).toEqual([undefined])
+    expect(await a.pricing.loadLocks(['mine'])).toEqual([undefined])
+  })
+
   it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async () => {
     const d = await database()
     const a = open(d.url) as PgStore

@@ -33,8 +33,14 @@ export interface PricingRepository {
    * what changes while it runs.
    */
   writeBehind?(requests: number): undefined | WriteBehind
-  /** The locks of these lock keys (user id, or the IP of an anonymous visitor). */
-  loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]>
+  /**
+   * The locks of these lock keys (user id, or the IP of an anonymous visitor). `memoryOnly`
+   * (the server's first attempt at a price, outside a transaction): a lock the adapter would
+   * have to ask a database server for, and does not remember (rememberLocks), may come back
+   * undefined without that round trip. The caller then prices the request again in a
+   * transaction, whose read finds it (PostgreSQL; SQLite reads locally either way).
+   */
+  loadLocks(keys: readonly string[], options?: {memoryOnly?: boolean}): Promise<(Lock | undefined)[]>
   /**
    * Per key, a text standing for what a reused lock's answer is made of (its country,
    * currency, package, experiment and arm, and its stored quote), or undefined where no lock

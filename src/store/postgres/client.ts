@@ -1,4 +1,5 @@
 import {once} from 'node:events'
+import type {Socket} from 'node:net'
 import {Readable, type Writable} from 'node:stream'
 import {finished, pipeline} from 'node:stream/promises'
 
@@ -162,13 +163,22 @@ export class PgClient implements PgConn {
       return await this.exec(parts.map((p) => p.text).join(';\n'), kind)
     }
     return await this.call(false, parts.at(-1)?.text ?? '', async (c) => {
-      const sent = parts.map((p) =>
-        p.values === undefined && p.rowMode === undefined
-          ? c.query({text: p.text, ...this.timeout()})
-          : p.rowMode === 'array'
-            ? c.query({name: this.named(p.text), rowMode: 'array', text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()})
-            : c.query({name: this.named(p.text), text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()}),
-      )
+      // pg writes each statement on its own (a system call each, and a wake-up of the server):
+      // corked, the batch leaves in one write.
+      const socket = socketOf(c)
+      socket?.cork()
+      let sent: Promise<Pg.QueryResult | Pg.QueryResult[]>[]
+      try {
+        sent = parts.map((p) =>
+          p.values === undefined && p.rowMode === undefined
+            ? c.query({text: p.text, ...this.timeout()})
+            : p.rowMode === 'array'
+              ? c.query({name: this.named(p.text), rowMode: 'array', text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()})
+              : c.query({name: this.named(p.text), text: p.text, values: p.values as unknown[] | undefined, ...this.timeout()}),
+        )
+      } finally {
+        socket?.uncork()
+      }
       const settled = await Promise.allSettled(sent)
       for (const s of settled) if (s.status === 'rejected') throw s.reason
       return settled.flatMap((s) => {
@@ -449,8 +459,8 @@ const IDLE_CHECK_MS = 50
 /** How many statement texts a client prepares by name (each connection holds them on the server). */
 const MAX_NAMED = 500
 
-function socketOf(client: Pg.Client): undefined | {destroy(): void} {
-  return (client as unknown as {connection?: {stream?: {destroy(): void}}}).connection?.stream
+function socketOf(client: Pg.Client): undefined | Pick<Socket, 'cork' | 'destroy' | 'uncork'> {
+  return (client as unknown as {connection?: {stream?: Socket}}).connection?.stream
 }
 
 /** The fields of a thrown value that say what it was (none for a value that is not an object). */

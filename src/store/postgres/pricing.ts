@@ -90,8 +90,8 @@ export class PgPricing implements PricingRepository {
     // Nothing to tune per connection: the server's shared buffers and WAL settings are the operator's.
   }
 
-  async loadLocks(keys: readonly string[]): Promise<(Lock | undefined)[]> {
-    return await this.lockRows(keys, lockFromRow)
+  async loadLocks(keys: readonly string[], options?: {memoryOnly?: boolean}): Promise<(Lock | undefined)[]> {
+    return await this.lockRows(keys, lockFromRow, options?.memoryOnly === true)
   }
 
   async loadLockFingerprints(keys: readonly string[]): Promise<(string | undefined)[]> {
@@ -99,7 +99,7 @@ export class PgPricing implements PricingRepository {
   }
 
   /** The locks rows of these keys, each mapped (loadLocks, loadLockFingerprints). */
-  private async lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined): Promise<(T | undefined)[]> {
+  private async lockRows<T>(keys: readonly string[], map: (row: LockRow) => T | undefined, memoryOnly = false): Promise<(T | undefined)[]> {
     const store = this.store
     let found: (T | undefined)[]
     if (keys.length > 0 && (store.unbegunRead || !store.inside)) {
@@ -121,7 +121,9 @@ export class PgPricing implements PricingRepository {
             at.push(i)
           }
         }
-        asked = missing
+        // A server's first attempt: what it does not remember, its transaction reads (new users
+        // cost one statement less; a lock read there is remembered as well, below).
+        asked = memoryOnly ? [] : missing
       }
       if (asked.length > 0) {
         const epoch = r?.epoch
@@ -134,8 +136,16 @@ export class PgPricing implements PricingRepository {
     } else if (keys.length > 0 && store.writingLocks) {
       // A read of a lock-writing transaction: sent with what it owes (its BEGIN, claims), in one round trip.
       found = new Array<T | undefined>(keys.length).fill(undefined)
+      const r = this.remembered
+      const epoch = r?.epoch
       const [rows] = (await store.send({rowMode: 'array', text: LOAD_LOCKS, values: [keys]})) as [number, ...unknown[]][][]
-      for (const row of rows) found[row[0] - 1] = map(row.slice(1) as LockRow)
+      for (const row of rows) {
+        const lock = row.slice(1) as LockRow
+        found[row[0] - 1] = map(lock)
+        // Committed by another writer (READ COMMITTED), so kept whatever this transaction does;
+        // not a lock this transaction claimed itself (its rollback would take it back).
+        if (r && !store.claimed.has(lock[0])) r.keep(lock, epoch)
+      }
     } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS, keys, map)
     // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
