@@ -5,7 +5,9 @@
 //   installed). The aim is at most 1.5x; best of BENCH_PG_IMPORT_RUNS, interleaved rounds.
 // - `pricectl serve` as 2 instances on one PostgreSQL database, POST /v1/prices driven by
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
-//   for locked users and for new users (each request computes and writes a lock).
+//   for locked users and for new users (each request computes and writes a lock), with the
+//   servers' CPU per new user (/proc, Linux: steadier than requests/s on a shared machine); then
+//   one instance alone with the same 10 connections.
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
 // BENCH_PG_PARTS=import (or serve) runs one part by hand, e.g. for an A/B of the import at
 // BENCH_IMPORT_ROWS=200000 (docs/postgres.md, "Import performance").
@@ -164,6 +166,16 @@ function load(url, key, options, nextBody) {
   })
 }
 
+/** CPU seconds a process used so far (/proc; undefined where there is none). */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return undefined
+  }
+}
+
 function check(results, what) {
   for (const r of results) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
 }
@@ -188,17 +200,31 @@ async function serveBench(root, dir, freshDb) {
     check(lockedRuns, 'locked users')
     let k = 0
     const fresh = () => body(`new-${k}`, k++)
+    const cpuBefore = servers.map((s) => cpuSeconds(s.child.pid))
     const freshRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: 5}, fresh)))
+    const cpuUsed = servers.map((s, i) => cpuSeconds(s.child.pid) - cpuBefore[i]).reduce((a, b) => a + b, 0)
     check(freshRuns, 'new users')
+    // One instance with the same 10 connections.
+    const alone = (next, seconds) => load(servers[0].url, key, {connections: 2 * CONNECTIONS, duration: seconds}, next)
+    const oneLocked = [await alone(locked, SERVE_SECONDS)]
+    check(oneLocked, 'one instance, locked users')
+    const oneFresh = [await alone(fresh, 5)]
+    check(oneFresh, 'one instance, new users')
     const rps = (runs) => Math.round(runs.reduce((sum, r) => sum + r.requests.average, 0))
     const p99 = (runs) => Math.max(...runs.map((r) => r.latency.p99))
     const total = (runs) => runs.reduce((sum, r) => sum + r.requests.total, 0)
     const where = `2 instances on one database, ${CONNECTIONS} connections each`
+    const cpu = Number.isNaN(cpuUsed)
+      ? []
+      : [{name: 'PostgreSQL: serve x2, new users: serve CPU per request', note: `both servers' CPU (/proc) over the ${total(freshRuns)} requests; the database's is not counted`, unit: 'ms', value: Math.round((cpuUsed * 1e6) / total(freshRuns)) / 1000}]
     return [
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}`, unit: 'requests/s', value: rps(lockedRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users, p99 latency', note: `the worse instance's p99; p50 ${lockedRuns.map((r) => r.latency.p50).join(' / ')} ms`, unit: 'ms', value: p99(lockedRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users (computes and writes each lock)', note: `${total(freshRuns)} requests in 5 s, ${where}`, unit: 'requests/s', value: rps(freshRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users, p99 latency', note: "the worse instance's p99", unit: 'ms', value: p99(freshRuns)},
+      ...cpu,
+      {name: 'PostgreSQL: serve x1 POST /v1/prices, locked users', note: `${total(oneLocked)} requests in ${SERVE_SECONDS} s, one instance, ${2 * CONNECTIONS} connections; p99 ${p99(oneLocked)} ms`, unit: 'requests/s', value: rps(oneLocked)},
+      {name: 'PostgreSQL: serve x1 POST /v1/prices, new users', note: `${total(oneFresh)} requests in 5 s, one instance, ${2 * CONNECTIONS} connections; p99 ${p99(oneFresh)} ms`, unit: 'requests/s', value: rps(oneFresh)},
     ]
   } finally {
     for (const s of servers) {
