@@ -281,6 +281,30 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(await a.pricing.loadLocks(['mine'])).toEqual([undefined])
   })
 
+  it("a lock-writing transaction's claims and users' countries are written together or not at all (one statement, no BEGIN)", async () => {
+    const d = await database()
+    const a = open(d.url) as PgStore
+    const admin = connectPg(d.url)
+    opened.push(admin)
+    await admin.exec(`CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.user_id = 'boom' THEN RAISE EXCEPTION 'no boom'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER refuse_boom BEFORE INSERT ON users FOR EACH ROW EXECUTE FUNCTION refuse_boom()`)
+    const price = async (user: string) =>
+      await a.transaction(
+        async () => {
+          expect(await a.pricing.loadLocks([user])).toEqual([undefined])
+          await a.pricing.saveQuotes([lock(user)])
+          await a.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: user}])
+        },
+        {locksOnly: true, write: true},
+      )
+    await expect(price('boom')).rejects.toThrow('no boom')
+    expect(await a.pricing.loadLocks(['boom'])).toEqual([undefined])
+    await price('fine')
+    expect((await a.pricing.loadLocks(['fine']))[0]?.lock_key).toBe('fine')
+    expect(await a.pricing.userCountries(['fine'])).toEqual(['DE'])
+    expect([a.lockWriteRetries, a.lostClaimRetries]).toEqual([0, 0])
+  })
+
   it('lock-writing transactions (locksOnly): new locks claimed without the write lock; a lost claim runs again so and reads the winner, any other write runs again with the write lock', async () => {
     const d = await database()
     const a = open(d.url) as PgStore

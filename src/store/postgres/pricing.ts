@@ -4,6 +4,7 @@ import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 import {RememberedLocks} from '../remembered-locks.js'
 import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
+import type {Statement} from './client.js'
 import type {PgStore} from './store.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
@@ -44,8 +45,12 @@ function lockColumns(locks: readonly Lock[]): unknown[][] {
   ]
 }
 
-const SAVE_COUNTRIES = `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($1::text[], $2::text[], $3::text[]) AS t(id, country, at)
+/** Users' countries ($n, $n+1, $n+2: ids, countries, times), inserted or changed. */
+const saveCountries = (n: number) => `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[]) AS t(id, country, at)
   ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`
+const SAVE_COUNTRIES = saveCountries(1)
+/** A chunk's claims (a plain INSERT, ROWS' parameters) and its users' countries ($13..$15): one statement. */
+const CLAIM_WITH_COUNTRIES = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${ROWS}) ${saveCountries(13)}`
 
 /** SAVE_COUNTRIES' parameters. */
 function countryColumns(rows: readonly UserCountry[]): unknown[][] {
@@ -71,6 +76,8 @@ export class PgPricing implements PricingRepository {
    * changed or deleted (store.ts, commitSql), not for a new one, and only rows found are kept.
    */
   private remembered?: RememberedLocks
+  /** The claims this store deferred last (a lock-writing transaction's), which the users' countries may join. */
+  private claim?: Statement
 
   constructor(private readonly store: PgStore) {}
 
@@ -134,11 +141,11 @@ export class PgPricing implements PricingRepository {
         }
       }
     } else if (keys.length > 0 && store.writingLocks) {
-      // A read of a lock-writing transaction: sent with what it owes (its BEGIN, claims), in one round trip.
+      // A read of a lock-writing transaction: alone, or with the claims it must see (store.read()).
       found = new Array<T | undefined>(keys.length).fill(undefined)
       const r = this.remembered
       const epoch = r?.epoch
-      const [rows] = (await store.send({rowMode: 'array', text: LOAD_LOCKS, values: [keys]})) as [number, ...unknown[]][][]
+      const [rows] = (await store.read({rowMode: 'array', text: LOAD_LOCKS, values: [keys]})) as [number, ...unknown[]][][]
       for (const row of rows) {
         const lock = row.slice(1) as LockRow
         found[row[0] - 1] = map(lock)
@@ -188,7 +195,8 @@ export class PgPricing implements PricingRepository {
       // A lock-writing transaction sends its claims with its next statement or its COMMIT: a
       // plain INSERT, which fails on the key of a lock another writer made meanwhile and
       // takes the transaction with it (store.ts lostClaimOf).
-      store.defer({text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)})
+      this.claim = {text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)}
+      store.defer(this.claim)
       for (const l of claims) {
         store.absent.delete(l.lock_key)
         store.claimed.add(l.lock_key)
@@ -246,7 +254,11 @@ export class PgPricing implements PricingRepository {
     const locking = this.store.writingLocks
     if (locking) {
       for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
-      // Sent with the claims and the COMMIT (one round trip): nothing reads it before.
+      // Sent with the claims and the COMMIT (one round trip): nothing reads it before. Folded
+      // into the claims not sent yet, a group of new users writes one statement.
+      const claim = this.claim
+      this.claim = undefined
+      if (claim?.values && this.store.replaceDeferred(claim, {text: CLAIM_WITH_COUNTRIES, values: [...claim.values, ...countryColumns(rows)]})) return
       this.store.defer({text: SAVE_COUNTRIES, values: countryColumns(rows)})
       return
     }

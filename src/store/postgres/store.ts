@@ -169,8 +169,8 @@ export class PgStore implements StorePort {
     /** The client of the server's per-request reads outside a transaction (lookup()), pipelined. */
     private readonly reads: PgClient,
     /**
-     * The client of lock-writing transactions, pipelined: their BEGIN goes with their first
-     * read, their claims and users' countries with their COMMIT, each with its parameters.
+     * The client of lock-writing transactions, pipelined: their reads alone until they have
+     * writes, a lone write as the commit itself (no BEGIN), each statement with its parameters.
      */
     private readonly locks: PgClient,
     /** The URL as given (password included): what opens this store again. */
@@ -218,7 +218,7 @@ export class PgStore implements StorePort {
     const inTx = () => this.inside
     const check = async (sql: string) => {
       if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
-      if (this.owes) await this.send()
+      if (this.owesBeforeRead) await this.send()
     }
     return {
       copyFrom: async (sql: string, data: Buffer | string) => {
@@ -351,14 +351,42 @@ export class PgStore implements StorePort {
     this.catalogBase = 0
     this.conn = mode === 'locks' ? this.locks : this.raw
     this.owed = {base: mode === 'write', count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
-    // A write transaction takes its lock now (what tryWrite and the busy tests expect);
-    // the others begin with their first statement (one round trip less).
+    // A write transaction takes its lock now (what tryWrite and the busy tests expect); the
+    // others begin with their first statement (one round trip less), a lock-writing one with
+    // its first write sent (owesBeforeRead), or never when that write is its only one (commit()).
     if (mode === 'write') await this.send()
   }
 
   /** Whether the open transaction owes the server its BEGIN or deferred writes. */
   get owes(): boolean {
     return this.owed !== undefined || this.deferred.length > 0
+  }
+
+  /**
+   * Whether a read must be sent after what the transaction owes. A lock-writing transaction
+   * (READ COMMITTED: each statement reads what was committed when it starts, in a transaction
+   * or not) reads alone until it has writes to send: they go with its next read, which must
+   * see them, or with its commit (commit()).
+   */
+  private get owesBeforeRead(): boolean {
+    return this.deferred.length > 0 || (this.owed !== undefined && this.mode !== 'locks')
+  }
+
+  /** A read of the open transaction, rows as arrays: after what it owes (owesBeforeRead), in one round trip. */
+  async read(statement: Statement): Promise<unknown[][]> {
+    if (this.owesBeforeRead) return await this.send(statement)
+    return (await this.conn.batch([statement])) as unknown[][]
+  }
+
+  /**
+   * Replace a deferred write not sent yet (false when it was sent): a repository folds the
+   * next write of its transaction into it (PgPricing: a chunk's claims and users' countries, one statement).
+   */
+  replaceDeferred(statement: Statement, by: Statement): boolean {
+    const i = this.deferred.indexOf(statement)
+    if (i < 0) return false
+    this.deferred[i] = by
+    return true
   }
 
   /**
@@ -442,6 +470,19 @@ export class PgStore implements StorePort {
     // A transaction that never began: nothing to commit.
     if (this.owed && this.deferred.length === 0) {
       this.owed = undefined
+      return
+    }
+    // A lock-writing transaction that never began, with one write (a chunk's claims and users'
+    // countries): that statement alone, atomic by itself, no BEGIN and COMMIT.
+    if (this.mode === 'locks' && this.owed && this.deferred.length === 1) {
+      const [write] = this.deferred
+      this.owed = undefined
+      this.deferred = []
+      try {
+        await this.conn.batch([write], 'commit')
+      } catch (error) {
+        throw lostClaimOf(error) ?? error
+      }
       return
     }
     // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
