@@ -192,7 +192,7 @@ export class PgPricing implements PricingRepository {
       if (store.writingLocks) store.needsWriteLock(`the lock of ${changes[0].lock_key} exists: it changes`)
     }
     if (claims.length > 0 && store.writingLocks) {
-      // A lock-writing transaction sends its claims with its next statement or its COMMIT: a
+      // A lock-writing transaction sends its claims with its next read or as its commit: a
       // plain INSERT, which fails on the key of a lock another writer made meanwhile and
       // takes the transaction with it (store.ts lostClaimOf).
       this.claim = {text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)}
@@ -254,8 +254,8 @@ export class PgPricing implements PricingRepository {
     const locking = this.store.writingLocks
     if (locking) {
       for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
-      // Sent with the claims and the COMMIT (one round trip): nothing reads it before. Folded
-      // into the claims not sent yet, a group of new users writes one statement.
+      // Sent with the claims (nothing reads it before), folded into them when they were not
+      // sent yet: a group of new users writes one statement, its transaction's commit.
       const claim = this.claim
       this.claim = undefined
       if (claim?.values && this.store.replaceDeferred(claim, {text: CLAIM_WITH_COUNTRIES, values: [...claim.values, ...countryColumns(rows)]})) return
