@@ -1,6 +1,6 @@
-import pg from 'pg'
 import {afterEach, describe, expect, it} from 'vitest'
 
+import {connectPg} from '../../src/store/postgres/client.js'
 import {LOAD_LOCKS, USER_COUNTRIES} from '../../src/store/postgres/pricing.js'
 import {RECORDS_OF_KEYS, REMOVE_RECORDS} from '../../src/store/postgres/revenue.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
@@ -23,11 +23,11 @@ describe('reads by key on PostgreSQL', () => {
   it('probe the unique index once per key under a generic plan, never scan the table', async () => {
     const db = await freshPgDatabase()
     made.push(db)
-    const client = new pg.Client({connectionString: db.url})
-    await client.connect()
+    // One connection: the session's plan_cache_mode and prepared statements stay on it.
+    const client = connectPg(db.url)
     try {
       const at = "'2026-01-01T00:00:00Z'"
-      await client.query(`INSERT INTO locks (lock_key, user_id, country, currency, quote_json, created_at, updated_at)
+      await client.exec(`INSERT INTO locks (lock_key, user_id, country, currency, quote_json, created_at, updated_at)
           SELECT 'u' || i, 'u' || i, 'US', 'USD', repeat('x', 300), ${at}, ${at} FROM generate_series(1, ${ROWS}) i;
         INSERT INTO users (user_id, country, created_at, updated_at) SELECT 'u' || i, 'US', ${at}, ${at} FROM generate_series(1, ${ROWS}) i;
         INSERT INTO charges (user_id, origin, origin_id, status, latest_event_timestamp, latest_event_id)
@@ -45,13 +45,13 @@ describe('reads by key on PostgreSQL', () => {
         ['charges', REMOVE_RECORDS('charges'), key('ch_1'), 'charges_user_id_origin_origin_id_key'],
       ]
       for (const [i, [table, sql, value, index]] of reads.entries()) {
-        await client.query(`PREPARE q${i} AS ${sql}`)
-        const plan = (await client.query<{'QUERY PLAN': string}>(`EXPLAIN EXECUTE q${i}(${value})`)).rows.map((r) => r['QUERY PLAN']).join('\n')
+        await client.exec(`PREPARE q${i} AS ${sql}`)
+        const plan = (await client.query<{'QUERY PLAN': string}>(`EXPLAIN EXECUTE q${i}(${value})`)).map((r) => r['QUERY PLAN']).join('\n')
         expect(plan, sql).not.toContain(`Seq Scan on ${table}`)
         expect(plan, sql).toContain(`Index Scan using ${index}`)
       }
     } finally {
-      await client.end()
+      await client.close()
     }
   })
 })

@@ -123,14 +123,14 @@ export class PgPricing implements PricingRepository {
         for (let i = 0; i < keys.length; i++) {
           const row = r.get(keys[i])
           if (row !== undefined) found[i] = map(row)
-          else {
+          else if (!memoryOnly) {
+            // A server's first attempt asks for nothing: its transaction reads what the server
+            // does not remember (new users cost one statement less) and remembers it (below).
             missing.push(keys[i])
             at.push(i)
           }
         }
-        // A server's first attempt: what it does not remember, its transaction reads (new users
-        // cost one statement less; a lock read there is remembered as well, below).
-        asked = memoryOnly ? [] : missing
+        asked = missing
       }
       if (asked.length > 0) {
         const epoch = r?.epoch
