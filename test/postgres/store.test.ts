@@ -106,7 +106,7 @@ describe('opening a PostgreSQL store', () => {
     }
     expect(await pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
     const store = open(url)
-    expect(await store.health()).toEqual({schemaVersion: 7})
+    expect(await store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
     const at = '2026-03-15T12:00:00.000Z'
     await store.history.begin({actor: 'alice', at, command: 'pricectl tax set DE 20'})
     await store.transaction(async () => {
@@ -119,6 +119,30 @@ describe('opening a PostgreSQL store', () => {
       ['tax_rates', 'inserted', ['DE', '', '2026-01-01']],
       ['tax_settings', 'inserted', ['store', '']],
     ])
+  })
+
+  it('a store of schema 7 migrates to 8: charges and subscriptions keep their rows and lose the foreign key to products', async () => {
+    const {url} = await database({empty: true})
+    const pg = connectPg(url)
+    opened.push(pg)
+    await pg.exec(PG_META_SQL)
+    await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
+    for (const m of PG_MIGRATIONS.filter((x) => x.version <= 7)) {
+      await pg.exec('BEGIN')
+      await m.up(pg)
+      await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+      await pg.exec('COMMIT')
+    }
+    const productKeys = `SELECT conrelid::regclass::text AS t FROM pg_constraint WHERE contype = 'f' AND confrelid = 'products'::regclass AND conrelid IN ('charges'::regclass, 'subscriptions'::regclass) ORDER BY 1`
+    expect(await pg.query(productKeys)).toEqual([{t: 'charges'}, {t: 'subscriptions'}])
+    const [{id: product}] = await pg.query<{id: number}>(
+      `INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('pro', 'Pro', 999, 'month', 1, '2026-01-01', '2026-01-01') RETURNING id`,
+    )
+    await pg.run(`INSERT INTO charges (user_id, origin, origin_id, product_id, status, latest_event_timestamp, latest_event_id) VALUES ('u1', 'gateway_a', 'ch_1', $1, 'succeeded', 1, 'e1')`, [product])
+    const store = open(url)
+    expect(await store.health()).toEqual({schemaVersion: 8})
+    expect(await pg.query(productKeys)).toEqual([])
+    expect(await pg.query('SELECT origin_id, product_id FROM charges')).toEqual([{origin_id: 'ch_1', product_id: product}])
   })
 
   it('several processes opening a new store at once: one migrates, all succeed', async () => {

@@ -28,6 +28,19 @@ describe.each(ADAPTERS)('revenue repository contract: $name', (adapter) => {
     expect(withoutId((await store.revenue.rows('charges', [keyOf(c1)]))[0])).toEqual(c1)
   })
 
+  it("a product's delete leaves its charges and subscriptions, without a product", async () => {
+    const other = await addProduct(store, 'other')
+    const s = subscription({product_id: product})
+    const c = charge({product_id: product})
+    const kept = charge({origin_id: 'ch_other', product_id: other})
+    await store.revenue.save('subscriptions', [s])
+    await store.revenue.save('charges', [c, kept])
+    expect(await store.catalog.productUses(product)).toMatchObject({charges: 1, subscriptions: 1})
+    await store.catalog.deleteProduct(product)
+    expect(withoutId((await store.revenue.rows('subscriptions', [keyOf(s)]))[0])).toEqual({...s, product_id: null})
+    expect((await store.revenue.rows('charges', [keyOf(c), keyOf(kept)])).map((r) => withoutId(r))).toEqual([{...c, product_id: null}, kept])
+  })
+
   it('saving a key again replaces every column; a chunk of one is a single save', async () => {
     const s = subscription({product_id: product})
     await store.revenue.save('subscriptions', [s])

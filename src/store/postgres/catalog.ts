@@ -217,6 +217,9 @@ export class PgCatalog implements CatalogRepository {
     return await this.sql.tx(async () => {
       const baselineOf = (await this.sql.rows<{api_id: string}>('SELECT api_id FROM products WHERE baseline_id = $1 ORDER BY api_id COLLATE "C"', [id])).map((r) => r.api_id)
       await this.sql.run('DELETE FROM products WHERE id = $1', [id])
+      // No foreign key clears them (schema version 8): the revenue records keep no product.
+      await this.sql.run('UPDATE charges SET product_id = NULL WHERE product_id = $1', [id])
+      await this.sql.run('UPDATE subscriptions SET product_id = NULL WHERE product_id = $1', [id])
       return {baselineOf}
     })
   }

@@ -1,7 +1,7 @@
 import {OperationalError} from '../../errors.js'
 import {SCHEMA_VERSION} from '../migrations.js'
 import type {PgConn} from './client.js'
-import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL, PG_V6_SQL, PG_V7_SQL} from './schema.js'
+import {PG_META_SQL, PG_V1_SQL, PG_V2_SQL, PG_V3_SQL, PG_V4_SQL, PG_V5_SQL, PG_V6_SQL, PG_V7_SQL, PG_V8_SQL} from './schema.js'
 import {recordExponentsPg, seedDefaultsPg} from './seed.js'
 
 export type PgMigration = {name: string; up: (pg: PgConn) => Promise<void>; version: number}
@@ -63,6 +63,13 @@ export const PG_MIGRATIONS: PgMigration[] = [
       await pg.exec(PG_V7_SQL)
     },
     version: 7,
+  },
+  {
+    name: 'no foreign key from charges and subscriptions to products; products delete clears their product_id (docs/postgres.md)',
+    async up(pg) {
+      await pg.exec(PG_V8_SQL)
+    },
+    version: 8,
   },
 ]
 

@@ -41,6 +41,18 @@ export const PG_V6_SQL = pgDdl(TAX_SQL)
  * made again with them among the recorded tables, and run.
  */
 export const PG_V7_SQL = pgDdl(TAX_PRICING_SQL) + historySql()
+/**
+ * Schema version 8: charges and subscriptions keep product_id without a foreign key. Its
+ * per-row check (a trigger that looks the product up and key-share locks it) was a third of
+ * the server's work in an import. Every pricectl writer of these tables and `products delete`
+ * hold the store's write lock, so none writes the id of a product being deleted, and
+ * `products delete` clears the column itself (catalog.ts), as ON DELETE SET NULL did.
+ * The names are the ones PostgreSQL gave the constraints of version 1.
+ */
+export const PG_V8_SQL = `
+ALTER TABLE charges DROP CONSTRAINT charges_product_id_fkey;
+ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_product_id_fkey;
+`
 
 /**
  * The adapter's own tables, created before migration 1:
