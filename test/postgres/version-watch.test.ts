@@ -2,6 +2,7 @@ import {afterEach, describe, expect, it} from 'vitest'
 
 import {buildServer, type Server} from '../../src/server/app.js'
 import {connectPg} from '../../src/store/postgres/client.js'
+import {NOTIFY_VERSION, VersionWatch} from '../../src/store/postgres/version-watch.js'
 import type {PgStore} from '../../src/store/postgres/store.js'
 import {openStore} from '../../src/store/db.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
@@ -41,6 +42,22 @@ async function watched(store: PgStore): Promise<boolean> {
 }
 
 describe('the catalog version followed by notifications (PostgreSQL)', () => {
+  it('a commit notified while the watch reads its first version is not lost when that read does not see it', async () => {
+    const url = await database()
+    const other = connectPg(url)
+    closing.push(other)
+    // The first read: another session commits version 42 meanwhile, and the read answers what it saw before.
+    const watch = new VersionWatch(url, async () => {
+      await other.query(`SELECT ${NOTIFY_VERSION("'42'")}`)
+      await new Promise((r) => setTimeout(r, 200))
+      return 1
+    })
+    closing.push(watch)
+    watch.start()
+    expect(await eventually(() => watch.current() !== undefined)).toBe(true)
+    expect(watch.current()).toBe(42)
+  })
+
   it('moves for another process\'s catalog change, key revoke and lock delete, not for its new locks; a lost watch falls back to reads and is made again', async () => {
     const url = await database()
     const a = openStore(url) as PgStore

@@ -46,6 +46,8 @@ export class VersionWatch {
     })
     this.client = client
     let schema: string | undefined
+    // The highest version notified while the first read was in flight (its snapshot may be older).
+    let notified = 0
     const lost = () => {
       if (this.client !== client) return
       this.client = undefined
@@ -63,16 +65,19 @@ export class VersionWatch {
     client.on('notification', (n) => {
       const payload = n.payload ?? ''
       const at = payload.lastIndexOf(':')
-      if (this.version === undefined || at < 0 || payload.slice(0, at) !== schema) return
-      this.version = Math.max(this.version, Number(payload.slice(at + 1)))
+      if (at < 0 || payload.slice(0, at) !== schema) return
+      const version = Number(payload.slice(at + 1))
+      if (this.version === undefined) notified = Math.max(notified, version)
+      else this.version = Math.max(this.version, version)
     })
-    // LISTEN before the read: a commit after the read is notified, one before it is read.
+    // LISTEN before the read: a commit before the read is read, one after LISTEN is notified,
+    // also while the read is in flight (kept in `notified`: the read may not see that commit).
     const connected = async () => {
       await client.connect()
       ;[{schema}] = (await client.query<{schema: string}>('SELECT current_schema() AS schema')).rows
       await client.query(`LISTEN ${VERSION_CHANNEL}`)
       const version = await this.read()
-      if (this.client === client) this.version = version
+      if (this.client === client) this.version = Math.max(version, notified)
     }
     connected().catch(lost)
   }
