@@ -107,8 +107,9 @@ const PROGRESS_ROWS = 2000
 export const MAX_DEFAULT_JOBS = 4
 export const MAX_JOBS = 16
 
-export function batchSizeFrom(value: number | undefined): number {
-  const n = value ?? (process.env.PRICECTL_IMPORT_BATCH ? Number(process.env.PRICECTL_IMPORT_BATCH) : DEFAULT_BATCH)
+/** Rows per transaction: `value` (--batch-size), else PRICECTL_IMPORT_BATCH, else the adapter's (`preferred`), else DEFAULT_BATCH. */
+export function batchSizeFrom(value: number | undefined, preferred = DEFAULT_BATCH): number {
+  const n = value ?? (process.env.PRICECTL_IMPORT_BATCH ? Number(process.env.PRICECTL_IMPORT_BATCH) : preferred)
   if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new InvalidInputError(`batch size: expected a whole number from 1 to 1000000, got ${JSON.stringify(value ?? process.env.PRICECTL_IMPORT_BATCH)}`)
   return n
 }
@@ -161,7 +162,7 @@ function deferred<T>(): Deferred<T> {
  */
 export async function importFiles(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
-  const batchSize = batchSizeFrom(o.batchSize)
+  const batchSize = batchSizeFrom(o.batchSize, store.imports.batchRows)
   const jobs = jobsFrom(o.jobs)
   if (!Array.isArray(o.paths) || o.paths.length === 0) throw new InvalidInputError('expected the path of a CSV export, or of a folder of them')
   // Vetted before anything is written: never the store, an export or the mapping file.

@@ -126,6 +126,16 @@ export class StageReader {
   }
 }
 
+/** The columns of a stage file's table, in order. */
+export function stageColumns(path: string): string[] {
+  const db = new Database(path, {fileMustExist: true, readonly: true})
+  try {
+    return db.prepare(`SELECT name FROM pragma_table_info('${STAGE_TABLE}') ORDER BY cid`).pluck().all() as string[]
+  } finally {
+    db.close()
+  }
+}
+
 /** The SELECT stagePages reads a stage `t` of `columns` with. */
 export function stagePageSql(t: string, columns: readonly string[], size: number): string {
   return `SELECT rowid, ${columns.join(', ')} FROM ${t} WHERE rowid > ? ORDER BY rowid LIMIT ${size}`
@@ -140,6 +150,8 @@ export function stagePageSql(t: string, columns: readonly string[], size: number
  */
 export class ImportStages {
   private readonly dbs: DB[] = []
+  /** What a row becomes in the stage's table (an adapter's own layout, ../postgres/imports.ts); the row itself by default. */
+  private readonly shape?: (row: readonly unknown[]) => readonly unknown[]
   /** Per stage: the one-row INSERT and the ROWS_PER_INSERT-row one. */
   private readonly inserts: {many: Statement; one: Statement}[] = []
   /** Values of the rows not inserted yet (fewer than ROWS_PER_INSERT). */
@@ -147,8 +159,12 @@ export class ImportStages {
   private buffered = 0
   private width = 0
 
-  /** `cacheKb`: each stage connection's page cache; a batch bigger than it spills to its file as it is staged. */
-  constructor(paths: readonly string[], cacheKb = STAGE_CACHE_KB) {
+  /**
+   * `cacheKb`: each stage connection's page cache; a batch bigger than it spills to its file as
+   * it is staged. `shape`: what each row becomes in the stage's table.
+   */
+  constructor(paths: readonly string[], cacheKb = STAGE_CACHE_KB, shape?: (row: readonly unknown[]) => readonly unknown[]) {
+    this.shape = shape
     // It goes into a PRAGMA's text: a positive integer only.
     if (!Number.isSafeInteger(cacheKb) || cacheKb <= 0) throw new RangeError(`stage cache size must be a positive whole number of KB, got ${String(cacheKb)}`)
     try {
@@ -184,6 +200,7 @@ export class ImportStages {
   /** One row (in the table's column order) into stage `i` (begun by start; rows are inserted in file order, some at complete). */
   insert(i: number, row: readonly unknown[]): void {
     const {buffer, width} = this
+    if (this.shape) row = this.shape(row)
     const at = this.buffered * width
     for (let c = 0; c < width; c++) buffer[at + c] = row[c]
     if (++this.buffered < ROWS_PER_INSERT) return

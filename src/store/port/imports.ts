@@ -76,6 +76,11 @@ export type WalCheckpoints = {close(): void; run(): void}
 
 export interface ImportsRepository {
   /**
+   * Rows per transaction when neither --batch-size nor PRICECTL_IMPORT_BATCH says; DEFAULT_BATCH
+   * (src/import/importer.ts) when the adapter leaves it out.
+   */
+  readonly batchRows?: number
+  /**
    * A writer of import rows into `table`. The store is tuned for bulk writes until close()
    * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).
    */
