@@ -494,8 +494,8 @@ class PgImportWriter implements ImportWriter {
    * pending fields newer than it and the pending entry goes. False when the record exists
    * (pending entries only wait for records that do not): the usual path decides.
    */
-  private async insertPending(lean: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
-    const row = this.full(lean)
+  private async insertPending(staged: readonly unknown[], event: EventRef, key: string, p: PendingFields): Promise<boolean> {
+    const row = this.full(staged)
     if (await this.stored(row) !== undefined) return false
     this.counts.inserted++
     if (this.dryRun) return true
