@@ -34,6 +34,22 @@ function open(url: string): StorePort {
   return s
 }
 
+/** A new database migrated to `version` by the released migrations, and a client of it. */
+async function storeOfSchema(version: number) {
+  const {url} = await database({empty: true})
+  const pg = connectPg(url)
+  opened.push(pg)
+  await pg.exec(PG_META_SQL)
+  await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
+  for (const m of PG_MIGRATIONS.filter((x) => x.version <= version)) {
+    await pg.exec('BEGIN')
+    await m.up(pg)
+    await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
+    await pg.exec('COMMIT')
+  }
+  return {pg, url}
+}
+
 describe('the PostgreSQL client', () => {
   it('runs statements with parameters, BIGINT as numbers, several statements at once, COPY, and reports errors with their SQLSTATE', async () => {
     const pg = connectPg((await database({empty: true})).url)
@@ -92,18 +108,8 @@ describe('opening a PostgreSQL store', () => {
   })
 
   it('a store of schema 6 migrates to 7: the tax tables are made and their writes recorded in the history', async () => {
-    const {url} = await database({empty: true})
-    const pg = connectPg(url)
-    opened.push(pg)
     // Schema 6 as its migrations left it (the history's triggers made before the tax tables existed).
-    await pg.exec(PG_META_SQL)
-    await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
-    for (const m of PG_MIGRATIONS.filter((x) => x.version <= 6)) {
-      await pg.exec('BEGIN')
-      await m.up(pg)
-      await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
-      await pg.exec('COMMIT')
-    }
+    const {pg, url} = await storeOfSchema(6)
     expect(await pg.query(`SELECT to_regclass('tax_rates') IS NULL AS missing`)).toEqual([{missing: true}])
     const store = open(url)
     expect(await store.health()).toEqual({schemaVersion: SCHEMA_VERSION})
@@ -122,17 +128,7 @@ describe('opening a PostgreSQL store', () => {
   })
 
   it('a store of schema 7 migrates to 8: charges and subscriptions keep their rows and lose the foreign key to products', async () => {
-    const {url} = await database({empty: true})
-    const pg = connectPg(url)
-    opened.push(pg)
-    await pg.exec(PG_META_SQL)
-    await pg.exec(`INSERT INTO pricectl_meta (key, value) VALUES ('store', 'pricectl'), ('schema_version', '0')`)
-    for (const m of PG_MIGRATIONS.filter((x) => x.version <= 7)) {
-      await pg.exec('BEGIN')
-      await m.up(pg)
-      await pg.run(`UPDATE pricectl_meta SET value = $1 WHERE key = 'schema_version'`, [String(m.version)])
-      await pg.exec('COMMIT')
-    }
+    const {pg, url} = await storeOfSchema(7)
     const productKeys = `SELECT conrelid::regclass::text AS t FROM pg_constraint WHERE contype = 'f' AND confrelid = 'products'::regclass AND conrelid IN ('charges'::regclass, 'subscriptions'::regclass) ORDER BY 1`
     expect(await pg.query(productKeys)).toEqual([{t: 'charges'}, {t: 'subscriptions'}])
     const [{id: product}] = await pg.query<{id: number}>(
