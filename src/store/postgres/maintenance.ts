@@ -35,6 +35,9 @@ export async function pgStoreInfo(store: PgStore, counted: readonly string[]): P
 
 export type PgCheck = {foreign_key_violations: number; integrity: string; ok: boolean; schema_version: number}
 
+/** The tables whose product_id refers to products without a foreign key (schema.ts PG_V8_SQL). */
+const UNCONSTRAINED_PRODUCT_IDS = ['charges', 'subscriptions'] as const
+
 /**
  * `db check` on PostgreSQL. The server keeps its pages and constraints sound itself, so
  * what is checked is what a bulk load or a copy could leave behind (constraints can be
@@ -45,9 +48,6 @@ export type PgCheck = {foreign_key_violations: number; integrity: string; ok: bo
  * - each identity column's sequence is past the largest id (else the next insert fails);
  * - the pricectl mark, the data-version row, and the schema version is this pricectl's.
  */
-/** The product references of revenue records, kept without a foreign key on PostgreSQL (schema.ts PG_V8_SQL). */
-const UNCONSTRAINED = [{child: 'charges'}, {child: 'subscriptions'}] as const
-
 export async function checkPgStore(store: PgStore): Promise<PgCheck> {
   const pg = store.pg
   const version = await pgSchemaVersion(pg)
@@ -61,7 +61,7 @@ export async function checkPgStore(store: PgStore): Promise<PgCheck> {
      WHERE con.contype = 'f' AND n.nspname = current_schema() ORDER BY con.conname`,
   )
   // References the schema keeps without a constraint (schema version 8: an import's rows skip the per-row check).
-  fks.push(...UNCONSTRAINED.map((r) => ({child: r.child, child_cols: ['product_id'], name: `${r.child}.product_id -> products.id`, parent: 'products', parent_cols: ['id']})))
+  fks.push(...UNCONSTRAINED_PRODUCT_IDS.map((child) => ({child, child_cols: ['product_id'], name: `${child}.product_id -> products.id`, parent: 'products', parent_cols: ['id']})))
   const q = (name: string) => `"${name.replaceAll('"', '""')}"`
   for (const fk of fks) {
     const notNull = fk.child_cols.map((c) => `c.${q(c)} IS NOT NULL`).join(' AND ')
