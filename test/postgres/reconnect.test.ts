@@ -179,6 +179,26 @@ describe('PostgreSQL: a dropped connection', () => {
   })
 })
 
+describe('PostgreSQL: statements sent together on a connection that is not pipelined', () => {
+  it('run one after another, each with the whole statement timeout, and no warning from the driver', async () => {
+    const d = await database()
+    // statement_timeout 1 s: a statement without an answer 2 s after it was sent is taken as lost.
+    const pg = connectPg(`${d.url}?statement_timeout=1000`)
+    opened.push(pg)
+    const warnings: string[] = []
+    const warned = (w: Error) => warnings.push(w.message)
+    process.on('warning', warned)
+    try {
+      // The third is answered ~2.4 s after the three were called: within its 2 s only when counted from when it was sent.
+      const slept = await Promise.all([0, 1, 2].map(async (i) => await pg.query<{i: number}>('SELECT $1::int AS i, pg_sleep(0.8) IS NULL AS slept', [i])))
+      expect(slept.map(([r]) => r.i)).toEqual([0, 1, 2])
+    } finally {
+      process.off('warning', warned)
+    }
+    expect(warnings).toEqual([])
+  })
+})
+
 describe('PostgreSQL: a server restart', () => {
   it('the next call works once the server is back; while it is down a call fails with an operational error (HTTP 503)', async () => {
     // A cluster of this test's own (the run's is shared): as root the server runs as another user, so its folder is beside the run's.

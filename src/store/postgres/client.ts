@@ -120,6 +120,8 @@ export class PgClient implements PgConn {
   private retry?: NodeJS.Timeout
   /** A CopyIn is open: a statement sent now would wait behind it for good, so it is refused. */
   private copyOpen = false
+  /** Settled when the statement in flight on a connection that is not pipelined is answered (call()). */
+  private turn: Promise<void> = Promise.resolve()
   closed = false
 
   constructor(
@@ -414,6 +416,23 @@ export class PgClient implements PgConn {
     if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
     if (this.copyOpen) throw new Error(`a statement while a COPY FROM STDIN is open on its connection (end() it first): ${sql.slice(0, 60)}`)
     if (this.opening && !direct) await this.opening
+    if (this.pipeline) return await this.sent(sql, statement, kind)
+    // One statement at a time on a connection that is not pipelined: pg would queue the others
+    // itself, but that is deprecated (a warning on stderr, an error in pg 9), and its query
+    // timeout would count the wait in its queue.
+    const turn = this.turn
+    let done!: () => void
+    this.turn = new Promise<void>((resolve) => (done = resolve))
+    await turn
+    try {
+      if (this.closed) throw new PgError({message: 'the PostgreSQL connection is closed'})
+      return await this.sent(sql, statement, kind)
+    } finally {
+      done()
+    }
+  }
+
+  private async sent<T>(sql: string, statement: (client: Pg.Client) => Promise<T>, kind?: StatementKind): Promise<T> {
     const rollback = kind === 'rollback'
     // A transaction lost with its connection (before this call, or found dead while idle by
     // connection()): its ROLLBACK has nothing to do, anything else of it fails.
