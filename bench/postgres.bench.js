@@ -7,7 +7,8 @@
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
 //   for locked users and for new users (each request computes and writes a lock), with the
 //   servers' CPU per new user (/proc, Linux: steadier than requests/s on a shared machine); then
-//   one instance alone with the same 10 connections.
+//   one instance alone with the same 10 connections; then new users again on both instances
+//   with a price experiment running (each new lock also writes an exposure).
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
 // BENCH_PG_PARTS=import (or serve) runs one part by hand, e.g. for an A/B of the import at
 // BENCH_IMPORT_ROWS=200000 (docs/postgres.md, "Import performance").
@@ -214,6 +215,11 @@ async function serveBench(root, dir, freshDb) {
     check(oneLocked, 'one instance, locked users')
     const oneFresh = [await alone(fresh, 5)]
     check(oneFresh, 'one instance, new users')
+    // New users again, with a Thompson experiment running on both products: each new lock gets an arm and an exposure.
+    execFileSync(process.execPath, [bin, 'experiments', 'create', '--name', 'bench', '-p', 'pro_monthly,pro_yearly', '--arm', 'x0.8', '--arm', 'x1.2', '--seed', '1', '--start', '--db', store.url], {stdio: 'ignore'})
+    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: 1}, fresh))), 'warm-up, running experiment')
+    const experimentRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: 5}, fresh)))
+    check(experimentRuns, 'new users, running experiment')
     const rps = (runs) => Math.round(runs.reduce((sum, r) => sum + r.requests.average, 0))
     const p99 = (runs) => Math.max(...runs.map((r) => r.latency.p99))
     const total = (runs) => runs.reduce((sum, r) => sum + r.requests.total, 0)
@@ -227,6 +233,7 @@ async function serveBench(root, dir, freshDb) {
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users (computes and writes each lock)', note: `${total(freshRuns)} requests in 5 s, ${where}`, unit: 'requests/s', value: rps(freshRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users, p99 latency', note: "the worse instance's p99", unit: 'ms', value: p99(freshRuns)},
       ...cpu,
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, new users in a running experiment', note: `${total(experimentRuns)} requests in 5 s, ${where}; p99 ${p99(experimentRuns)} ms`, unit: 'requests/s', value: rps(experimentRuns)},
       {name: 'PostgreSQL: serve x1 POST /v1/prices, locked users', note: `${total(oneLocked)} requests in ${SERVE_SECONDS} s, one instance, ${2 * CONNECTIONS} connections; p99 ${p99(oneLocked)} ms`, unit: 'requests/s', value: rps(oneLocked)},
       {name: 'PostgreSQL: serve x1 POST /v1/prices, new users', note: `${total(oneFresh)} requests in 5 s, one instance, ${2 * CONNECTIONS} connections; p99 ${p99(oneFresh)} ms`, unit: 'requests/s', value: rps(oneFresh)},
     ]

@@ -410,6 +410,54 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       await b.pricing.saveQuotes([lock(user, {country: 'KW'})])
     }, {locksOnly: true, write: true})
 
+  it("a lock-writing transaction writes the exposures of the visitors whose new lock it claims without the write lock; a lost claim takes them with it; any other exposure runs again with the write lock", async () => {
+    const d = await database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    await b.setBusyTimeout(0) // as serve: a taken write lock would fail at once (55P03)
+    const [id] = await a.experiments.insert(
+      [{allocation: 'thompson', arms: [{id: 'baseline', multiplier: null, products: null, usd_price_minor: null}, {id: '1', multiplier: 0.8, products: null, usd_price_minor: null}], audience_id: null, countries: [], name: 'e', product_ids: [], seed: 1, type: 'price'}],
+      '2026-01-01T00:00:00.000Z',
+    )
+    const x = (visitor: string, armId = '1') => ({anonymous: false, armId, at: 10, experimentId: id, visitor})
+    const locksOnly = {locksOnly: true, write: true}
+    // New users with their exposures, committed while another process holds the write lock.
+    await a.transaction(async () => {
+      await a.config.saveSetting('holder', 'a')
+      await b.transaction(async () => {
+        expect(await b.pricing.loadLocks(['kim', 'lou'])).toEqual([undefined, undefined])
+        await b.pricing.saveQuotes([lock('kim'), lock('lou')])
+        await b.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'kim'}, {at: '2026-01-01T00:00:00.000Z', country: 'DE', userId: 'lou'}])
+        expect(await b.experiments.recordExposures([x('kim'), x('lou', 'baseline')])).toEqual([{change: 'new'}, {change: 'new'}])
+      }, locksOnly)
+    }, {write: true})
+    expect([b.lockWriteRetries, b.lostClaimRetries]).toEqual([0, 0])
+    expect(await a.experiments.exposuresOf(id, ['lou', 'kim'])).toEqual(['baseline', '1'])
+
+    // A claim that loses: its exposure goes with it; the run again finds the winner's lock.
+    const seen: unknown[] = []
+    await a.transaction(async () => {
+      const [found] = await a.pricing.loadLocks(['max'])
+      seen.push(found?.country)
+      if (found) return
+      await claimElsewhere(b, 'max')
+      await a.pricing.saveQuotes([lock('max')])
+      await a.experiments.recordExposures([x('max')])
+    }, locksOnly)
+    expect(seen).toEqual([undefined, 'KW'])
+    expect([a.lostClaimRetries, a.lockWriteRetries]).toEqual([1, 0])
+    expect(await a.experiments.exposuresOf(id, ['max'])).toEqual([undefined])
+
+    // The exposure of a visitor whose lock the transaction did not claim: run again with the write lock.
+    let runs = 0
+    await a.transaction(async () => {
+      runs++
+      expect(await a.experiments.recordExposures([x('kim', 'baseline')])).toEqual([{change: 'moved', previous: '1'}])
+    }, locksOnly)
+    expect([runs, a.lockWriteRetries]).toEqual([2, 1])
+    expect(await a.experiments.exposuresOf(id, ['kim'])).toEqual(['baseline'])
+  })
+
   it('a write transaction claims the locks it read as absent: one that loses to a lock writer fails busy (plain) or runs again (locksOnly) and never overwrites the stored lock', async () => {
     const d = await database()
     const a = open(d.url) as PgStore

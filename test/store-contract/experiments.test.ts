@@ -89,9 +89,12 @@ describe.each(ADAPTERS)('experiments repository contract: $name', (adapter) => {
     const x = (visitor: string, armId: string, at = 10) => ({anonymous: false, armId, at, experimentId: id, visitor})
     expect(await store.experiments.recordExposures([x('v1', '1')])).toEqual([{change: 'new'}])
     expect(await store.experiments.recordExposures([x('v1', '1', 20), x('v2', 'big'), x('v1', 'big', 30)])).toEqual([{change: 'same'}, {change: 'new'}, {change: 'moved', previous: '1'}])
+    // A chunk that names each visitor once (one statement on PostgreSQL).
+    expect(await store.experiments.recordExposures([x('v2', 'big', 40), x('v3', '1'), x('v1', '1', 50)])).toEqual([{change: 'same'}, {change: 'new'}, {change: 'moved', previous: 'big'}])
+    expect(await store.experiments.exposuresOf(id, ['v1', 'v2', 'v3'])).toEqual(['1', 'big', '1'])
     const counts = await store.experiments.armCounts(id)
-    expect(counts.get('big')).toEqual({conversions: 0, revenue_minor: 0, visitors: 2})
-    expect(counts.has('1')).toBe(false)
+    expect(counts.get('big')).toEqual({conversions: 0, revenue_minor: 0, visitors: 1})
+    expect(counts.get('1')).toEqual({conversions: 0, revenue_minor: 0, visitors: 2})
   })
 
   it('reads the arms visitors are exposed to, in input order, per experiment (undefined: none)', async () => {

@@ -1,6 +1,7 @@
 import type {Adoption, ArmCounts, Experiment, ExperimentDef, ExperimentProduct, ExperimentsRepository, Exposure, ExposureChange, Status} from '../port/experiments.js'
 import {experimentFromRecord, type ExperimentRecord} from '../rows.js'
-import {groupBy, int, type Sql} from './support.js'
+import type {PgStore} from './store.js'
+import {groupBy, int, repeats, type Sql} from './support.js'
 
 type Row = ExperimentRecord
 
@@ -18,9 +19,38 @@ const EXPOSE = `WITH prev AS (SELECT arm_id FROM exposures WHERE experiment_id =
   upd AS (UPDATE exposures SET arm_id = $4, anonymous = $3, exposed_at = $5 WHERE experiment_id = $1 AND user_id = $2 AND arm_id <> $4 RETURNING 1)
   SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM upd)::int AS moved, (SELECT arm_id FROM prev) AS previous`
 
+/**
+ * A chunk's exposures in one statement (no visitor twice: ON CONFLICT cannot touch a row
+ * twice): EXPOSE for each, answering each one's arm before (null: a new visitor), in order.
+ * The arm before is a lookup by primary key per visitor: a join would let the planner scan
+ * the table, which it does while the table is young (no statistics) and then keeps in the
+ * named statement's plan.
+ */
+const EXPOSE_ALL = `WITH x AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[]) WITH ORDINALITY
+    AS x(experiment_id, user_id, anonymous, arm_id, exposed_at, n)),
+  w AS (INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at)
+    SELECT experiment_id, user_id, anonymous, arm_id, exposed_at FROM x ORDER BY experiment_id, user_id
+    ON CONFLICT (experiment_id, user_id) DO UPDATE SET arm_id = excluded.arm_id, anonymous = excluded.anonymous, exposed_at = excluded.exposed_at
+    WHERE exposures.arm_id <> excluded.arm_id)
+  SELECT (SELECT e.arm_id FROM exposures e WHERE e.experiment_id = x.experiment_id AND e.user_id = x.user_id) AS arm_id FROM x ORDER BY x.n`
+
+/** What an exposure changed, from the visitor's arm before it. */
+function changeOf(previous: null | string | undefined, arm: string): ExposureChange {
+  if (previous === null || previous === undefined) return {change: 'new'}
+  return previous === arm ? {change: 'same'} : {change: 'moved', previous}
+}
+
+/** EXPOSE_ALL's parameters. */
+function exposeColumns(exposures: readonly Exposure[]): unknown[][] {
+  return [exposures.map((x) => x.experimentId), exposures.map((x) => x.visitor), exposures.map((x) => (x.anonymous ? 1 : 0)), exposures.map((x) => x.armId), exposures.map((x) => x.at)]
+}
+
 /** PostgreSQL adapter of the experiments repository (the same semantics as ../sqlite/experiments.ts). */
 export class PgExperiments implements ExperimentsRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    private readonly store: PgStore,
+  ) {}
 
   /** Several writes land together; one (or one inside a caller's transaction) needs no transaction of its own. */
   private async chunk<T>(fn: () => Promise<T>, n: number): Promise<T> {
@@ -141,22 +171,39 @@ export class PgExperiments implements ExperimentsRepository {
   }
 
   async recordExposure(x: Exposure): Promise<ExposureChange> {
-    return await this.recordExposureSync(x)
-  }
-
-  async recordExposureSync(x: Exposure): Promise<ExposureChange> {
     const [r] = await this.sql.rows<{inserted: number; moved: number; previous: null | string}>(EXPOSE, [x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at])
     if (r.inserted === 1) return {change: 'new'}
     if (r.moved === 1) return {change: 'moved', previous: r.previous ?? undefined}
     return {change: 'same'}
   }
 
+  /**
+   * One statement for a chunk (EXPOSE_ALL), one per exposure when a visitor comes twice. In a
+   * lock-writing transaction (serve's new users, a `price --input` group) the exposures of
+   * the visitors whose new lock it claimed need no write lock: no other writer makes their
+   * row, since a claim that loses takes its transaction's exposures with it. They go after
+   * the claims, in the same round trip. Any other exposure runs the transaction again with
+   * the write lock.
+   */
   async recordExposures(exposures: readonly Exposure[]): Promise<ExposureChange[]> {
-    return await this.chunk(async () => {
+    if (exposures.length === 0) return []
+    const key = (x: Exposure) => `${x.experimentId}\t${x.visitor}`
+    const store = this.store
+    if (store.writingLocks && store.inside) {
+      const other = exposures.find((x) => !store.claimed.has(x.visitor))
+      if (other) store.needsWriteLock(`the exposure of ${other.visitor} without a new lock`)
+      if (repeats(exposures, key)) store.needsWriteLock(`${exposures.length} exposures that name a visitor twice`)
+      const [rows] = (await store.send({rowMode: 'array', text: EXPOSE_ALL, values: exposeColumns(exposures)})) as [null | string][][]
+      return exposures.map((x, i) => changeOf(rows[i][0], x.armId))
+    }
+    if (exposures.length === 1) return [await this.recordExposure(exposures[0])]
+    if (repeats(exposures, key)) return await this.chunk(async () => {
       const changes: ExposureChange[] = []
-      for (const x of exposures) changes.push(await this.recordExposureSync(x))
+      for (const x of exposures) changes.push(await this.recordExposure(x))
       return changes
     }, exposures.length)
+    const rows = await this.sql.rows<{arm_id: null | string}>(EXPOSE_ALL, exposeColumns(exposures))
+    return exposures.map((x, i) => changeOf(rows[i].arm_id, x.armId))
   }
 
   async exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {

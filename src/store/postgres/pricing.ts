@@ -6,6 +6,7 @@ import {RememberedLocks} from '../remembered-locks.js'
 import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
 import type {Statement} from './client.js'
 import type {PgStore} from './store.js'
+import {repeats} from './support.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
 
@@ -55,11 +56,6 @@ const CLAIM_WITH_COUNTRIES = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${
 /** SAVE_COUNTRIES' parameters. */
 function countryColumns(rows: readonly UserCountry[]): unknown[][] {
   return [rows.map((r) => r.userId), rows.map((r) => r.country), rows.map((r) => r.at)]
-}
-
-/** Whether a chunk names a key twice (then it is written one row at a time, in order). */
-function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
-  return new Set(rows.map(key)).size < rows.length
 }
 
 /**

@@ -610,7 +610,7 @@ export class PgStore implements StorePort {
   }
 
   get experiments(): ExperimentsRepository {
-    return this.repo('experiments', () => new PgExperiments(this.sql))
+    return this.repo('experiments', () => new PgExperiments(this.sql, this))
   }
 
   get history(): HistoryRepository {

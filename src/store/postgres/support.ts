@@ -72,6 +72,11 @@ export function inOrder<T extends {api_id: string}>(apiIds: readonly string[], r
   return apiIds.flatMap((id) => found.get(id) ?? [])
 }
 
+/** Whether a chunk names a key twice (then it is written one row at a time, in order: one INSERT ... ON CONFLICT cannot touch a row twice). */
+export function repeats<T>(rows: readonly T[], key: (row: T) => string): boolean {
+  return new Set(rows.map(key)).size < rows.length
+}
+
 /** Rows grouped by one of their columns, in the order read. */
 export function groupBy<T, K>(list: readonly T[], key: (r: T) => K): Map<K, T[]> {
   const m = new Map<K, T[]>()
