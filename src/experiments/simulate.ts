@@ -203,6 +203,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
       // Their subscriptions are saved after the flush wrote their exposures.
       const visitors = Array.from({length: end - start}, (_, k) => ({country: countries[(start + k) % countries.length], products: [product], user_id: `sim-${exp.id}-${start + k}`}))
       const sales: SubscriptionValues[] = []
+      const converted: {arm: string; monthly: number}[] = []
       await store.transaction(async () => {
         await ctx.chunk.begin(visitors, {distinct: true})
         try {
@@ -239,6 +240,7 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
                 trial_start: null,
                 user_id: user,
               })
+              converted.push({arm, monthly})
               run.conversions++
               run.revenueMinor += monthly
             }
@@ -250,8 +252,9 @@ export async function simulate(store: StorePort, options: SimulationOptions): Pr
         }
         if (sales.length > 0) await store.revenue.save('subscriptions', sales)
       }, {write: true})
-      // Conversions recorded in this batch reach the bandit now.
-      ctx.experiments.refresh()
+      // Conversions recorded in this batch reach the bandit now, counted in its cached posteriors:
+      // reading them from the store again would count every exposure so far, per batch.
+      for (const c of converted) ctx.experiments.recordConversion(exp.id, c.arm, c.monthly)
       options.onProgress?.(policy, end, n)
     }
     await stopExperiment(store, exp.id)

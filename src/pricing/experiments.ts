@@ -253,6 +253,19 @@ export class Experiments {
     this.chunk.adoptExposure({experimentId: lock.experiment_id, ip, userId: lock.user_id})
   }
 
+  /**
+   * A conversion this process recorded and knows the arm of (the simulation's sales): the
+   * cached posteriors count it as the store would (a user converts once; its value is the
+   * subscription's USD per month), without reading the store again.
+   */
+  recordConversion(experimentId: number, armId: string, revenueMinor: number): void {
+    const p = this.posteriors.get(experimentId)
+    const i = p?.index.get(armId)
+    if (p === undefined || i === undefined) return
+    p.outcomes[i].conversions += 1
+    p.outcomes[i].revenue_minor += revenueMinor
+  }
+
   /** Read posteriors from the store again on next use (after conversions were recorded). */
   refresh(): void {
     this.posteriors.clear()

@@ -1,6 +1,6 @@
 import {copyFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {beforeAll, describe, expect, it} from 'vitest'
+import {beforeAll, describe, expect, it, vi} from 'vitest'
 
 import {experimentResults} from '../../src/experiments/results.js'
 import {conversionProbability, parseDemand, readDemandFile, simulate, simulationArms} from '../../src/experiments/simulate.js'
@@ -75,6 +75,25 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
     }
     expect(runs[1]).toEqual(runs[0])
     expect(runs[0].policies.thompson!.series.at(-1)!.visitors).toBe(1500)
+  })
+
+  it("reads the posteriors once per run: the bandit counts each batch's conversions in memory, as the store would", async () => {
+    const {setup, store} = freshStore()
+    try {
+      const counts = vi.spyOn(store.experiments, 'armCounts')
+      const r = await simulate(store, {...setup, demand: parseDemand(DEMAND), seed: 42, visitors: 1500})
+      // Once for the Thompson policy (uniform reads none), not once per batch of 100.
+      expect(counts).toHaveBeenCalledTimes(1)
+      // What the bandit counted is what the store holds: the run's own tally of conversions and revenue.
+      for (const policy of ['thompson', 'uniform'] as const) {
+        const stored = [...(await store.experiments.armCounts(r.experiments[policy]!)).values()]
+        expect(stored.reduce((n, c) => n + c.visitors, 0)).toBe(1500)
+        expect(stored.reduce((n, c) => n + c.conversions, 0)).toBe(r.policies[policy]!.conversions)
+        expect(stored.reduce((n, c) => n + c.revenue_minor, 0) / 100).toBeCloseTo(r.policies[policy]!.revenue, 2)
+      }
+    } finally {
+      await store.close()
+    }
   })
 
   slow('on simulated data the 95% interval holds the true conversion rate in 90-99% of repetitions', async () => {
