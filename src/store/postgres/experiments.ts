@@ -10,23 +10,14 @@ const SELECT = `SELECT e.id, e.name, e.type, e.status, e.allocation, e.audience_
 const PRODUCT = 'p.id, p.api_id, p.base_px_minor, p."interval", p.interval_count, p.min_px_minor, p.max_px_minor'
 
 /**
- * One exposure in one statement (the pricing hot path: one round trip). The statement's
- * parts see one snapshot: `prev` is the arm before, `ins` adds a new visitor, `upd` moves an
- * existing one to another arm (an override starts the exposure again).
- */
-const EXPOSE = `WITH prev AS (SELECT arm_id FROM exposures WHERE experiment_id = $1 AND user_id = $2),
-  ins AS (INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING 1),
-  upd AS (UPDATE exposures SET arm_id = $4, anonymous = $3, exposed_at = $5 WHERE experiment_id = $1 AND user_id = $2 AND arm_id <> $4 RETURNING 1)
-  SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT count(*) FROM upd)::int AS moved, (SELECT arm_id FROM prev) AS previous`
-
-/**
  * A chunk's exposures in one statement (no visitor twice: ON CONFLICT cannot touch a row
- * twice): EXPOSE for each, answering each one's arm before (null: a new visitor), in order.
+ * twice): a new visitor's row is added, a visitor moved to another arm starts the exposure
+ * again (an override), and each answers its arm before (null: a new visitor), in order.
  * The arm before is a lookup by primary key per visitor: a join would let the planner scan
  * the table, which it does while the table is young (no statistics) and then keeps in the
  * named statement's plan.
  */
-const EXPOSE_ALL = `WITH x AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[]) WITH ORDINALITY
+const EXPOSE = `WITH x AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::bigint[]) WITH ORDINALITY
     AS x(experiment_id, user_id, anonymous, arm_id, exposed_at, n)),
   w AS (INSERT INTO exposures (experiment_id, user_id, anonymous, arm_id, exposed_at)
     SELECT experiment_id, user_id, anonymous, arm_id, exposed_at FROM x ORDER BY experiment_id, user_id
@@ -40,7 +31,7 @@ function changeOf(previous: null | string | undefined, arm: string): ExposureCha
   return previous === arm ? {change: 'same'} : {change: 'moved', previous}
 }
 
-/** EXPOSE_ALL's parameters. */
+/** EXPOSE's parameters. */
 function exposeColumns(exposures: readonly Exposure[]): unknown[][] {
   return [exposures.map((x) => x.experimentId), exposures.map((x) => x.visitor), exposures.map((x) => (x.anonymous ? 1 : 0)), exposures.map((x) => x.armId), exposures.map((x) => x.at)]
 }
@@ -171,14 +162,11 @@ export class PgExperiments implements ExperimentsRepository {
   }
 
   async recordExposure(x: Exposure): Promise<ExposureChange> {
-    const [r] = await this.sql.rows<{inserted: number; moved: number; previous: null | string}>(EXPOSE, [x.experimentId, x.visitor, x.anonymous ? 1 : 0, x.armId, x.at])
-    if (r.inserted === 1) return {change: 'new'}
-    if (r.moved === 1) return {change: 'moved', previous: r.previous ?? undefined}
-    return {change: 'same'}
+    return (await this.recordExposures([x]))[0]
   }
 
   /**
-   * One statement for a chunk (EXPOSE_ALL), one per exposure when a visitor comes twice. In a
+   * One statement (EXPOSE) for a chunk, one per exposure when a visitor comes twice. In a
    * lock-writing transaction (serve's new users, a `price --input` group) the exposures of
    * the visitors whose new lock it claimed need no write lock: no other writer makes their
    * row, since a claim that loses takes its transaction's exposures with it. They go after
@@ -193,16 +181,15 @@ export class PgExperiments implements ExperimentsRepository {
       const other = exposures.find((x) => !store.claimed.has(x.visitor))
       if (other) store.needsWriteLock(`the exposure of ${other.visitor} without a new lock`)
       if (repeats(exposures, key)) store.needsWriteLock(`${exposures.length} exposures that name a visitor twice`)
-      const [rows] = (await store.send({rowMode: 'array', text: EXPOSE_ALL, values: exposeColumns(exposures)})) as [null | string][][]
+      const [rows] = (await store.send({rowMode: 'array', text: EXPOSE, values: exposeColumns(exposures)})) as [null | string][][]
       return exposures.map((x, i) => changeOf(rows[i][0], x.armId))
     }
-    if (exposures.length === 1) return [await this.recordExposure(exposures[0])]
     if (repeats(exposures, key)) return await this.chunk(async () => {
       const changes: ExposureChange[] = []
       for (const x of exposures) changes.push(await this.recordExposure(x))
       return changes
     }, exposures.length)
-    const rows = await this.sql.rows<{arm_id: null | string}>(EXPOSE_ALL, exposeColumns(exposures))
+    const rows = await this.sql.rows<{arm_id: null | string}>(EXPOSE, exposeColumns(exposures))
     return exposures.map((x, i) => changeOf(rows[i].arm_id, x.armId))
   }
 
