@@ -84,7 +84,7 @@ describe('simulation acceptance: Thompson against uniform and the oracle', () =>
       const r = await simulate(store, {...setup, demand: parseDemand(DEMAND), seed: 42, visitors: 1500})
       // Once for the Thompson policy (uniform reads none), not once per batch of 100.
       expect(counts).toHaveBeenCalledTimes(1)
-      // What the bandit counted is what the store holds: the run's own tally of conversions and revenue.
+      // The store holds the run's visitors and its own tally of purchases, which the bandit counted as they were made.
       for (const policy of ['thompson', 'uniform'] as const) {
         const stored = [...(await store.experiments.armCounts(r.experiments[policy]!)).values()]
         expect(stored.reduce((n, c) => n + c.visitors, 0)).toBe(1500)
