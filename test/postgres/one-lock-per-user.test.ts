@@ -115,11 +115,24 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
   // new user at the same moment and the losing claims are exercised end to end. Write lock:
   // as same order, but the batch also changes a lock (an override of a user it priced first),
   // so its group runs with the store's write lock, which the servers' claims do not wait for:
-  // its own claims lose to theirs and it runs again.
-  it.each(['staggered', 'same order', 'write lock'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
+  // its own claims lose to theirs and it runs again. Experiment: as same order, with a price
+  // experiment running, so every new lock also gets an arm and its user an exposure, written
+  // with the claim and lost with it.
+  it.each(['staggered', 'same order', 'write lock', 'experiment'] as const)(`prices the same ${USERS} new users from ${SERVERS} servers (%s) and a batch at once: exactly one lock each, every answer for a user the same`, async (walk) => {
     // New users of this walk's own: the other walks' locks are not this one's.
-    const prefix = walk === 'staggered' ? 'stag-' : walk === 'same order' ? 'same-' : 'wlck-'
+    const prefix = {experiment: 'expt-', 'same order': 'same-', staggered: 'stag-', 'write lock': 'wlck-'}[walk]
     const userId = (i: number) => `${prefix}${String(i).padStart(4, '0')}`
+    if (walk === 'experiment') {
+      const started = await run(db, ['experiments', 'create', '--name', 'one lock', '-p', 'pro_monthly', '--arm', 'x0.8', '--arm', 'x1.2', '--seed', '1', '--start', '--json'])
+      expect(started.code, started.stderr).toBe(0)
+      // Each server follows the catalog version by its notifications: wait until it assigns arms.
+      for (const [s, port] of ports.entries()) {
+        for (let i = 0; !(await priceOnce(port, key, {country: 'US', integrations: ['gateway_a'], products: ['pro_monthly'], user_id: `warm-${s}-${i}`})).variants?.arm_id; i++) {
+          if (i > 100) throw new Error(`server ${s} assigns no arm`)
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+      }
+    }
 
     // The batch: every user, in the US (the servers ask for DE, JP and KW).
     const input = join(dir, `requests-${prefix}jsonl`)
@@ -174,6 +187,15 @@ describe('PostgreSQL: one lock per user across 3 serve instances and a price --i
       const countries = await pg.queryArrays<[string, string]>(`SELECT lock_key, country FROM locks WHERE ${mine}`)
       const currency: Record<string, string> = {DE: 'EUR', JP: 'JPY', KW: 'KWD', US: 'USD'}
       for (const [user, country] of countries) expect(JSON.parse([...answers.get(user)!][0]).currency).toBe(currency[country])
+      if (walk === 'experiment') {
+        // One exposure per user, to the arm of the user's one lock.
+        const [exposed] = await pg.query<{exposures: number; matching: number}>(
+          `SELECT count(*) AS exposures, count(*) FILTER (WHERE l.arm_id = e.arm_id) AS matching
+           FROM exposures e JOIN locks l ON l.lock_key = e.user_id AND l.experiment_id = e.experiment_id WHERE starts_with(e.user_id, '${prefix}')`,
+        )
+        expect(exposed).toEqual({exposures: USERS, matching: USERS})
+        expect((await pg.query<{n: number}>(`SELECT count(*) AS n FROM exposures WHERE starts_with(user_id, '${prefix}')`))[0].n).toBe(USERS)
+      }
     } finally {
       await pg.close()
     }
