@@ -1,7 +1,7 @@
 import {Flags} from '@oclif/core'
 
 import {BaseCommand} from '../src/cli/base.js'
-import {DEFAULT_BODY_LIMIT} from '../src/server/app.js'
+import {DEFAULT_BODY_LIMIT, DEFAULT_POOL_SIZE} from '../src/server/app.js'
 import {parseSeconds, parseSize, serve} from '../src/server/serve.js'
 import {DEFAULT_WRITE_TIMEOUT_MS} from '../src/server/write-queue.js'
 import {ServeStopped} from '../src/schemas/server.js'
@@ -23,6 +23,13 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
     'body-limit': Flags.string({default: String(DEFAULT_BODY_LIMIT), description: 'Largest request body (bytes, or e.g. 512kb, 2mb); larger bodies get 413'}),
     'geoip-db': Flags.string({description: 'Your own GeoIP2/GeoLite2 Country .mmdb (default: the bundled one)', env: 'PRICECTL_GEOIP_DB'}),
     host: Flags.string({default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 or :: for every interface)'}),
+    'pool-size': Flags.integer({
+      default: DEFAULT_POOL_SIZE,
+      description: 'PostgreSQL: how many transactions may be open at once (price requests side by side), each on its own connections; a SQLite store has one connection',
+      env: 'PRICECTL_POOL_SIZE',
+      max: 64,
+      min: 1,
+    }),
     port: Flags.integer({default: 8080, description: 'Port to listen on (0: any free port, printed at start)', max: 65_535, min: 0}),
     'trust-proxy': Flags.boolean({
       default: false,
@@ -45,6 +52,7 @@ Same engine and store as the commands: a quote locked over HTTP is the one "pric
       db: this.storeSpec(),
       geoipDb: f['geoip-db'],
       host: f.host,
+      poolSize: f['pool-size'],
       port: f.port,
       trustProxy: f['trust-proxy'],
       writeTimeoutMs: parseSeconds(f['write-timeout'], '--write-timeout') * 1000,

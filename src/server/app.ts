@@ -47,6 +47,12 @@ export const DEFAULT_TIMEOUTS = {
  */
 export const SERVE_STATEMENT_TIMEOUT_MS = 5000
 
+/**
+ * PostgreSQL: how many transactions `serve` keeps open at once by default (`--pool-size`):
+ * price groups side by side, each on its own connections (docs/postgres.md, "The connection").
+ */
+export const DEFAULT_POOL_SIZE = 4
+
 /** How often the key use times are written (KeyChecker.flush), ms. */
 export const KEY_FLUSH_MS = 5000
 
@@ -68,6 +74,8 @@ export type ServerOptions = {
   writeTimeoutMs?: number
   /** PostgreSQL's statement_timeout in ms (default SERVE_STATEMENT_TIMEOUT_MS; the URL's `statement_timeout` wins). */
   statementTimeoutMs?: number
+  /** PostgreSQL: how many transactions may be open at once (default DEFAULT_POOL_SIZE). SQLite: one connection, every write in turn. */
+  poolSize?: number
 }
 
 export type Server = FastifyInstance & {
@@ -101,12 +109,13 @@ export function clientIp(request: FastifyRequest): string {
 export function buildServer(options: ServerOptions = {}): Server {
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const timeouts = {...DEFAULT_TIMEOUTS, ...options.timeouts}
-  const store = openStore(options.db, {statementTimeoutMs: options.statementTimeoutMs ?? SERVE_STATEMENT_TIMEOUT_MS})
+  const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE
+  const store = openStore(options.db, {poolSize, statementTimeoutMs: options.statementTimeoutMs ?? SERVE_STATEMENT_TIMEOUT_MS})
   // Never wait inside the store (SQLite's busy wait, PostgreSQL's lock wait): a busy wait would hold the event loop and every request with
   // it. Writes wait for another process's lock in the write queue instead (write-queue.ts).
   store.setBusyTimeout(0)
   const log = new AccessLog(options.log)
-  const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS)
+  const writes = new WriteQueue(options.writeTimeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS, store.poolSize)
   const keys = new KeyChecker(store, {warn: (message) => log.note(message)})
   const contexts = new PricingContexts(store, {geoipDb: options.geoipDb})
   // PostgreSQL down: every request that needs the store gets 503 with Retry-After (errors.ts), the log one note each way.

@@ -78,6 +78,8 @@ export function registerRoutes(app: FastifyInstance, {clientIp, contexts, store,
    * lock the first request wrote.
    */
   const priceWrites: Group<{body: unknown; options: PriceOptions}, PriceResult> = {
+    // PostgreSQL: groups side by side, one per connection of the pool (their claims need no store-wide lock).
+    parallel: true,
     async run(items) {
       // Another process may have changed the store while these requests waited: a fresh context.
       const current = await contexts.current()

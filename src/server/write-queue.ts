@@ -7,13 +7,24 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 5000
 /** Backoff between attempts at the write lock: short at first (a batch commit is a few ms), then at most this. */
 const FIRST_RETRY_MS = 2
 const MAX_RETRY_MS = 50
+/**
+ * A parallel group starts beside running ones only once the one started last has run this
+ * long. A group's round trips take a millisecond or two, and meanwhile the next group collects
+ * what arrives: groups one at a time are the fewest statements per request, so the most
+ * requests a CPU-bound server answers (one instance, new users: 4,155 requests/s against
+ * 3,063-3,127 with every slot started at once). A group held up (a claim waiting on another
+ * session's row, a slow statement) lets the next one start after this long, not after it ends.
+ */
+export const STAGGER_MS = 5
 
 /**
  * Requests that share one attempt at the write lock (group commit): `run` gets every item
  * that joined, runs them in one transaction and answers one outcome per item, in order.
- * An error it throws is every item's; a busy store tries the whole group again.
+ * An error it throws is every item's; a busy store tries the whole group again. `parallel`:
+ * groups that may run side by side, each in its own transaction (PostgreSQL's lock-writing
+ * price groups, which take no store-wide lock), as many as the queue has slots.
  */
-export type Group<I, R> = {run: (items: readonly I[]) => Outcome<R>[] | Promise<Outcome<R>[]>}
+export type Group<I, R> = {parallel?: boolean; run: (items: readonly I[]) => Outcome<R>[] | Promise<Outcome<R>[]>}
 export type Outcome<R> = {error: unknown} | {value: R}
 
 /** A request in a group, with its own budget: it gets its 503 at its own deadline, whatever the group's. */
@@ -49,10 +60,22 @@ export class WriteQueue {
   private pumping = false
   private backoff = FIRST_RETRY_MS
   private openGroup?: GroupState
+  /** The waiter enqueued last: a group joined must be it (nothing joins a group behind another write). */
+  private last?: Waiter
+  /** Parallel groups running now, beside the queue, and when the last one started (performance.now()). */
+  private aside = 0
+  private lastStart = 0
+  private stagger?: NodeJS.Timeout
   /** Attempts that found the store locked (for tests and the curious). */
   busyAttempts = 0
+  /** The most parallel groups that ran at once (for tests and the curious). */
+  mostAside = 0
 
-  constructor(readonly budgetMs: number = DEFAULT_WRITE_TIMEOUT_MS) {}
+  constructor(
+    readonly budgetMs: number = DEFAULT_WRITE_TIMEOUT_MS,
+    /** How many parallel groups may run at once (the store's pool size; SQLite: 1, every write in turn). */
+    readonly slots = 1,
+  ) {}
 
   /** How many writes wait for the lock now. */
   get length(): number {
@@ -81,7 +104,7 @@ export class WriteQueue {
     return new Promise<R>((resolve, reject) => {
       const member: Member = {deadline: Date.now() + this.budgetMs, item, reject, resolve: resolve as (v: unknown) => void}
       const tail = this.openGroup
-      if (tail?.open && tail.group === group && tail.waiter && this.waiting.at(-1) === tail.waiter) {
+      if (tail?.open && tail.group === group && tail.waiter && this.last === tail.waiter) {
         tail.members.push(member)
         tail.waiter.deadline = member.deadline
         return
@@ -122,6 +145,7 @@ export class WriteQueue {
   private enqueue(attempt: () => unknown, resolve: (value: unknown) => void, reject: (error: unknown) => void, group?: GroupState): Waiter {
     const w: Waiter = {attempt, deadline: Date.now() + this.budgetMs, group, reject, resolve, running: false}
     this.waiting.push(w)
+    this.last = w
     if (this.waiting.length === 1 && !this.retry && !this.pumping) void this.pump()
     else w.expiry = this.expireLater(w)
     return w
@@ -159,6 +183,40 @@ export class WriteQueue {
     }, Math.max(0, w.deadline - Date.now()))
   }
 
+  /** The head waits for a parallel group to end (runAside starts the pump again), with its own deadline meanwhile. */
+  private waitingForSlot(w: Waiter): void {
+    w.expiry ??= this.expireLater(w)
+  }
+
+  /** Run a parallel group in a slot of its own; the queue goes on meanwhile (pump). */
+  private async runAside(w: Waiter): Promise<void> {
+    this.aside++
+    this.mostAside = Math.max(this.mostAside, this.aside)
+    let outcome: {error: unknown} | {value: unknown}
+    for (let backoff = FIRST_RETRY_MS; ; backoff = Math.min(backoff * 2, MAX_RETRY_MS)) {
+      w.running = true
+      try {
+        outcome = {value: await w.attempt()}
+      } catch (error) {
+        outcome = {error}
+      }
+      w.running = false
+      if (!('error' in outcome && isBusy(outcome.error))) break
+      this.busyAttempts++
+      if (Date.now() >= w.deadline) {
+        outcome = {error: timedOut(this.budgetMs)}
+        break
+      }
+      w.expiry ??= this.expireLater(w)
+      await sleep(Math.min(backoff * (0.5 + Math.random()), Math.max(1, w.deadline - Date.now())))
+    }
+    if (w.expiry) clearTimeout(w.expiry)
+    this.aside--
+    if ('error' in outcome) w.reject(outcome.error)
+    else w.resolve(outcome.value)
+    if (this.waiting.length > 0 && !this.pumping && !this.retry) void this.pump()
+  }
+
   private async pump(): Promise<void> {
     this.retry = undefined
     if (this.pumping) return
@@ -166,6 +224,24 @@ export class WriteQueue {
     try {
       while (this.waiting.length > 0) {
         const w = this.waiting[0]
+        if (this.slots > 1 && w.group?.group.parallel === true) {
+          // A parallel group starts beside those running while a slot is free; else it waits for one.
+          if (this.aside >= this.slots) return this.waitingForSlot(w)
+          const early = this.aside > 0 ? this.lastStart + STAGGER_MS - performance.now() : 0
+          if (early > 0) {
+            this.stagger ??= setTimeout(() => {
+              this.stagger = undefined
+              if (!this.pumping && !this.retry) void this.pump()
+            }, early)
+            return this.waitingForSlot(w)
+          }
+          this.lastStart = performance.now()
+          this.waiting.shift()
+          void this.runAside(w)
+          continue
+        }
+        // Any other write runs alone: after the parallel groups started before it.
+        if (this.aside > 0) return this.waitingForSlot(w)
         w.running = true
         let outcome: {error: unknown} | {value: unknown}
         try {
@@ -198,6 +274,11 @@ export class WriteQueue {
       this.pumping = false
     }
   }
+}
+
+// A parallel group's attempts, beside the queue: a busy store tries it again after a backoff, within its budget.
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 function timedOut(budgetMs: number): HttpProblem {

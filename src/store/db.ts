@@ -57,6 +57,8 @@ export type OpenOptions = {
    * (`serve`: SERVE_STATEMENT_TIMEOUT_MS); none by default. SQLite has no such thing.
    */
   statementTimeoutMs?: number
+  /** PostgreSQL: how many transactions may be open at once, each on its own connections (default 1). SQLite has one connection. */
+  poolSize?: number
 }
 
 /**

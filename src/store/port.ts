@@ -18,6 +18,8 @@ import type {TablesRepository} from './port/tables.js'
 export interface StorePort {
   /** Which adapter holds the store. */
   readonly kind: 'postgres' | 'sqlite'
+  /** How many transactions it may have open at once (SQLite: one connection, 1; PostgreSQL: its pool's slots). */
+  readonly poolSize: number
   /** Where the store lives, for messages: a file path (SQLite), a URL without its password (PostgreSQL). */
   readonly path: string
   /**

@@ -1,49 +1,61 @@
 import {AsyncLocalStorage} from 'node:async_hooks'
 
 /**
- * One connection's transactions, one at a time: a transaction begun while another one's
- * body awaits waits for it (the server runs requests side by side), and a transaction begun
- * from inside a body (that body's own async context) is nested, a savepoint. A transaction
- * open outside any body (the import writer's batch, left open across calls) is joined too.
+ * A store's transactions, at most `size` at a time, one per slot (a connection of the pool):
+ * a transaction begun while every slot's body awaits waits for one (first come, first
+ * served), and a transaction begun from inside a body (that body's own async context) is
+ * nested, a savepoint of that slot's transaction. A transaction open outside any body (the
+ * import writer's batch, left open across calls) is joined too. SQLite has one slot.
  */
 /**
- * The gates whose transaction bodies the current async context runs inside, innermost first.
- * One AsyncLocalStorage for every gate: each live instance costs every promise made from
- * then on (Node propagates each instance's store), and a process opens many stores.
+ * The gates (and slots) whose transaction bodies the current async context runs inside,
+ * innermost first. One AsyncLocalStorage for every gate: each live instance costs every
+ * promise made from then on (Node propagates each instance's store), and a process opens many stores.
  */
-type Inside = {gate: TxGate; outer: Inside | undefined}
+type Inside = {gate: TxGate; outer: Inside | undefined; slot: number}
 const scope = new AsyncLocalStorage<Inside>()
 
 export class TxGate {
-  private held = false
-  private readonly waiting: (() => void)[] = []
+  private readonly held: boolean[]
+  private readonly waiting: ((slot: number) => void)[] = []
 
-  /** Whether a transaction begun now is nested in the open one (`open`: the connection has one). */
-  nested(open: boolean): boolean {
-    return open && (!this.held || this.inside())
+  constructor(readonly size = 1) {
+    this.held = Array.from({length: size}, () => false)
   }
 
-  /** Whether a transaction holds the gate. */
-  get busy(): boolean {
-    return this.held
+  /** Whether a transaction begun now is nested in the open one of slot 0 (`open`: its connection has one). */
+  nested(open: boolean): boolean {
+    return open && (!this.held[0] || this.inside())
+  }
+
+  /** Whether a transaction holds slot 0 (`slot`: that one). */
+  busy(slot = 0): boolean {
+    return this.held[slot]
   }
 
   /** Whether a transaction body runs here (this async context is inside the gate's run). */
   inside(): boolean {
-    for (let i = scope.getStore(); i !== undefined; i = i.outer) if (i.gate === this) return true
-    return false
+    return this.slot() !== undefined
   }
 
-  /** Run `body` holding the gate, in a context that marks transactions begun inside it as nested. */
-  async run<T>(body: () => Promise<T>): Promise<T> {
-    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve))
-    else this.held = true
+  /** The slot whose transaction body this async context runs inside, if any. */
+  slot(): number | undefined {
+    for (let i = scope.getStore(); i !== undefined; i = i.outer) if (i.gate === this) return i.slot
+    return undefined
+  }
+
+  /** Run `body` holding a free slot, in a context that marks transactions begun inside it as nested. */
+  async run<T>(body: (slot: number) => Promise<T>): Promise<T> {
+    let slot = this.held.indexOf(false)
+    if (slot < 0) slot = await new Promise<number>((resolve) => this.waiting.push(resolve))
+    this.held[slot] = true
     try {
-      return await scope.run({gate: this, outer: scope.getStore()}, body)
+      return await scope.run({gate: this, outer: scope.getStore(), slot}, async () => await body(slot))
     } finally {
+      // Handed to the next waiter as it stands (held), so no one takes it in between.
       const next = this.waiting.shift()
-      if (next) next()
-      else this.held = false
+      if (next) next(slot)
+      else this.held[slot] = false
     }
   }
 }

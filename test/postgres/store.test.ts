@@ -604,6 +604,65 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(seen).toEqual(['DE', '1', '1'])
   })
 
+  it('a pool (serve --pool-size): transactions open side by side, each on its own connections with its own claims and savepoints; one more waits for a slot', async () => {
+    const d = await database()
+    const s = openStore(d.url, {poolSize: 2}) as PgStore
+    opened.push(s)
+    expect(s.poolSize).toBe(2)
+    // Each step waits for the other transaction's: with one connection the second never begins.
+    const step = () => {
+      let go!: () => void
+      const reached = new Promise<void>((r) => (go = r))
+      const bounded = Promise.race([reached, new Promise<never>((_, no) => setTimeout(() => no(new Error('the other transaction never got that far: they ran one at a time')), 3000))])
+      return {bounded, go}
+    }
+    const [aRead, bRead, aSaved] = [step(), step(), step()]
+    const price = (user: string, mine: () => void, theirs: Promise<void>, after?: () => void) =>
+      s.transaction(
+        async () => {
+          expect(await s.pricing.loadLocks([user])).toEqual([undefined])
+          mine()
+          await theirs
+          await s.pricing.saveQuotes([lock(user)])
+          after?.()
+          // A nested transaction is a savepoint of its own slot's transaction.
+          await s.transaction(async () => await s.pricing.saveUserCountries([{at: '2026-01-01T00:00:00.000Z', country: 'FR', userId: user}]))
+          return [...s.claimed]
+        },
+        {locksOnly: true, write: true},
+      )
+    const [a, b] = await Promise.all([price('ann', aRead.go, bRead.bounded, aSaved.go), (async () => {
+      await aRead.bounded
+      return await price('bob', bRead.go, aSaved.bounded)
+    })()])
+    expect([a, b]).toEqual([['ann'], ['bob']])
+    expect((await s.pricing.loadLocks(['ann', 'bob'])).map((l) => l?.lock_key)).toEqual(['ann', 'bob'])
+    expect(await s.pricing.userCountries(['ann', 'bob'])).toEqual(['FR', 'FR'])
+    expect([s.lockWriteRetries, s.lostClaimRetries]).toEqual([0, 0])
+
+    // Both slots held: a third transaction begins when one of them ends.
+    const order: string[] = []
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    const hold = (name: string) => s.transaction(async () => {
+      await s.config.setting('k')
+      order.push(`${name} open`)
+      await held
+      order.push(`${name} ends`)
+    })
+    const one = hold('one')
+    const two = hold('two')
+    const third = s.transaction(async () => {
+      order.push('third')
+      return await s.config.setting('k')
+    })
+    await new Promise((r) => setTimeout(r, 200))
+    expect(order).toEqual(['one open', 'two open'])
+    release()
+    await Promise.all([one, two, third])
+    expect(order.indexOf('third')).toBeGreaterThan(order.indexOf('one ends'))
+  })
+
   it('a nested transaction that fails rolls back its own writes only', async () => {
     const store = open((await database()).url)
     await store.transaction(async () => {

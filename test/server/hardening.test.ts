@@ -5,7 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {buildServer, DEFAULT_TIMEOUTS, type Server, type ServerOptions} from '../../src/server/app.js'
 import {capMessage, MAX_MESSAGE_CHARS} from '../../src/server/errors.js'
 import {parseSeconds} from '../../src/server/serve.js'
-import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from '../../src/server/write-queue.js'
+import {DEFAULT_WRITE_TIMEOUT_MS, STAGGER_MS, WriteQueue} from '../../src/server/write-queue.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {dump} from '../helpers/dump.js'
 import {run, tempStore} from '../helpers/run.js'
@@ -245,6 +245,98 @@ describe('serve: a write waiting for the store lock never delays other requests 
     expect(e1.at).toBeLessThan(300 + 120)
     expect(e2.at).toBeGreaterThanOrEqual(150 + 300 - 20)
     expect(runs).toEqual([[5], [6]])
+  })
+
+  it('parallel groups (PostgreSQL lock writers) run side by side up to the queue\'s slots; any other write runs alone, after those begun before it', async () => {
+    const settle = () => new Promise((r) => setTimeout(r, 10))
+    const open: (() => void)[] = []
+    const log: string[] = []
+    let running = 0
+    let busyOnce = false
+    const group = {
+      parallel: true,
+      run: async (items: readonly number[]) => {
+        if (busyOnce) {
+          busyOnce = false
+          throw Object.assign(new Error('could not obtain lock'), {code: '55P03'})
+        }
+        running++
+        log.push(`start ${items.join(',')}`)
+        await new Promise<void>((r) => open.push(r))
+        running--
+        log.push(`end ${items.join(',')}`)
+        return items.map((i) => ({value: i * 10}))
+      },
+    }
+    const q = new WriteQueue(2000, 2)
+    const a = q.join(group, 1)
+    await settle()
+    const b = q.join(group, 2)
+    await settle()
+    // Both slots taken: the next group waits for one, and collects what arrives meanwhile.
+    const c = q.join(group, 3)
+    const c2 = q.join(group, 4)
+    const write = q.run(() => {
+      log.push(`write with ${running} running`)
+      return 'written'
+    })
+    // Behind the write: not joined to the group ahead of it.
+    const d = q.join(group, 5)
+    await settle()
+    expect(log).toEqual(['start 1', 'start 2'])
+    open.shift()!()
+    await settle()
+    expect(log).toEqual(['start 1', 'start 2', 'end 1', 'start 3,4'])
+    open.shift()!()
+    open.shift()!()
+    await settle()
+    open.shift()!()
+    expect(await Promise.all([a, b, c, c2, write, d])).toEqual([10, 20, 30, 40, 'written', 50])
+    expect(log).toEqual(['start 1', 'start 2', 'end 1', 'start 3,4', 'end 2', 'end 3,4', 'write with 0 running', 'start 5', 'end 5'])
+    expect(q.mostAside).toBe(2)
+
+    // A busy store tries a parallel group again (its own backoff); one slot (SQLite) runs one group at a time.
+    busyOnce = true
+    const one = new WriteQueue(2000, 1)
+    const e = one.join(group, 6)
+    await settle()
+    const f = one.join(group, 7)
+    await settle()
+    expect(running).toBe(1)
+    open.shift()!()
+    await settle()
+    open.shift()!()
+    expect(await Promise.all([e, f])).toEqual([60, 70])
+    expect(one.busyAttempts).toBe(1)
+    expect(one.mostAside).toBe(0)
+    const two = new WriteQueue(2000, 2)
+    busyOnce = true
+    const g = two.join(group, 8)
+    await settle()
+    await settle()
+    open.shift()!()
+    expect(await g).toBe(80)
+    expect(two.busyAttempts).toBe(1)
+
+    // A group starts beside a running one only once that one has run STAGGER_MS: groups that
+    // take their usual millisecond run one at a time, each collecting what arrives meanwhile.
+    log.length = 0
+    const three = new WriteQueue(2000, 3)
+    const h = three.join(group, 9)
+    await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setImmediate(r))
+    const i = three.join(group, 10)
+    const t0 = performance.now()
+    await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setImmediate(r))
+    expect(log).toEqual(['start 9'])
+    const j = three.join(group, 11)
+    while (log.length < 2) await new Promise((r) => setTimeout(r, 1))
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(STAGGER_MS - 1)
+    expect(log).toEqual(['start 9', 'start 10,11'])
+    open.shift()!()
+    open.shift()!()
+    expect(await Promise.all([h, i, j])).toEqual([90, 100, 110])
   })
 
   it('--write-timeout reads seconds', () => {

@@ -7,6 +7,8 @@ import {PgStore} from './store.js'
 export type PgOpenOptions = {
   /** Apply pending migrations (default true). `db info` opens without; a new store is always migrated. */
   migrate?: boolean
+  /** How many transactions may be open at once, each on its own connections (`serve --pool-size`; default 1). */
+  poolSize?: number
   /** Open for reading only (the import worker's reader): nothing is created, migrated or recorded. */
   readOnly?: boolean
   /** The session's statement_timeout (ms), unless the URL sets `statement_timeout` (docs/postgres.md "Timeouts"). */
@@ -54,13 +56,13 @@ export function connectError(error: unknown, url: string): OperationalError {
  * statement (the store opens without a round trip); every statement fails with their error.
  */
 export function openPgStore(url: string, options: PgOpenOptions = {}): PgStore {
-  const pg = connectPg(url)
+  const pool = Array.from({length: Math.max(1, options.poolSize ?? 1)}, () => ({locks: connectPg(url, {pipeline: true}), raw: connectPg(url)}))
   const bare = connectPg(url)
   const reads = connectPg(url, {pipeline: true})
-  const locks = connectPg(url, {pipeline: true})
-  const opened = opening(pg, [bare, reads, locks], url, options)
-  for (const c of [pg, bare, reads, locks]) c.whenOpen(opened)
-  return new PgStore(pg, bare, reads, locks, url, options.readOnly ? 'it is opened for reading only' : undefined)
+  const [first, ...others] = [pool[0].raw, bare, reads, pool[0].locks, ...pool.slice(1).flatMap((p) => [p.raw, p.locks])]
+  const opened = opening(first, others, url, options)
+  for (const c of [first, ...others]) c.whenOpen(opened)
+  return new PgStore(pool, bare, reads, url, options.readOnly ? 'it is opened for reading only' : undefined)
 }
 
 /** The store's checks, migrations and session settings, on the transactions' client (the others are given the settings for their first connection). */

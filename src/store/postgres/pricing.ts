@@ -4,7 +4,6 @@ import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 import {RememberedLocks} from '../remembered-locks.js'
 import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
-import type {Statement} from './client.js'
 import type {PgStore} from './store.js'
 import {repeats} from './support.js'
 
@@ -72,8 +71,6 @@ export class PgPricing implements PricingRepository {
    * changed or deleted (store.ts, commitSql), not for a new one, and only rows found are kept.
    */
   private remembered?: RememberedLocks
-  /** The claims this store deferred last (a lock-writing transaction's), which the users' countries may join. */
-  private claim?: Statement
 
   constructor(private readonly store: PgStore) {}
 
@@ -191,8 +188,8 @@ export class PgPricing implements PricingRepository {
       // A lock-writing transaction sends its claims with its next read or as its commit: a
       // plain INSERT, which fails on the key of a lock another writer made meanwhile and
       // takes the transaction with it (store.ts lostClaimOf).
-      this.claim = {text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)}
-      store.defer(this.claim)
+      store.claim = {text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)}
+      store.defer(store.claim)
       for (const l of claims) {
         store.absent.delete(l.lock_key)
         store.claimed.add(l.lock_key)
@@ -252,8 +249,8 @@ export class PgPricing implements PricingRepository {
       for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
       // Sent with the claims (nothing reads it before), folded into them when they were not
       // sent yet: a group of new users writes one statement, its transaction's commit.
-      const claim = this.claim
-      this.claim = undefined
+      const claim = this.store.claim
+      this.store.claim = undefined
       if (claim?.values && this.store.replaceDeferred(claim, {text: CLAIM_WITH_COUNTRIES, values: [...claim.values, ...countryColumns(rows)]})) return
       this.store.defer({text: SAVE_COUNTRIES, values: countryColumns(rows)})
       return

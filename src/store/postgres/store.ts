@@ -114,7 +114,50 @@ const READS = /^\s*(?:SELECT\b|WITH\b(?![\s\S]*\b(?:INSERT|UPDATE|DELETE|MERGE)\
 const SAVEPOINT = 'SAVEPOINT pricectl_nested'
 
 /**
- * The PostgreSQL adapter: the port over up to four connections (client.ts; docs/postgres.md,
+ * A slot of the pool: its two connections (made by their first statements) and the state of
+ * the transaction open on them. A transaction finds its slot by its async context (TxGate).
+ */
+class Lane {
+  /** The kind of the open top-level transaction. */
+  mode: 'locks' | 'read' | 'write' = 'read'
+  /**
+   * In a writing transaction: lock keys read as absent (a lock saved for one is a claim,
+   * INSERT ... ON CONFLICT DO NOTHING: another writer may make it meanwhile), and those claimed.
+   */
+  readonly absent = new Set<string>()
+  readonly claimed = new Set<string>()
+  /** The open write transaction emptied tables (TRUNCATE): its commit moves the catalog version. */
+  truncated = false
+  /**
+   * What the open transaction owes the server (a read or lock-writing transaction begins
+   * lazily): its BEGIN (`tried`: with a tried lock whose answer decides busy), and writes
+   * deferred to its commit; send() sends them with the next statement, in one round trip.
+   */
+  owed?: {base: boolean; count: number; sql: string; tried: boolean}
+  /** The catalog rows counted when the open write transaction began (commitSql). */
+  catalogBase = 0
+  deferred: Statement[] = []
+  /** The claims of new locks it deferred last (PgPricing), which its users' countries may join. */
+  claim?: Statement
+  /** The client of the open transaction: `locks` for a lock-writing one, else `raw`. */
+  conn: PgClient
+  depth = 0
+
+  constructor(
+    /** The client of read and write transactions. */
+    readonly raw: PgClient,
+    /**
+     * The client of lock-writing transactions, pipelined: their reads alone until they have
+     * writes, a lone write as the commit itself (no BEGIN), each statement with its parameters.
+     */
+    readonly locks: PgClient,
+  ) {
+    this.conn = raw
+  }
+}
+
+/**
+ * The PostgreSQL adapter: the port over a pool of connections (client.ts; docs/postgres.md,
  * "The connection"), opened by their first statements. It loads no
  * migrations (./open.ts does), so a reader store stays light. Its transactions mean what
  * SQLite's do (docs/postgres.md, "Transactions and locks"): writers take an advisory write
@@ -130,29 +173,9 @@ export class PgStore implements StorePort {
    * lock-writing transaction a statement that is not a read stops the attempt (NeedsWriteLock).
    */
   readonly pg: PgConn
-  /** The kind of the open top-level transaction. */
-  private mode: 'locks' | 'read' | 'write' = 'read'
-  /**
-   * In a writing transaction: lock keys read as absent (a lock saved for one is a claim,
-   * INSERT ... ON CONFLICT DO NOTHING: another writer may make it meanwhile), and those claimed.
-   */
-  readonly absent = new Set<string>()
-  readonly claimed = new Set<string>()
-  /** The open write transaction emptied tables (TRUNCATE): its commit moves the catalog version. */
-  private truncated = false
-  /**
-   * What the open transaction owes the server (a read or lock-writing transaction begins
-   * lazily): its BEGIN (`tried`: with a tried lock whose answer decides busy), and writes
-   * deferred to its commit; send() sends them with the next statement, in one round trip.
-   */
-  private owed?: {base: boolean; count: number; sql: string; tried: boolean}
-  /** The catalog rows counted when the open write transaction began (commitSql). */
-  private catalogBase = 0
-  private deferred: Statement[] = []
-  /** The client of the open transaction: `locks` for a lock-writing one, else `raw`. */
-  private conn: PgClient
-  private depth = 0
-  private readonly gate = new TxGate()
+  /** The pool's slots, one transaction each at a time (the gate's slots). */
+  private readonly lanes: Lane[]
+  private readonly gate: TxGate
   private ownCommits = 0
   private lockWait = true
   private repos = new Map<string, unknown>()
@@ -162,38 +185,73 @@ export class PgStore implements StorePort {
   lostClaimRetries = 0
 
   constructor(
-    /** The client of read and write transactions. */
-    readonly raw: PgClient,
+    /** The pool: per slot, the client of read and write transactions and the pipelined one of lock-writing transactions. */
+    pool: readonly {locks: PgClient; raw: PgClient}[],
     /** The client of statements outside any transaction (they never run inside another request's). */
     readonly bare: PgClient,
     /** The client of the server's per-request reads outside a transaction (lookup()), pipelined. */
     private readonly reads: PgClient,
-    /**
-     * The client of lock-writing transactions, pipelined: their reads alone until they have
-     * writes, a lone write as the commit itself (no BEGIN), each statement with its parameters.
-     */
-    private readonly locks: PgClient,
     /** The URL as given (password included): what opens this store again. */
     readonly location: string,
     readonly readOnly?: string,
   ) {
     this.path = redactUrl(location)
-    this.conn = raw
+    this.lanes = pool.map((p) => new Lane(p.raw, p.locks))
+    this.gate = new TxGate(this.lanes.length)
     this.pg = this.guarded(bare)
   }
 
+  /** How many transactions may be open at once (`serve --pool-size`). */
+  get poolSize(): number {
+    return this.lanes.length
+  }
+
+  /**
+   * The slot of the caller's transaction: the one whose body it runs inside, else the first
+   * (where the import's batch is left open outside any body).
+   */
+  private get lane(): Lane {
+    return this.lanes[this.gate.slot() ?? 0]
+  }
+
+  /** The client of the caller's read or write transaction (the first slot's outside any). */
+  get raw(): PgClient {
+    return this.lane.raw
+  }
+
   private get clients(): PgClient[] {
-    return [this.raw, this.bare, this.reads, this.locks]
+    return [this.bare, this.reads, ...this.lanes.flatMap((l) => [l.raw, l.locks])]
+  }
+
+  /** In a writing transaction: lock keys read as absent (see Lane.absent). */
+  get absent(): Set<string> {
+    return this.lane.absent
+  }
+
+  /** In a writing transaction: lock keys it claimed. */
+  get claimed(): Set<string> {
+    return this.lane.claimed
+  }
+
+  /** In a lock-writing transaction: the claims of new locks it deferred last (PgPricing), which its users' countries may join. */
+  get claim(): Statement | undefined {
+    return this.lane.claim
+  }
+
+  set claim(statement: Statement | undefined) {
+    this.lane.claim = statement
   }
 
   /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
   get writingLocks(): boolean {
-    return this.depth > 0 && this.mode === 'locks'
+    const t = this.lane
+    return t.depth > 0 && t.mode === 'locks'
   }
 
   /** Inside a transaction that writes (lock-writing or write): saving a lock read as absent is a claim. */
   get claiming(): boolean {
-    return this.depth > 0 && this.mode !== 'read'
+    const t = this.lane
+    return t.depth > 0 && t.mode !== 'read'
   }
 
   /** A claim lost to another writer's lock: the transaction rolls back (and runs again when it may). */
@@ -208,49 +266,62 @@ export class PgStore implements StorePort {
 
   /** Whether the caller runs inside the open transaction (its body's, or the import's batch left open outside any body). */
   get inside(): boolean {
-    return this.depth > 0 && (this.gate.inside() || !this.gate.busy)
+    return this.open !== undefined
+  }
+
+  /** The slot of the transaction the caller runs inside (inside), if any. */
+  private get open(): Lane | undefined {
+    const slot = this.gate.slot()
+    const t = this.lanes[slot ?? 0]
+    return t.depth > 0 && (slot !== undefined || !this.gate.busy(0)) ? t : undefined
   }
 
   private guarded(bare: PgClient): PgConn {
     // A statement of the open transaction (its body's, or the import's batch left open outside
     // any body) goes to its connection; any other to the second one, so that it never runs
     // inside another request's transaction, nor waits for it.
-    const inTx = () => this.inside
-    const check = async (sql: string) => {
-      if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+    const inTx = () => this.open
+    const check = async (t: Lane, sql: string) => {
+      if (t.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
       if (this.owesBeforeRead) await this.send()
     }
     return {
       copyFrom: async (sql: string, data: Buffer | string) => {
-        if (!inTx()) return await bare.copyFrom(sql, data)
-        await check('COPY')
-        return await this.conn.copyFrom(sql, data)
+        const t = inTx()
+        if (!t) return await bare.copyFrom(sql, data)
+        await check(t, 'COPY')
+        return await t.conn.copyFrom(sql, data)
       },
       copyIn: async (sql: string) => {
-        if (!inTx()) return await bare.copyIn(sql)
-        await check('COPY')
-        return await this.conn.copyIn(sql)
+        const t = inTx()
+        if (!t) return await bare.copyIn(sql)
+        await check(t, 'COPY')
+        return await t.conn.copyIn(sql)
       },
       exec: async (sql: string, kind?: StatementKind): Promise<Row[][]> => {
-        if (!inTx()) return await bare.exec(sql, kind)
-        if (this.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
-        if (/\bTRUNCATE\b/i.test(sql)) this.truncated = true
+        const t = inTx()
+        if (!t) return await bare.exec(sql, kind)
+        if (t.mode === 'locks' && !READS.test(sql)) this.needsWriteLock(sql.trim().slice(0, 60))
+        if (/\bTRUNCATE\b/i.test(sql)) t.truncated = true
         return (await this.send(sql, kind)) as Row[][]
       },
       query: async <R = Row>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
-        if (!inTx()) return await bare.query<R>(sql, params)
-        await check(sql)
-        return await this.conn.query<R>(sql, params)
+        const t = inTx()
+        if (!t) return await bare.query<R>(sql, params)
+        await check(t, sql)
+        return await t.conn.query<R>(sql, params)
       },
       queryArrays: async <R extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<R[]> => {
-        if (!inTx()) return await bare.queryArrays<R>(sql, params)
-        await check(sql)
-        return await this.conn.queryArrays<R>(sql, params)
+        const t = inTx()
+        if (!t) return await bare.queryArrays<R>(sql, params)
+        await check(t, sql)
+        return await t.conn.queryArrays<R>(sql, params)
       },
       run: async (sql: string, params?: readonly unknown[]): Promise<number> => {
-        if (!inTx()) return await bare.run(sql, params)
-        await check(sql)
-        return await this.conn.run(sql, params)
+        const t = inTx()
+        if (!t) return await bare.run(sql, params)
+        await check(t, sql)
+        return await t.conn.run(sql, params)
       },
     }
   }
@@ -278,7 +349,8 @@ export class PgStore implements StorePort {
   }
 
   async transaction<T>(fn: (tx: StorePort) => Promise<T> | T, options?: {locksOnly?: boolean; write?: boolean}): Promise<T> {
-    if (this.gate.nested(this.depth > 0)) return this.savepoint(fn)
+    // Inside a body (or the import's open batch): a savepoint of its transaction.
+    if (this.inside) return this.savepoint(fn)
     return this.gate.run(async () => {
       if (options?.write === true && options.locksOnly === true && !this.readOnly) {
         // Without the write lock; a lost claim runs again so (its read finds the lock that won),
@@ -312,18 +384,19 @@ export class PgStore implements StorePort {
    * rollbackOpen() ends it. Transactions run meanwhile join it (savepoints).
    */
   async beginOpen(): Promise<void> {
-    if (this.depth > 0) throw new Error('a batch cannot begin inside another transaction')
+    const t = this.lane
+    if (t.depth > 0) throw new Error('a batch cannot begin inside another transaction')
     await this.begin('write', this.lockWait)
-    this.depth = 1
+    t.depth = 1
   }
 
   async commitOpen(): Promise<void> {
-    this.depth = 0
+    this.lane.depth = 0
     await this.commit()
   }
 
   async rollbackOpen(): Promise<void> {
-    this.depth = 0
+    this.lane.depth = 0
     await this.rollbackQuietly()
   }
 
@@ -332,12 +405,14 @@ export class PgStore implements StorePort {
    * COMMITTED, claims by the unique key); a failure (busy, lock_timeout) leaves no transaction open.
    */
   private async begin(mode: 'locks' | 'read' | 'write', wait: boolean): Promise<void> {
+    const t = this.lane
     if (this.readOnly) mode = 'read'
-    this.mode = mode
-    this.truncated = false
-    this.absent.clear()
-    this.claimed.clear()
-    this.deferred = []
+    t.mode = mode
+    t.truncated = false
+    t.absent.clear()
+    t.claimed.clear()
+    t.claim = undefined
+    t.deferred = []
     const sql =
       mode === 'read'
         ? this.readOnly
@@ -348,9 +423,9 @@ export class PgStore implements StorePort {
           : wait
             ? BEGIN_WRITE
             : BEGIN_TRY_WRITE
-    this.catalogBase = 0
-    this.conn = mode === 'locks' ? this.locks : this.raw
-    this.owed = {base: mode === 'write', count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
+    t.catalogBase = 0
+    t.conn = mode === 'locks' ? t.locks : t.raw
+    t.owed = {base: mode === 'write', count: sql.split(';').length, sql, tried: mode === 'write' && !wait}
     // A write transaction takes its lock now (what tryWrite and the busy tests expect); the
     // others begin with their first statement (one round trip less), a lock-writing one with
     // its first write sent (owesBeforeRead), or never when that write is its only one (commit()).
@@ -359,7 +434,8 @@ export class PgStore implements StorePort {
 
   /** Whether the open transaction owes the server its BEGIN or deferred writes. */
   get owes(): boolean {
-    return this.owed !== undefined || this.deferred.length > 0
+    const t = this.lane
+    return t.owed !== undefined || t.deferred.length > 0
   }
 
   /**
@@ -369,13 +445,15 @@ export class PgStore implements StorePort {
    * see them, or with its commit (commit()).
    */
   private get owesBeforeRead(): boolean {
-    return this.deferred.length > 0 || (this.owed !== undefined && this.mode !== 'locks')
+    const t = this.lane
+    return t.deferred.length > 0 || (t.owed !== undefined && t.mode !== 'locks')
   }
 
   /** A read of the open transaction, rows as arrays: after what it owes (owesBeforeRead), in one round trip. */
   async read(statement: Statement): Promise<unknown[][]> {
+    const t = this.lane
     if (this.owesBeforeRead) return await this.send(statement)
-    return (await this.conn.batch([statement])) as unknown[][]
+    return (await t.conn.batch([statement])) as unknown[][]
   }
 
   /**
@@ -383,9 +461,10 @@ export class PgStore implements StorePort {
    * next write of its transaction into it (PgPricing: a chunk's claims and users' countries, one statement).
    */
   replaceDeferred(statement: Statement, by: Statement): boolean {
-    const i = this.deferred.indexOf(statement)
+    const t = this.lane
+    const i = t.deferred.indexOf(statement)
     if (i < 0) return false
-    this.deferred[i] = by
+    t.deferred[i] = by
     return true
   }
 
@@ -397,22 +476,23 @@ export class PgStore implements StorePort {
    * fails the transaction as LostClaim.
    */
   async send(then?: Statement | string, kind?: StatementKind): Promise<unknown[][]> {
-    const owed = this.owed
-    const deferred = this.deferred
+    const t = this.lane
+    const owed = t.owed
+    const deferred = t.deferred
     const last: Statement[] = then === undefined ? [] : [typeof then === 'string' ? {text: then} : then]
-    if (!owed && deferred.length === 0) return last.length === 0 ? [] : await this.conn.batch(last, kind)
-    this.owed = undefined
-    this.deferred = []
+    if (!owed && deferred.length === 0) return last.length === 0 ? [] : await t.conn.batch(last, kind)
+    t.owed = undefined
+    t.deferred = []
     const parts: Statement[] = [...(owed ? [{text: owed.sql}] : []), ...deferred, ...last]
     let results: unknown[][]
     try {
       // The BEGIN alone (a write transaction's, which takes its lock at once) is a begin.
-      results = await this.conn.batch(parts, kind ?? (owed && parts.length === 1 ? 'begin' : undefined))
+      results = await t.conn.batch(parts, kind ?? (owed && parts.length === 1 ? 'begin' : undefined))
     } catch (error) {
       if (owed) await this.rollbackQuietly()
       throw lostClaimOf(error) ?? error
     }
-    if (owed?.base) this.catalogBase = Number((results[owed.count - 1][0] as Row | undefined)?.n ?? 0)
+    if (owed?.base) t.catalogBase = Number((results[owed.count - 1][0] as Row | undefined)?.n ?? 0)
     if (owed?.tried && (results[1][0] as Row | undefined)?.got !== true) {
       await this.rollbackQuietly()
       throw new PgError({code: '55P03', message: `the store ${this.path} is busy: another process holds its write lock`})
@@ -426,7 +506,8 @@ export class PgStore implements StorePort {
    * locked user's price reads only its lock: no BEGIN and COMMIT round trips.
    */
   get unbegunRead(): boolean {
-    return this.depth > 0 && this.mode === 'read' && this.owed !== undefined && this.deferred.length === 0
+    const t = this.lane
+    return t.depth > 0 && t.mode === 'read' && t.owed !== undefined && t.deferred.length === 0
   }
 
   /**
@@ -434,59 +515,62 @@ export class PgStore implements StorePort {
    * a lock-writing transaction (its client is pipelined).
    */
   defer(statement: Statement): void {
-    this.deferred.push(statement)
+    this.lane.deferred.push(statement)
   }
 
   private async rollbackQuietly(): Promise<void> {
+    const t = this.lane
     // A transaction that never began has nothing to roll back.
-    if (this.owed) {
-      this.owed = undefined
-      this.deferred = []
+    if (t.owed) {
+      t.owed = undefined
+      t.deferred = []
       return
     }
-    this.deferred = []
+    t.deferred = []
     try {
-      await this.conn.exec('ROLLBACK', 'rollback')
+      await t.conn.exec('ROLLBACK', 'rollback')
     } catch {}
   }
 
   private async run<T>(fn: (tx: StorePort) => Promise<T> | T, mode: 'locks' | 'read' | 'write', wait: boolean): Promise<T> {
+    const t = this.lane
     await this.begin(mode, wait)
-    this.depth = 1
+    t.depth = 1
     let result: T
     try {
       result = await fn(this)
     } catch (error) {
-      this.depth = 0
+      t.depth = 0
       await this.rollbackQuietly()
       throw error
     }
-    this.depth = 0
+    t.depth = 0
     await this.commit()
     return result
   }
 
   private async commit(): Promise<void> {
+    const t = this.lane
     // A transaction that never began: nothing to commit.
-    if (this.owed && this.deferred.length === 0) {
-      this.owed = undefined
+    if (t.owed && t.deferred.length === 0) {
+      t.owed = undefined
       return
     }
     // A lock-writing transaction that never began, with one write (a chunk's claims and users'
     // countries): that statement alone, atomic by itself, no BEGIN and COMMIT.
-    if (this.mode === 'locks' && this.owed && this.deferred.length === 1) {
-      const [write] = this.deferred
-      this.owed = undefined
-      this.deferred = []
+    if (t.mode === 'locks' && t.owed && t.deferred.length === 1) {
+      const [write] = t.deferred
+      t.owed = undefined
+      t.deferred = []
       try {
-        await this.conn.batch([write], 'commit')
+        await t.conn.batch([write], 'commit')
       } catch (error) {
         throw lostClaimOf(error) ?? error
       }
       return
     }
     // A lock-writing transaction (locks and user countries only) or a read-only store: a plain COMMIT.
-    if (this.mode === 'locks' || this.readOnly) {
+    if (t.mode === 'locks' || this.readOnly) {
       try {
         await this.send('COMMIT', 'commit')
       } catch (error) {
@@ -498,7 +582,7 @@ export class PgStore implements StorePort {
     // One round trip: the counter moves only when the transaction changed the catalog or configuration.
     let moved: unknown[]
     try {
-      ;[moved] = await this.send(commitSql(this.truncated, this.catalogBase), 'commit')
+      ;[moved] = await this.send(commitSql(t.truncated, t.catalogBase), 'commit')
     } catch (error) {
       await this.rollbackQuietly()
       throw error
@@ -507,35 +591,37 @@ export class PgStore implements StorePort {
   }
 
   private async savepoint<T>(fn: (tx: StorePort) => Promise<T> | T): Promise<T> {
+    const t = this.lane
     await this.send(SAVEPOINT)
-    this.depth++
-    const claims = this.claimed.size
+    t.depth++
+    const claims = t.claimed.size
     try {
       const result = await fn(this)
       await this.send('RELEASE SAVEPOINT pricectl_nested')
       return result
     } catch (error) {
       if (error instanceof NeedsWriteLock) throw error // the whole transaction runs again
-      this.deferred = [] // writes deferred inside the savepoint go with it
+      t.deferred = [] // writes deferred inside the savepoint go with it
       // Locks claimed inside it are absent again: saved later in this transaction, they are claimed anew.
-      if (this.claimed.size > claims) {
-        for (const key of [...this.claimed].slice(claims)) {
-          this.claimed.delete(key)
-          this.absent.add(key)
+      if (t.claimed.size > claims) {
+        for (const key of [...t.claimed].slice(claims)) {
+          t.claimed.delete(key)
+          t.absent.add(key)
         }
       }
       try {
-        await this.conn.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
+        await t.conn.exec('ROLLBACK TO SAVEPOINT pricectl_nested; RELEASE SAVEPOINT pricectl_nested')
       } catch {}
       throw error
     } finally {
-      this.depth--
+      t.depth--
     }
   }
 
   /** Whether a transaction is open on this store's connection. */
   get inTransaction(): boolean {
-    return this.depth > 0
+    const t = this.lane
+    return t.depth > 0
   }
 
   /**

@@ -21,6 +21,7 @@ import {WriteBehindLink} from './write-behind.js'
  */
 export class SqliteStore implements StorePort {
   readonly kind = 'sqlite'
+  readonly poolSize = 1
   private repos = new Map<string, unknown>()
   /** A batch's write-behind: the pricing adapter runs it, the experiments adapter sends its exposures through it. */
   private readonly behind = new WriteBehindLink()
