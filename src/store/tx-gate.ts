@@ -45,12 +45,12 @@ export class TxGate {
   }
 
   /** Run `body` holding a free slot, in a context that marks transactions begun inside it as nested. */
-  async run<T>(body: (slot: number) => Promise<T>): Promise<T> {
+  async run<T>(body: () => Promise<T>): Promise<T> {
     let slot = this.held.indexOf(false)
     if (slot < 0) slot = await new Promise<number>((resolve) => this.waiting.push(resolve))
     this.held[slot] = true
     try {
-      return await scope.run({gate: this, outer: scope.getStore(), slot}, async () => await body(slot))
+      return await scope.run({gate: this, outer: scope.getStore(), slot}, body)
     } finally {
       // Handed to the next waiter as it stands (held), so no one takes it in between.
       const next = this.waiting.shift()
