@@ -1,3 +1,5 @@
+import {setTimeout as sleep} from 'node:timers/promises'
+
 import {isBusyCode} from '../store/busy.js'
 import {HttpProblem} from './errors.js'
 
@@ -274,11 +276,6 @@ export class WriteQueue {
       this.pumping = false
     }
   }
-}
-
-// A parallel group's attempts, beside the queue: a busy store tries it again after a backoff, within its budget.
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 function timedOut(budgetMs: number): HttpProblem {
