@@ -84,6 +84,11 @@ export async function run({root}) {
   }
 }
 
+/** CHECKPOINT, when the server's user may (PRICECTL_BENCH_PG_URL's may not: then each side takes its chances alike). */
+async function checkpoint(client) {
+  await client.query('CHECKPOINT').catch(() => {})
+}
+
 async function importBench(root, pg, dir, freshDb) {
   const file = join(dir, 'payments.csv')
   process.stderr.write(`generating ${ROWS} rows...\n`)
@@ -100,6 +105,9 @@ async function importBench(root, pg, dir, freshDb) {
     const client = new pg.Client({connectionString: plain.url})
     await client.connect()
     await client.query(`CREATE TABLE t (${columns})`)
+    // Each timed load starts with the WAL of what came before written out (the database just
+    // made, an earlier run's load), so no checkpoint lands inside one side's time only.
+    await checkpoint(client)
     if (psql) {
       const r = await timed('psql', [plain.url, '-v', 'ON_ERROR_STOP=1', '-c', `\\copy t FROM '${file}' WITH (FORMAT csv, HEADER true)`])
       if (r.code !== 0) throw new Error(`psql \\copy failed: ${r.stderr}`)
@@ -121,6 +129,7 @@ async function importBench(root, pg, dir, freshDb) {
     const c = new pg.Client({connectionString: store.url})
     await c.connect()
     await c.query("INSERT INTO products (api_id, name, base_px_minor, interval, interval_count, created_at, updated_at) VALUES ('bench_monthly', 'Bench Monthly', 999, 'month', 1, '2026-01-01', '2026-01-01')")
+    await checkpoint(c)
     await c.end()
     process.stderr.write(`importing into PostgreSQL (run ${i + 1} of ${RUNS})...\n`)
     const r = await timed(process.execPath, [bin, 'charges', 'import', file, '--db', store.url, '--product', 'bench_monthly', '--json'], {cwd: root})

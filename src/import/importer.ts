@@ -163,6 +163,10 @@ function deferred<T>(): Deferred<T> {
 export async function importFiles(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
   const batchSize = batchSizeFrom(o.batchSize, store.imports.batchRows)
+  // A batch size the operator gave (--batch-size, PRICECTL_IMPORT_BATCH) bounds what another
+  // writer waits: every batch of that size commits, so the writer holds none back and the
+  // file's end is not cut smaller (docs/postgres.md, "Import performance").
+  const batchGiven = o.batchSize !== undefined || Boolean(process.env.PRICECTL_IMPORT_BATCH)
   const jobs = jobsFrom(o.jobs)
   if (!Array.isArray(o.paths) || o.paths.length === 0) throw new InvalidInputError('expected the path of a CSV export, or of a folder of them')
   // Vetted before anything is written: never the store, an export or the mapping file.
@@ -213,7 +217,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // whole by the store's import writer: nothing waits in memory, and a killed run leaves
   // whole batches only.
   // resolve: rows meeting newer partial updates take the fields those wrote (docs/revenue.md).
-  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, resolve: resolverOf(store, o.kind)})
+  const writer = store.imports.writer(o.kind, {dryRun: o.dryRun, hold: !batchGiven, resolve: resolverOf(store, o.kind)})
   const rejects = new RejectsFile(rejectsTarget, planned.map((p, i) => ({file: perFile[i].file, header: p.header})))
   // The stages the reading threads write rows into, one file after another.
   let stagePaths: readonly string[]
@@ -228,13 +232,22 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // The pipeline being written.
   let writing: Pipeline | undefined
   // Rejects are written after their batch committed, so a resumed run never lists a row twice.
-  const committed = (ok: boolean, batchRejects: RejectedRow[]) => {
+  // Those of batches the writer holds back (writer.held) wait for the commit that makes
+  // them durable; more than MAX_PENDING_REJECTS of them end the hold, so they stay bounded.
+  let heldRejects: RejectedRow[] = []
+  const committed = async (ok: boolean, batchRejects: RejectedRow[]) => {
     if (!ok) throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batch was written: run the import again`)
     // The reading thread copies the committed WAL into the store's file while it waits (worker.ts).
     if (!o.dryRun) writing?.send({type: 'checkpoint'})
-    rejects.addMany(batchRejects.sort((a, b) => a[0] - b[0]))
     counts.rejected += batchRejects.length
     for (const r of batchRejects) countReason(byReason, r[1])
+    for (const r of batchRejects) heldRejects.push(r)
+    if (writer.held > 0 && heldRejects.length > MAX_PENDING_REJECTS && !await writer.finish()) {
+      throw new OperationalError(`a product of ${planned[current].file} was deleted while it was being imported; nothing of the last batches was written: run the import again`)
+    }
+    if (writer.held > 0) return
+    rejects.addMany(heldRejects.sort((a, b) => a[3] - b[3] || a[0] - b[0]))
+    heldRejects = []
   }
 
   // Up to `jobs` files are read at once (p-limit, first come first served, so a file starts
@@ -251,7 +264,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       if (stopping) return
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
-        const input = {batch: batchSize, db: store.location, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stageCacheKb: o.stageCacheKb, stages: stagePaths}
+        const input = {batch: batchSize, db: store.location, tailBatch: batchGiven ? undefined : store.imports.tailBatchRows, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stageCacheKb: o.stageCacheKb, stages: stagePaths}
         const pipeline = await startPipeline(input, {inThreadMaxBytes: o.inThreadMaxBytes, onHeader: () => layout})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
@@ -268,7 +281,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // them. What it says is counted when it stops the import, after a commit in flight.
   const {signal} = hooks
   const interrupted = () => {
-    const committedRows = writer.counts.inserted + writer.counts.updated + writer.counts.unchanged + writer.counts.stale
+    const committedRows = writer.counts.inserted + writer.counts.updated + writer.counts.unchanged + writer.counts.stale - writer.held
     const what = o.dryRun ? 'dry run, nothing was written' : `${committedRows} row${committedRows === 1 ? '' : 's'} committed`
     return new InterruptedError(`interrupted: ${what}; run the same command again to continue`, (signal?.reason ?? 'SIGINT') as InterruptSignal, {
       committed: o.dryRun ? 0 : committedRows,
@@ -318,7 +331,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           const ok = await writer.commitStaged(m)
           // Before the checkpoint request (committed): the worker may be waiting for it.
           pipeline.send({stage: m.stage, type: 'free'})
-          committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
+          await committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
           // A turn of the event loop after each batch: the reading thread's messages can keep
           // one turn busy for the whole import (a MessagePort delivers what arrives while it
           // is drained), and a signal is only seen between turns.
@@ -337,6 +350,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       for (const k of ['inserted', 'stale', 'unchanged', 'updated'] as const) file[k] = writer.counts[k] - before[k]
       bytesBefore += p.size
     }
+    // The batches a first load held back commit now, with their rejects.
+    await committed(await writer.finish(), [])
   } finally {
     stopping = true
     limit.clearQueue()

@@ -1,4 +1,4 @@
-import {closeSync, openSync, readSync} from 'node:fs'
+import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 
 import {productById} from '../catalog/lookup.js'
 import {CHARGE_COLUMNS, type ChargeValues, type SubscriptionValues} from '../revenue/store.js'
@@ -31,6 +31,12 @@ import {RowMapper} from './rows.js'
 export type WorkerInput = {
   /** Rows and rejects per batch (a stage), and rejects at most (a stage ends earlier with more). */
   batch: number
+  /**
+   * Rows per batch once what is left of the file is less than a batch (ImportsRepository.tailBatchRows):
+   * the last batch is written after the file is read, with this thread idle, so a smaller one
+   * shortens that tail.
+   */
+  tailBatch?: number
   maxRejects: number
   db: string
   file: string
@@ -225,6 +231,8 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     let held: (() => boolean)[] = []
     let miss: RowMiss | undefined
     let inBatch = 0
+    /** Rows per batch: input.batch, then input.tailBatch near the file's end. */
+    let batchRows = input.batch
     /** The stage handed over last (with rows). */
     let handed: number | undefined
     let stagedRows = 0
@@ -252,7 +260,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
 
     /** A row or reject counted into the batch. */
     const counted = () => {
-      if (++inBatch >= input.batch || rejects.length >= input.maxRejects) completeStage()
+      if (++inBatch >= batchRows || rejects.length >= input.maxRejects) completeStage()
       else if (++sinceProgress >= input.progressRows) {
         sinceProgress = 0
         port.postMessage({bytes, read, settled: takeSettled(), type: 'progress'} satisfies WorkerMessage)
@@ -394,12 +402,16 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     }
 
     const fd = openSync(input.file, 'r')
+    const size = fstatSync(fd).size
     const buf = Buffer.allocUnsafe(READ_BYTES)
     try {
       for (;;) {
         const n = readSync(fd, buf, 0, buf.length, null)
         if (n === 0) break
         bytes += n
+        // What is left of the file is less than a batch, at the bytes per row read so far: the
+        // rest goes in batches of input.tailBatch (see WorkerInput).
+        if (input.tailBatch !== undefined && read > 0 && (size - bytes) * read < bytes * input.batch) batchRows = Math.min(input.batch, input.tailBatch)
         reader.write(buf.subarray(0, n))
         if (header !== undefined && mapper === undefined) await makeMapper()
         if (mapper) {

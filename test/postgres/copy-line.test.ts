@@ -1,14 +1,15 @@
 import fc from 'fast-check'
 import {describe, expect, it} from 'vitest'
 
-import {copyLine, fullCharge, leanCharge} from '../../src/store/postgres/imports.js'
+import {copyLine, fullCharge, leanLine} from '../../src/store/postgres/imports.js'
 import type {ChargeValues} from '../../src/store/port/revenue.js'
 import {charge, chargeRow} from '../helpers/contract-fixtures.js'
 
 /**
- * A charges stage on PostgreSQL holds each row's COPY line, made by the reading thread; the
- * writer copies the line as it is and parses it back only where a merge needs every value
- * (src/store/postgres/imports.ts, LEAN_CHARGE). The line must give back each value exactly.
+ * A charges stage on PostgreSQL holds the rows' COPY lines, made by the reading thread; the
+ * writer reads the key, the product and the event of each from its line, copies the line as
+ * it is, and parses all of it only where a merge needs every value (src/store/postgres/imports.ts,
+ * COPY_LINES). The line must give back each value exactly.
  */
 describe('charges as COPY lines (PostgreSQL import stages)', () => {
   // Text with what COPY escapes (backslash, tab, newline, carriage return), a literal \N, digits and the empty string.
@@ -45,10 +46,15 @@ describe('charges as COPY lines (PostgreSQL import stages)', () => {
     )
   })
 
-  it("a stage row holds the key, the product and the event the writer reads, then the row's line", () => {
-    const v = charge({latest_event_id: 'import:9', latest_event_timestamp: 9, metadata_json: 'a\tb\\c\nd', product_id: 4})
-    const line = copyLine(chargeRow(v))
-    expect(leanCharge(chargeRow(v))).toEqual(['u1', 'gateway_a', 'ch_1', 4, 9, 'import:9', line])
+  it('the writer reads the key, the product and the event of a line as the row has them', () => {
+    fc.assert(
+      fc.property(values, (v) => {
+        expect(leanLine(copyLine(chargeRow(v)))).toEqual([v.user_id, v.origin, v.origin_id, v.product_id, v.latest_event_timestamp, v.latest_event_id])
+      }),
+      {numRuns: 500},
+    )
+    const line = copyLine(chargeRow(charge({latest_event_id: 'import:9', latest_event_timestamp: 9, metadata_json: 'a\tb\\c\nd', product_id: 4, user_id: 'u\t1'})))
+    expect(leanLine(line)).toEqual(['u\t1', 'gateway_a', 'ch_1', 4, 9, 'import:9'])
     expect(line).toContain('a\\tb\\\\c\\nd')
   })
 })

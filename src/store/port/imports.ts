@@ -55,12 +55,26 @@ export interface ImportWriter {
    * may be refilled once this returns.
    */
   commitStaged(batch: StagedBatch): Promise<boolean>
+  /**
+   * Rows of the batches commit() and commitStaged() reported that the writer holds back,
+   * uncommitted, until it commits them with a later batch or finish() (only with
+   * ImportWriterOptions.hold: a PostgreSQL first load, docs/postgres.md); 0 when none.
+   */
+  readonly held: number
+  /** Commit what the writer holds back (nothing held: nothing to do). False as commit(). */
+  finish(): Promise<boolean>
   /** Finish: roll back a batch not committed, remove the stages, and restore what the writer tuned for bulk work. */
   close(): Promise<void>
 }
 
 export type ImportWriterOptions<T extends RevenueTable> = {
   dryRun?: boolean
+  /**
+   * The caller calls finish() after the last batch and keeps what depends on a batch being
+   * durable (its rejects) until `held` is 0: the writer may hold batches back and commit
+   * them together (a PostgreSQL first load builds the target's indexes once, at the end).
+   */
+  hold?: boolean
   /**
    * The engine's merge of newer partial-update fields onto a row (see above); without it a
    * row that needs one is an error (tests that never meet partial updates may leave it out).
@@ -80,6 +94,11 @@ export interface ImportsRepository {
    * (src/import/importer.ts) when the adapter leaves it out.
    */
   readonly batchRows?: number
+  /**
+   * Rows per batch once what is left of a file is less than a batch (its last batch is written
+   * after the file is read, with the reading thread idle); batchRows throughout when left out.
+   */
+  readonly tailBatchRows?: number
   /**
    * A writer of import rows into `table`. The store is tuned for bulk writes until close()
    * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).

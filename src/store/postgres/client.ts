@@ -71,7 +71,7 @@ export interface PgConn {
  * answers the rows copied; the COPY's error, if any, is thrown by whichever comes next. No
  * other statement of the connection runs before end().
  */
-export type CopyIn = {end(): Promise<number>; write(data: string): Promise<void>}
+export type CopyIn = {end(): Promise<number>; write(data: Buffer | string): Promise<void>}
 
 /**
  * What a statement does to its transaction, told by its caller (never read from its text):

@@ -19,6 +19,11 @@ export class ImportKeys {
    * and always once full.
    */
   add(user: string, origin: string, id: string): boolean {
+    return this.addHash(keyHash(user, origin, id))
+  }
+
+  /** add() of a key by its keyHash (computed where the row was read). */
+  addHash(h: number): boolean {
     if (this.full) return false
     if (this.size >= this.limit) {
       this.full = true
@@ -26,7 +31,7 @@ export class ImportKeys {
       return false
     }
     if (2 * (this.size + 1) > this.slots.length) this.grow()
-    if (!this.put(this.slots, hash(user, origin, id))) return false
+    if (!this.put(this.slots, h)) return false
     this.size++
     return true
   }
@@ -75,7 +80,7 @@ function fmix(h: number): number {
 }
 
 /** A hash of the key in [1, 2^52): two 32-bit FNV-1a variants of its code units, finalized and combined exactly in a double. */
-function hash(user: string, origin: string, id: string): number {
+export function keyHash(user: string, origin: string, id: string): number {
   ha = 0x811c9dc5
   hb = 0x9747b28c
   mix(user)

@@ -19,7 +19,7 @@ import {
   writesNewerThan,
 } from '../port/revenue.js'
 import {ImportStages, makeStageFiles, removeStageFiles, stageColumns, StageReader} from '../import-stages.js'
-import {ImportKeys} from './import-keys.js'
+import {ImportKeys, keyHash} from './import-keys.js'
 import {ID_ORDER, parseFieldEvents, type PgRevenue} from './revenue.js'
 import type {CopyIn} from './client.js'
 import {int, type Sql} from './support.js'
@@ -34,22 +34,31 @@ export class PgImports implements ImportsRepository {
    */
   readonly batchRows = 100_000
 
+  /**
+   * The end of a file goes in batches of 25,000: while a first load holds its batches (one
+   * transaction, PgImportWriter.rebuild) a batch costs nothing of its own, and the last one,
+   * written with the reading thread idle, is a quarter as long (1M payments: 6.88-6.97 s
+   * against 7.07-7.12 s).
+   */
+  readonly tailBatchRows = 25_000
+
   constructor(
     private readonly sql: Sql,
     private readonly revenue: PgRevenue,
   ) {}
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
-    return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined)
+    return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined, Boolean(options.hold) && !options.dryRun)
   }
 
   /**
    * The stages are scratch SQLite files on PostgreSQL too (PgImportWriter reads them into
-   * COPY); a charges stage holds each row's COPY line, made here in the reading thread (LEAN_CHARGE).
+   * COPY); a charges stage holds the rows' COPY lines and key hashes, made here in the reading
+   * thread and packed STAGE_PAGE_ROWS to a stage row (PACKED).
    */
   fillStages(paths: readonly string[], cacheKb?: number): ExternalStages {
-    const lean = paths.length > 0 && stageColumns(paths[0]).at(-1) === COPY_LINE
-    return new ImportStages(paths, cacheKb, lean ? leanCharge : undefined)
+    const packed = paths.length > 0 && stageColumns(paths[0]).join() === PACKED.join()
+    return new ImportStages(paths, cacheKb, packed ? {key: (r) => keyHash(r[0] as string, r[1] as string, r[2] as string), line: copyLine, rows: STAGE_PAGE_ROWS} : undefined)
   }
 }
 
@@ -61,6 +70,16 @@ function copyValue(v: unknown): string {
   const s = String(v)
   return /[\\\t\n\r]/.test(s) ? s.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\n', '\\n').replaceAll('\r', '\\r') : s
 }
+
+/**
+ * A first load holds its batches until the writer has written this many rows (PgImportWriter.rebuild):
+ * a hold keeps the store's write lock, so other writers wait for it (about 6 s per 1M rows
+ * here, within their 10 s busy timeout), and a kill loses what it held.
+ */
+export const HOLD_ROWS = 1_000_000
+
+/** Ids of the target's identity a hold's session takes at a time (PgImportWriter.beginHold); a session ending with some unused leaves a gap, as a rollback does. */
+const HOLD_IDS = 2000
 
 /** How many rows the staging table takes before it is emptied. */
 const STAGE_ROWS = 10_000
@@ -79,35 +98,47 @@ export function copyLine(row: readonly unknown[]): string {
 }
 
 /**
- * A charges stage on PostgreSQL (not a dry run's): what the writer reads of each row (its key,
- * product and event), then the row's COPY line, made by the reading thread. Reading 7 cells a
- * row instead of 18 and joining ready lines takes the writer's thread ~0.3 s per 250,000 rows
- * instead of ~0.8-1.1 s, for about the same work in the reading thread (docs/postgres.md,
- * "Import performance"). A row read back (leanRow) holds those cells in their places and the
- * line after the last column; a path that needs every value (a merge with partial updates)
- * parses the line (fullCharge).
+ * A charges stage on PostgreSQL (not a dry run's) has two columns: each stage row holds
+ * STAGE_PAGE_ROWS rows, as their COPY lines (each ended by a newline, UTF-8) and their keys'
+ * hashes (keyHash, float64), made by the reading thread (ImportStages' pack). While a hold
+ * lasts, a page whose keys are all new goes to the `COPY` as it is, never decoded
+ * (copyPacked); any other is split into lines, and the writer reads the key, the product and
+ * the event of each from its line (leanLine) and joins ready lines into the `COPY`. A path
+ * that needs every value of a row (a merge with kept or pending partial updates) parses its
+ * line (fullCharge). Binding two values per 2,000 rows instead of 7 per row, and passing pages
+ * through undecoded, took ~1.9 s off the reading thread and ~2.5 s off the writer's per 1M
+ * rows (docs/postgres.md, "Import performance").
  */
-const COPY_LINE = 'copy_line'
-const LEAN_CHARGE = ['user_id', 'origin', 'origin_id', 'product_id', 'latest_event_timestamp', 'latest_event_id', COPY_LINE] as const
-const LEAN_AT = LEAN_CHARGE.slice(0, -1).map((c) => CHARGE_COLUMNS.indexOf(c as (typeof CHARGE_COLUMNS)[number]))
+const PACKED = ['copy_lines', 'keys'] as const
+const LEAN_CHARGE = ['user_id', 'origin', 'origin_id', 'product_id', 'latest_event_timestamp', 'latest_event_id'] as const
+/** Where the cells of LEAN_CHARGE are in a charge row (ascending). */
+const LEAN_AT = LEAN_CHARGE.map((c) => CHARGE_COLUMNS.indexOf(c))
 /** Charge columns that hold text; every other one holds an integer (ChargeValues). */
 const CHARGE_TEXT: ReadonlySet<string> = new Set(['user_id', 'origin', 'origin_id', 'country', 'status', 'currency', 'metadata_json', 'latest_event_id'])
 const CHARGE_NUMERIC = CHARGE_COLUMNS.map((c) => !CHARGE_TEXT.has(c))
 
-/** A charge row (CHARGE_COLUMNS) as a lean stage row. */
-export function leanCharge(row: readonly unknown[]): unknown[] {
-  const out: unknown[] = LEAN_AT.map((i) => row[i])
-  out.push(copyLine(row))
-  return out
+/** A cell of a COPY line as its value: \N is null, escapes undone, a number for a numeric column. */
+function copyCell(cell: string, numeric: boolean): unknown {
+  if (cell === '\\N') return null
+  const s = cell.includes('\\') ? cell.replace(/\\(.)/g, (_, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : c)) : cell
+  return numeric ? Number(s) : s
 }
 
 /** A charge row's values from its COPY line (copyLine's inverse for charges). */
 export function fullCharge(line: string): unknown[] {
-  return line.split('\t').map((cell, i) => {
-    if (cell === '\\N') return null
-    const s = cell.includes('\\') ? cell.replace(/\\(.)/g, (_, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : c === 'r' ? '\r' : c)) : cell
-    return CHARGE_NUMERIC[i] ? Number(s) : s
-  })
+  return line.split('\t').map((cell, i) => copyCell(cell, CHARGE_NUMERIC[i]))
+}
+
+/** The values of LEAN_CHARGE's columns from a charge's COPY line, in that order, without splitting the rest of it. */
+export function leanLine(line: string): unknown[] {
+  const out = new Array<unknown>(LEAN_AT.length)
+  let start = 0
+  for (let i = 0, k = 0; k < LEAN_AT.length; i++) {
+    const end = line.indexOf('\t', start)
+    if (i === LEAN_AT[k]) out[k++] = copyCell(end === -1 ? line.slice(start) : line.slice(start, end), CHARGE_NUMERIC[i])
+    start = end + 1
+  }
+  return out
 }
 
 /** Rows by key (user_id, origin, origin_id), in code unit order (the columns' collation is C). */
@@ -145,6 +176,22 @@ function byKey(a: readonly unknown[], b: readonly unknown[]): number {
 class PgImportWriter implements ImportWriter {
   readonly counts: ImportWriteCounts = {inserted: 0, stale: 0, unchanged: 0, updated: 0}
   private open = false
+  /**
+   * A first load (the caller allows holding: ImportWriterOptions.hold): while the target holds
+   * only this writer's records (clean), a batch's transaction drops the target's indexes but
+   * its primary key, and these statements build them again, each in one sort, before the hold
+   * commits. Inserting 1M random keys into the unique index cost about as much as the rest of
+   * the load together (docs/postgres.md, "Import performance"). The first batch commits alone
+   * (a kill after it keeps rows); the next hold lasts until the writer has written HOLD_ROWS
+   * rows, until finish(), or until a row must look its record up (unhold: a key's second row,
+   * more keys than ImportKeys holds, a pending partial update). The writer holds no more after
+   * that: the rest of a larger load goes in plain batches, each sorted into the indexes.
+   */
+  private rebuild?: string[]
+  /** Rows committed when the hold began (counts' sum). */
+  private heldFrom = 0
+  /** False once a row needed a lookup during a hold: no more holds. */
+  private holds = true
   private closed = false
   /** A product the batch refers to was deleted: nothing of the batch may commit. */
   private lost = false
@@ -198,6 +245,7 @@ class PgImportWriter implements ImportWriter {
     private readonly table: RevenueTable,
     private readonly dryRun: boolean,
     private readonly resolve: Resolve<RevenueTable> | undefined,
+    private readonly hold: boolean,
   ) {
     const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
     this.recordColumns = columns
@@ -275,20 +323,7 @@ class PgImportWriter implements ImportWriter {
     if (from >= to) return
     const {counts, iId, iTs} = this
     if (this.dryRun) await (this.ready ??= this.stageTable())
-    else if (!this.open) {
-      // A write transaction: the store's write lock, held until the batch commits (SQLite's BEGIN IMMEDIATE).
-      await this.sql.begin()
-      this.open = true
-      // The staging table on the batch's connection, made in its transaction (a batch rolled back takes it along).
-      await this.stageTable()
-      // Single writes may have deleted records or kept partial updates since the last batch.
-      this.tombstones = await this.revenue.latestDeletes(this.kind)
-      this.pending = await this.revenue.pending(this.kind)
-      if (this.clean !== false) {
-        const id = await this.maxId()
-        this.clean = this.clean === undefined ? id === null : id === this.lastId
-      }
-    }
+    else if (!this.open) await this.openBatch()
     const {tombstones, pending} = this
     // Rows in passes with unique keys: a key's second row in the chunk goes to the second
     // pass, so it meets the first one's result, as row-by-row writing would.
@@ -340,6 +375,50 @@ class PgImportWriter implements ImportWriter {
     }
   }
 
+  /** Begin a batch: its transaction, its staging table, what single writes left since the last one, and whether a hold begins. */
+  private async openBatch(): Promise<void> {
+    // A write transaction: the store's write lock, held until the batch commits (SQLite's BEGIN IMMEDIATE).
+    await this.sql.begin()
+    this.open = true
+    // The staging table on the batch's connection, made in its transaction (a batch rolled back takes it along).
+    await this.stageTable()
+    // Single writes may have deleted records or kept partial updates since the last batch.
+    this.tombstones = await this.revenue.latestDeletes(this.kind)
+    this.pending = await this.revenue.pending(this.kind)
+    if (this.clean !== false) {
+      const id = await this.maxId()
+      this.clean = this.clean === undefined ? id === null : id === this.lastId
+      if (this.clean && this.hold && this.holds && this.total() < HOLD_ROWS) {
+        this.heldFrom = this.total()
+        this.rebuild = await this.beginHold()
+        if (this.rebuild === undefined) this.holds = false
+      }
+    }
+  }
+
+  /**
+   * A packed page written as the reading thread made it (PACKED), never decoded: only while a
+   * hold lasts (the indexes are dropped: no key order to keep) and the kind has no deletes or
+   * pending partial updates, when every key of the page is new (ImportKeys: the target holds
+   * only this writer's records). False when it is not so (nothing written, but the keys up to
+   * a repeat are remembered, so the caller's path line by line looks the page's keys up and
+   * the hold ends, as at a key's second row).
+   */
+  private async copyPacked(text: Buffer, keys: Buffer, products: readonly number[]): Promise<boolean> {
+    if (this.dryRun) return false
+    if (!this.open) await this.openBatch()
+    if (this.rebuild === undefined || !this.clean || this.keys.full || this.tombstones.size > 0 || this.pending.size > 0) return false
+    if (!await this.checkProductIds(products)) return false
+    // Copied out: a BLOB's bytes need not be aligned for a Float64Array.
+    const hashes = new Float64Array(keys.length / 8)
+    new Uint8Array(hashes.buffer).set(keys)
+    for (const h of hashes) if (!this.keys.addHash(h)) return false
+    this.copying ??= this.sql.copyIn(this.copyDirect)
+    await (await this.copying).write(text)
+    this.counts.inserted += hashes.length
+    return true
+  }
+
   /** Copy each pass to the staging table and merge it. */
   private async flushPasses(passes: (readonly unknown[])[][]): Promise<void> {
     const {counts} = this
@@ -354,7 +433,7 @@ class PgImportWriter implements ImportWriter {
       // rows numbered from `first`: the table is emptied every STAGE_ROWS rows, not per pass
       // (a TRUNCATE per pass took about half as long as the pass's merge on a re-run:
       // docs/postgres.md, "Import performance").
-      await this.settle()
+      await this.unhold()
       if (this.staged + pass.length > STAGE_ROWS) {
         await this.sql.run(`TRUNCATE ${this.stage}`)
         this.staged = 0
@@ -399,13 +478,13 @@ class PgImportWriter implements ImportWriter {
         origins.push(r[1])
         ids.push(r[2])
       }
-      await this.settle()
+      await this.unhold()
       const [found] = await this.sql.rows<{found: boolean}>(this.probe, [users, origins, ids])
       if (found.found) return false
     }
     // In key order: the unique index takes its new entries leaf by leaf (about half the server
-    // time of file order).
-    const sorted = [...pass].sort(byKey)
+    // time of file order). A hold dropped the index: no order helps then.
+    const sorted = this.rebuild === undefined ? [...pass].sort(byKey) : pass
     const n = this.recordColumns.length
     let text = ''
     for (const r of sorted) text += (this.lineOf(r) ?? copyLine(r.length > n ? r.slice(0, n) : r)) + '\n'
@@ -425,11 +504,12 @@ class PgImportWriter implements ImportWriter {
     return line === undefined ? row : fullCharge(line)
   }
 
-  /** A lean stage row (LEAN_CHARGE) as the writer's row: its cells in their columns' places, its line after them. */
-  private leanRow(staged: readonly unknown[]): unknown[] {
+  /** A charge's COPY line as the writer's row: the cells it reads (LEAN_CHARGE) in their columns' places, the line after them. */
+  private leanRow(line: string): unknown[] {
+    const lean = leanLine(line)
     const row = new Array<unknown>(this.width + 1)
-    for (let i = 0; i < LEAN_AT.length; i++) row[LEAN_AT[i]] = staged[i]
-    row[this.width] = staged[LEAN_AT.length]
+    for (let i = 0; i < LEAN_AT.length; i++) row[LEAN_AT[i]] = lean[i]
+    row[this.width] = line
     return row
   }
 
@@ -450,6 +530,67 @@ class PgImportWriter implements ImportWriter {
     let unseen = true
     for (const r of pass) if (!this.keys.add(r[0] as string, r[1] as string, r[2] as string)) unseen = false
     return unseen
+  }
+
+  /**
+   * Begin a hold (see rebuild): drop the target's indexes but its primary key, and let this
+   * session take HOLD_IDS ids of the table's identity at a time (one nextval per row took ~10%
+   * of the server's COPY); the statements that undo both, as the catalog defines them.
+   * Undefined, and nothing done, when the user does not own the table (a role that only
+   * writes rows keeps to plain batches).
+   */
+  private async beginHold(): Promise<string[] | undefined> {
+    const [{owner}] = await this.sql.rows<{owner: boolean}>(`SELECT pg_has_role(relowner, 'USAGE') AS owner FROM pg_class WHERE oid = $1::regclass`, [this.table])
+    if (!owner) return undefined
+    const found = await this.sql.rows<{begin: string; undo: string}>(
+      `SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', c.conrelid::regclass, c.conname) AS begin,
+              format('ALTER TABLE %s ADD CONSTRAINT %I %s', c.conrelid::regclass, c.conname, pg_get_constraintdef(c.oid)) AS undo
+         FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype = 'u'
+       UNION ALL
+       SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid)
+         FROM pg_index i WHERE i.indrelid = $1::regclass AND NOT i.indisprimary
+           AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+       UNION ALL
+       SELECT format('ALTER SEQUENCE %s CACHE ${HOLD_IDS}', s.seqrelid::regclass), format('ALTER SEQUENCE %s CACHE %s', s.seqrelid::regclass, s.seqcache)
+         FROM pg_sequence s WHERE s.seqrelid = pg_get_serial_sequence($1::regclass::text, 'id')::regclass`,
+      [this.table],
+    )
+    for (const f of found) await this.sql.run(f.begin)
+    return found.map((f) => f.undo)
+  }
+
+  /**
+   * Before a lookup of the target: the open COPY ended, and the indexes a hold dropped built
+   * again (see rebuild; the writer holds no more). The batch stays open.
+   */
+  private async unhold(): Promise<void> {
+    await this.settle()
+    if (this.rebuild === undefined) return
+    this.holds = false
+    await this.build()
+  }
+
+  /** Build the indexes the hold dropped; the hold ends with its batch's commit. */
+  private async build(): Promise<void> {
+    const rebuild = this.rebuild ?? []
+    this.rebuild = undefined
+    for (const make of rebuild) await this.sql.run(make)
+  }
+
+  private total(): number {
+    const c = this.counts
+    return c.inserted + c.updated + c.unchanged + c.stale
+  }
+
+  get held(): number {
+    return this.rebuild === undefined ? 0 : this.total() - this.heldFrom
+  }
+
+  async finish(): Promise<boolean> {
+    if (this.rebuild === undefined) return true
+    await this.settle()
+    await this.build()
+    return await this.commit()
   }
 
   /** The target's largest id (null: it is empty). */
@@ -481,7 +622,7 @@ class PgImportWriter implements ImportWriter {
 
   /** The stored latest event and field order of a row's record; undefined when there is none. */
   private async stored(row: readonly unknown[]): Promise<(EventRef & {fe: FieldEvents | null}) | undefined> {
-    await this.settle()
+    await this.unhold()
     const [r] = await this.sql.rows<{field_events: null | string; id: string; timestamp: number}>(
       `SELECT latest_event_timestamp AS timestamp, latest_event_id AS id, field_events FROM ${this.table} WHERE user_id = $1 AND origin = $2 AND origin_id = $3`,
       [row[0], row[1], row[2]],
@@ -525,11 +666,12 @@ class PgImportWriter implements ImportWriter {
 
   /** The products of rows not checked in this batch yet still exist; they are locked against deletion until the batch ends. */
   private async checkProducts(rows: readonly (readonly unknown[])[]): Promise<boolean> {
+    return await this.checkProductIds(rows.map((r) => r[this.iProduct] as null | number))
+  }
+
+  private async checkProductIds(ids: readonly (null | number)[]): Promise<boolean> {
     const fresh = new Set<number>()
-    for (const r of rows) {
-      const p = r[this.iProduct] as null | number
-      if (p !== null && !this.batchProducts.has(p)) fresh.add(p)
-    }
+    for (const p of ids) if (p !== null && !this.batchProducts.has(p)) fresh.add(p)
     if (fresh.size === 0) return true
     await this.settle()
     const found = await this.sql.rows<{id: number}>('SELECT id FROM products WHERE id = ANY($1::bigint[]) FOR KEY SHARE', [[...fresh]])
@@ -545,6 +687,11 @@ class PgImportWriter implements ImportWriter {
     if (!this.open) return true
     await this.settle()
     if (this.lost) return false
+    // After the first batch, a hold goes on until the writer has written HOLD_ROWS rows (see rebuild).
+    if (this.rebuild !== undefined) {
+      if (this.heldFrom > 0 && this.total() < HOLD_ROWS) return true
+      await this.build()
+    }
     // What the next batch compares the target's largest id with (see clean).
     if (this.clean) this.lastId = await this.maxId()
     await this.sql.commit()
@@ -556,7 +703,7 @@ class PgImportWriter implements ImportWriter {
   externalStages(): readonly string[] {
     if (this.external) throw new Error('import writer: external stages were made already')
     this.lean = this.table === 'charges' && !this.dryRun
-    const {dir, paths} = makeStageFiles(this.lean ? LEAN_CHARGE : this.columns)
+    const {dir, paths} = makeStageFiles(this.lean ? PACKED : this.columns)
     this.external = {dir, stages: []}
     try {
       for (const path of paths) {
@@ -569,13 +716,20 @@ class PgImportWriter implements ImportWriter {
     return paths
   }
 
-  /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. */
+  /** A stage's rows through writeChunk, STAGE_PAGE_ROWS at a time in file order (each page's COPY and merge), then COMMIT. A charges stage's page is one stage row (PACKED). */
   async commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)
-    if (this.open) throw new Error('import writer: commitStaged() while a batch is open')
+    if (this.open && this.rebuild === undefined) throw new Error('import writer: commitStaged() while a batch is open')
     if (batch.rows === 0) return true
-    if (this.lean) for (const rows of stage.pages(LEAN_CHARGE, STAGE_PAGE_ROWS)) await this.writeChunk(rows.map((r) => this.leanRow(r)))
+    if (this.lean) {
+      for (const [[text, keys]] of stage.pages(PACKED, 1)) {
+        if (await this.copyPacked(text as Buffer, keys as Buffer, batch.products)) continue
+        const lines = (text as Buffer).toString('utf8').split('\n')
+        lines.pop()
+        await this.writeChunk(lines.map((line) => this.leanRow(line)))
+      }
+    }
     else for (const rows of stage.pages(this.columns, STAGE_PAGE_ROWS)) await this.writeChunk(rows)
     return await this.commit()
   }

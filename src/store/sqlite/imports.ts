@@ -519,6 +519,13 @@ class SqliteImportWriter implements ImportWriter {
     return paths
   }
 
+  /** Nothing is held back: every batch commits. */
+  readonly held = 0
+
+  async finish(): Promise<boolean> {
+    return true
+  }
+
   async commitStaged(batch: StagedBatch): Promise<boolean> {
     const stage = this.external?.stages[batch.stage]
     if (stage === undefined) throw new Error(`import writer: no external stage ${batch.stage}`)

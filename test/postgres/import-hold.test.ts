@@ -1,0 +1,257 @@
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+
+import pg from 'pg'
+import {afterEach, describe, expect, it} from 'vitest'
+
+import {importFiles} from '../../src/import/importer.js'
+import {openStore} from '../../src/store/db.js'
+import type {StorePort} from '../../src/store/port.js'
+import {addProduct, charge, chargeRow, withoutId} from '../helpers/contract-fixtures.js'
+import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
+import {paymentsCsv, seedCatalog, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {run} from '../helpers/run.js'
+
+/**
+ * A first load on PostgreSQL (ImportWriterOptions.hold) drops the target's indexes but its
+ * primary key after the first batch and holds its batches in one transaction, building the
+ * indexes once (imports.ts, PgImportWriter.rebuild). What an operator relies on: the first
+ * batch is durable at once, nothing held is visible or kept before finish(), the table comes
+ * out with every index and its sequence as they were, a repeated key ends the hold with the
+ * same result as SQLite's, and a role that does not own the table imports without holding.
+ */
+describe('PostgreSQL import: a first load holds its batches', () => {
+  let db: PgDatabase | undefined
+  let store: StorePort | undefined
+  let dir: string | undefined
+  afterEach(async () => {
+    await store?.close()
+    await db?.drop()
+    if (dir) rmSync(dir, {force: true, recursive: true})
+    store = db = dir = undefined
+  })
+
+  const rows = (product: number, from: number, to: number, event = 'evt_1', ts = 100) =>
+    Array.from({length: to - from}, (_, i) =>
+      chargeRow(charge({latest_event_id: event, latest_event_timestamp: ts, origin_id: `ch_${from + i}`, product_id: product, user_id: `u${from + i}`})),
+    )
+
+  /** What another client sees: the charges it can count, the table's indexes and its identity's cache. */
+  async function seen(url: string): Promise<{cache: number; count: number; indexes: string[]}> {
+    const other = new pg.Client({connectionString: url})
+    await other.connect()
+    try {
+      const count = (await other.query<{n: string}>('SELECT count(*) AS n FROM charges')).rows[0].n
+      const indexes = (await other.query<{def: string}>(`SELECT indexdef AS def FROM pg_indexes WHERE tablename = 'charges' ORDER BY indexname`)).rows.map((r) => r.def)
+      const cache = (await other.query<{c: string}>(`SELECT seqcache AS c FROM pg_sequence WHERE seqrelid = pg_get_serial_sequence('charges', 'id')::regclass`)).rows[0].c
+      return {cache: Number(cache), count: Number(count), indexes}
+    } finally {
+      await other.end()
+    }
+  }
+
+  /** Count the charges, giving up on a lock after `ms`. */
+  async function readWithin(url: string, ms: number): Promise<number> {
+    const other = new pg.Client({connectionString: url})
+    await other.connect()
+    try {
+      await other.query(`SET lock_timeout = ${ms}`)
+      return Number((await other.query<{n: string}>('SELECT count(*) AS n FROM charges')).rows[0].n)
+    } finally {
+      await other.end()
+    }
+  }
+
+  it('commits the first batch alone, holds the next ones with the table locked, and ends with every index and the sequence as they were', async () => {
+    db = await freshPgDatabase()
+    store = openStore(db.url)
+    const product = await addProduct(store, 'pro_monthly')
+    const before = await seen(db.url)
+    expect(before.indexes.length).toBeGreaterThan(1)
+
+    const w = store.imports.writer('charges', {hold: true})
+    await w.writeChunk(rows(product, 0, 3000))
+    expect(await w.commit()).toBe(true)
+    expect(w.held).toBe(0)
+    expect((await seen(db.url)).count).toBe(3000)
+
+    await w.writeChunk(rows(product, 3000, 6000))
+    expect(await w.commit()).toBe(true)
+    await w.writeChunk(rows(product, 6000, 9000))
+    expect(await w.commit()).toBe(true)
+    expect(w.held).toBe(6000)
+    // The hold has the table: a reader waits for its commit (docs/postgres.md, "Import performance").
+    await expect(readWithin(db.url, 200)).rejects.toThrow(/lock timeout/)
+
+    expect(await w.finish()).toBe(true)
+    expect(w.held).toBe(0)
+    await w.close()
+    expect(w.counts.inserted).toBe(9000)
+    expect(await seen(db.url)).toEqual({...before, count: 9000})
+  })
+
+  it('a batch closed while held leaves nothing of the hold and the table with its indexes; the first batch stays', async () => {
+    db = await freshPgDatabase()
+    store = openStore(db.url)
+    const product = await addProduct(store, 'pro_monthly')
+    const before = await seen(db.url)
+    const w = store.imports.writer('charges', {hold: true})
+    await w.writeChunk(rows(product, 0, 2000))
+    await w.commit()
+    await w.writeChunk(rows(product, 2000, 4000))
+    await w.commit()
+    expect(w.held).toBe(2000)
+    // A run that fails or is interrupted closes its writer without finish().
+    await w.close()
+    expect(await seen(db.url)).toEqual({...before, count: 2000})
+    // Running the same import again writes the rest.
+    const again = store.imports.writer('charges', {hold: true})
+    await again.writeChunk(rows(product, 0, 4000))
+    expect(await again.commit()).toBe(true)
+    expect(await again.finish()).toBe(true)
+    await again.close()
+    expect(again.counts).toMatchObject({inserted: 2000, unchanged: 2000})
+    expect(await seen(db.url)).toEqual({...before, count: 4000})
+  })
+
+  it("a key repeated in a held batch ends the hold, and the records and counts are SQLite's", async () => {
+    db = await freshPgDatabase()
+    dir = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
+    const before = await seen(db.url)
+    const results = []
+    for (const location of [db.url, join(dir, 'store.db')]) {
+      const s = openStore(location)
+      try {
+        const product = await addProduct(s, 'pro_monthly')
+        const w = s.imports.writer('charges', {hold: true})
+        await w.writeChunk(rows(product, 0, 2000))
+        await w.commit()
+        await w.writeChunk(rows(product, 2000, 4000))
+        await w.commit()
+        // Newer events for keys of both the committed and the held batch, an older one, and new keys.
+        await w.writeChunk([...rows(product, 1000, 1500, 'evt_2', 200), ...rows(product, 3000, 3500, 'evt_2', 200), ...rows(product, 3500, 3600, 'evt_0', 50), ...rows(product, 4000, 5000)])
+        await w.commit()
+        expect(await w.finish()).toBe(true)
+        expect(w.held).toBe(0)
+        await w.close()
+        const listed = await s.revenue.list('charges', {limit: 10_000})
+        results.push({
+          counts: {...w.counts},
+          rows: listed.rows.map((r) => withoutId(r)).sort((a, b) => (a!.origin_id < b!.origin_id ? -1 : 1)),
+        })
+      } finally {
+        await s.close()
+      }
+    }
+    expect(results[0].counts).toEqual({inserted: 5000, stale: 100, unchanged: 0, updated: 1000})
+    expect(results[0]).toEqual(results[1])
+    expect(await seen(db.url)).toEqual({...before, count: 5000})
+  })
+
+  it('a role that does not own the table imports in plain batches: each commit is durable', async () => {
+    db = await freshPgDatabase()
+    store = openStore(db.url)
+    const product = await addProduct(store, 'pro_monthly')
+    const role = `pricectl_writer_${db.name.slice(-6)}`
+    const admin = new pg.Client({connectionString: db.url})
+    await admin.connect()
+    try {
+      await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'writer'`)
+      await admin.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${role}`)
+      await admin.query(`GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO ${role}`)
+      await admin.query(`GRANT ALL ON SCHEMA public TO ${role}`)
+    } finally {
+      await admin.end()
+    }
+    const url = new URL(db.url)
+    url.username = role
+    url.password = 'writer'
+    const writerStore = openStore(url.toString())
+    try {
+      const before = await seen(db.url)
+      const w = writerStore.imports.writer('charges', {hold: true})
+      await w.writeChunk(rows(product, 0, 2000))
+      await w.commit()
+      await w.writeChunk(rows(product, 2000, 4000))
+      expect(await w.commit()).toBe(true)
+      expect(w.held).toBe(0)
+      expect(await seen(db.url)).toEqual({...before, count: 4000})
+      await w.close()
+    } finally {
+      await writerStore.close()
+      const cleanup = new pg.Client({connectionString: db.url})
+      await cleanup.connect()
+      await cleanup.query(`DROP OWNED BY ${role}`).finally(() => cleanup.query(`DROP ROLE ${role}`)).finally(() => cleanup.end())
+    }
+  })
+
+  it("an import interrupted during a hold keeps the first batch, and its rejects file lists the committed batches' rejects only; the same command again completes", async () => {
+    db = await freshPgDatabase()
+    dir = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
+    const seed = join(dir, 'seed.db')
+    await withStore(seed, seedCatalog)
+    const copied = await run(undefined, ['db', 'copy', seed, db.url, '--yes', '--json'])
+    expect(copied.code, copied.stderr).toBe(0)
+    // 120,000 rows in the adapter's batches (100,000, then 25,000 near the end: the first is cut
+    // at 25,000); a bad amount in the first batch and one in the third.
+    const ROWS = 120_000
+    const lines = paymentsCsv(ROWS).trimEnd().split('\n')
+    for (const i of [10, 60_000]) lines[i] = lines[i].replace(/,\d+\.\d\d,/, ',not-a-number,')
+    const file = writeTemp('payments.csv', lines.join('\n') + '\n', dir)
+    const rejects = join(dir, 'rejects.csv')
+    store = openStore(db.url)
+    const abort = new AbortController()
+    let readAtAbort = 0
+    const failed = await importFiles(store, {kind: 'charges', paths: [file], rejects}, {
+      progress(rows) {
+        if (rows >= 70_000 && !abort.signal.aborted) {
+          readAtAbort = rows
+          abort.abort('SIGINT')
+        }
+      },
+      signal: abort.signal,
+    }).then(
+      () => undefined,
+      (error: {body?: {committed?: number}; message: string}) => error,
+    )
+    expect(failed?.message).toMatch(/^interrupted: \d+ rows committed/)
+    const committed = failed!.body!.committed!
+    // The held batches (read, not committed) are gone; the first batch and its reject stay.
+    expect(committed).toBeGreaterThan(0)
+    expect(committed).toBeLessThan(readAtAbort - 1)
+    expect((await seen(db.url)).count).toBe(committed)
+    expect(readFileSync(rejects, 'utf8').trimEnd().split('\n').map((l) => l.split(',')[0])).toEqual(['line', '11'])
+
+    const again = await importFiles(store, {kind: 'charges', paths: [file], rejects})
+    expect(again).toMatchObject({inserted: ROWS - 2 - committed, rejected: 2, unchanged: committed})
+    expect(readFileSync(rejects, 'utf8').trimEnd().split('\n').map((l) => l.split(',')[0])).toEqual(['line', '11', '60001'])
+    expect((await seen(db.url)).count).toBe(ROWS - 2)
+  }, 120_000)
+
+  it('a batch size the operator gave turns holds off: every batch is committed when the import is interrupted', async () => {
+    db = await freshPgDatabase()
+    dir = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
+    const seed = join(dir, 'seed.db')
+    await withStore(seed, seedCatalog)
+    expect((await run(undefined, ['db', 'copy', seed, db.url, '--yes', '--json'])).code).toBe(0)
+    const file = writeTemp('payments.csv', paymentsCsv(30_000), dir)
+    store = openStore(db.url)
+    const abort = new AbortController()
+    let readAtAbort = 0
+    const failed = await importFiles(store, {batchSize: 5000, kind: 'charges', paths: [file]}, {
+      progress(rows) {
+        if (rows >= 15_000 && !abort.signal.aborted) {
+          readAtAbort = rows
+          abort.abort('SIGINT')
+        }
+      },
+      signal: abort.signal,
+    }).then(
+      () => undefined,
+      (error: {body?: {committed?: number}}) => error,
+    )
+    expect(failed?.body?.committed).toBe(readAtAbort)
+    expect((await seen(db.url)).count).toBe(readAtAbort)
+  }, 60_000)
+})
