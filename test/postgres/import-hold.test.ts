@@ -5,7 +5,8 @@ import {join} from 'node:path'
 import pg from 'pg'
 import {afterEach, describe, expect, it} from 'vitest'
 
-import {importFiles} from '../../src/import/importer.js'
+import type {InterruptedError} from '../../src/errors.js'
+import {importFiles, type ImportOptions} from '../../src/import/importer.js'
 import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import {addProduct, charge, chargeRow, withoutId} from '../helpers/contract-fixtures.js'
@@ -186,13 +187,42 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     }
   })
 
-  it("an import interrupted during a hold keeps the first batch, and its rejects file lists the committed batches' rejects only; the same command again completes", async () => {
-    db = await freshPgDatabase()
-    dir = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
-    const seed = join(dir, 'seed.db')
+  /** A database with the revenue fixtures' catalog (copied from a SQLite seed), the store open on it, and a temp folder. */
+  async function seededCatalog(): Promise<{db: PgDatabase; dir: string; store: StorePort}> {
+    const made = await freshPgDatabase()
+    const folder = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
+    db = made
+    dir = folder
+    const seed = join(folder, 'seed.db')
     await withStore(seed, seedCatalog)
-    const copied = await run(undefined, ['db', 'copy', seed, db.url, '--yes', '--json'])
+    const copied = await run(undefined, ['db', 'copy', seed, made.url, '--yes', '--json'])
     expect(copied.code, copied.stderr).toBe(0)
+    const opened = openStore(made.url)
+    store = opened
+    return {db: made, dir: folder, store: opened}
+  }
+
+  /** Import, Ctrl-C after the first batch that brings the rows read to `after`: the error, and the rows read then. */
+  async function interrupted(s: StorePort, options: ImportOptions, after: number): Promise<{error?: InterruptedError; read: number}> {
+    const abort = new AbortController()
+    let read = 0
+    const error = await importFiles(s, options, {
+      progress(rows) {
+        if (rows >= after && !abort.signal.aborted) {
+          read = rows
+          abort.abort('SIGINT')
+        }
+      },
+      signal: abort.signal,
+    }).then(
+      () => undefined,
+      (e: InterruptedError) => e,
+    )
+    return {error, read}
+  }
+
+  it("an import interrupted during a hold keeps the first batch, and its rejects file lists the committed batches' rejects only; the same command again completes", async () => {
+    const {db, dir, store} = await seededCatalog()
     // 120,000 rows in the adapter's batches (100,000, then 25,000 near the end: the first is cut
     // at 25,000); a bad amount in the first batch and one in the third.
     const ROWS = 120_000
@@ -200,23 +230,9 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     for (const i of [10, 60_000]) lines[i] = lines[i].replace(/,\d+\.\d\d,/, ',not-a-number,')
     const file = writeTemp('payments.csv', lines.join('\n') + '\n', dir)
     const rejects = join(dir, 'rejects.csv')
-    store = openStore(db.url)
-    const abort = new AbortController()
-    let readAtAbort = 0
-    const failed = await importFiles(store, {kind: 'charges', paths: [file], rejects}, {
-      progress(rows) {
-        if (rows >= 70_000 && !abort.signal.aborted) {
-          readAtAbort = rows
-          abort.abort('SIGINT')
-        }
-      },
-      signal: abort.signal,
-    }).then(
-      () => undefined,
-      (error: {body?: {committed?: number}; message: string}) => error,
-    )
+    const {error: failed, read: readAtAbort} = await interrupted(store, {kind: 'charges', paths: [file], rejects}, 70_000)
     expect(failed?.message).toMatch(/^interrupted: \d+ rows committed/)
-    const committed = failed!.body!.committed!
+    const committed = failed!.body.committed as number
     // The held batches (read, not committed) are gone; the first batch and its reject stay.
     expect(committed).toBeGreaterThan(0)
     expect(committed).toBeLessThan(readAtAbort - 1)
@@ -230,27 +246,9 @@ describe('PostgreSQL import: a first load holds its batches', () => {
   }, 120_000)
 
   it('a batch size the operator gave turns holds off: every batch is committed when the import is interrupted', async () => {
-    db = await freshPgDatabase()
-    dir = mkdtempSync(join(tmpdir(), 'pricectl-hold-'))
-    const seed = join(dir, 'seed.db')
-    await withStore(seed, seedCatalog)
-    expect((await run(undefined, ['db', 'copy', seed, db.url, '--yes', '--json'])).code).toBe(0)
+    const {db, dir, store} = await seededCatalog()
     const file = writeTemp('payments.csv', paymentsCsv(30_000), dir)
-    store = openStore(db.url)
-    const abort = new AbortController()
-    let readAtAbort = 0
-    const failed = await importFiles(store, {batchSize: 5000, kind: 'charges', paths: [file]}, {
-      progress(rows) {
-        if (rows >= 15_000 && !abort.signal.aborted) {
-          readAtAbort = rows
-          abort.abort('SIGINT')
-        }
-      },
-      signal: abort.signal,
-    }).then(
-      () => undefined,
-      (error: {body?: {committed?: number}}) => error,
-    )
+    const {error: failed, read: readAtAbort} = await interrupted(store, {batchSize: 5000, kind: 'charges', paths: [file]}, 15_000)
     expect(failed?.body?.committed).toBe(readAtAbort)
     expect((await seen(db.url)).count).toBe(readAtAbort)
   }, 60_000)
