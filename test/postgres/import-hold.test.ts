@@ -92,6 +92,45 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     expect(await seen(db.url)).toEqual({...before, count: 9000})
   })
 
+  it('another session waiting for the hold ends it at the next batch: the waiter gets its answer, and the load goes on in plain batches', async () => {
+    db = await freshPgDatabase()
+    store = openStore(db.url)
+    const product = await addProduct(store, 'pro_monthly')
+    const before = await seen(db.url)
+    const w = store.imports.writer('charges', {hold: true})
+    await w.writeChunk(rows(product, 0, 2000))
+    await w.commit()
+    await w.writeChunk(rows(product, 2000, 4000))
+    await w.commit()
+    await w.writeChunk(rows(product, 4000, 6000))
+    expect(await w.commit()).toBe(true)
+    expect(w.held).toBe(4000)
+    // A reader of the table (a report, say) comes to wait for the hold.
+    const waiter = readWithin(db.url, 30_000)
+    const other = new pg.Client({connectionString: db.url})
+    await other.connect()
+    try {
+      for (let waiting = false; !waiting; ) {
+        const r = await other.query<{n: number}>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)
+        waiting = r.rows[0].n > 0
+      }
+    } finally {
+      await other.end()
+    }
+    await w.writeChunk(rows(product, 6000, 8000))
+    expect(await w.commit()).toBe(true)
+    expect(w.held).toBe(0)
+    // It saw the whole hold, committed.
+    expect(await waiter).toBe(8000)
+    expect(await seen(db.url)).toEqual({...before, count: 8000})
+    // No hold begins again: the next batch is durable at its commit.
+    await w.writeChunk(rows(product, 8000, 10_000))
+    await w.commit()
+    expect(w.held).toBe(0)
+    expect((await seen(db.url)).count).toBe(10_000)
+    await w.close()
+  })
+
   it('a batch closed while held leaves nothing of the hold and the table with its indexes; the first batch stays', async () => {
     db = await freshPgDatabase()
     store = openStore(db.url)

@@ -75,9 +75,10 @@ function copyValue(v: unknown): string {
 }
 
 /**
- * A first load holds its batches until the writer has written this many rows (PgImportWriter.rebuild):
- * a hold keeps the store's write lock, so other writers wait for it (about 6 s per 1M rows
- * here, within their 10 s busy timeout), and a kill loses what it held.
+ * A first load holds its batches until the writer has written this many rows, or another
+ * session waits for it (PgImportWriter.rebuild): a kill loses what a hold held, and a session
+ * that comes to wait during its last batch waits for that batch and the index builds too
+ * (1M rows: ~1 s on the bench machine of 11-30, ~3 s on a 3x slower one).
  */
 export const HOLD_ROWS = 1_000_000
 
@@ -194,9 +195,11 @@ class PgImportWriter implements ImportWriter {
    * commits. Inserting 1M random keys into the unique index cost about as much as the rest of
    * the load together (docs/postgres.md, "Import performance"). The first batch commits alone
    * (a kill after it keeps rows); the next hold lasts until the writer has written HOLD_ROWS
-   * rows, until finish(), or until a row must look its record up (unhold: a key's second row,
-   * more keys than ImportKeys holds, a pending partial update). The writer holds no more after
-   * that: the rest of a larger load goes in plain batches, each sorted into the indexes.
+   * rows, until another session waits for it at a batch's end (waitedOn: a hold keeps the
+   * store's write lock and the table, and other writers fail busy after 10 s, `serve`'s
+   * statements after 5 s), until finish(), or until a row must look its record up (unhold: a
+   * key's second row, more keys than ImportKeys holds, a pending partial update). The writer
+   * holds no more after that: the rest goes in plain batches, each sorted into the indexes.
    */
   private rebuild?: string[]
   /** Rows committed when the hold began (counts' sum). */
@@ -604,6 +607,17 @@ class PgImportWriter implements ImportWriter {
     return await this.commit()
   }
 
+  /**
+   * Whether another session waits for a lock this one holds (the write lock, the table). From
+   * pg_locks, read afresh by each statement (pg_stat_activity is a snapshot per transaction).
+   */
+  private async waitedOn(): Promise<boolean> {
+    const [r] = await this.sql.rows<{waited: boolean}>(
+      'SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND pg_backend_pid() = ANY (pg_blocking_pids(pid))) AS waited',
+    )
+    return r.waited
+  }
+
   /** The target's largest id (null: it is empty). */
   private async maxId(): Promise<null | number> {
     const [r] = await this.sql.rows<{id: null | number}>(`SELECT max(id) AS id FROM ${this.table}`)
@@ -698,10 +712,11 @@ class PgImportWriter implements ImportWriter {
     if (!this.open) return true
     await this.settle()
     if (this.lost) return false
-    // After the first batch, a hold goes on until the writer has written HOLD_ROWS rows (see rebuild).
+    // After the first batch, one hold goes on until HOLD_ROWS rows or a waiting session (see rebuild).
     if (this.rebuild !== undefined) {
-      if (this.heldFrom > 0 && this.total() < HOLD_ROWS) return true
+      if (this.heldFrom > 0 && this.total() < HOLD_ROWS && !await this.waitedOn()) return true
       await this.build()
+      if (this.heldFrom > 0) this.holds = false
     }
     // What the next batch compares the target's largest id with (see clean).
     if (this.clean) this.lastId = await this.maxId()
