@@ -64,6 +64,22 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     }
   }
 
+  /** A fresh store with one product, its table as another client sees it, and a holding writer that wrote and committed `batches` batches of 2,000 rows. */
+  async function holding(batches: number) {
+    const made = await freshPgDatabase()
+    const opened = openStore(made.url)
+    db = made
+    store = opened
+    const product = await addProduct(opened, 'pro_monthly')
+    const before = await seen(made.url)
+    const w = opened.imports.writer('charges', {hold: true})
+    for (let b = 0; b < batches; b++) {
+      await w.writeChunk(rows(product, 2000 * b, 2000 * (b + 1)))
+      expect(await w.commit()).toBe(true)
+    }
+    return {before, opened, product, url: made.url, w}
+  }
+
   it('commits the first batch alone, holds the next ones with the table locked, and ends with every index and the sequence as they were', async () => {
     db = await freshPgDatabase()
     store = openStore(db.url)
@@ -93,21 +109,11 @@ describe('PostgreSQL import: a first load holds its batches', () => {
   })
 
   it('another session waiting for the hold ends it at the next batch: the waiter gets its answer, and the load goes on in plain batches', async () => {
-    db = await freshPgDatabase()
-    store = openStore(db.url)
-    const product = await addProduct(store, 'pro_monthly')
-    const before = await seen(db.url)
-    const w = store.imports.writer('charges', {hold: true})
-    await w.writeChunk(rows(product, 0, 2000))
-    await w.commit()
-    await w.writeChunk(rows(product, 2000, 4000))
-    await w.commit()
-    await w.writeChunk(rows(product, 4000, 6000))
-    expect(await w.commit()).toBe(true)
+    const {before, product, url, w} = await holding(3)
     expect(w.held).toBe(4000)
     // A reader of the table (a report, say) comes to wait for the hold.
-    const waiter = readWithin(db.url, 30_000)
-    const other = new pg.Client({connectionString: db.url})
+    const waiter = readWithin(url, 30_000)
+    const other = new pg.Client({connectionString: url})
     await other.connect()
     try {
       for (let waiting = false; !waiting; ) {
@@ -122,37 +128,29 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     expect(w.held).toBe(0)
     // It saw the whole hold, committed.
     expect(await waiter).toBe(8000)
-    expect(await seen(db.url)).toEqual({...before, count: 8000})
+    expect(await seen(url)).toEqual({...before, count: 8000})
     // No hold begins again: the next batch is durable at its commit.
     await w.writeChunk(rows(product, 8000, 10_000))
     await w.commit()
     expect(w.held).toBe(0)
-    expect((await seen(db.url)).count).toBe(10_000)
+    expect((await seen(url)).count).toBe(10_000)
     await w.close()
   })
 
   it('a batch closed while held leaves nothing of the hold and the table with its indexes; the first batch stays', async () => {
-    db = await freshPgDatabase()
-    store = openStore(db.url)
-    const product = await addProduct(store, 'pro_monthly')
-    const before = await seen(db.url)
-    const w = store.imports.writer('charges', {hold: true})
-    await w.writeChunk(rows(product, 0, 2000))
-    await w.commit()
-    await w.writeChunk(rows(product, 2000, 4000))
-    await w.commit()
+    const {before, opened, product, url, w} = await holding(2)
     expect(w.held).toBe(2000)
     // A run that fails or is interrupted closes its writer without finish().
     await w.close()
-    expect(await seen(db.url)).toEqual({...before, count: 2000})
+    expect(await seen(url)).toEqual({...before, count: 2000})
     // Running the same import again writes the rest.
-    const again = store.imports.writer('charges', {hold: true})
+    const again = opened.imports.writer('charges', {hold: true})
     await again.writeChunk(rows(product, 0, 4000))
     expect(await again.commit()).toBe(true)
     expect(await again.finish()).toBe(true)
     await again.close()
     expect(again.counts).toMatchObject({inserted: 2000, unchanged: 2000})
-    expect(await seen(db.url)).toEqual({...before, count: 4000})
+    expect(await seen(url)).toEqual({...before, count: 4000})
   })
 
   it("a key repeated in a held batch ends the hold, and the records and counts are SQLite's", async () => {
