@@ -61,7 +61,34 @@ export class CsvReader {
   private fedBytes = 0
   private passedFeeds = 0
 
-  constructor(private readonly sink: RecordSink) {}
+  /**
+   * `crlf`: the file's record delimiter, for a reader that starts at a record in the middle of
+   * the file (a chunk, pipeline.ts): it is the file's, from its first line break, not the
+   * chunk's, and no byte order mark is looked for.
+   */
+  constructor(
+    private readonly sink: RecordSink,
+    options: {crlf?: boolean} = {},
+  ) {
+    if (options.crlf !== undefined) {
+      this.crlf = options.crlf
+      this.started = true
+    }
+  }
+
+  /** Lines consumed so far (line feeds fed, and a last line without one once ended). */
+  get lines(): number {
+    return this.line
+  }
+
+  /**
+   * Whether what was fed, ending with a line feed, ends exactly at the end of a record, as
+   * read on the short road: no line left unfinished and no quoted field open. A reader in
+   * csv-parse's stream cannot tell, and says no.
+   */
+  atRecordBoundary(): boolean {
+    return this.stream === undefined && this.crlf !== undefined && this.rest === '' && this.chunk.length === 0
+  }
 
   /**
    * Whether text decoded since the last call held U+FFFD (what bytes that are not UTF-8

@@ -33,7 +33,10 @@ export type ImportOptions = {
   dryRun?: boolean
   /** Exports to import: files, or folders of them (every *.csv in name order; sources.ts). */
   paths: readonly string[]
-  /** Files read and validated at once (default: the cores, at most MAX_DEFAULT_JOBS). */
+  /**
+   * Reading threads at once (default: the cores, at most MAX_DEFAULT_JOBS): files read and
+   * validated at once, a file read by several threads (`readers`) counting as that many.
+   */
   jobs?: number
   kind: ImportKind
   mapping?: string
@@ -53,6 +56,9 @@ export type ImportOptions = {
   inThreadMaxBytes?: number
   /** The reading threads' page cache per stage (KB): a bigger batch spills to the stage file as it is staged (default STAGE_CACHE_KB, 1,024). */
   stageCacheKb?: number
+  /** Threads that read one large file at once (default: the store's ImportsRepository.readersPerFile, else 1), each its own chunks of chunkBytes (default CHUNK_BYTES). */
+  readers?: number
+  chunkBytes?: number
 }
 
 export type ImportCounts = {inserted: number; read: number; rejected: number; stale: number; unchanged: number; updated: number}
@@ -156,9 +162,10 @@ function deferred<T>(): Deferred<T> {
  * Import one or several exports. Every file is opened and its header mapped before
  * anything is written (a file that cannot be read or whose layout is unknown is refused,
  * exit 2, naming it). Then up to `jobs` worker threads start on files at once (each reads its
- * header and loads what its mapper needs), and the files' rows are written one file after
- * the other, in the order of the sources, through one writer and its two stages: a file's
- * batches are its own, then the next file's begin; one summary, one rejects file.
+ * header and loads what its mapper needs; a large file may take several, each its own chunks:
+ * pipeline.ts), and the files' rows are written one file after the other, in the order of the
+ * sources, through one writer and its stages (two per thread of a file): a file's batches are
+ * its own, then the next file's begin; one summary, one rejects file.
  */
 export async function importFiles(store: StorePort, o: ImportOptions, hooks: ImportHooks = {}): Promise<ImportResult> {
   const started = performance.now()
@@ -168,6 +175,8 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // file's end is not cut smaller (docs/postgres.md, "Import performance").
   const batchGiven = o.batchSize !== undefined || Boolean(process.env.PRICECTL_IMPORT_BATCH)
   const jobs = jobsFrom(o.jobs)
+  // A file read by several threads takes that many of the jobs; --jobs 1 reads with one.
+  const readers = Math.min(o.readers ?? store.imports.readersPerFile ?? 1, jobs)
   if (!Array.isArray(o.paths) || o.paths.length === 0) throw new InvalidInputError('expected the path of a CSV export, or of a folder of them')
   // Vetted before anything is written: never the store, an export or the mapping file.
   const rejectsPath = resolve(o.rejects ?? defaultRejects(o.paths, o.kind))
@@ -222,7 +231,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
   // The stages the reading threads write rows into, one file after another.
   let stagePaths: readonly string[]
   try {
-    stagePaths = writer.externalStages()
+    stagePaths = writer.externalStages(readers)
   } catch (error) {
     await writer.close()
     rejects.close()
@@ -250,9 +259,9 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
     heldRejects = []
   }
 
-  // Up to `jobs` files are read at once (p-limit, first come first served, so a file starts
-  // before every later one); a file's slot frees once its rows are written.
-  const limit = pLimit(jobs)
+  // Up to `jobs` reading threads at once (p-limit over files, first come first served, so a
+  // file starts before every later one); a file's slot frees once its rows are written.
+  const limit = pLimit(Math.max(1, Math.floor(jobs / readers)))
   const ready = planned.map(() => deferred<Pipeline>())
   // Awaited by the writing loop unless it stopped earlier: never an unhandled rejection.
   for (const r of ready) r.promise.catch(() => {})
@@ -265,7 +274,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       try {
         const layout: MainMessage = {fallbackProductId: fallback?.id ?? null, layout: p.layout, type: 'layout'}
         const input = {batch: batchSize, db: store.location, tailBatch: batchGiven ? undefined : store.imports.tailBatchRows, file: p.file, kind: o.kind, maxRejects: MAX_PENDING_REJECTS, progressRows: PROGRESS_ROWS, stageCacheKb: o.stageCacheKb, stages: stagePaths}
-        const pipeline = await startPipeline(input, {inThreadMaxBytes: o.inThreadMaxBytes, onHeader: () => layout})
+        const pipeline = await startPipeline(input, {chunkBytes: o.chunkBytes, header: p.raw, inThreadMaxBytes: o.inThreadMaxBytes, onHeader: () => layout, readers})
         pipelines.push(pipeline)
         ready[i].resolve(pipeline)
       } catch (error) {
@@ -309,7 +318,7 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
       const pipeline = await unlessInterrupted(ready[i].promise)
       writing = pipeline
       // The stages are this file's now (the file before has ended: its last batch committed).
-      for (const stage of [0, 1]) pipeline.send({stage, type: 'free'})
+      for (const stage of pipeline.stages) pipeline.send({stage, type: 'free'})
       const before = {...writer.counts}
       const file = perFile[i]
       for (;;) {

@@ -9,7 +9,7 @@ import type {ExternalStages, WalCheckpoints} from '../store/port/imports.js'
 import {diskFullHint} from '../store/disk-full.js'
 import {openReaderStore} from '../store/reader.js'
 import {isPostgresUrl} from '../store/url.js'
-import {CsvReader} from './csv-reader.js'
+import {CsvReader, type RecordSink} from './csv-reader.js'
 import type {ImportKind, Preset} from './presets.js'
 import {RowMiss} from './loads.js'
 import {loadPricingEngine} from './products.js'
@@ -47,6 +47,34 @@ export type WorkerInput = {
   stages: readonly string[]
   /** The page cache of this thread's stage connections (KB; default STAGE_CACHE_KB). */
   stageCacheKb?: number
+  /** This thread's chunks when several threads read the file (pipeline.ts); undefined: the whole file. */
+  chunks?: Chunks
+}
+
+/**
+ * Chunks of a file read by `readers` threads at once: chunk k begins at the first line after
+ * byte k × `bytes` (chunkStart) and ends where chunk k + 1 begins; this thread reads chunks
+ * `index`, `index` + `readers`, ... Chunk 0 holds the header; the others are read with
+ * `header` and the file's record delimiter (`crlf`) known.
+ */
+export type Chunks = {bytes: number; crlf: boolean; header: string[]; index: number; readers: number}
+
+/**
+ * Where chunk `at` / bytes begins: just after the first line feed at or after byte `at` - 1
+ * (the file's size when there is none; 0 for 0). Whether that is a record's start, and not a
+ * line break inside a quoted field, is known only once the chunk before is read up to it.
+ */
+export function chunkStart(fd: number, size: number, at: number): number {
+  if (at <= 0) return 0
+  const buf = Buffer.allocUnsafe(READ_BYTES)
+  for (let pos = at - 1; pos < size; ) {
+    const n = readSync(fd, buf, 0, buf.length, pos)
+    if (n === 0) break
+    const lf = buf.subarray(0, n).indexOf(10)
+    if (lf !== -1) return pos + lf + 1
+    pos += n
+  }
+  return size
 }
 
 /**
@@ -71,7 +99,27 @@ export type Settled = {difference_minor: number; rows: number}
 /** Progress of the file between two staged batches. */
 export type ProgressMessage = {bytes: number; read: number; settled: Settled; type: 'progress'}
 
-export type WorkerMessage = ProgressMessage | StagedMessage | {bytes: number; type: 'end'} | {header: string[]; type: 'header'} | {message: string; type: 'error'}
+/**
+ * A chunk read to its end, which is the end of a record (Chunks): its lines, rows and bytes, to
+ * which the messages of the next chunk count theirs (pipeline.ts).
+ */
+export type ChunkMessage = {bytes: number; lines: number; read: number; type: 'chunk'}
+
+/**
+ * The chunk being read does not end at a record's end (a quoted field with line breaks spans
+ * its end, or csv-parse's stream reads it): this thread reads on to the end of the file, and
+ * what the other threads read from there on is dropped (pipeline.ts).
+ */
+export type TakeoverMessage = {type: 'takeover'}
+
+export type WorkerMessage =
+  | ChunkMessage
+  | ProgressMessage
+  | StagedMessage
+  | TakeoverMessage
+  | {bytes: number; type: 'end'}
+  | {header: string[]; type: 'header'}
+  | {message: string; type: 'error'}
 
 /**
  * What the writer sends: the layout once the header is known; a stage freed (its batch
@@ -206,14 +254,17 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     const toRow = input.kind === 'charges' ? chargeRow : subscriptionRow
     const columns = input.kind === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_IMPORT_COLUMNS
     const scratch = new Array<unknown>(columns.length)
-    let header: string[] | undefined
+    let header: string[] | undefined = input.chunks && input.chunks.index > 0 ? input.chunks.header : undefined
     let mapper: RowMapper<ChargeValues | SubscriptionValues> | undefined
     let store: StorePort | undefined
     /** Opened at the first checkpoint asked for (null: the store cannot be checkpointed from here). */
     let checkpoints: null | undefined | WalCheckpoints
     let rejects: [number, string, string[]][] = []
+    // Rows and bytes of the chunk being read (the whole file when it is one chunk), and of this thread's chunks before it.
     let read = 0
     let bytes = 0
+    let readBefore = 0
+    let bytesBefore = 0
     // Text with U+FFFD read in the chunk before (whose unfinished line the current one ends).
     let replacementBefore = false
 
@@ -361,7 +412,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
       if (blocked || miss !== undefined || !mapRecord(record, endLine)) held.push(() => mapRecord(record, endLine, true))
     }
 
-    const reader = new CsvReader({
+    const sink: RecordSink = {
       record(record, endLine) {
         if (header === undefined) {
           header = record
@@ -384,7 +435,8 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         if (blocked || miss) held.push(unreadable)
         else unreadable()
       },
-    })
+    }
+    let reader = new CsvReader(sink)
 
     /** The writer picks the layout from the header (or refuses the file and stops us); then the records read meanwhile are mapped. */
     const makeMapper = async () => {
@@ -404,25 +456,51 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     const fd = openSync(input.file, 'r')
     const size = fstatSync(fd).size
     const buf = Buffer.allocUnsafe(READ_BYTES)
+    const chunks = input.chunks
     try {
-      for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, null)
-        if (n === 0) break
-        bytes += n
-        // What is left of the file is less than a batch, at the bytes per row read so far: the
-        // rest goes in batches of input.tailBatch (see WorkerInput).
-        if (input.tailBatch !== undefined && read > 0 && (size - bytes) * read < bytes * input.batch) batchRows = Math.min(input.batch, input.tailBatch)
-        reader.write(buf.subarray(0, n))
-        if (header !== undefined && mapper === undefined) await makeMapper()
-        if (mapper) {
-          await drain()
-          replacementBefore = reader.takeReplacementSeen()
+      for (let k = chunks?.index ?? 0; ; k += chunks!.readers) {
+        // This thread's next chunk [pos, end), the whole file without chunks.
+        let pos = chunks ? chunkStart(fd, size, k * chunks.bytes) : 0
+        if (k > 0 && pos >= size) break
+        let end = chunks ? chunkStart(fd, size, (k + 1) * chunks.bytes) : size
+        if (k > 0) reader = new CsvReader(sink, {crlf: chunks!.crlf})
+        readBefore += read
+        bytesBefore += bytes
+        read = 0
+        bytes = 0
+        replacementBefore = false
+        lastUnreadable = -1
+        for (;;) {
+          const n = pos < end ? readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos) : 0
+          if (n === 0) {
+            if (end >= size || reader.atRecordBoundary()) break
+            // The chunk's end is inside a record: this thread reads on to the file's end.
+            port.postMessage({type: 'takeover'} satisfies WorkerMessage)
+            end = size
+            continue
+          }
+          pos += n
+          bytes += n
+          // What is left of the file is less than a batch, at the bytes per row read so far: the
+          // rest goes in batches of input.tailBatch (see WorkerInput).
+          const rows = readBefore + read
+          if (input.tailBatch !== undefined && rows > 0 && (size - pos) * rows < (bytesBefore + bytes) * input.batch) batchRows = Math.min(input.batch, input.tailBatch)
+          reader.write(buf.subarray(0, n))
+          if (header !== undefined && mapper === undefined) await makeMapper()
+          if (mapper) {
+            await drain()
+            replacementBefore = reader.takeReplacementSeen()
+          }
         }
+        if (end >= size) reader.end()
+        if (header !== undefined && mapper === undefined) await makeMapper()
+        await drain()
+        if (inBatch > 0) completeStage()
+        if (!chunks) break
+        port.postMessage({bytes, lines: reader.lines, read, type: 'chunk'} satisfies WorkerMessage)
+        // Read on to the file's end (a takeover): no chunk of this thread is left.
+        if (end >= size) break
       }
-      reader.end()
-      if (header !== undefined && mapper === undefined) await makeMapper()
-      await drain()
-      if (inBatch > 0) completeStage()
       // While the writer commits the last batch, copy the batches it committed before into the
       // store's file: its last COMMIT then checkpoints only the last batch's pages (this thread
       // has nothing else to do; docs/performance.md, "Import").

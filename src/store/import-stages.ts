@@ -58,11 +58,11 @@ export function sweepStaleStages(parent = tmpdir()): string[] {
   return swept
 }
 
-/** The folder and the two files of an import's stages, each with an empty STAGE_TABLE of `columns` (no types: values come back as bound). */
-export function makeStageFiles(columns: readonly string[]): {dir: string; paths: string[]} {
+/** The folder and the `count` files (two per reading thread) of an import's stages, each with an empty STAGE_TABLE of `columns` (no types: values come back as bound). */
+export function makeStageFiles(columns: readonly string[], count = 2): {dir: string; paths: string[]} {
   sweepStaleStages()
   const dir = mkdtempSync(join(tmpdir(), `pricectl-import-${process.pid}-`))
-  const paths = [0, 1].map((i) => join(dir, `stage${i}.db`))
+  const paths = Array.from({length: count}, (_, i) => join(dir, `stage${i}.db`))
   try {
     for (const path of paths) {
       const file = new Database(path)

@@ -157,6 +157,24 @@ export function paymentsCsv(n: number, offset = 0): string {
 }
 
 /**
+ * A payments export of paymentsCsv's 400 rows, with rows repeated far apart (the same events:
+ * unchanged), one record sent again with a later refund (updated), 4 rejects, and 6
+ * descriptions quoted with line breaks and commas in them. Records end with `eol`; the last
+ * one without it when `unterminated`.
+ */
+export function awkwardPaymentsCsv(eol: '\n' | '\r\n', unterminated: boolean): string {
+  const data = paymentsCsv(400).trimEnd().split('\n').slice(1)
+  const quoted = (l: string, i: number) => l.replace(',Pro plan,', `,"Pro plan\nrenewed, ""yearly""\n#${i}",`)
+  const bad = (l: string) => l.replace(/,(usd|eur),/, ',xyz,').replace(/^ch_/, 'ch_bad_')
+  const refundedLater = data[21].replace(',Paid,', ',Refunded,').replace(/^([^,]*,[^,]*,([^,]*)),0\.00,/, '$1,$2,')
+  const body = data.map((l, i) => (i % 67 === 11 ? quoted(l, i) : l))
+  body.splice(120, 0, bad(data[3]), ...data.slice(30, 36))
+  body.splice(260, 0, refundedLater, bad(data[4]), ...data.slice(200, 203))
+  body.push(bad(data[5]), ...data.slice(0, 4), bad(data[6]))
+  return [PAYMENTS_HEADER.join(','), ...body].join(eol) + (unterminated ? '' : eol)
+}
+
+/**
  * Seeded stores for a test file: the catalog is seeded once (beforeAll) into a template, and
  * each call of the function returned copies it into a fresh temp folder.
  */

@@ -11,7 +11,7 @@ import {openStore} from '../../src/store/db.js'
 import type {StorePort} from '../../src/store/port.js'
 import {addProduct, charge, chargeRow, withoutId} from '../helpers/contract-fixtures.js'
 import {freshPgDatabase, type PgDatabase} from '../helpers/postgres.js'
-import {paymentsCsv, seedCatalog, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
+import {awkwardPaymentsCsv, paymentsCsv, seedCatalog, withStore, writeTemp} from '../helpers/revenue-fixtures.js'
 import {run} from '../helpers/run.js'
 
 /**
@@ -289,4 +289,23 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     expect(failed?.body?.committed).toBe(readAtAbort)
     expect((await seen(db.url)).count).toBe(readAtAbort)
   }, 60_000)
+
+  it("a file read by two threads, each its own chunks, ends as SQLite's import by one thread: rows, counts and rejects, while repeats end the hold", async () => {
+    const {dir, store} = await seededCatalog()
+    expect(store.imports.readersPerFile).toBe(2)
+    const file = writeTemp('payments.csv', awkwardPaymentsCsv('\n', false), dir)
+    const outcome = async (s: StorePort, options: Partial<ImportOptions>, rejects: string) => {
+      const {file: _f, files: _l, rejects_file: _j, rows_per_second: _r, seconds: _s, ...result} = await importFiles(s, {...options, inThreadMaxBytes: 0, kind: 'charges', paths: [file], rejects})
+      const {rows} = await s.revenue.list('charges', {limit: 1000})
+      return {rejects: readFileSync(rejects, 'utf8'), result, rows: rows.map((r) => withoutId(r)).sort((a, b) => a!.origin_id.localeCompare(b!.origin_id))}
+    }
+    const seed = join(dir, 'one.db')
+    await withStore(seed, seedCatalog)
+    const one = await withStore(seed, async (_db, s) => await outcome(s, {}, join(dir, 'one.csv')))
+    // Chunks of a few lines, each a batch; the second begins inside a quoted field.
+    const text = readFileSync(file)
+    const two = await outcome(store, {chunkBytes: text.indexOf('Pro plan\n') + 'Pro plan\n'.length}, join(dir, 'two.csv'))
+    expect(two).toEqual(one)
+    expect(one.result).toMatchObject({inserted: 400, rejected: 4, unchanged: 13, updated: 1})
+  })
 })

@@ -19,7 +19,7 @@ export const importArgs = {
 export const importFlags = {
   'batch-size': Flags.integer({description: 'Rows per transaction, each committed (default $PRICECTL_IMPORT_BATCH, else 250000 on SQLite and 100000 on PostgreSQL, where a first load may hold batches back)', min: 1}),
   'dry-run': Flags.boolean({description: 'Validate and count what would change; write nothing'}),
-  jobs: Flags.integer({description: `Files read and validated at once (default: the cores, at most ${MAX_DEFAULT_JOBS})`, max: MAX_JOBS, min: 1}),
+  jobs: Flags.integer({description: `Reading threads at once: files read and validated at once, a large file read by two threads on PostgreSQL counting as two (default: the cores, at most ${MAX_DEFAULT_JOBS})`, max: MAX_JOBS, min: 1}),
   force: Flags.boolean({description: 'Overwrite the --rejects path when it exists and is not a rejects CSV of an earlier import'}),
   mapping: Flags.string({description: 'JSON file describing another layout (see docs/revenue.md)'}),
   preset: Flags.string({description: 'Force a preset instead of detecting it from the header', options: PRESET_NAMES}),

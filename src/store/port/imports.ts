@@ -43,11 +43,12 @@ export interface ImportWriter {
    */
   commit(): Promise<boolean>
   /**
-   * The two stages the import's reading thread fills with rows (ImportsRepository.fillStages
-   * of its own store), one batch each, taking turns: scratch files in a private temp folder,
-   * with a table of the import's columns. Made once, before any row is written; they go at close().
+   * The stages the import's reading threads fill with rows (ImportsRepository.fillStages of
+   * their own store), two for each of `readers` threads (default 1) that read a file at once,
+   * one batch each, taking turns: scratch files in a private temp folder, with a table of the
+   * import's columns. Made once, before any row is written; they go at close().
    */
-  externalStages(): readonly string[]
+  externalStages(readers?: number): readonly string[]
   /**
    * Write one complete stage as one batch and commit it (nothing else may be open): the same
    * rules and counts as its rows written through writeChunk and committed (a dry run: counted
@@ -99,6 +100,12 @@ export interface ImportsRepository {
    * after the file is read, with the reading thread idle); batchRows throughout when left out.
    */
   readonly tailBatchRows?: number
+  /**
+   * Threads that read one large file at once, each its own chunks of it (src/import/pipeline.ts);
+   * 1 when left out. Worth more than one where the reading thread, not the writer, is the
+   * import's critical path (PostgreSQL, whose server does most of the writing).
+   */
+  readonly readersPerFile?: number
   /**
    * A writer of import rows into `table`. The store is tuned for bulk writes until close()
    * (SQLite: a larger page cache, fewer checkpoints, product references checked per batch).

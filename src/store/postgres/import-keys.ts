@@ -38,7 +38,8 @@ export class ImportKeys {
 
   private put(slots: Float64Array, h: number): boolean {
     const mask = slots.length - 1
-    for (let i = h % slots.length; ; i = (i + 1) & mask) {
+    // The hash's low 32 bits pick the slot (integer operations: `h % length` is a float remainder).
+    for (let i = (h >>> 0) & mask; ; i = (i + 1) & mask) {
       const s = slots[i]
       if (s === h) return false
       if (s === 0) {
@@ -49,8 +50,9 @@ export class ImportKeys {
   }
 
   private grow(): void {
-    const next = new Float64Array(this.slots.length * 2)
-    for (const h of this.slots) if (h !== 0) this.put(next, h)
+    const {slots} = this
+    const next = new Float64Array(slots.length * 2)
+    for (let i = 0; i < slots.length; i++) if (slots[i] !== 0) this.put(next, slots[i])
     this.slots = next
   }
 }

@@ -42,6 +42,14 @@ export class PgImports implements ImportsRepository {
    */
   readonly tailBatchRows = 25_000
 
+  /**
+   * Two threads read a large file, each its own chunks: the reading thread was the critical
+   * path, busy ~85% of a load while the server and the writer used about half a core
+   * (docs/postgres.md, "Import performance").
+   */
+  readonly readersPerFile = READERS
+
+
   constructor(
     private readonly sql: Sql,
     private readonly revenue: PgRevenue,
@@ -61,6 +69,9 @@ export class PgImports implements ImportsRepository {
     return new ImportStages(paths, cacheKb, packed ? {key: (r) => keyHash(r[0] as string, r[1] as string, r[2] as string), line: copyLine, rows: STAGE_PAGE_ROWS} : undefined)
   }
 }
+
+/** Reading threads per large file (PgImports.readersPerFile). */
+const READERS = 2
 
 /** A character COPY's text format escapes. */
 const COPY_SPECIAL = /[\\\t\n\r]/
@@ -726,10 +737,10 @@ class PgImportWriter implements ImportWriter {
     return true
   }
 
-  externalStages(): readonly string[] {
+  externalStages(readers = 1): readonly string[] {
     if (this.external) throw new Error('import writer: external stages were made already')
     this.lean = this.table === 'charges' && !this.dryRun
-    const {dir, paths} = makeStageFiles(this.lean ? PACKED : this.columns)
+    const {dir, paths} = makeStageFiles(this.lean ? PACKED : this.columns, 2 * readers)
     this.external = {dir, stages: []}
     try {
       for (const path of paths) {

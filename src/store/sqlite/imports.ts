@@ -491,11 +491,11 @@ class SqliteImportWriter implements ImportWriter {
     return true
   }
 
-  externalStages(): readonly string[] {
+  externalStages(readers = 1): readonly string[] {
     if (this.external) throw new Error('import writer: external stages were made already')
     // Attached before any batch (ATTACH cannot run inside a transaction).
     if (this.open) throw new Error('import writer: externalStages() while a batch is open')
-    const {dir, paths} = makeStageFiles(this.columns)
+    const {dir, paths} = makeStageFiles(this.columns, 2 * readers)
     const external = {dir, stages: [] as Stage[]}
     this.external = external
     try {
