@@ -459,10 +459,11 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
     const chunks = input.chunks
     try {
       for (let k = chunks?.index ?? 0; ; k += chunks!.readers) {
-        // This thread's next chunk [pos, end), the whole file without chunks.
+        // This thread's next chunk [pos, end); without chunks, the whole file read on to its end
+        // (not a position: a pipe has none).
         let pos = chunks ? chunkStart(fd, size, k * chunks.bytes) : 0
         if (k > 0 && pos >= size) break
-        let end = chunks ? chunkStart(fd, size, (k + 1) * chunks.bytes) : size
+        let end = chunks ? chunkStart(fd, size, (k + 1) * chunks.bytes) : Infinity
         if (k > 0) reader = new CsvReader(sink, {crlf: chunks!.crlf})
         readBefore += read
         bytesBefore += bytes
@@ -471,7 +472,7 @@ export function readExport(input: WorkerInput, port: ReaderPort): void {
         replacementBefore = false
         lastUnreadable = -1
         for (;;) {
-          const n = pos < end ? readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos) : 0
+          const n = !chunks ? readSync(fd, buf, 0, buf.length, null) : pos < end ? readSync(fd, buf, 0, Math.min(buf.length, end - pos), pos) : 0
           if (n === 0) {
             if (end >= size || reader.atRecordBoundary()) break
             // The chunk's end is inside a record: this thread reads on to the file's end.

@@ -1,5 +1,6 @@
 import {readFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {fileURLToPath} from 'node:url'
 import {describe, expect, it} from 'vitest'
 
 import {importFiles, type ImportResult} from '../../src/import/importer.js'
@@ -16,23 +17,24 @@ import {awkwardPaymentsCsv, seededStores, tempDir, withStore, writeTemp} from '.
 
 const freshStore = seededStores()
 
-type Outcome = {charges: unknown[]; rejects: string; result: Record<string, unknown>}
+type Outcome = {records: unknown[]; rejects: string; result: Record<string, unknown>}
 
-async function run(file: string, options: {chunkBytes?: number; readers: number}, progress?: (rows: number, bytes: number) => void): Promise<Outcome> {
+async function run(file: string, options: {chunkBytes?: number; kind?: 'charges' | 'subscriptions'; readers: number}, progress?: (rows: number, bytes: number) => void): Promise<Outcome> {
+  const kind = options.kind ?? 'charges'
   const path = freshStore()
   const rejects = join(tempDir(), 'rejects.csv')
   const store = openStore(path)
   let r: ImportResult
   try {
     // inThreadMaxBytes 0: worker threads read even this small file.
-    r = await importFiles(store, {...options, batchSize: 50, inThreadMaxBytes: 0, kind: 'charges', paths: [file], rejects}, {progress})
+    r = await importFiles(store, {...options, batchSize: 50, inThreadMaxBytes: 0, kind, paths: [file], rejects}, {progress})
   } finally {
     await store.close()
   }
   const {file: _f, files, rows_per_second: _r, seconds: _s, rejects_file: _j, ...result} = r
   return {
     // Ids follow the batches (each is sorted by key on SQLite), and every chunk ends one.
-    charges: await withStore(path, (db) => (db.prepare('SELECT * FROM charges ORDER BY user_id, origin, origin_id').all() as Record<string, unknown>[]).map(({id: _id, ...c}) => c)),
+    records: await withStore(path, (db) => (db.prepare(`SELECT * FROM ${kind} ORDER BY user_id, origin, origin_id`).all() as Record<string, unknown>[]).map(({id: _id, ...c}) => c)),
     rejects: r.rejected > 0 ? readFileSync(rejects, 'utf8') : '',
     result: {...result, files: files.map(({file: _x, ...f}) => f)},
   }
@@ -70,5 +72,13 @@ describe('a file read by several threads, each its own chunks', () => {
     const text = awkwardPaymentsCsv('\n', false).replace('Created date (UTC)', '"Created date (UTC)"')
     const file = writeTemp('payments.csv', text)
     expect(await run(file, {chunkBytes: 1000, readers: 2})).toEqual(await run(file, {readers: 1}))
+  }, 60_000)
+
+  it('a subscriptions export, its rows three times over, ends as one reader’s import', async () => {
+    const fixture = readFileSync(fileURLToPath(new URL('../../fixtures/imports/subscriptions-gateway-a.csv', import.meta.url)), 'utf8').trimEnd().split('\n')
+    const file = writeTemp('subscriptions.csv', [...fixture, ...fixture.slice(1), ...fixture.slice(1)].join('\n') + '\n')
+    const one = await run(file, {kind: 'subscriptions', readers: 1})
+    expect(one.result).toMatchObject({inserted: 5, read: 33, rejected: 18, unchanged: 10})
+    expect(await run(file, {chunkBytes: 300, kind: 'subscriptions', readers: 2})).toEqual(one)
   }, 60_000)
 })
