@@ -240,7 +240,8 @@ function chunked(input: WorkerInput, options: PipelineOptions, chunks: Chunks): 
         }
 
         case 'takeover': {
-          // The chunk after this one began inside a record: its reader, and every other, stops.
+          // The chunk after this one began inside a record: this reader reads on to the file's
+          // end, and the others stop (what they read from there is never passed on).
           only = r
           await Promise.all(readers.map((other, i) => (i === r ? undefined : other.close())))
           break
