@@ -47,7 +47,7 @@ export class PgImports implements ImportsRepository {
    * path, busy ~85% of a load while the server and the writer used about half a core
    * (docs/postgres.md, "Import performance").
    */
-  readonly readersPerFile = READERS
+  readonly readersPerFile = 2
 
 
   constructor(
@@ -69,9 +69,6 @@ export class PgImports implements ImportsRepository {
     return new ImportStages(paths, cacheKb, packed ? {key: (r) => keyHash(r[0] as string, r[1] as string, r[2] as string), line: copyLine, rows: STAGE_PAGE_ROWS} : undefined)
   }
 }
-
-/** Reading threads per large file (PgImports.readersPerFile). */
-const READERS = 2
 
 /** A character COPY's text format escapes. */
 const COPY_SPECIAL = /[\\\t\n\r]/
