@@ -108,6 +108,33 @@ describe('PostgreSQL import: a first load holds its batches', () => {
     expect(await seen(db.url)).toEqual({...before, count: 9000})
   })
 
+  it('a hold commits at the batch that brings the rows written to holdRows: everyone sees them, the indexes and the sequence as they were; the rest goes in plain batches', async () => {
+    db = await freshPgDatabase()
+    store = openStore(db.url)
+    const product = await addProduct(store, 'pro_monthly')
+    const before = await seen(db.url)
+    const w = store.imports.writer('charges', {hold: true, holdRows: 6000})
+    const batch = async (b: number) => {
+      await w.writeChunk(rows(product, 2000 * b, 2000 * (b + 1)))
+      expect(await w.commit()).toBe(true)
+    }
+    await batch(0)
+    expect(w.held).toBe(0)
+    await batch(1)
+    expect(w.held).toBe(2000)
+    // 6,000 rows written: the hold commits with this batch, not one later.
+    await batch(2)
+    expect(w.held).toBe(0)
+    expect(await seen(db.url)).toEqual({...before, count: 6000})
+    // No hold begins again: the next batch is committed as it ends.
+    await batch(3)
+    expect(w.held).toBe(0)
+    expect((await seen(db.url)).count).toBe(8000)
+    expect(await w.finish()).toBe(true)
+    await w.close()
+    expect(w.counts.inserted).toBe(8000)
+  })
+
   it('another session waiting for the hold ends it at the next batch: the waiter gets its answer, and the load goes on in plain batches', async () => {
     const {before, product, url, w} = await holding(3)
     expect(w.held).toBe(4000)

@@ -77,6 +77,11 @@ export type ImportWriterOptions<T extends RevenueTable> = {
    */
   hold?: boolean
   /**
+   * With `hold`: how many rows the writer may have written before a hold commits (default
+   * 1M, the PostgreSQL adapter's HOLD_ROWS: what a kill may lose; tests give fewer).
+   */
+  holdRows?: number
+  /**
    * The engine's merge of newer partial-update fields onto a row (see above); without it a
    * row that needs one is an error (tests that never meet partial updates may leave it out).
    */

@@ -56,7 +56,7 @@ export class PgImports implements ImportsRepository {
   ) {}
 
   writer<T extends RevenueTable>(table: T, options: ImportWriterOptions<T> = {}): ImportWriter {
-    return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined, Boolean(options.hold) && !options.dryRun)
+    return new PgImportWriter(this.sql, this.revenue, table, Boolean(options.dryRun), options.resolve as Resolve<RevenueTable> | undefined, Boolean(options.hold) && !options.dryRun, options.holdRows ?? HOLD_ROWS)
   }
 
   /**
@@ -83,7 +83,8 @@ function copyValue(v: unknown): string {
 }
 
 /**
- * A first load holds its batches until the writer has written this many rows, or another
+ * By default (ImportWriterOptions.holdRows) a first load holds its batches until the writer
+ * has written this many rows, or another
  * session waits for it (PgImportWriter.rebuild): a kill loses what a hold held, and a session
  * that comes to wait during its last batch waits for that batch and the index builds too
  * (1M rows: ~1 s on the bench machine of 11-30, ~3 s on a 3x slower one).
@@ -202,7 +203,7 @@ class PgImportWriter implements ImportWriter {
    * its primary key, and these statements build them again, each in one sort, before the hold
    * commits. Inserting 1M random keys into the unique index cost about as much as the rest of
    * the load together (docs/postgres.md, "Import performance"). The first batch commits alone
-   * (a kill after it keeps rows); the next hold lasts until the writer has written HOLD_ROWS
+   * (a kill after it keeps rows); the next hold lasts until the writer has written holdRows
    * rows, until another session waits for it at a batch's end (waitedOn: a hold keeps the
    * store's write lock and the table, and other writers fail busy after 10 s, `serve`'s
    * statements after 5 s), until finish(), or until a row must look its record up (unhold: a
@@ -268,6 +269,8 @@ class PgImportWriter implements ImportWriter {
     private readonly dryRun: boolean,
     private readonly resolve: Resolve<RevenueTable> | undefined,
     private readonly hold: boolean,
+    /** Rows written before a hold commits (ImportWriterOptions.holdRows). */
+    private readonly holdRows: number,
   ) {
     const columns: readonly string[] = table === 'charges' ? CHARGE_COLUMNS : SUBSCRIPTION_COLUMNS
     this.recordColumns = columns
@@ -410,7 +413,7 @@ class PgImportWriter implements ImportWriter {
     if (this.clean !== false) {
       const id = await this.maxId()
       this.clean = this.clean === undefined ? id === null : id === this.lastId
-      if (this.clean && this.hold && this.holds && this.total() < HOLD_ROWS) {
+      if (this.clean && this.hold && this.holds && this.total() < this.holdRows) {
         this.heldFrom = this.total()
         this.rebuild = await this.beginHold()
         if (this.rebuild === undefined) this.holds = false
@@ -720,9 +723,9 @@ class PgImportWriter implements ImportWriter {
     if (!this.open) return true
     await this.settle()
     if (this.lost) return false
-    // After the first batch, one hold goes on until HOLD_ROWS rows or a waiting session (see rebuild).
+    // After the first batch, one hold goes on until holdRows rows or a waiting session (see rebuild).
     if (this.rebuild !== undefined) {
-      if (this.heldFrom > 0 && this.total() < HOLD_ROWS && !await this.waitedOn()) return true
+      if (this.heldFrom > 0 && this.total() < this.holdRows && !await this.waitedOn()) return true
       await this.build()
       if (this.heldFrom > 0) this.holds = false
     }
