@@ -84,10 +84,10 @@ function copyValue(v: unknown): string {
 
 /**
  * By default (ImportWriterOptions.holdRows) a first load holds its batches until the writer
- * has written this many rows, or another
- * session waits for it (PgImportWriter.rebuild): a kill loses what a hold held, and a session
- * that comes to wait during its last batch waits for that batch and the index builds too
- * (1M rows: ~1 s on the bench machine of 11-30, ~3 s on a 3x slower one).
+ * has written this many rows, or another session waits for it (PgImportWriter.rebuild): a
+ * kill loses what a hold held, and a session that comes to wait during its last batch waits
+ * for that batch and the index builds too (1M rows: ~1 s on the bench machine of 11-30, ~3 s
+ * on a 3x slower one).
  */
 export const HOLD_ROWS = 1_000_000
 
