@@ -338,8 +338,10 @@ export async function importFiles(store: StorePort, o: ImportOptions, hooks: Imp
           // stage handed back to be filled again.
           file.rejected += m.rejects.length
           const ok = await writer.commitStaged(m)
-          // Before the checkpoint request (committed): the worker may be waiting for it.
-          pipeline.send({stage: m.stage, type: 'free'})
+          // Before the checkpoint request (committed): the worker may be waiting for it. A
+          // batch of rejects only was written into no stage: freeing its stage would free the
+          // one the worker filled next, before it is committed, and the worker would empty it.
+          if (m.rows > 0) pipeline.send({stage: m.stage, type: 'free'})
           await committed(ok, m.rejects.map(([line, reason, cells]) => [line, reason, cells, i]))
           // A turn of the event loop after each batch: the reading thread's messages can keep
           // one turn busy for the whole import (a MessagePort delivers what arrives while it

@@ -80,7 +80,7 @@ export function chunkStart(fd: number, size: number, at: number): number {
 /**
  * A batch written into stage `stage` and committed there (rows and the products they refer
  * to), its rejects, and the file's progress; the stage is the writer's until it sends
- * {type: 'free'} back.
+ * {type: 'free'} back. A batch of rejects only (rows 0) hands over no stage: none is freed.
  */
 export type StagedMessage = {
   bytes: number

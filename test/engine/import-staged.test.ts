@@ -108,6 +108,33 @@ describe('import through the reading worker’s stages (SQLite)', () => {
     expect(scratchLeft()).toEqual([])
   }, 60_000)
 
+  it('a batch of rejects only hands over no stage: a slow writer loses no row of the batches after it', async () => {
+    // Ten rejects fill the first batch; four batches of good rows follow. The reading thread
+    // fills the next stages while the writer is still on the one before.
+    const data = paymentsCsv(40).trimEnd().split('\n').slice(1)
+    const bad = data.map((l) => l.replace(/,(usd|eur),/, ',xyz,').replace(/^ch_/, 'ch_bad_')).slice(0, 10)
+    const file = writeTemp('p.csv', [PAYMENTS_HEADER.join(','), ...bad, ...data].join('\n') + '\n')
+    const path = freshStore()
+    const store = openStore(path)
+    const make = store.imports.writer.bind(store.imports)
+    store.imports.writer = ((table: never, options: never) => {
+      const w: ImportWriter = make(table, options)
+      const commitStaged = w.commitStaged.bind(w)
+      w.commitStaged = async (b) => {
+        if (b.rows > 0) await new Promise((resolve) => setTimeout(resolve, 100))
+        return await commitStaged(b)
+      }
+      return w
+    }) as typeof store.imports.writer
+    try {
+      const r = await importFiles(store, {batchSize: 10, kind: 'charges', paths: [file]})
+      expect(r).toMatchObject({inserted: 40, read: 50, rejected: 10})
+    } finally {
+      await store.close()
+    }
+    expect((await charges(path)).length).toBe(40)
+  }, 60_000)
+
   it('a failure after some batches leaves whole batches and no scratch files; a re-run ends as an uninterrupted run', async () => {
     const file = writeTemp('p.csv', paymentsCsv(500))
     const path = freshStore()
