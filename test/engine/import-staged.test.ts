@@ -270,6 +270,22 @@ describe('the writer’s external stages (SQLite)', () => {
     expect(ids.sort()).toEqual(rowsOf(40, 0).map((r) => r[2] as string).filter((id) => id !== 'ch_30').sort())
   })
 
+  it('for two reading threads: four stages, each detached from the store’s connection at close', async () => {
+    const store = openStore(freshStore())
+    const stagesAttached = () => (store.db.pragma('database_list') as {name: string}[]).map((d) => d.name).filter((n) => n.startsWith('pricectl_import_stage'))
+    try {
+      const w = store.imports.writer('charges')
+      const paths = w.externalStages(2)
+      expect(paths).toHaveLength(4)
+      expect(stagesAttached()).toHaveLength(4)
+      await w.close()
+      expect(stagesAttached()).toEqual([])
+      for (const f of paths) expect(existsSync(f)).toBe(false)
+    } finally {
+      await store.close()
+    }
+  })
+
   it('a dry run counts a stage and writes nothing; a refused batch commits nothing; the files go at close', async () => {
     const path = freshStore()
     const store = openStore(path)

@@ -176,7 +176,7 @@ class SqliteImportWriter implements ImportWriter {
   private tombstones: Map<string, EventRef>
   private pending: Map<string, PendingFields>
   /** The external stages (externalStages) and their folder, once made. */
-  private external: undefined | {dir: string; stages: Stage[]}
+  private external: undefined | {dir: string; files: number; stages: Stage[]}
   /** The columns of an import row (subscriptions: the record's, then the trial dates seen) and of the record. */
   private readonly columns: readonly string[]
   private readonly recordColumns: readonly string[]
@@ -496,7 +496,7 @@ class SqliteImportWriter implements ImportWriter {
     // Attached before any batch (ATTACH cannot run inside a transaction).
     if (this.open) throw new Error('import writer: externalStages() while a batch is open')
     const {dir, paths} = makeStageFiles(this.columns, 2 * readers)
-    const external = {dir, stages: [] as Stage[]}
+    const external = {dir, files: paths.length, stages: [] as Stage[]}
     this.external = external
     try {
       for (const [i, path] of paths.entries()) {
@@ -552,7 +552,8 @@ class SqliteImportWriter implements ImportWriter {
     if (e === undefined) return
     this.external = undefined
     const attached = new Set((this.db.pragma('database_list') as {name: string}[]).map((d) => d.name))
-    for (const i of [0, 1]) {
+    // Every file's schema: one whose stage was not made yet (a failed attach) may be attached.
+    for (let i = 0; i < e.files; i++) {
       const t = externalSchema(i)
       if (!attached.has(t)) continue
       try {
