@@ -282,12 +282,14 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       await b.pricing.saveQuotes([lock('made')])
     }, {write: true})
     // Not remembered: answered as absent without a read; the server prices the request again
-    // in a lock-writing transaction, whose read finds it.
+    // in a lock-writing transaction. Its first run claims blind (reads nothing); asking again
+    // for a key it claimed itself makes it run again reading first, and that read finds it.
     expect(await a.pricing.loadLocks(['made'], {memoryOnly: true})).toEqual([undefined])
+    const runs: unknown[][] = []
     await expect(
       a.transaction(
         async () => {
-          expect((await a.pricing.loadLocks(['made', 'mine'])).map((l) => l?.lock_key)).toEqual(['made', undefined])
+          runs.push((await a.pricing.loadLocks(['made', 'mine'])).map((l) => l?.lock_key))
           await a.pricing.saveQuotes([lock('mine')])
           // Its own claim, read back (sent with this read): visible here, gone with a rollback.
           expect((await a.pricing.loadLocks(['mine']))[0]?.lock_key).toBe('mine')
@@ -296,9 +298,74 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
         {locksOnly: true, write: true},
       ),
     ).rejects.toThrow('rolled back')
+    expect(runs).toEqual([[undefined, undefined], ['made', undefined]])
+    expect([a.readFirstRetries, a.lostClaimRetries]).toEqual([1, 0])
     expect((await a.pricing.loadLocks(['made'], {memoryOnly: true}))[0]?.lock_key).toBe('made')
     expect(await a.pricing.loadLocks(['mine'], {memoryOnly: true})).toEqual([undefined])
     expect(await a.pricing.loadLocks(['mine'])).toEqual([undefined])
+  })
+
+  it("a server's lock-writing run claims what it does not remember without reading it: the locks it makes are remembered; one that exists loses and the run goes again reading first; claims that cannot go alone make it and the next runs read first", async () => {
+    const d = await database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    a.pricing.rememberLocks!(100)
+    const locksOnly = {locksOnly: true, write: true}
+    const country = (userId: string) => ({at: '2026-01-01T00:00:00.000Z', country: 'DE', userId})
+    // Two chunks of new users: their claims and countries join one statement, the commit.
+    const runs: unknown[][] = []
+    await a.transaction(async () => {
+      runs.push(await a.pricing.loadLocks(['n1', 'n2']))
+      await a.pricing.saveQuotes([lock('n1'), lock('n2')])
+      await a.pricing.saveUserCountries([country('n1'), country('n2')])
+      runs.push(await a.pricing.loadLocks(['n3']))
+      await a.pricing.saveQuotes([lock('n3')])
+      await a.pricing.saveUserCountries([country('n3')])
+    }, locksOnly)
+    expect(runs).toEqual([[undefined, undefined], [undefined]])
+    expect([a.readFirstRetries, a.lostClaimRetries, a.lockWriteRetries]).toEqual([0, 0, 0])
+    expect(await b.pricing.userCountries(['n1', 'n2', 'n3'])).toEqual(['DE', 'DE', 'DE'])
+    // Committed, so remembered: the user's next request is answered without a transaction.
+    expect((await a.pricing.loadLocks(['n1', 'n2', 'n3'], {memoryOnly: true})).map((l) => l?.lock_key)).toEqual(['n1', 'n2', 'n3'])
+
+    // A lock another writer made, which a does not remember: its blind claim loses, the new
+    // user's beside it is made (and its country), and the run again reads the one that won.
+    await claimElsewhere(b, 'old')
+    const seen: unknown[][] = []
+    await a.transaction(async () => {
+      const found = await a.pricing.loadLocks(['old', 'new'])
+      seen.push(found.map((l) => l?.country))
+      const absent = ['old', 'new'].filter((_, i) => !found[i])
+      await a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
+      await a.pricing.saveUserCountries(absent.map(country))
+    }, locksOnly)
+    expect(seen).toEqual([[undefined, undefined], ['KW', 'US']])
+    expect([a.readFirstRetries, a.lostClaimRetries]).toEqual([0, 1])
+    expect((await b.pricing.loadLocks(['old', 'new'])).map((l) => l?.country)).toEqual(['KW', 'US'])
+    expect(await b.pricing.userCountries(['old', 'new'])).toEqual([undefined, 'DE'])
+
+    // Claims with another write (a read after them would do as well) cannot go alone: the run
+    // goes again reading first, and so do the runs after it for a while.
+    const [id] = await a.experiments.insert(
+      [{allocation: 'thompson', arms: [{id: 'baseline', multiplier: null, products: null, usd_price_minor: null}, {id: '1', multiplier: 0.8, products: null, usd_price_minor: null}], audience_id: null, countries: [], name: 'e', product_ids: [], seed: 1, type: 'price'}],
+      '2026-01-01T00:00:00.000Z',
+    )
+    const exposed: unknown[][] = []
+    await claimElsewhere(b, 'seen-by-b')
+    await a.transaction(async () => {
+      exposed.push((await a.pricing.loadLocks(['vis', 'seen-by-b'])).map((l) => l?.country))
+      await a.pricing.saveQuotes([lock('vis')])
+      await a.experiments.recordExposures([{anonymous: false, armId: '1', at: 10, experimentId: id, visitor: 'vis'}])
+    }, locksOnly)
+    expect(exposed).toEqual([[undefined, undefined], [undefined, 'KW']])
+    expect([a.readFirstRetries, a.lostClaimRetries]).toEqual([1, 1])
+    expect(await b.experiments.exposuresOf(id, ['vis'])).toEqual(['1'])
+    await claimElsewhere(b, 'later')
+    const later: unknown[] = []
+    await a.transaction(async () => {
+      later.push((await a.pricing.loadLocks(['later']))[0]?.country)
+    }, locksOnly)
+    expect(later).toEqual(['KW'])
   })
 
   it("a lock-writing transaction's claims and users' countries are written together or not at all (one statement, no BEGIN)", async () => {
@@ -501,6 +568,7 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     // 30 users, more runs than the limit on runs that make no progress: each run of a's group
     // loses the claim of the next user to b, and the next run finds that lock stored.
     const users = Array.from({length: 30}, (_, i) => `grp-${i}`)
+    // (A read after the claims sends them inside the transaction: a lost one takes the others with it.)
     let runs = 0
     await a.transaction(async () => {
       const found = await a.pricing.loadLocks(users)
@@ -508,10 +576,26 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
       runs++
       if (absent.length > 0) await claimElsewhere(b, absent[0])
       await a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
+      await a.pricing.loadLocks(['after'])
     }, {locksOnly: true, write: true})
     expect(runs).toBe(31)
     expect(a.lostClaimRetries).toBe(30)
     expect(new Set((await a.pricing.loadLocks(users)).map((l) => l?.country))).toEqual(new Set(['KW']))
+
+    // Claims that are the run's lone statement (its commit) make the locks they can: a lost one
+    // costs one more run, which finds it stored.
+    const more = Array.from({length: 30}, (_, i) => `lone-${i}`)
+    runs = 0
+    await a.transaction(async () => {
+      const found = await a.pricing.loadLocks(more)
+      const absent = more.filter((_, i) => !found[i])
+      runs++
+      if (absent.length > 0) await claimElsewhere(b, absent[0])
+      await a.pricing.saveQuotes(absent.map((u) => lock(u, {country: 'US'})))
+    }, {locksOnly: true, write: true})
+    expect(runs).toBe(2)
+    expect(a.lostClaimRetries).toBe(31)
+    expect((await a.pricing.loadLocks(more)).map((l) => l?.country)).toEqual(['KW', ...more.slice(1).map(() => 'US')])
 
     // Losing the same key again and again (a lock deleted and made anew by another writer every
     // run) is no progress: busy after 20 runs.

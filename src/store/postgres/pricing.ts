@@ -4,7 +4,7 @@ import {type Lock, packQuote} from '../../pricing/locks.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 import {RememberedLocks} from '../remembered-locks.js'
 import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
-import type {PgStore} from './store.js'
+import type {ClaimStatement, PgStore} from './store.js'
 import {repeats} from './support.js'
 
 const COLUMNS = 'lock_key, user_id, ip, anonymous, country, currency, package_id, experiment_id, arm_id, quote_json, created_at, updated_at'
@@ -45,12 +45,16 @@ function lockColumns(locks: readonly Lock[]): unknown[][] {
   ]
 }
 
-/** Users' countries ($n, $n+1, $n+2: ids, countries, times), inserted or changed. */
-const saveCountries = (n: number) => `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[]) AS t(id, country, at)
+/** Users' countries ($n, $n+1, $n+2: ids, countries, times), inserted or changed; `where`: of which users. */
+const saveCountries = (n: number, where = '') => `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[]) AS t(id, country, at) ${where}
   ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`
 const SAVE_COUNTRIES = saveCountries(1)
-/** A chunk's claims (a plain INSERT, ROWS' parameters) and its users' countries ($13..$15): one statement. */
+/** A transaction's claims (a plain INSERT, ROWS' parameters) and its users' countries ($13..$15): one statement. */
 const CLAIM_WITH_COUNTRIES = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${ROWS}) ${saveCountries(13)}`
+/** The same as the transaction's lone statement (ClaimStatement.alone): the locks it made, and the countries of their users only. */
+const CLAIM_ALONE = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING ${COLUMNS}),
+  countries AS (${saveCountries(13, 'WHERE id IN (SELECT lock_key FROM claimed)')})
+  SELECT ${COLUMNS} FROM claimed`
 
 /** SAVE_COUNTRIES' parameters. */
 function countryColumns(rows: readonly UserCountry[]): unknown[][] {
@@ -71,6 +75,9 @@ export class PgPricing implements PricingRepository {
    * changed or deleted (store.ts, commitSql), not for a new one, and only rows found are kept.
    */
   private remembered?: RememberedLocks
+
+  /** What a pending claim statement holds (claimMore), to be joined by the transaction's next claims and countries. */
+  private readonly claimParts = new WeakMap<ClaimStatement, {countries: readonly UserCountry[]; locks: readonly Lock[]}>()
 
   constructor(private readonly store: PgStore) {}
 
@@ -133,6 +140,17 @@ export class PgPricing implements PricingRepository {
           r?.keep(lock, epoch)
         }
       }
+    } else if (keys.length > 0 && this.remembered && store.mayClaimBlind) {
+      // The server's lock-writing run: what it does not remember is claimed without a read
+      // (blind). A group of new users is then one statement, its commit; a lock that exists
+      // loses its claim, and the run goes again reading first (docs/postgres.md).
+      const r = this.remembered
+      if (keys.some((k) => store.claimed.has(k))) store.readFirst()
+      store.claimBlind()
+      found = keys.map((k) => {
+        const row = r.get(k)
+        return row === undefined ? undefined : map(row)
+      })
     } else if (keys.length > 0 && store.writingLocks) {
       // A read of a lock-writing transaction: alone, or with the claims it must see (store.read()).
       found = new Array<T | undefined>(keys.length).fill(undefined)
@@ -185,11 +203,10 @@ export class PgPricing implements PricingRepository {
       if (store.writingLocks) store.needsWriteLock(`the lock of ${changes[0].lock_key} exists: it changes`)
     }
     if (claims.length > 0 && store.writingLocks) {
-      // A lock-writing transaction sends its claims with its next read or as its commit: a
-      // plain INSERT, which fails on the key of a lock another writer made meanwhile and
-      // takes the transaction with it (store.ts lostClaimOf).
-      store.claim = {text: `INSERT INTO locks (${COLUMNS}) ${ROWS}`, values: lockColumns(claims)}
-      store.defer(store.claim)
+      // A lock-writing transaction sends its claims with its next read or as its commit
+      // (ClaimStatement: a plain INSERT with other statements, which fails on the key of a lock
+      // another writer made meanwhile and takes the transaction with it; alone, the locks it made).
+      this.claimMore(claims, [])
       for (const l of claims) {
         store.absent.delete(l.lock_key)
         store.claimed.add(l.lock_key)
@@ -206,6 +223,47 @@ export class PgPricing implements PricingRepository {
       }
     }
     if (changes.length > 0) await this.upsert(changes)
+  }
+
+  /**
+   * Add claims and users' countries to the open lock-writing transaction's pending claim
+   * statement (ClaimStatement), one statement however many chunks claim; a new one when the
+   * last was sent. False, and nothing done, for countries alone when no claim is pending.
+   */
+  private claimMore(locks: readonly Lock[], countries: readonly UserCountry[]): boolean {
+    const store = this.store
+    const pending = store.claim
+    const parts = pending && this.claimParts.get(pending)
+    if (pending && parts) {
+      const joined = this.claimStatement([...parts.locks, ...locks], [...parts.countries, ...countries])
+      if (store.replaceDeferred(pending, joined)) {
+        store.claim = joined
+        return true
+      }
+    }
+    if (locks.length === 0) return false
+    const claim = this.claimStatement(locks, countries)
+    store.defer(claim)
+    store.claim = claim
+    return true
+  }
+
+  private claimStatement(locks: readonly Lock[], countries: readonly UserCountry[]): ClaimStatement {
+    const values = [...lockColumns(locks), ...countryColumns(countries)]
+    // Taken after the claims' keys were forgotten: a lock made here is remembered once committed, unless a drop came since.
+    const r = this.remembered
+    const epoch = r?.epoch
+    const claim: ClaimStatement = {
+      alone: {rowMode: 'array', text: CLAIM_ALONE, values},
+      keys: locks.map((l) => l.lock_key),
+      text: CLAIM_WITH_COUNTRIES,
+      values,
+      won: (rows) => {
+        if (r) for (const row of rows) r.keep(row as LockRow, epoch)
+      },
+    }
+    this.claimParts.set(claim, {countries, locks})
+    return claim
   }
 
   /** Insert new locks, and update existing ones (created_at kept): a write transaction's locks not read as absent. */
@@ -247,12 +305,9 @@ export class PgPricing implements PricingRepository {
     const locking = this.store.writingLocks
     if (locking) {
       for (const r of rows) if (!this.store.claimed.has(r.userId)) this.store.needsWriteLock(`the country of ${r.userId} without a new lock`)
-      // Sent with the claims (nothing reads it before), folded into them when they were not
-      // sent yet: a group of new users writes one statement, its transaction's commit.
-      const claim = this.store.claim
-      this.store.claim = undefined
-      if (claim?.values && this.store.replaceDeferred(claim, {text: CLAIM_WITH_COUNTRIES, values: [...claim.values, ...countryColumns(rows)]})) return
-      this.store.defer({text: SAVE_COUNTRIES, values: countryColumns(rows)})
+      // Folded into the claims when they were not sent yet (nothing reads it before): a group
+      // of new users writes one statement, its transaction's commit.
+      if (!this.claimMore([], rows)) this.store.defer({text: SAVE_COUNTRIES, values: countryColumns(rows)})
       return
     }
     await this.pg.run(SAVE_COUNTRIES, countryColumns(rows))

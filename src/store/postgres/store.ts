@@ -67,8 +67,8 @@ class NeedsWriteLock extends Error {
 }
 
 /**
- * Thrown when a claim of new locks (INSERT ... ON CONFLICT DO NOTHING) lost to another
- * writer's, committed between this transaction's read of the key and its claim: the
+ * Thrown when a claim of new locks lost to another writer's lock, committed before the claim
+ * (after this transaction's read of the key, or before a claim made without one): the
  * transaction rolls back, and one that may run again (locksOnly) does, re-reading the lock
  * that won; a plain write transaction fails busy, as on a serialization failure.
  */
@@ -78,6 +78,30 @@ export class LostClaim extends Error {
     super(`another writer made the lock of ${keys.slice(0, 3).join(', ')}${keys.length > 3 ? ', ...' : ''} first: try again`)
   }
 }
+
+/**
+ * Thrown in a lock-writing run that claims keys it did not read (PgStore.claimBlind) when its
+ * claims cannot be its lone statement: it runs again reading first. `pause`: what made it so
+ * (another write, a statement after the claims) may come again, and the next BLIND_PAUSE runs
+ * read first.
+ */
+class ReadFirst extends Error {
+  constructor(readonly pause: boolean) {
+    super('a lock-writing run that claimed keys it did not read must send its claims alone: it runs again reading first')
+  }
+}
+
+/** Lock-writing runs that read first after one that claimed blind could not send its claims alone. */
+const BLIND_PAUSE = 1000
+
+/**
+ * A lock-writing transaction's claims (PgPricing) in two forms: `text` as sent with its other
+ * statements, a plain INSERT that fails on a key made meanwhile (lostClaimOf) and takes the
+ * transaction with it; `alone` as its lone statement, the commit itself, ON CONFLICT DO NOTHING
+ * RETURNING the locks it made, which are committed whatever the others did: the keys it did
+ * not make lost (LostClaim), and PostgreSQL logs no error for them. `won` gets the locks made.
+ */
+export type ClaimStatement = Statement & {alone: Statement; keys: readonly string[]; won(rows: unknown[][]): void}
 
 /**
  * A lock-writing transaction's claims go as plain INSERTs with its COMMIT (or before its next
@@ -137,8 +161,12 @@ class Lane {
   /** The catalog rows counted when the open write transaction began (commitSql). */
   catalogBase = 0
   deferred: Statement[] = []
-  /** The claims of new locks it deferred last (PgPricing), which its users' countries may join. */
-  claim?: Statement
+  /** The claims of new locks it deferred last (PgPricing), which its users' countries and later claims may join. */
+  claim?: ClaimStatement
+  /** This run may claim keys without reading them (the server's first run of a lock-writing transaction). */
+  mayBeBlind = false
+  /** This run claimed keys it did not read: its claims must be its lone statement (ReadFirst). */
+  blind = false
   /** The client of the open transaction: `locks` for a lock-writing one, else `raw`. */
   conn: PgClient
   depth = 0
@@ -183,6 +211,10 @@ export class PgStore implements StorePort {
   lockWriteRetries = 0
   /** Transactions run again because a claim of a new lock lost (for tests and the curious). */
   lostClaimRetries = 0
+  /** Lock-writing runs that claimed blind and ran again reading first (ReadFirst; for tests and the curious). */
+  readFirstRetries = 0
+  /** Lock-writing runs left that read first (BLIND_PAUSE). */
+  private blindPause = 0
 
   constructor(
     /** The pool: per slot, the client of read and write transactions and the pipelined one of lock-writing transactions. */
@@ -233,13 +265,37 @@ export class PgStore implements StorePort {
     return this.lane.claimed
   }
 
-  /** In a lock-writing transaction: the claims of new locks it deferred last (PgPricing), which its users' countries may join. */
-  get claim(): Statement | undefined {
+  /** In a lock-writing transaction: the claims of new locks it deferred last (PgPricing), which its users' countries and later claims may join. */
+  get claim(): ClaimStatement | undefined {
     return this.lane.claim
   }
 
-  set claim(statement: Statement | undefined) {
+  set claim(statement: ClaimStatement | undefined) {
     this.lane.claim = statement
+  }
+
+  /**
+   * Whether this lock-writing run may claim the keys it does not remember without reading them
+   * (claimBlind): the first run of a lock-writing transaction, unless a recent one could not
+   * send its claims alone (BLIND_PAUSE).
+   */
+  get mayClaimBlind(): boolean {
+    const t = this.lane
+    return this.writingLocks && t.mayBeBlind
+  }
+
+  /**
+   * This run claims keys it did not read: its claims go as its lone statement (ON CONFLICT DO
+   * NOTHING, ClaimStatement.alone), or it runs again reading first. One round trip for a group
+   * of new users; a key whose lock exists costs a rerun.
+   */
+  claimBlind(): void {
+    this.lane.blind = true
+  }
+
+  /** Stop a run that claimed blind: it runs again reading first (a key it claimed itself was asked for again). */
+  readFirst(): never {
+    throw new ReadFirst(false)
   }
 
   /** Inside a lock-writing transaction, where claimed locks may be written without the exclusive write lock. */
@@ -357,11 +413,18 @@ export class PgStore implements StorePort {
         // what needs more than new locks runs again with the write lock.
         let mode: 'locks' | 'write' = 'locks'
         const lostKeys = new Set<string>()
+        let blind = this.blindPause === 0
+        if (!blind) this.blindPause--
         for (let stalled = 0; ; ) {
           try {
-            return await this.run(fn, mode, this.lockWait)
+            return await this.run(fn, mode, this.lockWait, blind)
           } catch (error) {
-            if (error instanceof NeedsWriteLock && mode === 'locks') {
+            const wasBlind = blind
+            blind = false
+            if (error instanceof ReadFirst && wasBlind) {
+              this.readFirstRetries++
+              if (error.pause) this.blindPause = BLIND_PAUSE
+            } else if (error instanceof NeedsWriteLock && mode === 'locks') {
               this.lockWriteRetries++
               mode = 'write'
             } else if (error instanceof LostClaim) {
@@ -404,10 +467,12 @@ export class PgStore implements StorePort {
    * BEGIN, with the write lock for a write transaction (a lock-writing one takes none: READ
    * COMMITTED, claims by the unique key); a failure (busy, lock_timeout) leaves no transaction open.
    */
-  private async begin(mode: 'locks' | 'read' | 'write', wait: boolean): Promise<void> {
+  private async begin(mode: 'locks' | 'read' | 'write', wait: boolean, blind = false): Promise<void> {
     const t = this.lane
     if (this.readOnly) mode = 'read'
     t.mode = mode
+    t.mayBeBlind = blind && mode === 'locks'
+    t.blind = false
     t.truncated = false
     t.absent.clear()
     t.claimed.clear()
@@ -477,6 +542,8 @@ export class PgStore implements StorePort {
    */
   async send(then?: Statement | string, kind?: StatementKind): Promise<unknown[][]> {
     const t = this.lane
+    // Claims made blind are sent alone, as the commit (commit()).
+    if (t.blind && t.deferred.length > 0) throw new ReadFirst(true)
     const owed = t.owed
     const deferred = t.deferred
     const last: Statement[] = then === undefined ? [] : [typeof then === 'string' ? {text: then} : then]
@@ -532,9 +599,9 @@ export class PgStore implements StorePort {
     } catch {}
   }
 
-  private async run<T>(fn: (tx: StorePort) => Promise<T> | T, mode: 'locks' | 'read' | 'write', wait: boolean): Promise<T> {
+  private async run<T>(fn: (tx: StorePort) => Promise<T> | T, mode: 'locks' | 'read' | 'write', wait: boolean, blind = false): Promise<T> {
     const t = this.lane
-    await this.begin(mode, wait)
+    await this.begin(mode, wait, blind)
     t.depth = 1
     let result: T
     try {
@@ -557,15 +624,25 @@ export class PgStore implements StorePort {
       return
     }
     // A lock-writing transaction that never began, with one write (a chunk's claims and users'
-    // countries): that statement alone, atomic by itself, no BEGIN and COMMIT.
+    // countries): that statement alone, atomic by itself, no BEGIN and COMMIT; claims as
+    // ClaimStatement.alone, each lock and its user's country made or left to the lock that won.
     if (t.mode === 'locks' && t.owed && t.deferred.length === 1) {
       const [write] = t.deferred
+      const claim = write === t.claim ? t.claim : undefined
       t.owed = undefined
       t.deferred = []
+      let rows: unknown[][]
       try {
-        await t.conn.batch([write], 'commit')
+        rows = (await t.conn.batch([claim?.alone ?? write], 'commit'))[0] as unknown[][]
       } catch (error) {
         throw lostClaimOf(error) ?? error
+      }
+      if (claim) {
+        claim.won(rows)
+        if (rows.length < claim.keys.length) {
+          const made = new Set(rows.map((r) => r[0]))
+          throw new LostClaim(claim.keys.filter((k) => !made.has(k)))
+        }
       }
       return
     }
