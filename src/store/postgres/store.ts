@@ -91,7 +91,11 @@ class ReadFirst extends Error {
   }
 }
 
-/** Lock-writing runs that read first after one that claimed blind could not send its claims alone. */
+/**
+ * Lock-writing runs that read first after one that claimed blind could not send its claims
+ * alone, or lost one (a lock the server did not remember: after a restart, most of them): a
+ * blind run costs one wasted run at most per this many.
+ */
 const BLIND_PAUSE = 1000
 
 /**
@@ -428,6 +432,7 @@ export class PgStore implements StorePort {
               this.lockWriteRetries++
               mode = 'write'
             } else if (error instanceof LostClaim) {
+              if (wasBlind) this.blindPause = BLIND_PAUSE
               const before = lostKeys.size
               for (const key of error.keys) lostKeys.add(key)
               stalled = lostKeys.size > before ? 0 : stalled + 1
