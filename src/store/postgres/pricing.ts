@@ -62,6 +62,15 @@ function countryColumns(rows: readonly UserCountry[]): unknown[][] {
 }
 
 /**
+ * A server claims blind (PgStore.claimBlind) while fewer than this share of its recent
+ * lock-writing runs met a lock it did not remember (coldLocks): a blind claim of one loses,
+ * costing a run and a round trip, where reading first costs a round trip per run.
+ */
+const BLIND_BELOW = 0.3
+/** The weight of a run in coldLocks: an average over about the last 20 runs. */
+const COLD_WEIGHT = 0.05
+
+/**
  * PostgreSQL adapter of the pricing repository. A chunk is one statement: the keys go as
  * one array parameter (unnest ... WITH ORDINALITY gives each answer its input position),
  * so batch pricing pays one round trip per chunk and kind, not one per request. A write
@@ -75,6 +84,12 @@ export class PgPricing implements PricingRepository {
    * changed or deleted (store.ts, commitSql), not for a new one, and only rows found are kept.
    */
   private remembered?: RememberedLocks
+  /**
+   * The server's recent lock-writing runs that met a lock it did not remember, as a moving
+   * average (COLD_WEIGHT): high after a restart, or while users go back and forth between
+   * instances; low while the runs' users are new (BLIND_BELOW).
+   */
+  private coldLocks = 0
 
   /** What a pending claim statement holds (claimMore), to be joined by the transaction's next claims and countries. */
   private readonly claimParts = new WeakMap<ClaimStatement, {countries: readonly UserCountry[]; locks: readonly Lock[]}>()
@@ -140,13 +155,15 @@ export class PgPricing implements PricingRepository {
           r?.keep(lock, epoch)
         }
       }
-    } else if (keys.length > 0 && this.remembered && store.mayClaimBlind) {
+    } else if (keys.length > 0 && this.remembered && store.mayClaimBlind && this.coldLocks < BLIND_BELOW) {
       // The server's lock-writing run: what it does not remember is claimed without a read
       // (blind). A group of new users is then one statement, its commit; a lock that exists
       // loses its claim, and the run goes again reading first (docs/postgres.md).
       const r = this.remembered
       if (keys.some((k) => store.claimed.has(k))) store.readFirst()
       store.claimBlind()
+      // Counted as meeting none: a claim that loses has its run read again, which counts the lock.
+      this.coldLocks *= 1 - COLD_WEIGHT
       found = keys.map((k) => {
         const row = r.get(k)
         return row === undefined ? undefined : map(row)
@@ -157,13 +174,16 @@ export class PgPricing implements PricingRepository {
       const r = this.remembered
       const epoch = r?.epoch
       const [rows] = (await store.read({rowMode: 'array', text: LOAD_LOCKS, values: [keys]})) as [number, ...unknown[]][][]
+      let cold = 0
       for (const row of rows) {
         const lock = row.slice(1) as LockRow
         found[row[0] - 1] = map(lock)
+        if (r && r.get(lock[0]) === undefined && !store.claimed.has(lock[0])) cold = COLD_WEIGHT
         // Committed by another writer (READ COMMITTED), so kept whatever this transaction does;
         // not a lock this transaction claimed itself (its rollback would take it back).
         if (r && !store.claimed.has(lock[0])) r.keep(lock, epoch)
       }
+      if (r) this.coldLocks = this.coldLocks * (1 - COLD_WEIGHT) + cold
     } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS, keys, map)
     // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])

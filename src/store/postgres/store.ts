@@ -91,11 +91,7 @@ class ReadFirst extends Error {
   }
 }
 
-/**
- * Lock-writing runs that read first after one that claimed blind could not send its claims
- * alone, or lost one (a lock the server did not remember: after a restart, most of them): a
- * blind run costs one wasted run at most per this many.
- */
+/** Lock-writing runs that read first after one that claimed blind could not send its claims alone (a store with running experiments). */
 const BLIND_PAUSE = 1000
 
 /**
@@ -281,7 +277,7 @@ export class PgStore implements StorePort {
   /**
    * Whether this lock-writing run may claim the keys it does not remember without reading them
    * (claimBlind): the first run of a lock-writing transaction, unless a recent one could not
-   * send its claims alone (BLIND_PAUSE).
+   * send its claims alone (BLIND_PAUSE). Whether it pays is the repository's call (PgPricing).
    */
   get mayClaimBlind(): boolean {
     const t = this.lane
@@ -432,7 +428,6 @@ export class PgStore implements StorePort {
               this.lockWriteRetries++
               mode = 'write'
             } else if (error instanceof LostClaim) {
-              if (wasBlind) this.blindPause = BLIND_PAUSE
               const before = lostKeys.size
               for (const key of error.keys) lostKeys.add(key)
               stalled = lostKeys.size > before ? 0 : stalled + 1
