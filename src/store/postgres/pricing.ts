@@ -185,7 +185,7 @@ export class PgPricing implements PricingRepository {
       }
       if (r) this.coldLocks = this.coldLocks * (1 - COLD_WEIGHT) + cold
     } else found = await this.byPosition<LockRow, T | undefined>(LOAD_LOCKS, keys, map)
-    // A writing transaction claims (INSERT ... ON CONFLICT DO NOTHING) the keys it read as absent.
+    // A writing transaction claims the keys it read as absent (or, blind, did not read).
     if (this.store.claiming) for (let i = 0; i < keys.length; i++) if (found[i] === undefined && !this.store.claimed.has(keys[i])) this.store.absent.add(keys[i])
     return found
   }

@@ -104,9 +104,9 @@ const BLIND_PAUSE = 1000
 export type ClaimStatement = Statement & {alone: Statement; keys: readonly string[]; won(rows: unknown[][]): void}
 
 /**
- * A lock-writing transaction's claims go as plain INSERTs with its COMMIT (or before its next
- * statement): one whose key was made meanwhile fails on the primary key, which rolls the
- * transaction back, and it runs again as after a lost claim (LostClaim; the error names the
+ * A lock-writing transaction's claims sent with other statements go as a plain INSERT
+ * (ClaimStatement.text): one whose key was made meanwhile fails on the primary key, which rolls
+ * the transaction back, and it runs again as after a lost claim (LostClaim; the error names the
  * first such key).
  */
 function lostClaimOf(error: unknown): LostClaim | undefined {
