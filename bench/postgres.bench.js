@@ -6,7 +6,8 @@
 // - `pricectl serve` as 2 instances on one PostgreSQL database, POST /v1/prices driven by
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
 //   for locked users and for new users (each request computes and writes a lock), with the
-//   servers' CPU per new user (/proc, Linux: steadier than requests/s on a shared machine); then
+//   CPU per new user of the servers, the database and the load generator (/proc, Linux: steadier
+//   than requests/s on a shared machine; the load generator's measures the machine); then
 //   one instance alone with the same 10 connections; then new users again on both instances
 //   with a price experiment running (each new lock also writes an exposure).
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
@@ -15,7 +16,7 @@
 // Plain ESM; imports nothing from src/.
 import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
-import {closeSync, createReadStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {closeSync, createReadStream, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
@@ -76,7 +77,7 @@ export async function run({root}) {
     // The import's WAL is written out now, not by a checkpoint spread over the serve part's
     // run (a server's user without the right to checkpoint measures with it).
     if (imported.length > 0) await admin.query('CHECKPOINT').catch(() => {})
-    return [...imported, ...(PARTS.includes('serve') ? await serveBench(root, dir, freshDb) : [])]
+    return [...imported, ...(PARTS.includes('serve') ? await serveBench(root, dir, freshDb, server.pid) : [])]
   } finally {
     await admin.end()
     await server.stop()
@@ -190,11 +191,38 @@ function cpuSeconds(pid) {
   }
 }
 
+/**
+ * CPU seconds the database's processes used so far: the postmaster, its live backends, and
+ * the ones that ended (the postmaster's children's time). Undefined without the postmaster's
+ * id (a server of PRICECTL_BENCH_PG_URL) or /proc.
+ */
+function databaseCpuSeconds(postmaster) {
+  if (postmaster === undefined) return undefined
+  try {
+    const stat = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const own = stat(postmaster)
+    let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
+    for (const pid of readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue
+      let f
+      try {
+        f = stat(pid)
+      } catch {
+        continue // ended meanwhile
+      }
+      if (Number(f[1]) === postmaster) ticks += Number(f[11]) + Number(f[12])
+    }
+    return ticks / 100
+  } catch {
+    return undefined
+  }
+}
+
 function check(results, what) {
   for (const r of results) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
 }
 
-async function serveBench(root, dir, freshDb) {
+async function serveBench(root, dir, freshDb, postmaster) {
   const store = await freshDb()
   const bin = join(root, 'bin/run.js')
   for (const p of PRODUCTS) {
@@ -215,7 +243,11 @@ async function serveBench(root, dir, freshDb) {
     let k = 0
     const fresh = () => body(`new-${k}`, k++)
     const cpuBefore = servers.map((s) => cpuSeconds(s.child.pid))
+    const databaseBefore = databaseCpuSeconds(postmaster)
+    const loadBefore = process.cpuUsage()
     const freshRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: 5}, fresh)))
+    const loadUsed = process.cpuUsage(loadBefore)
+    const databaseUsed = databaseCpuSeconds(postmaster) - databaseBefore
     const cpuUsed = servers.map((s, i) => cpuSeconds(s.child.pid) - cpuBefore[i]).reduce((a, b) => a + b, 0)
     check(freshRuns, 'new users')
     // One instance with the same 10 connections.
@@ -233,9 +265,14 @@ async function serveBench(root, dir, freshDb) {
     const p99 = (runs) => Math.max(...runs.map((r) => r.latency.p99))
     const total = (runs) => runs.reduce((sum, r) => sum + r.requests.total, 0)
     const where = `2 instances on one database, ${CONNECTIONS} connections each`
-    const cpu = Number.isNaN(cpuUsed)
-      ? []
-      : [{name: 'PostgreSQL: serve x2, new users: serve CPU per request', note: `both servers' CPU (/proc) over the ${total(freshRuns)} requests; the database's is not counted`, unit: 'ms', value: Math.round((cpuUsed * 1e6) / total(freshRuns)) / 1000}]
+    const perRequest = (seconds) => Math.round((seconds * 1e6) / total(freshRuns)) / 1000
+    // The servers', the database's and the load generator's CPU share the 2 cores: the load
+    // generator runs the same code in every run, so its CPU per request measures the machine.
+    const cpu = [
+      ...(Number.isNaN(cpuUsed) ? [] : [{name: 'PostgreSQL: serve x2, new users: serve CPU per request', note: `both servers' CPU (/proc) over the ${total(freshRuns)} requests`, unit: 'ms', value: perRequest(cpuUsed)}]),
+      ...(Number.isNaN(databaseUsed) ? [] : [{name: 'PostgreSQL: serve x2, new users: database CPU per request', note: 'the postmaster and its backends (/proc) over the same requests', unit: 'ms', value: perRequest(databaseUsed)}]),
+      {name: 'PostgreSQL: serve x2, new users: load generator CPU per request', note: 'this process (autocannon) over the same requests: the same code in every run, so it measures the machine (~0.08 ms on a quiet 2-core one)', unit: 'ms', value: perRequest((loadUsed.user + loadUsed.system) / 1e6)},
+    ]
     return [
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}`, unit: 'requests/s', value: rps(lockedRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users, p99 latency', note: `the worse instance's p99; p50 ${lockedRuns.map((r) => r.latency.p50).join(' / ')} ms`, unit: 'ms', value: p99(lockedRuns)},

@@ -127,6 +127,10 @@ export async function startCluster(options = {}) {
         await stopChild(child)
         removeAll()
       },
+      /** The postmaster's process id (the bench counts its backends' CPU). */
+      get pid() {
+        return child.pid
+      },
       url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     }
   } catch (error) {
