@@ -181,10 +181,15 @@ function load(url, key, options, nextBody) {
   })
 }
 
+/** The fields of /proc/PID/stat after the command's name: [1] the parent's id, [11..14] utime, stime, cutime, cstime (ticks). */
+function procStat(pid) {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+}
+
 /** CPU seconds a process used so far (/proc; undefined where there is none). */
 function cpuSeconds(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    const fields = procStat(pid)
     return (Number(fields[11]) + Number(fields[12])) / 100
   } catch {
     return undefined
@@ -199,14 +204,13 @@ function cpuSeconds(pid) {
 function databaseCpuSeconds(postmaster) {
   if (postmaster === undefined) return undefined
   try {
-    const stat = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    const own = stat(postmaster)
+    const own = procStat(postmaster)
     let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14])
     for (const pid of readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue
       let f
       try {
-        f = stat(pid)
+        f = procStat(pid)
       } catch {
         continue // ended meanwhile
       }
