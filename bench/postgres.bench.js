@@ -5,10 +5,11 @@
 //   installed). The aim is at most 1.5x; best of BENCH_PG_IMPORT_RUNS, interleaved rounds.
 // - `pricectl serve` as 2 instances on one PostgreSQL database, POST /v1/prices driven by
 //   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
-//   for locked users and for new users (each request computes and writes a lock), the best of
-//   BENCH_PG_SERVE_TRIALS runs each (the speed of a shared machine swings within minutes), with the
-//   CPU per new user of the servers, the database and the load generator (/proc, Linux: steadier
-//   than requests/s on a shared machine; the load generator's measures the machine); then
+//   for locked users and for new users (each request computes and writes a lock), each after a
+//   warm-up (serve.bench.js WARM_SECONDS) and the best of BENCH_PG_SERVE_TRIALS runs (the speed
+//   of a shared machine swings within minutes), with the CPU per new user of the servers, the
+//   database and the load generator (/proc, Linux: steadier than requests/s on a shared
+//   machine; the load generator's measures the machine); then
 //   one instance alone with the same 10 connections; then new users again on both instances
 //   with a price experiment running (each new lock also writes an exposure).
 // The server: PRICECTL_BENCH_PG_URL, else a throwaway cluster (postgres-server.js).
@@ -25,6 +26,7 @@ import {pipeline} from 'node:stream/promises'
 
 import {generatePayments} from './import.bench.js'
 import {databaseUrl, startPostgres} from './postgres-server.js'
+import {WARM_SECONDS} from './serve.bench.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_PG_IMPORT_RUNS ?? 2)
@@ -250,7 +252,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
     check([await load(servers[0].url, key, {amount: USERS}, () => body(`bench-${i}`, i++))], 'locking users')
     let j = 0
     const locked = () => body(`bench-${j % USERS}`, j++ % USERS)
-    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: 2}, locked))), 'warm-up')
+    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: WARM_SECONDS}, locked))), 'warm-up')
     // Best of TRIALS runs, as the other benches keep the best of theirs: the machine's speed
     // swings within minutes, and interference only ever slows a run.
     const lockedTrials = []
@@ -262,6 +264,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
     const lockedRuns = bestTrial(lockedTrials)
     let k = 0
     const fresh = () => body(`new-${k}`, k++)
+    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: WARM_SECONDS}, fresh))), 'warm-up, new users')
     // Each run's requests with the CPU the servers, the database and the load generator spent on them.
     const freshTrials = []
     for (let t = 0; t < TRIALS; t++) {
@@ -284,7 +287,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
     check(oneFresh, 'one instance, new users')
     // New users again, with a Thompson experiment running on both products: each new lock gets an arm and an exposure.
     execFileSync(process.execPath, [bin, 'experiments', 'create', '--name', 'bench', '-p', 'pro_monthly,pro_yearly', '--arm', 'x0.8', '--arm', 'x1.2', '--seed', '1', '--start', '--db', store.url], {stdio: 'ignore'})
-    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: 1}, fresh))), 'warm-up, running experiment')
+    check(await Promise.all(servers.map((s) => load(s.url, key, {duration: WARM_SECONDS}, fresh))), 'warm-up, running experiment')
     const experimentRuns = await Promise.all(servers.map((s) => load(s.url, key, {duration: 5}, fresh)))
     check(experimentRuns, 'new users, running experiment')
     const p99 = (runs) => Math.max(...runs.map((r) => r.latency.p99))
