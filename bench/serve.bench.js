@@ -14,11 +14,12 @@ const USERS = 1000
 const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
 const CONNECTIONS = 10
 /**
- * Seconds of each kind of request before it is measured, as a server in use runs warm: V8
- * optimizes a function only after it has run a while, which at some hundreds of requests/s a
- * process takes seconds. postgres.bench.js's two servers spent 1.28-1.46 ms of CPU per new
- * user over 5 s after 1 s of new users, 0.67-0.87 ms after 10 to 60 s (the load generator
- * 0.22-0.28 against 0.17-0.20 ms). Also postgres.bench.js's.
+ * Seconds of each kind of request before it is measured, as a server in use runs warm: every
+ * process spends more CPU per request in its first seconds of a kind (V8 optimizes a function
+ * only after it has run a while; a database fills its caches). postgres.bench.js's two servers
+ * spent 1.28-1.46 ms of CPU per new user over 5 s after 1 s of new users, 0.67-0.87 ms after
+ * 10 to 60 s; the database 0.25-0.27 against 0.21-0.25 ms, the load generator 0.22-0.28 against
+ * 0.17-0.20 ms. Also postgres.bench.js's.
  */
 export const WARM_SECONDS = 10
 
