@@ -230,8 +230,8 @@ function databaseCpuSeconds(postmaster) {
 /** Requests/s of runs side by side (one per server): their sum. */
 const rps = (runs) => Math.round(runs.reduce((sum, r) => sum + r.requests.average, 0))
 
-/** The trial with the most requests/s; `runsOf` gives a trial's runs side by side. */
-const bestTrial = (trials, runsOf = (t) => t) => trials.reduce((a, b) => (rps(runsOf(b)) > rps(runsOf(a)) ? b : a))
+/** The trial ({runs}: the servers' runs side by side) with the most requests/s. */
+const bestTrial = (trials) => trials.reduce((a, b) => (rps(b.runs) > rps(a.runs) ? b : a))
 
 function check(results, what) {
   for (const r of results) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
@@ -259,9 +259,9 @@ async function serveBench(root, dir, freshDb, postmaster) {
     for (let t = 0; t < TRIALS; t++) {
       const runs = await Promise.all(servers.map((s) => load(s.url, key, {duration: SERVE_SECONDS}, locked)))
       check(runs, 'locked users')
-      lockedTrials.push(runs)
+      lockedTrials.push({runs})
     }
-    const lockedRuns = bestTrial(lockedTrials)
+    const {runs: lockedRuns} = bestTrial(lockedTrials)
     let k = 0
     const fresh = () => body(`new-${k}`, k++)
     check(await Promise.all(servers.map((s) => load(s.url, key, {duration: WARM_SECONDS}, fresh))), 'warm-up, new users')
@@ -278,7 +278,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
       check(runs, 'new users')
       freshTrials.push({cpuUsed, databaseUsed, loadUsed, runs})
     }
-    const {cpuUsed, databaseUsed, loadUsed, runs: freshRuns} = bestTrial(freshTrials, (t) => t.runs)
+    const {cpuUsed, databaseUsed, loadUsed, runs: freshRuns} = bestTrial(freshTrials)
     // One instance with the same 10 connections.
     const alone = (next, seconds) => load(servers[0].url, key, {connections: 2 * CONNECTIONS, duration: seconds}, next)
     const oneLocked = [await alone(locked, SERVE_SECONDS)]
@@ -302,7 +302,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
       {name: 'PostgreSQL: serve x2, new users: load generator CPU per request', note: 'this process (autocannon) over the same requests: the same code in every run, so it measures the machine (~0.08 ms on a quiet 2-core one)', unit: 'ms', value: perRequest((loadUsed.user + loadUsed.system) / 1e6)},
     ]
     return [
-      {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}; best of ${TRIALS} runs (${lockedTrials.map(rps).join(', ')})`, unit: 'requests/s', value: rps(lockedRuns)},
+      {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}; best of ${TRIALS} runs (${lockedTrials.map((t) => rps(t.runs)).join(', ')})`, unit: 'requests/s', value: rps(lockedRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users, p99 latency', note: `the worse instance's p99; p50 ${lockedRuns.map((r) => r.latency.p50).join(' / ')} ms`, unit: 'ms', value: p99(lockedRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users (computes and writes each lock)', note: `${total(freshRuns)} requests in 5 s, ${where}; best of ${TRIALS} runs (${freshTrials.map((t) => rps(t.runs)).join(', ')})`, unit: 'requests/s', value: rps(freshRuns)},
       {name: 'PostgreSQL: serve x2 POST /v1/prices, new users, p99 latency', note: "the worse instance's p99", unit: 'ms', value: p99(freshRuns)},
