@@ -4,7 +4,7 @@
 //   file into a plain table of 24 text columns (pg-copy-streams from Node when psql is not
 //   installed). The aim is at most 1.5x; best of BENCH_PG_IMPORT_RUNS, interleaved rounds.
 // - `pricectl serve` as 2 instances on one PostgreSQL database, POST /v1/prices driven by
-//   autocannon against both at once: requests/s (both together) and p99 (the worse of the two),
+//   load.js against both at once: requests/s (both together) and p99 (the worse of the two),
 //   for locked users and for new users (each request computes and writes a lock), each after a
 //   warm-up (serve.bench.js WARM_SECONDS) and the best of BENCH_PG_SERVE_TRIALS runs (the speed
 //   of a shared machine swings within minutes), with the CPU per new user of the servers, the
@@ -16,7 +16,6 @@
 // BENCH_PG_PARTS=import (or serve) runs one part by hand, e.g. for an A/B of the import at
 // BENCH_IMPORT_ROWS=200000 (docs/postgres.md, "Import performance").
 // Plain ESM; imports nothing from src/.
-import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
 import {closeSync, createReadStream, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
@@ -25,6 +24,7 @@ import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
 import {generatePayments} from './import.bench.js'
+import {load as drive} from './load.js'
 import {databaseUrl, startPostgres} from './postgres-server.js'
 import {WARM_SECONDS} from './serve.bench.js'
 
@@ -178,12 +178,7 @@ async function startServe(root, db, dir, name) {
 const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
 
 function load(url, key, options, nextBody) {
-  return autocannon({
-    connections: CONNECTIONS,
-    ...options,
-    requests: [{headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, method: 'POST', path: '/v1/prices', setupRequest: (req) => ({...req, body: nextBody()})}],
-    url,
-  })
+  return drive({connections: CONNECTIONS, ...options, headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, nextBody, path: '/v1/prices', url})
 }
 
 /** The fields of /proc/PID/stat after the command's name: [1] the parent's id, [11..14] utime, stime, cutime, cstime (ticks). */
@@ -299,7 +294,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
     const cpu = [
       ...(Number.isNaN(cpuUsed) ? [] : [{name: 'PostgreSQL: serve x2, new users: serve CPU per request', note: `both servers' CPU (/proc) over the ${total(freshRuns)} requests`, unit: 'ms', value: perRequest(cpuUsed)}]),
       ...(Number.isNaN(databaseUsed) ? [] : [{name: 'PostgreSQL: serve x2, new users: database CPU per request', note: 'the postmaster and its backends (/proc) over the same requests', unit: 'ms', value: perRequest(databaseUsed)}]),
-      {name: 'PostgreSQL: serve x2, new users: load generator CPU per request', note: 'this process (autocannon) over the same requests: the same code in every run, so it measures the machine (~0.08 ms on a quiet 2-core one)', unit: 'ms', value: perRequest((loadUsed.user + loadUsed.system) / 1e6)},
+      {name: 'PostgreSQL: serve x2, new users: load generator CPU per request', note: 'this process (load.js) over the same requests: the same code in every run, so it measures the machine', unit: 'ms', value: perRequest((loadUsed.user + loadUsed.system) / 1e6)},
     ]
     return [
       {name: 'PostgreSQL: serve x2 POST /v1/prices, locked users', note: `${total(lockedRuns)} requests in ${SERVE_SECONDS} s, ${where}; best of ${TRIALS} runs (${lockedTrials.map((t) => rps(t.runs)).join(', ')})`, unit: 'requests/s', value: rps(lockedRuns)},

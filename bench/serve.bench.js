@@ -1,13 +1,13 @@
-// pricectl serve: POST /v1/prices driven by autocannon from this process against
+// pricectl serve: POST /v1/prices driven by load.js from this process against
 // `node bin/run.js serve` (a second process) on loopback. Budget (issue 8): 2,000
 // requests/s and p99 under 20 ms for locked users, over 10 s. New users (each request
 // computes and writes a lock) are reported without a budget. Each kind of request is measured
 // after WARM_SECONDS of it.
-import autocannon from 'autocannon'
 import {execFileSync, spawn} from 'node:child_process'
 import {closeSync, openSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 
+import {load as drive} from './load.js'
 import {makeStore} from './price.bench.js'
 
 const USERS = 1000
@@ -41,20 +41,8 @@ async function startServer(root, db, dir) {
   }
 }
 
-function load(url, key, duration, nextBody) {
-  return autocannon({
-    connections: CONNECTIONS,
-    duration,
-    requests: [
-      {
-        headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'},
-        method: 'POST',
-        path: '/v1/prices',
-        setupRequest: (req) => ({...req, body: nextBody()}),
-      },
-    ],
-    url,
-  })
+function load(url, key, limit, nextBody) {
+  return drive({connections: CONNECTIONS, ...limit, headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, nextBody, path: '/v1/prices', url})
 }
 
 function check(result, what) {
@@ -76,23 +64,17 @@ async function measure(root, db, dir) {
   try {
     // Lock USERS users (first calls), then warm up on them.
     let i = 0
-    const lockRun = await autocannon({
-      amount: USERS,
-      connections: CONNECTIONS,
-      requests: [{headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, method: 'POST', path: '/v1/prices', setupRequest: (req) => ({...req, body: body(`bench-${i}`, i++)})}],
-      url: server.url,
-    })
-    check(lockRun, 'locking users')
+    check(await load(server.url, key, {amount: USERS}, () => body(`bench-${i}`, i++)), 'locking users')
     let j = 0
     const locked = () => body(`bench-${j % USERS}`, j++ % USERS)
-    check(await load(server.url, key, WARM_SECONDS, locked), 'warm-up')
-    const lockedRun = await load(server.url, key, 10, locked)
+    check(await load(server.url, key, {duration: WARM_SECONDS}, locked), 'warm-up')
+    const lockedRun = await load(server.url, key, {duration: 10}, locked)
     check(lockedRun, 'locked users')
 
     let n = 0
     const fresh = () => body(`new-${n}`, n++)
-    check(await load(server.url, key, WARM_SECONDS, fresh), 'warm-up, new users')
-    const freshRun = await load(server.url, key, 5, fresh)
+    check(await load(server.url, key, {duration: WARM_SECONDS}, fresh), 'warm-up, new users')
+    const freshRun = await load(server.url, key, {duration: 5}, fresh)
     check(freshRun, 'new users')
 
     const note = (r, s) => `${r.requests.total} requests in ${s} s over ${CONNECTIONS} connections, p50 ${r.latency.p50} ms`
