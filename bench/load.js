@@ -1,8 +1,8 @@
 // The serve benches' load generator: keep-alive HTTP/1.1 connections over loopback, one
 // request in flight on each, every request written in one piece. It does the least a client
 // can per request because on a 2-core machine its CPU is taken from the servers it measures:
-// autocannon, which it replaces, spent 0.13-0.15 ms of CPU per new-user request against
-// two servers on PostgreSQL, this 0.065 ms (docs/performance.md, "The load generator").
+// autocannon spends 0.13-0.15 ms of CPU per new-user request against two servers on
+// PostgreSQL, this 0.065 ms (docs/performance.md, "The load generator").
 import {connect} from 'node:net'
 import {performance} from 'node:perf_hooks'
 
