@@ -18,8 +18,8 @@ const CONNECTIONS = 10
  * process spends more CPU per request in its first seconds of a kind (V8 optimizes a function
  * only after it has run a while; a database fills its caches). postgres.bench.js's two servers
  * spent 1.28-1.46 ms of CPU per new user over 5 s after 1 s of new users, 0.67-0.87 ms after
- * 10 to 60 s; the database 0.25-0.27 against 0.21-0.25 ms, the load generator 0.22-0.28 against
- * 0.17-0.20 ms. postgres.bench.js warms its servers as long.
+ * 10 to 60 s; the database 0.25-0.27 against 0.21-0.25 ms. postgres.bench.js warms its servers
+ * as long.
  */
 export const WARM_SECONDS = 10
 
