@@ -17,16 +17,15 @@
 // BENCH_IMPORT_ROWS=200000 (docs/postgres.md, "Import performance").
 // Plain ESM; imports nothing from src/.
 import {execFileSync, spawn} from 'node:child_process'
-import {closeSync, createReadStream, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {pipeline} from 'node:stream/promises'
 
 import {generatePayments} from './import.bench.js'
-import {load as drive} from './load.js'
 import {databaseUrl, startPostgres} from './postgres-server.js'
-import {WARM_SECONDS} from './serve.bench.js'
+import {body, check, loadPrices, startServer, stopServer, WARM_SECONDS} from './serve.bench.js'
 
 const ROWS = Number(process.env.BENCH_IMPORT_ROWS ?? 1_000_000)
 const RUNS = Number(process.env.BENCH_PG_IMPORT_RUNS ?? 2)
@@ -36,7 +35,6 @@ const TRIALS = Number(process.env.BENCH_PG_SERVE_TRIALS ?? 3)
 const PARTS = (process.env.BENCH_PG_PARTS ?? 'import,serve').split(',')
 const USERS = 1000
 const CONNECTIONS = 5 // per instance
-const COUNTRIES = ['US', 'DE', 'FR', 'GB', 'IN', 'BR', 'JP', 'KR', 'MX', 'CA', 'AU', 'ES', 'IT', 'PL', 'TR']
 const PRODUCTS = [
   {api_id: 'pro_monthly', base_px: 9.99, country_prices: [{amount: 8.99, country: 'DE', currency: 'EUR'}], interval: 'month', interval_count: 1, name: 'Pro monthly'},
   {api_id: 'pro_yearly', base_px: 99, interval: 'year', interval_count: 1, name: 'Pro yearly'},
@@ -161,25 +159,7 @@ async function importBench(root, pg, dir, freshDb) {
   ]
 }
 
-async function startServe(root, db, dir, name) {
-  const logPath = join(dir, `serve-${name}.log`)
-  const log = openSync(logPath, 'w')
-  const child = spawn(process.execPath, [join(root, 'bin/run.js'), 'serve', '--port', '0', '--db', db], {stdio: ['ignore', 'ignore', log]})
-  closeSync(log)
-  const until = Date.now() + 30_000
-  for (;;) {
-    const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logPath, 'utf8'))
-    if (m) return {child, url: m[1]}
-    if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${readFileSync(logPath, 'utf8').slice(0, 500)}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
-const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
-
-function load(url, key, options, nextBody) {
-  return drive({connections: CONNECTIONS, ...options, headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, nextBody, path: '/v1/prices', url})
-}
+const load = (url, key, options, nextBody) => loadPrices(url, key, {connections: CONNECTIONS, ...options}, nextBody)
 
 /** The fields of /proc/PID/stat after the command's name: [1] the parent's id, [11..14] utime, stime, cutime, cstime (ticks). */
 function procStat(pid) {
@@ -228,10 +208,6 @@ const rps = (runs) => Math.round(runs.reduce((sum, r) => sum + r.requests.averag
 /** The trial ({runs}: the servers' runs side by side) with the most requests/s. */
 const bestTrial = (trials) => trials.reduce((a, b) => (rps(b.runs) > rps(a.runs) ? b : a))
 
-function check(results, what) {
-  for (const r of results) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
-}
-
 async function serveBench(root, dir, freshDb, postmaster) {
   const store = await freshDb()
   const bin = join(root, 'bin/run.js')
@@ -241,7 +217,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
     execFileSync(process.execPath, [bin, 'products', 'create', '--body', file, '--db', store.url], {stdio: 'ignore'})
   }
   const key = JSON.parse(execFileSync(process.execPath, [bin, 'keys', 'create', '--name', 'bench', '--json', '--db', store.url], {encoding: 'utf8'})).api_key
-  const servers = [await startServe(root, store.url, dir, 'a'), await startServe(root, store.url, dir, 'b')]
+  const servers = [await startServer(root, store.url, dir, 'a'), await startServer(root, store.url, dir, 'b')]
   try {
     let i = 0
     check([await load(servers[0].url, key, {amount: USERS}, () => body(`bench-${i}`, i++))], 'locking users')
@@ -307,10 +283,7 @@ async function serveBench(root, dir, freshDb, postmaster) {
       {name: 'PostgreSQL: serve x1 POST /v1/prices, new users', note: `${total(oneFresh)} requests in 5 s, one instance, ${2 * CONNECTIONS} connections; p99 ${p99(oneFresh)} ms`, unit: 'requests/s', value: rps(oneFresh)},
     ]
   } finally {
-    for (const s of servers) {
-      s.child.kill('SIGTERM')
-      await new Promise((r) => (s.child.exitCode === null ? s.child.once('exit', r) : r()))
-    }
+    for (const s of servers) await stopServer(s)
     await store.drop()
   }
 }

@@ -23,10 +23,12 @@ const CONNECTIONS = 10
  */
 export const WARM_SECONDS = 10
 
-const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
+/** A request body of user `user`, the i-th of the run: two products, gateway_a, a country in turn. */
+export const body = (user, i) => JSON.stringify({country: COUNTRIES[i % COUNTRIES.length], integrations: ['gateway_a'], products: ['pro_monthly', 'pro_yearly'], user_id: user})
 
-async function startServer(root, db, dir) {
-  const logPath = join(dir, 'serve.log')
+/** `node bin/run.js serve` of `root` on a free port of loopback, its stderr in DIR/serve-NAME.log: {child, url}. */
+export async function startServer(root, db, dir, name = 'a') {
+  const logPath = join(dir, `serve-${name}.log`)
   const log = openSync(logPath, 'w')
   // The access log stays on (as operators run it), written to a file rather than a pipe
   // this process would have to drain while it drives the load.
@@ -35,18 +37,26 @@ async function startServer(root, db, dir) {
   const until = Date.now() + 30_000
   for (;;) {
     const m = /listening on (http:\/\/\S+)/.exec(readFileSync(logPath, 'utf8'))
-    if (m) return {child, logPath, url: m[1]}
+    if (m) return {child, url: m[1]}
     if (child.exitCode !== null || Date.now() > until) throw new Error(`serve did not start: ${readFileSync(logPath, 'utf8').slice(0, 500)}`)
     await new Promise((r) => setTimeout(r, 25))
   }
 }
 
-function load(url, key, limit, nextBody) {
-  return drive({connections: CONNECTIONS, ...limit, headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, nextBody, path: '/v1/prices', url})
+/** SIGTERM, and wait for the exit. */
+export async function stopServer(server) {
+  server.child.kill('SIGTERM')
+  await new Promise((r) => (server.child.exitCode === null ? server.child.once('exit', r) : r()))
 }
 
-function check(result, what) {
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${what}: ${result.non2xx} non-2xx responses, ${result.errors} errors`)
+/** POST /v1/prices with key `key`: load.js with its options (connections, and amount or duration), the body of each request from nextBody(). */
+export function loadPrices(url, key, options, nextBody) {
+  return drive({...options, headers: {authorization: `Bearer ${key}`, 'content-type': 'application/json'}, nextBody, path: '/v1/prices', url})
+}
+
+/** Throws on any run that had a non-2xx answer or a failed request. */
+export function check(runs, what) {
+  for (const r of runs) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${what}: ${r.non2xx} non-2xx responses, ${r.errors} errors`)
 }
 
 export async function run({root}) {
@@ -58,24 +68,26 @@ export async function run({root}) {
   }
 }
 
+const load = (url, key, limit, nextBody) => loadPrices(url, key, {connections: CONNECTIONS, ...limit}, nextBody)
+
 async function measure(root, db, dir) {
   const key = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/run.js'), 'keys', 'create', '--name', 'bench', '--json', '--db', db], {encoding: 'utf8'})).api_key
   const server = await startServer(root, db, dir)
   try {
     // Lock USERS users (first calls), then warm up on them.
     let i = 0
-    check(await load(server.url, key, {amount: USERS}, () => body(`bench-${i}`, i++)), 'locking users')
+    check([await load(server.url, key, {amount: USERS}, () => body(`bench-${i}`, i++))], 'locking users')
     let j = 0
     const locked = () => body(`bench-${j % USERS}`, j++ % USERS)
-    check(await load(server.url, key, {duration: WARM_SECONDS}, locked), 'warm-up')
+    check([await load(server.url, key, {duration: WARM_SECONDS}, locked)], 'warm-up')
     const lockedRun = await load(server.url, key, {duration: 10}, locked)
-    check(lockedRun, 'locked users')
+    check([lockedRun], 'locked users')
 
     let n = 0
     const fresh = () => body(`new-${n}`, n++)
-    check(await load(server.url, key, {duration: WARM_SECONDS}, fresh), 'warm-up, new users')
+    check([await load(server.url, key, {duration: WARM_SECONDS}, fresh)], 'warm-up, new users')
     const freshRun = await load(server.url, key, {duration: 5}, fresh)
-    check(freshRun, 'new users')
+    check([freshRun], 'new users')
 
     const note = (r, s) => `${r.requests.total} requests in ${s} s over ${CONNECTIONS} connections, p50 ${r.latency.p50} ms`
     return [
@@ -84,7 +96,6 @@ async function measure(root, db, dir) {
       {name: 'serve POST /v1/prices, new users (computes and writes each lock)', note: `${note(freshRun, 5)}, p99 ${freshRun.latency.p99} ms`, unit: 'requests/s', value: Math.round(freshRun.requests.average)},
     ]
   } finally {
-    server.child.kill('SIGTERM')
-    await new Promise((r) => (server.child.exitCode === null ? server.child.once('exit', r) : r()))
+    await stopServer(server)
   }
 }
