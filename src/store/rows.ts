@@ -1,5 +1,5 @@
 import type {FeatureOutput, Lock, Trial} from '../domain.js'
-import {unpackQuote} from '../pricing/locks.js'
+import {packQuote, unpackQuote} from '../pricing/locks.js'
 import {type CountryPrice, integrationFromRow, type IntegrationRow, type Product} from './port/catalog.js'
 import type {Experiment, ExperimentProduct} from './port/experiments.js'
 import {eventOfRecord, SUBSCRIPTION_COLUMNS, type SubscriptionEvent, type SubscriptionValues} from './port/revenue.js'
@@ -25,6 +25,11 @@ export function lockFingerprint(row: LockRow | undefined): string | undefined {
   if (!row) return undefined
   const quote = row[9] as null | string
   return JSON.stringify([row[4], row[5], row[6], row[7], row[8]]) + (quote === null ? '' : `,${quote}`)
+}
+
+/** The locks row a Lock is stored as (lockFromRow's inverse): the quote packed, the arm as text. */
+export function lockRow(l: Lock): LockRow {
+  return [l.lock_key, l.user_id, l.ip, l.anonymous ? 1 : 0, l.country, l.currency, l.package_id, l.experiment_id, String(l.arm_id), packQuote(l), l.created_at, l.updated_at]
 }
 
 /** The port's Lock from a stored locks row: one mapping for every adapter. */

@@ -398,6 +398,34 @@ describe('PostgreSQL transactions mean what SQLite transactions mean', () => {
     expect(c.lostClaimRetries).toBe(0)
   })
 
+  it("the locks a server's claim made are remembered as they are stored, for a group of a few (VALUES rows) and a larger one (arrays)", async () => {
+    const d = await database()
+    const a = open(d.url) as PgStore
+    const b = open(d.url) as PgStore
+    a.pricing.rememberLocks!(100)
+    const shapes = (prefix: string, n: number) =>
+      Array.from({length: n}, (_, i) => {
+        const key = `${prefix}-${i}`
+        if (i % 4 === 1) return lock(key, {anonymous: true, country: 'US', currency: 'USD', ip: `10.0.0.${i}`})
+        if (i % 4 === 2) return lock(key, {arm_id: 'x0.8', experiment_id: 7, package_id: 'team', updated_at: '2026-01-02T00:00:00.000Z'})
+        if (i % 4 === 3) return lock(key, {arm_id: 2, country: 'JP', currency: 'JPY', experiment_id: 7})
+        return lock(key)
+      })
+    for (const group of [shapes('few', 4), shapes('many', 17)]) {
+      const keys = group.map((l) => l.lock_key)
+      await a.transaction(async () => {
+        expect(await a.pricing.loadLocks(keys)).toEqual(keys.map(() => undefined))
+        await a.pricing.saveQuotes(group)
+        await a.pricing.saveUserCountries(group.map((l) => ({at: l.created_at, country: l.country, userId: l.lock_key})))
+      }, {locksOnly: true, write: true})
+      const stored = await b.pricing.loadLocks(keys)
+      expect(stored).toEqual(group)
+      expect(await a.pricing.loadLocks(keys, {memoryOnly: true})).toEqual(stored)
+      expect(await b.pricing.userCountries(keys)).toEqual(group.map((l) => l.country))
+    }
+    expect([a.readFirstRetries, a.lostClaimRetries]).toEqual([0, 0])
+  })
+
   it("a lock-writing transaction's claims and users' countries are written together or not at all (one statement, no BEGIN)", async () => {
     const d = await database()
     const a = open(d.url) as PgStore

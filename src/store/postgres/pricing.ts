@@ -1,9 +1,9 @@
 import type {ProductRow} from '../../catalog/lookup.js'
 import type {User} from '../../catalog/users.js'
-import {type Lock, packQuote} from '../../pricing/locks.js'
+import type {Lock} from '../../pricing/locks.js'
 import type {IntegrationMatch, PricingProduct, PricingRepository, UserCountry} from '../port/pricing.js'
 import {RememberedLocks} from '../remembered-locks.js'
-import {lockFingerprint, lockFromRow, type LockRow} from '../rows.js'
+import {lockFingerprint, lockFromRow, lockRow, type LockRow} from '../rows.js'
 import type {ClaimStatement, PgStore} from './store.js'
 import {repeats} from './support.js'
 
@@ -26,35 +26,65 @@ export const USER_COUNTRIES = `SELECT k.n, u.country FROM unnest($1::text[]) WIT
 /** Locks as rows: the parameters of ROWS ($1..$12, COLUMNS' order). */
 const ROWS = `SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[], $12::text[])`
 
-/** ROWS' parameters: one array per column. */
-function lockColumns(locks: readonly Lock[]): unknown[][] {
-  const col = <T>(f: (l: Lock) => T) => locks.map(f)
-  return [
-    col((l) => l.lock_key),
-    col((l) => l.user_id),
-    col((l) => l.ip),
-    col((l) => (l.anonymous ? 1 : 0)),
-    col((l) => l.country),
-    col((l) => l.currency),
-    col((l) => l.package_id),
-    col((l) => l.experiment_id),
-    col((l) => String(l.arm_id)),
-    col((l) => packQuote(l)),
-    col((l) => l.created_at),
-    col((l) => l.updated_at),
-  ]
+/** ROWS' parameters: one array per column, of these locks rows. */
+function lockColumns(rows: readonly LockRow[]): unknown[][] {
+  return Array.from({length: 12}, (_, i) => rows.map((row) => row[i]))
 }
 
-/** Users' countries ($n, $n+1, $n+2: ids, countries, times), inserted or changed; `where`: of which users. */
-const saveCountries = (n: number, where = '') => `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[]) AS t(id, country, at) ${where}
+/** Users' countries from `source` (rows of id, country, time), inserted or changed; `where`: of which users. */
+const saveCountries = (source: string, where = '') => `INSERT INTO users (user_id, country, created_at, updated_at) SELECT id, country, at, at FROM ${source} AS t(id, country, at) ${where}
   ON CONFLICT (user_id) DO UPDATE SET country = excluded.country, updated_at = excluded.updated_at WHERE users.country IS DISTINCT FROM excluded.country`
-const SAVE_COUNTRIES = saveCountries(1)
-/** A transaction's claims (a plain INSERT, ROWS' parameters) and its users' countries ($13..$15): one statement. */
-const CLAIM_WITH_COUNTRIES = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${ROWS}) ${saveCountries(13)}`
-/** The same as the transaction's lone statement (ClaimStatement.alone): the locks it made, and the countries of their users only. */
-const CLAIM_ALONE = `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING ${COLUMNS}),
-  countries AS (${saveCountries(13, 'WHERE id IN (SELECT lock_key FROM claimed)')})
-  SELECT ${COLUMNS} FROM claimed`
+/** Users' countries as arrays from $n on: ids, countries, times. */
+const countryArrays = (n: number) => `unnest($${n}::text[], $${n + 1}::text[], $${n + 2}::text[])`
+const SAVE_COUNTRIES = saveCountries(countryArrays(1))
+/**
+ * A claim statement's two texts (ClaimStatement): `text`, a transaction's claims as a plain
+ * INSERT and its users' countries, one statement; `alone`, the same as the transaction's lone
+ * statement: ON CONFLICT DO NOTHING, the keys of the locks it made, and the countries of their
+ * users only. Not the rows made: the server has them.
+ */
+type ClaimSql = {alone: string; text: string}
+
+function claimSql(locks: string, countries: (where?: string) => string): ClaimSql {
+  return {
+    alone: `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${locks} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key),
+  countries AS (${countries('WHERE id IN (SELECT lock_key FROM claimed)')})
+  SELECT lock_key FROM claimed`,
+    text: `WITH claimed AS (INSERT INTO locks (${COLUMNS}) ${locks}) ${countries()}`,
+  }
+}
+
+/** Claims as arrays, one per column (ROWS, then $13..$15 of the countries): one text for every size, a batch's chunks. */
+const CLAIM_ARRAYS = claimSql(ROWS, (where) => saveCountries(countryArrays(13), where))
+
+/**
+ * Up to this many locks and countries, a claim lists them as VALUES rows, a parameter per
+ * value, a text per count (the server's groups of new users, a few each): the client encodes
+ * and the database parses and unnests no arrays, which costs both less CPU per statement
+ * (docs/postgres.md, "Few round trips"). A batch's chunks use the arrays: one text for any size.
+ */
+const LISTED_MAX = 16
+const listedSql = new Map<string, ClaimSql>()
+
+/** `count` rows of `width` parameters from $from on, each cast to `cast` when given. */
+function tuples(count: number, width: number, from: number, cast = ''): string {
+  return Array.from({length: count}, (_, r) => `(${Array.from({length: width}, (_, i) => `$${from + r * width + i}${cast}`).join(', ')})`).join(', ')
+}
+
+/** A claim of these locks rows and users' countries: its texts and their parameters. */
+function claimOf(rows: readonly LockRow[], countries: readonly UserCountry[]): ClaimSql & {values: unknown[]} {
+  if (rows.length === 0 || rows.length > LISTED_MAX || countries.length === 0 || countries.length > LISTED_MAX) return {...CLAIM_ARRAYS, values: [...lockColumns(rows), ...countryColumns(countries)]}
+  const key = `${rows.length},${countries.length}`
+  let sql = listedSql.get(key)
+  if (sql === undefined) {
+    const listed = `(VALUES ${tuples(countries.length, 3, 12 * rows.length + 1, '::text')})`
+    sql = claimSql(`VALUES ${tuples(rows.length, 12, 1)}`, (where) => saveCountries(listed, where))
+    listedSql.set(key, sql)
+  }
+  const values: unknown[] = rows.flat()
+  for (const c of countries) values.push(c.userId, c.country, c.at)
+  return {...sql, values}
+}
 
 /** SAVE_COUNTRIES' parameters. */
 function countryColumns(rows: readonly UserCountry[]): unknown[][] {
@@ -232,7 +262,7 @@ export class PgPricing implements PricingRepository {
         store.claimed.add(l.lock_key)
       }
     } else if (claims.length > 0) {
-      const won = await this.pg.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims))
+      const won = await this.pg.queryArrays<[string]>(`INSERT INTO locks (${COLUMNS}) ${ROWS} ON CONFLICT (lock_key) DO NOTHING RETURNING lock_key`, lockColumns(claims.map(lockRow)))
       if (won.length < claims.length) {
         const got = new Set(won.map(([k]) => k))
         store.lostClaim(claims.filter((l) => !got.has(l.lock_key)).map((l) => l.lock_key))
@@ -269,17 +299,20 @@ export class PgPricing implements PricingRepository {
   }
 
   private claimStatement(locks: readonly Lock[], countries: readonly UserCountry[]): ClaimStatement {
-    const values = [...lockColumns(locks), ...countryColumns(countries)]
+    const rows = locks.map(lockRow)
+    const {alone, text, values} = claimOf(rows, countries)
     // Taken after the claims' keys were forgotten: a lock made here is remembered once committed, unless a drop came since.
     const r = this.remembered
     const epoch = r?.epoch
     const claim: ClaimStatement = {
-      alone: {rowMode: 'array', text: CLAIM_ALONE, values},
+      alone: {rowMode: 'array', text: alone, values},
       keys: locks.map((l) => l.lock_key),
-      text: CLAIM_WITH_COUNTRIES,
+      text,
       values,
-      won: (rows) => {
-        if (r) for (const row of rows) r.keep(row as LockRow, epoch)
+      won: (made) => {
+        if (!r) return
+        const keys = new Set(made.map(([key]) => key))
+        for (const row of rows) if (keys.has(row[0])) r.keep(row, epoch)
       },
     }
     this.claimParts.set(claim, {countries, locks})
@@ -295,7 +328,7 @@ export class PgPricing implements PricingRepository {
        ON CONFLICT (lock_key) DO UPDATE SET user_id = excluded.user_id, ip = excluded.ip, anonymous = excluded.anonymous, country = excluded.country,
          currency = excluded.currency, package_id = excluded.package_id, experiment_id = excluded.experiment_id, arm_id = excluded.arm_id,
          quote_json = excluded.quote_json, updated_at = excluded.updated_at`,
-      lockColumns(locks),
+      lockColumns(locks.map(lockRow)),
     )
   }
 

@@ -98,8 +98,9 @@ const BLIND_PAUSE = 1000
  * A lock-writing transaction's claims (PgPricing) in two forms: `text` as sent with its other
  * statements, a plain INSERT that fails on a key made meanwhile (lostClaimOf) and takes the
  * transaction with it; `alone` as its lone statement, the commit itself, ON CONFLICT DO NOTHING
- * RETURNING the locks it made, which are committed whatever the others did: the keys it did
- * not make lost (LostClaim), and PostgreSQL logs no error for them. `won` gets the locks made.
+ * RETURNING the keys of the locks it made, which are committed whatever the others did: the keys
+ * it did not make lost (LostClaim), and PostgreSQL logs no error for them. `won` gets the rows
+ * of the keys made (`[lock_key]` each).
  */
 export type ClaimStatement = Statement & {alone: Statement; keys: readonly string[]; won(rows: unknown[][]): void}
 
