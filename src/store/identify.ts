@@ -69,24 +69,28 @@ const SETTLE_MS = 2000
 export function identifyStore(path: string): StoreFile {
   const deadline = performance.now() + SETTLE_MS
   for (;;) {
-    const seen: {header?: Buffer} = {}
+    const seen: Seen = {}
     try {
       return identifyOnce(path, seen)
     } catch (error) {
-      if (!beingWritten(path, seen.header) || performance.now() > deadline) throw error
+      if (!beingWritten(path, seen) || performance.now() > deadline) throw error
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
     }
   }
 }
 
+/** What one reading saw: the header it read, and whether a journal was beside the file before it. */
+export type Seen = {header?: Buffer; journal?: boolean}
+
 /**
- * Whether an unmarked file whose read failed (its header as read then) is being written: its
- * header moved since (each commit changes it) or a journal beside it holds a transaction not
- * finished yet.
+ * Whether an unmarked file whose read failed (`seen`) is being written: a journal was beside
+ * it when the read began or is there now (a transaction in flight; one that began and ended
+ * in between moved the header), or its header moved since (each commit changes it).
  */
-function beingWritten(path: string, header: Buffer | undefined): boolean {
+export function beingWritten(path: string, seen: Seen): boolean {
+  const {header} = seen
   if (header === undefined || header.length < 100 || header.readUInt32BE(68) !== 0) return false
-  return !header.equals(headerOf(path) ?? Buffer.alloc(0)) || nonEmpty(`${path}-journal`)
+  return seen.journal === true || !header.equals(headerOf(path) ?? Buffer.alloc(0)) || nonEmpty(`${path}-journal`)
 }
 
 /** The file's first 100 bytes (SQLite's header), undefined when it cannot be read. */
@@ -98,8 +102,8 @@ function headerOf(path: string): Buffer | undefined {
   }
 }
 
-/** identifyStore's one reading of the file; `seen.header` is the header it read. */
-function identifyOnce(path: string, seen: {header?: Buffer}): StoreFile {
+/** identifyStore's one reading of the file; `seen` records what it saw. */
+function identifyOnce(path: string, seen: Seen): StoreFile {
   let size: number
   try {
     const s = statSync(path)
@@ -118,6 +122,8 @@ function identifyOnce(path: string, seen: {header?: Buffer}): StoreFile {
     return {kind: 'empty'}
   }
   let header: Buffer
+  // Before the read: a transaction that ends while the pages are read leaves no journal to see after.
+  seen.journal = nonEmpty(`${path}-journal`)
   try {
     header = readHead(path, 100)
     seen.header = header
