@@ -45,8 +45,9 @@ describe('identifyStore and a store written meanwhile', () => {
   })
 
   it('a damaged read begun while a journal was there is read again though the transaction ended before the check', () => {
-    // The writer committed (same first 100 bytes: a commit of the same schema) and removed its
-    // journal between the failed read and the check: only what the read began with tells.
+    // The read got the header as the commit leaves it (the writer had already written page 1)
+    // and torn pages; the commit ended and the journal went before the check: only the journal
+    // seen as the read began tells.
     const {good, torn} = stores()
     const header = readFileSync(good).subarray(0, 100)
     expect(beingWritten(torn, {header, journal: true})).toBe(true)
