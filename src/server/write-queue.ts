@@ -9,15 +9,6 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 5000
 /** Backoff between attempts at the write lock: short at first (a batch commit is a few ms), then at most this. */
 const FIRST_RETRY_MS = 2
 const MAX_RETRY_MS = 50
-/**
- * A parallel group starts beside running ones only once the one started last has run this
- * long. A group's round trips take a millisecond or two, and meanwhile the next group collects
- * what arrives: groups one at a time are the fewest statements per request, so the most
- * requests a CPU-bound server answers (one instance, new users: 4,155 requests/s against
- * 3,063-3,127 with every slot started at once). A group held up (a claim waiting on another
- * session's row, a slow statement) lets the next one start after this long, not after it ends.
- */
-export const STAGGER_MS = 5
 
 /**
  * Requests that share one attempt at the write lock (group commit): `run` gets every item
@@ -64,10 +55,8 @@ export class WriteQueue {
   private openGroup?: GroupState
   /** The waiter enqueued last: a group joined must be it (nothing joins a group behind another write). */
   private last?: Waiter
-  /** Parallel groups running now, beside the queue, and when the last one started (performance.now()). */
+  /** Parallel groups running now, beside the queue. */
   private aside = 0
-  private lastStart = 0
-  private stagger?: NodeJS.Timeout
   /** Attempts that found the store locked (for tests and the curious). */
   busyAttempts = 0
   /** The most parallel groups that ran at once (for tests and the curious). */
@@ -98,9 +87,9 @@ export class WriteQueue {
    * Group commit: `item` joins the group waiting at the tail of the queue when that group is
    * `group` and has not started; otherwise it opens a new one there. A group starts as any
    * write does (at once on an idle queue), first lets the rest of this turn of the event loop
-   * arrive (every connection with a request ready is read in one poll phase), then runs all
-   * its items in one attempt. Each item's promise settles with its own outcome, after the
-   * group's commit. Arrival order is kept: nothing joins a group behind another write.
+   * and the next poll phase arrive (collect()), then runs all its items in one attempt. Each
+   * item's promise settles with its own outcome, after the group's commit. Arrival order is
+   * kept: nothing joins a group behind another write.
    */
   join<I, R>(group: Group<I, R>, item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -120,7 +109,7 @@ export class WriteQueue {
       g.waiter = this.enqueue(
         async () => {
           if (g.open) {
-            await new Promise((resolve) => setImmediate(resolve))
+            await collect()
             close()
           }
           // The members still waiting (an expired one has had its 503), answered in this order.
@@ -228,16 +217,9 @@ export class WriteQueue {
         const w = this.waiting[0]
         if (this.slots > 1 && w.group?.group.parallel === true) {
           // A parallel group starts beside those running while a slot is free; else it waits for one.
+          // At once: held back until the running ones had run a while, groups answered fewer
+          // requests (docs/postgres.md, "The pool").
           if (this.aside >= this.slots) return this.waitingForSlot(w)
-          const early = this.aside > 0 ? this.lastStart + STAGGER_MS - performance.now() : 0
-          if (early > 0) {
-            this.stagger ??= setTimeout(() => {
-              this.stagger = undefined
-              if (!this.pumping && !this.retry) void this.pump()
-            }, early)
-            return this.waitingForSlot(w)
-          }
-          this.lastStart = performance.now()
           this.waiting.shift()
           void this.runAside(w)
           continue
@@ -276,6 +258,19 @@ export class WriteQueue {
       this.pumping = false
     }
   }
+}
+
+/**
+ * Until the next poll phase has run: every connection with a request ready then is read, and
+ * its request joins. One turn (setImmediate) is not enough for a group started from a
+ * database answer (the group before it ended), which is read in a poll phase: that turn's
+ * check phase comes before the requests its answers brought back are polled. On PostgreSQL
+ * with 5 connections per server, groups then split 1 and 4 for good instead of 5 together,
+ * every statement serving fewer requests (docs/postgres.md, "The pool").
+ */
+async function collect(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve))
+  await new Promise((resolve) => setImmediate(resolve))
 }
 
 function timedOut(budgetMs: number): HttpProblem {

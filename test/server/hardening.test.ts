@@ -5,7 +5,7 @@ import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {buildServer, DEFAULT_TIMEOUTS, type Server, type ServerOptions} from '../../src/server/app.js'
 import {capMessage, MAX_MESSAGE_CHARS} from '../../src/server/errors.js'
 import {parseSeconds} from '../../src/server/serve.js'
-import {DEFAULT_WRITE_TIMEOUT_MS, STAGGER_MS, WriteQueue} from '../../src/server/write-queue.js'
+import {DEFAULT_WRITE_TIMEOUT_MS, WriteQueue} from '../../src/server/write-queue.js'
 import {CATALOG, createProducts} from '../helpers/catalog.js'
 import {dump} from '../helpers/dump.js'
 import {run, tempStore} from '../helpers/run.js'
@@ -318,26 +318,62 @@ describe('serve: a write waiting for the store lock never delays other requests 
     expect(await g).toBe(80)
     expect(two.busyAttempts).toBe(1)
 
-    // A group starts beside a running one only once that one has run STAGGER_MS: groups that
-    // take their usual millisecond run one at a time, each collecting what arrives meanwhile.
+    // A group starts beside running ones as soon as it closes, while a slot is free: no timer
+    // holds it back for the running ones to end. With every slot taken, the next waits for one.
     log.length = 0
-    const three = new WriteQueue(2000, 3)
-    // Taken before the first group starts: the second may start STAGGER_MS after that, never before.
-    const t0 = performance.now()
+    const three = new WriteQueue(2000, 2)
+    const turn = async () => await new Promise((r) => setImmediate(r))
     const h = three.join(group, 9)
-    await new Promise((r) => setImmediate(r))
-    await new Promise((r) => setImmediate(r))
+    await turn()
+    await turn()
     const i = three.join(group, 10)
-    await new Promise((r) => setImmediate(r))
-    await new Promise((r) => setImmediate(r))
-    expect(log).toEqual(['start 9'])
+    await turn()
+    await turn()
+    expect(log).toEqual(['start 9', 'start 10'])
+    expect(three.mostAside).toBe(2)
     const j = three.join(group, 11)
-    while (log.length < 2) await new Promise((r) => setTimeout(r, 1))
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(STAGGER_MS)
-    expect(log).toEqual(['start 9', 'start 10,11'])
+    await turn()
+    await turn()
+    expect(log).toEqual(['start 9', 'start 10'])
+    open.shift()!()
+    expect(await h).toBe(90)
+    while (log.length < 4) await turn()
+    expect(log).toEqual(['start 9', 'start 10', 'end 9', 'start 11'])
     open.shift()!()
     open.shift()!()
-    expect(await Promise.all([h, i, j])).toEqual([90, 100, 110])
+    expect(await Promise.all([i, j])).toEqual([100, 110])
+  })
+
+  it.each([1, 2])('a group started in a poll phase (a database answer, %i slot(s)) collects the requests the next poll phase reads', async (slots) => {
+    // A server's group starts when the group before it ends, from the database's answer, read
+    // in a poll phase; the answers it sends bring the next requests, read in the next one.
+    const runs: number[][] = []
+    const group = {parallel: true, run: (items: readonly number[]) => (runs.push([...items]), items.map((i) => ({value: i * 10})))}
+    const q = new WriteQueue(2000, slots)
+    const server = net.createServer()
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const answers: Promise<number>[] = []
+    try {
+      await new Promise<void>((resolve) => {
+        server.on('connection', (socket) =>
+          socket.once('data', () => {
+            answers.push(q.join(group, 1))
+            // Readable for the client from now on: its data event is the next poll phase's.
+            socket.end('next')
+          }),
+        )
+        const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1', () => client.write('first'))
+        client.once('data', () => {
+          answers.push(q.join(group, 2))
+          client.destroy()
+          resolve()
+        })
+      })
+      expect(await Promise.all(answers)).toEqual([10, 20])
+      expect(runs).toEqual([[1, 2]])
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   it('--write-timeout reads seconds', () => {
