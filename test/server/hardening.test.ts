@@ -318,8 +318,8 @@ describe('serve: a write waiting for the store lock never delays other requests 
     expect(await g).toBe(80)
     expect(two.busyAttempts).toBe(1)
 
-    // A group starts beside running ones as soon as it closes, while a slot is free: no timer
-    // holds it back for the running ones to end. With every slot taken, the next waits for one.
+    // A group starts beside running ones at once while a slot is free: no timer holds it back
+    // for the running ones to end. With every slot taken, the next waits for one.
     log.length = 0
     const three = new WriteQueue(2000, 2)
     const turn = async () => await new Promise((r) => setImmediate(r))
